@@ -1,0 +1,28 @@
+//===- FXToLoop.h - Lowering fx ops to loop nodes ---------------*- C++ -*-===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_FXTOLOOP_FXTOLOOP_H
+#define KILN_CONVERSION_FXTOLOOP_FXTOLOOP_H
+
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace kiln {
+
+struct FXToLoopOptions {
+  /// Compute f16/bf16 math in f32: extend after loads, round before yields.
+  bool computeInF32 = true;
+};
+
+/// Adds the patterns that rewrite fx ops into loop nodes.
+void populateFXToLoopPatterns(RewritePatternSet &patterns,
+                              const FXToLoopOptions &options);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_CONVERSION_FXTOLOOP_FXTOLOOP_H

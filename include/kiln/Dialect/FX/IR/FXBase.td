@@ -1,0 +1,63 @@
+//===- FXBase.td - fx dialect definition and type constraints ------------===//
+//
+// Part of Kiln. The fx dialect is the graph level of Kiln: one op per Core
+// ATen op, on builtin ranked tensors with PyTorch's exact dtypes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_FX_IR_FXBASE_TD
+#define KILN_DIALECT_FX_IR_FXBASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+
+def FX_Dialect : Dialect {
+  let name = "fx";
+  let cppNamespace = "::mlir::kiln::fx";
+  let summary = "Kiln's graph-level dialect: ATen FX graphs with shape guards";
+  let description = [{
+    The `fx` dialect mirrors PyTorch's Core ATen opset. A captured graph is an
+    `fx.graph` symbol whose body holds one op per ATen call, on builtin ranked
+    tensors with value semantics. Element types keep PyTorch's dtypes exactly:
+    signed integers are `si*`, `uint8` is `ui8`, `bool` is `i1`. Dimensions that
+    are only known at run time are `?`; by Dynamo's 0/1 specialisation a `?`
+    dimension is never 1, so broadcasting never depends on run-time sizes.
+
+    Every op verifies its operand types and its result type (its shape
+    function): broadcasting and PyTorch's type promotion are checked, not
+    assumed.
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Type constraints
+//===----------------------------------------------------------------------===//
+
+def FX_Bool : TypeAlias<I1, "bool (i1)">;
+
+def FX_IntegerDtype : AnyTypeOf<[SI8, UI8, SI16, SI32, SI64],
+                                 "PyTorch integer dtype">;
+def FX_FloatDtype : AnyTypeOf<[F16, BF16, F32, F64], "PyTorch floating dtype">;
+def FX_ComplexDtype : AnyTypeOf<[Complex<F32>, Complex<F64>],
+                                "PyTorch complex dtype">;
+
+def FX_Dtype : AnyTypeOf<[FX_Bool, FX_IntegerDtype, FX_FloatDtype,
+                          FX_ComplexDtype], "PyTorch dtype">;
+def FX_NumericDtype : AnyTypeOf<[FX_IntegerDtype, FX_FloatDtype,
+                                 FX_ComplexDtype], "non-bool PyTorch dtype">;
+
+def FX_RealDtype : AnyTypeOf<[FX_IntegerDtype, FX_FloatDtype],
+                              "PyTorch integer or floating dtype">;
+
+def FX_Tensor : RankedTensorOf<[FX_Dtype]>;
+def FX_RealTensor : RankedTensorOf<[FX_RealDtype]>;
+def FX_NumericTensor : RankedTensorOf<[FX_NumericDtype]>;
+
+//===----------------------------------------------------------------------===//
+// Base op classes
+//===----------------------------------------------------------------------===//
+
+class FX_Op<string mnemonic, list<Trait> traits = []>
+    : Op<FX_Dialect, mnemonic, traits>;
+
+#endif // KILN_DIALECT_FX_IR_FXBASE_TD

@@ -1,0 +1,21 @@
+//===- Passes.h - loop dialect transformation passes ------------*- C++ -*-===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_LOOP_TRANSFORMS_PASSES_H
+#define KILN_DIALECT_LOOP_TRANSFORMS_PASSES_H
+
+#include "kiln/Dialect/Loop/Transforms/Inlining.h"
+#include "mlir/Pass/Pass.h"
+
+namespace mlir::kiln::loop {
+
+#define GEN_PASS_DECL
+#define GEN_PASS_REGISTRATION
+#include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
+
+} // namespace mlir::kiln::loop
+
+#endif // KILN_DIALECT_LOOP_TRANSFORMS_PASSES_H

@@ -1,0 +1,70 @@
+//===- Passes.td - loop dialect transformation passes --------------------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_LOOP_TRANSFORMS_PASSES_TD
+#define KILN_DIALECT_LOOP_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def InlinePointwisePass : Pass<"kiln-loop-inline"> {
+  let summary = "Inlines pointwise producers into the nodes that read them";
+  let description = [{
+    Replaces each `loop.load` from a tensor defined by `loop.pointwise` with a
+    copy of the producer's body evaluated at the load's indices, so that the
+    producer's tensor is recomputed instead of materialised. A producer with no
+    readers left is erased.
+
+    A producer read by more than one node is still materialised ("realised")
+    when its body is heavy: more than `max-reads` loads or more than `max-ops`
+    operations. A consumer stops absorbing producers once its body would hold
+    more than `max-consumer-reads` loads. The defaults are Inductor's.
+
+    Inside the fused body, an f16/bf16 producer value that was rounded only to
+    be widened again by its reader is used at f32 precision
+    (`keep-f32-intermediates`), as Inductor computes fused kernels.
+
+    Before:
+    ```mlir
+    %0 = loop.pointwise : tensor<8xf32> {
+    ^bb0(%i: index):
+      %a = loop.load %x[%i] : tensor<8xf32>
+      %r = arith.maximumf %a, %zero : f32
+      loop.yield %r : f32
+    }
+    %1 = loop.pointwise : tensor<8xf32> {
+    ^bb0(%i: index):
+      %v = loop.load %0[%i] : tensor<8xf32>
+      %m = arith.mulf %v, %v : f32
+      loop.yield %m : f32
+    }
+    ```
+    After:
+    ```mlir
+    %1 = loop.pointwise : tensor<8xf32> {
+    ^bb0(%i: index):
+      %a = loop.load %x[%i] : tensor<8xf32>
+      %r = arith.maximumf %a, %zero : f32
+      %m = arith.mulf %r, %r : f32
+      loop.yield %m : f32
+    }
+    ```
+  }];
+  let options = [
+    Option<"maxReads", "max-reads", "unsigned", /*default=*/"4",
+           "Realise a producer with several readers if it loads more often">,
+    Option<"maxOps", "max-ops", "unsigned", /*default=*/"30",
+           "Realise a producer with several readers if it has more ops">,
+    Option<"maxConsumerReads", "max-consumer-reads", "unsigned",
+           /*default=*/"8",
+           "Stop inlining into a consumer that would load more often">,
+    Option<"keepF32Intermediates", "keep-f32-intermediates", "bool",
+           /*default=*/"true",
+           "Skip rounding an inlined f16/bf16 value that its reader widens "
+           "again (Inductor's numerics); off rounds at every op like eager">,
+  ];
+}
+
+#endif // KILN_DIALECT_LOOP_TRANSFORMS_PASSES_TD

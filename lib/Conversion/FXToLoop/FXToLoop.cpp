@@ -1,0 +1,360 @@
+//===- FXToLoop.cpp - Lowering fx ops to loop nodes -----------------------===//
+//
+// Part of Kiln. Each fx op becomes a loop node that computes its result tensor
+// element by element; broadcasting becomes index arithmetic, dtype promotion
+// becomes scalar casts inside the body.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/FXToLoop/FXToLoop.h"
+#include "kiln/Conversion/Passes.h"
+
+#include "kiln/Dialect/FX/IR/FXOps.h"
+#include "kiln/Dialect/FX/IR/ShapeFunctions.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_CONVERTFXTOLOOPPASS
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Scalar helpers
+//===----------------------------------------------------------------------===//
+
+bool isUnsignedOrBool(Type dtype) {
+  auto intType = dyn_cast<IntegerType>(dtype);
+  return intType && (intType.isUnsigned() || intType.getWidth() == 1);
+}
+
+/// Converts a scalar holding an element of PyTorch dtype `from` into one of
+/// dtype `to`, with PyTorch's cast semantics (signedness comes from the dtype,
+/// since body scalars are signless).
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
+                    Type to) {
+  if (from == to)
+    return value;
+  Type target = loop::getScalarType(to);
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() == toFloat.getWidth()) {
+      // f16 <-> bf16 has no direct cast; go through f32.
+      Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+      return arith::TruncFOp::create(b, loc, target, wide);
+    }
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b, loc, target, value);
+    return arith::TruncFOp::create(b, loc, target, value);
+  }
+  if (toFloat) {
+    if (isUnsignedOrBool(from))
+      return arith::UIToFPOp::create(b, loc, target, value);
+    return arith::SIToFPOp::create(b, loc, target, value);
+  }
+  if (to.isInteger(1)) {
+    if (fromFloat) {
+      Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0.0));
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
+                                   zero);
+    }
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(loop::getScalarType(from), 0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value, zero);
+  }
+  if (fromFloat) {
+    if (isUnsignedOrBool(to))
+      return arith::FPToUIOp::create(b, loc, target, value);
+    return arith::FPToSIOp::create(b, loc, target, value);
+  }
+  unsigned fromWidth = cast<IntegerType>(from).getWidth();
+  unsigned toWidth = cast<IntegerType>(to).getWidth();
+  if (fromWidth > toWidth)
+    return arith::TruncIOp::create(b, loc, target, value);
+  if (fromWidth == toWidth)
+    return value;
+  if (isUnsignedOrBool(from))
+    return arith::ExtUIOp::create(b, loc, target, value);
+  return arith::ExtSIOp::create(b, loc, target, value);
+}
+
+/// The size of dimension `dim` of `tensor` as an index value. Sizes of loop
+/// node results come from the node's own size operands, so that reading a
+/// size never keeps a producer alive.
+Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  if (auto node = tensor.getDefiningOp<loop::PointwiseOp>()) {
+    unsigned position = type.getDynamicDimIndex(dim);
+    return node.getDynamicSizes()[position];
+  }
+  return tensor::DimOp::create(b, loc, tensor, dim);
+}
+
+/// Computes one element from the operand elements, all already converted to
+/// the compute dtype.
+using ScalarBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// Builds a loop.pointwise defining `resultType` from broadcast `inputs`. Each
+/// input element is converted to `computeDtype` before `bodyFn` runs, and the
+/// body's value from `computeDtype` to the result's dtype.
+Value buildBroadcastPointwise(OpBuilder &b, Location loc,
+                              RankedTensorType resultType, ValueRange inputs,
+                              Type computeDtype, ScalarBodyFn bodyFn) {
+  int64_t rank = resultType.getRank();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (!resultType.isDynamicDim(dim))
+      continue;
+    // A dynamic result dimension comes from some input's dynamic dimension
+    // (a `?` broadcast against a static size other than 1 is that size).
+    for (Value input : inputs) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      int64_t inputDim = dim - (rank - inputType.getRank());
+      if (inputDim >= 0 && inputType.isDynamicDim(inputDim)) {
+        dynamicSizes.push_back(getDimSize(b, loc, input, inputDim));
+        break;
+      }
+    }
+  }
+  assert(static_cast<int64_t>(dynamicSizes.size()) ==
+             resultType.getNumDynamicDims() &&
+         "verified broadcast has a source for every dynamic dimension");
+
+  auto node = loop::PointwiseOp::create(b, loc, resultType, dynamicSizes);
+  Block *body = b.createBlock(&node.getBody());
+  SmallVector<Location> argLocs(rank, loc);
+  body->addArguments(SmallVector<Type>(rank, b.getIndexType()), argLocs);
+
+  Value zeroIndex;
+  SmallVector<Value> elements;
+  for (Value input : inputs) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t offset = rank - inputType.getRank();
+    SmallVector<Value> indices;
+    for (int64_t dim = 0; dim < inputType.getRank(); ++dim) {
+      bool broadcast = inputType.getDimSize(dim) == 1 &&
+                       resultType.getDimSize(dim + offset) != 1;
+      if (broadcast && !zeroIndex)
+        zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+      indices.push_back(broadcast ? zeroIndex
+                                  : body->getArgument(dim + offset));
+    }
+    Value element = loop::LoadOp::create(b, loc, input, indices);
+    elements.push_back(convertScalar(b, loc, element,
+                                     inputType.getElementType(), computeDtype));
+  }
+  Value computed = bodyFn(b, loc, elements);
+  Value result = convertScalar(b, loc, computed, computeDtype,
+                               resultType.getElementType());
+  loop::YieldOp::create(b, loc, result);
+  b.setInsertionPointAfter(node);
+  return node.getResult();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise patterns
+//===----------------------------------------------------------------------===//
+
+/// Lowers an elementwise fx op whose scalar semantics `Derived` supplies in
+/// `computeElement`. Complex dtypes are left to a later lowering.
+template <typename OpTy, typename Derived>
+struct ElementwiseLowering : OpRewritePattern<OpTy> {
+  ElementwiseLowering(MLIRContext *ctx, const FXToLoopOptions &options)
+      : OpRewritePattern<OpTy>(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    Type dtype = resultType.getElementType();
+    if (isa<ComplexType>(dtype))
+      return rewriter.notifyMatchFailure(op, "complex dtypes not lowered yet");
+    for (Value operand : op->getOperands()) {
+      if (isa<ComplexType>(
+              cast<RankedTensorType>(operand.getType()).getElementType()))
+        return rewriter.notifyMatchFailure(op, "complex operand");
+    }
+    if (failed(static_cast<const Derived *>(this)->checkSupported(op)))
+      return rewriter.notifyMatchFailure(op, "unsupported attribute values");
+
+    Type computeDtype = dtype;
+    if (options.computeInF32 && (dtype.isF16() || dtype.isBF16()))
+      computeDtype = rewriter.getF32Type();
+    Value result = buildBroadcastPointwise(
+        rewriter, op.getLoc(), resultType, op->getOperands(), computeDtype,
+        [&](OpBuilder &b, Location loc, ValueRange elements) {
+          return static_cast<const Derived *>(this)->computeElement(
+              op, b, loc, elements, computeDtype);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  LogicalResult checkSupported(OpTy) const { return success(); }
+
+  FXToLoopOptions options;
+};
+
+/// Multiplies `value` by the op's `alpha`, if it has one other than 1.
+Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
+                   std::optional<Attribute> alpha) {
+  if (!alpha)
+    return value;
+  Type scalarType = loop::getScalarType(dtype);
+  Attribute constant;
+  if (auto floatAlpha = dyn_cast<FloatAttr>(*alpha)) {
+    if (floatAlpha.getValueAsDouble() == 1.0)
+      return value;
+    constant = b.getFloatAttr(scalarType, floatAlpha.getValueAsDouble());
+  } else {
+    int64_t intAlpha = cast<IntegerAttr>(*alpha).getInt();
+    if (intAlpha == 1)
+      return value;
+    if (isa<FloatType>(scalarType))
+      constant = b.getFloatAttr(scalarType, static_cast<double>(intAlpha));
+    else
+      constant = b.getIntegerAttr(scalarType, intAlpha);
+  }
+  Value factor = arith::ConstantOp::create(b, loc, cast<TypedAttr>(constant));
+  if (isa<FloatType>(scalarType))
+    return arith::MulFOp::create(b, loc, value, factor);
+  return arith::MulIOp::create(b, loc, value, factor);
+}
+
+/// Whether `alpha` is absent or 1: bool results support nothing else.
+bool isUnitAlpha(std::optional<Attribute> alpha) {
+  if (!alpha)
+    return true;
+  if (auto floatAlpha = dyn_cast<FloatAttr>(*alpha))
+    return floatAlpha.getValueAsDouble() == 1.0;
+  return cast<IntegerAttr>(*alpha).getInt() == 1;
+}
+
+struct AddLowering : ElementwiseLowering<fx::AddOp, AddLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  LogicalResult checkSupported(fx::AddOp op) const {
+    bool isBool = op.getType().getElementType().isInteger(1);
+    return success(!isBool || isUnitAlpha(op.getAlpha()));
+  }
+  Value computeElement(fx::AddOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value other = scaleByAlpha(b, loc, elements[1], dtype, op.getAlpha());
+    if (isa<FloatType>(dtype))
+      return arith::AddFOp::create(b, loc, elements[0], other);
+    if (dtype.isInteger(1)) // True + True is True.
+      return arith::OrIOp::create(b, loc, elements[0], other);
+    return arith::AddIOp::create(b, loc, elements[0], other);
+  }
+};
+
+struct SubLowering : ElementwiseLowering<fx::SubOp, SubLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  LogicalResult checkSupported(fx::SubOp op) const {
+    bool isBool = op.getType().getElementType().isInteger(1);
+    return success(!isBool);
+  }
+  Value computeElement(fx::SubOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value other = scaleByAlpha(b, loc, elements[1], dtype, op.getAlpha());
+    if (isa<FloatType>(dtype))
+      return arith::SubFOp::create(b, loc, elements[0], other);
+    return arith::SubIOp::create(b, loc, elements[0], other);
+  }
+};
+
+struct MulLowering : ElementwiseLowering<fx::MulOp, MulLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::MulOp, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    if (isa<FloatType>(dtype))
+      return arith::MulFOp::create(b, loc, elements[0], elements[1]);
+    if (dtype.isInteger(1))
+      return arith::AndIOp::create(b, loc, elements[0], elements[1]);
+    return arith::MulIOp::create(b, loc, elements[0], elements[1]);
+  }
+};
+
+struct NegLowering : ElementwiseLowering<fx::NegOp, NegLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::NegOp, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    if (isa<FloatType>(dtype))
+      return arith::NegFOp::create(b, loc, elements[0]);
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(loop::getScalarType(dtype), 0));
+    return arith::SubIOp::create(b, loc, zero, elements[0]);
+  }
+};
+
+struct ReluLowering : ElementwiseLowering<fx::ReluOp, ReluLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::ReluOp, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Type scalarType = loop::getScalarType(dtype);
+    if (isa<FloatType>(dtype)) {
+      // maximumf propagates NaN, as torch.relu does.
+      Value zero =
+          arith::ConstantOp::create(b, loc, b.getFloatAttr(scalarType, 0.0));
+      return arith::MaximumFOp::create(b, loc, elements[0], zero);
+    }
+    if (isUnsignedOrBool(dtype))
+      return elements[0];
+    Value zero =
+        arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalarType, 0));
+    return arith::MaxSIOp::create(b, loc, elements[0], zero);
+  }
+};
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+struct ConvertFXToLoopPass
+    : kiln::impl::ConvertFXToLoopPassBase<ConvertFXToLoopPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    FXToLoopOptions options;
+    options.computeInF32 = computeInF32;
+    RewritePatternSet patterns(&getContext());
+    populateFXToLoopPatterns(patterns, options);
+    // Top-down, so that producers are nodes by the time their readers lower.
+    GreedyRewriteConfig config;
+    config.setUseTopDownTraversal(true);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(patterns), config)))
+      return signalPassFailure();
+
+    if (!failOnUnsupported)
+      return;
+    WalkResult result = getOperation().walk([](Operation *op) {
+      if (isa<fx::GraphOp, fx::OutputOp>(op) ||
+          !isa<fx::FXDialect>(op->getDialect()))
+        return WalkResult::advance();
+      op->emitError("kiln-fx-to-loop: no lowering for '")
+          << op->getName() << "' with these operand types";
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
+
+} // namespace
+
+void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
+                                          const FXToLoopOptions &options) {
+  patterns
+      .add<AddLowering, SubLowering, MulLowering, NegLowering, ReluLowering>(
+          patterns.getContext(), options);
+}

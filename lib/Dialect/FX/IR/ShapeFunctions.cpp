@@ -1,0 +1,144 @@
+//===- ShapeFunctions.cpp - PyTorch broadcasting and type promotion -------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/FX/IR/ShapeFunctions.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::kiln::fx;
+
+DtypeCategory mlir::kiln::fx::getDtypeCategory(Type dtype) {
+  if (dtype.isInteger(1))
+    return DtypeCategory::Bool;
+  if (isa<IntegerType>(dtype))
+    return DtypeCategory::Integer;
+  if (isa<FloatType>(dtype))
+    return DtypeCategory::Floating;
+  assert(isa<ComplexType>(dtype) && "not a PyTorch dtype");
+  return DtypeCategory::Complex;
+}
+
+/// Promotes two integer dtypes. Mixing uint8 with a signed type needs a signed
+/// type wide enough for both, as torch.promote_types does.
+static Type promoteIntegers(IntegerType lhs, IntegerType rhs) {
+  if (lhs.isUnsigned() == rhs.isUnsigned())
+    return lhs.getWidth() >= rhs.getWidth() ? lhs : rhs;
+  IntegerType sint = lhs.isUnsigned() ? rhs : lhs;
+  IntegerType uint = lhs.isUnsigned() ? lhs : rhs;
+  if (sint.getWidth() > uint.getWidth())
+    return sint;
+  return IntegerType::get(lhs.getContext(), uint.getWidth() * 2,
+                          IntegerType::Signed);
+}
+
+/// Promotes two floating dtypes: the wider one, except that float16 and
+/// bfloat16 have no common 16-bit type and meet at float32.
+static Type promoteFloats(FloatType lhs, FloatType rhs) {
+  if (lhs == rhs)
+    return lhs;
+  if (lhs.getWidth() == rhs.getWidth())
+    return Float32Type::get(lhs.getContext());
+  return lhs.getWidth() > rhs.getWidth() ? lhs : rhs;
+}
+
+/// The complex dtype whose parts have at least `floatType`'s precision.
+static Type toComplex(Type floatType) {
+  MLIRContext *ctx = floatType.getContext();
+  if (isa<Float64Type>(floatType))
+    return ComplexType::get(Float64Type::get(ctx));
+  return ComplexType::get(Float32Type::get(ctx));
+}
+
+Type mlir::kiln::fx::promoteDtypes(Type lhs, Type rhs) {
+  if (lhs == rhs)
+    return lhs;
+  DtypeCategory lhsCat = getDtypeCategory(lhs);
+  DtypeCategory rhsCat = getDtypeCategory(rhs);
+  if (lhsCat != rhsCat) {
+    // Order the pair so that `high` has the higher category.
+    Type high = lhsCat > rhsCat ? lhs : rhs;
+    Type low = lhsCat > rhsCat ? rhs : lhs;
+    DtypeCategory highCat = std::max(lhsCat, rhsCat);
+    if (highCat == DtypeCategory::Complex && isa<FloatType>(low))
+      return promoteDtypes(high, toComplex(low));
+    return high;
+  }
+  switch (lhsCat) {
+  case DtypeCategory::Bool:
+    return lhs;
+  case DtypeCategory::Integer:
+    return promoteIntegers(cast<IntegerType>(lhs), cast<IntegerType>(rhs));
+  case DtypeCategory::Floating:
+    return promoteFloats(cast<FloatType>(lhs), cast<FloatType>(rhs));
+  case DtypeCategory::Complex: {
+    auto lhsElt = cast<FloatType>(cast<ComplexType>(lhs).getElementType());
+    auto rhsElt = cast<FloatType>(cast<ComplexType>(rhs).getElementType());
+    return lhsElt.getWidth() >= rhsElt.getWidth() ? lhs : rhs;
+  }
+  }
+  llvm_unreachable("unknown dtype category");
+}
+
+/// Combines the dtypes of two priority tiers (c10's combine_categories):
+/// `higher` comes from the higher tier and wins unless `lower` belongs to a
+/// higher category.
+static Type combineTiers(Type higher, Type lower) {
+  if (!higher)
+    return lower;
+  if (!lower)
+    return higher;
+  DtypeCategory highCat = getDtypeCategory(higher);
+  DtypeCategory lowCat = getDtypeCategory(lower);
+  if (highCat == DtypeCategory::Complex)
+    return higher;
+  if (lowCat == DtypeCategory::Complex)
+    return highCat == DtypeCategory::Floating ? toComplex(higher) : lower;
+  if (highCat == DtypeCategory::Floating)
+    return higher;
+  if (highCat == DtypeCategory::Bool || lowCat == DtypeCategory::Floating)
+    return promoteDtypes(higher, lower);
+  return higher;
+}
+
+Type mlir::kiln::fx::getResultDtype(TypeRange operandTypes) {
+  Type dimResult, zeroDimResult;
+  for (Type type : operandTypes) {
+    auto tensor = cast<RankedTensorType>(type);
+    Type &tier = tensor.getRank() > 0 ? dimResult : zeroDimResult;
+    tier = tier ? promoteDtypes(tier, tensor.getElementType())
+                : tensor.getElementType();
+  }
+  return combineTiers(dimResult, zeroDimResult);
+}
+
+FailureOr<SmallVector<int64_t>>
+mlir::kiln::fx::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
+                                std::string &reason) {
+  size_t rank = std::max(lhs.size(), rhs.size());
+  SmallVector<int64_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    // Align trailing dimensions; missing leading dimensions act as 1.
+    int64_t l = i + lhs.size() >= rank ? lhs[i + lhs.size() - rank] : 1;
+    int64_t r = i + rhs.size() >= rank ? rhs[i + rhs.size() - rank] : 1;
+    if (l == 1) {
+      result[i] = r;
+    } else if (r == 1 || l == r) {
+      result[i] = l;
+    } else if (ShapedType::isDynamic(l)) {
+      result[i] = r;
+    } else if (ShapedType::isDynamic(r)) {
+      result[i] = l;
+    } else {
+      llvm::raw_string_ostream os(reason);
+      os << "sizes " << l << " and " << r << " at dimension " << i
+         << " of the broadcast result cannot be broadcast together";
+      return failure();
+    }
+  }
+  return result;
+}

@@ -1,0 +1,76 @@
+"""Tests for driving kiln-opt from Python."""
+
+import pytest
+
+import kiln
+from kiln.diagnostics import parse_diagnostics
+
+RESIDUAL = """
+fx.graph @forward(%x: tensor<?x64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
+  %0 = fx.add %x, %b : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  %1 = fx.relu %0 : tensor<?x64xf32>
+  fx.output %1 : tensor<?x64xf32>
+}
+"""
+
+
+def test_find_tool_locates_kiln_opt():
+    path = kiln.find_tool("kiln-opt")
+    assert path.name == "kiln-opt"
+    assert path.is_file()
+
+
+def test_find_tool_reports_where_it_looked(tmp_path):
+    with pytest.raises(FileNotFoundError, match=str(tmp_path)):
+        kiln.find_tool("kiln-opt", tool_dir=tmp_path)
+
+
+def test_round_trip_prints_the_graph():
+    out = kiln.run_opt(RESIDUAL)
+    assert "fx.graph @forward" in out
+    assert "fx.relu" in out
+
+
+def test_lower_to_loop_fuses_into_one_node():
+    out = kiln.run_opt(RESIDUAL, ["--kiln-lower-to-loop"])
+    assert out.count("loop.pointwise") == 1
+    assert "fx.add" not in out and "fx.relu" not in out
+    assert "arith.maximumf" in out
+
+
+def test_pipeline_option_disables_inlining():
+    out = kiln.run_opt(RESIDUAL, ["--kiln-lower-to-loop=inline=false"])
+    assert out.count("loop.pointwise") == 2
+
+
+def test_invalid_graph_raises_with_location():
+    bad = RESIDUAL.replace("tensor<64xf32>", "tensor<63xf32>")
+    with pytest.raises(kiln.KilnError) as info:
+        kiln.run_opt(bad, filename="graph.mlir")
+    errors = [d for d in info.value.diagnostics if d.severity == "error"]
+    assert len(errors) == 1
+    assert errors[0].file.endswith("graph.mlir")
+    assert errors[0].line == 3
+    assert "not broadcastable" in errors[0].message
+
+
+def test_syntax_error_raises_with_location():
+    with pytest.raises(kiln.KilnError) as info:
+        kiln.run_opt("fx.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = fx.relu %x\n}\n")
+    first = info.value.diagnostics[0]
+    assert first.severity == "error"
+    assert first.line == 2
+
+
+def test_unknown_pass_raises():
+    with pytest.raises(kiln.KilnError, match="kiln-no-such-pass"):
+        kiln.run_opt(RESIDUAL, ["--kiln-no-such-pass"])
+
+
+def test_parse_diagnostics_without_location():
+    diags = parse_diagnostics(
+        "x.mlir:0:0: error: attempting to parse 17 bytes\n"
+        "error: something global\nnot a diagnostic\n"
+    )
+    assert [d.severity for d in diags] == ["error", "error"]
+    assert diags[1].file is None and diags[1].message == "something global"

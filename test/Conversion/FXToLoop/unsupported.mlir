@@ -1,0 +1,15 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))'
+
+fx.graph @complex_add(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.add' with these operand types}}
+  %0 = fx.add %x, %x : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0 : tensor<4xcomplex<f32>>
+}
+
+// -----
+
+fx.graph @bool_add_alpha(%p: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.add' with these operand types}}
+  %0 = fx.add %p, %p {alpha = 2 : i64} : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  fx.output %0 : tensor<4xi1>
+}

@@ -1,0 +1,55 @@
+// RUN: kiln-opt %s -split-input-file | FileCheck %s
+// RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s
+
+// CHECK-LABEL: fx.graph @pointwise_dynamic
+fx.graph @pointwise_dynamic(%x: tensor<?x64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x64xf32>
+  // CHECK: %[[N:.+]] = tensor.dim
+  // CHECK: loop.pointwise(%[[N]]) : tensor<?x64xf32> {
+  // CHECK-NEXT: ^bb0(%[[I0:.+]]: index, %[[I1:.+]]: index):
+  // CHECK-NEXT: %[[A:.+]] = loop.load %{{.+}}[%[[I0]], %[[I1]]] : tensor<?x64xf32>
+  // CHECK-NEXT: %[[B:.+]] = loop.load %{{.+}}[%[[I1]]] : tensor<64xf32>
+  // CHECK-NEXT: %[[S:.+]] = arith.addf %[[A]], %[[B]] : f32
+  // CHECK-NEXT: loop.yield %[[S]] : f32
+  %0 = loop.pointwise(%n) : tensor<?x64xf32> {
+  ^bb0(%i: index, %j: index):
+    %a = loop.load %x[%i, %j] : tensor<?x64xf32>
+    %bv = loop.load %b[%j] : tensor<64xf32>
+    %s = arith.addf %a, %bv : f32
+    loop.yield %s : f32
+  }
+  fx.output %0 : tensor<?x64xf32>
+}
+
+// -----
+
+// Tests that integer elements load as signless scalars and that a rank-0
+// node has an empty index space.
+// CHECK-LABEL: fx.graph @signless_scalars
+fx.graph @signless_scalars(%x: tensor<si64>) -> tensor<si64> {
+  // CHECK: loop.pointwise : tensor<si64> {
+  // CHECK: loop.load %{{.+}}[] : tensor<si64>
+  // CHECK: loop.yield %{{.+}} : i64
+  %0 = loop.pointwise : tensor<si64> {
+  ^bb0:
+    %v = loop.load %x[] : tensor<si64>
+    %r = arith.addi %v, %v : i64
+    loop.yield %r : i64
+  }
+  fx.output %0 : tensor<si64>
+}
+
+// -----
+
+// Tests that a node may carry attributes.
+// CHECK-LABEL: fx.graph @attributes
+// CHECK: loop.pointwise : tensor<2xi1> attributes {tag = "x"}
+fx.graph @attributes(%x: tensor<2xi1>) -> tensor<2xi1> {
+  %0 = loop.pointwise : tensor<2xi1> attributes {tag = "x"} {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<2xi1>
+    loop.yield %v : i1
+  }
+  fx.output %0 : tensor<2xi1>
+}

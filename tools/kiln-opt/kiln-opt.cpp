@@ -1,0 +1,18 @@
+//===- kiln-opt.cpp - Kiln's optimizer driver -----------------------------===//
+//
+// Part of Kiln. Runs Kiln's passes and pipelines on .mlir files, like mlir-opt,
+// knowing exactly the dialects and passes that Kiln uses.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/InitKiln.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::kiln::registerAllKilnDialects(registry);
+  mlir::kiln::registerAllKilnPasses();
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
+}

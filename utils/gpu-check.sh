@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Checks Kiln's bundle on the GPU machine (no LLVM/MLIR there). Run from the
+# repository root with the bundle carried in dist/:
+#   utils/gpu-check.sh [dist/kiln-bundle.tar.xz]
+# Logs go to $OUT when it is set. The last lines are a table of the checks.
+set -uo pipefail
+
+BUNDLE="${1:-dist/kiln-bundle.tar.xz}"
+LOG_DIR="${OUT:-$(mktemp -d)}"
+LOG="$LOG_DIR/gpu-check.log"
+UNPACK="$(mktemp -d /tmp/kiln-bundle.XXXXXX)"
+KILN="$UNPACK/kiln"
+RESULTS=()
+failures=0
+
+record() { # name, status, detail
+  RESULTS+=("$(printf '%-28s %-5s %s' "$1" "$2" "$3")")
+  [ "$2" = ok ] || failures=$((failures + 1))
+}
+
+check() { # name, command...
+  local name="$1"; shift
+  echo "== $name: $*" >>"$LOG"
+  if out="$("$@" 2>&1)"; then
+    echo "$out" >>"$LOG"
+    record "$name" ok "$(echo "$out" | tail -1 | cut -c1-60)"
+  else
+    echo "$out" >>"$LOG"
+    record "$name" FAIL "$(echo "$out" | tail -1 | cut -c1-60)"
+  fi
+}
+
+{
+  echo "host: $(uname -srm), $(nproc) cores"
+  command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+  command -v ptxas >/dev/null && ptxas --version | tail -1
+  python3 -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)' 2>&1
+} >"$LOG" 2>&1
+
+check "unpack bundle" tar -C "$UNPACK" -xJf "$BUNDLE"
+check "no LLVM/MLIR libraries" bash -c "! ldd '$KILN/bin/kiln-opt' | grep -E 'libLLVM|libMLIR|libz3|libicu|not found' && echo 'needs only: '\$(ldd '$KILN/bin/kiln-opt' | awk '{print \$1}' | tr '\n' ' ')"
+check "kiln-opt --help" bash -c "'$KILN/bin/kiln-opt' --help | grep -c -- '--kiln-' | sed 's/^/kiln passes listed: /'"
+check "lower-to-loop pipeline" bash -c "'$KILN/bin/kiln-opt' --kiln-lower-to-loop '$KILN/examples/bias_relu_scale.mlir' > '$LOG_DIR/example-loop.mlir' && n=\$(grep -c loop.pointwise '$LOG_DIR/example-loop.mlir') && [ \"\$n\" = 1 ] && echo \"fused into \$n node\""
+check "bad input rejected" bash -c "echo 'fx.graph @g(' > /tmp/kiln-bad.mlir; if '$KILN/bin/kiln-opt' /tmp/kiln-bad.mlir 2>/tmp/kiln-bad.err; then echo 'malformed input accepted'; exit 1; fi; grep -m1 -o 'kiln-bad.mlir:[0-9]*:[0-9]*: error.*' /tmp/kiln-bad.err"
+check "python package" env PYTHONPATH="$KILN/python" python3 -c "
+import kiln
+out = kiln.run_opt(open('$KILN/examples/bias_relu_scale.mlir').read(), ['--kiln-lower-to-loop'])
+assert out.count('loop.pointwise') == 1, out
+print('kiln', kiln.__version__, 'via', kiln.find_tool('kiln-opt'))"
+check "libomp loads" python3 -c "import ctypes; ctypes.CDLL('$KILN/lib/libomp.so.5'); print('libomp.so.5 loaded')"
+
+head -4 "$LOG"
+echo
+printf '%-28s %-5s %s\n' check result detail
+printf '%s\n' "${RESULTS[@]}"
+echo "gpu-check: $(( ${#RESULTS[@]} - failures )) passed, $failures failed"
+[ "$failures" -eq 0 ]

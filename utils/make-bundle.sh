@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Builds Kiln's relocatable configuration (LLVM/MLIR linked statically) and
+# packs its tools, runtime pieces and Python package into one file:
+#   dist/kiln-bundle.tar.xz   (at most 40 MB)
+# Unpacked anywhere, bin/ runs on a glibc >= 2.36 Linux with nothing else
+# installed, and PYTHONPATH=<bundle>/python makes `import kiln` use bin/.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="$ROOT/build-static"
+DIST="$ROOT/dist"
+LIMIT_BYTES=$((40 * 1024 * 1024))
+TOOLS=(kiln-opt)
+# Shared libraries that generated code needs at run time and that machines
+# without LLVM lack: LLVM's OpenMP runtime for CPU kernels.
+RUNTIME_LIBS=(/usr/lib/llvm-22/lib/libomp.so.5)
+
+"$ROOT/utils/build.sh" --static --build-dir "$BUILD_DIR" "${TOOLS[@]}"
+
+STAGE="$(mktemp -d)"
+trap 'rm -rf "$STAGE"' EXIT
+PKG="$STAGE/kiln"
+mkdir -p "$PKG/bin" "$PKG/lib" "$PKG/python"
+
+for tool in "${TOOLS[@]}"; do
+  cp "$BUILD_DIR/bin/$tool" "$PKG/bin/"
+  /usr/lib/llvm-22/bin/llvm-strip "$PKG/bin/$tool"
+  # A relocatable tool needs nothing from LLVM's install or its dependencies.
+  if ldd "$PKG/bin/$tool" | grep -Eq 'libLLVM|libMLIR|libz3|libicu|libstdc\+\+|libzstd|libz\.so'; then
+    echo "make-bundle: $tool still links shared libraries it must not:" >&2
+    ldd "$PKG/bin/$tool" >&2
+    exit 1
+  fi
+done
+for lib in "${RUNTIME_LIBS[@]}"; do
+  cp -L "$lib" "$PKG/lib/"
+done
+cp -r "$ROOT/python/kiln" "$PKG/python/"
+find "$PKG/python" -name '__pycache__' -prune -exec rm -rf {} +
+cp -r "$ROOT/examples" "$PKG/"
+{
+  echo "kiln $(grep -m1 'set(KILN_VERSION' "$ROOT/CMakeLists.txt" | sed 's/.*"\(.*\)".*/\1/')"
+  echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) with LLVM/MLIR $(/usr/lib/llvm-22/bin/llvm-config --version)"
+} > "$PKG/MANIFEST"
+
+mkdir -p "$DIST"
+tar -C "$STAGE" -cf - kiln | xz -9 -T0 > "$DIST/kiln-bundle.tar.xz"
+size=$(stat -c %s "$DIST/kiln-bundle.tar.xz")
+echo "make-bundle: $DIST/kiln-bundle.tar.xz, $((size / 1024 / 1024)) MB ($size bytes)"
+if [ "$size" -gt "$LIMIT_BYTES" ]; then
+  echo "make-bundle: the bundle exceeds 40 MB" >&2
+  exit 1
+fi

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Sets up Kiln from nothing and runs every test: formatting, the lit suite
+# (check-kiln) and the Python suite. Ends with one summary line:
+#   kiln tests: N passed, N failed
+set -uo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="$ROOT/build"
+RESULTS="$BUILD_DIR/test-results"
+cd "$ROOT"
+
+# Set-up and build failures stop here: there is nothing to test.
+"$ROOT/utils/build.sh" --build-dir "$BUILD_DIR" all mlir-doc || {
+    echo "kiln tests: 0 passed, 1 failed (build)"; exit 1; }
+
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+status=0
+
+echo "== lint"
+if "$ROOT/utils/lint.sh" --all; then
+  echo '<testsuite name="lint" tests="1" failures="0"/>' > "$RESULTS/lint.xml"
+else
+  echo '<testsuite name="lint" tests="1" failures="1"/>' > "$RESULTS/lint.xml"
+  status=1
+fi
+
+echo "== lit (check-kiln)"
+/usr/lib/llvm-22/bin/lit -sv --xunit-xml-output="$RESULTS/lit.xml" "$BUILD_DIR/test" || status=1
+
+echo "== pytest"
+/usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml="$RESULTS/pytest.xml" \
+  "$ROOT/python/tests" || status=1
+
+/usr/bin/python3 "$ROOT/utils/summarize-tests.py" "$RESULTS"/*.xml || status=1
+exit $status
