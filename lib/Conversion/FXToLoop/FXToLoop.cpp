@@ -25,13 +25,11 @@ namespace mlir::kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-namespace {
-
 //===----------------------------------------------------------------------===//
 // Scalar helpers
 //===----------------------------------------------------------------------===//
 
-bool isUnsignedOrBool(Type dtype) {
+static bool isUnsignedOrBool(Type dtype) {
   auto intType = dyn_cast<IntegerType>(dtype);
   return intType && (intType.isUnsigned() || intType.getWidth() == 1);
 }
@@ -39,8 +37,8 @@ bool isUnsignedOrBool(Type dtype) {
 /// Converts a scalar holding an element of PyTorch dtype `from` into one of
 /// dtype `to`, with PyTorch's cast semantics (signedness comes from the dtype,
 /// since body scalars are signless).
-Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
-                    Type to) {
+static Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
+                           Type to) {
   if (from == to)
     return value;
   Type target = loop::getScalarType(to);
@@ -90,7 +88,7 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
 /// The size of dimension `dim` of `tensor` as an index value. Sizes of loop
 /// node results come from the node's own size operands, so that reading a
 /// size never keeps a producer alive.
-Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+static Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
   auto type = cast<RankedTensorType>(tensor.getType());
   if (!type.isDynamicDim(dim))
     return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
@@ -108,9 +106,10 @@ using ScalarBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 /// Builds a loop.pointwise defining `resultType` from broadcast `inputs`. Each
 /// input element is converted to `computeDtype` before `bodyFn` runs, and the
 /// body's value from `computeDtype` to the result's dtype.
-Value buildBroadcastPointwise(OpBuilder &b, Location loc,
-                              RankedTensorType resultType, ValueRange inputs,
-                              Type computeDtype, ScalarBodyFn bodyFn) {
+static Value buildBroadcastPointwise(OpBuilder &b, Location loc,
+                                     RankedTensorType resultType,
+                                     ValueRange inputs, Type computeDtype,
+                                     ScalarBodyFn bodyFn) {
   int64_t rank = resultType.getRank();
   SmallVector<Value> dynamicSizes;
   for (int64_t dim = 0; dim < rank; ++dim) {
@@ -166,6 +165,8 @@ Value buildBroadcastPointwise(OpBuilder &b, Location loc,
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
 
+namespace {
+
 /// Lowers an elementwise fx op whose scalar semantics `Derived` supplies in
 /// `computeElement`. Complex dtypes are left to a later lowering.
 template <typename OpTy, typename Derived>
@@ -205,9 +206,11 @@ struct ElementwiseLowering : OpRewritePattern<OpTy> {
   FXToLoopOptions options;
 };
 
+} // namespace
+
 /// Multiplies `value` by the op's `alpha`, if it has one other than 1.
-Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
-                   std::optional<Attribute> alpha) {
+static Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
+                          std::optional<Attribute> alpha) {
   if (!alpha)
     return value;
   Type scalarType = loop::getScalarType(dtype);
@@ -232,7 +235,7 @@ Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
 }
 
 /// Whether `alpha` is absent or 1: bool results support nothing else.
-bool isUnitAlpha(std::optional<Attribute> alpha) {
+static bool isUnitAlpha(std::optional<Attribute> alpha) {
   if (!alpha)
     return true;
   if (auto floatAlpha = dyn_cast<FloatAttr>(*alpha))
@@ -240,6 +243,7 @@ bool isUnitAlpha(std::optional<Attribute> alpha) {
   return cast<IntegerAttr>(*alpha).getInt() == 1;
 }
 
+namespace {
 struct AddLowering : ElementwiseLowering<fx::AddOp, AddLowering> {
   using ElementwiseLowering::ElementwiseLowering;
   LogicalResult checkSupported(fx::AddOp op) const {
