@@ -19,5 +19,8 @@ llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
-tools = [ToolSubst("kiln-opt", unresolved="fatal")]
+tools = [
+    ToolSubst("kiln-opt", unresolved="fatal"),
+    ToolSubst("kiln-compile", unresolved="fatal"),
+]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

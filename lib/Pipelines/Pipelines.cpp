@@ -9,6 +9,17 @@
 #include "kiln/Conversion/Passes.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/Transforms/Passes.h"
+#include "kiln/Target/Passes.h"
+#include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
+#include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
+#include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
+#include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
+#include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
+#include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
+#include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
@@ -31,7 +42,48 @@ void mlir::kiln::buildLowerToLoopPipeline(
   }
 }
 
+void mlir::kiln::buildLoopToLLVMCPUPipeline(
+    OpPassManager &pm, const LoopToLLVMCPUPipelineOptions &options) {
+  ConvertLoopToSCFPassOptions toSCF;
+  toSCF.parallel = options.openmp;
+  pm.addPass(createConvertLoopToSCFPass(toSCF));
+  pm.addPass(createEmitEntryPointsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  if (options.openmp)
+    pm.addPass(createConvertSCFToOpenMPPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createArithToLLVMConversionPass());
+  pm.addPass(createConvertMathToLLVMPass());
+  if (options.openmp)
+    pm.addPass(createConvertOpenMPToLLVMPass());
+  pm.addPass(createConvertControlFlowToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
+                                  const CPUPipelineOptions &options) {
+  LowerToLoopPipelineOptions toLoop;
+  toLoop.computeInF32 = options.computeInF32;
+  toLoop.inlinePointwise = options.inlinePointwise;
+  buildLowerToLoopPipeline(pm, toLoop);
+  LoopToLLVMCPUPipelineOptions toLLVM;
+  toLLVM.openmp = options.openmp;
+  buildLoopToLLVMCPUPipeline(pm, toLLVM);
+}
+
 void mlir::kiln::registerKilnPipelines() {
+  PassPipelineRegistration<LoopToLLVMCPUPipelineOptions>(
+      "kiln-loop-to-llvm-cpu",
+      "Lower loop-level graphs to the LLVM dialect for x86 CPUs",
+      buildLoopToLLVMCPUPipeline);
+  PassPipelineRegistration<CPUPipelineOptions>(
+      "kiln-cpu-pipeline", "Compile fx graphs to the LLVM dialect for x86 CPUs",
+      buildCPUPipeline);
   PassPipelineRegistration<LowerToLoopPipelineOptions>(
       "kiln-lower-to-loop",
       "Lower fx graphs to loop nodes and inline pointwise producers",

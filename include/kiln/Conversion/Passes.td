@@ -53,4 +53,61 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
   ];
 }
 
+def ConvertLoopToSCFPass : Pass<"kiln-loop-to-scf", "::mlir::ModuleOp"> {
+  let summary = "Bufferizes lowered graphs and turns loop nodes into SCF loops";
+  let description = [{
+    Replaces each `fx.graph` whose body holds only loop nodes and scalar ops
+    with a `func.func` of the same name over memrefs, in destination-passing
+    style: the graph's inputs, then one argument per result, which the caller
+    allocates. Each node becomes a loop nest over its index space that stores
+    its elements: into the result's buffer when the graph returns it, else into
+    a temporary buffer. Tensors become memrefs with signless element types
+    (the bodies already chose signed or unsigned arithmetic); the graph's
+    signature with PyTorch's dtypes stays in the `kiln.signature` attribute.
+
+    A second function, `<name>_result_sizes`, takes the inputs and returns the
+    dynamic sizes of every result in order, so that callers can allocate them.
+
+    Before:
+    ```mlir
+    fx.graph @f(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
+      %c0 = arith.constant 0 : index
+      %n = tensor.dim %x, %c0 : tensor<?x4xf32>
+      %0 = loop.pointwise(%n) : tensor<?x4xf32> {
+      ^bb0(%i: index, %j: index):
+        %v = loop.load %x[%i, %j] : tensor<?x4xf32>
+        loop.yield %v : f32
+      }
+      fx.output %0 : tensor<?x4xf32>
+    }
+    ```
+    After:
+    ```mlir
+    func.func @f(%x: memref<?x4xf32>, %out: memref<?x4xf32>)
+        attributes {kiln.graph, kiln.signature = (tensor<?x4xf32>) -> tensor<?x4xf32>} {
+      %n = memref.dim %x, %c0 : memref<?x4xf32>
+      scf.parallel (%i, %j) = (%c0, %c0) to (%n, %c4) step (%c1, %c1) {
+        %v = memref.load %x[%i, %j] : memref<?x4xf32>
+        memref.store %v, %out[%i, %j] : memref<?x4xf32>
+      }
+      return
+    }
+    func.func @f_result_sizes(%x: memref<?x4xf32>) -> index {...}
+    ```
+
+    With `parallel=false`, nests are `scf.for` loops instead of
+    `scf.parallel`.
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect",
+  ];
+  let options = [
+    Option<"parallel", "parallel", "bool", /*default=*/"true",
+           "Emit scf.parallel nests (false: sequential scf.for nests)">,
+  ];
+}
+
 #endif // KILN_CONVERSION_PASSES_TD

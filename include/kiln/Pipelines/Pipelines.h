@@ -26,10 +26,42 @@ struct LowerToLoopPipelineOptions
       llvm::cl::init(true)};
 };
 
+struct LoopToLLVMCPUPipelineOptions
+    : public PassPipelineOptions<LoopToLLVMCPUPipelineOptions> {
+  PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run loop nests in parallel with OpenMP (else serially)"),
+      llvm::cl::init(true)};
+};
+
+struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
+  PassOptions::Option<bool> computeInF32{
+      *this, "compute-in-f32",
+      llvm::cl::desc("Compute f16 and bf16 elementwise math in f32"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> inlinePointwise{
+      *this, "inline",
+      llvm::cl::desc("Inline pointwise producers into their readers"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run loop nests in parallel with OpenMP (else serially)"),
+      llvm::cl::init(true)};
+};
+
 /// fx graphs -> loop nodes, with pointwise producers inlined: the graph-level
 /// half of Kiln's compiler. Runs on a module of fx.graph ops.
 void buildLowerToLoopPipeline(OpPassManager &pm,
                               const LowerToLoopPipelineOptions &options);
+
+/// Loop-level graphs -> LLVM dialect for x86 CPUs: bufferization into SCF
+/// loops, the artifact's C entry points, OpenMP, and the LLVM conversions.
+void buildLoopToLLVMCPUPipeline(OpPassManager &pm,
+                                const LoopToLLVMCPUPipelineOptions &options);
+
+/// fx graphs -> LLVM dialect for x86 CPUs: the whole CPU compiler up to LLVM
+/// IR translation.
+void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 
 /// Registers Kiln's pipelines with the global pipeline registry.
 void registerKilnPipelines();

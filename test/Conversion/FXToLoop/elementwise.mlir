@@ -104,7 +104,7 @@ fx.graph @integers(%a: tensor<4xsi32>, %u: tensor<4xui8>) -> (tensor<4xsi32>, te
 fx.graph @bools(%p: tensor<4xi1>, %q: tensor<4xi1>, %x: tensor<4xf32>) -> (tensor<4xi1>, tensor<4xi1>, tensor<4xf32>) {
   %0 = fx.add %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   %1 = fx.mul %p, %q : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
-  %2 = fx.sub %x, %p : (tensor<4xf32>, tensor<4xi1>) -> tensor<4xf32>
+  %2 = fx.mul %x, %p : (tensor<4xf32>, tensor<4xi1>) -> tensor<4xf32>
   fx.output %0, %1, %2 : tensor<4xi1>, tensor<4xi1>, tensor<4xf32>
 }
 

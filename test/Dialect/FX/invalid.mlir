@@ -49,9 +49,17 @@ fx.graph @relu_complex(%a: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
 // -----
 
 fx.graph @sub_bool(%a: tensor<4xi1>) -> tensor<4xi1> {
-  // expected-error @+1 {{'fx.sub' op cannot subtract bool tensors}}
+  // expected-error @+1 {{'fx.sub' op cannot subtract with a bool tensor, as PyTorch cannot}}
   %0 = fx.sub %a, %a : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   fx.output %0 : tensor<4xi1>
+}
+
+// -----
+
+fx.graph @sub_float_bool(%a: tensor<4xf32>, %p: tensor<4xi1>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fx.sub' op cannot subtract with a bool tensor, as PyTorch cannot}}
+  %0 = fx.sub %a, %p : (tensor<4xf32>, tensor<4xi1>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
 }
 
 // -----

@@ -136,10 +136,10 @@ LogicalResult AddOp::verify() {
 LogicalResult SubOp::verify() {
   if (failed(verifyBinaryElementwise(*this)))
     return failure();
-  if (getSelf().getType().getElementType().isInteger(1) &&
+  if (getSelf().getType().getElementType().isInteger(1) ||
       getOther().getType().getElementType().isInteger(1))
-    return emitOpError("cannot subtract bool tensors; PyTorch requires "
-                       "logical_xor or bitwise_xor instead");
+    return emitOpError("cannot subtract with a bool tensor, as PyTorch "
+                       "cannot; use logical_not or logical_xor instead");
   return verifyAlpha(*this, getAlpha());
 }
 

@@ -118,7 +118,7 @@ def FX_AddOp : FX_BinaryElementwiseOp<"add", "add.Tensor"> {
 def FX_SubOp : FX_BinaryElementwiseOp<"sub", "sub.Tensor"> {
   let description = [{
     `self - alpha * other`, with broadcasting and type promotion as `fx.add`.
-    PyTorch rejects `sub` on two bool tensors, and so does the verifier.
+    PyTorch rejects `sub` with any bool operand, and so does the verifier.
   }];
   let arguments = (ins FX_Tensor:$self, FX_Tensor:$other,
                        OptionalAttr<AnyAttrOf<[F64Attr, I64Attr]>>:$alpha);

@@ -1,0 +1,63 @@
+//===- CPUTarget.h - Objects and shared objects for x86 CPUs ----*- C++ -*-===//
+//
+// Part of Kiln. The last steps of the CPU compiler: LLVM dialect -> LLVM IR
+// -> optimized object file -> shared object with Kiln's entry points.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_TARGET_CPU_CPUTARGET_H
+#define KILN_TARGET_CPU_CPUTARGET_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include <string>
+
+namespace llvm {
+class raw_pwrite_stream;
+} // namespace llvm
+
+namespace mlir {
+class DialectRegistry;
+class ModuleOp;
+namespace kiln {
+
+struct CPUTargetOptions {
+  /// The CPU to generate code for; "native" is the host's CPU and features.
+  std::string cpu = "native";
+  /// Extra LLVM target features, e.g. "+avx512f,-avx512bw".
+  std::string features;
+  /// LLVM optimization level, 0-3.
+  unsigned optLevel = 3;
+};
+
+/// Registers the LLVM IR translations of the dialects in CPU modules.
+void registerCPUTranslations(DialectRegistry &registry);
+
+/// Translates `module`, which must be fully in the LLVM dialect, to LLVM IR,
+/// optimizes it and writes it to `os` as an object file (`asObject`) or as
+/// LLVM IR text.
+LogicalResult emitCPUCode(ModuleOp module, const CPUTargetOptions &options,
+                          bool asObject, llvm::raw_pwrite_stream &os);
+
+struct LinkOptions {
+  /// Directories holding shared libraries that the object needs at run time;
+  /// each becomes a -L and a RUNPATH entry.
+  llvm::SmallVector<std::string> libraryDirs;
+  /// Shared libraries to record as needed, by file name (e.g. libomp.so.5).
+  llvm::SmallVector<std::string> libraries;
+};
+
+/// Links `objectPath` into the shared object `outputPath` with the first
+/// linker found (ld.lld from LLVM 22, ld.lld, ld). On failure returns the
+/// reason in `error`.
+LogicalResult linkSharedObject(StringRef objectPath, StringRef outputPath,
+                               const LinkOptions &options, std::string &error);
+
+/// Finds LLVM's OpenMP runtime (libomp.so.5) next to the running tool (as in
+/// Kiln's bundle: bin/../lib) or in LLVM 22's install. Returns its directory.
+FailureOr<std::string> findOpenMPRuntimeDir(const char *argv0);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_TARGET_CPU_CPUTARGET_H

@@ -1,0 +1,110 @@
+//===- CPUTarget.cpp - Object files for x86 CPUs --------------------------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Target/CPU/CPUTarget.h"
+
+#include "mlir/ExecutionEngine/OptUtils.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/raw_ostream.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+void mlir::kiln::registerCPUTranslations(DialectRegistry &registry) {
+  registerBuiltinDialectTranslation(registry);
+  registerLLVMDialectTranslation(registry);
+  registerOpenMPDialectTranslation(registry);
+}
+
+/// The host's features as an LLVM feature string ("+avx2,-avx512f,...").
+static std::string getHostFeatures() {
+  std::string features;
+  for (const auto &feature : llvm::sys::getHostCPUFeatures()) {
+    if (!features.empty())
+      features += ",";
+    features += (feature.second ? "+" : "-") + feature.first().str();
+  }
+  return features;
+}
+
+/// Creates the target machine for `options`, or reports why it cannot.
+static std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const CPUTargetOptions &options, Location loc) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string error;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    emitError(loc) << "no LLVM target for " << triple.str() << ": " << error;
+    return nullptr;
+  }
+  bool native = options.cpu == "native";
+  std::string cpu = native ? llvm::sys::getHostCPUName().str() : options.cpu;
+  std::string features = native ? getHostFeatures() : std::string();
+  if (!options.features.empty())
+    features += (features.empty() ? "" : ",") + options.features;
+  auto level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
+               : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
+                                       : llvm::CodeGenOptLevel::Default;
+  std::unique_ptr<llvm::TargetMachine> machine(
+      target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(),
+                                  llvm::Reloc::PIC_, std::nullopt, level));
+  if (!machine)
+    emitError(loc) << "cannot create an LLVM target machine for CPU '" << cpu
+                   << "'";
+  return machine;
+}
+
+LogicalResult mlir::kiln::emitCPUCode(ModuleOp module,
+                                      const CPUTargetOptions &options,
+                                      bool asObject,
+                                      llvm::raw_pwrite_stream &os) {
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options, module.getLoc());
+  if (!machine)
+    return failure();
+
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      translateModuleToLLVMIR(module, llvmContext, "kiln");
+  if (!llvmModule)
+    return module.emitError("cannot translate the module to LLVM IR");
+  llvmModule->setDataLayout(machine->createDataLayout());
+  llvmModule->setTargetTriple(machine->getTargetTriple());
+
+  auto optimize = makeOptimizingTransformer(options.optLevel, /*sizeLevel=*/0,
+                                            machine.get());
+  if (llvm::Error err = optimize(llvmModule.get())) {
+    std::string message = llvm::toString(std::move(err));
+    return module.emitError("LLVM optimization failed: ") << message;
+  }
+
+  if (!asObject) {
+    llvmModule->print(os, /*AAW=*/nullptr);
+    return success();
+  }
+  llvm::legacy::PassManager codegen;
+  if (machine->addPassesToEmitFile(codegen, os, /*DwoOut=*/nullptr,
+                                   llvm::CodeGenFileType::ObjectFile))
+    return module.emitError("the LLVM target cannot emit object files");
+  codegen.run(*llvmModule);
+  return success();
+}

@@ -1,0 +1,142 @@
+"""Compiling PyTorch functions with Kiln: capture, import, compile, load.
+
+Compilation runs ``kiln-compile`` in a subprocess. Artifacts are cached on
+disk, keyed by the graph's text, the options and the compiler itself, so the
+second compilation of the same graph only loads a shared object.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+
+import kiln
+from kiln.diagnostics import KilnError, parse_diagnostics
+from kiln.runtime import Artifact
+from kiln.tools import find_tool
+
+
+def default_cache_dir() -> Path:
+    """Where artifacts are cached: $XDG_CACHE_HOME/kiln or ~/.cache/kiln."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
+    return Path(base) / "kiln"
+
+
+def _pipeline_options(options: Optional[Mapping[str, Any]]) -> str:
+    """kiln-cpu-pipeline options in MLIR's `key=value` form, sorted."""
+    if not options:
+        return ""
+    parts = []
+    for key in sorted(options):
+        value = options[key]
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        parts.append(f"{key}={value}")
+    return " ".join(parts)
+
+
+def _compiler_fingerprint(tool: Path) -> str:
+    """Identifies the compiler build: a rebuilt kiln-compile misses the cache."""
+    stat = tool.stat()
+    return f"{kiln.__version__}:{tool.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
+
+
+def compile_graph_text(
+    text: str,
+    *,
+    options: Optional[Mapping[str, Any]] = None,
+    cache_dir: Optional[Path] = None,
+    tool_dir: Optional[Path] = None,
+) -> Path:
+    """Compiles fx-dialect text into a shared object; returns its path.
+
+    Raises KilnError with kiln-compile's diagnostics when compilation fails.
+    """
+    tool = find_tool("kiln-compile", tool_dir)
+    pipeline = _pipeline_options(options)
+    key = hashlib.sha256(
+        "\0".join([text, pipeline, _compiler_fingerprint(tool)]).encode()
+    ).hexdigest()[:32]
+    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    artifact = cache / f"{key}.so"
+    if artifact.is_file():
+        return artifact
+
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="kiln-compile-", dir=cache) as work:
+        source = Path(work) / "graph.mlir"
+        source.write_text(text)
+        built = Path(work) / "graph.so"
+        command = [str(tool), str(source), "-o", str(built)]
+        if pipeline:
+            command.append(f"--pipeline-options={pipeline}")
+        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        if result.returncode != 0:
+            raise KilnError(
+                f"kiln-compile failed with exit code {result.returncode}",
+                parse_diagnostics(result.stderr),
+                result.stderr,
+            )
+        # Atomic publish: concurrent compilers of one graph both succeed.
+        os.replace(built, artifact)
+    return artifact
+
+
+class CompiledFunction:
+    """A function compiled by Kiln; call it like the original."""
+
+    def __init__(self, artifact: Artifact, graph_text: str, returns_tuple: bool):
+        self.artifact = artifact
+        self.graph_text = graph_text
+        self._returns_tuple = returns_tuple
+
+    def __call__(self, *args):
+        results = self.artifact(*args)
+        if self._returns_tuple:
+            return tuple(results)
+        return results[0]
+
+
+def _returns_tuple(gm) -> bool:
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    return isinstance(output.args[0], (tuple, list))
+
+
+def compile(
+    fn: Callable,
+    example_inputs: Sequence[Any],
+    *,
+    device: Optional[str] = None,
+    dynamic: bool = False,
+    options: Optional[Dict[str, Any]] = None,
+    cache_dir: Optional[Path] = None,
+) -> CompiledFunction:
+    """Compiles `fn` (a function or nn.Module) for inputs like `example_inputs`.
+
+    The graph is captured with make_fx, imported into the fx dialect, compiled
+    for the CPU by kiln-compile and loaded. `options` are kiln-cpu-pipeline
+    options, e.g. ``{"openmp": False}``. Calling the result checks its inputs
+    against the shapes and dtypes it was compiled for and raises
+    kiln.runtime.GuardError on a mismatch.
+    """
+    import torch
+
+    from kiln.importer import capture, import_graph
+
+    devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
+    target = device or (devices.pop() if len(devices) == 1 else "cpu")
+    if target != "cpu" or devices - {"cpu"}:
+        raise NotImplementedError(
+            f"Kiln compiles for the CPU only so far; got device '{target}'"
+        )
+    if dynamic:
+        raise NotImplementedError("Kiln compiles static shapes only so far (dynamic=False)")
+
+    gm = capture(fn, example_inputs)
+    text = import_graph(gm, example_inputs)
+    path = compile_graph_text(text, options=options, cache_dir=cache_dir)
+    return CompiledFunction(Artifact(path), text, _returns_tuple(gm))

@@ -1,0 +1,557 @@
+"""Importing ATen-level FX graphs into Kiln's ``fx`` dialect.
+
+The importer turns a ``torch.fx.GraphModule`` whose nodes call ATen ops (as
+``make_fx``, AOTAutograd or TorchDynamo capture them) into the text of one
+``fx.graph`` op, which ``kiln-opt`` parses and verifies::
+
+    gm = capture(fn, example_inputs)
+    text = import_graph(gm, example_inputs)
+    kiln.run_opt(text, ["--kiln-lower-to-loop"])
+
+Every value's type is exact: the importer runs the graph on the example inputs
+and reads each node's shape and dtype from the tensor it produced, so the
+verifiers of the ``fx`` ops check the importer against PyTorch itself.
+
+Importing is a table lookup (``_OPS``): one row per supported ATen overload,
+naming the ``fx`` op that prints it. Anything the table does not cover raises
+``UnsupportedOpError``, naming the ATen op and, when the node recorded one, the
+line of user code that produced it.
+
+This module imports torch; ``import kiln`` does not import this module until
+one of its names is used, so the rest of the package works without torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import re
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+
+import torch
+import torch.fx
+import torch.utils._pytree as pytree
+from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
+
+from kiln.dtypes import mlir_element_types
+
+__all__ = [
+    "KilnImportError",
+    "UnsupportedOpError",
+    "UnsupportedDtypeError",
+    "capture",
+    "import_graph",
+    "is_supported",
+]
+
+aten = torch.ops.aten
+
+
+# ===----------------------------------------------------------------------=== #
+# Errors
+# ===----------------------------------------------------------------------=== #
+
+
+class KilnImportError(Exception):
+    """The importer cannot turn a graph into ``fx`` dialect text."""
+
+
+class UnsupportedOpError(KilnImportError):
+    """A node uses an op, operand or value the importer does not support yet.
+
+    Attributes:
+        op: what the node does, e.g. ``aten.sin.default`` or ``get_attr``.
+        node_name: the FX node's name.
+        location: ``(file, line)`` of the user code that created the node,
+            from its recorded stack trace, or None when it has none.
+    """
+
+    def __init__(self, message: str, op: str, node_name: str,
+                 location: Optional[Tuple[str, int]]):
+        super().__init__(message)
+        self.op = op
+        self.node_name = node_name
+        self.location = location
+
+
+class UnsupportedDtypeError(UnsupportedOpError):
+    """A node's tensor has a dtype that the ``fx`` dialect does not represent."""
+
+
+# ===----------------------------------------------------------------------=== #
+# Types
+# ===----------------------------------------------------------------------=== #
+
+# PyTorch dtype -> MLIR element type, as docs/Dialects/RationaleFX.md fixes it.
+_ELEMENT_TYPES: Dict[torch.dtype, str] = mlir_element_types()
+
+
+@dataclass(frozen=True)
+class TensorType:
+    """The static type of a tensor value: its sizes and dtype."""
+
+    shape: Tuple[int, ...]
+    dtype: torch.dtype
+
+    @staticmethod
+    def of(value: Any) -> Optional["TensorType"]:
+        """Returns the type of a tensor (real or fake) or TensorMetadata; None
+        for anything else."""
+        if isinstance(value, torch.Tensor):
+            if value.layout != torch.strided:
+                return None
+            return TensorType(tuple(int(s) for s in value.shape), value.dtype)
+        shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
+        if isinstance(dtype, torch.dtype) and shape is not None:  # TensorMetadata
+            return TensorType(tuple(int(s) for s in shape), dtype)
+        return None
+
+    def to_mlir(self) -> str:
+        """Prints as a builtin ranked tensor type, e.g. ``tensor<4x8xf32>``."""
+        element = _ELEMENT_TYPES[self.dtype]
+        dims = "".join(f"{size}x" for size in self.shape)
+        return f"tensor<{dims}{element}>"
+
+
+# ===----------------------------------------------------------------------=== #
+# Source locations and error messages
+# ===----------------------------------------------------------------------=== #
+
+_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
+_TORCH_DIR = Path(torch.__file__).resolve().parent
+_KILN_DIR = Path(__file__).resolve().parent
+
+
+def _is_library_file(filename: str) -> bool:
+    """Whether a stack frame is inside torch or kiln rather than user code."""
+    path = Path(filename).resolve()
+    return any(directory in path.parents for directory in (_TORCH_DIR, _KILN_DIR))
+
+
+def source_location(node: torch.fx.Node) -> Optional[Tuple[str, int]]:
+    """Returns ``(file, line)`` of the user code that created `node`.
+
+    Reads the stack trace that tracing recorded in ``node.meta`` (innermost
+    frame last, as Python prints tracebacks) and takes the innermost frame
+    outside torch and kiln, else the innermost frame. None without a trace.
+    """
+    trace = node.meta.get("stack_trace")
+    if not trace:
+        return None
+    frames = [(m.group("file"), int(m.group("line"))) for m in _FRAME_RE.finditer(trace)]
+    if not frames:
+        return None
+    user_frames = [f for f in frames if not _is_library_file(f[0])]
+    return (user_frames or frames)[-1]
+
+
+def _describe_op(node: torch.fx.Node) -> str:
+    """Names what `node` does: the ATen overload (``aten.sin.default``), another
+    callable's qualified name, or the node kind (``get_attr``)."""
+    if node.op == "call_function":
+        target = node.target
+        if isinstance(target, torch._ops.OpOverload):
+            return str(target)
+        return torch.fx.node._get_qualified_name(target)  # type: ignore[arg-type]
+    if node.op in ("call_module", "call_method", "get_attr"):
+        return f"{node.op} {node.target}"
+    return node.op
+
+
+def _unsupported(node: torch.fx.Node, problem: str,
+                 error: type = UnsupportedOpError) -> UnsupportedOpError:
+    """Builds an error: `problem`, then where the node came from."""
+    location = source_location(node)
+    where = f" at {location[0]}:{location[1]}" if location else ""
+    message = f"{problem}{where} (FX node '{node.name}')"
+    return error(message, _describe_op(node), node.name, location)
+
+
+# ===----------------------------------------------------------------------=== #
+# Printing
+# ===----------------------------------------------------------------------=== #
+
+_BARE_ID_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_$.]*\Z")
+_SSA_INVALID_RE = re.compile(r"[^A-Za-z0-9_$.\-]")
+
+
+def _format_float(value: float) -> str:
+    """Prints an f64 attribute value that parses back to the same double.
+
+    Uses MLIR's own form (``2.000000e+00``) when it is exact, else Python's
+    shortest round-trip form, and IEEE bits in hex for infinities and NaN.
+    """
+    if math.isinf(value) or math.isnan(value):
+        (bits,) = struct.unpack("<Q", struct.pack("<d", value))
+        return f"0x{bits:016X}"
+    text = f"{value:.6e}"
+    if float(text) == value:
+        return text
+    # A shortest form without a '.' (`1e-07`) always passes the test above.
+    return repr(value)
+
+
+def _format_alpha(alpha: Any) -> Optional[str]:
+    """The ``alpha`` attribute for fx.add/fx.sub, or None when alpha is 1."""
+    if alpha == 1:
+        return None
+    if isinstance(alpha, float):
+        return f"{{alpha = {_format_float(alpha)} : f64}}"
+    return f"{{alpha = {int(alpha)} : i64}}"
+
+
+def _format_symbol(name: str) -> str:
+    """``@name``, quoted when `name` is not a bare MLIR identifier."""
+    if _BARE_ID_RE.match(name):
+        return f"@{name}"
+    escaped = name.replace("\\", "\\\\").replace('"', '\\"')
+    return f'@"{escaped}"'
+
+
+class _Printer:
+    """Names and types of the values of one graph, for the emitters."""
+
+    def __init__(self, types: Dict[torch.fx.Node, TensorType]):
+        self._types = types
+        self._names: Dict[torch.fx.Node, str] = {}
+        self._used: set = set()
+
+    def declare(self, node: torch.fx.Node) -> str:
+        """Gives `node` an SSA name derived from its FX name; returns it."""
+        base = _SSA_INVALID_RE.sub("_", node.name) or "v"
+        if base[0].isdigit() and not base.isdigit():
+            base = f"v{base}"
+        name, suffix = base, 0
+        while name in self._used:
+            suffix += 1
+            name = f"{base}_{suffix}"
+        self._used.add(name)
+        self._names[node] = f"%{name}"
+        return self._names[node]
+
+    def value(self, node: torch.fx.Node) -> str:
+        """The SSA name of an already declared node, e.g. ``%add``."""
+        return self._names[node]
+
+    def type(self, node: torch.fx.Node) -> str:
+        """The MLIR type of a node's value, e.g. ``tensor<4x8xf32>``."""
+        return self._types[node].to_mlir()
+
+
+# ===----------------------------------------------------------------------=== #
+# Op table
+# ===----------------------------------------------------------------------=== #
+
+
+@dataclass(frozen=True)
+class _Unary:
+    """An elementwise op with one tensor operand and a result of its type:
+    ``%r = fx.relu %x : tensor<4xf32>``."""
+
+    mnemonic: str
+
+    def check(self, node: torch.fx.Node) -> None:
+        if len(node.args) != 1 or node.kwargs:
+            raise _unsupported(node, f"{node.target} with arguments {node.args} "
+                                     f"{node.kwargs} is not supported")
+        _check_tensor_operands(node, node.args)
+
+    def emit(self, p: _Printer, node: torch.fx.Node) -> str:
+        (operand,) = node.args
+        return f"{p.declare(node)} = {self.mnemonic} {p.value(operand)} : {p.type(node)}"
+
+
+@dataclass(frozen=True)
+class _Binary:
+    """An elementwise op on two broadcast tensors, optionally with ATen's
+    ``alpha`` scalar as an attribute:
+    ``%r = fx.add %a, %b {alpha = 2 : i64} : (tensor<..>, tensor<..>) -> tensor<..>``.
+    """
+
+    mnemonic: str
+    has_alpha: bool = False
+
+    def alpha(self, node: torch.fx.Node) -> Any:
+        """The alpha argument (keyword-only in ATen, accepted positionally)."""
+        if len(node.args) > 2:
+            return node.args[2]
+        return node.kwargs.get("alpha", 1)
+
+    def check(self, node: torch.fx.Node) -> None:
+        allowed_kwargs = {"alpha"} if self.has_alpha else set()
+        max_args = 3 if self.has_alpha else 2
+        if not 2 <= len(node.args) <= max_args or set(node.kwargs) - allowed_kwargs:
+            raise _unsupported(node, f"{node.target} with arguments {node.args} "
+                                     f"{node.kwargs} is not supported")
+        _check_tensor_operands(node, node.args[:2])
+        if self.has_alpha:
+            alpha = self.alpha(node)
+            if not isinstance(alpha, (bool, int, float)):
+                raise _unsupported(node, f"{node.target} with alpha {alpha!r} is not "
+                                         "supported: alpha must be a Python number")
+
+    def emit(self, p: _Printer, node: torch.fx.Node) -> str:
+        lhs, rhs = node.args[:2]
+        alpha = _format_alpha(self.alpha(node)) if self.has_alpha else None
+        attrs = f" {alpha}" if alpha else ""
+        return (f"{p.declare(node)} = {self.mnemonic} {p.value(lhs)}, {p.value(rhs)}{attrs}"
+                f" : ({p.type(lhs)}, {p.type(rhs)}) -> {p.type(node)}")
+
+
+def _check_tensor_operands(node: torch.fx.Node, operands: Sequence[Any]) -> None:
+    """Rejects operands that are not graph values, such as the Python scalar in
+    ``x + 1.0`` (which make_fx records as ``aten.add.Tensor(x, 1.0)``)."""
+    for operand in operands:
+        if not isinstance(operand, torch.fx.Node):
+            raise _unsupported(node, f"{node.target} with the Python scalar operand "
+                                     f"{operand!r} is not supported: scalar operands "
+                                     "are not supported yet")
+
+
+# The supported ATen overloads and the fx op each one imports as. Adding an op
+# the dialect has is one row.
+_OPS: Dict[torch._ops.OpOverload, Union[_Unary, _Binary]] = {
+    aten.add.Tensor: _Binary("fx.add", has_alpha=True),
+    aten.sub.Tensor: _Binary("fx.sub", has_alpha=True),
+    aten.mul.Tensor: _Binary("fx.mul"),
+    aten.neg.default: _Unary("fx.neg"),
+    aten.relu.default: _Unary("fx.relu"),
+}
+
+
+# ===----------------------------------------------------------------------=== #
+# Checking nodes
+# ===----------------------------------------------------------------------=== #
+
+_UNKNOWN = object()  # A node's value type when nothing says what it is.
+
+
+def _output_values(node: torch.fx.Node) -> List[torch.fx.Node]:
+    """The values an output node returns: one node, or a flat tuple/list."""
+    (result,) = node.args
+    if isinstance(result, torch.fx.Node):
+        return [result]
+    if isinstance(result, (tuple, list)) and all(isinstance(r, torch.fx.Node) for r in result):
+        return list(result)
+    raise _unsupported(node, f"graph output {result!r} is not supported: a graph must "
+                             "return a tensor or a flat tuple or list of tensors")
+
+
+def _check_structure(node: torch.fx.Node) -> None:
+    """Raises UnsupportedOpError unless the importer knows `node`'s op and
+    arguments. Types are checked separately (_check_type)."""
+    if node.op == "placeholder":
+        return
+    if node.op == "output":
+        _output_values(node)
+        return
+    if node.op == "get_attr":
+        raise _unsupported(node, f"get_attr {node.target} is not supported: parameters, "
+                                 "buffers and constants must be graph inputs (capture a "
+                                 "function that takes them as arguments)")
+    if node.op != "call_function":
+        raise _unsupported(node, f"{_describe_op(node)} is not supported")
+    spec = _OPS.get(node.target)
+    if spec is None:
+        raise _unsupported(node, f"unsupported op {_describe_op(node)}")
+    spec.check(node)
+
+
+def _check_type(node: torch.fx.Node, value_type: Any) -> None:
+    """Raises UnsupportedOpError unless `node` (a placeholder or an op) produces a
+    tensor of a supported dtype. `value_type` is a TensorType, None for a
+    non-tensor value, or _UNKNOWN."""
+    if node.op not in ("placeholder", "call_function") or value_type is _UNKNOWN:
+        return
+    if value_type is None:
+        what = "graph input" if node.op == "placeholder" else f"result of {_describe_op(node)}"
+        raise _unsupported(node, f"non-tensor {what} is not supported: graph inputs and "
+                                 "values must be strided tensors")
+    if value_type.dtype not in _ELEMENT_TYPES:
+        raise _unsupported(node, f"dtype {value_type.dtype} of {_describe_op(node)} is "
+                                 "not supported", error=UnsupportedDtypeError)
+
+
+def _type_from_meta(node: torch.fx.Node) -> Any:
+    """A node's type as tracing recorded it in ``node.meta``."""
+    for key in ("val", "tensor_meta"):
+        if key in node.meta:
+            return TensorType.of(node.meta[key])
+    # make_fx records no metadata for a non-tensor placeholder.
+    return None if node.op == "placeholder" else _UNKNOWN
+
+
+def is_supported(node: torch.fx.Node) -> bool:
+    """Whether import_graph can import `node`.
+
+    Judges the op and its arguments, and the value's dtype from ``node.meta``
+    where tracing recorded it (make_fx and Dynamo do); a placeholder without
+    tensor metadata counts as a non-tensor input.
+    """
+    try:
+        _check_structure(node)
+        _check_type(node, _type_from_meta(node))
+    except UnsupportedOpError:
+        return False
+    return True
+
+
+# ===----------------------------------------------------------------------=== #
+# Capturing and importing
+# ===----------------------------------------------------------------------=== #
+
+# torch 1.13's Tracer records `traceback.walk_stack(user_frame)`, innermost
+# frame first; later versions and Dynamo print innermost last, like Python.
+_TRACES_INNERMOST_FIRST = tuple(int(p) for p in re.findall(r"\d+", torch.__version__)[:2]) < (2, 0)
+_FRAME_START_RE = re.compile(r'^  File "', re.MULTILINE)
+
+
+def _innermost_last(trace: str) -> str:
+    """Reorders a stack trace recorded innermost-first into Python's order."""
+    starts = [m.start() for m in _FRAME_START_RE.finditer(trace)]
+    frames = [trace[a:b] for a, b in zip(starts, starts[1:] + [len(trace)])]
+    return "".join(f if f.endswith("\n") else f + "\n" for f in reversed(frames))
+
+
+@contextlib.contextmanager
+def _recording_stack_traces() -> Iterator[None]:
+    """Makes make_fx's tracer record each node's stack trace."""
+    overridden = "record_stack_traces" in PythonKeyTracer.__dict__
+    saved = PythonKeyTracer.record_stack_traces
+    PythonKeyTracer.record_stack_traces = True
+    try:
+        yield
+    finally:
+        if overridden:
+            PythonKeyTracer.record_stack_traces = saved
+        else:
+            del PythonKeyTracer.record_stack_traces  # Inherit Tracer's default again.
+
+
+def _input_list(example_inputs: Sequence[Any]) -> List[Any]:
+    """The example inputs as a list, one entry per argument of the function."""
+    if isinstance(example_inputs, torch.Tensor) or not isinstance(example_inputs, (tuple, list)):
+        raise TypeError("example_inputs must be a tuple or list of the function's "
+                        f"arguments, not {type(example_inputs).__name__}")
+    return list(example_inputs)
+
+
+def _distinct_tensors(example_inputs: Sequence[Any]) -> List[Any]:
+    """Copies every repeated tensor object among the inputs.
+
+    make_fx tracks tensors by identity: given one tensor as two inputs, it
+    binds every use to the last placeholder, and the graph computes `y + y`
+    for `x + y`. A copy gives each input its own identity.
+    """
+    flat, spec = pytree.tree_flatten(_input_list(example_inputs))
+    seen = set()
+    for i, leaf in enumerate(flat):
+        if isinstance(leaf, torch.Tensor):
+            if id(leaf) in seen:
+                flat[i] = leaf.detach().clone().requires_grad_(leaf.requires_grad)
+            seen.add(id(flat[i]))
+    return pytree.tree_unflatten(flat, spec)
+
+
+def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
+    """Traces `fn` (a function or an nn.Module) to an ATen-level graph.
+
+    Runs ``make_fx(fn)(*example_inputs)`` on the real inputs (a tensor passed
+    twice is copied, so that it stays two inputs), recording each
+    node's stack trace (innermost frame last) so that errors can point at the
+    user's code, then drops dead nodes (such as the ``aten.detach`` that
+    autograd adds when an input requires grad). Parameters of a module become
+    ``get_attr`` nodes, which import_graph rejects: pass them as inputs instead.
+    """
+    with _recording_stack_traces():
+        gm = make_fx(fn, tracing_mode="real")(*_distinct_tensors(example_inputs))
+    for node in gm.graph.nodes:
+        if _TRACES_INNERMOST_FIRST and node.meta.get("stack_trace"):
+            node.meta["stack_trace"] = _innermost_last(node.meta["stack_trace"])
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    return gm
+
+
+class _TypeRecorder(torch.fx.Interpreter):
+    """Runs a graph and records the type of every value it computes."""
+
+    def __init__(self, gm: torch.fx.GraphModule):
+        super().__init__(gm)
+        self.types: Dict[torch.fx.Node, Optional[TensorType]] = {}
+
+    def run_node(self, n: torch.fx.Node) -> Any:
+        result = super().run_node(n)
+        self.types[n] = TensorType.of(result)
+        return result
+
+
+def _propagate_types(gm: torch.fx.GraphModule,
+                     flat_inputs: List[Any]) -> Dict[torch.fx.Node, Optional[TensorType]]:
+    """Runs `gm` on the flattened example inputs; returns each node's type."""
+    recorder = _TypeRecorder(gm)
+    with torch.no_grad():
+        try:
+            recorder.run(*flat_inputs, enable_io_processing=False)
+        except Exception as error:
+            raise KilnImportError(f"running the graph on the example inputs failed: "
+                                  f"{error}") from error
+    return recorder.types
+
+
+def _flatten_inputs(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> List[Any]:
+    """Flattens the example inputs as make_fx does (one placeholder per pytree
+    leaf) and checks that there is one per placeholder."""
+    flat, _ = pytree.tree_flatten(_input_list(example_inputs))
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    if len(flat) != len(placeholders):
+        raise KilnImportError(f"the graph has {len(placeholders)} inputs but "
+                              f"{len(flat)} example inputs were given")
+    return flat
+
+
+def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType],
+                 name: str) -> str:
+    """Prints the checked graph as one ``fx.graph`` op."""
+    p = _Printer(types)
+    args, body, results = [], [], []
+    for node in gm.graph.nodes:
+        if node.op == "placeholder":
+            args.append(f"{p.declare(node)}: {p.type(node)}")
+        elif node.op == "call_function":
+            body.append(_OPS[node.target].emit(p, node))
+        elif node.op == "output":
+            results = _output_values(node)
+
+    result_types = [p.type(r) for r in results]
+    signature = f"fx.graph {_format_symbol(name)}({', '.join(args)})"
+    if len(result_types) == 1:
+        signature += f" -> {result_types[0]}"
+    elif result_types:
+        signature += f" -> ({', '.join(result_types)})"
+    output = "fx.output"
+    if results:
+        output += f" {', '.join(p.value(r) for r in results)} : {', '.join(result_types)}"
+
+    lines = [signature + " {", *(f"  {line}" for line in body), f"  {output}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def import_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
+                 name: str = "forward") -> str:
+    """Returns the ``fx.graph @<name>`` text for an ATen-level graph.
+
+    `example_inputs` are the inputs `gm` was captured with (nested as they were
+    passed to capture); the graph runs on them to give every value its exact
+    shape and dtype. Raises UnsupportedOpError for the first node the importer
+    cannot import, and KilnImportError when the inputs do not fit the graph.
+    """
+    for node in gm.graph.nodes:
+        _check_structure(node)
+    types = _propagate_types(gm, _flatten_inputs(gm, example_inputs))
+    for node in gm.graph.nodes:
+        _check_type(node, types.get(node))
+    return _print_graph(gm, types, name)

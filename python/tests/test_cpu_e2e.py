@@ -1,0 +1,214 @@
+"""End to end on the CPU: PyTorch function -> Kiln artifact -> same answer.
+
+Every case compiles a function, runs it on fresh random inputs (not the
+example inputs, never zeros) into result buffers poisoned beforehand, and
+compares with eager PyTorch under a tolerance for the dtype.
+"""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import kiln  # noqa: E402
+from kiln.runtime import GuardError  # noqa: E402
+
+# (rtol, atol) by result dtype, against eager.
+TOLERANCES = {
+    torch.float32: (1e-5, 1e-6),
+    torch.float64: (1e-12, 1e-12),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (5e-2, 5e-2),
+}
+# Kiln computes f16/bf16 in f32 and rounds once, where eager rounds after every
+# op; against eager run in f32 and rounded at the end, it must agree to about
+# one rounding.
+ROUNDED_F32_TOLERANCES = {
+    torch.float16: (1e-3, 1e-5),
+    torch.bfloat16: (8e-3, 1e-5),
+}
+LOW_PRECISION = (torch.float16, torch.bfloat16)
+
+
+def upcast(tensor):
+    return tensor.float() if tensor.dtype in LOW_PRECISION else tensor
+
+
+def fresh(shape, dtype, generator):
+    """Random inputs for `dtype`: normal floats, integers in [-50, 50], bools."""
+    if dtype.is_floating_point:
+        return torch.randn(shape, generator=generator).to(dtype)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=generator).bool()
+    low = 0 if dtype == torch.uint8 else -50
+    return torch.randint(low, 50, shape, generator=generator).to(dtype)
+
+
+def poisoned_like(tensor):
+    """A buffer whose every element differs from what a kernel should write."""
+    if tensor.dtype.is_floating_point:
+        return torch.full_like(tensor, float("nan"))
+    if tensor.dtype == torch.bool:
+        return ~tensor
+    return torch.full_like(tensor, 123)
+
+
+def check(fn, shapes_dtypes, *, options=None, tmp_path):
+    generator = torch.Generator().manual_seed(0)
+    example = [fresh(s, d, generator) for s, d in shapes_dtypes]
+    compiled = kiln.compile(fn, example, options=options, cache_dir=tmp_path)
+    inputs = [fresh(s, d, generator) for s, d in shapes_dtypes]
+    expected = fn(*inputs)
+    expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
+    out = [poisoned_like(e) for e in expected]
+    results = compiled.artifact(*inputs, out=out)
+    as_f32 = fn(*[upcast(t) for t in inputs])
+    as_f32 = list(as_f32) if isinstance(as_f32, (tuple, list)) else [as_f32]
+    for got, want, want_f32 in zip(results, expected, as_f32):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if want.dtype in LOW_PRECISION:
+            rtol, atol = ROUNDED_F32_TOLERANCES[want.dtype]
+            torch.testing.assert_close(got, want_f32.to(want.dtype), rtol=rtol, atol=atol)
+        if want.dtype in TOLERANCES:
+            rtol, atol = TOLERANCES[want.dtype]
+            torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=False)
+        else:
+            assert torch.equal(got, want), (got, want)
+    return compiled
+
+
+F32 = torch.float32
+
+
+def test_bias_relu_scale(tmp_path):
+    check(lambda x, b, s: torch.relu(x + b) * s - x,
+          [((37, 64), F32), ((64,), F32), ((37, 1), F32)], tmp_path=tmp_path)
+
+
+def test_single_op(tmp_path):
+    check(lambda x: torch.neg(x), [((1000,), F32)], tmp_path=tmp_path)
+
+
+def test_broadcast_leading_and_unit_dims(tmp_path):
+    check(lambda a, b: a * b, [((4, 1, 3), F32), ((5, 1), F32)], tmp_path=tmp_path)
+
+
+def test_rank0_operand(tmp_path):
+    check(lambda a, b: a - b, [((3, 7), F32), ((), F32)], tmp_path=tmp_path)
+
+
+def test_alpha(tmp_path):
+    check(lambda a, b: torch.sub(torch.add(a, b, alpha=2.5), b, alpha=0.5),
+          [((16, 16), F32), ((16, 16), F32)], tmp_path=tmp_path)
+
+
+def test_multiple_outputs_and_shared_producer(tmp_path):
+    def fn(x, y):
+        t = x * y
+        return t + x, torch.relu(t), t
+
+    check(fn, [((8, 32), F32), ((8, 32), F32)], tmp_path=tmp_path)
+
+
+def test_returns_an_input(tmp_path):
+    check(lambda x, y: (x + y, x), [((5, 5), F32), ((5, 5), F32)], tmp_path=tmp_path)
+
+
+def test_serial_loops(tmp_path):
+    check(lambda x, y: torch.relu(x) * y, [((33, 17), F32), ((33, 17), F32)],
+          options={"openmp": False}, tmp_path=tmp_path)
+
+
+def test_without_inlining(tmp_path):
+    check(lambda x, y: torch.relu(x + y) - y, [((9, 9), F32), ((9,), F32)],
+          options={"inline": False}, tmp_path=tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
+def test_float_dtypes(dtype, tmp_path):
+    check(lambda x, y: -(x * y + x) - y, [((64, 64), dtype), ((64,), dtype)],
+          tmp_path=tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
+def test_relu_float_dtypes(dtype, tmp_path):
+    # PyTorch 1.13 has no CPU relu for float16.
+    check(lambda x, y: torch.relu(x * y + x) - y, [((64, 64), dtype), ((64,), dtype)],
+          tmp_path=tmp_path)
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_integer_dtypes(dtype, tmp_path):
+    check(lambda x, y: torch.relu(x * y - x), [((10, 12), dtype), ((12,), dtype)],
+          tmp_path=tmp_path)
+
+
+def test_integer_alpha_and_neg(tmp_path):
+    check(lambda x, y: torch.neg(torch.add(x, y, alpha=3)),
+          [((20,), torch.int32), ((20,), torch.int32)], tmp_path=tmp_path)
+
+
+def test_bool_logic(tmp_path):
+    check(lambda p, q: (p + q, p * q), [((40,), torch.bool), ((40,), torch.bool)],
+          tmp_path=tmp_path)
+
+
+def test_type_promotion(tmp_path):
+    def fn(i, h, u, p, x):
+        return i * h, u + i, p * x
+
+    check(fn, [((6,), torch.int32), ((6,), torch.float16), ((6,), torch.uint8),
+               ((6,), torch.bool), ((6,), F32)], tmp_path=tmp_path)
+
+
+def test_nan_propagates_through_relu(tmp_path):
+    compiled = kiln.compile(lambda x: torch.relu(x), [torch.randn(4)], cache_dir=tmp_path)
+    x = torch.tensor([float("nan"), -1.0, 2.0, float("-inf")])
+    (got,) = compiled.artifact(x)
+    torch.testing.assert_close(got, torch.relu(x), equal_nan=True)
+
+
+def test_guard_violations(tmp_path):
+    compiled = kiln.compile(lambda x, y: x + y, [torch.randn(4, 8), torch.randn(8)],
+                            cache_dir=tmp_path)
+    with pytest.raises(GuardError, match=r"input 0 .*dtype is torch.float64"):
+        compiled(torch.randn(4, 8, dtype=torch.float64), torch.randn(8))
+    with pytest.raises(GuardError, match=r"input 1 .*size 9 at dimension 0"):
+        compiled(torch.randn(4, 8), torch.randn(9))
+    with pytest.raises(GuardError, match=r"input 1 .*rank is 2"):
+        compiled(torch.randn(4, 8), torch.randn(1, 8))
+    with pytest.raises(GuardError, match="expected 2 inputs, got 1"):
+        compiled(torch.randn(4, 8))
+
+
+def test_non_contiguous_inputs_are_copied(tmp_path):
+    compiled = kiln.compile(lambda x, y: x * y, [torch.randn(6, 5), torch.randn(6, 5)],
+                            cache_dir=tmp_path)
+    x = torch.randn(5, 6).t()
+    y = torch.randn(6, 5)
+    torch.testing.assert_close(compiled(x, y), x * y)
+
+
+def test_second_compile_hits_the_cache(tmp_path):
+    fn = lambda x: torch.relu(x) * x  # noqa: E731
+    first = kiln.compile(fn, [torch.randn(3, 3)], cache_dir=tmp_path)
+    mtime = first.artifact.path.stat().st_mtime_ns
+    second = kiln.compile(fn, [torch.randn(3, 3)], cache_dir=tmp_path)
+    assert second.artifact.path == first.artifact.path
+    assert second.artifact.path.stat().st_mtime_ns == mtime
+    third = kiln.compile(fn, [torch.randn(3, 3)], cache_dir=tmp_path,
+                         options={"openmp": False})
+    assert third.artifact.path != first.artifact.path
+
+
+def test_compile_error_is_reported(tmp_path):
+    from kiln.compiler import compile_graph_text
+
+    bad = "fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = fx.relu %x\n}\n"
+    with pytest.raises(kiln.KilnError) as info:
+        compile_graph_text(bad, cache_dir=tmp_path)
+    assert info.value.diagnostics[0].line == 2
+
+
+def test_gpu_inputs_are_refused():
+    with pytest.raises(NotImplementedError, match="CPU only"):
+        kiln.compile(lambda x: x, [torch.randn(2)], device="cuda")

@@ -1,0 +1,379 @@
+"""Tests for importing ATen-level FX graphs (make_fx) into the fx dialect.
+
+Each test captures a function with kiln.capture, imports it, and has kiln-opt
+parse and verify the text: the fx ops' verifiers recompute every result type
+(broadcasting, type promotion), so a passing test means PyTorch and Kiln agree.
+"""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import kiln  # noqa: E402
+from kiln.importer import UnsupportedDtypeError  # noqa: E402
+
+try:
+    from torch.func import functional_call
+except ImportError:  # torch 1.13
+    from torch.nn.utils.stateless import functional_call
+
+
+def import_and_verify(fn, *inputs, **kwargs):
+    """Captures fn on inputs, imports it, verifies it with kiln-opt; returns
+    the importer's text."""
+    gm = kiln.capture(fn, inputs)
+    text = kiln.import_graph(gm, inputs, **kwargs)
+    kiln.run_opt(text)
+    return text
+
+
+def op_lines(text, mnemonic):
+    return [line.strip() for line in text.splitlines() if f"= {mnemonic} " in line]
+
+
+def f32(*shape):
+    return torch.randn(*shape)
+
+
+# ===--- Each supported op ------------------------------------------------=== #
+
+
+def test_add():
+    text = import_and_verify(torch.add, f32(4, 8), f32(4, 8))
+    assert op_lines(text, "fx.add") == [
+        "%add = fx.add %arg0_1, %arg1_1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>"
+    ]
+
+
+def test_sub():
+    text = import_and_verify(lambda x, y: x - y, f32(4, 8), f32(4, 8))
+    assert op_lines(text, "fx.sub") == [
+        "%sub = fx.sub %x_1, %y_1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>"
+    ]
+
+
+def test_mul():
+    text = import_and_verify(lambda x, y: x * y, f32(3), f32(3))
+    assert op_lines(text, "fx.mul") == [
+        "%mul = fx.mul %x_1, %y_1 : (tensor<3xf32>, tensor<3xf32>) -> tensor<3xf32>"
+    ]
+
+
+def test_neg():
+    text = import_and_verify(lambda x: -x, torch.ones(2, 5, dtype=torch.int64))
+    assert op_lines(text, "fx.neg") == ["%neg = fx.neg %x_1 : tensor<2x5xsi64>"]
+
+
+def test_relu():
+    text = import_and_verify(torch.relu, torch.randn(7, dtype=torch.bfloat16))
+    assert op_lines(text, "fx.relu") == ["%relu = fx.relu %arg0_1 : tensor<7xbf16>"]
+
+
+def test_pins_the_text_of_a_small_graph():
+    def bias_relu_scale(x, b, y):
+        return torch.relu(torch.sub(x, b, alpha=2.0)) * y
+
+    inputs = (f32(2, 3), f32(3), f32(2, 1))
+    text = kiln.import_graph(kiln.capture(bias_relu_scale, inputs), inputs)
+    assert text == (
+        "fx.graph @forward(%x_1: tensor<2x3xf32>, %b_1: tensor<3xf32>, %y_1: tensor<2x1xf32>)"
+        " -> tensor<2x3xf32> {\n"
+        "  %sub = fx.sub %x_1, %b_1 {alpha = 2.000000e+00 : f64}"
+        " : (tensor<2x3xf32>, tensor<3xf32>) -> tensor<2x3xf32>\n"
+        "  %relu = fx.relu %sub : tensor<2x3xf32>\n"
+        "  %mul = fx.mul %relu, %y_1 : (tensor<2x3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>\n"
+        "  fx.output %mul : tensor<2x3xf32>\n"
+        "}\n"
+    )
+    kiln.run_opt(text)
+
+
+def test_lower_to_loop_fuses_bias_relu_scale():
+    def bias_relu_scale(x, b, y):
+        return torch.relu(x + b) * y
+
+    text = import_and_verify(bias_relu_scale, f32(4, 8), f32(8), f32(4, 8))
+    lowered = kiln.run_opt(text, ["--kiln-lower-to-loop"])
+    assert lowered.count("loop.pointwise") == 1
+    assert "fx.add" not in lowered and "fx.relu" not in lowered
+
+
+# ===--- Broadcasting ------------------------------------------------------=== #
+
+
+def test_broadcast_row_vector():
+    text = import_and_verify(lambda x, b: x + b, f32(4, 8), f32(8))
+    assert "(tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>" in text
+
+
+def test_broadcast_column_vector():
+    text = import_and_verify(lambda x, c: x * c, f32(4, 8), f32(4, 1))
+    assert "(tensor<4x8xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>" in text
+
+
+def test_broadcast_leading_dims():
+    def f(a, b, c):
+        return a + b, b - c
+
+    text = import_and_verify(f, f32(8, 1, 3), f32(5, 1), f32(2, 1, 5, 3))
+    assert "(tensor<8x1x3xf32>, tensor<5x1xf32>) -> tensor<8x5x3xf32>" in text
+    assert "(tensor<5x1xf32>, tensor<2x1x5x3xf32>) -> tensor<2x1x5x3xf32>" in text
+
+
+# ===--- alpha -------------------------------------------------------------=== #
+
+
+def test_int_alpha():
+    ints = torch.arange(6, dtype=torch.int32)
+    text = import_and_verify(lambda x, y: torch.add(x, y, alpha=2), ints, ints)
+    assert "fx.add %x_1, %y_1 {alpha = 2 : i64} : " in text
+
+
+def test_float_alpha():
+    def f(x, y):
+        return torch.add(x, y, alpha=2.0), torch.sub(x, y, alpha=0.1)
+
+    text = import_and_verify(f, f32(3), f32(3))
+    assert "{alpha = 2.000000e+00 : f64}" in text
+    assert "{alpha = 1.000000e-01 : f64}" in text
+
+
+def test_float_alpha_that_needs_all_its_digits():
+    alpha = 0.123456789012345
+    text = import_and_verify(lambda x, y: torch.sub(x, y, alpha=alpha), f32(3), f32(3))
+    printed = kiln.run_opt(text)
+    value = printed.split("alpha = ")[1].split(" : f64")[0]
+    assert float(value) == alpha
+
+
+@pytest.mark.parametrize("alpha", [1, 1.0])
+def test_alpha_of_one_is_omitted(alpha):
+    text = import_and_verify(lambda x, y: torch.sub(x, y, alpha=alpha), f32(3), f32(3))
+    assert "alpha" not in text
+
+
+# ===--- dtypes and promotion ------------------------------------------------=== #
+
+
+@pytest.mark.parametrize(
+    "lhs, rhs, result",
+    [
+        (torch.int32, torch.float16, "f16"),
+        (torch.float16, torch.bfloat16, "f32"),
+        (torch.uint8, torch.int32, "si32"),
+        (torch.uint8, torch.int8, "si16"),
+        (torch.bool, torch.float32, "f32"),
+        (torch.bool, torch.uint8, "ui8"),
+        (torch.int64, torch.float64, "f64"),
+        (torch.complex64, torch.float64, "complex<f64>"),
+    ],
+)
+def test_dtype_promotion(lhs, rhs, result):
+    a = torch.ones(4, dtype=lhs)
+    b = torch.ones(4, dtype=rhs)
+    text = import_and_verify(lambda x, y: x + y, a, b)
+    assert f"-> tensor<4x{result}>" in text
+
+
+def test_bool_tensors():
+    flags = torch.tensor([True, False])
+    text = import_and_verify(lambda p, q: (p + q, p * q), flags, flags)
+    assert "fx.add %p_1, %q_1 : (tensor<2xi1>, tensor<2xi1>) -> tensor<2xi1>" in text
+
+
+def test_rank0_operands():
+    def f(h, d, s):
+        return h * d, d + s, torch.relu(s)
+
+    half = torch.randn(4, dtype=torch.float16)
+    scalar64 = torch.tensor(2.0, dtype=torch.float64)
+    text = import_and_verify(f, half, scalar64, scalar64)
+    assert "%d_1: tensor<f64>" in text
+    # A zero-dim float64 does not widen a dimensioned float16.
+    assert "(tensor<4xf16>, tensor<f64>) -> tensor<4xf16>" in text
+    assert "(tensor<f64>, tensor<f64>) -> tensor<f64>" in text
+    assert "fx.relu %s_1 : tensor<f64>" in text
+
+
+# ===--- Graph inputs and outputs ------------------------------------------=== #
+
+
+def test_multiple_outputs():
+    def f(x, i):
+        return x + x, i * i
+
+    text = import_and_verify(f, f32(4, 8), torch.arange(4))
+    assert ") -> (tensor<4x8xf32>, tensor<4xsi64>) {" in text
+    assert "fx.output %add, %mul : tensor<4x8xf32>, tensor<4xsi64>" in text
+
+
+def test_list_output():
+    text = import_and_verify(lambda x: [torch.neg(x)], f32(2))
+    assert ") -> tensor<2xf32> {" in text
+    assert "fx.output %neg : tensor<2xf32>" in text
+
+
+def test_returning_an_input_and_a_value_twice():
+    def f(x, y):
+        z = x * y
+        return x, z, z
+
+    text = import_and_verify(f, f32(3), f32(3))
+    assert "fx.output %x_1, %mul, %mul : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>" in text
+
+
+def test_same_tensor_passed_twice_stays_two_inputs():
+    # make_fx alone would bind both uses to the second placeholder.
+    x = f32(3)
+    text = import_and_verify(lambda a, b: a - b, x, x)
+    assert "fx.sub %a_1, %b_1 :" in text
+
+
+def test_scalar_on_the_left_of_sub_is_another_op():
+    # make_fx records `1.5 - x` as aten.rsub.Scalar, not aten.sub.Tensor.
+    gm = kiln.capture(lambda x: 1.5 - x, (f32(3),))
+    with pytest.raises(kiln.UnsupportedOpError, match=r"unsupported op aten\.rsub\.Scalar"):
+        kiln.import_graph(gm, (f32(3),))
+
+
+def test_module_with_parameters_passed_as_inputs():
+    class BiasRelu(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bias = torch.nn.Parameter(torch.randn(8))
+
+        def forward(self, x):
+            return torch.relu(x + self.bias)
+
+    module = BiasRelu()
+    params = dict(module.named_parameters())
+
+    def forward(params, x):
+        return functional_call(module, params, (x,))
+
+    # The parameter requires grad, so make_fx records a dead aten.detach that
+    # capture drops.
+    text = import_and_verify(forward, params, f32(4, 8))
+    assert "fx.graph @forward(%params_1: tensor<8xf32>, %x_1: tensor<4x8xf32>)" in text
+    assert "fx.add %x_1, %params_1" in text
+    assert "detach" not in text
+
+
+def test_module_without_parameters_captures_directly():
+    text = import_and_verify(torch.nn.ReLU(), f32(2, 2))
+    assert "fx.relu" in text
+
+
+def test_graph_name():
+    text = import_and_verify(torch.neg, f32(2), name="my graph")
+    assert text.startswith('fx.graph @"my graph"(')
+    assert "fx.graph @block0" in import_and_verify(torch.neg, f32(2), name="block0")
+
+
+# ===--- What is not supported yet ------------------------------------------=== #
+
+
+def test_unsupported_op_names_the_op_and_the_source_line():
+    def uses_sin(x):
+        y = x * x
+        return torch.sin(y)
+
+    sin_line = uses_sin.__code__.co_firstlineno + 2
+    gm = kiln.capture(uses_sin, (f32(3),))
+    with pytest.raises(kiln.UnsupportedOpError) as info:
+        kiln.import_graph(gm, (f32(3),))
+    message = str(info.value)
+    assert "aten.sin.default" in message
+    assert f"{Path(__file__).name}:{sin_line}" in message
+    assert info.value.op == "aten.sin.default"
+    assert info.value.location == (__file__, sin_line)
+    assert isinstance(info.value, kiln.KilnImportError)
+
+
+def test_unsupported_op_without_stack_trace_names_the_node():
+    gm = kiln.capture(torch.sin, (f32(3),))
+    for node in gm.graph.nodes:
+        node.meta.pop("stack_trace", None)
+    with pytest.raises(kiln.UnsupportedOpError, match=r"aten\.sin\.default.*FX node 'sin'"):
+        kiln.import_graph(gm, (f32(3),))
+
+
+@pytest.mark.parametrize(
+    "fn", [lambda x: x + 1.0, lambda x: 1.0 + x, lambda x: 2 * x, lambda x: x - 3]
+)
+def test_scalar_operand_is_not_supported_yet(fn):
+    gm = kiln.capture(fn, (f32(3),))
+    with pytest.raises(kiln.UnsupportedOpError, match="scalar operands are not supported yet"):
+        kiln.import_graph(gm, (f32(3),))
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_unsupported_dtype():
+    chalf = torch.zeros(4, dtype=torch.complex32)
+    gm = kiln.capture(lambda x: x, (chalf,))
+    with pytest.raises(UnsupportedDtypeError, match="torch.complex32"):
+        kiln.import_graph(gm, (chalf,))
+
+
+def test_non_tensor_input():
+    gm = kiln.capture(lambda x, n: x * x, (f32(3), 3))
+    with pytest.raises(kiln.UnsupportedOpError, match="non-tensor graph input"):
+        kiln.import_graph(gm, (f32(3), 3))
+
+
+def test_module_parameters_as_attributes_are_rejected():
+    module = torch.nn.Linear(4, 2)
+    gm = kiln.capture(lambda x: x + module.bias, (f32(2),))
+    with pytest.raises(kiln.UnsupportedOpError, match="must be graph inputs"):
+        kiln.import_graph(gm, (f32(2),))
+
+
+def test_nested_output_is_rejected():
+    gm = kiln.capture(lambda x: (x, [x]), (f32(2),))
+    with pytest.raises(kiln.UnsupportedOpError, match="flat tuple or list"):
+        kiln.import_graph(gm, (f32(2),))
+
+
+def test_wrong_number_of_example_inputs():
+    gm = kiln.capture(torch.neg, (f32(2),))
+    with pytest.raises(kiln.KilnImportError, match="1 inputs but 2 example inputs"):
+        kiln.import_graph(gm, (f32(2), f32(2)))
+
+
+def test_example_inputs_must_be_a_sequence():
+    with pytest.raises(TypeError, match="tuple or list"):
+        kiln.capture(torch.neg, f32(2))
+
+
+def test_is_supported():
+    gm = kiln.capture(lambda x, n: (torch.relu(x) + 1.0, torch.sin(x)), (f32(3), 3))
+    supported = {node.name: kiln.is_supported(node) for node in gm.graph.nodes}
+    assert supported == {
+        "x_1": True,
+        "n_1": False,  # not a tensor
+        "relu": True,
+        "add": False,  # scalar operand
+        "sin": False,
+        "output": True,
+    }
+
+
+def test_import_kiln_works_without_torch():
+    # Blocks torch in a fresh interpreter, as on a Python that lacks it.
+    script = (
+        "import sys; sys.modules['torch'] = None\n"
+        f"sys.path.insert(0, {str(Path(kiln.__file__).parent.parent)!r})\n"
+        "import kiln\n"
+        "assert callable(kiln.run_opt) and 'kiln.importer' not in sys.modules\n"
+        "try:\n"
+        "    kiln.capture\n"
+        "except ImportError:\n"
+        "    print('ok')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "ok"

@@ -1,0 +1,27 @@
+// RUN: kiln-opt %s --kiln-cpu-pipeline | FileCheck %s
+// RUN: kiln-opt %s --kiln-cpu-pipeline='openmp=false' | FileCheck %s --check-prefix=SERIAL
+// RUN: kiln-opt %s --kiln-lower-to-loop --kiln-loop-to-llvm-cpu | FileCheck %s
+
+// Tests that the CPU pipeline leaves only the LLVM and OpenMP dialects: one
+// parallel loop nest for the fused graph, and the entry points.
+// CHECK-NOT: fx.
+// CHECK-NOT: loop.
+// CHECK-NOT: memref.
+// CHECK-NOT: scf.
+// CHECK-LABEL: llvm.func internal @forward
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
+// CHECK: llvm.intr.maximum
+// CHECK-NOT: omp.parallel
+// CHECK-LABEL: llvm.func @kiln_forward_run
+// CHECK-LABEL: llvm.func @kiln_forward_result_sizes
+// CHECK: llvm.mlir.global external constant @kiln_forward_signature
+// CHECK: llvm.mlir.global external constant @kiln_abi_version
+// SERIAL-LABEL: llvm.func internal @forward
+// SERIAL-NOT: omp.
+// SERIAL: llvm.cond_br
+fx.graph @forward(%x: tensor<?x64xf32>, %b: tensor<64xf32>) -> tensor<?x64xf32> {
+  %0 = fx.add %x, %b : (tensor<?x64xf32>, tensor<64xf32>) -> tensor<?x64xf32>
+  %1 = fx.relu %0 : tensor<?x64xf32>
+  fx.output %1 : tensor<?x64xf32>
+}
