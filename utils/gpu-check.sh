@@ -47,6 +47,16 @@ import kiln
 out = kiln.run_opt(open('$KILN/examples/bias_relu_scale.mlir').read(), ['--kiln-lower-to-loop'])
 assert out.count('loop.pointwise') == 1, out
 print('kiln', kiln.__version__, 'via', kiln.find_tool('kiln-opt'))"
+check "kiln.compile on CPU" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" python3 -c "
+import torch, kiln
+f = lambda x, b, s: torch.relu(x + b) * s - x
+args = [torch.randn(512, 1024), torch.randn(1024), torch.randn(512, 1)]
+compiled = kiln.compile(f, args)
+fresh = [torch.randn_like(a) for a in args]
+err = (compiled(*fresh) - f(*fresh)).abs().max().item()
+assert err == 0.0, err
+print('torch', torch.__version__, 'max error', err)"
+check "python tests (CPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" python3 -m pytest -q -p no:cacheprovider python/tests
 check "libomp loads" python3 -c "import ctypes; ctypes.CDLL('$KILN/lib/libomp.so.5'); print('libomp.so.5 loaded')"
 
 head -4 "$LOG"

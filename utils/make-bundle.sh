@@ -10,7 +10,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="$ROOT/build-static"
 DIST="$ROOT/dist"
 LIMIT_BYTES=$((40 * 1024 * 1024))
-TOOLS=(kiln-opt)
+TOOLS=(kiln-opt kiln-compile)
 # Shared libraries that generated code needs at run time and that machines
 # without LLVM lack: LLVM's OpenMP runtime for CPU kernels.
 RUNTIME_LIBS=(/usr/lib/llvm-22/lib/libomp.so.5)

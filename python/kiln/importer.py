@@ -24,6 +24,7 @@ one of its names is used, so the rest of the package works without torch.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import math
 import re
 import struct
@@ -418,7 +419,8 @@ def _innermost_last(trace: str) -> str:
 
 @contextlib.contextmanager
 def _recording_stack_traces() -> Iterator[None]:
-    """Makes make_fx's tracer record each node's stack trace."""
+    """Makes make_fx's tracer record each node's stack trace (torch 1.13,
+    whose make_fx has no option for it)."""
     overridden = "record_stack_traces" in PythonKeyTracer.__dict__
     saved = PythonKeyTracer.record_stack_traces
     PythonKeyTracer.record_stack_traces = True
@@ -466,8 +468,13 @@ def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule
     autograd adds when an input requires grad). Parameters of a module become
     ``get_attr`` nodes, which import_graph rejects: pass them as inputs instead.
     """
-    with _recording_stack_traces():
-        gm = make_fx(fn, tracing_mode="real")(*_distinct_tensors(example_inputs))
+    inputs = _distinct_tensors(example_inputs)
+    if "record_stack_traces" in inspect.signature(make_fx).parameters:
+        # torch 2.x: the tracer is configured per call.
+        gm = make_fx(fn, tracing_mode="real", record_stack_traces=True)(*inputs)
+    else:
+        with _recording_stack_traces():
+            gm = make_fx(fn, tracing_mode="real")(*inputs)
     for node in gm.graph.nodes:
         if _TRACES_INNERMOST_FIRST and node.meta.get("stack_trace"):
             node.meta["stack_trace"] = _innermost_last(node.meta["stack_trace"])
