@@ -2,6 +2,7 @@
 # lit configuration for Kiln's regression tests.
 
 import os
+import shutil
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -24,3 +25,8 @@ tools = [
     ToolSubst("kiln-compile", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
+
+# Tests that build GPU kernel binaries need the CUDA toolkit's ptxas (kiln-compile
+# also looks in /usr/local/cuda); no GPU is needed.
+if shutil.which("ptxas") or os.access("/usr/local/cuda/bin/ptxas", os.X_OK):
+    config.available_features.add("ptxas")

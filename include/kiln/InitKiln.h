@@ -18,6 +18,11 @@ void registerAllKilnDialects(DialectRegistry &registry);
 /// Registers Kiln's passes and pipelines and the upstream passes they use.
 void registerAllKilnPasses();
 
+/// Adds what translating Kiln's LLVM-dialect modules to LLVM IR needs: the
+/// LLVM, OpenMP, GPU and NVVM translations, and the NVVM target (which builds
+/// kernel binaries).
+void registerAllKilnTranslations(DialectRegistry &registry);
+
 } // namespace kiln
 } // namespace mlir
 

@@ -19,6 +19,7 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
+#include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -76,7 +77,34 @@ void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
   buildLoopToLLVMCPUPipeline(pm, toLLVM);
 }
 
+void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
+                                  const GPUPipelineOptions &options) {
+  LowerToLoopPipelineOptions toLoop;
+  toLoop.computeInF32 = options.computeInF32;
+  toLoop.inlinePointwise = options.inlinePointwise;
+  buildLowerToLoopPipeline(pm, toLoop);
+
+  ConvertLoopToGPUPassOptions toGPU;
+  toGPU.blockSize = options.blockSize;
+  pm.addPass(createConvertLoopToGPUPass(toGPU));
+  pm.addPass(createEmitEntryPointsPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  // Outlining, NVVM, host code and the kernel binary: upstream's pipeline.
+  gpu::GPUToNVVMPipelineOptions toNVVM;
+  toNVVM.cubinChip = options.chip;
+  toNVVM.cubinFeatures = options.features;
+  toNVVM.cubinFormat = options.binaryFormat;
+  toNVVM.optLevel = options.optLevel;
+  gpu::buildLowerToNVVMPassPipeline(pm, toNVVM);
+}
+
 void mlir::kiln::registerKilnPipelines() {
+  PassPipelineRegistration<GPUPipelineOptions>(
+      "kiln-gpu-pipeline",
+      "Compile fx graphs to host code with NVIDIA GPU kernels (LLVM dialect)",
+      buildGPUPipeline);
   PassPipelineRegistration<LoopToLLVMCPUPipelineOptions>(
       "kiln-loop-to-llvm-cpu",
       "Lower loop-level graphs to the LLVM dialect for x86 CPUs",

@@ -8,7 +8,7 @@
 #include "kiln/Target/EntryPoints.h"
 #include "kiln/Target/Passes.h"
 
-#include "kiln/Conversion/LoopToSCF/LoopToSCF.h"
+#include "kiln/Conversion/Bufferization/GraphBufferization.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -115,6 +115,16 @@ static SmallVector<Value> loadInputSizes(OpBuilder &b, Location loc,
   return values;
 }
 
+/// Adds an exported constant C string `name` holding `text`.
+static void addStringGlobal(OpBuilder &b, Location loc, StringRef name,
+                            StringRef text) {
+  std::string data = text.str();
+  data.push_back('\0');
+  auto arrayType = LLVM::LLVMArrayType::get(b.getI8Type(), data.size());
+  LLVM::GlobalOp::create(b, loc, arrayType, /*isConstant=*/true,
+                         LLVM::Linkage::External, name, b.getStringAttr(data));
+}
+
 /// Calls the `_result_sizes` companion and returns its results as i64.
 static SmallVector<Value> callResultSizes(OpBuilder &b, Location loc,
                                           func::FuncOp sizesFunc,
@@ -134,21 +144,30 @@ LogicalResult mlir::kiln::emitEntryPoints(RewriterBase &rewriter,
     return graphFunc.emitError("kiln-emit-entry-points: missing @")
            << sizesName << ", which kiln-loop-to-scf creates";
 
+  auto signature = graphFunc->getAttrOfType<TypeAttr>(kGraphSignatureAttrName);
+  if (!signature || !isa<FunctionType>(signature.getValue()))
+    return graphFunc.emitError("kiln-emit-entry-points: missing the '")
+           << kGraphSignatureAttrName << "' attribute of a bufferized graph";
+  auto graphType = cast<FunctionType>(signature.getValue());
+
   Location loc = graphFunc.getLoc();
   MLIRContext *ctx = rewriter.getContext();
   auto ptrType = LLVM::LLVMPointerType::get(ctx);
   Type i32 = rewriter.getI32Type();
   TypeRange inputTypes = sizesFunc.getArgumentTypes();
-  TypeRange resultTypes =
-      graphFunc.getArgumentTypes().drop_front(inputTypes.size());
+  TypeRange resultTypes = graphFunc.getArgumentTypes().slice(
+      inputTypes.size(), graphType.getNumResults());
+  // GPU graphs take the stream to run on after their buffers.
+  bool takesStream = graphFunc.getNumArguments() >
+                     inputTypes.size() + graphType.getNumResults();
 
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPointToEnd(module.getBody());
 
-  // kiln_<graph>_run(inputs, outputs, input_sizes) -> i32
+  // kiln_<graph>_run(inputs, outputs, input_sizes, stream) -> i32
   auto run = func::FuncOp::create(
       rewriter, loc, ("kiln_" + graphFunc.getSymName() + "_run").str(),
-      rewriter.getFunctionType({ptrType, ptrType, ptrType}, {i32}));
+      rewriter.getFunctionType({ptrType, ptrType, ptrType, ptrType}, {i32}));
   Block *runEntry = run.addEntryBlock();
   rewriter.setInsertionPointToStart(runEntry);
   SmallVector<Value> inputSizes =
@@ -160,6 +179,8 @@ LogicalResult mlir::kiln::emitEntryPoints(RewriterBase &rewriter,
   llvm::append_range(operands,
                      buildMemRefs(rewriter, loc, resultTypes,
                                   runEntry->getArgument(1), resultSizes));
+  if (takesStream)
+    operands.push_back(runEntry->getArgument(3));
   func::CallOp::create(rewriter, loc, graphFunc, operands);
   Value ok = arith::ConstantIntOp::create(rewriter, loc, i32, 0);
   func::ReturnOp::create(rewriter, loc, ok);
@@ -182,22 +203,18 @@ LogicalResult mlir::kiln::emitEntryPoints(RewriterBase &rewriter,
   ok = arith::ConstantIntOp::create(rewriter, loc, i32, 0);
   func::ReturnOp::create(rewriter, loc, ok);
 
-  // The signature, as text, lets loaders check and allocate tensors without
-  // the graph's source.
-  if (auto signature =
-          graphFunc->getAttrOfType<TypeAttr>(kGraphSignatureAttrName)) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    signature.getValue().print(os);
-    text.push_back('\0');
-    rewriter.setInsertionPointToEnd(module.getBody());
-    auto arrayType =
-        LLVM::LLVMArrayType::get(rewriter.getI8Type(), text.size());
-    LLVM::GlobalOp::create(
-        rewriter, loc, arrayType, /*isConstant=*/true, LLVM::Linkage::External,
-        ("kiln_" + graphFunc.getSymName() + "_signature").str(),
-        rewriter.getStringAttr(text));
-  }
+  // The signature and the device, as text, let loaders check and allocate
+  // tensors without the graph's source.
+  std::string signatureText;
+  llvm::raw_string_ostream os(signatureText);
+  graphType.print(os);
+  rewriter.setInsertionPointToEnd(module.getBody());
+  addStringGlobal(rewriter, loc,
+                  ("kiln_" + graphFunc.getSymName() + "_signature").str(),
+                  signatureText);
+  addStringGlobal(rewriter, loc,
+                  ("kiln_" + graphFunc.getSymName() + "_device").str(),
+                  takesStream ? "cuda" : "cpu");
 
   // Only the entry points are exported; the rest may be inlined into them.
   auto internal = LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal);

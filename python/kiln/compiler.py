@@ -48,18 +48,22 @@ def _compiler_fingerprint(tool: Path) -> str:
 def compile_graph_text(
     text: str,
     *,
+    target: str = "cpu",
     options: Optional[Mapping[str, Any]] = None,
     cache_dir: Optional[Path] = None,
     tool_dir: Optional[Path] = None,
 ) -> Path:
-    """Compiles fx-dialect text into a shared object; returns its path.
+    """Compiles fx-dialect text into a shared object for `target` ("cpu" or
+    "cuda"); returns its path. `options` are the target pipeline's options.
 
     Raises KilnError with kiln-compile's diagnostics when compilation fails.
     """
+    if target not in ("cpu", "cuda"):
+        raise ValueError(f"unknown Kiln target '{target}' (expected 'cpu' or 'cuda')")
     tool = find_tool("kiln-compile", tool_dir)
     pipeline = _pipeline_options(options)
     key = hashlib.sha256(
-        "\0".join([text, pipeline, _compiler_fingerprint(tool)]).encode()
+        "\0".join([text, target, pipeline, _compiler_fingerprint(tool)]).encode()
     ).hexdigest()[:32]
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     artifact = cache / f"{key}.so"
@@ -71,7 +75,7 @@ def compile_graph_text(
         source = Path(work) / "graph.mlir"
         source.write_text(text)
         built = Path(work) / "graph.so"
-        command = [str(tool), str(source), "-o", str(built)]
+        command = [str(tool), str(source), f"--target={target}", "-o", str(built)]
         if pipeline:
             command.append(f"--pipeline-options={pipeline}")
         result = subprocess.run(command, capture_output=True, text=True, check=False)
@@ -118,25 +122,26 @@ def compile(
     """Compiles `fn` (a function or nn.Module) for inputs like `example_inputs`.
 
     The graph is captured with make_fx, imported into the fx dialect, compiled
-    for the CPU by kiln-compile and loaded. `options` are kiln-cpu-pipeline
-    options, e.g. ``{"openmp": False}``. Calling the result checks its inputs
-    against the shapes and dtypes it was compiled for and raises
-    kiln.runtime.GuardError on a mismatch.
+    by kiln-compile for `device` ("cpu", "cuda"; by default the inputs'
+    device) and loaded. `options` are the target pipeline's options, e.g.
+    ``{"openmp": False}`` on the CPU or ``{"block-size": 128}`` on the GPU.
+    Calling the result checks its inputs against the shapes, dtypes and device
+    it was compiled for and raises kiln.runtime.GuardError on a mismatch.
     """
     import torch
 
     from kiln.importer import capture, import_graph
 
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
-    target = device or (devices.pop() if len(devices) == 1 else "cpu")
-    if target != "cpu" or devices - {"cpu"}:
-        raise NotImplementedError(
-            f"Kiln compiles for the CPU only so far; got device '{target}'"
-        )
+    if len(devices) > 1:
+        raise ValueError(f"example inputs are on several devices: {sorted(devices)}")
+    target = torch.device(device).type if device else (devices.pop() if devices else "cpu")
+    if target not in ("cpu", "cuda"):
+        raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
     if dynamic:
         raise NotImplementedError("Kiln compiles static shapes only so far (dynamic=False)")
 
     gm = capture(fn, example_inputs)
     text = import_graph(gm, example_inputs)
-    path = compile_graph_text(text, options=options, cache_dir=cache_dir)
+    path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
     return CompiledFunction(Artifact(path), text, _returns_tuple(gm))

@@ -4,8 +4,9 @@ An artifact built from graph ``@g`` exports (see docs/ABI.md)::
 
     int32_t kiln_abi_version;
     const char kiln_g_signature[];      // "(tensor<?x64xf32>, ...) -> ..."
+    const char kiln_g_device[];         // "cpu" or "cuda"
     int32_t kiln_g_run(void *const *inputs, void *const *outputs,
-                       const int64_t *input_sizes);
+                       const int64_t *input_sizes, void *stream);
     int32_t kiln_g_result_sizes(const int64_t *input_sizes,
                                 int64_t *result_sizes);
 """
@@ -71,9 +72,8 @@ class Artifact:
         self._lib = ctypes.CDLL(str(self.path))
         try:
             version = ctypes.c_int32.in_dll(self._lib, "kiln_abi_version").value
-            text = ctypes.cast(
-                getattr(self._lib, f"kiln_{graph}_signature"), ctypes.c_char_p
-            ).value
+            text = self._string(f"kiln_{graph}_signature")
+            self.device = self._string(f"kiln_{graph}_device").decode()
             self._run = getattr(self._lib, f"kiln_{graph}_run")
             self._result_sizes = getattr(self._lib, f"kiln_{graph}_result_sizes")
         except (ValueError, AttributeError) as err:
@@ -83,12 +83,33 @@ class Artifact:
                 f"{self.path} has Kiln ABI version {version}; this runtime reads {ABI_VERSION}"
             )
         self.inputs, self.results = parse_signature(text.decode())
+        if self.device == "cuda":
+            self._take_error = self._lib.kiln_cuda_take_error
+            self._take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+            self._take_error.restype = ctypes.c_int
+            # Kernel modules load when the library does; report a failure now.
+            self._raise_cuda_error()
         pointers = ctypes.POINTER(ctypes.c_void_p)
         sizes = ctypes.POINTER(ctypes.c_int64)
-        self._run.argtypes = [pointers, pointers, sizes]
+        self._run.argtypes = [pointers, pointers, sizes, ctypes.c_void_p]
         self._run.restype = ctypes.c_int32
         self._result_sizes.argtypes = [sizes, sizes]
         self._result_sizes.restype = ctypes.c_int32
+
+    def _string(self, symbol: str) -> bytes:
+        return ctypes.cast(getattr(self._lib, symbol), ctypes.c_char_p).value
+
+    def _raise_cuda_error(self) -> None:
+        message = ctypes.create_string_buffer(1024)
+        if self._take_error(message, len(message)):
+            raise RuntimeError(f"Kiln CUDA runtime: {message.value.decode()}")
+
+    def _expected_device(self):
+        import torch
+
+        if self.device == "cuda":
+            return torch.device("cuda", torch.cuda.current_device())
+        return torch.device("cpu")
 
     def check_guards(self, tensors: Sequence) -> None:
         """Raises GuardError naming the first input that breaks an assumption."""
@@ -102,8 +123,11 @@ class Artifact:
                 raise GuardError(f"{where}: got {type(tensor).__name__}, not a tensor")
             if tensor.dtype != torch_dtype(spec.dtype):
                 raise GuardError(f"{where}: dtype is {tensor.dtype}")
-            if tensor.device.type != "cpu":
-                raise GuardError(f"{where}: tensor is on {tensor.device}, not the CPU")
+            if tensor.device != self._expected_device():
+                raise GuardError(
+                    f"{where}: tensor is on {tensor.device}, the graph runs on "
+                    f"{self._expected_device()}"
+                )
             if tensor.dim() != len(spec.shape):
                 raise GuardError(f"{where}: rank is {tensor.dim()}")
             for dim, (size, expected) in enumerate(zip(tensor.shape, spec.shape)):
@@ -129,14 +153,18 @@ class Artifact:
 
     def __call__(self, *tensors, out: Optional[Sequence] = None):
         """Runs the graph; returns its results as a list of new tensors (or
-        fills `out`, tensors of the right shapes and dtypes, and returns it)."""
+        fills `out`, tensors of the right shapes and dtypes, and returns it).
+
+        On the GPU the work is queued on PyTorch's current stream, as eager
+        ops are; nothing waits for it."""
         import torch
 
         self.check_guards(tensors)
         inputs = [t.contiguous() for t in tensors]
+        device = self._expected_device()
         if out is None:
             out = [
-                torch.empty(shape, dtype=torch_dtype(spec.dtype))
+                torch.empty(shape, dtype=torch_dtype(spec.dtype), device=device)
                 for shape, spec in zip(self.result_shapes(inputs), self.results)
             ]
         for tensor in out:
@@ -144,7 +172,10 @@ class Artifact:
                 raise GuardError("result buffers must be contiguous")
         in_ptrs = (ctypes.c_void_p * max(len(inputs), 1))(*[t.data_ptr() for t in inputs])
         out_ptrs = (ctypes.c_void_p * max(len(out), 1))(*[t.data_ptr() for t in out])
-        status = self._run(in_ptrs, out_ptrs, self._input_sizes(inputs))
+        stream = torch.cuda.current_stream().cuda_stream if self.device == "cuda" else None
+        status = self._run(in_ptrs, out_ptrs, self._input_sizes(inputs), stream)
         if status != 0:
             raise RuntimeError(f"kiln_{self.graph}_run failed with status {status}")
+        if self.device == "cuda":
+            self._raise_cuda_error()
         return list(out)

@@ -9,7 +9,7 @@
 // CHECK-SAME: llvm.linkage = #llvm.linkage<internal>
 
 // CHECK-LABEL: func.func @kiln_forward_run
-// CHECK-SAME: (%[[INS:.+]]: !llvm.ptr, %[[OUTS:.+]]: !llvm.ptr, %[[SIZES:.+]]: !llvm.ptr) -> i32
+// CHECK-SAME: (%[[INS:.+]]: !llvm.ptr, %[[OUTS:.+]]: !llvm.ptr, %[[SIZES:.+]]: !llvm.ptr, %{{.+}}: !llvm.ptr) -> i32
 // CHECK: %[[NP:.+]] = llvm.getelementptr %[[SIZES]][0] : (!llvm.ptr) -> !llvm.ptr, i64
 // CHECK: %[[N:.+]] = llvm.load %[[NP]] : !llvm.ptr -> i64
 // CHECK: %[[P0:.+]] = llvm.getelementptr %[[INS]][0]

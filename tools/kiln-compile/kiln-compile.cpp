@@ -3,7 +3,8 @@
 // Part of Kiln. Compiles an fx graph into a shared object exposing Kiln's C
 // entry points (docs/ABI.md), in one process up to the object file:
 //
-//   kiln-compile graph.mlir -o graph.so
+//   kiln-compile graph.mlir -o graph.so                 # for this CPU
+//   kiln-compile graph.mlir --target=cuda -o graph.so   # for NVIDIA GPUs
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,8 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include <cstdlib>
+#include <functional>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -31,6 +34,7 @@ namespace cl = llvm::cl;
 
 namespace {
 enum class EmitKind { SharedObject, Object, LLVMIR, MLIR };
+enum class Target { CPU, CUDA };
 
 cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input .mlir>"),
                                    cl::init("-"));
@@ -43,9 +47,20 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::LLVMIR, "llvm", "optimized LLVM IR"),
                clEnumValN(EmitKind::MLIR, "mlir",
                           "the module in the LLVM dialect")));
+cl::opt<Target> target(
+    "target", cl::desc("Where the graph runs"), cl::init(Target::CPU),
+    cl::values(clEnumValN(Target::CPU, "cpu", "x86 CPUs (kiln-cpu-pipeline)"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "NVIDIA GPUs (kiln-gpu-pipeline)")));
 cl::opt<std::string> pipelineOptions(
     "pipeline-options",
-    cl::desc("Options of kiln-cpu-pipeline, e.g. 'openmp=false inline=false'"),
+    cl::desc("Options of the target's pipeline, e.g. 'openmp=false' for the "
+             "CPU, 'chip=sm_80 block-size=128' for CUDA"),
+    cl::init(""));
+cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("CUDA toolkit whose ptxas builds kernels (default: $CUDA_ROOT, "
+             "$CUDA_HOME, $CUDA_PATH, then /usr/local/cuda)"),
     cl::init(""));
 cl::opt<std::string> cpu("mcpu", cl::desc("Target CPU (default: the host's)"),
                          cl::init("native"));
@@ -54,6 +69,44 @@ cl::opt<std::string> features("mattr", cl::desc("Extra LLVM target features"),
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                            cl::init(3), cl::Prefix);
 } // namespace
+
+/// Points the NVVM target's toolkit search (CUDA_ROOT first) at the toolkit
+/// to use: --cuda-path, else the environment's, else /usr/local/cuda.
+static void selectCUDAToolkit() {
+  if (!cudaPath.empty()) {
+    setenv("CUDA_ROOT", cudaPath.c_str(), /*overwrite=*/1);
+    return;
+  }
+  for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"}) {
+    if (getenv(variable))
+      return;
+  }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    setenv("CUDA_ROOT", "/usr/local/cuda", /*overwrite=*/0);
+}
+
+/// The shared libraries an artifact needs at run time, and where they are.
+static FailureOr<LinkOptions> getRuntimeLibraries(ModuleOp module, bool openmp,
+                                                  const char *argv0) {
+  LinkOptions link;
+  auto need = [&](StringRef library, StringRef fallbackDir) -> LogicalResult {
+    FailureOr<std::string> dir =
+        findRuntimeLibraryDir(argv0, library, fallbackDir);
+    if (failed(dir))
+      return module.emitError("the artifact needs ")
+             << library << ", found neither next to kiln-compile (../lib)"
+             << (fallbackDir.empty() ? "" : " nor in ") << fallbackDir;
+    if (!llvm::is_contained(link.libraryDirs, *dir))
+      link.libraryDirs.push_back(*dir);
+    link.libraries.push_back(library.str());
+    return success();
+  };
+  if (openmp && failed(need("libomp.so.5", "/usr/lib/llvm-22/lib")))
+    return failure();
+  if (target == Target::CUDA && failed(need("libkiln_cuda_runtime.so", "")))
+    return failure();
+  return link;
+}
 
 /// Emits the object code of `module` to a temporary file and links it.
 static LogicalResult buildSharedObject(ModuleOp module,
@@ -71,17 +124,11 @@ static LogicalResult buildSharedObject(ModuleOp module,
     if (failed(emitCPUCode(module, target, /*asObject=*/true, objectStream)))
       return failure();
   }
-  LinkOptions link;
-  if (openmp) {
-    FailureOr<std::string> ompDir = findOpenMPRuntimeDir(argv0);
-    if (failed(ompDir))
-      return module.emitError("OpenMP code needs libomp.so.5, found neither "
-                              "next to kiln-compile nor in LLVM 22");
-    link.libraryDirs.push_back(*ompDir);
-    link.libraries.push_back("libomp.so.5");
-  }
+  FailureOr<LinkOptions> link = getRuntimeLibraries(module, openmp, argv0);
+  if (failed(link))
+    return failure();
   std::string error;
-  if (failed(linkSharedObject(objectPath, outputFilename, link, error)))
+  if (failed(linkSharedObject(objectPath, outputFilename, *link, error)))
     return module.emitError(error);
   return success();
 }
@@ -94,9 +141,28 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln compiler: fx graph -> shared object\n");
 
-  std::unique_ptr<CPUPipelineOptions> options =
-      CPUPipelineOptions::createFromString(pipelineOptions);
-  if (!options) {
+  // The pipeline of the target, configured by --pipeline-options.
+  std::function<void(OpPassManager &)> buildPipeline;
+  bool openmp = false;
+  if (target == Target::CPU) {
+    std::unique_ptr<CPUPipelineOptions> options =
+        CPUPipelineOptions::createFromString(pipelineOptions);
+    if (options) {
+      openmp = options->openmp;
+      buildPipeline =
+          [opts = std::shared_ptr<CPUPipelineOptions>(std::move(options))](
+              OpPassManager &pm) { buildCPUPipeline(pm, *opts); };
+    }
+  } else {
+    std::unique_ptr<GPUPipelineOptions> options =
+        GPUPipelineOptions::createFromString(pipelineOptions);
+    if (options) {
+      buildPipeline =
+          [opts = std::shared_ptr<GPUPipelineOptions>(std::move(options))](
+              OpPassManager &pm) { buildGPUPipeline(pm, *opts); };
+    }
+  }
+  if (!buildPipeline) {
     llvm::errs() << "kiln-compile: invalid --pipeline-options '"
                  << pipelineOptions << "'\n";
     return 1;
@@ -104,7 +170,7 @@ int main(int argc, char **argv) {
 
   DialectRegistry registry;
   registerAllKilnDialects(registry);
-  registerCPUTranslations(registry);
+  registerAllKilnTranslations(registry);
   MLIRContext context(registry);
 
   std::string errorMessage;
@@ -121,19 +187,23 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  if (target == Target::CUDA)
+    selectCUDAToolkit();
+
   PassManager pm(&context);
   if (failed(applyPassManagerCLOptions(pm)))
     return 1;
-  buildCPUPipeline(pm, *options);
+  buildPipeline(pm);
   if (failed(pm.run(*module)))
     return 1;
 
-  CPUTargetOptions target;
-  target.cpu = cpu;
-  target.features = features;
-  target.optLevel = optLevel;
+  // Host code, and all of a CPU graph, is compiled for this machine's CPU.
+  CPUTargetOptions cpuTarget;
+  cpuTarget.cpu = cpu;
+  cpuTarget.features = features;
+  cpuTarget.optLevel = optLevel;
   if (emitKind == EmitKind::SharedObject)
-    return failed(buildSharedObject(*module, target, options->openmp, argv[0]));
+    return failed(buildSharedObject(*module, cpuTarget, openmp, argv[0]));
 
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);
@@ -143,8 +213,8 @@ int main(int argc, char **argv) {
   }
   if (emitKind == EmitKind::MLIR) {
     module->print(output->os());
-  } else if (failed(emitCPUCode(*module, target, emitKind == EmitKind::Object,
-                                output->os()))) {
+  } else if (failed(emitCPUCode(*module, cpuTarget,
+                                emitKind == EmitKind::Object, output->os()))) {
     return 1;
   }
   output->keep();

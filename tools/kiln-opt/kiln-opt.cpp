@@ -12,6 +12,8 @@
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mlir::kiln::registerAllKilnDialects(registry);
+  // gpu-module-to-binary translates kernels to LLVM IR.
+  mlir::kiln::registerAllKilnTranslations(registry);
   mlir::kiln::registerAllKilnPasses();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));

@@ -8,6 +8,7 @@
 #define KILN_CONVERSION_PASSES_H
 
 #include "kiln/Conversion/FXToLoop/FXToLoop.h"
+#include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
 #include "kiln/Conversion/LoopToSCF/LoopToSCF.h"
 #include "mlir/Pass/Pass.h"
 

@@ -110,4 +110,44 @@ def ConvertLoopToSCFPass : Pass<"kiln-loop-to-scf", "::mlir::ModuleOp"> {
   ];
 }
 
+def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
+  let summary = "Bufferizes lowered graphs into GPU kernels on a caller's stream";
+  let description = [{
+    Like `kiln-loop-to-scf`, replaces each lowered `fx.graph` with a
+    destination-passing `func.func` over memrefs (and its `_result_sizes`
+    companion), for NVIDIA GPUs: the function takes one more argument, the
+    CUDA stream to run on (`!llvm.ptr`), and every node becomes a `gpu.launch`
+    over its index space flattened to one dimension: `block-size` threads per
+    block, one element per thread, the indices recovered by division.
+    Temporaries and copies are `gpu.alloc`/`gpu.dealloc`/`gpu.memcpy`. All of
+    them are asynchronous and ordered on the caller's stream: the stream is
+    the async token they depend on, so nothing synchronizes the host.
+
+    ```mlir
+    func.func @f(%x: memref<?x4xf32>, %out: memref<?x4xf32>, %stream: !llvm.ptr)
+        attributes {kiln.graph, kiln.signature = (tensor<?x4xf32>) -> tensor<?x4xf32>} {
+      %token = builtin.unrealized_conversion_cast %stream : !llvm.ptr to !gpu.async.token
+      %done = gpu.launch async [%token] blocks(...) in (%grid, %c1, %c1)
+                                        threads(...) in (%c256, %c1, %c1) {
+        ... if the flat index is in bounds: load, compute, store ...
+        gpu.terminator
+      }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::func::FuncDialect",
+    "::mlir::gpu::GPUDialect",
+    "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::LLVM::LLVMDialect",
+  ];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block of each kernel">,
+  ];
+}
+
 #endif // KILN_CONVERSION_PASSES_TD

@@ -49,6 +49,33 @@ struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
       llvm::cl::init(true)};
 };
 
+struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
+  PassOptions::Option<bool> computeInF32{
+      *this, "compute-in-f32",
+      llvm::cl::desc("Compute f16 and bf16 elementwise math in f32"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> inlinePointwise{
+      *this, "inline",
+      llvm::cl::desc("Inline pointwise producers into their readers"),
+      llvm::cl::init(true)};
+  PassOptions::Option<int64_t> blockSize{
+      *this, "block-size", llvm::cl::desc("Threads per block of each kernel"),
+      llvm::cl::init(256)};
+  PassOptions::Option<std::string> chip{
+      *this, "chip", llvm::cl::desc("GPU architecture to compile for"),
+      llvm::cl::init("sm_90a")};
+  PassOptions::Option<std::string> features{*this, "features",
+                                            llvm::cl::desc("PTX features"),
+                                            llvm::cl::init("+ptx80")};
+  PassOptions::Option<int> optLevel{
+      *this, "opt-level", llvm::cl::desc("Optimization level of the kernels"),
+      llvm::cl::init(3)};
+  PassOptions::Option<std::string> binaryFormat{
+      *this, "format",
+      llvm::cl::desc("Kernel binary format: fatbin, bin (cubin), isa (PTX)"),
+      llvm::cl::init("fatbin")};
+};
+
 /// fx graphs -> loop nodes, with pointwise producers inlined: the graph-level
 /// half of Kiln's compiler. Runs on a module of fx.graph ops.
 void buildLowerToLoopPipeline(OpPassManager &pm,
@@ -62,6 +89,11 @@ void buildLoopToLLVMCPUPipeline(OpPassManager &pm,
 /// fx graphs -> LLVM dialect for x86 CPUs: the whole CPU compiler up to LLVM
 /// IR translation.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// fx graphs -> LLVM dialect host code with embedded NVIDIA GPU kernels: the
+/// whole GPU compiler up to LLVM IR translation. Kernel binaries are built by
+/// the CUDA toolkit's ptxas.
+void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
 
 /// Registers Kiln's pipelines with the global pipeline registry.
 void registerKilnPipelines();

@@ -1,20 +1,20 @@
 //===- LoopToSCF.cpp - Bufferizing graphs into SCF loops ------------------===//
 //
-// Part of Kiln. A lowered graph becomes a function over memrefs: each loop
-// node becomes a loop nest that stores its elements into a buffer.
+// Part of Kiln. The CPU's way to bufferize a graph: each loop node becomes an
+// scf.parallel (or scf.for) nest, temporaries are memref.alloc'd.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/LoopToSCF/LoopToSCF.h"
 #include "kiln/Conversion/Passes.h"
 
+#include "kiln/Conversion/Bufferization/GraphBufferization.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -26,243 +26,48 @@ namespace mlir::kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-/// The buffer type of a tensor: same shape, signless elements.
-static MemRefType getBufferType(Type tensorType) {
-  auto tensor = cast<RankedTensorType>(tensorType);
-  return MemRefType::get(tensor.getShape(),
-                         loop::getScalarType(tensor.getElementType()));
-}
-
-/// Whether `op` is a scalar or size computation that the buffer form keeps as
-/// it is (constants, index arithmetic outside nodes).
-static bool isScalarOp(Operation *op) {
-  if (op->getNumRegions() != 0 || !isPure(op))
-    return false;
-  return llvm::all_of(op->getResultTypes(),
-                      [](Type type) { return type.isIntOrIndexOrFloat(); });
-}
-
-/// The sizes of `node`'s index space, all as index values of `mapping`.
-static SmallVector<Value> getIterationSizes(OpBuilder &b, Location loc,
-                                            loop::PointwiseOp node,
-                                            IRMapping &mapping) {
-  SmallVector<Value> sizes;
-  RankedTensorType type = node.getResultType();
-  unsigned nextDynamic = 0;
-  for (int64_t size : type.getShape()) {
-    if (ShapedType::isDynamic(size))
-      sizes.push_back(mapping.lookup(node.getDynamicSizes()[nextDynamic++]));
-    else
-      sizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
-  }
-  return sizes;
-}
-
-/// Emits the loop nest of `node` storing into `dest`; `mapping` maps tensors
-/// to their buffers and outer scalars to their values.
-static void emitNodeLoops(OpBuilder &b, loop::PointwiseOp node, Value dest,
-                          IRMapping &mapping, const LoopToSCFOptions &options) {
+/// Emits the loop nest of `node` storing into `dest`.
+static void emitSCFLoops(OpBuilder &b, loop::PointwiseOp node, Value dest,
+                         IRMapping &mapping, bool parallel) {
   Location loc = node.getLoc();
-  SmallVector<Value> upperBounds = getIterationSizes(b, loc, node, mapping);
-  auto emitBody = [&](OpBuilder &nested, ValueRange ivs) {
-    IRMapping bodyMapping = mapping;
-    bodyMapping.map(node.getInductionVars(), ivs);
-    for (Operation &op : node.getBody().front()) {
-      if (auto load = dyn_cast<loop::LoadOp>(op)) {
-        SmallVector<Value> indices = llvm::map_to_vector(
-            load.getIndices(), [&](Value v) { return bodyMapping.lookup(v); });
-        Value value = memref::LoadOp::create(
-            nested, load.getLoc(), bodyMapping.lookup(load.getSource()),
-            indices);
-        bodyMapping.map(load.getResult(), value);
-      } else if (auto yield = dyn_cast<loop::YieldOp>(op)) {
-        memref::StoreOp::create(nested, yield.getLoc(),
-                                bodyMapping.lookup(yield.getValue()), dest,
-                                ivs);
-      } else {
-        nested.clone(op, bodyMapping);
-      }
-    }
-  };
-
+  SmallVector<Value> upperBounds = getNodeSizes(b, loc, node, mapping);
   if (upperBounds.empty()) {
-    emitBody(b, {});
+    emitNodeBody(b, node, dest, mapping, {});
     return;
   }
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> lowerBounds(upperBounds.size(), zero);
   SmallVector<Value> steps(upperBounds.size(), one);
-  if (options.parallel) {
-    scf::ParallelOp::create(b, loc, lowerBounds, upperBounds, steps,
-                            [&](OpBuilder &nested, Location, ValueRange ivs) {
-                              emitBody(nested, ivs);
-                            });
-    return;
-  }
-  scf::buildLoopNest(b, loc, lowerBounds, upperBounds, steps,
-                     [&](OpBuilder &nested, Location, ValueRange ivs) {
-                       emitBody(nested, ivs);
-                     });
+  auto body = [&](OpBuilder &nested, Location, ValueRange ivs) {
+    emitNodeBody(nested, node, dest, mapping, ivs);
+  };
+  if (parallel)
+    scf::ParallelOp::create(b, loc, lowerBounds, upperBounds, steps, body);
+  else
+    scf::buildLoopNest(b, loc, lowerBounds, upperBounds, steps, body);
 }
 
-/// Clones the graph's size computations into a function that returns the
-/// dynamic sizes of every result, in order.
-static void buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
-  Location loc = graph.getLoc();
-  auto outputOp = cast<fx::OutputOp>(graph.getBody().front().getTerminator());
-  SmallVector<Type> inputTypes =
-      llvm::map_to_vector(graph.getArgumentTypes(),
-                          [](Type t) -> Type { return getBufferType(t); });
-  unsigned numDynamic = 0;
-  for (Type type : graph.getResultTypes())
-    numDynamic += cast<RankedTensorType>(type).getNumDynamicDims();
-  SmallVector<Type> resultTypes(numDynamic, b.getIndexType());
-
-  auto func = func::FuncOp::create(
-      b, loc, (graph.getSymName() + kResultSizesSuffix).str(),
-      b.getFunctionType(inputTypes, resultTypes));
-  Block *entry = func.addEntryBlock();
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(entry);
-
-  IRMapping mapping;
-  mapping.map(graph.getArguments(), entry->getArguments());
-  // Every size a node uses is computed outside nodes from the inputs, so
-  // cloning the scalar ops (and reading input sizes) reproduces them.
-  for (Operation &op : graph.getBody().front().without_terminator()) {
-    if (auto dim = dyn_cast<tensor::DimOp>(op)) {
-      // Sizes of inputs are read from their buffers; sizes of nodes are the
-      // nodes' own size operands (canonicalization usually folds these).
-      std::optional<int64_t> index = dim.getConstantIndex();
-      auto node = dim.getSource().getDefiningOp<loop::PointwiseOp>();
-      if (node && index) {
-        mapping.map(
-            dim.getResult(),
-            mapping.lookup(
-                node.getDynamicSizes()[node.getResultType().getDynamicDimIndex(
-                    *index)]));
-      } else if (isa<BlockArgument>(dim.getSource())) {
-        mapping.map(dim.getResult(),
-                    memref::DimOp::create(b, dim.getLoc(),
-                                          mapping.lookup(dim.getSource()),
-                                          mapping.lookup(dim.getIndex())));
-      }
-    } else if (isScalarOp(&op)) {
-      b.clone(op, mapping);
-    }
-  }
-  SmallVector<Value> sizes;
-  for (Value result : outputOp.getResults()) {
-    auto type = cast<RankedTensorType>(result.getType());
-    for (int64_t dim = 0; dim < type.getRank(); ++dim) {
-      if (!type.isDynamicDim(dim))
-        continue;
-      if (auto node = result.getDefiningOp<loop::PointwiseOp>()) {
-        sizes.push_back(mapping.lookup(
-            node.getDynamicSizes()[type.getDynamicDimIndex(dim)]));
-      } else {
-        Value index = arith::ConstantIndexOp::create(b, loc, dim);
-        sizes.push_back(
-            memref::DimOp::create(b, loc, mapping.lookup(result), index));
-      }
-    }
-  }
-  func::ReturnOp::create(b, loc, sizes);
-}
-
-FailureOr<func::FuncOp>
-mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
-                           const LoopToSCFOptions &options) {
-  Block &body = graph.getBody().front();
-  for (Operation &op : body.without_terminator()) {
-    if (isa<loop::PointwiseOp, tensor::DimOp>(op) || isScalarOp(&op))
-      continue;
-    return op.emitError("kiln-loop-to-scf: '")
-           << op.getName()
-           << "' has no buffer form; lower the graph to loop nodes first";
-  }
-  for (Type type : graph.getArgumentTypes()) {
-    if (isa<ComplexType>(cast<RankedTensorType>(type).getElementType()))
-      return graph.emitError("kiln-loop-to-scf: complex tensors are not "
-                             "supported yet");
-  }
-
-  Location loc = graph.getLoc();
-  auto outputOp = cast<fx::OutputOp>(body.getTerminator());
-  SmallVector<Type> argTypes;
-  for (Type type : graph.getArgumentTypes())
-    argTypes.push_back(getBufferType(type));
-  for (Type type : graph.getResultTypes())
-    argTypes.push_back(getBufferType(type));
-
-  OpBuilder::InsertionGuard guard(rewriter);
-  rewriter.setInsertionPoint(graph);
-  auto func = func::FuncOp::create(rewriter, loc, graph.getSymName(),
-                                   rewriter.getFunctionType(argTypes, {}));
-  func->setAttr(kGraphFuncAttrName, rewriter.getUnitAttr());
-  func->setAttr(kGraphSignatureAttrName,
-                TypeAttr::get(graph.getFunctionType()));
-  Block *entry = func.addEntryBlock();
-  unsigned numInputs = graph.getNumArguments();
-  ValueRange resultBuffers = entry->getArguments().drop_front(numInputs);
-
-  // A node the graph returns stores straight into the caller's buffer; the
-  // first result it provides wins, later ones are copies.
-  DenseMap<Operation *, Value> destinations;
-  for (auto [result, buffer] :
-       llvm::zip(outputOp.getResults(), resultBuffers)) {
-    if (auto node = result.getDefiningOp<loop::PointwiseOp>())
-      destinations.try_emplace(node, buffer);
-  }
-
-  IRMapping mapping;
-  mapping.map(graph.getArguments(),
-              entry->getArguments().take_front(numInputs));
-  rewriter.setInsertionPointToStart(entry);
-  SmallVector<Value> temporaries;
-  for (Operation &op : body.without_terminator()) {
-    if (auto dim = dyn_cast<tensor::DimOp>(op)) {
-      mapping.map(dim.getResult(),
-                  memref::DimOp::create(rewriter, dim.getLoc(),
-                                        mapping.lookup(dim.getSource()),
-                                        mapping.lookup(dim.getIndex())));
-      continue;
-    }
-    auto node = dyn_cast<loop::PointwiseOp>(op);
-    if (!node) {
-      rewriter.clone(op, mapping);
-      continue;
-    }
-    Value dest = destinations.lookup(node);
-    if (!dest) {
-      SmallVector<Value> dynamicSizes = llvm::map_to_vector(
-          node.getDynamicSizes(), [&](Value v) { return mapping.lookup(v); });
-      dest = memref::AllocOp::create(rewriter, node.getLoc(),
-                                     getBufferType(node.getResultType()),
-                                     dynamicSizes);
-      temporaries.push_back(dest);
-    }
-    emitNodeLoops(rewriter, node, dest, mapping, options);
-    mapping.map(node.getResult(), dest);
-  }
-
-  // Results that no node stored directly: graph inputs returned as they are,
-  // and values returned more than once.
-  for (auto [result, buffer] :
-       llvm::zip(outputOp.getResults(), resultBuffers)) {
-    Value source = mapping.lookup(result);
-    if (source != buffer)
-      memref::CopyOp::create(rewriter, loc, source, buffer);
-  }
-  for (Value temporary : temporaries)
-    memref::DeallocOp::create(rewriter, loc, temporary);
-  func::ReturnOp::create(rewriter, loc);
-
-  rewriter.setInsertionPoint(graph);
-  buildResultSizesFunc(rewriter, graph);
-  rewriter.eraseOp(graph);
-  return func;
+GraphBufferizationTarget
+mlir::kiln::getSCFBufferizationTarget(const LoopToSCFOptions &options) {
+  GraphBufferizationTarget target;
+  bool parallel = options.parallel;
+  target.emitNode = [parallel](OpBuilder &b, loop::PointwiseOp node, Value dest,
+                               IRMapping &mapping, ValueRange) {
+    emitSCFLoops(b, node, dest, mapping, parallel);
+  };
+  target.allocate = [](OpBuilder &b, Location loc, MemRefType type,
+                       ValueRange dynamicSizes, ValueRange) -> Value {
+    return memref::AllocOp::create(b, loc, type, dynamicSizes);
+  };
+  target.deallocate = [](OpBuilder &b, Location loc, Value buffer, ValueRange) {
+    memref::DeallocOp::create(b, loc, buffer);
+  };
+  target.copy = [](OpBuilder &b, Location loc, Value source, Value dest,
+                   ValueRange) {
+    memref::CopyOp::create(b, loc, source, dest);
+  };
+  return target;
 }
 
 namespace {
@@ -273,10 +78,11 @@ struct ConvertLoopToSCFPass
   void runOnOperation() override {
     LoopToSCFOptions options;
     options.parallel = parallel;
+    GraphBufferizationTarget target = getSCFBufferizationTarget(options);
     IRRewriter rewriter(&getContext());
     SmallVector<fx::GraphOp> graphs(getOperation().getOps<fx::GraphOp>());
     for (fx::GraphOp graph : graphs) {
-      if (failed(bufferizeGraph(rewriter, graph, options)))
+      if (failed(bufferizeGraph(rewriter, graph, target)))
         return signalPassFailure();
     }
   }

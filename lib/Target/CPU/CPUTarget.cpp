@@ -8,10 +8,6 @@
 
 #include "mlir/ExecutionEngine/OptUtils.h"
 #include "mlir/IR/BuiltinOps.h"
-#include "mlir/IR/DialectRegistry.h"
-#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
-#include "mlir/Target/LLVMIR/Dialect/OpenMP/OpenMPToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
@@ -25,12 +21,6 @@
 
 using namespace mlir;
 using namespace mlir::kiln;
-
-void mlir::kiln::registerCPUTranslations(DialectRegistry &registry) {
-  registerBuiltinDialectTranslation(registry);
-  registerLLVMDialectTranslation(registry);
-  registerOpenMPDialectTranslation(registry);
-}
 
 /// The host's features as an LLVM feature string ("+avx2,-avx512f,...").
 static std::string getHostFeatures() {
@@ -64,8 +54,12 @@ createTargetMachine(const CPUTargetOptions &options, Location loc) {
   auto level = options.optLevel >= 3   ? llvm::CodeGenOptLevel::Aggressive
                : options.optLevel == 0 ? llvm::CodeGenOptLevel::None
                                        : llvm::CodeGenOptLevel::Default;
+  llvm::TargetOptions targetOptions;
+  // Constructors (GPU artifacts load their kernels in one) must go to
+  // .init_array: the dynamic loader does not run the legacy .ctors section.
+  targetOptions.UseInitArray = true;
   std::unique_ptr<llvm::TargetMachine> machine(
-      target->createTargetMachine(triple, cpu, features, llvm::TargetOptions(),
+      target->createTargetMachine(triple, cpu, features, targetOptions,
                                   llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
     emitError(loc) << "cannot create an LLVM target machine for CPU '" << cpu

@@ -57,25 +57,28 @@ LogicalResult mlir::kiln::linkSharedObject(StringRef objectPath,
   return success();
 }
 
-FailureOr<std::string> mlir::kiln::findOpenMPRuntimeDir(const char *argv0) {
+FailureOr<std::string>
+mlir::kiln::findRuntimeLibraryDir(const char *argv0, StringRef fileName,
+                                  StringRef fallbackDir) {
   SmallVector<std::string> candidates;
   std::string tool = llvm::sys::fs::getMainExecutable(
-      argv0, reinterpret_cast<void *>(&findOpenMPRuntimeDir));
+      argv0, reinterpret_cast<void *>(&findRuntimeLibraryDir));
   if (!tool.empty()) {
-    SmallString<256> bundled(llvm::sys::path::parent_path(tool));
-    llvm::sys::path::append(bundled, "..", "lib");
-    candidates.push_back(std::string(bundled));
+    SmallString<256> besideTool(llvm::sys::path::parent_path(tool));
+    llvm::sys::path::append(besideTool, "..", "lib");
+    candidates.push_back(std::string(besideTool));
   }
-  candidates.push_back("/usr/lib/llvm-22/lib");
+  if (!fallbackDir.empty())
+    candidates.push_back(fallbackDir.str());
   for (const std::string &dir : candidates) {
     SmallString<256> path(dir);
-    llvm::sys::path::append(path, "libomp.so.5");
-    if (llvm::sys::fs::exists(path)) {
-      SmallString<256> real;
-      if (!llvm::sys::fs::real_path(dir, real))
-        return std::string(real);
-      return dir;
-    }
+    llvm::sys::path::append(path, fileName);
+    if (!llvm::sys::fs::exists(path))
+      continue;
+    SmallString<256> real;
+    if (!llvm::sys::fs::real_path(dir, real))
+      return std::string(real);
+    return dir;
   }
   return failure();
 }

@@ -10,6 +10,7 @@
 
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 #include <string>
 
 namespace llvm {
@@ -17,7 +18,6 @@ class raw_pwrite_stream;
 } // namespace llvm
 
 namespace mlir {
-class DialectRegistry;
 class ModuleOp;
 namespace kiln {
 
@@ -29,9 +29,6 @@ struct CPUTargetOptions {
   /// LLVM optimization level, 0-3.
   unsigned optLevel = 3;
 };
-
-/// Registers the LLVM IR translations of the dialects in CPU modules.
-void registerCPUTranslations(DialectRegistry &registry);
 
 /// Translates `module`, which must be fully in the LLVM dialect, to LLVM IR,
 /// optimizes it and writes it to `os` as an object file (`asObject`) or as
@@ -53,9 +50,12 @@ struct LinkOptions {
 LogicalResult linkSharedObject(StringRef objectPath, StringRef outputPath,
                                const LinkOptions &options, std::string &error);
 
-/// Finds LLVM's OpenMP runtime (libomp.so.5) next to the running tool (as in
-/// Kiln's bundle: bin/../lib) or in LLVM 22's install. Returns its directory.
-FailureOr<std::string> findOpenMPRuntimeDir(const char *argv0);
+/// Finds the shared library `fileName` that artifacts need at run time: next
+/// to the running tool (bin/../lib, as in Kiln's build tree and bundle), else
+/// in `fallbackDir`. Returns its directory.
+FailureOr<std::string> findRuntimeLibraryDir(const char *argv0,
+                                             StringRef fileName,
+                                             StringRef fallbackDir = "");
 
 } // namespace kiln
 } // namespace mlir

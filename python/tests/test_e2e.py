@@ -1,8 +1,9 @@
-"""End to end on the CPU: PyTorch function -> Kiln artifact -> same answer.
+"""End to end: PyTorch function -> Kiln artifact -> the same answer as eager.
 
 Every case compiles a function, runs it on fresh random inputs (not the
 example inputs, never zeros) into result buffers poisoned beforehand, and
-compares with eager PyTorch under a tolerance for the dtype.
+compares with eager PyTorch under a tolerance for the dtype. Cases run on the
+CPU, and on the GPU where there is one.
 """
 
 import pytest
@@ -33,14 +34,25 @@ def upcast(tensor):
     return tensor.float() if tensor.dtype in LOW_PRECISION else tensor
 
 
-def fresh(shape, dtype, generator):
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no GPU on this machine"))]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+def fresh(shape, dtype, generator, device="cpu"):
     """Random inputs for `dtype`: normal floats, integers in [-50, 50], bools."""
     if dtype.is_floating_point:
-        return torch.randn(shape, generator=generator).to(dtype)
-    if dtype == torch.bool:
-        return torch.randint(0, 2, shape, generator=generator).bool()
-    low = 0 if dtype == torch.uint8 else -50
-    return torch.randint(low, 50, shape, generator=generator).to(dtype)
+        value = torch.randn(shape, generator=generator).to(dtype)
+    elif dtype == torch.bool:
+        value = torch.randint(0, 2, shape, generator=generator).bool()
+    else:
+        low = 0 if dtype == torch.uint8 else -50
+        value = torch.randint(low, 50, shape, generator=generator).to(dtype)
+    return value.to(device)
 
 
 def poisoned_like(tensor):
@@ -52,15 +64,17 @@ def poisoned_like(tensor):
     return torch.full_like(tensor, 123)
 
 
-def check(fn, shapes_dtypes, *, options=None, tmp_path):
+def check(fn, shapes_dtypes, *, device="cpu", options=None, tmp_path):
     generator = torch.Generator().manual_seed(0)
-    example = [fresh(s, d, generator) for s, d in shapes_dtypes]
+    example = [fresh(s, d, generator, device) for s, d in shapes_dtypes]
     compiled = kiln.compile(fn, example, options=options, cache_dir=tmp_path)
-    inputs = [fresh(s, d, generator) for s, d in shapes_dtypes]
+    inputs = [fresh(s, d, generator, device) for s, d in shapes_dtypes]
     expected = fn(*inputs)
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
     out = [poisoned_like(e) for e in expected]
     results = compiled.artifact(*inputs, out=out)
+    if device == "cuda":
+        torch.cuda.synchronize()
     as_f32 = fn(*[upcast(t) for t in inputs])
     as_f32 = list(as_f32) if isinstance(as_f32, (tuple, list)) else [as_f32]
     for got, want, want_f32 in zip(results, expected, as_f32):
@@ -79,85 +93,86 @@ def check(fn, shapes_dtypes, *, options=None, tmp_path):
 F32 = torch.float32
 
 
-def test_bias_relu_scale(tmp_path):
+def test_bias_relu_scale(device, tmp_path):
     check(lambda x, b, s: torch.relu(x + b) * s - x,
-          [((37, 64), F32), ((64,), F32), ((37, 1), F32)], tmp_path=tmp_path)
+          [((37, 64), F32), ((64,), F32), ((37, 1), F32)], device=device, tmp_path=tmp_path)
 
 
-def test_single_op(tmp_path):
-    check(lambda x: torch.neg(x), [((1000,), F32)], tmp_path=tmp_path)
+def test_single_op(device, tmp_path):
+    check(lambda x: torch.neg(x), [((1000,), F32)], device=device, tmp_path=tmp_path)
 
 
-def test_broadcast_leading_and_unit_dims(tmp_path):
-    check(lambda a, b: a * b, [((4, 1, 3), F32), ((5, 1), F32)], tmp_path=tmp_path)
+def test_broadcast_leading_and_unit_dims(device, tmp_path):
+    check(lambda a, b: a * b, [((4, 1, 3), F32), ((5, 1), F32)], device=device, tmp_path=tmp_path)
 
 
-def test_rank0_operand(tmp_path):
-    check(lambda a, b: a - b, [((3, 7), F32), ((), F32)], tmp_path=tmp_path)
+def test_rank0_operand(device, tmp_path):
+    check(lambda a, b: a - b, [((3, 7), F32), ((), F32)], device=device, tmp_path=tmp_path)
 
 
-def test_alpha(tmp_path):
+def test_alpha(device, tmp_path):
     check(lambda a, b: torch.sub(torch.add(a, b, alpha=2.5), b, alpha=0.5),
-          [((16, 16), F32), ((16, 16), F32)], tmp_path=tmp_path)
+          [((16, 16), F32), ((16, 16), F32)], device=device, tmp_path=tmp_path)
 
 
-def test_multiple_outputs_and_shared_producer(tmp_path):
+def test_multiple_outputs_and_shared_producer(device, tmp_path):
     def fn(x, y):
         t = x * y
         return t + x, torch.relu(t), t
 
-    check(fn, [((8, 32), F32), ((8, 32), F32)], tmp_path=tmp_path)
+    check(fn, [((8, 32), F32), ((8, 32), F32)], device=device, tmp_path=tmp_path)
 
 
-def test_returns_an_input(tmp_path):
-    check(lambda x, y: (x + y, x), [((5, 5), F32), ((5, 5), F32)], tmp_path=tmp_path)
+def test_returns_an_input(device, tmp_path):
+    check(lambda x, y: (x + y, x), [((5, 5), F32), ((5, 5), F32)], device=device, tmp_path=tmp_path)
 
 
 def test_serial_loops(tmp_path):
+    device = "cpu"
     check(lambda x, y: torch.relu(x) * y, [((33, 17), F32), ((33, 17), F32)],
-          options={"openmp": False}, tmp_path=tmp_path)
+          options={"openmp": False}, device=device, tmp_path=tmp_path)
 
 
-def test_without_inlining(tmp_path):
+def test_without_inlining(device, tmp_path):
     check(lambda x, y: torch.relu(x + y) - y, [((9, 9), F32), ((9,), F32)],
-          options={"inline": False}, tmp_path=tmp_path)
+          options={"inline": False}, device=device, tmp_path=tmp_path)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float16, torch.bfloat16])
-def test_float_dtypes(dtype, tmp_path):
+def test_float_dtypes(dtype, device, tmp_path):
     check(lambda x, y: -(x * y + x) - y, [((64, 64), dtype), ((64,), dtype)],
-          tmp_path=tmp_path)
+          device=device, tmp_path=tmp_path)
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.bfloat16])
-def test_relu_float_dtypes(dtype, tmp_path):
+def test_relu_float_dtypes(dtype, device, tmp_path):
     # PyTorch 1.13 has no CPU relu for float16.
     check(lambda x, y: torch.relu(x * y + x) - y, [((64, 64), dtype), ((64,), dtype)],
-          tmp_path=tmp_path)
+          device=device, tmp_path=tmp_path)
 
 
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
-def test_integer_dtypes(dtype, tmp_path):
+def test_integer_dtypes(dtype, device, tmp_path):
     check(lambda x, y: torch.relu(x * y - x), [((10, 12), dtype), ((12,), dtype)],
-          tmp_path=tmp_path)
+          device=device, tmp_path=tmp_path)
 
 
-def test_integer_alpha_and_neg(tmp_path):
+def test_integer_alpha_and_neg(device, tmp_path):
     check(lambda x, y: torch.neg(torch.add(x, y, alpha=3)),
-          [((20,), torch.int32), ((20,), torch.int32)], tmp_path=tmp_path)
+          [((20,), torch.int32), ((20,), torch.int32)], device=device, tmp_path=tmp_path)
 
 
-def test_bool_logic(tmp_path):
+def test_bool_logic(device, tmp_path):
     check(lambda p, q: (p + q, p * q), [((40,), torch.bool), ((40,), torch.bool)],
-          tmp_path=tmp_path)
+          device=device, tmp_path=tmp_path)
 
 
-def test_type_promotion(tmp_path):
+def test_type_promotion(device, tmp_path):
     def fn(i, h, u, p, x):
         return i * h, u + i, p * x
 
     check(fn, [((6,), torch.int32), ((6,), torch.float16), ((6,), torch.uint8),
-               ((6,), torch.bool), ((6,), F32)], tmp_path=tmp_path)
+               ((6,), torch.bool), ((6,), F32)], device=device, tmp_path=tmp_path)
 
 
 def test_nan_propagates_through_relu(tmp_path):
@@ -209,6 +224,30 @@ def test_compile_error_is_reported(tmp_path):
     assert info.value.diagnostics[0].line == 2
 
 
-def test_gpu_inputs_are_refused():
-    with pytest.raises(NotImplementedError, match="CPU only"):
-        kiln.compile(lambda x: x, [torch.randn(2)], device="cuda")
+def test_unknown_devices_are_refused():
+    with pytest.raises(NotImplementedError, match="not 'meta'"):
+        kiln.compile(lambda x: x, [torch.randn(2)], device="meta")
+
+
+def test_gpu_block_size_option(tmp_path):
+    if not torch.cuda.is_available():
+        pytest.skip("no GPU on this machine")
+    device = "cuda"
+    compiled = check(lambda x, y: torch.relu(x) * y, [((33, 17), F32), ((33, 17), F32)],
+                     options={"block-size": 64}, device=device, tmp_path=tmp_path)
+    with pytest.raises(GuardError, match="input 0 .*tensor is on cpu, the graph runs on cuda"):
+        compiled(torch.randn(33, 17), torch.randn(33, 17, device="cuda"))
+
+
+def test_gpu_artifact_needs_a_gpu_to_run(tmp_path):
+    """A GPU artifact loads anywhere; without a GPU it fails with a message."""
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    text = ("fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  %0 = fx.relu %x : tensor<4xf32>\n  fx.output %0 : tensor<4xf32>\n}\n")
+    path = compile_graph_text(text, target="cuda", cache_dir=tmp_path)
+    with pytest.raises(RuntimeError, match="Kiln CUDA runtime: cannot load the CUDA driver"):
+        Artifact(path)

@@ -1,0 +1,93 @@
+//===- GraphBufferization.h - Graphs of loop nodes to buffers ---*- C++ -*-===//
+//
+// Part of Kiln. What every code generator does first: a graph whose body holds
+// loop nodes becomes a function over memrefs in destination-passing style.
+// Targets differ only in how a node's loops, temporaries and copies look.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_BUFFERIZATION_GRAPHBUFFERIZATION_H
+#define KILN_CONVERSION_BUFFERIZATION_GRAPHBUFFERIZATION_H
+
+#include "mlir/IR/Location.h"
+#include "mlir/IR/Types.h"
+#include "mlir/IR/ValueRange.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+#include <functional>
+
+namespace mlir {
+class IRMapping;
+class MemRefType;
+class OpBuilder;
+class RewriterBase;
+namespace func {
+class FuncOp;
+} // namespace func
+namespace kiln {
+namespace fx {
+class GraphOp;
+} // namespace fx
+namespace loop {
+class PointwiseOp;
+} // namespace loop
+
+/// The attribute that marks a function bufferized from an fx.graph.
+inline constexpr llvm::StringLiteral kGraphFuncAttrName = "kiln.graph";
+
+/// The attribute that keeps a bufferized graph's original signature, with
+/// PyTorch's dtypes (the buffers themselves have signless elements).
+inline constexpr llvm::StringLiteral kGraphSignatureAttrName = "kiln.signature";
+
+/// The suffix of the function that computes a graph's dynamic result sizes.
+inline constexpr llvm::StringLiteral kResultSizesSuffix = "_result_sizes";
+
+/// How one target emits a bufferized graph. `extraArgs` are the graph
+/// function's trailing arguments of `extraArgumentTypes` (e.g. a stream).
+struct GraphBufferizationTarget {
+  /// Emits the loops of `node`, storing its elements into `dest`; `mapping`
+  /// maps the graph's tensors to buffers and its scalars to values.
+  std::function<void(OpBuilder &, loop::PointwiseOp node, Value dest,
+                     IRMapping &mapping, ValueRange extraArgs)>
+      emitNode;
+  /// Allocates a temporary of `type` with `dynamicSizes`.
+  std::function<Value(OpBuilder &, Location, MemRefType type,
+                      ValueRange dynamicSizes, ValueRange extraArgs)>
+      allocate;
+  /// Frees a temporary once the graph is done with it.
+  std::function<void(OpBuilder &, Location, Value buffer, ValueRange extraArgs)>
+      deallocate;
+  /// Copies `source` into `dest` (same type).
+  std::function<void(OpBuilder &, Location, Value source, Value dest,
+                     ValueRange extraArgs)>
+      copy;
+  /// Types of the trailing arguments the graph function takes.
+  SmallVector<Type> extraArgumentTypes;
+};
+
+/// The buffer type of a tensor type: same shape, signless elements.
+MemRefType getBufferType(Type tensorType);
+
+/// Emits the scalar body of `node` at the indices `ivs`: loads become
+/// memref.load from the buffers in `mapping`, the yield a store into `dest`.
+void emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,
+                  const IRMapping &mapping, ValueRange ivs);
+
+/// The sizes of `node`'s index space, as index values.
+SmallVector<Value> getNodeSizes(OpBuilder &b, Location loc,
+                                loop::PointwiseOp node,
+                                const IRMapping &mapping);
+
+/// Replaces `graph`, whose body holds only loop nodes and scalar ops, with a
+/// destination-passing func.func over memrefs (inputs, results, then the
+/// target's extra arguments) and its `_result_sizes` companion. Returns the
+/// new function, or failure (with a diagnostic) when the body still holds ops
+/// that have no buffer form.
+FailureOr<func::FuncOp> bufferizeGraph(RewriterBase &rewriter,
+                                       fx::GraphOp graph,
+                                       const GraphBufferizationTarget &target);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_CONVERSION_BUFFERIZATION_GRAPHBUFFERIZATION_H

@@ -1,0 +1,30 @@
+//===- LoopToGPU.h - Bufferizing graphs into GPU kernels --------*- C++ -*-===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_LOOPTOGPU_LOOPTOGPU_H
+#define KILN_CONVERSION_LOOPTOGPU_LOOPTOGPU_H
+
+#include "kiln/Conversion/Bufferization/GraphBufferization.h"
+
+namespace mlir {
+namespace kiln {
+
+struct LoopToGPUOptions {
+  /// Threads per block of each kernel.
+  int64_t blockSize = 256;
+};
+
+/// The GPU's bufferization: one gpu.launch per node on the stream the graph
+/// function takes as its last argument, gpu.alloc'd temporaries, gpu.memcpy.
+/// Use with bufferizeGraph.
+GraphBufferizationTarget
+getGPUBufferizationTarget(MLIRContext *context,
+                          const LoopToGPUOptions &options);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_CONVERSION_LOOPTOGPU_LOOPTOGPU_H

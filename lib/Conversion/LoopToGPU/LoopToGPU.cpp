@@ -1,0 +1,175 @@
+//===- LoopToGPU.cpp - Bufferizing graphs into GPU kernels ----------------===//
+//
+// Part of Kiln. The GPU's way to bufferize a graph: each loop node becomes a
+// kernel with one thread per element, launched on the caller's stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
+#include "kiln/Conversion/Passes.h"
+
+#include "kiln/Dialect/FX/IR/FXOps.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace mlir::kiln {
+#define GEN_PASS_DEF_CONVERTLOOPTOGPUPASS
+#include "kiln/Conversion/Passes.h.inc"
+} // namespace mlir::kiln
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// Orders a graph's GPU work on the stream the graph function receives: the
+/// stream is viewed as an async token, and each asynchronous op depends on
+/// the token of the op before it. gpu-to-llvm turns the tokens back into the
+/// stream.
+class StreamOrder {
+public:
+  /// The token the next op on `extraArgs`' stream depends on, created from
+  /// the stream on first use.
+  Value current(OpBuilder &b, Location loc, ValueRange extraArgs) {
+    Value stream = extraArgs.front();
+    auto it = tokens.find(stream);
+    if (it != tokens.end())
+      return it->second;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointAfterValue(stream);
+    auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+    Value token = UnrealizedConversionCastOp::create(b, loc, tokenType, stream)
+                      .getResult(0);
+    tokens[stream] = token;
+    return token;
+  }
+
+  /// Records `token` as the one the next op on `extraArgs`' stream depends on.
+  void advance(ValueRange extraArgs, Value token) {
+    tokens[extraArgs.front()] = token;
+  }
+
+private:
+  /// The latest token of each graph function, by its stream argument.
+  DenseMap<Value, Value> tokens;
+};
+} // namespace
+
+/// Emits `node` as a kernel over its flattened index space.
+static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
+                       IRMapping &mapping, int64_t blockSize,
+                       StreamOrder &order, ValueRange extraArgs) {
+  Location loc = node.getLoc();
+  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value total = one;
+  for (auto [index, size] : llvm::enumerate(sizes))
+    total = index == 0 ? size : arith::MulIOp::create(b, loc, total, size);
+  Value threads = arith::ConstantIndexOp::create(b, loc, blockSize);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, total, threads);
+
+  Value token = order.current(b, loc, extraArgs);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, blocks, one, one, threads, one, one,
+      /*dynamicSharedMemorySize=*/nullptr,
+      gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
+  order.advance(extraArgs, launch.getAsyncToken());
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value flat = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
+      launch.getThreadIds().x);
+  Value inBounds =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, total);
+  auto guardIf = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&guardIf.getThenRegion().front());
+  // Row-major: the innermost dimension varies fastest across threads, so
+  // neighbouring threads touch neighbouring elements.
+  SmallVector<Value> ivs(sizes.size());
+  Value rest = flat;
+  for (int64_t dim = sizes.size() - 1; dim >= 0; --dim) {
+    if (dim == 0) {
+      ivs[dim] = rest;
+      break;
+    }
+    ivs[dim] = arith::RemUIOp::create(b, loc, rest, sizes[dim]);
+    rest = arith::DivUIOp::create(b, loc, rest, sizes[dim]);
+  }
+  emitNodeBody(b, node, dest, mapping, ivs);
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+}
+
+GraphBufferizationTarget
+mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
+                                      const LoopToGPUOptions &options) {
+  auto order = std::make_shared<StreamOrder>();
+  int64_t blockSize = options.blockSize;
+  GraphBufferizationTarget target;
+  // The stream, a CUDA CUstream.
+  target.extraArgumentTypes.push_back(LLVM::LLVMPointerType::get(context));
+  target.emitNode = [=](OpBuilder &b, loop::PointwiseOp node, Value dest,
+                        IRMapping &mapping, ValueRange extraArgs) {
+    emitKernel(b, node, dest, mapping, blockSize, *order, extraArgs);
+  };
+  target.allocate = [=](OpBuilder &b, Location loc, MemRefType type,
+                        ValueRange dynamicSizes,
+                        ValueRange extraArgs) -> Value {
+    Value token = order->current(b, loc, extraArgs);
+    auto alloc = gpu::AllocOp::create(
+        b, loc, type, gpu::AsyncTokenType::get(b.getContext()),
+        ValueRange{token}, dynamicSizes, /*symbolOperands=*/ValueRange{});
+    order->advance(extraArgs, alloc.getAsyncToken());
+    return alloc.getMemref();
+  };
+  target.deallocate = [=](OpBuilder &b, Location loc, Value buffer,
+                          ValueRange extraArgs) {
+    Value token = order->current(b, loc, extraArgs);
+    auto dealloc =
+        gpu::DeallocOp::create(b, loc, gpu::AsyncTokenType::get(b.getContext()),
+                               ValueRange{token}, buffer);
+    order->advance(extraArgs, dealloc.getAsyncToken());
+  };
+  target.copy = [=](OpBuilder &b, Location loc, Value source, Value dest,
+                    ValueRange extraArgs) {
+    Value token = order->current(b, loc, extraArgs);
+    auto copy =
+        gpu::MemcpyOp::create(b, loc, gpu::AsyncTokenType::get(b.getContext()),
+                              ValueRange{token}, dest, source);
+    order->advance(extraArgs, copy.getAsyncToken());
+  };
+  return target;
+}
+
+namespace {
+struct ConvertLoopToGPUPass
+    : kiln::impl::ConvertLoopToGPUPassBase<ConvertLoopToGPUPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (blockSize <= 0 || blockSize > 1024) {
+      emitError(getOperation().getLoc())
+          << "kiln-loop-to-gpu: block-size must be in [1, 1024], got "
+          << static_cast<int64_t>(blockSize);
+      return signalPassFailure();
+    }
+    LoopToGPUOptions options;
+    options.blockSize = blockSize;
+    GraphBufferizationTarget target =
+        getGPUBufferizationTarget(&getContext(), options);
+    IRRewriter rewriter(&getContext());
+    SmallVector<fx::GraphOp> graphs(getOperation().getOps<fx::GraphOp>());
+    for (fx::GraphOp graph : graphs) {
+      if (failed(bufferizeGraph(rewriter, graph, target)))
+        return signalPassFailure();
+    }
+  }
+};
+} // namespace

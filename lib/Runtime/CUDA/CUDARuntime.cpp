@@ -1,0 +1,250 @@
+//===- CUDARuntime.cpp - The runtime library of Kiln's GPU artifacts ------===//
+//
+// Part of Kiln. Implements the mgpu* functions that MLIR's GPU lowering calls,
+// on the CUDA driver API, which it loads at run time: a CPU-only machine can
+// load GPU artifacts' libraries, and fails with a message only when it runs
+// them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Runtime/CUDARuntime.h"
+
+#include <cstdio>
+#include <cstring>
+#include <dlfcn.h>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+
+namespace {
+
+// The few driver API types Kiln needs, as the driver's ABI defines them.
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUdeviceptr = unsigned long long;
+constexpr CUresult kCudaSuccess = 0;
+
+/// The driver entry points Kiln calls, loaded from libcuda.so.1.
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
+  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+};
+
+std::mutex mutex;
+std::string firstError;
+
+void recordError(const std::string &message) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (firstError.empty())
+    firstError = message;
+}
+
+template <typename T> bool loadSymbol(void *library, const char *name, T &fn) {
+  fn = reinterpret_cast<T>(dlsym(library, name));
+  return fn != nullptr;
+}
+
+/// The driver, loaded on first use; null (with an error recorded) if this
+/// machine has none.
+const Driver *getDriver() {
+  static const Driver *driver = []() -> const Driver * {
+    void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+      recordError(std::string("cannot load the CUDA driver (libcuda.so.1): ") +
+                  dlerror());
+      return nullptr;
+    }
+    static Driver loaded;
+    bool ok =
+        loadSymbol(library, "cuInit", loaded.cuInit) &&
+        loadSymbol(library, "cuDeviceGet", loaded.cuDeviceGet) &&
+        loadSymbol(library, "cuCtxGetCurrent", loaded.cuCtxGetCurrent) &&
+        loadSymbol(library, "cuCtxSetCurrent", loaded.cuCtxSetCurrent) &&
+        loadSymbol(library, "cuDevicePrimaryCtxRetain",
+                   loaded.cuDevicePrimaryCtxRetain) &&
+        loadSymbol(library, "cuModuleLoadData", loaded.cuModuleLoadData) &&
+        loadSymbol(library, "cuModuleUnload", loaded.cuModuleUnload) &&
+        loadSymbol(library, "cuModuleGetFunction",
+                   loaded.cuModuleGetFunction) &&
+        loadSymbol(library, "cuLaunchKernel", loaded.cuLaunchKernel) &&
+        loadSymbol(library, "cuMemAllocAsync", loaded.cuMemAllocAsync) &&
+        loadSymbol(library, "cuMemFreeAsync", loaded.cuMemFreeAsync) &&
+        loadSymbol(library, "cuMemcpyAsync", loaded.cuMemcpyAsync) &&
+        loadSymbol(library, "cuGetErrorString", loaded.cuGetErrorString);
+    if (!ok) {
+      recordError("the CUDA driver lacks an entry point Kiln needs");
+      return nullptr;
+    }
+    if (CUresult status = loaded.cuInit(0); status != kCudaSuccess) {
+      recordError("cuInit failed with CUDA error " + std::to_string(status));
+      return nullptr;
+    }
+    return &loaded;
+  }();
+  return driver;
+}
+
+/// Records a failed driver call; returns whether `status` is success.
+bool check(const Driver &driver, CUresult status, const char *what) {
+  if (status == kCudaSuccess)
+    return true;
+  const char *text = nullptr;
+  driver.cuGetErrorString(status, &text);
+  recordError(std::string(what) + " failed: " +
+              (text ? text : ("CUDA error " + std::to_string(status))));
+  return false;
+}
+
+/// Makes a context current on this thread: the caller's if it has one (as
+/// PyTorch does), else device 0's primary context.
+bool ensureContext(const Driver &driver) {
+  CUcontext current = nullptr;
+  if (!check(driver, driver.cuCtxGetCurrent(&current), "cuCtxGetCurrent"))
+    return false;
+  if (current)
+    return true;
+  CUdevice device;
+  CUcontext primary;
+  return check(driver, driver.cuDeviceGet(&device, 0), "cuDeviceGet") &&
+         check(driver, driver.cuDevicePrimaryCtxRetain(&primary, device),
+               "cuDevicePrimaryCtxRetain") &&
+         check(driver, driver.cuCtxSetCurrent(primary), "cuCtxSetCurrent");
+}
+
+/// Kernel handles by (module, name): artifacts look a kernel up on every
+/// launch, the driver lookup is not free.
+std::map<std::pair<void *, std::string>, CUfunction> functions;
+
+} // namespace
+
+extern "C" void *mgpuModuleLoad(void *data, size_t) {
+  const Driver *driver = getDriver();
+  if (!driver || !ensureContext(*driver))
+    return nullptr;
+  CUmodule module = nullptr;
+  if (!check(*driver, driver->cuModuleLoadData(&module, data),
+             "cuModuleLoadData"))
+    return nullptr;
+  return module;
+}
+
+extern "C" void mgpuModuleUnload(void *module) {
+  const Driver *driver = getDriver();
+  if (!driver || !module)
+    return;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = functions.begin(); it != functions.end();) {
+      if (it->first.first == module)
+        it = functions.erase(it);
+      else
+        ++it;
+    }
+  }
+  // The process may be exiting with the context already gone; ignore errors.
+  driver->cuModuleUnload(module);
+}
+
+extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
+  const Driver *driver = getDriver();
+  if (!driver)
+    return nullptr;
+  if (!module) {
+    recordError(std::string("kernel '") + name +
+                "' is unavailable: its module failed to load");
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mutex);
+  auto key = std::make_pair(module, std::string(name));
+  auto it = functions.find(key);
+  if (it != functions.end())
+    return it->second;
+  CUfunction function = nullptr;
+  CUresult status = driver->cuModuleGetFunction(&function, module, name);
+  if (status != kCudaSuccess) {
+    const char *text = nullptr;
+    driver->cuGetErrorString(status, &text);
+    if (firstError.empty())
+      firstError = std::string("cuModuleGetFunction(") + name +
+                   ") failed: " + (text ? text : "unknown error");
+    return nullptr;
+  }
+  functions.emplace(key, function);
+  return function;
+}
+
+extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
+                                 int64_t gridZ, int64_t blockX, int64_t blockY,
+                                 int64_t blockZ, int32_t sharedBytes,
+                                 void *stream, void **params, void **extra,
+                                 int64_t) {
+  const Driver *driver = getDriver();
+  if (!driver || !function)
+    return;
+  if (gridX == 0 || gridY == 0 || gridZ == 0)
+    return; // An empty tensor: nothing to compute.
+  check(*driver,
+        driver->cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
+                               blockZ, sharedBytes, stream, params, extra),
+        "cuLaunchKernel");
+}
+
+extern "C" void *mgpuMemAlloc(uint64_t bytes, void *stream, uint8_t) {
+  const Driver *driver = getDriver();
+  if (!driver || bytes == 0)
+    return nullptr;
+  CUdeviceptr pointer = 0;
+  if (!check(*driver, driver->cuMemAllocAsync(&pointer, bytes, stream),
+             "cuMemAllocAsync"))
+    return nullptr;
+  return reinterpret_cast<void *>(pointer);
+}
+
+extern "C" void mgpuMemFree(void *pointer, void *stream) {
+  const Driver *driver = getDriver();
+  if (!driver || !pointer)
+    return;
+  check(*driver,
+        driver->cuMemFreeAsync(reinterpret_cast<CUdeviceptr>(pointer), stream),
+        "cuMemFreeAsync");
+}
+
+extern "C" void mgpuMemcpy(void *dest, void *source, uint64_t bytes,
+                           void *stream) {
+  const Driver *driver = getDriver();
+  if (!driver || bytes == 0)
+    return;
+  check(*driver,
+        driver->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dest),
+                              reinterpret_cast<CUdeviceptr>(source), bytes,
+                              stream),
+        "cuMemcpyAsync");
+}
+
+extern "C" int kiln_cuda_take_error(char *message, size_t capacity) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (firstError.empty())
+    return 0;
+  if (message && capacity > 0)
+    std::snprintf(message, capacity, "%s", firstError.c_str());
+  firstError.clear();
+  return 1;
+}

@@ -1,0 +1,68 @@
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=128' | FileCheck %s --check-prefix=BLOCK
+// RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=2048' 2>&1 | FileCheck %s --check-prefix=BAD
+
+// Tests that a node becomes one kernel with one thread per element, launched
+// on the stream the function receives, and that temporaries and copies are
+// ordered on the same stream.
+// CHECK-LABEL: func.func @graph
+// CHECK-SAME: (%[[X:.+]]: memref<?x4xf32>, %[[OUT0:.+]]: memref<?x4xf32>, %[[OUT1:.+]]: memref<?x4xf32>, %[[STREAM:.+]]: !llvm.ptr)
+// CHECK: %[[T0:.+]] = builtin.unrealized_conversion_cast %[[STREAM]] : !llvm.ptr to !gpu.async.token
+// CHECK: %[[N:.+]] = memref.dim %[[X]]
+// CHECK: %[[TMP:.+]], %[[T1:.+]] = gpu.alloc async [%[[T0]]] (%[[N]]) : memref<?x4xf32>
+// CHECK: %[[TOTAL:.+]] = arith.muli %{{.+}}, %{{.+}} : index
+// CHECK: %[[GRID:.+]] = arith.ceildivui %[[TOTAL]], %[[C256:.+]] : index
+// CHECK: %[[T2:.+]] = gpu.launch async [%[[T1]]] blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[GRID]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C256]],
+// CHECK: %[[BASE:.+]] = arith.muli %[[BX]], %[[C256]]
+// CHECK: %[[FLAT:.+]] = arith.addi %[[BASE]], %[[TX]]
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[FLAT]], %[[TOTAL]]
+// CHECK: scf.if %[[IN]]
+// CHECK: %[[J:.+]] = arith.remui %[[FLAT]], %{{.+}}
+// CHECK: %[[I:.+]] = arith.divui %[[FLAT]], %{{.+}}
+// CHECK: memref.load %[[X]][%[[I]], %[[J]]]
+// CHECK: memref.store %{{.+}}, %[[TMP]][%[[I]], %[[J]]]
+// CHECK: gpu.terminator
+// CHECK: %[[T3:.+]] = gpu.launch async [%[[T2]]]
+// CHECK: memref.store %{{.+}}, %[[OUT0]]
+// CHECK: %[[T4:.+]] = gpu.memcpy async [%[[T3]]] %[[OUT1]], %[[X]]
+// CHECK: gpu.dealloc async [%[[T4]]] %[[TMP]]
+// CHECK: return
+// CHECK-LABEL: func.func @graph_result_sizes
+// BLOCK-LABEL: func.func @graph
+// BLOCK: arith.constant 128 : index
+// BLOCK: gpu.launch
+// BAD: kiln-loop-to-gpu: block-size must be in [1, 1024], got 2048
+fx.graph @graph(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4xf32>
+  %0 = loop.pointwise(%n) : tensor<?x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<?x4xf32>
+    %e = math.exp %v : f32
+    loop.yield %e : f32
+  }
+  %1 = loop.pointwise(%n) : tensor<?x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %a = loop.load %0[%i, %j] : tensor<?x4xf32>
+    %m = arith.mulf %a, %a : f32
+    loop.yield %m : f32
+  }
+  fx.output %1, %x : tensor<?x4xf32>, tensor<?x4xf32>
+}
+
+// -----
+
+// Tests that a rank-0 node is a kernel of one thread.
+// CHECK-LABEL: func.func @scalar
+// CHECK: gpu.launch async
+// CHECK: memref.load %{{.+}}[] : memref<f32>
+// CHECK: memref.store %{{.+}}, %{{.+}}[] : memref<f32>
+fx.graph @scalar(%x: tensor<f32>) -> tensor<f32> {
+  %0 = loop.pointwise : tensor<f32> {
+  ^bb0:
+    %v = loop.load %x[] : tensor<f32>
+    %n = arith.negf %v : f32
+    loop.yield %n : f32
+  }
+  fx.output %0 : tensor<f32>
+}
