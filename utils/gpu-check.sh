@@ -21,7 +21,8 @@ record() { # name, status, detail
 check() { # name, command...
   local name="$1"; shift
   echo "== $name: $*" >>"$LOG"
-  if out="$("$@" 2>&1)"; then
+  # A hung check must not use up the machine's time.
+  if out="$(timeout --kill-after=10 "${CHECK_TIMEOUT:-200}" "$@" 2>&1)"; then
     echo "$out" >>"$LOG"
     record "$name" ok "$(echo "$out" | tail -1 | cut -c1-60)"
   else
@@ -56,10 +57,23 @@ fresh = [torch.randn_like(a) for a in args]
 err = (compiled(*fresh) - f(*fresh)).abs().max().item()
 assert err == 0.0, err
 print('torch', torch.__version__, 'max error', err)"
-check "python tests (CPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" python3 -m pytest -q -p no:cacheprovider python/tests
+CHECK_TIMEOUT=90 check "kiln.compile on GPU" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" python3 -c "
+import torch, kiln
+f = lambda x, b: torch.relu(x + b) * x
+args = [torch.randn(1000, 300, device='cuda'), torch.randn(300, device='cuda')]
+compiled = kiln.compile(f, args)
+fresh = [torch.randn_like(a) for a in args]
+got = compiled(*fresh)
+torch.cuda.synchronize()
+err = (got - f(*fresh)).abs().max().item()
+assert err == 0.0, err
+print('max error', err)"
+check "python tests (CPU+GPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" python3 -m pytest -q -p no:cacheprovider python/tests
+check "benchmarks (GPU)" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/benchmarks/bench.py' --json '$LOG_DIR/bench.json' > '$LOG_DIR/bench.txt' 2>&1; status=\$?; cat '$LOG_DIR/bench.txt'; exit \$status"
 check "libomp loads" python3 -c "import ctypes; ctypes.CDLL('$KILN/lib/libomp.so.5'); print('libomp.so.5 loaded')"
 
 head -4 "$LOG"
+[ -f "$LOG_DIR/bench.txt" ] && { echo; cat "$LOG_DIR/bench.txt"; }
 echo
 printf '%-28s %-5s %s\n' check result detail
 printf '%s\n' "${RESULTS[@]}"

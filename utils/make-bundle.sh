@@ -12,10 +12,11 @@ DIST="$ROOT/dist"
 LIMIT_BYTES=$((40 * 1024 * 1024))
 TOOLS=(kiln-opt kiln-compile)
 # Shared libraries that generated code needs at run time and that machines
-# without LLVM lack: LLVM's OpenMP runtime for CPU kernels.
-RUNTIME_LIBS=(/usr/lib/llvm-22/lib/libomp.so.5)
+# without LLVM lack: LLVM's OpenMP runtime for CPU kernels, Kiln's CUDA
+# runtime for GPU kernels.
+RUNTIME_LIBS=(/usr/lib/llvm-22/lib/libomp.so.5 "$BUILD_DIR/lib/libkiln_cuda_runtime.so")
 
-"$ROOT/utils/build.sh" --static --build-dir "$BUILD_DIR" "${TOOLS[@]}"
+"$ROOT/utils/build.sh" --static --build-dir "$BUILD_DIR" "${TOOLS[@]}" kiln_cuda_runtime
 
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT
@@ -37,7 +38,7 @@ for lib in "${RUNTIME_LIBS[@]}"; do
 done
 cp -r "$ROOT/python/kiln" "$PKG/python/"
 find "$PKG/python" -name '__pycache__' -prune -exec rm -rf {} +
-cp -r "$ROOT/examples" "$PKG/"
+cp -r "$ROOT/examples" "$ROOT/benchmarks" "$PKG/"
 {
   echo "kiln $(grep -m1 'set(KILN_VERSION' "$ROOT/CMakeLists.txt" | sed 's/.*"\(.*\)".*/\1/')"
   echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"

@@ -87,8 +87,6 @@ class Artifact:
             self._take_error = self._lib.kiln_cuda_take_error
             self._take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
             self._take_error.restype = ctypes.c_int
-            # Kernel modules load when the library does; report a failure now.
-            self._raise_cuda_error()
         pointers = ctypes.POINTER(ctypes.c_void_p)
         sizes = ctypes.POINTER(ctypes.c_int64)
         self._run.argtypes = [pointers, pointers, sizes, ctypes.c_void_p]
@@ -108,6 +106,8 @@ class Artifact:
         import torch
 
         if self.device == "cuda":
+            if not torch.cuda.is_available():
+                raise RuntimeError(f"{self.path} runs on CUDA GPUs, and PyTorch sees none")
             return torch.device("cuda", torch.cuda.current_device())
         return torch.device("cpu")
 

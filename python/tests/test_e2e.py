@@ -240,7 +240,8 @@ def test_gpu_block_size_option(tmp_path):
 
 
 def test_gpu_artifact_needs_a_gpu_to_run(tmp_path):
-    """A GPU artifact loads anywhere; without a GPU it fails with a message."""
+    """A GPU artifact loads anywhere; without a GPU, running it fails with a
+    message."""
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
     from kiln.compiler import compile_graph_text
@@ -249,5 +250,7 @@ def test_gpu_artifact_needs_a_gpu_to_run(tmp_path):
     text = ("fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
             "  %0 = fx.relu %x : tensor<4xf32>\n  fx.output %0 : tensor<4xf32>\n}\n")
     path = compile_graph_text(text, target="cuda", cache_dir=tmp_path)
-    with pytest.raises(RuntimeError, match="Kiln CUDA runtime: cannot load the CUDA driver"):
-        Artifact(path)
+    artifact = Artifact(path)
+    assert artifact.device == "cuda"
+    with pytest.raises(RuntimeError, match="runs on CUDA GPUs, and PyTorch sees none"):
+        artifact(torch.randn(4))

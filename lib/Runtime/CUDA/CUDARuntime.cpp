@@ -129,56 +129,68 @@ bool ensureContext(const Driver &driver) {
          check(driver, driver.cuCtxSetCurrent(primary), "cuCtxSetCurrent");
 }
 
-/// Kernel handles by (module, name): artifacts look a kernel up on every
-/// launch, the driver lookup is not free.
-std::map<std::pair<void *, std::string>, CUfunction> functions;
+/// A kernel module as artifacts see it. Artifacts "load" their modules in a
+/// constructor, while the dynamic loader holds its lock; initializing CUDA
+/// there can deadlock (the driver starts threads that need that lock). So
+/// loading only records the binary, and the driver loads it at first use.
+struct LazyModule {
+  const void *binary = nullptr;
+  std::once_flag loadOnce;
+  CUmodule module = nullptr;
+  /// Kernel handles by name: artifacts look a kernel up on every launch.
+  std::map<std::string, CUfunction> functions;
+};
+
+/// Loads `lazy`'s binary into the current context on first call.
+CUmodule getLoadedModule(const Driver &driver, LazyModule &lazy) {
+  std::call_once(lazy.loadOnce, [&] {
+    if (!ensureContext(driver))
+      return;
+    CUmodule module = nullptr;
+    if (check(driver, driver.cuModuleLoadData(&module, lazy.binary),
+              "cuModuleLoadData"))
+      lazy.module = module;
+  });
+  return lazy.module;
+}
 
 } // namespace
 
 extern "C" void *mgpuModuleLoad(void *data, size_t) {
-  const Driver *driver = getDriver();
-  if (!driver || !ensureContext(*driver))
-    return nullptr;
-  CUmodule module = nullptr;
-  if (!check(*driver, driver->cuModuleLoadData(&module, data),
-             "cuModuleLoadData"))
-    return nullptr;
-  return module;
+  auto *lazy = new LazyModule;
+  lazy->binary = data;
+  return lazy;
 }
 
 extern "C" void mgpuModuleUnload(void *module) {
-  const Driver *driver = getDriver();
-  if (!driver || !module)
+  auto *lazy = static_cast<LazyModule *>(module);
+  if (!lazy)
     return;
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    for (auto it = functions.begin(); it != functions.end();) {
-      if (it->first.first == module)
-        it = functions.erase(it);
-      else
-        ++it;
-    }
+  // At exit the driver may already be shut down; the error is irrelevant.
+  if (lazy->module) {
+    if (const Driver *driver = getDriver())
+      driver->cuModuleUnload(lazy->module);
   }
-  // The process may be exiting with the context already gone; ignore errors.
-  driver->cuModuleUnload(module);
+  delete lazy;
 }
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   const Driver *driver = getDriver();
-  if (!driver)
+  auto *lazy = static_cast<LazyModule *>(module);
+  if (!driver || !lazy)
     return nullptr;
-  if (!module) {
+  CUmodule loaded = getLoadedModule(*driver, *lazy);
+  if (!loaded) {
     recordError(std::string("kernel '") + name +
                 "' is unavailable: its module failed to load");
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(mutex);
-  auto key = std::make_pair(module, std::string(name));
-  auto it = functions.find(key);
-  if (it != functions.end())
+  auto it = lazy->functions.find(name);
+  if (it != lazy->functions.end())
     return it->second;
   CUfunction function = nullptr;
-  CUresult status = driver->cuModuleGetFunction(&function, module, name);
+  CUresult status = driver->cuModuleGetFunction(&function, loaded, name);
   if (status != kCudaSuccess) {
     const char *text = nullptr;
     driver->cuGetErrorString(status, &text);
@@ -187,7 +199,7 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
                    ") failed: " + (text ? text : "unknown error");
     return nullptr;
   }
-  functions.emplace(key, function);
+  lazy->functions.emplace(name, function);
   return function;
 }
 

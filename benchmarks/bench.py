@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Kiln's benchmark harness: Kiln vs eager PyTorch vs Inductor, in one run.
+
+Each workload is run by all three on the same inputs; results are checked
+against eager before timing. Times are medians of CUDA-event timings after
+warm-up (or wall-clock on the CPU); inputs are larger than the L2 cache.
+
+    PYTHONPATH=python python3 benchmarks/bench.py [--device cuda] [--json out.json]
+
+Prints a table; with --json writes every measurement.
+"""
+
+import argparse
+import json
+import platform
+import statistics
+import sys
+import time
+
+import torch
+
+import kiln
+
+# Measured copy bandwidth of the H200 (../shared/ANCHORS.md's machine), the
+# yardstick for memory-bound kernels.
+H200_COPY_BYTES_PER_S = 4.3e12
+
+
+def workloads(device):
+    """(name, function, inputs factory, bytes a perfect kernel moves)."""
+
+    def bias_relu_scale(x, b, s):
+        return torch.relu(x + b) * s - x
+
+    def residual_mul_add(x, r, w):
+        return (x + r) * w + x
+
+    def make(dtype, shapes):
+        def factory():
+            g = torch.Generator(device="cpu").manual_seed(0)
+            return [torch.randn(s, generator=g, dtype=torch.float32).to(device=device, dtype=dtype)
+                    for s in shapes]
+        return factory
+
+    rows, cols = (16384, 4096) if device == "cuda" else (2048, 4096)
+    out = []
+    for dtype in (torch.bfloat16, torch.float32):
+        size = torch.tensor([], dtype=dtype).element_size()
+        shapes = [(rows, cols), (cols,), (rows, 1)]
+        ideal = size * (rows * cols * 2 + cols + rows)
+        out.append((f"relu(x+b)*s-x {rows}x{cols} {str(dtype)[6:]}", bias_relu_scale,
+                    make(dtype, shapes), ideal))
+        shapes = [(rows, cols), (rows, cols), (cols,)]
+        ideal = size * (rows * cols * 3 + cols)
+        out.append((f"(x+r)*w+x {rows}x{cols} {str(dtype)[6:]}", residual_mul_add,
+                    make(dtype, shapes), ideal))
+    return out
+
+
+def timeit(fn, args, device, warmup=10, iters=50):
+    for _ in range(warmup):
+        fn(*args)
+    if device == "cuda":
+        torch.cuda.synchronize()
+        times = []
+        for _ in range(iters):
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn(*args)
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end))
+        return statistics.median(times)
+    times = []
+    for _ in range(iters):
+        start = time.perf_counter()
+        fn(*args)
+        times.append((time.perf_counter() - start) * 1e3)
+    return statistics.median(times)
+
+
+def matches(fn, inputs, got):
+    """Whether Kiln's result is right: f32 results close to eager's; f16/bf16
+    results (computed in f32 and rounded once, where eager rounds after every
+    op) within about one rounding of eager run in f32 and rounded."""
+    dtype = got.dtype
+    if dtype in (torch.float16, torch.bfloat16):
+        reference = fn(*[t.float() for t in inputs]).to(dtype)
+        rtol = 8e-3 if dtype == torch.bfloat16 else 1e-3
+        return torch.allclose(got.float(), reference.float(), rtol=rtol, atol=1e-5)
+    return torch.allclose(got, fn(*inputs), rtol=1e-5, atol=1e-6)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--json", help="write all measurements here")
+    parser.add_argument("--no-inductor", action="store_true", help="skip torch.compile")
+    args = parser.parse_args()
+    device = args.device
+
+    results = []
+    for name, fn, factory, ideal_bytes in workloads(device):
+        inputs = factory()
+        start = time.perf_counter()
+        compiled = kiln.compile(fn, inputs)
+        kiln_compile_s = time.perf_counter() - start
+        got = compiled(*inputs)
+        if device == "cuda":
+            torch.cuda.synchronize()
+        ok = matches(fn, inputs, got)
+        row = {"workload": name, "device": device, "kiln_correct": ok,
+               "kiln_compile_s": kiln_compile_s, "ideal_bytes": ideal_bytes}
+        row["eager_ms"] = timeit(fn, inputs, device)
+        row["kiln_ms"] = timeit(compiled, inputs, device)
+        if not args.no_inductor:
+            torch._dynamo.reset()
+            inductor = torch.compile(fn)
+            start = time.perf_counter()
+            inductor(*inputs)
+            if device == "cuda":
+                torch.cuda.synchronize()
+            row["inductor_compile_s"] = time.perf_counter() - start
+            row["inductor_ms"] = timeit(inductor, inputs, device)
+        results.append(row)
+
+    print(f"torch {torch.__version__}, {platform.node()}, device {device}"
+          + (f" ({torch.cuda.get_device_name()})" if device == "cuda" else ""))
+    header = f"{'workload':34} {'eager ms':>9} {'inductor ms':>12} {'kiln ms':>8} " \
+             f"{'kiln/eager':>10} {'kiln/ind.':>9} {'kiln GB/s':>9} {'ok':>3}"
+    print(header)
+    for r in results:
+        ind = r.get("inductor_ms")
+        gbs = r["ideal_bytes"] / (r["kiln_ms"] * 1e-3) / 1e9
+        print(f"{r['workload']:34} {r['eager_ms']:9.3f} "
+              f"{(f'{ind:12.3f}' if ind else '           -')} {r['kiln_ms']:8.3f} "
+              f"{r['eager_ms'] / r['kiln_ms']:9.2f}x "
+              f"{(f'{ind / r['kiln_ms']:8.2f}x' if ind else '        -')} {gbs:9.0f} "
+              f"{'yes' if r['kiln_correct'] else 'NO':>3}")
+    if device == "cuda":
+        print(f"(copy bandwidth of an H200: {H200_COPY_BYTES_PER_S / 1e9:.0f} GB/s; "
+              "GB/s counts each input read once and each output written once)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"torch": torch.__version__, "results": results}, f, indent=1)
+    return 0 if all(r["kiln_correct"] for r in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
