@@ -86,6 +86,7 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
 
   ConvertLoopToGPUPassOptions toGPU;
   toGPU.blockSize = options.blockSize;
+  toGPU.elementsPerThread = options.elementsPerThread;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   pm.addPass(createCanonicalizerPass());

@@ -27,6 +27,15 @@ ABI_VERSION = 1
 _TENSOR_RE = re.compile(r"tensor<((?:(?:\?|\d+)x)*)([a-z0-9]+(?:<[a-z0-9]+>)?)>")
 
 
+# Kiln's ABI: every buffer is 16-byte aligned (kernels use 16-byte accesses).
+ALIGNMENT = 16
+
+
+def _aligned(tensor):
+    """`tensor`, or an aligned copy if its data (a view's, say) is not."""
+    return tensor if tensor.data_ptr() % ALIGNMENT == 0 else tensor.clone()
+
+
 class GuardError(ValueError):
     """Inputs that the compiled graph was not compiled for."""
 
@@ -160,7 +169,7 @@ class Artifact:
         import torch
 
         self.check_guards(tensors)
-        inputs = [t.contiguous() for t in tensors]
+        inputs = [_aligned(t.contiguous()) for t in tensors]
         device = self._expected_device()
         if out is None:
             out = [
@@ -170,6 +179,8 @@ class Artifact:
         for tensor in out:
             if not tensor.is_contiguous():
                 raise GuardError("result buffers must be contiguous")
+            if tensor.data_ptr() % ALIGNMENT:
+                raise GuardError(f"result buffers must be {ALIGNMENT}-byte aligned")
         in_ptrs = (ctypes.c_void_p * max(len(inputs), 1))(*[t.data_ptr() for t in inputs])
         out_ptrs = (ctypes.c_void_p * max(len(out), 1))(*[t.data_ptr() for t in out])
         stream = torch.cuda.current_stream().cuda_stream if self.device == "cuda" else None

@@ -203,6 +203,19 @@ def test_non_contiguous_inputs_are_copied(tmp_path):
     torch.testing.assert_close(compiled(x, y), x * y)
 
 
+def test_misaligned_views_are_copied(device, tmp_path):
+    compiled = kiln.compile(lambda x, y: x * y, [torch.randn(6, 8, device=device),
+                                                 torch.randn(6, 8, device=device)],
+                            cache_dir=tmp_path)
+    base = torch.randn(6 * 8 + 1, device=device)
+    x = base[1:].view(6, 8)  # data 4 bytes past an aligned address
+    y = torch.randn(6, 8, device=device)
+    torch.testing.assert_close(compiled(x, y), x * y)
+    out = torch.empty(6 * 8 + 1, device=device)[1:].view(6, 8)
+    with pytest.raises(GuardError, match="16-byte aligned"):
+        compiled.artifact(x, y, out=[out])
+
+
 def test_second_compile_hits_the_cache(tmp_path):
     fn = lambda x: torch.relu(x) * x  # noqa: E731
     first = kiln.compile(fn, [torch.randn(3, 3)], cache_dir=tmp_path)

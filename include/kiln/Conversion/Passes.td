@@ -118,7 +118,11 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     companion), for NVIDIA GPUs: the function takes one more argument, the
     CUDA stream to run on (`!llvm.ptr`), and every node becomes a `gpu.launch`
     over its index space flattened to one dimension: `block-size` threads per
-    block, one element per thread, the indices recovered by division.
+    block, each computing `elements-per-thread` consecutive elements of a row
+    (by default enough for 16-byte accesses, where the innermost dimension is
+    a multiple of it; else one), the indices recovered by division. Buffers
+    are declared 16-byte aligned (`memref.assume_alignment`), as Kiln's ABI
+    requires, so that a thread's accesses become vector loads and stores.
     Temporaries and copies are `gpu.alloc`/`gpu.dealloc`/`gpu.memcpy`. All of
     them are asynchronous and ordered on the caller's stream: the stream is
     the async token they depend on, so nothing synchronizes the host.
@@ -140,6 +144,7 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::func::FuncDialect",
     "::mlir::gpu::GPUDialect",
     "::mlir::memref::MemRefDialect",
+    "::mlir::vector::VectorDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::LLVM::LLVMDialect",
@@ -147,6 +152,9 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block of each kernel">,
+    Option<"elementsPerThread", "elements-per-thread", "int64_t",
+           /*default=*/"0",
+           "Consecutive elements per thread (0: enough for 16-byte accesses)">,
   ];
 }
 

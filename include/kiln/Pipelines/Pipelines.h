@@ -61,6 +61,10 @@ struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
   PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of each kernel"),
       llvm::cl::init(256)};
+  PassOptions::Option<int64_t> elementsPerThread{
+      *this, "elements-per-thread",
+      llvm::cl::desc("Consecutive elements per thread (0: 16-byte accesses)"),
+      llvm::cl::init(0)};
   PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture to compile for"),
       llvm::cl::init("sm_90a")};

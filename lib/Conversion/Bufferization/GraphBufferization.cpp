@@ -48,24 +48,28 @@ SmallVector<Value> mlir::kiln::getNodeSizes(OpBuilder &b, Location loc,
   return sizes;
 }
 
-void mlir::kiln::emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,
-                              const IRMapping &mapping, ValueRange ivs) {
+Value mlir::kiln::emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
+                                  const IRMapping &mapping, ValueRange ivs) {
   IRMapping bodyMapping = mapping;
   bodyMapping.map(node.getInductionVars(), ivs);
-  for (Operation &op : node.getBody().front()) {
+  for (Operation &op : node.getBody().front().without_terminator()) {
     if (auto load = dyn_cast<loop::LoadOp>(op)) {
       SmallVector<Value> indices = llvm::map_to_vector(
           load.getIndices(), [&](Value v) { return bodyMapping.lookup(v); });
       Value value = memref::LoadOp::create(
           b, load.getLoc(), bodyMapping.lookup(load.getSource()), indices);
       bodyMapping.map(load.getResult(), value);
-    } else if (auto yield = dyn_cast<loop::YieldOp>(op)) {
-      memref::StoreOp::create(b, yield.getLoc(),
-                              bodyMapping.lookup(yield.getValue()), dest, ivs);
     } else {
       b.clone(op, bodyMapping);
     }
   }
+  return bodyMapping.lookupOrDefault(node.getYield().getValue());
+}
+
+void mlir::kiln::emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,
+                              const IRMapping &mapping, ValueRange ivs) {
+  Value element = emitNodeElement(b, node, mapping, ivs);
+  memref::StoreOp::create(b, node.getYield().getLoc(), element, dest, ivs);
 }
 
 /// Clones the graph's size computations into a function that returns the

@@ -8,6 +8,7 @@
 #include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
 #include "kiln/Conversion/Passes.h"
 
+#include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -16,8 +17,10 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include <algorithm>
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CONVERTLOOPTOGPUPASS
@@ -61,18 +64,46 @@ private:
 };
 } // namespace
 
-/// Emits `node` as a kernel over its flattened index space.
+/// How many consecutive elements of `node` one thread computes: enough for
+/// 16-byte accesses to the result (`requested` if positive), when the
+/// innermost dimension is a static multiple of it; else 1.
+static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
+  RankedTensorType type = node.getResultType();
+  if (type.getRank() == 0)
+    return 1;
+  int64_t perThread = requested;
+  if (perThread <= 0) {
+    unsigned bits = std::max(type.getElementTypeBitWidth(), 8u);
+    perThread = std::min<int64_t>(128 / bits, 8);
+  }
+  int64_t innermost = type.getShape().back();
+  if (ShapedType::isDynamic(innermost) || innermost % perThread != 0)
+    return 1;
+  return perThread;
+}
+
+/// Buffers are 16-byte aligned (Kiln's ABI requires it of callers; the
+/// allocator gives more): saying so lets LLVM merge a thread's neighbouring
+/// accesses into vector loads and stores.
+static constexpr int64_t kBufferAlignment = 16;
+
+/// Emits `node` as a kernel over its flattened index space: each thread
+/// computes `perThread` consecutive elements of one row.
 static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
-                       IRMapping &mapping, int64_t blockSize,
+                       IRMapping &mapping, const LoopToGPUOptions &options,
                        StreamOrder &order, ValueRange extraArgs) {
   Location loc = node.getLoc();
+  int64_t perThread = getElementsPerThread(node, options.elementsPerThread);
   SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value total = one;
   for (auto [index, size] : llvm::enumerate(sizes))
     total = index == 0 ? size : arith::MulIOp::create(b, loc, total, size);
-  Value threads = arith::ConstantIndexOp::create(b, loc, blockSize);
-  Value blocks = arith::CeilDivUIOp::create(b, loc, total, threads);
+  Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
+  Value step = arith::ConstantIndexOp::create(b, loc, perThread);
+  Value perBlock =
+      arith::ConstantIndexOp::create(b, loc, options.blockSize * perThread);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, total, perBlock);
 
   Value token = order.current(b, loc, extraArgs);
   auto launch = gpu::LaunchOp::create(
@@ -83,17 +114,35 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
-  Value flat = arith::AddIOp::create(
+  // The kernel reads and writes through aligned views of the buffers.
+  IRMapping kernelMapping = mapping;
+  auto align = [&](Value buffer) -> Value {
+    if (Value aligned = kernelMapping.lookupOrNull(buffer);
+        aligned && aligned != buffer &&
+        aligned.getDefiningOp<memref::AssumeAlignmentOp>())
+      return aligned;
+    return memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
+  };
+  node.getBody().walk([&](loop::LoadOp load) {
+    Value buffer = mapping.lookup(load.getSource());
+    kernelMapping.map(load.getSource(), align(buffer));
+  });
+  Value alignedDest = align(dest);
+
+  Value thread = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
       launch.getThreadIds().x);
+  Value first = arith::MulIOp::create(b, loc, thread, step);
+  // With several elements per thread the innermost size is a multiple of
+  // their count, so a thread's elements are all in bounds or all out.
   Value inBounds =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, flat, total);
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, first, total);
   auto guardIf = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
   b.setInsertionPointToStart(&guardIf.getThenRegion().front());
   // Row-major: the innermost dimension varies fastest across threads, so
   // neighbouring threads touch neighbouring elements.
   SmallVector<Value> ivs(sizes.size());
-  Value rest = flat;
+  Value rest = first;
   for (int64_t dim = sizes.size() - 1; dim >= 0; --dim) {
     if (dim == 0) {
       ivs[dim] = rest;
@@ -102,7 +151,33 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
     ivs[dim] = arith::RemUIOp::create(b, loc, rest, sizes[dim]);
     rest = arith::DivUIOp::create(b, loc, rest, sizes[dim]);
   }
-  emitNodeBody(b, node, dest, mapping, ivs);
+  if (perThread > 1) {
+    // One vector of elements, then one (vector) store.
+    FailureOr<Value> elements = emitVectorNodeElements(
+        b, node, kernelMapping, ivs, perThread, kBufferAlignment);
+    if (succeeded(elements)) {
+      auto store = vector::StoreOp::create(b, loc, *elements, alignedDest, ivs);
+      if (int64_t alignment = getVectorAccessAlignment(alignedDest, perThread,
+                                                       kBufferAlignment))
+        store.setAlignment(alignment);
+      b.setInsertionPointToEnd(&launch.getBody().front());
+      gpu::TerminatorOp::create(b, loc);
+      return;
+    }
+  }
+  // Element by element; all elements first, then all stores, so that no
+  // store separates a thread's neighbouring loads.
+  SmallVector<std::pair<Value, SmallVector<Value>>> elements;
+  for (int64_t k = 0; k < perThread; ++k) {
+    SmallVector<Value> elementIvs = ivs;
+    if (k > 0)
+      elementIvs.back() = arith::AddIOp::create(
+          b, loc, ivs.back(), arith::ConstantIndexOp::create(b, loc, k));
+    Value element = emitNodeElement(b, node, kernelMapping, elementIvs);
+    elements.emplace_back(element, std::move(elementIvs));
+  }
+  for (auto &[element, elementIvs] : elements)
+    memref::StoreOp::create(b, loc, element, alignedDest, elementIvs);
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
 }
@@ -111,13 +186,12 @@ GraphBufferizationTarget
 mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
                                       const LoopToGPUOptions &options) {
   auto order = std::make_shared<StreamOrder>();
-  int64_t blockSize = options.blockSize;
   GraphBufferizationTarget target;
   // The stream, a CUDA CUstream.
   target.extraArgumentTypes.push_back(LLVM::LLVMPointerType::get(context));
   target.emitNode = [=](OpBuilder &b, loop::PointwiseOp node, Value dest,
                         IRMapping &mapping, ValueRange extraArgs) {
-    emitKernel(b, node, dest, mapping, blockSize, *order, extraArgs);
+    emitKernel(b, node, dest, mapping, options, *order, extraArgs);
   };
   target.allocate = [=](OpBuilder &b, Location loc, MemRefType type,
                         ValueRange dynamicSizes,
@@ -160,8 +234,15 @@ struct ConvertLoopToGPUPass
           << static_cast<int64_t>(blockSize);
       return signalPassFailure();
     }
+    if (elementsPerThread < 0 || elementsPerThread > 16) {
+      emitError(getOperation().getLoc())
+          << "kiln-loop-to-gpu: elements-per-thread must be in [0, 16], got "
+          << static_cast<int64_t>(elementsPerThread);
+      return signalPassFailure();
+    }
     LoopToGPUOptions options;
     options.blockSize = blockSize;
+    options.elementsPerThread = elementsPerThread;
     GraphBufferizationTarget target =
         getGPUBufferizationTarget(&getContext(), options);
     IRRewriter rewriter(&getContext());

@@ -1,4 +1,5 @@
-// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='elements-per-thread=1' | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu | FileCheck %s --check-prefix=VEC
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=128' | FileCheck %s --check-prefix=BLOCK
 // RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=2048' 2>&1 | FileCheck %s --check-prefix=BAD
 
@@ -11,23 +12,31 @@
 // CHECK: %[[N:.+]] = memref.dim %[[X]]
 // CHECK: %[[TMP:.+]], %[[T1:.+]] = gpu.alloc async [%[[T0]]] (%[[N]]) : memref<?x4xf32>
 // CHECK: %[[TOTAL:.+]] = arith.muli %{{.+}}, %{{.+}} : index
-// CHECK: %[[GRID:.+]] = arith.ceildivui %[[TOTAL]], %[[C256:.+]] : index
-// CHECK: %[[T2:.+]] = gpu.launch async [%[[T1]]] blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[GRID]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[C256]],
-// CHECK: %[[BASE:.+]] = arith.muli %[[BX]], %[[C256]]
-// CHECK: %[[FLAT:.+]] = arith.addi %[[BASE]], %[[TX]]
+// CHECK: %[[GRID:.+]] = arith.ceildivui %[[TOTAL]], %{{.+}} : index
+// CHECK: %[[T2:.+]] = gpu.launch async [%[[T1]]] blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[GRID]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %{{.+}},
+// CHECK: %[[AX:.+]] = memref.assume_alignment %[[X]], 16
+// CHECK: %[[ATMP:.+]] = memref.assume_alignment %[[TMP]], 16
+// CHECK: %[[BASE:.+]] = arith.muli %[[BX]], %{{.+}}
+// CHECK: %[[THREAD:.+]] = arith.addi %[[BASE]], %[[TX]]
+// CHECK: %[[FLAT:.+]] = arith.muli %[[THREAD]], %{{.+}}
 // CHECK: %[[IN:.+]] = arith.cmpi ult, %[[FLAT]], %[[TOTAL]]
 // CHECK: scf.if %[[IN]]
 // CHECK: %[[J:.+]] = arith.remui %[[FLAT]], %{{.+}}
 // CHECK: %[[I:.+]] = arith.divui %[[FLAT]], %{{.+}}
-// CHECK: memref.load %[[X]][%[[I]], %[[J]]]
-// CHECK: memref.store %{{.+}}, %[[TMP]][%[[I]], %[[J]]]
+// CHECK: memref.load %[[AX]][%[[I]], %[[J]]]
+// CHECK: memref.store %{{.+}}, %[[ATMP]][%[[I]], %[[J]]]
 // CHECK: gpu.terminator
 // CHECK: %[[T3:.+]] = gpu.launch async [%[[T2]]]
-// CHECK: memref.store %{{.+}}, %[[OUT0]]
+// CHECK: memref.assume_alignment %[[OUT0]], 16
 // CHECK: %[[T4:.+]] = gpu.memcpy async [%[[T3]]] %[[OUT1]], %[[X]]
 // CHECK: gpu.dealloc async [%[[T4]]] %[[TMP]]
 // CHECK: return
 // CHECK-LABEL: func.func @graph_result_sizes
+// VEC-LABEL: func.func @graph
+// VEC: arith.ceildivui %{{.+}}, %c1024
+// VEC: %[[V:.+]] = vector.load %{{.+}}[%{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x4xf32>, vector<4xf32>
+// VEC: %[[E:.+]] = math.exp %[[V]] : vector<4xf32>
+// VEC: vector.store %[[E]], %{{.+}}[%{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<?x4xf32>, vector<4xf32>
 // BLOCK-LABEL: func.func @graph
 // BLOCK: arith.constant 128 : index
 // BLOCK: gpu.launch
@@ -65,4 +74,33 @@ fx.graph @scalar(%x: tensor<f32>) -> tensor<f32> {
     loop.yield %n : f32
   }
   fx.output %0 : tensor<f32>
+}
+
+// -----
+
+// Tests how a thread reads its elements: a row as one vector, a value the
+// same for all of them once and broadcast, a column element by element.
+// VEC-LABEL: func.func @access_patterns
+// VEC-SAME: (%[[X:.+]]: memref<8x16xbf16>, %[[S:.+]]: memref<8x1xbf16>, %[[T:.+]]: memref<16x8xbf16>
+// VEC-DAG: %[[AX:.+]] = memref.assume_alignment %[[X]], 16
+// VEC-DAG: %[[AS:.+]] = memref.assume_alignment %[[S]], 16
+// VEC-DAG: %[[AT:.+]] = memref.assume_alignment %[[T]], 16
+// VEC: %[[ROW:.+]] = vector.load %[[AX]][%[[I:.+]], %[[J:.+]]] {alignment = 16 : i64} : memref<8x16xbf16>, vector<8xbf16>
+// VEC: %[[ONE:.+]] = memref.load %[[AS]][%[[I]], %{{.+}}] : memref<8x1xbf16>
+// VEC-COUNT-8: memref.load %[[AT]]
+// VEC: vector.from_elements
+// VEC: vector.broadcast %[[ONE]] : bf16 to vector<8xbf16>
+// VEC: vector.store %{{.+}}, %{{.+}}[%[[I]], %[[J]]] {alignment = 16 : i64} : memref<8x16xbf16>, vector<8xbf16>
+fx.graph @access_patterns(%x: tensor<8x16xbf16>, %s: tensor<8x1xbf16>, %t: tensor<16x8xbf16>) -> tensor<8x16xbf16> {
+  %c0 = arith.constant 0 : index
+  %0 = loop.pointwise : tensor<8x16xbf16> {
+  ^bb0(%i: index, %j: index):
+    %a = loop.load %x[%i, %j] : tensor<8x16xbf16>
+    %b = loop.load %s[%i, %c0] : tensor<8x1xbf16>
+    %c = loop.load %t[%j, %i] : tensor<16x8xbf16>
+    %m = arith.mulf %a, %b : bf16
+    %r = arith.addf %m, %c : bf16
+    loop.yield %r : bf16
+  }
+  fx.output %0 : tensor<8x16xbf16>
 }

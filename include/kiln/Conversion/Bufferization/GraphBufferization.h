@@ -68,6 +68,11 @@ struct GraphBufferizationTarget {
 /// The buffer type of a tensor type: same shape, signless elements.
 MemRefType getBufferType(Type tensorType);
 
+/// Emits the scalar body of `node` at the indices `ivs`, loads becoming
+/// memref.load from the buffers in `mapping`; returns the element it yields.
+Value emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
+                      const IRMapping &mapping, ValueRange ivs);
+
 /// Emits the scalar body of `node` at the indices `ivs`: loads become
 /// memref.load from the buffers in `mapping`, the yield a store into `dest`.
 void emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,

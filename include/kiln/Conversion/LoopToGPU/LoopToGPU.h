@@ -15,6 +15,9 @@ namespace kiln {
 struct LoopToGPUOptions {
   /// Threads per block of each kernel.
   int64_t blockSize = 256;
+  /// Consecutive elements each thread computes; 0 picks enough for 16-byte
+  /// accesses. Used where the innermost dimension is a multiple of it.
+  int64_t elementsPerThread = 0;
 };
 
 /// The GPU's bufferization: one gpu.launch per node on the stream the graph

@@ -1,0 +1,45 @@
+//===- VectorizeNodeBody.h - Several elements of a node at once -*- C++ -*-===//
+//
+// Part of Kiln. Emits a node's body for `width` consecutive elements of a row
+// as vector operations: contiguous reads become vector loads, reads that do
+// not depend on the column become one scalar load and a broadcast, others are
+// gathered element by element.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_CONVERSION_BUFFERIZATION_VECTORIZENODEBODY_H
+#define KILN_CONVERSION_BUFFERIZATION_VECTORIZENODEBODY_H
+
+#include "mlir/IR/Value.h"
+#include "mlir/IR/ValueRange.h"
+#include "mlir/Support/LLVM.h"
+
+namespace mlir {
+class IRMapping;
+class OpBuilder;
+namespace kiln {
+namespace loop {
+class PointwiseOp;
+} // namespace loop
+
+/// Emits `node`'s body for the elements at `ivs` .. `ivs` + (0, ..., width-1)
+/// in the innermost dimension, reading buffers through `mapping`, and returns
+/// the vector of elements it yields. Buffers are assumed aligned to
+/// `bufferAlignment` bytes; vector accesses whose offsets are multiples of
+/// `width` say so. Fails, emitting nothing, for bodies with ops that are not
+/// elementwise.
+FailureOr<Value> emitVectorNodeElements(OpBuilder &b, loop::PointwiseOp node,
+                                        const IRMapping &mapping,
+                                        ValueRange ivs, int64_t width,
+                                        int64_t bufferAlignment);
+
+/// The alignment, in bytes, of a `width`-element vector access to `buffer`
+/// at a row offset that is a multiple of `width`, if the buffer is aligned to
+/// `bufferAlignment`; 0 if nothing better than the element's is known.
+int64_t getVectorAccessAlignment(Value buffer, int64_t width,
+                                 int64_t bufferAlignment);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_CONVERSION_BUFFERIZATION_VECTORIZENODEBODY_H

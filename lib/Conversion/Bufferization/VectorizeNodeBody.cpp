@@ -1,0 +1,181 @@
+//===- VectorizeNodeBody.cpp - Several elements of a node at once ---------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
+
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include <numeric>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+int64_t mlir::kiln::getVectorAccessAlignment(Value buffer, int64_t width,
+                                             int64_t bufferAlignment) {
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t bytes = width * type.getElementTypeBitWidth() / 8;
+  if (type.getRank() == 0 || bytes <= 0)
+    return 0;
+  // A row starts at a multiple of the innermost size; with that a multiple
+  // of `width`, the access offset is a multiple of the vector's size.
+  int64_t innermost = type.getShape().back();
+  if (ShapedType::isDynamic(innermost) || innermost % width != 0)
+    return 0;
+  int64_t alignment = std::gcd(bytes, bufferAlignment);
+  return alignment > type.getElementTypeBitWidth() / 8 ? alignment : 0;
+}
+
+namespace {
+/// Emits one node body for `width` elements. Values are either uniform (the
+/// same scalar for every element) or vectors.
+class BodyVectorizer {
+public:
+  BodyVectorizer(OpBuilder &b, loop::PointwiseOp node, const IRMapping &mapping,
+                 ValueRange ivs, int64_t width, int64_t bufferAlignment)
+      : b(b), node(node), mapping(mapping), ivs(ivs.begin(), ivs.end()),
+        width(width), bufferAlignment(bufferAlignment) {}
+
+  FailureOr<Value> run() {
+    Block &body = node.getBody().front();
+    // Check before emitting anything, so that failure leaves no IR behind.
+    for (Operation &op : body.without_terminator()) {
+      if (!isa<loop::LoadOp, arith::ConstantOp>(op) &&
+          !(op.hasTrait<OpTrait::Elementwise>() && op.getNumRegions() == 0))
+        return failure();
+    }
+    BlockArgument column = node.getInductionVars().back();
+    for (auto [arg, iv] : llvm::zip(node.getInductionVars(), ivs))
+      if (arg != column)
+        uniform.map(arg, iv);
+    for (Operation &op : body.without_terminator()) {
+      if (auto load = dyn_cast<loop::LoadOp>(op))
+        emitLoad(load, column);
+      else
+        emitElementwise(op);
+    }
+    return asVector(node.getYield().getValue());
+  }
+
+private:
+  Type vectorOf(Type scalar) { return VectorType::get({width}, scalar); }
+
+  /// `value` as a vector: vectors as they are, uniform values broadcast.
+  Value asVector(Value value) {
+    if (Value vector = vectors.lookupOrNull(value))
+      return vector;
+    Value scalar = getUniform(value);
+    return vector::BroadcastOp::create(b, scalar.getLoc(),
+                                       vectorOf(scalar.getType()), scalar);
+  }
+
+  /// The scalar of a uniform value: from the body, or from outside the node.
+  Value getUniform(Value value) {
+    if (Value scalar = uniform.lookupOrNull(value))
+      return scalar;
+    return mapping.lookupOrDefault(value);
+  }
+
+  bool isUniform(Value value) { return !vectors.contains(value); }
+
+  /// The scalar at element `k` of `value`.
+  Value element(Value value, int64_t k) {
+    if (isUniform(value))
+      return getUniform(value);
+    return vector::ExtractOp::create(b, value.getLoc(), vectors.lookup(value),
+                                     ArrayRef<int64_t>{k});
+  }
+
+  void emitLoad(loop::LoadOp load, BlockArgument column) {
+    Location loc = load.getLoc();
+    Value buffer = mapping.lookup(load.getSource());
+    ValueRange indices = load.getIndices();
+    bool contiguous = !indices.empty() && indices.back() == column &&
+                      llvm::all_of(indices.drop_back(), [&](Value index) {
+                        return isUniform(index) && index != column;
+                      });
+    bool independent = llvm::all_of(indices, [&](Value index) {
+      return isUniform(index) && index != column;
+    });
+    SmallVector<Value> scalarIndices;
+    if (independent) {
+      for (Value index : indices)
+        scalarIndices.push_back(getUniform(index));
+      uniform.map(load.getResult(),
+                  memref::LoadOp::create(b, loc, buffer, scalarIndices));
+      return;
+    }
+    Type vectorType = vectorOf(load.getType());
+    if (contiguous) {
+      for (Value index : indices.drop_back())
+        scalarIndices.push_back(getUniform(index));
+      scalarIndices.push_back(ivs.back());
+      auto vectorLoad =
+          vector::LoadOp::create(b, loc, vectorType, buffer, scalarIndices);
+      if (int64_t alignment =
+              getVectorAccessAlignment(buffer, width, bufferAlignment))
+        vectorLoad.setAlignment(alignment);
+      vectors.map(load.getResult(), vectorLoad.getResult());
+      return;
+    }
+    // Any other pattern: read each element on its own.
+    SmallVector<Value> elements;
+    for (int64_t k = 0; k < width; ++k) {
+      Value columnK = ivs.back();
+      if (k > 0)
+        columnK = arith::AddIOp::create(
+            b, loc, ivs.back(), arith::ConstantIndexOp::create(b, loc, k));
+      SmallVector<Value> indicesK;
+      for (Value index : indices)
+        indicesK.push_back(index == column ? columnK : element(index, k));
+      elements.push_back(memref::LoadOp::create(b, loc, buffer, indicesK));
+    }
+    vectors.map(load.getResult(),
+                vector::FromElementsOp::create(b, loc, vectorType, elements));
+  }
+
+  void emitElementwise(Operation &op) {
+    bool allUniform =
+        llvm::all_of(op.getOperands(), [&](Value v) { return isUniform(v); });
+    if (allUniform) {
+      IRMapping scalars;
+      for (Value operand : op.getOperands())
+        scalars.map(operand, getUniform(operand));
+      Operation *clone = b.clone(op, scalars);
+      uniform.map(op.getResults(), clone->getResults());
+      return;
+    }
+    SmallVector<Value> operands = llvm::map_to_vector(
+        op.getOperands(), [&](Value v) { return asVector(v); });
+    SmallVector<Type> resultTypes = llvm::map_to_vector(
+        op.getResultTypes(), [&](Type t) { return vectorOf(t); });
+    OperationState state(op.getLoc(), op.getName(), operands, resultTypes,
+                         op.getAttrs());
+    Operation *vectorOp = b.create(state);
+    vectors.map(op.getResults(), vectorOp->getResults());
+  }
+
+  OpBuilder &b;
+  loop::PointwiseOp node;
+  const IRMapping &mapping;
+  SmallVector<Value> ivs;
+  int64_t width;
+  int64_t bufferAlignment;
+  /// Body values that are the same scalar for every element.
+  IRMapping uniform;
+  /// Body values that differ by element, as vectors.
+  IRMapping vectors;
+};
+} // namespace
+
+FailureOr<Value>
+mlir::kiln::emitVectorNodeElements(OpBuilder &b, loop::PointwiseOp node,
+                                   const IRMapping &mapping, ValueRange ivs,
+                                   int64_t width, int64_t bufferAlignment) {
+  return BodyVectorizer(b, node, mapping, ivs, width, bufferAlignment).run();
+}
