@@ -44,9 +44,19 @@ public:
   FailureOr<Value> run() {
     Block &body = node.getBody().front();
     // Check before emitting anything, so that failure leaves no IR behind.
+    // In memory, LLVM packs vectors of i1 into bits where tensors keep a byte
+    // per bool: such buffers are read and written one element at a time.
+    auto isByteSized = [](Type type) {
+      return type.getIntOrFloatBitWidth() % 8 == 0;
+    };
+    if (!isByteSized(node.getResultType().getElementType()))
+      return failure();
     for (Operation &op : body.without_terminator()) {
       if (!isa<loop::LoadOp, arith::ConstantOp>(op) &&
           !(op.hasTrait<OpTrait::Elementwise>() && op.getNumRegions() == 0))
+        return failure();
+      if (auto load = dyn_cast<loop::LoadOp>(op);
+          load && !isByteSized(load.getType()))
         return failure();
     }
     BlockArgument column = node.getInductionVars().back();

@@ -69,7 +69,8 @@ private:
 /// innermost dimension is a static multiple of it; else 1.
 static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
   RankedTensorType type = node.getResultType();
-  if (type.getRank() == 0)
+  // Bools are bytes in tensors but bits in LLVM's vectors: one at a time.
+  if (type.getRank() == 0 || type.getElementTypeBitWidth() % 8 != 0)
     return 1;
   int64_t perThread = requested;
   if (perThread <= 0) {

@@ -104,3 +104,32 @@ fx.graph @access_patterns(%x: tensor<8x16xbf16>, %s: tensor<8x1xbf16>, %t: tenso
   }
   fx.output %0 : tensor<8x16xbf16>
 }
+
+// -----
+
+// Tests that bools, bytes in tensors but bits in LLVM's vectors, are read and
+// written one at a time, and that reading them keeps a node from vectorizing.
+// VEC-LABEL: func.func @do_not_vectorize_bools
+// VEC-NOT: vector.
+// VEC: memref.store %{{.+}}, %{{.+}} : memref<64xi1>
+// VEC-LABEL: func.func @do_not_vectorize_bools_result_sizes
+// VEC-LABEL: func.func @do_not_vectorize_bool_reads
+// VEC-NOT: vector.
+// VEC: memref.store %{{.+}}, %{{.+}} : memref<64xf32>
+fx.graph @do_not_vectorize_bools(%p: tensor<64xi1>) -> tensor<64xi1> {
+  %0 = loop.pointwise : tensor<64xi1> {
+  ^bb0(%i: index):
+    %v = loop.load %p[%i] : tensor<64xi1>
+    loop.yield %v : i1
+  }
+  fx.output %0 : tensor<64xi1>
+}
+fx.graph @do_not_vectorize_bool_reads(%p: tensor<64xi1>) -> tensor<64xf32> {
+  %0 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %p[%i] : tensor<64xi1>
+    %f = arith.uitofp %v : i1 to f32
+    loop.yield %f : f32
+  }
+  fx.output %0 : tensor<64xf32>
+}

@@ -27,7 +27,8 @@ class PointwiseOp;
 /// the vector of elements it yields. Buffers are assumed aligned to
 /// `bufferAlignment` bytes; vector accesses whose offsets are multiples of
 /// `width` say so. Fails, emitting nothing, for bodies with ops that are not
-/// elementwise.
+/// elementwise or that read or yield bools (which LLVM packs into bits in
+/// vectors, and tensors keep in bytes).
 FailureOr<Value> emitVectorNodeElements(OpBuilder &b, loop::PointwiseOp node,
                                         const IRMapping &mapping,
                                         ValueRange ivs, int64_t width,
