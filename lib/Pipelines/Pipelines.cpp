@@ -66,12 +66,18 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
-                                  const CPUPipelineOptions &options) {
+/// Adds the graph-lowering half of a whole pipeline, with its options.
+template <typename Options>
+static void addGraphLowering(OpPassManager &pm, const Options &options) {
   LowerToLoopPipelineOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
   toLoop.inlinePointwise = options.inlinePointwise;
   buildLowerToLoopPipeline(pm, toLoop);
+}
+
+void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
+                                  const CPUPipelineOptions &options) {
+  addGraphLowering(pm, options);
   LoopToLLVMCPUPipelineOptions toLLVM;
   toLLVM.openmp = options.openmp;
   buildLoopToLLVMCPUPipeline(pm, toLLVM);
@@ -79,10 +85,7 @@ void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
 
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
-  LowerToLoopPipelineOptions toLoop;
-  toLoop.computeInF32 = options.computeInF32;
-  toLoop.inlinePointwise = options.inlinePointwise;
-  buildLowerToLoopPipeline(pm, toLoop);
+  addGraphLowering(pm, options);
 
   ConvertLoopToGPUPassOptions toGPU;
   toGPU.blockSize = options.blockSize;

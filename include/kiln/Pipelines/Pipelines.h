@@ -14,67 +14,57 @@ namespace mlir {
 class OpPassManager;
 namespace kiln {
 
-struct LowerToLoopPipelineOptions
-    : public PassPipelineOptions<LowerToLoopPipelineOptions> {
-  PassOptions::Option<bool> computeInF32{
+/// The options of lowering fx graphs to loop nodes, for every pipeline that
+/// starts from fx graphs. `Base` chains option groups into one struct.
+template <typename Derived, typename Base = PassPipelineOptions<Derived>>
+struct GraphLoweringOptions : public Base {
+  detail::PassOptions::Option<bool> computeInF32{
       *this, "compute-in-f32",
       llvm::cl::desc("Compute f16 and bf16 elementwise math in f32"),
       llvm::cl::init(true)};
-  PassOptions::Option<bool> inlinePointwise{
+  detail::PassOptions::Option<bool> inlinePointwise{
       *this, "inline",
       llvm::cl::desc("Inline pointwise producers into their readers"),
       llvm::cl::init(true)};
 };
+
+/// The options of the CPU back end.
+template <typename Derived, typename Base = PassPipelineOptions<Derived>>
+struct CPUBackendOptions : public Base {
+  detail::PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run loop nests in parallel with OpenMP (else serially)"),
+      llvm::cl::init(true)};
+};
+
+struct LowerToLoopPipelineOptions
+    : public GraphLoweringOptions<LowerToLoopPipelineOptions> {};
 
 struct LoopToLLVMCPUPipelineOptions
-    : public PassPipelineOptions<LoopToLLVMCPUPipelineOptions> {
-  PassOptions::Option<bool> openmp{
-      *this, "openmp",
-      llvm::cl::desc("Run loop nests in parallel with OpenMP (else serially)"),
-      llvm::cl::init(true)};
-};
+    : public CPUBackendOptions<LoopToLLVMCPUPipelineOptions> {};
 
-struct CPUPipelineOptions : public PassPipelineOptions<CPUPipelineOptions> {
-  PassOptions::Option<bool> computeInF32{
-      *this, "compute-in-f32",
-      llvm::cl::desc("Compute f16 and bf16 elementwise math in f32"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> inlinePointwise{
-      *this, "inline",
-      llvm::cl::desc("Inline pointwise producers into their readers"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> openmp{
-      *this, "openmp",
-      llvm::cl::desc("Run loop nests in parallel with OpenMP (else serially)"),
-      llvm::cl::init(true)};
-};
+struct CPUPipelineOptions
+    : public GraphLoweringOptions<CPUPipelineOptions,
+                                  CPUBackendOptions<CPUPipelineOptions>> {};
 
-struct GPUPipelineOptions : public PassPipelineOptions<GPUPipelineOptions> {
-  PassOptions::Option<bool> computeInF32{
-      *this, "compute-in-f32",
-      llvm::cl::desc("Compute f16 and bf16 elementwise math in f32"),
-      llvm::cl::init(true)};
-  PassOptions::Option<bool> inlinePointwise{
-      *this, "inline",
-      llvm::cl::desc("Inline pointwise producers into their readers"),
-      llvm::cl::init(true)};
-  PassOptions::Option<int64_t> blockSize{
+struct GPUPipelineOptions : public GraphLoweringOptions<GPUPipelineOptions> {
+  detail::PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of each kernel"),
       llvm::cl::init(256)};
-  PassOptions::Option<int64_t> elementsPerThread{
+  detail::PassOptions::Option<int64_t> elementsPerThread{
       *this, "elements-per-thread",
       llvm::cl::desc("Consecutive elements per thread (0: 16-byte accesses)"),
       llvm::cl::init(0)};
-  PassOptions::Option<std::string> chip{
+  detail::PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture to compile for"),
       llvm::cl::init("sm_90a")};
-  PassOptions::Option<std::string> features{*this, "features",
-                                            llvm::cl::desc("PTX features"),
-                                            llvm::cl::init("+ptx80")};
-  PassOptions::Option<int> optLevel{
+  detail::PassOptions::Option<std::string> features{
+      *this, "features", llvm::cl::desc("PTX features"),
+      llvm::cl::init("+ptx80")};
+  detail::PassOptions::Option<int> optLevel{
       *this, "opt-level", llvm::cl::desc("Optimization level of the kernels"),
       llvm::cl::init(3)};
-  PassOptions::Option<std::string> binaryFormat{
+  detail::PassOptions::Option<std::string> binaryFormat{
       *this, "format",
       llvm::cl::desc("Kernel binary format: fatbin, bin (cubin), isa (PTX)"),
       llvm::cl::init("fatbin")};

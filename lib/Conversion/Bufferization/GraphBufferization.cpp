@@ -234,3 +234,15 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   rewriter.eraseOp(graph);
   return func;
 }
+
+LogicalResult
+mlir::kiln::bufferizeGraphs(ModuleOp module,
+                            const GraphBufferizationTarget &target) {
+  IRRewriter rewriter(module.getContext());
+  SmallVector<fx::GraphOp> graphs(module.getOps<fx::GraphOp>());
+  for (fx::GraphOp graph : graphs) {
+    if (failed(bufferizeGraph(rewriter, graph, target)))
+      return failure();
+  }
+  return success();
+}

@@ -246,12 +246,8 @@ struct ConvertLoopToGPUPass
     options.elementsPerThread = elementsPerThread;
     GraphBufferizationTarget target =
         getGPUBufferizationTarget(&getContext(), options);
-    IRRewriter rewriter(&getContext());
-    SmallVector<fx::GraphOp> graphs(getOperation().getOps<fx::GraphOp>());
-    for (fx::GraphOp graph : graphs) {
-      if (failed(bufferizeGraph(rewriter, graph, target)))
-        return signalPassFailure();
-    }
+    if (failed(bufferizeGraphs(getOperation(), target)))
+      signalPassFailure();
   }
 };
 } // namespace

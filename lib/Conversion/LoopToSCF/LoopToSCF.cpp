@@ -79,12 +79,8 @@ struct ConvertLoopToSCFPass
     LoopToSCFOptions options;
     options.parallel = parallel;
     GraphBufferizationTarget target = getSCFBufferizationTarget(options);
-    IRRewriter rewriter(&getContext());
-    SmallVector<fx::GraphOp> graphs(getOperation().getOps<fx::GraphOp>());
-    for (fx::GraphOp graph : graphs) {
-      if (failed(bufferizeGraph(rewriter, graph, target)))
-        return signalPassFailure();
-    }
+    if (failed(bufferizeGraphs(getOperation(), target)))
+      signalPassFailure();
   }
 };
 } // namespace

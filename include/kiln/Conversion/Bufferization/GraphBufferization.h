@@ -19,6 +19,7 @@
 namespace mlir {
 class IRMapping;
 class MemRefType;
+class ModuleOp;
 class OpBuilder;
 class RewriterBase;
 namespace func {
@@ -91,6 +92,11 @@ SmallVector<Value> getNodeSizes(OpBuilder &b, Location loc,
 FailureOr<func::FuncOp> bufferizeGraph(RewriterBase &rewriter,
                                        fx::GraphOp graph,
                                        const GraphBufferizationTarget &target);
+
+/// Bufferizes every fx.graph directly in `module` for `target`; stops at the
+/// first graph that fails (which has emitted a diagnostic).
+LogicalResult bufferizeGraphs(ModuleOp module,
+                              const GraphBufferizationTarget &target);
 
 } // namespace kiln
 } // namespace mlir
