@@ -19,6 +19,7 @@
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
@@ -47,15 +48,19 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
     OpPassManager &pm, const LoopToLLVMCPUPipelineOptions &options) {
   ConvertLoopToSCFPassOptions toSCF;
   toSCF.parallel = options.openmp;
+  toSCF.vectorBytes = options.vectorBytes;
   pm.addPass(createConvertLoopToSCFPass(toSCF));
   pm.addPass(createEmitEntryPointsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
-  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  pm.addPass(createConvertVectorToLLVMPass());
+  // Before scf-to-cf: the memref.alloca_scope that wraps each OpenMP loop
+  // body must still hold a single block when it is lowered.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
+  pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
   if (options.openmp)
@@ -80,6 +85,7 @@ void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
   addGraphLowering(pm, options);
   LoopToLLVMCPUPipelineOptions toLLVM;
   toLLVM.openmp = options.openmp;
+  toLLVM.vectorBytes = options.vectorBytes;
   buildLoopToLLVMCPUPipeline(pm, toLLVM);
 }
 

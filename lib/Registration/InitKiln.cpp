@@ -27,6 +27,7 @@
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
+#include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -98,5 +99,6 @@ void mlir::kiln::registerAllKilnPasses() {
   registerPass([] { return createConvertControlFlowToLLVMPass(); });
   registerPass([] { return createConvertFuncToLLVMPass(); });
   registerPass([] { return createReconcileUnrealizedCastsPass(); });
+  registerPass([] { return createConvertVectorToLLVMPass(); });
   gpu::registerGPUToNVVMPipeline();
 }

@@ -133,6 +133,16 @@ def test_serial_loops(tmp_path):
           options={"openmp": False}, device=device, tmp_path=tmp_path)
 
 
+@pytest.mark.parametrize("vector_bytes", [0, 16, 64])
+def test_cpu_vector_widths_and_tails(vector_bytes, tmp_path):
+    # 1003 and 29 leave tails after whole vectors of every width.
+    check(lambda x, y, z: torch.relu(x * y) - z,
+          [((3, 29), F32), ((29,), F32), ((3, 1), F32)],
+          options={"vector-bytes": vector_bytes}, tmp_path=tmp_path)
+    check(lambda x: -x, [((1003,), torch.bfloat16)],
+          options={"vector-bytes": vector_bytes}, tmp_path=tmp_path)
+
+
 def test_without_inlining(device, tmp_path):
     check(lambda x, y: torch.relu(x + y) - y, [((9, 9), F32), ((9,), F32)],
           options={"inline": False}, device=device, tmp_path=tmp_path)

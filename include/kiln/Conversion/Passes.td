@@ -96,17 +96,23 @@ def ConvertLoopToSCFPass : Pass<"kiln-loop-to-scf", "::mlir::ModuleOp"> {
     ```
 
     With `parallel=false`, nests are `scf.for` loops instead of
-    `scf.parallel`.
+    `scf.parallel`. The innermost dimension runs `vector-bytes` worth of
+    elements at a time (vector loads, broadcasts and stores; 32 bytes suits
+    AVX2, 64 AVX-512) while whole vectors fit, then one element at a time; 0
+    keeps everything scalar. Bodies that read or yield bools stay scalar.
   }];
   let dependentDialects = [
     "::mlir::func::FuncDialect",
     "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::vector::VectorDialect",
   ];
   let options = [
     Option<"parallel", "parallel", "bool", /*default=*/"true",
            "Emit scf.parallel nests (false: sequential scf.for nests)">,
+    Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"32",
+           "Bytes per vector in the innermost dimension (0: scalar code)">,
   ];
 }
 

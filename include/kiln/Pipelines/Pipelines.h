@@ -35,6 +35,10 @@ struct CPUBackendOptions : public Base {
       *this, "openmp",
       llvm::cl::desc("Run loop nests in parallel with OpenMP (else serially)"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<int64_t> vectorBytes{
+      *this, "vector-bytes",
+      llvm::cl::desc("Bytes per vector (32: AVX2, 64: AVX-512, 0: scalar)"),
+      llvm::cl::init(32)};
 };
 
 struct LowerToLoopPipelineOptions

@@ -31,6 +31,28 @@ int64_t mlir::kiln::getVectorAccessAlignment(Value buffer, int64_t width,
   return alignment > type.getElementTypeBitWidth() / 8 ? alignment : 0;
 }
 
+bool mlir::kiln::canVectorizeNodeBody(loop::PointwiseOp node) {
+  // In memory, LLVM packs vectors of i1 into bits where tensors keep a byte
+  // per bool: such buffers are read and written one element at a time.
+  auto isByteSized = [](Type type) {
+    return type.getIntOrFloatBitWidth() % 8 == 0;
+  };
+  if (node.getResultType().getRank() == 0 ||
+      !isByteSized(node.getResultType().getElementType()))
+    return false;
+  for (Operation &op : node.getBody().front().without_terminator()) {
+    if (auto load = dyn_cast<loop::LoadOp>(op)) {
+      if (!isByteSized(load.getType()))
+        return false;
+      continue;
+    }
+    if (!isa<arith::ConstantOp>(op) &&
+        !(op.hasTrait<OpTrait::Elementwise>() && op.getNumRegions() == 0))
+      return false;
+  }
+  return true;
+}
+
 namespace {
 /// Emits one node body for `width` elements. Values are either uniform (the
 /// same scalar for every element) or vectors.
@@ -42,23 +64,9 @@ public:
         width(width), bufferAlignment(bufferAlignment) {}
 
   FailureOr<Value> run() {
-    Block &body = node.getBody().front();
-    // Check before emitting anything, so that failure leaves no IR behind.
-    // In memory, LLVM packs vectors of i1 into bits where tensors keep a byte
-    // per bool: such buffers are read and written one element at a time.
-    auto isByteSized = [](Type type) {
-      return type.getIntOrFloatBitWidth() % 8 == 0;
-    };
-    if (!isByteSized(node.getResultType().getElementType()))
+    if (!canVectorizeNodeBody(node))
       return failure();
-    for (Operation &op : body.without_terminator()) {
-      if (!isa<loop::LoadOp, arith::ConstantOp>(op) &&
-          !(op.hasTrait<OpTrait::Elementwise>() && op.getNumRegions() == 0))
-        return failure();
-      if (auto load = dyn_cast<loop::LoadOp>(op);
-          load && !isByteSized(load.getType()))
-        return failure();
-    }
+    Block &body = node.getBody().front();
     BlockArgument column = node.getInductionVars().back();
     for (auto [arg, iv] : llvm::zip(node.getInductionVars(), ivs))
       if (arg != column)

@@ -1,5 +1,7 @@
-// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf | FileCheck %s
-// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='parallel=false' | FileCheck %s --check-prefix=SERIAL
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='vector-bytes=0' | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='parallel=false vector-bytes=0' | FileCheck %s --check-prefix=SERIAL
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf | FileCheck %s --check-prefix=VEC
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='vector-bytes=64' | FileCheck %s --check-prefix=VEC64
 
 // Tests that a returned node stores into the caller's buffer, a node used
 // only inside the graph gets a temporary that is freed, and the sizes
@@ -22,6 +24,15 @@
 // CHECK-SAME: (%[[X2:.+]]: memref<?x4xf32>) -> index
 // CHECK: %[[N2:.+]] = memref.dim %[[X2]]
 // CHECK: return %[[N2]]
+// VEC-LABEL: func.func @graph
+// VEC: %[[N:.+]] = memref.dim
+// VEC: scf.parallel (%[[I:.+]]) = (%{{.+}}) to (%[[N]]) step (%{{.+}}) {
+// VEC: scf.for %[[J:.+]] = %{{.+}} to %[[MAIN:.+]] step %c8 {
+// VEC: %[[V:.+]] = vector.load %{{.+}}[%[[I]], %[[J]]] : memref<?x4xf32>, vector<8xf32>
+// VEC: scf.for %{{.+}} = %[[MAIN]] to %{{.+}} step %{{.+}} {
+// VEC: memref.load
+// VEC64-LABEL: func.func @graph
+// VEC64: step %c16
 // SERIAL-LABEL: func.func @graph
 // SERIAL-NOT: scf.parallel
 // SERIAL: scf.for
@@ -82,4 +93,47 @@ fx.graph @scalar(%x: tensor<f64>) -> tensor<f64> {
     loop.yield %n : f64
   }
   fx.output %0 : tensor<f64>
+}
+
+// -----
+
+// Tests the vector loops of one dimension: whole vectors in parallel, then the
+// tail one element at a time; a read the same for every element is one load
+// and a broadcast; vectors at offsets that are multiples of their size say
+// that they are aligned.
+// VEC-LABEL: func.func @one_dimension
+// VEC-SAME: (%[[X:.+]]: memref<100xf32>, %[[S:.+]]: memref<f32>, %[[OUT:.+]]: memref<100xf32>)
+// VEC: %[[MAIN:.+]] = arith.subi %c100, %{{.+}} : index
+// VEC: scf.parallel (%[[J:.+]]) = (%{{.+}}) to (%[[MAIN]]) step (%c8) {
+// VEC-DAG: %[[V:.+]] = vector.load %[[X]][%[[J]]] : memref<100xf32>, vector<8xf32>
+// VEC-DAG: %[[ONE:.+]] = memref.load %[[S]][] : memref<f32>
+// VEC: vector.broadcast %[[ONE]] : f32 to vector<8xf32>
+// VEC: vector.store %{{.+}}, %[[OUT]][%[[J]]] : memref<100xf32>, vector<8xf32>
+// VEC: scf.for %[[T:.+]] = %[[MAIN]] to %c100 step %{{.+}} {
+// VEC: memref.store %{{.+}}, %[[OUT]][%[[T]]] : memref<100xf32>
+fx.graph @one_dimension(%x: tensor<100xf32>, %s: tensor<f32>) -> tensor<100xf32> {
+  %0 = loop.pointwise : tensor<100xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<100xf32>
+    %w = loop.load %s[] : tensor<f32>
+    %m = arith.mulf %v, %w : f32
+    loop.yield %m : f32
+  }
+  fx.output %0 : tensor<100xf32>
+}
+
+// -----
+
+// Tests that whole rows of a multiple of the vector width are aligned.
+// VEC-LABEL: func.func @aligned_rows
+// VEC: vector.load %{{.+}} {alignment = 16 : i64} : memref<4x16xf32>, vector<8xf32>
+// VEC: vector.store %{{.+}} {alignment = 16 : i64} : memref<4x16xf32>, vector<8xf32>
+fx.graph @aligned_rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %0 = loop.pointwise : tensor<4x16xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<4x16xf32>
+    %n = arith.negf %v : f32
+    loop.yield %n : f32
+  }
+  fx.output %0 : tensor<4x16xf32>
 }

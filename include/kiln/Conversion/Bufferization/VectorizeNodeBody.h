@@ -34,6 +34,9 @@ FailureOr<Value> emitVectorNodeElements(OpBuilder &b, loop::PointwiseOp node,
                                         ValueRange ivs, int64_t width,
                                         int64_t bufferAlignment);
 
+/// Whether emitVectorNodeElements can vectorize `node`'s body.
+bool canVectorizeNodeBody(loop::PointwiseOp node);
+
 /// The alignment, in bytes, of a `width`-element vector access to `buffer`
 /// at a row offset that is a multiple of `width`, if the buffer is aligned to
 /// `bufferAlignment`; 0 if nothing better than the element's is known.

@@ -15,6 +15,8 @@ namespace kiln {
 struct LoopToSCFOptions {
   /// Emit scf.parallel nests; otherwise sequential scf.for nests.
   bool parallel = true;
+  /// Bytes per vector in the innermost dimension; 0 for scalar code.
+  int64_t vectorBytes = 32;
 };
 
 /// The CPU's bufferization: scf.parallel (or scf.for) nests, memref.alloc'd
