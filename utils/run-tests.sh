@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sets up Kiln from nothing and runs every test: formatting, the lit suite
-# (check-kiln) and the Python suite. Ends with one summary line:
+# Sets up Kiln from nothing and runs every test: formatting, generated files
+# up to date, the lit suite (check-kiln) and the Python suite. Ends with one summary line:
 #   kiln tests: N passed, N failed
 set -uo pipefail
 
@@ -22,6 +22,14 @@ if "$ROOT/utils/lint.sh" --all; then
   echo '<testsuite name="lint" tests="1" failures="0"/>' > "$RESULTS/lint.xml"
 else
   echo '<testsuite name="lint" tests="1" failures="1"/>' > "$RESULTS/lint.xml"
+  status=1
+fi
+
+echo "== generated files"
+if /usr/bin/python3 "$ROOT/utils/gen-fx-ops.py" --check; then
+  echo '<testsuite name="generated" tests="1" failures="0"/>' > "$RESULTS/generated.xml"
+else
+  echo '<testsuite name="generated" tests="1" failures="1"/>' > "$RESULTS/generated.xml"
   status=1
 fi
 

@@ -13,8 +13,7 @@ using namespace mlir::kiln::fx;
 #include "kiln/Dialect/FX/IR/FXOpsDialect.cpp.inc"
 
 void FXDialect::initialize() {
-  addOperations<
-#define GET_OP_LIST
-#include "kiln/Dialect/FX/IR/FXOps.cpp.inc"
-      >();
+  // The op definitions are sharded (see FXOpDefs.h); each shard registers
+  // its ops.
+  registerFXDialectOperations(this);
 }

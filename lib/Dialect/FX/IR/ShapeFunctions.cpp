@@ -106,14 +106,59 @@ static Type combineTiers(Type higher, Type lower) {
 }
 
 Type mlir::kiln::fx::getResultDtype(TypeRange operandTypes) {
-  Type dimResult, zeroDimResult;
+  return getResultDtype(operandTypes, /*scalars=*/{});
+}
+
+Type mlir::kiln::fx::getScalarDtype(Attribute scalar) {
+  MLIRContext *ctx = scalar.getContext();
+  if (auto intAttr = dyn_cast<IntegerAttr>(scalar)) {
+    if (intAttr.getType().isInteger(1))
+      return IntegerType::get(ctx, 1);
+    return getIndexDtype(ctx);
+  }
+  assert(isa<FloatAttr>(scalar) && "not a PyTorch scalar");
+  return getDefaultFloatDtype(ctx);
+}
+
+Type mlir::kiln::fx::getResultDtype(TypeRange operandTypes,
+                                    ArrayRef<Attribute> scalars) {
+  // c10's three tiers: dimensioned tensors, zero-dim tensors, wrapped numbers.
+  Type dimResult, zeroDimResult, wrappedResult;
   for (Type type : operandTypes) {
     auto tensor = cast<RankedTensorType>(type);
     Type &tier = tensor.getRank() > 0 ? dimResult : zeroDimResult;
     tier = tier ? promoteDtypes(tier, tensor.getElementType())
                 : tensor.getElementType();
   }
-  return combineTiers(dimResult, zeroDimResult);
+  for (Attribute scalar : scalars) {
+    Type dtype = getScalarDtype(scalar);
+    wrappedResult = wrappedResult ? promoteDtypes(wrappedResult, dtype) : dtype;
+  }
+  return combineTiers(dimResult, combineTiers(zeroDimResult, wrappedResult));
+}
+
+Type mlir::kiln::fx::getDefaultFloatDtype(MLIRContext *ctx) {
+  return Float32Type::get(ctx);
+}
+
+Type mlir::kiln::fx::getIndexDtype(MLIRContext *ctx) {
+  return IntegerType::get(ctx, 64, IntegerType::Signed);
+}
+
+Type mlir::kiln::fx::toRealDtype(Type dtype) {
+  if (auto complex = dyn_cast<ComplexType>(dtype))
+    return complex.getElementType();
+  return dtype;
+}
+
+Type mlir::kiln::fx::getComputeDtype(Type dtype) {
+  if (dtype.isF16() || dtype.isBF16())
+    return Float32Type::get(dtype.getContext());
+  return dtype;
+}
+
+bool mlir::kiln::fx::isIntegralOrBool(Type dtype) {
+  return isa<IntegerType>(dtype);
 }
 
 FailureOr<SmallVector<int64_t>>
@@ -141,4 +186,53 @@ mlir::kiln::fx::broadcastShapes(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
     }
   }
   return result;
+}
+
+std::optional<int64_t> mlir::kiln::fx::joinSizes(int64_t lhs, int64_t rhs) {
+  if (lhs == rhs)
+    return lhs;
+  if (ShapedType::isDynamic(lhs) && rhs != 1)
+    return rhs;
+  if (ShapedType::isDynamic(rhs) && lhs != 1)
+    return lhs;
+  return std::nullopt;
+}
+
+std::optional<int64_t> mlir::kiln::fx::wrapDim(int64_t dim, int64_t rank) {
+  // A zero-dim tensor accepts the dimensions of a one-dim tensor.
+  int64_t bound = std::max<int64_t>(rank, 1);
+  if (dim < -bound || dim >= bound)
+    return std::nullopt;
+  return dim < 0 ? dim + bound : dim;
+}
+
+/// Floor division, as PyTorch's div_rtn.
+static int64_t floorDiv(int64_t lhs, int64_t rhs) {
+  int64_t quotient = lhs / rhs;
+  if ((lhs % rhs != 0) && ((lhs < 0) != (rhs < 0)))
+    --quotient;
+  return quotient;
+}
+
+int64_t mlir::kiln::fx::getWindowOutputSize(int64_t in, int64_t kernel,
+                                            int64_t stride, int64_t padding,
+                                            int64_t dilation, bool ceilMode) {
+  if (ShapedType::isDynamic(in))
+    return ShapedType::kDynamic;
+  int64_t span = in + 2 * padding - dilation * (kernel - 1) - 1;
+  int64_t out = floorDiv(span + (ceilMode ? stride - 1 : 0), stride) + 1;
+  // With ceil_mode the last window must start inside the input or the left
+  // padding.
+  if (ceilMode && (out - 1) * stride >= in + padding)
+    --out;
+  return out;
+}
+
+int64_t mlir::kiln::fx::getTransposedWindowOutputSize(
+    int64_t in, int64_t kernel, int64_t stride, int64_t padding,
+    int64_t dilation, int64_t outputPadding) {
+  if (ShapedType::isDynamic(in))
+    return ShapedType::kDynamic;
+  return (in - 1) * stride - 2 * padding + dilation * (kernel - 1) +
+         outputPadding + 1;
 }

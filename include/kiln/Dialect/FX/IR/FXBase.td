@@ -49,9 +49,60 @@ def FX_NumericDtype : AnyTypeOf<[FX_IntegerDtype, FX_FloatDtype,
 def FX_RealDtype : AnyTypeOf<[FX_IntegerDtype, FX_FloatDtype],
                               "PyTorch integer or floating dtype">;
 
+def FX_NonComplexDtype : AnyTypeOf<[FX_Bool, FX_IntegerDtype, FX_FloatDtype],
+                                    "PyTorch bool, integer or floating dtype">;
+def FX_IntegerOrBoolDtype : AnyTypeOf<[FX_Bool, FX_IntegerDtype],
+                                      "PyTorch bool or integer dtype">;
+def FX_FloatOrComplexDtype : AnyTypeOf<[FX_FloatDtype, FX_ComplexDtype],
+                                       "PyTorch floating or complex dtype">;
+// The dtypes of index tensors (torch.long and torch.int).
+def FX_IndexDtype : AnyTypeOf<[SI64, SI32], "PyTorch index dtype (si64, si32)">;
+
 def FX_Tensor : RankedTensorOf<[FX_Dtype]>;
 def FX_RealTensor : RankedTensorOf<[FX_RealDtype]>;
 def FX_NumericTensor : RankedTensorOf<[FX_NumericDtype]>;
+def FX_NonComplexTensor : RankedTensorOf<[FX_NonComplexDtype]>;
+def FX_IntegerOrBoolTensor : RankedTensorOf<[FX_IntegerOrBoolDtype]>;
+def FX_FloatTensor : RankedTensorOf<[FX_FloatDtype]>;
+def FX_FloatOrComplexTensor : RankedTensorOf<[FX_FloatOrComplexDtype]>;
+def FX_ComplexTensor : RankedTensorOf<[FX_ComplexDtype]>;
+def FX_BoolTensor : RankedTensorOf<[FX_Bool]>;
+def FX_IndexTensor : RankedTensorOf<[FX_IndexDtype]>;
+// An index tensor or a boolean mask, as `aten.index.Tensor` takes.
+def FX_IndexOrMaskTensor : RankedTensorOf<[FX_IndexDtype, FX_Bool, UI8]>;
+
+//===----------------------------------------------------------------------===//
+// Attribute constraints
+//===----------------------------------------------------------------------===//
+
+// A PyTorch `Scalar` argument: its kind (bool, int or float) takes part in
+// type promotion as a wrapped number, so it keeps its own attribute type.
+def FX_ScalarAttr : AnyAttrOf<[BoolAttr, I64Attr, F64Attr],
+                              "PyTorch scalar (bool, i64 or f64)">;
+
+// A PyTorch `ScalarType` argument: a dtype as a type attribute.
+def FX_DtypeAttr : TypeAttrOf<FX_Dtype>;
+
+// A `str` argument restricted to the values ATen accepts.
+class FX_StrOneOf<list<string> values>
+    : ConfinedAttr<StrAttr, [AttrConstraint<
+          CPred<"::llvm::is_contained(::llvm::ArrayRef<::llvm::StringRef>{"
+                # !interleave(!foreach(v, values, "\"" # v # "\""), ", ")
+                # "}, ::llvm::cast<::mlir::StringAttr>($_self).getValue())">,
+          "whose value is one of "
+          # !interleave(!foreach(v, values, "'" # v # "'"), ", ")>]>;
+
+def FX_GeluApproximationAttr : FX_StrOneOf<["none", "tanh"]>;
+def FX_RoundingModeAttr : FX_StrOneOf<["trunc", "floor"]>;
+def FX_ScatterReduceAttr : FX_StrOneOf<["sum", "prod", "mean", "amax", "amin"]>;
+
+// The `bool[3] output_mask` of the backward ops.
+def FX_OutputMaskAttr
+    : ConfinedAttr<DenseBoolArrayAttr, [DenseArrayCount<3>]>;
+
+// An `int[n]` padding list (two entries per padded dimension).
+class FX_PaddingAttr<int n>
+    : ConfinedAttr<DenseI64ArrayAttr, [DenseArrayCount<n>]>;
 
 //===----------------------------------------------------------------------===//
 // Base op classes

@@ -1,7 +1,8 @@
 //===- FXOps.td - fx dialect operations ----------------------------------===//
 //
-// Part of Kiln. The graph container and the hand-written ATen ops. Ops whose
-// definition is a row of PyTorch's op table are generated into their own file.
+// Part of Kiln. The graph container, and the Core ATen ops that
+// utils/gen-fx-ops.py generates into FXAtenOps.td from utils/fx_op_table.py
+// (their classes are in FXOpBase.td).
 //
 //===----------------------------------------------------------------------===//
 
@@ -84,86 +85,9 @@ def FX_OutputOp : FX_Op<"output", [
 }
 
 //===----------------------------------------------------------------------===//
-// Elementwise ops
+// Core ATen ops, generated from utils/fx_op_table.py
 //===----------------------------------------------------------------------===//
 
-// A binary elementwise op with PyTorch broadcasting and type promotion. The
-// verifier computes the result type from the operands and compares.
-class FX_BinaryElementwiseOp<string mnemonic, string atenName,
-                             list<Trait> traits = []>
-    : FX_Op<mnemonic, !listconcat(traits, [Pure])> {
-  let summary = "Elementwise `aten." # atenName # "` with broadcasting";
-  let arguments = (ins FX_Tensor:$self, FX_Tensor:$other);
-  let results = (outs FX_Tensor:$result);
-  let assemblyFormat = [{
-    $self `,` $other attr-dict `:` functional-type(operands, results)
-  }];
-  let hasVerifier = 1;
-}
-
-def FX_AddOp : FX_BinaryElementwiseOp<"add", "add.Tensor"> {
-  let description = [{
-    `self + alpha * other`, broadcasting both operands to the result shape and
-    computing in the promoted dtype. `alpha` defaults to 1.
-
-    ```mlir
-    %0 = fx.add %a, %b {alpha = 2.0 : f64}
-        : (tensor<8x1xf32>, tensor<4xf32>) -> tensor<8x4xf32>
-    ```
-  }];
-  let arguments = (ins FX_Tensor:$self, FX_Tensor:$other,
-                       OptionalAttr<AnyAttrOf<[F64Attr, I64Attr]>>:$alpha);
-}
-
-def FX_SubOp : FX_BinaryElementwiseOp<"sub", "sub.Tensor"> {
-  let description = [{
-    `self - alpha * other`, with broadcasting and type promotion as `fx.add`.
-    PyTorch rejects `sub` with any bool operand, and so does the verifier.
-  }];
-  let arguments = (ins FX_Tensor:$self, FX_Tensor:$other,
-                       OptionalAttr<AnyAttrOf<[F64Attr, I64Attr]>>:$alpha);
-}
-
-def FX_MulOp : FX_BinaryElementwiseOp<"mul", "mul.Tensor"> {
-  let description = [{
-    `self * other`, with broadcasting and type promotion.
-
-    ```mlir
-    %0 = fx.mul %a, %b : (tensor<?x4xbf16>, tensor<f32>) -> tensor<?x4xbf16>
-    ```
-  }];
-}
-
-// A unary elementwise op whose result has its operand's type.
-class FX_UnaryElementwiseOp<string mnemonic, string atenName,
-                            list<Trait> traits = []>
-    : FX_Op<mnemonic, !listconcat(traits, [Pure, SameOperandsAndResultType])> {
-  let summary = "Elementwise `aten." # atenName # "`";
-  let arguments = (ins FX_NumericTensor:$self);
-  let results = (outs FX_NumericTensor:$result);
-  let assemblyFormat = "$self attr-dict `:` type($result)";
-}
-
-def FX_NegOp : FX_UnaryElementwiseOp<"neg", "neg"> {
-  let description = [{
-    `-self`. Not defined for bool tensors.
-
-    ```mlir
-    %0 = fx.neg %x : tensor<4x4xf32>
-    ```
-  }];
-}
-
-def FX_ReluOp : FX_UnaryElementwiseOp<"relu", "relu"> {
-  let arguments = (ins FX_RealTensor:$self);
-  let results = (outs FX_RealTensor:$result);
-  let description = [{
-    `max(self, 0)`. Not defined for bool or complex tensors.
-
-    ```mlir
-    %0 = fx.relu %x : tensor<?x128xbf16>
-    ```
-  }];
-}
+include "kiln/Dialect/FX/IR/FXAtenOps.td"
 
 #endif // KILN_DIALECT_FX_IR_FXOPS_TD

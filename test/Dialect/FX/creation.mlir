@@ -1,0 +1,63 @@
+// RUN: kiln-opt %s -split-input-file | FileCheck %s
+// Round trip: the printed form parses back to the same IR.
+// RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s
+
+// Tests creation ops: the shape is the result's, the dtype `dtype` or ATen's
+// default (full follows its fill value, the others the default float).
+// CHECK-LABEL: fx.graph @creation
+fx.graph @creation(%x: tensor<?x8xbf16>) {
+  // CHECK: fx.full {fill_value = 1.000000e+00 : f64} : () -> tensor<2x3xf32>
+  %0 = fx.full {fill_value = 1.0} : () -> tensor<2x3xf32>
+  // CHECK: fx.full {fill_value = 7 : i64} : () -> tensor<?xsi64>
+  %1 = fx.full {fill_value = 7} : () -> tensor<?xsi64>
+  // CHECK: fx.full {fill_value = false} : () -> tensor<4xi1>
+  %2 = fx.full {fill_value = false} : () -> tensor<4xi1>
+  // CHECK: fx.full {dtype = f16, fill_value = 0 : i64} : () -> tensor<4xf16>
+  %3 = fx.full {fill_value = 0, dtype = f16} : () -> tensor<4xf16>
+  // CHECK: fx.full_like %{{.*}} {fill_value = -1.000000e+04 : f64} : (tensor<?x8xbf16>) -> tensor<?x8xbf16>
+  %4 = fx.full_like %x {fill_value = -1.0e4} : (tensor<?x8xbf16>) -> tensor<?x8xbf16>
+  // CHECK: fx.full_like %{{.*}} {dtype = i1, fill_value = true} : (tensor<?x8xbf16>) -> tensor<?x8xi1>
+  %5 = fx.full_like %x {fill_value = true, dtype = i1} : (tensor<?x8xbf16>) -> tensor<?x8xi1>
+  // CHECK: fx.empty : () -> tensor<16x16xf32>
+  %6 = fx.empty : () -> tensor<16x16xf32>
+  // CHECK: fx.empty {dtype = si32} : () -> tensor<?x16xsi32>
+  %7 = fx.empty {dtype = si32} : () -> tensor<?x16xsi32>
+  // CHECK: fx.empty_strided {dtype = bf16, stride = array<i64: 1, 4>} : () -> tensor<4x3xbf16>
+  %8 = fx.empty_strided {stride = array<i64: 1, 4>, dtype = bf16} : () -> tensor<4x3xbf16>
+  // CHECK: fx.scalar_tensor {s = 3 : i64} : () -> tensor<f32>
+  %9 = fx.scalar_tensor {s = 3} : () -> tensor<f32>
+  // CHECK: fx.scalar_tensor {dtype = si64, s = 0 : i64} : () -> tensor<si64>
+  %10 = fx.scalar_tensor {s = 0, dtype = si64} : () -> tensor<si64>
+  fx.output
+}
+
+// -----
+
+// Tests arange: its length and dtype come from its bounds.
+// CHECK-LABEL: fx.graph @arange
+fx.graph @arange() {
+  // CHECK: fx.arange {end = 128 : i64, start = 0 : i64} : () -> tensor<128xsi64>
+  %0 = fx.arange {start = 0, end = 128} : () -> tensor<128xsi64>
+  // CHECK: fx.arange {end = 1.000000e+00 : f64, start = 0 : i64, step = 3.000000e-01 : f64} : () -> tensor<4xf32>
+  %1 = fx.arange {start = 0, end = 1.0, step = 0.3} : () -> tensor<4xf32>
+  // CHECK: fx.arange {dtype = si32, end = 0 : i64, start = 10 : i64, step = -3 : i64} : () -> tensor<4xsi32>
+  %2 = fx.arange {start = 10, end = 0, step = -3, dtype = si32} : () -> tensor<4xsi32>
+  fx.output
+}
+
+// -----
+
+// Tests the random ops: their values are a function of `seed`, `offset` and
+// the element's index.
+// CHECK-LABEL: fx.graph @random
+fx.graph @random(%x: tensor<?x768xf16>) {
+  // CHECK: fx.rand {offset = 0 : i64, seed = 1 : i64} : () -> tensor<2x3xf32>
+  %0 = fx.rand {seed = 1, offset = 0} : () -> tensor<2x3xf32>
+  // CHECK: fx.randn {dtype = f16, offset = 6 : i64, seed = 1 : i64} : () -> tensor<?x4xf16>
+  %1 = fx.randn {dtype = f16, seed = 1, offset = 6} : () -> tensor<?x4xf16>
+  // CHECK: fx.randperm {offset = 0 : i64, seed = 3 : i64} : () -> tensor<?xsi64>
+  %3 = fx.randperm {seed = 3, offset = 0} : () -> tensor<?xsi64>
+  // CHECK: fx.native_dropout %{{.*}} {offset = 0 : i64, p = 1.000000e-01 : f64, seed = 7 : i64, train = true} : (tensor<?x768xf16>) -> (tensor<?x768xf16>, tensor<?x768xi1>)
+  %2:2 = fx.native_dropout %x {p = 0.1, train = true, seed = 7, offset = 0} : (tensor<?x768xf16>) -> (tensor<?x768xf16>, tensor<?x768xi1>)
+  fx.output
+}

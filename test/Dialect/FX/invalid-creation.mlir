@@ -1,0 +1,88 @@
+// RUN: kiln-opt %s -split-input-file -verify-diagnostics
+
+// Tests that full infers its dtype from the fill value: an integer is si64.
+fx.graph @full_dtype() {
+  // expected-error @+1 {{'fx.full' op result type 'tensor<4xf32>' does not match the inferred type 'tensor<4xsi64>'}}
+  %0 = fx.full {fill_value = 1} : () -> tensor<4xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @full_like_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'fx.full_like' op result type 'tensor<8x4xf32>' does not match the inferred type 'tensor<4x8xf32>'}}
+  %0 = fx.full_like %x {fill_value = 0.0} : (tensor<4x8xf32>) -> tensor<8x4xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @scalar_tensor_rank() {
+  // expected-error @+1 {{'fx.scalar_tensor' op result type 'tensor<1xf32>' does not match the inferred type 'tensor<f32>'}}
+  %0 = fx.scalar_tensor {s = 1.0} : () -> tensor<1xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @empty_strided_count() {
+  // expected-error @+1 {{'fx.empty_strided' op `stride` has 1 entries, but the result 'tensor<4x4xf32>' has rank 2}}
+  %0 = fx.empty_strided {stride = array<i64: 1>} : () -> tensor<4x4xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @arange_step() {
+  // expected-error @+1 {{'fx.arange' op `step` must not be zero}}
+  %0 = fx.arange {start = 0, end = 4, step = 0} : () -> tensor<4xsi64>
+  fx.output
+}
+
+// -----
+
+fx.graph @arange_sign() {
+  // expected-error @+1 {{'fx.arange' op the range from `start` 4 to `end` 0 is inconsistent with the sign of `step` 1}}
+  %0 = fx.arange {start = 4, end = 0} : () -> tensor<0xsi64>
+  fx.output
+}
+
+// -----
+
+fx.graph @arange_length() {
+  // expected-error @+1 {{'fx.arange' op result type 'tensor<5xf32>' does not match the inferred type 'tensor<4xf32>'}}
+  %0 = fx.arange {start = 0.0, end = 2.0, step = 0.5} : () -> tensor<5xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @random_dtype() {
+  // expected-error @+1 {{'fx.rand' op random values need a floating dtype, not 'si64'}}
+  %0 = fx.rand {dtype = si64, seed = 0, offset = 0} : () -> tensor<4xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @random_seed() {
+  // expected-error @+1 {{'fx.randn' op requires attribute 'seed'}}
+  %0 = fx.randn {offset = 0} : () -> tensor<4xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @dropout_p(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'fx.native_dropout' op dropout probability `p` must be in [0, 1], but is 1.5}}
+  %0:2 = fx.native_dropout %x {p = 1.5, seed = 0, offset = 0} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>)
+  fx.output
+}
+
+// -----
+
+fx.graph @dropout_mask(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'fx.native_dropout' op result #1 must be ranked tensor of bool (i1) values}}
+  %0:2 = fx.native_dropout %x {p = 0.5, seed = 0, offset = 0} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  fx.output
+}
