@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import math
+import operator
 import re
 import struct
 from dataclasses import dataclass
@@ -37,6 +38,7 @@ import torch.fx
 import torch.utils._pytree as pytree
 from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
 
+from kiln._fx_signatures import OPS as _FX_SIGNATURES
 from kiln.dtypes import mlir_element_types
 
 __all__ = [
@@ -234,12 +236,34 @@ class _Printer:
         return self._names[node]
 
     def value(self, node: torch.fx.Node) -> str:
-        """The SSA name of an already declared node, e.g. ``%add``."""
+        """The SSA name of an already declared node, e.g. ``%add``, or of the
+        result a ``getitem`` takes from a multi-result op, e.g. ``%ln#1``."""
+        if _is_getitem(node):
+            source, index = node.args
+            return f"{self._names[source]}#{index}"
         return self._names[node]
+
+    def declare_results(self, node: torch.fx.Node) -> str:
+        """Declares `node` and returns its result list, ``%ln:3`` for several."""
+        name = self.declare(node)
+        value_type = self._types[node]
+        if isinstance(value_type, tuple):
+            return f"{name}:{len(value_type)}"
+        return name
 
     def type(self, node: torch.fx.Node) -> str:
         """The MLIR type of a node's value, e.g. ``tensor<4x8xf32>``."""
-        return self._types[node].to_mlir()
+        value_type = self._types[node]
+        if isinstance(value_type, tuple):
+            return ", ".join(t.to_mlir() for t in value_type)
+        return value_type.to_mlir()
+
+    def result_types(self, node: torch.fx.Node) -> str:
+        """The result types of an op, as a functional type prints them."""
+        value_type = self._types[node]
+        if isinstance(value_type, tuple) and len(value_type) != 1:
+            return f"({self.type(node)})"
+        return self.type(node)
 
 
 # ===----------------------------------------------------------------------=== #
@@ -312,8 +336,189 @@ def _check_tensor_operands(node: torch.fx.Node, operands: Sequence[Any]) -> None
                                      "are not supported yet")
 
 
-# The supported ATen overloads and the fx op each one imports as. Adding an op
-# the dialect has is one row.
+def _is_getitem(node: Any) -> bool:
+    """Whether `node` takes one result of a multi-result op."""
+    return (isinstance(node, torch.fx.Node) and node.op == "call_function"
+            and node.target is operator.getitem)
+
+
+def _strip_wrapper(ods: str, wrapper: str) -> Optional[str]:
+    """`X` for ``wrapper<X>`` or ``wrapper<X, "default">``, else None."""
+    if not ods.startswith(wrapper + "<"):
+        return None
+    inner = ods[len(wrapper) + 1:-1]
+    if wrapper == "DefaultValuedAttr":
+        inner = inner.rsplit(", \"", 1)[0]
+    return inner
+
+
+def _format_scalar(value: Any) -> Optional[str]:
+    """A PyTorch Scalar as an attribute (bool, i64 or f64), or None."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return f"{value} : i64"
+    if isinstance(value, float):
+        return f"{_format_float(value)} : f64"
+    return None
+
+
+def _format_attribute(ods: str, value: Any) -> Optional[str]:
+    """`value` as an attribute of ODS type `ods`, or None if it cannot be one."""
+    def all_of(kind):
+        return isinstance(value, (list, tuple)) and all(isinstance(v, kind) for v in value)
+
+    if ods in ("I64Attr",) and isinstance(value, int) and not isinstance(value, bool):
+        return f"{value} : i64"
+    if ods == "F64Attr" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{_format_float(float(value))} : f64"
+    if ods == "BoolAttr" and isinstance(value, bool):
+        return "true" if value else "false"
+    if (ods == "DenseI64ArrayAttr" or ods.startswith("FX_PaddingAttr<")) and all_of(int):
+        return "array<i64" + "".join(f"{', ' if i else ': '}{v}" for i, v in enumerate(value)) + ">"
+    if ods == "DenseF64ArrayAttr" and all_of((int, float)):
+        return "array<f64" + "".join(f"{', ' if i else ': '}{_format_float(float(v))}"
+                                     for i, v in enumerate(value)) + ">"
+    if ods in ("DenseBoolArrayAttr", "FX_OutputMaskAttr") and all_of(bool):
+        return "array<i1" + "".join(f"{', ' if i else ': '}{str(v).lower()}"
+                                    for i, v in enumerate(value)) + ">"
+    if ods in ("FX_ScalarAttr", "AnyAttrOf<[F64Attr, I64Attr]>"):
+        if ods != "FX_ScalarAttr" and isinstance(value, bool):
+            return None
+        return _format_scalar(value)
+    if ods == "FX_DtypeAttr" and isinstance(value, torch.dtype):
+        return _ELEMENT_TYPES.get(value)
+    if ods.startswith("FX_") and ods.endswith("Attr") and isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    return None
+
+
+class _TableOp:
+    """An op of the generated table (python/kiln/_fx_signatures.py): ATen's
+    arguments are matched by name to the fx op's operands and attributes;
+    arguments the fx op does not keep (sizes its result type states, layout,
+    device, ...) are dropped."""
+
+    def __init__(self, entry):
+        self.mnemonic, self.same_type, self.args, self.results = entry
+        self.has_optional = any(kind == "operand" and ods.startswith("Optional<")
+                                for kind, _, ods in self.args)
+
+    @staticmethod
+    def _bind(node: torch.fx.Node) -> Dict[str, Any]:
+        """ATen's arguments of `node` by name (defaults left out)."""
+        schema = node.target._schema
+        names = [a.name for a in schema.arguments]
+        unknown = set(node.kwargs) - set(names)
+        if unknown or len(node.args) > len(names):
+            raise _unsupported(node, f"{node.target} with arguments {node.args} "
+                                     f"{node.kwargs} does not match its schema")
+        bound = dict(zip(names, node.args))
+        bound.update(node.kwargs)
+        return bound
+
+    def _attributes(self, node: torch.fx.Node, bound: Dict[str, Any]) -> List[str]:
+        attrs = []
+        for kind, name, ods in self.args:
+            if kind != "attribute":
+                continue
+            value = bound.get(name)
+            inner = _strip_wrapper(ods, "OptionalAttr") or _strip_wrapper(ods, "DefaultValuedAttr")
+            if value is None:
+                if inner is None:
+                    raise _unsupported(node, f"{node.target} needs argument '{name}'")
+                continue
+            text = _format_attribute(inner or ods, value)
+            if text is None:
+                raise _unsupported(node, f"{node.target} with {name}={value!r} is not "
+                                         "supported: symbolic or non-constant arguments "
+                                         "are not supported yet")
+            attrs.append(f"{name} = {text}")
+        return attrs
+
+    def _operands(self, node: torch.fx.Node, bound: Dict[str, Any]):
+        """(positional operand nodes, {optional name: node})."""
+        positional, optional = [], {}
+        for kind, name, ods in self.args:
+            if kind != "operand":
+                continue
+            value = bound.get(name)
+            if ods.startswith("Optional<"):
+                if value is not None:
+                    _check_tensor_operands(node, [value])
+                    optional[name] = value
+            elif ods.startswith("Variadic<"):
+                values = [v for v in (value or []) if v is not None]
+                if len(values) != len(value or []):
+                    raise _unsupported(node, f"{node.target} with None in '{name}' is "
+                                             "not supported")
+                _check_tensor_operands(node, values)
+                positional.extend(values)
+            else:
+                if value is None:
+                    raise _unsupported(node, f"{node.target} needs tensor '{name}'")
+                _check_tensor_operands(node, [value])
+                positional.append(value)
+        return positional, optional
+
+    def check(self, node: torch.fx.Node) -> None:
+        bound = self._bind(node)
+        self._operands(node, bound)
+        self._attributes(node, bound)
+
+    def emit(self, p: _Printer, node: torch.fx.Node) -> str:
+        bound = self._bind(node)
+        positional, optional = self._operands(node, bound)
+        attrs = self._attributes(node, bound)
+        attr_text = f" {{{', '.join(attrs)}}}" if attrs else ""
+        results = p.declare_results(node)
+        if self.same_type:
+            (operand,) = positional
+            return f"{results} = fx.{self.mnemonic} {p.value(operand)}{attr_text} : {p.type(node)}"
+        operand_text = ", ".join(p.value(v) for v in positional)
+        operands = list(positional)
+        for name, value in optional.items():
+            operand_text += f" {name}({p.value(value)})"
+            operands.append(value)
+        operand_types = ", ".join(p.type(v) for v in operands)
+        return (f"{results} = fx.{self.mnemonic} {operand_text.strip()}{attr_text} : "
+                f"({operand_types}) -> {p.result_types(node)}")
+
+
+def _scalar_overload(node: torch.fx.Node) -> Optional[_TableOp]:
+    """For ``x + 1.0``, which tracing records as ``aten.add.Tensor(x, 1.0)``:
+    the fx op of the ``.Scalar`` overload, whose scalar is an attribute with
+    PyTorch's wrapped-number promotion, or None."""
+    name = str(node.target)
+    if not name.endswith(".Tensor") or len(node.args) < 2:
+        return None
+    if not (isinstance(node.args[0], torch.fx.Node)
+            and isinstance(node.args[1], (bool, int, float))):
+        return None
+    entry = _FX_SIGNATURES.get(name[: -len(".Tensor")] + ".Scalar")
+    return _TableOp(entry) if entry else None
+
+
+def _spec_for(node: torch.fx.Node) -> Any:
+    """How `node` imports: its op's entry, or the scalar overload's."""
+    return _scalar_overload(node) or _OPS.get(node.target)
+
+
+def _table_ops() -> Dict[Any, Any]:
+    """The generated table's ops, by ATen overload object."""
+    ops = {}
+    for name, entry in _FX_SIGNATURES.items():
+        _, op_name, overload = name.split(".")
+        packet = getattr(torch.ops.aten, op_name, None)
+        overload_op = getattr(packet, overload, None) if packet is not None else None
+        if overload_op is not None:  # An op this torch does not have is skipped.
+            ops[overload_op] = _TableOp(entry)
+    return ops
+
+
+# The supported ATen overloads and the fx op each one imports as: the five
+# first ops by hand (with their own checks), every other op of the fx dialect
+# from the generated table.
 _OPS: Dict[torch._ops.OpOverload, Union[_Unary, _Binary]] = {
     aten.add.Tensor: _Binary("fx.add", has_alpha=True),
     aten.sub.Tensor: _Binary("fx.sub", has_alpha=True),
@@ -321,6 +526,7 @@ _OPS: Dict[torch._ops.OpOverload, Union[_Unary, _Binary]] = {
     aten.neg.default: _Unary("fx.neg"),
     aten.relu.default: _Unary("fx.relu"),
 }
+_OPS = {**_table_ops(), **_OPS}
 
 
 # ===----------------------------------------------------------------------=== #
@@ -355,7 +561,14 @@ def _check_structure(node: torch.fx.Node) -> None:
                                  "function that takes them as arguments)")
     if node.op != "call_function":
         raise _unsupported(node, f"{_describe_op(node)} is not supported")
-    spec = _OPS.get(node.target)
+    if _is_getitem(node):
+        source, index = node.args
+        if not (isinstance(source, torch.fx.Node) and source.op == "call_function"
+                and source.target in _OPS and isinstance(index, int)):
+            raise _unsupported(node, "getitem is supported only on the results of an "
+                                     "imported op")
+        return
+    spec = _spec_for(node)
     if spec is None:
         raise _unsupported(node, f"unsupported op {_describe_op(node)}")
     spec.check(node)
@@ -366,6 +579,10 @@ def _check_type(node: torch.fx.Node, value_type: Any) -> None:
     tensor of a supported dtype. `value_type` is a TensorType, None for a
     non-tensor value, or _UNKNOWN."""
     if node.op not in ("placeholder", "call_function") or value_type is _UNKNOWN:
+        return
+    if isinstance(value_type, tuple):
+        for element in value_type:
+            _check_type(node, element)
         return
     if value_type is None:
         what = "graph input" if node.op == "placeholder" else f"result of {_describe_op(node)}"
@@ -492,7 +709,12 @@ class _TypeRecorder(torch.fx.Interpreter):
 
     def run_node(self, n: torch.fx.Node) -> Any:
         result = super().run_node(n)
-        self.types[n] = TensorType.of(result)
+        if isinstance(result, (tuple, list)) and n.op == "call_function":
+            # A multi-result op: the types of its results, None where one is
+            # not a tensor.
+            self.types[n] = tuple(TensorType.of(r) for r in result)
+        else:
+            self.types[n] = TensorType.of(result)
         return result
 
 
@@ -528,8 +750,8 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             args.append(f"{p.declare(node)}: {p.type(node)}")
-        elif node.op == "call_function":
-            body.append(_OPS[node.target].emit(p, node))
+        elif node.op == "call_function" and not _is_getitem(node):
+            body.append(_spec_for(node).emit(p, node))
         elif node.op == "output":
             results = _output_values(node)
 

@@ -234,7 +234,8 @@ def test_same_tensor_passed_twice_stays_two_inputs():
 
 
 def test_scalar_on_the_left_of_sub_is_another_op():
-    # make_fx records `1.5 - x` as aten.rsub.Scalar, not aten.sub.Tensor.
+    # make_fx records `1.5 - x` as aten.rsub.Scalar, which the fx dialect
+    # does not have (Core ATen decomposes it).
     gm = kiln.capture(lambda x: 1.5 - x, (f32(3),))
     with pytest.raises(kiln.UnsupportedOpError, match=r"unsupported op aten\.rsub\.Scalar"):
         kiln.import_graph(gm, (f32(3),))
@@ -282,37 +283,42 @@ def test_graph_name():
     reason="make_fx on torch 2.x records no stack traces, even with "
     "record_stack_traces=True (seen on 2.11); Dynamo graphs carry them instead")
 def test_unsupported_op_names_the_op_and_the_source_line():
-    def uses_sin(x):
+    def uses_nonzero(x):
         y = x * x
-        return torch.sin(y)
+        return torch.nonzero(y)
 
-    sin_line = uses_sin.__code__.co_firstlineno + 2
-    gm = kiln.capture(uses_sin, (f32(3),))
+    sin_line = uses_nonzero.__code__.co_firstlineno + 2
+    gm = kiln.capture(uses_nonzero, (f32(3),))
     with pytest.raises(kiln.UnsupportedOpError) as info:
         kiln.import_graph(gm, (f32(3),))
     message = str(info.value)
-    assert "aten.sin.default" in message
+    assert "aten.nonzero.default" in message
     assert f"{Path(__file__).name}:{sin_line}" in message
-    assert info.value.op == "aten.sin.default"
+    assert info.value.op == "aten.nonzero.default"
     assert info.value.location == (__file__, sin_line)
     assert isinstance(info.value, kiln.KilnImportError)
 
 
 def test_unsupported_op_without_stack_trace_names_the_node():
-    gm = kiln.capture(torch.sin, (f32(3),))
+    gm = kiln.capture(torch.nonzero, (f32(3),))
     for node in gm.graph.nodes:
         node.meta.pop("stack_trace", None)
-    with pytest.raises(kiln.UnsupportedOpError, match=r"aten\.sin\.default.*FX node 'sin'"):
+    with pytest.raises(kiln.UnsupportedOpError,
+                       match=r"aten\.nonzero\.default.*FX node 'nonzero'"):
         kiln.import_graph(gm, (f32(3),))
 
 
-@pytest.mark.parametrize(
-    "fn", [lambda x: x + 1.0, lambda x: 1.0 + x, lambda x: 2 * x, lambda x: x - 3]
-)
-def test_scalar_operand_is_not_supported_yet(fn):
-    gm = kiln.capture(fn, (f32(3),))
-    with pytest.raises(kiln.UnsupportedOpError, match="scalar operands are not supported yet"):
-        kiln.import_graph(gm, (f32(3),))
+@pytest.mark.parametrize("fn, expected", [
+    (lambda x: x + 1.0, "fx.add_scalar %x_1 {other = 1.000000e+00 : f64}"),
+    (lambda x: 1.0 + x, "fx.add_scalar %x_1 {other = 1.000000e+00 : f64}"),
+    (lambda x: 2 * x, "fx.mul_scalar %x_1 {other = 2 : i64}"),
+    (lambda x: x - 3, "fx.sub_scalar %x_1 {other = 3 : i64}"),
+])
+def test_scalar_operands_import_as_scalar_overloads(fn, expected):
+    # Tracing records `x + 1.0` as aten.add.Tensor(x, 1.0): the scalar is a
+    # wrapped number, which is what the .Scalar overloads mean.
+    text = import_and_verify(fn, f32(3))
+    assert expected in text
 
 
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
@@ -354,14 +360,14 @@ def test_example_inputs_must_be_a_sequence():
 
 
 def test_is_supported():
-    gm = kiln.capture(lambda x, n: (torch.relu(x) + 1.0, torch.sin(x)), (f32(3), 3))
+    gm = kiln.capture(lambda x, n: (torch.relu(x) + 1.0, torch.nonzero(x)), (f32(3), 3))
     supported = {node.name: kiln.is_supported(node) for node in gm.graph.nodes}
     assert supported == {
         "x_1": True,
         "n_1": False,  # not a tensor
         "relu": True,
-        "add": False,  # scalar operand
-        "sin": False,
+        "add": True,  # imported as fx.add_scalar
+        "nonzero": False,
         "output": True,
     }
 
@@ -381,3 +387,53 @@ def test_import_kiln_works_without_torch():
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "ok"
+
+
+# ===--- Ops from the generated table ----------------------------------------=== #
+
+
+def test_table_op_with_several_results_and_optional_operands():
+    def fn(x, w, b):
+        return torch.nn.functional.layer_norm(x, (16,), w, b, eps=1e-6)
+
+    text = import_and_verify(fn, f32(4, 16), f32(16), f32(16))
+    assert ("%native_layer_norm:3 = fx.native_layer_norm %x_1 weight(%w_1) bias(%b_1) "
+            "{normalized_shape = array<i64: 16>, eps = 9.9999999999999995E-7 : f64}"
+            in text.replace("1.000000e-06", "9.9999999999999995E-7"))
+    assert "fx.output %native_layer_norm#0 : tensor<4x16xf32>" in text
+
+
+def test_table_op_without_its_optional_operands():
+    text = import_and_verify(
+        lambda x: torch.nn.functional.layer_norm(x, (16,)), f32(4, 16))
+    assert "fx.native_layer_norm %x_1 {normalized_shape" in text
+
+
+@pytest.mark.parametrize("fn, expected", [
+    (lambda x: x.sum(dim=1, keepdim=True), "fx.sum %x_1 {dim = array<i64: 1>, keepdim = true}"),
+    (lambda x: x.sum(), "fx.sum %x_1 :"),
+    (lambda x: x.to(torch.float16), "fx.to_copy %x_1 {dtype = f16}"),
+    (lambda x: torch.softmax(x, dim=-1), "fx.softmax %x_1 {dim = -1 : i64, half_to_float = false}"),
+    (lambda x: torch.nn.functional.gelu(x, approximate="tanh"),
+     'fx.gelu %x_1 {approximate = "tanh"}'),
+    (lambda x: torch.exp(x) * torch.sigmoid(x), "fx.exp %x_1 : (tensor<4x6xf32>)"),
+    (lambda x: x.permute(1, 0), "fx.permute %x_1 {dims = array<i64: 1, 0>}"),
+    (lambda x: x.amax(dim=0), "fx.amax %x_1 {dim = array<i64: 0>}"),
+    (lambda x: torch.where(x > 0, x, -x), "fx.where %gt, %x_1, %neg"),
+])
+def test_table_ops(fn, expected):
+    text = import_and_verify(fn, f32(4, 6))
+    assert expected in text, text
+
+
+def test_table_op_with_a_tensor_list():
+    text = import_and_verify(lambda a, b: torch.cat([a, b], dim=1), f32(2, 3), f32(2, 5))
+    assert "fx.cat %a_1, %b_1 {dim = 1 : i64}" in text
+
+
+def test_table_op_matmul_chain():
+    def mlp(x, w1, b1, w2):
+        return torch.relu(x @ w1 + b1) @ w2
+
+    text = import_and_verify(mlp, f32(8, 16), f32(16, 32), f32(32), f32(32, 4))
+    assert text.count("fx.mm ") == 2
