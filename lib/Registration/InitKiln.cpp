@@ -35,6 +35,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
@@ -100,5 +101,6 @@ void mlir::kiln::registerAllKilnPasses() {
   registerPass([] { return createConvertFuncToLLVMPass(); });
   registerPass([] { return createReconcileUnrealizedCastsPass(); });
   registerPass([] { return createConvertVectorToLLVMPass(); });
+  registerPass([] { return math::createMathExpandOpsPass(); });
   gpu::registerGPUToNVVMPipeline();
 }

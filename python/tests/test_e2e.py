@@ -185,6 +185,24 @@ def test_type_promotion(device, tmp_path):
                ((6,), torch.bool), ((6,), F32)], device=device, tmp_path=tmp_path)
 
 
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("scalars", lambda x: x * 0.5 + 1.0 - 3, [((8, 33), F32)]),
+    ("division", lambda x, y: x / (y.abs() + 0.5), [((8, 33), F32), ((33,), F32)]),
+    ("integer division", lambda x, y: x / (y.abs() + 1), [((7,), torch.int32), ((7,), torch.int32)]),
+    ("compare and select", lambda x, y: torch.where(x > y, x, y * 2), [((4, 17), F32), ((17,), F32)]),
+    ("compare with a scalar", lambda x: (x >= 0.25).to(torch.float32), [((5, 9), F32)]),
+    ("math", lambda x: torch.exp(x) + torch.tanh(x) + torch.sigmoid(x) + torch.sqrt(x.abs())
+     + torch.log(x.abs() + 1), [((6, 40), F32)]),
+    ("extrema", lambda x, y: torch.maximum(x, y) - torch.minimum(x, y), [((3, 10), F32), ((3, 10), F32)]),
+    ("cast to bf16", lambda x: x.to(torch.bfloat16), [((9, 16), F32)]),
+    ("cast to int", lambda x: (x * 10).to(torch.int32), [((9, 16), F32)]),
+    ("rsqrt and reciprocal", lambda x: torch.rsqrt(x.abs() + 1) * torch.reciprocal(x.abs() + 2),
+     [((9, 16), F32)]),
+])
+def test_more_elementwise_ops(name, fn, shapes, device, tmp_path):
+    check(fn, shapes, device=device, tmp_path=tmp_path)
+
+
 def test_nan_propagates_through_relu(tmp_path):
     compiled = kiln.compile(lambda x: torch.relu(x), [torch.randn(4)], cache_dir=tmp_path)
     x = torch.tensor([float("nan"), -1.0, 2.0, float("-inf")])

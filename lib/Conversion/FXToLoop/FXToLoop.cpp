@@ -13,6 +13,7 @@
 #include "kiln/Dialect/FX/IR/ShapeFunctions.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -104,12 +105,12 @@ static Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
 using ScalarBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
 
 /// Builds a loop.pointwise defining `resultType` from broadcast `inputs`. Each
-/// input element is converted to `computeDtype` before `bodyFn` runs, and the
-/// body's value from `computeDtype` to the result's dtype.
+/// input's elements are converted to the dtype `inputDtypes` gives it before
+/// `bodyFn` runs, and the body's value from `bodyDtype` to the result's.
 static Value buildBroadcastPointwise(OpBuilder &b, Location loc,
                                      RankedTensorType resultType,
-                                     ValueRange inputs, Type computeDtype,
-                                     ScalarBodyFn bodyFn) {
+                                     ValueRange inputs, TypeRange inputDtypes,
+                                     Type bodyDtype, ScalarBodyFn bodyFn) {
   int64_t rank = resultType.getRank();
   SmallVector<Value> dynamicSizes;
   for (int64_t dim = 0; dim < rank; ++dim) {
@@ -137,7 +138,7 @@ static Value buildBroadcastPointwise(OpBuilder &b, Location loc,
 
   Value zeroIndex;
   SmallVector<Value> elements;
-  for (Value input : inputs) {
+  for (auto [input, inputDtype] : llvm::zip(inputs, inputDtypes)) {
     auto inputType = cast<RankedTensorType>(input.getType());
     int64_t offset = rank - inputType.getRank();
     SmallVector<Value> indices;
@@ -150,12 +151,12 @@ static Value buildBroadcastPointwise(OpBuilder &b, Location loc,
                                   : body->getArgument(dim + offset));
     }
     Value element = loop::LoadOp::create(b, loc, input, indices);
-    elements.push_back(convertScalar(b, loc, element,
-                                     inputType.getElementType(), computeDtype));
+    elements.push_back(
+        convertScalar(b, loc, element, inputType.getElementType(), inputDtype));
   }
   Value computed = bodyFn(b, loc, elements);
-  Value result = convertScalar(b, loc, computed, computeDtype,
-                               resultType.getElementType());
+  Value result =
+      convertScalar(b, loc, computed, bodyDtype, resultType.getElementType());
   loop::YieldOp::create(b, loc, result);
   b.setInsertionPointAfter(node);
   return node.getResult();
@@ -188,20 +189,36 @@ struct ElementwiseLowering : OpRewritePattern<OpTy> {
     if (failed(static_cast<const Derived *>(this)->checkSupported(op)))
       return rewriter.notifyMatchFailure(op, "unsupported attribute values");
 
-    Type computeDtype = dtype;
-    if (options.computeInF32 && (dtype.isF16() || dtype.isBF16()))
+    const Derived &derived = *static_cast<const Derived *>(this);
+    Type computeDtype = derived.getComputeDtype(op);
+    if (options.computeInF32 && (computeDtype.isF16() || computeDtype.isBF16()))
       computeDtype = rewriter.getF32Type();
+    SmallVector<Type> inputDtypes = derived.getInputDtypes(op, computeDtype);
     Value result = buildBroadcastPointwise(
-        rewriter, op.getLoc(), resultType, op->getOperands(), computeDtype,
+        rewriter, op.getLoc(), resultType, op->getOperands(), inputDtypes,
+        derived.getBodyDtype(op, computeDtype),
         [&](OpBuilder &b, Location loc, ValueRange elements) {
-          return static_cast<const Derived *>(this)->computeElement(
-              op, b, loc, elements, computeDtype);
+          return derived.computeElement(op, b, loc, elements, computeDtype);
         });
     rewriter.replaceOp(op, result);
     return success();
   }
 
   LogicalResult checkSupported(OpTy) const { return success(); }
+
+  /// The dtype the body computes in (before f16/bf16 become f32): by
+  /// default the result's.
+  Type getComputeDtype(OpTy op) const {
+    return cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
+  }
+
+  /// The dtype each operand's elements are converted to.
+  SmallVector<Type> getInputDtypes(OpTy op, Type computeDtype) const {
+    return SmallVector<Type>(op->getNumOperands(), computeDtype);
+  }
+
+  /// The dtype of the body's value, converted to the result's afterwards.
+  Type getBodyDtype(OpTy, Type computeDtype) const { return computeDtype; }
 
   FXToLoopOptions options;
 };
@@ -232,6 +249,75 @@ static Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
   if (isa<FloatType>(scalarType))
     return arith::MulFOp::create(b, loc, value, factor);
   return arith::MulIOp::create(b, loc, value, factor);
+}
+
+/// The kinds of binary arithmetic the elementwise lowerings share.
+enum class BinaryKind { Add, Sub, Mul, Div, Max, Min };
+
+/// `lhs <kind> rhs` on scalars of PyTorch dtype `dtype` (bools: or, and).
+static Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value lhs,
+                        Value rhs, Type dtype) {
+  bool isFloat = isa<FloatType>(dtype);
+  bool isUnsigned = isUnsignedOrBool(dtype);
+  switch (kind) {
+  case BinaryKind::Add:
+    if (isFloat)
+      return arith::AddFOp::create(b, loc, lhs, rhs);
+    if (dtype.isInteger(1)) // True + True is True.
+      return arith::OrIOp::create(b, loc, lhs, rhs);
+    return arith::AddIOp::create(b, loc, lhs, rhs);
+  case BinaryKind::Sub:
+    if (isFloat)
+      return arith::SubFOp::create(b, loc, lhs, rhs);
+    return arith::SubIOp::create(b, loc, lhs, rhs);
+  case BinaryKind::Mul:
+    if (isFloat)
+      return arith::MulFOp::create(b, loc, lhs, rhs);
+    if (dtype.isInteger(1))
+      return arith::AndIOp::create(b, loc, lhs, rhs);
+    return arith::MulIOp::create(b, loc, lhs, rhs);
+  case BinaryKind::Div:
+    assert(isFloat && "true division computes in a floating dtype");
+    return arith::DivFOp::create(b, loc, lhs, rhs);
+  case BinaryKind::Max:
+    // maximumf/minimumf propagate NaN, as torch.maximum/minimum do.
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, lhs, rhs);
+    if (isUnsigned)
+      return arith::MaxUIOp::create(b, loc, lhs, rhs);
+    return arith::MaxSIOp::create(b, loc, lhs, rhs);
+  case BinaryKind::Min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, lhs, rhs);
+    if (isUnsigned)
+      return arith::MinUIOp::create(b, loc, lhs, rhs);
+    return arith::MinSIOp::create(b, loc, lhs, rhs);
+  }
+  llvm_unreachable("unknown binary kind");
+}
+
+/// A PyTorch Scalar attribute (bool, i64 or f64) as a constant of `dtype`.
+static Value makeScalar(OpBuilder &b, Location loc, Attribute scalar,
+                        Type dtype) {
+  Type scalarType = loop::getScalarType(dtype);
+  double asDouble = 0.0;
+  int64_t asInt = 0;
+  if (auto boolAttr = dyn_cast<BoolAttr>(scalar)) {
+    asDouble = asInt = boolAttr.getValue();
+  } else if (auto intAttr = dyn_cast<IntegerAttr>(scalar)) {
+    asInt = intAttr.getInt();
+    asDouble = static_cast<double>(asInt);
+  } else {
+    asDouble = cast<FloatAttr>(scalar).getValueAsDouble();
+    asInt = static_cast<int64_t>(asDouble);
+  }
+  if (isa<FloatType>(scalarType))
+    return arith::ConstantOp::create(b, loc,
+                                     b.getFloatAttr(scalarType, asDouble));
+  if (scalarType.isInteger(1))
+    return arith::ConstantOp::create(b, loc,
+                                     b.getBoolAttr(asInt != 0 || asDouble));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalarType, asInt));
 }
 
 /// Whether `alpha` is absent or 1: bool results support nothing else.
@@ -319,6 +405,172 @@ struct ReluLowering : ElementwiseLowering<fx::ReluOp, ReluLowering> {
   }
 };
 
+/// A binary op with a tensor `other`: add, sub (alpha), mul, div, maximum,
+/// minimum.
+template <typename OpTy, BinaryKind Kind>
+struct BinaryLowering : ElementwiseLowering<OpTy, BinaryLowering<OpTy, Kind>> {
+  using ElementwiseLowering<OpTy, BinaryLowering>::ElementwiseLowering;
+  Value computeElement(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                       Type dtype) const {
+    return emitBinary(b, loc, Kind, elements[0], elements[1], dtype);
+  }
+};
+
+/// A binary op whose `other` is a Scalar attribute (a wrapped number).
+template <typename OpTy, BinaryKind Kind>
+struct ScalarBinaryLowering
+    : ElementwiseLowering<OpTy, ScalarBinaryLowering<OpTy, Kind>> {
+  using ElementwiseLowering<OpTy, ScalarBinaryLowering>::ElementwiseLowering;
+  LogicalResult checkSupported(OpTy op) const {
+    if constexpr (Kind == BinaryKind::Add || Kind == BinaryKind::Sub) {
+      bool isBool = op.getType().getElementType().isInteger(1);
+      return success(!isBool || isUnitAlpha(op.getAlpha()));
+    }
+    return success();
+  }
+  Value computeElement(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                       Type dtype) const {
+    Value other = makeScalar(b, loc, op.getOther(), dtype);
+    if constexpr (Kind == BinaryKind::Add || Kind == BinaryKind::Sub)
+      other = scaleByAlpha(b, loc, other, dtype, op.getAlpha());
+    return emitBinary(b, loc, Kind, elements[0], other, dtype);
+  }
+};
+
+/// The predicates of PyTorch's comparisons.
+enum class CompareKind { Eq, Ne, Lt, Le, Gt, Ge };
+
+/// `lhs <kind> rhs` on scalars of `dtype`; NaN compares unequal to all.
+static Value emitCompare(OpBuilder &b, Location loc, CompareKind kind,
+                         Value lhs, Value rhs, Type dtype) {
+  if (isa<FloatType>(dtype)) {
+    static constexpr arith::CmpFPredicate predicates[] = {
+        arith::CmpFPredicate::OEQ, arith::CmpFPredicate::UNE,
+        arith::CmpFPredicate::OLT, arith::CmpFPredicate::OLE,
+        arith::CmpFPredicate::OGT, arith::CmpFPredicate::OGE};
+    return arith::CmpFOp::create(b, loc, predicates[static_cast<int>(kind)],
+                                 lhs, rhs);
+  }
+  bool isUnsigned = isUnsignedOrBool(dtype);
+  static constexpr arith::CmpIPredicate signedPredicates[] = {
+      arith::CmpIPredicate::eq,  arith::CmpIPredicate::ne,
+      arith::CmpIPredicate::slt, arith::CmpIPredicate::sle,
+      arith::CmpIPredicate::sgt, arith::CmpIPredicate::sge};
+  static constexpr arith::CmpIPredicate unsignedPredicates[] = {
+      arith::CmpIPredicate::eq,  arith::CmpIPredicate::ne,
+      arith::CmpIPredicate::ult, arith::CmpIPredicate::ule,
+      arith::CmpIPredicate::ugt, arith::CmpIPredicate::uge};
+  auto predicate = (isUnsigned ? unsignedPredicates
+                               : signedPredicates)[static_cast<int>(kind)];
+  return arith::CmpIOp::create(b, loc, predicate, lhs, rhs);
+}
+
+/// A comparison of two tensors, or of a tensor and a Scalar attribute: both
+/// sides in their promoted dtype, a bool result.
+template <typename OpTy, CompareKind Kind, bool ScalarOther>
+struct CompareLowering
+    : ElementwiseLowering<OpTy, CompareLowering<OpTy, Kind, ScalarOther>> {
+  using ElementwiseLowering<OpTy, CompareLowering>::ElementwiseLowering;
+  Type getComputeDtype(OpTy op) const {
+    SmallVector<Type> operandTypes(op->getOperandTypes());
+    if constexpr (ScalarOther)
+      return fx::getResultDtype(operandTypes, {op.getOther()});
+    return fx::getResultDtype(operandTypes);
+  }
+  Type getBodyDtype(OpTy op, Type) const {
+    return op.getType().getElementType();
+  }
+  Value computeElement(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                       Type dtype) const {
+    Value other;
+    if constexpr (ScalarOther)
+      other = makeScalar(b, loc, op.getOther(), dtype);
+    else
+      other = elements[1];
+    return emitCompare(b, loc, Kind, elements[0], other, dtype);
+  }
+};
+
+/// A unary op computing in a floating dtype (integral inputs become the
+/// default float): exp, log, sqrt, rsqrt, sin, cos, tanh, sigmoid,
+/// reciprocal.
+template <typename OpTy, typename MathFn>
+struct FloatUnaryLowering
+    : ElementwiseLowering<OpTy, FloatUnaryLowering<OpTy, MathFn>> {
+  using ElementwiseLowering<OpTy, FloatUnaryLowering>::ElementwiseLowering;
+  Value computeElement(OpTy, OpBuilder &b, Location loc, ValueRange elements,
+                       Type dtype) const {
+    return MathFn()(b, loc, elements[0], loop::getScalarType(dtype));
+  }
+};
+
+template <typename MathOp> struct ApplyMath {
+  Value operator()(OpBuilder &b, Location loc, Value x, Type) const {
+    return MathOp::create(b, loc, x);
+  }
+};
+
+struct ApplyReciprocal {
+  Value operator()(OpBuilder &b, Location loc, Value x, Type type) const {
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    return arith::DivFOp::create(b, loc, one, x);
+  }
+};
+
+struct ApplySigmoid {
+  // 1 / (1 + exp(-x)): saturates to 0 and 1 without overflow trouble.
+  Value operator()(OpBuilder &b, Location loc, Value x, Type type) const {
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    Value exp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+    return arith::DivFOp::create(b, loc, one,
+                                 arith::AddFOp::create(b, loc, one, exp));
+  }
+};
+
+struct AbsLowering : ElementwiseLowering<fx::AbsOp, AbsLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::AbsOp, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    if (isa<FloatType>(dtype))
+      return math::AbsFOp::create(b, loc, elements[0]);
+    if (isUnsignedOrBool(dtype))
+      return elements[0];
+    return math::AbsIOp::create(b, loc, elements[0]);
+  }
+};
+
+/// `where(condition, self, other)`: the condition stays a bool.
+struct WhereLowering : ElementwiseLowering<fx::WhereOp, WhereLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  SmallVector<Type> getInputDtypes(fx::WhereOp op, Type computeDtype) const {
+    return {op.getCondition().getType().getElementType(), computeDtype,
+            computeDtype};
+  }
+  Value computeElement(fx::WhereOp, OpBuilder &b, Location loc,
+                       ValueRange elements, Type) const {
+    return arith::SelectOp::create(b, loc, elements[0], elements[1],
+                                   elements[2]);
+  }
+};
+
+/// `_to_copy` with a dtype: PyTorch's cast, element by element.
+struct ToCopyLowering : ElementwiseLowering<fx::ToCopyOp, ToCopyLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Type getComputeDtype(fx::ToCopyOp op) const {
+    return op.getSelf().getType().getElementType();
+  }
+  SmallVector<Type> getInputDtypes(fx::ToCopyOp op, Type) const {
+    return {op.getSelf().getType().getElementType()};
+  }
+  Type getBodyDtype(fx::ToCopyOp op, Type) const {
+    return op.getSelf().getType().getElementType();
+  }
+  Value computeElement(fx::ToCopyOp, OpBuilder &, Location, ValueRange elements,
+                       Type) const {
+    return elements[0];
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
@@ -358,7 +610,39 @@ struct ConvertFXToLoopPass
 
 void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                                           const FXToLoopOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
   patterns
       .add<AddLowering, SubLowering, MulLowering, NegLowering, ReluLowering>(
-          patterns.getContext(), options);
+          ctx, options);
+  patterns.add<BinaryLowering<fx::DivOp, BinaryKind::Div>,
+               BinaryLowering<fx::MaximumOp, BinaryKind::Max>,
+               BinaryLowering<fx::MinimumOp, BinaryKind::Min>,
+               ScalarBinaryLowering<fx::AddScalarOp, BinaryKind::Add>,
+               ScalarBinaryLowering<fx::SubScalarOp, BinaryKind::Sub>,
+               ScalarBinaryLowering<fx::MulScalarOp, BinaryKind::Mul>,
+               ScalarBinaryLowering<fx::DivScalarOp, BinaryKind::Div>>(ctx,
+                                                                       options);
+  patterns.add<CompareLowering<fx::EqOp, CompareKind::Eq, false>,
+               CompareLowering<fx::NeOp, CompareKind::Ne, false>,
+               CompareLowering<fx::LtOp, CompareKind::Lt, false>,
+               CompareLowering<fx::LeOp, CompareKind::Le, false>,
+               CompareLowering<fx::GtOp, CompareKind::Gt, false>,
+               CompareLowering<fx::GeOp, CompareKind::Ge, false>,
+               CompareLowering<fx::EqScalarOp, CompareKind::Eq, true>,
+               CompareLowering<fx::NeScalarOp, CompareKind::Ne, true>,
+               CompareLowering<fx::LtScalarOp, CompareKind::Lt, true>,
+               CompareLowering<fx::LeScalarOp, CompareKind::Le, true>,
+               CompareLowering<fx::GtScalarOp, CompareKind::Gt, true>,
+               CompareLowering<fx::GeScalarOp, CompareKind::Ge, true>>(ctx,
+                                                                       options);
+  patterns.add<FloatUnaryLowering<fx::ExpOp, ApplyMath<math::ExpOp>>,
+               FloatUnaryLowering<fx::LogOp, ApplyMath<math::LogOp>>,
+               FloatUnaryLowering<fx::SqrtOp, ApplyMath<math::SqrtOp>>,
+               FloatUnaryLowering<fx::RsqrtOp, ApplyMath<math::RsqrtOp>>,
+               FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
+               FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
+               FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
+               FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
+               FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>,
+               AbsLowering, WhereLowering, ToCopyLowering>(ctx, options);
 }

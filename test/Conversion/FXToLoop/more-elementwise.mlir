@@ -1,0 +1,84 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))' | FileCheck %s
+
+// Tests scalar overloads: the Scalar attribute becomes a constant of the
+// compute dtype, alpha scales it (3 * 2, folded).
+// CHECK-LABEL: fx.graph @scalars
+// CHECK-DAG: %[[SIX:.+]] = arith.constant 6 : i64
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK: arith.mulf %{{.+}}, %[[HALF]] : f32
+// CHECK: arith.addi %{{.+}}, %[[SIX]] : i64
+fx.graph @scalars(%x: tensor<4xf32>, %i: tensor<4xsi64>) -> (tensor<4xf32>, tensor<4xsi64>) {
+  %0 = fx.mul_scalar %x {other = 5.000000e-01 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fx.add_scalar %i {other = 3 : i64, alpha = 2 : i64} : (tensor<4xsi64>) -> tensor<4xsi64>
+  fx.output %0, %1 : tensor<4xf32>, tensor<4xsi64>
+}
+
+// -----
+
+// Tests true division of integers: both sides become the default float.
+// CHECK-LABEL: fx.graph @int_division
+// CHECK: arith.sitofp %{{.+}} : i32 to f32
+// CHECK: arith.sitofp %{{.+}} : i32 to f32
+// CHECK: arith.divf %{{.+}}, %{{.+}} : f32
+fx.graph @int_division(%a: tensor<4xsi32>, %b: tensor<4xsi32>) -> tensor<4xf32> {
+  %0 = fx.div %a, %b : (tensor<4xsi32>, tensor<4xsi32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+// Tests comparisons: operands compare in their promoted dtype (ordered for
+// floats, signed or unsigned for integers), the result is a bool, and where
+// selects with it.
+// CHECK-LABEL: fx.graph @compare_and_select
+// CHECK: %[[GT:.+]] = arith.cmpf ogt, %{{.+}}, %{{.+}} : f32
+// CHECK: loop.yield %[[GT]] : i1
+// CHECK: arith.cmpi ult, %{{.+}}, %{{.+}} : i8
+// CHECK: %[[C:.+]] = loop.load %{{.+}} : tensor<4x8xi1>
+// CHECK: arith.select %[[C]], %{{.+}}, %{{.+}} : f32
+fx.graph @compare_and_select(%x: tensor<4x8xf32>, %y: tensor<8xf32>, %u: tensor<4xui8>) -> (tensor<4x8xf32>, tensor<4xi1>) {
+  %0 = fx.gt %x, %y : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xi1>
+  %1 = fx.lt_scalar %u {other = 7 : i64} : (tensor<4xui8>) -> tensor<4xi1>
+  %2 = fx.where %0, %x, %y : (tensor<4x8xi1>, tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf32>
+  fx.output %2, %1 : tensor<4x8xf32>, tensor<4xi1>
+}
+
+// -----
+
+// Tests math in a floating dtype, bf16 computed in f32, and sigmoid's form.
+// CHECK-LABEL: fx.graph @math
+// CHECK: math.exp %{{.+}} : f32
+// CHECK: arith.negf
+// CHECK: math.exp
+// CHECK: arith.addf
+// CHECK: arith.divf
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+fx.graph @math(%x: tensor<4xbf16>) -> (tensor<4xbf16>, tensor<4xbf16>) {
+  %0 = fx.exp %x : (tensor<4xbf16>) -> tensor<4xbf16>
+  %1 = fx.sigmoid %x : (tensor<4xbf16>) -> tensor<4xbf16>
+  fx.output %0, %1 : tensor<4xbf16>, tensor<4xbf16>
+}
+
+// -----
+
+// Tests casts: the element converts straight from the source dtype.
+// CHECK-LABEL: fx.graph @casts
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: arith.fptosi %{{.+}} : f32 to i32
+fx.graph @casts(%x: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xsi32>) {
+  %0 = fx.to_copy %x {dtype = bf16} : (tensor<4xf32>) -> tensor<4xbf16>
+  %1 = fx.to_copy %x {dtype = si32} : (tensor<4xf32>) -> tensor<4xsi32>
+  fx.output %0, %1 : tensor<4xbf16>, tensor<4xsi32>
+}
+
+// -----
+
+// Tests maximum/minimum: NaN-propagating for floats, unsigned for uint8.
+// CHECK-LABEL: fx.graph @extrema
+// CHECK: arith.maximumf
+// CHECK: arith.minui
+fx.graph @extrema(%x: tensor<4xf32>, %y: tensor<4xf32>, %u: tensor<4xui8>) -> (tensor<4xf32>, tensor<4xui8>) {
+  %0 = fx.maximum %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %1 = fx.minimum %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  fx.output %0, %1 : tensor<4xf32>, tensor<4xui8>
+}
