@@ -16,4 +16,5 @@ void FXDialect::initialize() {
   // The op definitions are sharded (see FXOpDefs.h); each shard registers
   // its ops.
   registerFXDialectOperations(this);
+  registerAttributes();
 }

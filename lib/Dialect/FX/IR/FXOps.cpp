@@ -11,6 +11,8 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "mlir/Interfaces/FunctionImplementation.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 using namespace mlir;
 using namespace mlir::kiln::fx;
@@ -61,7 +63,156 @@ LogicalResult GraphOp::verify() {
       return emitOpError("result #")
              << index << " must be a ranked tensor, but is " << type;
   }
+  return verifyGuards(*this);
+}
+
+//===----------------------------------------------------------------------===//
+// GraphOp: shape guards
+//===----------------------------------------------------------------------===//
+
+/// Checks argument `index`'s guard against its type `type` and the graph's
+/// size symbols `symbols`, counting in `used` the symbols it names.
+static LogicalResult verifyArgumentGuard(
+    GraphOp graph, unsigned index, RankedTensorType type, TensorGuardAttr guard,
+    const llvm::StringMap<SymbolAttr> &symbols, llvm::StringSet<> &used) {
+  auto error = [&]() {
+    return graph.emitOpError("argument #") << index << " ";
+  };
+  if (guard.getRank() != type.getRank())
+    return error() << "has rank " << type.getRank() << ", but its guard has "
+                   << guard.getRank() << " sizes";
+  for (unsigned dim = 0, rank = type.getRank(); dim < rank; ++dim) {
+    int64_t typeSize = type.getDimSize(dim);
+    if (StringAttr name = guard.getSizeSymbol(dim)) {
+      if (!ShapedType::isDynamic(typeSize))
+        return error() << "guards static dimension " << dim << " (size "
+                       << typeSize << ") with size symbol '" << name.getValue()
+                       << "'; a symbol is for a '?' size";
+      if (!symbols.contains(name.getValue()))
+        return error() << "guards dimension " << dim
+                       << " with undefined size symbol '" << name.getValue()
+                       << "'";
+      used.insert(name.getValue());
+      continue;
+    }
+    int64_t guardSize = *guard.getStaticSize(dim);
+    if (ShapedType::isDynamic(typeSize))
+      return error() << "guards dynamic dimension " << dim
+                     << " with static size " << guardSize
+                     << "; a '?' size is guarded by a size symbol";
+    if (guardSize != typeSize)
+      return error() << "guards dimension " << dim << " with size " << guardSize
+                     << ", but its type's size is " << typeSize;
+  }
   return success();
+}
+
+LogicalResult GraphOp::verifyGuards(GraphOp graph) {
+  llvm::StringMap<SymbolAttr> symbols;
+  if (ArrayAttr symbolList = graph.getSymbolsAttr()) {
+    for (auto symbol : symbolList.getAsRange<SymbolAttr>())
+      if (!symbols.try_emplace(symbol.getName(), symbol).second)
+        return graph.emitOpError("defines size symbol '")
+               << symbol.getName() << "' more than once";
+  }
+
+  llvm::StringSet<> used;
+  ArrayRef<Type> argTypes = graph.getArgumentTypes();
+  for (unsigned index = 0, e = argTypes.size(); index < e; ++index) {
+    DictionaryAttr attrs = graph.getArgAttrDict(index);
+    for (NamedAttribute attr :
+         attrs ? attrs.getValue() : ArrayRef<NamedAttribute>()) {
+      StringRef name = attr.getName().getValue();
+      if (name == FXDialect::kGuardAttrName) {
+        auto guard = dyn_cast<TensorGuardAttr>(attr.getValue());
+        if (!guard)
+          return graph.emitOpError("argument #")
+                 << index << " has '" << name
+                 << "' that is not a #fx.tensor_guard: " << attr.getValue();
+        if (failed(verifyArgumentGuard(graph, index,
+                                       cast<RankedTensorType>(argTypes[index]),
+                                       guard, symbols, used)))
+          return failure();
+      } else if (name == FXDialect::kMutatedAttrName) {
+        if (!isa<UnitAttr>(attr.getValue()))
+          return graph.emitOpError("argument #")
+                 << index << " has '" << name
+                 << "' with a value; it is a unit attribute";
+      } else if (name == FXDialect::kAliasesAttrName) {
+        return graph.emitOpError("argument #")
+               << index << " has '" << name
+               << "', which is an attribute of a result";
+      }
+    }
+  }
+
+  for (unsigned index = 0, e = graph.getNumResults(); index < e; ++index) {
+    DictionaryAttr attrs = graph.getResultAttrDict(index);
+    for (NamedAttribute attr :
+         attrs ? attrs.getValue() : ArrayRef<NamedAttribute>()) {
+      StringRef name = attr.getName().getValue();
+      if (name == FXDialect::kMutatedAttrName ||
+          name == FXDialect::kGuardAttrName)
+        return graph.emitOpError("result #")
+               << index << " has '" << name
+               << "', which is an attribute of an argument";
+      if (name != FXDialect::kAliasesAttrName)
+        continue;
+      auto alias = dyn_cast<IntegerAttr>(attr.getValue());
+      if (!alias || !alias.getType().isInteger())
+        return graph.emitOpError("result #")
+               << index << " has '" << name
+               << "' that is not an argument number: " << attr.getValue();
+      int64_t argument = alias.getValue().getSExtValue();
+      if (argument < 0 || argument >= static_cast<int64_t>(argTypes.size()))
+        return graph.emitOpError("result #")
+               << index << " aliases argument #" << argument
+               << ", but the graph has " << argTypes.size() << " arguments";
+      Type resultElement = cast<RankedTensorType>(graph.getResultTypes()[index])
+                               .getElementType();
+      Type argElement =
+          cast<RankedTensorType>(argTypes[argument]).getElementType();
+      if (resultElement != argElement)
+        return graph.emitOpError("result #")
+               << index << " of element type " << resultElement
+               << " aliases argument #" << argument << " of element type "
+               << argElement << "; aliasing tensors share a dtype";
+    }
+  }
+
+  if (ArrayAttr symbolList = graph.getSymbolsAttr()) {
+    for (auto symbol : symbolList.getAsRange<SymbolAttr>())
+      if (!used.contains(symbol.getName()))
+        return graph.emitOpError("size symbol '")
+               << symbol.getName()
+               << "' is the size of no guarded argument dimension, so the "
+                  "runtime cannot bind it";
+  }
+  return success();
+}
+
+SymbolAttr GraphOp::lookupSizeSymbol(StringRef name) {
+  if (ArrayAttr symbols = getSymbolsAttr())
+    for (auto symbol : symbols.getAsRange<SymbolAttr>())
+      if (symbol.getName() == name)
+        return symbol;
+  return {};
+}
+
+TensorGuardAttr GraphOp::getArgumentGuard(unsigned index) {
+  return getArgAttrOfType<TensorGuardAttr>(index, FXDialect::kGuardAttrName);
+}
+
+bool GraphOp::isArgumentMutated(unsigned index) {
+  return getArgAttrOfType<UnitAttr>(index, FXDialect::kMutatedAttrName) !=
+         nullptr;
+}
+
+std::optional<unsigned> GraphOp::getResultAlias(unsigned index) {
+  if (auto alias =
+          getResultAttrOfType<IntegerAttr>(index, FXDialect::kAliasesAttrName))
+    return alias.getValue().getZExtValue();
+  return std::nullopt;
 }
 
 //===----------------------------------------------------------------------===//

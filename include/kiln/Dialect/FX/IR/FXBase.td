@@ -26,6 +26,29 @@ def FX_Dialect : Dialect {
     Every op verifies its operand types and its result type (its shape
     function): broadcasting and PyTorch's type promotion are checked, not
     assumed.
+
+    An `fx.graph` may carry shape guards (`FXAttrs.td`): its size symbols
+    (`symbols = [#fx.symbol<...>]`), a `#fx.tensor_guard` per argument
+    (`fx.guard`), and which results alias (`fx.aliases`) or which arguments
+    are written in place (`fx.mutated`).
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  // Rejects the argument and result attributes of the guards (`fx.guard`,
+  // `fx.mutated`, `fx.aliases`) where they are an op's attributes.
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    /// The argument attribute holding a `#fx.tensor_guard`.
+    static constexpr ::llvm::StringLiteral kGuardAttrName = "fx.guard";
+    /// The unit argument attribute saying the graph writes the argument.
+    static constexpr ::llvm::StringLiteral kMutatedAttrName = "fx.mutated";
+    /// The result attribute naming the argument the result may alias.
+    static constexpr ::llvm::StringLiteral kAliasesAttrName = "fx.aliases";
+
+  private:
+    /// Registers the attributes of FXAttrs.td (FXAttrs.cpp).
+    void registerAttributes();
+
+  public:
   }];
 }
 

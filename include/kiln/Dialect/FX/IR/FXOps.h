@@ -7,6 +7,7 @@
 #ifndef KILN_DIALECT_FX_IR_FXOPS_H
 #define KILN_DIALECT_FX_IR_FXOPS_H
 
+#include "kiln/Dialect/FX/IR/FXAttrs.h"
 #include "kiln/Dialect/FX/IR/FXDialect.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"

@@ -10,6 +10,7 @@
 #define KILN_DIALECT_FX_IR_FXOPS_TD
 
 include "kiln/Dialect/FX/IR/FXBase.td"
+include "kiln/Dialect/FX/IR/FXAttrs.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
@@ -40,13 +41,38 @@ def FX_GraphOp : FX_Op<"graph", [
       fx.output %1 : tensor<?x64xf32>
     }
     ```
+
+    A graph may carry shape guards: what the compiled artifact assumes of
+    its arguments and the runtime checks before each call. `symbols` lists
+    the graph's size symbols; an argument's `fx.guard` gives its sizes (a
+    symbol name for each `?` dimension, so arguments naming the same symbol
+    have equal sizes there), strides, alignment and device; a result's
+    `fx.aliases = N` says it may share storage with argument N, and an
+    argument's `fx.mutated` that the graph writes it in place. All are
+    optional.
+
+    ```mlir
+    fx.graph @guarded(
+        %x: tensor<?x4096xbf16> {fx.guard = #fx.tensor_guard<sizes = [s0, 4096], align = 16>},
+        %r: tensor<?x4096xbf16> {fx.guard = #fx.tensor_guard<sizes = [s0, 4096]>})
+        -> tensor<?x4096xbf16>
+        attributes {symbols = [#fx.symbol<"s0", min = 2, max = 8192>]} {
+      ...
+    }
+    ```
+
+    The verifier checks the guards against the argument types and each
+    other: ranks, static sizes, symbols only and always for `?` dimensions,
+    defined and used symbols, stride counts, and the aliasing results.
   }];
 
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<FunctionType>:$function_type,
                        OptionalAttr<StrAttr>:$sym_visibility,
                        OptionalAttr<DictArrayAttr>:$arg_attrs,
-                       OptionalAttr<DictArrayAttr>:$res_attrs);
+                       OptionalAttr<DictArrayAttr>:$res_attrs,
+                       OptionalAttr<TypedArrayAttrBase<FX_SymbolAttr,
+                           "array of size symbols">>:$symbols);
   let regions = (region SizedRegion<1>:$body);
 
   let builders = [OpBuilder<(ins "StringRef":$name, "FunctionType":$type)>];
@@ -61,6 +87,23 @@ def FX_GraphOp : FX_Op<"graph", [
     }
     /// A graph always has a body; there are no external graphs.
     bool isDeclaration() { return false; }
+
+    // Shape guards (all optional; see FXAttrs.td).
+    /// The size symbol named `name`, or null when the graph has none.
+    ::mlir::kiln::fx::SymbolAttr lookupSizeSymbol(::llvm::StringRef name);
+    /// The guard of argument `index`, or null when it has none.
+    ::mlir::kiln::fx::TensorGuardAttr getArgumentGuard(unsigned index);
+    /// Whether the graph writes argument `index` in place (`fx.mutated`).
+    bool isArgumentMutated(unsigned index);
+    /// The argument that result `index` may share storage with
+    /// (`fx.aliases`), if any.
+    std::optional<unsigned> getResultAlias(unsigned index);
+
+  private:
+    /// Checks the guards against the argument types and each other.
+    static ::mlir::LogicalResult verifyGuards(GraphOp graph);
+
+  public:
   }];
 
   let hasCustomAssemblyFormat = 1;

@@ -1,0 +1,71 @@
+// RUN: kiln-opt %s -split-input-file | FileCheck %s
+// Round trip: the printed form parses back to the same IR.
+// RUN: kiln-opt %s -split-input-file | kiln-opt -split-input-file | FileCheck %s
+
+// Tests a symbol without max, shared by two arguments (their first sizes are
+// equal), next to a static dimension.
+// CHECK-LABEL: fx.graph @shared_symbol
+// CHECK-SAME: (%{{.+}}: tensor<?x4096xbf16> {fx.guard = #fx.tensor_guard<sizes = [s0, 4096]>},
+// CHECK-SAME: %{{.+}}: tensor<?x4096xbf16> {fx.guard = #fx.tensor_guard<sizes = [s0, 4096]>})
+// CHECK-SAME: attributes {symbols = [#fx.symbol<"s0", min = 2>]}
+fx.graph @shared_symbol(
+    %x: tensor<?x4096xbf16> {fx.guard = #fx.tensor_guard<sizes = [s0, 4096]>},
+    %r: tensor<?x4096xbf16> {fx.guard = #fx.tensor_guard<sizes = [s0, 4096]>})
+    -> tensor<?x4096xbf16> attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  %0 = fx.add %x, %r : (tensor<?x4096xbf16>, tensor<?x4096xbf16>) -> tensor<?x4096xbf16>
+  fx.output %0 : tensor<?x4096xbf16>
+}
+
+// -----
+
+// Tests symbols with max and divisor; struct fields parse in any order and
+// print in declaration order.
+// CHECK-LABEL: fx.graph @bounded_symbols
+// CHECK-SAME: attributes {symbols = [#fx.symbol<"s0", min = 2, max = 4096>, #fx.symbol<"batch_1", min = 8, max = 1024, divisor = 8>]}
+fx.graph @bounded_symbols(
+    %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [batch_1, s0]>})
+    -> tensor<?x?xf32>
+    attributes {symbols = [#fx.symbol<"s0", min = 2, max = 4096>,
+                           #fx.symbol<"batch_1", divisor = 8, max = 1024, min = 8>]} {
+  fx.output %x : tensor<?x?xf32>
+}
+
+// -----
+
+// Tests strides (with an unguarded one), alignment and devices.
+// CHECK-LABEL: fx.graph @layout
+// CHECK-SAME: #fx.tensor_guard<sizes = [s0, 64], strides = [64, 1], align = 16, device = "cuda:0">
+// CHECK-SAME: #fx.tensor_guard<sizes = [64, s0], strides = [?, 1], device = "cuda">
+// CHECK-SAME: #fx.tensor_guard<sizes = [], align = 64, device = "cpu">
+fx.graph @layout(
+    %a: tensor<?x64xf16> {fx.guard = #fx.tensor_guard<sizes = [s0, 64], strides = [64, 1], align = 16, device = "cuda:0">},
+    %b: tensor<64x?xf16> {fx.guard = #fx.tensor_guard<device = "cuda", strides = [?, 1], sizes = [64, s0]>},
+    %c: tensor<f32> {fx.guard = #fx.tensor_guard<sizes = [], align = 64, device = "cpu">})
+    -> tensor<?x64xf16> attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  fx.output %a : tensor<?x64xf16>
+}
+
+// -----
+
+// Tests aliasing results and mutated arguments, on a graph without guards:
+// every guard attribute is optional.
+// CHECK-LABEL: fx.graph @aliasing
+// CHECK-SAME: (%{{.+}}: tensor<4xf32> {fx.mutated}, %{{.+}}: tensor<4xsi64>)
+// CHECK-SAME: -> (tensor<4xf32> {fx.aliases = 0 : i64}, tensor<4xf32>)
+// CHECK-NOT: attributes
+fx.graph @aliasing(%x: tensor<4xf32> {fx.mutated}, %i: tensor<4xsi64>)
+    -> (tensor<4xf32> {fx.aliases = 0}, tensor<4xf32>) {
+  %0 = fx.relu %x : tensor<4xf32>
+  fx.output %x, %0 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests a graph that guards some arguments only, with guards on static
+// tensors (which restate the type).
+// CHECK-LABEL: fx.graph @partial
+// CHECK-SAME: (%{{.+}}: tensor<2x3xf32> {fx.guard = #fx.tensor_guard<sizes = [2, 3], align = 16>}, %{{.+}}: tensor<?xf32>)
+fx.graph @partial(%a: tensor<2x3xf32> {fx.guard = #fx.tensor_guard<sizes = [2, 3], align = 16>},
+                  %b: tensor<?xf32>) -> tensor<2x3xf32> {
+  fx.output %a : tensor<2x3xf32>
+}
