@@ -1152,3 +1152,16 @@ EXAMPLES = {
         "    seed = 7 : i64, train = true}\n"
         "    : (tensor<?x768xf16>) -> (tensor<?x768xf16>, tensor<?x768xi1>)",
 }
+
+# Ops with a folder (lib/Dialect/FX/IR/FXFolders.cpp): copies and views that
+# change nothing fold to their input, views of views to one view.
+FOLDERS = [
+    "alias",
+    "clone",
+    "expand",
+    "lift_fresh_copy",
+    "permute",
+    "to_copy",
+    "unsafe_view",
+    "view",
+]

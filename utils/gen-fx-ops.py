@@ -158,8 +158,12 @@ def load_table():
     for name in examples:
         if name not in mnemonics:
             fail(f"EXAMPLES names '{name}', which is no op of the table")
+    folders = set(getattr(module, "FOLDERS", []))
+    for name in folders - mnemonics:
+        fail(f"FOLDERS names '{name}', which is no op of the table")
     for row in module.OPS:
         row["example"] = examples.get(row["mnemonic"], "")
+        row["folder"] = row["mnemonic"] in folders
     return module.OPS
 
 
@@ -376,6 +380,8 @@ def generate(ops):
         outs = [f"{ods}:${name}" for _, name, ods in row["results"]]
         out.append(wrap_dag("  let arguments = (ins ", ins, ");"))
         out.append(wrap_dag("  let results = (outs ", outs, ");"))
+        if row["folder"]:
+            out.append("  let hasFolder = 1;")
         fmt = assembly_format(row)
         if fmt:
             out.append("  let assemblyFormat = [{")

@@ -261,6 +261,7 @@ def FX_CloneOp : FX_SameTypeUnaryOp<"clone", "aten.clone.default"> {
   }];
   let arguments = (ins FX_Tensor:$self);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_AliasOp : FX_SameTypeUnaryOp<"alias", "aten.alias.default"> {
@@ -272,6 +273,7 @@ def FX_AliasOp : FX_SameTypeUnaryOp<"alias", "aten.alias.default"> {
   }];
   let arguments = (ins FX_Tensor:$self);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_LiftFreshCopyOp : FX_SameTypeUnaryOp<"lift_fresh_copy",
@@ -284,6 +286,7 @@ def FX_LiftFreshCopyOp : FX_SameTypeUnaryOp<"lift_fresh_copy",
   }];
   let arguments = (ins FX_Tensor:$self);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_FillScalarOp : FX_SameTypeUnaryOp<"fill_scalar", "aten.fill.Scalar"> {
@@ -755,6 +758,7 @@ def FX_ToCopyOp : FX_ElementwiseOp<"to_copy", "aten._to_copy.default", "Cast"> {
   }];
   let arguments = (ins FX_Tensor:$self, OptionalAttr<FX_DtypeAttr>:$dtype);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_AddOp : FX_ElementwiseOp<"add", "aten.add.Tensor", "Default", [], [],
@@ -2425,6 +2429,7 @@ def FX_ViewOp : FX_ShapeOp<"view", "aten.view.default", "View"> {
   }];
   let arguments = (ins FX_Tensor:$self);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_UnsafeViewOp : FX_ShapeOp<"unsafe_view", "aten._unsafe_view.default",
@@ -2437,6 +2442,7 @@ def FX_UnsafeViewOp : FX_ShapeOp<"unsafe_view", "aten._unsafe_view.default",
   }];
   let arguments = (ins FX_Tensor:$self);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_PermuteOp : FX_ShapeOp<"permute", "aten.permute.default", "Permute"> {
@@ -2453,6 +2459,7 @@ def FX_PermuteOp : FX_ShapeOp<"permute", "aten.permute.default", "Permute"> {
   }];
   let arguments = (ins FX_Tensor:$self, DenseI64ArrayAttr:$dims);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_ExpandOp : FX_ShapeOp<"expand", "aten.expand.default", "Expand"> {
@@ -2467,6 +2474,7 @@ def FX_ExpandOp : FX_ShapeOp<"expand", "aten.expand.default", "Expand"> {
   let arguments = (ins FX_Tensor:$self,
                        DefaultValuedAttr<BoolAttr, "false">:$implicit);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_SqueezeOp : FX_ShapeOp<"squeeze", "aten.squeeze.dims", "Squeeze"> {

@@ -1,0 +1,58 @@
+// RUN: kiln-opt %s -split-input-file -canonicalize | FileCheck %s
+
+// Tests that copies and views that change nothing fold to their input.
+// CHECK-LABEL: fx.graph @fold_no_ops
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK-NEXT: fx.output %[[X]], %[[X]], %[[X]], %[[X]], %[[X]], %[[X]] :
+fx.graph @fold_no_ops(%x: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) {
+  %0 = fx.clone %x : tensor<4x8xf32>
+  %1 = fx.alias %x : tensor<4x8xf32>
+  %2 = fx.view %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %3 = fx.permute %x {dims = array<i64: 0, 1>} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %4 = fx.expand %x : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  %5 = fx.to_copy %x {dtype = f32} : (tensor<4x8xf32>) -> tensor<4x8xf32>
+  fx.output %0, %1, %2, %3, %4, %5 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that a view of a view reads the original, and that the inner view,
+// now unused, is erased (fx ops are Pure).
+// CHECK-LABEL: fx.graph @fold_view_of_view
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>)
+// CHECK-NEXT: %[[V:.+]] = fx.view %[[X]] : (tensor<4x8xf32>) -> tensor<2x16xf32>
+// CHECK-NEXT: fx.output %[[V]]
+fx.graph @fold_view_of_view(%x: tensor<4x8xf32>) -> tensor<2x16xf32> {
+  %0 = fx.view %x : (tensor<4x8xf32>) -> tensor<32xf32>
+  %1 = fx.view %0 : (tensor<32xf32>) -> tensor<2x16xf32>
+  fx.output %1 : tensor<2x16xf32>
+}
+
+// -----
+
+// Tests that two permutations compose into one: dims c[i] = a[b[i]].
+// CHECK-LABEL: fx.graph @fold_permute_of_permute
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)
+// CHECK-NEXT: %[[P:.+]] = fx.permute %[[X]] {dims = array<i64: 1, 0, 2>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+// CHECK-NEXT: fx.output %[[P]]
+fx.graph @fold_permute_of_permute(%x: tensor<2x3x4xf32>) -> tensor<3x2x4xf32> {
+  %0 = fx.permute %x {dims = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  %1 = fx.permute %0 {dims = array<i64: 2, 1, 0>} : (tensor<4x2x3xf32>) -> tensor<3x2x4xf32>
+  fx.output %1 : tensor<3x2x4xf32>
+}
+
+// -----
+
+// Tests that ops which change something stay, and that dead ops go.
+// CHECK-LABEL: fx.graph @do_not_fold_real_changes
+// CHECK: fx.permute %{{.+}} {dims = array<i64: 1, 0>}
+// CHECK: fx.expand
+// CHECK: fx.to_copy %{{.+}} {dtype = bf16}
+// CHECK-NOT: fx.exp
+fx.graph @do_not_fold_real_changes(%x: tensor<4x1xf32>) -> (tensor<1x4xf32>, tensor<4x8xf32>, tensor<4x1xbf16>) {
+  %0 = fx.permute %x {dims = array<i64: 1, 0>} : (tensor<4x1xf32>) -> tensor<1x4xf32>
+  %1 = fx.expand %x : (tensor<4x1xf32>) -> tensor<4x8xf32>
+  %2 = fx.to_copy %x {dtype = bf16} : (tensor<4x1xf32>) -> tensor<4x1xbf16>
+  %3 = fx.exp %x : (tensor<4x1xf32>) -> tensor<4x1xf32>
+  fx.output %0, %1, %2 : tensor<1x4xf32>, tensor<4x8xf32>, tensor<4x1xbf16>
+}
