@@ -71,6 +71,14 @@ public:
     for (auto [arg, iv] : llvm::zip(node.getInductionVars(), ivs))
       if (arg != column)
         uniform.map(arg, iv);
+    // The column differs by element: [c, c + 1, ...]. Index arithmetic on it
+    // in the body then computes per-element indices, which loads gather.
+    Location loc = node.getLoc();
+    auto indexVector = VectorType::get({width}, b.getIndexType());
+    Value columns = arith::AddIOp::create(
+        b, loc, vector::BroadcastOp::create(b, loc, indexVector, ivs.back()),
+        vector::StepOp::create(b, loc, indexVector));
+    vectors.map(column, columns);
     for (Operation &op : body.without_terminator()) {
       if (auto load = dyn_cast<loop::LoadOp>(op))
         emitLoad(load, column);

@@ -133,3 +133,25 @@ fx.graph @do_not_vectorize_bool_reads(%p: tensor<64xi1>) -> tensor<64xf32> {
   }
   fx.output %0 : tensor<64xf32>
 }
+
+// -----
+
+// Tests that a read at an index computed from the column inside the body is
+// gathered per element (the column is a vector of indices), never read as
+// if it were the same for all of a thread's elements.
+// VEC-LABEL: func.func @column_arithmetic
+// VEC: %[[STEP:.+]] = vector.step : vector<4xindex>
+// VEC: %[[COLUMNS:.+]] = arith.addi %{{.+}}, %[[STEP]] : vector<4xindex>
+// VEC: %[[SHIFTED:.+]] = arith.addi %[[COLUMNS]], %{{.+}} : vector<4xindex>
+// VEC-COUNT-4: vector.extract %[[SHIFTED]]
+// VEC: vector.from_elements
+fx.graph @column_arithmetic(%x: tensor<4x9xf32>) -> tensor<4x8xf32> {
+  %c1 = arith.constant 1 : index
+  %0 = loop.pointwise : tensor<4x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %k = arith.addi %j, %c1 : index
+    %v = loop.load %x[%i, %k] : tensor<4x9xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0 : tensor<4x8xf32>
+}
