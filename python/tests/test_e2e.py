@@ -203,6 +203,29 @@ def test_more_elementwise_ops(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)
 
 
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("row sums", lambda x, b: torch.exp(x + b).sum(dim=1), [((9, 64), F32), ((64,), F32)]),
+    ("sum over all", lambda x: x.sum(), [((7, 5), F32)]),
+    ("keepdim max", lambda x: x.amax(dim=-1, keepdim=True), [((6, 33), F32)]),
+    ("min over leading dims", lambda x: x.amin(dim=[0, 2]), [((3, 4, 5), F32)]),
+    ("integer sum to int64", lambda x: x.sum(dim=0), [((10, 3), torch.int32)]),
+    ("bf16 sum in f32", lambda x: x.sum(dim=1), [((8, 256), torch.bfloat16)]),
+    ("uint8 max", lambda x: x.amax(dim=1), [((4, 9), torch.uint8)]),
+])
+def test_reductions_on_the_cpu(name, fn, shapes, tmp_path):
+    check(fn, shapes, tmp_path=tmp_path)
+
+
+def test_reductions_are_refused_on_the_gpu_for_now(tmp_path):
+    from kiln.compiler import compile_graph_text
+
+    text = ("fx.graph @forward(%x: tensor<4x8xf32>) -> tensor<4xf32> {\n"
+            "  %0 = fx.sum %x {dim = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>\n"
+            "  fx.output %0 : tensor<4xf32>\n}\n")
+    with pytest.raises(kiln.KilnError, match="reductions are not lowered for this target yet"):
+        compile_graph_text(text, target="cuda", cache_dir=tmp_path)
+
+
 def test_nan_propagates_through_relu(tmp_path):
     compiled = kiln.compile(lambda x: torch.relu(x), [torch.randn(4)], cache_dir=tmp_path)
     x = torch.tensor([float("nan"), -1.0, 2.0, float("-inf")])

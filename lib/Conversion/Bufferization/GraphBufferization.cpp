@@ -34,14 +34,15 @@ static bool isScalarOp(Operation *op) {
 }
 
 SmallVector<Value> mlir::kiln::getNodeSizes(OpBuilder &b, Location loc,
-                                            loop::PointwiseOp node,
+                                            Operation *node,
                                             const IRMapping &mapping) {
   SmallVector<Value> sizes;
-  RankedTensorType type = node.getResultType();
+  auto type = cast<RankedTensorType>(node->getResult(0).getType());
+  ValueRange dynamicSizes = loop::getNodeDynamicSizes(node);
   unsigned nextDynamic = 0;
   for (int64_t size : type.getShape()) {
     if (ShapedType::isDynamic(size))
-      sizes.push_back(mapping.lookup(node.getDynamicSizes()[nextDynamic++]));
+      sizes.push_back(mapping.lookup(dynamicSizes[nextDynamic++]));
     else
       sizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
   }
@@ -50,9 +51,14 @@ SmallVector<Value> mlir::kiln::getNodeSizes(OpBuilder &b, Location loc,
 
 Value mlir::kiln::emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
                                   const IRMapping &mapping, ValueRange ivs) {
+  return emitBodyValue(b, node.getBody().front(), mapping, ivs);
+}
+
+Value mlir::kiln::emitBodyValue(OpBuilder &b, Block &body,
+                                const IRMapping &mapping, ValueRange ivs) {
   IRMapping bodyMapping = mapping;
-  bodyMapping.map(node.getInductionVars(), ivs);
-  for (Operation &op : node.getBody().front().without_terminator()) {
+  bodyMapping.map(body.getArguments(), ivs);
+  for (Operation &op : body.without_terminator()) {
     if (auto load = dyn_cast<loop::LoadOp>(op)) {
       SmallVector<Value> indices = llvm::map_to_vector(
           load.getIndices(), [&](Value v) { return bodyMapping.lookup(v); });
@@ -63,7 +69,8 @@ Value mlir::kiln::emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
       b.clone(op, bodyMapping);
     }
   }
-  return bodyMapping.lookupOrDefault(node.getYield().getValue());
+  return bodyMapping.lookupOrDefault(
+      cast<loop::YieldOp>(body.getTerminator()).getValue());
 }
 
 void mlir::kiln::emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,
@@ -74,7 +81,7 @@ void mlir::kiln::emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,
 
 /// Clones the graph's size computations into a function that returns the
 /// dynamic sizes of every result, in order.
-static void buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
+static LogicalResult buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
   Location loc = graph.getLoc();
   auto outputOp = cast<fx::OutputOp>(graph.getBody().front().getTerminator());
   SmallVector<Type> inputTypes =
@@ -101,18 +108,25 @@ static void buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
       // Sizes of inputs are read from their buffers; sizes of nodes are the
       // nodes' own size operands (canonicalization usually folds these).
       std::optional<int64_t> index = dim.getConstantIndex();
-      auto node = dim.getSource().getDefiningOp<loop::PointwiseOp>();
-      if (node && index) {
-        mapping.map(
-            dim.getResult(),
-            mapping.lookup(
-                node.getDynamicSizes()[node.getResultType().getDynamicDimIndex(
-                    *index)]));
+      auto type = cast<RankedTensorType>(dim.getSource().getType());
+      Operation *node = dim.getSource().getDefiningOp();
+      if (index && *index >= 0 && *index < type.getRank() &&
+          !type.isDynamicDim(*index)) {
+        mapping.map(dim.getResult(),
+                    arith::ConstantIndexOp::create(b, dim.getLoc(),
+                                                   type.getDimSize(*index)));
+      } else if (loop::isNode(node) && index) {
+        mapping.map(dim.getResult(),
+                    mapping.lookup(loop::getNodeDynamicSizes(
+                        node)[type.getDynamicDimIndex(*index)]));
       } else if (isa<BlockArgument>(dim.getSource())) {
         mapping.map(dim.getResult(),
                     memref::DimOp::create(b, dim.getLoc(),
                                           mapping.lookup(dim.getSource()),
                                           mapping.lookup(dim.getIndex())));
+      } else {
+        return dim.emitError("cannot compute this size from the graph's "
+                             "inputs");
       }
     } else if (isScalarOp(&op)) {
       b.clone(op, mapping);
@@ -124,9 +138,9 @@ static void buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
     for (int64_t dim = 0; dim < type.getRank(); ++dim) {
       if (!type.isDynamicDim(dim))
         continue;
-      if (auto node = result.getDefiningOp<loop::PointwiseOp>()) {
+      if (Operation *node = result.getDefiningOp(); loop::isNode(node)) {
         sizes.push_back(mapping.lookup(
-            node.getDynamicSizes()[type.getDynamicDimIndex(dim)]));
+            loop::getNodeDynamicSizes(node)[type.getDynamicDimIndex(dim)]));
       } else {
         Value index = arith::ConstantIndexOp::create(b, loc, dim);
         sizes.push_back(
@@ -135,6 +149,7 @@ static void buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
     }
   }
   func::ReturnOp::create(b, loc, sizes);
+  return success();
 }
 
 FailureOr<func::FuncOp>
@@ -142,7 +157,9 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                            const GraphBufferizationTarget &target) {
   Block &body = graph.getBody().front();
   for (Operation &op : body.without_terminator()) {
-    if (isa<loop::PointwiseOp, tensor::DimOp>(op) || isScalarOp(&op))
+    if (isa<loop::ReduceOp>(op) && !target.emitReduce)
+      return op.emitError("reductions are not lowered for this target yet");
+    if (loop::isNode(&op) || isa<tensor::DimOp>(op) || isScalarOp(&op))
       continue;
     return op.emitError("kiln-loop-to-scf: '")
            << op.getName()
@@ -182,7 +199,7 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   DenseMap<Operation *, Value> destinations;
   for (auto [result, buffer] :
        llvm::zip(outputOp.getResults(), resultBuffers)) {
-    if (auto node = result.getDefiningOp<loop::PointwiseOp>())
+    if (Operation *node = result.getDefiningOp(); loop::isNode(node))
       destinations.try_emplace(node, buffer);
   }
 
@@ -199,22 +216,26 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                                         mapping.lookup(dim.getIndex())));
       continue;
     }
-    auto node = dyn_cast<loop::PointwiseOp>(op);
-    if (!node) {
+    if (!loop::isNode(&op)) {
       rewriter.clone(op, mapping);
       continue;
     }
-    Value dest = destinations.lookup(node);
+    Value dest = destinations.lookup(&op);
     if (!dest) {
-      SmallVector<Value> dynamicSizes = llvm::map_to_vector(
-          node.getDynamicSizes(), [&](Value v) { return mapping.lookup(v); });
-      dest = target.allocate(rewriter, node.getLoc(),
-                             getBufferType(node.getResultType()), dynamicSizes,
-                             extraArgs);
+      SmallVector<Value> dynamicSizes =
+          llvm::map_to_vector(loop::getNodeDynamicSizes(&op),
+                              [&](Value v) { return mapping.lookup(v); });
+      dest = target.allocate(rewriter, op.getLoc(),
+                             getBufferType(op.getResult(0).getType()),
+                             dynamicSizes, extraArgs);
       temporaries.push_back(dest);
     }
-    target.emitNode(rewriter, node, dest, mapping, extraArgs);
-    mapping.map(node.getResult(), dest);
+    if (auto reduce = dyn_cast<loop::ReduceOp>(op))
+      target.emitReduce(rewriter, reduce, dest, mapping, extraArgs);
+    else
+      target.emitNode(rewriter, cast<loop::PointwiseOp>(op), dest, mapping,
+                      extraArgs);
+    mapping.map(op.getResult(0), dest);
   }
 
   // Results that no node stored directly: graph inputs returned as they are,
@@ -230,7 +251,8 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   func::ReturnOp::create(rewriter, loc);
 
   rewriter.setInsertionPoint(graph);
-  buildResultSizesFunc(rewriter, graph);
+  if (failed(buildResultSizesFunc(rewriter, graph)))
+    return failure();
   rewriter.eraseOp(graph);
   return func;
 }

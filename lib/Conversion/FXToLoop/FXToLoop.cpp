@@ -572,6 +572,99 @@ struct ToCopyLowering : ElementwiseLowering<fx::ToCopyOp, ToCopyLowering> {
 };
 
 //===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+/// Builds a loop.reduce combining `input` over `dims` (all dimensions when
+/// empty) with `combiner`, into `resultType` (with size-1 reduced dimensions
+/// when `keepdim`). Elements convert to the result's dtype, accumulated in
+/// f32 for f16/bf16 results.
+static Value buildReduction(OpBuilder &b, Location loc, Value input,
+                            ArrayRef<int64_t> dims, bool keepdim,
+                            StringRef combiner, RankedTensorType resultType) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  SmallVector<bool> reduced(rank, dims.empty());
+  for (int64_t dim : dims)
+    reduced[dim < 0 ? dim + rank : dim] = true;
+
+  SmallVector<Value> dynamicSizes, reductionDynamicSizes;
+  SmallVector<int64_t> reductionShape;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    bool dynamic = inputType.isDynamicDim(dim);
+    if (reduced[dim]) {
+      reductionShape.push_back(inputType.getDimSize(dim));
+      if (dynamic)
+        reductionDynamicSizes.push_back(getDimSize(b, loc, input, dim));
+    } else if (dynamic) {
+      dynamicSizes.push_back(getDimSize(b, loc, input, dim));
+    }
+  }
+  Type dtype = resultType.getElementType();
+  Type accumulator = (dtype.isF16() || dtype.isBF16())
+                         ? Type(b.getF32Type())
+                         : loop::getScalarType(dtype);
+  Type accumulatorDtype = isa<FloatType>(accumulator) ? accumulator : dtype;
+
+  auto node = loop::ReduceOp::create(
+      b, loc, resultType, b.getStringAttr(combiner), dynamicSizes,
+      reductionDynamicSizes, b.getDenseI64ArrayAttr(reductionShape));
+  Block *body = b.createBlock(&node.getBody());
+  int64_t numArgs = resultType.getRank() + reductionShape.size();
+  body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),
+                     SmallVector<Location>(numArgs, loc));
+  // The input's index of each dimension: a reduction argument for reduced
+  // ones, else the result's argument (skipping the kept size-1 dimensions).
+  SmallVector<Value> indices;
+  int64_t nextResult = 0, nextReduction = resultType.getRank();
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (reduced[dim]) {
+      indices.push_back(body->getArgument(nextReduction++));
+      if (keepdim)
+        ++nextResult;
+    } else {
+      indices.push_back(body->getArgument(nextResult++));
+    }
+  }
+  Value element = loop::LoadOp::create(b, loc, input, indices);
+  Value value = convertScalar(b, loc, element, inputType.getElementType(),
+                              accumulatorDtype);
+  loop::YieldOp::create(b, loc, value);
+  b.setInsertionPointAfter(node);
+  return node.getResult();
+}
+
+/// Lowers fx.sum, fx.amax and fx.amin.
+template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
+  ReductionLowering(MLIRContext *ctx, StringRef combiner)
+      : OpRewritePattern<OpTy>(ctx), combiner(combiner) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    auto inputType = cast<RankedTensorType>(op.getSelf().getType());
+    if (isa<ComplexType>(resultType.getElementType()) ||
+        isa<ComplexType>(inputType.getElementType()))
+      return rewriter.notifyMatchFailure(op, "complex dtypes not lowered yet");
+    if (inputType.getRank() == 0)
+      return rewriter.notifyMatchFailure(op, "nothing to reduce");
+    SmallVector<int64_t> dims;
+    if constexpr (std::is_same_v<OpTy, fx::SumOp>) {
+      if (std::optional<ArrayRef<int64_t>> dim = op.getDim())
+        dims.assign(dim->begin(), dim->end());
+    } else {
+      dims.assign(op.getDim().begin(), op.getDim().end());
+    }
+    Value result = buildReduction(rewriter, op.getLoc(), op.getSelf(), dims,
+                                  op.getKeepdim(), combiner, resultType);
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  std::string combiner;
+};
+
+//===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
 
@@ -645,4 +738,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
                FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>,
                AbsLowering, WhereLowering, ToCopyLowering>(ctx, options);
+  patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
+  patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
+  patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
 }

@@ -140,12 +140,130 @@ static void emitSCFLoops(OpBuilder &b, loop::PointwiseOp node, Value dest,
     scf::buildLoopNest(b, loc, lowerBounds, outerBounds, steps, row);
 }
 
+/// The value `combiner` starts from for accumulators of `type` (signedness
+/// from the result's `dtype`).
+static Value getCombinerIdentity(OpBuilder &b, Location loc, StringRef combiner,
+                                 Type type, Type dtype) {
+  bool isUnsigned = isa<IntegerType>(dtype) &&
+                    (dtype.isUnsignedInteger() || dtype.isInteger(1));
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
+    llvm::APFloat value(semantics);
+    if (combiner == "sum")
+      value = llvm::APFloat::getZero(semantics);
+    else if (combiner == "prod")
+      value = llvm::APFloat(semantics, 1);
+    else
+      value = llvm::APFloat::getInf(semantics, /*Negative=*/combiner == "max");
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  llvm::APInt value(width, 0);
+  if (combiner == "prod")
+    value = llvm::APInt(width, 1);
+  else if (combiner == "max")
+    value = isUnsigned ? llvm::APInt::getMinValue(width)
+                       : llvm::APInt::getSignedMinValue(width);
+  else if (combiner == "min")
+    value = isUnsigned ? llvm::APInt::getMaxValue(width)
+                       : llvm::APInt::getSignedMaxValue(width);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+}
+
+/// `accumulator <combiner> value`; max and min propagate NaN.
+static Value combine(OpBuilder &b, Location loc, StringRef combiner,
+                     Value accumulator, Value value, Type dtype) {
+  bool isFloat = isa<FloatType>(value.getType());
+  bool isUnsigned = isa<IntegerType>(dtype) &&
+                    (dtype.isUnsignedInteger() || dtype.isInteger(1));
+  if (combiner == "sum")
+    return isFloat
+               ? arith::AddFOp::create(b, loc, accumulator, value)
+               : arith::AddIOp::create(b, loc, accumulator, value).getResult();
+  if (combiner == "prod")
+    return isFloat
+               ? arith::MulFOp::create(b, loc, accumulator, value)
+               : arith::MulIOp::create(b, loc, accumulator, value).getResult();
+  if (combiner == "max") {
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, accumulator, value);
+    if (isUnsigned)
+      return arith::MaxUIOp::create(b, loc, accumulator, value);
+    return arith::MaxSIOp::create(b, loc, accumulator, value);
+  }
+  if (isFloat)
+    return arith::MinimumFOp::create(b, loc, accumulator, value);
+  if (isUnsigned)
+    return arith::MinUIOp::create(b, loc, accumulator, value);
+  return arith::MinSIOp::create(b, loc, accumulator, value);
+}
+
+/// Emits a reduction node: its result dimensions in parallel (or serially),
+/// and for each element a serial loop nest over the reduction space that
+/// accumulates, rounding once at the end.
+static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
+                            IRMapping &mapping, bool parallel) {
+  Location loc = node.getLoc();
+  SmallVector<Value> resultSizes = getNodeSizes(b, loc, node, mapping);
+  SmallVector<Value> reductionSizes;
+  unsigned nextDynamic = 0;
+  for (int64_t size : node.getReductionShape()) {
+    if (ShapedType::isDynamic(size))
+      reductionSizes.push_back(
+          mapping.lookup(node.getReductionDynamicSizes()[nextDynamic++]));
+    else
+      reductionSizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
+  }
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Type dtype = node.getResultType().getElementType();
+  Type accumulatorType = node.getYield().getValue().getType();
+  StringRef combiner = node.getCombiner();
+
+  auto element = [&](OpBuilder &nested, Location, ValueRange outer) {
+    Value init =
+        getCombinerIdentity(nested, loc, combiner, accumulatorType, dtype);
+    SmallVector<Value> lowerBounds(reductionSizes.size(), zero);
+    SmallVector<Value> steps(reductionSizes.size(), one);
+    scf::LoopNest nest = scf::buildLoopNest(
+        nested, loc, lowerBounds, reductionSizes, steps, ValueRange{init},
+        [&](OpBuilder &inner, Location, ValueRange inners,
+            ValueRange accumulators) -> scf::ValueVector {
+          SmallVector<Value> ivs(outer);
+          llvm::append_range(ivs, inners);
+          Value value =
+              emitBodyValue(inner, node.getBody().front(), mapping, ivs);
+          return {combine(inner, loc, combiner, accumulators.front(), value,
+                          dtype)};
+        });
+    Value total = nest.results.front();
+    Type scalarType = loop::getScalarType(dtype);
+    if (total.getType() != scalarType)
+      total = arith::TruncFOp::create(nested, loc, scalarType, total);
+    memref::StoreOp::create(nested, loc, total, dest, outer);
+  };
+  if (resultSizes.empty()) {
+    element(b, loc, {});
+    return;
+  }
+  SmallVector<Value> lowerBounds(resultSizes.size(), zero);
+  SmallVector<Value> steps(resultSizes.size(), one);
+  if (parallel)
+    scf::ParallelOp::create(b, loc, lowerBounds, resultSizes, steps, element);
+  else
+    scf::buildLoopNest(b, loc, lowerBounds, resultSizes, steps, element);
+}
+
 GraphBufferizationTarget
 mlir::kiln::getSCFBufferizationTarget(const LoopToSCFOptions &options) {
   GraphBufferizationTarget target;
   target.emitNode = [options](OpBuilder &b, loop::PointwiseOp node, Value dest,
                               IRMapping &mapping, ValueRange) {
     emitSCFLoops(b, node, dest, mapping, options);
+  };
+  target.emitReduce = [options](OpBuilder &b, loop::ReduceOp node, Value dest,
+                                IRMapping &mapping, ValueRange) {
+    emitReduceLoops(b, node, dest, mapping, options.parallel);
   };
   target.allocate = [](OpBuilder &b, Location loc, MemRefType type,
                        ValueRange dynamicSizes, ValueRange) -> Value {

@@ -155,3 +155,4 @@ fx.graph @column_arithmetic(%x: tensor<4x9xf32>) -> tensor<4x8xf32> {
   }
   fx.output %0 : tensor<4x8xf32>
 }
+

@@ -137,3 +137,27 @@ fx.graph @aligned_rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   }
   fx.output %0 : tensor<4x16xf32>
 }
+
+// -----
+
+// Tests a reduction: result elements in parallel, a serial loop per element
+// accumulating from the combiner's identity, rounded once at the end.
+// CHECK-LABEL: func.func @reduce
+// CHECK: scf.parallel (%[[I:.+]]) =
+// CHECK: %[[INIT:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[ACC:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %[[INIT]]) -> (f32) {
+// CHECK: %[[V:.+]] = memref.load %{{.+}}[%[[I]], %[[K]]]
+// CHECK: %[[W:.+]] = arith.extf %[[V]] : bf16 to f32
+// CHECK: %[[M:.+]] = arith.maximumf %[[A]], %[[W]] : f32
+// CHECK: scf.yield %[[M]] : f32
+// CHECK: %[[R:.+]] = arith.truncf %[[ACC]] : f32 to bf16
+// CHECK: memref.store %[[R]], %{{.+}}[%[[I]]] : memref<4xbf16>
+fx.graph @reduce(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
+  %0 = loop.reduce "max" over [8] : tensor<4xbf16> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<4x8xbf16>
+    %w = arith.extf %v : bf16 to f32
+    loop.yield %w : f32
+  }
+  fx.output %0 : tensor<4xbf16>
+}

@@ -53,3 +53,25 @@ fx.graph @attributes(%x: tensor<2xi1>) -> tensor<2xi1> {
   }
   fx.output %0 : tensor<2xi1>
 }
+
+// -----
+
+// Tests a reduction with dynamic result and reduction sizes, accumulating a
+// bf16 result in f32.
+// CHECK-LABEL: fx.graph @reduce
+// CHECK: loop.reduce "sum"(%{{.+}}) over [%{{.+}}, 8] : tensor<?xbf16> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[R0:.+]]: index, %[[R1:.+]]: index):
+// CHECK: loop.yield %{{.+}} : f32
+fx.graph @reduce(%x: tensor<?x?x8xbf16>) -> tensor<?xbf16> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = tensor.dim %x, %c0 : tensor<?x?x8xbf16>
+  %m = tensor.dim %x, %c1 : tensor<?x?x8xbf16>
+  %0 = loop.reduce "sum"(%n) over [%m, 8] : tensor<?xbf16> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %v = loop.load %x[%i, %j, %k] : tensor<?x?x8xbf16>
+    %w = arith.extf %v : bf16 to f32
+    loop.yield %w : f32
+  }
+  fx.output %0 : tensor<?xbf16>
+}

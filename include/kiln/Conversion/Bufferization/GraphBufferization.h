@@ -31,6 +31,7 @@ class GraphOp;
 } // namespace fx
 namespace loop {
 class PointwiseOp;
+class ReduceOp;
 } // namespace loop
 
 /// The attribute that marks a function bufferized from an fx.graph.
@@ -51,6 +52,12 @@ struct GraphBufferizationTarget {
   std::function<void(OpBuilder &, loop::PointwiseOp node, Value dest,
                      IRMapping &mapping, ValueRange extraArgs)>
       emitNode;
+  /// Emits the loops of the reduction `node`, storing into `dest`; null for
+  /// targets that cannot reduce yet (bufferization then fails, with a
+  /// diagnostic).
+  std::function<void(OpBuilder &, loop::ReduceOp node, Value dest,
+                     IRMapping &mapping, ValueRange extraArgs)>
+      emitReduce;
   /// Allocates a temporary of `type` with `dynamicSizes`.
   std::function<Value(OpBuilder &, Location, MemRefType type,
                       ValueRange dynamicSizes, ValueRange extraArgs)>
@@ -79,10 +86,15 @@ Value emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
 void emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,
                   const IRMapping &mapping, ValueRange ivs);
 
-/// The sizes of `node`'s index space, as index values.
-SmallVector<Value> getNodeSizes(OpBuilder &b, Location loc,
-                                loop::PointwiseOp node,
+/// The sizes of node `node`'s result, as index values.
+SmallVector<Value> getNodeSizes(OpBuilder &b, Location loc, Operation *node,
                                 const IRMapping &mapping);
+
+/// Emits the ops of a node body `body` at the indices `ivs` (one per block
+/// argument), loads becoming memref.load from the buffers in `mapping`;
+/// returns the value it yields.
+Value emitBodyValue(OpBuilder &b, Block &body, const IRMapping &mapping,
+                    ValueRange ivs);
 
 /// Replaces `graph`, whose body holds only loop nodes and scalar ops, with a
 /// destination-passing func.func over memrefs (inputs, results, then the

@@ -30,15 +30,15 @@ struct FoldDimOfNode : OpRewritePattern<tensor::DimOp> {
 
   LogicalResult matchAndRewrite(tensor::DimOp dimOp,
                                 PatternRewriter &rewriter) const override {
-    auto node = dimOp.getSource().getDefiningOp<PointwiseOp>();
+    Operation *node = dimOp.getSource().getDefiningOp();
     std::optional<int64_t> dim = dimOp.getConstantIndex();
-    if (!node || !dim)
+    if (!isNode(node) || !dim)
       return failure();
-    RankedTensorType type = node.getResultType();
+    auto type = cast<RankedTensorType>(node->getResult(0).getType());
     if (*dim < 0 || *dim >= type.getRank() || !type.isDynamicDim(*dim))
       return failure();
-    rewriter.replaceOp(dimOp,
-                       node.getDynamicSizes()[type.getDynamicDimIndex(*dim)]);
+    rewriter.replaceOp(
+        dimOp, getNodeDynamicSizes(node)[type.getDynamicDimIndex(*dim)]);
     return success();
   }
 };
@@ -47,6 +47,16 @@ struct FoldDimOfNode : OpRewritePattern<tensor::DimOp> {
 void LoopDialect::getCanonicalizationPatterns(
     RewritePatternSet &results) const {
   results.add<FoldDimOfNode>(getContext());
+}
+
+bool mlir::kiln::loop::isNode(Operation *op) {
+  return isa_and_nonnull<PointwiseOp, ReduceOp>(op);
+}
+
+ValueRange mlir::kiln::loop::getNodeDynamicSizes(Operation *node) {
+  if (auto reduce = dyn_cast<ReduceOp>(node))
+    return reduce.getDynamicSizes();
+  return cast<PointwiseOp>(node).getDynamicSizes();
 }
 
 Type mlir::kiln::loop::getScalarType(Type elementType) {

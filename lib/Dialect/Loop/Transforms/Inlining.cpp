@@ -82,14 +82,15 @@ bool mlir::kiln::loop::shouldInline(PointwiseOp producer,
          countOps(producer) <= options.maxOps;
 }
 
-/// Inlines into `consumer` the producers it may absorb, until none is left.
-static void inlineIntoConsumer(RewriterBase &rewriter, PointwiseOp consumer,
+/// Inlines into `consumer` (a pointwise or reduction node) the producers it
+/// may absorb, until none is left.
+static void inlineIntoConsumer(RewriterBase &rewriter, Operation *consumer,
                                const InliningOptions &options) {
   bool changed = true;
   while (changed) {
     changed = false;
     SmallVector<LoadOp> loads;
-    consumer.getBody().walk([&](LoadOp load) { loads.push_back(load); });
+    consumer->getRegion(0).walk([&](LoadOp load) { loads.push_back(load); });
     unsigned consumerReads = loads.size();
     for (LoadOp load : loads) {
       auto producer = load.getSource().getDefiningOp<PointwiseOp>();
@@ -107,14 +108,18 @@ static void inlineIntoConsumer(RewriterBase &rewriter, PointwiseOp consumer,
 
 void mlir::kiln::loop::inlinePointwiseProducers(
     RewriterBase &rewriter, Operation *root, const InliningOptions &options) {
-  SmallVector<PointwiseOp> nodes;
-  root->walk([&](PointwiseOp node) { nodes.push_back(node); });
-  for (PointwiseOp consumer : nodes)
+  SmallVector<Operation *> nodes;
+  root->walk([&](Operation *op) {
+    if (isNode(op))
+      nodes.push_back(op);
+  });
+  for (Operation *consumer : nodes)
     inlineIntoConsumer(rewriter, consumer, options);
   // Erase producers whose readers all absorbed them, consumers first so that
-  // their producers lose their last reader before being visited.
-  for (PointwiseOp node : llvm::reverse(nodes)) {
-    if (node->use_empty())
+  // their producers lose their last reader before being visited. Results of
+  // reductions are never inlined; only pointwise nodes can have lost theirs.
+  for (Operation *node : llvm::reverse(nodes)) {
+    if (isa<PointwiseOp>(node) && node->use_empty())
       rewriter.eraseOp(node);
   }
 }

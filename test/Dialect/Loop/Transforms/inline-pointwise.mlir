@@ -174,3 +174,33 @@ fx.graph @bf16_intermediate(%x: tensor<4xbf16>) -> tensor<4xbf16> {
   }
   fx.output %1 : tensor<4xbf16>
 }
+
+// -----
+
+// Tests that a pointwise producer is inlined into a reduction's body, and
+// that the reduction itself is never inlined into its reader.
+// CHECK-LABEL: fx.graph @inline_into_reduction
+// CHECK: %[[R:.+]] = loop.reduce "sum" over [8]
+// CHECK: math.exp
+// CHECK: loop.pointwise
+// CHECK: loop.load %[[R]]
+fx.graph @inline_into_reduction(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %0 = loop.pointwise : tensor<4x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<4x8xf32>
+    %e = math.exp %v : f32
+    loop.yield %e : f32
+  }
+  %1 = loop.reduce "sum" over [8] : tensor<4xf32> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %0[%i, %k] : tensor<4x8xf32>
+    loop.yield %v : f32
+  }
+  %2 = loop.pointwise : tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %1[%i] : tensor<4xf32>
+    %n = arith.negf %v : f32
+    loop.yield %n : f32
+  }
+  fx.output %2 : tensor<4xf32>
+}

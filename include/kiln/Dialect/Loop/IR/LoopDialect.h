@@ -8,6 +8,7 @@
 #define KILN_DIALECT_LOOP_IR_LOOPDIALECT_H
 
 #include "mlir/IR/Dialect.h"
+#include "mlir/IR/ValueRange.h"
 
 #include "kiln/Dialect/Loop/IR/LoopOpsDialect.h.inc"
 
@@ -16,6 +17,12 @@ namespace mlir::kiln::loop {
 /// The scalar type a body computes with for elements of `elementType`:
 /// integers become signless, everything else is unchanged.
 Type getScalarType(Type elementType);
+
+/// Whether `op` is a loop node (loop.pointwise or loop.reduce).
+bool isNode(Operation *op);
+
+/// The dynamic sizes of a node's result, in order.
+ValueRange getNodeDynamicSizes(Operation *node);
 
 } // namespace mlir::kiln::loop
 

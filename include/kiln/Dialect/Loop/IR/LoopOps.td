@@ -56,6 +56,60 @@ def Loop_PointwiseOp : Loop_Op<"pointwise", [
   }];
 }
 
+def Loop_ReduceOp : Loop_Op<"reduce", [
+    RecursiveMemoryEffects, SingleBlock, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
+  ]> {
+  let summary = "Defines a tensor by combining values over a reduction space";
+  let description = [{
+    For every index of the result, combines the values the body yields over
+    every index of the reduction space (`over`, whose dynamic sizes follow
+    it) with `combiner`: "sum", "prod", "max" or "min" (max and min propagate
+    NaN, as PyTorch's do). The body has one `index` argument per result
+    dimension, then one per reduction dimension. It yields the value to
+    combine in the accumulator's type: the result's scalar type, or f32 for
+    f16/bf16 results (rounded once, at the end), as PyTorch accumulates.
+
+    ```mlir
+    %s = loop.reduce "sum"(%n) over [64] : tensor<?xbf16> {
+    ^bb0(%i: index, %k: index):
+      %v = loop.load %x[%i, %k] : tensor<?x64xbf16>
+      %w = arith.extf %v : bf16 to f32
+      loop.yield %w : f32
+    }
+    ```
+  }];
+  let arguments = (ins StrAttr:$combiner, Variadic<Index>:$dynamic_sizes,
+                       Variadic<Index>:$reduction_dynamic_sizes,
+                       DenseI64ArrayAttr:$reduction_shape);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $combiner (`(` $dynamic_sizes^ `)`)? `over`
+    custom<DynamicIndexList>($reduction_dynamic_sizes, $reduction_shape)
+    `:` type($result) attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    YieldOp getYield();
+    ::mlir::RankedTensorType getResultType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
+    }
+    /// The induction variables of the result's dimensions.
+    ::llvm::ArrayRef<::mlir::BlockArgument> getResultInductionVars() {
+      return getBody().front().getArguments().take_front(
+          getResultType().getRank());
+    }
+    /// The induction variables of the reduction dimensions.
+    ::llvm::ArrayRef<::mlir::BlockArgument> getReductionInductionVars() {
+      return getBody().front().getArguments().drop_front(
+          getResultType().getRank());
+    }
+  }];
+}
+
 def Loop_LoadOp : Loop_Op<"load", [
     Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>
   ]> {
@@ -77,7 +131,7 @@ def Loop_LoadOp : Loop_Op<"load", [
 }
 
 def Loop_YieldOp : Loop_Op<"yield", [
-    Pure, ReturnLike, Terminator, HasParent<"PointwiseOp">
+    Pure, ReturnLike, Terminator, ParentOneOf<["PointwiseOp", "ReduceOp"]>
   ]> {
   let summary = "Yields the element a node computes at the current index";
   let description = [{

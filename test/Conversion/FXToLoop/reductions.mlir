@@ -1,0 +1,44 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))' | FileCheck %s
+
+// Tests a row sum: the reduced dimension becomes the reduction space, the
+// others the result's index space.
+// CHECK-LABEL: fx.graph @row_sum
+// CHECK-SAME: (%[[X:.+]]: tensor<?x64xf32>)
+// CHECK: %[[N:.+]] = tensor.dim %[[X]]
+// CHECK: loop.reduce "sum"(%[[N]]) over [64] : tensor<?xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[K:.+]]: index):
+// CHECK-NEXT: %[[V:.+]] = loop.load %[[X]][%[[I]], %[[K]]]
+// CHECK-NEXT: loop.yield %[[V]] : f32
+fx.graph @row_sum(%x: tensor<?x64xf32>) -> tensor<?xf32> {
+  %0 = fx.sum %x {dim = array<i64: 1>} : (tensor<?x64xf32>) -> tensor<?xf32>
+  fx.output %0 : tensor<?xf32>
+}
+
+// -----
+
+// Tests keepdim (the kept size-1 dimension's index is unused), a negative
+// dimension, and max as the combiner.
+// CHECK-LABEL: fx.graph @keepdim_max
+// CHECK: loop.reduce "max" over [8] : tensor<4x1xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %{{.+}}: index, %[[K:.+]]: index):
+// CHECK-NEXT: loop.load %{{.+}}[%[[I]], %[[K]]]
+fx.graph @keepdim_max(%x: tensor<4x8xf32>) -> tensor<4x1xf32> {
+  %0 = fx.amax %x {dim = array<i64: -1>, keepdim = true} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  fx.output %0 : tensor<4x1xf32>
+}
+
+// -----
+
+// Tests accumulator types: integers sum as si64 (extended per element),
+// bf16 sums accumulate in f32.
+// CHECK-LABEL: fx.graph @accumulators
+// CHECK: loop.reduce "sum" over [3, 5] : tensor<si64>
+// CHECK: arith.extsi %{{.+}} : i32 to i64
+// CHECK: loop.reduce "min" over [4] : tensor<2xbf16>
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK-NEXT: loop.yield %{{.+}} : f32
+fx.graph @accumulators(%i: tensor<3x5xsi32>, %h: tensor<2x4xbf16>) -> (tensor<si64>, tensor<2xbf16>) {
+  %0 = fx.sum %i : (tensor<3x5xsi32>) -> tensor<si64>
+  %1 = fx.amin %h {dim = array<i64: 1>} : (tensor<2x4xbf16>) -> tensor<2xbf16>
+  fx.output %0, %1 : tensor<si64>, tensor<2xbf16>
+}
