@@ -146,6 +146,31 @@ class Artifact:
                     # Sizes 0 and 1 are specialised, never dynamic.
                     raise GuardError(f"{where}: dynamic dimension {dim} has size {size}")
 
+    def _check_results(self, out: Sequence, shapes, device, inputs) -> None:
+        """Raises GuardError unless `out` can receive the results: kernels
+        write them through raw pointers, with sizes computed from the inputs."""
+        import torch
+
+        if len(out) != len(self.results):
+            raise GuardError(f"expected {len(self.results)} result buffers, got {len(out)}")
+        for index, (tensor, shape, spec) in enumerate(zip(out, shapes, self.results)):
+            where = f"result buffer {index} (expected {spec} of shape {list(shape)})"
+            if not isinstance(tensor, torch.Tensor):
+                raise GuardError(f"{where}: got {type(tensor).__name__}")
+            if tuple(tensor.shape) != tuple(shape) or tensor.dtype != torch_dtype(spec.dtype):
+                raise GuardError(f"{where}: got {tensor.dtype} of shape {list(tensor.shape)}")
+            if tensor.device != device:
+                raise GuardError(f"{where}: tensor is on {tensor.device}, not {device}")
+            if not tensor.is_contiguous():
+                raise GuardError(f"{where}: result buffers must be contiguous")
+            if tensor.data_ptr() % ALIGNMENT:
+                raise GuardError(f"{where}: result buffers must be {ALIGNMENT}-byte aligned")
+            if tensor.numel() and any(
+                    t.numel() and t.data_ptr() < tensor.data_ptr() + tensor.numel() * tensor.element_size()
+                    and tensor.data_ptr() < t.data_ptr() + t.numel() * t.element_size()
+                    for t in inputs):
+                raise GuardError(f"{where}: result buffers must not overlap the inputs")
+
     def _input_sizes(self, tensors: Sequence):
         sizes = [t.shape[d] for t, spec in zip(tensors, self.inputs) for d in spec.dynamic_dims]
         return (ctypes.c_int64 * max(len(sizes), 1))(*sizes)
@@ -171,16 +196,14 @@ class Artifact:
         self.check_guards(tensors)
         inputs = [_aligned(t.contiguous()) for t in tensors]
         device = self._expected_device()
+        shapes = self.result_shapes(inputs)
         if out is None:
             out = [
                 torch.empty(shape, dtype=torch_dtype(spec.dtype), device=device)
-                for shape, spec in zip(self.result_shapes(inputs), self.results)
+                for shape, spec in zip(shapes, self.results)
             ]
-        for tensor in out:
-            if not tensor.is_contiguous():
-                raise GuardError("result buffers must be contiguous")
-            if tensor.data_ptr() % ALIGNMENT:
-                raise GuardError(f"result buffers must be {ALIGNMENT}-byte aligned")
+        else:
+            self._check_results(out, shapes, device, inputs)
         in_ptrs = (ctypes.c_void_p * max(len(inputs), 1))(*[t.data_ptr() for t in inputs])
         out_ptrs = (ctypes.c_void_p * max(len(out), 1))(*[t.data_ptr() for t in out])
         stream = torch.cuda.current_stream().cuda_stream if self.device == "cuda" else None

@@ -267,6 +267,20 @@ def test_misaligned_views_are_copied(device, tmp_path):
         compiled.artifact(x, y, out=[out])
 
 
+def test_result_buffers_are_checked(device, tmp_path):
+    x = torch.randn(6, 8, device=device)
+    compiled = kiln.compile(lambda a: a * 2, [x], cache_dir=tmp_path)
+    cases = [
+        ([], "expected 1 result buffers, got 0"),
+        ([torch.empty(5, 8, device=device)], "of shape \\[5, 8\\]"),
+        ([torch.empty(6, 8, dtype=torch.float64, device=device)], "torch.float64"),
+        ([x], "must not overlap the inputs"),
+    ]
+    for out, message in cases:
+        with pytest.raises(GuardError, match=message):
+            compiled.artifact(x, out=out)
+
+
 def test_second_compile_hits_the_cache(tmp_path):
     fn = lambda x: torch.relu(x) * x  # noqa: E731
     first = kiln.compile(fn, [torch.randn(3, 3)], cache_dir=tmp_path)

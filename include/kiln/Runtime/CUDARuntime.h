@@ -40,7 +40,9 @@ KILN_RUNTIME_EXPORT void mgpuMemcpy(void *dest, void *source, uint64_t bytes,
 /* Returns 1 and copies the first error since the last call (NUL-terminated,
    truncated to `capacity` bytes) if any mgpu* call failed; else returns 0.
    The functions above cannot report errors themselves, so callers check this
-   after each run. */
+   after each run. While an error is pending, launches and copies are skipped
+   (they could use a temporary that failed to allocate). The error slot is
+   per process: concurrent runs on several threads share it. */
 KILN_RUNTIME_EXPORT int kiln_cuda_take_error(char *message, size_t capacity);
 
 #ifdef __cplusplus

@@ -132,26 +132,30 @@ bool ensureContext(const Driver &driver) {
 /// A kernel module as artifacts see it. Artifacts "load" their modules in a
 /// constructor, while the dynamic loader holds its lock; initializing CUDA
 /// there can deadlock (the driver starts threads that need that lock). So
-/// loading only records the binary, and the driver loads it at first use.
+/// loading only records the binary, and the driver loads it when a kernel is
+/// first needed in a context (a module belongs to one context; callers may
+/// use several devices).
 struct LazyModule {
   const void *binary = nullptr;
-  std::once_flag loadOnce;
-  CUmodule module = nullptr;
-  /// Kernel handles by name: artifacts look a kernel up on every launch.
-  std::map<std::string, CUfunction> functions;
+  std::map<CUcontext, CUmodule> modules;
+  std::map<std::pair<CUcontext, std::string>, CUfunction> functions;
 };
 
-/// Loads `lazy`'s binary into the current context on first call.
-CUmodule getLoadedModule(const Driver &driver, LazyModule &lazy) {
-  std::call_once(lazy.loadOnce, [&] {
-    if (!ensureContext(driver))
-      return;
-    CUmodule module = nullptr;
-    if (check(driver, driver.cuModuleLoadData(&module, lazy.binary),
-              "cuModuleLoadData"))
-      lazy.module = module;
-  });
-  return lazy.module;
+/// Whether an earlier call of this run failed: the work that follows would
+/// use its missing results (a null temporary, say), so it is skipped until
+/// the caller takes the error.
+bool errorPending() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return !firstError.empty();
+}
+
+/// The driver with a current context on this thread, or null (with an error
+/// recorded).
+const Driver *getReadyDriver() {
+  const Driver *driver = getDriver();
+  if (!driver || !ensureContext(*driver))
+    return nullptr;
+  return driver;
 }
 
 } // namespace
@@ -166,31 +170,43 @@ extern "C" void mgpuModuleUnload(void *module) {
   auto *lazy = static_cast<LazyModule *>(module);
   if (!lazy)
     return;
-  // At exit the driver may already be shut down; the error is irrelevant.
-  if (lazy->module) {
-    if (const Driver *driver = getDriver())
-      driver->cuModuleUnload(lazy->module);
+  // At exit the driver may already be shut down; the errors are irrelevant.
+  if (!lazy->modules.empty()) {
+    if (const Driver *driver = getDriver()) {
+      for (auto &entry : lazy->modules)
+        driver->cuModuleUnload(entry.second);
+    }
   }
   delete lazy;
 }
 
 extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
-  const Driver *driver = getDriver();
   auto *lazy = static_cast<LazyModule *>(module);
+  const Driver *driver = getReadyDriver();
   if (!driver || !lazy)
     return nullptr;
-  CUmodule loaded = getLoadedModule(*driver, *lazy);
-  if (!loaded) {
-    recordError(std::string("kernel '") + name +
-                "' is unavailable: its module failed to load");
+  CUcontext context = nullptr;
+  if (!check(*driver, driver->cuCtxGetCurrent(&context), "cuCtxGetCurrent"))
     return nullptr;
-  }
   std::lock_guard<std::mutex> lock(mutex);
-  auto it = lazy->functions.find(name);
-  if (it != lazy->functions.end())
+  auto key = std::make_pair(context, std::string(name));
+  if (auto it = lazy->functions.find(key); it != lazy->functions.end())
     return it->second;
+  auto [loaded, inserted] = lazy->modules.try_emplace(context, nullptr);
+  if (inserted) {
+    CUresult status = driver->cuModuleLoadData(&loaded->second, lazy->binary);
+    if (status != kCudaSuccess) {
+      lazy->modules.erase(loaded);
+      if (firstError.empty())
+        firstError = "cuModuleLoadData failed with CUDA error " +
+                     std::to_string(status) + "; kernel '" + name +
+                     "' is unavailable";
+      return nullptr;
+    }
+  }
   CUfunction function = nullptr;
-  CUresult status = driver->cuModuleGetFunction(&function, loaded, name);
+  CUresult status =
+      driver->cuModuleGetFunction(&function, loaded->second, name);
   if (status != kCudaSuccess) {
     const char *text = nullptr;
     driver->cuGetErrorString(status, &text);
@@ -199,7 +215,7 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
                    ") failed: " + (text ? text : "unknown error");
     return nullptr;
   }
-  lazy->functions.emplace(name, function);
+  lazy->functions.emplace(key, function);
   return function;
 }
 
@@ -208,8 +224,8 @@ extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
                                  int64_t blockZ, int32_t sharedBytes,
                                  void *stream, void **params, void **extra,
                                  int64_t) {
-  const Driver *driver = getDriver();
-  if (!driver || !function)
+  const Driver *driver = getReadyDriver();
+  if (!driver || !function || errorPending())
     return;
   if (gridX == 0 || gridY == 0 || gridZ == 0)
     return; // An empty tensor: nothing to compute.
@@ -220,7 +236,7 @@ extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
 }
 
 extern "C" void *mgpuMemAlloc(uint64_t bytes, void *stream, uint8_t) {
-  const Driver *driver = getDriver();
+  const Driver *driver = getReadyDriver();
   if (!driver || bytes == 0)
     return nullptr;
   CUdeviceptr pointer = 0;
@@ -231,7 +247,7 @@ extern "C" void *mgpuMemAlloc(uint64_t bytes, void *stream, uint8_t) {
 }
 
 extern "C" void mgpuMemFree(void *pointer, void *stream) {
-  const Driver *driver = getDriver();
+  const Driver *driver = getReadyDriver();
   if (!driver || !pointer)
     return;
   check(*driver,
@@ -241,8 +257,8 @@ extern "C" void mgpuMemFree(void *pointer, void *stream) {
 
 extern "C" void mgpuMemcpy(void *dest, void *source, uint64_t bytes,
                            void *stream) {
-  const Driver *driver = getDriver();
-  if (!driver || bytes == 0)
+  const Driver *driver = getReadyDriver();
+  if (!driver || bytes == 0 || errorPending())
     return;
   check(*driver,
         driver->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dest),
