@@ -211,6 +211,9 @@ def test_more_elementwise_ops(name, fn, shapes, device, tmp_path):
     ("integer sum to int64", lambda x: x.sum(dim=0), [((10, 3), torch.int32)]),
     ("bf16 sum in f32", lambda x: x.sum(dim=1), [((8, 256), torch.bfloat16)]),
     ("uint8 max", lambda x: x.amax(dim=1), [((4, 9), torch.uint8)]),
+    ("row means", lambda x: x.mean(dim=-1, keepdim=True), [((5, 48), F32)]),
+    ("bf16 mean", lambda x: x.mean(dim=[0, 1]), [((4, 64, 3), torch.bfloat16)]),
+    ("layer-norm-like", lambda x: (x - x.mean(dim=1, keepdim=True)) * 2.0, [((6, 40), F32)]),
 ])
 def test_reductions_on_the_cpu(name, fn, shapes, tmp_path):
     check(fn, shapes, tmp_path=tmp_path)

@@ -649,16 +649,55 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
     if (inputType.getRank() == 0)
       return rewriter.notifyMatchFailure(op, "nothing to reduce");
     SmallVector<int64_t> dims;
-    if constexpr (std::is_same_v<OpTy, fx::SumOp>) {
+    if constexpr (std::is_same_v<OpTy, fx::SumOp> ||
+                  std::is_same_v<OpTy, fx::MeanOp>) {
       if (std::optional<ArrayRef<int64_t>> dim = op.getDim())
         dims.assign(dim->begin(), dim->end());
     } else {
       dims.assign(op.getDim().begin(), op.getDim().end());
     }
+    if constexpr (std::is_same_v<OpTy, fx::MeanOp>) {
+      rewriter.replaceOp(op, buildMean(rewriter, op.getLoc(), op.getSelf(),
+                                       dims, op.getKeepdim(), resultType));
+      return success();
+    }
     Value result = buildReduction(rewriter, op.getLoc(), op.getSelf(), dims,
                                   op.getKeepdim(), combiner, resultType);
     rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// A mean: the sum (in f32 for f16/bf16, so that it is not rounded before
+  /// the division), then a pointwise division by the element count.
+  static Value buildMean(OpBuilder &b, Location loc, Value input,
+                         ArrayRef<int64_t> dims, bool keepdim,
+                         RankedTensorType resultType) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    Type dtype = resultType.getElementType();
+    Type sumDtype = (dtype.isF16() || dtype.isBF16()) ? b.getF32Type() : dtype;
+    auto sumType = RankedTensorType::get(resultType.getShape(), sumDtype);
+    Value sum = buildReduction(b, loc, input, dims, keepdim, "sum", sumType);
+
+    // The number of elements each result element averages.
+    SmallVector<bool> reduced(rank, dims.empty());
+    for (int64_t dim : dims)
+      reduced[dim < 0 ? dim + rank : dim] = true;
+    Value count = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      if (reduced[dim])
+        count = arith::MulIOp::create(b, loc, count,
+                                      getDimSize(b, loc, input, dim));
+    }
+    Value countF = arith::UIToFPOp::create(
+        b, loc, sumDtype,
+        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+    return buildBroadcastPointwise(
+        b, loc, resultType, ValueRange{sum}, TypeRange{sumDtype}, sumDtype,
+        [&](OpBuilder &nested, Location nestedLoc, ValueRange elements) {
+          return arith::DivFOp::create(nested, nestedLoc, elements[0], countF)
+              .getResult();
+        });
   }
 
   std::string combiner;
@@ -741,4 +780,5 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
+  patterns.add<ReductionLowering<fx::MeanOp>>(ctx, "sum");
 }

@@ -42,3 +42,33 @@ fx.graph @accumulators(%i: tensor<3x5xsi32>, %h: tensor<2x4xbf16>) -> (tensor<si
   %1 = fx.amin %h {dim = array<i64: 1>} : (tensor<2x4xbf16>) -> tensor<2xbf16>
   fx.output %0, %1 : tensor<si64>, tensor<2xbf16>
 }
+
+// -----
+
+// Tests a mean: a sum (in f32 for bf16, not rounded before the division),
+// then a node dividing by the number of elements averaged.
+// CHECK-LABEL: fx.graph @mean
+// CHECK: %[[COUNT:.+]] = arith.constant 6.400000e+01 : f32
+// CHECK: %[[SUM:.+]] = loop.reduce "sum" over [64] : tensor<4xf32>
+// CHECK: loop.pointwise : tensor<4xbf16>
+// CHECK: %[[V:.+]] = loop.load %[[SUM]]
+// CHECK: %[[Q:.+]] = arith.divf %[[V]], %[[COUNT]] : f32
+// CHECK: arith.truncf %[[Q]] : f32 to bf16
+fx.graph @mean(%x: tensor<4x64xbf16>) -> tensor<4xbf16> {
+  %0 = fx.mean %x {dim = array<i64: 1>} : (tensor<4x64xbf16>) -> tensor<4xbf16>
+  fx.output %0 : tensor<4xbf16>
+}
+
+// -----
+
+// Tests that the count of a dynamic reduced dimension is computed from its
+// size.
+// CHECK-LABEL: fx.graph @dynamic_mean
+// CHECK: tensor.dim
+// CHECK: %[[I64:.+]] = arith.index_castui %{{.+}} : index to i64
+// CHECK: %[[COUNT:.+]] = arith.uitofp %[[I64]] : i64 to f32
+// CHECK: arith.divf %{{.+}}, %[[COUNT]] : f32
+fx.graph @dynamic_mean(%x: tensor<4x?xf32>) -> tensor<4xf32> {
+  %0 = fx.mean %x {dim = array<i64: 1>} : (tensor<4x?xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}
