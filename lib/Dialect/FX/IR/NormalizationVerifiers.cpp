@@ -91,6 +91,22 @@ static SmallVector<int64_t> getLayerNormStatsShape(RankedTensorType input,
   return shape;
 }
 
+/// Checks a normalization backward's `mean` and `rstd` operands (groups 2
+/// and 3) against the statistics shape of `input`.
+static LogicalResult verifyStatistics(Operation *op, OperandGroups groups,
+                                      RankedTensorType input,
+                                      ArrayRef<int64_t> statsShape) {
+  StringRef statsNames[] = {"mean", "rstd"};
+  for (auto [index, name] : llvm::enumerate(statsNames)) {
+    auto stats = getTensorType(groups(2 + index).front());
+    if (!shapesJoin(stats.getShape(), statsShape))
+      return op->emitOpError("`")
+             << name << "` has type " << stats << ", but input " << input
+             << " has statistics of shape " << formatShape(statsShape);
+  }
+  return success();
+}
+
 static LogicalResult verifyLayerNorm(Operation *op, OperandGroups groups,
                                      bool isBackward) {
   // Forward: (input, weight?, bias?); backward: (grad_out, input, mean, rstd,
@@ -129,14 +145,8 @@ static LogicalResult verifyLayerNorm(Operation *op, OperandGroups groups,
   if (failed(
           verifySameShape(op, "grad_out", gradOut, "input", groups(1).front())))
     return failure();
-  StringRef statsNames[] = {"mean", "rstd"};
-  for (auto [index, name] : llvm::enumerate(statsNames)) {
-    auto stats = getTensorType(groups(2 + index).front());
-    if (!shapesJoin(stats.getShape(), statsShape))
-      return op->emitOpError("`")
-             << name << "` has type " << stats << ", but input " << input
-             << " has statistics of shape " << formatShape(statsShape);
-  }
+  if (failed(verifyStatistics(op, groups, input, statsShape)))
+    return failure();
   if (failed(verifyResult(op, 0, input)))
     return failure();
   // Without weight or bias, their gradients are typed as if they existed.
@@ -186,14 +196,8 @@ static LogicalResult verifyGroupNorm(Operation *op, OperandGroups groups,
   if (failed(verifySameShape(op, "grad_out", groups(0).front(), "input",
                              groups(1).front())))
     return failure();
-  StringRef statsNames[] = {"mean", "rstd"};
-  for (auto [index, name] : llvm::enumerate(statsNames)) {
-    auto stats = getTensorType(groups(2 + index).front());
-    if (!shapesJoin(stats.getShape(), statsShape))
-      return op->emitOpError("`")
-             << name << "` has type " << stats << ", but input " << input
-             << " has statistics of shape " << formatShape(statsShape);
-  }
+  if (failed(verifyStatistics(op, groups, input, statsShape)))
+    return failure();
   if (failed(verifyResult(op, 0, input)))
     return failure();
   Type paramDtype = weight ? getTensorType(weight).getElementType() : dtype;
