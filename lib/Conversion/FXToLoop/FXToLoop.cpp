@@ -225,32 +225,6 @@ struct ElementwiseLowering : OpRewritePattern<OpTy> {
 
 } // namespace
 
-/// Multiplies `value` by the op's `alpha`, if it has one other than 1.
-static Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
-                          std::optional<Attribute> alpha) {
-  if (!alpha)
-    return value;
-  Type scalarType = loop::getScalarType(dtype);
-  Attribute constant;
-  if (auto floatAlpha = dyn_cast<FloatAttr>(*alpha)) {
-    if (floatAlpha.getValueAsDouble() == 1.0)
-      return value;
-    constant = b.getFloatAttr(scalarType, floatAlpha.getValueAsDouble());
-  } else {
-    int64_t intAlpha = cast<IntegerAttr>(*alpha).getInt();
-    if (intAlpha == 1)
-      return value;
-    if (isa<FloatType>(scalarType))
-      constant = b.getFloatAttr(scalarType, static_cast<double>(intAlpha));
-    else
-      constant = b.getIntegerAttr(scalarType, intAlpha);
-  }
-  Value factor = arith::ConstantOp::create(b, loc, cast<TypedAttr>(constant));
-  if (isa<FloatType>(scalarType))
-    return arith::MulFOp::create(b, loc, value, factor);
-  return arith::MulIOp::create(b, loc, value, factor);
-}
-
 /// The kinds of binary arithmetic the elementwise lowerings share.
 enum class BinaryKind { Add, Sub, Mul, Div, Max, Min };
 
@@ -329,6 +303,16 @@ static bool isUnitAlpha(std::optional<Attribute> alpha) {
   return cast<IntegerAttr>(*alpha).getInt() == 1;
 }
 
+/// Multiplies `value`, of PyTorch dtype `dtype`, by the op's `alpha`, if it
+/// has one other than 1.
+static Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
+                          std::optional<Attribute> alpha) {
+  if (isUnitAlpha(alpha))
+    return value;
+  Value factor = makeScalar(b, loc, *alpha, dtype);
+  return emitBinary(b, loc, BinaryKind::Mul, value, factor, dtype);
+}
+
 namespace {
 struct AddLowering : ElementwiseLowering<fx::AddOp, AddLowering> {
   using ElementwiseLowering::ElementwiseLowering;
@@ -339,11 +323,7 @@ struct AddLowering : ElementwiseLowering<fx::AddOp, AddLowering> {
   Value computeElement(fx::AddOp op, OpBuilder &b, Location loc,
                        ValueRange elements, Type dtype) const {
     Value other = scaleByAlpha(b, loc, elements[1], dtype, op.getAlpha());
-    if (isa<FloatType>(dtype))
-      return arith::AddFOp::create(b, loc, elements[0], other);
-    if (dtype.isInteger(1)) // True + True is True.
-      return arith::OrIOp::create(b, loc, elements[0], other);
-    return arith::AddIOp::create(b, loc, elements[0], other);
+    return emitBinary(b, loc, BinaryKind::Add, elements[0], other, dtype);
   }
 };
 
@@ -356,21 +336,7 @@ struct SubLowering : ElementwiseLowering<fx::SubOp, SubLowering> {
   Value computeElement(fx::SubOp op, OpBuilder &b, Location loc,
                        ValueRange elements, Type dtype) const {
     Value other = scaleByAlpha(b, loc, elements[1], dtype, op.getAlpha());
-    if (isa<FloatType>(dtype))
-      return arith::SubFOp::create(b, loc, elements[0], other);
-    return arith::SubIOp::create(b, loc, elements[0], other);
-  }
-};
-
-struct MulLowering : ElementwiseLowering<fx::MulOp, MulLowering> {
-  using ElementwiseLowering::ElementwiseLowering;
-  Value computeElement(fx::MulOp, OpBuilder &b, Location loc,
-                       ValueRange elements, Type dtype) const {
-    if (isa<FloatType>(dtype))
-      return arith::MulFOp::create(b, loc, elements[0], elements[1]);
-    if (dtype.isInteger(1))
-      return arith::AndIOp::create(b, loc, elements[0], elements[1]);
-    return arith::MulIOp::create(b, loc, elements[0], elements[1]);
+    return emitBinary(b, loc, BinaryKind::Sub, elements[0], other, dtype);
   }
 };
 
@@ -743,10 +709,10 @@ struct ConvertFXToLoopPass
 void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                                           const FXToLoopOptions &options) {
   MLIRContext *ctx = patterns.getContext();
-  patterns
-      .add<AddLowering, SubLowering, MulLowering, NegLowering, ReluLowering>(
-          ctx, options);
-  patterns.add<BinaryLowering<fx::DivOp, BinaryKind::Div>,
+  patterns.add<AddLowering, SubLowering, NegLowering, ReluLowering>(ctx,
+                                                                    options);
+  patterns.add<BinaryLowering<fx::MulOp, BinaryKind::Mul>,
+               BinaryLowering<fx::DivOp, BinaryKind::Div>,
                BinaryLowering<fx::MaximumOp, BinaryKind::Max>,
                BinaryLowering<fx::MinimumOp, BinaryKind::Min>,
                ScalarBinaryLowering<fx::AddScalarOp, BinaryKind::Add>,
