@@ -56,9 +56,21 @@ Value mlir::kiln::emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
 
 Value mlir::kiln::emitBodyValue(OpBuilder &b, Block &body,
                                 const IRMapping &mapping, ValueRange ivs) {
-  IRMapping bodyMapping = mapping;
+  // A mapping of the body's own values, plus the few outer values (buffers,
+  // constants, sizes) it uses: copying all of `mapping` per element would make
+  // emitting a graph quadratic in its size.
+  IRMapping bodyMapping;
   bodyMapping.map(body.getArguments(), ivs);
+  auto importOuterValues = [&](Operation *op) {
+    for (Value operand : op->getOperands()) {
+      if (bodyMapping.contains(operand))
+        continue;
+      if (Value mapped = mapping.lookupOrNull(operand))
+        bodyMapping.map(operand, mapped);
+    }
+  };
   for (Operation &op : body.without_terminator()) {
+    op.walk(importOuterValues);
     if (auto load = dyn_cast<loop::LoadOp>(op)) {
       SmallVector<Value> indices = llvm::map_to_vector(
           load.getIndices(), [&](Value v) { return bodyMapping.lookup(v); });
@@ -69,8 +81,10 @@ Value mlir::kiln::emitBodyValue(OpBuilder &b, Block &body,
       b.clone(op, bodyMapping);
     }
   }
-  return bodyMapping.lookupOrDefault(
-      cast<loop::YieldOp>(body.getTerminator()).getValue());
+  Value yielded = cast<loop::YieldOp>(body.getTerminator()).getValue();
+  if (Value mapped = bodyMapping.lookupOrNull(yielded))
+    return mapped;
+  return mapping.lookupOrDefault(yielded);
 }
 
 void mlir::kiln::emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,

@@ -117,16 +117,17 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
   b.setInsertionPointToStart(&launch.getBody().front());
   // The kernel reads and writes through aligned views of the buffers.
   IRMapping kernelMapping = mapping;
+  DenseMap<Value, Value> alignedBuffers;
   auto align = [&](Value buffer) -> Value {
-    if (Value aligned = kernelMapping.lookupOrNull(buffer);
-        aligned && aligned != buffer &&
-        aligned.getDefiningOp<memref::AssumeAlignmentOp>())
-      return aligned;
-    return memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
+    Value &aligned = alignedBuffers[buffer];
+    if (!aligned)
+      aligned =
+          memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
+    return aligned;
   };
   node.getBody().walk([&](loop::LoadOp load) {
-    Value buffer = mapping.lookup(load.getSource());
-    kernelMapping.map(load.getSource(), align(buffer));
+    kernelMapping.map(load.getSource(),
+                      align(mapping.lookup(load.getSource())));
   });
   Value alignedDest = align(dest);
 
