@@ -54,6 +54,23 @@ def workloads(device):
         ideal = size * (rows * cols * 3 + cols)
         out.append((f"(x+r)*w+x {rows}x{cols} {str(dtype)[6:]}", residual_mul_add,
                     make(dtype, shapes), ideal))
+    # The normalization micro-graphs of ANCHORS.md (the LayerNorm graph
+    # without its GELU, which Kiln does not lower yet).
+    def scaled_softmax(x):
+        return torch.softmax(x * 0.125, dim=-1)
+
+    def residual_layer_norm(x, r, w, b):
+        return torch.nn.functional.layer_norm(x + r, (x.shape[-1],), w, b) * 0.5 + x
+
+    dtype = torch.bfloat16
+    size = 2
+    shape = (64, 16, 1024, 1024) if device == "cuda" else (4, 16, 256, 256)
+    elements = shape[0] * shape[1] * shape[2] * shape[3]
+    out.append((f"softmax(x*0.125) {'x'.join(map(str, shape))} bfloat16", scaled_softmax,
+                make(dtype, [shape]), size * elements * 2))
+    shapes = [(rows, cols), (rows, cols), (cols,), (cols,)]
+    out.append((f"LN(x+r)*0.5+x {rows}x{cols} bfloat16", residual_layer_norm,
+                make(dtype, shapes), size * (rows * cols * 3 + 2 * cols)))
     return out
 
 
@@ -133,10 +150,11 @@ def main():
     for r in results:
         ind = r.get("inductor_ms")
         gbs = r["ideal_bytes"] / (r["kiln_ms"] * 1e-3) / 1e9
+        ratio = f"{ind / r['kiln_ms']:8.2f}x" if ind else "        -"
         print(f"{r['workload']:34} {r['eager_ms']:9.3f} "
               f"{(f'{ind:12.3f}' if ind else '           -')} {r['kiln_ms']:8.3f} "
               f"{r['eager_ms'] / r['kiln_ms']:9.2f}x "
-              f"{(f'{ind / r['kiln_ms']:8.2f}x' if ind else '        -')} {gbs:9.0f} "
+              f"{ratio} {gbs:9.0f} "
               f"{'yes' if r['kiln_correct'] else 'NO':>3}")
     if device == "cuda":
         print(f"(copy bandwidth of an H200: {H200_COPY_BYTES_PER_S / 1e9:.0f} GB/s; "

@@ -43,6 +43,8 @@ void mlir::kiln::buildLowerToLoopPipeline(
     graphPm.addPass(createCanonicalizerPass());
     graphPm.addPass(createCSEPass());
   }
+  if (options.fuseRows)
+    graphPm.addPass(loop::createFuseRowsPass());
 }
 
 void mlir::kiln::buildLoopToLLVMCPUPipeline(
@@ -80,6 +82,7 @@ static void addGraphLowering(OpPassManager &pm, const Options &options) {
   LowerToLoopPipelineOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
   toLoop.inlinePointwise = options.inlinePointwise;
+  toLoop.fuseRows = options.fuseRows;
   buildLowerToLoopPipeline(pm, toLoop);
 }
 

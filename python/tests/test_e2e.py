@@ -214,19 +214,30 @@ def test_more_elementwise_ops(name, fn, shapes, device, tmp_path):
     ("row means", lambda x: x.mean(dim=-1, keepdim=True), [((5, 48), F32)]),
     ("bf16 mean", lambda x: x.mean(dim=[0, 1]), [((4, 64, 3), torch.bfloat16)]),
     ("layer-norm-like", lambda x: (x - x.mean(dim=1, keepdim=True)) * 2.0, [((6, 40), F32)]),
+    ("long rows", lambda x: x.sum(dim=-1) + x.amax(dim=-1), [((3, 5000), F32)]),
+    ("int64 sum", lambda x: x.sum(dim=1), [((5, 300), torch.int64)]),
+    ("f64 max", lambda x: x.amax(dim=1), [((5, 70), torch.float64)]),
 ])
-def test_reductions_on_the_cpu(name, fn, shapes, tmp_path):
-    check(fn, shapes, tmp_path=tmp_path)
+def test_reductions(name, fn, shapes, device, tmp_path):
+    check(fn, shapes, device=device, tmp_path=tmp_path)
 
 
-def test_reductions_are_refused_on_the_gpu_for_now(tmp_path):
-    from kiln.compiler import compile_graph_text
-
-    text = ("fx.graph @forward(%x: tensor<4x8xf32>) -> tensor<4xf32> {\n"
-            "  %0 = fx.sum %x {dim = array<i64: 1>} : (tensor<4x8xf32>) -> tensor<4xf32>\n"
-            "  fx.output %0 : tensor<4xf32>\n}\n")
-    with pytest.raises(kiln.KilnError, match="reductions are not lowered for this target yet"):
-        compile_graph_text(text, target="cuda", cache_dir=tmp_path)
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("softmax", lambda x: torch.softmax(x * 0.125, dim=-1), [((7, 100), F32)]),
+    ("softmax over a middle dim", lambda x: torch.softmax(x, dim=1), [((3, 9, 5), F32)]),
+    ("bf16 softmax", lambda x: torch.softmax(x, dim=-1), [((16, 1024), torch.bfloat16)]),
+    ("log_softmax", lambda x: torch.log_softmax(x, dim=-1), [((6, 33), F32)]),
+    ("layer norm", lambda x, w, b: torch.nn.functional.layer_norm(x, (64,), w, b),
+     [((10, 64), F32), ((64,), F32), ((64,), F32)]),
+    ("layer norm without affine", lambda x: torch.nn.functional.layer_norm(x, (4, 8)),
+     [((3, 4, 8), F32)]),
+    ("residual layer norm, bf16",
+     lambda x, r, w, b: torch.nn.functional.layer_norm(x + r, (512,), w, b) * 0.5 + x,
+     [((8, 512), torch.bfloat16), ((8, 512), torch.bfloat16), ((512,), torch.bfloat16),
+      ((512,), torch.bfloat16)]),
+])
+def test_normalizations(name, fn, shapes, device, tmp_path):
+    check(fn, shapes, device=device, tmp_path=tmp_path)
 
 
 def test_nan_propagates_through_relu(tmp_path):

@@ -26,6 +26,10 @@ struct GraphLoweringOptions : public Base {
       *this, "inline",
       llvm::cl::desc("Inline pointwise producers into their readers"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> fuseRows{
+      *this, "fuse-rows",
+      llvm::cl::desc("Fuse reductions with the nodes that read them per row"),
+      llvm::cl::init(true)};
 };
 
 /// The options of the CPU back end.

@@ -49,6 +49,21 @@ SmallVector<Value> mlir::kiln::getNodeSizes(OpBuilder &b, Location loc,
   return sizes;
 }
 
+ValueRange mlir::kiln::getDynamicSizesOfResult(Value tensor) {
+  Operation *op = tensor.getDefiningOp();
+  if (auto kernel = dyn_cast_or_null<loop::KernelOp>(op))
+    op = kernel.getYield()
+             .getValues()[cast<OpResult>(tensor).getResultNumber()]
+             .getDefiningOp();
+  return loop::getNodeDynamicSizes(op);
+}
+
+/// Whether `op` defines tensors that bufferization stores: a node or a
+/// kernel.
+static bool isComputation(Operation *op) {
+  return loop::isNode(op) || isa_and_nonnull<loop::KernelOp>(op);
+}
+
 Value mlir::kiln::emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
                                   const IRMapping &mapping, ValueRange ivs) {
   return emitBodyValue(b, node.getBody().front(), mapping, ivs);
@@ -72,10 +87,16 @@ Value mlir::kiln::emitBodyValue(OpBuilder &b, Block &body,
   for (Operation &op : body.without_terminator()) {
     op.walk(importOuterValues);
     if (auto load = dyn_cast<loop::LoadOp>(op)) {
+      Value source = bodyMapping.lookup(load.getSource());
+      // A tensor held as a scalar is a reduction fused into this kernel: the
+      // kernel's fusion guarantees the load reads the current row's value.
+      if (!isa<MemRefType>(source.getType())) {
+        bodyMapping.map(load.getResult(), source);
+        continue;
+      }
       SmallVector<Value> indices = llvm::map_to_vector(
           load.getIndices(), [&](Value v) { return bodyMapping.lookup(v); });
-      Value value = memref::LoadOp::create(
-          b, load.getLoc(), bodyMapping.lookup(load.getSource()), indices);
+      Value value = memref::LoadOp::create(b, load.getLoc(), source, indices);
       bodyMapping.map(load.getResult(), value);
     } else {
       b.clone(op, bodyMapping);
@@ -129,10 +150,10 @@ static LogicalResult buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
         mapping.map(dim.getResult(),
                     arith::ConstantIndexOp::create(b, dim.getLoc(),
                                                    type.getDimSize(*index)));
-      } else if (loop::isNode(node) && index) {
+      } else if (isComputation(node) && index) {
         mapping.map(dim.getResult(),
-                    mapping.lookup(loop::getNodeDynamicSizes(
-                        node)[type.getDynamicDimIndex(*index)]));
+                    mapping.lookup(getDynamicSizesOfResult(
+                        dim.getSource())[type.getDynamicDimIndex(*index)]));
       } else if (isa<BlockArgument>(dim.getSource())) {
         mapping.map(dim.getResult(),
                     memref::DimOp::create(b, dim.getLoc(),
@@ -152,9 +173,9 @@ static LogicalResult buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
     for (int64_t dim = 0; dim < type.getRank(); ++dim) {
       if (!type.isDynamicDim(dim))
         continue;
-      if (Operation *node = result.getDefiningOp(); loop::isNode(node)) {
+      if (isComputation(result.getDefiningOp())) {
         sizes.push_back(mapping.lookup(
-            loop::getNodeDynamicSizes(node)[type.getDynamicDimIndex(dim)]));
+            getDynamicSizesOfResult(result)[type.getDynamicDimIndex(dim)]));
       } else {
         Value index = arith::ConstantIndexOp::create(b, loc, dim);
         sizes.push_back(
@@ -173,7 +194,9 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   for (Operation &op : body.without_terminator()) {
     if (isa<loop::ReduceOp>(op) && !target.emitReduce)
       return op.emitError("reductions are not lowered for this target yet");
-    if (loop::isNode(&op) || isa<tensor::DimOp>(op) || isScalarOp(&op))
+    if (isa<loop::KernelOp>(op) && !target.emitKernel)
+      return op.emitError("fused kernels are not lowered for this target yet");
+    if (isComputation(&op) || isa<tensor::DimOp>(op) || isScalarOp(&op))
       continue;
     return op.emitError("kiln-loop-to-scf: '")
            << op.getName()
@@ -208,13 +231,13 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   ValueRange extraArgs =
       entry->getArguments().drop_front(numInputs + graph.getNumResults());
 
-  // A node the graph returns stores straight into the caller's buffer; the
-  // first result it provides wins, later ones are copies.
-  DenseMap<Operation *, Value> destinations;
+  // A tensor the graph returns is stored straight into the caller's buffer;
+  // the first result it provides wins, later ones are copies.
+  DenseMap<Value, Value> destinations;
   for (auto [result, buffer] :
        llvm::zip(outputOp.getResults(), resultBuffers)) {
-    if (Operation *node = result.getDefiningOp(); loop::isNode(node))
-      destinations.try_emplace(node, buffer);
+    if (isComputation(result.getDefiningOp()))
+      destinations.try_emplace(result, buffer);
   }
 
   IRMapping mapping;
@@ -230,26 +253,32 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                                         mapping.lookup(dim.getIndex())));
       continue;
     }
-    if (!loop::isNode(&op)) {
+    if (!isComputation(&op)) {
       rewriter.clone(op, mapping);
       continue;
     }
-    Value dest = destinations.lookup(&op);
-    if (!dest) {
-      SmallVector<Value> dynamicSizes =
-          llvm::map_to_vector(loop::getNodeDynamicSizes(&op),
-                              [&](Value v) { return mapping.lookup(v); });
-      dest = target.allocate(rewriter, op.getLoc(),
-                             getBufferType(op.getResult(0).getType()),
-                             dynamicSizes, extraArgs);
-      temporaries.push_back(dest);
+    SmallVector<Value> dests;
+    for (Value result : op.getResults()) {
+      Value dest = destinations.lookup(result);
+      if (!dest) {
+        SmallVector<Value> dynamicSizes =
+            llvm::map_to_vector(getDynamicSizesOfResult(result),
+                                [&](Value v) { return mapping.lookup(v); });
+        dest = target.allocate(rewriter, op.getLoc(),
+                               getBufferType(result.getType()), dynamicSizes,
+                               extraArgs);
+        temporaries.push_back(dest);
+      }
+      dests.push_back(dest);
     }
-    if (auto reduce = dyn_cast<loop::ReduceOp>(op))
-      target.emitReduce(rewriter, reduce, dest, mapping, extraArgs);
+    if (auto kernel = dyn_cast<loop::KernelOp>(op))
+      target.emitKernel(rewriter, kernel, dests, mapping, extraArgs);
+    else if (auto reduce = dyn_cast<loop::ReduceOp>(op))
+      target.emitReduce(rewriter, reduce, dests.front(), mapping, extraArgs);
     else
-      target.emitNode(rewriter, cast<loop::PointwiseOp>(op), dest, mapping,
-                      extraArgs);
-    mapping.map(op.getResult(0), dest);
+      target.emitNode(rewriter, cast<loop::PointwiseOp>(op), dests.front(),
+                      mapping, extraArgs);
+    mapping.map(op.getResults(), dests);
   }
 
   // Results that no node stored directly: graph inputs returned as they are,

@@ -32,15 +32,20 @@ int64_t mlir::kiln::getVectorAccessAlignment(Value buffer, int64_t width,
 }
 
 bool mlir::kiln::canVectorizeNodeBody(loop::PointwiseOp node) {
+  return canVectorizeBody(node.getBody().front());
+}
+
+bool mlir::kiln::canVectorizeBody(Block &body) {
   // In memory, LLVM packs vectors of i1 into bits where tensors keep a byte
   // per bool: such buffers are read and written one element at a time.
   auto isByteSized = [](Type type) {
     return type.getIntOrFloatBitWidth() % 8 == 0;
   };
-  if (node.getResultType().getRank() == 0 ||
-      !isByteSized(node.getResultType().getElementType()))
+  if (body.getNumArguments() == 0 ||
+      !isByteSized(
+          cast<loop::YieldOp>(body.getTerminator()).getValue().getType()))
     return false;
-  for (Operation &op : node.getBody().front().without_terminator()) {
+  for (Operation &op : body.without_terminator()) {
     if (auto load = dyn_cast<loop::LoadOp>(op)) {
       if (!isByteSized(load.getType()))
         return false;
@@ -58,22 +63,21 @@ namespace {
 /// same scalar for every element) or vectors.
 class BodyVectorizer {
 public:
-  BodyVectorizer(OpBuilder &b, loop::PointwiseOp node, const IRMapping &mapping,
+  BodyVectorizer(OpBuilder &b, Block &body, const IRMapping &mapping,
                  ValueRange ivs, int64_t width, int64_t bufferAlignment)
-      : b(b), node(node), mapping(mapping), ivs(ivs.begin(), ivs.end()),
+      : b(b), body(body), mapping(mapping), ivs(ivs.begin(), ivs.end()),
         width(width), bufferAlignment(bufferAlignment) {}
 
   FailureOr<Value> run() {
-    if (!canVectorizeNodeBody(node))
+    if (!canVectorizeBody(body))
       return failure();
-    Block &body = node.getBody().front();
-    BlockArgument column = node.getInductionVars().back();
-    for (auto [arg, iv] : llvm::zip(node.getInductionVars(), ivs))
+    BlockArgument column = body.getArguments().back();
+    for (auto [arg, iv] : llvm::zip(body.getArguments(), ivs))
       if (arg != column)
         uniform.map(arg, iv);
     // The column differs by element: [c, c + 1, ...]. Index arithmetic on it
     // in the body then computes per-element indices, which loads gather.
-    Location loc = node.getLoc();
+    Location loc = body.getParentOp()->getLoc();
     auto indexVector = VectorType::get({width}, b.getIndexType());
     Value columns = arith::AddIOp::create(
         b, loc, vector::BroadcastOp::create(b, loc, indexVector, ivs.back()),
@@ -85,7 +89,7 @@ public:
       else
         emitElementwise(op);
     }
-    return asVector(node.getYield().getValue());
+    return asVector(cast<loop::YieldOp>(body.getTerminator()).getValue());
   }
 
 private:
@@ -120,6 +124,12 @@ private:
   void emitLoad(loop::LoadOp load, BlockArgument column) {
     Location loc = load.getLoc();
     Value buffer = mapping.lookup(load.getSource());
+    // A tensor held as a scalar (a reduction fused into this kernel) has one
+    // value per row: the same for every element.
+    if (!isa<MemRefType>(buffer.getType())) {
+      uniform.map(load.getResult(), buffer);
+      return;
+    }
     ValueRange indices = load.getIndices();
     bool contiguous = !indices.empty() && indices.back() == column &&
                       llvm::all_of(indices.drop_back(), [&](Value index) {
@@ -187,7 +197,7 @@ private:
   }
 
   OpBuilder &b;
-  loop::PointwiseOp node;
+  Block &body;
   const IRMapping &mapping;
   SmallVector<Value> ivs;
   int64_t width;
@@ -203,5 +213,14 @@ FailureOr<Value>
 mlir::kiln::emitVectorNodeElements(OpBuilder &b, loop::PointwiseOp node,
                                    const IRMapping &mapping, ValueRange ivs,
                                    int64_t width, int64_t bufferAlignment) {
-  return BodyVectorizer(b, node, mapping, ivs, width, bufferAlignment).run();
+  return emitVectorBodyElements(b, node.getBody().front(), mapping, ivs, width,
+                                bufferAlignment);
+}
+
+FailureOr<Value> mlir::kiln::emitVectorBodyElements(OpBuilder &b, Block &body,
+                                                    const IRMapping &mapping,
+                                                    ValueRange ivs,
+                                                    int64_t width,
+                                                    int64_t bufferAlignment) {
+  return BodyVectorizer(b, body, mapping, ivs, width, bufferAlignment).run();
 }

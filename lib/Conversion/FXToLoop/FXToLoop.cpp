@@ -670,6 +670,184 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
 };
 
 //===----------------------------------------------------------------------===//
+// Normalizations
+//===----------------------------------------------------------------------===//
+
+/// The dtype PyTorch computes normalizations in: f32 for f16/bf16 inputs.
+static Type getNormalizationDtype(OpBuilder &b, Type dtype) {
+  return (dtype.isF16() || dtype.isBF16()) ? b.getF32Type() : dtype;
+}
+
+/// `type`'s shape with size 1 at `dims`, and elements of `dtype`: the shape
+/// of per-row statistics.
+static RankedTensorType getStatisticsType(RankedTensorType type,
+                                          ArrayRef<int64_t> dims, Type dtype) {
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t dim : dims)
+    shape[dim] = 1;
+  return RankedTensorType::get(shape, dtype);
+}
+
+/// The number of elements of `tensor` over `dims`, as a float of `dtype`.
+static Value getElementCount(OpBuilder &b, Location loc, Value tensor,
+                             ArrayRef<int64_t> dims, Type dtype) {
+  Value count = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t dim : dims)
+    count =
+        arith::MulIOp::create(b, loc, count, getDimSize(b, loc, tensor, dim));
+  return arith::UIToFPOp::create(
+      b, loc, dtype,
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+}
+
+/// Lowers fx.softmax and fx.log_softmax: the row's maximum, the sum of
+/// exponentials of the shifted row, then each element; row fusion makes the
+/// three one kernel.
+template <typename OpTy> struct SoftmaxLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getSelf();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    if (inputType.getRank() == 0)
+      return rewriter.notifyMatchFailure(op, "softmax of a scalar");
+    // The attribute's getter returns it unsigned.
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    if (dim < 0)
+      dim += inputType.getRank();
+    Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
+    RankedTensorType statsType = getStatisticsType(inputType, {dim}, dtype);
+    Value max = buildReduction(rewriter, loc, input, {dim}, /*keepdim=*/true,
+                               "max", statsType);
+    auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
+    Value exps = buildBroadcastPointwise(
+        rewriter, loc, computeType, ValueRange{input, max},
+        TypeRange{dtype, dtype}, dtype,
+        [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          return math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, elements[0], elements[1]));
+        });
+    Value sum = buildReduction(rewriter, loc, exps, {dim}, /*keepdim=*/true,
+                               "sum", statsType);
+    Value result;
+    if constexpr (std::is_same_v<OpTy, fx::SoftmaxOp>) {
+      result = buildBroadcastPointwise(
+          rewriter, loc, resultType, ValueRange{exps, sum},
+          TypeRange{dtype, dtype}, dtype,
+          [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+            return arith::DivFOp::create(b, loc, elements[0], elements[1]);
+          });
+    } else {
+      result = buildBroadcastPointwise(
+          rewriter, loc, resultType, ValueRange{input, max, sum},
+          TypeRange{dtype, dtype, dtype}, dtype,
+          [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+            Value shifted =
+                arith::SubFOp::create(b, loc, elements[0], elements[1]);
+            return arith::SubFOp::create(
+                b, loc, shifted, math::LogOp::create(b, loc, elements[2]));
+          });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Lowers fx.native_layer_norm: the mean, the mean of squared deviations
+/// (two passes over a row, which row fusion keeps in cache, rather than the
+/// less accurate E[x^2] - E[x]^2), then the normalized, scaled and shifted
+/// elements.
+struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::NativeLayerNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    int64_t normalized = op.getNormalizedShape().size();
+    if (normalized == 0)
+      return rewriter.notifyMatchFailure(op, "nothing to normalize over");
+    SmallVector<int64_t> dims =
+        llvm::to_vector(llvm::seq<int64_t>(rank - normalized, rank));
+    Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
+    RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
+    auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
+    Value count = getElementCount(rewriter, loc, input, dims, dtype);
+    auto divideByCount = [&](Value sum) {
+      return buildBroadcastPointwise(
+          rewriter, loc, statsType, ValueRange{sum}, TypeRange{dtype}, dtype,
+          [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+            return arith::DivFOp::create(b, loc, elements[0], count);
+          });
+    };
+
+    Value mean =
+        divideByCount(buildReduction(rewriter, loc, input, dims,
+                                     /*keepdim=*/true, "sum", statsType));
+    Value squares = buildBroadcastPointwise(
+        rewriter, loc, computeType, ValueRange{input, mean},
+        TypeRange{dtype, dtype}, dtype,
+        [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Value deviation =
+              arith::SubFOp::create(b, loc, elements[0], elements[1]);
+          return arith::MulFOp::create(b, loc, deviation, deviation);
+        });
+    Value variance = divideByCount(buildReduction(
+        rewriter, loc, squares, dims, /*keepdim=*/true, "sum", statsType));
+    Value eps = arith::ConstantOp::create(
+        rewriter, loc,
+        rewriter.getFloatAttr(dtype, op.getEps().convertToDouble()));
+    Value rstd = buildBroadcastPointwise(
+        rewriter, loc, statsType, ValueRange{variance}, TypeRange{dtype}, dtype,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          return math::RsqrtOp::create(
+              b, loc, arith::AddFOp::create(b, loc, elements[0], eps));
+        });
+
+    SmallVector<Value> operands = {input, mean, rstd};
+    if (op.getWeight())
+      operands.push_back(op.getWeight());
+    if (op.getBias())
+      operands.push_back(op.getBias());
+    bool hasWeight = static_cast<bool>(op.getWeight());
+    bool hasBias = static_cast<bool>(op.getBias());
+    Value output = buildBroadcastPointwise(
+        rewriter, loc, cast<RankedTensorType>(op.getOutput().getType()),
+        operands, SmallVector<Type>(operands.size(), dtype), dtype,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Value value = arith::MulFOp::create(
+              b, loc, arith::SubFOp::create(b, loc, elements[0], elements[1]),
+              elements[2]);
+          if (hasWeight)
+            value = arith::MulFOp::create(b, loc, value, elements[3]);
+          if (hasBias)
+            value = arith::AddFOp::create(b, loc, value,
+                                          elements[hasWeight ? 4 : 3]);
+          return value;
+        });
+    // The statistics in the dtype the op returns them in.
+    auto asResult = [&](Value stats, Value result) -> Value {
+      auto type = cast<RankedTensorType>(result.getType());
+      if (type == stats.getType())
+        return stats;
+      return buildBroadcastPointwise(
+          rewriter, loc, type, ValueRange{stats}, TypeRange{dtype}, dtype,
+          [](OpBuilder &, Location, ValueRange elements) {
+            return elements[0];
+          });
+    };
+    rewriter.replaceOp(op, {output, asResult(mean, op.getMean()),
+                            asResult(rstd, op.getRstd())});
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
 
@@ -747,4 +925,6 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
   patterns.add<ReductionLowering<fx::MeanOp>>(ctx, "sum");
+  patterns.add<SoftmaxLowering<fx::SoftmaxOp>,
+               SoftmaxLowering<fx::LogSoftmaxOp>, LayerNormLowering>(ctx);
 }

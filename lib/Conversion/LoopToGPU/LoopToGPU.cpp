@@ -8,6 +8,7 @@
 #include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
 #include "kiln/Conversion/Passes.h"
 
+#include "kiln/Conversion/Bufferization/Combiners.h"
 #include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -83,6 +84,30 @@ static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
   return perThread;
 }
 
+/// The row-major indices of element `linear` of a space of `sizes`.
+static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                                      ArrayRef<Value> sizes) {
+  SmallVector<Value> ivs(sizes.size());
+  Value rest = linear;
+  for (int64_t dim = sizes.size() - 1; dim >= 0; --dim) {
+    if (dim == 0) {
+      ivs[dim] = rest;
+      break;
+    }
+    ivs[dim] = arith::RemUIOp::create(b, loc, rest, sizes[dim]);
+    rest = arith::DivUIOp::create(b, loc, rest, sizes[dim]);
+  }
+  return ivs;
+}
+
+/// The product of `sizes` (1 for none).
+static Value getProduct(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
+  Value product = arith::ConstantIndexOp::create(b, loc, 1);
+  for (Value size : sizes)
+    product = arith::MulIOp::create(b, loc, product, size);
+  return product;
+}
+
 /// Buffers are 16-byte aligned (Kiln's ABI requires it of callers; the
 /// allocator gives more): saying so lets LLVM merge a thread's neighbouring
 /// accesses into vector loads and stores.
@@ -143,16 +168,7 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
   b.setInsertionPointToStart(&guardIf.getThenRegion().front());
   // Row-major: the innermost dimension varies fastest across threads, so
   // neighbouring threads touch neighbouring elements.
-  SmallVector<Value> ivs(sizes.size());
-  Value rest = first;
-  for (int64_t dim = sizes.size() - 1; dim >= 0; --dim) {
-    if (dim == 0) {
-      ivs[dim] = rest;
-      break;
-    }
-    ivs[dim] = arith::RemUIOp::create(b, loc, rest, sizes[dim]);
-    rest = arith::DivUIOp::create(b, loc, rest, sizes[dim]);
-  }
+  SmallVector<Value> ivs = delinearize(b, loc, first, sizes);
   if (perThread > 1) {
     // One vector of elements, then one (vector) store.
     FailureOr<Value> elements = emitVectorNodeElements(
@@ -184,6 +200,350 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
   gpu::TerminatorOp::create(b, loc);
 }
 
+//===----------------------------------------------------------------------===//
+// Row kernels: reductions and the nodes fused with them
+//===----------------------------------------------------------------------===//
+
+/// Threads per warp on NVIDIA GPUs.
+static constexpr int64_t kWarpSize = 32;
+
+/// The most consecutive elements a thread reads at once in a row kernel.
+static constexpr int64_t kMaxRowVectorWidth = 8;
+
+/// `value` from the lane `offset` away (xor) in the warp. Shuffles move 32
+/// bits: narrower integers are widened, 64-bit values go in two halves.
+static Value emitShuffleXor(OpBuilder &b, Location loc, Value value,
+                            int32_t offset) {
+  Type type = value.getType();
+  unsigned bits = type.getIntOrFloatBitWidth();
+  Type i32 = b.getI32Type();
+  auto shuffle32 = [&](Value word) -> Value {
+    return gpu::ShuffleOp::create(b, loc, word, offset, kWarpSize,
+                                  gpu::ShuffleMode::XOR)
+        .getShuffleResult();
+  };
+  if (bits == 32)
+    return shuffle32(value);
+  if (bits < 32) {
+    Value wide = arith::ExtUIOp::create(b, loc, i32, value);
+    return arith::TruncIOp::create(b, loc, type, shuffle32(wide));
+  }
+  Type i64 = b.getI64Type();
+  Value word =
+      type == i64 ? value : arith::BitcastOp::create(b, loc, i64, value);
+  Value shift = arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 32));
+  Value low = shuffle32(arith::TruncIOp::create(b, loc, i32, word));
+  Value high = shuffle32(arith::TruncIOp::create(
+      b, loc, i32, arith::ShRUIOp::create(b, loc, word, shift)));
+  Value joined = arith::OrIOp::create(
+      b, loc, arith::ExtUIOp::create(b, loc, i64, low),
+      arith::ShLIOp::create(b, loc, arith::ExtUIOp::create(b, loc, i64, high),
+                            shift));
+  return type == i64
+             ? joined
+             : arith::BitcastOp::create(b, loc, type, joined).getResult();
+}
+
+/// Combines `value` across the warp; every lane gets the total.
+static Value emitWarpReduce(OpBuilder &b, Location loc, StringRef combiner,
+                            Value value, Type dtype) {
+  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2)
+    value = emitCombine(b, loc, combiner, value,
+                        emitShuffleXor(b, loc, value, offset), dtype);
+  return value;
+}
+
+/// Combines every thread's `partial` across the block of `threads` threads
+/// (a multiple of the warp size); every thread gets the total. `scratch`
+/// (workgroup memory, one element per warp) passes the warps' totals.
+static Value emitBlockReduce(OpBuilder &b, Location loc, StringRef combiner,
+                             Value partial, Type dtype, Value thread,
+                             int64_t threads, Value scratch) {
+  Value warpTotal = emitWarpReduce(b, loc, combiner, partial, dtype);
+  if (threads <= kWarpSize)
+    return warpTotal;
+  Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
+  Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
+  Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value isFirstLane =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lane, zero);
+  auto store = scf::IfOp::create(b, loc, isFirstLane, /*withElseRegion=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&store.getThenRegion().front());
+    memref::StoreOp::create(b, loc, warpTotal, scratch, ValueRange{warp});
+  }
+  gpu::BarrierOp::create(b, loc);
+  // The first lanes of every warp read the warps' totals: all warps finish
+  // with the same total, so none waits for another to broadcast it.
+  Value numWarps = arith::ConstantIndexOp::create(b, loc, threads / kWarpSize);
+  Value hasTotal =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lane, numWarps);
+  Type type = partial.getType();
+  auto read = scf::IfOp::create(b, loc, TypeRange{type}, hasTotal,
+                                /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&read.getThenRegion().front());
+    scf::YieldOp::create(
+        b, loc, ValueRange{memref::LoadOp::create(b, loc, scratch, lane)});
+    b.setInsertionPointToStart(&read.getElseRegion().front());
+    scf::YieldOp::create(b, loc,
+                         getCombinerIdentity(b, loc, combiner, type, dtype));
+  }
+  return emitWarpReduce(b, loc, combiner, read.getResult(0), dtype);
+}
+
+/// The static number of columns of `node` in a kernel with `rows` row
+/// dimensions (the elements of a row it reads or writes), if known.
+static std::optional<int64_t> getStaticColumns(Operation *node, int64_t rows) {
+  ArrayRef<int64_t> columns =
+      isa<loop::ReduceOp>(node)
+          ? cast<loop::ReduceOp>(node).getReductionShape()
+          : cast<RankedTensorType>(node->getResult(0).getType())
+                .getShape()
+                .drop_front(rows);
+  int64_t product = 1;
+  for (int64_t size : columns) {
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+    product *= size;
+  }
+  return product;
+}
+
+/// Threads per block of a row kernel: enough for a row's widest node in
+/// vectors of the widest width, a power of two from one warp up to the
+/// block size.
+static int64_t getRowKernelThreads(ArrayRef<Operation *> nodes, int64_t rows,
+                                   int64_t blockSize) {
+  int64_t limit = std::max(kWarpSize, blockSize / kWarpSize * kWarpSize);
+  int64_t columns = 0;
+  for (Operation *node : nodes) {
+    std::optional<int64_t> nodeColumns = getStaticColumns(node, rows);
+    if (!nodeColumns)
+      return limit;
+    columns = std::max(columns, *nodeColumns);
+  }
+  int64_t wanted = kWarpSize;
+  while (wanted * kMaxRowVectorWidth < columns && wanted < limit)
+    wanted *= 2;
+  return std::min(wanted, limit);
+}
+
+/// Consecutive columns a thread handles at once for `body`: 16 bytes of the
+/// widest element it reads from memory (or stores, for a pointwise node),
+/// when the body vectorizes and `innermost` (the innermost column size) is a
+/// multiple; else 1.
+static int64_t getRowVectorWidth(Block &body, int64_t innermost,
+                                 const IRMapping &mapping) {
+  if (ShapedType::isDynamic(innermost) || !canVectorizeBody(body))
+    return 1;
+  // A reduction's yield is its accumulator, which stays in registers.
+  unsigned bits = 8;
+  if (isa<loop::PointwiseOp>(body.getParentOp()))
+    bits = cast<loop::YieldOp>(body.getTerminator())
+               .getValue()
+               .getType()
+               .getIntOrFloatBitWidth();
+  for (auto load : body.getOps<loop::LoadOp>()) {
+    if (isa<MemRefType>(mapping.lookup(load.getSource()).getType()))
+      bits = std::max(bits, load.getType().getIntOrFloatBitWidth());
+  }
+  int64_t width =
+      std::min<int64_t>(128 / std::max(bits, 8u), kMaxRowVectorWidth);
+  return innermost % width == 0 ? width : 1;
+}
+
+/// Emits `nodes` as one kernel with a block per row (the first `rows`
+/// dimensions of every node's result): each node in turn strides over the
+/// row's columns with all the block's threads; reductions combine across
+/// the block and stay in registers as row values for later nodes. Nodes in
+/// `stores` are written to their buffers.
+static void emitRowKernel(OpBuilder &b, Location loc,
+                          ArrayRef<Operation *> nodes, int64_t rows,
+                          const DenseMap<Value, SmallVector<Value, 1>> &stores,
+                          IRMapping &mapping, const LoopToGPUOptions &options,
+                          StreamOrder &order, ValueRange extraArgs) {
+  SmallVector<Value> rowSizes = getNodeSizes(b, loc, nodes.front(), mapping);
+  rowSizes.resize(rows);
+  Value numRows = getProduct(b, loc, rowSizes);
+  int64_t threads = getRowKernelThreads(nodes, rows, options.blockSize);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value threadsValue = arith::ConstantIndexOp::create(b, loc, threads);
+  Value token = order.current(b, loc, extraArgs);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, numRows, one, one, threadsValue, one, one,
+      /*dynamicSharedMemorySize=*/nullptr,
+      gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
+  order.advance(extraArgs, launch.getAsyncToken());
+  // One warp total per warp for each reduction.
+  DenseMap<Operation *, Value> scratch;
+  if (threads > kWarpSize) {
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    for (Operation *node : nodes) {
+      if (auto reduce = dyn_cast<loop::ReduceOp>(node))
+        scratch[node] = launch.addWorkgroupAttribution(
+            MemRefType::get({threads / kWarpSize},
+                            reduce.getYield().getValue().getType(),
+                            MemRefLayoutAttrInterface(), workgroup),
+            loc);
+    }
+  }
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  // The kernel reads and writes through aligned views of the buffers.
+  DenseMap<Value, Value> aligned;
+  auto align = [&](Value buffer) -> Value {
+    Value &view = aligned[buffer];
+    if (!view)
+      view =
+          memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
+    return view;
+  };
+  IRMapping kernelMapping = mapping;
+  for (Operation *node : nodes) {
+    node->walk([&](loop::LoadOp load) {
+      if (Value buffer = mapping.lookupOrNull(load.getSource()))
+        kernelMapping.map(load.getSource(), align(buffer));
+    });
+  }
+
+  Value thread = launch.getThreadIds().x;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value isFirstThread =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
+  SmallVector<Value> rowIvs =
+      delinearize(b, loc, launch.getBlockIds().x, rowSizes);
+  // Thread 0 stores a row value (all threads hold it).
+  auto storeRowValue = [&](Value value, Value result, ValueRange ivs) {
+    auto it = stores.find(result);
+    if (it == stores.end())
+      return;
+    auto ifOp = scf::IfOp::create(b, loc, isFirstThread, false);
+    OpBuilder::InsertionGuard thenGuard(b);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+    for (Value dest : it->second)
+      memref::StoreOp::create(b, loc, value, align(dest), ivs);
+  };
+  // A loop over the row's `columns` in steps of `width` per thread.
+  auto forColumns =
+      [&](Value columns, int64_t width, ValueRange inits,
+          function_ref<SmallVector<Value>(Value, ValueRange)> body)
+      -> scf::ForOp {
+    Value widthValue = arith::ConstantIndexOp::create(b, loc, width);
+    Value start = arith::MulIOp::create(b, loc, thread, widthValue);
+    Value step = arith::ConstantIndexOp::create(b, loc, threads * width);
+    return scf::ForOp::create(
+        b, loc, start, columns, step, inits,
+        [&](OpBuilder &nested, Location, Value column, ValueRange iterArgs) {
+          OpBuilder::InsertionGuard loopGuard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          scf::YieldOp::create(b, loc, body(column, iterArgs));
+        });
+  };
+
+  for (Operation *node : nodes) {
+    Value result = node->getResult(0);
+    auto type = cast<RankedTensorType>(result.getType());
+    Block &body = node->getRegion(0).front();
+    SmallVector<Value> rowValueIvs(rowIvs);
+    rowValueIvs.append(type.getRank() - rows, zero);
+
+    if (auto reduce = dyn_cast<loop::ReduceOp>(node)) {
+      SmallVector<Value> columnSizes;
+      unsigned nextDynamic = 0;
+      for (int64_t size : reduce.getReductionShape())
+        columnSizes.push_back(
+            ShapedType::isDynamic(size)
+                ? mapping.lookup(
+                      reduce.getReductionDynamicSizes()[nextDynamic++])
+                : arith::ConstantIndexOp::create(b, loc, size).getResult());
+      int64_t width = getRowVectorWidth(body, reduce.getReductionShape().back(),
+                                        kernelMapping);
+      StringRef combiner = reduce.getCombiner();
+      Type dtype = type.getElementType();
+      Type accumulatorType = reduce.getYield().getValue().getType();
+      Type partialType = width > 1
+                             ? Type(VectorType::get({width}, accumulatorType))
+                             : accumulatorType;
+      Value init = getCombinerIdentity(b, loc, combiner, partialType, dtype);
+      scf::ForOp loop = forColumns(
+          getProduct(b, loc, columnSizes), width, ValueRange{init},
+          [&](Value column, ValueRange partials) -> SmallVector<Value> {
+            SmallVector<Value> ivs(rowValueIvs);
+            llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
+            Value value =
+                width > 1 ? *emitVectorBodyElements(b, body, kernelMapping, ivs,
+                                                    width, kBufferAlignment)
+                          : emitBodyValue(b, body, kernelMapping, ivs);
+            return {
+                emitCombine(b, loc, combiner, partials.front(), value, dtype)};
+          });
+      Value partial = loop.getResult(0);
+      if (width > 1) {
+        Value vector = partial;
+        partial = vector::ExtractOp::create(b, loc, vector, int64_t(0));
+        for (int64_t k = 1; k < width; ++k)
+          partial =
+              emitCombine(b, loc, combiner, partial,
+                          vector::ExtractOp::create(b, loc, vector, k), dtype);
+      }
+      Value total = emitBlockReduce(b, loc, combiner, partial, dtype, thread,
+                                    threads, scratch.lookup(node));
+      Type scalarType = loop::getScalarType(dtype);
+      if (total.getType() != scalarType)
+        total = arith::TruncFOp::create(b, loc, scalarType, total);
+      storeRowValue(total, result, rowValueIvs);
+      kernelMapping.map(result, total);
+      continue;
+    }
+
+    if (loop::isRowValue(result, rows)) {
+      Value value = emitBodyValue(b, body, kernelMapping, rowValueIvs);
+      storeRowValue(value, result, rowValueIvs);
+      kernelMapping.map(result, value);
+      continue;
+    }
+
+    // A node with columns: the block's threads stride over them.
+    SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
+    ArrayRef<Value> columnSizes = ArrayRef<Value>(sizes).drop_front(rows);
+    int64_t width =
+        getRowVectorWidth(body, type.getShape().back(), kernelMapping);
+    auto it = stores.find(result);
+    assert(it != stores.end() && "a kernel yields every node with columns");
+    for (Value dest : it->second) {
+      Value alignedDest = align(dest);
+      forColumns(
+          getProduct(b, loc, columnSizes), width, ValueRange{},
+          [&](Value column, ValueRange) -> SmallVector<Value> {
+            SmallVector<Value> ivs(rowIvs);
+            llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
+            if (width > 1) {
+              Value elements = *emitVectorBodyElements(
+                  b, body, kernelMapping, ivs, width, kBufferAlignment);
+              auto store =
+                  vector::StoreOp::create(b, loc, elements, alignedDest, ivs);
+              if (int64_t alignment = getVectorAccessAlignment(
+                      alignedDest, width, kBufferAlignment))
+                store.setAlignment(alignment);
+            } else {
+              memref::StoreOp::create(
+                  b, loc, emitBodyValue(b, body, kernelMapping, ivs),
+                  alignedDest, ivs);
+            }
+            return {};
+          });
+    }
+  }
+  gpu::TerminatorOp::create(b, loc);
+}
+
 GraphBufferizationTarget
 mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
                                       const LoopToGPUOptions &options) {
@@ -194,6 +554,24 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   target.emitNode = [=](OpBuilder &b, loop::PointwiseOp node, Value dest,
                         IRMapping &mapping, ValueRange extraArgs) {
     emitKernel(b, node, dest, mapping, options, *order, extraArgs);
+  };
+  target.emitReduce = [=](OpBuilder &b, loop::ReduceOp node, Value dest,
+                          IRMapping &mapping, ValueRange extraArgs) {
+    DenseMap<Value, SmallVector<Value, 1>> stores;
+    stores[node.getResult()].push_back(dest);
+    emitRowKernel(b, node.getLoc(), {node.getOperation()},
+                  node.getResultType().getRank(), stores, mapping, options,
+                  *order, extraArgs);
+  };
+  target.emitKernel = [=](OpBuilder &b, loop::KernelOp kernel, ValueRange dests,
+                          IRMapping &mapping, ValueRange extraArgs) {
+    DenseMap<Value, SmallVector<Value, 1>> stores;
+    for (auto [value, dest] : llvm::zip(kernel.getYield().getValues(), dests))
+      stores[value].push_back(dest);
+    SmallVector<Operation *> nodes = llvm::map_to_vector(
+        kernel.getNodes(), [](Operation &op) { return &op; });
+    emitRowKernel(b, kernel.getLoc(), nodes, kernel.getRows(), stores, mapping,
+                  options, *order, extraArgs);
   };
   target.allocate = [=](OpBuilder &b, Location loc, MemRefType type,
                         ValueRange dynamicSizes,

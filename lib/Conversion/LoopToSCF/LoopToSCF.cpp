@@ -8,6 +8,7 @@
 #include "kiln/Conversion/LoopToSCF/LoopToSCF.h"
 #include "kiln/Conversion/Passes.h"
 
+#include "kiln/Conversion/Bufferization/Combiners.h"
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
 #include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
@@ -73,6 +74,35 @@ static void emitVectorColumns(OpBuilder &b, Location loc,
     store.setAlignment(alignment);
 }
 
+/// Where the whole vectors of `width` elements of a row of `columns` end.
+static Value getVectorEnd(OpBuilder &b, Location loc, Value columns,
+                          int64_t width) {
+  Value widthValue = arith::ConstantIndexOp::create(b, loc, width);
+  return arith::SubIOp::create(
+      b, loc, columns, arith::RemUIOp::create(b, loc, columns, widthValue));
+}
+
+/// Emits the innermost dimension of `node` at `outer` (its other indices):
+/// `width` elements at a time up to `vectorEnd`, then one at a time.
+static void emitRowColumns(OpBuilder &b, Location loc, loop::PointwiseOp node,
+                           Value dest, const IRMapping &mapping,
+                           ValueRange outer, Value columns, Value vectorEnd,
+                           int64_t width) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  if (width == 1) {
+    emitScalarColumns(b, loc, node, dest, mapping, outer, zero, columns);
+    return;
+  }
+  Value widthValue = arith::ConstantIndexOp::create(b, loc, width);
+  scf::ForOp::create(b, loc, zero, vectorEnd, widthValue, ValueRange{},
+                     [&](OpBuilder &inner, Location, Value column, ValueRange) {
+                       emitVectorColumns(inner, loc, node, dest, mapping, outer,
+                                         column, width);
+                       scf::YieldOp::create(inner, loc);
+                     });
+  emitScalarColumns(b, loc, node, dest, mapping, outer, vectorEnd, columns);
+}
+
 /// Emits the loop nest of `node` storing into `dest`. With vectors, the
 /// innermost dimension runs `width` elements at a time while whole vectors
 /// fit, then one at a time; the outer dimensions (or, for one dimension, the
@@ -103,8 +133,7 @@ static void emitSCFLoops(OpBuilder &b, loop::PointwiseOp node, Value dest,
 
   Value columns = upperBounds.back();
   Value widthValue = arith::ConstantIndexOp::create(b, loc, width);
-  Value vectorEnd = arith::SubIOp::create(
-      b, loc, columns, arith::RemUIOp::create(b, loc, columns, widthValue));
+  Value vectorEnd = getVectorEnd(b, loc, columns, width);
   ArrayRef<Value> outerBounds = ArrayRef<Value>(upperBounds).drop_back();
   if (outerBounds.empty()) {
     // One dimension: vector steps in parallel, then the tail.
@@ -122,15 +151,8 @@ static void emitSCFLoops(OpBuilder &b, loop::PointwiseOp node, Value dest,
     return;
   }
   auto row = [&](OpBuilder &nested, Location, ValueRange outer) {
-    scf::ForOp::create(
-        nested, loc, zero, vectorEnd, widthValue, ValueRange{},
-        [&](OpBuilder &inner, Location, Value column, ValueRange) {
-          emitVectorColumns(inner, loc, node, dest, mapping, outer, column,
-                            width);
-          scf::YieldOp::create(inner, loc);
-        });
-    emitScalarColumns(nested, loc, node, dest, mapping, outer, vectorEnd,
-                      columns);
+    emitRowColumns(nested, loc, node, dest, mapping, outer, columns, vectorEnd,
+                   width);
   };
   SmallVector<Value> lowerBounds(outerBounds.size(), zero);
   SmallVector<Value> steps(outerBounds.size(), one);
@@ -140,118 +162,147 @@ static void emitSCFLoops(OpBuilder &b, loop::PointwiseOp node, Value dest,
     scf::buildLoopNest(b, loc, lowerBounds, outerBounds, steps, row);
 }
 
-/// The value `combiner` starts from for accumulators of `type` (signedness
-/// from the result's `dtype`).
-static Value getCombinerIdentity(OpBuilder &b, Location loc, StringRef combiner,
-                                 Type type, Type dtype) {
-  bool isUnsigned = isa<IntegerType>(dtype) &&
-                    (dtype.isUnsignedInteger() || dtype.isInteger(1));
-  if (auto floatType = dyn_cast<FloatType>(type)) {
-    const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
-    llvm::APFloat value(semantics);
-    if (combiner == "sum")
-      value = llvm::APFloat::getZero(semantics);
-    else if (combiner == "prod")
-      value = llvm::APFloat(semantics, 1);
+/// The sizes of `node`'s reduction space, as index values.
+static SmallVector<Value> getReductionSizes(OpBuilder &b, Location loc,
+                                            loop::ReduceOp node,
+                                            const IRMapping &mapping) {
+  SmallVector<Value> sizes;
+  unsigned nextDynamic = 0;
+  for (int64_t size : node.getReductionShape()) {
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(
+          mapping.lookup(node.getReductionDynamicSizes()[nextDynamic++]));
     else
-      value = llvm::APFloat::getInf(semantics, /*Negative=*/combiner == "max");
-    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+      sizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
   }
-  unsigned width = type.getIntOrFloatBitWidth();
-  llvm::APInt value(width, 0);
-  if (combiner == "prod")
-    value = llvm::APInt(width, 1);
-  else if (combiner == "max")
-    value = isUnsigned ? llvm::APInt::getMinValue(width)
-                       : llvm::APInt::getSignedMinValue(width);
-  else if (combiner == "min")
-    value = isUnsigned ? llvm::APInt::getMaxValue(width)
-                       : llvm::APInt::getSignedMaxValue(width);
-  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+  return sizes;
 }
 
-/// `accumulator <combiner> value`; max and min propagate NaN.
-static Value combine(OpBuilder &b, Location loc, StringRef combiner,
-                     Value accumulator, Value value, Type dtype) {
-  bool isFloat = isa<FloatType>(value.getType());
-  bool isUnsigned = isa<IntegerType>(dtype) &&
-                    (dtype.isUnsignedInteger() || dtype.isInteger(1));
-  if (combiner == "sum")
-    return isFloat
-               ? arith::AddFOp::create(b, loc, accumulator, value)
-               : arith::AddIOp::create(b, loc, accumulator, value).getResult();
-  if (combiner == "prod")
-    return isFloat
-               ? arith::MulFOp::create(b, loc, accumulator, value)
-               : arith::MulIOp::create(b, loc, accumulator, value).getResult();
-  if (combiner == "max") {
-    if (isFloat)
-      return arith::MaximumFOp::create(b, loc, accumulator, value);
-    if (isUnsigned)
-      return arith::MaxUIOp::create(b, loc, accumulator, value);
-    return arith::MaxSIOp::create(b, loc, accumulator, value);
-  }
-  if (isFloat)
-    return arith::MinimumFOp::create(b, loc, accumulator, value);
-  if (isUnsigned)
-    return arith::MinUIOp::create(b, loc, accumulator, value);
-  return arith::MinSIOp::create(b, loc, accumulator, value);
+/// Emits the element of reduction `node` at `outer`: a serial loop nest over
+/// the reduction space that accumulates, rounded once at the end.
+static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
+                               const IRMapping &mapping, ValueRange outer) {
+  Location loc = node.getLoc();
+  SmallVector<Value> reductionSizes = getReductionSizes(b, loc, node, mapping);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Type dtype = node.getResultType().getElementType();
+  StringRef combiner = node.getCombiner();
+  Value init = getCombinerIdentity(b, loc, combiner,
+                                   node.getYield().getValue().getType(), dtype);
+  SmallVector<Value> lowerBounds(reductionSizes.size(), zero);
+  SmallVector<Value> steps(reductionSizes.size(), one);
+  scf::LoopNest nest = scf::buildLoopNest(
+      b, loc, lowerBounds, reductionSizes, steps, ValueRange{init},
+      [&](OpBuilder &inner, Location, ValueRange inners,
+          ValueRange accumulators) -> scf::ValueVector {
+        SmallVector<Value> ivs(outer);
+        llvm::append_range(ivs, inners);
+        Value value =
+            emitBodyValue(inner, node.getBody().front(), mapping, ivs);
+        return {emitCombine(inner, loc, combiner, accumulators.front(), value,
+                            dtype)};
+      });
+  Value total = nest.results.front();
+  Type scalarType = loop::getScalarType(dtype);
+  if (total.getType() != scalarType)
+    total = arith::TruncFOp::create(b, loc, scalarType, total);
+  return total;
 }
 
 /// Emits a reduction node: its result dimensions in parallel (or serially),
-/// and for each element a serial loop nest over the reduction space that
-/// accumulates, rounding once at the end.
+/// and for each element a serial accumulation.
 static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
                             IRMapping &mapping, bool parallel) {
   Location loc = node.getLoc();
   SmallVector<Value> resultSizes = getNodeSizes(b, loc, node, mapping);
-  SmallVector<Value> reductionSizes;
-  unsigned nextDynamic = 0;
-  for (int64_t size : node.getReductionShape()) {
-    if (ShapedType::isDynamic(size))
-      reductionSizes.push_back(
-          mapping.lookup(node.getReductionDynamicSizes()[nextDynamic++]));
-    else
-      reductionSizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
-  }
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Type dtype = node.getResultType().getElementType();
-  Type accumulatorType = node.getYield().getValue().getType();
-  StringRef combiner = node.getCombiner();
-
   auto element = [&](OpBuilder &nested, Location, ValueRange outer) {
-    Value init =
-        getCombinerIdentity(nested, loc, combiner, accumulatorType, dtype);
-    SmallVector<Value> lowerBounds(reductionSizes.size(), zero);
-    SmallVector<Value> steps(reductionSizes.size(), one);
-    scf::LoopNest nest = scf::buildLoopNest(
-        nested, loc, lowerBounds, reductionSizes, steps, ValueRange{init},
-        [&](OpBuilder &inner, Location, ValueRange inners,
-            ValueRange accumulators) -> scf::ValueVector {
-          SmallVector<Value> ivs(outer);
-          llvm::append_range(ivs, inners);
-          Value value =
-              emitBodyValue(inner, node.getBody().front(), mapping, ivs);
-          return {combine(inner, loc, combiner, accumulators.front(), value,
-                          dtype)};
-        });
-    Value total = nest.results.front();
-    Type scalarType = loop::getScalarType(dtype);
-    if (total.getType() != scalarType)
-      total = arith::TruncFOp::create(nested, loc, scalarType, total);
+    Value total = emitReduceElement(nested, node, mapping, outer);
     memref::StoreOp::create(nested, loc, total, dest, outer);
   };
   if (resultSizes.empty()) {
     element(b, loc, {});
     return;
   }
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> lowerBounds(resultSizes.size(), zero);
   SmallVector<Value> steps(resultSizes.size(), one);
   if (parallel)
     scf::ParallelOp::create(b, loc, lowerBounds, resultSizes, steps, element);
   else
     scf::buildLoopNest(b, loc, lowerBounds, resultSizes, steps, element);
+}
+
+/// Emits a fused kernel: its rows in parallel (or serially); in each row the
+/// nodes in order, row values (reductions) kept in registers for the nodes
+/// after them, so that a row's inputs are read while they are in cache.
+static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
+                            ValueRange dests, IRMapping &mapping,
+                            const LoopToSCFOptions &options) {
+  Location loc = kernel.getLoc();
+  int64_t rows = kernel.getRows();
+  SmallVector<Value> rowSizes =
+      getNodeSizes(b, loc, &*kernel.getNodes().begin(), mapping);
+  rowSizes.resize(rows);
+  // The buffers each node stores into (a node the kernel yields twice
+  // stores twice).
+  DenseMap<Value, SmallVector<Value, 1>> stores;
+  for (auto [value, dest] : llvm::zip(kernel.getYield().getValues(), dests))
+    stores[value].push_back(dest);
+
+  auto row = [&](OpBuilder &nested, Location, ValueRange rowIvs) {
+    Value zero = arith::ConstantIndexOp::create(nested, loc, 0);
+    Value one = arith::ConstantIndexOp::create(nested, loc, 1);
+    for (Operation &op : kernel.getNodes()) {
+      Value result = op.getResult(0);
+      auto type = cast<RankedTensorType>(result.getType());
+      if (loop::isRowValue(result, rows)) {
+        SmallVector<Value> ivs(rowIvs);
+        ivs.append(type.getRank() - rows, zero);
+        Value value =
+            isa<loop::ReduceOp>(op)
+                ? emitReduceElement(nested, cast<loop::ReduceOp>(op), mapping,
+                                    ivs)
+                : emitBodyValue(nested, op.getRegion(0).front(), mapping, ivs);
+        for (Value dest : stores.lookup(result))
+          memref::StoreOp::create(nested, loc, value, dest, ivs);
+        mapping.map(result, value);
+        continue;
+      }
+      // A node with columns: its other dimensions serially, the innermost
+      // one in vectors.
+      auto node = cast<loop::PointwiseOp>(op);
+      SmallVector<Value> sizes = getNodeSizes(nested, loc, node, mapping);
+      ArrayRef<Value> middle =
+          ArrayRef<Value>(sizes).drop_front(rows).drop_back();
+      int64_t width = getVectorWidth(node, options.vectorBytes);
+      Value vectorEnd = getVectorEnd(nested, loc, sizes.back(), width);
+      for (Value dest : stores.lookup(result)) {
+        scf::buildLoopNest(
+            nested, loc, SmallVector<Value>(middle.size(), zero), middle,
+            SmallVector<Value>(middle.size(), one),
+            [&](OpBuilder &inner, Location, ValueRange middleIvs) {
+              SmallVector<Value> outer(rowIvs);
+              llvm::append_range(outer, middleIvs);
+              emitRowColumns(inner, loc, node, dest, mapping, outer,
+                             sizes.back(), vectorEnd, width);
+            });
+      }
+    }
+  };
+  if (rows == 0) {
+    row(b, loc, {});
+    return;
+  }
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> lowerBounds(rows, zero);
+  SmallVector<Value> steps(rows, one);
+  if (options.parallel)
+    scf::ParallelOp::create(b, loc, lowerBounds, rowSizes, steps, row);
+  else
+    scf::buildLoopNest(b, loc, lowerBounds, rowSizes, steps, row);
 }
 
 GraphBufferizationTarget
@@ -264,6 +315,11 @@ mlir::kiln::getSCFBufferizationTarget(const LoopToSCFOptions &options) {
   target.emitReduce = [options](OpBuilder &b, loop::ReduceOp node, Value dest,
                                 IRMapping &mapping, ValueRange) {
     emitReduceLoops(b, node, dest, mapping, options.parallel);
+  };
+  target.emitKernel = [options](OpBuilder &b, loop::KernelOp kernel,
+                                ValueRange dests, IRMapping &mapping,
+                                ValueRange) {
+    emitKernelLoops(b, kernel, dests, mapping, options);
   };
   target.allocate = [](OpBuilder &b, Location loc, MemRefType type,
                        ValueRange dynamicSizes, ValueRange) -> Value {

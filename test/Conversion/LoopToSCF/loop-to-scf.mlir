@@ -27,7 +27,7 @@
 // VEC-LABEL: func.func @graph
 // VEC: %[[N:.+]] = memref.dim
 // VEC: scf.parallel (%[[I:.+]]) = (%{{.+}}) to (%[[N]]) step (%{{.+}}) {
-// VEC: scf.for %[[J:.+]] = %{{.+}} to %[[MAIN:.+]] step %c8 {
+// VEC: scf.for %[[J:.+]] = %{{.+}} to %[[MAIN:.+]] step %c8{{(_[0-9]+)?}} {
 // VEC: %[[V:.+]] = vector.load %{{.+}}[%[[I]], %[[J]]] : memref<?x4xf32>, vector<8xf32>
 // VEC: scf.for %{{.+}} = %[[MAIN]] to %{{.+}} step %{{.+}} {
 // VEC: memref.load

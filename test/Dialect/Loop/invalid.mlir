@@ -101,3 +101,120 @@ fx.graph @reduce_accumulator(%x: tensor<4x8xf32>) -> tensor<4xf32> {
   }
   fx.output %0 : tensor<4xf32>
 }
+
+// -----
+
+fx.graph @kernel_reads_columns(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %k:2 = loop.kernel rows(1) -> tensor<8x64xf32>, tensor<8x64xf32> {
+    %a = loop.pointwise : tensor<8x64xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %x[%i, %j] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    %b = loop.pointwise : tensor<8x64xf32> {
+    ^bb0(%i: index, %j: index):
+      // expected-error @+1 {{'loop.load' op reads a value of its kernel other than at its own row; only row values (one element per row) can be read inside a kernel}}
+      %v = loop.load %a[%i, %j] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    loop.kernel_yield %a, %b : tensor<8x64xf32>, tensor<8x64xf32>
+  }
+  fx.output %k#1 : tensor<8x64xf32>
+}
+
+// -----
+
+fx.graph @kernel_reads_another_row(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %c0 = arith.constant 0 : index
+  %k = loop.kernel rows(1) -> tensor<8x64xf32> {
+    %m = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    %y = loop.pointwise : tensor<8x64xf32> {
+    ^bb0(%i: index, %j: index):
+      // expected-error @+1 {{reads a value of its kernel other than at its own row}}
+      %s = loop.load %m[%c0, %c0] : tensor<8x1xf32>
+      loop.yield %s : f32
+    }
+    loop.kernel_yield %y : tensor<8x64xf32>
+  }
+  fx.output %k : tensor<8x64xf32>
+}
+
+// -----
+
+fx.graph @kernel_reduces_columns(%x: tensor<8x64xf32>) -> tensor<8xf32> {
+  %k = loop.kernel rows(1) -> tensor<8xf32> {
+    // expected-error @+1 {{'loop.reduce' op reduces into 'tensor<8x4xf32>', which has more than the kernel's 1 row dimensions (besides size-1 ones)}}
+    %m = loop.reduce "sum" over [16] : tensor<8x4xf32> {
+    ^bb0(%i: index, %j: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    %s = loop.reduce "sum" over [4] : tensor<8xf32> {
+    ^bb0(%i: index, %r: index):
+      %c0 = arith.constant 0 : index
+      %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    loop.kernel_yield %s : tensor<8xf32>
+  }
+  fx.output %k : tensor<8xf32>
+}
+
+// -----
+
+fx.graph @kernel_drops_columns(%x: tensor<8x64xf32>) -> tensor<8x1xf32> {
+  %k = loop.kernel rows(1) -> tensor<8x1xf32> {
+    %m = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    // expected-error @+1 {{'loop.pointwise' op has columns, so the kernel must yield it}}
+    %y = loop.pointwise : tensor<8x64xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %x[%i, %j] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    loop.kernel_yield %m : tensor<8x1xf32>
+  }
+  fx.output %k : tensor<8x1xf32>
+}
+
+// -----
+
+fx.graph @kernel_rows_differ(%x: tensor<8x64xf32>, %y: tensor<4x64xf32>) -> (tensor<8x1xf32>, tensor<4x1xf32>) {
+  %k:2 = loop.kernel rows(1) -> tensor<8x1xf32>, tensor<4x1xf32> {
+    %m = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    // expected-error @+1 {{'loop.reduce' op has rows [4], but the kernel's first node has [8]}}
+    %n = loop.reduce "sum" over [64] : tensor<4x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %y[%i, %r] : tensor<4x64xf32>
+      loop.yield %v : f32
+    }
+    loop.kernel_yield %m, %n : tensor<8x1xf32>, tensor<4x1xf32>
+  }
+  fx.output %k#0, %k#1 : tensor<8x1xf32>, tensor<4x1xf32>
+}
+
+// -----
+
+fx.graph @kernel_yield_types(%x: tensor<8x64xf32>) -> tensor<8x1xf64> {
+  %k = loop.kernel rows(1) -> tensor<8x1xf64> {
+    %m = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    // expected-error @+1 {{'loop.kernel_yield' op yields 'tensor<8x1xf32>', but the kernel returns 'tensor<8x1xf64>'}}
+    loop.kernel_yield %m : tensor<8x1xf32>
+  }
+  fx.output %k : tensor<8x1xf64>
+}

@@ -75,3 +75,33 @@ fx.graph @reduce(%x: tensor<?x?x8xbf16>) -> tensor<?xbf16> {
   }
   fx.output %0 : tensor<?xbf16>
 }
+
+// -----
+
+// A kernel: a reduction kept per row and a node that reads it at its row.
+// CHECK-LABEL: fx.graph @kernel
+// CHECK: %[[K:.+]]:2 = loop.kernel rows(1) -> tensor<8x64xf32>, tensor<8x1xf32> {
+// CHECK: %[[M:.+]] = loop.reduce "max" over [64] : tensor<8x1xf32>
+// CHECK: %[[Y:.+]] = loop.pointwise : tensor<8x64xf32>
+// CHECK: loop.load %[[M]][%{{.+}}, %{{.+}}] : tensor<8x1xf32>
+// CHECK: loop.kernel_yield %[[Y]], %[[M]] : tensor<8x64xf32>, tensor<8x1xf32>
+// CHECK: fx.output %[[K]]#0, %[[K]]#1
+fx.graph @kernel(%x: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %k:2 = loop.kernel rows(1) -> tensor<8x64xf32>, tensor<8x1xf32> {
+    %m = loop.reduce "max" over [64] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    %y = loop.pointwise : tensor<8x64xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %x[%i, %j] : tensor<8x64xf32>
+      %mx = loop.load %m[%i, %c0] : tensor<8x1xf32>
+      %d = arith.subf %v, %mx : f32
+      loop.yield %d : f32
+    }
+    loop.kernel_yield %y, %m : tensor<8x64xf32>, tensor<8x1xf32>
+  }
+  fx.output %k#0, %k#1 : tensor<8x64xf32>, tensor<8x1xf32>
+}

@@ -30,6 +30,7 @@ namespace fx {
 class GraphOp;
 } // namespace fx
 namespace loop {
+class KernelOp;
 class PointwiseOp;
 class ReduceOp;
 } // namespace loop
@@ -58,6 +59,12 @@ struct GraphBufferizationTarget {
   std::function<void(OpBuilder &, loop::ReduceOp node, Value dest,
                      IRMapping &mapping, ValueRange extraArgs)>
       emitReduce;
+  /// Emits the fused `kernel`, storing its results into `dests` (in order);
+  /// null for targets that cannot run fused kernels (bufferization then
+  /// fails, with a diagnostic).
+  std::function<void(OpBuilder &, loop::KernelOp kernel, ValueRange dests,
+                     IRMapping &mapping, ValueRange extraArgs)>
+      emitKernel;
   /// Allocates a temporary of `type` with `dynamicSizes`.
   std::function<Value(OpBuilder &, Location, MemRefType type,
                       ValueRange dynamicSizes, ValueRange extraArgs)>
@@ -85,6 +92,9 @@ Value emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
 /// memref.load from the buffers in `mapping`, the yield a store into `dest`.
 void emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,
                   const IRMapping &mapping, ValueRange ivs);
+
+/// The dynamic sizes of `tensor`, a node's or a kernel's result, in order.
+ValueRange getDynamicSizesOfResult(Value tensor);
 
 /// The sizes of node `node`'s result, as index values.
 SmallVector<Value> getNodeSizes(OpBuilder &b, Location loc, Operation *node,

@@ -15,6 +15,7 @@
 #include "mlir/Support/LLVM.h"
 
 namespace mlir {
+class Block;
 class IRMapping;
 class OpBuilder;
 namespace kiln {
@@ -36,6 +37,16 @@ FailureOr<Value> emitVectorNodeElements(OpBuilder &b, loop::PointwiseOp node,
 
 /// Whether emitVectorNodeElements can vectorize `node`'s body.
 bool canVectorizeNodeBody(loop::PointwiseOp node);
+
+/// emitVectorNodeElements for any node body (a reduction's too): its last
+/// argument is the column that varies by element.
+FailureOr<Value> emitVectorBodyElements(OpBuilder &b, Block &body,
+                                        const IRMapping &mapping,
+                                        ValueRange ivs, int64_t width,
+                                        int64_t bufferAlignment);
+
+/// Whether emitVectorBodyElements can vectorize `body`.
+bool canVectorizeBody(Block &body);
 
 /// The alignment, in bytes, of a `width`-element vector access to `buffer`
 /// at a row offset that is a multiple of `width`, if the buffer is aligned to

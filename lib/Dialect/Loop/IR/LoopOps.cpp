@@ -7,6 +7,7 @@
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
 
 using namespace mlir;
@@ -114,6 +115,109 @@ LogicalResult ReduceOp::verifyRegions() {
            << yielded << ", but the elements of " << getResultType()
            << " accumulate as " << element
            << (element.isF16() || element.isBF16() ? " or f32" : "");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// KernelOp
+//===----------------------------------------------------------------------===//
+
+KernelYieldOp KernelOp::getYield() {
+  return cast<KernelYieldOp>(getBody().front().getTerminator());
+}
+
+bool mlir::kiln::loop::isRowValue(Value tensor, int64_t rows) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  return type.getRank() >= rows &&
+         llvm::all_of(type.getShape().drop_front(rows),
+                      [](int64_t size) { return size == 1; });
+}
+
+/// Whether `index` is 0 wherever a node body evaluates it: the constant 0,
+/// or an induction variable of a size-1 dimension.
+static bool isAlwaysZero(Value index) {
+  if (matchPattern(index, m_Zero()))
+    return true;
+  auto arg = dyn_cast<BlockArgument>(index);
+  if (!arg)
+    return false;
+  Operation *node = arg.getOwner()->getParentOp();
+  int64_t position = arg.getArgNumber();
+  SmallVector<int64_t> space;
+  if (auto pointwise = dyn_cast_or_null<PointwiseOp>(node)) {
+    llvm::append_range(space, pointwise.getResultType().getShape());
+  } else if (auto reduce = dyn_cast_or_null<ReduceOp>(node)) {
+    llvm::append_range(space, reduce.getResultType().getShape());
+    llvm::append_range(space, reduce.getReductionShape());
+  }
+  return position < static_cast<int64_t>(space.size()) && space[position] == 1;
+}
+
+bool mlir::kiln::loop::isRowAlignedLoad(LoadOp load, int64_t rows) {
+  Block *body = load->getBlock();
+  if (static_cast<int64_t>(body->getNumArguments()) < rows)
+    return false;
+  for (auto [dim, index] : llvm::enumerate(load.getIndices())) {
+    if (static_cast<int64_t>(dim) < rows) {
+      if (index != body->getArgument(dim))
+        return false;
+      continue;
+    }
+    if (!isAlwaysZero(index))
+      return false;
+  }
+  return true;
+}
+
+LogicalResult KernelOp::verifyRegions() {
+  int64_t rows = getRows();
+  KernelYieldOp yield = getYield();
+  if (yield.getValues().getTypes() != getResultTypes())
+    return yield.emitOpError("yields ")
+           << yield.getValues().getTypes() << ", but the kernel returns "
+           << getResultTypes();
+  if (getNodes().empty())
+    return emitOpError("has no nodes");
+  std::optional<ArrayRef<int64_t>> rowShape;
+  for (Operation &op : getNodes()) {
+    if (!isNode(&op))
+      return op.emitOpError("cannot be part of a kernel: only loop nodes "
+                            "are");
+    auto type = cast<RankedTensorType>(op.getResult(0).getType());
+    if (type.getRank() < rows)
+      return op.emitOpError("has rank ")
+             << type.getRank() << ", fewer than the kernel's " << rows
+             << " row dimensions";
+    if (isa<ReduceOp>(op) && !isRowValue(op.getResult(0), rows))
+      return op.emitOpError("reduces into ")
+             << type << ", which has more than the kernel's " << rows
+             << " row dimensions (besides size-1 ones)";
+    ArrayRef<int64_t> shape = type.getShape().take_front(rows);
+    if (!rowShape)
+      rowShape = shape;
+    else if (!llvm::all_of(llvm::zip(shape, *rowShape), [](auto pair) {
+               auto [a, b] = pair;
+               return a == b || ShapedType::isDynamic(a) ||
+                      ShapedType::isDynamic(b);
+             }))
+      return op.emitOpError("has rows [")
+             << shape << "], but the kernel's first node has [" << *rowShape
+             << "]";
+    bool yielded = llvm::is_contained(yield.getValues(), op.getResult(0));
+    if (!yielded && !isRowValue(op.getResult(0), rows))
+      return op.emitOpError("has columns, so the kernel must yield it");
+    for (OpOperand &use : op.getResult(0).getUses()) {
+      if (use.getOwner() == yield)
+        continue;
+      auto load = dyn_cast<LoadOp>(use.getOwner());
+      if (!load || !isRowValue(op.getResult(0), rows) ||
+          !isRowAlignedLoad(load, rows))
+        return use.getOwner()->emitOpError(
+            "reads a value of its kernel other than at its own row; "
+            "only row values (one element per row) can be read "
+            "inside a kernel");
+    }
+  }
   return success();
 }
 

@@ -20,4 +20,16 @@
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Loop/IR/LoopOps.h.inc"
 
+namespace mlir::kiln::loop {
+
+/// Whether `tensor` holds one value per row of a kernel with `rows` row
+/// dimensions: all its other dimensions have size 1.
+bool isRowValue(Value tensor, int64_t rows);
+
+/// Whether `load` reads at its own node's row: its first `rows` indices are
+/// the body's first `rows` arguments and the others are always 0.
+bool isRowAlignedLoad(LoadOp load, int64_t rows);
+
+} // namespace mlir::kiln::loop
+
 #endif // KILN_DIALECT_LOOP_IR_LOOPOPS_H

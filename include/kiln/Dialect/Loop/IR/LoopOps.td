@@ -110,6 +110,64 @@ def Loop_ReduceOp : Loop_Op<"reduce", [
   }];
 }
 
+def Loop_KernelOp : Loop_Op<"kernel", [
+    RecursiveMemoryEffects, SingleBlock
+  ]> {
+  let summary = "Groups nodes that run as one kernel, one row at a time";
+  let description = [{
+    The nodes in the body run together, row by row: the first `rows`
+    dimensions of every node's result index the rows, and each row runs all
+    nodes in order before the next row needs them. A reduction over a row's
+    columns (its result has only size-1 dimensions after the rows) stays in
+    registers for the later nodes of the same row, which read it at their own
+    row index (and index 0 in the size-1 dimensions); nodes with columns are
+    stored. `loop.kernel_yield` names the results that leave the kernel:
+    every node with columns, and any reduction or row value the graph still
+    needs. This is how softmax and LayerNorm read their input once.
+
+    ```mlir
+    %y = loop.kernel rows(1) -> tensor<8x64xf32> {
+      %m = loop.reduce "max" over [64] : tensor<8x1xf32> {
+      ^bb0(%i: index, %u: index, %k: index):
+        %v = loop.load %x[%i, %k] : tensor<8x64xf32>
+        loop.yield %v : f32
+      }
+      %e = loop.pointwise : tensor<8x64xf32> {
+      ^bb0(%i: index, %j: index):
+        %v = loop.load %x[%i, %j] : tensor<8x64xf32>
+        %c0 = arith.constant 0 : index
+        %mx = loop.load %m[%i, %c0] : tensor<8x1xf32>
+        %d = arith.subf %v, %mx : f32
+        loop.yield %d : f32
+      }
+      loop.kernel_yield %e : tensor<8x64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins ConfinedAttr<I64Attr, [IntNonNegative]>:$rows);
+  let results = (outs Variadic<AnyRankedTensor>:$results);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    `rows` `(` $rows `)` `->` type($results) attr-dict-with-keyword $body
+  }];
+  let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    /// The yield that ends the body.
+    KernelYieldOp getYield();
+    /// The nodes of the kernel, in order.
+    auto getNodes() { return getBody().front().without_terminator(); }
+  }];
+}
+
+def Loop_KernelYieldOp : Loop_Op<"kernel_yield", [
+    Pure, ReturnLike, Terminator, HasParent<"KernelOp">
+  ]> {
+  let summary = "Names the tensors that a kernel stores";
+  let arguments = (ins Variadic<AnyRankedTensor>:$values);
+  let assemblyFormat = "$values attr-dict `:` type($values)";
+}
+
 def Loop_LoadOp : Loop_Op<"load", [
     Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>
   ]> {

@@ -8,6 +8,7 @@
 #define KILN_DIALECT_LOOP_TRANSFORMS_PASSES_H
 
 #include "kiln/Dialect/Loop/Transforms/Inlining.h"
+#include "kiln/Dialect/Loop/Transforms/RowFusion.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::kiln::loop {

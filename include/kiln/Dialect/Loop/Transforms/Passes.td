@@ -67,4 +67,42 @@ def InlinePointwisePass : Pass<"kiln-loop-inline"> {
   ];
 }
 
+def FuseRowsPass : Pass<"kiln-loop-fuse-rows"> {
+  let summary = "Fuses reductions and the nodes that use them, row by row";
+  let description = [{
+    Groups each `loop.reduce` with the later nodes that read it at their own
+    row (the reduction's result has one value per row, as with keepdim) into
+    a `loop.kernel`: the nodes run row by row, and the reductions stay in
+    registers for the nodes after them. Softmax (max, sum of exponentials,
+    division) and LayerNorm (mean, variance, normalisation) become one kernel
+    that reads each row while it is in cache, instead of three kernels that
+    each read the whole input from memory.
+
+    A node joins when it has the reduction's rows and reads the group's row
+    values only at its own row; a reader that cannot join ends the group, so
+    that it runs after the kernel. Values used after the kernel, and nodes
+    with columns, are the kernel's results.
+
+    Before:
+    ```mlir
+    %m = loop.reduce "max" over [64] : tensor<8x1xf32> {...}
+    %y = loop.pointwise : tensor<8x64xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %x[%i, %j] : tensor<8x64xf32>
+      %mx = loop.load %m[%i, %c0] : tensor<8x1xf32>
+      ...
+    }
+    ```
+    After:
+    ```mlir
+    %y = loop.kernel rows(1) -> tensor<8x64xf32> {
+      %m = loop.reduce "max" over [64] : tensor<8x1xf32> {...}
+      %y = loop.pointwise : tensor<8x64xf32> {...}
+      loop.kernel_yield %y : tensor<8x64xf32>
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::kiln::loop::LoopDialect"];
+}
+
 #endif // KILN_DIALECT_LOOP_TRANSFORMS_PASSES_TD

@@ -1,0 +1,38 @@
+//===- FuseRowsPass.cpp - The kiln-loop-fuse-rows pass --------------------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Loop/Transforms/Passes.h"
+
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Transforms/RowFusion.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::kiln::loop {
+#define GEN_PASS_DEF_FUSEROWSPASS
+#include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
+} // namespace mlir::kiln::loop
+
+using namespace mlir;
+using namespace mlir::kiln::loop;
+
+namespace {
+struct FuseRowsPass : kiln::loop::impl::FuseRowsPassBase<FuseRowsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    // The blocks that hold reductions outside kernels: graph bodies.
+    llvm::SetVector<Block *> blocks;
+    getOperation()->walk([&](ReduceOp reduce) {
+      if (!reduce->getParentOfType<KernelOp>())
+        blocks.insert(reduce->getBlock());
+    });
+    IRRewriter rewriter(&getContext());
+    for (Block *block : blocks)
+      fuseRows(rewriter, *block);
+  }
+};
+} // namespace

@@ -1,0 +1,51 @@
+// RUN: kiln-opt %s -split-input-file --kiln-fx-to-loop | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-lower-to-loop | FileCheck %s --check-prefix=FUSED
+
+// Softmax in f32 for a bf16 input: the row's maximum, the sum of shifted
+// exponentials, then the quotient rounded to bf16.
+// CHECK-LABEL: fx.graph @softmax
+// CHECK: %[[MAX:.+]] = loop.reduce "max" over [64] : tensor<8x1xf32>
+// CHECK: %[[EXP:.+]] = loop.pointwise : tensor<8x64xf32>
+// CHECK: math.exp
+// CHECK: %[[SUM:.+]] = loop.reduce "sum" over [64] : tensor<8x1xf32>
+// CHECK: loop.load %[[EXP]]
+// CHECK: loop.pointwise : tensor<8x64xbf16>
+// CHECK: arith.divf
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// FUSED-LABEL: fx.graph @softmax
+// FUSED: loop.kernel rows(1) -> tensor<8x64xbf16>
+// FUSED-COUNT-2: loop.reduce
+// FUSED: loop.kernel_yield
+fx.graph @softmax(%x: tensor<8x64xbf16>) -> tensor<8x64xbf16> {
+  %0 = fx.softmax %x {dim = -1 : i64, half_to_float = false} : (tensor<8x64xbf16>) -> tensor<8x64xbf16>
+  fx.output %0 : tensor<8x64xbf16>
+}
+
+// -----
+
+// Log-softmax: x - max - log(sum).
+// CHECK-LABEL: fx.graph @log_softmax_middle
+// CHECK: loop.reduce "max" over [5] : tensor<3x1x7xf32>
+// CHECK: loop.reduce "sum" over [5] : tensor<3x1x7xf32>
+// CHECK: math.log
+fx.graph @log_softmax_middle(%x: tensor<3x5x7xf32>) -> tensor<3x5x7xf32> {
+  %0 = fx.log_softmax %x {dim = 1 : i64, half_to_float = false} : (tensor<3x5x7xf32>) -> tensor<3x5x7xf32>
+  fx.output %0 : tensor<3x5x7xf32>
+}
+
+// -----
+
+// LayerNorm: mean, mean squared deviation, rsqrt(var + eps), then the affine
+// normalization; the statistics are returned in the dtype the op declares.
+// CHECK-LABEL: fx.graph @layer_norm
+// CHECK: loop.reduce "sum"(%{{.+}}) over [4096] : tensor<?x1xf32>
+// CHECK: loop.reduce "sum"(%{{.+}}) over [4096] : tensor<?x1xf32>
+// CHECK: math.rsqrt
+// CHECK: loop.pointwise(%{{.+}}) : tensor<?x4096xbf16>
+// FUSED-LABEL: fx.graph @layer_norm
+// FUSED: %[[K:.+]]:3 = loop.kernel rows(1)
+// FUSED: fx.output %[[K]]#
+fx.graph @layer_norm(%x: tensor<?x4096xbf16>, %w: tensor<4096xbf16>, %b: tensor<4096xbf16>) -> (tensor<?x4096xbf16>, tensor<?x1xf32>, tensor<?x1xf32>) {
+  %out, %mean, %rstd = fx.native_layer_norm %x weight(%w) bias(%b) {eps = 1.0e-05 : f64, normalized_shape = array<i64: 4096>} : (tensor<?x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>) -> (tensor<?x4096xbf16>, tensor<?x1xf32>, tensor<?x1xf32>)
+  fx.output %out, %mean, %rstd : tensor<?x4096xbf16>, tensor<?x1xf32>, tensor<?x1xf32>
+}

@@ -1,0 +1,85 @@
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=32' | FileCheck %s --check-prefix=WARP
+
+// Tests that a reduction runs with a block per row: each thread accumulates
+// 16-byte vectors of the row, warps combine with shuffles, then the warps'
+// totals go through workgroup memory; thread 0 stores the row's result.
+// CHECK-LABEL: func.func @row_sums
+// CHECK: gpu.launch async [%{{.+}}] blocks(%[[ROW:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %{{.+}}, %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c128, %{{.+}}, %{{.+}}) workgroup(%[[SCRATCH:.+]] : memref<4xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[FIRST:.+]] = arith.muli %[[TX]], %c8
+// CHECK: scf.for %{{.+}} = %[[FIRST]] to %{{.+}} step %c1024{{(_[0-9]+)?}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>)
+// CHECK: vector.load %{{.+}}[%[[ROW]], %{{.+}}] {alignment = 16 : i64} : memref<64x1024xbf16>, vector<8xbf16>
+// CHECK: gpu.shuffle xor %{{.+}}, %c16_i32, %c32_i32 : f32
+// CHECK: memref.store %{{.+}}, %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SCRATCH]]
+// CHECK: gpu.shuffle xor
+// CHECK: %[[ROUNDED:.+]] = arith.truncf %{{.+}} : f32 to bf16
+// CHECK: scf.if
+// CHECK: memref.store %[[ROUNDED]], %{{.+}}[%[[ROW]]] : memref<64xbf16>
+// WARP-LABEL: func.func @row_sums
+// WARP-NOT: workgroup
+// WARP-NOT: gpu.barrier
+// WARP: gpu.terminator
+fx.graph @row_sums(%x: tensor<64x1024xbf16>) -> tensor<64xbf16> {
+  %0 = loop.reduce "sum" over [1024] : tensor<64xbf16> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<64x1024xbf16>
+    %w = arith.extf %v : bf16 to f32
+    loop.yield %w : f32
+  }
+  fx.output %0 : tensor<64xbf16>
+}
+
+// -----
+
+// Tests that 64-bit values are shuffled in two 32-bit halves.
+// CHECK-LABEL: func.func @int64_sums
+// CHECK: arith.trunci %{{.+}} : i64 to i32
+// CHECK: gpu.shuffle xor %{{.+}} : i32
+// CHECK: arith.shrui
+// CHECK: gpu.shuffle xor %{{.+}} : i32
+// CHECK: arith.shli
+// CHECK: arith.ori
+fx.graph @int64_sums(%x: tensor<4x100xsi64>) -> tensor<4xsi64> {
+  %0 = loop.reduce "sum" over [100] : tensor<4xsi64> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<4x100xsi64>
+    loop.yield %v : i64
+  }
+  fx.output %0 : tensor<4xsi64>
+}
+
+// -----
+
+// Tests that a kernel is one launch: the row's maximum stays in registers for
+// the node after it, which stores its columns; only yielded values are
+// stored.
+// CHECK-LABEL: func.func @kernel
+// CHECK-COUNT-1: gpu.launch
+// CHECK: %[[MAX:.+]] = arith.maximumf
+// CHECK-NOT: memref.store %{{.+}}, %{{.+}} : memref<8x1xf32>
+// CHECK: scf.for
+// CHECK: arith.subf %{{.+}}, %{{.+}} : vector<4xf32>
+// CHECK: vector.store
+// CHECK: gpu.terminator
+// CHECK-NOT: gpu.launch
+fx.graph @kernel(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %c0 = arith.constant 0 : index
+  %k = loop.kernel rows(1) -> tensor<8x64xf32> {
+    %m = loop.reduce "max" over [64] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+      loop.yield %v : f32
+    }
+    %y = loop.pointwise : tensor<8x64xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %x[%i, %j] : tensor<8x64xf32>
+      %mx = loop.load %m[%i, %c0] : tensor<8x1xf32>
+      %d = arith.subf %v, %mx : f32
+      loop.yield %d : f32
+    }
+    loop.kernel_yield %y : tensor<8x64xf32>
+  }
+  fx.output %k : tensor<8x64xf32>
+}
