@@ -16,6 +16,7 @@ from typing import Any, Callable, Dict, Mapping, Optional, Sequence
 
 import kiln
 from kiln.diagnostics import KilnError, parse_diagnostics
+from kiln.guards import GraphGuards
 from kiln.runtime import Artifact
 from kiln.tools import find_tool
 
@@ -125,8 +126,9 @@ def compile(
     by kiln-compile for `device` ("cpu", "cuda"; by default the inputs'
     device) and loaded. `options` are the target pipeline's options, e.g.
     ``{"openmp": False}`` on the CPU or ``{"block-size": 128}`` on the GPU.
-    Calling the result checks its inputs against the shapes, dtypes and device
-    it was compiled for and raises kiln.runtime.GuardError on a mismatch.
+    Calling the result checks its inputs against the dtypes and the guards
+    that the importer emitted (sizes, device) and raises
+    kiln.runtime.GuardError on a mismatch.
     """
     import torch
 
@@ -144,4 +146,5 @@ def compile(
     gm = capture(fn, example_inputs)
     text = import_graph(gm, example_inputs)
     path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
-    return CompiledFunction(Artifact(path), text, _returns_tuple(gm))
+    artifact = Artifact(path, guards=GraphGuards.parse(text))
+    return CompiledFunction(artifact, text, _returns_tuple(gm))

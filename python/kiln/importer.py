@@ -40,6 +40,7 @@ from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
 
 from kiln._fx_signatures import OPS as _FX_SIGNATURES
 from kiln.dtypes import mlir_element_types
+from kiln.guards import ALIGNMENT, GraphGuards, SizeSymbol, TensorGuard
 
 __all__ = [
     "KilnImportError",
@@ -47,6 +48,7 @@ __all__ = [
     "UnsupportedDtypeError",
     "capture",
     "import_graph",
+    "input_guards",
     "is_supported",
 ]
 
@@ -742,25 +744,64 @@ def _flatten_inputs(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> 
     return flat
 
 
+def _guard_device(device: torch.device) -> str:
+    """A tensor's device as a guard names it: ``cpu``, or ``cuda`` for the
+    current CUDA device, which is where an artifact runs (docs/ABI.md)."""
+    if device.type not in ("cpu", "cuda"):
+        raise KilnImportError(f"inputs on {device} cannot be guarded: Kiln runs on the "
+                              "CPU and on CUDA GPUs")
+    return device.type
+
+
+def input_guards(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> GraphGuards:
+    """The guards of a graph specialised on `example_inputs`: every argument's
+    static sizes, contiguity and 16-byte alignment (what Kiln's ABI gives the
+    compiled code: the runtime copies other inputs) and its device.
+
+    A placeholder's type comes from its example input, so the guards restate
+    the types where the types are static; they add the layout and the device.
+    """
+    arguments = []
+    for value in _flatten_inputs(gm, example_inputs):
+        if not isinstance(value, torch.Tensor):
+            arguments.append(None)  # Rejected by _check_type; never printed.
+            continue
+        arguments.append(TensorGuard(tuple(int(s) for s in value.shape), align=ALIGNMENT,
+                                     device=_guard_device(value.device)))
+    return GraphGuards((), tuple(arguments))
+
+
 def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType],
-                 name: str) -> str:
-    """Prints the checked graph as one ``fx.graph`` op."""
+                 name: str, guards: Optional[GraphGuards]) -> str:
+    """Prints the checked graph as one ``fx.graph`` op, with `guards` as the
+    arguments' ``fx.guard`` attributes and the graph's ``symbols``."""
     p = _Printer(types)
     args, body, results = [], [], []
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            args.append(f"{p.declare(node)}: {p.type(node)}")
+            arg = f"{p.declare(node)}: {p.type(node)}"
+            guard = guards.arguments[len(args)] if guards else None
+            if guard is not None:
+                arg += f" {{fx.guard = {guard.to_mlir()}}}"
+            args.append(arg)
         elif node.op == "call_function" and not _is_getitem(node):
             body.append(_spec_for(node).emit(p, node))
         elif node.op == "output":
             results = _output_values(node)
 
     result_types = [p.type(r) for r in results]
-    signature = f"fx.graph {_format_symbol(name)}({', '.join(args)})"
+    if guards and any(guards.arguments):
+        # One guarded argument per line.
+        signature = f"fx.graph {_format_symbol(name)}(\n    " + ",\n    ".join(args) + ")"
+    else:
+        signature = f"fx.graph {_format_symbol(name)}({', '.join(args)})"
     if len(result_types) == 1:
         signature += f" -> {result_types[0]}"
     elif result_types:
         signature += f" -> ({', '.join(result_types)})"
+    symbols = guards.symbols_attribute() if guards else None
+    if symbols:
+        signature += f"\n    attributes {{{symbols}}}"
     output = "fx.output"
     if results:
         output += f" {', '.join(p.value(r) for r in results)} : {', '.join(result_types)}"
@@ -770,17 +811,21 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
 
 
 def import_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
-                 name: str = "forward") -> str:
+                 name: str = "forward", guards: bool = True) -> str:
     """Returns the ``fx.graph @<name>`` text for an ATen-level graph.
 
     `example_inputs` are the inputs `gm` was captured with (nested as they were
     passed to capture); the graph runs on them to give every value its exact
-    shape and dtype. Raises UnsupportedOpError for the first node the importer
-    cannot import, and KilnImportError when the inputs do not fit the graph.
+    shape and dtype. With `guards`, every argument carries the guard of its
+    example input (input_guards): what the graph is specialised on, which
+    the runtime checks. Raises UnsupportedOpError for the first node the
+    importer cannot import, and KilnImportError when the inputs do not fit
+    the graph.
     """
     for node in gm.graph.nodes:
         _check_structure(node)
     types = _propagate_types(gm, _flatten_inputs(gm, example_inputs))
     for node in gm.graph.nodes:
         _check_type(node, types.get(node))
-    return _print_graph(gm, types, name)
+    graph_guards = input_guards(gm, example_inputs) if guards else None
+    return _print_graph(gm, types, name, graph_guards)

@@ -335,3 +335,14 @@ def test_gpu_artifact_needs_a_gpu_to_run(tmp_path):
     assert artifact.device == "cuda"
     with pytest.raises(RuntimeError, match="runs on CUDA GPUs, and PyTorch sees none"):
         artifact(torch.randn(4))
+
+
+def test_runtime_checks_the_guards_the_importer_emitted(tmp_path):
+    from kiln.guards import GraphGuards
+
+    compiled = kiln.compile(lambda x, y: x + y, [torch.randn(4, 8), torch.randn(8)],
+                            cache_dir=tmp_path)
+    assert compiled.artifact.guards == GraphGuards.parse(compiled.graph_text)
+    assert compiled.artifact.guards.arguments[1].sizes == (8,)
+    with pytest.raises(GuardError, match=r"input 1 \(expected tensor<8xf32>\): size 9"):
+        compiled(torch.randn(4, 8), torch.randn(9))
