@@ -94,21 +94,26 @@ def compile_graph_text(
 class CompiledFunction:
     """A function compiled by Kiln; call it like the original."""
 
-    def __init__(self, artifact: Artifact, graph_text: str, returns_tuple: bool):
+    def __init__(self, artifact: Artifact, graph_text: str, output_spec: Any,
+                 constants: Sequence[Any] = ()):
         self.artifact = artifact
         self.graph_text = graph_text
-        self._returns_tuple = returns_tuple
+        self.constants = list(constants)
+        self._output_spec = output_spec
 
     def __call__(self, *args):
-        results = self.artifact(*args)
-        if self._returns_tuple:
-            return tuple(results)
-        return results[0]
+        import torch.utils._pytree as pytree
+
+        results = self.artifact(*args, *self.constants)
+        return pytree.tree_unflatten(results, self._output_spec)
 
 
-def _returns_tuple(gm) -> bool:
+def _output_spec(gm) -> Any:
+    """How the function's results nest: the graph returns them flattened."""
+    import torch.utils._pytree as pytree
+
     output = next(n for n in gm.graph.nodes if n.op == "output")
-    return isinstance(output.args[0], (tuple, list))
+    return pytree.tree_flatten(output.args[0])[1]
 
 
 def compile(
@@ -124,7 +129,10 @@ def compile(
 
     The graph is captured with make_fx, imported into the fx dialect, compiled
     by kiln-compile for `device` ("cpu", "cuda"; by default the inputs'
-    device) and loaded. `options` are the target pipeline's options, e.g.
+    device) and loaded. The parameters, buffers and tensor constants that `fn`
+    reads become inputs of the graph after the function's own, which the
+    result passes at every call (see kiln.importer.lift_constants).
+    `options` are the target pipeline's options, e.g.
     ``{"openmp": False}`` on the CPU or ``{"block-size": 128}`` on the GPU.
     Calling the result checks its inputs against the dtypes and the guards
     that the importer emitted (sizes, device) and raises
@@ -132,7 +140,7 @@ def compile(
     """
     import torch
 
-    from kiln.importer import capture, import_graph
+    from kiln.importer import capture, import_graph, lift_constants
 
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
@@ -144,7 +152,8 @@ def compile(
         raise NotImplementedError("Kiln compiles static shapes only so far (dynamic=False)")
 
     gm = capture(fn, example_inputs)
-    text = import_graph(gm, example_inputs)
+    constants = lift_constants(gm)
+    text = import_graph(gm, [*example_inputs, *constants])
     path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
     artifact = Artifact(path, guards=GraphGuards.parse(text))
-    return CompiledFunction(artifact, text, _returns_tuple(gm))
+    return CompiledFunction(artifact, text, _output_spec(gm), constants)

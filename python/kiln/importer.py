@@ -47,9 +47,11 @@ __all__ = [
     "UnsupportedOpError",
     "UnsupportedDtypeError",
     "capture",
+    "DECOMPOSITIONS",
     "import_graph",
     "input_guards",
     "is_supported",
+    "lift_constants",
 ]
 
 aten = torch.ops.aten
@@ -417,6 +419,11 @@ class _TableOp:
                                      f"{node.kwargs} does not match its schema")
         bound = dict(zip(names, node.args))
         bound.update(node.kwargs)
+        adapt = _ARGUMENT_ADAPTERS.get(str(node.target))
+        if adapt is not None:
+            adapt(node, bound)
+        if "index_positions" not in bound and isinstance(bound.get("indices"), (list, tuple)):
+            _bind_index_positions(bound)
         return bound
 
     def _attributes(self, node: torch.fx.Node, bound: Dict[str, Any]) -> List[str]:
@@ -487,17 +494,65 @@ class _TableOp:
                 f"({operand_types}) -> {p.result_types(node)}")
 
 
+def _rank_of(node: torch.fx.Node, value: Any) -> int:
+    """The rank of operand `value` of `node`, from its traced metadata."""
+    for key in ("val", "tensor_meta"):
+        meta = value.meta.get(key) if isinstance(value, torch.fx.Node) else None
+        if meta is not None and getattr(meta, "shape", None) is not None:
+            return len(meta.shape)
+    raise _unsupported(node, f"{node.target} needs the rank of its operand, which "
+                             "tracing did not record")
+
+
+def _adapt_squeeze_dim(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    bound["dim"] = [bound["dim"]]
+
+
+def _adapt_squeeze_default(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    bound["dim"] = list(range(_rank_of(node, bound["self"])))
+
+
+def _adapt_var_dim(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    unbiased = bound.pop("unbiased", True)
+    bound["correction"] = 1 if unbiased else 0
+
+
+def _adapt_arange_default(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    bound["start"] = 0
+
+
+# How the ATen overloads that an fx op also represents (the table's `also`,
+# docs/Dialects/RationaleFX.md) bind to the fx op's arguments.
+_ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] = {
+    "aten.squeeze.dim": _adapt_squeeze_dim,
+    "aten.squeeze.default": _adapt_squeeze_default,
+    "aten.var.dim": _adapt_var_dim,
+    "aten.arange.default": _adapt_arange_default,
+}
+
+
+def _bind_index_positions(bound: Dict[str, Any]) -> None:
+    """ATen's ``Tensor?[] indices`` as the fx ops take them: the present
+    tensors, and ``index_positions`` when some are None (full slices)."""
+    indices = list(bound["indices"])
+    present = [i for i, index in enumerate(indices) if index is not None]
+    if len(present) != len(indices):
+        bound["indices"] = [indices[i] for i in present]
+        bound["index_positions"] = present
+
+
 def _scalar_overload(node: torch.fx.Node) -> Optional[_TableOp]:
-    """For ``x + 1.0``, which tracing records as ``aten.add.Tensor(x, 1.0)``:
-    the fx op of the ``.Scalar`` overload, whose scalar is an attribute with
+    """For ``x + 1.0``, which tracing records as ``aten.add.Tensor(x, 1.0)``
+    (and ``x // 3`` as ``aten.div.Tensor_mode``): the fx op of the ``.Scalar``
+    (``.Scalar_mode``) overload, whose scalar is an attribute with
     PyTorch's wrapped-number promotion, or None."""
-    name = str(node.target)
-    if not name.endswith(".Tensor") or len(node.args) < 2:
+    packet, _, overload = str(node.target).rpartition(".")
+    if overload not in ("Tensor", "Tensor_mode") or len(node.args) < 2:
         return None
-    if not (isinstance(node.args[0], torch.fx.Node)
-            and isinstance(node.args[1], (bool, int, float))):
+    lhs, rhs = node.args[:2]
+    if not (isinstance(lhs, torch.fx.Node) and isinstance(rhs, (bool, int, float))):
         return None
-    entry = _FX_SIGNATURES.get(name[: -len(".Tensor")] + ".Scalar")
+    entry = _FX_SIGNATURES.get(f"{packet}.{overload.replace('Tensor', 'Scalar')}")
     return _TableOp(entry) if entry else None
 
 
@@ -539,14 +594,15 @@ _UNKNOWN = object()  # A node's value type when nothing says what it is.
 
 
 def _output_values(node: torch.fx.Node) -> List[torch.fx.Node]:
-    """The values an output node returns: one node, or a flat tuple/list."""
+    """The values an output node returns, flattened in pytree order: one
+    node, or the leaves of nested tuples and lists (``var_mean`` and ``sort``
+    return pairs, ``split`` a list)."""
     (result,) = node.args
-    if isinstance(result, torch.fx.Node):
-        return [result]
-    if isinstance(result, (tuple, list)) and all(isinstance(r, torch.fx.Node) for r in result):
-        return list(result)
+    flat, _ = pytree.tree_flatten(result)
+    if flat and all(isinstance(r, torch.fx.Node) for r in flat):
+        return flat
     raise _unsupported(node, f"graph output {result!r} is not supported: a graph must "
-                             "return a tensor or a flat tuple or list of tensors")
+                             "return tensors, in nested tuples or lists")
 
 
 def _check_structure(node: torch.fx.Node) -> None:
@@ -559,8 +615,8 @@ def _check_structure(node: torch.fx.Node) -> None:
         return
     if node.op == "get_attr":
         raise _unsupported(node, f"get_attr {node.target} is not supported: parameters, "
-                                 "buffers and constants must be graph inputs (capture a "
-                                 "function that takes them as arguments)")
+                                 "buffers and constants must be graph inputs (lift them "
+                                 "with kiln.importer.lift_constants)")
     if node.op != "call_function":
         raise _unsupported(node, f"{_describe_op(node)} is not supported")
     if _is_getitem(node):
@@ -677,29 +733,179 @@ def _distinct_tensors(example_inputs: Sequence[Any]) -> List[Any]:
     return pytree.tree_unflatten(flat, spec)
 
 
+# Ops whose decomposition in PyTorch's table leaves prims ops that have no
+# fx equivalent (``prims.signbit``) or scalars where fx wants tensors
+# (``where(mask, 0.0, x)``); capture rewrites them itself (_EQUIVALENT_OPS).
+_NOT_DECOMPOSED = ("aten.floor_divide.", "aten.masked_fill.")
+
+
+def _decompositions() -> Dict[Any, Callable]:
+    """PyTorch's decompositions (``torch._decomp``, ``torch._refs``) of the
+    ATen ops that the fx dialect lacks (``aten.t``, ``aten.transpose``,
+    ``aten.stack``, ``aten.rsub``, ``aten.native_batch_norm``, ...): the ops
+    the table has are kept whole. The few prims ops that the decompositions
+    leave become fx ops in _canonicalize."""
+    from torch._decomp import decomposition_table
+
+    return {op: fn for op, fn in decomposition_table.items()
+            if op not in _OPS and not str(op).startswith(_NOT_DECOMPOSED)}
+
+
+# What capture decomposes while tracing: ATen overload -> its decomposition.
+DECOMPOSITIONS: Dict[Any, Callable] = _decompositions()
+
+
+_NUMBER = (bool, int, float)
+
+
+def _rewrite_scalar_first(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
+    """``s + x`` and ``s * x`` as ``x + s`` and ``x * s``; ``s - x`` as
+    ``-x + s`` (exact: negation does not round). Tracing records them with
+    the Python number first (``aten.rsub`` decomposes to ``sub(s, x)``)."""
+    if node.target not in (aten.add.Tensor, aten.mul.Tensor, aten.sub.Tensor):
+        return False
+    if len(node.args) != 2 or node.kwargs.get("alpha", 1) != 1:
+        return False
+    lhs, rhs = node.args
+    if not (isinstance(lhs, _NUMBER) and isinstance(rhs, torch.fx.Node)):
+        return False
+    if node.target is aten.sub.Tensor:
+        with graph.inserting_before(node):
+            negated = graph.call_function(aten.neg.default, (rhs,))
+        negated.meta.update(node.meta)
+        node.target, rhs = aten.add.Tensor, negated
+    node.args, node.kwargs = (rhs, lhs), {}
+    return True
+
+
+def _masked_fill(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``masked_fill(x, mask, v)`` as ``where(mask, v, x)``, with `v` a zero-dim
+    tensor of x's dtype (``masked_fill`` casts it), made by a new node."""
+    x, mask, value = node.args
+    dtype = x.meta["val"].dtype if "val" in x.meta else x.meta["tensor_meta"].dtype
+    with node.graph.inserting_before(node):
+        fill = node.graph.call_function(aten.scalar_tensor.default, (value,),
+                                        {"dtype": dtype})
+    fill.meta.update({k: v for k, v in node.meta.items() if k == "stack_trace"})
+    return aten.where.self, (mask, fill, x), {}
+
+
+def _full_dtype(node: torch.fx.Node) -> Dict[str, Any]:
+    """The dtype that ``zeros``/``ones`` fill with, as ``full`` must be told."""
+    return {"dtype": node.kwargs.get("dtype") or torch.get_default_dtype()}
+
+
+# ATen and prims ops that decompositions or factory functions leave in a
+# graph, as the table's op that means the same: op -> (op, new args, new
+# kwargs) from the node. ``zeros``/``ones`` name their dtype, which ``full``
+# would otherwise take from the fill value.
+_EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] = {
+    torch.ops.prims.convert_element_type.default:
+        lambda n: (aten._to_copy.default, (n.args[0],), {"dtype": n.args[1]}),
+    torch.ops.prims.where.default:
+        lambda n: (aten.where.self, n.args, {}),
+    torch.ops.prims.scalar_tensor.default:
+        lambda n: (aten.scalar_tensor.default, n.args[:1],
+                   {"dtype": n.kwargs.get("dtype") or torch.get_default_dtype()}),
+    torch.ops.prims.sum.default:
+        lambda n: (aten.sum.dim_IntList, (n.args[0], list(n.args[1])),
+                   {"dtype": n.kwargs.get("output_dtype")}),
+    aten.floor_divide.default:
+        lambda n: (aten.div.Tensor_mode, n.args, {"rounding_mode": "floor"}),
+    aten.masked_fill.Scalar: _masked_fill,
+    aten.zeros.default:
+        lambda n: (aten.full.default, (n.args[0], 0), _full_dtype(n)),
+    aten.ones.default:
+        lambda n: (aten.full.default, (n.args[0], 1), _full_dtype(n)),
+    aten.zeros_like.default:
+        lambda n: (aten.full_like.default, (n.args[0], 0), {"dtype": n.kwargs.get("dtype")}),
+    aten.ones_like.default:
+        lambda n: (aten.full_like.default, (n.args[0], 1), {"dtype": n.kwargs.get("dtype")}),
+}
+
+
+def _canonicalize(gm: torch.fx.GraphModule) -> None:
+    """Rewrites nodes that the table spells differently (_EQUIVALENT_OPS,
+    _rewrite_scalar_first) into the table's ops, keeping their metadata."""
+    graph = gm.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        equivalent = _EQUIVALENT_OPS.get(node.target)
+        if equivalent is not None:
+            node.target, node.args, node.kwargs = equivalent(node)
+            node.kwargs = {k: v for k, v in node.kwargs.items() if v is not None}
+        else:
+            _rewrite_scalar_first(graph, node)
+
+
 def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
     """Traces `fn` (a function or an nn.Module) to an ATen-level graph.
 
     Runs ``make_fx(fn)(*example_inputs)`` on the real inputs (a tensor passed
-    twice is copied, so that it stays two inputs), recording each
-    node's stack trace (innermost frame last) so that errors can point at the
-    user's code, then drops dead nodes (such as the ``aten.detach`` that
-    autograd adds when an input requires grad). Parameters of a module become
-    ``get_attr`` nodes, which import_graph rejects: pass them as inputs instead.
+    twice is copied, so that it stays two inputs) with DECOMPOSITIONS, so that
+    ops the fx dialect lacks become ops it has, recording each node's stack
+    trace (innermost frame last) so that errors can point at the user's code,
+    then drops dead nodes (such as the ``aten.detach`` that autograd adds
+    when an input requires grad). Parameters, buffers and tensor constants
+    that `fn` reads become ``get_attr`` nodes: lift_constants turns them into
+    graph inputs.
     """
     inputs = _distinct_tensors(example_inputs)
+    options = {"tracing_mode": "real", "decomposition_table": DECOMPOSITIONS}
     if "record_stack_traces" in inspect.signature(make_fx).parameters:
         # torch 2.x: the tracer is configured per call.
-        gm = make_fx(fn, tracing_mode="real", record_stack_traces=True)(*inputs)
+        gm = make_fx(fn, record_stack_traces=True, **options)(*inputs)
     else:
         with _recording_stack_traces():
-            gm = make_fx(fn, tracing_mode="real")(*inputs)
+            gm = make_fx(fn, **options)(*inputs)
     for node in gm.graph.nodes:
         if _TRACES_INNERMOST_FIRST and node.meta.get("stack_trace"):
             node.meta["stack_trace"] = _innermost_last(node.meta["stack_trace"])
+    _canonicalize(gm)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     return gm
+
+
+def lift_constants(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
+    """Turns the graph's ``get_attr`` nodes (a module's parameters and
+    buffers, tensor constants) into graph inputs after the existing ones, in
+    the order the graph first reads them; returns their tensors, which the
+    caller passes after its own inputs::
+
+        constants = lift_constants(gm)
+        text = import_graph(gm, [*example_inputs, *constants])
+
+    The tensors are the module's own (not copies), so updating a parameter in
+    place changes what the next call reads. Raises UnsupportedOpError for an
+    attribute that is not a tensor.
+    """
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    constants, lifted = [], {}
+    for node in list(graph.nodes):
+        if node.op != "get_attr":
+            continue
+        if node.target not in lifted:
+            value = gm
+            for part in node.target.split("."):
+                value = getattr(value, part)
+            if not isinstance(value, torch.Tensor):
+                raise _unsupported(node, f"get_attr {node.target} is a "
+                                         f"{type(value).__name__}, not a tensor")
+            anchor = placeholders[-1] if placeholders else None
+            context = (graph.inserting_after(anchor) if anchor is not None
+                       else graph.inserting_before(next(iter(graph.nodes))))
+            with context:
+                placeholder = graph.placeholder(node.target.replace(".", "_"))
+            placeholder.meta.update(node.meta)
+            placeholders.append(placeholder)
+            lifted[node.target] = placeholder
+            constants.append(value)
+        node.replace_all_uses_with(lifted[node.target])
+        graph.erase_node(node)
+    return constants
 
 
 class _TypeRecorder(torch.fx.Interpreter):

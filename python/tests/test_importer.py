@@ -233,12 +233,19 @@ def test_same_tensor_passed_twice_stays_two_inputs():
     assert "fx.sub %a_1, %b_1 :" in text
 
 
-def test_scalar_on_the_left_of_sub_is_another_op():
-    # make_fx records `1.5 - x` as aten.rsub.Scalar, which the fx dialect
-    # does not have (Core ATen decomposes it).
-    gm = kiln.capture(lambda x: 1.5 - x, (f32(3),))
-    with pytest.raises(kiln.UnsupportedOpError, match=r"unsupported op aten\.rsub\.Scalar"):
-        kiln.import_graph(gm, (f32(3),))
+@pytest.mark.parametrize("fn, expected", [
+    # make_fx records `1.5 - x` as aten.rsub.Scalar, which decomposes to
+    # aten.sub.Tensor(1.5, x): capture writes it -x + 1.5.
+    (lambda x: 1.5 - x, ["%neg_default = fx.neg %x_1 : tensor<3xf32>",
+                         "%sub = fx.add_scalar %neg_default {other = 1.500000e+00 : f64} : "
+                         "(tensor<3xf32>) -> tensor<3xf32>"]),
+    (lambda x: torch.add(2, x), ["%add = fx.add_scalar %x_1 {other = 2 : i64} : "
+                                 "(tensor<3xf32>) -> tensor<3xf32>"]),
+])
+def test_scalar_on_the_left(fn, expected):
+    text = import_and_verify(fn, f32(3))
+    body = [line.strip() for line in text.splitlines() if " = fx." in line]
+    assert body == expected
 
 
 def test_module_with_parameters_passed_as_inputs():
@@ -342,9 +349,14 @@ def test_module_parameters_as_attributes_are_rejected():
         kiln.import_graph(gm, (f32(2),))
 
 
-def test_nested_output_is_rejected():
-    gm = kiln.capture(lambda x: (x, [x]), (f32(2),))
-    with pytest.raises(kiln.UnsupportedOpError, match="flat tuple or list"):
+def test_nested_output_is_flattened():
+    text = import_and_verify(lambda x: (x, [torch.neg(x), (x * x,)]), f32(2))
+    assert "fx.output %x_1, %neg, %mul : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>" in text
+
+
+def test_non_tensor_output_is_rejected():
+    gm = kiln.capture(lambda x: (x, None), (f32(2),))
+    with pytest.raises(kiln.UnsupportedOpError, match="must return tensors"):
         kiln.import_graph(gm, (f32(2),))
 
 
