@@ -782,12 +782,56 @@ def _masked_fill(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     """``masked_fill(x, mask, v)`` as ``where(mask, v, x)``, with `v` a zero-dim
     tensor of x's dtype (``masked_fill`` casts it), made by a new node."""
     x, mask, value = node.args
-    dtype = x.meta["val"].dtype if "val" in x.meta else x.meta["tensor_meta"].dtype
-    with node.graph.inserting_before(node):
-        fill = node.graph.call_function(aten.scalar_tensor.default, (value,),
-                                        {"dtype": dtype})
-    fill.meta.update({k: v for k, v in node.meta.items() if k == "stack_trace"})
+    dtype = _meta_of(x).dtype
+    fill = _new_node(node, aten.scalar_tensor.default, (value,), {"dtype": dtype})
     return aten.where.self, (mask, fill, x), {}
+
+
+def _meta_of(node: torch.fx.Node) -> Any:
+    """A traced node's value (or TensorMetadata): it has shape and dtype."""
+    return node.meta["val"] if "val" in node.meta else node.meta["tensor_meta"]
+
+
+def _new_node(anchor: torch.fx.Node, target: Any, args: tuple,
+              kwargs: Optional[dict] = None) -> torch.fx.Node:
+    """A call of `target` inserted before `anchor`, with its stack trace."""
+    with anchor.graph.inserting_before(anchor):
+        node = anchor.graph.call_function(target, args, kwargs or {})
+    if "stack_trace" in anchor.meta:
+        node.meta["stack_trace"] = anchor.meta["stack_trace"]
+    return node
+
+
+def _where_with_scalars(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``where(c, x, 0.0)`` with its Python numbers as zero-dim tensors of the
+    result's dtype: where casts them to it, so the values are the same."""
+    dtype = _meta_of(node).dtype
+    args = tuple(_new_node(node, aten.scalar_tensor.default, (a,), {"dtype": dtype})
+                 if isinstance(a, _NUMBER) else a for a in node.args)
+    return aten.where.self, args, {}
+
+
+def _broadcast_in_dim(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``prims.broadcast_in_dim(x, shape, dims)``: x viewed with size-1
+    dimensions where `dims` has none, then expanded to `shape`."""
+    x, shape, dims = node.args
+    sizes = list(_meta_of(x).shape)
+    viewed = [1] * len(shape)
+    for size, dim in zip(sizes, dims):
+        viewed[dim] = size
+    source = x
+    if viewed != sizes:
+        source = _new_node(node, aten.view.default, (x, viewed))
+        source.meta["val"] = torch.empty(viewed, dtype=_meta_of(x).dtype, device="meta")
+    return aten.expand.default, (source, list(shape)), {}
+
+
+def _prims_div(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``prims.div``: true division of floating values, truncating division of
+    integers (its operands share a dtype)."""
+    if _meta_of(node).dtype.is_floating_point or _meta_of(node).dtype.is_complex:
+        return aten.div.Tensor, node.args, {}
+    return aten.div.Tensor_mode, node.args, {"rounding_mode": "trunc"}
 
 
 def _full_dtype(node: torch.fx.Node) -> Dict[str, Any]:
@@ -802,11 +846,18 @@ def _full_dtype(node: torch.fx.Node) -> Dict[str, Any]:
 _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] = {
     torch.ops.prims.convert_element_type.default:
         lambda n: (aten._to_copy.default, (n.args[0],), {"dtype": n.args[1]}),
-    torch.ops.prims.where.default:
-        lambda n: (aten.where.self, n.args, {}),
+    torch.ops.prims.where.default: _where_with_scalars,
     torch.ops.prims.scalar_tensor.default:
         lambda n: (aten.scalar_tensor.default, n.args[:1],
                    {"dtype": n.kwargs.get("dtype") or torch.get_default_dtype()}),
+    torch.ops.prims.ne.default: lambda n: (aten.ne.Tensor, n.args, {}),
+    torch.ops.prims.sqrt.default: lambda n: (aten.sqrt.default, n.args, {}),
+    torch.ops.prims.div.default: _prims_div,
+    torch.ops.prims.var.default:
+        lambda n: (aten.var.correction, (n.args[0], list(n.args[1])),
+                   {"correction": n.args[2] if len(n.args) > 2 else n.kwargs["correction"]}),
+    torch.ops.prims.broadcast_in_dim.default: _broadcast_in_dim,
+    aten.where.self: _where_with_scalars,
     torch.ops.prims.sum.default:
         lambda n: (aten.sum.dim_IntList, (n.args[0], list(n.args[1])),
                    {"dtype": n.kwargs.get("output_dtype")}),

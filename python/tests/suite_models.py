@@ -523,3 +523,138 @@ def creation_ops():
                 torch.arange(0, 8, 2), x * torch.tensor(2.0))
 
     return fn, [randn(2, 4)]
+
+
+# ===--- Less common arguments ------------------------------------------------=== #
+
+
+@case()
+def convolution_variants():
+    def fn(x, w, x3, w3, xt, wt):
+        return (F.conv2d(x, w, stride=2, padding=2, dilation=2, groups=2), F.conv3d(x3, w3),
+                F.conv_transpose2d(xt, wt, stride=2, output_padding=1))
+
+    return fn, [randn(1, 4, 9, 9), randn(6, 2, 3, 3), randn(1, 2, 4, 4, 4),
+                randn(3, 2, 2, 2, 2), randn(1, 2, 3, 3), randn(2, 3, 3, 3)]
+
+
+@case()
+def pooling_variants():
+    def fn(x, y):
+        return (F.max_pool2d(x, 3, stride=2, ceil_mode=True), F.max_pool2d(x, 2, return_indices=True),
+                F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False, ceil_mode=True),
+                F.avg_pool2d(x, 2, divisor_override=3), F.avg_pool1d(y, 2), F.max_pool1d(y, 2),
+                F.adaptive_avg_pool1d(y, 3))
+
+    return fn, [randn(1, 2, 7, 7), randn(1, 2, 7)]
+
+
+@case()
+def causal_attention_mask():
+    def fn(q, k, v):
+        mask = torch.triu(torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool), 1)
+        scores = (q @ k.transpose(-1, -2)).masked_fill(mask, float("-inf"))
+        return torch.softmax(scores / math.sqrt(q.shape[-1]), -1) @ v
+
+    return fn, [randn(2, 5, 8), randn(2, 5, 8), randn(2, 5, 8)]
+
+
+@case()
+def matmul_variants():
+    def fn(a3, b3, m, v):
+        return (torch.bmm(a3, b3), a3 @ m, m.t() @ v, v @ v, torch.einsum("bij,bjk->bik", a3, b3),
+                F.linear(a3, m.t(), v))
+
+    return fn, [randn(2, 3, 4), randn(2, 4, 5), randn(4, 4), randn(4)]
+
+
+@case()
+def normalization_variants():
+    def fn(x, w, y, mean, var):
+        return (F.group_norm(x, 2), F.layer_norm(x, (3, 5), w), F.instance_norm(x),
+                F.batch_norm(y, mean, var, training=True))
+
+    return fn, [randn(2, 4, 3, 5), randn(3, 5), randn(4, 3), torch.zeros(3), torch.ones(3)]
+
+
+@case()
+def reduction_arguments():
+    def fn(x, i, u):
+        return (x.argmax(1, keepdim=True), x.argmax(), torch.topk(x, 2, dim=0, largest=False),
+                torch.logsumexp(x, (0, 1), keepdim=True), torch.var(x, dim=(0,), correction=0),
+                i.prod(), x.mean(dtype=torch.float64), (x > 0).sum(), u.any(0),
+                torch.cumsum(i, 0), torch.cumsum(x, 1, dtype=torch.float64), torch.std_mean(x, dim=1))
+
+    return fn, [randn(3, 4), torch.arange(1, 5, dtype=torch.int16), torch.ones(3, 2, dtype=torch.uint8)]
+
+
+@case()
+def zero_dim_and_empty_tensors():
+    def fn(s, e, x):
+        return s.sum(), s.amax(), s.mean(), e.sum(0), torch.cat([e, x]), s * x
+
+    return fn, [torch.tensor(3.0), randn(0, 3), randn(2, 3)]
+
+
+@case()
+def complex_arithmetic():
+    return (lambda z, w: (z.abs(), z * w, torch.exp(z), z + 1.0)), \
+        [torch.randn(4, dtype=torch.complex64), torch.randn(4, dtype=torch.complex64)]
+
+
+@case()
+def masks_and_boolean_indexing():
+    def fn(x, m, i, s):
+        return (x[m], x.index_put((m,), torch.tensor(0.0)), torch.tril(x.view(2, 2)),
+                x.scatter_reduce(0, i, s, "amax", include_self=False), F.threshold(x, 0.1, 20.0))
+
+    return fn, [randn(4), torch.tensor([True, False, True, True]), torch.tensor([0, 1, 0, 3]),
+                randn(4)]
+
+
+@case()
+def advanced_indexing_positions():
+    def fn(x, i, j, v, g):
+        return (x[:, i, :], x[j, :, j], x.index_put((j, torch.tensor([1, 3]), j), v[:, 0], accumulate=True),
+                torch.gather(g, -1, torch.tensor([[0], [1], [3]])))
+
+    return fn, [randn(3, 4, 3), torch.tensor([[0, 1], [2, 3]]), torch.tensor([0, 2]),
+                randn(2, 4), randn(3, 4)]
+
+
+@case()
+def scatter_views():
+    def fn(x, row, cols, diag_source):
+        return (torch.select_scatter(x, row, 0, 1), torch.slice_scatter(x, cols, 1, 0, 4, 2),
+                torch.diagonal(x, 1), x.as_strided((2, 2), (1, 2), 1),
+                torch.diagonal(diag_source, 0, 1, 2))
+
+    return fn, [randn(3, 4), randn(4), randn(3, 2), randn(2, 3, 3)]
+
+
+@case()
+def padding_and_resampling():
+    def fn(x, img, cols):
+        return (F.pad(x, (-1, 2, 1, 0), value=2.0), F.pad(img, (1, 1, 1, 1), mode="replicate"),
+                F.interpolate(img, scale_factor=2, mode="bilinear", align_corners=True),
+                F.unfold(img, 2), F.fold(cols, (3, 3), 2))
+
+    return fn, [randn(3, 4), randn(1, 1, 3, 3), randn(1, 4, 4)]
+
+
+@case()
+def losses():
+    def fn(logits, target, a, b):
+        return F.cross_entropy(logits, target), F.mse_loss(a, b), F.l1_loss(a, b)
+
+    return fn, [randn(3, 5), torch.tensor([1, 0, 4]), randn(3, 5), randn(3, 5)]
+
+
+@case()
+def integer_and_promotion_edges():
+    def fn(a, b8, f):
+        return (a / a, torch.div(a, a, rounding_mode="trunc"), a % b8, a ** 2, torch.erf(a),
+                torch.isnan(a), torch.clamp(a, min=2), torch.where(f > 0, f, torch.tensor(1)),
+                torch.pow(2.0, f), torch.fmod(f, 1.5), f + torch.full((4,), 2))
+
+    return fn, [torch.arange(1, 5), torch.arange(1, 5, dtype=torch.int8), randn(4)]
