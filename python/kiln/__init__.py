@@ -22,6 +22,7 @@ _LAZY_NAMES = {
     "KilnImportError": "kiln.importer",
     "UnsupportedOpError": "kiln.importer",
     "capture": "kiln.importer",
+    "check_supported": "kiln.importer",
     "import_graph": "kiln.importer",
     "is_supported": "kiln.importer",
     "compile": "kiln.compiler",

@@ -47,6 +47,7 @@ __all__ = [
     "UnsupportedOpError",
     "UnsupportedDtypeError",
     "capture",
+    "check_supported",
     "DECOMPOSITIONS",
     "import_graph",
     "input_guards",
@@ -660,16 +661,25 @@ def _type_from_meta(node: torch.fx.Node) -> Any:
     return None if node.op == "placeholder" else _UNKNOWN
 
 
-def is_supported(node: torch.fx.Node) -> bool:
-    """Whether import_graph can import `node`.
+def check_supported(node: torch.fx.Node) -> None:
+    """Raises UnsupportedOpError unless import_graph can import `node`.
 
-    Judges the op and its arguments, and the value's dtype from ``node.meta``
-    where tracing recorded it (make_fx and Dynamo do); a placeholder without
-    tensor metadata counts as a non-tensor input.
+    The error names the op (``aten.nonzero.default``), the line of user code
+    that created the node when tracing recorded it, and the FX node; its
+    ``op``, ``node_name`` and ``location`` say the same for programs. Judges
+    the op and its arguments, and the value's dtype from ``node.meta`` where
+    tracing recorded it (make_fx and Dynamo do); a placeholder without
+    tensor metadata counts as a non-tensor input. Needs no example inputs, so
+    a partitioner can ask it of every node of a graph.
     """
+    _check_structure(node)
+    _check_type(node, _type_from_meta(node))
+
+
+def is_supported(node: torch.fx.Node) -> bool:
+    """Whether import_graph can import `node` (check_supported says why not)."""
     try:
-        _check_structure(node)
-        _check_type(node, _type_from_meta(node))
+        check_supported(node)
     except UnsupportedOpError:
         return False
     return True

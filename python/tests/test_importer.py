@@ -384,6 +384,40 @@ def test_is_supported():
     }
 
 
+def test_check_supported_says_why_with_the_op_and_the_line():
+    def fn(x):
+        y = torch.relu(x)
+        return torch.nonzero(y)
+
+    line = fn.__code__.co_firstlineno + 2
+    gm = kiln.capture(fn, (f32(3),))
+    nodes = {node.name: node for node in gm.graph.nodes}
+    kiln.check_supported(nodes["relu"])
+    with pytest.raises(kiln.UnsupportedOpError) as info:
+        kiln.check_supported(nodes["nonzero"])
+    assert info.value.op == "aten.nonzero.default"
+    assert info.value.node_name == "nonzero"
+    if nodes["nonzero"].meta.get("stack_trace"):  # make_fx of torch 1.13 records it.
+        assert info.value.location == (__file__, line)
+        assert f"{Path(__file__).name}:{line}" in str(info.value)
+    assert str(info.value).startswith("unsupported op aten.nonzero.default")
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_check_supported_of_parameters_and_dtypes():
+    module = torch.nn.Linear(4, 2)
+    gm = kiln.capture(module, (f32(3, 4),))
+    get_attr = next(n for n in gm.graph.nodes if n.op == "get_attr")
+    assert not kiln.is_supported(get_attr)
+    with pytest.raises(kiln.UnsupportedOpError, match="lift_constants"):
+        kiln.check_supported(get_attr)
+    chalf = torch.zeros(2, dtype=torch.complex32)
+    gm = kiln.capture(lambda x: x, (chalf,))
+    placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    with pytest.raises(UnsupportedDtypeError, match="dtype torch.complex32"):
+        kiln.check_supported(placeholder)
+
+
 def test_import_kiln_works_without_torch():
     # Blocks torch in a fresh interpreter, as on a Python that lacks it.
     script = (
