@@ -12,7 +12,7 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 import kiln
 from kiln.diagnostics import KilnError, parse_diagnostics
@@ -121,7 +121,7 @@ def compile(
     example_inputs: Sequence[Any],
     *,
     device: Optional[str] = None,
-    dynamic: bool = False,
+    dynamic: Union[bool, Dict[int, Sequence[int]]] = False,
     options: Optional[Dict[str, Any]] = None,
     cache_dir: Optional[Path] = None,
 ) -> CompiledFunction:
@@ -134,13 +134,17 @@ def compile(
     result passes at every call (see kiln.importer.lift_constants).
     `options` are the target pipeline's options, e.g.
     ``{"openmp": False}`` on the CPU or ``{"block-size": 128}`` on the GPU.
+    With `dynamic` (True: every input dimension of size 2 or more; or
+    ``{flat input index: [dims]}``), those dimensions are compiled as dynamic
+    sizes; see kiln.importer.import_function for what graphs allow it.
+
     Calling the result checks its inputs against the dtypes and the guards
-    that the importer emitted (sizes, device) and raises
+    that the importer emitted (sizes, size symbols, device) and raises
     kiln.runtime.GuardError on a mismatch.
     """
     import torch
 
-    from kiln.importer import capture, import_graph, lift_constants
+    from kiln.importer import import_function
 
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
@@ -148,12 +152,9 @@ def compile(
     target = torch.device(device).type if device else (devices.pop() if devices else "cpu")
     if target not in ("cpu", "cuda"):
         raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
-    if dynamic:
-        raise NotImplementedError("Kiln compiles static shapes only so far (dynamic=False)")
 
-    gm = capture(fn, example_inputs)
-    constants = lift_constants(gm)
-    text = import_graph(gm, [*example_inputs, *constants])
+    imported = import_function(fn, example_inputs, dynamic=dynamic)
+    text = imported.text
     path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
     artifact = Artifact(path, guards=GraphGuards.parse(text))
-    return CompiledFunction(artifact, text, _output_spec(gm), constants)
+    return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants)

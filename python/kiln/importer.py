@@ -49,6 +49,8 @@ __all__ = [
     "capture",
     "check_supported",
     "DECOMPOSITIONS",
+    "ImportedGraph",
+    "import_function",
     "import_graph",
     "input_guards",
     "is_supported",
@@ -99,9 +101,9 @@ _ELEMENT_TYPES: Dict[torch.dtype, str] = mlir_element_types()
 
 @dataclass(frozen=True)
 class TensorType:
-    """The static type of a tensor value: its sizes and dtype."""
+    """The type of a tensor value: its sizes (None for a dynamic one) and dtype."""
 
-    shape: Tuple[int, ...]
+    shape: Tuple[Optional[int], ...]
     dtype: torch.dtype
 
     @staticmethod
@@ -120,7 +122,7 @@ class TensorType:
     def to_mlir(self) -> str:
         """Prints as a builtin ranked tensor type, e.g. ``tensor<4x8xf32>``."""
         element = _ELEMENT_TYPES[self.dtype]
-        dims = "".join(f"{size}x" for size in self.shape)
+        dims = "".join(f"{'?' if size is None else size}x" for size in self.shape)
         return f"tensor<{dims}{element}>"
 
 
@@ -1096,3 +1098,230 @@ def import_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
         _check_type(node, types.get(node))
     graph_guards = input_guards(gm, example_inputs) if guards else None
     return _print_graph(gm, types, name, graph_guards)
+
+
+# ===----------------------------------------------------------------------=== #
+# Importing functions, with dynamic sizes
+# ===----------------------------------------------------------------------=== #
+
+
+@dataclass
+class ImportedGraph:
+    """A function imported by import_function.
+
+    Attributes:
+        text: the ``fx.graph`` text.
+        gm: the captured graph, its constants lifted into inputs.
+        constants: the lifted parameters, buffers and constants, which follow
+            the function's own inputs at every call.
+        guards: the graph's guards, as `text` prints them.
+    """
+
+    text: str
+    gm: torch.fx.GraphModule
+    constants: List[torch.Tensor]
+    guards: Optional[GraphGuards]
+
+
+# Ops that read their operand's sizes against static bounds (an index, a
+# slice's end, k, a padding): on a dynamic dimension they would need a guard
+# on the symbol's range that the importer does not derive.
+_SIZE_BOUNDED_OPS = {
+    aten.select.int, aten.slice.Tensor, aten.topk.default, aten.diagonal.default,
+    aten.as_strided.default, aten.constant_pad_nd.default, aten.narrow.default,
+}
+_FULL_SLICE_END = 2 ** 63 - 1
+
+
+def _dynamic_dims(flat: List[Any], dynamic: Union[bool, Dict[int, Sequence[int]]]
+                  ) -> Dict[Tuple[int, int], int]:
+    """(input, dimension) -> size of the dimensions to make dynamic: every
+    dimension of size 2 or more for True, or those `dynamic` lists by flat
+    input index (which must not be 0 or 1: those sizes are specialised)."""
+    chosen = {}
+    if dynamic is True:
+        for index, value in enumerate(flat):
+            if isinstance(value, torch.Tensor):
+                chosen.update({(index, d): int(s) for d, s in enumerate(value.shape) if s >= 2})
+        return chosen
+    for index, dims in dynamic.items():
+        value = flat[index] if 0 <= index < len(flat) else None
+        if not isinstance(value, torch.Tensor):
+            raise ValueError(f"dynamic names input {index}, which is not a tensor input")
+        for dim in dims:
+            dim = dim % value.dim() if -value.dim() <= dim < value.dim() else dim
+            if not 0 <= dim < value.dim():
+                raise ValueError(f"dynamic names dimension {dim} of input {index}, which "
+                                 f"has rank {value.dim()}")
+            if value.shape[dim] < 2:
+                raise ValueError(f"dimension {dim} of input {index} has size "
+                                 f"{value.shape[dim]}; sizes 0 and 1 are specialised "
+                                 "and cannot be dynamic")
+            chosen[(index, dim)] = int(value.shape[dim])
+    return chosen
+
+
+def _resized(tensor: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    """`tensor` with its dimensions grown to `shape` by repeating its own
+    elements, so that values stay valid (indices in range, masks of bools)."""
+    for dim, size in enumerate(shape):
+        if size != tensor.shape[dim]:
+            index = torch.arange(size, device=tensor.device) % tensor.shape[dim]
+            tensor = tensor.index_select(dim, index)
+    return tensor.clone()
+
+
+def _without_types(text: str) -> List[str]:
+    """The lines of a graph's body with every tensor type blanked."""
+    body = text.split("{\n", 1)[1] if "{\n" in text else text
+    return [re.sub(r"tensor<(?:[^<>]|<[^<>]*>)*>", "tensor", line) for line in body.splitlines()]
+
+
+def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
+               symbols: Dict[str, Tuple[int, int]]) -> Optional[int]:
+    """A value's dimension from the two traces: static where they agree, else
+    None (dynamic) if it is a positive multiple of one symbol in both."""
+    if size_a == size_b:
+        return size_a
+    for value_a, value_b in symbols.values():
+        if size_a % value_a == 0 and size_a // value_a >= 1 and \
+                size_b == size_a // value_a * value_b:
+            return None
+    raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} depends on the "
+                             f"dynamic sizes in a way the guards cannot express "
+                             f"(size {size_a}, then {size_b} with other input sizes); "
+                             "only multiples of a size symbol can be dynamic")
+
+
+def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.GraphModule,
+                 types_b: Dict, symbols: Dict[str, Tuple[int, int]]) -> Dict:
+    """Each value's type of trace a, dynamic where it differs from trace b."""
+    merged = {}
+    for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
+        type_a, type_b = types_a.get(node_a), types_b.get(node_b)
+        if not isinstance(type_a, (TensorType, tuple)):
+            merged[node_a] = type_a
+            continue
+        pairs = zip(type_a, type_b) if isinstance(type_a, tuple) else [(type_a, type_b)]
+        results = []
+        for a, b in pairs:
+            if a is None or b is None or len(a.shape) != len(b.shape) or a.dtype != b.dtype:
+                if a is None and b is None:
+                    results.append(None)
+                    continue
+                raise _unsupported(node_a, f"the type of {_describe_op(node_a)} depends on "
+                                           "the dynamic sizes beyond its sizes")
+            results.append(TensorType(tuple(_merge_dim(node_a, d, x, y, symbols)
+                                            for d, (x, y) in enumerate(zip(a.shape, b.shape))),
+                                      a.dtype))
+        merged[node_a] = tuple(results) if isinstance(type_a, tuple) else results[0]
+    return merged
+
+
+def _check_size_bounds(gm: torch.fx.GraphModule, types: Dict) -> None:
+    """Refuses ops that compare a dynamic dimension with a static bound."""
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target not in _SIZE_BOUNDED_OPS:
+            continue
+        operand = types.get(node.args[0])
+        if not isinstance(operand, TensorType) or None not in operand.shape:
+            continue
+        dim = node.args[1] if len(node.args) > 1 and isinstance(node.args[1], int) else \
+            node.kwargs.get("dim")
+        if node.target is aten.slice.Tensor:
+            dim = dim or 0
+            start, end = (list(node.args[2:4]) + [None, None])[:2]
+            step = node.args[4] if len(node.args) > 4 else 1
+            full = (start or 0) == 0 and (end is None or end >= _FULL_SLICE_END) and step == 1
+            if full or operand.shape[dim] is not None:
+                continue
+        elif node.target in (aten.select.int, aten.narrow.default):
+            if operand.shape[dim] is not None:
+                continue
+        raise _unsupported(node, f"{_describe_op(node)} on a tensor with dynamic sizes "
+                                 f"{operand.to_mlir()} needs a guard on the range of a size "
+                                 "symbol that Kiln does not derive yet; compile with "
+                                 "static sizes")
+
+
+def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = "forward",
+                    guards: bool = True,
+                    dynamic: Union[bool, Dict[int, Sequence[int]]] = False) -> ImportedGraph:
+    """Captures `fn`, lifts its constants into inputs and imports the graph.
+
+    With `dynamic`, chosen dimensions of the inputs are dynamic (``?``, named
+    by ``#fx.symbol``s with min 2): True chooses every dimension of size 2 or
+    more, a dict ``{flat input index: [dims]}`` the listed ones. Sizes 0 and 1
+    stay static, as PyTorch specialises them, and equal sizes share a symbol
+    (duck sizing), so the runtime checks that they stay equal.
+
+    make_fx of torch 1.13 traces with concrete sizes, so the graph is traced a
+    second time on inputs whose dynamic sizes differ (grown by repeating
+    their elements): the two graphs must be the same op for op, with the same
+    attributes, and a value's size may differ between them only as a
+    multiple of one symbol (which is then never 0 or 1); ops that compare a
+    dynamic size with a static bound (select, bounded slices, topk, ...) are
+    refused. Raises UnsupportedOpError naming the node otherwise.
+    """
+    gm = capture(fn, example_inputs)
+    constants = lift_constants(gm)
+    inputs = [*example_inputs, *constants]
+    if not dynamic:
+        return ImportedGraph(import_graph(gm, inputs, name=name, guards=guards), gm,
+                             constants, input_guards(gm, inputs) if guards else None)
+
+    flat, spec = pytree.tree_flatten(_input_list(example_inputs))
+    chosen = _dynamic_dims(flat, dynamic)
+    values = sorted(set(chosen.values()), key=list(chosen.values()).index)
+    names = {value: f"s{i}" for i, value in enumerate(values)}
+    all_sizes = {int(s) for t in [*flat, *constants] if isinstance(t, torch.Tensor)
+                 for s in t.shape}
+    offset = next(k for k in range(1, 1 << 20)
+                  if not {v + k for v in values} & all_sizes)
+    grown = list(flat)
+    for index, value in enumerate(flat):
+        dims = {d: s + offset for (i, d), s in chosen.items() if i == index}
+        if dims:
+            shape = [dims.get(d, s) for d, s in enumerate(value.shape)]
+            grown[index] = _resized(value, shape)
+    grown_inputs = pytree.tree_unflatten(grown, spec)
+
+    try:
+        gm_b = capture(fn, grown_inputs)
+    except Exception as error:
+        raise KilnImportError(
+            f"the function fails on inputs whose dynamic dimensions have other sizes "
+            f"({error}): some of them must stay static; choose the dynamic dimensions "
+            "with dynamic={input index: [dimensions]}") from error
+    constants_b = lift_constants(gm_b)
+    text_a = import_graph(gm, inputs, name=name, guards=False)
+    text_b = import_graph(gm_b, [*grown_inputs, *constants_b], name=name, guards=False)
+    for line_a, line_b in zip(_without_types(text_a), _without_types(text_b)):
+        if line_a != line_b:
+            raise KilnImportError(
+                f"the graph depends on the dynamic input sizes beyond its types: "
+                f"'{line_a.strip()}' becomes '{line_b.strip()}' when they change; "
+                "compile with static sizes")
+    if len(_without_types(text_a)) != len(_without_types(text_b)):
+        raise KilnImportError("the graph depends on the dynamic input sizes: it has other "
+                              "ops when they change; compile with static sizes")
+
+    symbols = {names[v]: (v, v + offset) for v in values}
+    types = _merge_types(gm, _propagate_types(gm, _flatten_inputs(gm, inputs)), gm_b,
+                         _propagate_types(gm_b, _flatten_inputs(gm_b, [*grown_inputs,
+                                                                      *constants_b])),
+                         symbols)
+    _check_size_bounds(gm, types)
+    graph_guards = None
+    if guards:
+        static = input_guards(gm, inputs)
+        arguments = list(static.arguments)
+        for index, guard in enumerate(arguments):
+            sizes = tuple(names[size] if (index, d) in chosen else size
+                          for d, size in enumerate(guard.sizes)) if guard else None
+            if guard is not None:
+                arguments[index] = TensorGuard(sizes, guard.strides, guard.align, guard.device)
+        graph_guards = GraphGuards(tuple(SizeSymbol(names[v]) for v in values),
+                                   tuple(arguments))
+    return ImportedGraph(_print_graph(gm, types, name, graph_guards), gm, constants,
+                         graph_guards)

@@ -541,7 +541,8 @@ def convolution_variants():
 @case()
 def pooling_variants():
     def fn(x, y):
-        return (F.max_pool2d(x, 3, stride=2, ceil_mode=True), F.max_pool2d(x, 2, return_indices=True),
+        return (F.max_pool2d(x, 3, stride=2, ceil_mode=True),
+                F.max_pool2d(x, 2, return_indices=True),
                 F.avg_pool2d(x, 3, stride=2, padding=1, count_include_pad=False, ceil_mode=True),
                 F.avg_pool2d(x, 2, divisor_override=3), F.avg_pool1d(y, 2), F.max_pool1d(y, 2),
                 F.adaptive_avg_pool1d(y, 3))
@@ -583,9 +584,11 @@ def reduction_arguments():
         return (x.argmax(1, keepdim=True), x.argmax(), torch.topk(x, 2, dim=0, largest=False),
                 torch.logsumexp(x, (0, 1), keepdim=True), torch.var(x, dim=(0,), correction=0),
                 i.prod(), x.mean(dtype=torch.float64), (x > 0).sum(), u.any(0),
-                torch.cumsum(i, 0), torch.cumsum(x, 1, dtype=torch.float64), torch.std_mean(x, dim=1))
+                torch.cumsum(i, 0), torch.cumsum(x, 1, dtype=torch.float64),
+                torch.std_mean(x, dim=1))
 
-    return fn, [randn(3, 4), torch.arange(1, 5, dtype=torch.int16), torch.ones(3, 2, dtype=torch.uint8)]
+    return fn, [randn(3, 4), torch.arange(1, 5, dtype=torch.int16),
+                torch.ones(3, 2, dtype=torch.uint8)]
 
 
 @case()
@@ -615,7 +618,8 @@ def masks_and_boolean_indexing():
 @case()
 def advanced_indexing_positions():
     def fn(x, i, j, v, g):
-        return (x[:, i, :], x[j, :, j], x.index_put((j, torch.tensor([1, 3]), j), v[:, 0], accumulate=True),
+        return (x[:, i, :], x[j, :, j],
+                x.index_put((j, torch.tensor([1, 3]), j), v[:, 0], accumulate=True),
                 torch.gather(g, -1, torch.tensor([[0], [1], [3]])))
 
     return fn, [randn(3, 4, 3), torch.tensor([[0, 1], [2, 3]]), torch.tensor([0, 2]),

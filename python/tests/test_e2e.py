@@ -346,3 +346,35 @@ def test_runtime_checks_the_guards_the_importer_emitted(tmp_path):
     assert compiled.artifact.guards.arguments[1].sizes == (8,)
     with pytest.raises(GuardError, match=r"input 1 \(expected tensor<8xf32>\): size 9"):
         compiled(torch.randn(4, 8), torch.randn(9))
+
+
+def test_dynamic_sizes_run_on_other_sizes(tmp_path):
+    def f(x, b, y):
+        return torch.relu(x + b) * y
+
+    example = [torch.randn(4, 8), torch.randn(8), torch.randn(4, 1)]
+    compiled = kiln.compile(f, example, dynamic=True, cache_dir=tmp_path)
+    assert "attributes {symbols = [#fx.symbol<\"s0\", min = 2>, #fx.symbol<\"s1\", min = 2>]}" \
+        in compiled.graph_text
+    for rows, cols in [(4, 8), (2, 3), (7, 33)]:
+        inputs = [torch.randn(rows, cols), torch.randn(cols), torch.randn(rows, 1)]
+        torch.testing.assert_close(compiled(*inputs), f(*inputs))
+    # x's and y's rows are one symbol: the runtime checks that they agree.
+    with pytest.raises(GuardError, match=r"input 2 .*size 6 at dimension 0 differs from "
+                                         r"size 5 of input 0 .*size symbol 's0'"):
+        compiled(torch.randn(5, 8), torch.randn(8), torch.randn(6, 1))
+    with pytest.raises(GuardError, match=r"input 0 .*size 1 at dynamic dimension 0 is "
+                                         r"outside the guarded range 2 <= s0"):
+        compiled(torch.randn(1, 8), torch.randn(8), torch.randn(1, 1))
+
+
+def test_dynamic_chosen_dims_and_a_reduction(tmp_path):
+    def f(x):
+        return (x * 2).sum(dim=1)
+
+    compiled = kiln.compile(f, [torch.randn(3, 16)], dynamic={0: [0]}, cache_dir=tmp_path)
+    assert "tensor<?x16xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 16]" in compiled.graph_text
+    x = torch.randn(9, 16)
+    torch.testing.assert_close(compiled(x), f(x))
+    with pytest.raises(GuardError, match="size 8 at dimension 1"):
+        compiled(torch.randn(9, 8))

@@ -13,18 +13,17 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import kiln  # noqa: E402
-from kiln.importer import lift_constants  # noqa: E402
+from kiln.importer import import_function  # noqa: E402
 
 FILECHECK = Path("/usr/lib/llvm-22/bin/FileCheck")
 pytestmark = pytest.mark.skipif(not FILECHECK.is_file(), reason=f"no {FILECHECK}")
 
 
 def filecheck(prefix, fn, *inputs, **kwargs):
-    """Imports fn on inputs (parameters lifted), has kiln-opt verify the text,
-    and checks it against this file's `prefix` lines."""
-    gm = kiln.capture(fn, inputs)
-    constants = lift_constants(gm)
-    text = kiln.import_graph(gm, [*inputs, *constants], **kwargs)
+    """Imports fn on inputs (parameters lifted; `kwargs` for import_function),
+    has kiln-opt verify the text, and checks it against this file's `prefix`
+    lines."""
+    text = import_function(fn, inputs, **kwargs).text
     kiln.run_opt(text)
     result = subprocess.run(
         [str(FILECHECK), __file__, f"--check-prefix={prefix}", "--match-full-lines"],
@@ -86,3 +85,20 @@ def test_index_positions_bool_sum_and_scalar_on_the_left():
 def test_linear_module_parameters_become_inputs():
     # aten.t, which the fx dialect lacks, decomposes to aten.permute.
     filecheck("LIN", torch.nn.Linear(4, 2), torch.randn(3, 4))
+
+
+# DYN:      fx.graph @forward(
+# DYN-NEXT:     %x_1: tensor<?x8xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 8], align = 16, device = "cpu">},
+# DYN-NEXT:     %y_1: tensor<?x1xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 1], align = 16, device = "cpu">}) -> (tensor<?x8xf32>, tensor<?xf32>)
+# DYN-NEXT:     attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+# DYN-NEXT:   %mul = fx.mul %x_1, %y_1 : (tensor<?x8xf32>, tensor<?x1xf32>) -> tensor<?x8xf32>
+# DYN-NEXT:   %view = fx.view %mul : (tensor<?x8xf32>) -> tensor<?xf32>
+# DYN-NEXT:   fx.output %mul, %view : tensor<?x8xf32>, tensor<?xf32>
+# DYN-NEXT: }
+def test_dynamic_rows_shared_by_two_inputs():
+    def scale_and_flatten(x, y):
+        z = x * y
+        return z, z.view(-1)
+
+    filecheck("DYN", scale_and_flatten, torch.randn(3, 8), torch.randn(3, 1),
+              dynamic={0: [0], 1: [0]})

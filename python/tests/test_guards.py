@@ -40,7 +40,8 @@ def test_parse_reads_what_kiln_opt_verifies_and_prints():
 
 
 def test_parse_a_graph_without_guards():
-    text = "fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {\n  fx.output %x : tensor<4xf32>\n}"
+    text = ("fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "  fx.output %x : tensor<4xf32>\n}")
     assert GraphGuards.parse(text) == GraphGuards((), (None,))
     with pytest.raises(ValueError, match="no fx.graph @other"):
         GraphGuards.parse(text, "other")
