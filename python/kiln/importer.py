@@ -1256,8 +1256,9 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     (duck sizing), so the runtime checks that they stay equal.
 
     make_fx of torch 1.13 traces with concrete sizes, so the graph is traced a
-    second time on inputs whose dynamic sizes differ (grown by repeating
-    their elements): the two graphs must be the same op for op, with the same
+    second time on inputs whose dynamic sizes differ (each grown by at least
+    the largest dynamic size, by repeating its elements; so the second trace
+    costs up to twice the memory per dynamic dimension): the two graphs must be the same op for op, with the same
     attributes, and a value's size may differ between them only as a
     multiple of one symbol (which is then never 0 or 1); ops that compare a
     dynamic size with a static bound (select, bounded slices, topk, ...) are
@@ -1276,7 +1277,9 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     names = {value: f"s{i}" for i, value in enumerate(values)}
     all_sizes = {int(s) for t in [*flat, *constants] if isinstance(t, torch.Tensor)
                  for s in t.shape}
-    offset = next(k for k in range(1, 1 << 20)
+    # Each dynamic size grows by at least the largest of them, so that a size
+    # computed as s // c (c <= s) differs between the traces, not only s.
+    offset = next(k for k in range(max(values), 1 << 40)
                   if not {v + k for v in values} & all_sizes)
     grown = list(flat)
     for index, value in enumerate(flat):
