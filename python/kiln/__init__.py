@@ -23,7 +23,9 @@ _LAZY_NAMES = {
     "UnsupportedOpError": "kiln.importer",
     "capture": "kiln.importer",
     "check_supported": "kiln.importer",
+    "import_function": "kiln.importer",
     "import_graph": "kiln.importer",
+    "lift_constants": "kiln.importer",
     "is_supported": "kiln.importer",
     "compile": "kiln.compiler",
 }

@@ -376,7 +376,7 @@ def sort_and_topk():
 def views_and_reshapes():
     def fn(x):
         return (x.view(4, 6), x.reshape(-1), x.permute(2, 0, 1), x.transpose(0, 1),
-                x.unsqueeze(1).squeeze(1), x.flatten(1), x.t() if x.dim() == 2 else x.mT)
+                x.unsqueeze(1).squeeze(1), x.flatten(1), x.unsqueeze(0).squeeze())
 
     return fn, [randn(2, 3, 4)]
 

@@ -378,3 +378,31 @@ def test_dynamic_chosen_dims_and_a_reduction(tmp_path):
     torch.testing.assert_close(compiled(x), f(x))
     with pytest.raises(GuardError, match="size 8 at dimension 1"):
         compiled(torch.randn(9, 8))
+
+
+def test_module_parameters_are_passed_at_every_call(tmp_path):
+    class BiasRelu(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bias = torch.nn.Parameter(torch.randn(8))
+            self.register_buffer("scale", torch.full((4, 1), 2.0))
+
+        def forward(self, x):
+            return torch.relu(x + self.bias) * self.scale
+
+    module = BiasRelu()
+    compiled = kiln.compile(module, [torch.randn(4, 8)], cache_dir=tmp_path)
+    assert len(compiled.constants) == 2
+    x = torch.randn(4, 8)
+    torch.testing.assert_close(compiled(x), module(x))
+    with torch.no_grad():
+        module.bias.add_(1.0)  # The artifact reads the module's own tensors.
+    torch.testing.assert_close(compiled(x), module(x))
+
+
+def test_nested_results_keep_their_structure(tmp_path):
+    compiled = kiln.compile(lambda x: (x + 1, [x * 2, (x - 1,)]), [torch.randn(3)],
+                            cache_dir=tmp_path)
+    x = torch.randn(3)
+    a, (b, (c,)) = compiled(x)
+    torch.testing.assert_close((a, b, c), (x + 1, x * 2, x - 1))
