@@ -255,6 +255,7 @@ class GraphGuards:
 # Parsing
 # ===----------------------------------------------------------------------=== #
 
+
 @dataclass(frozen=True)
 class _Header:
     arguments: str  # Between the parentheses of the signature.
