@@ -22,7 +22,10 @@ _LAZY_NAMES = {
     "KilnImportError": "kiln.importer",
     "UnsupportedOpError": "kiln.importer",
     "capture": "kiln.importer",
+    "check_supported": "kiln.importer",
+    "import_function": "kiln.importer",
     "import_graph": "kiln.importer",
+    "lift_constants": "kiln.importer",
     "is_supported": "kiln.importer",
     "compile": "kiln.compiler",
 }

@@ -12,10 +12,11 @@ import os
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
 
 import kiln
 from kiln.diagnostics import KilnError, parse_diagnostics
+from kiln.guards import GraphGuards
 from kiln.runtime import Artifact
 from kiln.tools import find_tool
 
@@ -93,21 +94,26 @@ def compile_graph_text(
 class CompiledFunction:
     """A function compiled by Kiln; call it like the original."""
 
-    def __init__(self, artifact: Artifact, graph_text: str, returns_tuple: bool):
+    def __init__(self, artifact: Artifact, graph_text: str, output_spec: Any,
+                 constants: Sequence[Any] = ()):
         self.artifact = artifact
         self.graph_text = graph_text
-        self._returns_tuple = returns_tuple
+        self.constants = list(constants)
+        self._output_spec = output_spec
 
     def __call__(self, *args):
-        results = self.artifact(*args)
-        if self._returns_tuple:
-            return tuple(results)
-        return results[0]
+        import torch.utils._pytree as pytree
+
+        results = self.artifact(*args, *self.constants)
+        return pytree.tree_unflatten(results, self._output_spec)
 
 
-def _returns_tuple(gm) -> bool:
+def _output_spec(gm) -> Any:
+    """How the function's results nest: the graph returns them flattened."""
+    import torch.utils._pytree as pytree
+
     output = next(n for n in gm.graph.nodes if n.op == "output")
-    return isinstance(output.args[0], (tuple, list))
+    return pytree.tree_flatten(output.args[0])[1]
 
 
 def compile(
@@ -115,7 +121,7 @@ def compile(
     example_inputs: Sequence[Any],
     *,
     device: Optional[str] = None,
-    dynamic: bool = False,
+    dynamic: Union[bool, Dict[int, Sequence[int]]] = False,
     options: Optional[Dict[str, Any]] = None,
     cache_dir: Optional[Path] = None,
 ) -> CompiledFunction:
@@ -123,14 +129,22 @@ def compile(
 
     The graph is captured with make_fx, imported into the fx dialect, compiled
     by kiln-compile for `device` ("cpu", "cuda"; by default the inputs'
-    device) and loaded. `options` are the target pipeline's options, e.g.
+    device) and loaded. The parameters, buffers and tensor constants that `fn`
+    reads become inputs of the graph after the function's own, which the
+    result passes at every call (see kiln.importer.lift_constants).
+    `options` are the target pipeline's options, e.g.
     ``{"openmp": False}`` on the CPU or ``{"block-size": 128}`` on the GPU.
-    Calling the result checks its inputs against the shapes, dtypes and device
-    it was compiled for and raises kiln.runtime.GuardError on a mismatch.
+    With `dynamic` (True: every input dimension of size 2 or more; or
+    ``{flat input index: [dims]}``), those dimensions are compiled as dynamic
+    sizes; see kiln.importer.import_function for what graphs allow it.
+
+    Calling the result checks its inputs against the dtypes and the guards
+    that the importer emitted (sizes, size symbols, device) and raises
+    kiln.runtime.GuardError on a mismatch.
     """
     import torch
 
-    from kiln.importer import capture, import_graph
+    from kiln.importer import import_function
 
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
@@ -138,10 +152,9 @@ def compile(
     target = torch.device(device).type if device else (devices.pop() if devices else "cpu")
     if target not in ("cpu", "cuda"):
         raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
-    if dynamic:
-        raise NotImplementedError("Kiln compiles static shapes only so far (dynamic=False)")
 
-    gm = capture(fn, example_inputs)
-    text = import_graph(gm, example_inputs)
+    imported = import_function(fn, example_inputs, dynamic=dynamic)
+    text = imported.text
     path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
-    return CompiledFunction(Artifact(path), text, _returns_tuple(gm))
+    artifact = Artifact(path, guards=GraphGuards.parse(text))
+    return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants)

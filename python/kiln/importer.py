@@ -40,14 +40,21 @@ from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
 
 from kiln._fx_signatures import OPS as _FX_SIGNATURES
 from kiln.dtypes import mlir_element_types
+from kiln.guards import ALIGNMENT, GraphGuards, SizeSymbol, TensorGuard
 
 __all__ = [
     "KilnImportError",
     "UnsupportedOpError",
     "UnsupportedDtypeError",
     "capture",
+    "check_supported",
+    "DECOMPOSITIONS",
+    "ImportedGraph",
+    "import_function",
     "import_graph",
+    "input_guards",
     "is_supported",
+    "lift_constants",
 ]
 
 aten = torch.ops.aten
@@ -94,9 +101,9 @@ _ELEMENT_TYPES: Dict[torch.dtype, str] = mlir_element_types()
 
 @dataclass(frozen=True)
 class TensorType:
-    """The static type of a tensor value: its sizes and dtype."""
+    """The type of a tensor value: its sizes (None for a dynamic one) and dtype."""
 
-    shape: Tuple[int, ...]
+    shape: Tuple[Optional[int], ...]
     dtype: torch.dtype
 
     @staticmethod
@@ -115,7 +122,7 @@ class TensorType:
     def to_mlir(self) -> str:
         """Prints as a builtin ranked tensor type, e.g. ``tensor<4x8xf32>``."""
         element = _ELEMENT_TYPES[self.dtype]
-        dims = "".join(f"{size}x" for size in self.shape)
+        dims = "".join(f"{'?' if size is None else size}x" for size in self.shape)
         return f"tensor<{dims}{element}>"
 
 
@@ -415,6 +422,11 @@ class _TableOp:
                                      f"{node.kwargs} does not match its schema")
         bound = dict(zip(names, node.args))
         bound.update(node.kwargs)
+        adapt = _ARGUMENT_ADAPTERS.get(str(node.target))
+        if adapt is not None:
+            adapt(node, bound)
+        if "index_positions" not in bound and isinstance(bound.get("indices"), (list, tuple)):
+            _bind_index_positions(bound)
         return bound
 
     def _attributes(self, node: torch.fx.Node, bound: Dict[str, Any]) -> List[str]:
@@ -485,17 +497,65 @@ class _TableOp:
                 f"({operand_types}) -> {p.result_types(node)}")
 
 
+def _rank_of(node: torch.fx.Node, value: Any) -> int:
+    """The rank of operand `value` of `node`, from its traced metadata."""
+    for key in ("val", "tensor_meta"):
+        meta = value.meta.get(key) if isinstance(value, torch.fx.Node) else None
+        if meta is not None and getattr(meta, "shape", None) is not None:
+            return len(meta.shape)
+    raise _unsupported(node, f"{node.target} needs the rank of its operand, which "
+                             "tracing did not record")
+
+
+def _adapt_squeeze_dim(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    bound["dim"] = [bound["dim"]]
+
+
+def _adapt_squeeze_default(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    bound["dim"] = list(range(_rank_of(node, bound["self"])))
+
+
+def _adapt_var_dim(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    unbiased = bound.pop("unbiased", True)
+    bound["correction"] = 1 if unbiased else 0
+
+
+def _adapt_arange_default(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    bound["start"] = 0
+
+
+# How the ATen overloads that an fx op also represents (the table's `also`,
+# docs/Dialects/RationaleFX.md) bind to the fx op's arguments.
+_ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] = {
+    "aten.squeeze.dim": _adapt_squeeze_dim,
+    "aten.squeeze.default": _adapt_squeeze_default,
+    "aten.var.dim": _adapt_var_dim,
+    "aten.arange.default": _adapt_arange_default,
+}
+
+
+def _bind_index_positions(bound: Dict[str, Any]) -> None:
+    """ATen's ``Tensor?[] indices`` as the fx ops take them: the present
+    tensors, and ``index_positions`` when some are None (full slices)."""
+    indices = list(bound["indices"])
+    present = [i for i, index in enumerate(indices) if index is not None]
+    if len(present) != len(indices):
+        bound["indices"] = [indices[i] for i in present]
+        bound["index_positions"] = present
+
+
 def _scalar_overload(node: torch.fx.Node) -> Optional[_TableOp]:
-    """For ``x + 1.0``, which tracing records as ``aten.add.Tensor(x, 1.0)``:
-    the fx op of the ``.Scalar`` overload, whose scalar is an attribute with
+    """For ``x + 1.0``, which tracing records as ``aten.add.Tensor(x, 1.0)``
+    (and ``x // 3`` as ``aten.div.Tensor_mode``): the fx op of the ``.Scalar``
+    (``.Scalar_mode``) overload, whose scalar is an attribute with
     PyTorch's wrapped-number promotion, or None."""
-    name = str(node.target)
-    if not name.endswith(".Tensor") or len(node.args) < 2:
+    packet, _, overload = str(node.target).rpartition(".")
+    if overload not in ("Tensor", "Tensor_mode") or len(node.args) < 2:
         return None
-    if not (isinstance(node.args[0], torch.fx.Node)
-            and isinstance(node.args[1], (bool, int, float))):
+    lhs, rhs = node.args[:2]
+    if not (isinstance(lhs, torch.fx.Node) and isinstance(rhs, (bool, int, float))):
         return None
-    entry = _FX_SIGNATURES.get(name[: -len(".Tensor")] + ".Scalar")
+    entry = _FX_SIGNATURES.get(f"{packet}.{overload.replace('Tensor', 'Scalar')}")
     return _TableOp(entry) if entry else None
 
 
@@ -537,14 +597,15 @@ _UNKNOWN = object()  # A node's value type when nothing says what it is.
 
 
 def _output_values(node: torch.fx.Node) -> List[torch.fx.Node]:
-    """The values an output node returns: one node, or a flat tuple/list."""
+    """The values an output node returns, flattened in pytree order: one
+    node, or the leaves of nested tuples and lists (``var_mean`` and ``sort``
+    return pairs, ``split`` a list)."""
     (result,) = node.args
-    if isinstance(result, torch.fx.Node):
-        return [result]
-    if isinstance(result, (tuple, list)) and all(isinstance(r, torch.fx.Node) for r in result):
-        return list(result)
+    flat, _ = pytree.tree_flatten(result)
+    if flat and all(isinstance(r, torch.fx.Node) for r in flat):
+        return flat
     raise _unsupported(node, f"graph output {result!r} is not supported: a graph must "
-                             "return a tensor or a flat tuple or list of tensors")
+                             "return tensors, in nested tuples or lists")
 
 
 def _check_structure(node: torch.fx.Node) -> None:
@@ -557,8 +618,8 @@ def _check_structure(node: torch.fx.Node) -> None:
         return
     if node.op == "get_attr":
         raise _unsupported(node, f"get_attr {node.target} is not supported: parameters, "
-                                 "buffers and constants must be graph inputs (capture a "
-                                 "function that takes them as arguments)")
+                                 "buffers and constants must be graph inputs (lift them "
+                                 "with kiln.importer.lift_constants)")
     if node.op != "call_function":
         raise _unsupported(node, f"{_describe_op(node)} is not supported")
     if _is_getitem(node):
@@ -602,16 +663,25 @@ def _type_from_meta(node: torch.fx.Node) -> Any:
     return None if node.op == "placeholder" else _UNKNOWN
 
 
-def is_supported(node: torch.fx.Node) -> bool:
-    """Whether import_graph can import `node`.
+def check_supported(node: torch.fx.Node) -> None:
+    """Raises UnsupportedOpError unless import_graph can import `node`.
 
-    Judges the op and its arguments, and the value's dtype from ``node.meta``
-    where tracing recorded it (make_fx and Dynamo do); a placeholder without
-    tensor metadata counts as a non-tensor input.
+    The error names the op (``aten.nonzero.default``), the line of user code
+    that created the node when tracing recorded it, and the FX node; its
+    ``op``, ``node_name`` and ``location`` say the same for programs. Judges
+    the op and its arguments, and the value's dtype from ``node.meta`` where
+    tracing recorded it (make_fx and Dynamo do); a placeholder without
+    tensor metadata counts as a non-tensor input. Needs no example inputs, so
+    a partitioner can ask it of every node of a graph.
     """
+    _check_structure(node)
+    _check_type(node, _type_from_meta(node))
+
+
+def is_supported(node: torch.fx.Node) -> bool:
+    """Whether import_graph can import `node` (check_supported says why not)."""
     try:
-        _check_structure(node)
-        _check_type(node, _type_from_meta(node))
+        check_supported(node)
     except UnsupportedOpError:
         return False
     return True
@@ -675,29 +745,230 @@ def _distinct_tensors(example_inputs: Sequence[Any]) -> List[Any]:
     return pytree.tree_unflatten(flat, spec)
 
 
+# Ops whose decomposition in PyTorch's table leaves prims ops that have no
+# fx equivalent (``prims.signbit``) or scalars where fx wants tensors
+# (``where(mask, 0.0, x)``); capture rewrites them itself (_EQUIVALENT_OPS).
+_NOT_DECOMPOSED = ("aten.floor_divide.", "aten.masked_fill.")
+
+
+def _decompositions() -> Dict[Any, Callable]:
+    """PyTorch's decompositions (``torch._decomp``, ``torch._refs``) of the
+    ATen ops that the fx dialect lacks (``aten.t``, ``aten.transpose``,
+    ``aten.stack``, ``aten.rsub``, ``aten.native_batch_norm``, ...): the ops
+    the table has are kept whole. The few prims ops that the decompositions
+    leave become fx ops in _canonicalize."""
+    from torch._decomp import decomposition_table
+
+    return {op: fn for op, fn in decomposition_table.items()
+            if op not in _OPS and not str(op).startswith(_NOT_DECOMPOSED)}
+
+
+# What capture decomposes while tracing: ATen overload -> its decomposition.
+DECOMPOSITIONS: Dict[Any, Callable] = _decompositions()
+
+
+_NUMBER = (bool, int, float)
+
+
+def _rewrite_scalar_first(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
+    """``s + x`` and ``s * x`` as ``x + s`` and ``x * s``; ``s - x`` as
+    ``-x + s`` (exact: negation does not round). Tracing records them with
+    the Python number first (``aten.rsub`` decomposes to ``sub(s, x)``)."""
+    if node.target not in (aten.add.Tensor, aten.mul.Tensor, aten.sub.Tensor):
+        return False
+    if len(node.args) != 2 or node.kwargs.get("alpha", 1) != 1:
+        return False
+    lhs, rhs = node.args
+    if not (isinstance(lhs, _NUMBER) and isinstance(rhs, torch.fx.Node)):
+        return False
+    if node.target is aten.sub.Tensor:
+        with graph.inserting_before(node):
+            negated = graph.call_function(aten.neg.default, (rhs,))
+        negated.meta.update(node.meta)
+        node.target, rhs = aten.add.Tensor, negated
+    node.args, node.kwargs = (rhs, lhs), {}
+    return True
+
+
+def _masked_fill(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``masked_fill(x, mask, v)`` as ``where(mask, v, x)``, with `v` a zero-dim
+    tensor of x's dtype (``masked_fill`` casts it), made by a new node."""
+    x, mask, value = node.args
+    dtype = _meta_of(x).dtype
+    fill = _new_node(node, aten.scalar_tensor.default, (value,), {"dtype": dtype})
+    return aten.where.self, (mask, fill, x), {}
+
+
+def _meta_of(node: torch.fx.Node) -> Any:
+    """A traced node's value (or TensorMetadata): it has shape and dtype."""
+    return node.meta["val"] if "val" in node.meta else node.meta["tensor_meta"]
+
+
+def _new_node(anchor: torch.fx.Node, target: Any, args: tuple,
+              kwargs: Optional[dict] = None) -> torch.fx.Node:
+    """A call of `target` inserted before `anchor`, with its stack trace."""
+    with anchor.graph.inserting_before(anchor):
+        node = anchor.graph.call_function(target, args, kwargs or {})
+    if "stack_trace" in anchor.meta:
+        node.meta["stack_trace"] = anchor.meta["stack_trace"]
+    return node
+
+
+def _where_with_scalars(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``where(c, x, 0.0)`` with its Python numbers as zero-dim tensors of the
+    result's dtype: where casts them to it, so the values are the same."""
+    dtype = _meta_of(node).dtype
+    args = tuple(_new_node(node, aten.scalar_tensor.default, (a,), {"dtype": dtype})
+                 if isinstance(a, _NUMBER) else a for a in node.args)
+    return aten.where.self, args, {}
+
+
+def _broadcast_in_dim(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``prims.broadcast_in_dim(x, shape, dims)``: x viewed with size-1
+    dimensions where `dims` has none, then expanded to `shape`."""
+    x, shape, dims = node.args
+    sizes = list(_meta_of(x).shape)
+    viewed = [1] * len(shape)
+    for size, dim in zip(sizes, dims):
+        viewed[dim] = size
+    source = x
+    if viewed != sizes:
+        source = _new_node(node, aten.view.default, (x, viewed))
+        source.meta["val"] = torch.empty(viewed, dtype=_meta_of(x).dtype, device="meta")
+    return aten.expand.default, (source, list(shape)), {}
+
+
+def _prims_div(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``prims.div``: true division of floating values, truncating division of
+    integers (its operands share a dtype)."""
+    if _meta_of(node).dtype.is_floating_point or _meta_of(node).dtype.is_complex:
+        return aten.div.Tensor, node.args, {}
+    return aten.div.Tensor_mode, node.args, {"rounding_mode": "trunc"}
+
+
+def _full_dtype(node: torch.fx.Node) -> Dict[str, Any]:
+    """The dtype that ``zeros``/``ones`` fill with, as ``full`` must be told."""
+    return {"dtype": node.kwargs.get("dtype") or torch.get_default_dtype()}
+
+
+# ATen and prims ops that decompositions or factory functions leave in a
+# graph, as the table's op that means the same: op -> (op, new args, new
+# kwargs) from the node. ``zeros``/``ones`` name their dtype, which ``full``
+# would otherwise take from the fill value.
+_EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] = {
+    torch.ops.prims.convert_element_type.default:
+        lambda n: (aten._to_copy.default, (n.args[0],), {"dtype": n.args[1]}),
+    torch.ops.prims.where.default: _where_with_scalars,
+    torch.ops.prims.scalar_tensor.default:
+        lambda n: (aten.scalar_tensor.default, n.args[:1],
+                   {"dtype": n.kwargs.get("dtype") or torch.get_default_dtype()}),
+    torch.ops.prims.ne.default: lambda n: (aten.ne.Tensor, n.args, {}),
+    torch.ops.prims.sqrt.default: lambda n: (aten.sqrt.default, n.args, {}),
+    torch.ops.prims.div.default: _prims_div,
+    torch.ops.prims.var.default:
+        lambda n: (aten.var.correction, (n.args[0], list(n.args[1])),
+                   {"correction": n.args[2] if len(n.args) > 2 else n.kwargs["correction"]}),
+    torch.ops.prims.broadcast_in_dim.default: _broadcast_in_dim,
+    aten.where.self: _where_with_scalars,
+    torch.ops.prims.sum.default:
+        lambda n: (aten.sum.dim_IntList, (n.args[0], list(n.args[1])),
+                   {"dtype": n.kwargs.get("output_dtype")}),
+    aten.floor_divide.default:
+        lambda n: (aten.div.Tensor_mode, n.args, {"rounding_mode": "floor"}),
+    aten.masked_fill.Scalar: _masked_fill,
+    aten.zeros.default:
+        lambda n: (aten.full.default, (n.args[0], 0), _full_dtype(n)),
+    aten.ones.default:
+        lambda n: (aten.full.default, (n.args[0], 1), _full_dtype(n)),
+    aten.zeros_like.default:
+        lambda n: (aten.full_like.default, (n.args[0], 0), {"dtype": n.kwargs.get("dtype")}),
+    aten.ones_like.default:
+        lambda n: (aten.full_like.default, (n.args[0], 1), {"dtype": n.kwargs.get("dtype")}),
+}
+
+
+def _canonicalize(gm: torch.fx.GraphModule) -> None:
+    """Rewrites nodes that the table spells differently (_EQUIVALENT_OPS,
+    _rewrite_scalar_first) into the table's ops, keeping their metadata."""
+    graph = gm.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function":
+            continue
+        equivalent = _EQUIVALENT_OPS.get(node.target)
+        if equivalent is not None:
+            node.target, node.args, node.kwargs = equivalent(node)
+            node.kwargs = {k: v for k, v in node.kwargs.items() if v is not None}
+        else:
+            _rewrite_scalar_first(graph, node)
+
+
 def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
     """Traces `fn` (a function or an nn.Module) to an ATen-level graph.
 
     Runs ``make_fx(fn)(*example_inputs)`` on the real inputs (a tensor passed
-    twice is copied, so that it stays two inputs), recording each
-    node's stack trace (innermost frame last) so that errors can point at the
-    user's code, then drops dead nodes (such as the ``aten.detach`` that
-    autograd adds when an input requires grad). Parameters of a module become
-    ``get_attr`` nodes, which import_graph rejects: pass them as inputs instead.
+    twice is copied, so that it stays two inputs) with DECOMPOSITIONS, so that
+    ops the fx dialect lacks become ops it has, recording each node's stack
+    trace (innermost frame last) so that errors can point at the user's code,
+    then drops dead nodes (such as the ``aten.detach`` that autograd adds
+    when an input requires grad). Parameters, buffers and tensor constants
+    that `fn` reads become ``get_attr`` nodes: lift_constants turns them into
+    graph inputs.
     """
     inputs = _distinct_tensors(example_inputs)
+    options = {"tracing_mode": "real", "decomposition_table": DECOMPOSITIONS}
     if "record_stack_traces" in inspect.signature(make_fx).parameters:
         # torch 2.x: the tracer is configured per call.
-        gm = make_fx(fn, tracing_mode="real", record_stack_traces=True)(*inputs)
+        gm = make_fx(fn, record_stack_traces=True, **options)(*inputs)
     else:
         with _recording_stack_traces():
-            gm = make_fx(fn, tracing_mode="real")(*inputs)
+            gm = make_fx(fn, **options)(*inputs)
     for node in gm.graph.nodes:
         if _TRACES_INNERMOST_FIRST and node.meta.get("stack_trace"):
             node.meta["stack_trace"] = _innermost_last(node.meta["stack_trace"])
+    _canonicalize(gm)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     return gm
+
+
+def lift_constants(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
+    """Turns the graph's ``get_attr`` nodes (a module's parameters and
+    buffers, tensor constants) into graph inputs after the existing ones, in
+    the order the graph first reads them; returns their tensors, which the
+    caller passes after its own inputs::
+
+        constants = lift_constants(gm)
+        text = import_graph(gm, [*example_inputs, *constants])
+
+    The tensors are the module's own (not copies), so updating a parameter in
+    place changes what the next call reads. Raises UnsupportedOpError for an
+    attribute that is not a tensor.
+    """
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    constants, lifted = [], {}
+    for node in list(graph.nodes):
+        if node.op != "get_attr":
+            continue
+        if node.target not in lifted:
+            value = gm
+            for part in node.target.split("."):
+                value = getattr(value, part)
+            if not isinstance(value, torch.Tensor):
+                raise _unsupported(node, f"get_attr {node.target} is a "
+                                         f"{type(value).__name__}, not a tensor")
+            anchor = placeholders[-1] if placeholders else None
+            context = (graph.inserting_after(anchor) if anchor is not None
+                       else graph.inserting_before(next(iter(graph.nodes))))
+            with context:
+                placeholder = graph.placeholder(node.target.replace(".", "_"))
+            placeholder.meta.update(node.meta)
+            placeholders.append(placeholder)
+            lifted[node.target] = placeholder
+            constants.append(value)
+        node.replace_all_uses_with(lifted[node.target])
+        graph.erase_node(node)
+    return constants
 
 
 class _TypeRecorder(torch.fx.Interpreter):
@@ -742,25 +1013,64 @@ def _flatten_inputs(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> 
     return flat
 
 
+def _guard_device(device: torch.device) -> str:
+    """A tensor's device as a guard names it: ``cpu``, or ``cuda`` for the
+    current CUDA device, which is where an artifact runs (docs/ABI.md)."""
+    if device.type not in ("cpu", "cuda"):
+        raise KilnImportError(f"inputs on {device} cannot be guarded: Kiln runs on the "
+                              "CPU and on CUDA GPUs")
+    return device.type
+
+
+def input_guards(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> GraphGuards:
+    """The guards of a graph specialised on `example_inputs`: every argument's
+    static sizes, contiguity and 16-byte alignment (what Kiln's ABI gives the
+    compiled code: the runtime copies other inputs) and its device.
+
+    A placeholder's type comes from its example input, so the guards restate
+    the types where the types are static; they add the layout and the device.
+    """
+    arguments = []
+    for value in _flatten_inputs(gm, example_inputs):
+        if not isinstance(value, torch.Tensor):
+            arguments.append(None)  # Rejected by _check_type; never printed.
+            continue
+        arguments.append(TensorGuard(tuple(int(s) for s in value.shape), align=ALIGNMENT,
+                                     device=_guard_device(value.device)))
+    return GraphGuards((), tuple(arguments))
+
+
 def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType],
-                 name: str) -> str:
-    """Prints the checked graph as one ``fx.graph`` op."""
+                 name: str, guards: Optional[GraphGuards]) -> str:
+    """Prints the checked graph as one ``fx.graph`` op, with `guards` as the
+    arguments' ``fx.guard`` attributes and the graph's ``symbols``."""
     p = _Printer(types)
     args, body, results = [], [], []
     for node in gm.graph.nodes:
         if node.op == "placeholder":
-            args.append(f"{p.declare(node)}: {p.type(node)}")
+            arg = f"{p.declare(node)}: {p.type(node)}"
+            guard = guards.arguments[len(args)] if guards else None
+            if guard is not None:
+                arg += f" {{fx.guard = {guard.to_mlir()}}}"
+            args.append(arg)
         elif node.op == "call_function" and not _is_getitem(node):
             body.append(_spec_for(node).emit(p, node))
         elif node.op == "output":
             results = _output_values(node)
 
     result_types = [p.type(r) for r in results]
-    signature = f"fx.graph {_format_symbol(name)}({', '.join(args)})"
+    if guards and any(guards.arguments):
+        # One guarded argument per line.
+        signature = f"fx.graph {_format_symbol(name)}(\n    " + ",\n    ".join(args) + ")"
+    else:
+        signature = f"fx.graph {_format_symbol(name)}({', '.join(args)})"
     if len(result_types) == 1:
         signature += f" -> {result_types[0]}"
     elif result_types:
         signature += f" -> ({', '.join(result_types)})"
+    symbols = guards.symbols_attribute() if guards else None
+    if symbols:
+        signature += f"\n    attributes {{{symbols}}}"
     output = "fx.output"
     if results:
         output += f" {', '.join(p.value(r) for r in results)} : {', '.join(result_types)}"
@@ -770,17 +1080,251 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
 
 
 def import_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
-                 name: str = "forward") -> str:
+                 name: str = "forward", guards: bool = True) -> str:
     """Returns the ``fx.graph @<name>`` text for an ATen-level graph.
 
     `example_inputs` are the inputs `gm` was captured with (nested as they were
     passed to capture); the graph runs on them to give every value its exact
-    shape and dtype. Raises UnsupportedOpError for the first node the importer
-    cannot import, and KilnImportError when the inputs do not fit the graph.
+    shape and dtype. With `guards`, every argument carries the guard of its
+    example input (input_guards): what the graph is specialised on, which
+    the runtime checks. Raises UnsupportedOpError for the first node the
+    importer cannot import, and KilnImportError when the inputs do not fit
+    the graph.
     """
     for node in gm.graph.nodes:
         _check_structure(node)
     types = _propagate_types(gm, _flatten_inputs(gm, example_inputs))
     for node in gm.graph.nodes:
         _check_type(node, types.get(node))
-    return _print_graph(gm, types, name)
+    graph_guards = input_guards(gm, example_inputs) if guards else None
+    return _print_graph(gm, types, name, graph_guards)
+
+
+# ===----------------------------------------------------------------------=== #
+# Importing functions, with dynamic sizes
+# ===----------------------------------------------------------------------=== #
+
+
+@dataclass
+class ImportedGraph:
+    """A function imported by import_function.
+
+    Attributes:
+        text: the ``fx.graph`` text.
+        gm: the captured graph, its constants lifted into inputs.
+        constants: the lifted parameters, buffers and constants, which follow
+            the function's own inputs at every call.
+        guards: the graph's guards, as `text` prints them.
+    """
+
+    text: str
+    gm: torch.fx.GraphModule
+    constants: List[torch.Tensor]
+    guards: Optional[GraphGuards]
+
+
+# Ops that read their operand's sizes against static bounds (an index, a
+# slice's end, k, a padding): on a dynamic dimension they would need a guard
+# on the symbol's range that the importer does not derive.
+_SIZE_BOUNDED_OPS = {
+    aten.select.int, aten.slice.Tensor, aten.topk.default, aten.diagonal.default,
+    aten.as_strided.default, aten.constant_pad_nd.default, aten.narrow.default,
+}
+_FULL_SLICE_END = 2 ** 63 - 1
+
+
+def _dynamic_dims(flat: List[Any], dynamic: Union[bool, Dict[int, Sequence[int]]]
+                  ) -> Dict[Tuple[int, int], int]:
+    """(input, dimension) -> size of the dimensions to make dynamic: every
+    dimension of size 2 or more for True, or those `dynamic` lists by flat
+    input index (which must not be 0 or 1: those sizes are specialised)."""
+    chosen = {}
+    if dynamic is True:
+        for index, value in enumerate(flat):
+            if isinstance(value, torch.Tensor):
+                chosen.update({(index, d): int(s) for d, s in enumerate(value.shape) if s >= 2})
+        return chosen
+    for index, dims in dynamic.items():
+        value = flat[index] if 0 <= index < len(flat) else None
+        if not isinstance(value, torch.Tensor):
+            raise ValueError(f"dynamic names input {index}, which is not a tensor input")
+        for dim in dims:
+            dim = dim % value.dim() if -value.dim() <= dim < value.dim() else dim
+            if not 0 <= dim < value.dim():
+                raise ValueError(f"dynamic names dimension {dim} of input {index}, which "
+                                 f"has rank {value.dim()}")
+            if value.shape[dim] < 2:
+                raise ValueError(f"dimension {dim} of input {index} has size "
+                                 f"{value.shape[dim]}; sizes 0 and 1 are specialised "
+                                 "and cannot be dynamic")
+            chosen[(index, dim)] = int(value.shape[dim])
+    return chosen
+
+
+def _resized(tensor: torch.Tensor, shape: Sequence[int]) -> torch.Tensor:
+    """`tensor` with its dimensions grown to `shape` by repeating its own
+    elements, so that values stay valid (indices in range, masks of bools)."""
+    for dim, size in enumerate(shape):
+        if size != tensor.shape[dim]:
+            index = torch.arange(size, device=tensor.device) % tensor.shape[dim]
+            tensor = tensor.index_select(dim, index)
+    return tensor.clone()
+
+
+def _without_types(text: str) -> List[str]:
+    """The lines of a graph's body with every tensor type blanked."""
+    body = text.split("{\n", 1)[1] if "{\n" in text else text
+    return [re.sub(r"tensor<(?:[^<>]|<[^<>]*>)*>", "tensor", line) for line in body.splitlines()]
+
+
+def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
+               symbols: Dict[str, Tuple[int, int]]) -> Optional[int]:
+    """A value's dimension from the two traces: static where they agree, else
+    None (dynamic) if it is a positive multiple of one symbol in both."""
+    if size_a == size_b:
+        return size_a
+    for value_a, value_b in symbols.values():
+        if size_a % value_a == 0 and size_a // value_a >= 1 and \
+                size_b == size_a // value_a * value_b:
+            return None
+    raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} depends on the "
+                             f"dynamic sizes in a way the guards cannot express "
+                             f"(size {size_a}, then {size_b} with other input sizes); "
+                             "only multiples of a size symbol can be dynamic")
+
+
+def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.GraphModule,
+                 types_b: Dict, symbols: Dict[str, Tuple[int, int]]) -> Dict:
+    """Each value's type of trace a, dynamic where it differs from trace b."""
+    merged = {}
+    for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
+        type_a, type_b = types_a.get(node_a), types_b.get(node_b)
+        if not isinstance(type_a, (TensorType, tuple)):
+            merged[node_a] = type_a
+            continue
+        pairs = zip(type_a, type_b) if isinstance(type_a, tuple) else [(type_a, type_b)]
+        results = []
+        for a, b in pairs:
+            if a is None or b is None or len(a.shape) != len(b.shape) or a.dtype != b.dtype:
+                if a is None and b is None:
+                    results.append(None)
+                    continue
+                raise _unsupported(node_a, f"the type of {_describe_op(node_a)} depends on "
+                                           "the dynamic sizes beyond its sizes")
+            results.append(TensorType(tuple(_merge_dim(node_a, d, x, y, symbols)
+                                            for d, (x, y) in enumerate(zip(a.shape, b.shape))),
+                                      a.dtype))
+        merged[node_a] = tuple(results) if isinstance(type_a, tuple) else results[0]
+    return merged
+
+
+def _check_size_bounds(gm: torch.fx.GraphModule, types: Dict) -> None:
+    """Refuses ops that compare a dynamic dimension with a static bound."""
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target not in _SIZE_BOUNDED_OPS:
+            continue
+        operand = types.get(node.args[0])
+        if not isinstance(operand, TensorType) or None not in operand.shape:
+            continue
+        dim = node.args[1] if len(node.args) > 1 and isinstance(node.args[1], int) else \
+            node.kwargs.get("dim")
+        if node.target is aten.slice.Tensor:
+            dim = dim or 0
+            start, end = (list(node.args[2:4]) + [None, None])[:2]
+            step = node.args[4] if len(node.args) > 4 else 1
+            full = (start or 0) == 0 and (end is None or end >= _FULL_SLICE_END) and step == 1
+            if full or operand.shape[dim] is not None:
+                continue
+        elif node.target in (aten.select.int, aten.narrow.default):
+            if operand.shape[dim] is not None:
+                continue
+        raise _unsupported(node, f"{_describe_op(node)} on a tensor with dynamic sizes "
+                                 f"{operand.to_mlir()} needs a guard on the range of a size "
+                                 "symbol that Kiln does not derive yet; compile with "
+                                 "static sizes")
+
+
+def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = "forward",
+                    guards: bool = True,
+                    dynamic: Union[bool, Dict[int, Sequence[int]]] = False) -> ImportedGraph:
+    """Captures `fn`, lifts its constants into inputs and imports the graph.
+
+    With `dynamic`, chosen dimensions of the inputs are dynamic (``?``, named
+    by ``#fx.symbol``s with min 2): True chooses every dimension of size 2 or
+    more, a dict ``{flat input index: [dims]}`` the listed ones. Sizes 0 and 1
+    stay static, as PyTorch specialises them, and equal sizes share a symbol
+    (duck sizing), so the runtime checks that they stay equal.
+
+    make_fx of torch 1.13 traces with concrete sizes, so the graph is traced a
+    second time on inputs whose dynamic sizes differ (each grown by at least
+    the largest dynamic size, by repeating its elements; so the second trace
+    costs up to twice the memory per dynamic dimension): the two graphs must be the same op for op, with the same
+    attributes, and a value's size may differ between them only as a
+    multiple of one symbol (which is then never 0 or 1); ops that compare a
+    dynamic size with a static bound (select, bounded slices, topk, ...) are
+    refused. Raises UnsupportedOpError naming the node otherwise.
+    """
+    gm = capture(fn, example_inputs)
+    constants = lift_constants(gm)
+    inputs = [*example_inputs, *constants]
+    if not dynamic:
+        return ImportedGraph(import_graph(gm, inputs, name=name, guards=guards), gm,
+                             constants, input_guards(gm, inputs) if guards else None)
+
+    flat, spec = pytree.tree_flatten(_input_list(example_inputs))
+    chosen = _dynamic_dims(flat, dynamic)
+    values = sorted(set(chosen.values()), key=list(chosen.values()).index)
+    names = {value: f"s{i}" for i, value in enumerate(values)}
+    all_sizes = {int(s) for t in [*flat, *constants] if isinstance(t, torch.Tensor)
+                 for s in t.shape}
+    # Each dynamic size grows by at least the largest of them, so that a size
+    # computed as s // c (c <= s) differs between the traces, not only s.
+    offset = next(k for k in range(max(values), 1 << 40)
+                  if not {v + k for v in values} & all_sizes)
+    grown = list(flat)
+    for index, value in enumerate(flat):
+        dims = {d: s + offset for (i, d), s in chosen.items() if i == index}
+        if dims:
+            shape = [dims.get(d, s) for d, s in enumerate(value.shape)]
+            grown[index] = _resized(value, shape)
+    grown_inputs = pytree.tree_unflatten(grown, spec)
+
+    try:
+        gm_b = capture(fn, grown_inputs)
+    except Exception as error:
+        raise KilnImportError(
+            f"the function fails on inputs whose dynamic dimensions have other sizes "
+            f"({error}): some of them must stay static; choose the dynamic dimensions "
+            "with dynamic={input index: [dimensions]}") from error
+    constants_b = lift_constants(gm_b)
+    text_a = import_graph(gm, inputs, name=name, guards=False)
+    text_b = import_graph(gm_b, [*grown_inputs, *constants_b], name=name, guards=False)
+    for line_a, line_b in zip(_without_types(text_a), _without_types(text_b)):
+        if line_a != line_b:
+            raise KilnImportError(
+                f"the graph depends on the dynamic input sizes beyond its types: "
+                f"'{line_a.strip()}' becomes '{line_b.strip()}' when they change; "
+                "compile with static sizes")
+    if len(_without_types(text_a)) != len(_without_types(text_b)):
+        raise KilnImportError("the graph depends on the dynamic input sizes: it has other "
+                              "ops when they change; compile with static sizes")
+
+    symbols = {names[v]: (v, v + offset) for v in values}
+    types = _merge_types(gm, _propagate_types(gm, _flatten_inputs(gm, inputs)), gm_b,
+                         _propagate_types(gm_b, _flatten_inputs(gm_b, [*grown_inputs,
+                                                                      *constants_b])),
+                         symbols)
+    _check_size_bounds(gm, types)
+    graph_guards = None
+    if guards:
+        static = input_guards(gm, inputs)
+        arguments = list(static.arguments)
+        for index, guard in enumerate(arguments):
+            sizes = tuple(names[size] if (index, d) in chosen else size
+                          for d, size in enumerate(guard.sizes)) if guard else None
+            if guard is not None:
+                arguments[index] = TensorGuard(sizes, guard.strides, guard.align, guard.device)
+        graph_guards = GraphGuards(tuple(SizeSymbol(names[v]) for v in values),
+                                   tuple(arguments))
+    return ImportedGraph(_print_graph(gm, types, name, graph_guards), gm, constants,
+                         graph_guards)

@@ -20,6 +20,10 @@ from pathlib import Path
 from typing import List, Optional, Sequence, Tuple, Union
 
 from kiln.dtypes import torch_dtype
+from kiln.guards import ALIGNMENT, GraphGuards, GuardError, SizeSymbol, TensorGuard
+
+__all__ = ["ABI_VERSION", "ALIGNMENT", "Artifact", "GuardError", "TensorSpec",
+           "parse_signature", "signature_guards"]
 
 ABI_VERSION = 1
 
@@ -27,17 +31,9 @@ ABI_VERSION = 1
 _TENSOR_RE = re.compile(r"tensor<((?:(?:\?|\d+)x)*)([a-z0-9]+(?:<[a-z0-9]+>)?)>")
 
 
-# Kiln's ABI: every buffer is 16-byte aligned (kernels use 16-byte accesses).
-ALIGNMENT = 16
-
-
 def _aligned(tensor):
     """`tensor`, or an aligned copy if its data (a view's, say) is not."""
     return tensor if tensor.data_ptr() % ALIGNMENT == 0 else tensor.clone()
-
-
-class GuardError(ValueError):
-    """Inputs that the compiled graph was not compiled for."""
 
 
 @dataclass(frozen=True)
@@ -72,10 +68,67 @@ def parse_signature(text: str) -> Tuple[List[TensorSpec], List[TensorSpec]]:
     return _parse_tensors(match.group(1)), _parse_tensors(match.group(2))
 
 
-class Artifact:
-    """A loaded artifact; calling it runs graph `graph` on PyTorch tensors."""
+def signature_guards(inputs: Sequence[TensorSpec], device: str) -> GraphGuards:
+    """The guards that Kiln's ABI implies for a graph without guards: every
+    input on `device`, contiguous and 16-byte aligned, static sizes as typed,
+    and a `?` dimension of at least 2, each its own symbol."""
+    symbols, arguments = [], []
+    for index, spec in enumerate(inputs):
+        sizes = []
+        for dim, size in enumerate(spec.shape):
+            if size is None:
+                symbols.append(SizeSymbol(f"arg{index}_dim{dim}"))
+                size = symbols[-1].name
+            sizes.append(size)
+        arguments.append(TensorGuard(tuple(sizes), align=ALIGNMENT, device=device))
+    return GraphGuards(tuple(symbols), tuple(arguments))
 
-    def __init__(self, path: Union[str, Path], graph: str = "forward"):
+
+def _check_guards_fit(guards: GraphGuards, inputs: Sequence[TensorSpec], device: str) -> None:
+    """Raises ValueError unless `guards` describe inputs of these types on
+    `device` ("cpu" or "cuda")."""
+    if len(guards.arguments) != len(inputs):
+        raise ValueError(f"the guards describe {len(guards.arguments)} inputs, the "
+                         f"signature has {len(inputs)}")
+    for index, (guard, spec) in enumerate(zip(guards.arguments, inputs)):
+        if guard is None:
+            continue
+        if len(guard.sizes) != len(spec.shape) or any(
+                isinstance(g, int) != isinstance(s, int) or (isinstance(g, int) and g != s)
+                for g, s in zip(guard.sizes, spec.shape)):
+            raise ValueError(f"the guard {guard.to_mlir()} of input {index} does not fit "
+                             f"its type {spec}")
+        if guard.device is not None and guard.device.split(":")[0] != device:
+            raise ValueError(f"the guard {guard.to_mlir()} of input {index} does not fit "
+                             f"an artifact that runs on {device}")
+
+
+def _with_abi_guards(guards: GraphGuards, inputs: Sequence[TensorSpec],
+                     device: str) -> GraphGuards:
+    """`guards`, checked against the signature, with the ABI's guards for
+    the arguments that have none."""
+    _check_guards_fit(guards, inputs, device)
+    implied = signature_guards(inputs, device)
+    symbols, arguments = list(guards.symbols), []
+    for guard, default in zip(guards.arguments, implied.arguments):
+        if guard is None:
+            guard = default
+            symbols += [implied.symbol(name) for name in default.symbols]
+        arguments.append(guard)
+    return GraphGuards(tuple(symbols), tuple(arguments))
+
+
+class Artifact:
+    """A loaded artifact; calling it runs graph `graph` on PyTorch tensors.
+
+    `guards` are the graph's shape guards as the importer emitted them
+    (``GraphGuards.parse(graph_text)``); without them, the runtime checks what
+    the signature and the ABI imply (``signature_guards``). An argument
+    without a guard gets the ABI's. Either way the inputs are made contiguous
+    and 16-byte aligned (copied where they are not) before the call."""
+
+    def __init__(self, path: Union[str, Path], graph: str = "forward",
+                 guards: Optional[GraphGuards] = None):
         self.path = Path(path)
         self.graph = graph
         self._lib = ctypes.CDLL(str(self.path))
@@ -92,6 +145,11 @@ class Artifact:
                 f"{self.path} has Kiln ABI version {version}; this runtime reads {ABI_VERSION}"
             )
         self.inputs, self.results = parse_signature(text.decode())
+        if guards is None:
+            guards = signature_guards(self.inputs, self.device)
+        else:
+            guards = _with_abi_guards(guards, self.inputs, self.device)
+        self.guards = guards
         if self.device == "cuda":
             self._take_error = self._lib.kiln_cuda_take_error
             self._take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
@@ -121,30 +179,31 @@ class Artifact:
         return torch.device("cpu")
 
     def check_guards(self, tensors: Sequence) -> None:
-        """Raises GuardError naming the first input that breaks an assumption."""
+        """Raises GuardError naming the first input that breaks an assumption:
+        the dtype, then the guards (device, rank, sizes, size symbols)."""
         import torch
 
         if len(tensors) != len(self.inputs):
             raise GuardError(f"expected {len(self.inputs)} inputs, got {len(tensors)}")
         for index, (tensor, spec) in enumerate(zip(tensors, self.inputs)):
-            where = f"input {index} (expected {spec})"
+            where = self._describe_input(index)
             if not isinstance(tensor, torch.Tensor):
                 raise GuardError(f"{where}: got {type(tensor).__name__}, not a tensor")
             if tensor.dtype != torch_dtype(spec.dtype):
                 raise GuardError(f"{where}: dtype is {tensor.dtype}")
-            if tensor.device != self._expected_device():
-                raise GuardError(
-                    f"{where}: tensor is on {tensor.device}, the graph runs on "
-                    f"{self._expected_device()}"
-                )
-            if tensor.dim() != len(spec.shape):
-                raise GuardError(f"{where}: rank is {tensor.dim()}")
-            for dim, (size, expected) in enumerate(zip(tensor.shape, spec.shape)):
-                if expected is not None and size != expected:
-                    raise GuardError(f"{where}: size {size} at dimension {dim}")
-                if expected is None and size < 2:
-                    # Sizes 0 and 1 are specialised, never dynamic.
-                    raise GuardError(f"{where}: dynamic dimension {dim} has size {size}")
+        current = None
+        if self.device == "cuda":
+            current = self._expected_device().index
+        elif self.device == "cpu":
+            for index, tensor in enumerate(tensors):
+                # Guards may leave the device out; the artifact still runs on the CPU.
+                if tensor.device.type != "cpu":
+                    raise GuardError(f"{self._describe_input(index)}: tensor is on "
+                                     f"{tensor.device}, the graph runs on cpu")
+        self.guards.check(tensors, current_cuda=current, describe=self._describe_input)
+
+    def _describe_input(self, index: int) -> str:
+        return f"input {index} (expected {self.inputs[index]})"
 
     def _check_results(self, out: Sequence, shapes, device, inputs) -> None:
         """Raises GuardError unless `out` can receive the results: kernels
@@ -195,6 +254,7 @@ class Artifact:
 
         self.check_guards(tensors)
         inputs = [_aligned(t.contiguous()) for t in tensors]
+        self.guards.check_layout(inputs, describe=self._describe_input)
         device = self._expected_device()
         shapes = self.result_shapes(inputs)
         if out is None:

@@ -346,3 +346,74 @@ def test_gpu_artifact_needs_a_gpu_to_run(tmp_path):
     assert artifact.device == "cuda"
     with pytest.raises(RuntimeError, match="runs on CUDA GPUs, and PyTorch sees none"):
         artifact(torch.randn(4))
+
+
+def test_runtime_checks_the_guards_the_importer_emitted(tmp_path):
+    from kiln.guards import GraphGuards
+
+    compiled = kiln.compile(lambda x, y: x + y, [torch.randn(4, 8), torch.randn(8)],
+                            cache_dir=tmp_path)
+    assert compiled.artifact.guards == GraphGuards.parse(compiled.graph_text)
+    assert compiled.artifact.guards.arguments[1].sizes == (8,)
+    with pytest.raises(GuardError, match=r"input 1 \(expected tensor<8xf32>\): size 9"):
+        compiled(torch.randn(4, 8), torch.randn(9))
+
+
+def test_dynamic_sizes_run_on_other_sizes(tmp_path):
+    def f(x, b, y):
+        return torch.relu(x + b) * y
+
+    example = [torch.randn(4, 8), torch.randn(8), torch.randn(4, 1)]
+    compiled = kiln.compile(f, example, dynamic=True, cache_dir=tmp_path)
+    assert "attributes {symbols = [#fx.symbol<\"s0\", min = 2>, #fx.symbol<\"s1\", min = 2>]}" \
+        in compiled.graph_text
+    for rows, cols in [(4, 8), (2, 3), (7, 33)]:
+        inputs = [torch.randn(rows, cols), torch.randn(cols), torch.randn(rows, 1)]
+        torch.testing.assert_close(compiled(*inputs), f(*inputs))
+    # x's and y's rows are one symbol: the runtime checks that they agree.
+    with pytest.raises(GuardError, match=r"input 2 .*size 6 at dimension 0 differs from "
+                                         r"size 5 of input 0 .*size symbol 's0'"):
+        compiled(torch.randn(5, 8), torch.randn(8), torch.randn(6, 1))
+    with pytest.raises(GuardError, match=r"input 0 .*size 1 at dynamic dimension 0 is "
+                                         r"outside the guarded range 2 <= s0"):
+        compiled(torch.randn(1, 8), torch.randn(8), torch.randn(1, 1))
+
+
+def test_dynamic_chosen_dims_and_a_reduction(tmp_path):
+    def f(x):
+        return (x * 2).sum(dim=1)
+
+    compiled = kiln.compile(f, [torch.randn(3, 16)], dynamic={0: [0]}, cache_dir=tmp_path)
+    assert "tensor<?x16xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 16]" in compiled.graph_text
+    x = torch.randn(9, 16)
+    torch.testing.assert_close(compiled(x), f(x))
+    with pytest.raises(GuardError, match="size 8 at dimension 1"):
+        compiled(torch.randn(9, 8))
+
+
+def test_module_parameters_are_passed_at_every_call(tmp_path):
+    class BiasRelu(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.bias = torch.nn.Parameter(torch.randn(8))
+            self.register_buffer("scale", torch.full((4, 1), 2.0))
+
+        def forward(self, x):
+            return torch.relu(x + self.bias) * self.scale
+
+    module = BiasRelu()
+    compiled = kiln.compile(module, [torch.randn(4, 8)], cache_dir=tmp_path)
+    assert len(compiled.constants) == 2
+    x = torch.randn(4, 8)
+    torch.testing.assert_close(compiled(x), module(x))
+    with torch.no_grad():
+        module.bias.add_(1.0)  # The artifact reads the module's own tensors.
+    torch.testing.assert_close(compiled(x), module(x))
+
+
+def test_nested_results_keep_their_structure(tmp_path):
+    compiled = kiln.compile(lambda x: (x + 1, [x * 2, (x - 1,)]), [torch.randn(3)],
+                            cache_dir=tmp_path)
+    x = torch.randn(3)
+    a, (b, (c,)) = compiled(x)
+    torch.testing.assert_close((a, b, c), (x + 1, x * 2, x - 1))

@@ -78,7 +78,7 @@ def test_pins_the_text_of_a_small_graph():
         return torch.relu(torch.sub(x, b, alpha=2.0)) * y
 
     inputs = (f32(2, 3), f32(3), f32(2, 1))
-    text = kiln.import_graph(kiln.capture(bias_relu_scale, inputs), inputs)
+    text = kiln.import_graph(kiln.capture(bias_relu_scale, inputs), inputs, guards=False)
     assert text == (
         "fx.graph @forward(%x_1: tensor<2x3xf32>, %b_1: tensor<3xf32>, %y_1: tensor<2x1xf32>)"
         " -> tensor<2x3xf32> {\n"
@@ -233,12 +233,19 @@ def test_same_tensor_passed_twice_stays_two_inputs():
     assert "fx.sub %a_1, %b_1 :" in text
 
 
-def test_scalar_on_the_left_of_sub_is_another_op():
-    # make_fx records `1.5 - x` as aten.rsub.Scalar, which the fx dialect
-    # does not have (Core ATen decomposes it).
-    gm = kiln.capture(lambda x: 1.5 - x, (f32(3),))
-    with pytest.raises(kiln.UnsupportedOpError, match=r"unsupported op aten\.rsub\.Scalar"):
-        kiln.import_graph(gm, (f32(3),))
+@pytest.mark.parametrize("fn, expected", [
+    # make_fx records `1.5 - x` as aten.rsub.Scalar, which decomposes to
+    # aten.sub.Tensor(1.5, x): capture writes it -x + 1.5.
+    (lambda x: 1.5 - x, ["%neg_default = fx.neg %x_1 : tensor<3xf32>",
+                         "%sub = fx.add_scalar %neg_default {other = 1.500000e+00 : f64} : "
+                         "(tensor<3xf32>) -> tensor<3xf32>"]),
+    (lambda x: torch.add(2, x), ["%add = fx.add_scalar %x_1 {other = 2 : i64} : "
+                                 "(tensor<3xf32>) -> tensor<3xf32>"]),
+])
+def test_scalar_on_the_left(fn, expected):
+    text = import_and_verify(fn, f32(3))
+    body = [line.strip() for line in text.splitlines() if " = fx." in line]
+    assert body == expected
 
 
 def test_module_with_parameters_passed_as_inputs():
@@ -258,7 +265,7 @@ def test_module_with_parameters_passed_as_inputs():
 
     # The parameter requires grad, so make_fx records a dead aten.detach that
     # capture drops.
-    text = import_and_verify(forward, params, f32(4, 8))
+    text = import_and_verify(forward, params, f32(4, 8), guards=False)
     assert "fx.graph @forward(%params_1: tensor<8xf32>, %x_1: tensor<4x8xf32>)" in text
     assert "fx.add %x_1, %params_1" in text
     assert "detach" not in text
@@ -342,9 +349,14 @@ def test_module_parameters_as_attributes_are_rejected():
         kiln.import_graph(gm, (f32(2),))
 
 
-def test_nested_output_is_rejected():
-    gm = kiln.capture(lambda x: (x, [x]), (f32(2),))
-    with pytest.raises(kiln.UnsupportedOpError, match="flat tuple or list"):
+def test_nested_output_is_flattened():
+    text = import_and_verify(lambda x: (x, [torch.neg(x), (x * x,)]), f32(2))
+    assert "fx.output %x_1, %neg, %mul : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>" in text
+
+
+def test_non_tensor_output_is_rejected():
+    gm = kiln.capture(lambda x: (x, None), (f32(2),))
+    with pytest.raises(kiln.UnsupportedOpError, match="must return tensors"):
         kiln.import_graph(gm, (f32(2),))
 
 
@@ -370,6 +382,40 @@ def test_is_supported():
         "nonzero": False,
         "output": True,
     }
+
+
+def test_check_supported_says_why_with_the_op_and_the_line():
+    def fn(x):
+        y = torch.relu(x)
+        return torch.nonzero(y)
+
+    line = fn.__code__.co_firstlineno + 2
+    gm = kiln.capture(fn, (f32(3),))
+    nodes = {node.name: node for node in gm.graph.nodes}
+    kiln.check_supported(nodes["relu"])
+    with pytest.raises(kiln.UnsupportedOpError) as info:
+        kiln.check_supported(nodes["nonzero"])
+    assert info.value.op == "aten.nonzero.default"
+    assert info.value.node_name == "nonzero"
+    if nodes["nonzero"].meta.get("stack_trace"):  # make_fx of torch 1.13 records it.
+        assert info.value.location == (__file__, line)
+        assert f"{Path(__file__).name}:{line}" in str(info.value)
+    assert str(info.value).startswith("unsupported op aten.nonzero.default")
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_check_supported_of_parameters_and_dtypes():
+    module = torch.nn.Linear(4, 2)
+    gm = kiln.capture(module, (f32(3, 4),))
+    get_attr = next(n for n in gm.graph.nodes if n.op == "get_attr")
+    assert not kiln.is_supported(get_attr)
+    with pytest.raises(kiln.UnsupportedOpError, match="lift_constants"):
+        kiln.check_supported(get_attr)
+    chalf = torch.zeros(2, dtype=torch.complex32)
+    gm = kiln.capture(lambda x: x, (chalf,))
+    placeholder = next(n for n in gm.graph.nodes if n.op == "placeholder")
+    with pytest.raises(UnsupportedDtypeError, match="dtype torch.complex32"):
+        kiln.check_supported(placeholder)
 
 
 def test_import_kiln_works_without_torch():

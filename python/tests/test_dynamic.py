@@ -1,0 +1,88 @@
+"""Tests for importing with dynamic sizes (kiln.importer.import_function)."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import kiln  # noqa: E402
+from kiln.guards import GraphGuards, SizeSymbol, TensorGuard  # noqa: E402
+from kiln.importer import import_function  # noqa: E402
+
+
+def imported(fn, *inputs, dynamic=True):
+    result = import_function(fn, inputs, dynamic=dynamic)
+    kiln.run_opt(result.text)
+    assert GraphGuards.parse(result.text) == result.guards
+    return result
+
+
+def test_duck_sizing_and_specialised_sizes():
+    result = imported(lambda x, b, y: torch.relu(x + b) * y,
+                      torch.randn(4, 8), torch.randn(8), torch.randn(4, 1))
+    # Equal sizes share a symbol; size 1 stays static.
+    assert result.guards == GraphGuards(
+        (SizeSymbol("s0"), SizeSymbol("s1")),
+        (TensorGuard(("s0", "s1"), align=16, device="cpu"),
+         TensorGuard(("s1",), align=16, device="cpu"),
+         TensorGuard(("s0", 1), align=16, device="cpu")))
+    assert ("%mul = fx.mul %relu, %y_1 : (tensor<?x?xf32>, tensor<?x1xf32>) -> tensor<?x?xf32>"
+            in result.text)
+
+
+def test_chosen_dimensions_and_multiples_of_a_symbol():
+    def f(x, w):
+        return (x.reshape(-1) * 2, x @ w, x.sum(0))
+
+    result = imported(f, torch.randn(6, 4), torch.randn(4, 3), dynamic={0: [0]})
+    assert result.guards.arguments[0].sizes == ("s0", 4)
+    assert result.guards.arguments[1].sizes == (4, 3)
+    # The flattened view has 4 * s0 elements: a multiple of s0, so dynamic.
+    assert "-> (tensor<?xf32>, tensor<?x3xf32>, tensor<4xf32>)" in result.text
+
+
+def test_parameters_stay_static():
+    result = imported(torch.nn.Linear(4, 2), torch.randn(5, 4), dynamic={0: [0]})
+    assert [g.sizes for g in result.guards.arguments] == [("s0", 4), (2, 4), (2,)]
+    assert len(result.constants) == 2
+
+
+@pytest.mark.parametrize("fn, message", [
+    (lambda x: x[1:], r"dimension 0 of aten\.slice\.Tensor depends on the dynamic sizes"),
+    (lambda x: x[:3], r"aten\.slice\.Tensor on a tensor with dynamic sizes tensor<\?x4xf32> "
+                      r"needs a guard"),
+    (lambda x: x[2], r"aten\.select\.int on a tensor with dynamic sizes"),
+    (lambda x: torch.topk(x, 2, dim=0), r"aten\.topk\.default on a tensor with dynamic"),
+    (lambda x: x + torch.arange(x.shape[0]).unsqueeze(1),
+     r"depends on the dynamic input sizes beyond its types: '%arange = fx\.arange"),
+    # s0 // 2 equals 4 for s0 = 8 and 9: the traces must differ by more.
+    (lambda x: x.view(x.shape[0] // 2, 8),
+     r"dimension 0 of aten\.view\.default depends on the dynamic sizes .*size 4, then 8"),
+    (lambda x: x.sum() / x.numel(), r"'%div = fx\.div_scalar %sum_1 \{other = 32 : i64\}"),
+])
+def test_size_dependent_graphs_are_refused(fn, message):
+    with pytest.raises(kiln.KilnImportError, match=message):
+        import_function(fn, [torch.randn(8, 4)], dynamic={0: [0]})
+
+
+def test_a_function_that_fails_on_other_sizes_names_the_way_out():
+    layer = torch.nn.Linear(4, 2)
+    with pytest.raises(kiln.KilnImportError, match=r"choose the dynamic dimensions"):
+        import_function(layer, [torch.randn(6, 4)], dynamic=True)
+
+
+@pytest.mark.parametrize("dynamic, message", [
+    ({0: [1]}, "dimension 1 of input 0 has size 1; sizes 0 and 1 are specialised"),
+    ({0: [2]}, "dimension 2 of input 0, which has rank 2"),
+    ({1: [0]}, "input 1, which is not a tensor input"),
+])
+def test_invalid_choices(dynamic, message):
+    with pytest.raises(ValueError, match=message):
+        import_function(torch.neg, [torch.randn(3, 1)], dynamic=dynamic)
+
+
+def test_static_import_function_matches_import_graph():
+    inputs = [torch.randn(3, 4)]
+    result = import_function(torch.relu, inputs)
+    gm = kiln.capture(torch.relu, inputs)
+    assert result.text == kiln.import_graph(gm, inputs)
+    assert result.guards.symbols == ()
