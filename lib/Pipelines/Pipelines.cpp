@@ -45,8 +45,8 @@ void mlir::kiln::buildLowerToLoopPipeline(
   }
 }
 
-void mlir::kiln::buildLoopToLLVMCPUPipeline(
-    OpPassManager &pm, const LoopToLLVMCPUPipelineOptions &options) {
+void mlir::kiln::buildLoopToSCFCPUPipeline(
+    OpPassManager &pm, const LoopToSCFCPUPipelineOptions &options) {
   ConvertLoopToSCFPassOptions toSCF;
   toSCF.parallel = options.openmp;
   toSCF.vectorBytes = options.vectorBytes;
@@ -54,6 +54,10 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
   pm.addPass(createEmitEntryPointsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void mlir::kiln::buildSCFToLLVMCPUPipeline(
+    OpPassManager &pm, const SCFToLLVMCPUPipelineOptions &options) {
   // Math without an LLVM intrinsic (tanh, ...) becomes exp and arithmetic.
   pm.addPass(math::createMathExpandOpsPass());
   if (options.openmp)
@@ -72,6 +76,17 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::kiln::buildLoopToLLVMCPUPipeline(
+    OpPassManager &pm, const LoopToLLVMCPUPipelineOptions &options) {
+  LoopToSCFCPUPipelineOptions toSCF;
+  toSCF.openmp = options.openmp;
+  toSCF.vectorBytes = options.vectorBytes;
+  buildLoopToSCFCPUPipeline(pm, toSCF);
+  SCFToLLVMCPUPipelineOptions toLLVM;
+  toLLVM.openmp = options.openmp;
+  buildSCFToLLVMCPUPipeline(pm, toLLVM);
 }
 
 /// Adds the graph-lowering half of a whole pipeline, with its options.
@@ -118,6 +133,16 @@ void mlir::kiln::registerKilnPipelines() {
       "kiln-gpu-pipeline",
       "Compile fx graphs to host code with NVIDIA GPU kernels (LLVM dialect)",
       buildGPUPipeline);
+  PassPipelineRegistration<LoopToSCFCPUPipelineOptions>(
+      "kiln-loop-to-scf-cpu",
+      "Bufferize loop-level graphs into SCF loop nests over memrefs for x86 "
+      "CPUs, with the artifact's entry points",
+      buildLoopToSCFCPUPipeline);
+  PassPipelineRegistration<SCFToLLVMCPUPipelineOptions>(
+      "kiln-scf-to-llvm-cpu",
+      "Lower bufferized graphs (SCF, vector, memref) to the LLVM dialect for "
+      "x86 CPUs",
+      buildSCFToLLVMCPUPipeline);
   PassPipelineRegistration<LoopToLLVMCPUPipelineOptions>(
       "kiln-loop-to-llvm-cpu",
       "Lower loop-level graphs to the LLVM dialect for x86 CPUs",

@@ -47,6 +47,17 @@ struct LowerToLoopPipelineOptions
 struct LoopToLLVMCPUPipelineOptions
     : public CPUBackendOptions<LoopToLLVMCPUPipelineOptions> {};
 
+struct LoopToSCFCPUPipelineOptions
+    : public CPUBackendOptions<LoopToSCFCPUPipelineOptions> {};
+
+struct SCFToLLVMCPUPipelineOptions
+    : public PassPipelineOptions<SCFToLLVMCPUPipelineOptions> {
+  detail::PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run scf.parallel nests with OpenMP (else serially)"),
+      llvm::cl::init(true)};
+};
+
 struct CPUPipelineOptions
     : public GraphLoweringOptions<CPUPipelineOptions,
                                   CPUBackendOptions<CPUPipelineOptions>> {};
@@ -78,6 +89,19 @@ struct GPUPipelineOptions : public GraphLoweringOptions<GPUPipelineOptions> {
 /// half of Kiln's compiler. Runs on a module of fx.graph ops.
 void buildLowerToLoopPipeline(OpPassManager &pm,
                               const LowerToLoopPipelineOptions &options);
+
+/// Loop-level graphs -> functions over memrefs for x86 CPUs: each graph
+/// becomes a destination-passing func.func of SCF loop nests (scf.parallel,
+/// or scf.for without `openmp`) and vector ops, plus the artifact's C entry
+/// points (LLVM dialect). The first half of buildLoopToLLVMCPUPipeline.
+void buildLoopToSCFCPUPipeline(OpPassManager &pm,
+                               const LoopToSCFCPUPipelineOptions &options);
+
+/// Functions over memrefs with SCF, vector, arith and math ops -> LLVM
+/// dialect (and OpenMP, with `openmp`): the second half of
+/// buildLoopToLLVMCPUPipeline.
+void buildSCFToLLVMCPUPipeline(OpPassManager &pm,
+                               const SCFToLLVMCPUPipelineOptions &options);
 
 /// Loop-level graphs -> LLVM dialect for x86 CPUs: bufferization into SCF
 /// loops, the artifact's C entry points, OpenMP, and the LLVM conversions.
