@@ -107,10 +107,8 @@ void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
   buildLoopToLLVMCPUPipeline(pm, toLLVM);
 }
 
-void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
-                                  const GPUPipelineOptions &options) {
-  addGraphLowering(pm, options);
-
+void mlir::kiln::buildLoopToLLVMGPUPipeline(
+    OpPassManager &pm, const LoopToLLVMGPUPipelineOptions &options) {
   ConvertLoopToGPUPassOptions toGPU;
   toGPU.blockSize = options.blockSize;
   toGPU.elementsPerThread = options.elementsPerThread;
@@ -128,11 +126,29 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   gpu::buildLowerToNVVMPassPipeline(pm, toNVVM);
 }
 
+void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
+                                  const GPUPipelineOptions &options) {
+  addGraphLowering(pm, options);
+  LoopToLLVMGPUPipelineOptions toLLVM;
+  toLLVM.blockSize = options.blockSize;
+  toLLVM.elementsPerThread = options.elementsPerThread;
+  toLLVM.chip = options.chip;
+  toLLVM.features = options.features;
+  toLLVM.optLevel = options.optLevel;
+  toLLVM.binaryFormat = options.binaryFormat;
+  buildLoopToLLVMGPUPipeline(pm, toLLVM);
+}
+
 void mlir::kiln::registerKilnPipelines() {
   PassPipelineRegistration<GPUPipelineOptions>(
       "kiln-gpu-pipeline",
       "Compile fx graphs to host code with NVIDIA GPU kernels (LLVM dialect)",
       buildGPUPipeline);
+  PassPipelineRegistration<LoopToLLVMGPUPipelineOptions>(
+      "kiln-loop-to-llvm-gpu",
+      "Lower loop-level graphs to host code with NVIDIA GPU kernels (LLVM "
+      "dialect)",
+      buildLoopToLLVMGPUPipeline);
   PassPipelineRegistration<LoopToSCFCPUPipelineOptions>(
       "kiln-loop-to-scf-cpu",
       "Bufferize loop-level graphs into SCF loop nests over memrefs for x86 "

@@ -62,7 +62,9 @@ struct CPUPipelineOptions
     : public GraphLoweringOptions<CPUPipelineOptions,
                                   CPUBackendOptions<CPUPipelineOptions>> {};
 
-struct GPUPipelineOptions : public GraphLoweringOptions<GPUPipelineOptions> {
+/// The options of the NVIDIA GPU back end.
+template <typename Derived, typename Base = PassPipelineOptions<Derived>>
+struct GPUBackendOptions : public Base {
   detail::PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of each kernel"),
       llvm::cl::init(256)};
@@ -84,6 +86,13 @@ struct GPUPipelineOptions : public GraphLoweringOptions<GPUPipelineOptions> {
       llvm::cl::desc("Kernel binary format: fatbin, bin (cubin), isa (PTX)"),
       llvm::cl::init("fatbin")};
 };
+
+struct LoopToLLVMGPUPipelineOptions
+    : public GPUBackendOptions<LoopToLLVMGPUPipelineOptions> {};
+
+struct GPUPipelineOptions
+    : public GraphLoweringOptions<GPUPipelineOptions,
+                                  GPUBackendOptions<GPUPipelineOptions>> {};
 
 /// fx graphs -> loop nodes, with pointwise producers inlined: the graph-level
 /// half of Kiln's compiler. Runs on a module of fx.graph ops.
@@ -111,6 +120,13 @@ void buildLoopToLLVMCPUPipeline(OpPassManager &pm,
 /// fx graphs -> LLVM dialect for x86 CPUs: the whole CPU compiler up to LLVM
 /// IR translation.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// Loop-level graphs -> LLVM dialect host code with embedded NVIDIA GPU
+/// kernels: bufferization into kernels launched on the caller's stream, the
+/// artifact's C entry points, then upstream's NVVM pipeline (outlining,
+/// NVVM, host code, kernel binaries by ptxas).
+void buildLoopToLLVMGPUPipeline(OpPassManager &pm,
+                                const LoopToLLVMGPUPipelineOptions &options);
 
 /// fx graphs -> LLVM dialect host code with embedded NVIDIA GPU kernels: the
 /// whole GPU compiler up to LLVM IR translation. Kernel binaries are built by
