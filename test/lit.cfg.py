@@ -10,7 +10,7 @@ from lit.llvm.subst import ToolSubst
 
 config.name = "KILN"
 config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
-config.suffixes = [".mlir"]
+config.suffixes = [".mlir", ".c"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.kiln_obj_root, "test")
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "Inputs"]
@@ -23,6 +23,7 @@ tool_dirs = [config.kiln_tools_dir, config.llvm_tools_dir]
 tools = [
     ToolSubst("kiln-opt", unresolved="fatal"),
     ToolSubst("kiln-compile", unresolved="fatal"),
+    ToolSubst("kiln-capi-test", unresolved="fatal"),
 ]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up Kiln from nothing and runs every test: formatting, generated files
-# up to date, the lit suite (check-kiln) and the Python suite. Ends with one summary line:
+# up to date, the lit suite (check-kiln), Kiln as an installed library
+# (utils/test-embedding.sh) and the Python suite. Ends with one summary line:
 #   kiln tests: N passed, N failed
 set -uo pipefail
 
@@ -36,9 +37,15 @@ fi
 echo "== lit (check-kiln)"
 /usr/lib/llvm-22/bin/lit -sv --xunit-xml-output="$RESULTS/lit.xml" "$BUILD_DIR/test" || status=1
 
+echo "== embedding (install, then examples/embed against the installed package)"
+"$ROOT/utils/test-embedding.sh" --build-dir "$BUILD_DIR" \
+  --xunit "$RESULTS/embedding.xml" || status=1
+
 echo "== pytest"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml="$RESULTS/pytest.xml" \
   "$ROOT/python/tests" || status=1
 
-/usr/bin/python3 "$ROOT/utils/summarize-tests.py" "$RESULTS"/*.xml || status=1
+# Every suite's report, by name: a suite that wrote none counts as failed.
+/usr/bin/python3 "$ROOT/utils/summarize-tests.py" \
+  "$RESULTS"/{lint,generated,lit,embedding,pytest}.xml || status=1
 exit $status

@@ -23,6 +23,10 @@ void registerAllKilnPasses();
 /// kernel binaries).
 void registerAllKilnTranslations(DialectRegistry &registry);
 
+/// Adds only what translating CPU artifacts to LLVM IR needs (the builtin,
+/// LLVM and OpenMP translations), for compilers that never target GPUs.
+void registerKilnCPUTranslations(DialectRegistry &registry);
+
 } // namespace kiln
 } // namespace mlir
 

@@ -47,8 +47,8 @@ void mlir::kiln::buildLowerToLoopPipeline(
     graphPm.addPass(loop::createFuseRowsPass());
 }
 
-void mlir::kiln::buildLoopToLLVMCPUPipeline(
-    OpPassManager &pm, const LoopToLLVMCPUPipelineOptions &options) {
+void mlir::kiln::buildLoopToSCFCPUPipeline(
+    OpPassManager &pm, const LoopToSCFCPUPipelineOptions &options) {
   ConvertLoopToSCFPassOptions toSCF;
   toSCF.parallel = options.openmp;
   toSCF.vectorBytes = options.vectorBytes;
@@ -56,6 +56,10 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
   pm.addPass(createEmitEntryPointsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+}
+
+void mlir::kiln::buildSCFToLLVMCPUPipeline(
+    OpPassManager &pm, const SCFToLLVMCPUPipelineOptions &options) {
   // Math without an LLVM intrinsic (tanh, ...) becomes exp and arithmetic.
   pm.addPass(math::createMathExpandOpsPass());
   if (options.openmp)
@@ -74,6 +78,17 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::kiln::buildLoopToLLVMCPUPipeline(
+    OpPassManager &pm, const LoopToLLVMCPUPipelineOptions &options) {
+  LoopToSCFCPUPipelineOptions toSCF;
+  toSCF.openmp = options.openmp;
+  toSCF.vectorBytes = options.vectorBytes;
+  buildLoopToSCFCPUPipeline(pm, toSCF);
+  SCFToLLVMCPUPipelineOptions toLLVM;
+  toLLVM.openmp = options.openmp;
+  buildSCFToLLVMCPUPipeline(pm, toLLVM);
 }
 
 /// Adds the graph-lowering half of a whole pipeline, with its options.
@@ -95,10 +110,8 @@ void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
   buildLoopToLLVMCPUPipeline(pm, toLLVM);
 }
 
-void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
-                                  const GPUPipelineOptions &options) {
-  addGraphLowering(pm, options);
-
+void mlir::kiln::buildLoopToLLVMGPUPipeline(
+    OpPassManager &pm, const LoopToLLVMGPUPipelineOptions &options) {
   ConvertLoopToGPUPassOptions toGPU;
   toGPU.blockSize = options.blockSize;
   toGPU.elementsPerThread = options.elementsPerThread;
@@ -116,11 +129,39 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   gpu::buildLowerToNVVMPassPipeline(pm, toNVVM);
 }
 
+void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
+                                  const GPUPipelineOptions &options) {
+  addGraphLowering(pm, options);
+  LoopToLLVMGPUPipelineOptions toLLVM;
+  toLLVM.blockSize = options.blockSize;
+  toLLVM.elementsPerThread = options.elementsPerThread;
+  toLLVM.chip = options.chip;
+  toLLVM.features = options.features;
+  toLLVM.optLevel = options.optLevel;
+  toLLVM.binaryFormat = options.binaryFormat;
+  buildLoopToLLVMGPUPipeline(pm, toLLVM);
+}
+
 void mlir::kiln::registerKilnPipelines() {
   PassPipelineRegistration<GPUPipelineOptions>(
       "kiln-gpu-pipeline",
       "Compile fx graphs to host code with NVIDIA GPU kernels (LLVM dialect)",
       buildGPUPipeline);
+  PassPipelineRegistration<LoopToLLVMGPUPipelineOptions>(
+      "kiln-loop-to-llvm-gpu",
+      "Lower loop-level graphs to host code with NVIDIA GPU kernels (LLVM "
+      "dialect)",
+      buildLoopToLLVMGPUPipeline);
+  PassPipelineRegistration<LoopToSCFCPUPipelineOptions>(
+      "kiln-loop-to-scf-cpu",
+      "Bufferize loop-level graphs into SCF loop nests over memrefs for x86 "
+      "CPUs, with the artifact's entry points",
+      buildLoopToSCFCPUPipeline);
+  PassPipelineRegistration<SCFToLLVMCPUPipelineOptions>(
+      "kiln-scf-to-llvm-cpu",
+      "Lower bufferized graphs (SCF, vector, memref) to the LLVM dialect for "
+      "x86 CPUs",
+      buildSCFToLLVMCPUPipeline);
   PassPipelineRegistration<LoopToLLVMCPUPipelineOptions>(
       "kiln-loop-to-llvm-cpu",
       "Lower loop-level graphs to the LLVM dialect for x86 CPUs",

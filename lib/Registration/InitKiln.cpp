@@ -58,10 +58,14 @@ void mlir::kiln::registerAllKilnDialects(DialectRegistry &registry) {
       .insert<arith::ArithDialect, math::MathDialect, tensor::TensorDialect>();
 }
 
-void mlir::kiln::registerAllKilnTranslations(DialectRegistry &registry) {
+void mlir::kiln::registerKilnCPUTranslations(DialectRegistry &registry) {
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
   registerOpenMPDialectTranslation(registry);
+}
+
+void mlir::kiln::registerAllKilnTranslations(DialectRegistry &registry) {
+  registerKilnCPUTranslations(registry);
   registerGPUDialectTranslation(registry);
   // How gpu.binary objects are embedded and loaded (#gpu.select_object).
   gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);

@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s --kiln-gpu-pipeline='format=isa' | FileCheck %s
 // RUN: kiln-opt %s --kiln-gpu-pipeline='format=isa chip=sm_80 features=+ptx75 block-size=512' | FileCheck %s --check-prefix=SM80
+// RUN: kiln-opt %s --kiln-lower-to-loop --kiln-loop-to-llvm-gpu='format=isa' | FileCheck %s
+// RUN: kiln-opt %s --kiln-lower-to-loop --kiln-loop-to-llvm-gpu='format=isa chip=sm_80 features=+ptx75 block-size=512' | FileCheck %s --check-prefix=SM80
 
 // Tests that the GPU pipeline leaves host code in the LLVM dialect that
 // launches one fused kernel on the caller's stream, with the kernel compiled

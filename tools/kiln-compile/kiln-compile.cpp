@@ -8,9 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "kiln/Compiler/Compiler.h"
 #include "kiln/InitKiln.h"
-#include "kiln/Pipelines/Pipelines.h"
-#include "kiln/Target/CPU/CPUTarget.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -20,13 +19,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include <cstdlib>
-#include <functional>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -70,69 +65,6 @@ cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                            cl::init(3), cl::Prefix);
 } // namespace
 
-/// Points the NVVM target's toolkit search (CUDA_ROOT first) at the toolkit
-/// to use: --cuda-path, else the environment's, else /usr/local/cuda.
-static void selectCUDAToolkit() {
-  if (!cudaPath.empty()) {
-    setenv("CUDA_ROOT", cudaPath.c_str(), /*overwrite=*/1);
-    return;
-  }
-  for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"}) {
-    if (getenv(variable))
-      return;
-  }
-  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
-    setenv("CUDA_ROOT", "/usr/local/cuda", /*overwrite=*/0);
-}
-
-/// The shared libraries an artifact needs at run time, and where they are.
-static FailureOr<LinkOptions> getRuntimeLibraries(ModuleOp module, bool openmp,
-                                                  const char *argv0) {
-  LinkOptions link;
-  auto need = [&](StringRef library, StringRef fallbackDir) -> LogicalResult {
-    FailureOr<std::string> dir =
-        findRuntimeLibraryDir(argv0, library, fallbackDir);
-    if (failed(dir))
-      return module.emitError("the artifact needs ")
-             << library << ", found neither next to kiln-compile (../lib)"
-             << (fallbackDir.empty() ? "" : " nor in ") << fallbackDir;
-    if (!llvm::is_contained(link.libraryDirs, *dir))
-      link.libraryDirs.push_back(*dir);
-    link.libraries.push_back(library.str());
-    return success();
-  };
-  if (openmp && failed(need("libomp.so.5", "/usr/lib/llvm-22/lib")))
-    return failure();
-  if (target == Target::CUDA && failed(need("libkiln_cuda_runtime.so", "")))
-    return failure();
-  return link;
-}
-
-/// Emits the object code of `module` to a temporary file and links it.
-static LogicalResult buildSharedObject(ModuleOp module,
-                                       const CPUTargetOptions &target,
-                                       bool openmp, const char *argv0) {
-  if (outputFilename == "-")
-    return module.emitError("a shared object needs an output file (-o)");
-  SmallString<128> objectPath;
-  int fd;
-  if (llvm::sys::fs::createTemporaryFile("kiln", "o", fd, objectPath))
-    return module.emitError("cannot create a temporary object file");
-  llvm::FileRemover removeObject(objectPath);
-  {
-    llvm::raw_fd_ostream objectStream(fd, /*shouldClose=*/true);
-    if (failed(emitCPUCode(module, target, /*asObject=*/true, objectStream)))
-      return failure();
-  }
-  FailureOr<LinkOptions> link = getRuntimeLibraries(module, openmp, argv0);
-  if (failed(link))
-    return failure();
-  std::string error;
-  if (failed(linkSharedObject(objectPath, outputFilename, *link, error)))
-    return module.emitError(error);
-  return success();
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   registerAsmPrinterCLOptions();
@@ -141,31 +73,25 @@ int main(int argc, char **argv) {
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln compiler: fx graph -> shared object\n");
 
-  // The pipeline of the target, configured by --pipeline-options.
-  std::function<void(OpPassManager &)> buildPipeline;
-  bool openmp = false;
-  if (target == Target::CPU) {
-    std::unique_ptr<CPUPipelineOptions> options =
-        CPUPipelineOptions::createFromString(pipelineOptions);
-    if (options) {
-      openmp = options->openmp;
-      buildPipeline =
-          [opts = std::shared_ptr<CPUPipelineOptions>(std::move(options))](
-              OpPassManager &pm) { buildCPUPipeline(pm, *opts); };
+  CompileOptions options;
+  options.target =
+      target == Target::CUDA ? CompileTarget::CUDA : CompileTarget::CPU;
+  options.pipelineOptions = pipelineOptions;
+  options.cudaPath = cudaPath;
+  // Host code, and all of a CPU graph, is compiled for this machine's CPU.
+  options.cpu.cpu = cpu;
+  options.cpu.features = features;
+  options.cpu.optLevel = optLevel;
+
+  // Bad options are reported before the input is read.
+  {
+    OpPassManager scratch(ModuleOp::getOperationName());
+    std::string error;
+    if (failed(buildCompilePipeline(scratch, options, error))) {
+      llvm::errs() << "kiln-compile: invalid --pipeline-options '"
+                   << pipelineOptions << "': " << error << "\n";
+      return 1;
     }
-  } else {
-    std::unique_ptr<GPUPipelineOptions> options =
-        GPUPipelineOptions::createFromString(pipelineOptions);
-    if (options) {
-      buildPipeline =
-          [opts = std::shared_ptr<GPUPipelineOptions>(std::move(options))](
-              OpPassManager &pm) { buildGPUPipeline(pm, *opts); };
-    }
-  }
-  if (!buildPipeline) {
-    llvm::errs() << "kiln-compile: invalid --pipeline-options '"
-                 << pipelineOptions << "'\n";
-    return 1;
   }
 
   DialectRegistry registry;
@@ -187,23 +113,17 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  if (target == Target::CUDA)
-    selectCUDAToolkit();
-
-  PassManager pm(&context);
-  if (failed(applyPassManagerCLOptions(pm)))
-    return 1;
-  buildPipeline(pm);
-  if (failed(pm.run(*module)))
+  if (failed(lowerToLLVM(*module, options, [](PassManager &pm) {
+        return applyPassManagerCLOptions(pm);
+      })))
     return 1;
 
-  // Host code, and all of a CPU graph, is compiled for this machine's CPU.
-  CPUTargetOptions cpuTarget;
-  cpuTarget.cpu = cpu;
-  cpuTarget.features = features;
-  cpuTarget.optLevel = optLevel;
-  if (emitKind == EmitKind::SharedObject)
-    return failed(buildSharedObject(*module, cpuTarget, openmp, argv[0]));
+  if (emitKind == EmitKind::SharedObject) {
+    if (outputFilename == "-")
+      return failed(
+          module->emitError("a shared object needs an output file (-o)"));
+    return failed(linkArtifact(*module, options, outputFilename));
+  }
 
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);
@@ -213,7 +133,7 @@ int main(int argc, char **argv) {
   }
   if (emitKind == EmitKind::MLIR) {
     module->print(output->os());
-  } else if (failed(emitCPUCode(*module, cpuTarget,
+  } else if (failed(emitCPUCode(*module, options.cpu,
                                 emitKind == EmitKind::Object, output->os()))) {
     return 1;
   }

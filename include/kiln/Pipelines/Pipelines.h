@@ -51,11 +51,24 @@ struct LowerToLoopPipelineOptions
 struct LoopToLLVMCPUPipelineOptions
     : public CPUBackendOptions<LoopToLLVMCPUPipelineOptions> {};
 
+struct LoopToSCFCPUPipelineOptions
+    : public CPUBackendOptions<LoopToSCFCPUPipelineOptions> {};
+
+struct SCFToLLVMCPUPipelineOptions
+    : public PassPipelineOptions<SCFToLLVMCPUPipelineOptions> {
+  detail::PassOptions::Option<bool> openmp{
+      *this, "openmp",
+      llvm::cl::desc("Run scf.parallel nests with OpenMP (else serially)"),
+      llvm::cl::init(true)};
+};
+
 struct CPUPipelineOptions
     : public GraphLoweringOptions<CPUPipelineOptions,
                                   CPUBackendOptions<CPUPipelineOptions>> {};
 
-struct GPUPipelineOptions : public GraphLoweringOptions<GPUPipelineOptions> {
+/// The options of the NVIDIA GPU back end.
+template <typename Derived, typename Base = PassPipelineOptions<Derived>>
+struct GPUBackendOptions : public Base {
   detail::PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of each kernel"),
       llvm::cl::init(256)};
@@ -78,10 +91,30 @@ struct GPUPipelineOptions : public GraphLoweringOptions<GPUPipelineOptions> {
       llvm::cl::init("fatbin")};
 };
 
+struct LoopToLLVMGPUPipelineOptions
+    : public GPUBackendOptions<LoopToLLVMGPUPipelineOptions> {};
+
+struct GPUPipelineOptions
+    : public GraphLoweringOptions<GPUPipelineOptions,
+                                  GPUBackendOptions<GPUPipelineOptions>> {};
+
 /// fx graphs -> loop nodes, with pointwise producers inlined: the graph-level
 /// half of Kiln's compiler. Runs on a module of fx.graph ops.
 void buildLowerToLoopPipeline(OpPassManager &pm,
                               const LowerToLoopPipelineOptions &options);
+
+/// Loop-level graphs -> functions over memrefs for x86 CPUs: each graph
+/// becomes a destination-passing func.func of SCF loop nests (scf.parallel,
+/// or scf.for without `openmp`) and vector ops, plus the artifact's C entry
+/// points (LLVM dialect). The first half of buildLoopToLLVMCPUPipeline.
+void buildLoopToSCFCPUPipeline(OpPassManager &pm,
+                               const LoopToSCFCPUPipelineOptions &options);
+
+/// Functions over memrefs with SCF, vector, arith and math ops -> LLVM
+/// dialect (and OpenMP, with `openmp`): the second half of
+/// buildLoopToLLVMCPUPipeline.
+void buildSCFToLLVMCPUPipeline(OpPassManager &pm,
+                               const SCFToLLVMCPUPipelineOptions &options);
 
 /// Loop-level graphs -> LLVM dialect for x86 CPUs: bufferization into SCF
 /// loops, the artifact's C entry points, OpenMP, and the LLVM conversions.
@@ -91,6 +124,13 @@ void buildLoopToLLVMCPUPipeline(OpPassManager &pm,
 /// fx graphs -> LLVM dialect for x86 CPUs: the whole CPU compiler up to LLVM
 /// IR translation.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
+
+/// Loop-level graphs -> LLVM dialect host code with embedded NVIDIA GPU
+/// kernels: bufferization into kernels launched on the caller's stream, the
+/// artifact's C entry points, then upstream's NVVM pipeline (outlining,
+/// NVVM, host code, kernel binaries by ptxas).
+void buildLoopToLLVMGPUPipeline(OpPassManager &pm,
+                                const LoopToLLVMGPUPipelineOptions &options);
 
 /// fx graphs -> LLVM dialect host code with embedded NVIDIA GPU kernels: the
 /// whole GPU compiler up to LLVM IR translation. Kernel binaries are built by

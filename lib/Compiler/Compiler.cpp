@@ -1,0 +1,169 @@
+//===- Compiler.cpp - The whole compiler, fx graphs to artifacts ----------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Compiler/Compiler.h"
+
+#include "kiln/Pipelines/Pipelines.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+#include <cstdlib>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+/// Parses `text` into pipeline options of type `Options`; on failure returns
+/// why, naming `pipeline`.
+template <typename Options>
+static LogicalResult parsePipelineOptions(Options &options, StringRef text,
+                                          StringRef pipeline,
+                                          std::string &error) {
+  // Option parsing reports through llvm::cl; keep its message for the caller.
+  std::string message;
+  llvm::raw_string_ostream messageStream(message);
+  if (succeeded(options.parseFromString(text, messageStream)))
+    return success();
+  error = ("invalid " + pipeline + " options '" + text +
+           "': " + StringRef(message).trim())
+              .str();
+  return failure();
+}
+
+LogicalResult mlir::kiln::buildCompilePipeline(OpPassManager &pm,
+                                               const CompileOptions &options,
+                                               std::string &error) {
+  if (options.target == CompileTarget::CPU) {
+    CPUPipelineOptions cpuOptions;
+    if (failed(parsePipelineOptions(cpuOptions, options.pipelineOptions,
+                                    "kiln-cpu-pipeline", error)))
+      return failure();
+    buildCPUPipeline(pm, cpuOptions);
+    return success();
+  }
+  GPUPipelineOptions gpuOptions;
+  if (failed(parsePipelineOptions(gpuOptions, options.pipelineOptions,
+                                  "kiln-gpu-pipeline", error)))
+    return failure();
+  buildGPUPipeline(pm, gpuOptions);
+  return success();
+}
+
+/// Points the NVVM target's toolkit search (CUDA_ROOT first) at the toolkit
+/// to use: the options', else the environment's, else /usr/local/cuda.
+static void selectCUDAToolkit(const CompileOptions &options) {
+  if (!options.cudaPath.empty()) {
+    setenv("CUDA_ROOT", options.cudaPath.c_str(), /*overwrite=*/1);
+    return;
+  }
+  for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"}) {
+    if (getenv(variable))
+      return;
+  }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    setenv("CUDA_ROOT", "/usr/local/cuda", /*overwrite=*/0);
+}
+
+LogicalResult mlir::kiln::lowerToLLVM(
+    ModuleOp module, const CompileOptions &options,
+    llvm::function_ref<LogicalResult(PassManager &)> configure) {
+  PassManager pm(module.getContext());
+  std::string error;
+  if (failed(buildCompilePipeline(pm, options, error)))
+    return module.emitError(error);
+  if (configure && failed(configure(pm)))
+    return failure();
+  if (options.target == CompileTarget::CUDA)
+    selectCUDAToolkit(options);
+  return pm.run(module);
+}
+
+/// Whether `module` holds an op of `dialect`, whose lowering to LLVM IR calls
+/// a runtime library.
+static bool containsDialect(ModuleOp module, StringRef dialect) {
+  return module
+      .walk([&](Operation *op) {
+        return op->getName().getDialectNamespace() == dialect
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
+/// The shared libraries that `module`'s code needs at run time, and where
+/// they are.
+static FailureOr<LinkOptions>
+getRuntimeLibraries(ModuleOp module, const CompileOptions &options) {
+  LinkOptions link;
+  auto need = [&](StringRef library, StringRef fallbackDir) -> LogicalResult {
+    std::string dir;
+    for (const std::string &candidate : options.runtimeLibraryDirs) {
+      SmallString<256> path(candidate);
+      llvm::sys::path::append(path, library);
+      if (llvm::sys::fs::exists(path)) {
+        dir = candidate;
+        break;
+      }
+    }
+    if (dir.empty()) {
+      // argv[0] is only a fallback for finding the running program.
+      FailureOr<std::string> found =
+          findRuntimeLibraryDir("", library, fallbackDir);
+      if (failed(found))
+        return module.emitError("the artifact needs ")
+               << library << ", found neither in the runtime library "
+               << "directories nor beside the program (../lib)"
+               << (fallbackDir.empty() ? "" : " nor in ") << fallbackDir;
+      dir = *found;
+    }
+    if (!llvm::is_contained(link.libraryDirs, dir))
+      link.libraryDirs.push_back(dir);
+    link.libraries.push_back(library.str());
+    return success();
+  };
+  // omp ops become calls to libomp's __kmpc_* functions, and GPU launches
+  // calls to the mgpu* functions of Kiln's runtime, only when translated.
+  if (containsDialect(module, "omp") &&
+      failed(need("libomp.so.5", "/usr/lib/llvm-22/lib")))
+    return failure();
+  if (containsDialect(module, "gpu") &&
+      failed(need("libkiln_cuda_runtime.so", "")))
+    return failure();
+  return link;
+}
+
+LogicalResult mlir::kiln::linkArtifact(ModuleOp module,
+                                       const CompileOptions &options,
+                                       StringRef outputPath) {
+  FailureOr<LinkOptions> link = getRuntimeLibraries(module, options);
+  if (failed(link))
+    return failure();
+  SmallString<128> objectPath;
+  int fd;
+  if (llvm::sys::fs::createTemporaryFile("kiln", "o", fd, objectPath))
+    return module.emitError("cannot create a temporary object file");
+  llvm::FileRemover removeObject(objectPath);
+  {
+    llvm::raw_fd_ostream objectStream(fd, /*shouldClose=*/true);
+    if (failed(
+            emitCPUCode(module, options.cpu, /*asObject=*/true, objectStream)))
+      return failure();
+  }
+  std::string error;
+  if (failed(linkSharedObject(objectPath, outputPath, *link, error)))
+    return module.emitError(error);
+  return success();
+}
+
+LogicalResult mlir::kiln::compileToSharedObject(ModuleOp module,
+                                                const CompileOptions &options,
+                                                StringRef outputPath) {
+  if (failed(lowerToLLVM(module, options)))
+    return failure();
+  return linkArtifact(module, options, outputPath);
+}
