@@ -134,6 +134,13 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     them are asynchronous and ordered on the caller's stream: the stream is
     the async token they depend on, so nothing synchronizes the host.
 
+    A `loop.reduce` and a `loop.kernel` become a launch with a block per row:
+    the block's threads (enough for a row in 16-byte vectors, a power of two
+    from 32 up to `block-size`) stride over the row's columns, reductions
+    combine with warp shuffles and then, across warps, through workgroup
+    memory, and every thread keeps the total for the kernel's later nodes;
+    thread 0 stores row values that leave the kernel.
+
     ```mlir
     func.func @f(%x: memref<?x4xf32>, %out: memref<?x4xf32>, %stream: !llvm.ptr)
         attributes {kiln.graph, kiln.signature = (tensor<?x4xf32>) -> tensor<?x4xf32>} {
