@@ -54,22 +54,22 @@ def workloads(device):
         ideal = size * (rows * cols * 3 + cols)
         out.append((f"(x+r)*w+x {rows}x{cols} {str(dtype)[6:]}", residual_mul_add,
                     make(dtype, shapes), ideal))
-    # The normalization micro-graphs of ANCHORS.md (the LayerNorm graph
-    # without its GELU, which Kiln does not lower yet).
+    # The normalization micro-graphs of ANCHORS.md.
     def scaled_softmax(x):
         return torch.softmax(x * 0.125, dim=-1)
 
-    def residual_layer_norm(x, r, w, b):
-        return torch.nn.functional.layer_norm(x + r, (x.shape[-1],), w, b) * 0.5 + x
+    def layer_norm_gelu(x, r, w, b):
+        normalized = torch.nn.functional.layer_norm(x + r, (x.shape[-1],), w, b)
+        return torch.nn.functional.gelu(normalized) * 0.5 + x
 
     dtype = torch.bfloat16
     size = 2
     shape = (64, 16, 1024, 1024) if device == "cuda" else (4, 16, 256, 256)
     elements = shape[0] * shape[1] * shape[2] * shape[3]
-    out.append((f"softmax(x*0.125) {'x'.join(map(str, shape))} bfloat16", scaled_softmax,
+    out.append((f"softmax(x*.125) {'x'.join(map(str, shape))} bf16", scaled_softmax,
                 make(dtype, [shape]), size * elements * 2))
     shapes = [(rows, cols), (rows, cols), (cols,), (cols,)]
-    out.append((f"LN(x+r)*0.5+x {rows}x{cols} bfloat16", residual_layer_norm,
+    out.append((f"GELU(LN(x+r))*0.5+x {rows}x{cols} bf16", layer_norm_gelu,
                 make(dtype, shapes), size * (rows * cols * 3 + 2 * cols)))
     return out
 

@@ -60,8 +60,10 @@ void mlir::kiln::buildLoopToSCFCPUPipeline(
 
 void mlir::kiln::buildSCFToLLVMCPUPipeline(
     OpPassManager &pm, const SCFToLLVMCPUPipelineOptions &options) {
-  // Math without an LLVM intrinsic (tanh, ...) becomes exp and arithmetic.
+  // Math without an LLVM intrinsic (tanh, ...) becomes exp and arithmetic,
+  // erf a polynomial.
   pm.addPass(math::createMathExpandOpsPass());
+  pm.addPass(createApproximateMathPass());
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

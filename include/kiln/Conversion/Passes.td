@@ -172,4 +172,20 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
   ];
 }
 
+def ApproximateMathPass : Pass<"kiln-approximate-math"> {
+  let summary = "Replaces math functions that CPUs lack with polynomials";
+  let description = [{
+    x86 has no instruction and LLVM no intrinsic for `math.erf` (GELU's), so
+    the CPU back end would call libm once per element and lose vectors. This
+    pass replaces it with MLIR's polynomial approximation (f32, accurate to a
+    few ulp), which works on vectors as on scalars. GPUs keep `math.erf`:
+    libdevice has it.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+    "::mlir::vector::VectorDialect",
+  ];
+}
+
 #endif // KILN_CONVERSION_PASSES_TD

@@ -493,6 +493,38 @@ struct ApplySigmoid {
   }
 };
 
+/// GELU: x * Φ(x), with Φ from erf, or PyTorch's tanh approximation.
+struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::GeluOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Type type = loop::getScalarType(dtype);
+    auto constant = [&](double value) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+    };
+    Value x = elements[0];
+    Value inner;
+    if (op.getApproximate() == "tanh") {
+      // tanh(sqrt(2 / pi) * (x + 0.044715 x^3))
+      Value cube =
+          arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
+      Value sum = arith::AddFOp::create(
+          b, loc, x, arith::MulFOp::create(b, loc, constant(0.044715), cube));
+      inner = math::TanhOp::create(
+          b, loc,
+          arith::MulFOp::create(b, loc, constant(0.7978845608028654), sum));
+    } else {
+      // erf(x / sqrt(2))
+      inner = math::ErfOp::create(
+          b, loc,
+          arith::MulFOp::create(b, loc, x, constant(0.7071067811865476)));
+    }
+    Value half = arith::MulFOp::create(b, loc, constant(0.5), x);
+    return arith::MulFOp::create(
+        b, loc, half, arith::AddFOp::create(b, loc, constant(1.0), inner));
+  }
+};
+
 struct AbsLowering : ElementwiseLowering<fx::AbsOp, AbsLowering> {
   using ElementwiseLowering::ElementwiseLowering;
   Value computeElement(fx::AbsOp, OpBuilder &b, Location loc,
@@ -918,7 +950,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
                FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
                FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
-               FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
+               FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
+               FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>, GeluLowering,
                FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>,
                AbsLowering, WhereLowering, ToCopyLowering>(ctx, options);
   patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
