@@ -313,23 +313,44 @@ static std::optional<int64_t> getStaticColumns(Operation *node, int64_t rows) {
   return product;
 }
 
-/// Threads per block of a row kernel: enough for a row's widest node in
-/// vectors of the widest width, a power of two from one warp up to the
-/// block size.
-static int64_t getRowKernelThreads(ArrayRef<Operation *> nodes, int64_t rows,
-                                   int64_t blockSize) {
+/// Vectors a warp's lanes each handle per node at most before a row gets a
+/// whole block instead of a warp.
+static constexpr int64_t kMaxVectorsPerLane = 4;
+
+/// The most column steps of a thread that are unrolled, so that their loads
+/// are in flight together.
+static constexpr int64_t kMaxUnrolledSteps = 16;
+
+namespace {
+/// How a row kernel maps rows to threads: `threadsPerRow` threads (a warp,
+/// or a whole block) share a row, and a block holds `rowsPerBlock` rows.
+struct RowMapping {
+  int64_t threadsPerRow;
+  int64_t rowsPerBlock;
+};
+} // namespace
+
+/// Short rows (a few 16-byte vectors per lane of a warp) get a warp each, so
+/// that their reductions need no barrier and a block works on several rows;
+/// longer rows get a block of enough threads for one vector each (a power of
+/// two up to the block size).
+static RowMapping getRowMapping(ArrayRef<Operation *> nodes, int64_t rows,
+                                int64_t blockSize) {
   int64_t limit = std::max(kWarpSize, blockSize / kWarpSize * kWarpSize);
   int64_t columns = 0;
   for (Operation *node : nodes) {
     std::optional<int64_t> nodeColumns = getStaticColumns(node, rows);
     if (!nodeColumns)
-      return limit;
+      return {limit, 1};
     columns = std::max(columns, *nodeColumns);
   }
-  int64_t wanted = kWarpSize;
-  while (wanted * kMaxRowVectorWidth < columns && wanted < limit)
-    wanted *= 2;
-  return std::min(wanted, limit);
+  int64_t vectors = llvm::divideCeil(columns, kMaxRowVectorWidth);
+  if (vectors <= kWarpSize * kMaxVectorsPerLane)
+    return {kWarpSize, limit / kWarpSize};
+  int64_t threads = kWarpSize;
+  while (threads < vectors && threads < limit)
+    threads *= 2;
+  return {std::min(threads, limit), 1};
 }
 
 /// Consecutive columns a thread handles at once for `body`: 16 bytes of the
@@ -356,11 +377,11 @@ static int64_t getRowVectorWidth(Block &body, int64_t innermost,
   return innermost % width == 0 ? width : 1;
 }
 
-/// Emits `nodes` as one kernel with a block per row (the first `rows`
-/// dimensions of every node's result): each node in turn strides over the
-/// row's columns with all the block's threads; reductions combine across
-/// the block and stay in registers as row values for later nodes. Nodes in
-/// `stores` are written to their buffers.
+/// Emits `nodes` as one kernel over rows (the first `rows` dimensions of
+/// every node's result), a warp or a block per row (getRowMapping): each node
+/// in turn strides over the row's columns with the row's threads;
+/// reductions combine across them and stay in registers as row values for
+/// later nodes. Nodes in `stores` are written to their buffers.
 static void emitRowKernel(OpBuilder &b, Location loc,
                           ArrayRef<Operation *> nodes, int64_t rows,
                           const DenseMap<Value, SmallVector<Value, 1>> &stores,
@@ -369,12 +390,17 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   SmallVector<Value> rowSizes = getNodeSizes(b, loc, nodes.front(), mapping);
   rowSizes.resize(rows);
   Value numRows = getProduct(b, loc, rowSizes);
-  int64_t threads = getRowKernelThreads(nodes, rows, options.blockSize);
+  RowMapping rowMapping = getRowMapping(nodes, rows, options.blockSize);
+  int64_t threads = rowMapping.threadsPerRow;
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value threadsValue = arith::ConstantIndexOp::create(b, loc, threads);
+  Value rowsPerBlock =
+      arith::ConstantIndexOp::create(b, loc, rowMapping.rowsPerBlock);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, numRows, rowsPerBlock);
+  Value threadsValue =
+      arith::ConstantIndexOp::create(b, loc, threads * rowMapping.rowsPerBlock);
   Value token = order.current(b, loc, extraArgs);
   auto launch = gpu::LaunchOp::create(
-      b, loc, numRows, one, one, threadsValue, one, one,
+      b, loc, blocks, one, one, threadsValue, one, one,
       /*dynamicSharedMemorySize=*/nullptr,
       gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
   order.advance(extraArgs, launch.getAsyncToken());
@@ -412,12 +438,26 @@ static void emitRowKernel(OpBuilder &b, Location loc,
     });
   }
 
+  // The thread's place in its row, and the row.
   Value thread = launch.getThreadIds().x;
+  Value row = launch.getBlockIds().x;
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  if (rowMapping.rowsPerBlock > 1) {
+    Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
+    row = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, row, rowsPerBlock),
+        arith::DivUIOp::create(b, loc, thread, warpSize));
+    thread = arith::RemUIOp::create(b, loc, thread, warpSize);
+    // The last block may have warps past the last row; they have no barrier
+    // to reach, so they just skip the work.
+    Value inBounds =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, numRows);
+    auto ifOp = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  }
   Value isFirstThread =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
-  SmallVector<Value> rowIvs =
-      delinearize(b, loc, launch.getBlockIds().x, rowSizes);
+  SmallVector<Value> rowIvs = delinearize(b, loc, row, rowSizes);
   // Thread 0 stores a row value (all threads hold it).
   auto storeRowValue = [&](Value value, Value result, ValueRange ivs) {
     auto it = stores.find(result);
@@ -429,22 +469,43 @@ static void emitRowKernel(OpBuilder &b, Location loc,
     for (Value dest : it->second)
       memref::StoreOp::create(b, loc, value, align(dest), ivs);
   };
-  // A loop over the row's `columns` in steps of `width` per thread.
+  // The thread's steps over a row of `columns` (`staticColumns` if known),
+  // `width` columns each; `body` takes the step's first column and the
+  // values carried from the step before (`inits` first) and returns the
+  // values for the next. Few static steps are unrolled, so that their loads
+  // are in flight at once.
   auto forColumns =
-      [&](Value columns, int64_t width, ValueRange inits,
+      [&](Value columns, std::optional<int64_t> staticColumns, int64_t width,
+          ValueRange inits,
           function_ref<SmallVector<Value>(Value, ValueRange)> body)
-      -> scf::ForOp {
-    Value widthValue = arith::ConstantIndexOp::create(b, loc, width);
-    Value start = arith::MulIOp::create(b, loc, thread, widthValue);
-    Value step = arith::ConstantIndexOp::create(b, loc, threads * width);
-    return scf::ForOp::create(
-        b, loc, start, columns, step, inits,
+      -> SmallVector<Value> {
+    int64_t stride = threads * width;
+    Value first = arith::MulIOp::create(
+        b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
+    if (staticColumns && *staticColumns % stride == 0 &&
+        *staticColumns / stride <= kMaxUnrolledSteps) {
+      SmallVector<Value> values(inits);
+      for (int64_t step = 0; step < *staticColumns / stride; ++step) {
+        Value column =
+            step == 0 ? first
+                      : arith::AddIOp::create(b, loc, first,
+                                              arith::ConstantIndexOp::create(
+                                                  b, loc, step * stride))
+                            .getResult();
+        values = body(column, values);
+      }
+      return values;
+    }
+    Value stepValue = arith::ConstantIndexOp::create(b, loc, stride);
+    auto loop = scf::ForOp::create(
+        b, loc, first, columns, stepValue, inits,
         [&](OpBuilder &nested, Location, Value column, ValueRange iterArgs) {
           OpBuilder::InsertionGuard loopGuard(b);
           b.setInsertionPoint(nested.getInsertionBlock(),
                               nested.getInsertionPoint());
           scf::YieldOp::create(b, loc, body(column, iterArgs));
         });
+    return SmallVector<Value>(loop.getResults());
   };
 
   for (Operation *node : nodes) {
@@ -472,8 +533,9 @@ static void emitRowKernel(OpBuilder &b, Location loc,
                              ? Type(VectorType::get({width}, accumulatorType))
                              : accumulatorType;
       Value init = getCombinerIdentity(b, loc, combiner, partialType, dtype);
-      scf::ForOp loop = forColumns(
-          getProduct(b, loc, columnSizes), width, ValueRange{init},
+      SmallVector<Value> partials = forColumns(
+          getProduct(b, loc, columnSizes), getStaticColumns(node, rows), width,
+          ValueRange{init},
           [&](Value column, ValueRange partials) -> SmallVector<Value> {
             SmallVector<Value> ivs(rowValueIvs);
             llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
@@ -484,7 +546,7 @@ static void emitRowKernel(OpBuilder &b, Location loc,
             return {
                 emitCombine(b, loc, combiner, partials.front(), value, dtype)};
           });
-      Value partial = loop.getResult(0);
+      Value partial = partials.front();
       if (width > 1) {
         Value vector = partial;
         partial = vector::ExtractOp::create(b, loc, vector, int64_t(0));
@@ -520,8 +582,8 @@ static void emitRowKernel(OpBuilder &b, Location loc,
     for (Value dest : it->second) {
       Value alignedDest = align(dest);
       forColumns(
-          getProduct(b, loc, columnSizes), width, ValueRange{},
-          [&](Value column, ValueRange) -> SmallVector<Value> {
+          getProduct(b, loc, columnSizes), getStaticColumns(node, rows), width,
+          ValueRange{}, [&](Value column, ValueRange) -> SmallVector<Value> {
             SmallVector<Value> ivs(rowIvs);
             llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
             if (width > 1) {
@@ -541,6 +603,7 @@ static void emitRowKernel(OpBuilder &b, Location loc,
           });
     }
   }
+  b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
 }
 

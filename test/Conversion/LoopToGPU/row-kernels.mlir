@@ -1,14 +1,17 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=32' | FileCheck %s --check-prefix=WARP
 
-// Tests that a reduction runs with a block per row: each thread accumulates
-// 16-byte vectors of the row, warps combine with shuffles, then the warps'
-// totals go through workgroup memory; thread 0 stores the row's result.
-// CHECK-LABEL: func.func @row_sums
-// CHECK: gpu.launch async [%{{.+}}] blocks(%[[ROW:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %{{.+}}, %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c128, %{{.+}}, %{{.+}}) workgroup(%[[SCRATCH:.+]] : memref<4xf32, #gpu.address_space<workgroup>>)
+// Tests that a reduction over long rows runs with a block per row: each
+// thread reads 16-byte vectors of the row (two steps, unrolled so that both
+// loads are in flight), warps combine with shuffles, then the warps' totals
+// go through workgroup memory; thread 0 stores the row's result.
+// CHECK-LABEL: func.func @long_row_sums
+// CHECK: gpu.launch async [%{{.+}}] blocks(%[[ROW:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %{{.+}}, %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c256, %{{.+}}, %{{.+}}) workgroup(%[[SCRATCH:.+]] : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK-NOT: scf.for
 // CHECK: %[[FIRST:.+]] = arith.muli %[[TX]], %c8
-// CHECK: scf.for %{{.+}} = %[[FIRST]] to %{{.+}} step %c1024{{(_[0-9]+)?}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>)
-// CHECK: vector.load %{{.+}}[%[[ROW]], %{{.+}}] {alignment = 16 : i64} : memref<64x1024xbf16>, vector<8xbf16>
+// CHECK: vector.load %{{.+}}[%[[ROW]], %[[FIRST]]] {alignment = 16 : i64} : memref<64x4096xbf16>, vector<8xbf16>
+// CHECK: %[[SECOND:.+]] = arith.addi %[[FIRST]], %c2048
+// CHECK: vector.load %{{.+}}[%[[ROW]], %[[SECOND]]]
 // CHECK: gpu.shuffle xor %{{.+}}, %c16_i32, %c32_i32 : f32
 // CHECK: memref.store %{{.+}}, %[[SCRATCH]]
 // CHECK: gpu.barrier
@@ -17,18 +20,43 @@
 // CHECK: %[[ROUNDED:.+]] = arith.truncf %{{.+}} : f32 to bf16
 // CHECK: scf.if
 // CHECK: memref.store %[[ROUNDED]], %{{.+}}[%[[ROW]]] : memref<64xbf16>
-// WARP-LABEL: func.func @row_sums
+// WARP-LABEL: func.func @long_row_sums
 // WARP-NOT: workgroup
 // WARP-NOT: gpu.barrier
 // WARP: gpu.terminator
-fx.graph @row_sums(%x: tensor<64x1024xbf16>) -> tensor<64xbf16> {
-  %0 = loop.reduce "sum" over [1024] : tensor<64xbf16> {
+fx.graph @long_row_sums(%x: tensor<64x4096xbf16>) -> tensor<64xbf16> {
+  %0 = loop.reduce "sum" over [4096] : tensor<64xbf16> {
   ^bb0(%i: index, %k: index):
-    %v = loop.load %x[%i, %k] : tensor<64x1024xbf16>
+    %v = loop.load %x[%i, %k] : tensor<64x4096xbf16>
     %w = arith.extf %v : bf16 to f32
     loop.yield %w : f32
   }
   fx.output %0 : tensor<64xbf16>
+}
+
+// -----
+
+// Tests that short rows get a warp each, 8 rows to a block of 256 threads:
+// no barrier, and warps past the last row skip the work.
+// CHECK-LABEL: func.func @short_row_sums
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %c8
+// CHECK: gpu.launch async [%{{.+}}] blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c256,
+// CHECK-NOT: workgroup
+// CHECK: %[[ROW:.+]] = arith.addi %{{.+}}, %{{.+}}
+// CHECK: %[[LANE:.+]] = arith.remui %[[TX]], %c32
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[ROW]], %{{.+}}
+// CHECK: scf.if %[[IN]]
+// CHECK-NOT: gpu.barrier
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.terminator
+fx.graph @short_row_sums(%x: tensor<100x1024xbf16>) -> tensor<100xbf16> {
+  %0 = loop.reduce "sum" over [1024] : tensor<100xbf16> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<100x1024xbf16>
+    %w = arith.extf %v : bf16 to f32
+    loop.yield %w : f32
+  }
+  fx.output %0 : tensor<100xbf16>
 }
 
 // -----
