@@ -119,6 +119,11 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   toGPU.elementsPerThread = options.elementsPerThread;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
+  if (options.fastExp) {
+    ApproximateMathPassOptions approximate;
+    approximate.fastExp = true;
+    pm.addPass(createApproximateMathPass(approximate));
+  }
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 
@@ -137,6 +142,7 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   LoopToLLVMGPUPipelineOptions toLLVM;
   toLLVM.blockSize = options.blockSize;
   toLLVM.elementsPerThread = options.elementsPerThread;
+  toLLVM.fastExp = options.fastExp;
   toLLVM.chip = options.chip;
   toLLVM.features = options.features;
   toLLVM.optLevel = options.optLevel;

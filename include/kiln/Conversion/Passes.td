@@ -180,7 +180,17 @@ def ApproximateMathPass : Pass<"kiln-approximate-math"> {
     pass replaces it with MLIR's polynomial approximation (f32, accurate to a
     few ulp), which works on vectors as on scalars. GPUs keep `math.erf`:
     libdevice has it.
+
+    With `fast-exp`, f32 `math.exp(x)` becomes `math.exp2(x * log2(e))`,
+    which NVIDIA GPUs compute with one instruction (`ex2.approx`), as Triton
+    does: a few ulp, and a relative error that grows like |x| * 2^-24 from
+    rounding the product, against libdevice's exact range reduction, which
+    costs several times more instructions in exp-heavy kernels (softmax).
   }];
+  let options = [
+    Option<"fastExp", "fast-exp", "bool", /*default=*/"false",
+           "Compute f32 exp as exp2 of a product (GPUs)">,
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
     "::mlir::math::MathDialect",

@@ -76,6 +76,11 @@ struct GPUBackendOptions : public Base {
       *this, "elements-per-thread",
       llvm::cl::desc("Consecutive elements per thread (0: 16-byte accesses)"),
       llvm::cl::init(0)};
+  detail::PassOptions::Option<bool> fastExp{
+      *this, "fast-exp",
+      llvm::cl::desc("Compute f32 exp as exp2 of a product, one instruction "
+                     "(as Triton does)"),
+      llvm::cl::init(true)};
   detail::PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture to compile for"),
       llvm::cl::init("sm_90a")};

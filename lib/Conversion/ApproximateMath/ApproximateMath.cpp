@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 namespace mlir::kiln {
@@ -20,6 +21,30 @@ namespace mlir::kiln {
 using namespace mlir;
 
 namespace {
+/// exp(x) = exp2(x * log2(e)) for f32 scalars and vectors.
+struct ExpAsExp2 : OpRewritePattern<math::ExpOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::ExpOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32())
+      return rewriter.notifyMatchFailure(op, "only f32");
+    TypedAttr log2e = rewriter.getF32FloatAttr(1.4426950408889634f);
+    Value scale;
+    if (auto vectorType = dyn_cast<VectorType>(type))
+      scale = arith::ConstantOp::create(
+          rewriter, op.getLoc(), DenseElementsAttr::get(vectorType, log2e));
+    else
+      scale = arith::ConstantOp::create(rewriter, op.getLoc(), log2e);
+    Value product = arith::MulFOp::create(
+        rewriter, op.getLoc(), op.getOperand(), scale, op.getFastmathAttr());
+    rewriter.replaceOpWithNewOp<math::Exp2Op>(op, product,
+                                              op.getFastmathAttr());
+    return success();
+  }
+};
+
 struct ApproximateMathPass
     : kiln::impl::ApproximateMathPassBase<ApproximateMathPass> {
   using Base::Base;
@@ -27,6 +52,8 @@ struct ApproximateMathPass
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populatePolynomialApproximateErfPattern(patterns);
+    if (fastExp)
+      patterns.add<ExpAsExp2>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

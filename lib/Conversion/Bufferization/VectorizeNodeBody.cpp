@@ -64,9 +64,10 @@ namespace {
 class BodyVectorizer {
 public:
   BodyVectorizer(OpBuilder &b, Block &body, const IRMapping &mapping,
-                 ValueRange ivs, int64_t width, int64_t bufferAlignment)
+                 ValueRange ivs, int64_t width, int64_t bufferAlignment,
+                 VectorLoadCache *cache)
       : b(b), body(body), mapping(mapping), ivs(ivs.begin(), ivs.end()),
-        width(width), bufferAlignment(bufferAlignment) {}
+        width(width), bufferAlignment(bufferAlignment), cache(cache) {}
 
   FailureOr<Value> run() {
     if (!canVectorizeBody(body))
@@ -151,12 +152,20 @@ private:
       for (Value index : indices.drop_back())
         scalarIndices.push_back(getUniform(index));
       scalarIndices.push_back(ivs.back());
+      if (cache) {
+        if (Value cached = cache->lookup(buffer, scalarIndices, width)) {
+          vectors.map(load.getResult(), cached);
+          return;
+        }
+      }
       auto vectorLoad =
           vector::LoadOp::create(b, loc, vectorType, buffer, scalarIndices);
       if (int64_t alignment =
               getVectorAccessAlignment(buffer, width, bufferAlignment))
         vectorLoad.setAlignment(alignment);
       vectors.map(load.getResult(), vectorLoad.getResult());
+      if (cache)
+        cache->insert(buffer, scalarIndices, width, vectorLoad.getResult());
       return;
     }
     // Any other pattern: read each element on its own.
@@ -202,6 +211,7 @@ private:
   SmallVector<Value> ivs;
   int64_t width;
   int64_t bufferAlignment;
+  VectorLoadCache *cache;
   /// Body values that are the same scalar for every element.
   IRMapping uniform;
   /// Body values that differ by element, as vectors.
@@ -217,10 +227,29 @@ mlir::kiln::emitVectorNodeElements(OpBuilder &b, loop::PointwiseOp node,
                                 bufferAlignment);
 }
 
-FailureOr<Value> mlir::kiln::emitVectorBodyElements(OpBuilder &b, Block &body,
-                                                    const IRMapping &mapping,
-                                                    ValueRange ivs,
-                                                    int64_t width,
-                                                    int64_t bufferAlignment) {
-  return BodyVectorizer(b, body, mapping, ivs, width, bufferAlignment).run();
+FailureOr<Value> mlir::kiln::emitVectorBodyElements(
+    OpBuilder &b, Block &body, const IRMapping &mapping, ValueRange ivs,
+    int64_t width, int64_t bufferAlignment, VectorLoadCache *cache) {
+  return BodyVectorizer(b, body, mapping, ivs, width, bufferAlignment, cache)
+      .run();
+}
+
+VectorLoadCache::Key VectorLoadCache::getKey(Value buffer, ValueRange indices,
+                                             int64_t width) {
+  Key key = {buffer.getAsOpaquePointer(),
+             reinterpret_cast<const void *>(static_cast<intptr_t>(width))};
+  for (Value index : indices)
+    key.push_back(index.getAsOpaquePointer());
+  return key;
+}
+
+Value VectorLoadCache::lookup(Value buffer, ValueRange indices,
+                              int64_t width) const {
+  auto it = loads.find(getKey(buffer, indices, width));
+  return it == loads.end() ? Value() : it->second;
+}
+
+void VectorLoadCache::insert(Value buffer, ValueRange indices, int64_t width,
+                             Value loaded) {
+  loads[getKey(buffer, indices, width)] = loaded;
 }

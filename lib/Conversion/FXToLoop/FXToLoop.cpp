@@ -766,11 +766,15 @@ template <typename OpTy> struct SoftmaxLowering : OpRewritePattern<OpTy> {
                                "sum", statsType);
     Value result;
     if constexpr (std::is_same_v<OpTy, fx::SoftmaxOp>) {
+      // One division per row: the elements multiply by the reciprocal.
+      Value one = arith::ConstantOp::create(rewriter, loc,
+                                            rewriter.getFloatAttr(dtype, 1.0));
       result = buildBroadcastPointwise(
           rewriter, loc, resultType, ValueRange{exps, sum},
           TypeRange{dtype, dtype}, dtype,
-          [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-            return arith::DivFOp::create(b, loc, elements[0], elements[1]);
+          [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+            Value reciprocal = arith::DivFOp::create(b, loc, one, elements[1]);
+            return arith::MulFOp::create(b, loc, elements[0], reciprocal);
           });
     } else {
       result = buildBroadcastPointwise(

@@ -473,29 +473,39 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   // `width` columns each; `body` takes the step's first column and the
   // values carried from the step before (`inits` first) and returns the
   // values for the next. Few static steps are unrolled, so that their loads
-  // are in flight at once.
+  // are in flight at once; their columns are computed once for the whole
+  // kernel, so that nodes reading the same elements share their loads
+  // (`loadCache`): the row stays in registers from one node to the next.
+  DenseMap<std::pair<int64_t, int64_t>, Value> stepColumns;
+  VectorLoadCache loadCache;
+  bool unrolled = false;
   auto forColumns =
       [&](Value columns, std::optional<int64_t> staticColumns, int64_t width,
           ValueRange inits,
           function_ref<SmallVector<Value>(Value, ValueRange)> body)
       -> SmallVector<Value> {
     int64_t stride = threads * width;
-    Value first = arith::MulIOp::create(
-        b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
     if (staticColumns && *staticColumns % stride == 0 &&
         *staticColumns / stride <= kMaxUnrolledSteps) {
       SmallVector<Value> values(inits);
+      unrolled = true;
       for (int64_t step = 0; step < *staticColumns / stride; ++step) {
-        Value column =
-            step == 0 ? first
-                      : arith::AddIOp::create(b, loc, first,
-                                              arith::ConstantIndexOp::create(
-                                                  b, loc, step * stride))
-                            .getResult();
+        Value &column = stepColumns[{width, step}];
+        if (!column) {
+          column = arith::MulIOp::create(
+              b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
+          if (step > 0)
+            column = arith::AddIOp::create(
+                b, loc, column,
+                arith::ConstantIndexOp::create(b, loc, step * stride));
+        }
         values = body(column, values);
       }
+      unrolled = false;
       return values;
     }
+    Value first = arith::MulIOp::create(
+        b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
     Value stepValue = arith::ConstantIndexOp::create(b, loc, stride);
     auto loop = scf::ForOp::create(
         b, loc, first, columns, stepValue, inits,
@@ -540,9 +550,11 @@ static void emitRowKernel(OpBuilder &b, Location loc,
             SmallVector<Value> ivs(rowValueIvs);
             llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
             Value value =
-                width > 1 ? *emitVectorBodyElements(b, body, kernelMapping, ivs,
-                                                    width, kBufferAlignment)
-                          : emitBodyValue(b, body, kernelMapping, ivs);
+                width > 1
+                    ? *emitVectorBodyElements(b, body, kernelMapping, ivs,
+                                              width, kBufferAlignment,
+                                              unrolled ? &loadCache : nullptr)
+                    : emitBodyValue(b, body, kernelMapping, ivs);
             return {
                 emitCombine(b, loc, combiner, partials.front(), value, dtype)};
           });
@@ -588,7 +600,8 @@ static void emitRowKernel(OpBuilder &b, Location loc,
             llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
             if (width > 1) {
               Value elements = *emitVectorBodyElements(
-                  b, body, kernelMapping, ivs, width, kBufferAlignment);
+                  b, body, kernelMapping, ivs, width, kBufferAlignment,
+                  unrolled ? &loadCache : nullptr);
               auto store =
                   vector::StoreOp::create(b, loc, elements, alignedDest, ivs);
               if (int64_t alignment = getVectorAccessAlignment(

@@ -1,5 +1,6 @@
-// RUN: kiln-opt %s --kiln-approximate-math | FileCheck %s
-// RUN: kiln-opt %s --kiln-loop-to-llvm-cpu | FileCheck %s --check-prefix=LLVM
+// RUN: kiln-opt %s -split-input-file --kiln-approximate-math | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-approximate-math=fast-exp=true | FileCheck %s --check-prefix=FAST
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-llvm-cpu | FileCheck %s --check-prefix=LLVM
 
 // Tests that erf becomes a rational polynomial wherever it is, here a node
 // body, and that the CPU pipeline leaves no call for it.
@@ -20,4 +21,29 @@ fx.graph @normal_cdf(%x: tensor<64xf32>) -> tensor<64xf32> {
     loop.yield %e : f32
   }
   fx.output %0 : tensor<64xf32>
+}
+
+// -----
+
+// With fast-exp, f32 exp becomes exp2 of a product; f64 stays.
+// FAST-LABEL: fx.graph @exps
+// FAST: %[[P:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
+// FAST: math.exp2 %[[P]] : f32
+// FAST: math.exp %{{.+}} : f64
+// CHECK-LABEL: fx.graph @exps
+// CHECK: math.exp %{{.+}} : f32
+fx.graph @exps(%x: tensor<64xf32>, %y: tensor<64xf64>) -> (tensor<64xf32>, tensor<64xf64>) {
+  %0 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf32>
+    %e = math.exp %v : f32
+    loop.yield %e : f32
+  }
+  %1 = loop.pointwise : tensor<64xf64> {
+  ^bb0(%i: index):
+    %v = loop.load %y[%i] : tensor<64xf64>
+    %e = math.exp %v : f64
+    loop.yield %e : f64
+  }
+  fx.output %0, %1 : tensor<64xf32>, tensor<64xf64>
 }

@@ -10,7 +10,8 @@
 // CHECK: %[[SUM:.+]] = loop.reduce "sum" over [64] : tensor<8x1xf32>
 // CHECK: loop.load %[[EXP]]
 // CHECK: loop.pointwise : tensor<8x64xbf16>
-// CHECK: arith.divf
+// CHECK: arith.divf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.mulf
 // CHECK: arith.truncf %{{.+}} : f32 to bf16
 // FUSED-LABEL: fx.graph @softmax
 // FUSED: loop.kernel rows(1) -> tensor<8x64xbf16>

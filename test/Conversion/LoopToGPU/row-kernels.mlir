@@ -10,7 +10,7 @@
 // CHECK-NOT: scf.for
 // CHECK: %[[FIRST:.+]] = arith.muli %[[TX]], %c8
 // CHECK: vector.load %{{.+}}[%[[ROW]], %[[FIRST]]] {alignment = 16 : i64} : memref<64x4096xbf16>, vector<8xbf16>
-// CHECK: %[[SECOND:.+]] = arith.addi %[[FIRST]], %c2048
+// CHECK: %[[SECOND:.+]] = arith.addi %{{.+}}, %c2048
 // CHECK: vector.load %{{.+}}[%[[ROW]], %[[SECOND]]]
 // CHECK: gpu.shuffle xor %{{.+}}, %c16_i32, %c32_i32 : f32
 // CHECK: memref.store %{{.+}}, %[[SCRATCH]]

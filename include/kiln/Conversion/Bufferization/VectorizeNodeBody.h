@@ -13,6 +13,8 @@
 #include "mlir/IR/Value.h"
 #include "mlir/IR/ValueRange.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include <map>
 
 namespace mlir {
 class Block;
@@ -38,12 +40,30 @@ FailureOr<Value> emitVectorNodeElements(OpBuilder &b, loop::PointwiseOp node,
 /// Whether emitVectorNodeElements can vectorize `node`'s body.
 bool canVectorizeNodeBody(loop::PointwiseOp node);
 
+/// Vector loads already emitted, by buffer, indices and width, so that nodes
+/// of one kernel that read the same elements share one load (and whatever
+/// is computed from it).
+class VectorLoadCache {
+public:
+  Value lookup(Value buffer, ValueRange indices, int64_t width) const;
+  void insert(Value buffer, ValueRange indices, int64_t width, Value loaded);
+
+private:
+  using Key = SmallVector<const void *, 6>;
+  static Key getKey(Value buffer, ValueRange indices, int64_t width);
+  std::map<Key, Value> loads;
+};
+
 /// emitVectorNodeElements for any node body (a reduction's too): its last
-/// argument is the column that varies by element.
+/// argument is the column that varies by element. Contiguous loads come
+/// from and go to `cache` when one is given; the caller makes sure that the
+/// cached loads dominate the code it emits and that nothing stores to their
+/// buffers in between.
 FailureOr<Value> emitVectorBodyElements(OpBuilder &b, Block &body,
                                         const IRMapping &mapping,
                                         ValueRange ivs, int64_t width,
-                                        int64_t bufferAlignment);
+                                        int64_t bufferAlignment,
+                                        VectorLoadCache *cache = nullptr);
 
 /// Whether emitVectorBodyElements can vectorize `body`.
 bool canVectorizeBody(Block &body);
