@@ -175,13 +175,13 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
 def ApproximateMathPass : Pass<"kiln-approximate-math"> {
   let summary = "Replaces math functions that CPUs lack with polynomials";
   let description = [{
-    x86 has no instruction and LLVM no intrinsic for `math.erf` (GELU's), so
-    the CPU back end would call libm once per element and lose vectors. This
-    pass replaces it with MLIR's polynomial approximation (f32, accurate to a
-    few ulp), which works on vectors as on scalars. GPUs keep `math.erf`:
-    libdevice has it.
+    x86 has no instructions for `erf`, `exp`, `log`, `sin`, `cos` and their
+    relatives, and LLVM turns a vector of them into one libm call per lane.
+    This pass replaces f32 ones with MLIR's polynomial approximations
+    (accurate to a few ulp), which work on vectors as on scalars.
 
-    With `fast-exp`, f32 `math.exp(x)` becomes `math.exp2(x * log2(e))`,
+    GPUs have libdevice; with `fast-exp` (for them) the pass approximates
+    nothing, and f32 `math.exp(x)` becomes `math.exp2(x * log2(e))`,
     which NVIDIA GPUs compute with one instruction (`ex2.approx`), as Triton
     does: a few ulp, and a relative error that grows like |x| * 2^-24 from
     rounding the product, against libdevice's exact range reduction, which

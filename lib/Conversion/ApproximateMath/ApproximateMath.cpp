@@ -51,9 +51,21 @@ struct ApproximateMathPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populatePolynomialApproximateErfPattern(patterns);
-    if (fastExp)
+    if (fastExp) {
       patterns.add<ExpAsExp2>(&getContext());
+    } else {
+      // f32 polynomials that work on vectors: LLVM would call libm once per
+      // lane for these.
+      populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
+        return llvm::is_contained(
+            {math::ErfOp::getOperationName(), math::ExpOp::getOperationName(),
+             math::ExpM1Op::getOperationName(), math::LogOp::getOperationName(),
+             math::Log1pOp::getOperationName(),
+             math::Log2Op::getOperationName(), math::SinOp::getOperationName(),
+             math::CosOp::getOperationName()},
+            name);
+      });
+    }
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -179,31 +179,85 @@ static SmallVector<Value> getReductionSizes(OpBuilder &b, Location loc,
 }
 
 /// Emits the element of reduction `node` at `outer`: a serial loop nest over
-/// the reduction space that accumulates, rounded once at the end.
+/// the reduction space that accumulates, rounded once at the end. With
+/// `vectorBytes`, the innermost reduction dimension accumulates in vectors
+/// of that many bytes of the accumulator while they fit, then one element
+/// at a time; the lanes combine at the end.
 static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
-                               const IRMapping &mapping, ValueRange outer) {
+                               const IRMapping &mapping, ValueRange outer,
+                               int64_t vectorBytes) {
   Location loc = node.getLoc();
+  Block &body = node.getBody().front();
   SmallVector<Value> reductionSizes = getReductionSizes(b, loc, node, mapping);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Type dtype = node.getResultType().getElementType();
   StringRef combiner = node.getCombiner();
-  Value init = getCombinerIdentity(b, loc, combiner,
-                                   node.getYield().getValue().getType(), dtype);
-  SmallVector<Value> lowerBounds(reductionSizes.size(), zero);
-  SmallVector<Value> steps(reductionSizes.size(), one);
+  Type accumulatorType = node.getYield().getValue().getType();
+  int64_t width = 1;
+  if (vectorBytes > 0 && canVectorizeBody(body))
+    width = std::max<int64_t>(
+        vectorBytes * 8 / accumulatorType.getIntOrFloatBitWidth(), 1);
+
+  // The outer reduction dimensions serially; the innermost one in vectors
+  // then a scalar tail, each with its own accumulator.
+  ArrayRef<Value> outerSizes = ArrayRef<Value>(reductionSizes).drop_back();
+  Value columns = reductionSizes.back();
+  Value vectorEnd = width > 1 ? getVectorEnd(b, loc, columns, width) : zero;
+  auto vectorType = VectorType::get({width}, accumulatorType);
+  SmallVector<Value> inits = {
+      getCombinerIdentity(b, loc, combiner, accumulatorType, dtype)};
+  if (width > 1)
+    inits.push_back(getCombinerIdentity(b, loc, combiner, vectorType, dtype));
   scf::LoopNest nest = scf::buildLoopNest(
-      b, loc, lowerBounds, reductionSizes, steps, ValueRange{init},
-      [&](OpBuilder &inner, Location, ValueRange inners,
+      b, loc, SmallVector<Value>(outerSizes.size(), zero), outerSizes,
+      SmallVector<Value>(outerSizes.size(), one), inits,
+      [&](OpBuilder &nested, Location, ValueRange outerReduction,
           ValueRange accumulators) -> scf::ValueVector {
-        SmallVector<Value> ivs(outer);
-        llvm::append_range(ivs, inners);
-        Value value =
-            emitBodyValue(inner, node.getBody().front(), mapping, ivs);
-        return {emitCombine(inner, loc, combiner, accumulators.front(), value,
-                            dtype)};
+        auto indicesAt = [&](Value column) {
+          SmallVector<Value> ivs(outer);
+          llvm::append_range(ivs, outerReduction);
+          ivs.push_back(column);
+          return ivs;
+        };
+        scf::ValueVector results = {accumulators.front()};
+        if (width > 1) {
+          Value widthValue = arith::ConstantIndexOp::create(nested, loc, width);
+          auto vectorLoop = scf::ForOp::create(
+              nested, loc, zero, vectorEnd, widthValue,
+              ValueRange{accumulators.back()},
+              [&](OpBuilder &inner, Location, Value column, ValueRange acc) {
+                FailureOr<Value> values = emitVectorBodyElements(
+                    inner, body, mapping, indicesAt(column), width,
+                    kCPUBufferAlignment);
+                assert(succeeded(values) && "checked by canVectorizeBody");
+                scf::YieldOp::create(inner, loc,
+                                     emitCombine(inner, loc, combiner,
+                                                 acc.front(), *values, dtype));
+              });
+          results.push_back(vectorLoop.getResult(0));
+        }
+        auto scalarLoop = scf::ForOp::create(
+            nested, loc, vectorEnd, columns, one,
+            ValueRange{accumulators.front()},
+            [&](OpBuilder &inner, Location, Value column, ValueRange acc) {
+              Value value =
+                  emitBodyValue(inner, body, mapping, indicesAt(column));
+              scf::YieldOp::create(
+                  inner, loc,
+                  emitCombine(inner, loc, combiner, acc.front(), value, dtype));
+            });
+        results.front() = scalarLoop.getResult(0);
+        return results;
       });
   Value total = nest.results.front();
+  if (width > 1) {
+    Value lanes = nest.results.back();
+    for (int64_t lane = 0; lane < width; ++lane)
+      total =
+          emitCombine(b, loc, combiner, total,
+                      vector::ExtractOp::create(b, loc, lanes, lane), dtype);
+  }
   Type scalarType = loop::getScalarType(dtype);
   if (total.getType() != scalarType)
     total = arith::TruncFOp::create(b, loc, scalarType, total);
@@ -213,11 +267,13 @@ static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
 /// Emits a reduction node: its result dimensions in parallel (or serially),
 /// and for each element a serial accumulation.
 static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
-                            IRMapping &mapping, bool parallel) {
+                            IRMapping &mapping,
+                            const LoopToSCFOptions &options) {
   Location loc = node.getLoc();
   SmallVector<Value> resultSizes = getNodeSizes(b, loc, node, mapping);
   auto element = [&](OpBuilder &nested, Location, ValueRange outer) {
-    Value total = emitReduceElement(nested, node, mapping, outer);
+    Value total =
+        emitReduceElement(nested, node, mapping, outer, options.vectorBytes);
     memref::StoreOp::create(nested, loc, total, dest, outer);
   };
   if (resultSizes.empty()) {
@@ -228,7 +284,7 @@ static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   SmallVector<Value> lowerBounds(resultSizes.size(), zero);
   SmallVector<Value> steps(resultSizes.size(), one);
-  if (parallel)
+  if (options.parallel)
     scf::ParallelOp::create(b, loc, lowerBounds, resultSizes, steps, element);
   else
     scf::buildLoopNest(b, loc, lowerBounds, resultSizes, steps, element);
@@ -263,7 +319,7 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
         Value value =
             isa<loop::ReduceOp>(op)
                 ? emitReduceElement(nested, cast<loop::ReduceOp>(op), mapping,
-                                    ivs)
+                                    ivs, options.vectorBytes)
                 : emitBodyValue(nested, op.getRegion(0).front(), mapping, ivs);
         for (Value dest : stores.lookup(result))
           memref::StoreOp::create(nested, loc, value, dest, ivs);
@@ -314,7 +370,7 @@ mlir::kiln::getSCFBufferizationTarget(const LoopToSCFOptions &options) {
   };
   target.emitReduce = [options](OpBuilder &b, loop::ReduceOp node, Value dest,
                                 IRMapping &mapping, ValueRange) {
-    emitReduceLoops(b, node, dest, mapping, options.parallel);
+    emitReduceLoops(b, node, dest, mapping, options);
   };
   target.emitKernel = [options](OpBuilder &b, loop::KernelOp kernel,
                                 ValueRange dests, IRMapping &mapping,

@@ -1,14 +1,19 @@
 // RUN: kiln-opt %s --kiln-loop-to-scf | FileCheck %s
 
 // Tests that a kernel runs its rows in parallel and, in each row, its nodes
-// in order: the maximum accumulates serially into a register that the next
-// node reads; only the yielded node is stored, as vectors.
+// in order: the maximum accumulates in vectors, then a scalar tail, into a
+// register that the next node reads; only the yielded node is stored, as
+// vectors.
 // CHECK-LABEL: func.func @kernel
 // CHECK-SAME: (%[[X:.+]]: memref<8x64xf32>, %[[OUT:.+]]: memref<8x64xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK: scf.parallel (%[[I:.+]]) =
-// CHECK: %[[MAX:.+]] = scf.for %{{.+}} iter_args
-// CHECK: arith.maximumf
+// CHECK: %[[LANES:.+]] = scf.for %{{.+}} iter_args(%{{.+}}) -> (vector<8xf32>)
+// CHECK: vector.load %[[X]][%[[I]], %{{.+}}]
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} : vector<8xf32>
+// CHECK: scf.for %{{.+}} iter_args(%{{.+}}) -> (f32)
+// CHECK: vector.extract %[[LANES]][7]
+// CHECK-NEXT: %[[MAX:.+]] = arith.maximumf
 // CHECK: scf.for
 // CHECK: %[[V:.+]] = vector.load %[[X]][%[[I]], %{{.+}}]
 // CHECK: %[[B:.+]] = vector.broadcast %[[MAX]] : f32 to vector<8xf32>
