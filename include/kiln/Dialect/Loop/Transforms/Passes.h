@@ -7,6 +7,7 @@
 #ifndef KILN_DIALECT_LOOP_TRANSFORMS_PASSES_H
 #define KILN_DIALECT_LOOP_TRANSFORMS_PASSES_H
 
+#include "kiln/Dialect/Loop/Transforms/FusionReport.h"
 #include "kiln/Dialect/Loop/Transforms/Inlining.h"
 #include "kiln/Dialect/Loop/Transforms/RowFusion.h"
 #include "mlir/Pass/Pass.h"
