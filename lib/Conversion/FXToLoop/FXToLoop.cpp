@@ -732,6 +732,136 @@ static Value getElementCount(OpBuilder &b, Location loc, Value tensor,
       arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
 }
 
+/// A pointwise node of `resultType` from `inputs` of the kept shape (size 1
+/// at the `reduced` dimensions): with `keepdim` the shapes agree, else the
+/// node drops the reduced dimensions and reads the inputs at index 0 there.
+static Value buildFromKeptShape(OpBuilder &b, Location loc,
+                                RankedTensorType resultType, ValueRange inputs,
+                                ArrayRef<bool> reduced, Type dtype,
+                                ScalarBodyFn bodyFn) {
+  auto keptType = cast<RankedTensorType>(inputs.front().getType());
+  bool keepdim = resultType.getRank() == keptType.getRank();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < keptType.getRank(); ++dim) {
+    if ((keepdim || !reduced[dim]) && keptType.isDynamicDim(dim))
+      dynamicSizes.push_back(getDimSize(b, loc, inputs.front(), dim));
+  }
+  auto node = loop::PointwiseOp::create(b, loc, resultType, dynamicSizes);
+  Block *body = b.createBlock(&node.getBody());
+  int64_t rank = resultType.getRank();
+  body->addArguments(SmallVector<Type>(rank, b.getIndexType()),
+                     SmallVector<Location>(rank, loc));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  SmallVector<Value> indices;
+  int64_t next = 0;
+  for (int64_t dim = 0; dim < keptType.getRank(); ++dim) {
+    if (reduced[dim]) {
+      indices.push_back(zero);
+      next += keepdim;
+    } else {
+      indices.push_back(body->getArgument(next++));
+    }
+  }
+  SmallVector<Value> elements;
+  for (Value input : inputs) {
+    Value element = loop::LoadOp::create(b, loc, input, indices);
+    elements.push_back(convertScalar(
+        b, loc, element,
+        cast<RankedTensorType>(input.getType()).getElementType(), dtype));
+  }
+  Value result = convertScalar(b, loc, bodyFn(b, loc, elements), dtype,
+                               resultType.getElementType());
+  loop::YieldOp::create(b, loc, result);
+  b.setInsertionPointAfter(node);
+  return node.getResult();
+}
+
+/// Lowers fx.var and fx.var_mean: the mean, then the sum of squared
+/// deviations (two passes, which row fusion keeps in cache) over the element
+/// count less `correction` (1 by default), as PyTorch divides.
+template <typename OpTy> struct VarianceLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getSelf();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    if (isa<ComplexType>(inputType.getElementType()))
+      return rewriter.notifyMatchFailure(op, "complex variance");
+    int64_t rank = inputType.getRank();
+    if (rank == 0)
+      return rewriter.notifyMatchFailure(op, "variance of a scalar");
+    double correction = 1.0;
+    if (Attribute attr = op.getCorrectionAttr()) {
+      if (auto floatAttr = dyn_cast<FloatAttr>(attr))
+        correction = floatAttr.getValueAsDouble();
+      else if (auto intAttr = dyn_cast<IntegerAttr>(attr))
+        correction = static_cast<double>(intAttr.getInt());
+      else
+        correction = cast<BoolAttr>(attr).getValue() ? 1.0 : 0.0;
+    }
+    SmallVector<int64_t> dims;
+    SmallVector<bool> reduced(rank, !op.getDim() || op.getDim()->empty());
+    if (std::optional<ArrayRef<int64_t>> dim = op.getDim()) {
+      for (int64_t d : *dim)
+        reduced[d < 0 ? d + rank : d] = true;
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      if (reduced[d])
+        dims.push_back(d);
+
+    Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
+    RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
+    Value count = getElementCount(rewriter, loc, input, dims, dtype);
+    Value sum = buildReduction(rewriter, loc, input, dims, /*keepdim=*/true,
+                               "sum", statsType);
+    Value mean = buildBroadcastPointwise(
+        rewriter, loc, statsType, ValueRange{sum}, TypeRange{dtype}, dtype,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          return arith::DivFOp::create(b, loc, elements[0], count);
+        });
+    auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
+    Value squares = buildBroadcastPointwise(
+        rewriter, loc, computeType, ValueRange{input, mean},
+        TypeRange{dtype, dtype}, dtype,
+        [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Value deviation =
+              arith::SubFOp::create(b, loc, elements[0], elements[1]);
+          return arith::MulFOp::create(b, loc, deviation, deviation);
+        });
+    Value squaresSum = buildReduction(rewriter, loc, squares, dims,
+                                      /*keepdim=*/true, "sum", statsType);
+    // max(count - correction, 0): PyTorch gives inf or nan below one degree
+    // of freedom.
+    Value degrees = arith::MaximumFOp::create(
+        rewriter, loc,
+        arith::SubFOp::create(
+            rewriter, loc, count,
+            arith::ConstantOp::create(
+                rewriter, loc, rewriter.getFloatAttr(dtype, correction))),
+        arith::ConstantOp::create(rewriter, loc,
+                                  rewriter.getFloatAttr(dtype, 0.0)));
+    Value variance = buildFromKeptShape(
+        rewriter, loc, cast<RankedTensorType>(op->getResult(0).getType()),
+        ValueRange{squaresSum}, reduced, dtype,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          return arith::DivFOp::create(b, loc, elements[0], degrees);
+        });
+    SmallVector<Value> results = {variance};
+    if constexpr (std::is_same_v<OpTy, fx::VarMeanOp>) {
+      results.push_back(buildFromKeptShape(
+          rewriter, loc, cast<RankedTensorType>(op.getMean().getType()),
+          ValueRange{mean}, reduced, dtype,
+          [](OpBuilder &, Location, ValueRange elements) {
+            return elements[0];
+          }));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 /// Lowers fx.softmax and fx.log_softmax: the row's maximum, the sum of
 /// exponentials of the shifted row, then each element; row fusion makes the
 /// three one kernel.
@@ -962,6 +1092,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
   patterns.add<ReductionLowering<fx::MeanOp>>(ctx, "sum");
+  patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
+      ctx);
   patterns.add<SoftmaxLowering<fx::SoftmaxOp>,
                SoftmaxLowering<fx::LogSoftmaxOp>, LayerNormLowering>(ctx);
 }

@@ -50,3 +50,24 @@ fx.graph @layer_norm(%x: tensor<?x4096xbf16>, %w: tensor<4096xbf16>, %b: tensor<
   %out, %mean, %rstd = fx.native_layer_norm %x weight(%w) bias(%b) {eps = 1.0e-05 : f64, normalized_shape = array<i64: 4096>} : (tensor<?x4096xbf16>, tensor<4096xbf16>, tensor<4096xbf16>) -> (tensor<?x4096xbf16>, tensor<?x1xf32>, tensor<?x1xf32>)
   fx.output %out, %mean, %rstd : tensor<?x4096xbf16>, tensor<?x1xf32>, tensor<?x1xf32>
 }
+
+// -----
+
+// Variance: the mean, the sum of squared deviations, then a division by
+// max(count - correction, 0) into the reduced shape (read at index 0 of the
+// kept dimension); var_mean's mean comes from the same first pass.
+// CHECK-LABEL: fx.graph @var_mean
+// CHECK: %[[SUM:.+]] = loop.reduce "sum" over [50] : tensor<6x1xf32>
+// CHECK: %[[MEAN:.+]] = loop.pointwise : tensor<6x1xf32>
+// CHECK: %[[SQ:.+]] = loop.reduce "sum" over [50] : tensor<6x1xf32>
+// CHECK: loop.pointwise : tensor<6xf32>
+// CHECK: loop.load %[[SQ]][%{{.+}}, %c0{{.*}}] : tensor<6x1xf32>
+// CHECK: arith.divf
+// CHECK: loop.pointwise : tensor<6xf32>
+// CHECK: loop.load %[[MEAN]]
+// FUSED-LABEL: fx.graph @var_mean
+// FUSED: loop.kernel rows(1) -> tensor<6xf32>, tensor<6xf32>
+fx.graph @var_mean(%x: tensor<6x50xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
+  %v, %m = fx.var_mean %x {dim = array<i64: 1>, correction = 0 : i64} : (tensor<6x50xf32>) -> (tensor<6xf32>, tensor<6xf32>)
+  fx.output %v, %m : tensor<6xf32>, tensor<6xf32>
+}
