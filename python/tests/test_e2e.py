@@ -57,6 +57,8 @@ def fresh(shape, dtype, generator, device="cpu"):
 
 def poisoned_like(tensor):
     """A buffer whose every element differs from what a kernel should write."""
+    # Contiguous, as Kiln's results are (eager's may be views with strides).
+    tensor = tensor.contiguous()
     if tensor.dtype.is_floating_point:
         return torch.full_like(tensor, float("nan"))
     if tensor.dtype == torch.bool:
@@ -251,6 +253,25 @@ def test_reductions(name, fn, shapes, device, tmp_path):
       ((512,), torch.bfloat16)]),
 ])
 def test_normalizations(name, fn, shapes, device, tmp_path):
+    check(fn, shapes, device=device, tmp_path=tmp_path)
+
+
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("permute", lambda x: x.permute(2, 0, 1) * 2, [((3, 4, 5), F32)]),
+    ("transpose and add", lambda x, y: x.t() + y, [((6, 7), F32), ((7, 6), F32)]),
+    ("attention head split", lambda x: x.view(2, 8, 4, 16).permute(0, 2, 1, 3) + 1,
+     [((2, 8, 64), F32)]),
+    ("head merge", lambda x: x.permute(0, 2, 1, 3).reshape(2, 8, 64) * 3,
+     [((2, 4, 8, 16), F32)]),
+    ("flatten", lambda x: x.flatten(1) - 1, [((3, 4, 5), F32)]),
+    ("expand", lambda x, y: x.expand(4, 5, 6) * y, [((5, 1), F32), ((4, 5, 6), F32)]),
+    ("squeeze and unsqueeze", lambda x: x.squeeze(1).unsqueeze(0) + 1, [((4, 1, 6), F32)]),
+    ("slices", lambda x: x[:, 1:7:2] + x[:, -3:], [((5, 9), F32)]),
+    ("select", lambda x: x[:, 2] * x[-1], [((5, 5), F32)]),
+    ("view of a reduction", lambda x: x.sum(-1).view(2, 3), [((6, 8), F32)]),
+    ("clone", lambda x: x.clone() + 0.5, [((4, 4), F32)]),
+])
+def test_views(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)
 
 

@@ -702,6 +702,274 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
 };
 
 //===----------------------------------------------------------------------===//
+// Views: index arithmetic, not copies
+//===----------------------------------------------------------------------===//
+
+/// Computes the source indices a view reads for the result indices `ivs`.
+using IndexMapFn =
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange ivs)>;
+
+/// Builds a node that reads `source` at the indices `indexMap` gives for
+/// each element of `resultType`. Inlining then folds it into its readers, so
+/// a view costs index arithmetic in the kernel that reads it, not a copy.
+static Value buildIndexMapNode(OpBuilder &b, Location loc, Value source,
+                               RankedTensorType resultType,
+                               ValueRange dynamicSizes, IndexMapFn indexMap) {
+  auto node = loop::PointwiseOp::create(b, loc, resultType, dynamicSizes);
+  Block *body = b.createBlock(&node.getBody());
+  int64_t rank = resultType.getRank();
+  body->addArguments(SmallVector<Type>(rank, b.getIndexType()),
+                     SmallVector<Location>(rank, loc));
+  SmallVector<Value> indices = indexMap(b, loc, body->getArguments());
+  Value element = loop::LoadOp::create(b, loc, source, indices);
+  loop::YieldOp::create(b, loc, element);
+  b.setInsertionPointAfter(node);
+  return node.getResult();
+}
+
+/// The dynamic sizes of `resultType` when its dimension `dim` has the size of
+/// `source`'s dimension `sourceDim(dim)` (negative: none); fails when a
+/// dynamic result dimension has no dynamic source dimension.
+static FailureOr<SmallVector<Value>>
+getViewDynamicSizes(OpBuilder &b, Location loc, Value source,
+                    RankedTensorType resultType,
+                    function_ref<int64_t(int64_t)> sourceDim) {
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0; dim < resultType.getRank(); ++dim) {
+    if (!resultType.isDynamicDim(dim))
+      continue;
+    int64_t from = sourceDim(dim);
+    if (from < 0)
+      return failure();
+    sizes.push_back(getDimSize(b, loc, source, from));
+  }
+  return sizes;
+}
+
+/// Lowers fx.permute, fx.expand, fx.squeeze, fx.unsqueeze, fx.slice,
+/// fx.select, fx.view and fx.unsafe_view (and fx.clone, fx.alias) into
+/// index-map nodes.
+template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op->getOperand(0);
+    auto sourceType = cast<RankedTensorType>(source.getType());
+    auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    int64_t sourceRank = sourceType.getRank();
+    int64_t resultRank = resultType.getRank();
+    auto normalize = [](int64_t dim, int64_t rank) {
+      return dim < 0 ? dim + rank : dim;
+    };
+    // For each result dimension, the source dimension it comes from (or -1),
+    // and how source indices follow from result indices.
+    std::function<int64_t(int64_t)> sourceDim;
+    std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange)> map;
+
+    if constexpr (std::is_same_v<OpTy, fx::CloneOp> ||
+                  std::is_same_v<OpTy, fx::AliasOp>) {
+      sourceDim = [](int64_t dim) { return dim; };
+      map = [](OpBuilder &, Location, ValueRange ivs) {
+        return SmallVector<Value>(ivs);
+      };
+    } else if constexpr (std::is_same_v<OpTy, fx::PermuteOp>) {
+      SmallVector<int64_t> dims = llvm::map_to_vector(
+          op.getDims(), [&](int64_t d) { return normalize(d, sourceRank); });
+      sourceDim = [dims](int64_t dim) { return dims[dim]; };
+      map = [dims](OpBuilder &, Location, ValueRange ivs) {
+        SmallVector<Value> indices(dims.size());
+        for (auto [resultDim, from] : llvm::enumerate(dims))
+          indices[from] = ivs[resultDim];
+        return indices;
+      };
+    } else if constexpr (std::is_same_v<OpTy, fx::ExpandOp>) {
+      int64_t offset = resultRank - sourceRank;
+      sourceDim = [=](int64_t dim) {
+        int64_t from = dim - offset;
+        return from >= 0 && sourceType.getDimSize(from) != 1 ? from : -1;
+      };
+      map = [=](OpBuilder &b, Location loc, ValueRange ivs) {
+        SmallVector<Value> indices;
+        for (int64_t dim = 0; dim < sourceRank; ++dim)
+          indices.push_back(
+              sourceType.getDimSize(dim) == 1 &&
+                      resultType.getDimSize(dim + offset) != 1
+                  ? arith::ConstantIndexOp::create(b, loc, 0).getResult()
+                  : ivs[dim + offset]);
+        return indices;
+      };
+    } else if constexpr (std::is_same_v<OpTy, fx::SqueezeOp> ||
+                         std::is_same_v<OpTy, fx::UnsqueezeOp> ||
+                         std::is_same_v<OpTy, fx::SelectOp>) {
+      // Source dimensions that the result lacks, read at a fixed index.
+      SmallVector<std::optional<int64_t>> fixed(sourceRank);
+      if constexpr (std::is_same_v<OpTy, fx::SqueezeOp>) {
+        for (int64_t d : op.getDim()) {
+          int64_t dim = normalize(d, sourceRank);
+          if (sourceType.getDimSize(dim) == 1)
+            fixed[dim] = 0;
+        }
+      } else if constexpr (std::is_same_v<OpTy, fx::SelectOp>) {
+        int64_t dim = normalize(op.getDim(), sourceRank);
+        int64_t index = op.getIndex();
+        if (index < 0) {
+          if (sourceType.isDynamicDim(dim))
+            return rewriter.notifyMatchFailure(op, "negative dynamic index");
+          index += sourceType.getDimSize(dim);
+        }
+        fixed[dim] = index;
+      }
+      if (static_cast<int64_t>(
+              llvm::count_if(fixed, [](auto f) { return !f; })) != resultRank &&
+          !std::is_same_v<OpTy, fx::UnsqueezeOp>)
+        return rewriter.notifyMatchFailure(op, "squeezes a dynamic size");
+      int64_t inserted = -1;
+      if constexpr (std::is_same_v<OpTy, fx::UnsqueezeOp>)
+        inserted = normalize(op.getDim(), resultRank);
+      // The source dimension of each result dimension.
+      SmallVector<int64_t> from;
+      for (int64_t dim = 0, next = 0; dim < resultRank; ++dim) {
+        if (dim == inserted) {
+          from.push_back(-1);
+          continue;
+        }
+        while (fixed[next])
+          ++next;
+        from.push_back(next++);
+      }
+      sourceDim = [from](int64_t dim) { return from[dim]; };
+      map = [=](OpBuilder &b, Location loc, ValueRange ivs) {
+        SmallVector<Value> indices(sourceRank);
+        for (int64_t dim = 0; dim < sourceRank; ++dim)
+          if (fixed[dim])
+            indices[dim] = arith::ConstantIndexOp::create(b, loc, *fixed[dim]);
+        for (auto [dim, source] : llvm::enumerate(from))
+          if (source >= 0)
+            indices[source] = ivs[dim];
+        return indices;
+      };
+    } else if constexpr (std::is_same_v<OpTy, fx::SliceOp>) {
+      int64_t dim = normalize(op.getDim(), sourceRank);
+      int64_t size = sourceType.getDimSize(dim);
+      int64_t start = op.getStart().value_or(0);
+      if (start < 0) {
+        if (ShapedType::isDynamic(size))
+          return rewriter.notifyMatchFailure(op, "negative dynamic start");
+        start = std::max<int64_t>(start + size, 0);
+      }
+      if (!ShapedType::isDynamic(size))
+        start = std::min(start, size);
+      int64_t step = op.getStep();
+      // A dynamic sliced size would need the end; only others are derived.
+      sourceDim = [dim](int64_t d) { return d == dim ? -1 : d; };
+      map = [=](OpBuilder &b, Location loc, ValueRange ivs) {
+        SmallVector<Value> indices(ivs);
+        Value scaled = ivs[dim];
+        if (step != 1)
+          scaled = arith::MulIOp::create(
+              b, loc, scaled, arith::ConstantIndexOp::create(b, loc, step));
+        if (start != 0)
+          scaled = arith::AddIOp::create(
+              b, loc, scaled, arith::ConstantIndexOp::create(b, loc, start));
+        indices[dim] = scaled;
+        return indices;
+      };
+    } else {
+      // fx.view, fx.unsafe_view: dimensions regroup. Each group of source
+      // dimensions and result dimensions with the same number of elements
+      // maps through its linear index; a dynamic dimension must be a group
+      // of its own on both sides.
+      SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> groups;
+      int64_t i = 0, j = 0;
+      while (i < sourceRank || j < resultRank) {
+        SmallVector<int64_t> sourceDims, resultDims;
+        if (i < sourceRank && j < resultRank && sourceType.isDynamicDim(i) &&
+            resultType.isDynamicDim(j)) {
+          groups.push_back({{i++}, {j++}});
+          continue;
+        }
+        int64_t sourceElements = 1, resultElements = 1;
+        do {
+          if (i < sourceRank &&
+              (sourceDims.empty() || sourceElements < resultElements ||
+               (j >= resultRank))) {
+            if (sourceType.isDynamicDim(i))
+              return rewriter.notifyMatchFailure(op, "dynamic regrouping");
+            sourceElements *= sourceType.getDimSize(i);
+            sourceDims.push_back(i++);
+          } else if (j < resultRank) {
+            if (resultType.isDynamicDim(j))
+              return rewriter.notifyMatchFailure(op, "dynamic regrouping");
+            resultElements *= resultType.getDimSize(j);
+            resultDims.push_back(j++);
+          } else {
+            break;
+          }
+        } while (sourceElements != resultElements || resultDims.empty() ||
+                 (i < sourceRank && sourceType.getDimSize(i) == 1 &&
+                  !sourceType.isDynamicDim(i) && j >= resultRank));
+        if (sourceElements != resultElements)
+          return rewriter.notifyMatchFailure(op, "sizes do not regroup");
+        groups.push_back({sourceDims, resultDims});
+      }
+      SmallVector<int64_t> from(resultRank, -1);
+      for (auto &[sourceDims, resultDims] : groups)
+        if (sourceDims.size() == 1 && resultDims.size() == 1)
+          from[resultDims.front()] = sourceDims.front();
+      sourceDim = [from](int64_t dim) { return from[dim]; };
+      map = [=](OpBuilder &b, Location loc, ValueRange ivs) {
+        SmallVector<Value> indices(sourceRank);
+        for (auto &[sourceDims, resultDims] : groups) {
+          if (sourceDims.size() == 1 && resultDims.size() == 1) {
+            indices[sourceDims.front()] = ivs[resultDims.front()];
+            continue;
+          }
+          // The group's linear index from the result's indices...
+          Value linear;
+          for (int64_t dim : resultDims) {
+            Value iv = ivs[dim];
+            linear = linear ? arith::AddIOp::create(
+                                  b, loc,
+                                  arith::MulIOp::create(
+                                      b, loc, linear,
+                                      arith::ConstantIndexOp::create(
+                                          b, loc, resultType.getDimSize(dim))),
+                                  iv)
+                                  .getResult()
+                            : iv;
+          }
+          if (!linear)
+            linear = arith::ConstantIndexOp::create(b, loc, 0);
+          // ... and the source's indices from it, innermost first.
+          for (int64_t k = sourceDims.size() - 1; k >= 0; --k) {
+            int64_t dim = sourceDims[k];
+            if (k == 0) {
+              indices[dim] = linear;
+              break;
+            }
+            Value size = arith::ConstantIndexOp::create(
+                b, loc, sourceType.getDimSize(dim));
+            indices[dim] = arith::RemUIOp::create(b, loc, linear, size);
+            linear = arith::DivUIOp::create(b, loc, linear, size);
+          }
+        }
+        return indices;
+      };
+    }
+
+    FailureOr<SmallVector<Value>> dynamicSizes =
+        getViewDynamicSizes(rewriter, loc, source, resultType, sourceDim);
+    if (failed(dynamicSizes))
+      return rewriter.notifyMatchFailure(op, "a dynamic size is not derived");
+    rewriter.replaceOp(op, buildIndexMapNode(rewriter, loc, source, resultType,
+                                             *dynamicSizes, map));
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // Normalizations
 //===----------------------------------------------------------------------===//
 
@@ -1092,6 +1360,11 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
   patterns.add<ReductionLowering<fx::MeanOp>>(ctx, "sum");
+  patterns.add<ViewLowering<fx::CloneOp>, ViewLowering<fx::AliasOp>,
+               ViewLowering<fx::PermuteOp>, ViewLowering<fx::ExpandOp>,
+               ViewLowering<fx::SqueezeOp>, ViewLowering<fx::UnsqueezeOp>,
+               ViewLowering<fx::SliceOp>, ViewLowering<fx::SelectOp>,
+               ViewLowering<fx::ViewOp>, ViewLowering<fx::UnsafeViewOp>>(ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
   patterns.add<SoftmaxLowering<fx::SoftmaxOp>,

@@ -1,0 +1,73 @@
+// RUN: kiln-opt %s -split-input-file --kiln-fx-to-loop | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-lower-to-loop | FileCheck %s --check-prefix=INLINED
+// RUN: not kiln-opt %s -split-input-file --kiln-fx-to-loop=fail-on-unsupported 2>&1 | FileCheck %s --check-prefix=ERROR
+
+// Views are index arithmetic: a node that reads the source at mapped
+// indices, which inlining folds into the readers.
+
+// CHECK-LABEL: fx.graph @permute
+// CHECK: loop.pointwise(%{{.+}}) : tensor<12x?x64xf32>
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index, %[[K:.+]]: index):
+// CHECK-NEXT: loop.load %{{.+}}[%[[J]], %[[I]], %[[K]]] : tensor<?x12x64xf32>
+// INLINED-LABEL: fx.graph @permute
+// INLINED-COUNT-1: loop.pointwise
+// INLINED: loop.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}] : tensor<?x12x64xf32>
+// INLINED: arith.mulf
+fx.graph @permute(%x: tensor<?x12x64xf32>) -> tensor<12x?x64xf32> {
+  %0 = fx.permute %x {dims = array<i64: 1, 0, 2>} : (tensor<?x12x64xf32>) -> tensor<12x?x64xf32>
+  %1 = fx.mul %0, %0 : (tensor<12x?x64xf32>, tensor<12x?x64xf32>) -> tensor<12x?x64xf32>
+  fx.output %1 : tensor<12x?x64xf32>
+}
+
+// -----
+
+// Splitting a dimension multiplies and adds; merging divides.
+// CHECK-LABEL: fx.graph @split_heads
+// CHECK: ^bb0(%[[B:.+]]: index, %[[T:.+]]: index, %[[H:.+]]: index, %[[D:.+]]: index):
+// CHECK: %[[ROW:.+]] = arith.muli %[[H]], %c64
+// CHECK: %[[COL:.+]] = arith.addi %[[ROW]], %[[D]]
+// CHECK: loop.load %{{.+}}[%[[B]], %[[T]], %[[COL]]] : tensor<?x8x768xf32>
+// CHECK-NOT: arith.divui
+fx.graph @split_heads(%x: tensor<?x8x768xf32>) -> tensor<?x8x12x64xf32> {
+  %0 = fx.view %x : (tensor<?x8x768xf32>) -> tensor<?x8x12x64xf32>
+  fx.output %0 : tensor<?x8x12x64xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @merge
+// CHECK: ^bb0(%[[I:.+]]: index):
+// CHECK: %[[C:.+]] = arith.remui %[[I]], %c5
+// CHECK: %[[Q:.+]] = arith.divui %[[I]], %c5
+// CHECK: loop.load %{{.+}}[%[[Q]], %[[C]]] : tensor<4x5xf32>
+fx.graph @merge(%x: tensor<4x5xf32>) -> tensor<20xf32> {
+  %0 = fx.view %x : (tensor<4x5xf32>) -> tensor<20xf32>
+  fx.output %0 : tensor<20xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @slice_select_expand
+// CHECK: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: %[[S:.+]] = arith.muli %[[J]], %c2
+// CHECK: %[[O:.+]] = arith.addi %[[S]], %c1
+// CHECK: loop.load %{{.+}}[%[[I]], %[[O]]] : tensor<5x9xf32>
+// CHECK: ^bb0(%[[I2:.+]]: index):
+// CHECK: loop.load %{{.+}}[%c4{{.*}}, %[[I2]]] : tensor<5x9xf32>
+// CHECK: ^bb0(%[[A:.+]]: index, %[[B2:.+]]: index):
+// CHECK: loop.load %{{.+}}[%[[A]], %c0{{.*}}] : tensor<5x1xf32>
+fx.graph @slice_select_expand(%x: tensor<5x9xf32>, %y: tensor<5x1xf32>) -> (tensor<5x4xf32>, tensor<9xf32>, tensor<5x3xf32>) {
+  %0 = fx.slice %x {dim = 1 : i64, start = 1 : i64, end = 8 : i64, step = 2 : i64} : (tensor<5x9xf32>) -> tensor<5x4xf32>
+  %1 = fx.select %x {dim = 0 : i64, index = -1 : i64} : (tensor<5x9xf32>) -> tensor<9xf32>
+  %2 = fx.expand %y : (tensor<5x1xf32>) -> tensor<5x3xf32>
+  fx.output %0, %1, %2 : tensor<5x4xf32>, tensor<9xf32>, tensor<5x3xf32>
+}
+
+// -----
+
+// A view that regroups a dynamic size is not lowered (yet).
+// ERROR: error: kiln-fx-to-loop: no lowering for 'fx.view' with these operand types
+fx.graph @dynamic_regrouping(%x: tensor<?x4xf32>) -> tensor<?xf32> {
+  %0 = fx.view %x : (tensor<?x4xf32>) -> tensor<?xf32>
+  fx.output %0 : tensor<?xf32>
+}
