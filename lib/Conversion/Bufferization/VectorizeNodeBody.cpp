@@ -84,6 +84,7 @@ public:
         b, loc, vector::BroadcastOp::create(b, loc, indexVector, ivs.back()),
         vector::StepOp::create(b, loc, indexVector));
     vectors.map(column, columns);
+    columnValue = column;
     for (Operation &op : body.without_terminator()) {
       if (auto load = dyn_cast<loop::LoadOp>(op))
         emitLoad(load, column);
@@ -132,7 +133,7 @@ private:
       return;
     }
     ValueRange indices = load.getIndices();
-    bool contiguous = !indices.empty() && indices.back() == column &&
+    bool contiguous = !indices.empty() && isShiftedColumn(indices.back()) &&
                       llvm::all_of(indices.drop_back(), [&](Value index) {
                         return isUniform(index) && index != column;
                       });
@@ -151,7 +152,10 @@ private:
     if (contiguous) {
       for (Value index : indices.drop_back())
         scalarIndices.push_back(getUniform(index));
-      scalarIndices.push_back(ivs.back());
+      Value offset = shifted.lookup(indices.back());
+      scalarIndices.push_back(
+          offset ? arith::AddIOp::create(b, loc, ivs.back(), offset).getResult()
+                 : ivs.back());
       if (cache) {
         if (Value cached = cache->lookup(buffer, scalarIndices, width)) {
           vectors.map(load.getResult(), cached);
@@ -160,8 +164,10 @@ private:
       }
       auto vectorLoad =
           vector::LoadOp::create(b, loc, vectorType, buffer, scalarIndices);
+      // A shifted start may break the vector's alignment.
       if (int64_t alignment =
-              getVectorAccessAlignment(buffer, width, bufferAlignment))
+              getVectorAccessAlignment(buffer, width, bufferAlignment);
+          alignment && !offset)
         vectorLoad.setAlignment(alignment);
       vectors.map(load.getResult(), vectorLoad.getResult());
       if (cache)
@@ -184,7 +190,32 @@ private:
                 vector::FromElementsOp::create(b, loc, vectorType, elements));
   }
 
+  /// Whether `value` is the column plus a uniform offset: its elements are
+  /// consecutive, so a load at it is contiguous (views shift columns).
+  bool isShiftedColumn(Value value) {
+    return value == columnValue || shifted.contains(value);
+  }
+
+  /// Records `op`'s result as a shifted column when it adds a uniform value
+  /// to one.
+  void recordShiftedColumn(Operation &op) {
+    auto add = dyn_cast<arith::AddIOp>(op);
+    if (!add)
+      return;
+    for (auto [columnSide, other] : {std::pair(add.getLhs(), add.getRhs()),
+                                     std::pair(add.getRhs(), add.getLhs())}) {
+      if (!isShiftedColumn(columnSide) || !isUniform(other))
+        continue;
+      Value offset = getUniform(other);
+      if (Value previous = shifted.lookup(columnSide))
+        offset = arith::AddIOp::create(b, op.getLoc(), previous, offset);
+      shifted[add.getResult()] = offset;
+      return;
+    }
+  }
+
   void emitElementwise(Operation &op) {
+    recordShiftedColumn(op);
     bool allUniform =
         llvm::all_of(op.getOperands(), [&](Value v) { return isUniform(v); });
     if (allUniform) {
@@ -216,6 +247,10 @@ private:
   IRMapping uniform;
   /// Body values that differ by element, as vectors.
   IRMapping vectors;
+  /// The body's column argument, and values that are it plus a uniform
+  /// offset (the offset's scalar).
+  Value columnValue;
+  DenseMap<Value, Value> shifted;
 };
 } // namespace
 

@@ -136,22 +136,30 @@ fx.graph @do_not_vectorize_bool_reads(%p: tensor<64xi1>) -> tensor<64xf32> {
 
 // -----
 
-// Tests that a read at an index computed from the column inside the body is
-// gathered per element (the column is a vector of indices), never read as
-// if it were the same for all of a thread's elements.
+// Tests that a read at the column plus a uniform offset (as views and slices
+// make) is one vector load at the shifted column, with no claim of alignment,
+// and that a read at another function of the column is gathered per element
+// (the column is a vector of indices), never read as if it were the same for
+// all of a thread's elements.
 // VEC-LABEL: func.func @column_arithmetic
 // VEC: %[[STEP:.+]] = vector.step : vector<4xindex>
 // VEC: %[[COLUMNS:.+]] = arith.addi %{{.+}}, %[[STEP]] : vector<4xindex>
-// VEC: %[[SHIFTED:.+]] = arith.addi %[[COLUMNS]], %{{.+}} : vector<4xindex>
-// VEC-COUNT-4: vector.extract %[[SHIFTED]]
+// VEC: %[[START:.+]] = arith.addi %{{.+}}, %c1 : index
+// VEC: vector.load %{{.+}}[%{{.+}}, %[[START]]] : memref<4x9xf32>, vector<4xf32>
+// VEC: %[[DOUBLED:.+]] = arith.muli %[[COLUMNS]], %{{.+}} : vector<4xindex>
+// VEC-COUNT-4: vector.extract %[[DOUBLED]]
 // VEC: vector.from_elements
-fx.graph @column_arithmetic(%x: tensor<4x9xf32>) -> tensor<4x8xf32> {
+fx.graph @column_arithmetic(%x: tensor<4x9xf32>, %y: tensor<4x16xf32>) -> tensor<4x8xf32> {
   %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
   %0 = loop.pointwise : tensor<4x8xf32> {
   ^bb0(%i: index, %j: index):
     %k = arith.addi %j, %c1 : index
     %v = loop.load %x[%i, %k] : tensor<4x9xf32>
-    loop.yield %v : f32
+    %l = arith.muli %j, %c2 : index
+    %w = loop.load %y[%i, %l] : tensor<4x16xf32>
+    %s = arith.addf %v, %w : f32
+    loop.yield %s : f32
   }
   fx.output %0 : tensor<4x8xf32>
 }
