@@ -80,9 +80,15 @@ public:
     // in the body then computes per-element indices, which loads gather.
     Location loc = body.getParentOp()->getLoc();
     auto indexVector = VectorType::get({width}, b.getIndexType());
+    // [0, 1, ..., width - 1] as a constant: every target lowers that (the
+    // GPU's NVVM conversion has no rule for vector.step).
+    SmallVector<APInt> steps;
+    for (int64_t k = 0; k < width; ++k)
+      steps.push_back(APInt(64, k));
     Value columns = arith::AddIOp::create(
         b, loc, vector::BroadcastOp::create(b, loc, indexVector, ivs.back()),
-        vector::StepOp::create(b, loc, indexVector));
+        arith::ConstantOp::create(b, loc,
+                                  DenseElementsAttr::get(indexVector, steps)));
     vectors.map(column, columns);
     columnValue = column;
     for (Operation &op : body.without_terminator()) {

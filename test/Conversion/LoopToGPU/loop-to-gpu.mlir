@@ -142,7 +142,7 @@ fx.graph @do_not_vectorize_bool_reads(%p: tensor<64xi1>) -> tensor<64xf32> {
 // (the column is a vector of indices), never read as if it were the same for
 // all of a thread's elements.
 // VEC-LABEL: func.func @column_arithmetic
-// VEC: %[[STEP:.+]] = vector.step : vector<4xindex>
+// VEC: %[[STEP:.+]] = arith.constant dense<[0, 1, 2, 3]> : vector<4xindex>
 // VEC: %[[COLUMNS:.+]] = arith.addi %{{.+}}, %[[STEP]] : vector<4xindex>
 // VEC: %[[START:.+]] = arith.addi %{{.+}}, %c1 : index
 // VEC: vector.load %{{.+}}[%{{.+}}, %[[START]]] : memref<4x9xf32>, vector<4xf32>
