@@ -275,6 +275,36 @@ def test_views(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)
 
 
+def test_indexing(device, tmp_path):
+    def fn(weight, tokens, x, rows, positions):
+        embedded = torch.nn.functional.embedding(tokens, weight) * 2
+        picked = torch.index_select(x, 1, rows)
+        gathered = torch.gather(x, 1, positions)
+        return embedded, picked + 1, gathered
+    generator = torch.Generator().manual_seed(1)
+    weight, x = torch.randn(50, 16, generator=generator), torch.randn(4, 10, generator=generator)
+    tokens = torch.randint(0, 50, (3, 7), generator=generator)
+    rows = torch.randint(0, 10, (6,), generator=generator)
+    positions = torch.randint(0, 10, (4, 5), generator=generator)
+    args = [t.to(device) for t in (weight, tokens, x, rows, positions)]
+    compiled = kiln.compile(fn, args, cache_dir=tmp_path)
+    fresh_tokens = torch.randint(0, 50, (3, 7), generator=generator).to(device)
+    args[1] = fresh_tokens
+    for got, want in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("cat", lambda x, y: torch.cat([x, y * 2], dim=1) + 1, [((3, 4), F32), ((3, 5), F32)]),
+    ("cat of three, promoted", lambda x, y, z: torch.cat([x, y, z]),
+     [((2, 6), F32), ((1, 6), torch.float16), ((3, 6), F32)]),
+    ("rotary-style halves", lambda x: torch.cat([-x[..., 8:], x[..., :8]], dim=-1) * x,
+     [((2, 3, 16), F32)]),
+])
+def test_concatenation(name, fn, shapes, device, tmp_path):
+    check(fn, shapes, device=device, tmp_path=tmp_path)
+
+
 def test_nan_propagates_through_relu(tmp_path):
     compiled = kiln.compile(lambda x: torch.relu(x), [torch.randn(4)], cache_dir=tmp_path)
     x = torch.tensor([float("nan"), -1.0, 2.0, float("-inf")])
