@@ -973,16 +973,22 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
 // Indexing and concatenation: loads at loaded indices
 //===----------------------------------------------------------------------===//
 
-/// `value` (a loaded index element) as an index clamped to [0, size): an
-/// index out of range is an error in PyTorch; here it reads the nearest
-/// element instead of memory outside the tensor.
-static Value clampIndex(OpBuilder &b, Location loc, Value value, Value size) {
-  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+/// `index` clamped to [0, size), so that a read there stays in the tensor.
+static Value clampToRange(OpBuilder &b, Location loc, Value index, Value size) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value last = arith::SubIOp::create(b, loc, size,
                                      arith::ConstantIndexOp::create(b, loc, 1));
   return arith::MinSIOp::create(
       b, loc, arith::MaxSIOp::create(b, loc, index, zero), last);
+}
+
+/// `value` (a loaded index element) as an index clamped to [0, size): an
+/// index out of range is an error in PyTorch; here it reads the nearest
+/// element instead of memory outside the tensor.
+static Value clampIndex(OpBuilder &b, Location loc, Value value, Value size) {
+  return clampToRange(
+      b, loc, arith::IndexCastOp::create(b, loc, b.getIndexType(), value),
+      size);
 }
 
 /// The dynamic sizes of `type` from `sizeOf(dim)` for each dynamic `dim`.
@@ -1022,7 +1028,7 @@ template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
     auto sourceType = cast<RankedTensorType>(source.getType());
     auto indexType = cast<RankedTensorType>(indexTensor.getType());
     if (sourceType.getRank() == 0 ||
-        indexType.getRank() == 0 && !std::is_same_v<OpTy, fx::EmbeddingOp>)
+        (indexType.getRank() == 0 && !std::is_same_v<OpTy, fx::EmbeddingOp>))
       return rewriter.notifyMatchFailure(op, "scalar operands");
     Value bound = getDimSize(rewriter, loc, source, dim);
     SmallVector<Value> dynamicSizes =
@@ -1119,13 +1125,7 @@ struct CatLowering : OpRewritePattern<fx::CatOp> {
     for (int64_t k = inputs.size() - 1; k >= 0; --k) {
       SmallVector<Value> indices(body->getArguments());
       Value local = arith::SubIOp::create(rewriter, loc, position, starts[k]);
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-      Value last = arith::SubIOp::create(
-          rewriter, loc, sizes[k],
-          arith::ConstantIndexOp::create(rewriter, loc, 1));
-      indices[dim] = arith::MinSIOp::create(
-          rewriter, loc, arith::MaxSIOp::create(rewriter, loc, local, zero),
-          last);
+      indices[dim] = clampToRange(rewriter, loc, local, sizes[k]);
       Value element = loop::LoadOp::create(rewriter, loc, inputs[k], indices);
       element = convertScalar(
           rewriter, loc, element,
@@ -1221,6 +1221,38 @@ static Value buildFromKeptShape(OpBuilder &b, Location loc,
   return node.getResult();
 }
 
+/// The two passes of a mean and variance over `dims` of `input`, in
+/// `dtype`, with the size-1 dimensions kept: the sum, the mean, then the sum
+/// of squared deviations from it (more accurate than E[x^2] - E[x]^2; row
+/// fusion keeps the second pass in cache).
+struct Moments {
+  Value count, mean, squaredDeviations;
+};
+static Moments buildMoments(OpBuilder &b, Location loc, Value input,
+                            ArrayRef<int64_t> dims, Type dtype) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
+  Value count = getElementCount(b, loc, input, dims, dtype);
+  Value sum =
+      buildReduction(b, loc, input, dims, /*keepdim=*/true, "sum", statsType);
+  Value mean = buildBroadcastPointwise(
+      b, loc, statsType, ValueRange{sum}, TypeRange{dtype}, dtype,
+      [&](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
+        return arith::DivFOp::create(nested, loc, elements[0], count);
+      });
+  auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
+  Value squares = buildBroadcastPointwise(
+      b, loc, computeType, ValueRange{input, mean}, TypeRange{dtype, dtype},
+      dtype, [](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
+        Value deviation =
+            arith::SubFOp::create(nested, loc, elements[0], elements[1]);
+        return arith::MulFOp::create(nested, loc, deviation, deviation);
+      });
+  Value squaredDeviations = buildReduction(b, loc, squares, dims,
+                                           /*keepdim=*/true, "sum", statsType);
+  return {count, mean, squaredDeviations};
+}
+
 /// Lowers fx.var and fx.var_mean: the mean, then the sum of squared
 /// deviations (two passes, which row fusion keeps in cache) over the element
 /// count less `correction` (1 by default), as PyTorch divides.
@@ -1257,26 +1289,8 @@ template <typename OpTy> struct VarianceLowering : OpRewritePattern<OpTy> {
         dims.push_back(d);
 
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
-    RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
-    Value count = getElementCount(rewriter, loc, input, dims, dtype);
-    Value sum = buildReduction(rewriter, loc, input, dims, /*keepdim=*/true,
-                               "sum", statsType);
-    Value mean = buildBroadcastPointwise(
-        rewriter, loc, statsType, ValueRange{sum}, TypeRange{dtype}, dtype,
-        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          return arith::DivFOp::create(b, loc, elements[0], count);
-        });
-    auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
-    Value squares = buildBroadcastPointwise(
-        rewriter, loc, computeType, ValueRange{input, mean},
-        TypeRange{dtype, dtype}, dtype,
-        [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          Value deviation =
-              arith::SubFOp::create(b, loc, elements[0], elements[1]);
-          return arith::MulFOp::create(b, loc, deviation, deviation);
-        });
-    Value squaresSum = buildReduction(rewriter, loc, squares, dims,
-                                      /*keepdim=*/true, "sum", statsType);
+    auto [count, mean, squaresSum] =
+        buildMoments(rewriter, loc, input, dims, dtype);
     // max(count - correction, 0): PyTorch gives inf or nan below one degree
     // of freedom.
     Value degrees = arith::MaximumFOp::create(
@@ -1387,40 +1401,21 @@ struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
         llvm::to_vector(llvm::seq<int64_t>(rank - normalized, rank));
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
     RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
-    auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
-    Value count = getElementCount(rewriter, loc, input, dims, dtype);
-    auto divideByCount = [&](Value sum) {
-      return buildBroadcastPointwise(
-          rewriter, loc, statsType, ValueRange{sum}, TypeRange{dtype}, dtype,
-          [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-            return arith::DivFOp::create(b, loc, elements[0], count);
-          });
-    };
-
-    Value mean =
-        divideByCount(buildReduction(rewriter, loc, input, dims,
-                                     /*keepdim=*/true, "sum", statsType));
-    Value squares = buildBroadcastPointwise(
-        rewriter, loc, computeType, ValueRange{input, mean},
-        TypeRange{dtype, dtype}, dtype,
-        [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          Value deviation =
-              arith::SubFOp::create(b, loc, elements[0], elements[1]);
-          return arith::MulFOp::create(b, loc, deviation, deviation);
-        });
-    Value variance = divideByCount(buildReduction(
-        rewriter, loc, squares, dims, /*keepdim=*/true, "sum", statsType));
+    Moments moments = buildMoments(rewriter, loc, input, dims, dtype);
     Value eps = arith::ConstantOp::create(
         rewriter, loc,
         rewriter.getFloatAttr(dtype, op.getEps().convertToDouble()));
     Value rstd = buildBroadcastPointwise(
-        rewriter, loc, statsType, ValueRange{variance}, TypeRange{dtype}, dtype,
+        rewriter, loc, statsType, ValueRange{moments.squaredDeviations},
+        TypeRange{dtype}, dtype,
         [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Value variance =
+              arith::DivFOp::create(b, loc, elements[0], moments.count);
           return math::RsqrtOp::create(
-              b, loc, arith::AddFOp::create(b, loc, elements[0], eps));
+              b, loc, arith::AddFOp::create(b, loc, variance, eps));
         });
 
-    SmallVector<Value> operands = {input, mean, rstd};
+    SmallVector<Value> operands = {input, moments.mean, rstd};
     if (op.getWeight())
       operands.push_back(op.getWeight());
     if (op.getBias())
@@ -1452,7 +1447,7 @@ struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
             return elements[0];
           });
     };
-    rewriter.replaceOp(op, {output, asResult(mean, op.getMean()),
+    rewriter.replaceOp(op, {output, asResult(moments.mean, op.getMean()),
                             asResult(rstd, op.getRstd())});
     return success();
   }
