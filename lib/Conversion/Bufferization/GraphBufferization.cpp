@@ -49,6 +49,21 @@ SmallVector<Value> mlir::kiln::getNodeSizes(OpBuilder &b, Location loc,
   return sizes;
 }
 
+SmallVector<Value> mlir::kiln::getReductionSizes(OpBuilder &b, Location loc,
+                                                 loop::ReduceOp node,
+                                                 const IRMapping &mapping) {
+  SmallVector<Value> sizes;
+  unsigned nextDynamic = 0;
+  for (int64_t size : node.getReductionShape()) {
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(
+          mapping.lookup(node.getReductionDynamicSizes()[nextDynamic++]));
+    else
+      sizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
+  }
+  return sizes;
+}
+
 ValueRange mlir::kiln::getDynamicSizesOfResult(Value tensor) {
   Operation *op = tensor.getDefiningOp();
   if (auto kernel = dyn_cast_or_null<loop::KernelOp>(op))

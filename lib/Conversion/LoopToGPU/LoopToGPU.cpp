@@ -113,6 +113,28 @@ static Value getProduct(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
 /// accesses into vector loads and stores.
 static constexpr int64_t kBufferAlignment = 16;
 
+namespace {
+/// A kernel's aligned views of the buffers it uses, one per buffer, made at
+/// the builder's insertion point on first use.
+class AlignedViews {
+public:
+  AlignedViews(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value operator()(Value buffer) {
+    Value &view = views[buffer];
+    if (!view)
+      view =
+          memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
+    return view;
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  DenseMap<Value, Value> views;
+};
+} // namespace
+
 /// Emits `node` as a kernel over its flattened index space: each thread
 /// computes `perThread` consecutive elements of one row.
 static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
@@ -142,14 +164,7 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
   b.setInsertionPointToStart(&launch.getBody().front());
   // The kernel reads and writes through aligned views of the buffers.
   IRMapping kernelMapping = mapping;
-  DenseMap<Value, Value> alignedBuffers;
-  auto align = [&](Value buffer) -> Value {
-    Value &aligned = alignedBuffers[buffer];
-    if (!aligned)
-      aligned =
-          memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
-    return aligned;
-  };
+  AlignedViews align(b, loc);
   node.getBody().walk([&](loop::LoadOp load) {
     kernelMapping.map(load.getSource(),
                       align(mapping.lookup(load.getSource())));
@@ -422,14 +437,7 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
   // The kernel reads and writes through aligned views of the buffers.
-  DenseMap<Value, Value> aligned;
-  auto align = [&](Value buffer) -> Value {
-    Value &view = aligned[buffer];
-    if (!view)
-      view =
-          memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
-    return view;
-  };
+  AlignedViews align(b, loc);
   IRMapping kernelMapping = mapping;
   for (Operation *node : nodes) {
     node->walk([&](loop::LoadOp load) {
@@ -526,14 +534,8 @@ static void emitRowKernel(OpBuilder &b, Location loc,
     rowValueIvs.append(type.getRank() - rows, zero);
 
     if (auto reduce = dyn_cast<loop::ReduceOp>(node)) {
-      SmallVector<Value> columnSizes;
-      unsigned nextDynamic = 0;
-      for (int64_t size : reduce.getReductionShape())
-        columnSizes.push_back(
-            ShapedType::isDynamic(size)
-                ? mapping.lookup(
-                      reduce.getReductionDynamicSizes()[nextDynamic++])
-                : arith::ConstantIndexOp::create(b, loc, size).getResult());
+      SmallVector<Value> columnSizes =
+          getReductionSizes(b, loc, reduce, mapping);
       int64_t width = getRowVectorWidth(body, reduce.getReductionShape().back(),
                                         kernelMapping);
       StringRef combiner = reduce.getCombiner();

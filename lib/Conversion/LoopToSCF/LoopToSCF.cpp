@@ -162,22 +162,6 @@ static void emitSCFLoops(OpBuilder &b, loop::PointwiseOp node, Value dest,
     scf::buildLoopNest(b, loc, lowerBounds, outerBounds, steps, row);
 }
 
-/// The sizes of `node`'s reduction space, as index values.
-static SmallVector<Value> getReductionSizes(OpBuilder &b, Location loc,
-                                            loop::ReduceOp node,
-                                            const IRMapping &mapping) {
-  SmallVector<Value> sizes;
-  unsigned nextDynamic = 0;
-  for (int64_t size : node.getReductionShape()) {
-    if (ShapedType::isDynamic(size))
-      sizes.push_back(
-          mapping.lookup(node.getReductionDynamicSizes()[nextDynamic++]));
-    else
-      sizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
-  }
-  return sizes;
-}
-
 /// Emits the element of reduction `node` at `outer`: a serial loop nest over
 /// the reduction space that accumulates, rounded once at the end. With
 /// `vectorBytes`, the innermost reduction dimension accumulates in vectors

@@ -100,6 +100,11 @@ ValueRange getDynamicSizesOfResult(Value tensor);
 SmallVector<Value> getNodeSizes(OpBuilder &b, Location loc, Operation *node,
                                 const IRMapping &mapping);
 
+/// The sizes of reduction `node`'s reduction space, as index values.
+SmallVector<Value> getReductionSizes(OpBuilder &b, Location loc,
+                                     loop::ReduceOp node,
+                                     const IRMapping &mapping);
+
 /// Emits the ops of a node body `body` at the indices `ivs` (one per block
 /// argument), loads becoming memref.load from the buffers in `mapping`;
 /// returns the value it yields.
