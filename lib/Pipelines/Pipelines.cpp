@@ -35,6 +35,7 @@ void mlir::kiln::buildLowerToLoopPipeline(
   OpPassManager &graphPm = pm.nest<fx::GraphOp>();
   ConvertFXToLoopPassOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
+  toLoop.failOnUnsupported = options.failOnUnsupported;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
   graphPm.addPass(createCanonicalizerPass());
   graphPm.addPass(createCSEPass());
@@ -42,6 +43,11 @@ void mlir::kiln::buildLowerToLoopPipeline(
     graphPm.addPass(loop::createInlinePointwisePass());
     graphPm.addPass(createCanonicalizerPass());
     graphPm.addPass(createCSEPass());
+  }
+  if (options.fuseEpilogues) {
+    loop::FuseEpiloguesPassOptions epilogues;
+    epilogues.libraryOnly = options.libraryEpilogues;
+    graphPm.addPass(loop::createFuseEpiloguesPass(epilogues));
   }
   if (options.fuseRows)
     graphPm.addPass(loop::createFuseRowsPass());
@@ -93,19 +99,24 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
   buildSCFToLLVMCPUPipeline(pm, toLLVM);
 }
 
-/// Adds the graph-lowering half of a whole pipeline, with its options.
+/// Adds the graph-lowering half of a whole pipeline, with its options;
+/// `libraryEpilogues` for targets whose products are library calls.
 template <typename Options>
-static void addGraphLowering(OpPassManager &pm, const Options &options) {
+static void addGraphLowering(OpPassManager &pm, const Options &options,
+                             bool libraryEpilogues) {
   LowerToLoopPipelineOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
   toLoop.inlinePointwise = options.inlinePointwise;
   toLoop.fuseRows = options.fuseRows;
+  toLoop.fuseEpilogues = options.fuseEpilogues;
+  toLoop.libraryEpilogues = libraryEpilogues;
+  toLoop.failOnUnsupported = true;
   buildLowerToLoopPipeline(pm, toLoop);
 }
 
 void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
-  addGraphLowering(pm, options);
+  addGraphLowering(pm, options, /*libraryEpilogues=*/false);
   LoopToLLVMCPUPipelineOptions toLLVM;
   toLLVM.openmp = options.openmp;
   toLLVM.vectorBytes = options.vectorBytes;
@@ -138,7 +149,7 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
 
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
-  addGraphLowering(pm, options);
+  addGraphLowering(pm, options, /*libraryEpilogues=*/true);
   LoopToLLVMGPUPipelineOptions toLLVM;
   toLLVM.blockSize = options.blockSize;
   toLLVM.elementsPerThread = options.elementsPerThread;

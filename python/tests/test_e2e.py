@@ -66,7 +66,7 @@ def poisoned_like(tensor):
     return torch.full_like(tensor, 123)
 
 
-def check(fn, shapes_dtypes, *, device="cpu", options=None, tmp_path):
+def check(fn, shapes_dtypes, *, device="cpu", options=None, tmp_path, tolerances=None):
     generator = torch.Generator().manual_seed(0)
     example = [fresh(s, d, generator, device) for s, d in shapes_dtypes]
     compiled = kiln.compile(fn, example, options=options, cache_dir=tmp_path)
@@ -85,7 +85,7 @@ def check(fn, shapes_dtypes, *, device="cpu", options=None, tmp_path):
             rtol, atol = ROUNDED_F32_TOLERANCES[want.dtype]
             torch.testing.assert_close(got, want_f32.to(want.dtype), rtol=rtol, atol=atol)
         if want.dtype in TOLERANCES:
-            rtol, atol = TOLERANCES[want.dtype]
+            rtol, atol = (tolerances or TOLERANCES)[want.dtype]
             torch.testing.assert_close(got, want, rtol=rtol, atol=atol, equal_nan=False)
         else:
             assert torch.equal(got, want), (got, want)
@@ -273,6 +273,49 @@ def test_normalizations(name, fn, shapes, device, tmp_path):
 ])
 def test_views(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)
+
+
+# Matrix products sum K products in another order than eager's library (and
+# GPU libraries may split K): f32 agrees to a few ulps of the sum's terms.
+GEMM_TOLERANCES = {**TOLERANCES, torch.float32: (1e-4, 1e-4), torch.float64: (1e-10, 1e-10)}
+
+
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("mm", lambda a, b: a @ b, [((37, 50), F32), ((50, 29), F32)]),
+    ("mm, one row", lambda a, b: a @ b, [((1, 300), F32), ((300, 70), F32)]),
+    ("linear with bias", lambda x, w, b: torch.nn.functional.linear(x, w, b),
+     [((65, 96), F32), ((33, 96), F32), ((33,), F32)]),
+    ("linear, 3-d input", lambda x, w: torch.nn.functional.linear(x, w) * 2,
+     [((2, 7, 40), F32), ((24, 40), F32)]),
+    ("bmm, transposed operands", lambda a, b: torch.bmm(a.transpose(1, 2), b.transpose(1, 2)),
+     [((3, 20, 9), F32), ((3, 11, 20), F32)]),
+    ("baddbmm", lambda c, a, b: torch.baddbmm(c, a, b, beta=0.5, alpha=2.0),
+     [((4, 1), F32), ((2, 4, 6), F32), ((2, 6, 5), F32)]),
+    ("addmm, beta 0", lambda c, a, b: torch.addmm(c, a, b, beta=0),
+     [((3, 8), F32), ((3, 16), F32), ((16, 8), F32)]),
+    ("mlp", lambda x, w1, b1, w2: torch.nn.functional.linear(
+        torch.nn.functional.gelu(torch.nn.functional.linear(x, w1, b1)), w2),
+     [((16, 64), F32), ((128, 64), F32), ((128,), F32), ((10, 128), F32)]),
+    ("attention", lambda q, k, v: torch.softmax(q @ k.transpose(-1, -2) * 0.25, -1) @ v,
+     [((2, 3, 10, 16), F32), ((2, 3, 12, 16), F32), ((2, 3, 12, 16), F32)]),
+    ("bf16 linear", lambda x, w, b: torch.nn.functional.linear(x, w, b),
+     [((19, 64), torch.bfloat16), ((40, 64), torch.bfloat16), ((40,), torch.bfloat16)]),
+])
+def test_matrix_products(name, fn, shapes, device, tmp_path):
+    check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
+
+
+def test_f64_matrix_products_on_the_cpu(tmp_path):
+    check(lambda a, b: a @ b, [((9, 13), torch.float64), ((13, 21), torch.float64)],
+          tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
+
+
+@pytest.mark.parametrize("vector_bytes", [0, 16, 64])
+def test_matrix_product_tiles_at_every_vector_width(vector_bytes, tmp_path):
+    # 13 x 37 leaves partial row tiles and column panels at every width.
+    check(lambda a, b: a @ b.t(), [((13, 24), F32), ((37, 24), F32)],
+          options={"vector-bytes": vector_bytes}, tmp_path=tmp_path,
+          tolerances=GEMM_TOLERANCES)
 
 
 def test_indexing(device, tmp_path):

@@ -7,7 +7,7 @@
 // RUN: not kiln-compile %t/ok.mlir 2>&1 | FileCheck %s --check-prefix=NOOUTPUT
 // RUN: not kiln-compile %t/missing.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// COMPLEX: complex.mlir:2:8: error: kiln-loop-to-scf: 'fx.add' has no buffer form; lower the graph to loop nodes first
+// COMPLEX: complex.mlir:2:8: error: kiln-fx-to-loop: no lowering for 'fx.add' with these operand types
 // MALFORMED: malformed.mlir:2:18: error: expected ':'
 // OPTIONS: kiln-compile: invalid --pipeline-options 'no-such-option=1'
 // NOOUTPUT: error: a shared object needs an output file (-o)

@@ -26,6 +26,10 @@ struct GraphLoweringOptions : public Base {
       *this, "inline",
       llvm::cl::desc("Inline pointwise producers into their readers"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> fuseEpilogues{
+      *this, "fuse-epilogues",
+      llvm::cl::desc("Fuse the pointwise reader of a matrix product into it"),
+      llvm::cl::init(true)};
   detail::PassOptions::Option<bool> fuseRows{
       *this, "fuse-rows",
       llvm::cl::desc("Fuse reductions with the nodes that read them per row"),
@@ -46,7 +50,19 @@ struct CPUBackendOptions : public Base {
 };
 
 struct LowerToLoopPipelineOptions
-    : public GraphLoweringOptions<LowerToLoopPipelineOptions> {};
+    : public GraphLoweringOptions<LowerToLoopPipelineOptions> {
+  // The GPU pipeline sets it: its products are library calls.
+  detail::PassOptions::Option<bool> libraryEpilogues{
+      *this, "library-epilogues",
+      llvm::cl::desc("Fuse only epilogues a GEMM library applies (bias, "
+                     "relu)"),
+      llvm::cl::init(false)};
+  // The whole pipelines set it: code generation needs every op lowered.
+  detail::PassOptions::Option<bool> failOnUnsupported{
+      *this, "fail-on-unsupported",
+      llvm::cl::desc("Fail on fx ops without a lowering (else leave them)"),
+      llvm::cl::init(false)};
+};
 
 struct LoopToLLVMCPUPipelineOptions
     : public CPUBackendOptions<LoopToLLVMCPUPipelineOptions> {};

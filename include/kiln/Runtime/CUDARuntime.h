@@ -1,9 +1,10 @@
 /*===- CUDARuntime.h - The runtime library of Kiln's GPU artifacts --------===*\
 |*                                                                            *|
 |* Part of Kiln. GPU artifacts call the mgpu* functions, whose signatures are *|
-|* fixed by MLIR's GPU-to-LLVM lowering; callers of artifacts use the kiln_*  *|
-|* functions to learn about failures. All work is ordered on the stream the   *|
-|* caller passes to kiln_<graph>_run; nothing here synchronizes the host.     *|
+|* fixed by MLIR's GPU-to-LLVM lowering, and kiln_cuda_gemm; callers of       *|
+|* artifacts use kiln_cuda_take_error to learn about failures. All work is    *|
+|* ordered on the stream the caller passes to kiln_<graph>_run (or to         *|
+|* kiln_cuda_gemm); nothing here synchronizes the host.                       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -37,12 +38,30 @@ KILN_RUNTIME_EXPORT void mgpuMemFree(void *pointer, void *stream);
 KILN_RUNTIME_EXPORT void mgpuMemcpy(void *dest, void *source, uint64_t bytes,
                                     void *stream);
 
+/* C[b] = op(A[b]) x op(B[b]) (+ bias, activation) for b < batch, on `stream`,
+   with cuBLASLt (loaded when first needed). All operands are contiguous and
+   row-major; batch strides are the matrices' sizes (M*K, K*N, M*N).
+   dtype: 0 = f32, 1 = f16, 2 = bf16, for A and B; resultDtype, for C and
+   bias: dtype, or 0 (f32: the sums unrounded). Accumulation and scaling are
+   f32 (no TF32).
+   A is M x K, or K x M when transposeA != 0 (op(A) is then its transpose);
+   B is K x N, or N x K when transposeB != 0. C is M x N.
+   bias: NULL or N elements, added to every row of C.
+   activation: 0 none, 1 relu, 2 gelu (tanh approximation), after the bias.
+   batch, m or n = 0 does nothing; k = 0 zero-fills C (no bias allowed).
+   Failures are recorded for kiln_cuda_take_error. */
+KILN_RUNTIME_EXPORT void
+kiln_cuda_gemm(int32_t dtype, int32_t resultDtype, int64_t batch, int64_t m,
+               int64_t n, int64_t k, const void *a, int32_t transposeA,
+               const void *b, int32_t transposeB, const void *bias,
+               int32_t activation, void *c, void *stream);
+
 /* Returns 1 and copies the first error since the last call (NUL-terminated,
-   truncated to `capacity` bytes) if any mgpu* call failed; else returns 0.
+   truncated to `capacity` bytes) if any call above failed; else returns 0.
    The functions above cannot report errors themselves, so callers check this
-   after each run. While an error is pending, launches and copies are skipped
-   (they could use a temporary that failed to allocate). The error slot is
-   per process: concurrent runs on several threads share it. */
+   after each run. While an error is pending, launches, copies and GEMMs are
+   skipped (they could use a temporary that failed to allocate). The error
+   slot is per process: concurrent runs on several threads share it. */
 KILN_RUNTIME_EXPORT int kiln_cuda_take_error(char *message, size_t capacity);
 
 #ifdef __cplusplus

@@ -76,7 +76,7 @@ ValueRange mlir::kiln::getDynamicSizesOfResult(Value tensor) {
 /// Whether `op` defines tensors that bufferization stores: a node or a
 /// kernel.
 static bool isComputation(Operation *op) {
-  return loop::isNode(op) || isa_and_nonnull<loop::KernelOp>(op);
+  return loop::isTensorNode(op) || isa_and_nonnull<loop::KernelOp>(op);
 }
 
 Value mlir::kiln::emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
@@ -209,6 +209,9 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   for (Operation &op : body.without_terminator()) {
     if (isa<loop::ReduceOp>(op) && !target.emitReduce)
       return op.emitError("reductions are not lowered for this target yet");
+    if (isa<loop::MatmulOp>(op) && !target.emitMatmul)
+      return op.emitError("matrix products are not lowered for this target "
+                          "yet");
     if (isa<loop::KernelOp>(op) && !target.emitKernel)
       return op.emitError("fused kernels are not lowered for this target yet");
     if (isComputation(&op) || isa<tensor::DimOp>(op) || isScalarOp(&op))
@@ -288,6 +291,8 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
     }
     if (auto kernel = dyn_cast<loop::KernelOp>(op))
       target.emitKernel(rewriter, kernel, dests, mapping, extraArgs);
+    else if (auto matmul = dyn_cast<loop::MatmulOp>(op))
+      target.emitMatmul(rewriter, matmul, dests.front(), mapping, extraArgs);
     else if (auto reduce = dyn_cast<loop::ReduceOp>(op))
       target.emitReduce(rewriter, reduce, dests.front(), mapping, extraArgs);
     else

@@ -93,10 +93,9 @@ static Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
   auto type = cast<RankedTensorType>(tensor.getType());
   if (!type.isDynamicDim(dim))
     return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
-  if (auto node = tensor.getDefiningOp<loop::PointwiseOp>()) {
-    unsigned position = type.getDynamicDimIndex(dim);
-    return node.getDynamicSizes()[position];
-  }
+  if (Operation *node = tensor.getDefiningOp();
+      node && loop::isTensorNode(node))
+    return loop::getNodeDynamicSizes(node)[type.getDynamicDimIndex(dim)];
   return tensor::DimOp::create(b, loc, tensor, dim);
 }
 
@@ -200,11 +199,22 @@ struct ElementwiseLowering : OpRewritePattern<OpTy> {
         [&](OpBuilder &b, Location loc, ValueRange elements) {
           return derived.computeElement(op, b, loc, elements, computeDtype);
         });
+    if (derived.isExplicitConversion()) {
+      auto node = result.getDefiningOp<loop::PointwiseOp>();
+      if (auto rounding =
+              node.getYield().getValue().getDefiningOp<arith::TruncFOp>())
+        rounding->setAttr(loop::kExplicitRoundingAttrName,
+                          rewriter.getUnitAttr());
+    }
     rewriter.replaceOp(op, result);
     return success();
   }
 
   LogicalResult checkSupported(OpTy) const { return success(); }
+
+  /// Whether the op converts dtypes because the program asks for it: its
+  /// rounding stays, where Kiln's own roundings of f32 values may go.
+  bool isExplicitConversion() const { return false; }
 
   /// The dtype the body computes in (before f16/bf16 become f32): by
   /// default the result's.
@@ -554,6 +564,7 @@ struct WhereLowering : ElementwiseLowering<fx::WhereOp, WhereLowering> {
 /// `_to_copy` with a dtype: PyTorch's cast, element by element.
 struct ToCopyLowering : ElementwiseLowering<fx::ToCopyOp, ToCopyLowering> {
   using ElementwiseLowering::ElementwiseLowering;
+  bool isExplicitConversion() const { return true; }
   Type getComputeDtype(fx::ToCopyOp op) const {
     return op.getSelf().getType().getElementType();
   }
@@ -1454,6 +1465,160 @@ struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Matrix products
+//===----------------------------------------------------------------------===//
+
+/// Whether `indices` are `ivs` with the last two swapped.
+static bool isLastTwoSwapped(ValueRange indices, ValueRange ivs) {
+  int64_t rank = ivs.size();
+  if (static_cast<int64_t>(indices.size()) != rank || rank < 2)
+    return false;
+  for (int64_t dim = 0; dim < rank - 2; ++dim)
+    if (indices[dim] != ivs[dim])
+      return false;
+  return indices[rank - 2] == ivs[rank - 1] &&
+         indices[rank - 1] == ivs[rank - 2];
+}
+
+/// The tensor that `value` is, read transposed in its last two dimensions:
+/// the source of an fx.permute or of the index-map node a permute lowers to
+/// (a linear layer's `t(weight)`). Null if `value` is something else.
+static Value getTransposeSource(Value value) {
+  int64_t rank = cast<RankedTensorType>(value.getType()).getRank();
+  if (rank < 2)
+    return {};
+  if (auto permute = value.getDefiningOp<fx::PermuteOp>()) {
+    ArrayRef<int64_t> dims = permute.getDims();
+    for (int64_t dim = 0; dim < rank; ++dim) {
+      int64_t expected = dim < rank - 2 ? dim : 2 * rank - 3 - dim;
+      if ((dims[dim] + rank) % rank != expected)
+        return {};
+    }
+    return permute.getSelf();
+  }
+  auto node = value.getDefiningOp<loop::PointwiseOp>();
+  if (!node)
+    return {};
+  Block &body = node.getBody().front();
+  auto load = dyn_cast<loop::LoadOp>(body.front());
+  if (!load || load.getResult() != node.getYield().getValue() ||
+      !isLastTwoSwapped(load.getIndices(), body.getArguments()))
+    return {};
+  return load.getSource();
+}
+
+/// Builds `lhs x rhs` as a loop.matmul of `resultType`, reading operands
+/// that are transposed views from their sources in place.
+static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                         RankedTensorType resultType) {
+  bool transposeLhs = false, transposeRhs = false;
+  if (Value source = getTransposeSource(lhs)) {
+    lhs = source;
+    transposeLhs = true;
+  }
+  if (Value source = getTransposeSource(rhs)) {
+    rhs = source;
+    transposeRhs = true;
+  }
+  int64_t rank = resultType.getRank();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (!resultType.isDynamicDim(dim))
+      continue;
+    if (dim == rank - 2)
+      dynamicSizes.push_back(
+          getDimSize(b, loc, lhs, transposeLhs ? rank - 1 : rank - 2));
+    else if (dim == rank - 1)
+      dynamicSizes.push_back(
+          getDimSize(b, loc, rhs, transposeRhs ? rank - 2 : rank - 1));
+    else
+      dynamicSizes.push_back(getDimSize(b, loc, lhs, dim));
+  }
+  auto matmul =
+      loop::MatmulOp::create(b, loc, resultType, lhs, rhs, dynamicSizes);
+  if (transposeLhs)
+    matmul.setTransposeLhs(true);
+  if (transposeRhs)
+    matmul.setTransposeRhs(true);
+  return matmul.getResult();
+}
+
+/// Whether the optional PyTorch Scalar `scalar` is present and zero.
+static bool isZeroScalar(std::optional<Attribute> scalar) {
+  if (!scalar)
+    return false;
+  if (auto floatAttr = dyn_cast<FloatAttr>(*scalar))
+    return floatAttr.getValueAsDouble() == 0.0;
+  return cast<IntegerAttr>(*scalar).getValue().isZero();
+}
+
+/// Whether matrix products of `type`'s elements lower: floating point only.
+static bool hasFloatElements(Type type) {
+  return isa<FloatType>(cast<RankedTensorType>(type).getElementType());
+}
+
+namespace {
+/// Lowers fx.mm and fx.bmm to loop.matmul.
+template <typename OpTy> struct MatmulLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!hasFloatElements(op.getType()))
+      return rewriter.notifyMatchFailure(op, "integer matrix product");
+    rewriter.replaceOp(op, buildMatmul(rewriter, op.getLoc(), op->getOperand(0),
+                                       op->getOperand(1), op.getType()));
+    return success();
+  }
+};
+
+/// Lowers fx.addmm and fx.baddbmm, `beta * self + alpha * (a x b)`, to a
+/// loop.matmul and a pointwise node that scales and adds the broadcast
+/// `self` (skipped for beta = 0, where PyTorch ignores `self`, NaNs too).
+template <typename OpTy> struct AddMatmulLowering : OpRewritePattern<OpTy> {
+  AddMatmulLowering(MLIRContext *ctx, const FXToLoopOptions &options)
+      : OpRewritePattern<OpTy>(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType resultType = op.getType();
+    if (!hasFloatElements(resultType))
+      return rewriter.notifyMatchFailure(op, "integer matrix product");
+    Location loc = op.getLoc();
+    Type dtype = resultType.getElementType();
+    Type computeDtype = dtype;
+    if (options.computeInF32 && (dtype.isF16() || dtype.isBF16()))
+      computeDtype = rewriter.getF32Type();
+    // The product stays in f32 for 16-bit floats: PyTorch adds `self` to
+    // the sums and rounds once.
+    Value product =
+        buildMatmul(rewriter, loc, op->getOperand(1), op->getOperand(2),
+                    resultType.clone(computeDtype));
+    std::optional<Attribute> beta = op.getBeta(), alpha = op.getAlpha();
+    bool zeroBeta = isZeroScalar(beta);
+    SmallVector<Value> inputs = {product};
+    if (!zeroBeta)
+      inputs.push_back(op.getSelf());
+    Value result = buildBroadcastPointwise(
+        rewriter, loc, resultType, inputs,
+        SmallVector<Type>(inputs.size(), computeDtype), computeDtype,
+        [&](OpBuilder &b, Location loc, ValueRange elements) {
+          Value scaled = scaleByAlpha(b, loc, elements[0], computeDtype, alpha);
+          if (zeroBeta)
+            return scaled;
+          Value self = scaleByAlpha(b, loc, elements[1], computeDtype, beta);
+          return emitBinary(b, loc, BinaryKind::Add, self, scaled,
+                            computeDtype);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+
+  FXToLoopOptions options;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
 
@@ -1544,4 +1709,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
       ctx);
   patterns.add<SoftmaxLowering<fx::SoftmaxOp>,
                SoftmaxLowering<fx::LogSoftmaxOp>, LayerNormLowering>(ctx);
+  patterns.add<MatmulLowering<fx::MmOp>, MatmulLowering<fx::BmmOp>>(ctx);
+  patterns
+      .add<AddMatmulLowering<fx::AddmmOp>, AddMatmulLowering<fx::BaddbmmOp>>(
+          ctx, options);
 }

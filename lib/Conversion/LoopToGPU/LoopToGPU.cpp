@@ -8,6 +8,8 @@
 #include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
 #include "kiln/Conversion/Passes.h"
 
+#include "MatmulToGPU.h"
+
 #include "kiln/Conversion/Bufferization/Combiners.h"
 #include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
@@ -641,6 +643,10 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
                   node.getResultType().getRank(), stores, mapping, options,
                   *order, extraArgs);
   };
+  target.emitMatmul = [](OpBuilder &b, loop::MatmulOp node, Value dest,
+                         IRMapping &mapping, ValueRange extraArgs) {
+    emitLibraryMatmul(b, node, dest, mapping, extraArgs.front());
+  };
   target.emitKernel = [=](OpBuilder &b, loop::KernelOp kernel, ValueRange dests,
                           IRMapping &mapping, ValueRange extraArgs) {
     DenseMap<Value, SmallVector<Value, 1>> stores;
@@ -698,6 +704,12 @@ struct ConvertLoopToGPUPass
           << static_cast<int64_t>(elementsPerThread);
       return signalPassFailure();
     }
+    WalkResult unsupported = getOperation().walk([](loop::MatmulOp node) {
+      return failed(checkGPUMatmul(node)) ? WalkResult::interrupt()
+                                          : WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
     LoopToGPUOptions options;
     options.blockSize = blockSize;
     options.elementsPerThread = elementsPerThread;

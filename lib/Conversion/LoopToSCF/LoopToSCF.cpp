@@ -8,6 +8,8 @@
 #include "kiln/Conversion/LoopToSCF/LoopToSCF.h"
 #include "kiln/Conversion/Passes.h"
 
+#include "MatmulToSCF.h"
+
 #include "kiln/Conversion/Bufferization/Combiners.h"
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
 #include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
@@ -355,6 +357,10 @@ mlir::kiln::getSCFBufferizationTarget(const LoopToSCFOptions &options) {
   target.emitReduce = [options](OpBuilder &b, loop::ReduceOp node, Value dest,
                                 IRMapping &mapping, ValueRange) {
     emitReduceLoops(b, node, dest, mapping, options);
+  };
+  target.emitMatmul = [options](OpBuilder &b, loop::MatmulOp node, Value dest,
+                                IRMapping &mapping, ValueRange) {
+    emitMatmulLoops(b, node, dest, mapping, options);
   };
   target.emitKernel = [options](OpBuilder &b, loop::KernelOp kernel,
                                 ValueRange dests, IRMapping &mapping,

@@ -9,44 +9,14 @@
 
 #include "kiln/Runtime/CUDARuntime.h"
 
+#include "Driver.h"
+
 #include <cstdio>
-#include <cstring>
-#include <dlfcn.h>
 #include <map>
-#include <mutex>
 #include <string>
 #include <utility>
 
-namespace {
-
-// The few driver API types Kiln needs, as the driver's ABI defines them.
-using CUresult = int;
-using CUdevice = int;
-using CUcontext = void *;
-using CUmodule = void *;
-using CUfunction = void *;
-using CUstream = void *;
-using CUdeviceptr = unsigned long long;
-constexpr CUresult kCudaSuccess = 0;
-
-/// The driver entry points Kiln calls, loaded from libcuda.so.1.
-struct Driver {
-  CUresult (*cuInit)(unsigned);
-  CUresult (*cuDeviceGet)(CUdevice *, int);
-  CUresult (*cuCtxGetCurrent)(CUcontext *);
-  CUresult (*cuCtxSetCurrent)(CUcontext);
-  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
-  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
-  CUresult (*cuModuleUnload)(CUmodule);
-  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
-  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
-                             unsigned, unsigned, unsigned, CUstream, void **,
-                             void **);
-  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
-  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
-  CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  CUresult (*cuGetErrorString)(CUresult, const char **);
-};
+namespace kiln::cuda {
 
 std::mutex mutex;
 std::string firstError;
@@ -57,13 +27,11 @@ void recordError(const std::string &message) {
     firstError = message;
 }
 
-template <typename T> bool loadSymbol(void *library, const char *name, T &fn) {
-  fn = reinterpret_cast<T>(dlsym(library, name));
-  return fn != nullptr;
+bool errorPending() {
+  std::lock_guard<std::mutex> lock(mutex);
+  return !firstError.empty();
 }
 
-/// The driver, loaded on first use; null (with an error recorded) if this
-/// machine has none.
 const Driver *getDriver() {
   static const Driver *driver = []() -> const Driver * {
     void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
@@ -85,9 +53,11 @@ const Driver *getDriver() {
         loadSymbol(library, "cuModuleGetFunction",
                    loaded.cuModuleGetFunction) &&
         loadSymbol(library, "cuLaunchKernel", loaded.cuLaunchKernel) &&
+        loadSymbol(library, "cuMemAlloc_v2", loaded.cuMemAlloc) &&
         loadSymbol(library, "cuMemAllocAsync", loaded.cuMemAllocAsync) &&
         loadSymbol(library, "cuMemFreeAsync", loaded.cuMemFreeAsync) &&
         loadSymbol(library, "cuMemcpyAsync", loaded.cuMemcpyAsync) &&
+        loadSymbol(library, "cuMemsetD8Async", loaded.cuMemsetD8Async) &&
         loadSymbol(library, "cuGetErrorString", loaded.cuGetErrorString);
     if (!ok) {
       recordError("the CUDA driver lacks an entry point Kiln needs");
@@ -102,7 +72,6 @@ const Driver *getDriver() {
   return driver;
 }
 
-/// Records a failed driver call; returns whether `status` is success.
 bool check(const Driver &driver, CUresult status, const char *what) {
   if (status == kCudaSuccess)
     return true;
@@ -113,8 +82,6 @@ bool check(const Driver &driver, CUresult status, const char *what) {
   return false;
 }
 
-/// Makes a context current on this thread: the caller's if it has one (as
-/// PyTorch does), else device 0's primary context.
 bool ensureContext(const Driver &driver) {
   CUcontext current = nullptr;
   if (!check(driver, driver.cuCtxGetCurrent(&current), "cuCtxGetCurrent"))
@@ -129,6 +96,19 @@ bool ensureContext(const Driver &driver) {
          check(driver, driver.cuCtxSetCurrent(primary), "cuCtxSetCurrent");
 }
 
+const Driver *getReadyDriver() {
+  const Driver *driver = getDriver();
+  if (!driver || !ensureContext(*driver))
+    return nullptr;
+  return driver;
+}
+
+} // namespace kiln::cuda
+
+using namespace kiln::cuda;
+
+namespace {
+
 /// A kernel module as artifacts see it. Artifacts "load" their modules in a
 /// constructor, while the dynamic loader holds its lock; initializing CUDA
 /// there can deadlock (the driver starts threads that need that lock). So
@@ -140,23 +120,6 @@ struct LazyModule {
   std::map<CUcontext, CUmodule> modules;
   std::map<std::pair<CUcontext, std::string>, CUfunction> functions;
 };
-
-/// Whether an earlier call of this run failed: the work that follows would
-/// use its missing results (a null temporary, say), so it is skipped until
-/// the caller takes the error.
-bool errorPending() {
-  std::lock_guard<std::mutex> lock(mutex);
-  return !firstError.empty();
-}
-
-/// The driver with a current context on this thread, or null (with an error
-/// recorded).
-const Driver *getReadyDriver() {
-  const Driver *driver = getDriver();
-  if (!driver || !ensureContext(*driver))
-    return nullptr;
-  return driver;
-}
 
 } // namespace
 

@@ -61,9 +61,10 @@ fx.graph @math(%x: tensor<4xbf16>) -> (tensor<4xbf16>, tensor<4xbf16>) {
 
 // -----
 
-// Tests casts: the element converts straight from the source dtype.
+// Tests casts: the element converts straight from the source dtype, and a
+// narrowing rounding is marked as the program's own (inlining keeps it).
 // CHECK-LABEL: fx.graph @casts
-// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: arith.truncf %{{.+}} {loop.explicit_rounding} : f32 to bf16
 // CHECK: arith.fptosi %{{.+}} : f32 to i32
 fx.graph @casts(%x: tensor<4xf32>) -> (tensor<4xbf16>, tensor<4xsi32>) {
   %0 = fx.to_copy %x {dtype = bf16} : (tensor<4xf32>) -> tensor<4xbf16>

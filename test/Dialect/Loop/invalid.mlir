@@ -62,7 +62,7 @@ fx.graph @load_rank(%x: tensor<4x4xf32>) -> tensor<4xf32> {
 
 fx.graph @yield_outside_node(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c = arith.constant 1.0 : f32
-  // expected-error @+1 {{'loop.yield' op expects parent op to be one of 'loop.pointwise, loop.reduce'}}
+  // expected-error @+1 {{'loop.yield' op expects parent op to be one of 'loop.pointwise, loop.reduce, loop.matmul'}}
   loop.yield %c : f32
 }
 
@@ -217,4 +217,98 @@ fx.graph @kernel_yield_types(%x: tensor<8x64xf32>) -> tensor<8x1xf64> {
     loop.kernel_yield %m : tensor<8x1xf32>
   }
   fx.output %k : tensor<8x1xf64>
+}
+
+// -----
+
+fx.graph @matmul_rank(%x: tensor<8xf32>, %w: tensor<8x4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loop.matmul' op multiplies 'tensor<8xf32>' by 'tensor<8x4xf32>' into 'tensor<4xf32>': all three must have the same rank, at least 2}}
+  %y = loop.matmul %x, %w : tensor<8xf32>, tensor<8x4xf32> -> tensor<4xf32>
+  fx.output %y : tensor<4xf32>
+}
+
+// -----
+
+fx.graph @matmul_integer(%x: tensor<2x8xi32>, %w: tensor<8x4xi32>) -> tensor<2x4xi32> {
+  // expected-error @+1 {{'loop.matmul' op multiplies 'i32' elements; only floating-point ones are supported}}
+  %y = loop.matmul %x, %w : tensor<2x8xi32>, tensor<8x4xi32> -> tensor<2x4xi32>
+  fx.output %y : tensor<2x4xi32>
+}
+
+// -----
+
+fx.graph @matmul_mixed(%x: tensor<2x8xbf16>, %w: tensor<8x4xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'loop.matmul' op multiplies 'bf16' by 'f32': the element types must be equal}}
+  %y = loop.matmul %x, %w : tensor<2x8xbf16>, tensor<8x4xf32> -> tensor<2x4xf32>
+  fx.output %y : tensor<2x4xf32>
+}
+
+// -----
+
+fx.graph @matmul_sizes(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>) -> tensor<?x4xf32> {
+  // expected-error @+1 {{'loop.matmul' op has 0 dynamic sizes, but its result 'tensor<?x4xf32>' has 1 dynamic dimensions}}
+  %y = loop.matmul %x, %w : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<?x4xf32>
+  fx.output %y : tensor<?x4xf32>
+}
+
+// -----
+
+fx.graph @matmul_batch(%x: tensor<2x3x8xf32>, %w: tensor<3x8x4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{'loop.matmul' op has batch dimension 0 of sizes 2, 3 and 2 in lhs, rhs and result; they must be equal}}
+  %y = loop.matmul %x, %w : tensor<2x3x8xf32>, tensor<3x8x4xf32> -> tensor<2x3x4xf32>
+  fx.output %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+fx.graph @matmul_contraction(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'loop.matmul' op contracts K = 8 of the lhs with K = 4 of the rhs}}
+  %y = loop.matmul %x, %w : tensor<2x8xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
+  fx.output %y : tensor<2x8xf32>
+}
+
+// -----
+
+fx.graph @matmul_result(%x: tensor<2x8xf32>, %w: tensor<4x8xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'loop.matmul' op computes an M x N = 2 x 4 product into 'tensor<2x8xf32>'}}
+  %y = loop.matmul %x, %w {transpose_rhs} : tensor<2x8xf32>, tensor<4x8xf32> -> tensor<2x8xf32>
+  fx.output %y : tensor<2x8xf32>
+}
+
+// -----
+
+fx.graph @matmul_rounding(%x: tensor<2x8xf32>, %w: tensor<8x4xf32>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{'loop.matmul' op multiplies 'f32' matrices into 'bf16' elements without an epilogue: the result must be 'f32'}}
+  %y = loop.matmul %x, %w : tensor<2x8xf32>, tensor<8x4xf32> -> tensor<2x4xbf16>
+  fx.output %y : tensor<2x4xbf16>
+}
+
+// -----
+
+fx.graph @matmul_half_result(%x: tensor<2x8xbf16>, %w: tensor<8x4xbf16>) -> tensor<2x4xf16> {
+  // expected-error @+1 {{'loop.matmul' op multiplies 'bf16' matrices into 'f16' elements without an epilogue: the result must be 'bf16' or f32}}
+  %y = loop.matmul %x, %w : tensor<2x8xbf16>, tensor<8x4xbf16> -> tensor<2x4xf16>
+  fx.output %y : tensor<2x4xf16>
+}
+
+// -----
+
+fx.graph @epilogue_arguments(%x: tensor<2x8xbf16>, %w: tensor<8x4xbf16>) -> tensor<2x4xbf16> {
+  // expected-error @+1 {{'loop.matmul' op epilogue takes 'index', 'index', 'bf16', but must take 2 indices and the 'f32' sum}}
+  %y = loop.matmul %x, %w : tensor<2x8xbf16>, tensor<8x4xbf16> -> tensor<2x4xbf16> epilogue {
+  ^bb0(%i: index, %j: index, %s: bf16):
+    loop.yield %s : bf16
+  }
+  fx.output %y : tensor<2x4xbf16>
+}
+
+// -----
+
+fx.graph @epilogue_yield(%x: tensor<2x8xbf16>, %w: tensor<8x4xbf16>) -> tensor<2x4xbf16> {
+  %y = loop.matmul %x, %w : tensor<2x8xbf16>, tensor<8x4xbf16> -> tensor<2x4xbf16> epilogue {
+  ^bb0(%i: index, %j: index, %s: f32):
+    // expected-error @+1 {{'loop.yield' op yields 'f32', but the elements of 'tensor<2x4xbf16>' are computed as 'bf16'}}
+    loop.yield %s : f32
+  }
+  fx.output %y : tensor<2x4xbf16>
 }

@@ -105,3 +105,43 @@ fx.graph @kernel(%x: tensor<8x64xf32>) -> (tensor<8x64xf32>, tensor<8x1xf32>) {
   }
   fx.output %k#0, %k#1 : tensor<8x64xf32>, tensor<8x1xf32>
 }
+
+// -----
+
+// Matrix products: plain, batched, and reading a stored [N, K] weight
+// transposed.
+// CHECK-LABEL: fx.graph @matmul
+// CHECK: %[[D:.+]] = tensor.dim
+// CHECK: %[[Y:.+]] = loop.matmul(%[[D]]) %{{.+}}, %{{.+}} {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xbf16>
+// CHECK: loop.matmul %{{.+}}, %{{.+}} {transpose_lhs} : tensor<2x16x8xf32>, tensor<2x16x4xf32> -> tensor<2x8x4xf32>
+fx.graph @matmul(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %a: tensor<2x16x8xf32>, %b: tensor<2x16x4xf32>) -> (tensor<?x128xbf16>, tensor<2x8x4xf32>) {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  %y = loop.matmul(%n) %x, %w {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xbf16>
+  %z = loop.matmul %a, %b {transpose_lhs} : tensor<2x16x8xf32>, tensor<2x16x4xf32> -> tensor<2x8x4xf32>
+  fx.output %y, %z : tensor<?x128xbf16>, tensor<2x8x4xf32>
+}
+
+// -----
+
+// An epilogue: a bias and the rounding, applied to each sum before it is
+// stored.
+// CHECK-LABEL: fx.graph @epilogue
+// CHECK: loop.matmul %{{.+}}, %{{.+}} : tensor<8x64xbf16>, tensor<64x32xbf16> -> tensor<8x32xbf16> epilogue {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index, %[[SUM:.+]]: f32):
+// CHECK-NEXT: %[[B:.+]] = loop.load %{{.+}}[%[[J]]] : tensor<32xf32>
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[SUM]], %[[B]] : f32
+// CHECK: loop.yield
+// CHECK: loop.matmul %{{.+}}, %{{.+}} : tensor<8x64xbf16>, tensor<64x32xbf16> -> tensor<8x32xf32>
+// CHECK-NOT: epilogue
+fx.graph @epilogue(%x: tensor<8x64xbf16>, %w: tensor<64x32xbf16>, %bias: tensor<32xf32>) -> (tensor<8x32xbf16>, tensor<8x32xf32>) {
+  %y = loop.matmul %x, %w : tensor<8x64xbf16>, tensor<64x32xbf16> -> tensor<8x32xbf16> epilogue {
+  ^bb0(%i: index, %j: index, %sum: f32):
+    %b = loop.load %bias[%j] : tensor<32xf32>
+    %s = arith.addf %sum, %b : f32
+    %r = arith.truncf %s : f32 to bf16
+    loop.yield %r : bf16
+  }
+  %z = loop.matmul %x, %w : tensor<8x64xbf16>, tensor<64x32xbf16> -> tensor<8x32xf32>
+  fx.output %y, %z : tensor<8x32xbf16>, tensor<8x32xf32>
+}

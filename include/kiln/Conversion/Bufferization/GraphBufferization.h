@@ -31,6 +31,7 @@ class GraphOp;
 } // namespace fx
 namespace loop {
 class KernelOp;
+class MatmulOp;
 class PointwiseOp;
 class ReduceOp;
 } // namespace loop
@@ -59,6 +60,11 @@ struct GraphBufferizationTarget {
   std::function<void(OpBuilder &, loop::ReduceOp node, Value dest,
                      IRMapping &mapping, ValueRange extraArgs)>
       emitReduce;
+  /// Emits the matrix product `node` into `dest`; null for targets without
+  /// one (bufferization then fails, with a diagnostic).
+  std::function<void(OpBuilder &, loop::MatmulOp node, Value dest,
+                     IRMapping &mapping, ValueRange extraArgs)>
+      emitMatmul;
   /// Emits the fused `kernel`, storing its results into `dests` (in order);
   /// null for targets that cannot run fused kernels (bufferization then
   /// fails, with a diagnostic).

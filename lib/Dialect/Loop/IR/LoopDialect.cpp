@@ -32,7 +32,7 @@ struct FoldDimOfNode : OpRewritePattern<tensor::DimOp> {
                                 PatternRewriter &rewriter) const override {
     Operation *node = dimOp.getSource().getDefiningOp();
     std::optional<int64_t> dim = dimOp.getConstantIndex();
-    if (!isNode(node) || !dim)
+    if (!isTensorNode(node) || !dim)
       return failure();
     auto type = cast<RankedTensorType>(node->getResult(0).getType());
     if (*dim < 0 || *dim >= type.getRank() || !type.isDynamicDim(*dim))
@@ -53,9 +53,15 @@ bool mlir::kiln::loop::isNode(Operation *op) {
   return isa_and_nonnull<PointwiseOp, ReduceOp>(op);
 }
 
+bool mlir::kiln::loop::isTensorNode(Operation *op) {
+  return isNode(op) || isa_and_nonnull<MatmulOp>(op);
+}
+
 ValueRange mlir::kiln::loop::getNodeDynamicSizes(Operation *node) {
   if (auto reduce = dyn_cast<ReduceOp>(node))
     return reduce.getDynamicSizes();
+  if (auto matmul = dyn_cast<MatmulOp>(node))
+    return matmul.getDynamicSizes();
   return cast<PointwiseOp>(node).getDynamicSizes();
 }
 

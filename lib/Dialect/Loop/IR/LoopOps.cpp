@@ -222,6 +222,114 @@ LogicalResult KernelOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
+// MatmulOp
+//===----------------------------------------------------------------------===//
+
+/// Whether static or dynamic sizes `a` and `b` can be equal.
+static bool isCompatibleSize(int64_t a, int64_t b) {
+  return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
+}
+
+FloatType MatmulOp::getAccumulatorType() {
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  Builder b(getContext());
+  return lhs.getElementType().isF64() ? b.getF64Type() : b.getF32Type();
+}
+
+YieldOp MatmulOp::getEpilogueYield() {
+  return cast<YieldOp>(getEpilogue().front().getTerminator());
+}
+
+void MatmulOp::getAsmBlockArgumentNames(Region &region,
+                                        OpAsmSetValueNameFn setNameFn) {
+  unsigned rank = getResultType().getRank();
+  for (BlockArgument arg : region.getArguments()) {
+    unsigned number = arg.getArgNumber();
+    setNameFn(arg, number < rank ? "i" + std::to_string(number) : "sum");
+  }
+}
+
+LogicalResult MatmulOp::verify() {
+  RankedTensorType result = getResultType();
+  auto lhs = cast<RankedTensorType>(getLhs().getType());
+  auto rhs = cast<RankedTensorType>(getRhs().getType());
+  if (result.getRank() < 2 || lhs.getRank() != result.getRank() ||
+      rhs.getRank() != result.getRank())
+    return emitOpError("multiplies ")
+           << lhs << " by " << rhs << " into " << result
+           << ": all three must have the same rank, at least 2";
+  Type element = lhs.getElementType();
+  if (!isa<FloatType>(element))
+    return emitOpError("multiplies ")
+           << element << " elements; only floating-point ones are supported";
+  if (rhs.getElementType() != element)
+    return emitOpError("multiplies ")
+           << element << " by " << rhs.getElementType()
+           << ": the element types must be equal";
+  // Without an epilogue, the result is the sums, rounded or (for 16-bit
+  // floats) kept in f32; an epilogue yields whatever the result holds.
+  Type resultElement = result.getElementType();
+  if (!hasEpilogue() && resultElement != element &&
+      !(resultElement == getAccumulatorType() &&
+        element.getIntOrFloatBitWidth() == 16))
+    return emitOpError("multiplies ")
+           << element << " matrices into " << resultElement
+           << " elements without an epilogue: the result must be " << element
+           << (element.getIntOrFloatBitWidth() == 16 ? " or f32" : "");
+  int64_t numDynamic = result.getNumDynamicDims();
+  if (static_cast<int64_t>(getDynamicSizes().size()) != numDynamic)
+    return emitOpError("has ")
+           << getDynamicSizes().size() << " dynamic sizes, but its result "
+           << result << " has " << numDynamic << " dynamic dimensions";
+
+  int64_t rank = result.getRank();
+  for (int64_t dim = 0; dim < rank - 2; ++dim) {
+    if (!isCompatibleSize(lhs.getDimSize(dim), result.getDimSize(dim)) ||
+        !isCompatibleSize(rhs.getDimSize(dim), result.getDimSize(dim)))
+      return emitOpError("has batch dimension ")
+             << dim << " of sizes " << lhs.getDimSize(dim) << ", "
+             << rhs.getDimSize(dim) << " and " << result.getDimSize(dim)
+             << " in lhs, rhs and result; they must be equal";
+  }
+  // [M, K] x [K, N] -> [M, N], reading the stored operands transposed where
+  // the attributes say so.
+  int64_t lhsM = lhs.getDimSize(rank - (getTransposeLhs() ? 1 : 2));
+  int64_t lhsK = lhs.getDimSize(rank - (getTransposeLhs() ? 2 : 1));
+  int64_t rhsK = rhs.getDimSize(rank - (getTransposeRhs() ? 1 : 2));
+  int64_t rhsN = rhs.getDimSize(rank - (getTransposeRhs() ? 2 : 1));
+  if (!isCompatibleSize(lhsK, rhsK))
+    return emitOpError("contracts K = ")
+           << lhsK << " of the lhs with K = " << rhsK << " of the rhs";
+  if (!isCompatibleSize(lhsM, result.getDimSize(rank - 2)) ||
+      !isCompatibleSize(rhsN, result.getDimSize(rank - 1)))
+    return emitOpError("computes an M x N = ")
+           << lhsM << " x " << rhsN << " product into " << result;
+  return success();
+}
+
+LogicalResult MatmulOp::verifyRegions() {
+  if (!hasEpilogue())
+    return success();
+  Block &body = getEpilogue().front();
+  int64_t rank = getResultType().getRank();
+  SmallVector<Type> expected(rank, IndexType::get(getContext()));
+  expected.push_back(getAccumulatorType());
+  if (body.getArgumentTypes() != TypeRange(expected))
+    return emitOpError("epilogue takes ")
+           << body.getArgumentTypes() << ", but must take " << rank
+           << " indices and the " << getAccumulatorType() << " sum";
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return emitOpError("epilogue must end with loop.yield");
+  Type yielded = getEpilogueYield().getValue().getType();
+  Type elementType = getScalarType(getResultType().getElementType());
+  if (yielded != elementType)
+    return getEpilogueYield().emitOpError("yields ")
+           << yielded << ", but the elements of " << getResultType()
+           << " are computed as " << elementType;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // LoadOp
 //===----------------------------------------------------------------------===//
 

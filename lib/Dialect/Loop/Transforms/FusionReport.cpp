@@ -44,16 +44,20 @@ FusionReport mlir::kiln::loop::computeFusionReport(Block &body) {
   FusionReport report;
   report.bytesMoved = 0;
   for (Operation &op : body) {
-    if (!isNode(&op) && !isa<KernelOp>(op))
+    if (!isTensorNode(&op) && !isa<KernelOp>(op))
       continue;
     KernelReport kernel;
     kernel.op = &op;
     llvm::SetVector<Value> reads;
     llvm::SetVector<Location> sources;
     op.walk([&](Operation *inner) {
-      if (isNode(inner)) {
+      if (isTensorNode(inner)) {
         ++kernel.numNodes;
         kernel.numReductions += isa<ReduceOp>(inner);
+      }
+      if (auto matmul = dyn_cast<MatmulOp>(inner)) {
+        reads.insert(matmul.getLhs());
+        reads.insert(matmul.getRhs());
       }
       if (!isa<YieldOp, KernelYieldOp>(inner))
         sources.insert(inner->getLoc());

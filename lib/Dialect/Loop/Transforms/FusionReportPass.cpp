@@ -77,7 +77,8 @@ struct FusionReportPass
     // The blocks that hold nodes or kernels directly: graph bodies.
     llvm::SetVector<Block *> bodies;
     getOperation()->walk([&](Operation *op) {
-      if ((isNode(op) && !op->getParentOfType<KernelOp>()) || isa<KernelOp>(op))
+      if ((isTensorNode(op) && !op->getParentOfType<KernelOp>()) ||
+          isa<KernelOp>(op))
         bodies.insert(op->getBlock());
     });
     for (Block *body : bodies)

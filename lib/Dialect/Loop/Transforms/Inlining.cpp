@@ -53,6 +53,7 @@ mlir::kiln::loop::inlinePointwiseLoad(RewriterBase &rewriter, LoadOp load,
   Value replacement = mapping.lookupOrDefault(producer.getYield().getValue());
   auto rounding = replacement.getDefiningOp<arith::TruncFOp>();
   if (keepF32Intermediates && rounding &&
+      !rounding->hasAttr(kExplicitRoundingAttrName) &&
       onlyWidenedTo(load.getResult(), rounding.getIn().getType())) {
     for (Operation *widen : llvm::to_vector(load->getUsers()))
       rewriter.replaceOp(widen, rounding.getIn());

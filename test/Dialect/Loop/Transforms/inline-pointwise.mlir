@@ -177,6 +177,31 @@ fx.graph @bf16_intermediate(%x: tensor<4xbf16>) -> tensor<4xbf16> {
 
 // -----
 
+// Tests that a rounding the program asked for (an explicit cast to bf16,
+// marked) stays when its producer is inlined.
+// CHECK-LABEL: fx.graph @explicit_rounding
+// CHECK: %[[R:.+]] = arith.truncf %{{.+}} {loop.explicit_rounding} : f32 to bf16
+// CHECK-NEXT: %[[W:.+]] = arith.extf %[[R]] : bf16 to f32
+// CHECK-NEXT: arith.mulf %[[W]], %[[W]] : f32
+fx.graph @explicit_rounding(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = loop.pointwise : tensor<4xbf16> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xf32>
+    %r = arith.truncf %v {loop.explicit_rounding} : f32 to bf16
+    loop.yield %r : bf16
+  }
+  %1 = loop.pointwise : tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %0[%i] : tensor<4xbf16>
+    %w = arith.extf %v : bf16 to f32
+    %m = arith.mulf %w, %w : f32
+    loop.yield %m : f32
+  }
+  fx.output %1 : tensor<4xf32>
+}
+
+// -----
+
 // Tests that a pointwise producer is inlined into a reduction's body, and
 // that the reduction itself is never inlined into its reader.
 // CHECK-LABEL: fx.graph @inline_into_reduction

@@ -14,14 +14,25 @@
 
 namespace mlir::kiln::loop {
 
+/// Marks an arith.truncf that the program asked for (a cast to a narrower
+/// float), which inlining keeps: other roundings of f32 intermediates are
+/// Kiln's own and may be skipped.
+inline constexpr llvm::StringLiteral kExplicitRoundingAttrName =
+    "loop.explicit_rounding";
+
 /// The scalar type a body computes with for elements of `elementType`:
 /// integers become signless, everything else is unchanged.
 Type getScalarType(Type elementType);
 
-/// Whether `op` is a loop node (loop.pointwise or loop.reduce).
+/// Whether `op` is a loop node with a scalar body (loop.pointwise or
+/// loop.reduce): the nodes that inlining and fusion rewrite.
 bool isNode(Operation *op);
 
-/// The dynamic sizes of a node's result, in order.
+/// Whether `op` defines one tensor by a node of the loop dialect: a node with
+/// a body, or a loop.matmul.
+bool isTensorNode(Operation *op);
+
+/// The dynamic sizes of a tensor node's result, in order.
 ValueRange getNodeDynamicSizes(Operation *node);
 
 } // namespace mlir::kiln::loop

@@ -110,6 +110,70 @@ def Loop_ReduceOp : Loop_Op<"reduce", [
   }];
 }
 
+def Loop_MatmulOp : Loop_Op<"matmul", [
+    RecursiveMemoryEffects, SingleBlock,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
+  ]> {
+  let summary = "Multiplies matrices, or batches of matrices";
+  let description = [{
+    `result[b..., i, j]` is the sum over `k` of `lhs[b..., i, k] *
+    rhs[b..., k, j]`, accumulated in f32 for floating-point elements of at
+    most 32 bits (f64 for f64). With `transpose_lhs`, `lhs` is stored
+    `[b..., K, M]` and read transposed; with `transpose_rhs`, `rhs` is stored
+    `[b..., N, K]` (a linear layer's weight). Both operands share their
+    element type and, with the result, their leading batch dimensions.
+    Unlike `pointwise` and `reduce`, the node has no body for the product:
+    code generators emit a tiled kernel for it, or call a GEMM library.
+    Dynamic dimensions of the result take their sizes from `dynamic_sizes`,
+    in order.
+
+    Without an epilogue the result holds the sums rounded to the operands'
+    element type, or, for f16 and bf16 operands, unrounded in an f32 result.
+    An `epilogue` computes each element from its sum instead: it takes the
+    result's indices and the sum (in the accumulator type) and yields the
+    element, so a bias, an activation and the rounding happen before the
+    product is stored (fusion moves pointwise readers here).
+
+    ```mlir
+    %y = loop.matmul(%n) %x, %w {transpose_rhs}
+        : tensor<?x768xbf16>, tensor<3072x768xbf16> -> tensor<?x3072xbf16>
+    %z = loop.matmul %x, %w : tensor<8x64xbf16>, tensor<64x32xbf16>
+        -> tensor<8x32xbf16> epilogue {
+    ^bb0(%i: index, %j: index, %sum: f32):
+      %b = loop.load %bias[%j] : tensor<32xf32>
+      %s = arith.addf %sum, %b : f32
+      %r = arith.truncf %s : f32 to bf16
+      loop.yield %r : bf16
+    }
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$lhs, AnyRankedTensor:$rhs,
+                       Variadic<Index>:$dynamic_sizes,
+                       UnitAttr:$transpose_lhs, UnitAttr:$transpose_rhs);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region AnyRegion:$epilogue);
+  let assemblyFormat = [{
+    (`(` $dynamic_sizes^ `)`)? $lhs `,` $rhs attr-dict `:` type($lhs) `,`
+    type($rhs) `->` type($result) (`epilogue` $epilogue^)?
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getResultType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
+    }
+    /// The number of leading batch dimensions.
+    int64_t getNumBatchDims() { return getResultType().getRank() - 2; }
+    /// The type sums accumulate in: f64 for f64 operands, else f32.
+    ::mlir::FloatType getAccumulatorType();
+    /// Whether an epilogue computes the elements from the sums.
+    bool hasEpilogue() { return !getEpilogue().empty(); }
+    /// The epilogue's yield; only with an epilogue.
+    YieldOp getEpilogueYield();
+  }];
+}
+
 def Loop_KernelOp : Loop_Op<"kernel", [
     RecursiveMemoryEffects, SingleBlock
   ]> {
@@ -189,7 +253,8 @@ def Loop_LoadOp : Loop_Op<"load", [
 }
 
 def Loop_YieldOp : Loop_Op<"yield", [
-    Pure, ReturnLike, Terminator, ParentOneOf<["PointwiseOp", "ReduceOp"]>
+    Pure, ReturnLike, Terminator,
+    ParentOneOf<["PointwiseOp", "ReduceOp", "MatmulOp"]>
   ]> {
   let summary = "Yields the element a node computes at the current index";
   let description = [{

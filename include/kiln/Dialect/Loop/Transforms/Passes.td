@@ -67,6 +67,46 @@ def InlinePointwisePass : Pass<"kiln-loop-inline"> {
   ];
 }
 
+def FuseEpiloguesPass : Pass<"kiln-loop-fuse-epilogues"> {
+  let summary = "Fuses the pointwise reader of a matrix product into it";
+  let description = [{
+    A `loop.matmul` whose only reader is a `loop.pointwise` of its shape that
+    reads it at its own index (a bias, an activation, a residual, the
+    rounding) takes the reader's body as its epilogue: each sum goes through
+    it before it is stored, so the product is never written and read back.
+    With `library-only`, only epilogues that a GEMM library applies itself
+    (a bias along the columns, then relu) are fused: the GPU's products are
+    library calls.
+
+    Before:
+    ```mlir
+    %p = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+    %y = loop.pointwise : tensor<8x32xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %p[%i, %j] : tensor<8x32xf32>
+      %b = loop.load %bias[%j] : tensor<32xf32>
+      %s = arith.addf %b, %v : f32
+      loop.yield %s : f32
+    }
+    ```
+    After:
+    ```mlir
+    %y = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32> epilogue {
+    ^bb0(%i: index, %j: index, %sum: f32):
+      %b = loop.load %bias[%j] : tensor<32xf32>
+      %s = arith.addf %b, %sum : f32
+      loop.yield %s : f32
+    }
+    ```
+  }];
+  let options = [
+    Option<"libraryOnly", "library-only", "bool", /*default=*/"false",
+           "Fuse only epilogues a GEMM library applies (bias, relu)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::kiln::loop::LoopDialect"];
+}
+
 def FuseRowsPass : Pass<"kiln-loop-fuse-rows"> {
   let summary = "Fuses reductions and the nodes that use them, row by row";
   let description = [{

@@ -1,0 +1,32 @@
+//===- MatmulToGPU.h - Matrix products through the GEMM library -*- C++ -*-===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CONVERSION_LOOPTOGPU_MATMULTOGPU_H
+#define KILN_LIB_CONVERSION_LOOPTOGPU_MATMULTOGPU_H
+
+#include "mlir/IR/Value.h"
+#include "mlir/IR/ValueRange.h"
+
+namespace mlir {
+class IRMapping;
+class OpBuilder;
+namespace kiln {
+namespace loop {
+class MatmulOp;
+} // namespace loop
+
+/// Checks that `node`'s dtype has a GPU GEMM (f32, f16, bf16).
+LogicalResult checkGPUMatmul(loop::MatmulOp node);
+
+/// Emits a host call of the runtime's GEMM (cuBLASLt) that computes `node`
+/// into `dest` on `stream`, after the work already ordered on it.
+void emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
+                       const IRMapping &mapping, Value stream);
+
+} // namespace kiln
+} // namespace mlir
+
+#endif // KILN_LIB_CONVERSION_LOOPTOGPU_MATMULTOGPU_H

@@ -1,0 +1,306 @@
+//===- MatmulToSCF.cpp - Matrix products as register-tiled SCF loops ------===//
+//
+// Part of Kiln. A loop.matmul on the CPU runs in two parallel phases. First
+// the right-hand side is packed into panels of NR columns, converted to the
+// accumulator type and zero-padded, so that the inner loop reads one aligned
+// vector per step whatever the operand's layout or dtype. Then every MR x NR
+// tile of the result accumulates in MR vector registers over K, broadcasting
+// one left-hand element per row and step (an outer product per step), and is
+// stored once, rounded to the result's type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulToSCF.h"
+
+#include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+/// Rows of the result per register tile (MR). With two vectors per row this
+/// keeps 12 accumulators, two right-hand vectors and a broadcast within
+/// AVX2's 16 registers.
+static constexpr int64_t kTileRows = 6;
+/// Vectors per tile row: NR is this many vectors of the accumulator type.
+static constexpr int64_t kVectorsPerTileRow = 2;
+/// Alignment of the packed panels, a cache line.
+static constexpr int64_t kPanelAlignment = 64;
+
+namespace {
+/// What the two phases share: buffers, sizes and the tile shape.
+struct MatmulLoops {
+  MatmulLoops(OpBuilder &b, loop::MatmulOp node, Value dest,
+              const IRMapping &mapping, const LoopToSCFOptions &options);
+
+  /// Emits `body` inside a parallel (or sequential) nest over the batch
+  /// dimensions and `inner` sizes; `body` gets the batch indices, then one
+  /// index per `inner` size.
+  void emitNest(OpBuilder &b, ArrayRef<Value> inner,
+                function_ref<void(OpBuilder &, ValueRange, ValueRange)> body);
+
+  /// Packs the right-hand side: packed[batch..., p, k, r] = rhs(k, p*NR + r),
+  /// zero for columns past N.
+  void emitPacking(OpBuilder &b);
+
+  /// Computes and stores every MR x NR tile of the result.
+  void emitTiles(OpBuilder &b);
+
+  /// The elements of `row` from `firstColumn` on, one panel's worth, from
+  /// their `sums`: through the epilogue, or rounded. Lanes past N compute
+  /// (in bounds) values that are never stored.
+  Value emitRowElements(OpBuilder &b, ValueRange batch, Value row,
+                        Value firstColumn, Value sums);
+
+  /// Indices into an operand stored [batch..., rows, cols], transposed or not.
+  SmallVector<Value> operandIndices(ValueRange batch, Value row, Value col,
+                                    bool transposed) const;
+
+  Location loc;
+  loop::MatmulOp node;
+  const IRMapping &mapping;
+  Value lhs, rhs, dest, packed;
+  const LoopToSCFOptions &options;
+  FloatType accumulatorType;
+  Type elementType;
+  int64_t panelWidth;
+  SmallVector<Value> batchSizes;
+  Value m, n, k, panels, tiles;
+};
+} // namespace
+
+MatmulLoops::MatmulLoops(OpBuilder &b, loop::MatmulOp node, Value dest,
+                         const IRMapping &mapping,
+                         const LoopToSCFOptions &options)
+    : loc(node.getLoc()), node(node), mapping(mapping),
+      lhs(mapping.lookup(node.getLhs())), rhs(mapping.lookup(node.getRhs())),
+      dest(dest), options(options) {
+  elementType = loop::getScalarType(node.getResultType().getElementType());
+  accumulatorType = node.getAccumulatorType();
+  int64_t accumulatorBytes = accumulatorType.getWidth() / 8;
+  panelWidth = kVectorsPerTileRow *
+               std::max<int64_t>(options.vectorBytes / accumulatorBytes, 1);
+
+  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
+  int64_t batchDims = node.getNumBatchDims();
+  batchSizes.assign(sizes.begin(), sizes.begin() + batchDims);
+  m = sizes[batchDims];
+  n = sizes[batchDims + 1];
+  k = memref::DimOp::create(b, loc, lhs,
+                            batchDims + (node.getTransposeLhs() ? 0 : 1));
+  Value panelWidthValue = arith::ConstantIndexOp::create(b, loc, panelWidth);
+  Value tileRows = arith::ConstantIndexOp::create(b, loc, kTileRows);
+  panels = arith::CeilDivUIOp::create(b, loc, n, panelWidthValue);
+  tiles = arith::CeilDivUIOp::create(b, loc, m, tileRows);
+}
+
+void MatmulLoops::emitNest(
+    OpBuilder &b, ArrayRef<Value> inner,
+    function_ref<void(OpBuilder &, ValueRange, ValueRange)> body) {
+  SmallVector<Value> upper(batchSizes);
+  llvm::append_range(upper, inner);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> lower(upper.size(), zero), steps(upper.size(), one);
+  size_t batchDims = batchSizes.size();
+  auto build = [&](OpBuilder &nested, Location, ValueRange ivs) {
+    body(nested, ivs.take_front(batchDims), ivs.drop_front(batchDims));
+  };
+  if (options.parallel)
+    scf::ParallelOp::create(b, loc, lower, upper, steps, build);
+  else
+    scf::buildLoopNest(b, loc, lower, upper, steps, build);
+}
+
+SmallVector<Value> MatmulLoops::operandIndices(ValueRange batch, Value row,
+                                               Value col,
+                                               bool transposed) const {
+  SmallVector<Value> indices = llvm::to_vector(batch);
+  indices.push_back(transposed ? col : row);
+  indices.push_back(transposed ? row : col);
+  return indices;
+}
+
+/// Converts a scalar or vector of floats to `type`'s width (same shape).
+static Value convertFloat(OpBuilder &b, Location loc, Value value,
+                          Type elementType) {
+  Type from = getElementTypeOrSelf(value.getType());
+  if (from == elementType)
+    return value;
+  Type to = elementType;
+  if (auto vector = dyn_cast<VectorType>(value.getType()))
+    to = vector.clone(elementType);
+  if (from.getIntOrFloatBitWidth() < elementType.getIntOrFloatBitWidth())
+    return arith::ExtFOp::create(b, loc, to, value);
+  return arith::TruncFOp::create(b, loc, to, value);
+}
+
+void MatmulLoops::emitPacking(OpBuilder &b) {
+  // [batch..., panels, K, NR], every size but NR dynamic.
+  SmallVector<int64_t> shape(batchSizes.size() + 2, ShapedType::kDynamic);
+  shape.push_back(panelWidth);
+  SmallVector<Value> dynamicSizes(batchSizes);
+  dynamicSizes.push_back(panels);
+  dynamicSizes.push_back(k);
+  packed = memref::AllocOp::create(
+      b, loc, MemRefType::get(shape, accumulatorType), dynamicSizes,
+      b.getI64IntegerAttr(kPanelAlignment));
+  bool transposed = node.getTransposeRhs();
+  emitNest(b, {panels}, [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
+    Value panel = ivs.front();
+    Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    Value width = arith::ConstantIndexOp::create(b, loc, panelWidth);
+    Value firstColumn = arith::MulIOp::create(b, loc, panel, width);
+    Value lastColumn = arith::SubIOp::create(b, loc, n, one);
+    Value padding =
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(accumulatorType, 0.0));
+    scf::ForOp::create(
+        b, loc, zero, k, one, ValueRange{},
+        [&](OpBuilder &b, Location, Value step, ValueRange) {
+          // Columns past N read the last one (always there: a panel exists
+          // only when N > 0) and store zero, without branches.
+          SmallVector<Value> elements;
+          for (int64_t lane = 0; lane < panelWidth; ++lane) {
+            Value column = arith::AddIOp::create(
+                b, loc, firstColumn,
+                arith::ConstantIndexOp::create(b, loc, lane));
+            Value inBounds = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult, column, n);
+            Value clamped = arith::MinUIOp::create(b, loc, column, lastColumn);
+            Value element = memref::LoadOp::create(
+                b, loc, rhs, operandIndices(batch, step, clamped, transposed));
+            element = convertFloat(b, loc, element, accumulatorType);
+            elements.push_back(
+                arith::SelectOp::create(b, loc, inBounds, element, padding));
+          }
+          Value vector = vector::FromElementsOp::create(
+              b, loc, VectorType::get({panelWidth}, accumulatorType), elements);
+          SmallVector<Value> indices = llvm::to_vector(batch);
+          llvm::append_range(indices, ValueRange{panel, step, zero});
+          vector::StoreOp::create(b, loc, vector, packed, indices);
+          scf::YieldOp::create(b, loc);
+        });
+  });
+}
+
+void MatmulLoops::emitTiles(OpBuilder &b) {
+  auto vectorType = VectorType::get({panelWidth}, accumulatorType);
+  bool transposed = node.getTransposeLhs();
+  emitNest(
+      b, {tiles, panels}, [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
+        Value tile = ivs[0], panel = ivs[1];
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        Value firstRow = arith::MulIOp::create(
+            b, loc, tile, arith::ConstantIndexOp::create(b, loc, kTileRows));
+        Value firstColumn = arith::MulIOp::create(
+            b, loc, panel, arith::ConstantIndexOp::create(b, loc, panelWidth));
+        // Rows past M compute a copy of the last row and are not stored.
+        Value lastRow = arith::SubIOp::create(b, loc, m, one);
+        SmallVector<Value> rows;
+        for (int64_t r = 0; r < kTileRows; ++r)
+          rows.push_back(arith::AddIOp::create(
+              b, loc, firstRow, arith::ConstantIndexOp::create(b, loc, r)));
+        SmallVector<Value> readRows = llvm::map_to_vector(rows, [&](Value row) {
+          return arith::MinUIOp::create(b, loc, row, lastRow).getResult();
+        });
+
+        Value zeroVector = arith::ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(vectorType,
+                                   b.getFloatAttr(accumulatorType, 0.0)));
+        SmallVector<Value> inits(kTileRows, zeroVector);
+        auto reduction = scf::ForOp::create(
+            b, loc, zero, k, one, inits,
+            [&](OpBuilder &b, Location, Value step, ValueRange accumulators) {
+              SmallVector<Value> panelIndices = llvm::to_vector(batch);
+              llvm::append_range(panelIndices, ValueRange{panel, step, zero});
+              Value columns = vector::LoadOp::create(b, loc, vectorType, packed,
+                                                     panelIndices);
+              SmallVector<Value> updated;
+              for (auto [row, accumulator] :
+                   llvm::zip(readRows, accumulators)) {
+                Value element = memref::LoadOp::create(
+                    b, loc, lhs, operandIndices(batch, row, step, transposed));
+                element = convertFloat(b, loc, element, accumulatorType);
+                Value broadcast =
+                    vector::BroadcastOp::create(b, loc, vectorType, element);
+                updated.push_back(vector::FMAOp::create(b, loc, broadcast,
+                                                        columns, accumulator));
+              }
+              scf::YieldOp::create(b, loc, updated);
+            });
+
+        // Stores: whole vectors where the panel is full, masked at N's edge.
+        Value valid = arith::SubIOp::create(b, loc, n, firstColumn);
+        Value full = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::uge, valid,
+            arith::ConstantIndexOp::create(b, loc, panelWidth));
+        for (auto [rowValue, accumulatorValue] :
+             llvm::zip(rows, reduction.getResults())) {
+          Value row = rowValue, accumulator = accumulatorValue;
+          Value inRows =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m);
+          scf::IfOp::create(b, loc, inRows, [&](OpBuilder &b, Location) {
+            Value result =
+                emitRowElements(b, batch, row, firstColumn, accumulator);
+            SmallVector<Value> indices = llvm::to_vector(batch);
+            indices.push_back(row);
+            indices.push_back(firstColumn);
+            scf::IfOp::create(
+                b, loc, full,
+                [&](OpBuilder &b, Location) {
+                  vector::StoreOp::create(b, loc, result, dest, indices);
+                  scf::YieldOp::create(b, loc);
+                },
+                [&](OpBuilder &b, Location) {
+                  Value mask = vector::CreateMaskOp::create(
+                      b, loc, VectorType::get({panelWidth}, b.getI1Type()),
+                      ValueRange{valid});
+                  vector::MaskedStoreOp::create(b, loc, dest, indices, mask,
+                                                result);
+                  scf::YieldOp::create(b, loc);
+                });
+            scf::YieldOp::create(b, loc);
+          });
+        }
+      });
+}
+
+Value MatmulLoops::emitRowElements(OpBuilder &b, ValueRange batch, Value row,
+                                   Value firstColumn, Value sums) {
+  if (!node.hasEpilogue())
+    return convertFloat(b, loc, sums, elementType);
+  Block &epilogue = node.getEpilogue().front();
+  Value lastColumn = arith::SubIOp::create(
+      b, loc, n, arith::ConstantIndexOp::create(b, loc, 1));
+  SmallVector<Value> elements;
+  for (int64_t lane = 0; lane < panelWidth; ++lane) {
+    Value column = arith::AddIOp::create(
+        b, loc, firstColumn, arith::ConstantIndexOp::create(b, loc, lane));
+    column = arith::MinUIOp::create(b, loc, column, lastColumn);
+    SmallVector<Value> arguments = llvm::to_vector(batch);
+    arguments.push_back(row);
+    arguments.push_back(column);
+    arguments.push_back(vector::ExtractOp::create(b, loc, sums, lane));
+    elements.push_back(emitBodyValue(b, epilogue, mapping, arguments));
+  }
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({panelWidth}, elementType), elements);
+}
+
+void mlir::kiln::emitMatmulLoops(OpBuilder &b, loop::MatmulOp node, Value dest,
+                                 const IRMapping &mapping,
+                                 const LoopToSCFOptions &options) {
+  MatmulLoops loops(b, node, dest, mapping, options);
+  loops.emitPacking(b);
+  loops.emitTiles(b);
+  memref::DeallocOp::create(b, node.getLoc(), loops.packed);
+}

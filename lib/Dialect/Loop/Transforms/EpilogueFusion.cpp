@@ -1,0 +1,182 @@
+//===- EpilogueFusion.cpp - Pointwise readers into matrix products --------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Loop/Transforms/EpilogueFusion.h"
+
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::loop;
+
+/// `value` without a rounding to a narrower float and back (extf(truncf(x))
+/// of x's type); used only where the rounding commutes with what follows.
+static Value skipRoundTrip(Value value) {
+  auto ext = value.getDefiningOp<arith::ExtFOp>();
+  if (!ext)
+    return value;
+  auto trunc = ext.getIn().getDefiningOp<arith::TruncFOp>();
+  if (!trunc || trunc.getIn().getType() != value.getType())
+    return value;
+  return trunc.getIn();
+}
+
+/// Matches `value` = max(x, 0) in either order; returns x.
+static Value matchRelu(Value value) {
+  auto max = value.getDefiningOp<arith::MaximumFOp>();
+  if (!max)
+    return {};
+  if (matchPattern(max.getRhs(), m_AnyZeroFloat()))
+    return max.getLhs();
+  if (matchPattern(max.getLhs(), m_AnyZeroFloat()))
+    return max.getRhs();
+  return {};
+}
+
+/// Matches `value` as a load of a vector of N elements of `elementType` at
+/// the column index `column`, widened to the sum's type if needed; returns
+/// the vector.
+static Value matchBiasLoad(Value value, Value column, Type elementType) {
+  if (auto ext = value.getDefiningOp<arith::ExtFOp>())
+    value = ext.getIn();
+  auto load = value.getDefiningOp<LoadOp>();
+  if (!load || load.getIndices().size() != 1 ||
+      load.getIndices().front() != column)
+    return {};
+  auto type = cast<RankedTensorType>(load.getSource().getType());
+  if (type.getElementType() != elementType)
+    return {};
+  return load.getSource();
+}
+
+std::optional<LibraryEpilogue>
+mlir::kiln::loop::matchLibraryEpilogue(MatmulOp matmul) {
+  Type operandElement =
+      cast<RankedTensorType>(matmul.getLhs().getType()).getElementType();
+  Type resultElement = matmul.getResultType().getElementType();
+  FloatType accumulatorType = matmul.getAccumulatorType();
+  if (resultElement != operandElement && resultElement != accumulatorType)
+    return std::nullopt;
+  LibraryEpilogue epilogue;
+  if (!matmul.hasEpilogue())
+    return epilogue;
+
+  Block &body = matmul.getEpilogue().front();
+  Value sum = body.getArguments().back();
+  Value column = body.getArgument(body.getNumArguments() - 2);
+  Value value = matmul.getEpilogueYield().getValue();
+  if (resultElement != accumulatorType) {
+    auto trunc = value.getDefiningOp<arith::TruncFOp>();
+    if (!trunc || trunc.getIn().getType() != accumulatorType)
+      return std::nullopt;
+    value = trunc.getIn();
+  }
+  // relu commutes with rounding (monotone, and 0 stays 0), so a rounding
+  // between the bias and relu changes nothing.
+  if (Value input = matchRelu(value)) {
+    epilogue.activation = LibraryEpilogue::Activation::Relu;
+    value = skipRoundTrip(input);
+  }
+  if (value == sum)
+    return epilogue;
+  auto add = value.getDefiningOp<arith::AddFOp>();
+  if (!add)
+    return std::nullopt;
+  Value other = add.getLhs() == sum   ? add.getRhs()
+                : add.getRhs() == sum ? add.getLhs()
+                                      : Value();
+  if (!other)
+    return std::nullopt;
+  epilogue.bias = matchBiasLoad(other, column, resultElement);
+  if (!epilogue.bias)
+    return std::nullopt;
+  return epilogue;
+}
+
+/// Whether `reader` reads `product` only by loads in its body at its own
+/// index.
+static bool readsAtOwnIndex(PointwiseOp reader, Value product) {
+  Block &body = reader.getBody().front();
+  for (OpOperand &use : product.getUses()) {
+    auto load = dyn_cast<LoadOp>(use.getOwner());
+    if (!load || load->getBlock() != &body ||
+        load.getIndices() != ValueRange(body.getArguments()))
+      return false;
+  }
+  return true;
+}
+
+/// Builds, before `reader`, a copy of `matmul` whose epilogue is
+/// `reader`'s body; `reader` and `matmul` stay.
+static MatmulOp buildFused(RewriterBase &rewriter, MatmulOp matmul,
+                           PointwiseOp reader) {
+  Location loc = matmul.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(reader);
+  auto fused = MatmulOp::create(
+      rewriter, loc, reader.getResultType(), matmul.getLhs(), matmul.getRhs(),
+      reader.getDynamicSizes(), matmul.getTransposeLhsAttr(),
+      matmul.getTransposeRhsAttr());
+  Block &readerBody = reader.getBody().front();
+  SmallVector<Type> argTypes(readerBody.getArgumentTypes());
+  argTypes.push_back(matmul.getAccumulatorType());
+  SmallVector<Location> argLocs(argTypes.size(), loc);
+  Block *body =
+      rewriter.createBlock(&fused.getEpilogue(), {}, argTypes, argLocs);
+
+  // The product, as the reader saw it: the sum, rounded where the product
+  // was stored rounded.
+  Value sum = body->getArguments().back();
+  Type productElement = matmul.getResultType().getElementType();
+  Value product = sum;
+  if (productElement != sum.getType())
+    product = arith::TruncFOp::create(rewriter, loc, productElement, sum);
+  IRMapping mapping;
+  mapping.map(readerBody.getArguments(), body->getArguments().drop_back());
+  for (Operation &op : readerBody) {
+    auto load = dyn_cast<LoadOp>(op);
+    if (load && load.getSource() == matmul.getResult()) {
+      mapping.map(load.getResult(), product);
+      continue;
+    }
+    rewriter.clone(op, mapping);
+  }
+  return fused;
+}
+
+unsigned mlir::kiln::loop::fuseEpilogues(RewriterBase &rewriter, Block &block,
+                                         bool libraryOnly) {
+  SmallVector<MatmulOp> candidates;
+  for (auto matmul : block.getOps<MatmulOp>())
+    if (!matmul.hasEpilogue() && matmul->hasOneUse())
+      candidates.push_back(matmul);
+  unsigned fused = 0;
+  for (MatmulOp matmul : candidates) {
+    Operation *user = *matmul->getUsers().begin();
+    auto reader = dyn_cast<PointwiseOp>(user->getParentOp());
+    // Bool results would need bit-packed vectors on the CPU.
+    if (!reader || reader->getBlock() != &block ||
+        !isa<FloatType>(reader.getResultType().getElementType()) ||
+        reader.getResultType().getShape() !=
+            matmul.getResultType().getShape() ||
+        !readsAtOwnIndex(reader, matmul.getResult()))
+      continue;
+    // Building the candidate is the simplest way to match it.
+    MatmulOp candidate = buildFused(rewriter, matmul, reader);
+    if (libraryOnly && !matchLibraryEpilogue(candidate)) {
+      rewriter.eraseOp(candidate);
+      continue;
+    }
+    rewriter.replaceOp(reader, candidate.getResult());
+    rewriter.eraseOp(matmul);
+    ++fused;
+  }
+  return fused;
+}

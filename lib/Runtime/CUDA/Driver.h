@@ -1,0 +1,88 @@
+//===- Driver.h - The CUDA driver as kiln_cuda_runtime loads it -*- C++ -*-===//
+//
+// Part of Kiln. The runtime includes no CUDA headers: it declares the few
+// driver API types and entry points it needs, as the driver's ABI defines
+// them, and loads libcuda.so.1 when first needed. This header also holds the
+// error slot that every entry point of the library shares.
+//
+// This header is private to kiln_cuda_runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_RUNTIME_CUDA_DRIVER_H
+#define KILN_LIB_RUNTIME_CUDA_DRIVER_H
+
+#include <cstddef>
+#include <dlfcn.h>
+#include <mutex>
+#include <string>
+
+namespace kiln::cuda {
+
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = void *;
+using CUmodule = void *;
+using CUfunction = void *;
+using CUstream = void *;
+using CUdeviceptr = unsigned long long;
+constexpr CUresult kCudaSuccess = 0;
+
+/// The driver entry points Kiln calls, loaded from libcuda.so.1.
+struct Driver {
+  CUresult (*cuInit)(unsigned);
+  CUresult (*cuDeviceGet)(CUdevice *, int);
+  CUresult (*cuCtxGetCurrent)(CUcontext *);
+  CUresult (*cuCtxSetCurrent)(CUcontext);
+  CUresult (*cuDevicePrimaryCtxRetain)(CUcontext *, CUdevice);
+  CUresult (*cuModuleLoadData)(CUmodule *, const void *);
+  CUresult (*cuModuleUnload)(CUmodule);
+  CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);
+  CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
+                             unsigned, unsigned, unsigned, CUstream, void **,
+                             void **);
+  /// Loaded as cuMemAlloc_v2: the unversioned symbol has 32-bit pointers.
+  CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
+  CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
+  CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  CUresult (*cuGetErrorString)(CUresult, const char **);
+};
+
+/// Guards firstError and the library's caches.
+extern std::mutex mutex;
+/// The first error since the caller last took it; empty if none.
+extern std::string firstError;
+
+/// Keeps `message` unless an earlier error is pending. Takes `mutex`.
+void recordError(const std::string &message);
+
+/// Whether an earlier call of this run failed: the work that follows would
+/// use its missing results (a null temporary, say), so it is skipped until
+/// the caller takes the error. Takes `mutex`.
+bool errorPending();
+
+template <typename T> bool loadSymbol(void *library, const char *name, T &fn) {
+  fn = reinterpret_cast<T>(dlsym(library, name));
+  return fn != nullptr;
+}
+
+/// The driver, loaded on first use; null (with an error recorded) if this
+/// machine has none.
+const Driver *getDriver();
+
+/// Records a failed driver call; returns whether `status` is success.
+bool check(const Driver &driver, CUresult status, const char *what);
+
+/// Makes a context current on this thread: the caller's if it has one (as
+/// PyTorch does), else device 0's primary context.
+bool ensureContext(const Driver &driver);
+
+/// The driver with a current context on this thread, or null (with an error
+/// recorded).
+const Driver *getReadyDriver();
+
+} // namespace kiln::cuda
+
+#endif // KILN_LIB_RUNTIME_CUDA_DRIVER_H

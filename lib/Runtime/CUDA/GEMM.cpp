@@ -1,0 +1,500 @@
+//===- GEMM.cpp - kiln_cuda_gemm on cuBLASLt ------------------------------===//
+//
+// Part of Kiln. Implements kiln_cuda_gemm with cuBLASLt, which it loads when
+// first needed, like the driver: the runtime links neither, so it loads on
+// machines without a GPU or without cuBLAS.
+//
+// cuBLASLt is column-major. A row-major M x N matrix is the column-major
+// N x M matrix with the same bytes, so row-major C = op(A) x op(B) is
+// column-major C^T = op(B)^T x op(A)^T: B's data is cuBLASLt's first operand
+// and A's its second, and the bias (N elements) runs along the rows of the
+// column-major result, as cuBLASLt's bias epilogues expect.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Runtime/CUDARuntime.h"
+
+#include "Driver.h"
+
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <string>
+#include <tuple>
+
+using namespace kiln::cuda;
+
+namespace {
+
+// The few cuBLASLt types and values Kiln needs, as cuBLASLt's ABI (the same
+// in CUDA 12 and 13) defines them. Enum parameters are passed as ints.
+using cublasStatus_t = int;
+using cublasLtHandle_t = void *;
+using cublasLtMatmulDesc_t = void *;
+using cublasLtMatrixLayout_t = void *;
+using cublasLtMatmulPreference_t = void *;
+constexpr cublasStatus_t kCublasSuccess = 0;
+
+// cudaDataType_t.
+constexpr int kCudaR32F = 0;
+constexpr int kCudaR16F = 2;
+constexpr int kCudaR16BF = 14;
+// cublasComputeType_t: f32 accumulation, no TF32.
+constexpr int kCublasCompute32F = 68;
+// cublasOperation_t.
+constexpr int32_t kCublasOpN = 0;
+constexpr int32_t kCublasOpT = 1;
+// cublasLtMatmulDescAttributes_t.
+constexpr int kDescTransA = 3;
+constexpr int kDescTransB = 4;
+constexpr int kDescEpilogue = 7;
+constexpr int kDescBiasPointer = 8;
+// cublasLtMatrixLayoutAttribute_t.
+constexpr int kLayoutBatchCount = 5;
+constexpr int kLayoutStridedBatchOffset = 6;
+// cublasLtMatmulPreferenceAttributes_t.
+constexpr int kPrefMaxWorkspaceBytes = 1;
+constexpr int kPrefMinAlignmentABytes = 5;
+constexpr int kPrefMinAlignmentBBytes = 6;
+constexpr int kPrefMinAlignmentCBytes = 7;
+constexpr int kPrefMinAlignmentDBytes = 8;
+// cublasLtEpilogue_t.
+constexpr uint32_t kEpilogueDefault = 1;
+constexpr uint32_t kEpilogueRelu = 2;
+constexpr uint32_t kEpilogueBias = 4;
+constexpr uint32_t kEpilogueGelu = 32;
+
+/// cublasLtMatmulAlgo_t.
+struct MatmulAlgo {
+  uint64_t data[8];
+};
+
+/// cublasLtMatmulHeuristicResult_t.
+struct HeuristicResult {
+  MatmulAlgo algo;
+  size_t workspaceSize;
+  cublasStatus_t state;
+  float wavesCount;
+  int reserved[4];
+};
+
+/// The cuBLASLt entry points Kiln calls.
+struct CublasLt {
+  cublasStatus_t (*cublasLtCreate)(cublasLtHandle_t *);
+  cublasStatus_t (*cublasLtMatmulDescCreate)(cublasLtMatmulDesc_t *, int, int);
+  cublasStatus_t (*cublasLtMatmulDescDestroy)(cublasLtMatmulDesc_t);
+  cublasStatus_t (*cublasLtMatmulDescSetAttribute)(cublasLtMatmulDesc_t, int,
+                                                   const void *, size_t);
+  cublasStatus_t (*cublasLtMatrixLayoutCreate)(cublasLtMatrixLayout_t *, int,
+                                               uint64_t, uint64_t, int64_t);
+  cublasStatus_t (*cublasLtMatrixLayoutDestroy)(cublasLtMatrixLayout_t);
+  cublasStatus_t (*cublasLtMatrixLayoutSetAttribute)(cublasLtMatrixLayout_t,
+                                                     int, const void *, size_t);
+  cublasStatus_t (*cublasLtMatmulPreferenceCreate)(
+      cublasLtMatmulPreference_t *);
+  cublasStatus_t (*cublasLtMatmulPreferenceDestroy)(cublasLtMatmulPreference_t);
+  cublasStatus_t (*cublasLtMatmulPreferenceSetAttribute)(
+      cublasLtMatmulPreference_t, int, const void *, size_t);
+  cublasStatus_t (*cublasLtMatmulAlgoGetHeuristic)(
+      cublasLtHandle_t, cublasLtMatmulDesc_t, cublasLtMatrixLayout_t,
+      cublasLtMatrixLayout_t, cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+      cublasLtMatmulPreference_t, int, HeuristicResult *, int *);
+  cublasStatus_t (*cublasLtMatmul)(cublasLtHandle_t, cublasLtMatmulDesc_t,
+                                   const void *, const void *,
+                                   cublasLtMatrixLayout_t, const void *,
+                                   cublasLtMatrixLayout_t, const void *,
+                                   const void *, cublasLtMatrixLayout_t, void *,
+                                   cublasLtMatrixLayout_t, const MatmulAlgo *,
+                                   void *, size_t, CUstream);
+  /// Optional: names a status in error messages.
+  const char *(*cublasLtGetStatusName)(cublasStatus_t);
+};
+
+/// cuBLASLt, loaded on first use; null (with an error recorded, on every
+/// call) if it cannot be loaded.
+const CublasLt *getCublasLt() {
+  static std::string loadError;
+  static const CublasLt *cublasLt = []() -> const CublasLt * {
+    const char *names[] = {"libcublasLt.so.13", "libcublasLt.so.12",
+                           "libcublasLt.so"};
+    // A cuBLASLt the process already has (PyTorch's, say) comes first: it
+    // matches the driver, and one copy is enough.
+    void *library = nullptr;
+    for (const char *name : names)
+      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)))
+        break;
+    std::string reason;
+    for (const char *name : names) {
+      if (library || (library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
+        break;
+      const char *text = dlerror();
+      reason = text ? text : "unknown error";
+    }
+    if (!library) {
+      loadError = "kiln_cuda_gemm: cannot load cuBLASLt (tried "
+                  "libcublasLt.so.13, libcublasLt.so.12, libcublasLt.so): " +
+                  reason;
+      return nullptr;
+    }
+    static CublasLt loaded;
+    bool ok = loadSymbol(library, "cublasLtCreate", loaded.cublasLtCreate) &&
+              loadSymbol(library, "cublasLtMatmulDescCreate",
+                         loaded.cublasLtMatmulDescCreate) &&
+              loadSymbol(library, "cublasLtMatmulDescDestroy",
+                         loaded.cublasLtMatmulDescDestroy) &&
+              loadSymbol(library, "cublasLtMatmulDescSetAttribute",
+                         loaded.cublasLtMatmulDescSetAttribute) &&
+              loadSymbol(library, "cublasLtMatrixLayoutCreate",
+                         loaded.cublasLtMatrixLayoutCreate) &&
+              loadSymbol(library, "cublasLtMatrixLayoutDestroy",
+                         loaded.cublasLtMatrixLayoutDestroy) &&
+              loadSymbol(library, "cublasLtMatrixLayoutSetAttribute",
+                         loaded.cublasLtMatrixLayoutSetAttribute) &&
+              loadSymbol(library, "cublasLtMatmulPreferenceCreate",
+                         loaded.cublasLtMatmulPreferenceCreate) &&
+              loadSymbol(library, "cublasLtMatmulPreferenceDestroy",
+                         loaded.cublasLtMatmulPreferenceDestroy) &&
+              loadSymbol(library, "cublasLtMatmulPreferenceSetAttribute",
+                         loaded.cublasLtMatmulPreferenceSetAttribute) &&
+              loadSymbol(library, "cublasLtMatmulAlgoGetHeuristic",
+                         loaded.cublasLtMatmulAlgoGetHeuristic) &&
+              loadSymbol(library, "cublasLtMatmul", loaded.cublasLtMatmul);
+    if (!ok) {
+      loadError = "kiln_cuda_gemm: cuBLASLt lacks an entry point Kiln needs";
+      return nullptr;
+    }
+    loadSymbol(library, "cublasLtGetStatusName", loaded.cublasLtGetStatusName);
+    return &loaded;
+  }();
+  if (!cublasLt)
+    recordError(loadError);
+  return cublasLt;
+}
+
+/// The workspace each stream's GEMMs share (a stream runs them one at a time).
+constexpr uint64_t kWorkspaceBytes = 32 << 20;
+
+/// What selects a GEMM's algorithm: its shape and options, the device (by its
+/// context) and the operands' alignment, which the algorithm may rely on.
+struct AlgoKey {
+  CUcontext context;
+  int32_t dtype, resultDtype;
+  int64_t batch, m, n, k;
+  bool transposeA, transposeB;
+  uint32_t epilogue;
+  uint32_t alignA, alignB, alignC, alignBias;
+
+  bool operator<(const AlgoKey &other) const {
+    auto tie = [](const AlgoKey &key) {
+      return std::tie(key.context, key.dtype, key.resultDtype, key.batch, key.m,
+                      key.n, key.k, key.transposeA, key.transposeB,
+                      key.epilogue, key.alignA, key.alignB, key.alignC,
+                      key.alignBias);
+    };
+    return tie(*this) < tie(other);
+  }
+};
+
+/// A stream's workspace, in the context that allocated it.
+struct WorkspaceKey {
+  CUcontext context;
+  CUstream stream;
+
+  bool operator<(const WorkspaceKey &other) const {
+    return std::tie(context, stream) < std::tie(other.context, other.stream);
+  }
+};
+
+/// The GEMM state, guarded by gemmMutex. (Not kiln::cuda::mutex, which
+/// recordError takes.) It lives as long as the process.
+std::mutex gemmMutex;
+std::map<CUcontext, cublasLtHandle_t> handles;
+std::map<WorkspaceKey, CUdeviceptr> workspaces;
+std::map<AlgoKey, MatmulAlgo> algos;
+
+/// The alignment in bytes (at most 256) that every matrix of a batch has.
+uint32_t alignment(const void *pointer, int64_t batchStrideBytes) {
+  uint64_t bits = reinterpret_cast<uintptr_t>(pointer) | 256;
+  if (batchStrideBytes > 0)
+    bits |= static_cast<uint64_t>(batchStrideBytes);
+  return static_cast<uint32_t>(bits & -bits);
+}
+
+/// The cuBLASLt descriptors of one GEMM, destroyed when it returns.
+struct Descriptors {
+  const CublasLt &lt;
+  cublasLtMatmulDesc_t matmul = nullptr;
+  cublasLtMatrixLayout_t first = nullptr, second = nullptr, result = nullptr;
+  cublasLtMatmulPreference_t preference = nullptr;
+
+  explicit Descriptors(const CublasLt &lt) : lt(lt) {}
+  Descriptors(const Descriptors &) = delete;
+  Descriptors &operator=(const Descriptors &) = delete;
+  ~Descriptors() {
+    if (preference)
+      lt.cublasLtMatmulPreferenceDestroy(preference);
+    for (cublasLtMatrixLayout_t layout : {first, second, result})
+      if (layout)
+        lt.cublasLtMatrixLayoutDestroy(layout);
+    if (matmul)
+      lt.cublasLtMatmulDescDestroy(matmul);
+  }
+};
+
+} // namespace
+
+extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
+                               int64_t batch, int64_t m, int64_t n, int64_t k,
+                               const void *a, int32_t transposeA, const void *b,
+                               int32_t transposeB, const void *bias,
+                               int32_t activation, void *c, void *stream) {
+  static const char *const dtypeNames[] = {"f32", "f16", "bf16"};
+  static const int dataTypes[] = {kCudaR32F, kCudaR16F, kCudaR16BF};
+  static const int64_t elementBytes[] = {4, 2, 2};
+  if (dtype < 0 || dtype > 2) {
+    recordError("kiln_cuda_gemm: unsupported dtype " + std::to_string(dtype) +
+                " (0 = f32, 1 = f16, 2 = bf16)");
+    return;
+  }
+  if (resultDtype != dtype && resultDtype != 0) {
+    recordError("kiln_cuda_gemm: unsupported result dtype " +
+                std::to_string(resultDtype) + " for " + dtypeNames[dtype] +
+                " operands (the operands' dtype or 0 = f32)");
+    return;
+  }
+  if (activation < 0 || activation > 2) {
+    recordError("kiln_cuda_gemm: unsupported activation " +
+                std::to_string(activation) + " (0 = none, 1 = relu, 2 = gelu)");
+    return;
+  }
+
+  // "for 3x64x32x16 bf16 (transposeA, bias, gelu)", for error messages.
+  auto describe = [&]() {
+    std::string options;
+    auto add = [&](bool set, const char *name) {
+      if (set)
+        options += (options.empty() ? " (" : ", ") + std::string(name);
+    };
+    add(transposeA, "transposeA");
+    add(transposeB, "transposeB");
+    add(bias, "bias");
+    add(activation == 1, "relu");
+    add(activation == 2, "gelu");
+    if (!options.empty())
+      options += ")";
+    return " for " + std::to_string(batch) + "x" + std::to_string(m) + "x" +
+           std::to_string(n) + "x" + std::to_string(k) + " " +
+           dtypeNames[dtype] +
+           (resultDtype != dtype ? std::string(" -> ") + dtypeNames[resultDtype]
+                                 : std::string()) +
+           options;
+  };
+  auto fail = [&](const std::string &what) {
+    recordError("kiln_cuda_gemm: " + what + describe());
+  };
+
+  if (batch < 0 || m < 0 || n < 0 || k < 0) {
+    fail("negative size");
+    return;
+  }
+  if (batch > std::numeric_limits<int32_t>::max()) {
+    fail("batch larger than 2^31 - 1");
+    return;
+  }
+  if (batch == 0 || m == 0 || n == 0)
+    return; // C is empty: nothing to compute.
+  if (!c || (k > 0 && (!a || !b))) {
+    fail("null operand");
+    return;
+  }
+
+  const Driver *driver = getReadyDriver();
+  if (!driver || errorPending())
+    return;
+  int64_t bytes = elementBytes[dtype];
+  int64_t resultBytes = elementBytes[resultDtype];
+  if (k == 0) {
+    // C = activation(0 + bias); relu and gelu keep zeros.
+    if (bias) {
+      fail("k = 0 with a bias is not supported");
+      return;
+    }
+    CUresult status =
+        driver->cuMemsetD8Async(reinterpret_cast<CUdeviceptr>(c), 0,
+                                batch * m * n * resultBytes, stream);
+    if (status != kCudaSuccess)
+      fail("cuMemsetD8Async failed (CUDA error " + std::to_string(status) +
+           ")");
+    return;
+  }
+
+  const CublasLt *lt = getCublasLt();
+  if (!lt)
+    return;
+  auto checkLt = [&](cublasStatus_t status, const char *call) {
+    if (status == kCublasSuccess)
+      return true;
+    const char *name =
+        lt->cublasLtGetStatusName ? lt->cublasLtGetStatusName(status) : nullptr;
+    fail(std::string(call) + " failed (status " + std::to_string(status) +
+         (name ? std::string(", ") + name : std::string()) + ")");
+    return false;
+  };
+
+  CUcontext context = nullptr;
+  if (!check(*driver, driver->cuCtxGetCurrent(&context), "cuCtxGetCurrent"))
+    return;
+
+  // The process-wide handle of this context and the stream's workspace.
+  cublasLtHandle_t handle = nullptr;
+  CUdeviceptr workspace = 0;
+  {
+    std::lock_guard<std::mutex> lock(gemmMutex);
+    auto [entry, inserted] = handles.try_emplace(context, nullptr);
+    if (inserted &&
+        !checkLt(lt->cublasLtCreate(&entry->second), "cublasLtCreate")) {
+      handles.erase(entry);
+      return;
+    }
+    handle = entry->second;
+    auto [space, created] =
+        workspaces.try_emplace(WorkspaceKey{context, stream}, 0);
+    if (created) {
+      CUresult status = driver->cuMemAlloc(&space->second, kWorkspaceBytes);
+      if (status != kCudaSuccess) {
+        workspaces.erase(space);
+        fail("cuMemAlloc of the " + std::to_string(kWorkspaceBytes >> 20) +
+             " MiB workspace failed (CUDA error " + std::to_string(status) +
+             ")");
+        return;
+      }
+    }
+    workspace = space->second;
+  }
+
+  // cuBLASLt's first operand is B: column-major N x K (ld N), or with
+  // transposeB the N x K row-major matrix, column-major K x N (ld K), used
+  // transposed. Its second is A: column-major K x M (ld K), or with
+  // transposeA column-major M x K (ld M), used transposed. The result is
+  // column-major N x M (ld N).
+  int dataType = dataTypes[dtype];
+  int resultDataType = dataTypes[resultDtype];
+  uint32_t epilogue = kEpilogueDefault;
+  if (bias)
+    epilogue = kEpilogueBias;
+  if (activation == 1)
+    epilogue = bias ? (kEpilogueRelu | kEpilogueBias) : kEpilogueRelu;
+  if (activation == 2)
+    epilogue = bias ? (kEpilogueGelu | kEpilogueBias) : kEpilogueGelu;
+  int32_t opFirst = transposeB ? kCublasOpT : kCublasOpN;
+  int32_t opSecond = transposeA ? kCublasOpT : kCublasOpN;
+
+  Descriptors descriptors(*lt);
+  if (!checkLt(lt->cublasLtMatmulDescCreate(&descriptors.matmul,
+                                            kCublasCompute32F, kCudaR32F),
+               "cublasLtMatmulDescCreate"))
+    return;
+  auto setDesc = [&](int attribute, const void *value, size_t size) {
+    return checkLt(lt->cublasLtMatmulDescSetAttribute(descriptors.matmul,
+                                                      attribute, value, size),
+                   "cublasLtMatmulDescSetAttribute");
+  };
+  // The bias has the result's type, cuBLASLt's default for it.
+  if (!setDesc(kDescTransA, &opFirst, sizeof(opFirst)) ||
+      !setDesc(kDescTransB, &opSecond, sizeof(opSecond)) ||
+      !setDesc(kDescEpilogue, &epilogue, sizeof(epilogue)) ||
+      (bias && !setDesc(kDescBiasPointer, &bias, sizeof(bias))))
+    return;
+
+  auto makeLayout = [&](cublasLtMatrixLayout_t &layout, int type, int64_t rows,
+                        int64_t cols) {
+    if (!checkLt(
+            lt->cublasLtMatrixLayoutCreate(&layout, type, rows, cols, rows),
+            "cublasLtMatrixLayoutCreate"))
+      return false;
+    if (batch == 1)
+      return true;
+    int32_t count = static_cast<int32_t>(batch);
+    int64_t stride = rows * cols;
+    return checkLt(lt->cublasLtMatrixLayoutSetAttribute(
+                       layout, kLayoutBatchCount, &count, sizeof(count)),
+                   "cublasLtMatrixLayoutSetAttribute") &&
+           checkLt(
+               lt->cublasLtMatrixLayoutSetAttribute(
+                   layout, kLayoutStridedBatchOffset, &stride, sizeof(stride)),
+               "cublasLtMatrixLayoutSetAttribute");
+  };
+  if (!makeLayout(descriptors.first, dataType, transposeB ? k : n,
+                  transposeB ? n : k) ||
+      !makeLayout(descriptors.second, dataType, transposeA ? m : k,
+                  transposeA ? k : m) ||
+      !makeLayout(descriptors.result, resultDataType, n, m))
+    return;
+
+  int64_t strideBytes = batch > 1 ? bytes : 0;
+  int64_t resultStrideBytes = batch > 1 ? resultBytes : 0;
+  AlgoKey key{context,
+              dtype,
+              resultDtype,
+              batch,
+              m,
+              n,
+              k,
+              transposeA != 0,
+              transposeB != 0,
+              epilogue,
+              alignment(a, strideBytes * m * k),
+              alignment(b, strideBytes * k * n),
+              alignment(c, resultStrideBytes * m * n),
+              bias ? alignment(bias, 0) : 0};
+  MatmulAlgo algo;
+  {
+    std::lock_guard<std::mutex> lock(gemmMutex);
+    auto found = algos.find(key);
+    if (found != algos.end()) {
+      algo = found->second;
+    } else {
+      if (!checkLt(lt->cublasLtMatmulPreferenceCreate(&descriptors.preference),
+                   "cublasLtMatmulPreferenceCreate"))
+        return;
+      auto setPref = [&](int attribute, const void *value, size_t size) {
+        return checkLt(lt->cublasLtMatmulPreferenceSetAttribute(
+                           descriptors.preference, attribute, value, size),
+                       "cublasLtMatmulPreferenceSetAttribute");
+      };
+      // cuBLASLt's first operand is B's data, its second A's.
+      uint64_t maxWorkspace = kWorkspaceBytes;
+      if (!setPref(kPrefMaxWorkspaceBytes, &maxWorkspace,
+                   sizeof(maxWorkspace)) ||
+          !setPref(kPrefMinAlignmentABytes, &key.alignB, sizeof(key.alignB)) ||
+          !setPref(kPrefMinAlignmentBBytes, &key.alignA, sizeof(key.alignA)) ||
+          !setPref(kPrefMinAlignmentCBytes, &key.alignC, sizeof(key.alignC)) ||
+          !setPref(kPrefMinAlignmentDBytes, &key.alignC, sizeof(key.alignC)))
+        return;
+      HeuristicResult result = {};
+      int count = 0;
+      if (!checkLt(lt->cublasLtMatmulAlgoGetHeuristic(
+                       handle, descriptors.matmul, descriptors.first,
+                       descriptors.second, descriptors.result,
+                       descriptors.result, descriptors.preference, 1, &result,
+                       &count),
+                   "cublasLtMatmulAlgoGetHeuristic"))
+        return;
+      if (count == 0) {
+        fail("cublasLtMatmulAlgoGetHeuristic found no algorithm");
+        return;
+      }
+      algo = result.algo;
+      algos.emplace(key, algo);
+    }
+  }
+
+  float alpha = 1.0f, beta = 0.0f;
+  checkLt(lt->cublasLtMatmul(handle, descriptors.matmul, &alpha, b,
+                             descriptors.first, a, descriptors.second, &beta, c,
+                             descriptors.result, c, descriptors.result, &algo,
+                             reinterpret_cast<void *>(workspace),
+                             kWorkspaceBytes, stream),
+          "cublasLtMatmul");
+}

@@ -1,0 +1,87 @@
+"""The import suite, compiled and run: every case that Kiln lowers matches
+eager PyTorch; every other case is refused with a located error that names
+the first op without a lowering (never a crash, never a wrong answer).
+
+RUNS lists the cases that lower today, so that one that stops lowering
+fails here; a case that starts lowering fails too, until it joins RUNS.
+"""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import kiln  # noqa: E402
+from kiln.diagnostics import KilnError  # noqa: E402
+from suite_models import CASES  # noqa: E402
+from test_e2e import poisoned_like  # noqa: E402
+
+RUNS = {
+    "mlp", "attention_block", "transformer_layer", "embedding_positional",
+    "mlp_with_parameters_as_inputs", "batched_matmul_bias", "layer_norm",
+    "batch_norm_1d", "softmax_and_log_softmax", "dropout_eval",
+    "scalar_rsub_and_division", "reductions_var_std", "views_and_reshapes",
+    "slicing", "contiguous_after_transpose", "embedding_lookup", "dtype_casts",
+    "bfloat16_linear", "mixed_promotion", "matmul_variants",
+}
+
+# (rtol, atol) against eager: matrix products and reductions sum in another
+# order; bf16 results may differ by a rounding.
+TOLERANCES = {
+    torch.float32: (1e-4, 1e-4),
+    torch.float64: (1e-10, 1e-10),
+    torch.float16: (1e-2, 1e-2),
+    torch.bfloat16: (5e-2, 5e-2),
+}
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no GPU on this machine"))]
+
+IMPORTED = sorted(name for name, case in CASES.items() if case.xfail is None)
+
+
+def on_device(fn, inputs, device):
+    if isinstance(fn, torch.nn.Module):
+        fn = fn.to(device)
+    return fn, [t.to(device) for t in inputs]
+
+
+def fresh_like(tensor, generator):
+    """Other inputs of the same kind: normal floats, integers in the
+    example's range (indices stay valid)."""
+    if tensor.dtype.is_floating_point:
+        return torch.randn(tensor.shape, generator=generator).to(tensor.dtype)
+    if tensor.dtype == torch.bool:
+        return torch.randint(0, 2, tensor.shape, generator=generator).bool()
+    high = int(tensor.max()) + 1 if tensor.numel() else 1
+    return torch.randint(0, max(high, 1), tensor.shape, generator=generator).to(tensor.dtype)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", IMPORTED)
+def test_suite_case(name, device, tmp_path):
+    fn, example = CASES[name].make()
+    fn, example = on_device(fn, example, device)
+    if name not in RUNS:
+        with pytest.raises(KilnError, match=r"error: kiln-fx-to-loop: no lowering for 'fx\.\w+'"):
+            kiln.compile(fn, example, cache_dir=tmp_path)
+        return
+    compiled = kiln.compile(fn, example, cache_dir=tmp_path)
+    generator = torch.Generator().manual_seed(1)
+    inputs = [fresh_like(t.cpu(), generator).to(device) for t in example]
+    import torch.utils._pytree as pytree
+
+    with torch.no_grad():
+        expected = pytree.tree_flatten(fn(*inputs))[0]
+    # Results land in poisoned buffers, so that unwritten elements show.
+    got = compiled.artifact(*inputs, *compiled.constants,
+                            out=[poisoned_like(e) for e in expected])
+    if device == "cuda":
+        torch.cuda.synchronize()
+    assert len(got) == len(expected)
+    for g, w in zip(got, expected):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if w.dtype in TOLERANCES:
+            rtol, atol = TOLERANCES[w.dtype]
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol)
+        else:
+            assert torch.equal(g, w)

@@ -1,0 +1,105 @@
+// RUN: kiln-opt %s -split-input-file --kiln-fx-to-loop | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-lower-to-loop | FileCheck %s --check-prefix=INLINED
+// RUN: not kiln-opt %s -split-input-file --kiln-fx-to-loop=fail-on-unsupported 2>&1 | FileCheck %s --check-prefix=ERROR
+
+// mm and bmm are loop.matmul nodes.
+// CHECK-LABEL: fx.graph @mm
+// CHECK: %[[D:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[Y:.+]] = loop.matmul(%[[D]]) %arg0, %arg1 : tensor<?x64xf16>, tensor<64x128xf16> -> tensor<?x128xf16>
+// CHECK: fx.output %[[Y]]
+fx.graph @mm(%a: tensor<?x64xf16>, %b: tensor<64x128xf16>) -> tensor<?x128xf16> {
+  %0 = fx.mm %a, %b : (tensor<?x64xf16>, tensor<64x128xf16>) -> tensor<?x128xf16>
+  fx.output %0 : tensor<?x128xf16>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @bmm
+// CHECK: loop.matmul %arg0, %arg1 : tensor<4x8x16xbf16>, tensor<4x16x32xbf16> -> tensor<4x8x32xbf16>
+fx.graph @bmm(%a: tensor<4x8x16xbf16>, %b: tensor<4x16x32xbf16>) -> tensor<4x8x32xbf16> {
+  %0 = fx.bmm %a, %b : (tensor<4x8x16xbf16>, tensor<4x16x32xbf16>) -> tensor<4x8x32xbf16>
+  fx.output %0 : tensor<4x8x32xbf16>
+}
+
+// -----
+
+// A linear layer: t(weight) is read in place, transposed, and the bias is
+// a pointwise node that reads the product, which stays in f32 for bf16 (by
+// default) so that the sum is rounded once.
+// CHECK-LABEL: fx.graph @linear
+// CHECK-NOT: fx.permute
+// CHECK: %[[Y:.+]] = loop.matmul(%{{.+}}) %arg0, %arg1 {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xf32>
+// CHECK: loop.pointwise(%{{.+}}) : tensor<?x128xbf16>
+// CHECK: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-DAG: loop.load %[[Y]][%[[I]], %[[J]]] : tensor<?x128xf32>
+// CHECK-DAG: loop.load %arg2[%[[J]]] : tensor<128xbf16>
+// CHECK: arith.addf %{{.+}}, %{{.+}} : f32
+// INLINED-LABEL: fx.graph @linear
+// INLINED-COUNT-1: loop.matmul
+// INLINED-COUNT-1: loop.pointwise
+fx.graph @linear(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %b: tensor<128xbf16>) -> tensor<?x128xbf16> {
+  %t = fx.permute %w {dims = array<i64: 1, 0>} : (tensor<128x64xbf16>) -> tensor<64x128xbf16>
+  %0 = fx.addmm %b, %x, %t : (tensor<128xbf16>, tensor<?x64xbf16>, tensor<64x128xbf16>) -> tensor<?x128xbf16>
+  fx.output %0 : tensor<?x128xbf16>
+}
+
+// -----
+
+// Attention scores: q x k^T over the last two dimensions of a batch.
+// CHECK-LABEL: fx.graph @scores
+// CHECK: loop.matmul %arg0, %arg1 {transpose_rhs} : tensor<12x16x8xf32>, tensor<12x16x8xf32> -> tensor<12x16x16xf32>
+fx.graph @scores(%q: tensor<12x16x8xf32>, %k: tensor<12x16x8xf32>) -> tensor<12x16x16xf32> {
+  %t = fx.permute %k {dims = array<i64: 0, 2, 1>} : (tensor<12x16x8xf32>) -> tensor<12x8x16xf32>
+  %0 = fx.bmm %q, %t : (tensor<12x16x8xf32>, tensor<12x8x16xf32>) -> tensor<12x16x16xf32>
+  fx.output %0 : tensor<12x16x16xf32>
+}
+
+// -----
+
+// A permute that is not a transpose of the last two dimensions is a copy.
+// CHECK-LABEL: fx.graph @not_a_transpose
+// CHECK: %[[P:.+]] = loop.pointwise : tensor<16x12x8xf32>
+// CHECK: loop.matmul %[[P]], %arg1 : tensor<16x12x8xf32>, tensor<16x8x4xf32> -> tensor<16x12x4xf32>
+fx.graph @not_a_transpose(%q: tensor<12x16x8xf32>, %k: tensor<16x8x4xf32>) -> tensor<16x12x4xf32> {
+  %t = fx.permute %q {dims = array<i64: 1, 0, 2>} : (tensor<12x16x8xf32>) -> tensor<16x12x8xf32>
+  %0 = fx.bmm %t, %k : (tensor<16x12x8xf32>, tensor<16x8x4xf32>) -> tensor<16x12x4xf32>
+  fx.output %0 : tensor<16x12x4xf32>
+}
+
+// -----
+
+// beta and alpha scale; beta = 0 ignores `self` altogether.
+// CHECK-LABEL: fx.graph @baddbmm
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[TWO:.+]] = arith.constant 2.000000e+00 : f32
+// CHECK: %[[P:.+]] = loop.matmul %arg1, %arg2
+// CHECK: loop.pointwise : tensor<2x3x5xf32>
+// CHECK-DAG: %[[V:.+]] = loop.load %[[P]]
+// CHECK-DAG: %[[S:.+]] = loop.load %arg0
+// CHECK-DAG: %[[A:.+]] = arith.mulf %[[V]], %[[TWO]]
+// CHECK-DAG: %[[B:.+]] = arith.mulf %[[S]], %[[HALF]]
+// CHECK: arith.addf %[[B]], %[[A]]
+// CHECK-LABEL: fx.graph @baddbmm_beta_zero
+// CHECK: %[[P:.+]] = loop.matmul %arg1, %arg2
+// CHECK: loop.pointwise : tensor<2x3x5xf32>
+// CHECK-NOT: %arg0
+// CHECK: loop.load %[[P]]
+// CHECK-NOT: arith.addf
+// CHECK: fx.output
+fx.graph @baddbmm(%s: tensor<3x1xf32>, %a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = fx.baddbmm %s, %a, %b {alpha = 2.0 : f64, beta = 0.5 : f64} : (tensor<3x1xf32>, tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  fx.output %0 : tensor<2x3x5xf32>
+}
+fx.graph @baddbmm_beta_zero(%s: tensor<3x1xf32>, %a: tensor<2x3x4xf32>, %b: tensor<2x4x5xf32>) -> tensor<2x3x5xf32> {
+  %0 = fx.baddbmm %s, %a, %b {beta = 0 : i64} : (tensor<3x1xf32>, tensor<2x3x4xf32>, tensor<2x4x5xf32>) -> tensor<2x3x5xf32>
+  fx.output %0 : tensor<2x3x5xf32>
+}
+
+// -----
+
+// Integer products have no lowering.
+// ERROR: error: kiln-fx-to-loop: no lowering for 'fx.mm' with these operand types
+fx.graph @integer_mm(%a: tensor<2x8xsi32>, %b: tensor<8x4xsi32>) -> tensor<2x4xsi32> {
+  %0 = fx.mm %a, %b : (tensor<2x8xsi32>, tensor<8x4xsi32>) -> tensor<2x4xsi32>
+  fx.output %0 : tensor<2x4xsi32>
+}

@@ -1,0 +1,81 @@
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf --canonicalize | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='vector-bytes=64 parallel=false' --canonicalize | FileCheck %s --check-prefix=WIDE
+
+// A linear layer's product on the CPU: the [N, K] weight is packed into
+// panels of 16 f32 columns (two AVX2 vectors), then each 6 x 16 tile of the
+// result accumulates six vectors over K and is stored once, rounded to bf16,
+// masked where the panel passes N.
+// CHECK-LABEL: func.func @linear
+// CHECK-SAME: (%[[X:.+]]: memref<?x64xbf16>, %[[W:.+]]: memref<100x64xbf16>, %[[Y:.+]]: memref<?x100xbf16>)
+// CHECK: %[[M:.+]] = memref.dim %[[X]], %c0
+// CHECK: %[[TILES:.+]] = arith.ceildivui %[[M]], %c6
+// CHECK: %[[PACKED:.+]] = memref.alloc() {alignment = 64 : i64} : memref<7x64x16xf32>
+// CHECK: scf.parallel (%[[P:.+]]) = (%c0) to (%c7)
+// CHECK: scf.for %[[K:.+]] = %c0 to %c64
+// CHECK-COUNT-16: memref.load %[[W]][%{{.+}}, %[[K]]] : memref<100x64xbf16>
+// CHECK: vector.from_elements {{.+}} : vector<16xf32>
+// CHECK: vector.store %{{.+}}, %[[PACKED]][%[[P]], %[[K]], %c0]
+// CHECK: scf.parallel (%[[T:.+]], %[[Q:.+]]) = (%c0, %c0) to (%[[TILES]], %c7)
+// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: vector.load %[[PACKED]][%[[Q]], %{{.+}}, %c0] : memref<7x64x16xf32>, vector<16xf32>
+// CHECK-COUNT-6: vector.fma
+// CHECK: scf.if
+// CHECK: arith.truncf %{{.+}} : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.store %{{.+}}, %[[Y]]
+// CHECK: vector.maskedstore %[[Y]]
+// CHECK: memref.dealloc %[[PACKED]]
+// WIDE-LABEL: func.func @linear
+// WIDE: memref.alloc() {alignment = 64 : i64} : memref<4x64x32xf32>
+// WIDE-NOT: scf.parallel
+// WIDE: vector.fma {{.+}} : vector<32xf32>
+fx.graph @linear(%x: tensor<?x64xbf16>, %w: tensor<100x64xbf16>) -> tensor<?x100xbf16> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  %y = loop.matmul(%n) %x, %w {transpose_rhs} : tensor<?x64xbf16>, tensor<100x64xbf16> -> tensor<?x100xbf16>
+  fx.output %y : tensor<?x100xbf16>
+}
+
+// -----
+
+// Batched, with the lhs stored transposed: every batch index is a parallel
+// dimension of both phases (canonicalization drops the single tile and
+// panel); f64 accumulates in f64.
+// CHECK-LABEL: func.func @batched
+// CHECK: %[[PACKED:.+]] = memref.alloc() {alignment = 64 : i64} : memref<3x1x5x8xf64>
+// CHECK: scf.parallel (%[[B:.+]]) = (%c0) to (%c3)
+// CHECK: vector.store %{{.+}}, %[[PACKED]][%[[B]], %c0, %{{.+}}, %c0]
+// CHECK: scf.parallel (%[[B2:.+]]) = (%c0) to (%c3)
+// CHECK: scf.for %[[K:.+]] = %c0 to %c5
+// CHECK: memref.load %arg0[%[[B2]], %[[K]], %c0] : memref<3x5x4xf64>
+// CHECK: vector.fma {{.+}} : vector<8xf64>
+fx.graph @batched(%a: tensor<3x5x4xf64>, %b: tensor<3x5x7xf64>) -> tensor<3x4x7xf64> {
+  %y = loop.matmul %a, %b {transpose_lhs} : tensor<3x5x4xf64>, tensor<3x5x7xf64> -> tensor<3x4x7xf64>
+  fx.output %y : tensor<3x4x7xf64>
+}
+
+// -----
+
+// An epilogue runs on each lane of a row's sums, at a column clamped to N
+// (lanes past N are computed in bounds and never stored), and the row is
+// stored as a vector.
+// CHECK-LABEL: func.func @epilogue
+// CHECK-SAME: (%{{.+}}: memref<8x64xf32>, %{{.+}}: memref<64x20xf32>, %[[BIAS:.+]]: memref<20xf32>, %[[OUT:.+]]: memref<8x20xbf16>)
+// CHECK: %[[SUMS:.+]]:6 = scf.for
+// CHECK: %[[LANE:.+]] = arith.minui %{{.+}}, %c19 : index
+// CHECK: %[[SUM:.+]] = vector.extract %[[SUMS]]#0[0] : f32 from vector<16xf32>
+// CHECK: %[[B:.+]] = memref.load %[[BIAS]][%[[LANE]]]
+// CHECK: arith.addf %[[SUM]], %[[B]] : f32
+// CHECK-COUNT-15: memref.load %[[BIAS]]
+// CHECK: vector.from_elements {{.+}} : vector<16xbf16>
+// CHECK: vector.store %{{.+}}, %[[OUT]]
+// CHECK: vector.maskedstore %[[OUT]]
+fx.graph @epilogue(%x: tensor<8x64xf32>, %w: tensor<64x20xf32>, %bias: tensor<20xf32>) -> tensor<8x20xbf16> {
+  %y = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x20xf32> -> tensor<8x20xbf16> epilogue {
+  ^bb0(%i: index, %j: index, %sum: f32):
+    %b = loop.load %bias[%j] : tensor<20xf32>
+    %s = arith.addf %sum, %b : f32
+    %r = arith.truncf %s : f32 to bf16
+    loop.yield %r : bf16
+  }
+  fx.output %y : tensor<8x20xbf16>
+}

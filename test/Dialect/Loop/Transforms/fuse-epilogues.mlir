@@ -1,0 +1,135 @@
+// RUN: kiln-opt %s -split-input-file --kiln-loop-fuse-epilogues | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-fuse-epilogues=library-only | FileCheck %s --check-prefix=LIBRARY
+
+// A linear layer's bias and GELU: the reader's body becomes the epilogue,
+// and the f32 product is never stored.
+// CHECK-LABEL: fx.graph @bias_gelu
+// CHECK: %[[Y:.+]] = loop.matmul(%{{.+}}) %arg0, %arg1 {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xbf16> epilogue {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index, %[[SUM:.+]]: f32):
+// CHECK-NEXT: %[[B:.+]] = loop.load %arg2[%[[J]]] : tensor<128xbf16>
+// CHECK-NEXT: %[[BF:.+]] = arith.extf %[[B]]
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[BF]], %[[SUM]] : f32
+// CHECK-NEXT: math.erf
+// CHECK: loop.yield
+// CHECK-NOT: loop.pointwise
+// CHECK: fx.output %[[Y]]
+// LIBRARY-LABEL: fx.graph @bias_gelu
+// LIBRARY: loop.matmul(%{{.+}}) %arg0, %arg1 {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xf32>
+// LIBRARY-NOT: epilogue
+// LIBRARY: loop.pointwise
+fx.graph @bias_gelu(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %b: tensor<128xbf16>) -> tensor<?x128xbf16> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x64xbf16>
+  %p = loop.matmul(%n) %x, %w {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xf32>
+  %y = loop.pointwise(%n) : tensor<?x128xbf16> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<?x128xf32>
+    %bv = loop.load %b[%j] : tensor<128xbf16>
+    %be = arith.extf %bv : bf16 to f32
+    %s = arith.addf %be, %v : f32
+    %e = math.erf %s : f32
+    %g = arith.mulf %s, %e : f32
+    %r = arith.truncf %g : f32 to bf16
+    loop.yield %r : bf16
+  }
+  fx.output %y : tensor<?x128xbf16>
+}
+
+// -----
+
+// Bias and relu are what a library applies: fused in both modes.
+// CHECK-LABEL: fx.graph @bias_relu
+// CHECK: loop.matmul %arg0, %arg1 : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32> epilogue
+// LIBRARY-LABEL: fx.graph @bias_relu
+// LIBRARY: loop.matmul %arg0, %arg1 : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32> epilogue
+// LIBRARY: arith.maximumf
+// LIBRARY-NOT: loop.pointwise
+// LIBRARY: fx.output
+fx.graph @bias_relu(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %p = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+  %y = loop.pointwise : tensor<8x32xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<8x32xf32>
+    %bv = loop.load %b[%j] : tensor<32xf32>
+    %s = arith.addf %v, %bv : f32
+    %z = arith.constant 0.0 : f32
+    %r = arith.maximumf %s, %z : f32
+    loop.yield %r : f32
+  }
+  fx.output %y : tensor<8x32xf32>
+}
+
+// -----
+
+// A product stored rounded is read rounded: the epilogue rounds the sum
+// first, as the reader saw it.
+// CHECK-LABEL: fx.graph @rounded_product
+// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[SUM:.+]]: f32):
+// CHECK-NEXT: %[[R:.+]] = arith.truncf %[[SUM]] : f32 to bf16
+// CHECK-NEXT: arith.extf %[[R]] : bf16 to f32
+fx.graph @rounded_product(%x: tensor<8x64xbf16>, %w: tensor<64x32xbf16>) -> tensor<8x32xbf16> {
+  %p = loop.matmul %x, %w : tensor<8x64xbf16>, tensor<64x32xbf16> -> tensor<8x32xbf16>
+  %y = loop.pointwise : tensor<8x32xbf16> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<8x32xbf16>
+    %e = arith.extf %v : bf16 to f32
+    %t = math.tanh %e : f32
+    %r = arith.truncf %t : f32 to bf16
+    loop.yield %r : bf16
+  }
+  fx.output %y : tensor<8x32xbf16>
+}
+
+// -----
+
+// The product has another reader: it must be stored anyway.
+// CHECK-LABEL: fx.graph @do_not_fuse_two_readers
+// CHECK: loop.matmul %arg0, %arg1 : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+// CHECK-NOT: epilogue
+// CHECK: loop.pointwise
+fx.graph @do_not_fuse_two_readers(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>) -> (tensor<8x32xf32>, tensor<8x32xf32>) {
+  %p = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+  %y = loop.pointwise : tensor<8x32xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<8x32xf32>
+    %e = math.exp %v : f32
+    loop.yield %e : f32
+  }
+  fx.output %y, %p : tensor<8x32xf32>, tensor<8x32xf32>
+}
+
+// -----
+
+// The reader needs other elements than its own (a transpose).
+// CHECK-LABEL: fx.graph @do_not_fuse_transposed_read
+// CHECK: loop.matmul %arg0, %arg1 : tensor<8x64xf32>, tensor<64x8xf32> -> tensor<8x8xf32>
+// CHECK-NOT: epilogue
+// CHECK: loop.pointwise
+fx.graph @do_not_fuse_transposed_read(%x: tensor<8x64xf32>, %w: tensor<64x8xf32>) -> tensor<8x8xf32> {
+  %p = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x8xf32> -> tensor<8x8xf32>
+  %y = loop.pointwise : tensor<8x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%j, %i] : tensor<8x8xf32>
+    loop.yield %v : f32
+  }
+  fx.output %y : tensor<8x8xf32>
+}
+
+// -----
+
+// Bool results stay a separate node.
+// CHECK-LABEL: fx.graph @do_not_fuse_bool_result
+// CHECK: loop.matmul %arg0, %arg1 : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+// CHECK-NOT: epilogue
+// CHECK: loop.pointwise : tensor<8x32xi1>
+fx.graph @do_not_fuse_bool_result(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>) -> tensor<8x32xi1> {
+  %p = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+  %y = loop.pointwise : tensor<8x32xi1> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<8x32xf32>
+    %z = arith.constant 0.0 : f32
+    %c = arith.cmpf ogt, %v, %z : f32
+    loop.yield %c : i1
+  }
+  fx.output %y : tensor<8x32xi1>
+}
