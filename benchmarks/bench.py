@@ -27,7 +27,8 @@ H200_COPY_BYTES_PER_S = 4.3e12
 
 
 def workloads(device):
-    """(name, function, inputs factory, bytes a perfect kernel moves)."""
+    """(name, function, inputs factory, bytes a perfect kernel moves, and
+    for matrix products the flops they do)."""
 
     def bias_relu_scale(x, b, s):
         return torch.relu(x + b) * s - x
@@ -71,6 +72,38 @@ def workloads(device):
     shapes = [(rows, cols), (rows, cols), (cols,), (cols,)]
     out.append((f"GELU(LN(x+r))*0.5+x {rows}x{cols} bf16", layer_norm_gelu,
                 make(dtype, shapes), size * (rows * cols * 3 + 2 * cols)))
+
+    # Matrix products: a transformer's MLP and attention, bf16 on the GPU.
+    def mlp(x, w1, b1, w2, b2):
+        hidden = torch.nn.functional.gelu(torch.nn.functional.linear(x, w1, b1))
+        return torch.nn.functional.linear(hidden, w2, b2)
+
+    def linear_relu(x, w, b):
+        return torch.relu(torch.nn.functional.linear(x, w, b))
+
+    def attention(q, k, v):
+        scores = torch.matmul(q, k.transpose(-1, -2)) * (q.shape[-1] ** -0.5)
+        return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+    gemm_dtype = torch.bfloat16 if device == "cuda" else torch.float32
+    tag = str(gemm_dtype)[6:]
+    size = torch.tensor([], dtype=gemm_dtype).element_size()
+    tokens, width = (8192, 1024) if device == "cuda" else (512, 512)
+    hidden = 4 * width
+    out.append((f"MLP {tokens}x{width}->{hidden} GELU {tag}", mlp,
+                make(gemm_dtype, [(tokens, width), (hidden, width), (hidden,), (width, hidden),
+                                  (width,)]),
+                size * (2 * tokens * width + 2 * hidden * width + hidden + width),
+                2 * 2 * tokens * width * hidden))
+    out.append((f"relu(linear) {tokens}x{width}->{hidden} {tag}", linear_relu,
+                make(gemm_dtype, [(tokens, width), (hidden, width), (hidden,)]),
+                size * (tokens * width + hidden * width + hidden + tokens * hidden),
+                2 * tokens * width * hidden))
+    batch, heads, seq, head = (16, 16, 1024, 64) if device == "cuda" else (2, 4, 256, 64)
+    qkv = [(batch, heads, seq, head)] * 3
+    out.append((f"attention {batch}x{heads}x{seq}x{head} {tag}", attention,
+                make(gemm_dtype, qkv), size * 4 * batch * heads * seq * head,
+                2 * 2 * batch * heads * seq * seq * head))
     return out
 
 
@@ -97,11 +130,19 @@ def timeit(fn, args, device, warmup=10, iters=50):
     return statistics.median(times)
 
 
-def matches(fn, inputs, got):
+def matches(fn, inputs, got, sums):
     """Whether Kiln's result is right: f32 results close to eager's; f16/bf16
     results (computed in f32 and rounded once, where eager rounds after every
-    op) within about one rounding of eager run in f32 and rounded."""
+    op) within about one rounding of eager run in f32 and rounded. Matrix
+    products (`sums`) sum in another order than eager's library: their
+    largest error against a float64 reference may be at most twice eager's
+    own."""
     dtype = got.dtype
+    if sums:
+        reference = fn(*[t.double() for t in inputs])
+        kiln_error = (got.double() - reference).abs().max().item()
+        eager_error = (fn(*inputs).double() - reference).abs().max().item()
+        return kiln_error <= 2 * eager_error + 1e-6 * reference.abs().max().item()
     if dtype in (torch.float16, torch.bfloat16):
         reference = fn(*[t.float() for t in inputs]).to(dtype)
         rtol = 8e-3 if dtype == torch.bfloat16 else 1e-3
@@ -118,7 +159,7 @@ def main():
     device = args.device
 
     results = []
-    for name, fn, factory, ideal_bytes in workloads(device):
+    for name, fn, factory, ideal_bytes, *flops in workloads(device):
         inputs = factory()
         start = time.perf_counter()
         compiled = kiln.compile(fn, inputs)
@@ -126,9 +167,11 @@ def main():
         got = compiled(*inputs)
         if device == "cuda":
             torch.cuda.synchronize()
-        ok = matches(fn, inputs, got)
+        ok = matches(fn, inputs, got, bool(flops))
         row = {"workload": name, "device": device, "kiln_correct": ok,
                "kiln_compile_s": kiln_compile_s, "ideal_bytes": ideal_bytes}
+        if flops:
+            row["flops"] = flops[0]
         row["eager_ms"] = timeit(fn, inputs, device)
         row["kiln_ms"] = timeit(compiled, inputs, device)
         if not args.no_inductor:
@@ -144,21 +187,25 @@ def main():
 
     print(f"torch {torch.__version__}, {platform.node()}, device {device}"
           + (f" ({torch.cuda.get_device_name()})" if device == "cuda" else ""))
-    header = f"{'workload':34} {'eager ms':>9} {'inductor ms':>12} {'kiln ms':>8} " \
-             f"{'kiln/eager':>10} {'kiln/ind.':>9} {'kiln GB/s':>9} {'ok':>3}"
+    header = f"{'workload':38} {'eager ms':>9} {'inductor ms':>12} {'kiln ms':>8} " \
+             f"{'kiln/eager':>10} {'kiln/ind.':>9} {'kiln rate':>11} {'ok':>3}"
     print(header)
     for r in results:
         ind = r.get("inductor_ms")
-        gbs = r["ideal_bytes"] / (r["kiln_ms"] * 1e-3) / 1e9
+        if "flops" in r:
+            rate = f"{r['flops'] / (r['kiln_ms'] * 1e-3) / 1e12:6.1f} TF/s"
+        else:
+            rate = f"{r['ideal_bytes'] / (r['kiln_ms'] * 1e-3) / 1e9:6.0f} GB/s"
         ratio = f"{ind / r['kiln_ms']:8.2f}x" if ind else "        -"
-        print(f"{r['workload']:34} {r['eager_ms']:9.3f} "
+        print(f"{r['workload']:38} {r['eager_ms']:9.3f} "
               f"{(f'{ind:12.3f}' if ind else '           -')} {r['kiln_ms']:8.3f} "
               f"{r['eager_ms'] / r['kiln_ms']:9.2f}x "
-              f"{ratio} {gbs:9.0f} "
+              f"{ratio} {rate:>11} "
               f"{'yes' if r['kiln_correct'] else 'NO':>3}")
     if device == "cuda":
         print(f"(copy bandwidth of an H200: {H200_COPY_BYTES_PER_S / 1e9:.0f} GB/s; "
-              "GB/s counts each input read once and each output written once)")
+              "GB/s counts each input read once and each output written once; "
+              "TF/s counts the products' flops, against ~790 TF/s for bf16)")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"torch": torch.__version__, "results": results}, f, indent=1)
