@@ -8,6 +8,7 @@
 
 #include "kiln/Pipelines/Pipelines.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -95,6 +96,18 @@ static bool containsDialect(ModuleOp module, StringRef dialect) {
       .wasInterrupted();
 }
 
+/// Whether `module` declares a function of Kiln's CUDA runtime (its GEMM),
+/// which a graph without kernels calls too.
+static bool callsCUDARuntime(ModuleOp module) {
+  return module
+      .walk([](SymbolOpInterface symbol) {
+        return symbol.getName().starts_with("kiln_cuda_")
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      })
+      .wasInterrupted();
+}
+
 /// The shared libraries that `module`'s code needs at run time, and where
 /// they are.
 static FailureOr<LinkOptions>
@@ -127,11 +140,12 @@ getRuntimeLibraries(ModuleOp module, const CompileOptions &options) {
     return success();
   };
   // omp ops become calls to libomp's __kmpc_* functions, and GPU launches
-  // calls to the mgpu* functions of Kiln's runtime, only when translated.
+  // calls to the mgpu* functions of Kiln's runtime, only when translated;
+  // GEMMs are calls of the runtime already.
   if (containsDialect(module, "omp") &&
       failed(need("libomp.so.5", "/usr/lib/llvm-22/lib")))
     return failure();
-  if (containsDialect(module, "gpu") &&
+  if ((containsDialect(module, "gpu") || callsCUDARuntime(module)) &&
       failed(need("libkiln_cuda_runtime.so", "")))
     return failure();
   return link;
