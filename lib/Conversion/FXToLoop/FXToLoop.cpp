@@ -1557,6 +1557,65 @@ static bool hasFloatElements(Type type) {
   return isa<FloatType>(cast<RankedTensorType>(type).getElementType());
 }
 
+/// The tensor [b..., X, Y] whose leading dimensions `value` ([B, X, Y], a
+/// bmm operand) merges by a view (through expands that change nothing), as
+/// torch.matmul's decomposition of batched products does; null otherwise.
+static Value getUnmergedBatches(Value value) {
+  Operation *view = value.getDefiningOp();
+  if (!isa_and_nonnull<fx::ViewOp, fx::UnsafeViewOp>(view))
+    return {};
+  Value source = view->getOperand(0);
+  while (auto expand = source.getDefiningOp<fx::ExpandOp>()) {
+    if (expand.getSelf().getType() != expand.getType())
+      break;
+    source = expand.getSelf();
+  }
+  auto merged = cast<RankedTensorType>(value.getType());
+  auto type = cast<RankedTensorType>(source.getType());
+  if (type.getRank() <= 3 || !type.hasStaticShape() ||
+      !merged.hasStaticShape() ||
+      type.getShape().take_back(2) != merged.getShape().take_back(2))
+    return {};
+  return source;
+}
+
+/// Lowers bmm(view(a), view(b)) of tensors whose leading batch dimensions
+/// the views merge as a loop.matmul over the unmerged tensors, so that
+/// neither operand is copied to merge them (a view of the product gives
+/// the bmm's result). Fails, changing nothing, on other operands.
+static LogicalResult lowerUnmergedBmm(fx::BmmOp op, PatternRewriter &rewriter) {
+  Value lhs = getUnmergedBatches(op.getSelf());
+  Value rhs = getUnmergedBatches(op.getMat2());
+  if (!lhs || !rhs)
+    return failure();
+  auto lhsType = cast<RankedTensorType>(lhs.getType());
+  auto rhsType = cast<RankedTensorType>(rhs.getType());
+  ArrayRef<int64_t> batches = lhsType.getShape().drop_back(2);
+  if (rhsType.getShape().drop_back(2) != batches)
+    return failure();
+  SmallVector<int64_t> shape(batches);
+  llvm::append_range(shape, op.getType().getShape().take_back(2));
+  Location loc = op.getLoc();
+  Value product =
+      buildMatmul(rewriter, loc, lhs, rhs, op.getType().clone(shape));
+  // Views of the result read the product directly.
+  for (OpOperand &use : llvm::make_early_inc_range(op->getUses())) {
+    Operation *user = use.getOwner();
+    if (!isa<fx::ViewOp, fx::UnsafeViewOp>(user))
+      continue;
+    if (user->getResult(0).getType() == product.getType())
+      rewriter.replaceOp(user, product);
+    else
+      rewriter.modifyOpInPlace(user, [&] { use.set(product); });
+  }
+  if (op->use_empty()) {
+    rewriter.eraseOp(op);
+    return success();
+  }
+  rewriter.replaceOpWithNewOp<fx::ViewOp>(op, op.getType(), product);
+  return success();
+}
+
 namespace {
 /// Lowers fx.mm and fx.bmm to loop.matmul.
 template <typename OpTy> struct MatmulLowering : OpRewritePattern<OpTy> {
@@ -1566,6 +1625,10 @@ template <typename OpTy> struct MatmulLowering : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     if (!hasFloatElements(op.getType()))
       return rewriter.notifyMatchFailure(op, "integer matrix product");
+    if constexpr (std::is_same_v<OpTy, fx::BmmOp>) {
+      if (succeeded(lowerUnmergedBmm(op, rewriter)))
+        return success();
+    }
     rewriter.replaceOp(op, buildMatmul(rewriter, op.getLoc(), op->getOperand(0),
                                        op->getOperand(1), op.getType()));
     return success();
@@ -1629,6 +1692,14 @@ struct ConvertFXToLoopPass
   void runOnOperation() override {
     FXToLoopOptions options;
     options.computeInF32 = computeInF32;
+    // Matrix products first, while their operands are still fx views whose
+    // transposes and merged batches they can read through.
+    RewritePatternSet matmulPatterns(&getContext());
+    populateFXToLoopMatmulPatterns(matmulPatterns, options);
+    if (failed(
+            applyPatternsGreedily(getOperation(), std::move(matmulPatterns))))
+      return signalPassFailure();
+
     RewritePatternSet patterns(&getContext());
     populateFXToLoopPatterns(patterns, options);
     // Top-down, so that producers are nodes by the time their readers lower.
@@ -1709,6 +1780,12 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
       ctx);
   patterns.add<SoftmaxLowering<fx::SoftmaxOp>,
                SoftmaxLowering<fx::LogSoftmaxOp>, LayerNormLowering>(ctx);
+  populateFXToLoopMatmulPatterns(patterns, options);
+}
+
+void mlir::kiln::populateFXToLoopMatmulPatterns(
+    RewritePatternSet &patterns, const FXToLoopOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
   patterns.add<MatmulLowering<fx::MmOp>, MatmulLowering<fx::BmmOp>>(ctx);
   patterns
       .add<AddMatmulLowering<fx::AddmmOp>, AddMatmulLowering<fx::BaddbmmOp>>(

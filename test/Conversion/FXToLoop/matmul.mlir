@@ -103,3 +103,34 @@ fx.graph @integer_mm(%a: tensor<2x8xsi32>, %b: tensor<8x4xsi32>) -> tensor<2x4xs
   %0 = fx.mm %a, %b : (tensor<2x8xsi32>, tensor<8x4xsi32>) -> tensor<2x4xsi32>
   fx.output %0 : tensor<2x4xsi32>
 }
+
+// -----
+
+// torch.matmul of 4-d tensors merges their batch dimensions by views into a
+// bmm and splits the result again: the product runs on the unmerged
+// tensors, reading k transposed, and nothing is copied.
+// CHECK-LABEL: fx.graph @attention_scores
+// CHECK-NEXT: %[[P:.+]] = loop.matmul %arg0, %arg1 {transpose_rhs} : tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32> -> tensor<2x4x16x16xf32>
+// CHECK-NEXT: fx.output %[[P]]
+fx.graph @attention_scores(%q: tensor<2x4x16x8xf32>, %k: tensor<2x4x16x8xf32>) -> tensor<2x4x16x16xf32> {
+  %kt = fx.permute %k {dims = array<i64: 0, 1, 3, 2>} : (tensor<2x4x16x8xf32>) -> tensor<2x4x8x16xf32>
+  %e = fx.expand %q : (tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+  %a = fx.view %e : (tensor<2x4x16x8xf32>) -> tensor<8x16x8xf32>
+  %f = fx.expand %kt : (tensor<2x4x8x16xf32>) -> tensor<2x4x8x16xf32>
+  %b = fx.view %f : (tensor<2x4x8x16xf32>) -> tensor<8x8x16xf32>
+  %p = fx.bmm %a, %b : (tensor<8x16x8xf32>, tensor<8x8x16xf32>) -> tensor<8x16x16xf32>
+  %r = fx.unsafe_view %p : (tensor<8x16x16xf32>) -> tensor<2x4x16x16xf32>
+  fx.output %r : tensor<2x4x16x16xf32>
+}
+
+// -----
+
+// Batches that the views merge differently stay merged (and copied).
+// CHECK-LABEL: fx.graph @do_not_unmerge_different_batches
+// CHECK: loop.matmul %{{.+}}, %{{.+}} : tensor<8x16x8xf32>, tensor<8x8x16xf32> -> tensor<8x16x16xf32>
+fx.graph @do_not_unmerge_different_batches(%q: tensor<2x4x16x8xf32>, %k: tensor<4x2x8x16xf32>) -> tensor<8x16x16xf32> {
+  %a = fx.view %q : (tensor<2x4x16x8xf32>) -> tensor<8x16x8xf32>
+  %b = fx.view %k : (tensor<4x2x8x16xf32>) -> tensor<8x8x16xf32>
+  %p = fx.bmm %a, %b : (tensor<8x16x8xf32>, tensor<8x8x16xf32>) -> tensor<8x16x16xf32>
+  fx.output %p : tensor<8x16x16xf32>
+}

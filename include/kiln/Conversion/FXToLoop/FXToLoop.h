@@ -22,6 +22,12 @@ struct FXToLoopOptions {
 void populateFXToLoopPatterns(RewritePatternSet &patterns,
                               const FXToLoopOptions &options);
 
+/// Adds the patterns that rewrite matrix products (a subset of the above).
+/// kiln-fx-to-loop applies them first, so that they see their operands'
+/// views (transposes, merged batch dimensions) before views become nodes.
+void populateFXToLoopMatmulPatterns(RewritePatternSet &patterns,
+                                    const FXToLoopOptions &options);
+
 } // namespace kiln
 } // namespace mlir
 

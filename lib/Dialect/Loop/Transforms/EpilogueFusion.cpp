@@ -151,6 +151,74 @@ static MatmulOp buildFused(RewriterBase &rewriter, MatmulOp matmul,
   return fused;
 }
 
+/// On targets whose products are library calls, when `reader` does more to
+/// the f32 sums of 16-bit operands than a library applies, but starts by
+/// adding a bias along the columns: the library adds the bias and rounds to
+/// the operands' type, as eager's addmm does, and `reader` reads that. Fails
+/// (changing nothing) when `reader` does not start so.
+static LogicalResult splitBiasEpilogue(RewriterBase &rewriter, MatmulOp matmul,
+                                       PointwiseOp reader) {
+  Type operandElement =
+      cast<RankedTensorType>(matmul.getLhs().getType()).getElementType();
+  FloatType accumulatorType = matmul.getAccumulatorType();
+  if (operandElement.getIntOrFloatBitWidth() != 16 ||
+      matmul.getResultType().getElementType() != accumulatorType ||
+      !matmul->hasOneUse())
+    return failure();
+  auto load = cast<LoadOp>(*matmul->getUsers().begin());
+  if (!load->hasOneUse())
+    return failure();
+  auto add = dyn_cast<arith::AddFOp>(*load->getUsers().begin());
+  if (!add)
+    return failure();
+  Block &body = reader.getBody().front();
+  Value biasValue =
+      add.getLhs() == load.getResult() ? add.getRhs() : add.getLhs();
+  Value bias =
+      matchBiasLoad(biasValue, body.getArguments().back(), operandElement);
+  if (!bias)
+    return failure();
+
+  // The library's product: round(bias + sum), in the operands' type.
+  Location loc = matmul.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(matmul);
+  auto biased = MatmulOp::create(
+      rewriter, loc, matmul.getResultType().clone(operandElement),
+      matmul.getLhs(), matmul.getRhs(), matmul.getDynamicSizes(),
+      matmul.getTransposeLhsAttr(), matmul.getTransposeRhsAttr());
+  SmallVector<Type> argTypes(body.getNumArguments(), rewriter.getIndexType());
+  argTypes.push_back(accumulatorType);
+  Block *epilogue =
+      rewriter.createBlock(&biased.getEpilogue(), {}, argTypes,
+                           SmallVector<Location>(argTypes.size(), loc));
+  Value column = epilogue->getArgument(body.getNumArguments() - 1);
+  Value element = LoadOp::create(rewriter, loc, bias, column);
+  Value widened =
+      arith::ExtFOp::create(rewriter, loc, accumulatorType, element);
+  Value sum = arith::AddFOp::create(rewriter, loc, widened,
+                                    epilogue->getArguments().back());
+  Value rounded = arith::TruncFOp::create(rewriter, loc, operandElement, sum);
+  YieldOp::create(rewriter, loc, rounded);
+
+  // The reader reads the rounded, biased product where it added the bias.
+  rewriter.setInsertionPoint(add);
+  Value product =
+      LoadOp::create(rewriter, loc, biased.getResult(), body.getArguments());
+  rewriter.replaceOp(
+      add, arith::ExtFOp::create(rewriter, loc, accumulatorType, product));
+  rewriter.eraseOp(load);
+  if (Operation *biasOp = biasValue.getDefiningOp();
+      biasOp && biasOp->use_empty()) {
+    Operation *source = biasOp->getOperand(0).getDefiningOp();
+    rewriter.eraseOp(biasOp);
+    if (source && isa<LoadOp>(source) && source->use_empty())
+      rewriter.eraseOp(source);
+  }
+  rewriter.eraseOp(matmul);
+  return success();
+}
+
 unsigned mlir::kiln::loop::fuseEpilogues(RewriterBase &rewriter, Block &block,
                                          bool libraryOnly) {
   SmallVector<MatmulOp> candidates;
@@ -172,6 +240,7 @@ unsigned mlir::kiln::loop::fuseEpilogues(RewriterBase &rewriter, Block &block,
     MatmulOp candidate = buildFused(rewriter, matmul, reader);
     if (libraryOnly && !matchLibraryEpilogue(candidate)) {
       rewriter.eraseOp(candidate);
+      fused += succeeded(splitBiasEpilogue(rewriter, matmul, reader));
       continue;
     }
     rewriter.replaceOp(reader, candidate.getResult());

@@ -13,10 +13,22 @@
 // CHECK: loop.yield
 // CHECK-NOT: loop.pointwise
 // CHECK: fx.output %[[Y]]
+// A library cannot apply GELU: it adds the bias and rounds to bf16, as
+// eager's addmm does, and the reader applies the rest to that.
 // LIBRARY-LABEL: fx.graph @bias_gelu
-// LIBRARY: loop.matmul(%{{.+}}) %arg0, %arg1 {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xf32>
-// LIBRARY-NOT: epilogue
-// LIBRARY: loop.pointwise
+// LIBRARY: %[[P:.+]] = loop.matmul(%{{.+}}) %arg0, %arg1 {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xbf16> epilogue {
+// LIBRARY-NEXT: ^bb0(%{{.+}}: index, %[[J:.+]]: index, %[[SUM:.+]]: f32):
+// LIBRARY-NEXT: %[[B:.+]] = loop.load %arg2[%[[J]]] : tensor<128xbf16>
+// LIBRARY-NEXT: %[[BF:.+]] = arith.extf %[[B]] : bf16 to f32
+// LIBRARY-NEXT: %[[S:.+]] = arith.addf %[[BF]], %[[SUM]] : f32
+// LIBRARY-NEXT: %[[R:.+]] = arith.truncf %[[S]] : f32 to bf16
+// LIBRARY-NEXT: loop.yield %[[R]] : bf16
+// LIBRARY: loop.pointwise(%{{.+}}) : tensor<?x128xbf16>
+// LIBRARY-NEXT: ^bb0(%[[I:.+]]: index, %[[J2:.+]]: index):
+// LIBRARY-NEXT: %[[V:.+]] = loop.load %[[P]][%[[I]], %[[J2]]] : tensor<?x128xbf16>
+// LIBRARY-NEXT: %[[W:.+]] = arith.extf %[[V]] : bf16 to f32
+// LIBRARY-NEXT: math.erf %[[W]]
+// LIBRARY-NOT: %arg2
 fx.graph @bias_gelu(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>, %b: tensor<128xbf16>) -> tensor<?x128xbf16> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x64xbf16>
@@ -132,4 +144,25 @@ fx.graph @do_not_fuse_bool_result(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>) -
     loop.yield %c : i1
   }
   fx.output %y : tensor<8x32xi1>
+}
+
+// -----
+
+// Without 16-bit operands there is no rounding to split off: an f32 product
+// keeps its reader whole.
+// LIBRARY-LABEL: fx.graph @do_not_split_f32
+// LIBRARY: loop.matmul %arg0, %arg1 : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+// LIBRARY-NOT: epilogue
+// LIBRARY: loop.pointwise
+fx.graph @do_not_split_f32(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %p = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+  %y = loop.pointwise : tensor<8x32xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<8x32xf32>
+    %bv = loop.load %b[%j] : tensor<32xf32>
+    %s = arith.addf %bv, %v : f32
+    %e = math.exp %s : f32
+    loop.yield %e : f32
+  }
+  fx.output %y : tensor<8x32xf32>
 }
