@@ -180,30 +180,29 @@ class GraphGuards:
         for index, (tensor, guard) in enumerate(zip(tensors, self.arguments)):
             if guard is None:
                 continue
-            where = describe(index)
             if guard.device is not None and not _device_matches(guard.device, tensor.device,
                                                                 current_cuda):
                 expected = guard.device
                 if guard.device == "cuda" and current_cuda is not None:
                     expected = f"cuda:{current_cuda}"
-                raise GuardError(f"{where}: tensor is on {tensor.device}, the graph runs "
+                raise GuardError(f"{describe(index)}: tensor is on {tensor.device}, the graph runs "
                                  f"on {expected}")
             if len(tensor.shape) != len(guard.sizes):
-                raise GuardError(f"{where}: rank is {len(tensor.shape)}")
+                raise GuardError(f"{describe(index)}: rank is {len(tensor.shape)}")
             for dim, (size, expected) in enumerate(zip(tensor.shape, guard.sizes)):
                 size = int(size)
                 if isinstance(expected, int):
                     if size != expected:
-                        raise GuardError(f"{where}: size {size} at dimension {dim}")
+                        raise GuardError(f"{describe(index)}: size {size} at dimension {dim}")
                     continue
                 symbol = self.symbol(expected)
                 if not symbol.admits(size):
-                    raise GuardError(f"{where}: size {size} at dynamic dimension {dim} is "
+                    raise GuardError(f"{describe(index)}: size {size} at dynamic dimension {dim} is "
                                      f"outside the guarded range {symbol.describe()} "
                                      "(sizes 0 and 1 are specialised, never dynamic)")
                 if expected in bound and bound[expected][0] != size:
                     other_size, other, other_dim = bound[expected]
-                    raise GuardError(f"{where}: size {size} at dimension {dim} differs from "
+                    raise GuardError(f"{describe(index)}: size {size} at dimension {dim} differs from "
                                      f"size {other_size} of {describe(other)} at dimension "
                                      f"{other_dim}; both are size symbol '{expected}'")
                 bound.setdefault(expected, (size, index, dim))
@@ -211,7 +210,7 @@ class GraphGuards:
                 strides = tuple(tensor.stride())
                 for dim, (stride, expected) in enumerate(zip(strides, guard.strides)):
                     if expected is not None and stride != expected and tensor.shape[dim] > 1:
-                        raise GuardError(f"{where}: stride {stride} at dimension {dim}, "
+                        raise GuardError(f"{describe(index)}: stride {stride} at dimension {dim}, "
                                          f"expected {expected}")
         return {name: value[0] for name, value in bound.items()}
 

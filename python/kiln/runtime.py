@@ -186,11 +186,10 @@ class Artifact:
         if len(tensors) != len(self.inputs):
             raise GuardError(f"expected {len(self.inputs)} inputs, got {len(tensors)}")
         for index, (tensor, spec) in enumerate(zip(tensors, self.inputs)):
-            where = self._describe_input(index)
             if not isinstance(tensor, torch.Tensor):
-                raise GuardError(f"{where}: got {type(tensor).__name__}, not a tensor")
+                raise GuardError(f"{self._describe_input(index)}: got {type(tensor).__name__}, not a tensor")
             if tensor.dtype != torch_dtype(spec.dtype):
-                raise GuardError(f"{where}: dtype is {tensor.dtype}")
+                raise GuardError(f"{self._describe_input(index)}: dtype is {tensor.dtype}")
         current = None
         if self.device == "cuda":
             current = self._expected_device().index

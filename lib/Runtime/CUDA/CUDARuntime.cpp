@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 
@@ -55,6 +56,11 @@ const Driver *getDriver() {
         loadSymbol(library, "cuLaunchKernel", loaded.cuLaunchKernel) &&
         loadSymbol(library, "cuMemAlloc_v2", loaded.cuMemAlloc) &&
         loadSymbol(library, "cuMemAllocAsync", loaded.cuMemAllocAsync) &&
+        loadSymbol(library, "cuCtxGetDevice", loaded.cuCtxGetDevice) &&
+        loadSymbol(library, "cuDeviceGetDefaultMemPool",
+                   loaded.cuDeviceGetDefaultMemPool) &&
+        loadSymbol(library, "cuMemPoolSetAttribute",
+                   loaded.cuMemPoolSetAttribute) &&
         loadSymbol(library, "cuMemFreeAsync", loaded.cuMemFreeAsync) &&
         loadSymbol(library, "cuMemcpyAsync", loaded.cuMemcpyAsync) &&
         loadSymbol(library, "cuMemsetD8Async", loaded.cuMemsetD8Async) &&
@@ -198,9 +204,33 @@ extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
         "cuLaunchKernel");
 }
 
+/// Makes the current device's default memory pool, which temporaries come
+/// from, keep freed memory instead of returning it to the system at every
+/// synchronization: mapping hundreds of megabytes again on each run costs
+/// milliseconds. (PyTorch's caching allocator keeps memory likewise.)
+static bool keepPoolMemory(const Driver &driver) {
+  static std::set<CUdevice> configured;
+  CUdevice device;
+  if (!check(driver, driver.cuCtxGetDevice(&device), "cuCtxGetDevice"))
+    return false;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (!configured.insert(device).second)
+      return true;
+  }
+  CUmemoryPool pool = nullptr;
+  uint64_t keepAll = ~uint64_t(0);
+  return check(driver, driver.cuDeviceGetDefaultMemPool(&pool, device),
+               "cuDeviceGetDefaultMemPool") &&
+         check(driver,
+               driver.cuMemPoolSetAttribute(pool, kMemPoolAttrReleaseThreshold,
+                                            &keepAll),
+               "cuMemPoolSetAttribute");
+}
+
 extern "C" void *mgpuMemAlloc(uint64_t bytes, void *stream, uint8_t) {
   const Driver *driver = getReadyDriver();
-  if (!driver || bytes == 0)
+  if (!driver || bytes == 0 || !keepPoolMemory(*driver))
     return nullptr;
   CUdeviceptr pointer = 0;
   if (!check(*driver, driver->cuMemAllocAsync(&pointer, bytes, stream),

@@ -26,7 +26,10 @@ using CUmodule = void *;
 using CUfunction = void *;
 using CUstream = void *;
 using CUdeviceptr = unsigned long long;
+using CUmemoryPool = void *;
 constexpr CUresult kCudaSuccess = 0;
+/// CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: memory a pool keeps at synchronization.
+constexpr int kMemPoolAttrReleaseThreshold = 4;
 
 /// The driver entry points Kiln calls, loaded from libcuda.so.1.
 struct Driver {
@@ -44,6 +47,9 @@ struct Driver {
   /// Loaded as cuMemAlloc_v2: the unversioned symbol has 32-bit pointers.
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  CUresult (*cuCtxGetDevice)(CUdevice *);
+  CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
+  CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *);
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
   CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
