@@ -10,6 +10,7 @@
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/Transforms/Passes.h"
 #include "kiln/Target/Passes.h"
+#include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
@@ -73,6 +74,8 @@ void mlir::kiln::buildSCFToLLVMCPUPipeline(
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
+  // Strided metadata of dynamic collapses is affine arithmetic.
+  pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
   // Before scf-to-cf: the memref.alloca_scope that wraps each OpenMP loop
   // body must still hold a single block when it is lowered.

@@ -174,6 +174,17 @@ static LogicalResult buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
                     memref::DimOp::create(b, dim.getLoc(),
                                           mapping.lookup(dim.getSource()),
                                           mapping.lookup(dim.getIndex())));
+      } else if (auto collapse =
+                     dyn_cast_or_null<tensor::CollapseShapeOp>(node);
+                 collapse && index && isa<BlockArgument>(collapse.getSrc())) {
+        // A merged dimension of an input: the product of its sizes.
+        Value input = mapping.lookup(collapse.getSrc());
+        Value size = arith::ConstantIndexOp::create(b, dim.getLoc(), 1);
+        for (int64_t merged : collapse.getReassociationIndices()[*index])
+          size = arith::MulIOp::create(
+              b, dim.getLoc(), size,
+              memref::DimOp::create(b, dim.getLoc(), input, merged));
+        mapping.map(dim.getResult(), size);
       } else {
         return dim.emitError("cannot compute this size from the graph's "
                              "inputs");
@@ -214,7 +225,8 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                           "yet");
     if (isa<loop::KernelOp>(op) && !target.emitKernel)
       return op.emitError("fused kernels are not lowered for this target yet");
-    if (isComputation(&op) || isa<tensor::DimOp>(op) || isScalarOp(&op))
+    if (isComputation(&op) || isa<tensor::DimOp, tensor::CollapseShapeOp>(op) ||
+        isScalarOp(&op))
       continue;
     return op.emitError("kiln-loop-to-scf: '")
            << op.getName()
@@ -269,6 +281,15 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                   memref::DimOp::create(rewriter, dim.getLoc(),
                                         mapping.lookup(dim.getSource()),
                                         mapping.lookup(dim.getIndex())));
+      continue;
+    }
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
+      // Every buffer is contiguous: merging dimensions is a free view.
+      mapping.map(
+          collapse.getResult(),
+          memref::CollapseShapeOp::create(rewriter, collapse.getLoc(),
+                                          mapping.lookup(collapse.getSrc()),
+                                          collapse.getReassociationIndices()));
       continue;
     }
     if (!isComputation(&op)) {

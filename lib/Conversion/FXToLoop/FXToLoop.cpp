@@ -1507,11 +1507,38 @@ static Value getTransposeSource(Value value) {
   return load.getSource();
 }
 
+/// `value` ([R, K]) as a collapse of the tensor [r..., K] whose leading
+/// dimensions an fx view merges (a linear layer's input of rank 3 or more),
+/// which costs nothing on contiguous buffers; `value` when it is not such a
+/// view.
+static Value collapseMergedRows(OpBuilder &b, Location loc, Value value) {
+  Operation *view = value.getDefiningOp();
+  auto type = cast<RankedTensorType>(value.getType());
+  if (!isa_and_nonnull<fx::ViewOp, fx::UnsafeViewOp>(view) ||
+      type.getRank() != 2 || type.isDynamicDim(1))
+    return value;
+  Value source = view->getOperand(0);
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  int64_t rank = sourceType.getRank();
+  if (rank < 3 || sourceType.getDimSize(rank - 1) != type.getDimSize(1))
+    return value;
+  SmallVector<ReassociationIndices> groups(2);
+  for (int64_t dim = 0; dim < rank - 1; ++dim)
+    groups[0].push_back(dim);
+  groups[1].push_back(rank - 1);
+  if (tensor::CollapseShapeOp::inferCollapsedType(sourceType, groups) != type)
+    return value;
+  return tensor::CollapseShapeOp::create(b, loc, type, source, groups);
+}
+
 /// Builds `lhs x rhs` as a loop.matmul of `resultType`, reading operands
-/// that are transposed views from their sources in place.
+/// that are transposed views from their sources in place, and a 2-d lhs
+/// that merges the rows of a larger tensor as a collapse of it.
 static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                          RankedTensorType resultType) {
   bool transposeLhs = false, transposeRhs = false;
+  if (resultType.getRank() == 2)
+    lhs = collapseMergedRows(b, loc, lhs);
   if (Value source = getTransposeSource(lhs)) {
     lhs = source;
     transposeLhs = true;

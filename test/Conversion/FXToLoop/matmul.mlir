@@ -134,3 +134,18 @@ fx.graph @do_not_unmerge_different_batches(%q: tensor<2x4x16x8xf32>, %k: tensor<
   %p = fx.bmm %a, %b : (tensor<8x16x8xf32>, tensor<8x8x16xf32>) -> tensor<8x16x16xf32>
   fx.output %p : tensor<8x16x16xf32>
 }
+
+// -----
+
+// A linear layer on a 3-d input multiplies the input's rows where they are:
+// merging its leading dimensions is a collapse, free on contiguous buffers,
+// not a copy.
+// CHECK-LABEL: fx.graph @linear_3d
+// CHECK: %[[X:.+]] = tensor.collapse_shape %arg0 {{\[}}[0, 1], [2]] : tensor<2x7x64xf32> into tensor<14x64xf32>
+// CHECK-NEXT: loop.matmul %[[X]], %arg1 {transpose_rhs} : tensor<14x64xf32>, tensor<32x64xf32> -> tensor<14x32xf32>
+fx.graph @linear_3d(%x: tensor<2x7x64xf32>, %w: tensor<32x64xf32>) -> tensor<14x32xf32> {
+  %v = fx.view %x : (tensor<2x7x64xf32>) -> tensor<14x64xf32>
+  %t = fx.permute %w {dims = array<i64: 1, 0>} : (tensor<32x64xf32>) -> tensor<64x32xf32>
+  %y = fx.mm %v, %t : (tensor<14x64xf32>, tensor<64x32xf32>) -> tensor<14x32xf32>
+  fx.output %y : tensor<14x32xf32>
+}

@@ -79,3 +79,22 @@ fx.graph @epilogue(%x: tensor<8x64xf32>, %w: tensor<64x20xf32>, %bias: tensor<20
   }
   fx.output %y : tensor<8x20xbf16>
 }
+
+// -----
+
+// A collapsed input is a collapsed buffer; its merged size is the product
+// of the input's sizes, also for the result sizes.
+// CHECK-LABEL: func.func @collapsed_rows
+// CHECK: %[[X:.+]] = memref.collapse_shape %arg0 {{\[}}[0, 1], [2]] : memref<2x?x64xf32> into memref<?x64xf32>
+// CHECK: memref.load %[[X]]
+// CHECK-LABEL: func.func @collapsed_rows_result_sizes
+// CHECK: %[[D:.+]] = memref.dim %arg0, %c1
+// CHECK: %[[M:.+]] = arith.muli %[[D]], %c2
+// CHECK: return %[[M]]
+fx.graph @collapsed_rows(%x: tensor<2x?x64xf32>, %w: tensor<64x32xf32>) -> tensor<?x32xf32> {
+  %c0 = arith.constant 0 : index
+  %r = tensor.collapse_shape %x [[0, 1], [2]] : tensor<2x?x64xf32> into tensor<?x64xf32>
+  %m = tensor.dim %r, %c0 : tensor<?x64xf32>
+  %y = loop.matmul(%m) %r, %w : tensor<?x64xf32>, tensor<64x32xf32> -> tensor<?x32xf32>
+  fx.output %y : tensor<?x32xf32>
+}
