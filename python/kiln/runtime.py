@@ -17,7 +17,7 @@ import ctypes
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from kiln.dtypes import torch_dtype
 from kiln.guards import ALIGNMENT, GraphGuards, GuardError, SizeSymbol, TensorGuard
@@ -34,6 +34,20 @@ _TENSOR_RE = re.compile(r"tensor<((?:(?:\?|\d+)x)*)([a-z0-9]+(?:<[a-z0-9]+>)?)>"
 def _aligned(tensor):
     """`tensor`, or an aligned copy if its data (a view's, say) is not."""
     return tensor if tensor.data_ptr() % ALIGNMENT == 0 else tensor.clone()
+
+
+@dataclass(frozen=True)
+class _CallPlan:
+    """What a checked call found: where results go, their shapes, and the
+    inputs' dynamic sizes as the C entry takes them."""
+
+    device: Any
+    result_shapes: List[Tuple[int, ...]]
+    input_sizes: Any
+
+
+# Plans an artifact keeps: enough for a few shapes of dynamic inputs.
+_MAX_PLANS = 16
 
 
 @dataclass(frozen=True)
@@ -154,6 +168,10 @@ class Artifact:
             self._take_error = self._lib.kiln_cuda_take_error
             self._take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
             self._take_error.restype = ctypes.c_int
+        # What the checks of a call found, by everything they depend on
+        # (dtypes, shapes, strides, devices, alignment): a repeated call
+        # with the same kind of inputs skips them.
+        self._plans: Dict[Tuple, _CallPlan] = {}
         pointers = ctypes.POINTER(ctypes.c_void_p)
         sizes = ctypes.POINTER(ctypes.c_int64)
         self._run.argtypes = [pointers, pointers, sizes, ctypes.c_void_p]
@@ -168,6 +186,41 @@ class Artifact:
         message = ctypes.create_string_buffer(1024)
         if self._take_error(message, len(message)):
             raise RuntimeError(f"Kiln CUDA runtime: {message.value.decode()}")
+
+    def _plan_key(self, tensors: Sequence) -> Optional[Tuple]:
+        """What the guard and layout checks of a call depend on; None when
+        an argument is not a tensor (the checks then say why)."""
+        import torch
+
+        key = []
+        for t in tensors:
+            if not isinstance(t, torch.Tensor):
+                return None
+            key.append((t.dtype, t.shape, t.stride(), t.device,
+                        t.data_ptr() % ALIGNMENT == 0))
+        if self.device == "cuda" and torch.cuda.is_available():
+            key.append(torch.cuda.current_device())
+        return tuple(key)
+
+    def _plan(self, tensors: Sequence) -> Tuple[List, "_CallPlan"]:
+        """Checks the inputs (or finds that a call with the same kind of
+        inputs did); returns the inputs to pass, contiguous and aligned, and
+        what the call needs besides."""
+        key = self._plan_key(tensors)
+        plan = self._plans.get(key) if key is not None else None
+        if plan is not None:
+            return list(tensors), plan
+        self.check_guards(tensors)
+        inputs = [_aligned(t.contiguous()) for t in tensors]
+        self.guards.check_layout(inputs, describe=self._describe_input)
+        plan = _CallPlan(self._expected_device(), self.result_shapes(inputs),
+                         self._input_sizes(inputs))
+        # Inputs used as they are make the plan valid for the same key.
+        if key is not None and all(a is b for a, b in zip(inputs, tensors)):
+            if len(self._plans) >= _MAX_PLANS:
+                self._plans.clear()
+            self._plans[key] = plan
+        return inputs, plan
 
     def _expected_device(self):
         import torch
@@ -251,22 +304,18 @@ class Artifact:
         ops are; nothing waits for it."""
         import torch
 
-        self.check_guards(tensors)
-        inputs = [_aligned(t.contiguous()) for t in tensors]
-        self.guards.check_layout(inputs, describe=self._describe_input)
-        device = self._expected_device()
-        shapes = self.result_shapes(inputs)
+        inputs, plan = self._plan(tensors)
         if out is None:
             out = [
-                torch.empty(shape, dtype=torch_dtype(spec.dtype), device=device)
-                for shape, spec in zip(shapes, self.results)
+                torch.empty(shape, dtype=torch_dtype(spec.dtype), device=plan.device)
+                for shape, spec in zip(plan.result_shapes, self.results)
             ]
         else:
-            self._check_results(out, shapes, device, inputs)
+            self._check_results(out, plan.result_shapes, plan.device, inputs)
         in_ptrs = (ctypes.c_void_p * max(len(inputs), 1))(*[t.data_ptr() for t in inputs])
         out_ptrs = (ctypes.c_void_p * max(len(out), 1))(*[t.data_ptr() for t in out])
         stream = torch.cuda.current_stream().cuda_stream if self.device == "cuda" else None
-        status = self._run(in_ptrs, out_ptrs, self._input_sizes(inputs), stream)
+        status = self._run(in_ptrs, out_ptrs, plan.input_sizes, stream)
         if status != 0:
             raise RuntimeError(f"kiln_{self.graph}_run failed with status {status}")
         if self.device == "cuda":

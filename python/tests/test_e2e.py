@@ -525,3 +525,22 @@ def test_nested_results_keep_their_structure(tmp_path):
     x = torch.randn(3)
     a, (b, (c,)) = compiled(x)
     torch.testing.assert_close((a, b, c), (x + 1, x * 2, x - 1))
+
+
+def test_repeated_calls_recheck_what_changes(tmp_path):
+    # A call with the same kind of inputs as an earlier one skips the checks;
+    # any change a guard or the layout depends on is checked again.
+    f = lambda x, y: x * y + 1  # noqa: E731
+    compiled = kiln.compile(f, [torch.randn(6, 8), torch.randn(6, 8)], cache_dir=tmp_path)
+    for _ in range(3):
+        x, y = torch.randn(6, 8), torch.randn(6, 8)
+        torch.testing.assert_close(compiled(x, y), f(x, y))
+    with pytest.raises(GuardError, match="size 9 at dimension 1"):
+        compiled(torch.randn(6, 9), torch.randn(6, 9))
+    with pytest.raises(GuardError, match="dtype is torch.float64"):
+        compiled(torch.randn(6, 8, dtype=torch.float64), torch.randn(6, 8))
+    transposed = torch.randn(8, 6).t()
+    misaligned = torch.randn(6 * 8 + 1)[1:].view(6, 8)
+    torch.testing.assert_close(compiled(transposed, misaligned), f(transposed, misaligned))
+    x, y = torch.randn(6, 8), torch.randn(6, 8)
+    torch.testing.assert_close(compiled(x, y), f(x, y))
