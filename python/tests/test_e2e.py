@@ -305,6 +305,25 @@ def test_matrix_products(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
 
 
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("conv2d, bias, padding", lambda x, w, b: torch.nn.functional.conv2d(x, w, b, padding=1),
+     [((2, 3, 9, 11), F32), ((8, 3, 3, 3), F32), ((8,), F32)]),
+    ("conv2d, stride and dilation", lambda x, w: torch.nn.functional.conv2d(
+        x, w, stride=2, padding=2, dilation=2), [((2, 4, 13, 10), F32), ((6, 4, 3, 3), F32)]),
+    ("grouped conv2d", lambda x, w, b: torch.nn.functional.conv2d(x, w, b, padding=1, groups=2),
+     [((1, 4, 8, 8), F32), ((6, 2, 3, 3), F32), ((6,), F32)]),
+    ("depthwise conv2d", lambda x, w: torch.nn.functional.conv2d(x, w, padding=3, groups=8),
+     [((2, 8, 10, 10), F32), ((8, 1, 7, 7), F32)]),
+    ("conv1d", lambda x, w, b: torch.nn.functional.conv1d(x, w, b, stride=3, padding=1),
+     [((2, 5, 20), F32), ((7, 5, 4), F32), ((7,), F32)]),
+    ("conv2d + relu, bf16", lambda x, w, b: torch.relu(torch.nn.functional.conv2d(x, w, b)),
+     [((2, 16, 6, 6), torch.bfloat16), ((8, 16, 3, 3), torch.bfloat16),
+      ((8,), torch.bfloat16)]),
+])
+def test_convolutions(name, fn, shapes, device, tmp_path):
+    check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
+
+
 def test_f64_matrix_products_on_the_cpu(tmp_path):
     check(lambda a, b: a @ b, [((9, 13), torch.float64), ((13, 21), torch.float64)],
           tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)

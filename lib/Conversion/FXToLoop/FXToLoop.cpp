@@ -1709,6 +1709,243 @@ template <typename OpTy> struct AddMatmulLowering : OpRewritePattern<OpTy> {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+/// `value` split into digits of the row-major `sizes` (the last varies
+/// fastest).
+static SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc,
+                                           Value value,
+                                           ArrayRef<int64_t> sizes) {
+  SmallVector<Value> digits(sizes.size());
+  for (int64_t dim = sizes.size() - 1; dim >= 0; --dim) {
+    Value size = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
+    digits[dim] =
+        dim == 0 ? value : arith::RemUIOp::create(b, loc, value, size);
+    if (dim > 0)
+      value = arith::DivUIOp::create(b, loc, value, size);
+  }
+  return digits;
+}
+
+/// The value of a per-spatial-dimension attribute for dimension `dim`
+/// (PyTorch accepts one value for all).
+static int64_t getSpatialAttr(ArrayRef<int64_t> values, int64_t dim) {
+  return values.size() == 1 ? values.front() : values[dim];
+}
+
+namespace {
+/// Lowers a (not transposed, batched) fx.convolution to a matrix product of
+/// its weights and the input's patches (im2col), per group:
+///
+///   patches[g, (c, k...), (n, o...)] = input[n, g*Cg + c, o*s + k*d - p]
+///                                      (0 outside the input)
+///   weights[g, f, (c, k...)]         = weight[g*Fg + f, c, k...]
+///   product[g, f, (n, o...)]         = weights x patches
+///   result[n, g*Fg + f, o...]        = product[g, f, (n, o...)] + bias
+///
+/// Patches and weights are nodes the product reads; the result is an
+/// index-map node that its readers inline (batch norm, relu).
+struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
+  ConvolutionLowering(MLIRContext *ctx, const FXToLoopOptions &options)
+      : OpRewritePattern<fx::ConvolutionOp>(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(fx::ConvolutionOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType weightType = op.getWeight().getType();
+    RankedTensorType resultType = op.getType();
+    Type dtype = resultType.getElementType();
+    if (op.getTransposed())
+      return rewriter.notifyMatchFailure(op, "transposed convolution");
+    if (!isa<FloatType>(dtype))
+      return rewriter.notifyMatchFailure(op, "integer convolution");
+    int64_t rank = inputType.getRank();
+    if (rank != weightType.getRank() || rank < 3)
+      return rewriter.notifyMatchFailure(op, "unbatched convolution");
+    // Sizes other than the batch must be static.
+    for (int64_t dim = 1; dim < rank; ++dim)
+      if (inputType.isDynamicDim(dim) || resultType.isDynamicDim(dim))
+        return rewriter.notifyMatchFailure(op, "dynamic channels or extent");
+    if (!weightType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic weights");
+
+    Location loc = op.getLoc();
+    int64_t spatial = rank - 2;
+    int64_t groups = static_cast<int64_t>(op.getGroups());
+    int64_t channels = inputType.getDimSize(1);
+    int64_t filters = weightType.getDimSize(0);
+    int64_t groupChannels = channels / groups, groupFilters = filters / groups;
+    ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
+    ArrayRef<int64_t> extent = inputType.getShape().drop_front(2);
+    ArrayRef<int64_t> outExtent = resultType.getShape().drop_front(2);
+    int64_t kernelElements = 1, positions = 1;
+    for (int64_t size : kernel)
+      kernelElements *= size;
+    for (int64_t size : outExtent)
+      positions *= size;
+    int64_t depth = groupChannels * kernelElements;
+
+    // The patch columns: every batch's output positions, one after another.
+    Value batch = getDimSize(rewriter, loc, op.getInput(), 0);
+    SmallVector<Value> columnSizes;
+    int64_t columns = ShapedType::kDynamic;
+    if (inputType.isDynamicDim(0))
+      columnSizes.push_back(arith::MulIOp::create(
+          rewriter, loc, batch,
+          arith::ConstantIndexOp::create(rewriter, loc, positions)));
+    else
+      columns = inputType.getDimSize(0) * positions;
+
+    Type inputScalar = loop::getScalarType(inputType.getElementType());
+    auto patchesType = RankedTensorType::get({groups, depth, columns},
+                                             inputType.getElementType());
+    auto patches =
+        loop::PointwiseOp::create(rewriter, loc, patchesType, columnSizes);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body = rewriter.createBlock(
+          &patches.getBody(), {}, SmallVector<Type>(3, rewriter.getIndexType()),
+          SmallVector<Location>(3, loc));
+      Value group = body->getArgument(0);
+      SmallVector<Value> row =
+          delinearizeIndex(rewriter, loc, body->getArgument(1),
+                           llvm::to_vector(llvm::concat<const int64_t>(
+                               ArrayRef<int64_t>{groupChannels}, kernel)));
+      // The batch digit is the quotient left over: its size is not needed.
+      SmallVector<Value> column =
+          delinearizeIndex(rewriter, loc, body->getArgument(2),
+                           llvm::to_vector(llvm::concat<const int64_t>(
+                               ArrayRef<int64_t>{1}, outExtent)));
+      Value channel = arith::AddIOp::create(
+          rewriter, loc,
+          arith::MulIOp::create(
+              rewriter, loc, group,
+              arith::ConstantIndexOp::create(rewriter, loc, groupChannels)),
+          row[0]);
+      SmallVector<Value> indices = {column[0], channel};
+      Value inside;
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      for (int64_t dim = 0; dim < spatial; ++dim) {
+        // o * stride + k * dilation - padding, which may fall outside.
+        Value position = arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(
+                rewriter, loc, column[dim + 1],
+                arith::ConstantIndexOp::create(
+                    rewriter, loc, getSpatialAttr(op.getStride(), dim))),
+            arith::MulIOp::create(
+                rewriter, loc, row[dim + 1],
+                arith::ConstantIndexOp::create(
+                    rewriter, loc, getSpatialAttr(op.getDilation(), dim))));
+        position = arith::SubIOp::create(
+            rewriter, loc, position,
+            arith::ConstantIndexOp::create(
+                rewriter, loc, getSpatialAttr(op.getPadding(), dim)));
+        Value last =
+            arith::ConstantIndexOp::create(rewriter, loc, extent[dim] - 1);
+        Value inRange = arith::AndIOp::create(
+            rewriter, loc,
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                  position, zero),
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
+                                  position, last));
+        inside = inside ? arith::AndIOp::create(rewriter, loc, inside, inRange)
+                              .getResult()
+                        : inRange;
+        indices.push_back(arith::MaxSIOp::create(
+            rewriter, loc, zero,
+            arith::MinSIOp::create(rewriter, loc, position, last)));
+      }
+      Value element =
+          loop::LoadOp::create(rewriter, loc, op.getInput(), indices);
+      Value padding = arith::ConstantOp::create(
+          rewriter, loc, rewriter.getFloatAttr(inputScalar, 0.0));
+      loop::YieldOp::create(
+          rewriter, loc,
+          arith::SelectOp::create(rewriter, loc, inside, element, padding)
+              .getResult());
+    }
+
+    // The weights per group, [groups, filters per group, depth].
+    auto weightsType = RankedTensorType::get({groups, groupFilters, depth},
+                                             weightType.getElementType());
+    Value weights = buildIndexMapNode(
+        rewriter, loc, op.getWeight(), weightsType, {},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Value filter = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(
+                  b, loc, ivs[0],
+                  arith::ConstantIndexOp::create(b, loc, groupFilters)),
+              ivs[1]);
+          SmallVector<Value> indices = {filter};
+          llvm::append_range(
+              indices,
+              delinearizeIndex(b, loc, ivs[2],
+                               llvm::to_vector(llvm::concat<const int64_t>(
+                                   ArrayRef<int64_t>{groupChannels}, kernel))));
+          return indices;
+        });
+
+    Type computeDtype = dtype;
+    if (options.computeInF32 && (dtype.isF16() || dtype.isBF16()))
+      computeDtype = rewriter.getF32Type();
+    // Kept in f32 for 16-bit results: the bias joins before the rounding.
+    auto productType =
+        RankedTensorType::get({groups, groupFilters, columns}, computeDtype);
+    Value product =
+        buildMatmul(rewriter, loc, weights, patches.getResult(), productType);
+
+    // The result: the product, regrouped by batch and position, plus bias.
+    SmallVector<Value> resultSizes;
+    if (resultType.isDynamicDim(0))
+      resultSizes.push_back(batch);
+    auto result =
+        loop::PointwiseOp::create(rewriter, loc, resultType, resultSizes);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body =
+          rewriter.createBlock(&result.getBody(), {},
+                               SmallVector<Type>(rank, rewriter.getIndexType()),
+                               SmallVector<Location>(rank, loc));
+      ValueRange ivs = body->getArguments();
+      Value perGroup =
+          arith::ConstantIndexOp::create(rewriter, loc, groupFilters);
+      Value group = arith::DivUIOp::create(rewriter, loc, ivs[1], perGroup);
+      Value filter = arith::RemUIOp::create(rewriter, loc, ivs[1], perGroup);
+      Value column = ivs[0];
+      for (int64_t dim = 0; dim < spatial; ++dim)
+        column = arith::AddIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(
+                rewriter, loc, column,
+                arith::ConstantIndexOp::create(rewriter, loc, outExtent[dim])),
+            ivs[dim + 2]);
+      Value value = loop::LoadOp::create(rewriter, loc, product,
+                                         ValueRange{group, filter, column});
+      if (Value bias = op.getBias()) {
+        Value element = loop::LoadOp::create(rewriter, loc, bias, ivs[1]);
+        element = convertScalar(
+            rewriter, loc, element,
+            cast<RankedTensorType>(bias.getType()).getElementType(),
+            computeDtype);
+        value = emitBinary(rewriter, loc, BinaryKind::Add, value, element,
+                           computeDtype);
+      }
+      loop::YieldOp::create(
+          rewriter, loc,
+          convertScalar(rewriter, loc, value, computeDtype, dtype));
+    }
+    rewriter.replaceOp(op, result.getResult());
+    return success();
+  }
+
+  FXToLoopOptions options;
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
 
@@ -1814,7 +2051,6 @@ void mlir::kiln::populateFXToLoopMatmulPatterns(
     RewritePatternSet &patterns, const FXToLoopOptions &options) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<MatmulLowering<fx::MmOp>, MatmulLowering<fx::BmmOp>>(ctx);
-  patterns
-      .add<AddMatmulLowering<fx::AddmmOp>, AddMatmulLowering<fx::BaddbmmOp>>(
-          ctx, options);
+  patterns.add<AddMatmulLowering<fx::AddmmOp>, AddMatmulLowering<fx::BaddbmmOp>,
+               ConvolutionLowering>(ctx, options);
 }
