@@ -324,6 +324,26 @@ def test_convolutions(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
 
 
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("max pool", lambda x: torch.nn.functional.max_pool2d(x, 3, stride=2, padding=1),
+     [((2, 3, 9, 10), F32)]),
+    ("max pool, ceil mode and dilation", lambda x: torch.nn.functional.max_pool2d(
+        x, 2, stride=2, dilation=2, ceil_mode=True), [((1, 2, 9, 9), F32)]),
+    ("average pool without the padding", lambda x: torch.nn.functional.avg_pool2d(
+        x, 3, stride=2, padding=1, count_include_pad=False, ceil_mode=True), [((1, 2, 7, 7), F32)]),
+    ("average pool with the padding", lambda x: torch.nn.functional.avg_pool2d(
+        x, 3, stride=1, padding=1), [((2, 3, 8, 8), F32)]),
+    ("average pool, divisor override", lambda x: torch.nn.functional.avg_pool2d(
+        x, 2, divisor_override=3), [((1, 2, 7, 7), F32)]),
+    ("adaptive average pool", lambda x: torch.nn.functional.adaptive_avg_pool2d(x, (3, 5)),
+     [((2, 3, 7, 7), F32)]),
+    ("global average pool, bf16", lambda x: torch.nn.functional.adaptive_avg_pool2d(x, 1),
+     [((2, 16, 7, 7), torch.bfloat16)]),
+])
+def test_pooling(name, fn, shapes, device, tmp_path):
+    check(fn, shapes, device=device, tmp_path=tmp_path)
+
+
 def test_f64_matrix_products_on_the_cpu(tmp_path):
     check(lambda a, b: a @ b, [((9, 13), torch.float64), ((13, 21), torch.float64)],
           tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)

@@ -16,7 +16,7 @@ from suite_models import CASES  # noqa: E402
 from test_e2e import poisoned_like  # noqa: E402
 
 RUNS = {
-    "mlp", "conv_bn_relu", "residual_block", "attention_block", "transformer_layer", "embedding_positional",
+    "mlp", "conv_bn_relu", "residual_block", "small_cnn", "pooling", "attention_block", "transformer_layer", "embedding_positional",
     "mlp_with_parameters_as_inputs", "batched_matmul_bias", "layer_norm",
     "batch_norm_1d", "softmax_and_log_softmax", "dropout_eval",
     "scalar_rsub_and_division", "reductions_var_std", "views_and_reshapes",

@@ -1946,6 +1946,330 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+/// Computes, for the output index `out` and window index `window` along
+/// spatial dimension `dim`, the input position the window reads (possibly
+/// outside the input) and whether it counts.
+using WindowPositionFn = function_ref<std::pair<Value, Value>(
+    OpBuilder &, Location, int64_t dim, Value out, Value window)>;
+
+/// Builds a loop.reduce of `resultType` ([leading..., spatial outputs...])
+/// that combines, with `combiner`, the elements of `input` in each output's
+/// window of `windowShape`; positions that do not count give the combiner's
+/// identity.
+static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
+                                  RankedTensorType resultType,
+                                  StringRef combiner,
+                                  ArrayRef<int64_t> windowShape,
+                                  WindowPositionFn position) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  int64_t spatial = windowShape.size();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < rank - spatial; ++dim)
+    if (resultType.isDynamicDim(dim))
+      dynamicSizes.push_back(getDimSize(b, loc, input, dim));
+  auto node = loop::ReduceOp::create(
+      b, loc, resultType, b.getStringAttr(combiner), dynamicSizes, ValueRange{},
+      b.getDenseI64ArrayAttr(windowShape));
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  body->addArguments(SmallVector<Type>(rank + spatial, b.getIndexType()),
+                     SmallVector<Location>(rank + spatial, loc));
+  SmallVector<Value> indices(body->getArguments().take_front(rank - spatial));
+  Value counts;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  for (int64_t dim = 0; dim < spatial; ++dim) {
+    auto [at, valid] =
+        position(b, loc, dim, body->getArgument(rank - spatial + dim),
+                 body->getArgument(rank + dim));
+    counts = counts ? arith::AndIOp::create(b, loc, counts, valid).getResult()
+                    : valid;
+    Value last = arith::ConstantIndexOp::create(
+        b, loc, inputType.getDimSize(rank - spatial + dim) - 1);
+    indices.push_back(arith::MaxSIOp::create(
+        b, loc, zero, arith::MinSIOp::create(b, loc, at, last)));
+  }
+  Type accumulator = loop::getScalarType(resultType.getElementType());
+  Value element = loop::LoadOp::create(b, loc, input, indices);
+  element = convertScalar(b, loc, element, inputType.getElementType(),
+                          resultType.getElementType());
+  auto floatType = cast<FloatType>(accumulator);
+  Value identity = arith::ConstantOp::create(
+      b, loc,
+      b.getFloatAttr(floatType,
+                     combiner == "max"
+                         ? APFloat::getInf(floatType.getFloatSemantics(),
+                                           /*Negative=*/true)
+                         : APFloat::getZero(floatType.getFloatSemantics())));
+  loop::YieldOp::create(
+      b, loc,
+      arith::SelectOp::create(b, loc, counts, element, identity).getResult());
+  return node.getResult();
+}
+
+/// The type pooling reduces into: the result's, in f32 for 16-bit floats.
+static RankedTensorType getPoolingAccumulatorType(RankedTensorType type) {
+  Type dtype = type.getElementType();
+  if (dtype.isF16() || dtype.isBF16())
+    return type.clone(Float32Type::get(type.getContext()));
+  return type;
+}
+
+/// Whether pooling `op` has static spatial sizes (what the lowerings need).
+static bool hasStaticSpatialSizes(RankedTensorType input,
+                                  RankedTensorType result, int64_t spatial) {
+  for (int64_t dim = input.getRank() - spatial; dim < input.getRank(); ++dim)
+    if (input.isDynamicDim(dim) || result.isDynamicDim(dim))
+      return false;
+  return true;
+}
+
+/// Position and validity of strided, padded, dilated windows.
+static std::pair<Value, Value>
+getStridedWindowPosition(OpBuilder &b, Location loc, Value out, Value window,
+                         int64_t stride, int64_t padding, int64_t dilation,
+                         int64_t extent) {
+  Value at = arith::SubIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, out,
+                                arith::ConstantIndexOp::create(b, loc, stride)),
+          arith::MulIOp::create(
+              b, loc, window,
+              arith::ConstantIndexOp::create(b, loc, dilation))),
+      arith::ConstantIndexOp::create(b, loc, padding));
+  Value valid = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, at,
+                            arith::ConstantIndexOp::create(b, loc, 0)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at,
+                            arith::ConstantIndexOp::create(b, loc, extent)));
+  return {at, valid};
+}
+
+/// An index value as a float of `type`.
+static Value indexToFloat(OpBuilder &b, Location loc, Value index, Type type) {
+  Value integer = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  return arith::SIToFPOp::create(b, loc, type, integer);
+}
+
+/// Builds `resultType` as `sums` divided by the window size `divisor`
+/// computes per spatial output index, rounded to the result's type.
+static Value buildWindowAverage(
+    OpBuilder &b, Location loc, Value sums, RankedTensorType resultType,
+    int64_t spatial,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> divisor) {
+  int64_t rank = resultType.getRank();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (resultType.isDynamicDim(dim))
+      dynamicSizes.push_back(getDimSize(b, loc, sums, dim));
+  auto node = loop::PointwiseOp::create(b, loc, resultType, dynamicSizes);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  body->addArguments(SmallVector<Type>(rank, b.getIndexType()),
+                     SmallVector<Location>(rank, loc));
+  Type sumType = cast<RankedTensorType>(sums.getType()).getElementType();
+  Value sum = loop::LoadOp::create(b, loc, sums, body->getArguments());
+  Value count = indexToFloat(
+      b, loc, divisor(b, loc, body->getArguments().take_back(spatial)),
+      sumType);
+  Value average = arith::DivFOp::create(b, loc, sum, count);
+  loop::YieldOp::create(
+      b, loc,
+      convertScalar(b, loc, average, sumType, resultType.getElementType()));
+  return node.getResult();
+}
+
+namespace {
+/// Lowers fx.max_pool2d_with_indices whose indices nothing reads to a
+/// window reduction ("max" propagates NaN, as PyTorch's pooling does).
+struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::MaxPool2dWithIndicesOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType inputType = op.getSelf().getType();
+    RankedTensorType resultType = op.getResult().getType();
+    if (!op.getIndices().use_empty())
+      return rewriter.notifyMatchFailure(op, "the indices are read");
+    if (!isa<FloatType>(resultType.getElementType()) ||
+        !hasStaticSpatialSizes(inputType, resultType, 2))
+      return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
+    ArrayRef<int64_t> kernel = op.getKernelSize();
+    ArrayRef<int64_t> strides =
+        op.getStride().empty() ? kernel : op.getStride();
+    int64_t rank = inputType.getRank();
+    SmallVector<int64_t> window = {getSpatialAttr(kernel, 0),
+                                   getSpatialAttr(kernel, 1)};
+    Value maxima = buildWindowReduction(
+        rewriter, op.getLoc(), op.getSelf(),
+        getPoolingAccumulatorType(resultType), "max", window,
+        [&](OpBuilder &b, Location loc, int64_t dim, Value out, Value at) {
+          return getStridedWindowPosition(b, loc, out, at,
+                                          getSpatialAttr(strides, dim),
+                                          getSpatialAttr(op.getPadding(), dim),
+                                          getSpatialAttr(op.getDilation(), dim),
+                                          inputType.getDimSize(rank - 2 + dim));
+        });
+    Value result = maxima;
+    if (maxima.getType() != resultType)
+      result = buildBroadcastPointwise(
+          rewriter, op.getLoc(), resultType, maxima, rewriter.getF32Type(),
+          rewriter.getF32Type(),
+          [](OpBuilder &, Location, ValueRange elements) {
+            return elements[0];
+          });
+    rewriter.replaceOp(op, {result, Value()});
+    return success();
+  }
+};
+
+/// Lowers fx.avg_pool2d to a window sum divided by the window's size (with
+/// or without the padding it covers, or `divisor_override`).
+struct AvgPoolLowering : OpRewritePattern<fx::AvgPool2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::AvgPool2dOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType inputType = op.getSelf().getType();
+    RankedTensorType resultType = op.getType();
+    if (!isa<FloatType>(resultType.getElementType()) ||
+        !hasStaticSpatialSizes(inputType, resultType, 2))
+      return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
+    ArrayRef<int64_t> kernel = op.getKernelSize();
+    ArrayRef<int64_t> strides =
+        op.getStride().empty() ? kernel : op.getStride();
+    int64_t rank = inputType.getRank();
+    SmallVector<int64_t> window = {getSpatialAttr(kernel, 0),
+                                   getSpatialAttr(kernel, 1)};
+    Location loc = op.getLoc();
+    Value sums = buildWindowReduction(
+        rewriter, loc, op.getSelf(), getPoolingAccumulatorType(resultType),
+        "sum", window,
+        [&](OpBuilder &b, Location loc, int64_t dim, Value out, Value at) {
+          return getStridedWindowPosition(
+              b, loc, out, at, getSpatialAttr(strides, dim),
+              getSpatialAttr(op.getPadding(), dim), /*dilation=*/1,
+              inputType.getDimSize(rank - 2 + dim));
+        });
+    std::optional<uint64_t> divisorOverride = op.getDivisorOverride();
+    Value result = buildWindowAverage(
+        rewriter, loc, sums, resultType, 2,
+        [&](OpBuilder &b, Location loc, ValueRange outs) -> Value {
+          if (divisorOverride)
+            return arith::ConstantIndexOp::create(
+                b, loc, static_cast<int64_t>(*divisorOverride));
+          // PyTorch's count: the window clipped to the padded input, or,
+          // without count_include_pad, to the input itself.
+          Value count;
+          for (int64_t dim = 0; dim < 2; ++dim) {
+            int64_t stride = getSpatialAttr(strides, dim);
+            int64_t padding = getSpatialAttr(op.getPadding(), dim);
+            int64_t extent = inputType.getDimSize(rank - 2 + dim);
+            Value start = arith::SubIOp::create(
+                b, loc,
+                arith::MulIOp::create(
+                    b, loc, outs[dim],
+                    arith::ConstantIndexOp::create(b, loc, stride)),
+                arith::ConstantIndexOp::create(b, loc, padding));
+            Value end = arith::MinSIOp::create(
+                b, loc,
+                arith::AddIOp::create(
+                    b, loc, start,
+                    arith::ConstantIndexOp::create(b, loc, window[dim])),
+                arith::ConstantIndexOp::create(b, loc, extent + padding));
+            if (!op.getCountIncludePad()) {
+              start = arith::MaxSIOp::create(
+                  b, loc, start, arith::ConstantIndexOp::create(b, loc, 0));
+              end = arith::MinSIOp::create(
+                  b, loc, end, arith::ConstantIndexOp::create(b, loc, extent));
+            }
+            Value size = arith::SubIOp::create(b, loc, end, start);
+            count = count
+                        ? arith::MulIOp::create(b, loc, count, size).getResult()
+                        : size;
+          }
+          return count;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Lowers fx.adaptive_avg_pool2d: output o of an extent-In dimension with
+/// Out outputs averages input positions [floor(o In / Out),
+/// ceil((o + 1) In / Out)).
+struct AdaptiveAvgPoolLowering : OpRewritePattern<fx::AdaptiveAvgPool2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::AdaptiveAvgPool2dOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType inputType = op.getSelf().getType();
+    RankedTensorType resultType = op.getType();
+    if (!hasStaticSpatialSizes(inputType, resultType, 2))
+      return rewriter.notifyMatchFailure(op, "dynamic pooling");
+    int64_t rank = inputType.getRank();
+    SmallVector<int64_t> extents, outputs, window;
+    for (int64_t dim = 0; dim < 2; ++dim) {
+      int64_t extent = inputType.getDimSize(rank - 2 + dim);
+      int64_t count = resultType.getDimSize(rank - 2 + dim);
+      if (count == 0)
+        return rewriter.notifyMatchFailure(op, "empty output");
+      int64_t widest = 0;
+      for (int64_t o = 0; o < count; ++o)
+        widest = std::max(widest, ((o + 1) * extent + count - 1) / count -
+                                      (o * extent) / count);
+      extents.push_back(extent);
+      outputs.push_back(count);
+      window.push_back(widest);
+    }
+    Location loc = op.getLoc();
+    auto bounds = [&](OpBuilder &b, Location loc, int64_t dim, Value out) {
+      Value extent = arith::ConstantIndexOp::create(b, loc, extents[dim]);
+      Value count = arith::ConstantIndexOp::create(b, loc, outputs[dim]);
+      Value start = arith::DivUIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, out, extent), count);
+      Value next = arith::AddIOp::create(
+          b, loc, out, arith::ConstantIndexOp::create(b, loc, 1));
+      Value end = arith::CeilDivUIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, next, extent), count);
+      return std::make_pair(start, end);
+    };
+    Value sums = buildWindowReduction(
+        rewriter, loc, op.getSelf(), getPoolingAccumulatorType(resultType),
+        "sum", window,
+        [&](OpBuilder &b, Location loc, int64_t dim, Value out, Value at) {
+          auto [start, end] = bounds(b, loc, dim, out);
+          Value position = arith::AddIOp::create(b, loc, start, at);
+          Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              position, end);
+          return std::make_pair(position, valid);
+        });
+    Value result = buildWindowAverage(
+        rewriter, loc, sums, resultType, 2,
+        [&](OpBuilder &b, Location loc, ValueRange outs) -> Value {
+          Value count;
+          for (int64_t dim = 0; dim < 2; ++dim) {
+            auto [start, end] = bounds(b, loc, dim, outs[dim]);
+            Value size = arith::SubIOp::create(b, loc, end, start);
+            count = count
+                        ? arith::MulIOp::create(b, loc, count, size).getResult()
+                        : size;
+          }
+          return count;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
 
@@ -2042,6 +2366,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                ViewLowering<fx::ViewOp>, ViewLowering<fx::UnsafeViewOp>>(ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
+  patterns.add<MaxPoolLowering, AvgPoolLowering, AdaptiveAvgPoolLowering>(ctx);
   patterns.add<SoftmaxLowering<fx::SoftmaxOp>,
                SoftmaxLowering<fx::LogSoftmaxOp>, LayerNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);

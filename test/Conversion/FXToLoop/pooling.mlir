@@ -1,0 +1,59 @@
+// RUN: kiln-opt %s -split-input-file --kiln-fx-to-loop | FileCheck %s
+// RUN: not kiln-opt %s -split-input-file --kiln-fx-to-loop=fail-on-unsupported 2>&1 | FileCheck %s --check-prefix=ERROR
+
+// Max pooling is a window reduction: positions outside the input give -inf;
+// the window's position is o * stride + k * dilation - padding.
+// CHECK-LABEL: fx.graph @max_pool
+// CHECK-DAG: %[[INF:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: loop.reduce "max"(%[[N]]) over [3, 3] : tensor<?x4x5x5xf32> {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[OH:.+]]: index, %{{.+}}: index, %[[KH:.+]]: index, %{{.+}}: index):
+// CHECK: arith.muli %[[OH]], %c2
+// CHECK: arith.cmpi sge
+// CHECK: arith.cmpi slt
+// CHECK: %[[V:.+]] = loop.load %arg0
+// CHECK: %[[R:.+]] = arith.select %{{.+}}, %[[V]], %[[INF]] : f32
+// CHECK: loop.yield %[[R]] : f32
+fx.graph @max_pool(%x: tensor<?x4x9x10xf32>) -> tensor<?x4x5x5xf32> {
+  %0:2 = fx.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : (tensor<?x4x9x10xf32>) -> (tensor<?x4x5x5xf32>, tensor<?x4x5x5xsi64>)
+  fx.output %0#0 : tensor<?x4x5x5xf32>
+}
+
+// -----
+
+// Average pooling sums the window in f32 (for bf16) and divides by its size.
+// CHECK-LABEL: fx.graph @avg_pool
+// CHECK: %[[S:.+]] = loop.reduce "sum" over [3, 3] : tensor<2x3x4x4xf32>
+// CHECK: loop.pointwise : tensor<2x3x4x4xbf16>
+// CHECK: %[[V:.+]] = loop.load %[[S]]
+// CHECK: %[[C:.+]] = arith.sitofp %{{.+}} : i64 to f32
+// CHECK: %[[A:.+]] = arith.divf %[[V]], %[[C]] : f32
+// CHECK: arith.truncf %[[A]] : f32 to bf16
+fx.graph @avg_pool(%x: tensor<2x3x7x7xbf16>) -> tensor<2x3x4x4xbf16> {
+  %0 = fx.avg_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = true, count_include_pad = false} : (tensor<2x3x7x7xbf16>) -> tensor<2x3x4x4xbf16>
+  fx.output %0 : tensor<2x3x4x4xbf16>
+}
+
+// -----
+
+// Adaptive pooling windows [floor(o In / Out), ceil((o + 1) In / Out)) are
+// at most 3 wide for 7 inputs and 3 or 5 outputs.
+// CHECK-LABEL: fx.graph @adaptive_avg_pool
+// CHECK: loop.reduce "sum" over [3, 3] : tensor<2x3x3x5xf32>
+// CHECK: arith.ceildivui
+// CHECK: arith.cmpi ult
+// CHECK: loop.pointwise : tensor<2x3x3x5xf32>
+// CHECK: arith.divf
+fx.graph @adaptive_avg_pool(%x: tensor<2x3x7x7xf32>) -> tensor<2x3x3x5xf32> {
+  %0 = fx.adaptive_avg_pool2d %x : (tensor<2x3x7x7xf32>) -> tensor<2x3x3x5xf32>
+  fx.output %0 : tensor<2x3x3x5xf32>
+}
+
+// -----
+
+// The indices of the maxima have no lowering yet.
+// ERROR: error: kiln-fx-to-loop: no lowering for 'fx.max_pool2d_with_indices' with these operand types
+fx.graph @max_pool_indices(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xsi64> {
+  %0:2 = fx.max_pool2d_with_indices %x {kernel_size = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xsi64>)
+  fx.output %0#1 : tensor<1x2x2x2xsi64>
+}
