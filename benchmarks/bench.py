@@ -99,6 +99,23 @@ def workloads(device):
                 make(gemm_dtype, [(tokens, width), (hidden, width), (hidden,)]),
                 size * (tokens * width + hidden * width + hidden + tokens * hidden),
                 2 * tokens * width * hidden))
+    def conv_bn_relu(x, w, mean, var, gamma, beta):
+        y = torch.nn.functional.conv2d(x, w, padding=1)
+        return torch.relu(torch.nn.functional.batch_norm(y, mean, var, gamma, beta, False,
+                                                         0.1, 1e-5))
+
+    images, channels, side = (32, 64, 56) if device == "cuda" else (4, 32, 28)
+    conv_inputs = make(gemm_dtype, [(images, channels, side, side),
+                                    (channels, channels, 3, 3)] + [(channels,)] * 4)
+
+    def conv_factory():
+        inputs = conv_inputs()
+        inputs[3] = inputs[3].abs() + 0.5  # variances
+        return inputs
+
+    out.append((f"conv3x3+BN+relu {images}x{channels}x{side}x{side} {tag}", conv_bn_relu,
+                conv_factory, size * 2 * images * channels * side * side,
+                2 * images * channels * side * side * channels * 9))
     batch, heads, seq, head = (16, 16, 1024, 64) if device == "cuda" else (2, 4, 256, 64)
     qkv = [(batch, heads, seq, head)] * 3
     out.append((f"attention {batch}x{heads}x{seq}x{head} {tag}", attention,
