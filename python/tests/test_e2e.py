@@ -219,6 +219,12 @@ def test_more_elementwise_ops(name, fn, shapes, device, tmp_path):
     ("long rows", lambda x: x.sum(dim=-1) + x.amax(dim=-1), [((3, 5000), F32)]),
     ("int64 sum", lambda x: x.sum(dim=1), [((5, 300), torch.int64)]),
     ("f64 max", lambda x: x.amax(dim=1), [((5, 70), torch.float64)]),
+    ("products", lambda x: (x.prod(dim=2), torch.prod(x, 1, keepdim=True)), [((3, 4, 5), F32)]),
+    ("integer product", lambda x: x.prod(dim=1), [((3, 7), torch.int32)]),
+    ("f64 product over all", lambda x: x.prod(), [((2, 5), torch.float64)]),
+    ("any and all", lambda x: ((x > 0).any(dim=1), (x > -1).all(), x.any(dim=0),
+                               torch.all(x > 0, dim=1, keepdim=True)), [((4, 5), F32)]),
+    ("uint8 any", lambda x: x.any(dim=1), [((4, 9), torch.uint8)]),
 ])
 def test_reductions(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)

@@ -19,7 +19,8 @@ RUNS = {
     "mlp", "conv_bn_relu", "residual_block", "small_cnn", "pooling", "attention_block", "transformer_layer", "embedding_positional",
     "mlp_with_parameters_as_inputs", "batched_matmul_bias", "layer_norm",
     "batch_norm_1d", "softmax_and_log_softmax", "dropout_eval",
-    "scalar_rsub_and_division", "reductions_var_std", "views_and_reshapes",
+    "scalar_rsub_and_division", "reductions_var_std", "reductions_sum_mean_prod",
+    "reductions_logical", "views_and_reshapes",
     "slicing", "contiguous_after_transpose", "embedding_lookup", "dtype_casts",
     "bfloat16_linear", "mixed_promotion", "matmul_variants",
 }

@@ -712,6 +712,75 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
   std::string combiner;
 };
 
+/// The dimensions an fx reduction reduces: its `dim` attribute, one or a
+/// list; none (all of them) without it.
+static SmallVector<int64_t> getReducedDims(Operation *op) {
+  Attribute dim = op->getAttr("dim");
+  if (auto list = dyn_cast_or_null<DenseI64ArrayAttr>(dim))
+    return llvm::to_vector(list.asArrayRef());
+  if (auto single = dyn_cast_or_null<IntegerAttr>(dim))
+    return {single.getInt()};
+  return {};
+}
+
+/// Whether an fx reduction keeps the reduced dimensions (with size 1).
+static bool getKeepdim(Operation *op) {
+  auto keepdim = op->getAttrOfType<BoolAttr>("keepdim");
+  return keepdim && keepdim.getValue();
+}
+
+namespace {
+/// Lowers fx.prod and fx.prod_dim_int to a "prod" reduction in the
+/// result's dtype (f32 for f16/bf16).
+template <typename OpTy> struct ProdLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    auto inputType = cast<RankedTensorType>(op.getSelf().getType());
+    if (isa<ComplexType>(resultType.getElementType()) ||
+        isa<ComplexType>(inputType.getElementType()) ||
+        inputType.getRank() == 0)
+      return rewriter.notifyMatchFailure(op, "complex or rank-0 product");
+    rewriter.replaceOp(op, buildReduction(rewriter, op.getLoc(), op.getSelf(),
+                                          getReducedDims(op), getKeepdim(op),
+                                          "prod", resultType));
+    return success();
+  }
+};
+
+/// Lowers fx.any* and fx.all*: whether elements are non-zero (as PyTorch
+/// casts to bool, so NaN counts), combined by or ("max" of bools) or and
+/// ("min"), into bool (or uint8 for uint8 inputs, as 0 and 1).
+template <typename OpTy> struct AnyAllLowering : OpRewritePattern<OpTy> {
+  AnyAllLowering(MLIRContext *ctx, StringRef combiner)
+      : OpRewritePattern<OpTy>(ctx), combiner(combiner) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    auto inputType = cast<RankedTensorType>(op.getSelf().getType());
+    Type dtype = inputType.getElementType();
+    if (isa<ComplexType>(dtype) || inputType.getRank() == 0)
+      return rewriter.notifyMatchFailure(op, "complex or rank-0 input");
+    Location loc = op.getLoc();
+    Type boolType = rewriter.getI1Type();
+    Value nonZero = buildBroadcastPointwise(
+        rewriter, loc, inputType.clone(boolType), op.getSelf(), dtype, boolType,
+        [&](OpBuilder &b, Location loc, ValueRange elements) {
+          return convertScalar(b, loc, elements[0], dtype, boolType);
+        });
+    rewriter.replaceOp(op, buildReduction(rewriter, loc, nonZero,
+                                          getReducedDims(op), getKeepdim(op),
+                                          combiner, resultType));
+    return success();
+  }
+
+  std::string combiner;
+};
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Views: index arithmetic, not copies
 //===----------------------------------------------------------------------===//
@@ -2356,6 +2425,11 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
   patterns.add<ReductionLowering<fx::MeanOp>>(ctx, "sum");
+  patterns.add<ProdLowering<fx::ProdOp>, ProdLowering<fx::ProdDimIntOp>>(ctx);
+  patterns.add<AnyAllLowering<fx::AnyOp>, AnyAllLowering<fx::AnyDimOp>,
+               AnyAllLowering<fx::AnyDimsOp>>(ctx, "max");
+  patterns.add<AnyAllLowering<fx::AllOp>, AnyAllLowering<fx::AllDimOp>>(ctx,
+                                                                        "min");
   patterns.add<IndexingLowering<fx::EmbeddingOp>,
                IndexingLowering<fx::IndexSelectOp>,
                IndexingLowering<fx::GatherOp>, CatLowering>(ctx);

@@ -72,3 +72,33 @@ fx.graph @dynamic_mean(%x: tensor<4x?xf32>) -> tensor<4xf32> {
   %0 = fx.mean %x {dim = array<i64: 1>} : (tensor<4x?xf32>) -> tensor<4xf32>
   fx.output %0 : tensor<4xf32>
 }
+
+// -----
+
+// prod multiplies in the result's dtype (f32 for bf16); prod_dim_int's one
+// dimension is reduced.
+// CHECK-LABEL: fx.graph @prod
+// CHECK: loop.reduce "prod" over [5] : tensor<3x4xf32>
+// CHECK: loop.reduce "prod" over [3, 4] : tensor<bf16>
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+fx.graph @prod(%x: tensor<3x4x5xf32>, %y: tensor<3x4xbf16>) -> (tensor<3x4xf32>, tensor<bf16>) {
+  %0 = fx.prod_dim_int %x {dim = 2 : i64} : (tensor<3x4x5xf32>) -> tensor<3x4xf32>
+  %1 = fx.prod %y : (tensor<3x4xbf16>) -> tensor<bf16>
+  fx.output %0, %1 : tensor<3x4xf32>, tensor<bf16>
+}
+
+// -----
+
+// any and all reduce whether elements are non-zero (NaN is) with or ("max"
+// of bools) and and ("min").
+// CHECK-LABEL: fx.graph @any_all
+// CHECK: %[[NZ:.+]] = loop.pointwise : tensor<4x5xi1>
+// CHECK: arith.cmpf une
+// CHECK: loop.reduce "max" over [5] : tensor<4xi1>
+// CHECK: loop.load %[[NZ]]
+// CHECK: loop.reduce "min" over [4, 5] : tensor<i1>
+fx.graph @any_all(%x: tensor<4x5xf32>) -> (tensor<4xi1>, tensor<i1>) {
+  %0 = fx.any_dim %x {dim = 1 : i64} : (tensor<4x5xf32>) -> tensor<4xi1>
+  %1 = fx.all %x : (tensor<4x5xf32>) -> tensor<i1>
+  fx.output %0, %1 : tensor<4xi1>, tensor<i1>
+}
