@@ -225,6 +225,10 @@ def test_more_elementwise_ops(name, fn, shapes, device, tmp_path):
     ("any and all", lambda x: ((x > 0).any(dim=1), (x > -1).all(), x.any(dim=0),
                                torch.all(x > 0, dim=1, keepdim=True)), [((4, 5), F32)]),
     ("uint8 any", lambda x: x.any(dim=1), [((4, 9), torch.uint8)]),
+    ("logsumexp", lambda x: (torch.logsumexp(x, dim=1), torch.logsumexp(x, dim=(0, 2),
+                                                                       keepdim=True)),
+     [((3, 40, 5), F32)]),
+    ("bf16 logsumexp", lambda x: torch.logsumexp(x, dim=-1), [((4, 300), torch.bfloat16)]),
 ])
 def test_reductions(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)
@@ -589,3 +593,12 @@ def test_repeated_calls_recheck_what_changes(tmp_path):
     torch.testing.assert_close(compiled(transposed, misaligned), f(transposed, misaligned))
     x, y = torch.randn(6, 8), torch.randn(6, 8)
     torch.testing.assert_close(compiled(x, y), f(x, y))
+
+
+def test_logsumexp_of_infinite_rows(tmp_path):
+    f = lambda x: torch.logsumexp(x, dim=1)  # noqa: E731
+    x = torch.randn(3, 6)
+    x[0] = -float("inf")
+    x[1, 2] = float("inf")
+    compiled = kiln.compile(f, [x], cache_dir=tmp_path)
+    torch.testing.assert_close(compiled(x), f(x))

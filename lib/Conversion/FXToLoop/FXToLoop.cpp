@@ -1465,6 +1465,71 @@ template <typename OpTy> struct SoftmaxLowering : OpRewritePattern<OpTy> {
 /// (two passes over a row, which row fusion keeps in cache, rather than the
 /// less accurate E[x^2] - E[x]^2), then the normalized, scaled and shifted
 /// elements.
+/// Lowers fx.logsumexp stably: log(sum(exp(x - m))) + m with m the maximum
+/// over the dimensions, or 0 where that is infinite (as PyTorch does, so
+/// that all -inf rows give -inf and +inf rows +inf). Row fusion makes one
+/// kernel of it, as of softmax.
+struct LogSumExpLowering : OpRewritePattern<fx::LogsumexpOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::LogsumexpOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getSelf();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    RankedTensorType resultType = op.getType();
+    int64_t rank = inputType.getRank();
+    if (rank == 0 || !isa<FloatType>(inputType.getElementType()))
+      return rewriter.notifyMatchFailure(op, "scalar or complex logsumexp");
+    SmallVector<int64_t> dims;
+    for (int64_t dim : op.getDim())
+      dims.push_back(dim < 0 ? dim + rank : dim);
+    if (dims.empty())
+      dims = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    SmallVector<bool> reduced(rank, false);
+    for (int64_t dim : dims)
+      reduced[dim] = true;
+
+    Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
+    RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
+    Value max = buildReduction(rewriter, loc, input, dims, /*keepdim=*/true,
+                               "max", statsType);
+    Value shift = buildBroadcastPointwise(
+        rewriter, loc, statsType, max, dtype, dtype,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Value magnitude = math::AbsFOp::create(b, loc, elements[0]);
+          Value infinity = arith::ConstantOp::create(
+              b, loc,
+              b.getFloatAttr(
+                  dtype,
+                  APFloat::getInf(cast<FloatType>(dtype).getFloatSemantics())));
+          Value zero =
+              arith::ConstantOp::create(b, loc, b.getFloatAttr(dtype, 0.0));
+          Value isInfinite = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OEQ, magnitude, infinity);
+          return arith::SelectOp::create(b, loc, isInfinite, zero, elements[0]);
+        });
+    auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
+    Value exps = buildBroadcastPointwise(
+        rewriter, loc, computeType, ValueRange{input, shift},
+        TypeRange{dtype, dtype}, dtype,
+        [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          return math::ExpOp::create(
+              b, loc, arith::SubFOp::create(b, loc, elements[0], elements[1]));
+        });
+    Value sum = buildReduction(rewriter, loc, exps, dims, /*keepdim=*/true,
+                               "sum", statsType);
+    Value result = buildFromKeptShape(
+        rewriter, loc, resultType, ValueRange{sum, shift}, reduced, dtype,
+        [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          return arith::AddFOp::create(
+              b, loc, math::LogOp::create(b, loc, elements[0]), elements[1]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -2441,8 +2506,9 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
   patterns.add<MaxPoolLowering, AvgPoolLowering, AdaptiveAvgPoolLowering>(ctx);
-  patterns.add<SoftmaxLowering<fx::SoftmaxOp>,
-               SoftmaxLowering<fx::LogSoftmaxOp>, LayerNormLowering>(ctx);
+  patterns
+      .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
+           LayerNormLowering, LogSumExpLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);
 }
 

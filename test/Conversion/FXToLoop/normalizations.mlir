@@ -71,3 +71,24 @@ fx.graph @var_mean(%x: tensor<6x50xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
   %v, %m = fx.var_mean %x {dim = array<i64: 1>, correction = 0 : i64} : (tensor<6x50xf32>) -> (tensor<6xf32>, tensor<6xf32>)
   fx.output %v, %m : tensor<6xf32>, tensor<6xf32>
 }
+
+// -----
+
+// logsumexp: the maximum (0 where infinite) shifts the exponentials; the
+// result drops the reduced dimension.
+// CHECK-LABEL: fx.graph @logsumexp
+// CHECK: %[[M:.+]] = loop.reduce "max" over [33] : tensor<4x1xf32>
+// CHECK: %[[S:.+]] = loop.pointwise : tensor<4x1xf32>
+// CHECK: math.absf
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: %[[E:.+]] = loop.pointwise : tensor<4x33xf32>
+// CHECK: math.exp
+// CHECK: %[[SUM:.+]] = loop.reduce "sum" over [33] : tensor<4x1xf32>
+// CHECK: loop.pointwise : tensor<4xf32>
+// CHECK: math.log
+// CHECK: arith.addf
+fx.graph @logsumexp(%x: tensor<4x33xf32>) -> tensor<4xf32> {
+  %0 = fx.logsumexp %x {dim = array<i64: 1>} : (tensor<4x33xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}
