@@ -200,6 +200,18 @@ def test_type_promotion(device, tmp_path):
     ("cast to int", lambda x: (x * 10).to(torch.int32), [((9, 16), F32)]),
     ("rsqrt and reciprocal", lambda x: torch.rsqrt(x.abs() + 1) * torch.reciprocal(x.abs() + 2),
      [((9, 16), F32)]),
+    ("silu", lambda x: torch.nn.functional.silu(x), [((4, 33), F32)]),
+    ("bf16 silu", lambda x: torch.nn.functional.silu(x), [((4, 33), torch.bfloat16)]),
+    ("special powers", lambda x: (x ** 2, x.pow(3), x.abs() ** 0.5, x ** -1, x ** -2,
+                                  x.abs() ** -0.5), [((4, 33), F32)]),
+    ("general power", lambda x: x.abs() ** 1.7, [((4, 33), F32)]),
+    ("integer powers", lambda x: (x ** 3, x ** 0, x ** 1), [((4, 9), torch.int64)]),
+    ("rms norm", lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
+     [((4, 64), F32), ((64,), F32)]),
+    ("bitwise", lambda x, y: (x & y, x | y, x ^ y, ~x, x & 6),
+     [((4, 5), torch.int32), ((4, 5), torch.int32)]),
+    ("bool logic", lambda x: ((x > 0) & (x < 1), (x > 0) | (x < -1), (x > 0) ^ (x < 0.5),
+                              ~(x > 0)), [((4, 5), F32)]),
 ])
 def test_more_elementwise_ops(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)

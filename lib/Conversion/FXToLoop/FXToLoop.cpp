@@ -503,6 +503,127 @@ struct ApplySigmoid {
   }
 };
 
+struct ApplySilu {
+  // x / (1 + exp(-x)), as PyTorch computes it.
+  Value operator()(OpBuilder &b, Location loc, Value x, Type type) const {
+    Value one = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+    Value exp = math::ExpOp::create(b, loc, arith::NegFOp::create(b, loc, x));
+    return arith::DivFOp::create(b, loc, x,
+                                 arith::AddFOp::create(b, loc, one, exp));
+  }
+};
+
+/// A PyTorch Scalar attribute as a double, and whether it is integral.
+static std::pair<double, bool> getScalarValue(Attribute scalar) {
+  if (auto floatAttr = dyn_cast<FloatAttr>(scalar))
+    return {floatAttr.getValueAsDouble(), false};
+  return {static_cast<double>(cast<IntegerAttr>(scalar).getInt()), true};
+}
+
+/// `self ** exponent` with a scalar exponent: the exponents PyTorch
+/// special-cases (±0.5, ±1, ±2, 3) as it computes them, others with powf;
+/// integers by repeated squaring (non-negative exponents only, as in
+/// PyTorch).
+struct PowScalarLowering
+    : ElementwiseLowering<fx::PowTensorScalarOp, PowScalarLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  LogicalResult checkSupported(fx::PowTensorScalarOp op) const {
+    Type dtype = op.getType().getElementType();
+    if (isa<FloatType>(dtype))
+      return success();
+    auto [exponent, integral] = getScalarValue(op.getExponent());
+    return success(integral && exponent >= 0 && !dtype.isInteger(1));
+  }
+  Value computeElement(fx::PowTensorScalarOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value x = elements[0];
+    Type type = loop::getScalarType(dtype);
+    auto [exponent, integral] = getScalarValue(op.getExponent());
+    if (!isa<FloatType>(dtype)) {
+      // Square-and-multiply over the exponent's bits.
+      auto bits = static_cast<uint64_t>(exponent);
+      Value result =
+          arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 1));
+      Value power = x;
+      while (bits) {
+        if (bits & 1)
+          result = arith::MulIOp::create(b, loc, result, power);
+        bits >>= 1;
+        if (bits)
+          power = arith::MulIOp::create(b, loc, power, power);
+      }
+      return result;
+    }
+    auto constant = [&](double value) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+    };
+    if (exponent == 0.5)
+      return math::SqrtOp::create(b, loc, x);
+    if (exponent == -0.5)
+      return math::RsqrtOp::create(b, loc, x);
+    if (exponent == 1.0)
+      return x;
+    if (exponent == 2.0 || exponent == -2.0 || exponent == 3.0) {
+      Value square = arith::MulFOp::create(b, loc, x, x);
+      if (exponent == 3.0)
+        return arith::MulFOp::create(b, loc, square, x);
+      if (exponent == -2.0)
+        return arith::DivFOp::create(b, loc, constant(1.0), square);
+      return square;
+    }
+    if (exponent == -1.0)
+      return arith::DivFOp::create(b, loc, constant(1.0), x);
+    return math::PowFOp::create(b, loc, x, constant(exponent));
+  }
+};
+
+/// The bitwise operations of integers and bools.
+enum class BitwiseKind { And, Or, Xor };
+
+static Value emitBitwise(OpBuilder &b, Location loc, BitwiseKind kind,
+                         Value lhs, Value rhs) {
+  switch (kind) {
+  case BitwiseKind::And:
+    return arith::AndIOp::create(b, loc, lhs, rhs);
+  case BitwiseKind::Or:
+    return arith::OrIOp::create(b, loc, lhs, rhs);
+  case BitwiseKind::Xor:
+    return arith::XOrIOp::create(b, loc, lhs, rhs);
+  }
+  llvm_unreachable("covered switch");
+}
+
+/// fx.bitwise_{and,or,xor}, of two tensors or of a tensor and a Scalar.
+template <typename OpTy, BitwiseKind Kind, bool WithScalar>
+struct BitwiseLowering
+    : ElementwiseLowering<OpTy, BitwiseLowering<OpTy, Kind, WithScalar>> {
+  using ElementwiseLowering<OpTy, BitwiseLowering>::ElementwiseLowering;
+  Value computeElement(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                       Type dtype) const {
+    Value other;
+    if constexpr (WithScalar)
+      other = makeScalar(b, loc, op.getOther(), dtype);
+    else
+      other = elements[1];
+    return emitBitwise(b, loc, Kind, elements[0], other);
+  }
+};
+
+/// fx.bitwise_not: all bits flipped (a bool's one).
+struct BitwiseNotLowering
+    : ElementwiseLowering<fx::BitwiseNotOp, BitwiseNotLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::BitwiseNotOp, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Type type = loop::getScalarType(dtype);
+    Value ones = arith::ConstantOp::create(
+        b, loc,
+        b.getIntegerAttr(type,
+                         APInt::getAllOnes(type.getIntOrFloatBitWidth())));
+    return arith::XOrIOp::create(b, loc, elements[0], ones);
+  }
+};
+
 /// GELU: x * Φ(x), with Φ from erf, or PyTorch's tanh approximation.
 struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
   using ElementwiseLowering::ElementwiseLowering;
@@ -2483,7 +2604,15 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
                FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
                FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
-               FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>, GeluLowering,
+               FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
+               FloatUnaryLowering<fx::SiluOp, ApplySilu>, GeluLowering,
+               PowScalarLowering, BitwiseNotLowering,
+               BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
+               BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
+               BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
+               BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
+               BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
+               BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
                FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>,
                AbsLowering, WhereLowering, ToCopyLowering>(ctx, options);
   patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");

@@ -83,3 +83,41 @@ fx.graph @extrema(%x: tensor<4xf32>, %y: tensor<4xf32>, %u: tensor<4xui8>) -> (t
   %1 = fx.minimum %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
   fx.output %0, %1 : tensor<4xf32>, tensor<4xui8>
 }
+
+// -----
+
+// silu is x / (1 + exp(-x)); powers PyTorch special-cases are products and
+// roots, others powf; integer powers square and multiply.
+// CHECK-LABEL: fx.graph @silu_and_powers
+// CHECK: arith.negf
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: %[[X:.+]] = loop.load %arg0
+// CHECK: arith.mulf %[[X]], %[[X]] : f32
+// CHECK: math.powf %{{.+}}, %{{.+}} : f32
+// CHECK: %[[I:.+]] = loop.load %arg1
+// CHECK: %[[SQ:.+]] = arith.muli %[[I]], %[[I]] : i64
+// CHECK: arith.muli %[[I]], %[[SQ]] : i64
+fx.graph @silu_and_powers(%x: tensor<4xf32>, %i: tensor<4xsi64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xsi64>) {
+  %0 = fx.silu %x : tensor<4xf32>
+  %1 = fx.pow_tensor_scalar %x {exponent = 2 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = fx.pow_tensor_scalar %x {exponent = 1.7 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  %3 = fx.pow_tensor_scalar %i {exponent = 3 : i64} : (tensor<4xsi64>) -> tensor<4xsi64>
+  fx.output %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xsi64>
+}
+
+// -----
+
+// Bitwise operations on integers and bools; not flips every bit.
+// CHECK-LABEL: fx.graph @bitwise
+// CHECK-DAG: %[[ONES:.+]] = arith.constant true
+// CHECK: arith.andi
+// CHECK: arith.ori
+// CHECK: arith.xori %{{.+}}, %[[ONES]] : i1
+fx.graph @bitwise(%x: tensor<4xsi32>, %y: tensor<4xsi32>, %p: tensor<4xi1>) -> (tensor<4xsi32>, tensor<4xsi32>, tensor<4xi1>) {
+  %0 = fx.bitwise_and %x, %y : (tensor<4xsi32>, tensor<4xsi32>) -> tensor<4xsi32>
+  %1 = fx.bitwise_or_scalar %x {other = 6 : i64} : (tensor<4xsi32>) -> tensor<4xsi32>
+  %2 = fx.bitwise_not %p : tensor<4xi1>
+  fx.output %0, %1, %2 : tensor<4xsi32>, tensor<4xsi32>, tensor<4xi1>
+}
+

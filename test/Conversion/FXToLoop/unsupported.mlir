@@ -13,3 +13,12 @@ fx.graph @bool_add_alpha(%p: tensor<4xi1>) -> tensor<4xi1> {
   %0 = fx.add %p, %p {alpha = 2 : i64} : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   fx.output %0 : tensor<4xi1>
 }
+
+// -----
+
+// Integers to negative powers are refused, as PyTorch refuses them.
+fx.graph @negative_integer_power(%i: tensor<4xsi64>) -> tensor<4xsi64> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.pow_tensor_scalar' with these operand types}}
+  %0 = fx.pow_tensor_scalar %i {exponent = -1 : i64} : (tensor<4xsi64>) -> tensor<4xsi64>
+  fx.output %0 : tensor<4xsi64>
+}

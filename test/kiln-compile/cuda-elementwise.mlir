@@ -1,0 +1,14 @@
+// silu, a general power (libdevice powf), integer powers and bool not
+// assemble for sm_90a.
+// REQUIRES: ptxas
+// RUN: kiln-compile %s --target=cuda -o %t.so
+// RUN: llvm-nm -D %t.so | FileCheck %s
+
+// CHECK: T kiln_forward_run
+fx.graph @forward(%x: tensor<4x64xf32>, %i: tensor<4xsi64>, %p: tensor<4xi1>) -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4xsi64>, tensor<4xi1>) {
+  %0 = fx.silu %x : tensor<4x64xf32>
+  %1 = fx.pow_tensor_scalar %x {exponent = 1.7 : f64} : (tensor<4x64xf32>) -> tensor<4x64xf32>
+  %2 = fx.pow_tensor_scalar %i {exponent = 3 : i64} : (tensor<4xsi64>) -> tensor<4xsi64>
+  %3 = fx.bitwise_not %p : tensor<4xi1>
+  fx.output %0, %1, %2, %3 : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4xsi64>, tensor<4xi1>
+}
