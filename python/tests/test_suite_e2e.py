@@ -16,14 +16,15 @@ from suite_models import CASES  # noqa: E402
 from test_e2e import poisoned_like  # noqa: E402
 
 RUNS = {
-    "attention_block", "batch_norm_1d", "batched_matmul_bias", "bfloat16_linear",
-    "contiguous_after_transpose", "conv_bn_relu", "dropout_eval", "dtype_casts",
-    "embedding_lookup", "embedding_positional", "layer_norm", "losses",
-    "matmul_variants", "mixed_promotion", "mlp", "mlp_with_parameters_as_inputs",
-    "pooling", "reductions_logical", "reductions_logsumexp_norm",
-    "reductions_sum_mean_prod", "reductions_var_std", "residual_block", "rms_norm",
-    "scalar_rsub_and_division", "slicing", "small_cnn", "softmax_and_log_softmax",
-    "transformer_layer", "views_and_reshapes",
+    "activations", "attention_block", "batch_norm_1d", "batched_matmul_bias",
+    "bfloat16_linear", "comparisons_and_where", "contiguous_after_transpose",
+    "conv_bn_relu", "dropout_eval", "dtype_casts", "embedding_lookup",
+    "embedding_positional", "layer_norm", "losses", "matmul_variants",
+    "mixed_promotion", "mlp", "mlp_with_parameters_as_inputs", "pooling",
+    "reductions_logical", "reductions_logsumexp_norm", "reductions_sum_mean_prod",
+    "reductions_var_std", "residual_block", "rms_norm", "scalar_rsub_and_division",
+    "slicing", "small_cnn", "softmax_and_log_softmax", "transformer_layer",
+    "views_and_reshapes",
 }
 
 # (rtol, atol) against eager: matrix products and reductions sum in another

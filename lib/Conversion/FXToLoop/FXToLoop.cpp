@@ -513,6 +513,156 @@ struct ApplySilu {
   }
 };
 
+/// A float constant of scalar type `type`.
+static Value makeFloat(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+/// min(max(x + 3, 0), 6) / 6, PyTorch's hardsigmoid.
+static Value emitHardSigmoid(OpBuilder &b, Location loc, Value x, Type type) {
+  Value shifted = arith::AddFOp::create(b, loc, x, makeFloat(b, loc, type, 3));
+  Value clamped = arith::MinimumFOp::create(
+      b, loc,
+      arith::MaximumFOp::create(b, loc, shifted, makeFloat(b, loc, type, 0)),
+      makeFloat(b, loc, type, 6));
+  return arith::DivFOp::create(b, loc, clamped, makeFloat(b, loc, type, 6));
+}
+
+struct ApplyHardSigmoid {
+  Value operator()(OpBuilder &b, Location loc, Value x, Type type) const {
+    return emitHardSigmoid(b, loc, x, type);
+  }
+};
+
+struct ApplyHardSwish {
+  Value operator()(OpBuilder &b, Location loc, Value x, Type type) const {
+    return arith::MulFOp::create(b, loc, x, emitHardSigmoid(b, loc, x, type));
+  }
+};
+
+struct ApplyMish {
+  // x * tanh(log1p(exp(x))), as PyTorch computes it.
+  Value operator()(OpBuilder &b, Location loc, Value x, Type) const {
+    Value softplus =
+        math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, x));
+    return arith::MulFOp::create(b, loc, x,
+                                 math::TanhOp::create(b, loc, softplus));
+  }
+};
+
+/// `x > 0 ? positive : negative`.
+static Value selectByPositive(OpBuilder &b, Location loc, Value x,
+                              Value positive, Value negative, Type type) {
+  Value isPositive = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x,
+                                           makeFloat(b, loc, type, 0));
+  return arith::SelectOp::create(b, loc, isPositive, positive, negative);
+}
+
+/// fx.elu: scale * x above 0, else scale * alpha * expm1(input_scale * x).
+struct EluLowering : ElementwiseLowering<fx::EluOp, EluLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::EluOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value x = elements[0];
+    double alpha = op.getAlpha().convertToDouble();
+    double scale = op.getScale().convertToDouble();
+    double inputScale = op.getInputScale().convertToDouble();
+    Value negative = arith::MulFOp::create(
+        b, loc,
+        math::ExpM1Op::create(
+            b, loc,
+            arith::MulFOp::create(b, loc, x,
+                                  makeFloat(b, loc, dtype, inputScale))),
+        makeFloat(b, loc, dtype, alpha * scale));
+    Value positive =
+        arith::MulFOp::create(b, loc, x, makeFloat(b, loc, dtype, scale));
+    return selectByPositive(b, loc, x, positive, negative, dtype);
+  }
+};
+
+/// fx.leaky_relu: x above 0, else x * negative_slope.
+struct LeakyReluLowering
+    : ElementwiseLowering<fx::LeakyReluOp, LeakyReluLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::LeakyReluOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value x = elements[0];
+    Value negative = arith::MulFOp::create(
+        b, loc, x,
+        makeFloat(b, loc, dtype, op.getNegativeSlope().convertToDouble()));
+    return selectByPositive(b, loc, x, x, negative, dtype);
+  }
+};
+
+/// fx.softplus: log1p(exp(beta x)) / beta, or x where beta x > threshold.
+struct SoftplusLowering
+    : ElementwiseLowering<fx::SoftplusOp, SoftplusLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::SoftplusOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value x = elements[0];
+    Value beta = makeFloat(b, loc, dtype, op.getBeta().convertToDouble());
+    Value scaled = arith::MulFOp::create(b, loc, x, beta);
+    Value soft = arith::DivFOp::create(
+        b, loc,
+        math::Log1pOp::create(b, loc, math::ExpOp::create(b, loc, scaled)),
+        beta);
+    Value linear = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OGT, scaled,
+        makeFloat(b, loc, dtype, op.getThreshold().convertToDouble()));
+    return arith::SelectOp::create(b, loc, linear, x, soft);
+  }
+};
+
+/// `min(max(x, lower), upper)` with either bound absent; NaN propagates for
+/// floats, as in PyTorch.
+static Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower,
+                       Value upper, Type dtype) {
+  bool isFloat = isa<FloatType>(dtype);
+  bool isUnsigned = isUnsignedOrBool(dtype);
+  if (lower)
+    x = isFloat      ? arith::MaximumFOp::create(b, loc, x, lower).getResult()
+        : isUnsigned ? arith::MaxUIOp::create(b, loc, x, lower).getResult()
+                     : arith::MaxSIOp::create(b, loc, x, lower).getResult();
+  if (upper)
+    x = isFloat      ? arith::MinimumFOp::create(b, loc, x, upper).getResult()
+        : isUnsigned ? arith::MinUIOp::create(b, loc, x, upper).getResult()
+                     : arith::MinSIOp::create(b, loc, x, upper).getResult();
+  return x;
+}
+
+/// fx.hardtanh: clamp to [min_val, max_val].
+struct HardtanhLowering
+    : ElementwiseLowering<fx::HardtanhOp, HardtanhLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  LogicalResult checkSupported(fx::HardtanhOp op) const {
+    return success(isa<FloatType>(op.getType().getElementType()));
+  }
+  Value computeElement(fx::HardtanhOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    return emitClamp(b, loc, elements[0],
+                     makeFloat(b, loc, dtype, op.getMinVal().convertToDouble()),
+                     makeFloat(b, loc, dtype, op.getMaxVal().convertToDouble()),
+                     dtype);
+  }
+};
+
+/// fx.clamp with Scalar bounds (either may be absent).
+struct ClampLowering : ElementwiseLowering<fx::ClampOp, ClampLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  LogicalResult checkSupported(fx::ClampOp op) const {
+    return success(!op.getType().getElementType().isInteger(1));
+  }
+  Value computeElement(fx::ClampOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value lower =
+        op.getMin() ? makeScalar(b, loc, *op.getMin(), dtype) : Value();
+    Value upper =
+        op.getMax() ? makeScalar(b, loc, *op.getMax(), dtype) : Value();
+    return emitClamp(b, loc, elements[0], lower, upper, dtype);
+  }
+};
+
 /// A PyTorch Scalar attribute as a double, and whether it is integral.
 static std::pair<double, bool> getScalarValue(Attribute scalar) {
   if (auto floatAttr = dyn_cast<FloatAttr>(scalar))
@@ -2596,25 +2746,33 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                CompareLowering<fx::GtScalarOp, CompareKind::Gt, true>,
                CompareLowering<fx::GeScalarOp, CompareKind::Ge, true>>(ctx,
                                                                        options);
-  patterns.add<FloatUnaryLowering<fx::ExpOp, ApplyMath<math::ExpOp>>,
-               FloatUnaryLowering<fx::LogOp, ApplyMath<math::LogOp>>,
-               FloatUnaryLowering<fx::SqrtOp, ApplyMath<math::SqrtOp>>,
-               FloatUnaryLowering<fx::RsqrtOp, ApplyMath<math::RsqrtOp>>,
-               FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
-               FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
-               FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
-               FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
-               FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
-               FloatUnaryLowering<fx::SiluOp, ApplySilu>, GeluLowering,
-               PowScalarLowering, BitwiseNotLowering,
-               BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
-               BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
-               BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
-               BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
-               BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
-               BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
-               FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>,
-               AbsLowering, WhereLowering, ToCopyLowering>(ctx, options);
+  patterns
+      .add<FloatUnaryLowering<fx::ExpOp, ApplyMath<math::ExpOp>>,
+           FloatUnaryLowering<fx::LogOp, ApplyMath<math::LogOp>>,
+           FloatUnaryLowering<fx::Log1pOp, ApplyMath<math::Log1pOp>>,
+           FloatUnaryLowering<fx::Log2Op, ApplyMath<math::Log2Op>>,
+           FloatUnaryLowering<fx::Expm1Op, ApplyMath<math::ExpM1Op>>,
+           FloatUnaryLowering<fx::SqrtOp, ApplyMath<math::SqrtOp>>,
+           FloatUnaryLowering<fx::RsqrtOp, ApplyMath<math::RsqrtOp>>,
+           FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
+           FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
+           FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
+           FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
+           FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
+           FloatUnaryLowering<fx::SiluOp, ApplySilu>,
+           FloatUnaryLowering<fx::HardsigmoidOp, ApplyHardSigmoid>,
+           FloatUnaryLowering<fx::HardswishOp, ApplyHardSwish>,
+           FloatUnaryLowering<fx::MishOp, ApplyMish>, EluLowering,
+           LeakyReluLowering, SoftplusLowering, HardtanhLowering, ClampLowering,
+           GeluLowering, PowScalarLowering, BitwiseNotLowering,
+           BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
+           BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
+           BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
+           BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
+           BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
+           BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
+           FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>, AbsLowering,
+           WhereLowering, ToCopyLowering>(ctx, options);
   patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");

@@ -121,3 +121,25 @@ fx.graph @bitwise(%x: tensor<4xsi32>, %y: tensor<4xsi32>, %p: tensor<4xi1>) -> (
   fx.output %0, %1, %2 : tensor<4xsi32>, tensor<4xsi32>, tensor<4xi1>
 }
 
+
+// -----
+
+// Activations: elu's negative side is expm1, hardswish PyTorch's
+// min(max(x + 3, 0), 6) / 6 times x, clamp a max then a min (NaN
+// propagates).
+// CHECK-LABEL: fx.graph @activations
+// CHECK: math.expm1
+// CHECK: arith.cmpf ogt
+// CHECK: arith.select
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: arith.divf
+// CHECK: arith.mulf
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+fx.graph @activations(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+  %0 = fx.elu %x {alpha = 1.0 : f64, scale = 1.0 : f64, input_scale = 1.0 : f64} : tensor<4xf32>
+  %1 = fx.hardswish %x : tensor<4xf32>
+  %2 = fx.clamp %x {min = -5.000000e-01 : f64, max = 5.000000e-01 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}
