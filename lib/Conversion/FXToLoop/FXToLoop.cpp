@@ -759,12 +759,14 @@ struct BitwiseLowering
   }
 };
 
-/// fx.bitwise_not: all bits flipped (a bool's one).
+/// fx.bitwise_not: all bits flipped (a bool's one); fx.logical_not, whose
+/// elements convert to bool (`x != 0`) first.
+template <typename OpTy>
 struct BitwiseNotLowering
-    : ElementwiseLowering<fx::BitwiseNotOp, BitwiseNotLowering> {
-  using ElementwiseLowering::ElementwiseLowering;
-  Value computeElement(fx::BitwiseNotOp, OpBuilder &b, Location loc,
-                       ValueRange elements, Type dtype) const {
+    : ElementwiseLowering<OpTy, BitwiseNotLowering<OpTy>> {
+  using ElementwiseLowering<OpTy, BitwiseNotLowering>::ElementwiseLowering;
+  Value computeElement(OpTy, OpBuilder &b, Location loc, ValueRange elements,
+                       Type dtype) const {
     Type type = loop::getScalarType(dtype);
     Value ones = arith::ConstantOp::create(
         b, loc,
@@ -2114,6 +2116,108 @@ template <typename OpTy> struct AddMatmulLowering : OpRewritePattern<OpTy> {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Creation
+//===----------------------------------------------------------------------===//
+
+/// Builds a node of `type` that reads nothing: `elementFn` computes the
+/// element at the node's indices.
+static Value buildGeneratorNode(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamicSizes,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> elementFn) {
+  auto node = loop::PointwiseOp::create(b, loc, type, dynamicSizes);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  body->addArguments(SmallVector<Type>(type.getRank(), b.getIndexType()),
+                     SmallVector<Location>(type.getRank(), loc));
+  loop::YieldOp::create(b, loc, elementFn(b, loc, body->getArguments()));
+  return node.getResult();
+}
+
+namespace {
+/// Lowers fx.full, fx.full_like and fx.scalar_tensor: every element is the
+/// fill value, converted to the result's dtype.
+template <typename OpTy> struct FillLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    Type dtype = type.getElementType();
+    if (isa<ComplexType>(dtype))
+      return rewriter.notifyMatchFailure(op, "complex fill");
+    SmallVector<Value> dynamicSizes;
+    if constexpr (std::is_same_v<OpTy, fx::FullLikeOp>) {
+      for (int64_t dim = 0; dim < type.getRank(); ++dim)
+        if (type.isDynamicDim(dim))
+          dynamicSizes.push_back(
+              getDimSize(rewriter, op.getLoc(), op.getSelf(), dim));
+    } else if (!type.hasStaticShape()) {
+      // Symbolic sizes are not operands of fx.full yet.
+      return rewriter.notifyMatchFailure(op, "dynamic sizes");
+    }
+    Attribute fill;
+    if constexpr (std::is_same_v<OpTy, fx::ScalarTensorOp>)
+      fill = op.getS();
+    else
+      fill = op.getFillValue();
+    rewriter.replaceOp(
+        op, buildGeneratorNode(rewriter, op.getLoc(), type, dynamicSizes,
+                               [&](OpBuilder &b, Location loc, ValueRange) {
+                                 return makeScalar(b, loc, fill, dtype);
+                               }));
+    return success();
+  }
+};
+
+/// Lowers fx.arange: element i is start + i * step, computed in f64 (i64
+/// for integers) as PyTorch accumulates, then converted.
+struct ArangeLowering : OpRewritePattern<fx::ArangeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ArangeOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    Type dtype = type.getElementType();
+    if (!type.hasStaticShape() || isa<ComplexType>(dtype) || dtype.isInteger(1))
+      return rewriter.notifyMatchFailure(op, "dynamic, complex or bool");
+    Attribute one = rewriter.getI64IntegerAttr(1);
+    Attribute step = op.getStep() ? *op.getStep() : one;
+    bool isFloat = isa<FloatType>(dtype);
+    Type accumulator = isFloat ? Type(rewriter.getF64Type())
+                               : Type(rewriter.getIntegerType(64));
+    Type accumulatorDtype =
+        isFloat ? accumulator
+                : Type(IntegerType::get(rewriter.getContext(), 64,
+                                        IntegerType::Signed));
+    rewriter.replaceOp(
+        op, buildGeneratorNode(
+                rewriter, op.getLoc(), type, {},
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  Value index = arith::IndexCastOp::create(
+                      b, loc, b.getI64Type(), ivs.front());
+                  Value start =
+                      makeScalar(b, loc, op.getStart(), accumulatorDtype);
+                  Value stride = makeScalar(b, loc, step, accumulatorDtype);
+                  Value value;
+                  if (isFloat) {
+                    Value position =
+                        arith::SIToFPOp::create(b, loc, accumulator, index);
+                    value = arith::AddFOp::create(
+                        b, loc, start,
+                        arith::MulFOp::create(b, loc, position, stride));
+                  } else {
+                    value = arith::AddIOp::create(
+                        b, loc, start,
+                        arith::MulIOp::create(b, loc, index, stride));
+                  }
+                  return convertScalar(b, loc, value, accumulatorDtype, dtype);
+                }));
+    return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
 
@@ -2746,33 +2850,37 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                CompareLowering<fx::GtScalarOp, CompareKind::Gt, true>,
                CompareLowering<fx::GeScalarOp, CompareKind::Ge, true>>(ctx,
                                                                        options);
-  patterns
-      .add<FloatUnaryLowering<fx::ExpOp, ApplyMath<math::ExpOp>>,
-           FloatUnaryLowering<fx::LogOp, ApplyMath<math::LogOp>>,
-           FloatUnaryLowering<fx::Log1pOp, ApplyMath<math::Log1pOp>>,
-           FloatUnaryLowering<fx::Log2Op, ApplyMath<math::Log2Op>>,
-           FloatUnaryLowering<fx::Expm1Op, ApplyMath<math::ExpM1Op>>,
-           FloatUnaryLowering<fx::SqrtOp, ApplyMath<math::SqrtOp>>,
-           FloatUnaryLowering<fx::RsqrtOp, ApplyMath<math::RsqrtOp>>,
-           FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
-           FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
-           FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
-           FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
-           FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
-           FloatUnaryLowering<fx::SiluOp, ApplySilu>,
-           FloatUnaryLowering<fx::HardsigmoidOp, ApplyHardSigmoid>,
-           FloatUnaryLowering<fx::HardswishOp, ApplyHardSwish>,
-           FloatUnaryLowering<fx::MishOp, ApplyMish>, EluLowering,
-           LeakyReluLowering, SoftplusLowering, HardtanhLowering, ClampLowering,
-           GeluLowering, PowScalarLowering, BitwiseNotLowering,
-           BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
-           BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
-           BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
-           BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
-           BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
-           BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
-           FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>, AbsLowering,
-           WhereLowering, ToCopyLowering>(ctx, options);
+  patterns.add<FloatUnaryLowering<fx::ExpOp, ApplyMath<math::ExpOp>>,
+               FloatUnaryLowering<fx::LogOp, ApplyMath<math::LogOp>>,
+               FloatUnaryLowering<fx::Log1pOp, ApplyMath<math::Log1pOp>>,
+               FloatUnaryLowering<fx::Log2Op, ApplyMath<math::Log2Op>>,
+               FloatUnaryLowering<fx::Expm1Op, ApplyMath<math::ExpM1Op>>,
+               FloatUnaryLowering<fx::SqrtOp, ApplyMath<math::SqrtOp>>,
+               FloatUnaryLowering<fx::RsqrtOp, ApplyMath<math::RsqrtOp>>,
+               FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
+               FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
+               FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
+               FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
+               FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
+               FloatUnaryLowering<fx::SiluOp, ApplySilu>,
+               FloatUnaryLowering<fx::HardsigmoidOp, ApplyHardSigmoid>,
+               FloatUnaryLowering<fx::HardswishOp, ApplyHardSwish>,
+               FloatUnaryLowering<fx::MishOp, ApplyMish>, EluLowering,
+               LeakyReluLowering, SoftplusLowering, HardtanhLowering,
+               ClampLowering, GeluLowering, PowScalarLowering,
+               BitwiseNotLowering<fx::BitwiseNotOp>,
+               BitwiseNotLowering<fx::LogicalNotOp>,
+               BitwiseLowering<fx::LogicalAndOp, BitwiseKind::And, false>,
+               BitwiseLowering<fx::LogicalOrOp, BitwiseKind::Or, false>,
+               BitwiseLowering<fx::LogicalXorOp, BitwiseKind::Xor, false>,
+               BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
+               BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
+               BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
+               BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
+               BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
+               BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
+               FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>,
+               AbsLowering, WhereLowering, ToCopyLowering>(ctx, options);
   patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
@@ -2793,6 +2901,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
   patterns.add<MaxPoolLowering, AvgPoolLowering, AdaptiveAvgPoolLowering>(ctx);
+  patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
+               FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
   patterns
       .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
            LayerNormLowering, LogSumExpLowering>(ctx);

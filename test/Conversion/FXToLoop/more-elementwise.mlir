@@ -143,3 +143,26 @@ fx.graph @activations(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tenso
   %2 = fx.clamp %x {min = -5.000000e-01 : f64, max = 5.000000e-01 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   fx.output %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Creation ops are nodes that read nothing; arange accumulates in f64 (i64
+// for integers) and converts; logical ops compare with zero first.
+// CHECK-LABEL: fx.graph @creation
+// CHECK: loop.pointwise : tensor<2x4xf32> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: loop.yield %{{.+}} : f32
+// CHECK: loop.pointwise : tensor<4xf32> {
+// CHECK: arith.index_cast %{{.+}} : index to i64
+// CHECK: arith.sitofp %{{.+}} : i64 to f64
+// CHECK: arith.mulf %{{.+}} : f64
+// CHECK: arith.truncf %{{.+}} : f64 to f32
+// CHECK: loop.pointwise : tensor<4xi1>
+// CHECK: arith.cmpf une
+// CHECK: arith.andi
+fx.graph @creation(%x: tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor<4xi1>) {
+  %0 = fx.full {fill_value = 3.0 : f64} : () -> tensor<2x4xf32>
+  %1 = fx.arange {start = 5.000000e-01 : f64, end = 2.500000e+00 : f64, step = 5.000000e-01 : f64} : () -> tensor<4xf32>
+  %2 = fx.logical_and %x, %1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  fx.output %0, %1, %2 : tensor<2x4xf32>, tensor<4xf32>, tensor<4xi1>
+}
