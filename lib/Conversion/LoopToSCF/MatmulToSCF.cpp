@@ -161,30 +161,68 @@ void MatmulLoops::emitPacking(OpBuilder &b) {
     Value lastColumn = arith::SubIOp::create(b, loc, n, one);
     Value padding =
         arith::ConstantOp::create(b, loc, b.getFloatAttr(accumulatorType, 0.0));
-    scf::ForOp::create(
-        b, loc, zero, k, one, ValueRange{},
-        [&](OpBuilder &b, Location, Value step, ValueRange) {
-          // Columns past N read the last one (always there: a panel exists
-          // only when N > 0) and store zero, without branches.
-          SmallVector<Value> elements;
-          for (int64_t lane = 0; lane < panelWidth; ++lane) {
-            Value column = arith::AddIOp::create(
-                b, loc, firstColumn,
-                arith::ConstantIndexOp::create(b, loc, lane));
-            Value inBounds = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::ult, column, n);
-            Value clamped = arith::MinUIOp::create(b, loc, column, lastColumn);
-            Value element = memref::LoadOp::create(
-                b, loc, rhs, operandIndices(batch, step, clamped, transposed));
-            element = convertFloat(b, loc, element, accumulatorType);
-            elements.push_back(
-                arith::SelectOp::create(b, loc, inBounds, element, padding));
-          }
-          Value vector = vector::FromElementsOp::create(
-              b, loc, VectorType::get({panelWidth}, accumulatorType), elements);
-          SmallVector<Value> indices = llvm::to_vector(batch);
-          llvm::append_range(indices, ValueRange{panel, step, zero});
-          vector::StoreOp::create(b, loc, vector, packed, indices);
+    auto vectorType = VectorType::get({panelWidth}, accumulatorType);
+    auto storeRow = [&](OpBuilder &b, Value step, Value vector) {
+      SmallVector<Value> indices = llvm::to_vector(batch);
+      llvm::append_range(indices, ValueRange{panel, step, zero});
+      vector::StoreOp::create(b, loc, vector, packed, indices);
+    };
+    // Any panel, any layout: element by element. Columns past N read the
+    // last one (always there: a panel exists only when N > 0) and store
+    // zero, without branches.
+    auto packByElement = [&](OpBuilder &b) {
+      scf::ForOp::create(
+          b, loc, zero, k, one, ValueRange{},
+          [&](OpBuilder &b, Location, Value step, ValueRange) {
+            SmallVector<Value> elements;
+            for (int64_t lane = 0; lane < panelWidth; ++lane) {
+              Value column = arith::AddIOp::create(
+                  b, loc, firstColumn,
+                  arith::ConstantIndexOp::create(b, loc, lane));
+              Value inBounds = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ult, column, n);
+              Value clamped =
+                  arith::MinUIOp::create(b, loc, column, lastColumn);
+              Value element = memref::LoadOp::create(
+                  b, loc, rhs,
+                  operandIndices(batch, step, clamped, transposed));
+              element = convertFloat(b, loc, element, accumulatorType);
+              elements.push_back(
+                  arith::SelectOp::create(b, loc, inBounds, element, padding));
+            }
+            storeRow(
+                b, step,
+                vector::FromElementsOp::create(b, loc, vectorType, elements));
+            scf::YieldOp::create(b, loc);
+          });
+    };
+    if (transposed) {
+      packByElement(b);
+      return;
+    }
+    // A whole panel of a row-major rhs is one contiguous vector per step.
+    Value full = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ule,
+        arith::AddIOp::create(b, loc, firstColumn, width), n);
+    scf::IfOp::create(
+        b, loc, full,
+        [&](OpBuilder &b, Location) {
+          scf::ForOp::create(
+              b, loc, zero, k, one, ValueRange{},
+              [&](OpBuilder &b, Location, Value step, ValueRange) {
+                auto rowType = VectorType::get(
+                    {panelWidth},
+                    cast<MemRefType>(rhs.getType()).getElementType());
+                Value row = vector::LoadOp::create(
+                    b, loc, rowType, rhs,
+                    operandIndices(batch, step, firstColumn, false));
+                storeRow(b, step, convertFloat(b, loc, row, accumulatorType));
+                scf::YieldOp::create(b, loc);
+              });
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &b, Location) {
+          packByElement(b);
           scf::YieldOp::create(b, loc);
         });
   });

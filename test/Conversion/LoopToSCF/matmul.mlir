@@ -98,3 +98,19 @@ fx.graph @collapsed_rows(%x: tensor<2x?x64xf32>, %w: tensor<64x32xf32>) -> tenso
   %y = loop.matmul(%m) %r, %w : tensor<?x64xf32>, tensor<64x32xf32> -> tensor<?x32xf32>
   fx.output %y : tensor<?x32xf32>
 }
+
+// -----
+
+// A row-major rhs packs a whole panel with one vector load per step (bf16
+// widened to f32), and column by column only at N's edge.
+// CHECK-LABEL: func.func @row_major_rhs
+// CHECK: %[[FULL:.+]] = arith.cmpi ule
+// CHECK: scf.if %[[FULL]] {
+// CHECK: %[[ROW:.+]] = vector.load %arg1[%{{.+}}, %{{.+}}] : memref<64x40xbf16>, vector<16xbf16>
+// CHECK: arith.extf %[[ROW]] : vector<16xbf16> to vector<16xf32>
+// CHECK: } else {
+// CHECK: vector.from_elements
+fx.graph @row_major_rhs(%x: tensor<8x64xbf16>, %w: tensor<64x40xbf16>) -> tensor<8x40xbf16> {
+  %y = loop.matmul %x, %w : tensor<8x64xbf16>, tensor<64x40xbf16> -> tensor<8x40xbf16>
+  fx.output %y : tensor<8x40xbf16>
+}
