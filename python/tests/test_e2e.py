@@ -312,6 +312,14 @@ def test_normalizations(name, fn, shapes, device, tmp_path):
     ("select", lambda x: x[:, 2] * x[-1], [((5, 5), F32)]),
     ("view of a reduction", lambda x: x.sum(-1).view(2, 3), [((6, 8), F32)]),
     ("clone", lambda x: x.clone() + 0.5, [((4, 4), F32)]),
+    ("flip", lambda x: (x.flip(0), x.flip(-1, 1)), [((3, 4, 5), F32)]),
+    ("repeat", lambda x: (x.repeat(2, 3, 1), x.repeat(2, 1, 1, 2)), [((3, 4, 5), F32)]),
+    ("split and chunk", lambda x: (*x.split([1, 3], dim=1), *x.chunk(2, dim=-1)),
+     [((3, 4, 6), F32)]),
+    ("constant padding and cropping", lambda x: (
+        torch.nn.functional.pad(x, (1, 2)), torch.nn.functional.pad(x, (1, 1, 2, 0), value=3.5),
+        torch.nn.functional.pad(x, (-1, 2))), [((3, 4, 5), F32)]),
+    ("roll", lambda x: torch.roll(x, 2, 1), [((3, 4, 5), F32)]),
 ])
 def test_views(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)

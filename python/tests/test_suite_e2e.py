@@ -17,10 +17,11 @@ from test_e2e import poisoned_like  # noqa: E402
 
 RUNS = {
     "activations", "attention_block", "batch_norm_1d", "batched_matmul_bias",
-    "bfloat16_linear", "causal_attention_mask", "comparisons_and_where",
-    "contiguous_after_transpose", "conv_bn_relu", "creation_ops", "dropout_eval",
-    "dtype_casts", "embedding_lookup", "embedding_positional", "layer_norm", "losses",
-    "masked_fill", "matmul_variants", "mixed_promotion", "mlp",
+    "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
+    "comparisons_and_where", "contiguous_after_transpose", "conv_bn_relu",
+    "creation_ops", "dropout_eval", "dtype_casts", "embedding_lookup",
+    "embedding_positional", "expand_repeat_cat_stack", "gru_cell_gates", "layer_norm",
+    "losses", "masked_fill", "matmul_variants", "mixed_promotion", "mlp",
     "mlp_with_parameters_as_inputs", "one_hot_by_comparison", "pooling",
     "reductions_logical", "reductions_logsumexp_norm", "reductions_sum_mean_prod",
     "reductions_var_std", "residual_block", "rms_norm", "scalar_rsub_and_division",

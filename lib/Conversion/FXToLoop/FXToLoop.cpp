@@ -2218,6 +2218,201 @@ struct ArangeLowering : OpRewritePattern<fx::ArangeOp> {
 } // namespace
 
 //===----------------------------------------------------------------------===//
+// Flip, repeat, split and padding: more index arithmetic
+//===----------------------------------------------------------------------===//
+
+/// The dynamic sizes of `type` when dimension d has size `size(d)`.
+static SmallVector<Value> getDynamicSizes(RankedTensorType type,
+                                          function_ref<Value(int64_t)> size) {
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim))
+      sizes.push_back(size(dim));
+  return sizes;
+}
+
+namespace {
+/// fx.flip reads dimension d at size - 1 - i for the flipped dimensions.
+struct FlipLowering : OpRewritePattern<fx::FlipOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::FlipOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op.getSelf();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    SmallVector<bool> flipped(rank, false);
+    for (int64_t dim : op.getDims())
+      flipped[(dim + rank) % rank] = true;
+    SmallVector<Value> dynamicSizes = getDynamicSizes(type, [&](int64_t dim) {
+      return getDimSize(rewriter, loc, source, dim);
+    });
+    rewriter.replaceOp(
+        op,
+        buildIndexMapNode(rewriter, loc, source, type, dynamicSizes,
+                          [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                            SmallVector<Value> indices(ivs);
+                            for (int64_t dim = 0; dim < rank; ++dim) {
+                              if (!flipped[dim])
+                                continue;
+                              Value last = arith::SubIOp::create(
+                                  b, loc, getDimSize(b, loc, source, dim),
+                                  arith::ConstantIndexOp::create(b, loc, 1));
+                              indices[dim] =
+                                  arith::SubIOp::create(b, loc, last, ivs[dim]);
+                            }
+                            return indices;
+                          }));
+    return success();
+  }
+};
+
+/// fx.repeat tiles `self`: result dimension j + (R - r) reads source
+/// dimension j at i mod size; leading new dimensions are not read.
+struct RepeatLowering : OpRewritePattern<fx::RepeatOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::RepeatOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op.getSelf();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    int64_t sourceRank = op.getSelf().getType().getRank();
+    int64_t offset = rank - sourceRank;
+    ArrayRef<int64_t> repeats = op.getRepeats();
+    SmallVector<Value> dynamicSizes =
+        getDynamicSizes(type, [&](int64_t dim) -> Value {
+          Value size = getDimSize(rewriter, loc, source, dim - offset);
+          return arith::MulIOp::create(
+              rewriter, loc, size,
+              arith::ConstantIndexOp::create(rewriter, loc, repeats[dim]));
+        });
+    rewriter.replaceOp(
+        op, buildIndexMapNode(rewriter, loc, source, type, dynamicSizes,
+                              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                                SmallVector<Value> indices;
+                                for (int64_t dim = 0; dim < sourceRank; ++dim)
+                                  indices.push_back(arith::RemUIOp::create(
+                                      b, loc, ivs[dim + offset],
+                                      getDimSize(b, loc, source, dim)));
+                                return indices;
+                              }));
+    return success();
+  }
+};
+
+/// fx.split_with_sizes: each result reads `self` from its offset along the
+/// split dimension (whose sizes must be static).
+struct SplitLowering : OpRewritePattern<fx::SplitWithSizesOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::SplitWithSizesOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op.getSelf();
+    int64_t rank = op.getSelf().getType().getRank();
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    dim = (dim + rank) % rank;
+    SmallVector<Value> results;
+    int64_t offset = 0;
+    for (Value result : op.getResults()) {
+      auto type = cast<RankedTensorType>(result.getType());
+      if (type.isDynamicDim(dim))
+        return rewriter.notifyMatchFailure(op, "dynamic split sizes");
+      SmallVector<Value> dynamicSizes = getDynamicSizes(type, [&](int64_t d) {
+        return getDimSize(rewriter, loc, source, d);
+      });
+      int64_t start = offset;
+      results.push_back(buildIndexMapNode(
+          rewriter, loc, source, type, dynamicSizes,
+          [&](OpBuilder &b, Location loc, ValueRange ivs) {
+            SmallVector<Value> indices(ivs);
+            indices[dim] = arith::AddIOp::create(
+                b, loc, ivs[dim],
+                arith::ConstantIndexOp::create(b, loc, start));
+            return indices;
+          }));
+      offset += type.getDimSize(dim);
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// fx.constant_pad_nd: position i of a dimension padded by (before, after)
+/// reads i - before, or is `value` outside `self` (negative pads crop).
+struct ConstantPadLowering : OpRewritePattern<fx::ConstantPadNdOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ConstantPadNdOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op.getSelf();
+    RankedTensorType type = op.getType();
+    Type dtype = type.getElementType();
+    if (isa<ComplexType>(dtype))
+      return rewriter.notifyMatchFailure(op, "complex padding");
+    int64_t rank = type.getRank();
+    ArrayRef<int64_t> pad = op.getPad();
+    // Pairs start from the last dimension.
+    SmallVector<int64_t> before(rank, 0), after(rank, 0);
+    for (int64_t pair = 0; 2 * pair + 1 < static_cast<int64_t>(pad.size());
+         ++pair) {
+      before[rank - 1 - pair] = pad[2 * pair];
+      after[rank - 1 - pair] = pad[2 * pair + 1];
+    }
+    SmallVector<Value> dynamicSizes =
+        getDynamicSizes(type, [&](int64_t dim) -> Value {
+          return arith::AddIOp::create(
+              rewriter, loc, getDimSize(rewriter, loc, source, dim),
+              arith::ConstantIndexOp::create(rewriter, loc,
+                                             before[dim] + after[dim]));
+        });
+    Attribute zero = rewriter.getI64IntegerAttr(0);
+    Attribute fill = op.getValue() ? *op.getValue() : zero;
+    rewriter.replaceOp(
+        op, buildGeneratorNode(
+                rewriter, loc, type, dynamicSizes,
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  Value inside;
+                  SmallVector<Value> indices;
+                  Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+                  for (int64_t dim = 0; dim < rank; ++dim) {
+                    Value at = arith::SubIOp::create(
+                        b, loc, ivs[dim],
+                        arith::ConstantIndexOp::create(b, loc, before[dim]));
+                    Value last = arith::SubIOp::create(
+                        b, loc, getDimSize(b, loc, source, dim),
+                        arith::ConstantIndexOp::create(b, loc, 1));
+                    Value inRange = arith::AndIOp::create(
+                        b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                              at, zeroIndex),
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                              at, last));
+                    inside =
+                        inside ? arith::AndIOp::create(b, loc, inside, inRange)
+                                     .getResult()
+                               : inRange;
+                    indices.push_back(arith::MaxSIOp::create(
+                        b, loc, zeroIndex,
+                        arith::MinSIOp::create(b, loc, at, last)));
+                  }
+                  Value element = loop::LoadOp::create(b, loc, source, indices);
+                  Value value = makeScalar(b, loc, fill, dtype);
+                  if (!inside)
+                    return element;
+                  return arith::SelectOp::create(b, loc, inside, element, value)
+                      .getResult();
+                }));
+    return success();
+  }
+};
+} // namespace
+
+//===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
 
@@ -2903,6 +3098,9 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<MaxPoolLowering, AvgPoolLowering, AdaptiveAvgPoolLowering>(ctx);
   patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
+  patterns
+      .add<FlipLowering, RepeatLowering, SplitLowering, ConstantPadLowering>(
+          ctx);
   patterns
       .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
            LayerNormLowering, LogSumExpLowering>(ctx);
