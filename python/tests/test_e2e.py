@@ -320,6 +320,16 @@ def test_normalizations(name, fn, shapes, device, tmp_path):
         torch.nn.functional.pad(x, (1, 2)), torch.nn.functional.pad(x, (1, 1, 2, 0), value=3.5),
         torch.nn.functional.pad(x, (-1, 2))), [((3, 4, 5), F32)]),
     ("roll", lambda x: torch.roll(x, 2, 1), [((3, 4, 5), F32)]),
+    ("reflection and replication padding", lambda x, y: (
+        torch.nn.functional.pad(x, (2, 3), mode="reflect"),
+        torch.nn.functional.pad(y, (1, 2, 3, 1), mode="reflect"),
+        torch.nn.functional.pad(y, (1, 2, 3, 1), mode="replicate")),
+     [((2, 3, 7), F32), ((2, 3, 6, 7), F32)]),
+    ("nearest upsampling", lambda x: (
+        torch.nn.functional.interpolate(x, scale_factor=2, mode="nearest"),
+        torch.nn.functional.interpolate(x, size=(7, 5), mode="nearest"),
+        torch.nn.functional.interpolate(x, scale_factor=1.5, mode="nearest")),
+     [((2, 3, 4, 6), F32)]),
 ])
 def test_views(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)

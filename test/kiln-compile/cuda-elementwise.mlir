@@ -1,6 +1,6 @@
 // silu, a general power (libdevice powf), integer powers, bool not and
 // activations with expm1/log1p, creation and logical ops, flip, repeat,
-// split and padding assemble for sm_90a.
+// split, padding and nearest upsampling assemble for sm_90a.
 // REQUIRES: ptxas
 // RUN: kiln-compile %s --target=cuda -o %t.so
 // RUN: llvm-nm -D %t.so | FileCheck %s
@@ -12,6 +12,8 @@
 // RUN: llvm-nm -D %t-creation.so | FileCheck %s
 // RUN: kiln-compile %S/Inputs/cuda-views-more.mlir --target=cuda -o %t-views.so
 // RUN: llvm-nm -D %t-views.so | FileCheck %s
+// RUN: kiln-compile %S/Inputs/cuda-pads.mlir --target=cuda -o %t-pads.so
+// RUN: llvm-nm -D %t-pads.so | FileCheck %s
 fx.graph @forward(%x: tensor<4x64xf32>, %i: tensor<4xsi64>, %p: tensor<4xi1>) -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4xsi64>, tensor<4xi1>) {
   %0 = fx.silu %x : tensor<4x64xf32>
   %1 = fx.pow_tensor_scalar %x {exponent = 1.7 : f64} : (tensor<4x64xf32>) -> tensor<4x64xf32>

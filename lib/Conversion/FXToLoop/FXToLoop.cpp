@@ -2412,6 +2412,130 @@ struct ConstantPadLowering : OpRewritePattern<fx::ConstantPadNdOp> {
 };
 } // namespace
 
+namespace {
+/// Reflection and replication padding of the trailing dimensions: position
+/// i reads i - before, reflected at the edges (-j reads j, n - 1 + j reads
+/// n - 1 - j) or clamped to them.
+template <typename OpTy, bool Reflect>
+struct EdgePadLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op.getSelf();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    ArrayRef<int64_t> padding = op.getPadding();
+    SmallVector<int64_t> before(rank, 0), after(rank, 0);
+    for (int64_t pair = 0; 2 * pair + 1 < static_cast<int64_t>(padding.size());
+         ++pair) {
+      before[rank - 1 - pair] = padding[2 * pair];
+      after[rank - 1 - pair] = padding[2 * pair + 1];
+    }
+    SmallVector<Value> dynamicSizes =
+        getDynamicSizes(type, [&](int64_t dim) -> Value {
+          return arith::AddIOp::create(
+              rewriter, loc, getDimSize(rewriter, loc, source, dim),
+              arith::ConstantIndexOp::create(rewriter, loc,
+                                             before[dim] + after[dim]));
+        });
+    rewriter.replaceOp(
+        op, buildIndexMapNode(
+                rewriter, loc, source, type, dynamicSizes,
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  SmallVector<Value> indices(ivs);
+                  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+                  for (int64_t dim = 0; dim < rank; ++dim) {
+                    if (!before[dim] && !after[dim])
+                      continue;
+                    Value at = arith::SubIOp::create(
+                        b, loc, ivs[dim],
+                        arith::ConstantIndexOp::create(b, loc, before[dim]));
+                    Value last = arith::SubIOp::create(
+                        b, loc, getDimSize(b, loc, source, dim),
+                        arith::ConstantIndexOp::create(b, loc, 1));
+                    if (Reflect) {
+                      // |at|, then folded back from the far edge.
+                      at = arith::MaxSIOp::create(
+                          b, loc, at, arith::SubIOp::create(b, loc, zero, at));
+                      Value twice = arith::AddIOp::create(b, loc, last, last);
+                      at = arith::MinSIOp::create(
+                          b, loc, at, arith::SubIOp::create(b, loc, twice, at));
+                    } else {
+                      at = arith::MaxSIOp::create(
+                          b, loc, zero,
+                          arith::MinSIOp::create(b, loc, at, last));
+                    }
+                    indices[dim] = at;
+                  }
+                  return indices;
+                }));
+    return success();
+  }
+};
+
+/// fx.upsample_nearest2d: output position o reads min(floor(o * scale),
+/// size - 1), with PyTorch's scale (1 / scale_factor when given, else
+/// input size / output size), computed in f32 as PyTorch does.
+struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::UpsampleNearest2dOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op.getInput();
+    RankedTensorType sourceType = op.getInput().getType();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    for (int64_t dim = rank - 2; dim < rank; ++dim)
+      if (sourceType.isDynamicDim(dim) || type.isDynamicDim(dim))
+        return rewriter.notifyMatchFailure(op, "dynamic spatial sizes");
+    std::optional<ArrayRef<double>> factors;
+    if (auto attr = op.getScaleFactorsAttr())
+      factors = attr.asArrayRef();
+    SmallVector<float> scales;
+    for (int64_t dim = 0; dim < 2; ++dim) {
+      int64_t in = sourceType.getDimSize(rank - 2 + dim);
+      int64_t out = type.getDimSize(rank - 2 + dim);
+      scales.push_back(factors && (*factors)[dim] > 0
+                           ? static_cast<float>(1.0 / (*factors)[dim])
+                           : static_cast<float>(in) / static_cast<float>(out));
+    }
+    SmallVector<Value> dynamicSizes = getDynamicSizes(type, [&](int64_t dim) {
+      return getDimSize(rewriter, loc, source, dim);
+    });
+    rewriter.replaceOp(
+        op,
+        buildIndexMapNode(
+            rewriter, loc, source, type, dynamicSizes,
+            [&](OpBuilder &b, Location loc, ValueRange ivs) {
+              SmallVector<Value> indices(ivs);
+              for (int64_t dim = 0; dim < 2; ++dim) {
+                int64_t at = rank - 2 + dim;
+                Value position = arith::UIToFPOp::create(
+                    b, loc, b.getF32Type(),
+                    arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
+                                                 ivs[at]));
+                Value scaled = arith::MulFOp::create(
+                    b, loc, position,
+                    arith::ConstantOp::create(b, loc,
+                                              b.getF32FloatAttr(scales[dim])));
+                Value index = arith::IndexCastUIOp::create(
+                    b, loc, b.getIndexType(),
+                    arith::FPToUIOp::create(b, loc, b.getI64Type(), scaled));
+                indices[at] = arith::MinUIOp::create(
+                    b, loc, index,
+                    arith::ConstantIndexOp::create(
+                        b, loc, sourceType.getDimSize(at) - 1));
+              }
+              return indices;
+            }));
+    return success();
+  }
+};
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
@@ -3101,6 +3225,12 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns
       .add<FlipLowering, RepeatLowering, SplitLowering, ConstantPadLowering>(
           ctx);
+  patterns.add<EdgePadLowering<fx::ReflectionPad1dOp, true>,
+               EdgePadLowering<fx::ReflectionPad2dOp, true>,
+               EdgePadLowering<fx::ReflectionPad3dOp, true>,
+               EdgePadLowering<fx::ReplicationPad2dOp, false>,
+               EdgePadLowering<fx::ReplicationPad3dOp, false>,
+               UpsampleNearestLowering>(ctx);
   patterns
       .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
            LayerNormLowering, LogSumExpLowering>(ctx);

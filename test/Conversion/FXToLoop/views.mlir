@@ -95,3 +95,25 @@ fx.graph @flip_repeat_split_pad(%x: tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor
   %3 = fx.constant_pad_nd %x {pad = array<i64: 1, 2>, value = 1.5 : f64} : (tensor<3x4xf32>) -> tensor<3x7xf32>
   fx.output %0, %1, %2#0, %2#1, %3 : tensor<3x4xf32>, tensor<2x6x4xf32>, tensor<3x1xf32>, tensor<3x3xf32>, tensor<3x7xf32>
 }
+
+// -----
+
+// Reflection folds the index at both edges; replication clamps it; nearest
+// upsampling scales it (in f32) and clamps.
+// CHECK-LABEL: fx.graph @edge_pads_and_upsampling
+// CHECK: loop.pointwise : tensor<2x12xf32>
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: loop.pointwise : tensor<2x10xf32>
+// CHECK: arith.minsi
+// CHECK: arith.maxsi
+// CHECK: loop.pointwise : tensor<1x1x8x14xf32>
+// CHECK: arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK: arith.fptoui
+// CHECK: arith.minui
+fx.graph @edge_pads_and_upsampling(%x: tensor<2x7xf32>, %y: tensor<1x1x4x7xf32>) -> (tensor<2x12xf32>, tensor<2x10xf32>, tensor<1x1x8x14xf32>) {
+  %0 = fx.reflection_pad1d %x {padding = array<i64: 2, 3>} : (tensor<2x7xf32>) -> tensor<2x12xf32>
+  %1 = fx.replication_pad2d %x {padding = array<i64: 1, 2, 0, 0>} : (tensor<2x7xf32>) -> tensor<2x10xf32>
+  %2 = fx.upsample_nearest2d %y {scale_factors = array<f64: 2.0, 2.0>} : (tensor<1x1x4x7xf32>) -> tensor<1x1x8x14xf32>
+  fx.output %0, %1, %2 : tensor<2x12xf32>, tensor<2x10xf32>, tensor<1x1x8x14xf32>
+}
