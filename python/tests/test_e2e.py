@@ -293,6 +293,10 @@ def test_reductions(name, fn, shapes, device, tmp_path):
      lambda x, r, w, b: torch.nn.functional.layer_norm(x + r, (512,), w, b) * 0.5 + x,
      [((8, 512), torch.bfloat16), ((8, 512), torch.bfloat16), ((512,), torch.bfloat16),
       ((512,), torch.bfloat16)]),
+    ("group norm", lambda x, w, b: torch.nn.functional.group_norm(x, 4, w, b),
+     [((2, 8, 5, 5), F32), ((8,), F32), ((8,), F32)]),
+    ("group norm without affine, bf16", lambda x: torch.nn.functional.group_norm(x, 2),
+     [((3, 6, 7), torch.bfloat16)]),
 ])
 def test_normalizations(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)

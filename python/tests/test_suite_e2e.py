@@ -20,13 +20,13 @@ RUNS = {
     "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
     "comparisons_and_where", "contiguous_after_transpose", "conv_bn_relu",
     "creation_ops", "dropout_eval", "dtype_casts", "embedding_lookup",
-    "embedding_positional", "expand_repeat_cat_stack", "flip_roll_pad",
+    "embedding_positional", "expand_repeat_cat_stack", "flip_roll_pad", "group_norm",
     "gru_cell_gates", "layer_norm", "losses", "masked_fill", "matmul_variants",
-    "mixed_promotion", "mlp", "mlp_with_parameters_as_inputs", "one_hot_by_comparison",
-    "pooling", "reductions_logical", "reductions_logsumexp_norm",
-    "reductions_sum_mean_prod", "reductions_var_std", "residual_block", "rms_norm",
-    "scalar_rsub_and_division", "slicing", "small_cnn", "softmax_and_log_softmax",
-    "transformer_layer", "views_and_reshapes",
+    "mixed_promotion", "mlp", "mlp_with_parameters_as_inputs", "normalization_variants",
+    "one_hot_by_comparison", "pooling", "reductions_logical",
+    "reductions_logsumexp_norm", "reductions_sum_mean_prod", "reductions_var_std",
+    "residual_block", "rms_norm", "scalar_rsub_and_division", "slicing", "small_cnn",
+    "softmax_and_log_softmax", "transformer_layer", "views_and_reshapes",
 }
 
 # (rtol, atol) against eager: matrix products and reductions sum in another
@@ -51,10 +51,14 @@ def on_device(fn, inputs, device):
 
 
 def fresh_like(tensor, generator):
-    """Other inputs of the same kind: normal floats, integers in the
-    example's range (indices stay valid)."""
+    """Other inputs of the same kind: normal floats (non-negative where the
+    example's are, as variances must be), integers in the example's range
+    (indices stay valid)."""
     if tensor.dtype.is_floating_point:
-        return torch.randn(tensor.shape, generator=generator).to(tensor.dtype)
+        value = torch.randn(tensor.shape, generator=generator)
+        if tensor.numel() and bool((tensor >= 0).all()):
+            value = value.abs()
+        return value.to(tensor.dtype)
     if tensor.dtype == torch.bool:
         return torch.randint(0, 2, tensor.shape, generator=generator).bool()
     high = int(tensor.max()) + 1 if tensor.numel() else 1

@@ -1058,6 +1058,22 @@ template <typename OpTy> struct AnyAllLowering : OpRewritePattern<OpTy> {
 // Views: index arithmetic, not copies
 //===----------------------------------------------------------------------===//
 
+/// `value` split into digits of the row-major `sizes` (the last varies
+/// fastest).
+static SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc,
+                                           Value value,
+                                           ArrayRef<int64_t> sizes) {
+  SmallVector<Value> digits(sizes.size());
+  for (int64_t dim = sizes.size() - 1; dim >= 0; --dim) {
+    Value size = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
+    digits[dim] =
+        dim == 0 ? value : arith::RemUIOp::create(b, loc, value, size);
+    if (dim > 0)
+      value = arith::DivUIOp::create(b, loc, value, size);
+  }
+  return digits;
+}
+
 /// Computes the source indices a view reads for the result indices `ivs`.
 using IndexMapFn =
     function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange ivs)>;
@@ -1803,6 +1819,135 @@ struct LogSumExpLowering : OpRewritePattern<fx::LogsumexpOp> {
   }
 };
 
+/// Lowers fx.native_group_norm: the input viewed as [N, G, C/G * spatial]
+/// (index arithmetic), LayerNorm's moments over the last dimension, then
+/// each element normalized by its group's statistics and scaled by its
+/// channel's weight and bias.
+struct GroupNormLowering : OpRewritePattern<fx::NativeGroupNormOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::NativeGroupNormOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    int64_t groups = static_cast<int64_t>(op.getGroup());
+    if (rank < 2 || groups <= 0)
+      return rewriter.notifyMatchFailure(op, "no channels");
+    for (int64_t dim = 1; dim < rank; ++dim)
+      if (inputType.isDynamicDim(dim))
+        return rewriter.notifyMatchFailure(op, "dynamic channels or extent");
+    int64_t channels = inputType.getDimSize(1);
+    int64_t groupChannels = channels / groups;
+    ArrayRef<int64_t> extent = inputType.getShape().drop_front(2);
+    int64_t positions = 1;
+    for (int64_t size : extent)
+      positions *= size;
+
+    // [N, G, C/G * positions], a view the moments' reductions inline.
+    SmallVector<Value> batchSizes;
+    if (inputType.isDynamicDim(0))
+      batchSizes.push_back(getDimSize(rewriter, loc, input, 0));
+    auto groupedType = RankedTensorType::get(
+        {inputType.getDimSize(0), groups, groupChannels * positions},
+        inputType.getElementType());
+    Value grouped = buildIndexMapNode(
+        rewriter, loc, input, groupedType, batchSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<int64_t> shape = {groupChannels};
+          llvm::append_range(shape, extent);
+          SmallVector<Value> digits = delinearizeIndex(b, loc, ivs[2], shape);
+          Value channel = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(
+                  b, loc, ivs[1],
+                  arith::ConstantIndexOp::create(b, loc, groupChannels)),
+              digits[0]);
+          SmallVector<Value> indices = {ivs[0], channel};
+          llvm::append_range(indices, ArrayRef(digits).drop_front());
+          return indices;
+        });
+
+    Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
+    RankedTensorType statsType = getStatisticsType(groupedType, {2}, dtype);
+    Moments moments = buildMoments(rewriter, loc, grouped, {2}, dtype);
+    Value eps = arith::ConstantOp::create(
+        rewriter, loc,
+        rewriter.getFloatAttr(dtype, op.getEps().convertToDouble()));
+    Value rstd = buildBroadcastPointwise(
+        rewriter, loc, statsType, ValueRange{moments.squaredDeviations},
+        TypeRange{dtype}, dtype,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Value variance =
+              arith::DivFOp::create(b, loc, elements[0], moments.count);
+          return math::RsqrtOp::create(
+              b, loc, arith::AddFOp::create(b, loc, variance, eps));
+        });
+
+    auto outputType = cast<RankedTensorType>(op.getOutput().getType());
+    auto output =
+        loop::PointwiseOp::create(rewriter, loc, outputType, batchSizes);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body =
+          rewriter.createBlock(&output.getBody(), {},
+                               SmallVector<Type>(rank, rewriter.getIndexType()),
+                               SmallVector<Location>(rank, loc));
+      ValueRange ivs = body->getArguments();
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      Value group = arith::DivUIOp::create(
+          rewriter, loc, ivs[1],
+          arith::ConstantIndexOp::create(rewriter, loc, groupChannels));
+      auto loadAs = [&](Value tensor, ValueRange indices) {
+        Value element = loop::LoadOp::create(rewriter, loc, tensor, indices);
+        return convertScalar(
+            rewriter, loc, element,
+            cast<RankedTensorType>(tensor.getType()).getElementType(), dtype);
+      };
+      Value x = loadAs(input, ivs);
+      Value mean = loadAs(moments.mean, ValueRange{ivs[0], group, zero});
+      Value scale = loadAs(rstd, ValueRange{ivs[0], group, zero});
+      Value value = arith::MulFOp::create(
+          rewriter, loc, arith::SubFOp::create(rewriter, loc, x, mean), scale);
+      if (Value weight = op.getWeight())
+        value =
+            arith::MulFOp::create(rewriter, loc, value, loadAs(weight, ivs[1]));
+      if (Value bias = op.getBias())
+        value =
+            arith::AddFOp::create(rewriter, loc, value, loadAs(bias, ivs[1]));
+      loop::YieldOp::create(rewriter, loc,
+                            convertScalar(rewriter, loc, value, dtype,
+                                          outputType.getElementType()));
+    }
+    // The statistics as [N, G], in the dtype the op returns them in.
+    auto asResult = [&](Value stats, Value result) -> Value {
+      auto type = cast<RankedTensorType>(result.getType());
+      return buildIndexMapNode(
+          rewriter, loc, stats, type.clone(dtype), batchSizes,
+          [](OpBuilder &b, Location loc, ValueRange ivs) {
+            return SmallVector<Value>{
+                ivs[0], ivs[1], arith::ConstantIndexOp::create(b, loc, 0)};
+          });
+    };
+    auto convertStats = [&](Value stats, Value result) -> Value {
+      Value view = asResult(stats, result);
+      auto type = cast<RankedTensorType>(result.getType());
+      if (type == view.getType())
+        return view;
+      return buildBroadcastPointwise(
+          rewriter, loc, type, ValueRange{view}, TypeRange{dtype}, dtype,
+          [](OpBuilder &, Location, ValueRange elements) {
+            return elements[0];
+          });
+    };
+    rewriter.replaceOp(op, {output.getResult(),
+                            convertStats(moments.mean, op.getMean()),
+                            convertStats(rstd, op.getRstd())});
+    return success();
+  }
+};
+
 struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -2540,22 +2685,6 @@ struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
 // Convolution
 //===----------------------------------------------------------------------===//
 
-/// `value` split into digits of the row-major `sizes` (the last varies
-/// fastest).
-static SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc,
-                                           Value value,
-                                           ArrayRef<int64_t> sizes) {
-  SmallVector<Value> digits(sizes.size());
-  for (int64_t dim = sizes.size() - 1; dim >= 0; --dim) {
-    Value size = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
-    digits[dim] =
-        dim == 0 ? value : arith::RemUIOp::create(b, loc, value, size);
-    if (dim > 0)
-      value = arith::DivUIOp::create(b, loc, value, size);
-  }
-  return digits;
-}
-
 /// The value of a per-spatial-dimension attribute for dimension `dim`
 /// (PyTorch accepts one value for all).
 static int64_t getSpatialAttr(ArrayRef<int64_t> values, int64_t dim) {
@@ -3233,7 +3362,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                UpsampleNearestLowering>(ctx);
   patterns
       .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
-           LayerNormLowering, LogSumExpLowering>(ctx);
+           LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);
 }
 

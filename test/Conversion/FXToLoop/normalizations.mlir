@@ -92,3 +92,19 @@ fx.graph @logsumexp(%x: tensor<4x33xf32>) -> tensor<4xf32> {
   %0 = fx.logsumexp %x {dim = array<i64: 1>} : (tensor<4x33xf32>) -> tensor<4xf32>
   fx.output %0 : tensor<4xf32>
 }
+
+// -----
+
+// Group norm: the input viewed as [N, G, C/G * HW], LayerNorm's moments
+// over the last dimension, each element normalized by its group's.
+// CHECK-LABEL: fx.graph @group_norm
+// CHECK: %[[G:.+]] = loop.pointwise : tensor<2x4x50xf32>
+// CHECK: loop.reduce "sum" over [50] : tensor<2x4x1xf32>
+// CHECK: math.rsqrt
+// CHECK: loop.pointwise : tensor<2x8x5x5xf32>
+// CHECK: arith.divui %{{.+}}, %c2
+// CHECK: loop.pointwise : tensor<2x4xf32>
+fx.graph @group_norm(%x: tensor<2x8x5x5xf32>, %w: tensor<8xf32>, %b: tensor<8xf32>) -> (tensor<2x8x5x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>) {
+  %0:3 = fx.native_group_norm %x weight(%w) bias(%b) {group = 4 : i64, eps = 1.0e-05 : f64} : (tensor<2x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x5x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
+  fx.output %0#0, %0#1, %0#2 : tensor<2x8x5x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>
+}
