@@ -225,6 +225,7 @@ def test_type_promotion(device, tmp_path):
     ("special powers", lambda x: (x ** 2, x.pow(3), x.abs() ** 0.5, x ** -1, x ** -2,
                                   x.abs() ** -0.5), [((4, 33), F32)]),
     ("general power", lambda x: x.abs() ** 1.7, [((4, 33), F32)]),
+    ("atan2", lambda x, y: torch.atan2(x, y), [((4, 33), F32), ((4, 33), F32)]),
     ("integer powers", lambda x: (x ** 3, x ** 0, x ** 1), [((4, 9), torch.int64)]),
     ("rms norm", lambda x, w: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * w,
      [((4, 64), F32), ((64,), F32)]),

@@ -19,14 +19,15 @@ RUNS = {
     "activations", "attention_block", "batch_norm_1d", "batched_matmul_bias",
     "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
     "comparisons_and_where", "contiguous_after_transpose", "conv_bn_relu",
-    "creation_ops", "dropout_eval", "dtype_casts", "embedding_lookup",
-    "embedding_positional", "expand_repeat_cat_stack", "flip_roll_pad", "group_norm",
-    "gru_cell_gates", "layer_norm", "losses", "masked_fill", "matmul_variants",
-    "mixed_promotion", "mlp", "mlp_with_parameters_as_inputs", "normalization_variants",
-    "one_hot_by_comparison", "pooling", "reductions_logical",
-    "reductions_logsumexp_norm", "reductions_sum_mean_prod", "reductions_var_std",
-    "residual_block", "rms_norm", "scalar_rsub_and_division", "slicing", "small_cnn",
-    "softmax_and_log_softmax", "transformer_layer", "views_and_reshapes",
+    "creation_ops", "dropout_eval", "dtype_casts", "elementwise_math",
+    "embedding_lookup", "embedding_positional", "expand_repeat_cat_stack",
+    "flip_roll_pad", "group_norm", "gru_cell_gates", "layer_norm", "losses",
+    "masked_fill", "matmul_variants", "mixed_promotion", "mlp",
+    "mlp_with_parameters_as_inputs", "normalization_variants", "one_hot_by_comparison",
+    "pooling", "reductions_logical", "reductions_logsumexp_norm",
+    "reductions_sum_mean_prod", "reductions_var_std", "residual_block", "rms_norm",
+    "scalar_rsub_and_division", "slicing", "small_cnn", "softmax_and_log_softmax",
+    "transformer_layer", "views_and_reshapes",
 }
 
 # (rtol, atol) against eager: matrix products and reductions sum in another

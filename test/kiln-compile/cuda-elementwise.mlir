@@ -14,6 +14,8 @@
 // RUN: llvm-nm -D %t-views.so | FileCheck %s
 // RUN: kiln-compile %S/Inputs/cuda-pads.mlir --target=cuda -o %t-pads.so
 // RUN: llvm-nm -D %t-pads.so | FileCheck %s
+// RUN: kiln-compile %S/Inputs/cuda-atan2.mlir --target=cuda -o %t-atan2.so
+// RUN: llvm-nm -D %t-atan2.so | FileCheck %s
 fx.graph @forward(%x: tensor<4x64xf32>, %i: tensor<4xsi64>, %p: tensor<4xi1>) -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4xsi64>, tensor<4xi1>) {
   %0 = fx.silu %x : tensor<4x64xf32>
   %1 = fx.pow_tensor_scalar %x {exponent = 1.7 : f64} : (tensor<4x64xf32>) -> tensor<4x64xf32>

@@ -808,6 +808,15 @@ struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
   }
 };
 
+/// fx.atan2: the angle of (other, self), in the float compute dtype.
+struct Atan2Lowering : ElementwiseLowering<fx::Atan2Op, Atan2Lowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::Atan2Op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type) const {
+    return math::Atan2Op::create(b, loc, elements[0], elements[1]);
+  }
+};
+
 struct AbsLowering : ElementwiseLowering<fx::AbsOp, AbsLowering> {
   using ElementwiseLowering::ElementwiseLowering;
   Value computeElement(fx::AbsOp, OpBuilder &b, Location loc,
@@ -3328,7 +3337,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
                BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
                FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>,
-               AbsLowering, WhereLowering, ToCopyLowering>(ctx, options);
+               AbsLowering, Atan2Lowering, WhereLowering, ToCopyLowering>(
+      ctx, options);
   patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");

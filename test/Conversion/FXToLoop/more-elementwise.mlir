@@ -166,3 +166,12 @@ fx.graph @creation(%x: tensor<4xf32>) -> (tensor<2x4xf32>, tensor<4xf32>, tensor
   %2 = fx.logical_and %x, %1 : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
   fx.output %0, %1, %2 : tensor<2x4xf32>, tensor<4xf32>, tensor<4xi1>
 }
+
+// -----
+
+// CHECK-LABEL: fx.graph @atan2
+// CHECK: math.atan2 %{{.+}}, %{{.+}} : f32
+fx.graph @atan2(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
+  %0 = fx.atan2 %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}
