@@ -1360,6 +1360,21 @@ static Value clampToRange(OpBuilder &b, Location loc, Value index, Value size) {
       b, loc, arith::MaxSIOp::create(b, loc, index, zero), last);
 }
 
+/// `index` clamped to [0, size), and whether it already was: a read at the
+/// clamped index stays in the tensor, and the flag selects a fill value for
+/// positions outside it (padding).
+static std::pair<Value, Value> clampAndTest(OpBuilder &b, Location loc,
+                                            Value index, Value size) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value last = arith::SubIOp::create(b, loc, size,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  Value inRange = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, index, last));
+  return {clampToRange(b, loc, index, size), inRange};
+}
+
 /// `value` (a loaded index element) as an index clamped to [0, size): an
 /// index out of range is an error in PyTorch; here it reads the nearest
 /// element instead of memory outside the tensor.
@@ -2375,14 +2390,33 @@ struct ArangeLowering : OpRewritePattern<fx::ArangeOp> {
 // Flip, repeat, split and padding: more index arithmetic
 //===----------------------------------------------------------------------===//
 
-/// The dynamic sizes of `type` when dimension d has size `size(d)`.
-static SmallVector<Value> getDynamicSizes(RankedTensorType type,
-                                          function_ref<Value(int64_t)> size) {
-  SmallVector<Value> sizes;
-  for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    if (type.isDynamicDim(dim))
-      sizes.push_back(size(dim));
-  return sizes;
+/// How much padding each dimension gets before and after it, from PyTorch's
+/// pad list (pairs from the last dimension; negative values crop).
+struct PadAmounts {
+  SmallVector<int64_t> before, after;
+};
+static PadAmounts getPadAmounts(ArrayRef<int64_t> pad, int64_t rank) {
+  PadAmounts amounts{SmallVector<int64_t>(rank, 0),
+                     SmallVector<int64_t>(rank, 0)};
+  for (int64_t pair = 0; 2 * pair + 1 < static_cast<int64_t>(pad.size());
+       ++pair) {
+    amounts.before[rank - 1 - pair] = pad[2 * pair];
+    amounts.after[rank - 1 - pair] = pad[2 * pair + 1];
+  }
+  return amounts;
+}
+
+/// The dynamic sizes of `type`, `source` padded by `amounts`.
+static SmallVector<Value> getPaddedDynamicSizes(OpBuilder &b, Location loc,
+                                                Value source,
+                                                RankedTensorType type,
+                                                const PadAmounts &amounts) {
+  return collectDynamicSizes(type, [&](int64_t dim) -> Value {
+    return arith::AddIOp::create(
+        b, loc, getDimSize(b, loc, source, dim),
+        arith::ConstantIndexOp::create(
+            b, loc, amounts.before[dim] + amounts.after[dim]));
+  });
 }
 
 namespace {
@@ -2399,9 +2433,10 @@ struct FlipLowering : OpRewritePattern<fx::FlipOp> {
     SmallVector<bool> flipped(rank, false);
     for (int64_t dim : op.getDims())
       flipped[(dim + rank) % rank] = true;
-    SmallVector<Value> dynamicSizes = getDynamicSizes(type, [&](int64_t dim) {
-      return getDimSize(rewriter, loc, source, dim);
-    });
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(type, [&](int64_t dim) {
+          return getDimSize(rewriter, loc, source, dim);
+        });
     rewriter.replaceOp(
         op,
         buildIndexMapNode(rewriter, loc, source, type, dynamicSizes,
@@ -2437,7 +2472,7 @@ struct RepeatLowering : OpRewritePattern<fx::RepeatOp> {
     int64_t offset = rank - sourceRank;
     ArrayRef<int64_t> repeats = op.getRepeats();
     SmallVector<Value> dynamicSizes =
-        getDynamicSizes(type, [&](int64_t dim) -> Value {
+        collectDynamicSizes(type, [&](int64_t dim) -> Value {
           Value size = getDimSize(rewriter, loc, source, dim - offset);
           return arith::MulIOp::create(
               rewriter, loc, size,
@@ -2475,9 +2510,10 @@ struct SplitLowering : OpRewritePattern<fx::SplitWithSizesOp> {
       auto type = cast<RankedTensorType>(result.getType());
       if (type.isDynamicDim(dim))
         return rewriter.notifyMatchFailure(op, "dynamic split sizes");
-      SmallVector<Value> dynamicSizes = getDynamicSizes(type, [&](int64_t d) {
-        return getDimSize(rewriter, loc, source, d);
-      });
+      SmallVector<Value> dynamicSizes =
+          collectDynamicSizes(type, [&](int64_t d) {
+            return getDimSize(rewriter, loc, source, d);
+          });
       int64_t start = offset;
       results.push_back(buildIndexMapNode(
           rewriter, loc, source, type, dynamicSizes,
@@ -2509,58 +2545,37 @@ struct ConstantPadLowering : OpRewritePattern<fx::ConstantPadNdOp> {
     if (isa<ComplexType>(dtype))
       return rewriter.notifyMatchFailure(op, "complex padding");
     int64_t rank = type.getRank();
-    ArrayRef<int64_t> pad = op.getPad();
-    // Pairs start from the last dimension.
-    SmallVector<int64_t> before(rank, 0), after(rank, 0);
-    for (int64_t pair = 0; 2 * pair + 1 < static_cast<int64_t>(pad.size());
-         ++pair) {
-      before[rank - 1 - pair] = pad[2 * pair];
-      after[rank - 1 - pair] = pad[2 * pair + 1];
-    }
+    PadAmounts amounts = getPadAmounts(op.getPad(), rank);
     SmallVector<Value> dynamicSizes =
-        getDynamicSizes(type, [&](int64_t dim) -> Value {
-          return arith::AddIOp::create(
-              rewriter, loc, getDimSize(rewriter, loc, source, dim),
-              arith::ConstantIndexOp::create(rewriter, loc,
-                                             before[dim] + after[dim]));
-        });
+        getPaddedDynamicSizes(rewriter, loc, source, type, amounts);
     Attribute zero = rewriter.getI64IntegerAttr(0);
     Attribute fill = op.getValue() ? *op.getValue() : zero;
     rewriter.replaceOp(
-        op, buildGeneratorNode(
-                rewriter, loc, type, dynamicSizes,
-                [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                  Value inside;
-                  SmallVector<Value> indices;
-                  Value zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
-                  for (int64_t dim = 0; dim < rank; ++dim) {
-                    Value at = arith::SubIOp::create(
-                        b, loc, ivs[dim],
-                        arith::ConstantIndexOp::create(b, loc, before[dim]));
-                    Value last = arith::SubIOp::create(
-                        b, loc, getDimSize(b, loc, source, dim),
-                        arith::ConstantIndexOp::create(b, loc, 1));
-                    Value inRange = arith::AndIOp::create(
-                        b, loc,
-                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                              at, zeroIndex),
-                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                              at, last));
-                    inside =
-                        inside ? arith::AndIOp::create(b, loc, inside, inRange)
-                                     .getResult()
-                               : inRange;
-                    indices.push_back(arith::MaxSIOp::create(
-                        b, loc, zeroIndex,
-                        arith::MinSIOp::create(b, loc, at, last)));
-                  }
-                  Value element = loop::LoadOp::create(b, loc, source, indices);
-                  Value value = makeScalar(b, loc, fill, dtype);
-                  if (!inside)
-                    return element;
-                  return arith::SelectOp::create(b, loc, inside, element, value)
-                      .getResult();
-                }));
+        op,
+        buildGeneratorNode(
+            rewriter, loc, type, dynamicSizes,
+            [&](OpBuilder &b, Location loc, ValueRange ivs) {
+              Value inside;
+              SmallVector<Value> indices;
+              for (int64_t dim = 0; dim < rank; ++dim) {
+                Value at =
+                    arith::SubIOp::create(b, loc, ivs[dim],
+                                          arith::ConstantIndexOp::create(
+                                              b, loc, amounts.before[dim]));
+                auto [clamped, inRange] =
+                    clampAndTest(b, loc, at, getDimSize(b, loc, source, dim));
+                inside = inside ? arith::AndIOp::create(b, loc, inside, inRange)
+                                      .getResult()
+                                : inRange;
+                indices.push_back(clamped);
+              }
+              Value element = loop::LoadOp::create(b, loc, source, indices);
+              Value value = makeScalar(b, loc, fill, dtype);
+              if (!inside)
+                return element;
+              return arith::SelectOp::create(b, loc, inside, element, value)
+                  .getResult();
+            }));
     return success();
   }
 };
@@ -2580,20 +2595,10 @@ struct EdgePadLowering : OpRewritePattern<OpTy> {
     Value source = op.getSelf();
     RankedTensorType type = op.getType();
     int64_t rank = type.getRank();
-    ArrayRef<int64_t> padding = op.getPadding();
-    SmallVector<int64_t> before(rank, 0), after(rank, 0);
-    for (int64_t pair = 0; 2 * pair + 1 < static_cast<int64_t>(padding.size());
-         ++pair) {
-      before[rank - 1 - pair] = padding[2 * pair];
-      after[rank - 1 - pair] = padding[2 * pair + 1];
-    }
+    PadAmounts amounts = getPadAmounts(op.getPadding(), rank);
     SmallVector<Value> dynamicSizes =
-        getDynamicSizes(type, [&](int64_t dim) -> Value {
-          return arith::AddIOp::create(
-              rewriter, loc, getDimSize(rewriter, loc, source, dim),
-              arith::ConstantIndexOp::create(rewriter, loc,
-                                             before[dim] + after[dim]));
-        });
+        getPaddedDynamicSizes(rewriter, loc, source, type, amounts);
+    ArrayRef<int64_t> before = amounts.before, after = amounts.after;
     rewriter.replaceOp(
         op, buildIndexMapNode(
                 rewriter, loc, source, type, dynamicSizes,
@@ -2656,9 +2661,10 @@ struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
                            ? static_cast<float>(1.0 / (*factors)[dim])
                            : static_cast<float>(in) / static_cast<float>(out));
     }
-    SmallVector<Value> dynamicSizes = getDynamicSizes(type, [&](int64_t dim) {
-      return getDimSize(rewriter, loc, source, dim);
-    });
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(type, [&](int64_t dim) {
+          return getDimSize(rewriter, loc, source, dim);
+        });
     rewriter.replaceOp(
         op,
         buildIndexMapNode(
@@ -2791,7 +2797,6 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
           row[0]);
       SmallVector<Value> indices = {column[0], channel};
       Value inside;
-      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
       for (int64_t dim = 0; dim < spatial; ++dim) {
         // o * stride + k * dilation - padding, which may fall outside.
         Value position = arith::AddIOp::create(
@@ -2808,20 +2813,13 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
             rewriter, loc, position,
             arith::ConstantIndexOp::create(
                 rewriter, loc, getSpatialAttr(op.getPadding(), dim)));
-        Value last =
-            arith::ConstantIndexOp::create(rewriter, loc, extent[dim] - 1);
-        Value inRange = arith::AndIOp::create(
-            rewriter, loc,
-            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
-                                  position, zero),
-            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sle,
-                                  position, last));
+        auto [clamped, inRange] = clampAndTest(
+            rewriter, loc, position,
+            arith::ConstantIndexOp::create(rewriter, loc, extent[dim]));
         inside = inside ? arith::AndIOp::create(rewriter, loc, inside, inRange)
                               .getResult()
                         : inRange;
-        indices.push_back(arith::MaxSIOp::create(
-            rewriter, loc, zero,
-            arith::MinSIOp::create(rewriter, loc, position, last)));
+        indices.push_back(clamped);
       }
       Value element =
           loop::LoadOp::create(rewriter, loc, op.getInput(), indices);
@@ -2946,17 +2944,16 @@ static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
                      SmallVector<Location>(rank + spatial, loc));
   SmallVector<Value> indices(body->getArguments().take_front(rank - spatial));
   Value counts;
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   for (int64_t dim = 0; dim < spatial; ++dim) {
     auto [at, valid] =
         position(b, loc, dim, body->getArgument(rank - spatial + dim),
                  body->getArgument(rank + dim));
     counts = counts ? arith::AndIOp::create(b, loc, counts, valid).getResult()
                     : valid;
-    Value last = arith::ConstantIndexOp::create(
-        b, loc, inputType.getDimSize(rank - spatial + dim) - 1);
-    indices.push_back(arith::MaxSIOp::create(
-        b, loc, zero, arith::MinSIOp::create(b, loc, at, last)));
+    indices.push_back(
+        clampToRange(b, loc, at,
+                     arith::ConstantIndexOp::create(
+                         b, loc, inputType.getDimSize(rank - spatial + dim))));
   }
   Type accumulator = loop::getScalarType(resultType.getElementType());
   Value element = loop::LoadOp::create(b, loc, input, indices);
