@@ -1068,18 +1068,18 @@ template <typename OpTy> struct AnyAllLowering : OpRewritePattern<OpTy> {
 //===----------------------------------------------------------------------===//
 
 /// `value` split into digits of the row-major `sizes` (the last varies
-/// fastest).
+/// fastest). The first digit is the quotient left over: its size is not
+/// used, and may be dynamic.
 static SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc,
                                            Value value,
                                            ArrayRef<int64_t> sizes) {
   SmallVector<Value> digits(sizes.size());
-  for (int64_t dim = sizes.size() - 1; dim >= 0; --dim) {
+  for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
     Value size = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
-    digits[dim] =
-        dim == 0 ? value : arith::RemUIOp::create(b, loc, value, size);
-    if (dim > 0)
-      value = arith::DivUIOp::create(b, loc, value, size);
+    digits[dim] = arith::RemUIOp::create(b, loc, value, size);
+    value = arith::DivUIOp::create(b, loc, value, size);
   }
+  digits.front() = value;
   return digits;
 }
 
@@ -1320,18 +1320,14 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
           }
           if (!linear)
             linear = arith::ConstantIndexOp::create(b, loc, 0);
-          // ... and the source's indices from it, innermost first.
-          for (int64_t k = sourceDims.size() - 1; k >= 0; --k) {
-            int64_t dim = sourceDims[k];
-            if (k == 0) {
-              indices[dim] = linear;
-              break;
-            }
-            Value size = arith::ConstantIndexOp::create(
-                b, loc, sourceType.getDimSize(dim));
-            indices[dim] = arith::RemUIOp::create(b, loc, linear, size);
-            linear = arith::DivUIOp::create(b, loc, linear, size);
-          }
+          // ... and the source's indices from it.
+          SmallVector<int64_t> sizes =
+              llvm::map_to_vector(sourceDims, [&](int64_t dim) {
+                return sourceType.getDimSize(dim);
+              });
+          for (auto [dim, digit] :
+               llvm::zip(sourceDims, delinearizeIndex(b, loc, linear, sizes)))
+            indices[dim] = digit;
         }
         return indices;
       };
@@ -2784,7 +2780,6 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
           delinearizeIndex(rewriter, loc, body->getArgument(1),
                            llvm::to_vector(llvm::concat<const int64_t>(
                                ArrayRef<int64_t>{groupChannels}, kernel)));
-      // The batch digit is the quotient left over: its size is not needed.
       SmallVector<Value> column =
           delinearizeIndex(rewriter, loc, body->getArgument(2),
                            llvm::to_vector(llvm::concat<const int64_t>(
