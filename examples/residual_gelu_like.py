@@ -9,12 +9,12 @@ the time of both.
 """
 
 import argparse
-import statistics
 import time
 
 import torch
 
 import kiln
+from timing import median_ms
 
 
 def block(x, residual, bias, scale):
@@ -22,20 +22,6 @@ def block(x, residual, bias, scale):
     h = torch.relu(x + bias) * scale + residual
     return h * torch.sigmoid(h)
 
-
-def median_ms(fn, args, device, repeats=30):
-    for _ in range(3):
-        fn(*args)
-    times = []
-    for _ in range(repeats):
-        if device == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn(*args)
-        if device == "cuda":
-            torch.cuda.synchronize()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def main():

@@ -7,13 +7,13 @@ compiled for this CPU, checked against eager PyTorch and timed next to it.
 """
 
 import argparse
-import statistics
 import time
 
 import torch
 from torch import nn
 
 import kiln
+from timing import median_ms
 
 
 class SmallClassifier(nn.Module):
@@ -30,20 +30,6 @@ class SmallClassifier(nn.Module):
     def forward(self, images):
         return self.head(self.features(images))
 
-
-def median_ms(fn, args, device, repeats=20):
-    for _ in range(3):
-        fn(*args)
-    times = []
-    for _ in range(repeats):
-        if device == "cuda":
-            torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn(*args)
-        if device == "cuda":
-            torch.cuda.synchronize()
-        times.append((time.perf_counter() - start) * 1e3)
-    return statistics.median(times)
 
 
 def main():

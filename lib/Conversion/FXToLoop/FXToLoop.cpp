@@ -665,6 +665,8 @@ struct ClampLowering : ElementwiseLowering<fx::ClampOp, ClampLowering> {
 
 /// A PyTorch Scalar attribute as a double, and whether it is integral.
 static std::pair<double, bool> getScalarValue(Attribute scalar) {
+  if (auto boolAttr = dyn_cast<BoolAttr>(scalar))
+    return {boolAttr.getValue() ? 1.0 : 0.0, true};
   if (auto floatAttr = dyn_cast<FloatAttr>(scalar))
     return {floatAttr.getValueAsDouble(), false};
   return {static_cast<double>(cast<IntegerAttr>(scalar).getInt()), true};
@@ -2144,11 +2146,7 @@ static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
 
 /// Whether the optional PyTorch Scalar `scalar` is present and zero.
 static bool isZeroScalar(std::optional<Attribute> scalar) {
-  if (!scalar)
-    return false;
-  if (auto floatAttr = dyn_cast<FloatAttr>(*scalar))
-    return floatAttr.getValueAsDouble() == 0.0;
-  return cast<IntegerAttr>(*scalar).getValue().isZero();
+  return scalar && getScalarValue(*scalar).first == 0.0;
 }
 
 /// Whether matrix products of `type`'s elements lower: floating point only.
