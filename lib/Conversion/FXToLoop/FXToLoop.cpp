@@ -99,6 +99,14 @@ static Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
   return tensor::DimOp::create(b, loc, tensor, dim);
 }
 
+/// The dtype math on `dtype` runs in: f32 for f16/bf16 with `computeInF32`
+/// (widened after loads, rounded before yields), else `dtype` itself.
+static Type getComputeDtype(Type dtype, bool computeInF32) {
+  if (computeInF32 && (dtype.isF16() || dtype.isBF16()))
+    return Float32Type::get(dtype.getContext());
+  return dtype;
+}
+
 /// Computes one element from the operand elements, all already converted to
 /// the compute dtype.
 using ScalarBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
@@ -189,9 +197,8 @@ struct ElementwiseLowering : OpRewritePattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "unsupported attribute values");
 
     const Derived &derived = *static_cast<const Derived *>(this);
-    Type computeDtype = derived.getComputeDtype(op);
-    if (options.computeInF32 && (computeDtype.isF16() || computeDtype.isBF16()))
-      computeDtype = rewriter.getF32Type();
+    Type computeDtype =
+        ::getComputeDtype(derived.getComputeDtype(op), options.computeInF32);
     SmallVector<Type> inputDtypes = derived.getInputDtypes(op, computeDtype);
     Value result = buildBroadcastPointwise(
         rewriter, op.getLoc(), resultType, op->getOperands(), inputDtypes,
@@ -1543,7 +1550,7 @@ struct CatLowering : OpRewritePattern<fx::CatOp> {
 
 /// The dtype PyTorch computes normalizations in: f32 for f16/bf16 inputs.
 static Type getNormalizationDtype(OpBuilder &b, Type dtype) {
-  return (dtype.isF16() || dtype.isBF16()) ? b.getF32Type() : dtype;
+  return getComputeDtype(dtype, /*computeInF32=*/true);
 }
 
 /// `type`'s shape with size 1 at `dims`, and elements of `dtype`: the shape
@@ -2246,9 +2253,7 @@ template <typename OpTy> struct AddMatmulLowering : OpRewritePattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "integer matrix product");
     Location loc = op.getLoc();
     Type dtype = resultType.getElementType();
-    Type computeDtype = dtype;
-    if (options.computeInF32 && (dtype.isF16() || dtype.isBF16()))
-      computeDtype = rewriter.getF32Type();
+    Type computeDtype = getComputeDtype(dtype, options.computeInF32);
     // The product stays in f32 for 16-bit floats: PyTorch adds `self` to
     // the sums and rounds once.
     Value product =
@@ -2845,9 +2850,7 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
           return indices;
         });
 
-    Type computeDtype = dtype;
-    if (options.computeInF32 && (dtype.isF16() || dtype.isBF16()))
-      computeDtype = rewriter.getF32Type();
+    Type computeDtype = getComputeDtype(dtype, options.computeInF32);
     // Kept in f32 for 16-bit results: the bias joins before the rounding.
     auto productType =
         RankedTensorType::get({groups, groupFilters, columns}, computeDtype);
@@ -2968,10 +2971,8 @@ static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
 
 /// The type pooling reduces into: the result's, in f32 for 16-bit floats.
 static RankedTensorType getPoolingAccumulatorType(RankedTensorType type) {
-  Type dtype = type.getElementType();
-  if (dtype.isF16() || dtype.isBF16())
-    return type.clone(Float32Type::get(type.getContext()));
-  return type;
+  return type.clone(
+      getComputeDtype(type.getElementType(), /*computeInF32=*/true));
 }
 
 /// Whether pooling `op` has static spatial sizes (what the lowerings need).
