@@ -456,7 +456,8 @@ def embedding_lookup():
 
 @case()
 def one_hot_by_comparison():
-    return (lambda labels: (labels.unsqueeze(-1) == torch.arange(5)).to(torch.float32)), \
+    return (lambda labels: (labels.unsqueeze(-1) == torch.arange(5, device=labels.device))
+                            .to(torch.float32)), \
         [torch.tensor([0, 3, 4, 1])]
 
 
@@ -519,8 +520,10 @@ def mixed_promotion():
 @case()
 def creation_ops():
     def fn(x):
-        return (x + torch.ones(4), torch.zeros_like(x), torch.full((2, 4), 3.0),
-                torch.arange(0, 8, 2), x * torch.tensor(2.0))
+        d = x.device
+        return (x + torch.ones(4, device=d), torch.zeros_like(x),
+                torch.full((2, 4), 3.0, device=d), torch.arange(0, 8, 2, device=d),
+                x * torch.tensor(2.0))
 
     return fn, [randn(2, 4)]
 
@@ -553,7 +556,8 @@ def pooling_variants():
 @case()
 def causal_attention_mask():
     def fn(q, k, v):
-        mask = torch.triu(torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool), 1)
+        mask = torch.triu(torch.ones(q.shape[-2], k.shape[-2], dtype=torch.bool,
+                                     device=q.device), 1)
         scores = (q @ k.transpose(-1, -2)).masked_fill(mask, float("-inf"))
         return torch.softmax(scores / math.sqrt(q.shape[-1]), -1) @ v
 

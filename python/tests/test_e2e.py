@@ -210,9 +210,11 @@ def test_type_promotion(device, tmp_path):
     ("logical ops", lambda x, y: (torch.logical_and(x, y), torch.logical_or(x > 0, y),
                                   torch.logical_xor(x, y > 0), torch.logical_not(x)),
      [((4, 5), F32), ((4, 5), F32)]),
-    ("creation", lambda x: (x + torch.ones(4), torch.zeros_like(x), torch.full((2, 4), 3.0),
-                            torch.arange(0, 8, 2), x * torch.arange(4),
-                            torch.arange(0.5, 2.5, 0.5)), [((2, 4), F32)]),
+    ("creation", lambda x: (x + torch.ones(4, device=x.device), torch.zeros_like(x),
+                            torch.full((2, 4), 3.0, device=x.device),
+                            torch.arange(0, 8, 2, device=x.device),
+                            x * torch.arange(4, device=x.device),
+                            torch.arange(0.5, 2.5, 0.5, device=x.device)), [((2, 4), F32)]),
     ("masked fill and where with scalars", lambda x: (x.masked_fill(x < 0, 0.0),
                                                       torch.where(x > 0, x, 1.5)),
      [((4, 6), F32)]),
@@ -437,6 +439,48 @@ def test_indexing(device, tmp_path):
     compiled = kiln.compile(fn, args, cache_dir=tmp_path)
     fresh_tokens = torch.randint(0, 50, (3, 7), generator=generator).to(device)
     args[1] = fresh_tokens
+    for got, want in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_advanced_indexing(device, tmp_path):
+    """x[i], x[:, i, j] (adjacent), x[i, :, j] (separated), broadcast index
+    tensors and negative indices, on fresh indices at the second call."""
+    def fn(x, i, j):
+        return x[i], x[:, i, j], x[i, :, j], x[j.unsqueeze(1), :, j] * 2
+    generator = torch.Generator().manual_seed(2)
+
+    def inputs():
+        x = torch.randn(4, 5, 6, generator=generator)
+        # Negative indices count from the end of the indexed dimension.
+        i = torch.randint(-4, 4, (2, 3), generator=generator)
+        j = torch.randint(-4, 4, (3,), generator=generator)
+        return [t.to(device) for t in (x, i, j)]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+def test_modulus_and_rounded_division(device, tmp_path):
+    """fmod, remainder and floor/trunc division, of floats and of integers,
+    with both signs; PyTorch's exact results."""
+    def fn(a, b, i, j):
+        return (torch.fmod(a, b), torch.remainder(a, b), torch.remainder(a, -2.5),
+                torch.div(a, b, rounding_mode="floor"), torch.div(a, b, rounding_mode="trunc"),
+                a // 0.75, torch.fmod(i, j), torch.remainder(i, j), i % 7, i // j,
+                torch.div(i, j, rounding_mode="trunc"), i // -3)
+    generator = torch.Generator().manual_seed(3)
+
+    def inputs():
+        a = torch.randn(64, generator=generator) * 10
+        b = torch.randn(64, generator=generator) * 3
+        i = torch.randint(-100, 100, (64,), generator=generator)
+        j = torch.randint(1, 9, (64,), generator=generator) * (
+            torch.randint(0, 2, (64,), generator=generator) * 2 - 1)
+        return [t.to(device) for t in (a, b, i, j)]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
     for got, want in zip(compiled(*args), fn(*args)):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
 

@@ -21,7 +21,8 @@ RUNS = {
     "comparisons_and_where", "contiguous_after_transpose", "conv_bn_relu",
     "creation_ops", "dropout_eval", "dtype_casts", "elementwise_math",
     "embedding_lookup", "embedding_positional", "expand_repeat_cat_stack",
-    "flip_roll_pad", "group_norm", "gru_cell_gates", "layer_norm", "losses",
+    "flip_roll_pad", "group_norm", "gru_cell_gates", "index_select_and_advanced_indexing",
+    "integer_arithmetic", "layer_norm", "losses",
     "masked_fill", "matmul_variants", "mixed_promotion", "mlp",
     "mlp_with_parameters_as_inputs", "normalization_variants", "one_hot_by_comparison",
     "pooling", "reductions_logical", "reductions_logsumexp_norm",
@@ -54,7 +55,7 @@ def on_device(fn, inputs, device):
 def fresh_like(tensor, generator):
     """Other inputs of the same kind: normal floats (non-negative where the
     example's are, as variances must be), integers in the example's range
-    (indices stay valid)."""
+    (indices stay valid, divisors non-zero)."""
     if tensor.dtype.is_floating_point:
         value = torch.randn(tensor.shape, generator=generator)
         if tensor.numel() and bool((tensor >= 0).all()):
@@ -62,8 +63,10 @@ def fresh_like(tensor, generator):
         return value.to(tensor.dtype)
     if tensor.dtype == torch.bool:
         return torch.randint(0, 2, tensor.shape, generator=generator).bool()
-    high = int(tensor.max()) + 1 if tensor.numel() else 1
-    return torch.randint(0, max(high, 1), tensor.shape, generator=generator).to(tensor.dtype)
+    if not tensor.numel():
+        return tensor.clone()
+    low, high = int(tensor.min()), int(tensor.max()) + 1
+    return torch.randint(low, high, tensor.shape, generator=generator).to(tensor.dtype)
 
 
 @pytest.mark.parametrize("device", DEVICES)

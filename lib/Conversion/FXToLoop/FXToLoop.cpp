@@ -243,7 +243,142 @@ struct ElementwiseLowering : OpRewritePattern<OpTy> {
 } // namespace
 
 /// The kinds of binary arithmetic the elementwise lowerings share.
-enum class BinaryKind { Add, Sub, Mul, Div, Max, Min };
+enum class BinaryKind {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Fmod,      // C's fmod: the sign of the dividend.
+  Remainder, // Python's %: the sign of the divisor.
+  TruncDiv,  // Division rounded toward zero.
+  FloorDiv   // Division rounded down.
+};
+
+/// An integer divisor that cannot trap: 0 and -1 become 1. PyTorch raises on
+/// an integer division by zero, which a kernel cannot; -1 would trap on the
+/// most negative dividend, and `x % -1 == x % 1 == 0` (callers negate for
+/// quotients).
+static Value getTrapFreeDivisor(OpBuilder &b, Location loc, Value divisor) {
+  Type type = divisor.getType();
+  Value one = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 1));
+  Value minusOne =
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, -1));
+  Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0));
+  Value trapping = arith::OrIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor,
+                            minusOne));
+  return arith::SelectOp::create(b, loc, trapping, one, divisor);
+}
+
+/// Whether `value` is negative (`value < 0`), for a float or signed integer.
+static Value isNegative(OpBuilder &b, Location loc, Value value) {
+  Type type = value.getType();
+  if (isa<FloatType>(type))
+    return arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OLT, value,
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0)));
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::slt, value,
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0)));
+}
+
+/// Whether `value` is not zero.
+static Value isNonZero(OpBuilder &b, Location loc, Value value) {
+  Type type = value.getType();
+  if (isa<FloatType>(type))
+    return arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::UNE, value,
+        arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0)));
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne, value,
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0)));
+}
+
+/// C's fmod of two scalars of `dtype`.
+static Value emitFmod(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                      Type dtype) {
+  if (isa<FloatType>(dtype))
+    return arith::RemFOp::create(b, loc, lhs, rhs);
+  if (isUnsignedOrBool(dtype))
+    return arith::RemUIOp::create(b, loc, lhs, getTrapFreeDivisor(b, loc, rhs));
+  return arith::RemSIOp::create(b, loc, lhs, getTrapFreeDivisor(b, loc, rhs));
+}
+
+/// Python's modulus, as PyTorch computes it: fmod, moved by the divisor
+/// when the signs of the two differ.
+static Value emitRemainder(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                           Type dtype) {
+  Value mod = emitFmod(b, loc, lhs, rhs, dtype);
+  if (isUnsignedOrBool(dtype))
+    return mod;
+  Value signsDiffer = arith::XOrIOp::create(b, loc, isNegative(b, loc, mod),
+                                            isNegative(b, loc, rhs));
+  Value adjust =
+      arith::AndIOp::create(b, loc, isNonZero(b, loc, mod), signsDiffer);
+  Value moved = isa<FloatType>(dtype)
+                    ? Value(arith::AddFOp::create(b, loc, mod, rhs))
+                    : Value(arith::AddIOp::create(b, loc, mod, rhs));
+  return arith::SelectOp::create(b, loc, adjust, moved, mod);
+}
+
+/// Integer division rounded toward zero or down; a divisor of -1 negates.
+static Value emitIntegerDivision(OpBuilder &b, Location loc, Value lhs,
+                                 Value rhs, Type dtype, bool floor) {
+  Value divisor = getTrapFreeDivisor(b, loc, rhs);
+  if (isUnsignedOrBool(dtype))
+    return arith::DivUIOp::create(b, loc, lhs, divisor);
+  Value quotient =
+      floor ? Value(arith::FloorDivSIOp::create(b, loc, lhs, divisor))
+            : Value(arith::DivSIOp::create(b, loc, lhs, divisor));
+  Type type = lhs.getType();
+  Value negated = arith::SubIOp::create(
+      b, loc, arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0)),
+      lhs);
+  Value byMinusOne = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq, rhs,
+      arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, -1)));
+  return arith::SelectOp::create(b, loc, byMinusOne, negated, quotient);
+}
+
+/// Floating division rounded down, as PyTorch computes it: from fmod, so
+/// that `floor_divide(a, b) * b + remainder(a, b)` stays close to `a`.
+static Value emitFloatFloorDivision(OpBuilder &b, Location loc, Value lhs,
+                                    Value rhs) {
+  Type type = lhs.getType();
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+  };
+  Value mod = arith::RemFOp::create(b, loc, lhs, rhs);
+  Value div = arith::DivFOp::create(
+      b, loc, arith::SubFOp::create(b, loc, lhs, mod), rhs);
+  Value signsDiffer = arith::XOrIOp::create(b, loc, isNegative(b, loc, mod),
+                                            isNegative(b, loc, rhs));
+  Value adjust =
+      arith::AndIOp::create(b, loc, isNonZero(b, loc, mod), signsDiffer);
+  div = arith::SelectOp::create(
+      b, loc, adjust, arith::SubFOp::create(b, loc, div, constant(1.0)), div);
+  Value floored = math::FloorOp::create(b, loc, div);
+  Value roundUp = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OGT,
+      arith::SubFOp::create(b, loc, div, floored), constant(0.5));
+  floored = arith::SelectOp::create(
+      b, loc, roundUp, arith::AddFOp::create(b, loc, floored, constant(1.0)),
+      floored);
+  // A zero quotient takes the sign of the true quotient; a zero divisor
+  // gives the true quotient (inf or nan).
+  Value quotient = arith::DivFOp::create(b, loc, lhs, rhs);
+  Value signedZero = math::CopySignOp::create(b, loc, constant(0.0), quotient);
+  Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, div,
+                                       constant(0.0));
+  Value result = arith::SelectOp::create(b, loc, isZero, signedZero, floored);
+  Value byZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, rhs,
+                                       constant(0.0));
+  return arith::SelectOp::create(b, loc, byZero, quotient, result);
+}
 
 /// `lhs <kind> rhs` on scalars of PyTorch dtype `dtype` (bools: or, and).
 static Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value lhs,
@@ -283,6 +418,19 @@ static Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value lhs,
     if (isUnsigned)
       return arith::MinUIOp::create(b, loc, lhs, rhs);
     return arith::MinSIOp::create(b, loc, lhs, rhs);
+  case BinaryKind::Fmod:
+    return emitFmod(b, loc, lhs, rhs, dtype);
+  case BinaryKind::Remainder:
+    return emitRemainder(b, loc, lhs, rhs, dtype);
+  case BinaryKind::TruncDiv:
+    if (isFloat)
+      return math::TruncOp::create(b, loc,
+                                   arith::DivFOp::create(b, loc, lhs, rhs));
+    return emitIntegerDivision(b, loc, lhs, rhs, dtype, /*floor=*/false);
+  case BinaryKind::FloorDiv:
+    if (isFloat)
+      return emitFloatFloorDivision(b, loc, lhs, rhs);
+    return emitIntegerDivision(b, loc, lhs, rhs, dtype, /*floor=*/true);
   }
   llvm_unreachable("unknown binary kind");
 }
@@ -417,6 +565,25 @@ struct ScalarBinaryLowering
     if constexpr (Kind == BinaryKind::Add || Kind == BinaryKind::Sub)
       other = scaleByAlpha(b, loc, other, dtype, op.getAlpha());
     return emitBinary(b, loc, Kind, elements[0], other, dtype);
+  }
+};
+
+/// Lowers fx.div_mode and fx.div_scalar_mode: division rounded toward zero
+/// ("trunc") or down ("floor"), computed in the promoted dtype as PyTorch
+/// does.
+template <typename OpTy>
+struct DivModeLowering : ElementwiseLowering<OpTy, DivModeLowering<OpTy>> {
+  using ElementwiseLowering<OpTy, DivModeLowering>::ElementwiseLowering;
+  Value computeElement(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                       Type dtype) const {
+    BinaryKind kind = op.getRoundingMode() == "floor" ? BinaryKind::FloorDiv
+                                                      : BinaryKind::TruncDiv;
+    Value divisor;
+    if constexpr (std::is_same_v<OpTy, fx::DivScalarModeOp>)
+      divisor = makeScalar(b, loc, op.getOther(), dtype);
+    else
+      divisor = elements[1];
+    return emitBinary(b, loc, kind, elements[0], divisor, dtype);
   }
 };
 
@@ -1460,6 +1627,117 @@ template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
             indices.assign(ivs.begin(), ivs.end());
             Value loaded = loop::LoadOp::create(b, loc, indexTensor, ivs);
             indices[dim] = clampIndex(b, loc, loaded, bound);
+          }
+          return indices;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Lowers fx.index with integer index tensors (ATen's advanced indexing,
+/// also what `_unsafe_index` decomposes to): each indexed dimension of
+/// `self` is read at the broadcast index tensors' element, negative indices
+/// counting from the end. The broadcast dimensions replace the indexed ones
+/// where those are adjacent, and lead the result otherwise. Bool masks give
+/// data-dependent shapes and are not lowered.
+struct IndexLowering : OpRewritePattern<fx::IndexOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::IndexOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value self = op.getSelf();
+    auto selfType = cast<RankedTensorType>(self.getType());
+    auto resultType = cast<RankedTensorType>(op.getResult().getType());
+    SmallVector<Value> indexTensors(op.getIndices());
+    SmallVector<int64_t> positions;
+    if (std::optional<ArrayRef<int64_t>> attr = op.getIndexPositions())
+      positions.assign(attr->begin(), attr->end());
+    else
+      positions = llvm::to_vector(
+          llvm::seq<int64_t>(0, static_cast<int64_t>(indexTensors.size())));
+    int64_t broadcastRank = 0;
+    for (Value index : indexTensors) {
+      auto indexType = cast<RankedTensorType>(index.getType());
+      if (!cast<IntegerType>(indexType.getElementType()).isSigned())
+        return rewriter.notifyMatchFailure(
+            op, "bool masks give data-dependent shapes");
+      broadcastRank = std::max(broadcastRank, indexType.getRank());
+    }
+    // With integer indices, ATen's index list position is `self`'s dim.
+    int64_t numIndexed = positions.size();
+    bool adjacent = positions.back() - positions.front() == numIndexed - 1;
+    int64_t broadcastStart = adjacent ? positions.front() : 0;
+    SmallVector<int64_t> indexOfDim(selfType.getRank(), -1);
+    for (auto [i, position] : llvm::enumerate(positions))
+      indexOfDim[position] = i;
+    // The result dimension of each dimension of `self` that is not indexed.
+    SmallVector<int64_t> resultDimOf(selfType.getRank(), -1);
+    int64_t next = adjacent ? 0 : broadcastRank;
+    for (int64_t dim = 0; dim < selfType.getRank(); ++dim) {
+      if (adjacent && dim == positions.front())
+        next += broadcastRank;
+      if (indexOfDim[dim] < 0)
+        resultDimOf[dim] = next++;
+    }
+
+    // The dimension of index tensor `i` that result dimension `dim` (one of
+    // the broadcast ones) reads, or -1 where the tensor broadcasts along it.
+    auto indexDimFor = [&](int64_t i, int64_t dim) -> int64_t {
+      auto type = cast<RankedTensorType>(indexTensors[i].getType());
+      int64_t indexDim =
+          dim - broadcastStart - (broadcastRank - type.getRank());
+      if (indexDim < 0 ||
+          (type.getDimSize(indexDim) == 1 && resultType.getDimSize(dim) != 1))
+        return -1;
+      return indexDim;
+    };
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(resultType, [&](int64_t dim) -> Value {
+          if (dim >= broadcastStart && dim < broadcastStart + broadcastRank) {
+            for (int64_t i = 0; i < numIndexed; ++i) {
+              int64_t indexDim = indexDimFor(i, dim);
+              if (indexDim >= 0)
+                return getDimSize(rewriter, loc, indexTensors[i], indexDim);
+            }
+          }
+          int64_t selfDim = llvm::find(resultDimOf, dim) - resultDimOf.begin();
+          return getDimSize(rewriter, loc, self, selfDim);
+        });
+
+    SmallVector<Value> indexedSizes;
+    for (int64_t position : positions)
+      indexedSizes.push_back(getDimSize(rewriter, loc, self, position));
+
+    Value result = buildIndexMapNode(
+        rewriter, loc, self, resultType, dynamicSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          SmallVector<Value> indices;
+          for (int64_t dim = 0; dim < selfType.getRank(); ++dim) {
+            if (indexOfDim[dim] < 0) {
+              indices.push_back(ivs[resultDimOf[dim]]);
+              continue;
+            }
+            int64_t i = indexOfDim[dim];
+            auto type = cast<RankedTensorType>(indexTensors[i].getType());
+            SmallVector<Value> at(type.getRank(), zero);
+            int64_t lead = broadcastStart + broadcastRank - type.getRank();
+            for (int64_t d = 0; d < type.getRank(); ++d) {
+              if (indexDimFor(i, lead + d) >= 0)
+                at[d] = ivs[lead + d];
+            }
+            Value loaded = loop::LoadOp::create(b, loc, indexTensors[i], at);
+            Value index =
+                arith::IndexCastOp::create(b, loc, b.getIndexType(), loaded);
+            Value size = indexedSizes[i];
+            Value wrapped = arith::SelectOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                                      zero),
+                arith::AddIOp::create(b, loc, index, size), index);
+            indices.push_back(clampToRange(b, loc, wrapped, size));
           }
           return indices;
         });
@@ -3276,15 +3554,21 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   MLIRContext *ctx = patterns.getContext();
   patterns.add<AddLowering, SubLowering, NegLowering, ReluLowering>(ctx,
                                                                     options);
-  patterns.add<BinaryLowering<fx::MulOp, BinaryKind::Mul>,
-               BinaryLowering<fx::DivOp, BinaryKind::Div>,
-               BinaryLowering<fx::MaximumOp, BinaryKind::Max>,
-               BinaryLowering<fx::MinimumOp, BinaryKind::Min>,
-               ScalarBinaryLowering<fx::AddScalarOp, BinaryKind::Add>,
-               ScalarBinaryLowering<fx::SubScalarOp, BinaryKind::Sub>,
-               ScalarBinaryLowering<fx::MulScalarOp, BinaryKind::Mul>,
-               ScalarBinaryLowering<fx::DivScalarOp, BinaryKind::Div>>(ctx,
-                                                                       options);
+  patterns
+      .add<BinaryLowering<fx::MulOp, BinaryKind::Mul>,
+           BinaryLowering<fx::DivOp, BinaryKind::Div>,
+           BinaryLowering<fx::MaximumOp, BinaryKind::Max>,
+           BinaryLowering<fx::MinimumOp, BinaryKind::Min>,
+           BinaryLowering<fx::FmodOp, BinaryKind::Fmod>,
+           BinaryLowering<fx::RemainderOp, BinaryKind::Remainder>,
+           ScalarBinaryLowering<fx::FmodScalarOp, BinaryKind::Fmod>,
+           ScalarBinaryLowering<fx::RemainderScalarOp, BinaryKind::Remainder>,
+           DivModeLowering<fx::DivModeOp>, DivModeLowering<fx::DivScalarModeOp>,
+           ScalarBinaryLowering<fx::AddScalarOp, BinaryKind::Add>,
+           ScalarBinaryLowering<fx::SubScalarOp, BinaryKind::Sub>,
+           ScalarBinaryLowering<fx::MulScalarOp, BinaryKind::Mul>,
+           ScalarBinaryLowering<fx::DivScalarOp, BinaryKind::Div>>(ctx,
+                                                                   options);
   patterns.add<CompareLowering<fx::EqOp, CompareKind::Eq, false>,
                CompareLowering<fx::NeOp, CompareKind::Ne, false>,
                CompareLowering<fx::LtOp, CompareKind::Lt, false>,
@@ -3341,7 +3625,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                                                                         "min");
   patterns.add<IndexingLowering<fx::EmbeddingOp>,
                IndexingLowering<fx::IndexSelectOp>,
-               IndexingLowering<fx::GatherOp>, CatLowering>(ctx);
+               IndexingLowering<fx::GatherOp>, IndexLowering, CatLowering>(ctx);
   patterns.add<ViewLowering<fx::CloneOp>, ViewLowering<fx::AliasOp>,
                ViewLowering<fx::PermuteOp>, ViewLowering<fx::ExpandOp>,
                ViewLowering<fx::SqueezeOp>, ViewLowering<fx::UnsqueezeOp>,

@@ -31,3 +31,52 @@ fx.graph @cat(%a: tensor<3x4xf32>, %b: tensor<3x5xf32>) -> tensor<3x9xf32> {
   %0 = fx.cat %a, %b {dim = -1 : i64} : (tensor<3x4xf32>, tensor<3x5xf32>) -> tensor<3x9xf32>
   fx.output %0 : tensor<3x9xf32>
 }
+
+// -----
+
+// Adjacent indexed dimensions are replaced in place by the index tensors'
+// broadcast shape; a negative index counts from the end, then the index is
+// clamped into the tensor.
+// CHECK-LABEL: fx.graph @index_adjacent
+// CHECK: loop.pointwise : tensor<2x3x4x7xf32>
+// CHECK-NEXT: ^bb0(%[[A:.+]]: index, %[[B:.+]]: index, %[[C:.+]]: index, %[[D:.+]]: index):
+// CHECK: %[[I:.+]] = loop.load %{{.+}}[%[[B]], %[[C]]] : tensor<3x4xsi64>
+// CHECK: %[[IC:.+]] = arith.index_cast %[[I]] : i64 to index
+// CHECK: %[[NEG:.+]] = arith.cmpi slt, %[[IC]], %c0
+// CHECK: %[[UP:.+]] = arith.addi %[[IC]], %c5
+// CHECK: %[[W1:.+]] = arith.select %[[NEG]], %[[UP]], %[[IC]]
+// CHECK: %[[R1:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
+// CHECK: %[[J:.+]] = loop.load %{{.+}}[%c0{{.*}}, %[[C]]] : tensor<1x4xsi64>
+// CHECK: %[[R2:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
+// CHECK: loop.load %{{.+}}[%[[A]], %[[R1]], %[[R2]], %[[D]]] : tensor<2x5x6x7xf32>
+fx.graph @index_adjacent(%x: tensor<2x5x6x7xf32>, %i: tensor<3x4xsi64>, %j: tensor<1x4xsi64>) -> tensor<2x3x4x7xf32> {
+  %0 = fx.index %x, %i, %j {index_positions = array<i64: 1, 2>} : (tensor<2x5x6x7xf32>, tensor<3x4xsi64>, tensor<1x4xsi64>) -> tensor<2x3x4x7xf32>
+  fx.output %0 : tensor<2x3x4x7xf32>
+}
+
+// -----
+
+// Indexed dimensions separated by a full slice: the broadcast dimensions
+// lead the result.
+// CHECK-LABEL: fx.graph @index_separated
+// CHECK: loop.pointwise : tensor<3x6xf32>
+// CHECK-NEXT: ^bb0(%[[A:.+]]: index, %[[B:.+]]: index):
+// CHECK: loop.load %{{.+}}[%[[A]]] : tensor<3xsi64>
+// CHECK: loop.load %{{.+}}[%[[A]]] : tensor<3xsi32>
+// CHECK: loop.load %{{.+}}[%{{.+}}, %[[B]], %{{.+}}] : tensor<5x6x7xf32>
+fx.graph @index_separated(%x: tensor<5x6x7xf32>, %i: tensor<3xsi64>, %j: tensor<3xsi32>) -> tensor<3x6xf32> {
+  %0 = fx.index %x, %i, %j {index_positions = array<i64: 0, 2>} : (tensor<5x6x7xf32>, tensor<3xsi64>, tensor<3xsi32>) -> tensor<3x6xf32>
+  fx.output %0 : tensor<3x6xf32>
+}
+
+// -----
+
+// Dynamic sizes of the result come from the index tensor and from `self`.
+// CHECK-LABEL: fx.graph @index_dynamic
+// CHECK-DAG: %[[N:.+]] = tensor.dim %{{.+}}, %c0{{.*}} : tensor<?xsi64>
+// CHECK-DAG: %[[M:.+]] = tensor.dim %{{.+}}, %c1{{.*}} : tensor<?x?xf32>
+// CHECK: loop.pointwise(%[[N]], %[[M]]) : tensor<?x?xf32>
+fx.graph @index_dynamic(%x: tensor<?x?xf32>, %i: tensor<?xsi64>) -> tensor<?x?xf32> {
+  %0 = fx.index %x, %i : (tensor<?x?xf32>, tensor<?xsi64>) -> tensor<?x?xf32>
+  fx.output %0 : tensor<?x?xf32>
+}

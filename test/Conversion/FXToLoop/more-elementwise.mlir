@@ -175,3 +175,51 @@ fx.graph @atan2(%x: tensor<4xf32>, %y: tensor<4xf32>) -> tensor<4xf32> {
   %0 = fx.atan2 %x, %y : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   fx.output %0 : tensor<4xf32>
 }
+
+// -----
+
+// Python's modulus is fmod moved by the divisor where the signs differ;
+// integer divisors of 0 and -1 become 1 so that no division traps (a
+// constant divisor folds).
+// CHECK-LABEL: fx.graph @remainder
+// CHECK: loop.pointwise : tensor<8xf32>
+// CHECK: %[[MOD:.+]] = arith.remf %[[A:.+]], %[[B:.+]] : f32
+// CHECK: %[[MOVED:.+]] = arith.addf %[[MOD]], %[[B]] : f32
+// CHECK: arith.select %{{.+}}, %[[MOVED]], %[[MOD]] : f32
+// CHECK: loop.pointwise : tensor<8xsi32>
+// CHECK: %[[ZERO:.+]] = arith.cmpi eq, %[[D:.+]], %c0_i32
+// CHECK: %[[MINUS:.+]] = arith.cmpi eq, %[[D]], %c-1_i32
+// CHECK: %[[TRAPS:.+]] = arith.ori %[[ZERO]], %[[MINUS]] : i1
+// CHECK: %[[SAFE:.+]] = arith.select %[[TRAPS]], %c1_i32, %[[D]] : i32
+// CHECK: arith.remsi %{{.+}}, %[[SAFE]] : i32
+// CHECK: loop.pointwise : tensor<8xsi32>
+// CHECK: arith.remsi %{{.+}}, %c3_i32 : i32
+fx.graph @remainder(%a: tensor<8xf32>, %b: tensor<8xf32>, %i: tensor<8xsi32>, %j: tensor<8xsi32>) -> (tensor<8xf32>, tensor<8xsi32>, tensor<8xsi32>) {
+  %0 = fx.remainder %a, %b : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %1 = fx.fmod %i, %j : (tensor<8xsi32>, tensor<8xsi32>) -> tensor<8xsi32>
+  %2 = fx.fmod_scalar %i {other = 3 : i64} : (tensor<8xsi32>) -> tensor<8xsi32>
+  fx.output %0, %1, %2 : tensor<8xf32>, tensor<8xsi32>, tensor<8xsi32>
+}
+
+// -----
+
+// Rounded divisions: trunc of the quotient for floats; integers divide with
+// a trap-free divisor and negate for -1.
+// CHECK-LABEL: fx.graph @div_modes
+// CHECK: loop.pointwise : tensor<8xf32>
+// CHECK: %[[Q:.+]] = arith.divf
+// CHECK: math.trunc %[[Q]] : f32
+// CHECK: loop.pointwise : tensor<8xsi64>
+// CHECK: %[[FLOOR:.+]] = arith.floordivsi %{{.+}}, %{{.+}} : i64
+// CHECK: %[[NEG:.+]] = arith.subi %c0_i64, %{{.+}} : i64
+// CHECK: arith.select %{{.+}}, %[[NEG]], %[[FLOOR]] : i64
+// CHECK: loop.pointwise : tensor<8xf32>
+// CHECK: arith.remf
+// CHECK: math.floor
+// CHECK: math.copysign
+fx.graph @div_modes(%a: tensor<8xf32>, %b: tensor<8xf32>, %i: tensor<8xsi64>, %j: tensor<8xsi64>) -> (tensor<8xf32>, tensor<8xsi64>, tensor<8xf32>) {
+  %0 = fx.div_mode %a, %b {rounding_mode = "trunc"} : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  %1 = fx.div_mode %i, %j {rounding_mode = "floor"} : (tensor<8xsi64>, tensor<8xsi64>) -> tensor<8xsi64>
+  %2 = fx.div_scalar_mode %a {other = 2.5 : f64, rounding_mode = "floor"} : (tensor<8xf32>) -> tensor<8xf32>
+  fx.output %0, %1, %2 : tensor<8xf32>, tensor<8xsi64>, tensor<8xf32>
+}

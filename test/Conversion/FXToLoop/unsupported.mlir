@@ -22,3 +22,12 @@ fx.graph @negative_integer_power(%i: tensor<4xsi64>) -> tensor<4xsi64> {
   %0 = fx.pow_tensor_scalar %i {exponent = -1 : i64} : (tensor<4xsi64>) -> tensor<4xsi64>
   fx.output %0 : tensor<4xsi64>
 }
+
+// -----
+
+// A bool mask selects a data-dependent number of elements.
+fx.graph @index_with_mask(%x: tensor<4x3xf32>, %m: tensor<4xi1>) -> tensor<?x3xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.index' with these operand types}}
+  %0 = fx.index %x, %m : (tensor<4x3xf32>, tensor<4xi1>) -> tensor<?x3xf32>
+  fx.output %0 : tensor<?x3xf32>
+}
