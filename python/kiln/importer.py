@@ -77,14 +77,17 @@ class UnsupportedOpError(KilnImportError):
         node_name: the FX node's name.
         location: ``(file, line)`` of the user code that created the node,
             from its recorded stack trace, or None when it has none.
+        problem: what is not supported, without the location (the same for
+            every node with the same problem).
     """
 
     def __init__(self, message: str, op: str, node_name: str,
-                 location: Optional[Tuple[str, int]]):
+                 location: Optional[Tuple[str, int]], problem: Optional[str] = None):
         super().__init__(message)
         self.op = op
         self.node_name = node_name
         self.location = location
+        self.problem = problem if problem is not None else message
 
 
 class UnsupportedDtypeError(UnsupportedOpError):
@@ -177,7 +180,7 @@ def _unsupported(node: torch.fx.Node, problem: str,
     location = source_location(node)
     where = f" at {location[0]}:{location[1]}" if location else ""
     message = f"{problem}{where} (FX node '{node.name}')"
-    return error(message, _describe_op(node), node.name, location)
+    return error(message, _describe_op(node), node.name, location, problem)
 
 
 # ===----------------------------------------------------------------------=== #
@@ -756,7 +759,7 @@ def _decompositions() -> Dict[Any, Callable]:
     ATen ops that the fx dialect lacks (``aten.t``, ``aten.transpose``,
     ``aten.stack``, ``aten.rsub``, ``aten.native_batch_norm``, ...): the ops
     the table has are kept whole. The few prims ops that the decompositions
-    leave become fx ops in _canonicalize."""
+    leave become fx ops in canonicalize."""
     from torch._decomp import decomposition_table
 
     return {op: fn for op, fn in decomposition_table.items()
@@ -887,7 +890,7 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
 }
 
 
-def _canonicalize(gm: torch.fx.GraphModule) -> None:
+def canonicalize(gm: torch.fx.GraphModule) -> None:
     """Rewrites nodes that the table spells differently (_EQUIVALENT_OPS,
     _rewrite_scalar_first) into the table's ops, keeping their metadata."""
     graph = gm.graph
@@ -925,7 +928,7 @@ def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule
     for node in gm.graph.nodes:
         if _TRACES_INNERMOST_FIRST and node.meta.get("stack_trace"):
             node.meta["stack_trace"] = _innermost_last(node.meta["stack_trace"])
-    _canonicalize(gm)
+    canonicalize(gm)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     return gm
@@ -989,11 +992,24 @@ class _TypeRecorder(torch.fx.Interpreter):
         return result
 
 
+def fake_mode_of(values: Sequence[Any]) -> Any:
+    """The FakeTensorMode of the first fake tensor among `values` (what
+    AOTAutograd gives a backend's compilers), or None."""
+    for value in values:
+        mode = getattr(value, "fake_mode", None)
+        if mode is not None:
+            return mode
+    return None
+
+
 def _propagate_types(gm: torch.fx.GraphModule,
                      flat_inputs: List[Any]) -> Dict[torch.fx.Node, Optional[TensorType]]:
-    """Runs `gm` on the flattened example inputs; returns each node's type."""
+    """Runs `gm` on the flattened example inputs; returns each node's type.
+    Fake inputs run in their fake mode, so that no op computes and the
+    tensors that ops create are fake too."""
     recorder = _TypeRecorder(gm)
-    with torch.no_grad():
+    fake_mode = fake_mode_of(flat_inputs)
+    with torch.no_grad(), fake_mode if fake_mode is not None else contextlib.nullcontext():
         try:
             recorder.run(*flat_inputs, enable_io_processing=False)
         except Exception as error:
@@ -1041,11 +1057,15 @@ def input_guards(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Gra
 
 
 def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType],
-                 name: str, guards: Optional[GraphGuards]) -> str:
+                 name: str, guards: Optional[GraphGuards],
+                 op_lines: Optional[Dict[int, torch.fx.Node]] = None) -> str:
     """Prints the checked graph as one ``fx.graph`` op, with `guards` as the
-    arguments' ``fx.guard`` attributes and the graph's ``symbols``."""
+    arguments' ``fx.guard`` attributes and the graph's ``symbols``. Fills
+    `op_lines`, if given, with the node that each line of an op comes from
+    (1-based, as diagnostics count)."""
     p = _Printer(types)
     args, body, results = [], [], []
+    body_nodes = []
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             arg = f"{p.declare(node)}: {p.type(node)}"
@@ -1055,6 +1075,7 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
             args.append(arg)
         elif node.op == "call_function" and not _is_getitem(node):
             body.append(_spec_for(node).emit(p, node))
+            body_nodes.append(node)
         elif node.op == "output":
             results = _output_values(node)
 
@@ -1076,20 +1097,29 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
         output += f" {', '.join(p.value(r) for r in results)} : {', '.join(result_types)}"
 
     lines = [signature + " {", *(f"  {line}" for line in body), f"  {output}", "}"]
+    if op_lines is not None:
+        line = signature.count("\n") + 2
+        for node, text in zip(body_nodes, body):
+            for _ in range(text.count("\n") + 1):
+                op_lines[line] = node
+                line += 1
     return "\n".join(lines) + "\n"
 
 
 def import_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
-                 name: str = "forward", guards: bool = True) -> str:
+                 name: str = "forward", guards: bool = True,
+                 op_lines: Optional[Dict[int, torch.fx.Node]] = None) -> str:
     """Returns the ``fx.graph @<name>`` text for an ATen-level graph.
 
     `example_inputs` are the inputs `gm` was captured with (nested as they were
     passed to capture); the graph runs on them to give every value its exact
     shape and dtype. With `guards`, every argument carries the guard of its
     example input (input_guards): what the graph is specialised on, which
-    the runtime checks. Raises UnsupportedOpError for the first node the
-    importer cannot import, and KilnImportError when the inputs do not fit
-    the graph.
+    the runtime checks. The inputs may be fake tensors (of one
+    FakeTensorMode). `op_lines`, if given, receives the node that each line
+    of an op comes from, so that a diagnostic's line names its node. Raises
+    UnsupportedOpError for the first node the importer cannot import, and
+    KilnImportError when the inputs do not fit the graph.
     """
     for node in gm.graph.nodes:
         _check_structure(node)
@@ -1097,7 +1127,7 @@ def import_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
     for node in gm.graph.nodes:
         _check_type(node, types.get(node))
     graph_guards = input_guards(gm, example_inputs) if guards else None
-    return _print_graph(gm, types, name, graph_guards)
+    return _print_graph(gm, types, name, graph_guards, op_lines)
 
 
 # ===----------------------------------------------------------------------=== #
@@ -1244,6 +1274,20 @@ def _check_size_bounds(gm: torch.fx.GraphModule, types: Dict) -> None:
                                  "static sizes")
 
 
+def _on_inputs_device(constants: List[torch.Tensor],
+                      example_inputs: Sequence[Any]) -> List[torch.Tensor]:
+    """The constants, with zero-dim CPU ones (``x * torch.tensor(2.0)``,
+    which PyTorch lets CUDA ops read) moved to the inputs' device when all
+    of those are on one other device: an artifact reads all its inputs on
+    the device it runs on."""
+    devices = {t.device for t in pytree.tree_flatten(_input_list(example_inputs))[0]
+               if isinstance(t, torch.Tensor)}
+    if len(devices) != 1 or next(iter(devices)).type == "cpu":
+        return constants
+    (device,) = devices
+    return [c.to(device) if c.dim() == 0 and c.device.type == "cpu" else c for c in constants]
+
+
 def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = "forward",
                     guards: bool = True,
                     dynamic: Union[bool, Dict[int, Sequence[int]]] = False) -> ImportedGraph:
@@ -1265,7 +1309,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     refused. Raises UnsupportedOpError naming the node otherwise.
     """
     gm = capture(fn, example_inputs)
-    constants = lift_constants(gm)
+    constants = _on_inputs_device(lift_constants(gm), example_inputs)
     inputs = [*example_inputs, *constants]
     if not dynamic:
         return ImportedGraph(import_graph(gm, inputs, name=name, guards=guards), gm,
@@ -1296,7 +1340,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
             f"the function fails on inputs whose dynamic dimensions have other sizes "
             f"({error}): some of them must stay static; choose the dynamic dimensions "
             "with dynamic={input index: [dimensions]}") from error
-    constants_b = lift_constants(gm_b)
+    constants_b = _on_inputs_device(lift_constants(gm_b), grown_inputs)
     text_a = import_graph(gm, inputs, name=name, guards=False)
     text_b = import_graph(gm_b, [*grown_inputs, *constants_b], name=name, guards=False)
     for line_a, line_b in zip(_without_types(text_a), _without_types(text_b)):

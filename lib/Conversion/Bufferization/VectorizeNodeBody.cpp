@@ -232,6 +232,10 @@ private:
       uniform.map(op.getResults(), clone->getResults());
       return;
     }
+    if (isa<arith::RemFOp>(op)) {
+      emitPerLane(op);
+      return;
+    }
     SmallVector<Value> operands = llvm::map_to_vector(
         op.getOperands(), [&](Value v) { return asVector(v); });
     SmallVector<Type> resultTypes = llvm::map_to_vector(
@@ -240,6 +244,27 @@ private:
                          op.getAttrs());
     Operation *vectorOp = b.create(state);
     vectors.map(op.getResults(), vectorOp->getResults());
+  }
+
+  /// `op` once per lane, on scalars: for ops that targets lower only on
+  /// scalars (the GPU's NVVM conversion calls libdevice's fmodf for a
+  /// scalar remf and has no rule for a vector one).
+  void emitPerLane(Operation &op) {
+    Location loc = op.getLoc();
+    SmallVector<Value> lanes;
+    for (int64_t lane = 0; lane < width; ++lane) {
+      IRMapping scalars;
+      for (Value operand : op.getOperands()) {
+        scalars.map(operand, isUniform(operand)
+                                 ? getUniform(operand)
+                                 : Value(vector::ExtractOp::create(
+                                       b, loc, asVector(operand), lane)));
+      }
+      lanes.push_back(b.clone(op, scalars)->getResult(0));
+    }
+    vectors.map(op.getResult(0),
+                vector::FromElementsOp::create(
+                    b, loc, vectorOf(op.getResult(0).getType()), lanes));
   }
 
   OpBuilder &b;

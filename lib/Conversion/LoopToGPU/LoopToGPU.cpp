@@ -686,6 +686,45 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   return target;
 }
 
+/// Replaces the kernels' float remainders by calls of libdevice's fmod:
+/// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which
+/// NVPTX has no exact instruction for) before its libdevice patterns could
+/// see it. Outlining copies the declarations into the kernels' module.
+static void callLibdeviceForRemainders(ModuleOp module) {
+  SmallVector<arith::RemFOp> remainders;
+  module.walk([&](gpu::LaunchOp launch) {
+    launch.walk([&](arith::RemFOp op) { remainders.push_back(op); });
+  });
+  for (arith::RemFOp op : remainders) {
+    OpBuilder b(op);
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    Type callType = type.isF64() ? type : b.getF32Type();
+    StringRef name = type.isF64() ? "__nv_fmod" : "__nv_fmodf";
+    auto function = module.lookupSymbol<func::FuncOp>(name);
+    if (!function) {
+      OpBuilder atEnd = OpBuilder::atBlockEnd(module.getBody());
+      function = func::FuncOp::create(
+          atEnd, loc, name,
+          atEnd.getFunctionType({callType, callType}, {callType}));
+      function.setPrivate();
+    }
+    auto widen = [&](Value value) -> Value {
+      return value.getType() == callType
+                 ? value
+                 : arith::ExtFOp::create(b, loc, callType, value);
+    };
+    Value result =
+        func::CallOp::create(b, loc, function,
+                             ValueRange{widen(op.getLhs()), widen(op.getRhs())})
+            .getResult(0);
+    if (type != callType)
+      result = arith::TruncFOp::create(b, loc, type, result);
+    op.replaceAllUsesWith(result);
+    op.erase();
+  }
+}
+
 namespace {
 struct ConvertLoopToGPUPass
     : kiln::impl::ConvertLoopToGPUPassBase<ConvertLoopToGPUPass> {
@@ -716,7 +755,8 @@ struct ConvertLoopToGPUPass
     GraphBufferizationTarget target =
         getGPUBufferizationTarget(&getContext(), options);
     if (failed(bufferizeGraphs(getOperation(), target)))
-      signalPassFailure();
+      return signalPassFailure();
+    callLibdeviceForRemainders(getOperation());
   }
 };
 } // namespace

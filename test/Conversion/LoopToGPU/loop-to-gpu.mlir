@@ -164,3 +164,34 @@ fx.graph @column_arithmetic(%x: tensor<4x9xf32>, %y: tensor<4x16xf32>) -> tensor
   fx.output %0 : tensor<4x8xf32>
 }
 
+
+// -----
+
+// Float remainders in kernels call libdevice's fmod, one lane at a time
+// where the body is vectorized; halves widen to f32 for the call.
+// CHECK-LABEL: func.func @remainders
+// CHECK: gpu.launch
+// CHECK: %[[R:.+]] = func.call @__nv_fmodf(%{{.+}}, %{{.+}}) : (f32, f32) -> f32
+// CHECK: arith.truncf %[[R]] : f32 to f16
+// CHECK: func.call @__nv_fmod(%{{.+}}, %{{.+}}) : (f64, f64) -> f64
+// CHECK-NOT: arith.remf
+// CHECK-DAG: func.func private @__nv_fmodf(f32, f32) -> f32
+// CHECK-DAG: func.func private @__nv_fmod(f64, f64) -> f64
+// VEC-LABEL: func.func @remainders
+// VEC-COUNT-4: func.call @__nv_fmodf
+// VEC: vector.from_elements
+fx.graph @remainders(%x: tensor<64xf16>, %y: tensor<64xf64>) -> (tensor<64xf16>, tensor<64xf64>) {
+  %0 = loop.pointwise : tensor<64xf16> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf16>
+    %r = arith.remf %v, %v : f16
+    loop.yield %r : f16
+  }
+  %1 = loop.pointwise : tensor<64xf64> {
+  ^bb0(%i: index):
+    %v = loop.load %y[%i] : tensor<64xf64>
+    %r = arith.remf %v, %v : f64
+    loop.yield %r : f64
+  }
+  fx.output %0, %1 : tensor<64xf16>, tensor<64xf64>
+}

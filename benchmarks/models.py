@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""Whole models under torch.compile: eager vs Inductor vs Kiln, in one run.
+
+The workloads are those of the anchor table (TIMM and HuggingFace models
+built from their configs, without weights, and the two micro-graphs), in
+inference mode. For each, in one process on the same inputs:
+
+* eager time; Inductor (torch.compile, default mode) and Kiln
+  (torch.compile(backend="kiln")) times and their answers against eager;
+* cold compile time (first call, empty Kiln artifact cache) and warm compile
+  time (Dynamo reset, the same artifact cache: what a second process pays);
+* peak memory of each (CUDA) and what Kiln ran in PyTorch (op, count).
+
+    PYTHONPATH=python python3 benchmarks/models.py --device cuda --dtype bf16 \\
+        [--models resnet50,bert_base] [--out docs/perf]
+
+Prints a table; with --out writes models-<device>-<dtype>.json and .md (and
+a .png of the speedups where matplotlib is installed).
+"""
+
+import argparse
+import collections
+import json
+import math
+import platform
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+
+import torch
+import torch.utils._pytree as pytree
+
+import kiln.backend
+
+
+def model_factories(device):
+    """name -> () -> (module, inputs on the CPU in f32/int64)."""
+    big = device == "cuda"
+    batch, seq = (64, 512) if big else (8, 128)
+
+    def timm_model(name):
+        def make():
+            import timm
+            return timm.create_model(name, pretrained=False).eval(), \
+                [torch.randn(batch, 3, 224, 224)]
+        return make
+
+    def hf_model(kind, batch_size, vocab):
+        def make():
+            import transformers as tf
+            if kind == "bert":
+                model = tf.BertModel(tf.BertConfig())
+            elif kind == "gpt2":
+                model = tf.GPT2LMHeadModel(tf.GPT2Config())
+            else:
+                model = tf.LlamaForCausalLM(tf.LlamaConfig(
+                    hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+                    num_attention_heads=16, num_key_value_heads=16, vocab_size=vocab))
+            return model.eval(), [torch.randint(0, vocab, (batch_size, seq))]
+        return make
+
+    class LayerNormGelu(torch.nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            self.norm = torch.nn.LayerNorm(width)
+
+        def forward(self, x, r):
+            return torch.nn.functional.gelu(self.norm(x + r)) * 0.5 + x
+
+    class ScaledSoftmax(torch.nn.Module):
+        def forward(self, x):
+            return torch.softmax(x * 0.125, dim=-1)
+
+    rows = 16384 if big else 1024
+    return {
+        "micro_ln_gelu": lambda: (LayerNormGelu(4096).eval(),
+                                  [torch.randn(rows, 4096), torch.randn(rows, 4096)]),
+        "micro_softmax": lambda: (ScaledSoftmax(),
+                                  [torch.randn(64 if big else 4, 16, 1024, 1024 if big else 256)]),
+        "resnet50": timm_model("resnet50"),
+        "vit_base_patch16_224": timm_model("vit_base_patch16_224"),
+        "convnext_tiny": timm_model("convnext_tiny"),
+        "mobilenetv3_large_100": timm_model("mobilenetv3_large_100"),
+        "bert_base": hf_model("bert", 16 if big else 2, 30000),
+        "gpt2": hf_model("gpt2", 8 if big else 1, 50000),
+        "llama_8l_1024": hf_model("llama", 8 if big else 1, 32000),
+    }
+
+
+def synchronize(device):
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def median_time(fn, device, budget_s=1.0):
+    """Median seconds of one call, after warm-up; CUDA events on the GPU."""
+    for _ in range(3):
+        fn()
+    synchronize(device)
+    start = time.perf_counter()
+    fn()
+    synchronize(device)
+    count = max(5, min(100, int(budget_s / max(time.perf_counter() - start, 1e-6))))
+    times = []
+    for _ in range(count):
+        if device == "cuda":
+            begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            begin.record()
+            fn()
+            end.record()
+            torch.cuda.synchronize()
+            times.append(begin.elapsed_time(end) / 1e3)
+        else:
+            begin = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - begin)
+    return sorted(times)[len(times) // 2]
+
+
+def tensors_of(output):
+    return [t for t in pytree.tree_flatten(output)[0] if isinstance(t, torch.Tensor)]
+
+
+def relative_error(got, want):
+    """Largest |got - want| over largest |want|, across the outputs."""
+    got, want = tensors_of(got), tensors_of(want)
+    if len(got) != len(want):
+        return math.inf
+    worst = 0.0
+    for g, w in zip(got, want):
+        if g.shape != w.shape:
+            return math.inf
+        scale = w.double().abs().max().item() or 1.0
+        worst = max(worst, (g.double() - w.double()).abs().max().item() / scale)
+    return worst
+
+
+def first_call(compiled, inputs, device):
+    """(output, seconds): the call that compiles."""
+    start = time.perf_counter()
+    output = compiled(*inputs)
+    synchronize(device)
+    return output, time.perf_counter() - start
+
+
+def peak_memory(fn, device):
+    if device != "cuda":
+        return None
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() / 2**20
+
+
+def measure(name, make, device, dtype, tolerance):
+    record = {"model": name, "device": device, "dtype": str(dtype)[6:]}
+    model, inputs = make()
+    model = model.to(device=device, dtype=dtype)
+    inputs = [t.to(device=device, dtype=dtype) if t.is_floating_point() else t.to(device)
+              for t in inputs]
+    with torch.no_grad():
+        expected = model(*inputs)
+        record["eager_ms"] = median_time(lambda: model(*inputs), device) * 1e3
+        record["eager_mib"] = peak_memory(lambda: model(*inputs), device)
+
+        for system in ("inductor", "kiln"):
+            try:
+                torch._dynamo.reset()
+                if system == "kiln":
+                    kiln.backend.REPORTS.clear()
+                    cache = tempfile.mkdtemp(prefix="kiln-bench-")
+                    options = {"cache_dir": cache}
+                    compiled = torch.compile(model, backend="kiln", options=options)
+                else:
+                    compiled = torch.compile(model)
+                output, record[f"{system}_compile_s"] = first_call(compiled, inputs, device)
+                error = relative_error(output, expected)
+                record[f"{system}_error"] = error
+                record[f"{system}_ok"] = error <= tolerance
+                record[f"{system}_ms"] = median_time(lambda: compiled(*inputs), device) * 1e3
+                record[f"{system}_mib"] = peak_memory(lambda: compiled(*inputs), device)
+                if system == "kiln":
+                    fallbacks, reasons = collections.Counter(), collections.Counter()
+                    for report in kiln.backend.REPORTS:
+                        fallbacks.update({op: n for (op, _), n in report.fallbacks.items()})
+                        reasons.update(report.fallbacks)
+                    record["kiln_fallbacks"] = dict(fallbacks)
+                    record["kiln_fallback_reasons"] = [
+                        f"{op} x{n}: {reason}" for (op, reason), n in sorted(reasons.items())]
+                    record["kiln_compiled_ops"] = sum(r.compiled_ops for r in kiln.backend.REPORTS)
+                    record["kiln_artifacts"] = sum(r.kernels for r in kiln.backend.REPORTS)
+                    torch._dynamo.reset()
+                    warm = torch.compile(model, backend="kiln", options=options)
+                    record["kiln_warm_compile_s"] = first_call(warm, inputs, device)[1]
+            except Exception as error:  # Report and go on with the next.
+                record[f"{system}_failure"] = f"{type(error).__name__}: {str(error)[:400]}"
+                traceback.print_exc()
+    for system in ("inductor", "kiln"):
+        if f"{system}_ms" in record:
+            record[f"{system}_speedup"] = record["eager_ms"] / record[f"{system}_ms"]
+    return record
+
+
+def geomean(values):
+    values = [v for v in values if v]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def fmt(value, spec):
+    return "—" if value is None else format(value, spec)
+
+
+def table(records):
+    lines = ["| workload | eager ms | Inductor ms (÷ eager) | Kiln ms (÷ eager) | "
+             "Kiln ÷ Inductor | compile s: Inductor / Kiln cold / Kiln warm | "
+             "peak MiB: eager / Inductor / Kiln | Kiln correct | ran in PyTorch |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    for r in records:
+        ratio = (r["inductor_ms"] / r["kiln_ms"]) if "kiln_ms" in r and "inductor_ms" in r else None
+        fallbacks = ", ".join(f"{op.replace('aten.', '')} ×{n}"
+                              for op, n in sorted(r.get("kiln_fallbacks", {}).items()))
+        if "kiln_failure" in r:
+            fallbacks = f"failed: {r['kiln_failure'][:120]}"
+        correct = ("yes" if r.get("kiln_ok") else "NO") + \
+            f" ({fmt(r.get('kiln_error'), '.1e')})" if "kiln_error" in r else "—"
+        lines.append(
+            f"| {r['model']} | {fmt(r.get('eager_ms'), '.3f')} | "
+            f"{fmt(r.get('inductor_ms'), '.3f')} ({fmt(r.get('inductor_speedup'), '.2f')}×) | "
+            f"{fmt(r.get('kiln_ms'), '.3f')} ({fmt(r.get('kiln_speedup'), '.2f')}×) | "
+            f"{fmt(ratio, '.2f')}× | {fmt(r.get('inductor_compile_s'), '.1f')} / "
+            f"{fmt(r.get('kiln_compile_s'), '.1f')} / {fmt(r.get('kiln_warm_compile_s'), '.1f')} | "
+            f"{fmt(r.get('eager_mib'), '.0f')} / {fmt(r.get('inductor_mib'), '.0f')} / "
+            f"{fmt(r.get('kiln_mib'), '.0f')} | {correct} | {fallbacks or 'nothing'} |")
+    lines.append(f"| **geomean** | | ({fmt(geomean(r.get('inductor_speedup') for r in records), '.2f')}×) "
+                 f"| ({fmt(geomean(r.get('kiln_speedup') for r in records), '.2f')}×) | | | | | |")
+    return "\n".join(lines)
+
+
+def plot(records, path, title):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    names = [r["model"] for r in records]
+    width = 0.4
+    fig, ax = plt.subplots(figsize=(max(6, len(names) * 1.1), 4))
+    for offset, system in ((-width / 2, "inductor"), (width / 2, "kiln")):
+        ax.bar([i + offset for i in range(len(names))],
+               [r.get(f"{system}_speedup") or 0 for r in records], width,
+               label="Inductor" if system == "inductor" else "Kiln")
+    ax.axhline(1.0, color="gray", linewidth=0.8)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=30, ha="right")
+    ax.set_ylabel("speedup over eager")
+    ax.set_title(title)
+    ax.legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    return True
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
+    parser.add_argument("--models", default="", help="comma-separated; default: all")
+    parser.add_argument("--out", type=Path, help="folder for the JSON, markdown and plot")
+    args = parser.parse_args()
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
+    tolerance = {"bf16": 5e-2, "fp16": 1e-2, "fp32": 1e-3}[args.dtype]
+    factories = model_factories(args.device)
+    names = [n for n in args.models.split(",") if n] or list(factories)
+    unknown = [n for n in names if n not in factories]
+    if unknown:
+        parser.error(f"unknown models {unknown}; known: {list(factories)}")
+
+    records = []
+    for name in names:
+        record = measure(name, factories[name], args.device, dtype, tolerance)
+        records.append(record)
+        print(json.dumps(record), flush=True)
+        if args.device == "cuda":
+            torch.cuda.empty_cache()
+
+    title = (f"torch {torch.__version__}, {args.device}"
+             f"{' (' + torch.cuda.get_device_name() + ')' if args.device == 'cuda' else ''}"
+             f", {args.dtype}, inference")
+    command = "PYTHONPATH=python python3 benchmarks/models.py " + " ".join(sys.argv[1:])
+    text = f"{title}; host {platform.node() or 'unknown'}\n\n{table(records)}\n"
+    print(text)
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        stem = args.out / f"models-{args.device}-{args.dtype}"
+        stem.with_suffix(".json").write_text(json.dumps(
+            {"command": command, "title": title, "records": records}, indent=1))
+        stem.with_suffix(".md").write_text(f"`{command}`\n\n{text}")
+        plot(records, stem.with_suffix(".png"), title)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,186 @@
+"""The torch.compile backend: partitioning into compiled regions and PyTorch
+fallbacks, fallback reports and errors, options, and (on torch 2.x)
+torch.compile(backend="kiln") itself for inference and training."""
+
+import logging
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from kiln.backend import (BackendOptions, FallbackError, KilnRegion,  # noqa: E402
+                          compile_aten_graph)
+from kiln.importer import capture  # noqa: E402
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no GPU on this machine"))]
+HAS_DYNAMO = hasattr(torch, "compile")
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+def regions(gm):
+    return [m for m in gm.modules() if isinstance(m, KilnRegion)]
+
+
+def partitioned(fn, inputs, tmp_path, **options):
+    gm = capture(fn, inputs)
+    return compile_aten_graph(gm, inputs, options=BackendOptions(cache_dir=tmp_path, **options))
+
+
+def sort_and_cumsum(x, w):
+    y = torch.relu(x @ w) * 2
+    s, _ = torch.sort(y, dim=-1)
+    return (torch.cumsum(s, -1) + 1).tanh(), y.sum(0)
+
+
+def test_unsupported_ops_run_in_pytorch_between_regions(device, tmp_path, caplog):
+    generator = torch.Generator().manual_seed(0)
+    x, w = (torch.randn(8, 16, generator=generator).to(device),
+            torch.randn(16, 4, generator=generator).to(device))
+    with caplog.at_level(logging.INFO, logger="kiln"):
+        compiled = partitioned(sort_and_cumsum, [x, w], tmp_path)
+    # sort and cumsum import into fx but have no lowering: kiln-compile's
+    # diagnostics name them, and they leave the regions around them.
+    report = compiled.kiln_report
+    assert report.kernels == 2 and len(regions(compiled)) == 2
+    assert {op for op, _ in report.fallbacks} == {"aten.sort.default", "aten.cumsum.default"}
+    assert all("no lowering for 'fx." in reason for _, reason in report.fallbacks)
+    assert "2 op(s) ran in PyTorch" in caplog.text
+    fresh = torch.randn(8, 16, generator=generator).to(device)
+    for got, want in zip(compiled(fresh, w), sort_and_cumsum(fresh, w)):
+        torch.testing.assert_close(got, want)
+
+
+def test_regions_that_feed_each_other(tmp_path):
+    """y feeds the second region directly and through sort, which the
+    partitioner must not put in between: two regions, one reading the
+    other's result."""
+    def fn(x):
+        y = torch.relu(x) * 3
+        return y + torch.sort(y, dim=-1).values
+    x = torch.randn(5, 6)
+    compiled = partitioned(fn, [x], tmp_path)
+    assert compiled.kiln_report.kernels == 2
+    x = torch.randn(5, 6)
+    torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_ops_the_importer_refuses_fall_back_with_its_reason(tmp_path):
+    def fn(x):
+        return torch.nonzero(x > 0).float().sum() + (x * 3).sum()
+    x = torch.randn(6, 5)
+    compiled = partitioned(fn, [x], tmp_path)
+    ops = {op: reason for op, reason in compiled.kiln_report.fallbacks}
+    assert "aten.nonzero.default" in ops, compiled.kiln_report.summary()
+    torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_fallback_error_names_the_op(tmp_path):
+    x, w = torch.randn(8, 16), torch.randn(16, 4)
+    with pytest.raises(FallbackError, match=r"aten\.sort\.default x1: kiln-fx-to-loop: "
+                                            r"no lowering for 'fx\.sort'"):
+        partitioned(sort_and_cumsum, [x, w], tmp_path, fallback="error")
+
+
+def test_a_fully_supported_graph_is_one_region(device, tmp_path):
+    def fn(x, w, b):
+        h = torch.nn.functional.gelu(x @ w + b)
+        return torch.softmax(h, -1), torch.nn.functional.layer_norm(h, (32,))
+    generator = torch.Generator().manual_seed(1)
+    args = [torch.randn(*s, generator=generator).to(device) for s in [(4, 16), (16, 32), (32,)]]
+    compiled = partitioned(fn, args, tmp_path, fallback="error")
+    assert compiled.kiln_report.kernels == 1 and not compiled.kiln_report.fallbacks
+    for got, want in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_views_alone_stay_views(tmp_path):
+    compiled = partitioned(lambda x: x.t().unsqueeze(0), [torch.randn(3, 4)], tmp_path)
+    assert compiled.kiln_report.kernels == 0 and not compiled.kiln_report.fallbacks
+    x = torch.randn(3, 4)
+    assert compiled(x).data_ptr() == x.data_ptr()
+
+
+def test_second_compile_reuses_the_cached_artifacts(tmp_path):
+    x, w = torch.randn(8, 16), torch.randn(16, 4)
+    partitioned(sort_and_cumsum, [x, w], tmp_path)
+    cached = sorted(tmp_path.glob("*.so"))
+    assert len(cached) == 2
+    stamps = [p.stat().st_mtime_ns for p in cached]
+    partitioned(sort_and_cumsum, [x, w], tmp_path)
+    assert sorted(tmp_path.glob("*.so")) == cached
+    assert [p.stat().st_mtime_ns for p in cached] == stamps
+
+
+def test_options_are_checked():
+    with pytest.raises(ValueError, match=r"unknown Kiln backend options \['fallbak'\]"):
+        BackendOptions.parse({"fallbak": "error"})
+    with pytest.raises(ValueError, match="expected 'eager' or 'error'"):
+        BackendOptions.parse({"fallback": "never"})
+    assert BackendOptions.parse({"pipeline_options": {"openmp": False}}).pipeline_options == \
+        {"openmp": False}
+
+
+# ===--- torch.compile (torch 2.x) -------------------------------------------=== #
+
+needs_dynamo = pytest.mark.skipif(not HAS_DYNAMO, reason="torch.compile needs torch 2.x")
+
+
+class Block(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.norm = torch.nn.LayerNorm(32)
+        self.up = torch.nn.Linear(32, 64)
+        self.down = torch.nn.Linear(64, 32)
+
+    def forward(self, x):
+        h = self.down(torch.nn.functional.gelu(self.up(self.norm(x))))
+        return x + h, torch.sort(h, dim=-1).values
+
+
+@needs_dynamo
+def test_torch_compile_inference(device, tmp_path):
+    import kiln.backend  # noqa: F401  (registers "kiln")
+    torch._dynamo.reset()
+    model = Block().to(device).eval()
+    compiled = torch.compile(model, backend="kiln", options={"cache_dir": tmp_path})
+    x = torch.randn(4, 8, 32, device=device)
+    with torch.no_grad():
+        for got, want in zip(compiled(x), model(x)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+        x = torch.randn(4, 8, 32, device=device)
+        for got, want in zip(compiled(x), model(x)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+@needs_dynamo
+def test_torch_compile_training_step(device, tmp_path):
+    import kiln.backend  # noqa: F401
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = Block().to(device)
+    reference = Block().to(device)
+    reference.load_state_dict(model.state_dict())
+    compiled = torch.compile(model, backend="kiln", options={"cache_dir": tmp_path})
+    x = torch.randn(4, 8, 32, device=device)
+    out, ranked = compiled(x)
+    (out.square().mean() + ranked[..., -1].mean()).backward()
+    ref_out, ref_ranked = reference(x)
+    (ref_out.square().mean() + ref_ranked[..., -1].mean()).backward()
+    torch.testing.assert_close(out, ref_out, rtol=1e-4, atol=1e-4)
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4)
+
+
+@needs_dynamo
+def test_torch_compile_fallback_error(tmp_path):
+    import kiln.backend  # noqa: F401
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x: torch.sort(x * 2).values, backend="kiln",
+                             options={"cache_dir": tmp_path, "fallback": "error"})
+    with pytest.raises(Exception, match="aten.sort.default"):
+        compiled(torch.randn(4, 5))
