@@ -50,7 +50,7 @@ from kiln.compiler import compile_graph_text
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
 from kiln.importer import (DECOMPOSITIONS, UnsupportedOpError, canonicalize,
-                           check_supported, fake_mode_of, import_graph)
+                           check_supported, fake_mode_of, import_graph, running_in)
 from kiln.runtime import Artifact
 
 __all__ = ["BackendOptions", "FallbackError", "GraphReport", "REPORTS", "compile_aten_graph",
@@ -158,12 +158,8 @@ def _record_values(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]
                    ) -> Dict[torch.fx.Node, Any]:
     fake_mode = fake_mode_of(example_inputs)
     recorder = _ValueRecorder(gm, fake_mode)
-    with torch.no_grad():
-        if fake_mode is not None:
-            with fake_mode:
-                recorder.run(*example_inputs, enable_io_processing=False)
-        else:
-            recorder.run(*example_inputs, enable_io_processing=False)
+    with torch.no_grad(), running_in(fake_mode):
+        recorder.run(*example_inputs, enable_io_processing=False)
     return recorder.values
 
 

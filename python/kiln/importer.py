@@ -661,7 +661,11 @@ def _type_from_meta(node: torch.fx.Node) -> Any:
     """A node's type as tracing recorded it in ``node.meta``."""
     for key in ("val", "tensor_meta"):
         if key in node.meta:
-            return TensorType.of(node.meta[key])
+            value = node.meta[key]
+            value_type = TensorType.of(value)  # TensorMetadata is a tuple too.
+            if value_type is None and isinstance(value, (tuple, list)):
+                return tuple(TensorType.of(v) for v in value)  # A multi-result op's.
+            return value_type
     # make_fx records no metadata for a non-tensor placeholder.
     return None if node.op == "placeholder" else _UNKNOWN
 
@@ -1002,6 +1006,23 @@ def fake_mode_of(values: Sequence[Any]) -> Any:
     return None
 
 
+@contextlib.contextmanager
+def running_in(fake_mode: Any) -> Iterator[None]:
+    """Runs code in `fake_mode` (nothing if None), letting ops read real
+    tensors too: graphs may create constants (``torch.tensor``) or hold
+    them as attributes."""
+    if fake_mode is None:
+        yield
+        return
+    saved = getattr(fake_mode, "allow_non_fake_inputs", None)
+    fake_mode.allow_non_fake_inputs = True
+    try:
+        with fake_mode:
+            yield
+    finally:
+        fake_mode.allow_non_fake_inputs = saved
+
+
 def _propagate_types(gm: torch.fx.GraphModule,
                      flat_inputs: List[Any]) -> Dict[torch.fx.Node, Optional[TensorType]]:
     """Runs `gm` on the flattened example inputs; returns each node's type.
@@ -1009,7 +1030,7 @@ def _propagate_types(gm: torch.fx.GraphModule,
     tensors that ops create are fake too."""
     recorder = _TypeRecorder(gm)
     fake_mode = fake_mode_of(flat_inputs)
-    with torch.no_grad(), fake_mode if fake_mode is not None else contextlib.nullcontext():
+    with torch.no_grad(), running_in(fake_mode):
         try:
             recorder.run(*flat_inputs, enable_io_processing=False)
         except Exception as error:

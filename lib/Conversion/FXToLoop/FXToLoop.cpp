@@ -274,28 +274,36 @@ static Value getTrapFreeDivisor(OpBuilder &b, Location loc, Value divisor) {
   return arith::SelectOp::create(b, loc, trapping, one, divisor);
 }
 
-/// Whether `value` is negative (`value < 0`), for a float or signed integer.
-static Value isNegative(OpBuilder &b, Location loc, Value value) {
+/// `value <kind> 0` for a float or signed integer `value`; false for NaN.
+static Value compareWithZero(OpBuilder &b, Location loc, Value value,
+                             bool greater) {
   Type type = value.getType();
   if (isa<FloatType>(type))
     return arith::CmpFOp::create(
-        b, loc, arith::CmpFPredicate::OLT, value,
-        arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0)));
+        b, loc, greater ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
+        value, arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0)));
   return arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::slt, value,
-      arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0)));
+      b, loc, greater ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
+      value, arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0)));
 }
 
-/// Whether `value` is not zero.
-static Value isNonZero(OpBuilder &b, Location loc, Value value) {
-  Type type = value.getType();
-  if (isa<FloatType>(type))
-    return arith::CmpFOp::create(
-        b, loc, arith::CmpFPredicate::UNE, value,
-        arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0)));
-  return arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::ne, value,
-      arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0)));
+/// `ifDiffer` where `mod` is non-zero with the sign opposite to `divisor`'s,
+/// else `otherwise`. Built from comparisons and selects only: NVPTX has
+/// miscompiled logic on vectors of i1.
+static Value selectWhereSignsDiffer(OpBuilder &b, Location loc, Value mod,
+                                    Value divisor, Value ifDiffer,
+                                    Value otherwise) {
+  Value negativeMod = arith::SelectOp::create(
+      b, loc, compareWithZero(b, loc, divisor, /*greater=*/true), ifDiffer,
+      otherwise);
+  Value positiveMod = arith::SelectOp::create(
+      b, loc, compareWithZero(b, loc, divisor, /*greater=*/false), ifDiffer,
+      otherwise);
+  return arith::SelectOp::create(
+      b, loc, compareWithZero(b, loc, mod, /*greater=*/false), negativeMod,
+      arith::SelectOp::create(b, loc,
+                              compareWithZero(b, loc, mod, /*greater=*/true),
+                              positiveMod, otherwise));
 }
 
 /// C's fmod of two scalars of `dtype`.
@@ -315,14 +323,10 @@ static Value emitRemainder(OpBuilder &b, Location loc, Value lhs, Value rhs,
   Value mod = emitFmod(b, loc, lhs, rhs, dtype);
   if (isUnsignedOrBool(dtype))
     return mod;
-  Value signsDiffer = arith::XOrIOp::create(b, loc, isNegative(b, loc, mod),
-                                            isNegative(b, loc, rhs));
-  Value adjust =
-      arith::AndIOp::create(b, loc, isNonZero(b, loc, mod), signsDiffer);
   Value moved = isa<FloatType>(dtype)
                     ? Value(arith::AddFOp::create(b, loc, mod, rhs))
                     : Value(arith::AddIOp::create(b, loc, mod, rhs));
-  return arith::SelectOp::create(b, loc, adjust, moved, mod);
+  return selectWhereSignsDiffer(b, loc, mod, rhs, moved, mod);
 }
 
 /// Integer division rounded toward zero or down; a divisor of -1 negates.
@@ -355,12 +359,8 @@ static Value emitFloatFloorDivision(OpBuilder &b, Location loc, Value lhs,
   Value mod = arith::RemFOp::create(b, loc, lhs, rhs);
   Value div = arith::DivFOp::create(
       b, loc, arith::SubFOp::create(b, loc, lhs, mod), rhs);
-  Value signsDiffer = arith::XOrIOp::create(b, loc, isNegative(b, loc, mod),
-                                            isNegative(b, loc, rhs));
-  Value adjust =
-      arith::AndIOp::create(b, loc, isNonZero(b, loc, mod), signsDiffer);
-  div = arith::SelectOp::create(
-      b, loc, adjust, arith::SubFOp::create(b, loc, div, constant(1.0)), div);
+  div = selectWhereSignsDiffer(
+      b, loc, mod, rhs, arith::SubFOp::create(b, loc, div, constant(1.0)), div);
   Value floored = math::FloorOp::create(b, loc, div);
   Value roundUp = arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OGT,
