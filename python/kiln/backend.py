@@ -81,6 +81,14 @@ if hasattr(aten.squeeze, "dims"):
     _VIEW_OPS.add(aten.squeeze.dims)
 
 
+# The importer's decompositions, less those that AOTAutograd must not apply
+# to a graph's tensor constants: ``lift_fresh`` (of ``torch.tensor(...)``)
+# would become an alias of a real tensor while tracing with fake ones.
+_BACKEND_DECOMPOSITIONS = {
+    op: fn for op, fn in DECOMPOSITIONS.items()
+    if not str(op).startswith(("aten.lift_fresh.", "aten.lift."))}
+
+
 class FallbackError(RuntimeError):
     """Raised with ``fallback="error"`` when a node would run in PyTorch."""
 
@@ -421,7 +429,7 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
                         inference_compiler=compiler("inference"),
-                        decompositions=DECOMPOSITIONS)(gm, example_inputs)
+                        decompositions=_BACKEND_DECOMPOSITIONS)(gm, example_inputs)
 
 
 def register() -> None:

@@ -452,7 +452,8 @@ class _TableOp:
         return attrs
 
     def _operands(self, node: torch.fx.Node, bound: Dict[str, Any]):
-        """(positional operand nodes, {optional name: node})."""
+        """(positional operand nodes, {optional name: node}), each in the
+        fx op's operand order."""
         positional, optional = [], {}
         for kind, name, ods in self.args:
             if kind != "operand":
@@ -490,11 +491,23 @@ class _TableOp:
         if self.same_type:
             (operand,) = positional
             return f"{results} = fx.{self.mnemonic} {p.value(operand)}{attr_text} : {p.type(node)}"
-        operand_text = ", ".join(p.value(v) for v in positional)
-        operands = list(positional)
-        for name, value in optional.items():
-            operand_text += f" {name}({p.value(value)})"
-            operands.append(value)
+        # Operands in the op's order: positional ones separated by commas,
+        # a present optional one as ` name(%v)` where the op declares it.
+        operand_text, operands, remaining = "", [], iter(positional)
+        separator = " "
+        for kind, name, ods in self.args:
+            if kind != "operand":
+                continue
+            if ods.startswith("Optional<"):
+                if name in optional:
+                    operand_text += f" {name}({p.value(optional[name])})"
+                    operands.append(optional[name])
+                continue
+            count = len(bound.get(name) or []) if ods.startswith("Variadic<") else 1
+            for value in [next(remaining) for _ in range(count)]:
+                operand_text += separator + p.value(value)
+                separator = ", "
+                operands.append(value)
         operand_types = ", ".join(p.type(v) for v in operands)
         return (f"{results} = fx.{self.mnemonic} {operand_text.strip()}{attr_text} : "
                 f"({operand_types}) -> {p.result_types(node)}")

@@ -483,3 +483,42 @@ def test_table_op_matmul_chain():
 
     text = import_and_verify(mlp, f32(8, 16), f32(16, 32), f32(32), f32(32, 4))
     assert text.count("fx.mm ") == 2
+
+
+def test_optional_operands_print_where_the_op_declares_them():
+    """torch 2.x's `_native_batch_norm_legit_no_training` has optional
+    weight and bias between required operands; the printed op must keep the
+    fx op's operand order (kiln-opt parses it back)."""
+    from kiln._fx_signatures import OPS
+    from kiln.importer import TensorType, _Printer, _TableOp
+
+    class Overload:
+        """Stands in for the torch 2.x overload: a schema and a name."""
+        __name__ = "_native_batch_norm_legit_no_training"
+        _schema = torch._C.parse_schema(
+            "aten::_native_batch_norm_legit_no_training(Tensor input, Tensor? weight, "
+            "Tensor? bias, Tensor running_mean, Tensor running_var, float momentum, "
+            "float eps) -> (Tensor, Tensor, Tensor)")
+
+        def __call__(self, *args):
+            raise NotImplementedError
+
+        def __str__(self):
+            return "aten._native_batch_norm_legit_no_training.default"
+
+    graph = torch.fx.Graph()
+    x, w, b, mean, var = (graph.placeholder(n) for n in ("x", "w", "b", "mean", "var"))
+    node = graph.call_function(Overload(), (x, w, b, mean, var, 0.1, 1e-5))
+    channel = TensorType((3,), torch.float32)
+    types = {x: TensorType((2, 3, 4), torch.float32), w: channel, b: channel, mean: channel,
+             var: channel, node: (TensorType((2, 3, 4), torch.float32),
+                                  TensorType((0,), torch.float32), TensorType((0,), torch.float32))}
+    printer = _Printer(types)
+    for value in (x, w, b, mean, var):
+        printer.declare(value)
+    op = _TableOp(OPS["aten._native_batch_norm_legit_no_training.default"]).emit(printer, node)
+    assert "%x weight(%w) bias(%b), %mean, %var" in op
+    kiln.run_opt(
+        "fx.graph @g(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>, "
+        "%mean: tensor<3xf32>, %var: tensor<3xf32>) -> tensor<2x3x4xf32> {\n"
+        f"  {op}\n  fx.output %{node.name}#0 : tensor<2x3x4xf32>\n}}\n")
