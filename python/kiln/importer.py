@@ -769,6 +769,9 @@ def _distinct_tensors(example_inputs: Sequence[Any]) -> List[Any]:
 # fx equivalent (``prims.signbit``) or scalars where fx wants tensors
 # (``where(mask, 0.0, x)``); capture rewrites them itself (_EQUIVALENT_OPS).
 _NOT_DECOMPOSED = ("aten.floor_divide.", "aten.masked_fill.")
+# Ops of the table that Kiln lowers best as their decompositions (torch
+# 2.x's batch norms: elementwise arithmetic that fuses into its neighbours).
+_DECOMPOSED_ANYWAY = ("aten._native_batch_norm_legit",)
 
 
 def _decompositions() -> Dict[Any, Callable]:
@@ -780,7 +783,8 @@ def _decompositions() -> Dict[Any, Callable]:
     from torch._decomp import decomposition_table
 
     return {op: fn for op, fn in decomposition_table.items()
-            if op not in _OPS and not str(op).startswith(_NOT_DECOMPOSED)}
+            if (op not in _OPS or str(op).startswith(_DECOMPOSED_ANYWAY))
+            and not str(op).startswith(_NOT_DECOMPOSED)}
 
 
 # What capture decomposes while tracing: ATen overload -> its decomposition.

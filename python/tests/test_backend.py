@@ -184,3 +184,15 @@ def test_torch_compile_fallback_error(tmp_path):
                              options={"cache_dir": tmp_path, "fallback": "error"})
     with pytest.raises(Exception, match="aten.sort.default"):
         compiled(torch.randn(4, 5))
+
+
+def test_the_entry_point_names_the_backend():
+    """An installed package registers "kiln" through this entry point."""
+    tomllib = pytest.importorskip("tomllib")
+    from pathlib import Path
+
+    import kiln.backend
+    project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
+    target = project["project"]["entry-points"]["torch_dynamo_backends"]["kiln"]
+    module, name = target.split(":")
+    assert module == "kiln.backend" and getattr(kiln.backend, name) is kiln.backend.kiln_backend
