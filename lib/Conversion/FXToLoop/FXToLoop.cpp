@@ -288,8 +288,8 @@ static Value compareWithZero(OpBuilder &b, Location loc, Value value,
 }
 
 /// `ifDiffer` where `mod` is non-zero with the sign opposite to `divisor`'s,
-/// else `otherwise`. Built from comparisons and selects only: NVPTX has
-/// miscompiled logic on vectors of i1.
+/// else `otherwise`. Built from comparisons and selects only: the same test
+/// written with xor/and on vectors of i1 gave wrong remainders on the GPU.
 static Value selectWhereSignsDiffer(OpBuilder &b, Location loc, Value mod,
                                     Value divisor, Value ifDiffer,
                                     Value otherwise) {
