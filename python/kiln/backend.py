@@ -34,6 +34,8 @@ from __future__ import annotations
 import collections
 import logging
 import operator
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
@@ -247,39 +249,60 @@ def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
 
 
-def _compile_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
-                    values: Mapping[torch.fx.Node, Any], device: str,
-                    options: BackendOptions) -> _Region:
+@dataclass
+class _ImportedRegion:
+    nodes: List[torch.fx.Node]  # In graph order.
+    inputs: Tuple[torch.fx.Node, ...]
+    outputs: Tuple[torch.fx.Node, ...]
+    text: str
+    # Line of the text -> the node of the graph it comes from.
+    op_lines: Dict[int, torch.fx.Node]
+
+
+def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
+                   values: Mapping[torch.fx.Node, Any]) -> _ImportedRegion:
+    """The region's fx-dialect text; _RegionFailure if it does not import."""
     sub_gm, inputs, outputs = fuse_as_graphmodule(gm, nodes, "kiln_region")[:3]
     copies = [n for n in sub_gm.graph.nodes if n.op not in ("placeholder", "output")]
     original = dict(zip(copies, nodes))
-    by_name = {n.name: original[n] for n in copies}
-    op_lines: Dict[int, torch.fx.Node] = {}
+    copy_lines: Dict[int, torch.fx.Node] = {}
     try:
         text = import_graph(sub_gm, [values[n] for n in inputs], name=_KERNEL_GRAPH,
-                            op_lines=op_lines)
-        path = compile_graph_text(text, target=device, options=options.pipeline_options,
-                                  cache_dir=options.cache_dir)
+                            op_lines=copy_lines)
     except UnsupportedOpError as error:
-        node = by_name.get(error.node_name)
+        node = next((original[n] for n in copies if n.name == error.node_name), None)
         raise _RegionFailure({node: error.problem} if node is not None else
                              {n: error.problem for n in nodes}) from error
-    except KilnError as error:
-        blamed = {}
-        for diagnostic in error.diagnostics:
-            copy = op_lines.get(diagnostic.line) if diagnostic.severity == "error" else None
-            if copy is not None:
-                blamed.setdefault(original[copy], diagnostic.message)
-        if not blamed:
-            errors = [d.message for d in error.diagnostics if d.severity == "error"]
-            reason = errors[0] if errors else _first_line(str(error))
-            blamed = {n: f"its region failed to compile: {reason}" for n in nodes}
-        raise _RegionFailure(blamed) from error
     except Exception as error:  # The importer refusing the region's inputs, say.
         reason = f"its region failed to import: {_first_line(str(error))}"
         raise _RegionFailure({n: reason for n in nodes}) from error
-    artifact = Artifact(path, graph=_KERNEL_GRAPH, guards=GraphGuards.parse(text, _KERNEL_GRAPH))
-    return _Region(nodes, tuple(inputs), tuple(outputs), artifact, text)
+    op_lines = {line: original[copy] for line, copy in copy_lines.items()}
+    return _ImportedRegion(nodes, tuple(inputs), tuple(outputs), text, op_lines)
+
+
+def _compile_region(region: _ImportedRegion, device: str,
+                    options: BackendOptions) -> _Region:
+    """Compiles an imported region (in a subprocess: threads may run several
+    at once); _RegionFailure blames the nodes its diagnostics point at."""
+    try:
+        path = compile_graph_text(region.text, target=device,
+                                  options=options.pipeline_options,
+                                  cache_dir=options.cache_dir)
+    except KilnError as error:
+        blamed = {}
+        for diagnostic in error.diagnostics:
+            node = region.op_lines.get(diagnostic.line) \
+                if diagnostic.severity == "error" else None
+            if node is not None:
+                blamed.setdefault(node, diagnostic.message)
+        if not blamed:
+            errors = [d.message for d in error.diagnostics if d.severity == "error"]
+            reason = errors[0] if errors else _first_line(str(error))
+            blamed = {n: f"its region failed to compile: {reason}" for n in region.nodes}
+        raise _RegionFailure(blamed) from error
+    artifact = Artifact(path, graph=_KERNEL_GRAPH,
+                        guards=GraphGuards.parse(region.text, _KERNEL_GRAPH))
+    return _Region(region.nodes, region.inputs, region.outputs, artifact, region.text)
 
 
 class KilnRegion(torch.nn.Module):
@@ -359,16 +382,28 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
             problems[node] = problem
 
     # Each failed round moves at least one node out of the supported set.
+    # Regions import one after another (Python, fake tensors) and compile
+    # in parallel (kiln-compile processes).
     while True:
-        regions, failed = [], False
+        imported, failures = [], []
         supported = {n for n in ops if n not in problems}
         for nodes in _propose_regions(gm, supported):
             try:
-                regions.append(_compile_region(gm, nodes, values, device, options))
+                imported.append(_import_region(gm, nodes, values))
             except _RegionFailure as failure:
-                problems.update(failure.blamed)
-                failed = True
-        if not failed:
+                failures.append(failure)
+        regions = []
+        if imported:
+            with ThreadPoolExecutor(max_workers=min(len(imported), os.cpu_count() or 1)) as pool:
+                futures = [pool.submit(_compile_region, r, device, options) for r in imported]
+            for future in futures:
+                try:
+                    regions.append(future.result())
+                except _RegionFailure as failure:
+                    failures.append(failure)
+        for failure in failures:
+            problems.update(failure.blamed)
+        if not failures:
             break
 
     report = GraphReport(name)
