@@ -228,15 +228,6 @@ class _Supported(OperatorSupportBase):
 # ===----------------------------------------------------------------------=== #
 
 
-@dataclass
-class _Region:
-    nodes: List[torch.fx.Node]  # In graph order.
-    inputs: Tuple[torch.fx.Node, ...]
-    outputs: Tuple[torch.fx.Node, ...]
-    artifact: Artifact
-    text: str
-
-
 class _RegionFailure(Exception):
     """A region did not compile: the nodes to blame, and why."""
 
@@ -257,6 +248,14 @@ class _ImportedRegion:
     text: str
     # Line of the text -> the node of the graph it comes from.
     op_lines: Dict[int, torch.fx.Node]
+
+
+@dataclass
+class _Region:
+    """A compiled region: what was imported, and its artifact."""
+
+    source: _ImportedRegion
+    artifact: Artifact
 
 
 def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
@@ -302,7 +301,7 @@ def _compile_region(region: _ImportedRegion, device: str,
         raise _RegionFailure(blamed) from error
     artifact = Artifact(path, graph=_KERNEL_GRAPH,
                         guards=GraphGuards.parse(region.text, _KERNEL_GRAPH))
-    return _Region(region.nodes, region.inputs, region.outputs, artifact, region.text)
+    return _Region(region, artifact)
 
 
 class KilnRegion(torch.nn.Module):
@@ -324,25 +323,26 @@ def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
     """Replaces the region's nodes by a call of its artifact. `replaced`
     maps the outputs of regions installed before to what replaced them (an
     input of this region may be one)."""
+    source = region.source
     name = f"kiln_region_{index}"
-    gm.add_submodule(name, KilnRegion(region.artifact, region.text,
-                                      len(region.outputs) > 1))
+    gm.add_submodule(name, KilnRegion(region.artifact, source.text,
+                                      len(source.outputs) > 1))
     graph = gm.graph
-    inputs = tuple(replaced.get(n, n) for n in region.inputs)
-    with graph.inserting_after(region.nodes[-1]):
+    inputs = tuple(replaced.get(n, n) for n in source.inputs)
+    with graph.inserting_after(source.nodes[-1]):
         call = graph.call_module(name, inputs)
-    if len(region.outputs) == 1:
+    if len(source.outputs) == 1:
         results = [call]
     else:
         results, anchor = [], call
-        for i in range(len(region.outputs)):
+        for i in range(len(source.outputs)):
             with graph.inserting_after(anchor):
                 anchor = graph.call_function(operator.getitem, (call, i))
             results.append(anchor)
-    for output, result in zip(region.outputs, results):
+    for output, result in zip(source.outputs, results):
         output.replace_all_uses_with(result)
         replaced[output] = result
-    for node in reversed(region.nodes):
+    for node in reversed(source.nodes):
         graph.erase_node(node)
 
 
@@ -407,7 +407,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
             break
 
     report = GraphReport(name)
-    in_regions = {n for r in regions for n in r.nodes}
+    in_regions = {n for r in regions for n in r.source.nodes}
     report.kernels = len(regions)
     report.compiled_ops = sum(1 for n in in_regions if n.target is not operator.getitem)
     fallbacks = collections.Counter(
@@ -434,20 +434,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
 # ===----------------------------------------------------------------------=== #
 
 
-def _boxed(fn: Callable) -> Callable:
-    """`fn` taking its arguments as one list, which AOTAutograd's runtime
-    passes (and may free as it goes)."""
-    def run(args):
-        return fn(*args)
-    run._boxed_call = True
-    return run
-
-
 def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
                  options: Optional[Mapping[str, Any]] = None, **unused: Any) -> Callable:
     """The ``"kiln"`` backend of torch.compile (torch 2.x): AOTAutograd with
     Kiln's decompositions, compile_aten_graph for the forward, backward and
     inference graphs."""
+    from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
 
     parsed = BackendOptions.parse(options)
@@ -459,7 +451,8 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
             compiled = compile_aten_graph(graph_module, inputs,
                                           name=f"{kind} graph {counter[kind]}",
                                           options=parsed)
-            return _boxed(compiled)
+            # AOTAutograd's runtime passes the arguments as one list.
+            return make_boxed_func(compiled)
         return compile_graph
 
     return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),

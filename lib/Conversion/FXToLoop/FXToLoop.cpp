@@ -256,16 +256,25 @@ enum class BinaryKind {
   FloorDiv   // Division rounded down.
 };
 
+/// A float constant of scalar type `type`.
+static Value makeFloat(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+/// An integer constant of scalar type `type`.
+static Value makeInteger(OpBuilder &b, Location loc, Type type, int64_t value) {
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+}
+
 /// An integer divisor that cannot trap: 0 and -1 become 1. PyTorch raises on
 /// an integer division by zero, which a kernel cannot; -1 would trap on the
 /// most negative dividend, and `x % -1 == x % 1 == 0` (callers negate for
 /// quotients).
 static Value getTrapFreeDivisor(OpBuilder &b, Location loc, Value divisor) {
   Type type = divisor.getType();
-  Value one = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 1));
-  Value minusOne =
-      arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, -1));
-  Value zero = arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0));
+  Value one = makeInteger(b, loc, type, 1);
+  Value minusOne = makeInteger(b, loc, type, -1);
+  Value zero = makeInteger(b, loc, type, 0);
   Value trapping = arith::OrIOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, divisor, zero),
@@ -281,10 +290,10 @@ static Value compareWithZero(OpBuilder &b, Location loc, Value value,
   if (isa<FloatType>(type))
     return arith::CmpFOp::create(
         b, loc, greater ? arith::CmpFPredicate::OGT : arith::CmpFPredicate::OLT,
-        value, arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 0.0)));
+        value, makeFloat(b, loc, type, 0.0));
   return arith::CmpIOp::create(
       b, loc, greater ? arith::CmpIPredicate::sgt : arith::CmpIPredicate::slt,
-      value, arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0)));
+      value, makeInteger(b, loc, type, 0));
 }
 
 /// `ifDiffer` where `mod` is non-zero with the sign opposite to `divisor`'s,
@@ -339,12 +348,10 @@ static Value emitIntegerDivision(OpBuilder &b, Location loc, Value lhs,
       floor ? Value(arith::FloorDivSIOp::create(b, loc, lhs, divisor))
             : Value(arith::DivSIOp::create(b, loc, lhs, divisor));
   Type type = lhs.getType();
-  Value negated = arith::SubIOp::create(
-      b, loc, arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, 0)),
-      lhs);
-  Value byMinusOne = arith::CmpIOp::create(
-      b, loc, arith::CmpIPredicate::eq, rhs,
-      arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, -1)));
+  Value negated =
+      arith::SubIOp::create(b, loc, makeInteger(b, loc, type, 0), lhs);
+  Value byMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           rhs, makeInteger(b, loc, type, -1));
   return arith::SelectOp::create(b, loc, byMinusOne, negated, quotient);
 }
 
@@ -353,9 +360,7 @@ static Value emitIntegerDivision(OpBuilder &b, Location loc, Value lhs,
 static Value emitFloatFloorDivision(OpBuilder &b, Location loc, Value lhs,
                                     Value rhs) {
   Type type = lhs.getType();
-  auto constant = [&](double value) -> Value {
-    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
-  };
+  auto constant = [&](double value) { return makeFloat(b, loc, type, value); };
   Value mod = arith::RemFOp::create(b, loc, lhs, rhs);
   Value div = arith::DivFOp::create(
       b, loc, arith::SubFOp::create(b, loc, lhs, mod), rhs);
@@ -687,11 +692,6 @@ struct ApplySilu {
   }
 };
 
-/// A float constant of scalar type `type`.
-static Value makeFloat(OpBuilder &b, Location loc, Type type, double value) {
-  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
-}
-
 /// min(max(x + 3, 0), 6) / 6, PyTorch's hardsigmoid.
 static Value emitHardSigmoid(OpBuilder &b, Location loc, Value x, Type type) {
   Value shifted = arith::AddFOp::create(b, loc, x, makeFloat(b, loc, type, 3));
@@ -880,8 +880,8 @@ struct PowScalarLowering
       }
       return result;
     }
-    auto constant = [&](double value) -> Value {
-      return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+    auto constant = [&](double value) {
+      return makeFloat(b, loc, type, value);
     };
     if (exponent == 0.5)
       return math::SqrtOp::create(b, loc, x);
