@@ -38,7 +38,7 @@ for lib in "${RUNTIME_LIBS[@]}"; do
 done
 cp -r "$ROOT/python/kiln" "$PKG/python/"
 find "$PKG/python" -name '__pycache__' -prune -exec rm -rf {} +
-cp -r "$ROOT/examples" "$ROOT/benchmarks" "$PKG/"
+cp -r "$ROOT/examples" "$ROOT/bench" "$PKG/"
 {
   echo "kiln $(grep -m1 'set(KILN_VERSION' "$ROOT/CMakeLists.txt" | sed 's/.*"\(.*\)".*/\1/')"
   echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"

@@ -23,10 +23,20 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
 
 * ``fallback``: ``"eager"`` (default) or ``"error"``;
 * ``pipeline_options``: the target pipeline's options, as kiln.compile takes;
-* ``cache_dir``: where artifacts are cached (default: kiln.compiler's).
+* ``cache_dir``: where artifacts are cached (default: kiln.compiler's);
+* ``library_ops``: the ATen ops (``"aten.convolution.default"``) that call
+  PyTorch's kernels, as Inductor's extern kernels do, even where Kiln
+  compiles them: by default the convolutions, whose vendor libraries (cuDNN,
+  oneDNN) are faster than Kiln's patch-matrix products. ``[]`` compiles
+  everything Kiln can.
 
-Shapes are static: Dynamo guards them and recompiles when they change. Graphs
-with symbolic sizes (``dynamic=True``) run their symbolic nodes in PyTorch.
+Shapes: a static size is part of a region's type; a symbolic one (Dynamo's
+``dynamic=True``, ``mark_dynamic``, or its automatic dynamic shapes after a
+size changed) is a dynamic dimension of the region, guarded by a Kiln size
+symbol (``s0`` for Dynamo's ``s0``), so one artifact serves every size that
+Dynamo's guards let through. Sizes computed from symbolic sizes (``2*s0``)
+get symbols of their own. Size arithmetic (``sym_size``, ``s0 * 64``) runs
+in Python; view-like ops take their sizes from their result's type.
 """
 
 from __future__ import annotations
@@ -91,6 +101,10 @@ _BACKEND_DECOMPOSITIONS = {
     if not str(op).startswith(("aten.lift_fresh.", "aten.lift."))}
 
 
+# Ops that run in PyTorch's vendor-library kernels by default (library_ops).
+DEFAULT_LIBRARY_OPS = ("aten.convolution.default", "aten.convolution_backward.default")
+
+
 class FallbackError(RuntimeError):
     """Raised with ``fallback="error"`` when a node would run in PyTorch."""
 
@@ -102,13 +116,14 @@ class BackendOptions:
     fallback: str = "eager"
     pipeline_options: Optional[Mapping[str, Any]] = None
     cache_dir: Optional[Path] = None
+    library_ops: Sequence[str] = DEFAULT_LIBRARY_OPS
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":
         """Options from torch.compile's ``options`` dict; unknown keys and
         values are errors, not silently ignored."""
         options = dict(options or {})
-        known = {"fallback", "pipeline_options", "cache_dir"}
+        known = {"fallback", "pipeline_options", "cache_dir", "library_ops"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown Kiln backend options {unknown}; "
@@ -117,6 +132,10 @@ class BackendOptions:
         if parsed.fallback not in ("eager", "error"):
             raise ValueError(f"Kiln backend option fallback={parsed.fallback!r}: "
                              "expected 'eager' or 'error'")
+        if isinstance(parsed.library_ops, str) or not all(
+                isinstance(op, str) for op in parsed.library_ops):
+            raise ValueError("Kiln backend option library_ops: expected a list of ATen "
+                             f"op names, not {parsed.library_ops!r}")
         return parsed
 
 
@@ -129,6 +148,9 @@ class GraphReport:
     kernels: int = 0
     # (op, reason) -> how many nodes ran in PyTorch for it.
     fallbacks: Dict[Tuple[str, str], int] = field(default_factory=dict)
+    # op -> how many nodes called PyTorch's library kernel by choice
+    # (BackendOptions.library_ops), not counted as fallbacks.
+    library_calls: Dict[str, int] = field(default_factory=dict)
 
     def summary(self) -> str:
         lines = [f"kiln: {self.name}: {self.compiled_ops} ops compiled into "
@@ -138,6 +160,9 @@ class GraphReport:
             lines[0] += f"; {count} op(s) ran in PyTorch:"
             for (op, reason), n in sorted(self.fallbacks.items()):
                 lines.append(f"  {op} x{n}: {reason}")
+        if self.library_calls:
+            calls = ", ".join(f"{op} x{n}" for op, n in sorted(self.library_calls.items()))
+            lines.append(f"  library kernels (option library_ops): {calls}")
         return "\n".join(lines)
 
 
@@ -173,8 +198,24 @@ def _record_values(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]
     return recorder.values
 
 
-def _is_static_tensor(value: Any) -> bool:
-    return isinstance(value, torch.Tensor) and all(isinstance(s, int) for s in value.shape)
+# Ops whose fx form takes its sizes from its result's type: their size
+# arguments may be symbolic (nodes computing SymInts), which a region drops.
+_SIZED_BY_RESULT = {aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+                    aten.expand.default}
+
+
+# Symbolic sizes (torch 2.x; torch 1.13 traces concrete sizes).
+_SYMBOLIC_NUMBERS = tuple(getattr(torch, name) for name in ("SymInt", "SymFloat", "SymBool")
+                          if hasattr(torch, name))
+
+
+def _is_size(value: Any) -> bool:
+    """Whether `value` is a size computation's result (a number, possibly
+    symbolic, or a list of them): Python computes those between the graph's
+    tensor ops."""
+    if isinstance(value, (list, tuple)):
+        return bool(value) and all(_is_size(v) for v in value)
+    return isinstance(value, (int, float, bool, *_SYMBOLIC_NUMBERS))
 
 
 def _graph_device(values: Mapping[torch.fx.Node, Any], gm: torch.fx.GraphModule) -> str:
@@ -192,26 +233,48 @@ def _node_problem(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
     if not any(isinstance(r, torch.Tensor) for r in results):
         return "its value is not a tensor"
     for value in results:
-        if isinstance(value, torch.Tensor):
-            if not _is_static_tensor(value):
-                return "symbolic sizes are not compiled by the backend yet"
-            if value.device.type != device:
-                return f"its value is on {value.device.type}, the graph's regions on {device}"
+        if isinstance(value, torch.Tensor) and value.device.type != device:
+            return f"its value is on {value.device.type}, the graph's regions on {device}"
     for arg in pytree.tree_flatten((node.args, node.kwargs))[0]:
         if not isinstance(arg, torch.fx.Node):
             continue
         value = values.get(arg)
         if isinstance(value, (tuple, list)) and node.target is operator.getitem:
             continue
-        if not _is_static_tensor(value):
-            return "it reads a value that is not a tensor of static sizes"
+        if _is_size(value) and node.target in _SIZED_BY_RESULT:
+            continue
+        if _is_size(value):
+            return "it reads a size that is known only at run time"
+        if not isinstance(value, torch.Tensor):
+            return "it reads a value that is not a tensor"
         if value.device.type != device:
             return f"it reads a tensor on {value.device.type}, the graph's regions run on {device}"
+    if node.target in _REGROUPING_VIEWS and not _keeps_symbolic_sizes(
+            values.get(node.args[0]), results[0]):
+        return "it regroups symbolic sizes, which Kiln's views cannot follow yet"
     try:
         check_supported(node)
     except UnsupportedOpError as error:
         return error.problem
     return None
+
+
+# Views whose fx form says only the result's type: Kiln's lowering pairs the
+# dynamic dimensions of operand and result in order.
+_REGROUPING_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
+
+
+def _keeps_symbolic_sizes(operand: Any, result: Any) -> bool:
+    """Whether a view from `operand` to `result` keeps every symbolic size,
+    in order (static sizes may regroup around them): the only views whose
+    types, where symbolic sizes are just ``?``, say what they do."""
+    def symbolic(value):
+        return [s for s in value.shape if not isinstance(s, int)]
+    if not (isinstance(operand, torch.Tensor) and isinstance(result, torch.Tensor)):
+        return True
+    before, after = symbolic(operand), symbolic(result)
+    return len(before) == len(after) and all(
+        a.node.expr == b.node.expr for a, b in zip(before, after))
 
 
 class _Supported(OperatorSupportBase):
@@ -264,6 +327,7 @@ def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
     sub_gm, inputs, outputs = fuse_as_graphmodule(gm, nodes, "kiln_region")[:3]
     copies = [n for n in sub_gm.graph.nodes if n.op not in ("placeholder", "output")]
     original = dict(zip(copies, nodes))
+    inputs = _drop_size_inputs(sub_gm, inputs, original, values)
     copy_lines: Dict[int, torch.fx.Node] = {}
     try:
         text = import_graph(sub_gm, [values[n] for n in inputs], name=_KERNEL_GRAPH,
@@ -277,6 +341,26 @@ def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
         raise _RegionFailure({n: reason for n in nodes}) from error
     op_lines = {line: original[copy] for line, copy in copy_lines.items()}
     return _ImportedRegion(nodes, tuple(inputs), tuple(outputs), text, op_lines)
+
+
+def _drop_size_inputs(sub_gm: torch.fx.GraphModule, inputs: Sequence[torch.fx.Node],
+                      original: Mapping[torch.fx.Node, torch.fx.Node],
+                      values: Mapping[torch.fx.Node, Any]) -> List[torch.fx.Node]:
+    """Gives the region's _SIZED_BY_RESULT ops their result's sizes (SymInts
+    where symbolic) for size arguments computed outside the region, and drops
+    the region inputs that only they read: a region's inputs are tensors."""
+    for copy, node in original.items():
+        if copy.target in _SIZED_BY_RESULT and any(
+                isinstance(a, torch.fx.Node) for a in pytree.tree_flatten(copy.args[1])[0]):
+            copy.args = (copy.args[0], list(values[node].shape), *copy.args[2:])
+    kept = []
+    for placeholder, node in zip([n for n in sub_gm.graph.nodes if n.op == "placeholder"],
+                                 inputs):
+        if placeholder.users:
+            kept.append(node)
+        else:
+            sub_gm.graph.erase_node(placeholder)
+    return kept
 
 
 def _compile_region(region: _ImportedRegion, device: str,
@@ -374,7 +458,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     gm.recompile()
     values = _record_values(gm, list(example_inputs))
     device = _graph_device(values, gm)
-    ops = [n for n in gm.graph.nodes if n.op == "call_function"]
+    library_ops = set(options.library_ops)
+    library = [n for n in gm.graph.nodes
+               if n.op == "call_function" and str(n.target) in library_ops]
+    # Size arithmetic stays in Python, neither compiled nor a fallback.
+    ops = [n for n in gm.graph.nodes if n.op == "call_function" and n not in library
+           and not _is_size(values.get(n))]
     problems: Dict[torch.fx.Node, str] = {}
     for node in ops:
         problem = _node_problem(node, values, device)
@@ -414,6 +503,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         (str(n.target), problems[n]) for n in ops
         if n not in in_regions and n in problems and n.target is not operator.getitem)
     report.fallbacks = dict(fallbacks)
+    report.library_calls = dict(collections.Counter(str(n.target) for n in library))
     if fallbacks and options.fallback == "error":
         raise FallbackError(report.summary())
 

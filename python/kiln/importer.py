@@ -102,6 +102,12 @@ class UnsupportedDtypeError(UnsupportedOpError):
 _ELEMENT_TYPES: Dict[torch.dtype, str] = mlir_element_types()
 
 
+def _static_sizes(shape: Sequence[Any]) -> Tuple[Optional[int], ...]:
+    """Sizes, None for a symbolic one (a SymInt of a traced graph: asking
+    for its int would specialise the graph on it)."""
+    return tuple(s if isinstance(s, int) else None for s in shape)
+
+
 @dataclass(frozen=True)
 class TensorType:
     """The type of a tensor value: its sizes (None for a dynamic one) and dtype."""
@@ -116,10 +122,10 @@ class TensorType:
         if isinstance(value, torch.Tensor):
             if value.layout != torch.strided:
                 return None
-            return TensorType(tuple(int(s) for s in value.shape), value.dtype)
+            return TensorType(_static_sizes(value.shape), value.dtype)
         shape, dtype = getattr(value, "shape", None), getattr(value, "dtype", None)
         if isinstance(dtype, torch.dtype) and shape is not None:  # TensorMetadata
-            return TensorType(tuple(int(s) for s in shape), dtype)
+            return TensorType(_static_sizes(shape), dtype)
         return None
 
     def to_mlir(self) -> str:
@@ -1085,13 +1091,40 @@ def input_guards(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Gra
     the types where the types are static; they add the layout and the device.
     """
     arguments = []
+    symbols: Dict[str, SizeSymbol] = {}
     for value in _flatten_inputs(gm, example_inputs):
         if not isinstance(value, torch.Tensor):
             arguments.append(None)  # Rejected by _check_type; never printed.
             continue
-        arguments.append(TensorGuard(tuple(int(s) for s in value.shape), align=ALIGNMENT,
+        sizes = tuple(s if isinstance(s, int) else _size_symbol(s, symbols)
+                      for s in value.shape)
+        arguments.append(TensorGuard(sizes, align=ALIGNMENT,
                                      device=_guard_device(value.device)))
-    return GraphGuards((), tuple(arguments))
+    return GraphGuards(tuple(symbols.values()), tuple(arguments))
+
+
+def _size_symbol(size: Any, symbols: Dict[str, SizeSymbol]) -> str:
+    """The name of the size symbol for a symbolic size (a SymInt of fake
+    inputs with symbolic shapes), added to `symbols` on first use: the
+    SymInt's own symbol (``s0``), or for an expression (``2*s0``) a symbol
+    of its own (``e0``, its relation to the others unknown to Kiln). Equal
+    sizes share a symbol, so the runtime checks that they stay equal."""
+    node = getattr(size, "node", None)
+    expr = getattr(node, "expr", None)
+    if expr is None:
+        raise KilnImportError(f"size {size!r} of an example input is neither an int nor "
+                              "a symbolic size")
+    key = str(expr)
+    if key not in symbols:
+        # Kiln's symbols are at least 2 (sizes 0 and 1 are specialised, as
+        # PyTorch does): a size that may be smaller cannot be one.
+        lower = node.shape_env.bound_sympy(expr).lower
+        if not lower >= 2:
+            raise KilnImportError(f"symbolic size {key} may be {lower}: Kiln's size symbols "
+                                  "are at least 2 (sizes 0 and 1 are specialised)")
+        expressions = sum(1 for k in symbols if not k.isidentifier())
+        symbols[key] = SizeSymbol(key if key.isidentifier() else f"e{expressions}")
+    return symbols[key].name
 
 
 def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType],

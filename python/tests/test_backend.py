@@ -98,6 +98,29 @@ def test_a_fully_supported_graph_is_one_region(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
+def conv_bn_relu(x, w, scale, shift):
+    return torch.relu(torch.nn.functional.conv2d(x, w, padding=1) * scale + shift)
+
+
+def test_convolutions_call_the_library_by_default(device, tmp_path):
+    generator = torch.Generator().manual_seed(2)
+    args = [torch.randn(*s, generator=generator).to(device)
+            for s in [(2, 3, 8, 8), (4, 3, 3, 3), (4, 1, 1), (4, 1, 1)]]
+    compiled = partitioned(conv_bn_relu, args, tmp_path, fallback="error")
+    report = compiled.kiln_report
+    # A library call is a choice, not a fallback: fallback="error" allows it.
+    assert report.library_calls == {"aten.convolution.default": 1}
+    assert report.kernels == 1 and not report.fallbacks
+    assert "library kernels (option library_ops): aten.convolution.default x1" \
+        in report.summary()
+    torch.testing.assert_close(compiled(*args), conv_bn_relu(*args), rtol=1e-4, atol=1e-4)
+
+    everything = partitioned(conv_bn_relu, args, tmp_path, fallback="error", library_ops=[])
+    assert not everything.kiln_report.library_calls and everything.kiln_report.kernels == 1
+    assert everything.kiln_report.compiled_ops == report.compiled_ops + 1
+    torch.testing.assert_close(everything(*args), conv_bn_relu(*args), rtol=1e-4, atol=1e-4)
+
+
 def test_views_alone_stay_views(tmp_path):
     compiled = partitioned(lambda x: x.t().unsqueeze(0), [torch.randn(3, 4)], tmp_path)
     assert compiled.kiln_report.kernels == 0 and not compiled.kiln_report.fallbacks
@@ -123,6 +146,8 @@ def test_options_are_checked():
         BackendOptions.parse({"fallback": "never"})
     assert BackendOptions.parse({"pipeline_options": {"openmp": False}}).pipeline_options == \
         {"openmp": False}
+    with pytest.raises(ValueError, match="library_ops: expected a list of ATen op names"):
+        BackendOptions.parse({"library_ops": "aten.convolution.default"})
 
 
 # ===--- torch.compile (torch 2.x) -------------------------------------------=== #
@@ -174,6 +199,60 @@ def test_torch_compile_training_step(device, tmp_path):
     torch.testing.assert_close(out, ref_out, rtol=1e-4, atol=1e-4)
     for p, q in zip(model.parameters(), reference.parameters()):
         torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4)
+
+
+class Heads(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.up = torch.nn.Linear(32, 64)
+
+    def forward(self, x):
+        h = torch.nn.functional.gelu(self.up(x)).view(*x.shape[:-1], 4, 16)
+        return (torch.softmax(h, dim=-1) * 2 + 1).flatten(-2)
+
+
+@needs_dynamo
+@pytest.mark.parametrize("how", ["dynamic", "mark_dynamic"])
+def test_torch_compile_symbolic_sizes_compile_once(device, tmp_path, how):
+    import kiln.backend
+    torch._dynamo.reset()
+    kiln.backend.REPORTS.clear()
+    model = Heads().to(device).eval()
+    options = {"cache_dir": tmp_path, "fallback": "error"}
+    compiled = torch.compile(model, backend="kiln", options=options,
+                             dynamic=True if how == "dynamic" else None)
+    with torch.no_grad():
+        for rows in [8, 5, 12]:
+            x = torch.randn(rows, 32, device=device)
+            if how == "mark_dynamic":
+                torch._dynamo.mark_dynamic(x, 0)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    # One graph served every size: its region has a dynamic dimension.
+    assert len(kiln.backend.REPORTS) == 1, [r.summary() for r in kiln.backend.REPORTS]
+    report = kiln.backend.REPORTS[0]
+    assert report.kernels == 1 and not report.fallbacks, report.summary()
+
+
+@needs_dynamo
+def test_torch_compile_views_that_merge_symbolic_sizes_run_in_pytorch(device, tmp_path):
+    """A Linear on [batch, length, 32] flattens both symbolic sizes into one
+    (s0*s1), which Kiln's views do not follow: those views run in PyTorch,
+    the rest compiles once for every size."""
+    import kiln.backend
+    torch._dynamo.reset()
+    kiln.backend.REPORTS.clear()
+    model = Heads().to(device).eval()
+    compiled = torch.compile(model, backend="kiln", options={"cache_dir": tmp_path},
+                             dynamic=True)
+    with torch.no_grad():
+        for batch, length in [(4, 8), (3, 5), (6, 9)]:
+            x = torch.randn(batch, length, 32, device=device)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+    assert len(kiln.backend.REPORTS) == 1, [r.summary() for r in kiln.backend.REPORTS]
+    report = kiln.backend.REPORTS[0]
+    assert report.kernels >= 1, report.summary()
+    assert all("regroups symbolic sizes" in reason for _, reason in report.fallbacks), \
+        report.summary()
 
 
 @needs_dynamo

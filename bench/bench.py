@@ -5,7 +5,7 @@ Each workload is run by all three on the same inputs; results are checked
 against eager before timing. Times are medians of CUDA-event timings after
 warm-up (or wall-clock on the CPU); inputs are larger than the L2 cache.
 
-    PYTHONPATH=python python3 benchmarks/bench.py [--device cuda] [--json out.json]
+    PYTHONPATH=python python3 bench/bench.py [--device cuda] [--json out.json]
 
 Prints a table; with --json writes every measurement.
 """

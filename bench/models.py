@@ -9,10 +9,18 @@ inference mode. For each, in one process on the same inputs:
   (torch.compile(backend="kiln")) times and their answers against eager;
 * cold compile time (first call, empty Kiln artifact cache) and warm compile
   time (Dynamo reset, the same artifact cache: what a second process pays);
-* peak memory of each (CUDA) and what Kiln ran in PyTorch (op, count).
+* peak memory of each (CUDA) and what Kiln ran in PyTorch (op, count): its
+  fallbacks, and the ops it leaves to PyTorch's library kernels by choice
+  (the backend's ``library_ops`` option, marked "lib").
 
-    PYTHONPATH=python python3 benchmarks/models.py --device cuda --dtype bf16 \\
-        [--models resnet50,bert_base] [--out docs/perf]
+    PYTHONPATH=python python3 bench/models.py --device cuda --dtype bf16 \\
+        [--models resnet50,bert_base] [--out docs/perf] \\
+        [--kiln-options '{"library_ops": []}'] [--profile] [--systems kiln --small --check]
+
+--check exits with status 1 unless every Kiln answer was right: with
+--systems kiln --small, a quick check that every model runs under Kiln.
+--profile prints, per model, the GPU kernels that took the most time in one
+call of Inductor's and of Kiln's compiled model (torch.profiler).
 
 Prints a table; with --out writes models-<device>-<dtype>.json and .md (and
 a .png of the speedups where matplotlib is installed).
@@ -35,9 +43,9 @@ import torch.utils._pytree as pytree
 import kiln.backend
 
 
-def model_factories(device):
-    """name -> () -> (module, inputs on the CPU in f32/int64)."""
-    big = device == "cuda"
+def model_factories(big):
+    """name -> () -> (module, inputs on the CPU in f32/int64), at the anchor
+    table's sizes if `big`, else at small ones (the CPU's, and checks)."""
     batch, seq = (64, 512) if big else (8, 128)
 
     def timm_model(name):
@@ -155,7 +163,18 @@ def peak_memory(fn, device):
     return torch.cuda.max_memory_allocated() / 2**20
 
 
-def measure(name, make, device, dtype, tolerance):
+def profile_kernels(fn, device, top=12):
+    """The `top` kernels by total time over one call of `fn`, as text."""
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])
+    with profile(activities=activities) as prof:
+        fn()
+        synchronize(device)
+    key = "self_device_time_total" if device == "cuda" else "self_cpu_time_total"
+    return prof.key_averages().table(sort_by=key, row_limit=top, max_name_column_width=60)
+
+
+def measure(name, make, device, dtype, tolerance, systems, kiln_options, profile):
     record = {"model": name, "device": device, "dtype": str(dtype)[6:]}
     model, inputs = make()
     model = model.to(device=device, dtype=dtype)
@@ -166,13 +185,13 @@ def measure(name, make, device, dtype, tolerance):
         record["eager_ms"] = median_time(lambda: model(*inputs), device) * 1e3
         record["eager_mib"] = peak_memory(lambda: model(*inputs), device)
 
-        for system in ("inductor", "kiln"):
+        for system in systems:
             try:
                 torch._dynamo.reset()
                 if system == "kiln":
                     kiln.backend.REPORTS.clear()
                     cache = tempfile.mkdtemp(prefix="kiln-bench-")
-                    options = {"cache_dir": cache}
+                    options = {"cache_dir": cache, **kiln_options}
                     compiled = torch.compile(model, backend="kiln", options=options)
                 else:
                     compiled = torch.compile(model)
@@ -182,12 +201,19 @@ def measure(name, make, device, dtype, tolerance):
                 record[f"{system}_ok"] = error <= tolerance
                 record[f"{system}_ms"] = median_time(lambda: compiled(*inputs), device) * 1e3
                 record[f"{system}_mib"] = peak_memory(lambda: compiled(*inputs), device)
+                if profile:
+                    print(f"== {name}, {system}: kernels of one call\n"
+                          f"{profile_kernels(lambda: compiled(*inputs), device)}", flush=True)
                 if system == "kiln":
                     fallbacks, reasons = collections.Counter(), collections.Counter()
                     for report in kiln.backend.REPORTS:
                         fallbacks.update({op: n for (op, _), n in report.fallbacks.items()})
                         reasons.update(report.fallbacks)
                     record["kiln_fallbacks"] = dict(fallbacks)
+                    library = collections.Counter()
+                    for report in kiln.backend.REPORTS:
+                        library.update(report.library_calls)
+                    record["kiln_library_calls"] = dict(library)
                     record["kiln_fallback_reasons"] = [
                         f"{op} x{n}: {reason}" for (op, reason), n in sorted(reasons.items())]
                     record["kiln_compiled_ops"] = sum(r.compiled_ops for r in kiln.backend.REPORTS)
@@ -222,6 +248,9 @@ def table(records):
         ratio = (r["inductor_ms"] / r["kiln_ms"]) if "kiln_ms" in r and "inductor_ms" in r else None
         fallbacks = ", ".join(f"{op.replace('aten.', '')} ×{n}"
                               for op, n in sorted(r.get("kiln_fallbacks", {}).items()))
+        library = ", ".join(f"{op.replace('aten.', '')} ×{n} (lib)"
+                            for op, n in sorted(r.get("kiln_library_calls", {}).items()))
+        fallbacks = ", ".join(part for part in (fallbacks, library) if part)
         if "kiln_failure" in r:
             fallbacks = f"failed: {r['kiln_failure'][:120]}"
         correct = ("yes" if r.get("kiln_ok") else "NO") + \
@@ -270,10 +299,23 @@ def main():
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     parser.add_argument("--models", default="", help="comma-separated; default: all")
     parser.add_argument("--out", type=Path, help="folder for the JSON, markdown and plot")
+    parser.add_argument("--kiln-options", type=json.loads, default={},
+                        help="JSON object of Kiln backend options")
+    parser.add_argument("--profile", action="store_true",
+                        help="print each compiled model's slowest kernels")
+    parser.add_argument("--systems", default="inductor,kiln",
+                        help="compilers to compare with eager, comma-separated")
+    parser.add_argument("--small", action="store_true",
+                        help="small batches and sequences, also on the GPU")
+    parser.add_argument("--check", action="store_true",
+                        help="exit with status 1 unless every Kiln answer is right")
     args = parser.parse_args()
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     tolerance = {"bf16": 5e-2, "fp16": 1e-2, "fp32": 1e-3}[args.dtype]
-    factories = model_factories(args.device)
+    factories = model_factories(args.device == "cuda" and not args.small)
+    systems = [s for s in args.systems.split(",") if s]
+    if not set(systems) <= {"inductor", "kiln"}:
+        parser.error(f"unknown systems {systems}; known: inductor, kiln")
     names = [n for n in args.models.split(",") if n] or list(factories)
     unknown = [n for n in names if n not in factories]
     if unknown:
@@ -281,7 +323,8 @@ def main():
 
     records = []
     for name in names:
-        record = measure(name, factories[name], args.device, dtype, tolerance)
+        record = measure(name, factories[name], args.device, dtype, tolerance, systems,
+                         args.kiln_options, args.profile)
         records.append(record)
         print(json.dumps(record), flush=True)
         if args.device == "cuda":
@@ -290,7 +333,7 @@ def main():
     title = (f"torch {torch.__version__}, {args.device}"
              f"{' (' + torch.cuda.get_device_name() + ')' if args.device == 'cuda' else ''}"
              f", {args.dtype}, inference")
-    command = "PYTHONPATH=python python3 benchmarks/models.py " + " ".join(sys.argv[1:])
+    command = "PYTHONPATH=python python3 bench/models.py " + " ".join(sys.argv[1:])
     text = f"{title}; host {platform.node() or 'unknown'}\n\n{table(records)}\n"
     print(text)
     if args.out:
@@ -300,6 +343,11 @@ def main():
             {"command": command, "title": title, "records": records}, indent=1))
         stem.with_suffix(".md").write_text(f"`{command}`\n\n{text}")
         plot(records, stem.with_suffix(".png"), title)
+    if args.check and "kiln" in systems:
+        wrong = [r["model"] for r in records if not r.get("kiln_ok")]
+        print(f"models: {len(records) - len(wrong)} of {len(records)} right under Kiln"
+              + (f"; wrong or failed: {', '.join(wrong)}" if wrong else ""))
+        sys.exit(1 if wrong else 0)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Times one of bench.py's workloads under several Kiln pipeline options, with
 eager and Inductor in the same run: for choosing defaults.
 
-    PYTHONPATH=python python3 benchmarks/sweep.py "softmax" block-size=128 block-size=256
+    PYTHONPATH=python python3 bench/sweep.py "softmax" block-size=128 block-size=256
 """
 
 import argparse
