@@ -251,7 +251,7 @@ def _node_problem(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
             return f"it reads a tensor on {value.device.type}, the graph's regions run on {device}"
     if node.target in _REGROUPING_VIEWS and not _keeps_symbolic_sizes(
             values.get(node.args[0]), results[0]):
-        return "it regroups symbolic sizes, which Kiln's views cannot follow yet"
+        return "it splits a symbolic size, which Kiln's views cannot follow yet"
     try:
         check_supported(node)
     except UnsupportedOpError as error:
@@ -259,22 +259,24 @@ def _node_problem(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
     return None
 
 
-# Views whose fx form says only the result's type: Kiln's lowering pairs the
-# dynamic dimensions of operand and result in order.
+# Views whose fx form says only the result's type, where a symbolic size is
+# just ``?``. Kiln's lowering derives a result's one dynamic size from the
+# element count; with more, it pairs dynamic dimensions in order.
 _REGROUPING_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.default}
 
 
 def _keeps_symbolic_sizes(operand: Any, result: Any) -> bool:
-    """Whether a view from `operand` to `result` keeps every symbolic size,
-    in order (static sizes may regroup around them): the only views whose
-    types, where symbolic sizes are just ``?``, say what they do."""
+    """Whether Kiln's lowering of a view from `operand` to `result` follows
+    it: the result has at most one symbolic size (``[s0, s1, 32] -> [s0*s1,
+    32]``), or it keeps every symbolic size of the operand, in order (static
+    sizes may regroup around them)."""
     def symbolic(value):
         return [s for s in value.shape if not isinstance(s, int)]
     if not (isinstance(operand, torch.Tensor) and isinstance(result, torch.Tensor)):
         return True
     before, after = symbolic(operand), symbolic(result)
-    return len(before) == len(after) and all(
-        a.node.expr == b.node.expr for a, b in zip(before, after))
+    return len(after) <= 1 or (len(before) == len(after) and all(
+        a.node.expr == b.node.expr for a, b in zip(before, after)))
 
 
 class _Supported(OperatorSupportBase):
@@ -382,6 +384,10 @@ def _compile_region(region: _ImportedRegion, device: str,
             errors = [d.message for d in error.diagnostics if d.severity == "error"]
             reason = errors[0] if errors else _first_line(str(error))
             blamed = {n: f"its region failed to compile: {reason}" for n in region.nodes}
+            if error.reproducer is not None:
+                log.warning("kiln: a region of %d ops failed to compile (%s); to reproduce: "
+                            "kiln-compile %s --target=%s", len(region.nodes), reason,
+                            error.reproducer, device)
         raise _RegionFailure(blamed) from error
     artifact = Artifact(path, graph=_KERNEL_GRAPH,
                         guards=GraphGuards.parse(region.text, _KERNEL_GRAPH))

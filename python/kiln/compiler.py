@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -81,14 +82,27 @@ def compile_graph_text(
             command.append(f"--pipeline-options={pipeline}")
         result = subprocess.run(command, capture_output=True, text=True, check=False)
         if result.returncode != 0:
-            raise KilnError(
-                f"kiln-compile failed with exit code {result.returncode}",
-                parse_diagnostics(result.stderr),
-                result.stderr,
-            )
+            diagnostics = parse_diagnostics(result.stderr)
+            error = KilnError(f"kiln-compile failed with exit code {result.returncode}",
+                              diagnostics, result.stderr)
+            if result.returncode < 0 or not any(d.severity == "error" for d in diagnostics):
+                # A crash, or a failure that says nothing: keep what reproduces it.
+                error.reproducer = _keep_reproducer(cache, key, source, result.stderr)
+            raise error
         # Atomic publish: concurrent compilers of one graph both succeed.
         os.replace(built, artifact)
     return artifact
+
+
+def _keep_reproducer(cache: Path, key: str, source: Path, stderr: str) -> Path:
+    """Copies a graph that kiln-compile failed on without an error
+    diagnostic to ``<cache>/failed/<key>.mlir``, its stderr beside it."""
+    failed = cache / "failed"
+    failed.mkdir(exist_ok=True)
+    kept = failed / f"{key}.mlir"
+    shutil.copyfile(source, kept)
+    kept.with_suffix(".log").write_text(stderr)
+    return kept
 
 
 class CompiledFunction:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import List, Optional
 
 # MLIR prints `file:line:col: severity: message`; locations that are not in a
@@ -56,5 +57,8 @@ class KilnError(RuntimeError):
     def __init__(self, message: str, diagnostics: List[Diagnostic], output: str = ""):
         self.diagnostics = diagnostics
         self.output = output
+        # Where the input that made a tool crash (or fail without an error
+        # diagnostic) was kept, if it was.
+        self.reproducer: Optional[Path] = None
         details = "\n".join(str(d) for d in diagnostics) or output.strip()
         super().__init__(f"{message}\n{details}" if details else message)

@@ -572,6 +572,31 @@ def test_compile_error_is_reported(tmp_path):
     assert info.value.diagnostics[0].line == 2
 
 
+def test_a_compiler_crash_keeps_its_reproducer(tmp_path):
+    """A kiln-compile that dies by a signal leaves no diagnostic to point at:
+    its input and output are kept for a bug report."""
+    from kiln.compiler import compile_graph_text
+
+    tools = tmp_path / "tools"
+    tools.mkdir()
+    crashing = tools / "kiln-compile"
+    crashing.write_text("#!/bin/sh\necho 'Stack dump: pass X' >&2\nkill -SEGV $$\n")
+    crashing.chmod(0o755)
+    text = "fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {\n}\n"
+    with pytest.raises(kiln.KilnError, match="exit code -11") as info:
+        compile_graph_text(text, cache_dir=tmp_path / "cache", tool_dir=tools)
+    kept = info.value.reproducer
+    assert kept is not None and kept.parent == tmp_path / "cache" / "failed"
+    assert kept.read_text() == text
+    assert "Stack dump: pass X" in kept.with_suffix(".log").read_text()
+
+    # A refusal with an error diagnostic points at the input itself.
+    bad = "fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = fx.relu %x\n}\n"
+    with pytest.raises(kiln.KilnError) as info:
+        compile_graph_text(bad, cache_dir=tmp_path / "cache")
+    assert info.value.reproducer is None
+
+
 def test_unknown_devices_are_refused():
     with pytest.raises(NotImplementedError, match="not 'meta'"):
         kiln.compile(lambda x: x, [torch.randn(2)], device="meta")

@@ -1300,6 +1300,94 @@ getViewDynamicSizes(OpBuilder &b, Location loc, Value source,
   return sizes;
 }
 
+/// Source dimensions and result dimensions of a view with as many elements.
+using ViewGroup = std::pair<SmallVector<int64_t>, SmallVector<int64_t>>;
+
+/// Splits a view's dimensions into the smallest groups with as many
+/// elements on both sides, a dynamic dimension paired with the next dynamic
+/// one as a group of its own; fails when the sizes do not regroup so.
+static FailureOr<SmallVector<ViewGroup>>
+groupViewDimensions(RankedTensorType sourceType, RankedTensorType resultType) {
+  int64_t sourceRank = sourceType.getRank(), resultRank = resultType.getRank();
+  SmallVector<ViewGroup> groups;
+  int64_t i = 0, j = 0;
+  while (i < sourceRank || j < resultRank) {
+    SmallVector<int64_t> sourceDims, resultDims;
+    if (i < sourceRank && j < resultRank && sourceType.isDynamicDim(i) &&
+        resultType.isDynamicDim(j)) {
+      groups.push_back({{i++}, {j++}});
+      continue;
+    }
+    int64_t sourceElements = 1, resultElements = 1;
+    do {
+      if (i < sourceRank &&
+          (sourceDims.empty() || sourceElements < resultElements ||
+           (j >= resultRank))) {
+        if (sourceType.isDynamicDim(i))
+          return failure();
+        sourceElements *= sourceType.getDimSize(i);
+        sourceDims.push_back(i++);
+      } else if (j < resultRank) {
+        if (resultType.isDynamicDim(j))
+          return failure();
+        resultElements *= resultType.getDimSize(j);
+        resultDims.push_back(j++);
+      } else {
+        break;
+      }
+    } while (sourceElements != resultElements || resultDims.empty() ||
+             (i < sourceRank && sourceType.getDimSize(i) == 1 &&
+              !sourceType.isDynamicDim(i) && j >= resultRank));
+    if (sourceElements != resultElements)
+      return failure();
+    groups.push_back({sourceDims, resultDims});
+  }
+  return groups;
+}
+
+/// The sizes of a view's dynamic dimensions (null for static ones), when
+/// the view maps through one linear index.
+struct LinearizedViewSizes {
+  SmallVector<Value> source, result;
+};
+
+/// The run-time sizes of a view from `source` to `resultType`, which has at
+/// most one dynamic dimension: the source's element count over the
+/// result's static sizes.
+static LinearizedViewSizes getLinearizedViewSizes(OpBuilder &b, Location loc,
+                                                  Value source,
+                                                  RankedTensorType resultType) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  LinearizedViewSizes sizes;
+  Value elements = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t dim = 0; dim < sourceType.getRank(); ++dim) {
+    Value size = getDimSize(b, loc, source, dim);
+    sizes.source.push_back(sourceType.isDynamicDim(dim) ? size : Value());
+    elements = arith::MulIOp::create(b, loc, elements, size);
+  }
+  int64_t staticElements = 1;
+  for (int64_t dim = 0; dim < resultType.getRank(); ++dim)
+    if (!resultType.isDynamicDim(dim))
+      staticElements *= resultType.getDimSize(dim);
+  for (int64_t dim = 0; dim < resultType.getRank(); ++dim)
+    sizes.result.push_back(
+        resultType.isDynamicDim(dim)
+            ? arith::DivUIOp::create(
+                  b, loc, elements,
+                  arith::ConstantIndexOp::create(b, loc, staticElements))
+                  .getResult()
+            : Value());
+  return sizes;
+}
+
+/// A view dimension's size: its static size, or its run-time size.
+static Value getViewSize(OpBuilder &b, Location loc, RankedTensorType type,
+                         ArrayRef<Value> dynamicSizes, int64_t dim) {
+  if (!type.isDynamicDim(dim))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  return dynamicSizes[dim];
+}
+
 /// Lowers fx.permute, fx.expand, fx.squeeze, fx.unsqueeze, fx.slice,
 /// fx.select, fx.view and fx.unsafe_view (and fx.clone, fx.alias) into
 /// index-map nodes.
@@ -1321,6 +1409,8 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
     // and how source indices follow from result indices.
     std::function<int64_t(int64_t)> sourceDim;
     std::function<SmallVector<Value>(OpBuilder &, Location, ValueRange)> map;
+    // Run-time sizes of a view that regroups dynamic dimensions.
+    LinearizedViewSizes linearSizes;
 
     if constexpr (std::is_same_v<OpTy, fx::CloneOp> ||
                   std::is_same_v<OpTy, fx::AliasOp>) {
@@ -1433,40 +1523,23 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
     } else {
       // fx.view, fx.unsafe_view: dimensions regroup. Each group of source
       // dimensions and result dimensions with the same number of elements
-      // maps through its linear index; a dynamic dimension must be a group
-      // of its own on both sides.
-      SmallVector<std::pair<SmallVector<int64_t>, SmallVector<int64_t>>> groups;
-      int64_t i = 0, j = 0;
-      while (i < sourceRank || j < resultRank) {
-        SmallVector<int64_t> sourceDims, resultDims;
-        if (i < sourceRank && j < resultRank && sourceType.isDynamicDim(i) &&
-            resultType.isDynamicDim(j)) {
-          groups.push_back({{i++}, {j++}});
-          continue;
-        }
-        int64_t sourceElements = 1, resultElements = 1;
-        do {
-          if (i < sourceRank &&
-              (sourceDims.empty() || sourceElements < resultElements ||
-               (j >= resultRank))) {
-            if (sourceType.isDynamicDim(i))
-              return rewriter.notifyMatchFailure(op, "dynamic regrouping");
-            sourceElements *= sourceType.getDimSize(i);
-            sourceDims.push_back(i++);
-          } else if (j < resultRank) {
-            if (resultType.isDynamicDim(j))
-              return rewriter.notifyMatchFailure(op, "dynamic regrouping");
-            resultElements *= resultType.getDimSize(j);
-            resultDims.push_back(j++);
-          } else {
-            break;
-          }
-        } while (sourceElements != resultElements || resultDims.empty() ||
-                 (i < sourceRank && sourceType.getDimSize(i) == 1 &&
-                  !sourceType.isDynamicDim(i) && j >= resultRank));
-        if (sourceElements != resultElements)
-          return rewriter.notifyMatchFailure(op, "sizes do not regroup");
-        groups.push_back({sourceDims, resultDims});
+      // maps through its linear index; a dynamic dimension is a group of its
+      // own on both sides. Failing that, a result with at most one dynamic
+      // dimension is one group: that dimension's size is the source's
+      // element count over the result's static sizes.
+      FailureOr<SmallVector<ViewGroup>> grouped =
+          groupViewDimensions(sourceType, resultType);
+      SmallVector<ViewGroup> groups;
+      if (succeeded(grouped)) {
+        groups = std::move(*grouped);
+      } else if (resultType.getNumDynamicDims() <= 1 &&
+                 sourceType.getNumDynamicDims() >= 1) {
+        groups.push_back({llvm::to_vector(llvm::seq<int64_t>(0, sourceRank)),
+                          llvm::to_vector(llvm::seq<int64_t>(0, resultRank))});
+        linearSizes = getLinearizedViewSizes(rewriter, loc, source, resultType);
+      } else {
+        return rewriter.notifyMatchFailure(
+            op, "dimensions do not regroup, or dynamic ones ambiguously");
       }
       SmallVector<int64_t> from(resultRank, -1);
       for (auto &[sourceDims, resultDims] : groups)
@@ -1488,29 +1561,33 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
                                   b, loc,
                                   arith::MulIOp::create(
                                       b, loc, linear,
-                                      arith::ConstantIndexOp::create(
-                                          b, loc, resultType.getDimSize(dim))),
+                                      getViewSize(b, loc, resultType,
+                                                  linearSizes.result, dim)),
                                   iv)
                                   .getResult()
                             : iv;
           }
           if (!linear)
             linear = arith::ConstantIndexOp::create(b, loc, 0);
-          // ... and the source's indices from it.
-          SmallVector<int64_t> sizes =
-              llvm::map_to_vector(sourceDims, [&](int64_t dim) {
-                return sourceType.getDimSize(dim);
-              });
-          for (auto [dim, digit] :
-               llvm::zip(sourceDims, delinearizeIndex(b, loc, linear, sizes)))
-            indices[dim] = digit;
+          // ... and the source's indices from it, last digit first.
+          for (int64_t dim : llvm::reverse(ArrayRef(sourceDims).drop_front())) {
+            Value size =
+                getViewSize(b, loc, sourceType, linearSizes.source, dim);
+            indices[dim] = arith::RemUIOp::create(b, loc, linear, size);
+            linear = arith::DivUIOp::create(b, loc, linear, size);
+          }
+          indices[sourceDims.front()] = linear;
         }
         return indices;
       };
     }
 
     FailureOr<SmallVector<Value>> dynamicSizes =
-        getViewDynamicSizes(rewriter, loc, source, resultType, sourceDim);
+        linearSizes.result.empty()
+            ? getViewDynamicSizes(rewriter, loc, source, resultType, sourceDim)
+            : FailureOr<SmallVector<Value>>(
+                  llvm::to_vector(llvm::make_filter_range(
+                      linearSizes.result, [](Value size) { return size; })));
     if (failed(dynamicSizes))
       return rewriter.notifyMatchFailure(op, "a dynamic size is not derived");
     rewriter.replaceOp(op, buildIndexMapNode(rewriter, loc, source, resultType,

@@ -65,11 +65,36 @@ fx.graph @slice_select_expand(%x: tensor<5x9xf32>, %y: tensor<5x1xf32>) -> (tens
 
 // -----
 
-// A view that regroups a dynamic size is not lowered (yet).
+// Merging dynamic dimensions: the result's one dynamic size is the source's
+// element count over its static sizes, and indices map through the linear
+// index with the source's run-time sizes.
+// CHECK-LABEL: fx.graph @merge_dynamic
+// CHECK-DAG: %[[B:.+]] = tensor.dim %{{.+}}, %c0
+// CHECK-DAG: %[[T:.+]] = tensor.dim %{{.+}}, %c1
+// CHECK: %[[BT:.+]] = arith.muli %{{.+}}, %[[T]]
+// CHECK: %[[N:.+]] = arith.muli %[[BT]], %c32
+// CHECK: %[[ROWS:.+]] = arith.divui %[[N]], %c32
+// CHECK: loop.pointwise(%[[ROWS]]) : tensor<?x32xf32>
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: %[[L:.+]] = arith.addi %{{.+}}, %[[J]]
+// CHECK: %[[K:.+]] = arith.remui %[[L]], %c32
+// CHECK: %[[L2:.+]] = arith.divui %[[L]], %c32
+// CHECK: %[[Y:.+]] = arith.remui %[[L2]], %[[T]]
+// CHECK: %[[X:.+]] = arith.divui %[[L2]], %[[T]]
+// CHECK: loop.load %{{.+}}[%[[X]], %[[Y]], %[[K]]] : tensor<?x?x32xf32>
+fx.graph @merge_dynamic(%x: tensor<?x?x32xf32>) -> tensor<?x32xf32> {
+  %0 = fx.view %x : (tensor<?x?x32xf32>) -> tensor<?x32xf32>
+  fx.output %0 : tensor<?x32xf32>
+}
+
+// -----
+
+// Two dynamic result dimensions that do not pair with the source's: their
+// sizes are not derived.
 // ERROR: error: kiln-fx-to-loop: no lowering for 'fx.view' with these operand types
-fx.graph @dynamic_regrouping(%x: tensor<?x4xf32>) -> tensor<?xf32> {
-  %0 = fx.view %x : (tensor<?x4xf32>) -> tensor<?xf32>
-  fx.output %0 : tensor<?xf32>
+fx.graph @ambiguous_dynamic_regrouping(%x: tensor<?x?x4xf32>) -> tensor<?x?xf32> {
+  %0 = fx.view %x : (tensor<?x?x4xf32>) -> tensor<?x?xf32>
+  fx.output %0 : tensor<?x?xf32>
 }
 
 // -----
