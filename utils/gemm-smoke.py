@@ -167,6 +167,14 @@ def main():
     case(2, 3, 64, 96, 80, 1, 0, True, 2, offset=1)
     case(2, 1, 512, 1024, 768, 0, 1, True, 2)
 
+    # Results with rows of an odd number of elements, large enough to be
+    # computed with padded rows and copied into place (a vocabulary's
+    # logits), batched, with a bias, and in f32.
+    case(2, 1, 300, 1001, 64, 0, 1, False, 0)
+    case(2, 2, 100, 1001, 64, 0, 0, True, 1)
+    case(0, 1, 257, 259, 33, 1, 0, True, 0)
+    case(2, 1, 300, 1001, 64, 0, 1, False, 0, result_dtype=0)
+
     # A side stream: its own workspace.
     side = torch.cuda.Stream()
     with torch.cuda.stream(side):

@@ -1549,6 +1549,9 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
       map = [=](OpBuilder &b, Location loc, ValueRange ivs) {
         SmallVector<Value> indices(sourceRank);
         for (auto &[sourceDims, resultDims] : groups) {
+          // Trailing size-1 result dimensions read no source dimension.
+          if (sourceDims.empty())
+            continue;
           if (sourceDims.size() == 1 && resultDims.size() == 1) {
             indices[sourceDims.front()] = ivs[resultDims.front()];
             continue;

@@ -68,8 +68,9 @@ private:
 } // namespace
 
 /// How many consecutive elements of `node` one thread computes: enough for
-/// 16-byte accesses to the result (`requested` if positive), when the
-/// innermost dimension is a static multiple of it; else 1.
+/// 16-byte accesses to the result (`requested` if positive), or the largest
+/// power of two below that which divides the static innermost dimension
+/// (8-byte accesses for rows of 28 bf16 elements); else 1.
 static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
   RankedTensorType type = node.getResultType();
   // Bools are bytes in tensors but bits in LLVM's vectors: one at a time.
@@ -81,9 +82,11 @@ static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
     perThread = std::min<int64_t>(128 / bits, 8);
   }
   int64_t innermost = type.getShape().back();
-  if (ShapedType::isDynamic(innermost) || innermost % perThread != 0)
+  if (ShapedType::isDynamic(innermost))
     return 1;
-  return perThread;
+  while (perThread > 1 && innermost % perThread != 0)
+    perThread /= 2;
+  return std::max<int64_t>(perThread, 1);
 }
 
 /// The row-major indices of element `linear` of a space of `sizes`.
@@ -270,12 +273,15 @@ static Value emitWarpReduce(OpBuilder &b, Location loc, StringRef combiner,
   return value;
 }
 
-/// Combines every thread's `partial` across the block of `threads` threads
-/// (a multiple of the warp size); every thread gets the total. `scratch`
-/// (workgroup memory, one element per warp) passes the warps' totals.
+/// Combines every thread's `partial` across the `threads` threads of a row
+/// (one, a warp, or a block of whole warps); every thread gets the total.
+/// `scratch` (workgroup memory, one element per warp) passes the warps'
+/// totals.
 static Value emitBlockReduce(OpBuilder &b, Location loc, StringRef combiner,
                              Value partial, Type dtype, Value thread,
                              int64_t threads, Value scratch) {
+  if (threads == 1)
+    return partial;
   Value warpTotal = emitWarpReduce(b, loc, combiner, partial, dtype);
   if (threads <= kWarpSize)
     return warpTotal;
@@ -338,19 +344,24 @@ static constexpr int64_t kMaxVectorsPerLane = 4;
 /// are in flight together.
 static constexpr int64_t kMaxUnrolledSteps = 16;
 
+/// Rows of at most this many columns (a pooling window, say) get a thread
+/// each: a warp per row would leave most of its lanes idle.
+static constexpr int64_t kMaxThreadRowColumns = 16;
+
 namespace {
-/// How a row kernel maps rows to threads: `threadsPerRow` threads (a warp,
-/// or a whole block) share a row, and a block holds `rowsPerBlock` rows.
+/// How a row kernel maps rows to threads: `threadsPerRow` threads (one, a
+/// warp, or a whole block) share a row, and a block holds `rowsPerBlock`
+/// rows.
 struct RowMapping {
   int64_t threadsPerRow;
   int64_t rowsPerBlock;
 };
 } // namespace
 
-/// Short rows (a few 16-byte vectors per lane of a warp) get a warp each, so
-/// that their reductions need no barrier and a block works on several rows;
-/// longer rows get a block of enough threads for one vector each (a power of
-/// two up to the block size).
+/// Tiny rows get a thread each; short rows (a few 16-byte vectors per lane
+/// of a warp) get a warp each, so that their reductions need no barrier and
+/// a block works on several rows; longer rows get a block of enough threads
+/// for one vector each (a power of two up to the block size).
 static RowMapping getRowMapping(ArrayRef<Operation *> nodes, int64_t rows,
                                 int64_t blockSize) {
   int64_t limit = std::max(kWarpSize, blockSize / kWarpSize * kWarpSize);
@@ -361,6 +372,8 @@ static RowMapping getRowMapping(ArrayRef<Operation *> nodes, int64_t rows,
       return {limit, 1};
     columns = std::max(columns, *nodeColumns);
   }
+  if (columns <= kMaxThreadRowColumns)
+    return {1, limit};
   int64_t vectors = llvm::divideCeil(columns, kMaxRowVectorWidth);
   if (vectors <= kWarpSize * kMaxVectorsPerLane)
     return {kWarpSize, limit / kWarpSize};
@@ -453,13 +466,13 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   Value row = launch.getBlockIds().x;
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   if (rowMapping.rowsPerBlock > 1) {
-    Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
+    Value rowThreads = arith::ConstantIndexOp::create(b, loc, threads);
     row = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, row, rowsPerBlock),
-        arith::DivUIOp::create(b, loc, thread, warpSize));
-    thread = arith::RemUIOp::create(b, loc, thread, warpSize);
-    // The last block may have warps past the last row; they have no barrier
-    // to reach, so they just skip the work.
+        arith::DivUIOp::create(b, loc, thread, rowThreads));
+    thread = arith::RemUIOp::create(b, loc, thread, rowThreads);
+    // The last block may have rows past the last row; their threads have
+    // no barrier to reach, so they just skip the work.
     Value inBounds =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, numRows);
     auto ifOp = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);

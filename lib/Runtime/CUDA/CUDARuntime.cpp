@@ -64,6 +64,7 @@ const Driver *getDriver() {
         loadSymbol(library, "cuMemFreeAsync", loaded.cuMemFreeAsync) &&
         loadSymbol(library, "cuMemcpyAsync", loaded.cuMemcpyAsync) &&
         loadSymbol(library, "cuMemsetD8Async", loaded.cuMemsetD8Async) &&
+        loadSymbol(library, "cuMemcpy2DAsync_v2", loaded.cuMemcpy2DAsync) &&
         loadSymbol(library, "cuGetErrorString", loaded.cuGetErrorString);
     if (!ok) {
       recordError("the CUDA driver lacks an entry point Kiln needs");

@@ -30,6 +30,26 @@ using CUmemoryPool = void *;
 constexpr CUresult kCudaSuccess = 0;
 /// CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: memory a pool keeps at synchronization.
 constexpr int kMemPoolAttrReleaseThreshold = 4;
+/// CU_MEMORYTYPE_DEVICE.
+constexpr int kMemoryTypeDevice = 2;
+
+/// CUDA_MEMCPY2D: a copy of `Height` rows of `WidthInBytes` bytes between
+/// pitched buffers.
+struct Memcpy2D {
+  size_t srcXInBytes = 0, srcY = 0;
+  int srcMemoryType = kMemoryTypeDevice;
+  const void *srcHost = nullptr;
+  CUdeviceptr srcDevice = 0;
+  void *srcArray = nullptr;
+  size_t srcPitch = 0;
+  size_t dstXInBytes = 0, dstY = 0;
+  int dstMemoryType = kMemoryTypeDevice;
+  void *dstHost = nullptr;
+  CUdeviceptr dstDevice = 0;
+  void *dstArray = nullptr;
+  size_t dstPitch = 0;
+  size_t WidthInBytes = 0, Height = 0;
+};
 
 /// The driver entry points Kiln calls, loaded from libcuda.so.1.
 struct Driver {
@@ -53,6 +73,8 @@ struct Driver {
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);
   CUresult (*cuMemcpyAsync)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
+  /// Loaded as cuMemcpy2DAsync_v2, which takes 64-bit sizes.
+  CUresult (*cuMemcpy2DAsync)(const Memcpy2D *, CUstream);
   CUresult (*cuGetErrorString)(CUresult, const char **);
 };
 

@@ -213,6 +213,28 @@ std::map<CUcontext, cublasLtHandle_t> handles;
 std::map<WorkspaceKey, CUdeviceptr> workspaces;
 std::map<AlgoKey, MatmulAlgo> algos;
 
+/// Results at least this large whose rows are not 16-byte aligned (a
+/// vocabulary of 50257 columns) are computed into rows padded to 16 bytes,
+/// then copied into place: cuBLASLt's kernels for unaligned rows are several
+/// times slower than the copy.
+constexpr int64_t kMinPaddedResultElements = int64_t(1) << 16;
+
+/// Device memory from the stream's pool, freed on the stream when it goes.
+struct StreamTemporary {
+  const Driver &driver;
+  CUstream stream;
+  CUdeviceptr pointer = 0;
+
+  StreamTemporary(const Driver &driver, CUstream stream)
+      : driver(driver), stream(stream) {}
+  StreamTemporary(const StreamTemporary &) = delete;
+  StreamTemporary &operator=(const StreamTemporary &) = delete;
+  ~StreamTemporary() {
+    if (pointer)
+      driver.cuMemFreeAsync(pointer, stream);
+  }
+};
+
 /// The alignment in bytes (at most 256) that every matrix of a batch has.
 uint32_t alignment(const void *pointer, int64_t batchStrideBytes) {
   uint64_t bits = reinterpret_cast<uintptr_t>(pointer) | 256;
@@ -408,15 +430,14 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
     return;
 
   auto makeLayout = [&](cublasLtMatrixLayout_t &layout, int type, int64_t rows,
-                        int64_t cols) {
-    if (!checkLt(
-            lt->cublasLtMatrixLayoutCreate(&layout, type, rows, cols, rows),
-            "cublasLtMatrixLayoutCreate"))
+                        int64_t cols, int64_t ld) {
+    if (!checkLt(lt->cublasLtMatrixLayoutCreate(&layout, type, rows, cols, ld),
+                 "cublasLtMatrixLayoutCreate"))
       return false;
     if (batch == 1)
       return true;
     int32_t count = static_cast<int32_t>(batch);
-    int64_t stride = rows * cols;
+    int64_t stride = ld * cols;
     return checkLt(lt->cublasLtMatrixLayoutSetAttribute(
                        layout, kLayoutBatchCount, &count, sizeof(count)),
                    "cublasLtMatrixLayoutSetAttribute") &&
@@ -425,11 +446,27 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
                    layout, kLayoutStridedBatchOffset, &stride, sizeof(stride)),
                "cublasLtMatrixLayoutSetAttribute");
   };
-  if (!makeLayout(descriptors.first, dataType, transposeB ? k : n,
-                  transposeB ? n : k) ||
-      !makeLayout(descriptors.second, dataType, transposeA ? m : k,
-                  transposeA ? k : m) ||
-      !makeLayout(descriptors.result, resultDataType, n, m))
+  // The result's rows, padded to 16 bytes in a temporary when worth it.
+  int64_t resultLd = n;
+  StreamTemporary padded(*driver, stream);
+  if ((n * resultBytes) % 16 != 0 &&
+      batch * m * n >= kMinPaddedResultElements) {
+    int64_t perVector = 16 / resultBytes;
+    resultLd = (n + perVector - 1) / perVector * perVector;
+    if (!check(*driver,
+               driver->cuMemAllocAsync(
+                   &padded.pointer, batch * m * resultLd * resultBytes, stream),
+               "cuMemAllocAsync"))
+      return;
+  }
+  void *result = padded.pointer ? reinterpret_cast<void *>(padded.pointer) : c;
+
+  int64_t firstRows = transposeB ? k : n, secondRows = transposeA ? m : k;
+  if (!makeLayout(descriptors.first, dataType, firstRows, transposeB ? n : k,
+                  firstRows) ||
+      !makeLayout(descriptors.second, dataType, secondRows, transposeA ? k : m,
+                  secondRows) ||
+      !makeLayout(descriptors.result, resultDataType, n, m, resultLd))
     return;
 
   int64_t strideBytes = batch > 1 ? bytes : 0;
@@ -446,7 +483,7 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
               epilogue,
               alignment(a, strideBytes * m * k),
               alignment(b, strideBytes * k * n),
-              alignment(c, resultStrideBytes * m * n),
+              alignment(result, resultStrideBytes * m * resultLd),
               bias ? alignment(bias, 0) : 0};
   MatmulAlgo algo;
   {
@@ -491,10 +528,21 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
   }
 
   float alpha = 1.0f, beta = 0.0f;
-  checkLt(lt->cublasLtMatmul(handle, descriptors.matmul, &alpha, b,
-                             descriptors.first, a, descriptors.second, &beta, c,
-                             descriptors.result, c, descriptors.result, &algo,
-                             reinterpret_cast<void *>(workspace),
-                             kWorkspaceBytes, stream),
-          "cublasLtMatmul");
+  if (!checkLt(lt->cublasLtMatmul(handle, descriptors.matmul, &alpha, b,
+                                  descriptors.first, a, descriptors.second,
+                                  &beta, result, descriptors.result, result,
+                                  descriptors.result, &algo,
+                                  reinterpret_cast<void *>(workspace),
+                                  kWorkspaceBytes, stream),
+               "cublasLtMatmul") ||
+      !padded.pointer)
+    return;
+  Memcpy2D copy;
+  copy.srcDevice = padded.pointer;
+  copy.srcPitch = resultLd * resultBytes;
+  copy.dstDevice = reinterpret_cast<CUdeviceptr>(c);
+  copy.dstPitch = n * resultBytes;
+  copy.WidthInBytes = n * resultBytes;
+  copy.Height = batch * m;
+  check(*driver, driver->cuMemcpy2DAsync(&copy, stream), "cuMemcpy2DAsync");
 }

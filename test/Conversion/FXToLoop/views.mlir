@@ -47,6 +47,19 @@ fx.graph @merge(%x: tensor<4x5xf32>) -> tensor<20xf32> {
 
 // -----
 
+// Size-1 dimensions after the last source dimension read nothing.
+// CHECK-LABEL: fx.graph @trailing_unit_dimensions
+// CHECK: ^bb0(%[[A:.+]]: index, %[[B:.+]]: index, %{{.+}}: index, %{{.+}}: index):
+// CHECK: %[[R:.+]] = arith.muli %[[A]], %c96
+// CHECK: %[[L:.+]] = arith.addi %[[R]], %[[B]]
+// CHECK: loop.load %{{.+}}[%[[L]]] : tensor<96xbf16>
+fx.graph @trailing_unit_dimensions(%x: tensor<96xbf16>) -> tensor<1x96x1x1xbf16> {
+  %0 = fx.view %x : (tensor<96xbf16>) -> tensor<1x96x1x1xbf16>
+  fx.output %0 : tensor<1x96x1x1xbf16>
+}
+
+// -----
+
 // CHECK-LABEL: fx.graph @slice_select_expand
 // CHECK: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
 // CHECK: %[[S:.+]] = arith.muli %[[J]], %c2

@@ -61,6 +61,33 @@ fx.graph @short_row_sums(%x: tensor<100x1024xbf16>) -> tensor<100xbf16> {
 
 // -----
 
+// Tests that tiny rows (a 3x3 pooling window) get a thread each, 256 rows to
+// a block: the window is unrolled in the thread, nothing is shuffled.
+// CHECK-LABEL: func.func @window_maxima
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %c256
+// CHECK: gpu.launch async [%{{.+}}] blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}}, %{{.+}}) threads(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %c256
+// CHECK-NOT: workgroup
+// CHECK-NOT: scf.for
+// CHECK-NOT: gpu.shuffle
+// CHECK-COUNT-9: memref.load %{{.+}} : memref<8x30x30xf32>
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.terminator
+fx.graph @window_maxima(%x: tensor<8x30x30xf32>) -> tensor<8x10x10xf32> {
+  %0 = loop.reduce "max" over [3, 3] : tensor<8x10x10xf32> {
+  ^bb0(%n: index, %i: index, %j: index, %r: index, %s: index):
+    %c3 = arith.constant 3 : index
+    %i3 = arith.muli %i, %c3 : index
+    %j3 = arith.muli %j, %c3 : index
+    %y = arith.addi %i3, %r : index
+    %x2 = arith.addi %j3, %s : index
+    %v = loop.load %x[%n, %y, %x2] : tensor<8x30x30xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0 : tensor<8x10x10xf32>
+}
+
+// -----
+
 // Tests that 64-bit values are shuffled in two 32-bit halves.
 // CHECK-LABEL: func.func @int64_sums
 // CHECK: arith.trunci %{{.+}} : i64 to i32
