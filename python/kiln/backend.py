@@ -24,6 +24,11 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
 * ``fallback``: ``"eager"`` (default) or ``"error"``;
 * ``pipeline_options``: the target pipeline's options, as kiln.compile takes;
 * ``cache_dir``: where artifacts are cached (default: kiln.compiler's);
+* ``channels_last``: whether 4-d tensors that pass between compiled
+  regions and library convolutions do so in NHWC memory (channels-last
+  strides, which cuDNN runs without converting layouts; the regions read and
+  write NHWC buffers). Default (None): where convolutions run in CUDA's
+  library, as Inductor's layout optimization does;
 * ``library_ops``: the ATen ops (``"aten.convolution.default"``) that call
   PyTorch's kernels, as Inductor's extern kernels do, even where Kiln
   compiles them: by default the convolutions, whose vendor libraries (cuDNN,
@@ -48,7 +53,8 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple
+from typing import (Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
+                    Set, Tuple)
 
 import torch
 import torch.fx
@@ -117,13 +123,14 @@ class BackendOptions:
     pipeline_options: Optional[Mapping[str, Any]] = None
     cache_dir: Optional[Path] = None
     library_ops: Sequence[str] = DEFAULT_LIBRARY_OPS
+    channels_last: Optional[bool] = None
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":
         """Options from torch.compile's ``options`` dict; unknown keys and
         values are errors, not silently ignored."""
         options = dict(options or {})
-        known = {"fallback", "pipeline_options", "cache_dir", "library_ops"}
+        known = {"fallback", "pipeline_options", "cache_dir", "library_ops", "channels_last"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown Kiln backend options {unknown}; "
@@ -132,6 +139,9 @@ class BackendOptions:
         if parsed.fallback not in ("eager", "error"):
             raise ValueError(f"Kiln backend option fallback={parsed.fallback!r}: "
                              "expected 'eager' or 'error'")
+        if parsed.channels_last not in (None, True, False):
+            raise ValueError("Kiln backend option channels_last: expected None, True or "
+                             f"False, not {parsed.channels_last!r}")
         if isinstance(parsed.library_ops, str) or not all(
                 isinstance(op, str) for op in parsed.library_ops):
             raise ValueError("Kiln backend option library_ops: expected a list of ATen "
@@ -313,6 +323,8 @@ class _ImportedRegion:
     text: str
     # Line of the text -> the node of the graph it comes from.
     op_lines: Dict[int, torch.fx.Node]
+    # Inputs and outputs that the artifact reads and writes in NHWC order.
+    nhwc: FrozenSet[torch.fx.Node] = frozenset()
 
 
 @dataclass
@@ -324,16 +336,20 @@ class _Region:
 
 
 def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
-                   values: Mapping[torch.fx.Node, Any]) -> _ImportedRegion:
-    """The region's fx-dialect text; _RegionFailure if it does not import."""
+                   values: Mapping[torch.fx.Node, Any],
+                   channels_last: Set[torch.fx.Node]) -> _ImportedRegion:
+    """The region's fx-dialect text; _RegionFailure if it does not import.
+    Its inputs and outputs in `channels_last` are NHWC buffers."""
     sub_gm, inputs, outputs = fuse_as_graphmodule(gm, nodes, "kiln_region")[:3]
     copies = [n for n in sub_gm.graph.nodes if n.op not in ("placeholder", "output")]
     original = dict(zip(copies, nodes))
     inputs = _drop_size_inputs(sub_gm, inputs, original, values)
+    nhwc = frozenset(n for n in (*inputs, *outputs) if n in channels_last)
+    _permute_boundaries(sub_gm, [n in nhwc for n in inputs], [n in nhwc for n in outputs])
+    examples = [values[n].permute(_NCHW_TO_NHWC) if n in nhwc else values[n] for n in inputs]
     copy_lines: Dict[int, torch.fx.Node] = {}
     try:
-        text = import_graph(sub_gm, [values[n] for n in inputs], name=_KERNEL_GRAPH,
-                            op_lines=copy_lines)
+        text = import_graph(sub_gm, examples, name=_KERNEL_GRAPH, op_lines=copy_lines)
     except UnsupportedOpError as error:
         node = next((original[n] for n in copies if n.name == error.node_name), None)
         raise _RegionFailure({node: error.problem} if node is not None else
@@ -341,8 +357,92 @@ def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
     except Exception as error:  # The importer refusing the region's inputs, say.
         reason = f"its region failed to import: {_first_line(str(error))}"
         raise _RegionFailure({n: reason for n in nodes}) from error
-    op_lines = {line: original[copy] for line, copy in copy_lines.items()}
-    return _ImportedRegion(nodes, tuple(inputs), tuple(outputs), text, op_lines)
+    # Lines of the boundary permutes name no node of the graph.
+    op_lines = {line: original[copy] for line, copy in copy_lines.items() if copy in original}
+    return _ImportedRegion(nodes, tuple(inputs), tuple(outputs), text, op_lines, nhwc)
+
+
+# ===----------------------------------------------------------------------=== #
+# Channels-last boundaries
+# ===----------------------------------------------------------------------=== #
+
+_NCHW_TO_NHWC = [0, 2, 3, 1]
+_NHWC_TO_NCHW = [0, 3, 1, 2]
+
+
+def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.Node]],
+                          library: Sequence[torch.fx.Node], values: Mapping[torch.fx.Node, Any]
+                          ) -> Tuple[Set[torch.fx.Node], List[torch.fx.Node]]:
+    """The 4-d values that pass between regions and library convolutions in
+    NHWC memory, and the convolutions whose input is converted to it first:
+
+    * a region's result that a convolution reads is an NHWC buffer (viewed
+      with channels-last strides in PyTorch);
+    * every other input of a convolution (the image, say) is converted, so
+      that cuDNN's result is channels-last too (it keeps its input's layout),
+      and when a region reads it, the region reads its NHWC buffer.
+
+    Graph outputs keep PyTorch's layout."""
+    in_region = {n for nodes in regions for n in nodes}
+    convolutions = [n for n in gm.graph.nodes
+                    if n in set(library) and n.target is aten.convolution.default]
+    returned = {n for n in gm.graph.nodes if n.op == "output"
+                for n in pytree.tree_flatten(n.args)[0] if isinstance(n, torch.fx.Node)}
+
+    def is_image(node):
+        value = values.get(node)
+        return isinstance(value, torch.Tensor) and value.dim() == 4 and \
+            value.is_floating_point()
+
+    chosen: Set[torch.fx.Node] = set()
+    converted = []
+    for node in convolutions:
+        source = node.args[0]
+        if not is_image(source):
+            continue
+        if source in in_region and source not in returned:
+            chosen.add(source)
+        elif source not in chosen:
+            converted.append(node)
+        if is_image(node) and node not in returned and \
+                any(user in in_region for user in node.users):
+            chosen.add(node)
+    return chosen, converted
+
+
+def _convert_to_channels_last(gm: torch.fx.GraphModule,
+                              convolutions: Sequence[torch.fx.Node]) -> None:
+    """Gives each of `convolutions` a channels-last copy of its input."""
+    for node in convolutions:
+        with gm.graph.inserting_before(node):
+            copy = gm.graph.call_function(aten.clone.default, (node.args[0],),
+                                          {"memory_format": torch.channels_last})
+        node.args = (copy, *node.args[1:])
+
+
+def _permute_boundaries(sub_gm: torch.fx.GraphModule, nhwc_inputs: Sequence[bool],
+                        nhwc_outputs: Sequence[bool]) -> None:
+    """Makes a region read its `nhwc_inputs` as NHWC buffers and write its
+    `nhwc_outputs` as such: permutes, which the region's kernels fold into
+    their indexing."""
+    graph = sub_gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    for placeholder, nhwc in zip(placeholders, nhwc_inputs):
+        if not nhwc:
+            continue
+        with graph.inserting_after(placeholder):
+            nchw = graph.call_function(aten.permute.default, (placeholder, _NHWC_TO_NCHW))
+        placeholder.replace_all_uses_with(nchw, delete_user_cb=lambda user: user is not nchw)
+    output = next(n for n in graph.nodes if n.op == "output")
+    results = list(output.args[0]) if isinstance(output.args[0], (tuple, list)) \
+        else [output.args[0]]
+    for i, nhwc in enumerate(nhwc_outputs):
+        if nhwc:
+            with graph.inserting_before(output):
+                results[i] = graph.call_function(aten.permute.default,
+                                                 (results[i], _NCHW_TO_NHWC))
+    output.args = (tuple(results) if isinstance(output.args[0], (tuple, list))
+                   else results[0],)
 
 
 def _drop_size_inputs(sub_gm: torch.fx.GraphModule, inputs: Sequence[torch.fx.Node],
@@ -418,9 +518,15 @@ def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
     gm.add_submodule(name, KilnRegion(region.artifact, source.text,
                                       len(source.outputs) > 1))
     graph = gm.graph
-    inputs = tuple(replaced.get(n, n) for n in source.inputs)
-    with graph.inserting_after(source.nodes[-1]):
-        call = graph.call_module(name, inputs)
+    inputs = [replaced.get(n, n) for n in source.inputs]
+    anchor = source.nodes[-1]
+    for i, node in enumerate(source.inputs):
+        if node in source.nhwc:  # A view of the NHWC buffer, free in PyTorch.
+            with graph.inserting_after(anchor):
+                anchor = inputs[i] = graph.call_function(aten.permute.default,
+                                                         (inputs[i], _NCHW_TO_NHWC))
+    with graph.inserting_after(anchor):
+        call = graph.call_module(name, tuple(inputs))
     if len(source.outputs) == 1:
         results = [call]
     else:
@@ -430,6 +536,9 @@ def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
                 anchor = graph.call_function(operator.getitem, (call, i))
             results.append(anchor)
     for output, result in zip(source.outputs, results):
+        if output in source.nhwc:
+            with graph.inserting_after(result):
+                result = graph.call_function(aten.permute.default, (result, _NHWC_TO_NCHW))
         output.replace_all_uses_with(result)
         replaced[output] = result
     for node in reversed(source.nodes):
@@ -479,12 +588,18 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     # Each failed round moves at least one node out of the supported set.
     # Regions import one after another (Python, fake tensors) and compile
     # in parallel (kiln-compile processes).
+    channels_last = options.channels_last
+    if channels_last is None:
+        channels_last = device == "cuda"
     while True:
         imported, failures = [], []
         supported = {n for n in ops if n not in problems}
-        for nodes in _propose_regions(gm, supported):
+        proposed = _propose_regions(gm, supported)
+        nhwc, converted = _channels_last_values(gm, proposed, library, values) \
+            if channels_last else (set(), [])
+        for nodes in proposed:
             try:
-                imported.append(_import_region(gm, nodes, values))
+                imported.append(_import_region(gm, nodes, values, nhwc))
             except _RegionFailure as failure:
                 failures.append(failure)
         regions = []
@@ -516,6 +631,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     replaced: Dict[torch.fx.Node, torch.fx.Node] = {}
     for index, region in enumerate(regions):
         _install(gm, region, index, replaced)
+    _convert_to_channels_last(gm, converted)
     legalize_graph(gm)
     gm.graph.lint()
     gm.recompile()

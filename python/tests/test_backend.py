@@ -121,6 +121,36 @@ def test_convolutions_call_the_library_by_default(device, tmp_path):
     torch.testing.assert_close(everything(*args), conv_bn_relu(*args), rtol=1e-4, atol=1e-4)
 
 
+def two_convolutions(x, w1, w2, scale, shift):
+    h = torch.relu(torch.nn.functional.conv2d(x, w1, padding=1) * scale + shift)
+    return torch.nn.functional.conv2d(h, w2, padding=1).sigmoid() + h
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_regions_exchange_nhwc_buffers_with_convolutions(tmp_path, channels_last):
+    """With channels_last, the image is converted to channels-last for the
+    first convolution, whose result the first region reads as an NHWC
+    buffer; that region writes an NHWC buffer (which the second convolution
+    reads as a channels-last tensor) and the last region reads that
+    convolution's NHWC result. The answers do not change."""
+    generator = torch.Generator().manual_seed(3)
+    args = [torch.randn(*s, generator=generator)
+            for s in [(2, 3, 8, 6), (4, 3, 3, 3), (4, 4, 3, 3), (4, 1, 1), (4, 1, 1)]]
+    compiled = partitioned(two_convolutions, args, tmp_path, channels_last=channels_last)
+    assert compiled.kiln_report.kernels == 2
+    texts = [m.graph_text for m in regions(compiled)]
+    nhwc = "tensor<2x8x6x4xf32>"
+    assert any(nhwc in text for text in texts) == channels_last
+    assert ("memory_format = torch.channels_last" in compiled.code) == channels_last
+    if channels_last:
+        for text in texts:
+            assert "dims = array<i64: 0, 3, 1, 2>" in text  # Reads NHWC.
+        assert "dims = array<i64: 0, 2, 3, 1>" in texts[0]  # Writes NHWC.
+    fresh = [torch.randn(a.shape, generator=generator) for a in args]
+    torch.testing.assert_close(compiled(*fresh), two_convolutions(*fresh),
+                               rtol=1e-4, atol=1e-4)
+
+
 def test_views_alone_stay_views(tmp_path):
     compiled = partitioned(lambda x: x.t().unsqueeze(0), [torch.randn(3, 4)], tmp_path)
     assert compiled.kiln_report.kernels == 0 and not compiled.kiln_report.fallbacks
