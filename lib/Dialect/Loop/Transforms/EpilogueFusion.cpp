@@ -8,6 +8,7 @@
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -113,6 +114,55 @@ static bool readsAtOwnIndex(PointwiseOp reader, Value product) {
   return true;
 }
 
+/// Whether `index` is the row-major linear index of `ivs` in a space of
+/// the static `sizes` (as a view that merges dimensions computes it:
+/// ((i0 * s1 + i1) * s2 + i2) ...).
+static bool isLinearIndex(Value index, ValueRange ivs,
+                          ArrayRef<int64_t> sizes) {
+  if (ivs.size() == 1)
+    return index == ivs.front();
+  auto add = index.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  for (auto [scaled, last] : {std::pair(add.getLhs(), add.getRhs()),
+                              std::pair(add.getRhs(), add.getLhs())}) {
+    auto mul = scaled.getDefiningOp<arith::MulIOp>();
+    if (last != ivs.back() || !mul)
+      continue;
+    for (auto [prefix, factor] : {std::pair(mul.getLhs(), mul.getRhs()),
+                                  std::pair(mul.getRhs(), mul.getLhs())})
+      if (getConstantIntValue(factor) == sizes.back() &&
+          isLinearIndex(prefix, ivs.drop_back(), sizes.drop_back()))
+        return true;
+  }
+  return false;
+}
+
+/// Whether `reader` reads the rows x columns `product` only by loads in its
+/// body at [linear index of its leading indices, its last index]: the
+/// reader is a view of the product with its rows split (a Linear on a
+/// batch of sequences), fused with what follows.
+static bool readsWithSplitRows(PointwiseOp reader, Value product) {
+  auto productType = cast<RankedTensorType>(product.getType());
+  RankedTensorType readerType = reader.getResultType();
+  if (productType.getRank() != 2 || readerType.getRank() < 3 ||
+      !productType.hasStaticShape() || !readerType.hasStaticShape() ||
+      readerType.getShape().back() != productType.getShape().back() ||
+      readerType.getNumElements() != productType.getNumElements())
+    return false;
+  Block &body = reader.getBody().front();
+  ValueRange leading = body.getArguments().drop_back();
+  ArrayRef<int64_t> sizes = readerType.getShape().drop_back();
+  for (OpOperand &use : product.getUses()) {
+    auto load = dyn_cast<LoadOp>(use.getOwner());
+    if (!load || load->getBlock() != &body ||
+        load.getIndices().back() != body.getArguments().back() ||
+        !isLinearIndex(load.getIndices().front(), leading, sizes))
+      return false;
+  }
+  return true;
+}
+
 /// Builds, before `reader`, a copy of `matmul` whose epilogue is
 /// `reader`'s body; `reader` and `matmul` stay.
 static MatmulOp buildFused(RewriterBase &rewriter, MatmulOp matmul,
@@ -187,12 +237,13 @@ static LogicalResult splitBiasEpilogue(RewriterBase &rewriter, MatmulOp matmul,
       rewriter, loc, matmul.getResultType().clone(operandElement),
       matmul.getLhs(), matmul.getRhs(), matmul.getDynamicSizes(),
       matmul.getTransposeLhsAttr(), matmul.getTransposeRhsAttr());
-  SmallVector<Type> argTypes(body.getNumArguments(), rewriter.getIndexType());
+  int64_t rank = matmul.getResultType().getRank();
+  SmallVector<Type> argTypes(rank, rewriter.getIndexType());
   argTypes.push_back(accumulatorType);
   Block *epilogue =
       rewriter.createBlock(&biased.getEpilogue(), {}, argTypes,
                            SmallVector<Location>(argTypes.size(), loc));
-  Value column = epilogue->getArgument(body.getNumArguments() - 1);
+  Value column = epilogue->getArgument(rank - 1);
   Value element = LoadOp::create(rewriter, loc, bias, column);
   Value widened =
       arith::ExtFOp::create(rewriter, loc, accumulatorType, element);
@@ -204,7 +255,7 @@ static LogicalResult splitBiasEpilogue(RewriterBase &rewriter, MatmulOp matmul,
   // The reader reads the rounded, biased product where it added the bias.
   rewriter.setInsertionPoint(add);
   Value product =
-      LoadOp::create(rewriter, loc, biased.getResult(), body.getArguments());
+      LoadOp::create(rewriter, loc, biased.getResult(), load.getIndices());
   rewriter.replaceOp(
       add, arith::ExtFOp::create(rewriter, loc, accumulatorType, product));
   rewriter.eraseOp(load);
@@ -231,8 +282,15 @@ unsigned mlir::kiln::loop::fuseEpilogues(RewriterBase &rewriter, Block &block,
     auto reader = dyn_cast<PointwiseOp>(user->getParentOp());
     // Bool results would need bit-packed vectors on the CPU.
     if (!reader || reader->getBlock() != &block ||
-        !isa<FloatType>(reader.getResultType().getElementType()) ||
-        reader.getResultType().getShape() !=
+        !isa<FloatType>(reader.getResultType().getElementType()))
+      continue;
+    // A reader that views the product with its rows split takes the
+    // library's biased and rounded product, as eager's addmm gives it.
+    if (libraryOnly && readsWithSplitRows(reader, matmul.getResult())) {
+      fused += succeeded(splitBiasEpilogue(rewriter, matmul, reader));
+      continue;
+    }
+    if (reader.getResultType().getShape() !=
             matmul.getResultType().getShape() ||
         !readsAtOwnIndex(reader, matmul.getResult()))
       continue;

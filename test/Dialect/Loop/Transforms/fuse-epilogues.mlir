@@ -94,6 +94,67 @@ fx.graph @rounded_product(%x: tensor<8x64xbf16>, %w: tensor<64x32xbf16>) -> tens
 
 // -----
 
+// A reader that views the product with its rows split ([4 * 6, 32] as
+// [4, 6, 32], a Linear on a batch of sequences) and adds a bias first: on
+// library targets, the library adds the bias and rounds to bf16, as eager's
+// addmm does, and the reader reads that at the same index.
+// LIBRARY-LABEL: fx.graph @split_rows_bias_tanh
+// LIBRARY: %[[P:.+]] = loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xbf16> epilogue
+// LIBRARY: ^bb0(%{{.+}}: index, %[[J:.+]]: index, %[[SUM:.+]]: f32):
+// LIBRARY: %[[B:.+]] = loop.load %arg2[%[[J]]] : tensor<32xbf16>
+// LIBRARY: arith.truncf
+// LIBRARY: loop.pointwise : tensor<4x6x32xbf16>
+// LIBRARY-NEXT: ^bb0(%[[I:.+]]: index, %[[K:.+]]: index, %[[C:.+]]: index):
+// LIBRARY: %[[ROW:.+]] = arith.addi
+// LIBRARY: loop.load %[[P]][%[[ROW]], %[[C]]] : tensor<24x32xbf16>
+// LIBRARY-NOT: loop.load %arg2
+// LIBRARY: math.tanh
+// CHECK-LABEL: fx.graph @split_rows_bias_tanh
+// CHECK: loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xf32>
+// CHECK-NOT: epilogue
+fx.graph @split_rows_bias_tanh(%x: tensor<24x64xbf16>, %w: tensor<64x32xbf16>, %b: tensor<32xbf16>) -> tensor<4x6x32xbf16> {
+  %p = loop.matmul %x, %w : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xf32>
+  %y = loop.pointwise : tensor<4x6x32xbf16> {
+  ^bb0(%i: index, %k: index, %j: index):
+    %c6 = arith.constant 6 : index
+    %s = arith.muli %i, %c6 : index
+    %row = arith.addi %s, %k : index
+    %v = loop.load %p[%row, %j] : tensor<24x32xf32>
+    %bv = loop.load %b[%j] : tensor<32xbf16>
+    %be = arith.extf %bv : bf16 to f32
+    %sum = arith.addf %v, %be : f32
+    %t = math.tanh %sum : f32
+    %r = arith.truncf %t : f32 to bf16
+    loop.yield %r : bf16
+  }
+  fx.output %y : tensor<4x6x32xbf16>
+}
+
+// -----
+
+// The rows of the view are not the product's rows in order: nothing fuses.
+// LIBRARY-LABEL: fx.graph @do_not_fuse_permuted_rows
+// LIBRARY: loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xf32>
+// LIBRARY-NOT: epilogue
+fx.graph @do_not_fuse_permuted_rows(%x: tensor<24x64xbf16>, %w: tensor<64x32xbf16>, %b: tensor<32xbf16>) -> tensor<4x6x32xbf16> {
+  %p = loop.matmul %x, %w : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xf32>
+  %y = loop.pointwise : tensor<4x6x32xbf16> {
+  ^bb0(%i: index, %k: index, %j: index):
+    %c4 = arith.constant 4 : index
+    %s = arith.muli %k, %c4 : index
+    %row = arith.addi %s, %i : index
+    %v = loop.load %p[%row, %j] : tensor<24x32xf32>
+    %bv = loop.load %b[%j] : tensor<32xbf16>
+    %be = arith.extf %bv : bf16 to f32
+    %sum = arith.addf %v, %be : f32
+    %r = arith.truncf %sum : f32 to bf16
+    loop.yield %r : bf16
+  }
+  fx.output %y : tensor<4x6x32xbf16>
+}
+
+// -----
+
 // The product has another reader: it must be stored anyway.
 // CHECK-LABEL: fx.graph @do_not_fuse_two_readers
 // CHECK: loop.matmul %arg0, %arg1 : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
