@@ -2,8 +2,11 @@
 """Whole models under torch.compile: eager vs Inductor vs Kiln, in one run.
 
 The workloads are those of the anchor table (TIMM and HuggingFace models
-built from their configs, without weights, and the two micro-graphs), in
-inference mode. For each, in one process on the same inputs:
+built from their configs, without weights and without dropout, and the two
+micro-graphs), in inference mode, or with --train as training steps (a
+forward and a backward pass of a loss reading every output; the answer is
+the output and every parameter's gradient). For each, in one process on the
+same inputs:
 
 * eager time; Inductor (torch.compile, default mode) and Kiln
   (torch.compile(backend="kiln")) times and their answers against eager;
@@ -15,15 +18,16 @@ inference mode. For each, in one process on the same inputs:
 
     PYTHONPATH=python python3 bench/models.py --device cuda --dtype bf16 \\
         [--models resnet50,bert_base] [--out docs/perf] \\
-        [--kiln-options '{"library_ops": []}'] [--profile] [--systems kiln --small --check]
+        [--kiln-options '{"library_ops": []}'] [--profile] [--systems kiln --small --check] \\
+        [--train]
 
 --check exits with status 1 unless every Kiln answer was right: with
 --systems kiln --small, a quick check that every model runs under Kiln.
 --profile prints, per model, the GPU kernels that took the most time in one
 call of Inductor's and of Kiln's compiled model (torch.profiler).
 
-Prints a table; with --out writes models-<device>-<dtype>.json and .md (and
-a .png of the speedups where matplotlib is installed).
+Prints a table; with --out writes models-<device>-<dtype>[-train].json and
+.md (and a .png of the speedups where matplotlib is installed).
 """
 
 import argparse
@@ -58,10 +62,13 @@ def model_factories(big):
     def hf_model(kind, batch_size, vocab):
         def make():
             import transformers as tf
+            # No dropout: training steps must give eager's gradients.
             if kind == "bert":
-                model = tf.BertModel(tf.BertConfig())
+                model = tf.BertModel(tf.BertConfig(hidden_dropout_prob=0.0,
+                                                   attention_probs_dropout_prob=0.0))
             elif kind == "gpt2":
-                model = tf.GPT2LMHeadModel(tf.GPT2Config())
+                model = tf.GPT2LMHeadModel(tf.GPT2Config(resid_pdrop=0.0, embd_pdrop=0.0,
+                                                         attn_pdrop=0.0))
             else:
                 model = tf.LlamaForCausalLM(tf.LlamaConfig(
                     hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
@@ -145,12 +152,26 @@ def relative_error(got, want):
     return worst
 
 
-def first_call(compiled, inputs, device):
+def first_call(fn, device):
     """(output, seconds): the call that compiles."""
     start = time.perf_counter()
-    output = compiled(*inputs)
+    output = fn()
     synchronize(device)
     return output, time.perf_counter() - start
+
+
+def training_step(module, model, inputs):
+    """A forward and backward pass of `module` (`model` or its compiled
+    form): the output and the gradients of the model's parameters and of its
+    floating inputs, for a loss that reads every floating output."""
+    model.zero_grad(set_to_none=True)
+    for tensor in inputs:
+        tensor.grad = None
+    output = module(*inputs)
+    loss = sum(t.float().mean() for t in tensors_of(output) if t.requires_grad)
+    loss.backward()
+    leaves = [*model.parameters(), *inputs]
+    return [output, [t.grad for t in leaves if t.grad is not None]]
 
 
 def peak_memory(fn, device):
@@ -174,16 +195,24 @@ def profile_kernels(fn, device, top=12):
     return prof.key_averages().table(sort_by=key, row_limit=top, max_name_column_width=60)
 
 
-def measure(name, make, device, dtype, tolerance, systems, kiln_options, profile):
-    record = {"model": name, "device": device, "dtype": str(dtype)[6:]}
+def measure(name, make, device, dtype, tolerance, systems, kiln_options, profile, train):
+    record = {"model": name, "device": device, "dtype": str(dtype)[6:],
+              "mode": "train" if train else "inference"}
     model, inputs = make()
-    model = model.to(device=device, dtype=dtype)
-    inputs = [t.to(device=device, dtype=dtype) if t.is_floating_point() else t.to(device)
-              for t in inputs]
-    with torch.no_grad():
-        expected = model(*inputs)
-        record["eager_ms"] = median_time(lambda: model(*inputs), device) * 1e3
-        record["eager_mib"] = peak_memory(lambda: model(*inputs), device)
+    model = model.to(device=device, dtype=dtype).train(train)
+    inputs = [t.to(device=device, dtype=dtype).requires_grad_(train)
+              if t.is_floating_point() else t.to(device) for t in inputs]
+
+    def step(module):
+        """One call (inference), or a training step's output and gradients."""
+        if train:
+            return lambda: training_step(module, model, inputs)
+        return lambda: module(*inputs)
+
+    with torch.set_grad_enabled(train):
+        expected = step(model)()
+        record["eager_ms"] = median_time(step(model), device) * 1e3
+        record["eager_mib"] = peak_memory(step(model), device)
 
         for system in systems:
             try:
@@ -195,15 +224,15 @@ def measure(name, make, device, dtype, tolerance, systems, kiln_options, profile
                     compiled = torch.compile(model, backend="kiln", options=options)
                 else:
                     compiled = torch.compile(model)
-                output, record[f"{system}_compile_s"] = first_call(compiled, inputs, device)
+                output, record[f"{system}_compile_s"] = first_call(step(compiled), device)
                 error = relative_error(output, expected)
                 record[f"{system}_error"] = error
                 record[f"{system}_ok"] = error <= tolerance
-                record[f"{system}_ms"] = median_time(lambda: compiled(*inputs), device) * 1e3
-                record[f"{system}_mib"] = peak_memory(lambda: compiled(*inputs), device)
+                record[f"{system}_ms"] = median_time(step(compiled), device) * 1e3
+                record[f"{system}_mib"] = peak_memory(step(compiled), device)
                 if profile:
                     print(f"== {name}, {system}: kernels of one call\n"
-                          f"{profile_kernels(lambda: compiled(*inputs), device)}", flush=True)
+                          f"{profile_kernels(step(compiled), device)}", flush=True)
                 if system == "kiln":
                     fallbacks, reasons = collections.Counter(), collections.Counter()
                     for report in kiln.backend.REPORTS:
@@ -220,7 +249,7 @@ def measure(name, make, device, dtype, tolerance, systems, kiln_options, profile
                     record["kiln_artifacts"] = sum(r.kernels for r in kiln.backend.REPORTS)
                     torch._dynamo.reset()
                     warm = torch.compile(model, backend="kiln", options=options)
-                    record["kiln_warm_compile_s"] = first_call(warm, inputs, device)[1]
+                    record["kiln_warm_compile_s"] = first_call(step(warm), device)[1]
             except Exception as error:  # Report and go on with the next.
                 record[f"{system}_failure"] = f"{type(error).__name__}: {str(error)[:400]}"
                 traceback.print_exc()
@@ -307,6 +336,9 @@ def main():
                         help="compilers to compare with eager, comma-separated")
     parser.add_argument("--small", action="store_true",
                         help="small batches and sequences, also on the GPU")
+    parser.add_argument("--train", action="store_true",
+                        help="time training steps (forward and backward; gradients "
+                             "checked against eager's) instead of inference")
     parser.add_argument("--check", action="store_true",
                         help="exit with status 1 unless every Kiln answer is right")
     args = parser.parse_args()
@@ -324,7 +356,7 @@ def main():
     records = []
     for name in names:
         record = measure(name, factories[name], args.device, dtype, tolerance, systems,
-                         args.kiln_options, args.profile)
+                         args.kiln_options, args.profile, args.train)
         records.append(record)
         print(json.dumps(record), flush=True)
         if args.device == "cuda":
@@ -332,13 +364,13 @@ def main():
 
     title = (f"torch {torch.__version__}, {args.device}"
              f"{' (' + torch.cuda.get_device_name() + ')' if args.device == 'cuda' else ''}"
-             f", {args.dtype}, inference")
+             f", {args.dtype}, {'training steps' if args.train else 'inference'}")
     command = "PYTHONPATH=python python3 bench/models.py " + " ".join(sys.argv[1:])
     text = f"{title}; host {platform.node() or 'unknown'}\n\n{table(records)}\n"
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        stem = args.out / f"models-{args.device}-{args.dtype}"
+        stem = args.out / f"models-{args.device}-{args.dtype}{'-train' if args.train else ''}"
         stem.with_suffix(".json").write_text(json.dumps(
             {"command": command, "title": title, "records": records}, indent=1))
         stem.with_suffix(".md").write_text(f"`{command}`\n\n{text}")
