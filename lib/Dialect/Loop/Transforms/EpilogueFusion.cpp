@@ -8,7 +8,6 @@
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -114,55 +113,6 @@ static bool readsAtOwnIndex(PointwiseOp reader, Value product) {
   return true;
 }
 
-/// Whether `index` is the row-major linear index of `ivs` in a space of
-/// the static `sizes` (as a view that merges dimensions computes it:
-/// ((i0 * s1 + i1) * s2 + i2) ...).
-static bool isLinearIndex(Value index, ValueRange ivs,
-                          ArrayRef<int64_t> sizes) {
-  if (ivs.size() == 1)
-    return index == ivs.front();
-  auto add = index.getDefiningOp<arith::AddIOp>();
-  if (!add)
-    return false;
-  for (auto [scaled, last] : {std::pair(add.getLhs(), add.getRhs()),
-                              std::pair(add.getRhs(), add.getLhs())}) {
-    auto mul = scaled.getDefiningOp<arith::MulIOp>();
-    if (last != ivs.back() || !mul)
-      continue;
-    for (auto [prefix, factor] : {std::pair(mul.getLhs(), mul.getRhs()),
-                                  std::pair(mul.getRhs(), mul.getLhs())})
-      if (getConstantIntValue(factor) == sizes.back() &&
-          isLinearIndex(prefix, ivs.drop_back(), sizes.drop_back()))
-        return true;
-  }
-  return false;
-}
-
-/// Whether `reader` reads the rows x columns `product` only by loads in its
-/// body at [linear index of its leading indices, its last index]: the
-/// reader is a view of the product with its rows split (a Linear on a
-/// batch of sequences), fused with what follows.
-static bool readsWithSplitRows(PointwiseOp reader, Value product) {
-  auto productType = cast<RankedTensorType>(product.getType());
-  RankedTensorType readerType = reader.getResultType();
-  if (productType.getRank() != 2 || readerType.getRank() < 3 ||
-      !productType.hasStaticShape() || !readerType.hasStaticShape() ||
-      readerType.getShape().back() != productType.getShape().back() ||
-      readerType.getNumElements() != productType.getNumElements())
-    return false;
-  Block &body = reader.getBody().front();
-  ValueRange leading = body.getArguments().drop_back();
-  ArrayRef<int64_t> sizes = readerType.getShape().drop_back();
-  for (OpOperand &use : product.getUses()) {
-    auto load = dyn_cast<LoadOp>(use.getOwner());
-    if (!load || load->getBlock() != &body ||
-        load.getIndices().back() != body.getArguments().back() ||
-        !isLinearIndex(load.getIndices().front(), leading, sizes))
-      return false;
-  }
-  return true;
-}
-
 /// Builds, before `reader`, a copy of `matmul` whose epilogue is
 /// `reader`'s body; `reader` and `matmul` stay.
 static MatmulOp buildFused(RewriterBase &rewriter, MatmulOp matmul,
@@ -201,33 +151,40 @@ static MatmulOp buildFused(RewriterBase &rewriter, MatmulOp matmul,
   return fused;
 }
 
-/// On targets whose products are library calls, when `reader` does more to
-/// the f32 sums of 16-bit operands than a library applies, but starts by
-/// adding a bias along the columns: the library adds the bias and rounds to
-/// the operands' type, as eager's addmm does, and `reader` reads that. Fails
-/// (changing nothing) when `reader` does not start so.
-static LogicalResult splitBiasEpilogue(RewriterBase &rewriter, MatmulOp matmul,
-                                       PointwiseOp reader) {
+/// On targets whose products are library calls, when the readers of the
+/// f32 sums of 16-bit operands do more than a library applies, but each
+/// reads a sum only to add a bias along the columns (a Linear whose result
+/// is viewed, split into q, k and v, ...): the library adds the bias and
+/// rounds to the operands' type, as eager's addmm does, and the readers read
+/// that. Fails (changing nothing) when a read is not so.
+static LogicalResult splitBiasEpilogue(RewriterBase &rewriter,
+                                       MatmulOp matmul) {
   Type operandElement =
       cast<RankedTensorType>(matmul.getLhs().getType()).getElementType();
   FloatType accumulatorType = matmul.getAccumulatorType();
   if (operandElement.getIntOrFloatBitWidth() != 16 ||
       matmul.getResultType().getElementType() != accumulatorType ||
-      !matmul->hasOneUse())
+      matmul->use_empty())
     return failure();
-  auto load = cast<LoadOp>(*matmul->getUsers().begin());
-  if (!load->hasOneUse())
-    return failure();
-  auto add = dyn_cast<arith::AddFOp>(*load->getUsers().begin());
-  if (!add)
-    return failure();
-  Block &body = reader.getBody().front();
-  Value biasValue =
-      add.getLhs() == load.getResult() ? add.getRhs() : add.getLhs();
-  Value bias =
-      matchBiasLoad(biasValue, body.getArguments().back(), operandElement);
-  if (!bias)
-    return failure();
+  // Each read: the load of a sum and the addition of the bias to it.
+  SmallVector<std::pair<LoadOp, arith::AddFOp>> reads;
+  Value bias;
+  for (Operation *user : matmul->getUsers()) {
+    auto load = dyn_cast<LoadOp>(user);
+    if (!load || !load->hasOneUse())
+      return failure();
+    auto add = dyn_cast<arith::AddFOp>(*load->getUsers().begin());
+    if (!add)
+      return failure();
+    Value other =
+        add.getLhs() == load.getResult() ? add.getRhs() : add.getLhs();
+    Value readBias =
+        matchBiasLoad(other, load.getIndices().back(), operandElement);
+    if (!readBias || (bias && readBias != bias))
+      return failure();
+    bias = readBias;
+    reads.push_back({load, add});
+  }
 
   // The library's product: round(bias + sum), in the operands' type.
   Location loc = matmul.getLoc();
@@ -252,20 +209,49 @@ static LogicalResult splitBiasEpilogue(RewriterBase &rewriter, MatmulOp matmul,
   Value rounded = arith::TruncFOp::create(rewriter, loc, operandElement, sum);
   YieldOp::create(rewriter, loc, rounded);
 
-  // The reader reads the rounded, biased product where it added the bias.
-  rewriter.setInsertionPoint(add);
-  Value product =
-      LoadOp::create(rewriter, loc, biased.getResult(), load.getIndices());
-  rewriter.replaceOp(
-      add, arith::ExtFOp::create(rewriter, loc, accumulatorType, product));
-  rewriter.eraseOp(load);
-  if (Operation *biasOp = biasValue.getDefiningOp();
-      biasOp && biasOp->use_empty()) {
-    Operation *source = biasOp->getOperand(0).getDefiningOp();
-    rewriter.eraseOp(biasOp);
-    if (source && isa<LoadOp>(source) && source->use_empty())
-      rewriter.eraseOp(source);
+  // Each reader reads the rounded, biased product where it added the bias.
+  for (auto [load, add] : reads) {
+    Value biasValue =
+        add.getLhs() == load.getResult() ? add.getRhs() : add.getLhs();
+    rewriter.setInsertionPoint(add);
+    Value product =
+        LoadOp::create(rewriter, loc, biased.getResult(), load.getIndices());
+    rewriter.replaceOp(
+        add, arith::ExtFOp::create(rewriter, loc, accumulatorType, product));
+    rewriter.eraseOp(load);
+    if (Operation *biasOp = biasValue.getDefiningOp();
+        biasOp && biasOp->use_empty()) {
+      Operation *source = biasOp->getOperand(0).getDefiningOp();
+      rewriter.eraseOp(biasOp);
+      if (source && isa<LoadOp>(source) && source->use_empty())
+        rewriter.eraseOp(source);
+    }
   }
+  rewriter.eraseOp(matmul);
+  return success();
+}
+
+/// Fuses `matmul`'s only reader into it, when that reads it at its own
+/// index (and, with `libraryOnly`, when a library applies what it does).
+static LogicalResult fuseReader(RewriterBase &rewriter, MatmulOp matmul,
+                                Block &block, bool libraryOnly) {
+  if (!matmul->hasOneUse())
+    return failure();
+  Operation *user = *matmul->getUsers().begin();
+  auto reader = dyn_cast<PointwiseOp>(user->getParentOp());
+  // Bool results would need bit-packed vectors on the CPU.
+  if (!reader || reader->getBlock() != &block ||
+      !isa<FloatType>(reader.getResultType().getElementType()) ||
+      reader.getResultType().getShape() != matmul.getResultType().getShape() ||
+      !readsAtOwnIndex(reader, matmul.getResult()))
+    return failure();
+  // Building the candidate is the simplest way to match it.
+  MatmulOp candidate = buildFused(rewriter, matmul, reader);
+  if (libraryOnly && !matchLibraryEpilogue(candidate)) {
+    rewriter.eraseOp(candidate);
+    return failure();
+  }
+  rewriter.replaceOp(reader, candidate.getResult());
   rewriter.eraseOp(matmul);
   return success();
 }
@@ -274,36 +260,13 @@ unsigned mlir::kiln::loop::fuseEpilogues(RewriterBase &rewriter, Block &block,
                                          bool libraryOnly) {
   SmallVector<MatmulOp> candidates;
   for (auto matmul : block.getOps<MatmulOp>())
-    if (!matmul.hasEpilogue() && matmul->hasOneUse())
+    if (!matmul.hasEpilogue())
       candidates.push_back(matmul);
   unsigned fused = 0;
   for (MatmulOp matmul : candidates) {
-    Operation *user = *matmul->getUsers().begin();
-    auto reader = dyn_cast<PointwiseOp>(user->getParentOp());
-    // Bool results would need bit-packed vectors on the CPU.
-    if (!reader || reader->getBlock() != &block ||
-        !isa<FloatType>(reader.getResultType().getElementType()))
-      continue;
-    // A reader that views the product with its rows split takes the
-    // library's biased and rounded product, as eager's addmm gives it.
-    if (libraryOnly && readsWithSplitRows(reader, matmul.getResult())) {
-      fused += succeeded(splitBiasEpilogue(rewriter, matmul, reader));
-      continue;
-    }
-    if (reader.getResultType().getShape() !=
-            matmul.getResultType().getShape() ||
-        !readsAtOwnIndex(reader, matmul.getResult()))
-      continue;
-    // Building the candidate is the simplest way to match it.
-    MatmulOp candidate = buildFused(rewriter, matmul, reader);
-    if (libraryOnly && !matchLibraryEpilogue(candidate)) {
-      rewriter.eraseOp(candidate);
-      fused += succeeded(splitBiasEpilogue(rewriter, matmul, reader));
-      continue;
-    }
-    rewriter.replaceOp(reader, candidate.getResult());
-    rewriter.eraseOp(matmul);
-    ++fused;
+    if (succeeded(fuseReader(rewriter, matmul, block, libraryOnly)) ||
+        (libraryOnly && succeeded(splitBiasEpilogue(rewriter, matmul))))
+      ++fused;
   }
   return fused;
 }

@@ -97,7 +97,7 @@ fx.graph @rounded_product(%x: tensor<8x64xbf16>, %w: tensor<64x32xbf16>) -> tens
 // A reader that views the product with its rows split ([4 * 6, 32] as
 // [4, 6, 32], a Linear on a batch of sequences) and adds a bias first: on
 // library targets, the library adds the bias and rounds to bf16, as eager's
-// addmm does, and the reader reads that at the same index.
+// addmm does, and the reader reads that where it read the sum.
 // LIBRARY-LABEL: fx.graph @split_rows_bias_tanh
 // LIBRARY: %[[P:.+]] = loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xbf16> epilogue
 // LIBRARY: ^bb0(%{{.+}}: index, %[[J:.+]]: index, %[[SUM:.+]]: f32):
@@ -132,25 +132,60 @@ fx.graph @split_rows_bias_tanh(%x: tensor<24x64xbf16>, %w: tensor<64x32xbf16>, %
 
 // -----
 
-// The rows of the view are not the product's rows in order: nothing fuses.
-// LIBRARY-LABEL: fx.graph @do_not_fuse_permuted_rows
-// LIBRARY: loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xf32>
-// LIBRARY-NOT: epilogue
-fx.graph @do_not_fuse_permuted_rows(%x: tensor<24x64xbf16>, %w: tensor<64x32xbf16>, %b: tensor<32xbf16>) -> tensor<4x6x32xbf16> {
+// Two readers of column ranges (q and k of one product), each adding the
+// bias at the column it reads: one biased, rounded product serves both.
+// LIBRARY-LABEL: fx.graph @readers_of_column_ranges
+// CHECK-LABEL: fx.graph @readers_of_column_ranges
+// LIBRARY: %[[P:.+]] = loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xbf16> epilogue
+// LIBRARY-COUNT-2: loop.load %[[P]]
+// LIBRARY-NOT: loop.load %arg2
+// LIBRARY: fx.output
+fx.graph @readers_of_column_ranges(%x: tensor<24x64xbf16>, %w: tensor<64x32xbf16>, %b: tensor<32xbf16>) -> (tensor<24x16xbf16>, tensor<24x16xbf16>) {
   %p = loop.matmul %x, %w : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xf32>
-  %y = loop.pointwise : tensor<4x6x32xbf16> {
-  ^bb0(%i: index, %k: index, %j: index):
-    %c4 = arith.constant 4 : index
-    %s = arith.muli %k, %c4 : index
-    %row = arith.addi %s, %i : index
-    %v = loop.load %p[%row, %j] : tensor<24x32xf32>
+  %q = loop.pointwise : tensor<24x16xbf16> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<24x32xf32>
     %bv = loop.load %b[%j] : tensor<32xbf16>
     %be = arith.extf %bv : bf16 to f32
     %sum = arith.addf %v, %be : f32
     %r = arith.truncf %sum : f32 to bf16
     loop.yield %r : bf16
   }
-  fx.output %y : tensor<4x6x32xbf16>
+  %k = loop.pointwise : tensor<24x16xbf16> {
+  ^bb0(%i: index, %j: index):
+    %c16 = arith.constant 16 : index
+    %col = arith.addi %j, %c16 : index
+    %v = loop.load %p[%i, %col] : tensor<24x32xf32>
+    %bv = loop.load %b[%col] : tensor<32xbf16>
+    %be = arith.extf %bv : bf16 to f32
+    %sum = arith.addf %be, %v : f32
+    %t = math.tanh %sum : f32
+    %r = arith.truncf %t : f32 to bf16
+    loop.yield %r : bf16
+  }
+  fx.output %q, %k : tensor<24x16xbf16>, tensor<24x16xbf16>
+}
+
+// -----
+
+// The "bias" is added along the rows, not the columns: nothing changes.
+// LIBRARY-LABEL: fx.graph @do_not_split_row_bias
+// CHECK-LABEL: fx.graph @do_not_split_row_bias
+// LIBRARY: loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x24xbf16> -> tensor<24x24xf32>
+// LIBRARY-NOT: epilogue
+fx.graph @do_not_split_row_bias(%x: tensor<24x64xbf16>, %w: tensor<64x24xbf16>, %b: tensor<24xbf16>) -> tensor<24x24xbf16> {
+  %p = loop.matmul %x, %w : tensor<24x64xbf16>, tensor<64x24xbf16> -> tensor<24x24xf32>
+  %y = loop.pointwise : tensor<24x24xbf16> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<24x24xf32>
+    %bv = loop.load %b[%i] : tensor<24xbf16>
+    %be = arith.extf %bv : bf16 to f32
+    %sum = arith.addf %v, %be : f32
+    %t = math.tanh %sum : f32
+    %r = arith.truncf %t : f32 to bf16
+    loop.yield %r : bf16
+  }
+  fx.output %y : tensor<24x24xbf16>
 }
 
 // -----

@@ -76,11 +76,11 @@ def FuseEpiloguesPass : Pass<"kiln-loop-fuse-epilogues"> {
     it before it is stored, so the product is never written and read back.
     With `library-only`, only epilogues that a GEMM library applies itself
     (a bias along the columns, then relu) are fused: the GPU's products are
-    library calls. There, a 16-bit product whose reader does more but adds a
-    bias first, at its own index or viewing the product's rows split into
-    several dimensions (a Linear on a batch of sequences), gets the bias
-    added and the sum rounded by the library, as eager's addmm does: the
-    reader reads the rounded product instead of f32 sums.
+    library calls. There, when the readers of a 16-bit product do more, but
+    each adds a bias along the columns to the sums it reads (a Linear whose
+    result is viewed as a batch of sequences, or split into q, k and v), the
+    library adds the bias and rounds, as eager's addmm does: the readers
+    read the rounded product instead of f32 sums.
 
     Before:
     ```mlir
