@@ -835,7 +835,10 @@ OPS = [
     op("aten.as_strided.default", "as_strided", shape("AsStrided"),
        [tensor("self"), attr("stride", I64S), optional("storage_offset", I64)],
        [result()], "A view of `self`'s storage with the result's shape and "
-       "`stride`"),
+       "`stride`",
+       notes="`self`'s storage is its elements in row-major order: importers "
+       "emit the op only where eager's operand is contiguous and owns "
+       "exactly its storage."),
     op("aten.constant_pad_nd.default", "constant_pad_nd", shape("ConstantPad"),
        [tensor("self"), attr("pad", I64S), optional("value", SCALAR)],
        [result()],

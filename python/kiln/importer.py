@@ -546,9 +546,31 @@ def _adapt_arange_default(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     bound["start"] = 0
 
 
+def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    """fx.as_strided reads its operand's elements in row-major order: that
+    is eager's storage only when the operand is contiguous and owns exactly
+    that storage (not a slice of a larger one), which the traced value says
+    (torch 2.x records it; TensorMetadata does not)."""
+    operand = bound["self"]
+    if isinstance(operand, torch.fx.Node) and operand.op == "placeholder":
+        raise _unsupported(node, f"{node.target} of a graph input reads the storage of "
+                                 "whatever tensor each call passes, which Kiln does not see")
+    value = operand.meta.get("val") if isinstance(operand, torch.fx.Node) else None
+    storage = getattr(value, "untyped_storage", None)
+    if not isinstance(value, torch.Tensor) or storage is None:
+        raise _unsupported(node, f"{node.target} needs its operand's storage, which "
+                                 "tracing did not record")
+    if not (value.is_contiguous() and value.storage_offset() == 0 and
+            storage().nbytes() == value.numel() * value.element_size()):
+        raise _unsupported(node, f"{node.target} of a tensor that is not contiguous "
+                                 "or shares a larger storage is not supported")
+
+
 # How the ATen overloads that an fx op also represents (the table's `also`,
-# docs/Dialects/RationaleFX.md) bind to the fx op's arguments.
+# docs/Dialects/RationaleFX.md) bind to the fx op's arguments, and what
+# their arguments must be beyond their types.
 _ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] = {
+    "aten.as_strided.default": _adapt_as_strided,
     "aten.squeeze.dim": _adapt_squeeze_dim,
     "aten.squeeze.default": _adapt_squeeze_default,
     "aten.var.dim": _adapt_var_dim,

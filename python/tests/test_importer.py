@@ -522,3 +522,21 @@ def test_optional_operands_print_where_the_op_declares_them():
         "fx.graph @g(%x: tensor<2x3x4xf32>, %w: tensor<3xf32>, %b: tensor<3xf32>, "
         "%mean: tensor<3xf32>, %var: tensor<3xf32>) -> tensor<2x3x4xf32> {\n"
         f"  {op}\n  fx.output %{node.name}#0 : tensor<2x3x4xf32>\n}}\n")
+
+
+# ===--- as_strided reads its operand's storage ---------------------------=== #
+
+
+@pytest.mark.skipif(not hasattr(torch.Tensor, "untyped_storage"),
+                    reason="torch 1.13 records no storage of traced values")
+def test_as_strided_needs_an_operand_that_owns_its_storage():
+    text = import_and_verify(lambda x: (x * 2).as_strided((2, 3), (1, 2), 1), f32(3, 4))
+    assert "fx.as_strided" in text
+    refusals = {
+        "graph input": lambda x: x.as_strided((2, 2), (1, 2), 1),
+        "not contiguous": lambda x: (x * 2)[1:].as_strided((2, 2), (1, 2), 1),
+        "not contiguous or shares": lambda x: (x * 2)[:2].as_strided((2, 2), (1, 2), 1),
+    }
+    for message, fn in refusals.items():
+        with pytest.raises(kiln.UnsupportedOpError, match=f"as_strided.* {message}"):
+            import_and_verify(fn, f32(3, 4))

@@ -3053,6 +3053,51 @@ struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
 };
 } // namespace
 
+namespace {
+/// Lowers fx.as_strided (static shapes) to an index-map node: result element
+/// i reads element offset + sum(i_k * stride_k) of the operand's row-major
+/// elements. Fails when some result element would read past them.
+struct AsStridedLowering : OpRewritePattern<fx::AsStridedOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::AsStridedOp op,
+                                PatternRewriter &rewriter) const override {
+    auto sourceType = cast<RankedTensorType>(op.getSelf().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (!sourceType.hasStaticShape() || !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic sizes");
+    ArrayRef<int64_t> strides = op.getStride();
+    int64_t offset = op.getStorageOffset().value_or(0);
+    int64_t last = offset;
+    for (auto [size, stride] : llvm::zip(resultType.getShape(), strides)) {
+      if (stride < 0)
+        return rewriter.notifyMatchFailure(op, "negative stride");
+      last += size == 0 ? 0 : (size - 1) * stride;
+    }
+    if (offset < 0 || (resultType.getNumElements() > 0 &&
+                       last >= sourceType.getNumElements()))
+      return rewriter.notifyMatchFailure(op, "reads past its operand");
+    rewriter.replaceOp(
+        op, buildIndexMapNode(
+                rewriter, op.getLoc(), op.getSelf(), resultType, {},
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  Value linear = arith::ConstantIndexOp::create(b, loc, offset);
+                  for (auto [iv, stride] : llvm::zip(ivs, strides))
+                    linear = arith::AddIOp::create(
+                        b, loc, linear,
+                        arith::MulIOp::create(
+                            b, loc, iv,
+                            arith::ConstantIndexOp::create(b, loc, stride)));
+                  if (sourceType.getRank() == 0)
+                    return SmallVector<Value>();
+                  return delinearizeIndex(b, loc, linear,
+                                          sourceType.getShape());
+                }));
+    return success();
+  }
+};
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
@@ -3710,7 +3755,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                ViewLowering<fx::PermuteOp>, ViewLowering<fx::ExpandOp>,
                ViewLowering<fx::SqueezeOp>, ViewLowering<fx::UnsqueezeOp>,
                ViewLowering<fx::SliceOp>, ViewLowering<fx::SelectOp>,
-               ViewLowering<fx::ViewOp>, ViewLowering<fx::UnsafeViewOp>>(ctx);
+               ViewLowering<fx::ViewOp>, ViewLowering<fx::UnsafeViewOp>,
+               AsStridedLowering>(ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
   patterns.add<MaxPoolLowering, AvgPoolLowering, AdaptiveAvgPoolLowering>(ctx);

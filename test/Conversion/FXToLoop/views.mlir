@@ -60,6 +60,32 @@ fx.graph @trailing_unit_dimensions(%x: tensor<96xbf16>) -> tensor<1x96x1x1xbf16>
 
 // -----
 
+// as_strided reads element offset + i * stride of the operand's row-major
+// elements.
+// CHECK-LABEL: fx.graph @as_strided
+// CHECK: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: %[[A:.+]] = arith.addi %[[I]], %c1
+// CHECK: %[[B:.+]] = arith.muli %[[J]], %c2
+// CHECK: %[[L:.+]] = arith.addi %[[A]], %[[B]]
+// CHECK: %[[COL:.+]] = arith.remui %[[L]], %c4
+// CHECK: %[[ROW:.+]] = arith.divui %[[L]], %c4
+// CHECK: loop.load %{{.+}}[%[[ROW]], %[[COL]]] : tensor<4x4xf32>
+fx.graph @as_strided(%x: tensor<4x4xf32>) -> tensor<3x3xf32> {
+  %0 = fx.as_strided %x {stride = array<i64: 1, 2>, storage_offset = 1 : i64} : (tensor<4x4xf32>) -> tensor<3x3xf32>
+  fx.output %0 : tensor<3x3xf32>
+}
+
+// -----
+
+// Element (2, 2) would read element 1 + 2 + 2 * 7 = 17 of 16.
+// ERROR: error: kiln-fx-to-loop: no lowering for 'fx.as_strided' with these operand types
+fx.graph @as_strided_past_the_end(%x: tensor<4x4xf32>) -> tensor<3x3xf32> {
+  %0 = fx.as_strided %x {stride = array<i64: 1, 7>, storage_offset = 1 : i64} : (tensor<4x4xf32>) -> tensor<3x3xf32>
+  fx.output %0 : tensor<3x3xf32>
+}
+
+// -----
+
 // CHECK-LABEL: fx.graph @slice_select_expand
 // CHECK: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
 // CHECK: %[[S:.+]] = arith.muli %[[J]], %c2

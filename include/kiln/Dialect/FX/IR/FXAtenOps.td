@@ -2575,6 +2575,10 @@ def FX_AsStridedOp : FX_ShapeOp<"as_strided", "aten.as_strided.default",
   let description = [{
     Core ATen `aten.as_strided.default`.
 
+    `self`'s storage is its elements in row-major order: importers emit the
+    op only where eager's operand is contiguous and owns exactly its
+    storage.
+
     The result keeps `self`'s dtype.
   }];
   let arguments = (ins FX_Tensor:$self, DenseI64ArrayAttr:$stride,
