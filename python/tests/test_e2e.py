@@ -485,6 +485,31 @@ def test_modulus_and_rounded_division(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
+def test_argmax_and_argmin(device, tmp_path):
+    """The first extremum's index along a dimension or over all elements,
+    kept dimensions, ties, NaN (the first NaN wins, as in PyTorch),
+    integers and bf16."""
+    def fn(x, i, h):
+        return (torch.argmax(x, dim=1), torch.argmin(x, dim=0, keepdim=True),
+                torch.argmax(x), torch.argmin(x, dim=-1), torch.argmax(i, 1),
+                torch.argmin(i), torch.argmax(h, 2), (x.argmax(1) * 2 + 1).float())
+    generator = torch.Generator().manual_seed(5)
+
+    def inputs():
+        x = torch.randn(37, 45, generator=generator)
+        x[3, 7] = x[3, 20] = 9.0  # A tie: the first index wins.
+        x[5, 11] = x[5, 2] = float("nan")
+        x[10, 4] = float("nan")
+        i = torch.randint(-5, 5, (6, 40), generator=generator)  # Many ties.
+        h = torch.randn(4, 3, 64, generator=generator).bfloat16()
+        return [t.to(device) for t in (x, i, h)]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert torch.equal(got, want), (got, want)
+
+
 @pytest.mark.parametrize("name, fn, shapes", [
     ("cat", lambda x, y: torch.cat([x, y * 2], dim=1) + 1, [((3, 4), F32), ((3, 5), F32)]),
     ("cat of three, promoted", lambda x, y, z: torch.cat([x, y, z]),

@@ -102,3 +102,39 @@ fx.graph @any_all(%x: tensor<4x5xf32>) -> (tensor<4xi1>, tensor<i1>) {
   %1 = fx.all %x : (tensor<4x5xf32>) -> tensor<i1>
   fx.output %0, %1 : tensor<4xi1>, tensor<i1>
 }
+
+// -----
+
+// argmax is the row's maximum, then the smallest index of an element equal
+// to it (NaN equal to NaN); 16-bit floats compare widened.
+// CHECK-LABEL: fx.graph @argmax_rows
+// CHECK: %[[MAX:.+]] = loop.reduce "max" over [45] : tensor<37x1xf32>
+// CHECK: loop.reduce "min" over [45] : tensor<37xsi64>
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[R:.+]]: index):
+// CHECK: %[[X:.+]] = arith.extf
+// CHECK: %[[M:.+]] = loop.load %[[MAX]][%[[I]], %c0] : tensor<37x1xf32>
+// CHECK: %[[EQ:.+]] = arith.cmpf oeq, %[[X]], %[[M]]
+// CHECK: arith.cmpf uno, %[[X]], %[[X]]
+// CHECK: arith.cmpf uno, %[[M]], %[[M]]
+// CHECK: %[[IDX:.+]] = arith.index_cast %[[R]] : index to i64
+// CHECK: arith.select %{{.+}}, %[[IDX]], %c9223372036854775807_i64
+fx.graph @argmax_rows(%x: tensor<37x45xbf16>) -> tensor<37xsi64> {
+  %0 = fx.argmax %x {dim = 1 : i64} : (tensor<37x45xbf16>) -> tensor<37xsi64>
+  fx.output %0 : tensor<37xsi64>
+}
+
+// -----
+
+// Without a dimension, indices count all elements in row-major order.
+// CHECK-LABEL: fx.graph @argmin_all
+// CHECK: %[[MIN:.+]] = loop.reduce "min" over [6, 40] : tensor<1x1xsi32>
+// CHECK: loop.reduce "min" over [6, 40] : tensor<si64>
+// CHECK-NEXT: ^bb0(%[[R0:.+]]: index, %[[R1:.+]]: index):
+// CHECK: %[[ROW:.+]] = arith.muli %[[R0]], %c40
+// CHECK: %[[L:.+]] = arith.addi %[[ROW]], %[[R1]]
+// CHECK: arith.cmpi eq
+// CHECK: arith.index_cast %[[L]] : index to i64
+fx.graph @argmin_all(%x: tensor<6x40xsi32>) -> tensor<si64> {
+  %0 = fx.argmin %x : (tensor<6x40xsi32>) -> tensor<si64>
+  fx.output %0 : tensor<si64>
+}
