@@ -485,14 +485,16 @@ def test_modulus_and_rounded_division(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
-def test_argmax_and_argmin(device, tmp_path):
+def test_argmax_argmin_and_extrema_with_indices(device, tmp_path):
     """The first extremum's index along a dimension or over all elements,
-    kept dimensions, ties, NaN (the first NaN wins, as in PyTorch),
-    integers and bf16."""
+    and max/min along a dimension with those indices: kept dimensions, ties,
+    NaN (the first NaN wins, as in PyTorch), integers and bf16."""
     def fn(x, i, h):
         return (torch.argmax(x, dim=1), torch.argmin(x, dim=0, keepdim=True),
                 torch.argmax(x), torch.argmin(x, dim=-1), torch.argmax(i, 1),
-                torch.argmin(i), torch.argmax(h, 2), (x.argmax(1) * 2 + 1).float())
+                torch.argmin(i), torch.argmax(h, 2), (x.argmax(1) * 2 + 1).float(),
+                *torch.max(x, 1), *torch.min(h, -1, keepdim=True), *torch.max(i, 0),
+                torch.max(x, 0).values * 2)
     generator = torch.Generator().manual_seed(5)
 
     def inputs():
@@ -507,7 +509,8 @@ def test_argmax_and_argmin(device, tmp_path):
     args = inputs()
     for got, want in zip(compiled(*args), fn(*args)):
         assert got.dtype == want.dtype and got.shape == want.shape
-        assert torch.equal(got, want), (got, want)
+        assert torch.equal(got.nan_to_num(), want.nan_to_num()), (got, want)
+        assert torch.equal(got.isnan(), want.isnan())
 
 
 @pytest.mark.parametrize("name, fn, shapes", [

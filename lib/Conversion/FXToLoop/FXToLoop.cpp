@@ -1239,139 +1239,184 @@ template <typename OpTy> struct AnyAllLowering : OpRewritePattern<OpTy> {
 };
 } // namespace
 
+/// The first extremum of each row of `input` (along `dims`, or all of it
+/// when empty), as two reductions, which row fusion runs as one kernel: the
+/// extremum (NaN if the row has one, as PyTorch's max and min give it),
+/// then the smallest index of an element equal to it (NaN equal to NaN),
+/// counting the reduced elements in row-major order. Returns the extremum,
+/// with the reduced dimensions kept (16-bit floats widened to f32), and the
+/// indices, of `indicesType`.
+static std::pair<Value, Value>
+buildArgExtremum(OpBuilder &b, Location loc, Value input,
+                 ArrayRef<int64_t> dims, bool keepdim, StringRef combiner,
+                 RankedTensorType indicesType) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  Type dtype = inputType.getElementType();
+  int64_t rank = inputType.getRank();
+  SmallVector<bool> reduced(rank, dims.empty());
+  for (int64_t dim : dims)
+    reduced[dim < 0 ? dim + rank : dim] = true;
+
+  Type compareType = (dtype.isF16() || dtype.isBF16())
+                         ? Type(b.getF32Type())
+                         : loop::getScalarType(dtype);
+  Type extremumDtype = isa<FloatType>(compareType) ? compareType : dtype;
+  SmallVector<int64_t> keptShape(inputType.getShape());
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (reduced[dim])
+      keptShape[dim] = 1;
+  Value extremum =
+      buildReduction(b, loc, input, dims, /*keepdim=*/true, combiner,
+                     RankedTensorType::get(keptShape, extremumDtype));
+
+  SmallVector<Value> dynamicSizes, reductionDynamicSizes, reductionSizes;
+  SmallVector<int64_t> reductionShape;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (reduced[dim]) {
+      reductionShape.push_back(inputType.getDimSize(dim));
+      reductionSizes.push_back(getDimSize(b, loc, input, dim));
+      if (inputType.isDynamicDim(dim))
+        reductionDynamicSizes.push_back(reductionSizes.back());
+    } else if (inputType.isDynamicDim(dim)) {
+      dynamicSizes.push_back(getDimSize(b, loc, input, dim));
+    }
+  }
+  auto node = loop::ReduceOp::create(
+      b, loc, indicesType, b.getStringAttr("min"), dynamicSizes,
+      reductionDynamicSizes, b.getDenseI64ArrayAttr(reductionShape));
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  int64_t resultRank = indicesType.getRank();
+  int64_t numArgs = resultRank + reductionShape.size();
+  body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),
+                     SmallVector<Location>(numArgs, loc));
+  SmallVector<Value> indices, rowIndices;
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value linear = zero;
+  int64_t nextResult = 0, nextReduction = resultRank;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (reduced[dim]) {
+      Value iv = body->getArgument(nextReduction);
+      linear = arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, linear,
+                                reductionSizes[nextReduction - resultRank]),
+          iv);
+      ++nextReduction;
+      indices.push_back(iv);
+      rowIndices.push_back(zero);
+      if (keepdim)
+        ++nextResult;
+    } else {
+      indices.push_back(body->getArgument(nextResult++));
+      rowIndices.push_back(indices.back());
+    }
+  }
+  Value element =
+      convertScalar(b, loc, loop::LoadOp::create(b, loc, input, indices), dtype,
+                    extremumDtype);
+  Value best = loop::LoadOp::create(b, loc, extremum, rowIndices);
+  Value matches;
+  if (isa<FloatType>(extremumDtype)) {
+    Value equal =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, element, best);
+    Value bothNaN = arith::AndIOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, element,
+                              element),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, best, best));
+    matches = arith::OrIOp::create(b, loc, equal, bothNaN);
+  } else {
+    matches =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, element, best);
+  }
+  Type i64 = b.getI64Type();
+  Value index = arith::IndexCastOp::create(b, loc, i64, linear);
+  Value none = arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(i64, std::numeric_limits<int64_t>::max()));
+  loop::YieldOp::create(
+      b, loc,
+      arith::SelectOp::create(b, loc, matches, index, none).getResult());
+  return {extremum, node.getResult()};
+}
+
 namespace {
-/// Lowers fx.argmax and fx.argmin as two reductions of each row, which row
-/// fusion runs as one kernel: its extremum (NaN if it has one, as PyTorch's
-/// max does), then the smallest index of an element equal to it (NaN counting
-/// as equal to NaN): PyTorch's first extremum. Without `dim`, indices count
-/// the input's elements in row-major order.
+/// Lowers fx.argmax and fx.argmin (buildArgExtremum); without `dim`,
+/// indices count all of the input's elements.
 template <typename OpTy> struct ArgExtremumLowering : OpRewritePattern<OpTy> {
   ArgExtremumLowering(MLIRContext *ctx, StringRef combiner)
       : OpRewritePattern<OpTy>(ctx), combiner(combiner) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value input = op.getSelf();
-    auto inputType = cast<RankedTensorType>(input.getType());
-    auto resultType = cast<RankedTensorType>(op.getType());
-    Type dtype = inputType.getElementType();
-    int64_t rank = inputType.getRank();
-    if (rank == 0 || dtype.isInteger(1))
+    auto inputType = cast<RankedTensorType>(op.getSelf().getType());
+    if (inputType.getRank() == 0 || inputType.getElementType().isInteger(1))
       return rewriter.notifyMatchFailure(op, "rank-0 or bool input");
     SmallVector<int64_t> dims;
     if (std::optional<int64_t> dim = op.getDim())
-      dims.push_back(*dim < 0 ? *dim + rank : *dim);
-    SmallVector<bool> reduced(rank, dims.empty());
-    for (int64_t dim : dims)
-      reduced[dim] = true;
-
-    // The extremum of each row, with the input's rank; 16-bit floats are
-    // compared widened.
-    Type compareType = (dtype.isF16() || dtype.isBF16())
-                           ? Type(rewriter.getF32Type())
-                           : loop::getScalarType(dtype);
-    SmallVector<int64_t> keptShape(inputType.getShape());
-    for (int64_t dim = 0; dim < rank; ++dim)
-      if (reduced[dim])
-        keptShape[dim] = 1;
-    Type extremumDtype = isa<FloatType>(compareType) ? compareType : dtype;
-    Value extremum =
-        buildReduction(rewriter, loc, input, dims, /*keepdim=*/true, combiner,
-                       RankedTensorType::get(keptShape, extremumDtype));
-
-    // The smallest index of an element equal to it.
-    SmallVector<Value> dynamicSizes, reductionDynamicSizes;
-    SmallVector<int64_t> reductionShape;
-    for (int64_t dim = 0; dim < rank; ++dim) {
-      if (reduced[dim]) {
-        reductionShape.push_back(inputType.getDimSize(dim));
-        if (inputType.isDynamicDim(dim))
-          reductionDynamicSizes.push_back(
-              getDimSize(rewriter, loc, input, dim));
-      }
-    }
-    for (int64_t dim = 0; dim < resultType.getRank(); ++dim)
-      if (resultType.isDynamicDim(dim))
-        dynamicSizes.push_back(getDimSize(
-            rewriter, loc, input, getInputDim(dim, reduced, op.getKeepdim())));
-    SmallVector<Value> reductionSizes;
-    for (int64_t dim = 0; dim < rank; ++dim)
-      if (reduced[dim])
-        reductionSizes.push_back(getDimSize(rewriter, loc, input, dim));
-    auto node = loop::ReduceOp::create(
-        rewriter, loc, resultType, rewriter.getStringAttr("min"), dynamicSizes,
-        reductionDynamicSizes, rewriter.getDenseI64ArrayAttr(reductionShape));
-    OpBuilder::InsertionGuard guard(rewriter);
-    Block *body = rewriter.createBlock(&node.getBody());
-    int64_t numArgs = resultType.getRank() + reductionShape.size();
-    body->addArguments(SmallVector<Type>(numArgs, rewriter.getIndexType()),
-                       SmallVector<Location>(numArgs, loc));
-    SmallVector<Value> indices, rowIndices;
-    Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
-    Value linear = zero;
-    int64_t nextResult = 0, nextReduction = resultType.getRank();
-    for (int64_t dim = 0; dim < rank; ++dim) {
-      if (reduced[dim]) {
-        Value iv = body->getArgument(nextReduction);
-        linear = arith::AddIOp::create(
-            rewriter, loc,
-            arith::MulIOp::create(
-                rewriter, loc, linear,
-                reductionSizes[nextReduction - resultType.getRank()]),
-            iv);
-        ++nextReduction;
-        indices.push_back(iv);
-        rowIndices.push_back(zero);
-        if (op.getKeepdim())
-          ++nextResult;
-      } else {
-        indices.push_back(body->getArgument(nextResult++));
-        rowIndices.push_back(indices.back());
-      }
-    }
-    Value element = convertScalar(
-        rewriter, loc, loop::LoadOp::create(rewriter, loc, input, indices),
-        dtype, extremumDtype);
-    Value best = loop::LoadOp::create(rewriter, loc, extremum, rowIndices);
-    Value matches;
-    if (isa<FloatType>(extremumDtype)) {
-      Value equal = arith::CmpFOp::create(
-          rewriter, loc, arith::CmpFPredicate::OEQ, element, best);
-      Value bothNaN = arith::AndIOp::create(
-          rewriter, loc,
-          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO,
-                                element, element),
-          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::UNO, best,
-                                best));
-      matches = arith::OrIOp::create(rewriter, loc, equal, bothNaN);
-    } else {
-      matches = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::eq,
-                                      element, best);
-    }
-    Type i64 = rewriter.getI64Type();
-    Value index = arith::IndexCastOp::create(rewriter, loc, i64, linear);
-    Value none = arith::ConstantOp::create(
-        rewriter, loc,
-        rewriter.getIntegerAttr(i64, std::numeric_limits<int64_t>::max()));
-    loop::YieldOp::create(
-        rewriter, loc,
-        arith::SelectOp::create(rewriter, loc, matches, index, none)
-            .getResult());
-    rewriter.replaceOp(op, node.getResult());
+      dims.push_back(*dim);
+    rewriter.replaceOp(op,
+                       buildArgExtremum(rewriter, op.getLoc(), op.getSelf(),
+                                        dims, op.getKeepdim(), combiner,
+                                        cast<RankedTensorType>(op.getType()))
+                           .second);
     return success();
   }
 
-  /// The input dimension of result dimension `dim`.
-  static int64_t getInputDim(int64_t dim, ArrayRef<bool> reduced,
-                             bool keepdim) {
-    if (keepdim)
-      return dim;
-    for (int64_t inputDim = 0, kept = 0;
-         inputDim < static_cast<int64_t>(reduced.size()); ++inputDim)
-      if (!reduced[inputDim] && kept++ == dim)
-        return inputDim;
-    llvm_unreachable("result dimension without an input dimension");
+  std::string combiner;
+};
+
+/// Lowers fx.max_dim and fx.min_dim: the values are the extremum that
+/// buildArgExtremum computes for the indices, read back in the input's
+/// dtype.
+template <typename OpTy> struct ExtremumDimLowering : OpRewritePattern<OpTy> {
+  ExtremumDimLowering(MLIRContext *ctx, StringRef combiner)
+      : OpRewritePattern<OpTy>(ctx), combiner(combiner) {}
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    auto inputType = cast<RankedTensorType>(op.getSelf().getType());
+    int64_t rank = inputType.getRank();
+    if (rank == 0 || inputType.getElementType().isInteger(1))
+      return rewriter.notifyMatchFailure(op, "rank-0 or bool input");
+    // I64Attr's getter returns the bits unsigned.
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    if (dim < 0)
+      dim += rank;
+    auto valuesType = cast<RankedTensorType>(op.getValues().getType());
+    auto [extremum, indices] = buildArgExtremum(
+        rewriter, loc, op.getSelf(), {dim}, op.getKeepdim(), combiner,
+        cast<RankedTensorType>(op.getIndices().getType()));
+    Type extremumDtype =
+        cast<RankedTensorType>(extremum.getType()).getElementType();
+    SmallVector<Value> dynamicSizes;
+    for (int64_t d = 0; d < valuesType.getRank(); ++d)
+      if (valuesType.isDynamicDim(d))
+        dynamicSizes.push_back(
+            getDimSize(rewriter, loc, op.getSelf(),
+                       op.getKeepdim() || d < dim ? d : d + 1));
+    auto values =
+        loop::PointwiseOp::create(rewriter, loc, valuesType, dynamicSizes);
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body = rewriter.createBlock(
+          &values.getBody(), {},
+          SmallVector<Type>(valuesType.getRank(), rewriter.getIndexType()),
+          SmallVector<Location>(valuesType.getRank(), loc));
+      SmallVector<Value> rowIndices(ValueRange(body->getArguments()));
+      Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+      if (op.getKeepdim())
+        rowIndices[dim] = zero;
+      else
+        rowIndices.insert(rowIndices.begin() + dim, zero);
+      Value element = loop::LoadOp::create(rewriter, loc, extremum, rowIndices);
+      loop::YieldOp::create(rewriter, loc,
+                            convertScalar(rewriter, loc, element, extremumDtype,
+                                          valuesType.getElementType()));
+    }
+    rewriter.replaceOp(op, {values.getResult(), indices});
+    return success();
   }
 
   std::string combiner;
@@ -3882,6 +3927,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ArgExtremumLowering<fx::ArgmaxOp>>(ctx, "max");
   patterns.add<ArgExtremumLowering<fx::ArgminOp>>(ctx, "min");
+  patterns.add<ExtremumDimLowering<fx::MaxDimOp>>(ctx, "max");
+  patterns.add<ExtremumDimLowering<fx::MinDimOp>>(ctx, "min");
   patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
   patterns.add<ReductionLowering<fx::MeanOp>>(ctx, "sum");
   patterns.add<ProdLowering<fx::ProdOp>, ProdLowering<fx::ProdDimIntOp>>(ctx);

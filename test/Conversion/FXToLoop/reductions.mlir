@@ -138,3 +138,20 @@ fx.graph @argmin_all(%x: tensor<6x40xsi32>) -> tensor<si64> {
   %0 = fx.argmin %x : (tensor<6x40xsi32>) -> tensor<si64>
   fx.output %0 : tensor<si64>
 }
+
+// -----
+
+// max along a dimension with its indices: the values are the extremum that
+// the indices compare against, read back in the input's dtype.
+// CHECK-LABEL: fx.graph @max_dim
+// CHECK: %[[MAX:.+]] = loop.reduce "max" over [64] : tensor<4x3x1xf32>
+// CHECK: %[[IDX:.+]] = loop.reduce "min" over [64] : tensor<4x3xsi64>
+// CHECK: %[[VALUES:.+]] = loop.pointwise : tensor<4x3xbf16>
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: %[[M:.+]] = loop.load %[[MAX]][%[[I]], %[[J]], %c0] : tensor<4x3x1xf32>
+// CHECK: arith.truncf %[[M]] : f32 to bf16
+// CHECK: fx.output %[[VALUES]], %[[IDX]]
+fx.graph @max_dim(%x: tensor<4x3x64xbf16>) -> (tensor<4x3xbf16>, tensor<4x3xsi64>) {
+  %v, %i = fx.max_dim %x {dim = -1 : i64} : (tensor<4x3x64xbf16>) -> (tensor<4x3xbf16>, tensor<4x3xsi64>)
+  fx.output %v, %i : tensor<4x3xbf16>, tensor<4x3xsi64>
+}
