@@ -384,8 +384,9 @@ def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.
 
     Graph outputs keep PyTorch's layout."""
     in_region = {n for nodes in regions for n in nodes}
+    library = set(library)
     convolutions = [n for n in gm.graph.nodes
-                    if n in set(library) and n.target is aten.convolution.default]
+                    if n in library and n.target is aten.convolution.default]
     returned = {n for n in gm.graph.nodes if n.op == "output"
                 for n in pytree.tree_flatten(n.args)[0] if isinstance(n, torch.fx.Node)}
 
@@ -396,14 +397,16 @@ def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.
 
     chosen: Set[torch.fx.Node] = set()
     converted = []
+    channels_last_results = set()  # Convolutions of channels-last inputs.
     for node in convolutions:
         source = node.args[0]
         if not is_image(source):
             continue
         if source in in_region and source not in returned:
             chosen.add(source)
-        elif source not in chosen:
+        elif source not in chosen and source not in channels_last_results:
             converted.append(node)
+        channels_last_results.add(node)
         if is_image(node) and node not in returned and \
                 any(user in in_region for user in node.users):
             chosen.add(node)
