@@ -485,6 +485,43 @@ def test_modulus_and_rounded_division(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=0, atol=0)
 
 
+def test_gradients_of_activations(device, tmp_path):
+    """The elementwise gradient ops of backward graphs, against PyTorch's
+    own kernels: relu (threshold), hardtanh, leaky_relu, sigmoid, tanh,
+    silu, both GELUs and dropout, in f32 and bf16."""
+    aten = torch.ops.aten
+    # torch 1.13 traces silu_backward as its decomposition.
+    silu_backward = aten.silu_backward if hasattr(torch, "compile") else \
+        (lambda g, x: g * torch.sigmoid(x) * (1 + x * (1 - torch.sigmoid(x))))
+
+    def fn(g, x, mask, gh, xh):
+        y = torch.sigmoid(x)
+        t = torch.tanh(x)
+        return (aten.threshold_backward(g, x, 0.0), aten.threshold_backward(g, x, 0.5),
+                aten.hardtanh_backward(g, x, -1.0, 1.0),
+                aten.leaky_relu_backward(g, x, 0.01, False),
+                aten.sigmoid_backward(g, y), aten.tanh_backward(g, t),
+                silu_backward(g, x), aten.gelu_backward(g, x),
+                aten.gelu_backward(g, x, approximate="tanh"),
+                aten.native_dropout_backward(g, mask, 1.25),
+                aten.gelu_backward(gh, xh), silu_backward(gh, xh),
+                aten.threshold_backward(gh, xh, 0.0))
+    generator = torch.Generator().manual_seed(6)
+
+    def inputs():
+        g, x = (torch.randn(33, 40, generator=generator) * 3 for _ in range(2))
+        x[0, :4] = torch.tensor([0.0, 1.0, -1.0, 0.5])  # The boundaries.
+        mask = torch.rand(33, 40, generator=generator) > 0.2
+        gh, xh = (torch.randn(8, 64, generator=generator).bfloat16() for _ in range(2))
+        return [t.to(device) for t in (g, x, mask, gh, xh)]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        tolerance = 2e-2 if want.dtype == torch.bfloat16 else 1e-5
+        torch.testing.assert_close(got, want, rtol=tolerance, atol=tolerance)
+
+
 def test_argmax_argmin_and_extrema_with_indices(device, tmp_path):
     """The first extremum's index along a dimension or over all elements,
     and max/min along a dimension with those indices: kept dimensions, ties,

@@ -984,6 +984,183 @@ struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
   }
 };
 
+//===--- Gradients of activations (backward graphs) ----------------------===//
+
+/// `value` where `drop`, else zero of scalar type `type`.
+static Value selectZeroWhere(OpBuilder &b, Location loc, Value drop,
+                             Value value, Type type) {
+  Value zero = arith::ConstantOp::create(b, loc, b.getZeroAttr(type));
+  return arith::SelectOp::create(b, loc, drop, zero, value);
+}
+
+/// relu's (and threshold's) gradient: 0 where self <= threshold, else the
+/// incoming gradient (NaN inputs pass it, as in PyTorch).
+struct ThresholdBackwardLowering
+    : ElementwiseLowering<fx::ThresholdBackwardOp, ThresholdBackwardLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::ThresholdBackwardOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value threshold = makeScalar(b, loc, op.getThreshold(), dtype);
+    Value drop =
+        emitCompare(b, loc, CompareKind::Le, elements[1], threshold, dtype);
+    return selectZeroWhere(b, loc, drop, elements[0],
+                           loop::getScalarType(dtype));
+  }
+};
+
+/// hardtanh's gradient: 0 where self <= min or self >= max.
+struct HardtanhBackwardLowering
+    : ElementwiseLowering<fx::HardtanhBackwardOp, HardtanhBackwardLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::HardtanhBackwardOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Type type = loop::getScalarType(dtype);
+    auto bound = [&](double value) -> Value {
+      if (isa<FloatType>(type))
+        return makeFloat(b, loc, type, value);
+      return makeInteger(b, loc, type, static_cast<int64_t>(value));
+    };
+    Value x = elements[1];
+    Value drop = arith::OrIOp::create(
+        b, loc,
+        emitCompare(b, loc, CompareKind::Le, x,
+                    bound(op.getMinVal().convertToDouble()), dtype),
+        emitCompare(b, loc, CompareKind::Ge, x,
+                    bound(op.getMaxVal().convertToDouble()), dtype));
+    return selectZeroWhere(b, loc, drop, elements[0], type);
+  }
+};
+
+/// leaky_relu's gradient: the incoming gradient where self > 0, else it
+/// times the slope.
+struct LeakyReluBackwardLowering
+    : ElementwiseLowering<fx::LeakyReluBackwardOp, LeakyReluBackwardLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::LeakyReluBackwardOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value grad = elements[0];
+    Value positive = emitCompare(b, loc, CompareKind::Gt, elements[1],
+                                 makeFloat(b, loc, dtype, 0.0), dtype);
+    Value scaled = arith::MulFOp::create(
+        b, loc, grad,
+        makeFloat(b, loc, dtype, op.getNegativeSlope().convertToDouble()));
+    return arith::SelectOp::create(b, loc, positive, grad, scaled);
+  }
+};
+
+/// sigmoid's gradient from its output y: grad * (1 - y) * y.
+struct SigmoidBackwardLowering
+    : ElementwiseLowering<fx::SigmoidBackwardOp, SigmoidBackwardLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::SigmoidBackwardOp, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value y = elements[1];
+    Value complement =
+        arith::SubFOp::create(b, loc, makeFloat(b, loc, dtype, 1.0), y);
+    return arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, elements[0], complement), y);
+  }
+};
+
+/// tanh's gradient from its output y: grad * (1 - y * y).
+struct TanhBackwardLowering
+    : ElementwiseLowering<fx::TanhBackwardOp, TanhBackwardLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::TanhBackwardOp, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value y = elements[1];
+    Value derivative =
+        arith::SubFOp::create(b, loc, makeFloat(b, loc, dtype, 1.0),
+                              arith::MulFOp::create(b, loc, y, y));
+    return arith::MulFOp::create(b, loc, elements[0], derivative);
+  }
+};
+
+/// silu's gradient: grad * s * (1 + x * (1 - s)), s = sigmoid(x).
+struct SiluBackwardLowering
+    : ElementwiseLowering<fx::SiluBackwardOp, SiluBackwardLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::SiluBackwardOp, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    Value x = elements[1];
+    Value one = makeFloat(b, loc, dtype, 1.0);
+    Value sigmoid = ApplySigmoid()(b, loc, x, dtype);
+    Value factor = arith::AddFOp::create(
+        b, loc, one,
+        arith::MulFOp::create(b, loc, x,
+                              arith::SubFOp::create(b, loc, one, sigmoid)));
+    return arith::MulFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, elements[0], sigmoid), factor);
+  }
+};
+
+/// GELU's gradient, as PyTorch computes it: Φ(x) + x φ(x) from erf, or the
+/// derivative of the tanh approximation.
+struct GeluBackwardLowering
+    : ElementwiseLowering<fx::GeluBackwardOp, GeluBackwardLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  Value computeElement(fx::GeluBackwardOp op, OpBuilder &b, Location loc,
+                       ValueRange elements, Type dtype) const {
+    auto constant = [&](double value) {
+      return makeFloat(b, loc, dtype, value);
+    };
+    auto mul = [&](Value lhs, Value rhs) -> Value {
+      return arith::MulFOp::create(b, loc, lhs, rhs);
+    };
+    auto add = [&](Value lhs, Value rhs) -> Value {
+      return arith::AddFOp::create(b, loc, lhs, rhs);
+    };
+    Value grad = elements[0], x = elements[1];
+    Value square = mul(x, x);
+    if (op.getApproximate() == "tanh") {
+      constexpr double kBeta = 0.7978845608028654; // sqrt(2 / pi)
+      constexpr double kKappa = 0.044715;
+      Value inner =
+          mul(constant(kBeta), add(x, mul(constant(kKappa), mul(square, x))));
+      Value t = math::TanhOp::create(b, loc, inner);
+      Value left = mul(constant(0.5), x);
+      Value leftDerivative = mul(constant(0.5), add(constant(1.0), t));
+      Value tanhDerivative =
+          arith::SubFOp::create(b, loc, constant(1.0), mul(t, t));
+      Value innerDerivative =
+          mul(constant(kBeta),
+              add(constant(1.0), mul(constant(3.0 * kKappa), square)));
+      return mul(grad, add(leftDerivative,
+                           mul(mul(left, tanhDerivative), innerDerivative)));
+    }
+    constexpr double kAlpha = 0.7071067811865476; // 1 / sqrt(2)
+    constexpr double kBeta = 0.3989422804014327;  // 1 / sqrt(2 pi)
+    Value cdf = mul(constant(0.5),
+                    add(constant(1.0),
+                        math::ErfOp::create(b, loc, mul(x, constant(kAlpha)))));
+    Value pdf = mul(math::ExpOp::create(b, loc, mul(constant(-0.5), square)),
+                    constant(kBeta));
+    return mul(grad, add(cdf, mul(x, pdf)));
+  }
+};
+
+/// dropout's gradient: grad * mask * scale, the bool mask as 0 or 1 (so a
+/// NaN gradient stays NaN where dropped, as in PyTorch).
+struct NativeDropoutBackwardLowering
+    : ElementwiseLowering<fx::NativeDropoutBackwardOp,
+                          NativeDropoutBackwardLowering> {
+  using ElementwiseLowering::ElementwiseLowering;
+  SmallVector<Type> getInputDtypes(fx::NativeDropoutBackwardOp op,
+                                   Type computeDtype) const {
+    return {computeDtype, op.getMask().getType().getElementType()};
+  }
+  Value computeElement(fx::NativeDropoutBackwardOp op, OpBuilder &b,
+                       Location loc, ValueRange elements, Type dtype) const {
+    Value mask = arith::SelectOp::create(b, loc, elements[1],
+                                         makeFloat(b, loc, dtype, 1.0),
+                                         makeFloat(b, loc, dtype, 0.0));
+    Value kept = arith::MulFOp::create(b, loc, elements[0], mask);
+    return arith::MulFOp::create(
+        b, loc, kept,
+        makeFloat(b, loc, dtype, op.getScale().convertToDouble()));
+  }
+};
+
 /// fx.atan2: the angle of (other, self), in the float compute dtype.
 struct Atan2Lowering : ElementwiseLowering<fx::Atan2Op, Atan2Lowering> {
   using ElementwiseLowering::ElementwiseLowering;
@@ -3891,38 +4068,40 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                CompareLowering<fx::GtScalarOp, CompareKind::Gt, true>,
                CompareLowering<fx::GeScalarOp, CompareKind::Ge, true>>(ctx,
                                                                        options);
-  patterns.add<FloatUnaryLowering<fx::ExpOp, ApplyMath<math::ExpOp>>,
-               FloatUnaryLowering<fx::LogOp, ApplyMath<math::LogOp>>,
-               FloatUnaryLowering<fx::Log1pOp, ApplyMath<math::Log1pOp>>,
-               FloatUnaryLowering<fx::Log2Op, ApplyMath<math::Log2Op>>,
-               FloatUnaryLowering<fx::Expm1Op, ApplyMath<math::ExpM1Op>>,
-               FloatUnaryLowering<fx::SqrtOp, ApplyMath<math::SqrtOp>>,
-               FloatUnaryLowering<fx::RsqrtOp, ApplyMath<math::RsqrtOp>>,
-               FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
-               FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
-               FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
-               FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
-               FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
-               FloatUnaryLowering<fx::SiluOp, ApplySilu>,
-               FloatUnaryLowering<fx::HardsigmoidOp, ApplyHardSigmoid>,
-               FloatUnaryLowering<fx::HardswishOp, ApplyHardSwish>,
-               FloatUnaryLowering<fx::MishOp, ApplyMish>, EluLowering,
-               LeakyReluLowering, SoftplusLowering, HardtanhLowering,
-               ClampLowering, GeluLowering, PowScalarLowering,
-               BitwiseNotLowering<fx::BitwiseNotOp>,
-               BitwiseNotLowering<fx::LogicalNotOp>,
-               BitwiseLowering<fx::LogicalAndOp, BitwiseKind::And, false>,
-               BitwiseLowering<fx::LogicalOrOp, BitwiseKind::Or, false>,
-               BitwiseLowering<fx::LogicalXorOp, BitwiseKind::Xor, false>,
-               BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
-               BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
-               BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
-               BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
-               BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
-               BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
-               FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>,
-               AbsLowering, Atan2Lowering, WhereLowering, ToCopyLowering>(
-      ctx, options);
+  patterns.add<
+      FloatUnaryLowering<fx::ExpOp, ApplyMath<math::ExpOp>>,
+      FloatUnaryLowering<fx::LogOp, ApplyMath<math::LogOp>>,
+      FloatUnaryLowering<fx::Log1pOp, ApplyMath<math::Log1pOp>>,
+      FloatUnaryLowering<fx::Log2Op, ApplyMath<math::Log2Op>>,
+      FloatUnaryLowering<fx::Expm1Op, ApplyMath<math::ExpM1Op>>,
+      FloatUnaryLowering<fx::SqrtOp, ApplyMath<math::SqrtOp>>,
+      FloatUnaryLowering<fx::RsqrtOp, ApplyMath<math::RsqrtOp>>,
+      FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
+      FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
+      FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
+      FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
+      FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
+      FloatUnaryLowering<fx::SiluOp, ApplySilu>,
+      FloatUnaryLowering<fx::HardsigmoidOp, ApplyHardSigmoid>,
+      FloatUnaryLowering<fx::HardswishOp, ApplyHardSwish>,
+      FloatUnaryLowering<fx::MishOp, ApplyMish>, EluLowering, LeakyReluLowering,
+      SoftplusLowering, HardtanhLowering, ClampLowering, GeluLowering,
+      PowScalarLowering, ThresholdBackwardLowering, HardtanhBackwardLowering,
+      LeakyReluBackwardLowering, SigmoidBackwardLowering, TanhBackwardLowering,
+      SiluBackwardLowering, GeluBackwardLowering, NativeDropoutBackwardLowering,
+      BitwiseNotLowering<fx::BitwiseNotOp>,
+      BitwiseNotLowering<fx::LogicalNotOp>,
+      BitwiseLowering<fx::LogicalAndOp, BitwiseKind::And, false>,
+      BitwiseLowering<fx::LogicalOrOp, BitwiseKind::Or, false>,
+      BitwiseLowering<fx::LogicalXorOp, BitwiseKind::Xor, false>,
+      BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
+      BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
+      BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
+      BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
+      BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
+      BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
+      FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>, AbsLowering,
+      Atan2Lowering, WhereLowering, ToCopyLowering>(ctx, options);
   patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ArgExtremumLowering<fx::ArgmaxOp>>(ctx, "max");

@@ -223,3 +223,25 @@ fx.graph @div_modes(%a: tensor<8xf32>, %b: tensor<8xf32>, %i: tensor<8xsi64>, %j
   %2 = fx.div_scalar_mode %a {other = 2.5 : f64, rounding_mode = "floor"} : (tensor<8xf32>) -> tensor<8xf32>
   fx.output %0, %1, %2 : tensor<8xf32>, tensor<8xsi64>, tensor<8xf32>
 }
+
+// -----
+
+// The gradients of activations in backward graphs: relu's selects zero where
+// self <= threshold; silu's is grad * s * (1 + x * (1 - s)).
+// CHECK-LABEL: fx.graph @activation_gradients
+// CHECK: loop.pointwise : tensor<8x16xf32>
+// CHECK: %[[LE:.+]] = arith.cmpf ole, %{{.+}}, %cst
+// CHECK: arith.select %[[LE]], %{{.+}}, %{{.+}} : f32
+// CHECK: loop.pointwise : tensor<8x16xf32>
+// CHECK: math.exp
+// CHECK: %[[S:.+]] = arith.divf
+// CHECK: arith.subf %{{.+}}, %[[S]]
+// CHECK: loop.pointwise : tensor<8x16xbf16>
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+fx.graph @activation_gradients(%g: tensor<8x16xf32>, %x: tensor<8x16xf32>, %gh: tensor<8x16xbf16>, %mask: tensor<8x16xi1>) -> (tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xbf16>) {
+  %0 = fx.threshold_backward %g, %x {threshold = 0.0 : f64} : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %1 = fx.silu_backward %g, %x : (tensor<8x16xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  %2 = fx.native_dropout_backward %gh, %mask {scale = 1.25 : f64} : (tensor<8x16xbf16>, tensor<8x16xi1>) -> tensor<8x16xbf16>
+  fx.output %0, %1, %2 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xbf16>
+}
