@@ -797,9 +797,13 @@ def _distinct_tensors(example_inputs: Sequence[Any]) -> List[Any]:
 # fx equivalent (``prims.signbit``) or scalars where fx wants tensors
 # (``where(mask, 0.0, x)``); capture rewrites them itself (_EQUIVALENT_OPS).
 _NOT_DECOMPOSED = ("aten.floor_divide.", "aten.masked_fill.")
-# Ops of the table that Kiln lowers best as their decompositions (torch
-# 2.x's batch norms: elementwise arithmetic that fuses into its neighbours).
-_DECOMPOSED_ANYWAY = ("aten._native_batch_norm_legit",)
+# Ops of the table that Kiln lowers best as their decompositions: torch
+# 2.x's batch norms, and the gradients of softmax and of normalizations
+# (elementwise arithmetic and row reductions that fuse with their
+# neighbours).
+_DECOMPOSED_ANYWAY = ("aten._native_batch_norm_legit", "aten._softmax_backward_data.",
+                      "aten._log_softmax_backward_data.", "aten.native_layer_norm_backward.",
+                      "aten.native_group_norm_backward.", "aten.native_batch_norm_backward.")
 
 
 def _decompositions() -> Dict[Any, Callable]:

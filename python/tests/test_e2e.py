@@ -522,6 +522,39 @@ def test_gradients_of_activations(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=tolerance, atol=tolerance)
 
 
+def test_gradients_of_softmax_and_normalizations(device, tmp_path):
+    """The backward ops of softmax, log_softmax, layer, batch and group norm
+    compile as their decompositions (elementwise arithmetic and row
+    reductions) and match PyTorch's kernels."""
+    aten = torch.ops.aten
+
+    def fn(g, x, w, rm, rv, g4, x4):
+        y, ls = torch.softmax(x, -1), torch.log_softmax(x, -1)
+        _, mean, rstd = aten.native_layer_norm(x, [5], w[:5], w[5:10], 1e-5)
+        _, bmean, invstd = aten.native_batch_norm(x, w, None, rm, rv, True, 0.1, 1e-5)
+        _, gmean, grstd = aten.native_group_norm(x4, w[:8], None, 2, 8, 12, 2, 1e-5)
+        return (aten._softmax_backward_data(g, y, -1, x.dtype),
+                aten._log_softmax_backward_data(g, ls, -1, x.dtype),
+                *aten.native_layer_norm_backward(g, x, [5], mean, rstd, w[:5], w[5:10],
+                                                 [True, True, True]),
+                *aten.native_batch_norm_backward(g, x, w, rm, rv, bmean, invstd, True, 1e-5,
+                                                 [True, True, True]),
+                *aten.native_group_norm_backward(g4, x4, gmean, grstd, w[:8], 2, 8, 12, 2,
+                                                 [True, True, False])[:2])
+    generator = torch.Generator().manual_seed(7)
+
+    def inputs():
+        shapes = [(4, 16, 5), (4, 16, 5), (16,), (16,), (16,), (2, 8, 3, 4), (2, 8, 3, 4)]
+        values = [torch.randn(s, generator=generator) for s in shapes]
+        values[4] = values[4].abs() + 0.5  # A variance.
+        return [t.to(device) for t in values]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_argmax_argmin_and_extrema_with_indices(device, tmp_path):
     """The first extremum's index along a dimension or over all elements,
     and max/min along a dimension with those indices: kept dimensions, ties,
