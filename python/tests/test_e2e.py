@@ -555,6 +555,31 @@ def test_gradients_of_softmax_and_normalizations(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
+def test_max_pool_indices(device, tmp_path):
+    """max_pool2d's indices (h * W + w in the input plane): the first of
+    equal maxima, the last NaN of a window with NaN (as PyTorch's pooling),
+    padding, strides and dilation, f32 and bf16."""
+    def fn(x, h):
+        pool = torch.nn.functional.max_pool2d
+        return (*pool(x, 3, 2, 1, return_indices=True),
+                *pool(x, 2, 1, 0, 2, return_indices=True),
+                *pool(h, 2, return_indices=True))
+    generator = torch.Generator().manual_seed(8)
+
+    def inputs():
+        x = torch.randn(2, 3, 9, 10, generator=generator)
+        x[0, 0, 2:4, 2:4] = 5.0  # Ties.
+        x[1, 2, 4, 5] = x[1, 2, 5, 6] = float("nan")
+        x = x.round(decimals=1)  # More ties.
+        h = torch.randn(1, 4, 8, 8, generator=generator).bfloat16()
+        return [t.to(device) for t in (x, h)]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert torch.equal(got.nan_to_num(), want.nan_to_num()), (got, want)
+
+
 def test_argmax_argmin_and_extrema_with_indices(device, tmp_path):
     """The first extremum's index along a dimension or over all elements,
     and max/min along a dimension with those indices: kept dimensions, ties,

@@ -3679,15 +3679,23 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
 using WindowPositionFn = function_ref<std::pair<Value, Value>(
     OpBuilder &, Location, int64_t dim, Value out, Value window)>;
 
+/// What a window reduction's body yields for one element of the window:
+/// given the output's indices, the element (in the input's dtype), whether
+/// its position counts, and the (clamped) input indices it was read at.
+using WindowValueFn =
+    function_ref<Value(OpBuilder &, Location, ValueRange out, Value element,
+                       Value counts, ValueRange inputIndices)>;
+
 /// Builds a loop.reduce of `resultType` ([leading..., spatial outputs...])
 /// that combines, with `combiner`, the elements of `input` in each output's
 /// window of `windowShape`; positions that do not count give the combiner's
-/// identity.
+/// identity. `value`, if given, yields something else for each element.
 static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
                                   RankedTensorType resultType,
                                   StringRef combiner,
                                   ArrayRef<int64_t> windowShape,
-                                  WindowPositionFn position) {
+                                  WindowPositionFn position,
+                                  WindowValueFn value = nullptr) {
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
   int64_t spatial = windowShape.size();
@@ -3717,6 +3725,12 @@ static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
   }
   Type accumulator = loop::getScalarType(resultType.getElementType());
   Value element = loop::LoadOp::create(b, loc, input, indices);
+  if (value) {
+    loop::YieldOp::create(b, loc,
+                          value(b, loc, body->getArguments().take_front(rank),
+                                element, counts, indices));
+    return node.getResult();
+  }
   element = convertScalar(b, loc, element, inputType.getElementType(),
                           resultType.getElementType());
   auto floatType = cast<FloatType>(accumulator);
@@ -3807,8 +3821,13 @@ static Value buildWindowAverage(
 }
 
 namespace {
-/// Lowers fx.max_pool2d_with_indices whose indices nothing reads to a
-/// window reduction ("max" propagates NaN, as PyTorch's pooling does).
+/// Lowers fx.max_pool2d_with_indices to a window reduction ("max" propagates
+/// NaN, as PyTorch's pooling does) and, when something reads them, the
+/// indices (h * W + w in the input plane) as a second reduction of the
+/// window: the smallest index of an element equal to the maximum (PyTorch
+/// keeps the first of equal maxima), but where the maximum is NaN the last
+/// NaN's (PyTorch's pooling takes every NaN it meets), as the smallest of
+/// the negated indices, negated back.
 struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -3816,8 +3835,6 @@ struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
                                 PatternRewriter &rewriter) const override {
     RankedTensorType inputType = op.getSelf().getType();
     RankedTensorType resultType = op.getResult().getType();
-    if (!op.getIndices().use_empty())
-      return rewriter.notifyMatchFailure(op, "the indices are read");
     if (!isa<FloatType>(resultType.getElementType()) ||
         !hasStaticSpatialSizes(inputType, resultType, 2))
       return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
@@ -3827,16 +3844,21 @@ struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
     int64_t rank = inputType.getRank();
     SmallVector<int64_t> window = {getSpatialAttr(kernel, 0),
                                    getSpatialAttr(kernel, 1)};
-    Value maxima = buildWindowReduction(
-        rewriter, op.getLoc(), op.getSelf(),
-        getPoolingAccumulatorType(resultType), "max", window,
-        [&](OpBuilder &b, Location loc, int64_t dim, Value out, Value at) {
-          return getStridedWindowPosition(b, loc, out, at,
-                                          getSpatialAttr(strides, dim),
-                                          getSpatialAttr(op.getPadding(), dim),
-                                          getSpatialAttr(op.getDilation(), dim),
-                                          inputType.getDimSize(rank - 2 + dim));
-        });
+    auto position = [&](OpBuilder &b, Location loc, int64_t dim, Value out,
+                        Value at) {
+      return getStridedWindowPosition(b, loc, out, at,
+                                      getSpatialAttr(strides, dim),
+                                      getSpatialAttr(op.getPadding(), dim),
+                                      getSpatialAttr(op.getDilation(), dim),
+                                      inputType.getDimSize(rank - 2 + dim));
+    };
+    Location loc = op.getLoc();
+    RankedTensorType maximaType = getPoolingAccumulatorType(resultType);
+    Value maxima = buildWindowReduction(rewriter, loc, op.getSelf(), maximaType,
+                                        "max", window, position);
+    Value indices;
+    if (!op.getIndices().use_empty())
+      indices = buildIndices(rewriter, loc, op, maxima, window, position);
     Value result = maxima;
     if (maxima.getType() != resultType)
       result = buildBroadcastPointwise(
@@ -3845,8 +3867,63 @@ struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
           [](OpBuilder &, Location, ValueRange elements) {
             return elements[0];
           });
-    rewriter.replaceOp(op, {result, Value()});
+    rewriter.replaceOp(op, {result, indices});
     return success();
+  }
+
+  static Value buildIndices(PatternRewriter &rewriter, Location loc,
+                            fx::MaxPool2dWithIndicesOp op, Value maxima,
+                            ArrayRef<int64_t> window,
+                            WindowPositionFn position) {
+    RankedTensorType inputType = op.getSelf().getType();
+    RankedTensorType indicesType = op.getIndices().getType();
+    Type dtype = cast<RankedTensorType>(maxima.getType()).getElementType();
+    int64_t width = inputType.getShape().back();
+    Type i64 = rewriter.getI64Type();
+    Value encoded = buildWindowReduction(
+        rewriter, loc, op.getSelf(), indicesType.clone(i64), "min", window,
+        position,
+        [&](OpBuilder &b, Location loc, ValueRange out, Value element,
+            Value counts, ValueRange inputIndices) -> Value {
+          element =
+              convertScalar(b, loc, element, inputType.getElementType(), dtype);
+          Value best = loop::LoadOp::create(b, loc, maxima, out);
+          Value plane = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(
+                  b, loc, inputIndices[inputIndices.size() - 2],
+                  arith::ConstantIndexOp::create(b, loc, width)),
+              inputIndices.back());
+          Value index = arith::IndexCastOp::create(b, loc, i64, plane);
+          Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                              element, element);
+          Value bestIsNaN = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::UNO, best, best);
+          Value equal = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                              element, best);
+          Value negated = arith::SubIOp::create(
+              b, loc, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
+              index);
+          Value candidate =
+              arith::SelectOp::create(b, loc, bestIsNaN, negated, index);
+          Value matches = arith::AndIOp::create(
+              b, loc, counts,
+              arith::SelectOp::create(b, loc, bestIsNaN, isNaN, equal));
+          Value none = arith::ConstantOp::create(
+              b, loc, b.getI64IntegerAttr(std::numeric_limits<int64_t>::max()));
+          return arith::SelectOp::create(b, loc, matches, candidate, none);
+        });
+    return buildBroadcastPointwise(
+        rewriter, loc, indicesType, encoded, i64, i64,
+        [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Value zero =
+              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+          Value negative = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::slt, elements[0], zero);
+          return arith::SelectOp::create(
+              b, loc, negative,
+              arith::SubIOp::create(b, loc, zero, elements[0]), elements[0]);
+        });
   }
 };
 

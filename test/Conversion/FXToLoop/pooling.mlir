@@ -51,9 +51,32 @@ fx.graph @adaptive_avg_pool(%x: tensor<2x3x7x7xf32>) -> tensor<2x3x3x5xf32> {
 
 // -----
 
-// The indices of the maxima have no lowering yet.
-// ERROR: error: kiln-fx-to-loop: no lowering for 'fx.max_pool2d_with_indices' with these operand types
+// The indices of the maxima: a second window reduction of h * W + w where
+// the element equals the maximum, negated where the maximum is NaN (the last
+// NaN wins, as in PyTorch), then negated back.
+// CHECK-LABEL: fx.graph @max_pool_indices
+// CHECK: %[[MAX:.+]] = loop.reduce "max" over [2, 2] : tensor<1x2x2x2xf32>
+// CHECK: loop.reduce "min" over [2, 2] : tensor<1x2x2x2xi64>
+// CHECK: %[[X:.+]] = loop.load %arg0
+// CHECK: %[[M:.+]] = loop.load %[[MAX]]
+// CHECK: %[[ROW:.+]] = arith.muli %{{.+}}, %c4
+// CHECK: %[[PLANE:.+]] = arith.addi %[[ROW]], %{{.+}}
+// CHECK: %[[I:.+]] = arith.index_cast %[[PLANE]] : index to i64
+// CHECK: arith.cmpf uno, %[[M]], %[[M]]
+// CHECK: arith.cmpf oeq, %[[X]], %[[M]]
+// CHECK: arith.subi %c0_i64, %[[I]]
+// CHECK: loop.pointwise : tensor<1x2x2x2xsi64>
+// CHECK: arith.cmpi slt
 fx.graph @max_pool_indices(%x: tensor<1x2x4x4xf32>) -> tensor<1x2x2x2xsi64> {
   %0:2 = fx.max_pool2d_with_indices %x {kernel_size = array<i64: 2, 2>} : (tensor<1x2x4x4xf32>) -> (tensor<1x2x2x2xf32>, tensor<1x2x2x2xsi64>)
   fx.output %0#1 : tensor<1x2x2x2xsi64>
+}
+
+// -----
+
+// Integer pooling has no lowering yet.
+// ERROR: error: kiln-fx-to-loop: no lowering for 'fx.max_pool2d_with_indices' with these operand types
+fx.graph @integer_max_pool(%x: tensor<1x2x4x4xsi32>) -> tensor<1x2x2x2xsi32> {
+  %0:2 = fx.max_pool2d_with_indices %x {kernel_size = array<i64: 2, 2>} : (tensor<1x2x4x4xsi32>) -> (tensor<1x2x2x2xsi32>, tensor<1x2x2x2xsi64>)
+  fx.output %0#0 : tensor<1x2x2x2xsi32>
 }
