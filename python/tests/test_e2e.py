@@ -580,6 +580,34 @@ def test_max_pool_indices(device, tmp_path):
         assert torch.equal(got.nan_to_num(), want.nan_to_num()), (got, want)
 
 
+def test_max_pool_backward(device, tmp_path):
+    """max_pool2d's gradient, gathered: every input position sums the
+    gradients of the outputs whose index names it (overlapping windows,
+    padding, strides, dilation, ceil mode), against PyTorch's scatter."""
+    aten = torch.ops.aten
+    configs = [((3, 3), (2, 2), (1, 1), (1, 1), False), ((2, 2), (1, 1), (0, 0), (2, 2), False),
+               ((3, 3), (2, 2), (0, 0), (1, 1), True)]
+
+    def fn(x, *grads):
+        results = []
+        for (kernel, stride, padding, dilation, ceil), g in zip(configs, grads):
+            _, indices = aten.max_pool2d_with_indices(x, kernel, stride, padding, dilation, ceil)
+            results.append(aten.max_pool2d_with_indices_backward(
+                g, x, kernel, stride, padding, dilation, ceil, indices))
+        return results
+    generator = torch.Generator().manual_seed(9)
+
+    def inputs():
+        x = torch.randn(2, 3, 9, 10, generator=generator).round(decimals=1)
+        shapes = [aten.max_pool2d_with_indices(x, *c)[0].shape for c in configs]
+        grads = [torch.randn(s, generator=generator) for s in shapes]
+        return [x.to(device), *[g.to(device) for g in grads]]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_argmax_argmin_and_extrema_with_indices(device, tmp_path):
     """The first extremum's index along a dimension or over all elements,
     and max/min along a dimension with those indices: kept dimensions, ties,

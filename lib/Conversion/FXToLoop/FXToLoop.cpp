@@ -3927,6 +3927,115 @@ struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
   }
 };
 
+/// Lowers fx.max_pool2d_with_indices_backward as a gather: each input
+/// position sums the incoming gradients of the outputs whose window covers it
+/// and whose index names it. Along each spatial dimension, window element k
+/// covers input h from output (h + padding - k * dilation) / stride when
+/// that divides exactly and lands among the outputs, so the reduction runs
+/// over the kernel's shape, as the forward's does.
+struct MaxPoolBackwardLowering
+    : OpRewritePattern<fx::MaxPool2dWithIndicesBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::MaxPool2dWithIndicesBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gradType = cast<RankedTensorType>(op.getGradOutput().getType());
+    auto inputType = cast<RankedTensorType>(op.getSelf().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (!isa<FloatType>(resultType.getElementType()) ||
+        !hasStaticSpatialSizes(inputType, gradType, 2) ||
+        !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
+    ArrayRef<int64_t> kernel = op.getKernelSize();
+    ArrayRef<int64_t> strides =
+        op.getStride().empty() ? kernel : op.getStride();
+    int64_t rank = inputType.getRank();
+    int64_t width = inputType.getShape().back();
+    SmallVector<int64_t> window = {getSpatialAttr(kernel, 0),
+                                   getSpatialAttr(kernel, 1)};
+    Location loc = op.getLoc();
+    Type sumDtype = getComputeDtype(resultType.getElementType(), true);
+    auto node = loop::ReduceOp::create(
+        rewriter, loc, resultType.clone(sumDtype),
+        rewriter.getStringAttr("sum"), ValueRange{}, ValueRange{},
+        rewriter.getDenseI64ArrayAttr(window));
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body = rewriter.createBlock(&node.getBody());
+      body->addArguments(SmallVector<Type>(rank + 2, rewriter.getIndexType()),
+                         SmallVector<Location>(rank + 2, loc));
+      ValueRange ivs = body->getArguments();
+      auto constant = [&](int64_t value) -> Value {
+        return arith::ConstantIndexOp::create(rewriter, loc, value);
+      };
+      SmallVector<Value> outIndices(ivs.take_front(rank - 2));
+      Value covers;
+      for (int64_t dim = 0; dim < 2; ++dim) {
+        int64_t stride = getSpatialAttr(strides, dim);
+        // t = h + padding - k * dilation, in signed arithmetic.
+        Value t = arith::SubIOp::create(
+            rewriter, loc,
+            arith::AddIOp::create(
+                rewriter, loc, ivs[rank - 2 + dim],
+                constant(getSpatialAttr(op.getPadding(), dim))),
+            arith::MulIOp::create(
+                rewriter, loc, ivs[rank + dim],
+                constant(getSpatialAttr(op.getDilation(), dim))));
+        Value out = arith::DivSIOp::create(rewriter, loc, t, constant(stride));
+        Value valid = arith::AndIOp::create(
+            rewriter, loc,
+            arith::AndIOp::create(
+                rewriter, loc,
+                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
+                                      t, constant(0)),
+                arith::CmpIOp::create(
+                    rewriter, loc, arith::CmpIPredicate::eq,
+                    arith::RemSIOp::create(rewriter, loc, t, constant(stride)),
+                    constant(0))),
+            arith::CmpIOp::create(
+                rewriter, loc, arith::CmpIPredicate::slt, out,
+                constant(gradType.getDimSize(rank - 2 + dim))));
+        covers = covers ? arith::AndIOp::create(rewriter, loc, covers, valid)
+                              .getResult()
+                        : valid;
+        outIndices.push_back(clampToRange(
+            rewriter, loc, out, constant(gradType.getDimSize(rank - 2 + dim))));
+      }
+      // The output's maximum came from this input position.
+      Value plane = arith::AddIOp::create(
+          rewriter, loc,
+          arith::MulIOp::create(rewriter, loc, ivs[rank - 2], constant(width)),
+          ivs[rank - 1]);
+      Value index =
+          loop::LoadOp::create(rewriter, loc, op.getIndices(), outIndices);
+      Value named = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, index,
+          arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
+                                     plane));
+      Value grad = convertScalar(
+          rewriter, loc,
+          loop::LoadOp::create(rewriter, loc, op.getGradOutput(), outIndices),
+          gradType.getElementType(), sumDtype);
+      Value zero = makeFloat(rewriter, loc, sumDtype, 0.0);
+      loop::YieldOp::create(
+          rewriter, loc,
+          arith::SelectOp::create(
+              rewriter, loc,
+              arith::AndIOp::create(rewriter, loc, covers, named), grad, zero)
+              .getResult());
+    }
+    Value result = node.getResult();
+    if (sumDtype != resultType.getElementType())
+      result = buildBroadcastPointwise(
+          rewriter, loc, resultType, result, sumDtype, sumDtype,
+          [](OpBuilder &, Location, ValueRange elements) {
+            return elements[0];
+          });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Lowers fx.avg_pool2d to a window sum divided by the window's size (with
 /// or without the padding it covers, or `divisor_override`).
 struct AvgPoolLowering : OpRewritePattern<fx::AvgPool2dOp> {
@@ -4203,7 +4312,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                AsStridedLowering>(ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
-  patterns.add<MaxPoolLowering, AvgPoolLowering, AdaptiveAvgPoolLowering>(ctx);
+  patterns.add<MaxPoolLowering, MaxPoolBackwardLowering, AvgPoolLowering,
+               AdaptiveAvgPoolLowering>(ctx);
   patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
   patterns

@@ -80,3 +80,24 @@ fx.graph @integer_max_pool(%x: tensor<1x2x4x4xsi32>) -> tensor<1x2x2x2xsi32> {
   %0:2 = fx.max_pool2d_with_indices %x {kernel_size = array<i64: 2, 2>} : (tensor<1x2x4x4xsi32>) -> (tensor<1x2x2x2xsi32>, tensor<1x2x2x2xsi64>)
   fx.output %0#0 : tensor<1x2x2x2xsi32>
 }
+
+// -----
+
+// max pooling's gradient gathers: input (h, w) sums, over the kernel's
+// window elements k, the gradient of output (h + padding - k) / stride where
+// that divides exactly, lands among the outputs and names (h, w).
+// CHECK-LABEL: fx.graph @max_pool_backward
+// CHECK: loop.reduce "sum" over [3, 3] : tensor<1x2x5x5xf32>
+// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[H:.+]]: index, %[[W:.+]]: index, %[[KH:.+]]: index, %[[KW:.+]]: index):
+// CHECK: %[[T:.+]] = arith.subi %{{.+}}, %[[KH]]
+// CHECK: %[[OH:.+]] = arith.divsi %[[T]], %c2
+// CHECK: arith.remsi %[[T]], %c2
+// CHECK: %[[PLANE:.+]] = arith.addi %{{.+}}, %[[W]]
+// CHECK: %[[INDEX:.+]] = loop.load %arg2
+// CHECK: %[[POS:.+]] = arith.index_cast %[[PLANE]] : index to i64
+// CHECK: arith.cmpi eq, %[[INDEX]], %[[POS]]
+// CHECK: loop.load %arg0
+fx.graph @max_pool_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x5x5xf32>, %i: tensor<1x2x3x3xsi64>) -> tensor<1x2x5x5xf32> {
+  %0 = fx.max_pool2d_with_indices_backward %g, %x, %i {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>, tensor<1x2x3x3xsi64>) -> tensor<1x2x5x5xf32>
+  fx.output %0 : tensor<1x2x5x5xf32>
+}
