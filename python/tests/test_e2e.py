@@ -608,6 +608,31 @@ def test_max_pool_backward(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_adaptive_avg_pool_backward(device, tmp_path):
+    """adaptive_avg_pool2d's gradient, gathered from the outputs whose
+    (possibly overlapping) windows hold each input, in f32 and bf16."""
+    aten = torch.ops.aten
+
+    def fn(x, g1, g2, g3, h, gh):
+        return (aten._adaptive_avg_pool2d_backward(g1, x),
+                aten._adaptive_avg_pool2d_backward(g2, x),
+                aten._adaptive_avg_pool2d_backward(g3, x),
+                aten._adaptive_avg_pool2d_backward(gh, h))
+    generator = torch.Generator().manual_seed(10)
+
+    def inputs():
+        shapes = [(2, 3, 7, 9), (2, 3, 1, 1), (2, 3, 3, 4), (2, 3, 5, 9), (1, 4, 6, 6),
+                  (1, 4, 4, 5)]
+        values = [torch.randn(s, generator=generator) for s in shapes]
+        values[4], values[5] = values[4].bfloat16(), values[5].bfloat16()
+        return [t.to(device) for t in values]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        tolerance = 2e-2 if want.dtype == torch.bfloat16 else 1e-5
+        torch.testing.assert_close(got, want, rtol=tolerance, atol=tolerance)
+
+
 def test_argmax_argmin_and_extrema_with_indices(device, tmp_path):
     """The first extremum's index along a dimension or over all elements,
     and max/min along a dimension with those indices: kept dimensions, ties,

@@ -3747,6 +3747,18 @@ static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
   return node.getResult();
 }
 
+/// `value` (f32 sums of a 16-bit result, say) converted to `type`, by a
+/// pointwise node that inlines into its readers; `value` if it has `type`.
+static Value roundTo(OpBuilder &b, Location loc, Value value,
+                     RankedTensorType type) {
+  Type from = cast<RankedTensorType>(value.getType()).getElementType();
+  if (from == type.getElementType())
+    return value;
+  return buildBroadcastPointwise(
+      b, loc, type, value, from, from,
+      [](OpBuilder &, Location, ValueRange elements) { return elements[0]; });
+}
+
 /// The type pooling reduces into: the result's, in f32 for 16-bit floats.
 static RankedTensorType getPoolingAccumulatorType(RankedTensorType type) {
   return type.clone(
@@ -3859,15 +3871,8 @@ struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
     Value indices;
     if (!op.getIndices().use_empty())
       indices = buildIndices(rewriter, loc, op, maxima, window, position);
-    Value result = maxima;
-    if (maxima.getType() != resultType)
-      result = buildBroadcastPointwise(
-          rewriter, op.getLoc(), resultType, maxima, rewriter.getF32Type(),
-          rewriter.getF32Type(),
-          [](OpBuilder &, Location, ValueRange elements) {
-            return elements[0];
-          });
-    rewriter.replaceOp(op, {result, indices});
+    rewriter.replaceOp(op,
+                       {roundTo(rewriter, loc, maxima, resultType), indices});
     return success();
   }
 
@@ -4024,14 +4029,8 @@ struct MaxPoolBackwardLowering
               arith::AndIOp::create(rewriter, loc, covers, named), grad, zero)
               .getResult());
     }
-    Value result = node.getResult();
-    if (sumDtype != resultType.getElementType())
-      result = buildBroadcastPointwise(
-          rewriter, loc, resultType, result, sumDtype, sumDtype,
-          [](OpBuilder &, Location, ValueRange elements) {
-            return elements[0];
-          });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op,
+                       roundTo(rewriter, loc, node.getResult(), resultType));
     return success();
   }
 };
@@ -4108,6 +4107,23 @@ struct AvgPoolLowering : OpRewritePattern<fx::AvgPool2dOp> {
   }
 };
 
+/// The input positions [floor(o In / Out), ceil((o + 1) In / Out)) that
+/// adaptive pooling's output `out` of `count` averages along a dimension of
+/// `extent` inputs.
+static std::pair<Value, Value> getAdaptiveWindow(OpBuilder &b, Location loc,
+                                                 Value out, int64_t extent,
+                                                 int64_t count) {
+  Value extentValue = arith::ConstantIndexOp::create(b, loc, extent);
+  Value countValue = arith::ConstantIndexOp::create(b, loc, count);
+  Value start = arith::DivUIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, out, extentValue), countValue);
+  Value next = arith::AddIOp::create(b, loc, out,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  Value end = arith::CeilDivUIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, next, extentValue), countValue);
+  return {start, end};
+}
+
 /// Lowers fx.adaptive_avg_pool2d: output o of an extent-In dimension with
 /// Out outputs averages input positions [floor(o In / Out),
 /// ceil((o + 1) In / Out)).
@@ -4137,15 +4153,7 @@ struct AdaptiveAvgPoolLowering : OpRewritePattern<fx::AdaptiveAvgPool2dOp> {
     }
     Location loc = op.getLoc();
     auto bounds = [&](OpBuilder &b, Location loc, int64_t dim, Value out) {
-      Value extent = arith::ConstantIndexOp::create(b, loc, extents[dim]);
-      Value count = arith::ConstantIndexOp::create(b, loc, outputs[dim]);
-      Value start = arith::DivUIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, out, extent), count);
-      Value next = arith::AddIOp::create(
-          b, loc, out, arith::ConstantIndexOp::create(b, loc, 1));
-      Value end = arith::CeilDivUIOp::create(
-          b, loc, arith::MulIOp::create(b, loc, next, extent), count);
-      return std::make_pair(start, end);
+      return getAdaptiveWindow(b, loc, out, extents[dim], outputs[dim]);
     };
     Value sums = buildWindowReduction(
         rewriter, loc, op.getSelf(), getPoolingAccumulatorType(resultType),
@@ -4171,6 +4179,105 @@ struct AdaptiveAvgPoolLowering : OpRewritePattern<fx::AdaptiveAvgPool2dOp> {
           return count;
         });
     rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+/// Lowers fx.adaptive_avg_pool2d_backward as a gather: input h sums
+/// grad / window size over the outputs whose windows hold it, which are
+/// floor(h Out / In) and the few after it whose windows start by h.
+struct AdaptiveAvgPoolBackwardLowering
+    : OpRewritePattern<fx::AdaptiveAvgPool2dBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::AdaptiveAvgPool2dBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gradType = cast<RankedTensorType>(op.getGradOutput().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    int64_t rank = resultType.getRank();
+    if (!hasStaticSpatialSizes(resultType, gradType, 2) ||
+        !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic pooling");
+    SmallVector<int64_t> extents, outputs, candidates;
+    for (int64_t dim = 0; dim < 2; ++dim) {
+      int64_t extent = resultType.getDimSize(rank - 2 + dim);
+      int64_t count = gradType.getDimSize(rank - 2 + dim);
+      if (count == 0 || extent == 0)
+        return rewriter.notifyMatchFailure(op, "empty pooling");
+      // The most outputs whose windows hold one input position.
+      int64_t most = 0;
+      for (int64_t h = 0; h < extent; ++h) {
+        int64_t holding = 0;
+        for (int64_t o = h * count / extent; o < count; ++o) {
+          if (o * extent / count > h)
+            break;
+          ++holding;
+        }
+        most = std::max(most, holding);
+      }
+      extents.push_back(extent);
+      outputs.push_back(count);
+      candidates.push_back(most);
+    }
+    Location loc = op.getLoc();
+    Type sumDtype = getComputeDtype(resultType.getElementType(), true);
+    auto node = loop::ReduceOp::create(
+        rewriter, loc, resultType.clone(sumDtype),
+        rewriter.getStringAttr("sum"), ValueRange{}, ValueRange{},
+        rewriter.getDenseI64ArrayAttr(candidates));
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body = rewriter.createBlock(&node.getBody());
+      body->addArguments(SmallVector<Type>(rank + 2, rewriter.getIndexType()),
+                         SmallVector<Location>(rank + 2, loc));
+      ValueRange ivs = body->getArguments();
+      auto constant = [&](int64_t value) -> Value {
+        return arith::ConstantIndexOp::create(rewriter, loc, value);
+      };
+      SmallVector<Value> outIndices(ivs.take_front(rank - 2));
+      Value holds, size;
+      for (int64_t dim = 0; dim < 2; ++dim) {
+        Value h = ivs[rank - 2 + dim];
+        Value first = arith::DivUIOp::create(
+            rewriter, loc,
+            arith::MulIOp::create(rewriter, loc, h, constant(outputs[dim])),
+            constant(extents[dim]));
+        Value out =
+            arith::AddIOp::create(rewriter, loc, first, ivs[rank + dim]);
+        Value last = constant(outputs[dim] - 1);
+        Value clamped = arith::MinUIOp::create(rewriter, loc, out, last);
+        auto [start, end] = getAdaptiveWindow(rewriter, loc, clamped,
+                                              extents[dim], outputs[dim]);
+        Value valid = arith::AndIOp::create(
+            rewriter, loc,
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule, out,
+                                  last),
+            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
+                                  start, h));
+        holds =
+            holds
+                ? arith::AndIOp::create(rewriter, loc, holds, valid).getResult()
+                : valid;
+        Value extent = arith::SubIOp::create(rewriter, loc, end, start);
+        size =
+            size
+                ? arith::MulIOp::create(rewriter, loc, size, extent).getResult()
+                : extent;
+        outIndices.push_back(clamped);
+      }
+      Value grad = convertScalar(
+          rewriter, loc,
+          loop::LoadOp::create(rewriter, loc, op.getGradOutput(), outIndices),
+          gradType.getElementType(), sumDtype);
+      Value share = arith::DivFOp::create(
+          rewriter, loc, grad, indexToFloat(rewriter, loc, size, sumDtype));
+      loop::YieldOp::create(
+          rewriter, loc,
+          arith::SelectOp::create(rewriter, loc, holds, share,
+                                  makeFloat(rewriter, loc, sumDtype, 0.0))
+              .getResult());
+    }
+    rewriter.replaceOp(op,
+                       roundTo(rewriter, loc, node.getResult(), resultType));
     return success();
   }
 };
@@ -4313,7 +4420,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
   patterns.add<MaxPoolLowering, MaxPoolBackwardLowering, AvgPoolLowering,
-               AdaptiveAvgPoolLowering>(ctx);
+               AdaptiveAvgPoolLowering, AdaptiveAvgPoolBackwardLowering>(ctx);
   patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
   patterns

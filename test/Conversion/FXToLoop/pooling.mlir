@@ -101,3 +101,20 @@ fx.graph @max_pool_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x5x5xf32>, %i
   %0 = fx.max_pool2d_with_indices_backward %g, %x, %i {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>, tensor<1x2x3x3xsi64>) -> tensor<1x2x5x5xf32>
   fx.output %0 : tensor<1x2x5x5xf32>
 }
+
+// -----
+
+// adaptive average pooling's gradient gathers from output floor(h Out / In)
+// and the next (7 inputs, 3 outputs: a position is in at most 2 windows),
+// each gradient divided by its window's size.
+// CHECK-LABEL: fx.graph @adaptive_avg_pool_backward
+// CHECK: loop.reduce "sum" over [2, 2] : tensor<2x3x7x7xf32>
+// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[H:.+]]: index, %{{.+}}: index, %[[R:.+]]: index, %{{.+}}: index):
+// CHECK: %[[SCALED:.+]] = arith.muli %[[H]], %c3
+// CHECK: %[[FIRST:.+]] = arith.divui %[[SCALED]], %c7
+// CHECK: arith.addi %[[FIRST]], %[[R]]
+// CHECK: arith.divf
+fx.graph @adaptive_avg_pool_backward(%g: tensor<2x3x3x3xf32>, %x: tensor<2x3x7x7xf32>) -> tensor<2x3x7x7xf32> {
+  %0 = fx.adaptive_avg_pool2d_backward %g, %x : (tensor<2x3x3x3xf32>, tensor<2x3x7x7xf32>) -> tensor<2x3x7x7xf32>
+  fx.output %0 : tensor<2x3x7x7xf32>
+}
