@@ -3759,6 +3759,29 @@ static Value roundTo(OpBuilder &b, Location loc, Value value,
       [](OpBuilder &, Location, ValueRange elements) { return elements[0]; });
 }
 
+/// Builds a pooling gradient as a gather: a "sum" loop.reduce over
+/// `candidates` (the outputs that may cover an input position, per spatial
+/// dimension) into `resultType`'s shape, in f32 for 16-bit results, whose
+/// body `value` builds from the input's indices then the candidates';
+/// rounded to `resultType`.
+static Value buildPoolingGather(
+    OpBuilder &b, Location loc, RankedTensorType resultType,
+    ArrayRef<int64_t> candidates, Type sumDtype,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
+  int64_t numArgs = resultType.getRank() + candidates.size();
+  auto node = loop::ReduceOp::create(
+      b, loc, resultType.clone(sumDtype), b.getStringAttr("sum"), ValueRange{},
+      ValueRange{}, b.getDenseI64ArrayAttr(candidates));
+  {
+    OpBuilder::InsertionGuard guard(b);
+    Block *body = b.createBlock(&node.getBody());
+    body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),
+                       SmallVector<Location>(numArgs, loc));
+    loop::YieldOp::create(b, loc, value(b, loc, body->getArguments()));
+  }
+  return roundTo(b, loc, node.getResult(), resultType);
+}
+
 /// The type pooling reduces into: the result's, in f32 for 16-bit floats.
 static RankedTensorType getPoolingAccumulatorType(RankedTensorType type) {
   return type.clone(
@@ -3960,77 +3983,65 @@ struct MaxPoolBackwardLowering
                                    getSpatialAttr(kernel, 1)};
     Location loc = op.getLoc();
     Type sumDtype = getComputeDtype(resultType.getElementType(), true);
-    auto node = loop::ReduceOp::create(
-        rewriter, loc, resultType.clone(sumDtype),
-        rewriter.getStringAttr("sum"), ValueRange{}, ValueRange{},
-        rewriter.getDenseI64ArrayAttr(window));
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      Block *body = rewriter.createBlock(&node.getBody());
-      body->addArguments(SmallVector<Type>(rank + 2, rewriter.getIndexType()),
-                         SmallVector<Location>(rank + 2, loc));
-      ValueRange ivs = body->getArguments();
-      auto constant = [&](int64_t value) -> Value {
-        return arith::ConstantIndexOp::create(rewriter, loc, value);
-      };
-      SmallVector<Value> outIndices(ivs.take_front(rank - 2));
-      Value covers;
-      for (int64_t dim = 0; dim < 2; ++dim) {
-        int64_t stride = getSpatialAttr(strides, dim);
-        // t = h + padding - k * dilation, in signed arithmetic.
-        Value t = arith::SubIOp::create(
-            rewriter, loc,
-            arith::AddIOp::create(
-                rewriter, loc, ivs[rank - 2 + dim],
-                constant(getSpatialAttr(op.getPadding(), dim))),
-            arith::MulIOp::create(
-                rewriter, loc, ivs[rank + dim],
-                constant(getSpatialAttr(op.getDilation(), dim))));
-        Value out = arith::DivSIOp::create(rewriter, loc, t, constant(stride));
-        Value valid = arith::AndIOp::create(
-            rewriter, loc,
-            arith::AndIOp::create(
-                rewriter, loc,
-                arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge,
-                                      t, constant(0)),
+    Value result = buildPoolingGather(
+        rewriter, loc, resultType, window, sumDtype,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          auto constant = [&](int64_t value) -> Value {
+            return arith::ConstantIndexOp::create(b, loc, value);
+          };
+          SmallVector<Value> outIndices(ivs.take_front(rank - 2));
+          Value covers;
+          for (int64_t dim = 0; dim < 2; ++dim) {
+            int64_t stride = getSpatialAttr(strides, dim);
+            // t = h + padding - k * dilation, in signed arithmetic.
+            Value t = arith::SubIOp::create(
+                b, loc,
+                arith::AddIOp::create(
+                    b, loc, ivs[rank - 2 + dim],
+                    constant(getSpatialAttr(op.getPadding(), dim))),
+                arith::MulIOp::create(
+                    b, loc, ivs[rank + dim],
+                    constant(getSpatialAttr(op.getDilation(), dim))));
+            Value out = arith::DivSIOp::create(b, loc, t, constant(stride));
+            Value valid = arith::AndIOp::create(
+                b, loc,
+                arith::AndIOp::create(
+                    b, loc,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t,
+                                          constant(0)),
+                    arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::eq,
+                        arith::RemSIOp::create(b, loc, t, constant(stride)),
+                        constant(0))),
                 arith::CmpIOp::create(
-                    rewriter, loc, arith::CmpIPredicate::eq,
-                    arith::RemSIOp::create(rewriter, loc, t, constant(stride)),
-                    constant(0))),
-            arith::CmpIOp::create(
-                rewriter, loc, arith::CmpIPredicate::slt, out,
-                constant(gradType.getDimSize(rank - 2 + dim))));
-        covers = covers ? arith::AndIOp::create(rewriter, loc, covers, valid)
-                              .getResult()
-                        : valid;
-        outIndices.push_back(clampToRange(
-            rewriter, loc, out, constant(gradType.getDimSize(rank - 2 + dim))));
-      }
-      // The output's maximum came from this input position.
-      Value plane = arith::AddIOp::create(
-          rewriter, loc,
-          arith::MulIOp::create(rewriter, loc, ivs[rank - 2], constant(width)),
-          ivs[rank - 1]);
-      Value index =
-          loop::LoadOp::create(rewriter, loc, op.getIndices(), outIndices);
-      Value named = arith::CmpIOp::create(
-          rewriter, loc, arith::CmpIPredicate::eq, index,
-          arith::IndexCastOp::create(rewriter, loc, rewriter.getI64Type(),
-                                     plane));
-      Value grad = convertScalar(
-          rewriter, loc,
-          loop::LoadOp::create(rewriter, loc, op.getGradOutput(), outIndices),
-          gradType.getElementType(), sumDtype);
-      Value zero = makeFloat(rewriter, loc, sumDtype, 0.0);
-      loop::YieldOp::create(
-          rewriter, loc,
-          arith::SelectOp::create(
-              rewriter, loc,
-              arith::AndIOp::create(rewriter, loc, covers, named), grad, zero)
-              .getResult());
-    }
-    rewriter.replaceOp(op,
-                       roundTo(rewriter, loc, node.getResult(), resultType));
+                    b, loc, arith::CmpIPredicate::slt, out,
+                    constant(gradType.getDimSize(rank - 2 + dim))));
+            covers =
+                covers
+                    ? arith::AndIOp::create(b, loc, covers, valid).getResult()
+                    : valid;
+            outIndices.push_back(clampToRange(
+                b, loc, out, constant(gradType.getDimSize(rank - 2 + dim))));
+          }
+          // The output's maximum came from this input position.
+          Value plane = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, ivs[rank - 2], constant(width)),
+              ivs[rank - 1]);
+          Value index =
+              loop::LoadOp::create(b, loc, op.getIndices(), outIndices);
+          Value named = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq, index,
+              arith::IndexCastOp::create(b, loc, b.getI64Type(), plane));
+          Value grad = convertScalar(
+              b, loc,
+              loop::LoadOp::create(b, loc, op.getGradOutput(), outIndices),
+              gradType.getElementType(), sumDtype);
+          return arith::SelectOp::create(
+              b, loc, arith::AndIOp::create(b, loc, covers, named), grad,
+              makeFloat(b, loc, sumDtype, 0.0));
+        });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
@@ -4220,64 +4231,50 @@ struct AdaptiveAvgPoolBackwardLowering
     }
     Location loc = op.getLoc();
     Type sumDtype = getComputeDtype(resultType.getElementType(), true);
-    auto node = loop::ReduceOp::create(
-        rewriter, loc, resultType.clone(sumDtype),
-        rewriter.getStringAttr("sum"), ValueRange{}, ValueRange{},
-        rewriter.getDenseI64ArrayAttr(candidates));
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      Block *body = rewriter.createBlock(&node.getBody());
-      body->addArguments(SmallVector<Type>(rank + 2, rewriter.getIndexType()),
-                         SmallVector<Location>(rank + 2, loc));
-      ValueRange ivs = body->getArguments();
-      auto constant = [&](int64_t value) -> Value {
-        return arith::ConstantIndexOp::create(rewriter, loc, value);
-      };
-      SmallVector<Value> outIndices(ivs.take_front(rank - 2));
-      Value holds, size;
-      for (int64_t dim = 0; dim < 2; ++dim) {
-        Value h = ivs[rank - 2 + dim];
-        Value first = arith::DivUIOp::create(
-            rewriter, loc,
-            arith::MulIOp::create(rewriter, loc, h, constant(outputs[dim])),
-            constant(extents[dim]));
-        Value out =
-            arith::AddIOp::create(rewriter, loc, first, ivs[rank + dim]);
-        Value last = constant(outputs[dim] - 1);
-        Value clamped = arith::MinUIOp::create(rewriter, loc, out, last);
-        auto [start, end] = getAdaptiveWindow(rewriter, loc, clamped,
-                                              extents[dim], outputs[dim]);
-        Value valid = arith::AndIOp::create(
-            rewriter, loc,
-            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule, out,
-                                  last),
-            arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
-                                  start, h));
-        holds =
-            holds
-                ? arith::AndIOp::create(rewriter, loc, holds, valid).getResult()
-                : valid;
-        Value extent = arith::SubIOp::create(rewriter, loc, end, start);
-        size =
-            size
-                ? arith::MulIOp::create(rewriter, loc, size, extent).getResult()
-                : extent;
-        outIndices.push_back(clamped);
-      }
-      Value grad = convertScalar(
-          rewriter, loc,
-          loop::LoadOp::create(rewriter, loc, op.getGradOutput(), outIndices),
-          gradType.getElementType(), sumDtype);
-      Value share = arith::DivFOp::create(
-          rewriter, loc, grad, indexToFloat(rewriter, loc, size, sumDtype));
-      loop::YieldOp::create(
-          rewriter, loc,
-          arith::SelectOp::create(rewriter, loc, holds, share,
-                                  makeFloat(rewriter, loc, sumDtype, 0.0))
-              .getResult());
-    }
-    rewriter.replaceOp(op,
-                       roundTo(rewriter, loc, node.getResult(), resultType));
+    Value result = buildPoolingGather(
+        rewriter, loc, resultType, candidates, sumDtype,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          SmallVector<Value> outIndices(ivs.take_front(rank - 2));
+          Value holds, size;
+          for (int64_t dim = 0; dim < 2; ++dim) {
+            Value h = ivs[rank - 2 + dim];
+            Value first = arith::DivUIOp::create(
+                b, loc,
+                arith::MulIOp::create(
+                    b, loc, h,
+                    arith::ConstantIndexOp::create(b, loc, outputs[dim])),
+                arith::ConstantIndexOp::create(b, loc, extents[dim]));
+            Value out = arith::AddIOp::create(b, loc, first, ivs[rank + dim]);
+            Value last =
+                arith::ConstantIndexOp::create(b, loc, outputs[dim] - 1);
+            Value clamped = arith::MinUIOp::create(b, loc, out, last);
+            auto [start, end] =
+                getAdaptiveWindow(b, loc, clamped, extents[dim], outputs[dim]);
+            Value valid = arith::AndIOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, out,
+                                      last),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, start,
+                                      h));
+            holds =
+                holds ? arith::AndIOp::create(b, loc, holds, valid).getResult()
+                      : valid;
+            Value extent = arith::SubIOp::create(b, loc, end, start);
+            size = size
+                       ? arith::MulIOp::create(b, loc, size, extent).getResult()
+                       : extent;
+            outIndices.push_back(clamped);
+          }
+          Value grad = convertScalar(
+              b, loc,
+              loop::LoadOp::create(b, loc, op.getGradOutput(), outIndices),
+              gradType.getElementType(), sumDtype);
+          Value share = arith::DivFOp::create(
+              b, loc, grad, indexToFloat(b, loc, size, sumDtype));
+          return arith::SelectOp::create(b, loc, holds, share,
+                                         makeFloat(b, loc, sumDtype, 0.0));
+        });
+    rewriter.replaceOp(op, result);
     return success();
   }
 };
