@@ -376,13 +376,15 @@ def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.
     """The 4-d values that pass between regions and library convolutions in
     NHWC memory, and the convolutions whose input is converted to it first:
 
-    * a region's result that a convolution reads is an NHWC buffer (viewed
-      with channels-last strides in PyTorch);
-    * every other input of a convolution (the image, say) is converted, so
-      that cuDNN's result is channels-last too (it keeps its input's layout),
-      and when a region reads it, the region reads its NHWC buffer.
+    * a region's result that only regions and such convolutions read is an
+      NHWC buffer (viewed with channels-last strides in PyTorch);
+    * such a convolution's other input (the image, say) is converted, so that
+      cuDNN's result is channels-last too (it keeps its input's layout), and
+      the regions that read it read its NHWC buffer.
 
-    Graph outputs keep PyTorch's layout."""
+    A convolution takes part when only regions and convolutions that take
+    part read its result: other PyTorch ops (a view, say) and graph outputs
+    keep PyTorch's layout."""
     in_region = {n for nodes in regions for n in nodes}
     library = set(library)
     convolutions = [n for n in gm.graph.nodes
@@ -395,20 +397,28 @@ def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.
         return isinstance(value, torch.Tensor) and value.dim() == 4 and \
             value.is_floating_point()
 
+    taking_part: Set[torch.fx.Node] = set()
+
+    def only_taking_part_read(node):
+        return node not in returned and all(
+            user in in_region or (user in taking_part and user.args[0] is node)
+            for user in node.users)
+
+    for node in reversed(convolutions):  # Readers first.
+        if is_image(node.args[0]) and only_taking_part_read(node):
+            taking_part.add(node)
+
     chosen: Set[torch.fx.Node] = set()
     converted = []
-    channels_last_results = set()  # Convolutions of channels-last inputs.
     for node in convolutions:
-        source = node.args[0]
-        if not is_image(source):
+        if node not in taking_part:
             continue
-        if source in in_region and source not in returned:
+        source = node.args[0]
+        if source in in_region and only_taking_part_read(source):
             chosen.add(source)
-        elif source not in chosen and source not in channels_last_results:
+        elif source not in chosen and source not in taking_part:
             converted.append(node)
-        channels_last_results.add(node)
-        if is_image(node) and node not in returned and \
-                any(user in in_region for user in node.users):
+        if is_image(node) and any(user in in_region for user in node.users):
             chosen.add(node)
     return chosen, converted
 

@@ -151,6 +151,25 @@ def test_regions_exchange_nhwc_buffers_with_convolutions(tmp_path, channels_last
                                rtol=1e-4, atol=1e-4)
 
 
+def test_values_that_pytorch_ops_read_keep_their_layout(tmp_path):
+    """sort (which runs in PyTorch) reads the region's result that the second
+    convolution reads too: that result stays NCHW, and so does the second
+    convolution's input; the answers are eager's."""
+    def fn(x, w1, w2):
+        h = torch.relu(torch.nn.functional.conv2d(x, w1, padding=1))
+        y = torch.nn.functional.conv2d(h, w2, padding=1).tanh()
+        return y + 1, torch.sort(h, -1).values
+    generator = torch.Generator().manual_seed(4)
+    args = [torch.randn(*s, generator=generator) for s in [(2, 3, 6, 5), (4, 3, 3, 3),
+                                                             (4, 4, 3, 3)]]
+    compiled = partitioned(fn, args, tmp_path, channels_last=True)
+    first = next(m for m in regions(compiled) if "fx.relu" in m.graph_text)
+    assert "dims = array<i64: 0, 2, 3, 1>" not in first.graph_text
+    fresh = [torch.randn(a.shape, generator=generator) for a in args]
+    for got, want in zip(compiled(*fresh), fn(*fresh)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
 def test_views_alone_stay_views(tmp_path):
     compiled = partitioned(lambda x: x.t().unsqueeze(0), [torch.randn(3, 4)], tmp_path)
     assert compiled.kiln_report.kernels == 0 and not compiled.kiln_report.fallbacks
