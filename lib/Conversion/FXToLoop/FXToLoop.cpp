@@ -952,6 +952,12 @@ struct BitwiseNotLowering
   }
 };
 
+/// sqrt(2 / pi) and the cubic's coefficient in GELU's tanh approximation,
+/// and 1 / sqrt(2), which scales erf's argument in the exact GELU.
+static constexpr double kGeluTanhScale = 0.7978845608028654;
+static constexpr double kGeluTanhCubic = 0.044715;
+static constexpr double kInverseSqrt2 = 0.7071067811865476;
+
 /// GELU: x * Φ(x), with Φ from erf, or PyTorch's tanh approximation.
 struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
   using ElementwiseLowering::ElementwiseLowering;
@@ -968,15 +974,14 @@ struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
       Value cube =
           arith::MulFOp::create(b, loc, x, arith::MulFOp::create(b, loc, x, x));
       Value sum = arith::AddFOp::create(
-          b, loc, x, arith::MulFOp::create(b, loc, constant(0.044715), cube));
+          b, loc, x,
+          arith::MulFOp::create(b, loc, constant(kGeluTanhCubic), cube));
       inner = math::TanhOp::create(
-          b, loc,
-          arith::MulFOp::create(b, loc, constant(0.7978845608028654), sum));
+          b, loc, arith::MulFOp::create(b, loc, constant(kGeluTanhScale), sum));
     } else {
       // erf(x / sqrt(2))
       inner = math::ErfOp::create(
-          b, loc,
-          arith::MulFOp::create(b, loc, x, constant(0.7071067811865476)));
+          b, loc, arith::MulFOp::create(b, loc, x, constant(kInverseSqrt2)));
     }
     Value half = arith::MulFOp::create(b, loc, constant(0.5), x);
     return arith::MulFOp::create(
@@ -1113,28 +1118,26 @@ struct GeluBackwardLowering
     Value grad = elements[0], x = elements[1];
     Value square = mul(x, x);
     if (op.getApproximate() == "tanh") {
-      constexpr double kBeta = 0.7978845608028654; // sqrt(2 / pi)
-      constexpr double kKappa = 0.044715;
-      Value inner =
-          mul(constant(kBeta), add(x, mul(constant(kKappa), mul(square, x))));
+      Value inner = mul(constant(kGeluTanhScale),
+                        add(x, mul(constant(kGeluTanhCubic), mul(square, x))));
       Value t = math::TanhOp::create(b, loc, inner);
       Value left = mul(constant(0.5), x);
       Value leftDerivative = mul(constant(0.5), add(constant(1.0), t));
       Value tanhDerivative =
           arith::SubFOp::create(b, loc, constant(1.0), mul(t, t));
       Value innerDerivative =
-          mul(constant(kBeta),
-              add(constant(1.0), mul(constant(3.0 * kKappa), square)));
+          mul(constant(kGeluTanhScale),
+              add(constant(1.0), mul(constant(3.0 * kGeluTanhCubic), square)));
       return mul(grad, add(leftDerivative,
                            mul(mul(left, tanhDerivative), innerDerivative)));
     }
-    constexpr double kAlpha = 0.7071067811865476; // 1 / sqrt(2)
-    constexpr double kBeta = 0.3989422804014327;  // 1 / sqrt(2 pi)
-    Value cdf = mul(constant(0.5),
-                    add(constant(1.0),
-                        math::ErfOp::create(b, loc, mul(x, constant(kAlpha)))));
+    constexpr double kNormalDensity = 0.3989422804014327; // 1 / sqrt(2 pi)
+    Value cdf =
+        mul(constant(0.5),
+            add(constant(1.0),
+                math::ErfOp::create(b, loc, mul(x, constant(kInverseSqrt2)))));
     Value pdf = mul(math::ExpOp::create(b, loc, mul(constant(-0.5), square)),
-                    constant(kBeta));
+                    constant(kNormalDensity));
     return mul(grad, add(cdf, mul(x, pdf)));
   }
 };
@@ -1219,13 +1222,19 @@ struct ToCopyLowering : ElementwiseLowering<fx::ToCopyOp, ToCopyLowering> {
 // Reductions
 //===----------------------------------------------------------------------===//
 
+/// What a reduction's body yields at the input's `indices`, given the
+/// reduction's own indices (of the reduced dimensions, in order).
+using ReductionValueFn = function_ref<Value(
+    OpBuilder &, Location, ValueRange indices, ValueRange reductionIndices)>;
+
 /// Builds a loop.reduce combining `input` over `dims` (all dimensions when
 /// empty) with `combiner`, into `resultType` (with size-1 reduced dimensions
 /// when `keepdim`). Elements convert to the result's dtype, accumulated in
-/// f32 for f16/bf16 results.
+/// f32 for f16/bf16 results; `value`, if given, yields something else.
 static Value buildReduction(OpBuilder &b, Location loc, Value input,
                             ArrayRef<int64_t> dims, bool keepdim,
-                            StringRef combiner, RankedTensorType resultType) {
+                            StringRef combiner, RankedTensorType resultType,
+                            ReductionValueFn value = nullptr) {
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
   SmallVector<bool> reduced(rank, dims.empty());
@@ -1270,12 +1279,33 @@ static Value buildReduction(OpBuilder &b, Location loc, Value input,
       indices.push_back(body->getArgument(nextResult++));
     }
   }
-  Value element = loop::LoadOp::create(b, loc, input, indices);
-  Value value = convertScalar(b, loc, element, inputType.getElementType(),
-                              accumulatorDtype);
-  loop::YieldOp::create(b, loc, value);
+  if (value) {
+    loop::YieldOp::create(
+        b, loc,
+        value(b, loc, indices,
+              body->getArguments().drop_front(resultType.getRank())));
+  } else {
+    Value element = loop::LoadOp::create(b, loc, input, indices);
+    loop::YieldOp::create(b, loc,
+                          convertScalar(b, loc, element,
+                                        inputType.getElementType(),
+                                        accumulatorDtype));
+  }
   b.setInsertionPointAfter(node);
   return node.getResult();
+}
+
+/// Whether scalars `lhs` and `rhs` are the same value: equal, or both NaN.
+static Value emitSameValue(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  if (!isa<FloatType>(lhs.getType()))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
+  Value equal =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lhs, rhs);
+  Value bothNaN = arith::AndIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, lhs, lhs),
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, rhs, rhs));
+  return arith::OrIOp::create(b, loc, equal, bothNaN);
 }
 
 /// Lowers fx.sum, fx.amax and fx.amin.
@@ -1446,75 +1476,34 @@ buildArgExtremum(OpBuilder &b, Location loc, Value input,
       buildReduction(b, loc, input, dims, /*keepdim=*/true, combiner,
                      RankedTensorType::get(keptShape, extremumDtype));
 
-  SmallVector<Value> dynamicSizes, reductionDynamicSizes, reductionSizes;
-  SmallVector<int64_t> reductionShape;
-  for (int64_t dim = 0; dim < rank; ++dim) {
-    if (reduced[dim]) {
-      reductionShape.push_back(inputType.getDimSize(dim));
+  SmallVector<Value> reductionSizes;
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (reduced[dim])
       reductionSizes.push_back(getDimSize(b, loc, input, dim));
-      if (inputType.isDynamicDim(dim))
-        reductionDynamicSizes.push_back(reductionSizes.back());
-    } else if (inputType.isDynamicDim(dim)) {
-      dynamicSizes.push_back(getDimSize(b, loc, input, dim));
-    }
-  }
-  auto node = loop::ReduceOp::create(
-      b, loc, indicesType, b.getStringAttr("min"), dynamicSizes,
-      reductionDynamicSizes, b.getDenseI64ArrayAttr(reductionShape));
-  OpBuilder::InsertionGuard guard(b);
-  Block *body = b.createBlock(&node.getBody());
-  int64_t resultRank = indicesType.getRank();
-  int64_t numArgs = resultRank + reductionShape.size();
-  body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),
-                     SmallVector<Location>(numArgs, loc));
-  SmallVector<Value> indices, rowIndices;
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value linear = zero;
-  int64_t nextResult = 0, nextReduction = resultRank;
-  for (int64_t dim = 0; dim < rank; ++dim) {
-    if (reduced[dim]) {
-      Value iv = body->getArgument(nextReduction);
-      linear = arith::AddIOp::create(
-          b, loc,
-          arith::MulIOp::create(b, loc, linear,
-                                reductionSizes[nextReduction - resultRank]),
-          iv);
-      ++nextReduction;
-      indices.push_back(iv);
-      rowIndices.push_back(zero);
-      if (keepdim)
-        ++nextResult;
-    } else {
-      indices.push_back(body->getArgument(nextResult++));
-      rowIndices.push_back(indices.back());
-    }
-  }
-  Value element =
-      convertScalar(b, loc, loop::LoadOp::create(b, loc, input, indices), dtype,
-                    extremumDtype);
-  Value best = loop::LoadOp::create(b, loc, extremum, rowIndices);
-  Value matches;
-  if (isa<FloatType>(extremumDtype)) {
-    Value equal =
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, element, best);
-    Value bothNaN = arith::AndIOp::create(
-        b, loc,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, element,
-                              element),
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, best, best));
-    matches = arith::OrIOp::create(b, loc, equal, bothNaN);
-  } else {
-    matches =
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, element, best);
-  }
-  Type i64 = b.getI64Type();
-  Value index = arith::IndexCastOp::create(b, loc, i64, linear);
-  Value none = arith::ConstantOp::create(
-      b, loc, b.getIntegerAttr(i64, std::numeric_limits<int64_t>::max()));
-  loop::YieldOp::create(
-      b, loc,
-      arith::SelectOp::create(b, loc, matches, index, none).getResult());
-  return {extremum, node.getResult()};
+  Value indices = buildReduction(
+      b, loc, input, dims, keepdim, "min", indicesType,
+      [&](OpBuilder &b, Location loc, ValueRange indices,
+          ValueRange reductionIndices) -> Value {
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value linear = zero;
+        for (auto [index, size] : llvm::zip(reductionIndices, reductionSizes))
+          linear = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, linear, size), index);
+        SmallVector<Value> rowIndices(indices);
+        for (int64_t dim = 0; dim < rank; ++dim)
+          if (reduced[dim])
+            rowIndices[dim] = zero;
+        Value element =
+            convertScalar(b, loc, loop::LoadOp::create(b, loc, input, indices),
+                          dtype, extremumDtype);
+        Value best = loop::LoadOp::create(b, loc, extremum, rowIndices);
+        Type i64 = b.getI64Type();
+        return arith::SelectOp::create(
+            b, loc, emitSameValue(b, loc, element, best),
+            arith::IndexCastOp::create(b, loc, i64, linear),
+            makeInteger(b, loc, i64, std::numeric_limits<int64_t>::max()));
+      });
+  return {extremum, indices};
 }
 
 namespace {
@@ -1606,18 +1595,26 @@ template <typename OpTy> struct ExtremumDimLowering : OpRewritePattern<OpTy> {
 
 /// `value` split into digits of the row-major `sizes` (the last varies
 /// fastest). The first digit is the quotient left over: its size is not
-/// used, and may be dynamic.
+/// used, and may be null.
 static SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc,
-                                           Value value,
-                                           ArrayRef<int64_t> sizes) {
+                                           Value value, ArrayRef<Value> sizes) {
   SmallVector<Value> digits(sizes.size());
   for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
-    Value size = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
-    digits[dim] = arith::RemUIOp::create(b, loc, value, size);
-    value = arith::DivUIOp::create(b, loc, value, size);
+    digits[dim] = arith::RemUIOp::create(b, loc, value, sizes[dim]);
+    value = arith::DivUIOp::create(b, loc, value, sizes[dim]);
   }
   digits.front() = value;
   return digits;
+}
+
+/// delinearizeIndex with static sizes (the first may be dynamic).
+static SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc,
+                                           Value value,
+                                           ArrayRef<int64_t> sizes) {
+  SmallVector<Value> sizeValues(sizes.size());
+  for (int64_t dim = sizes.size() - 1; dim > 0; --dim)
+    sizeValues[dim] = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
+  return delinearizeIndex(b, loc, value, ArrayRef<Value>(sizeValues));
 }
 
 /// Computes the source indices a view reads for the result indices `ivs`.
@@ -1933,14 +1930,15 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
           }
           if (!linear)
             linear = arith::ConstantIndexOp::create(b, loc, 0);
-          // ... and the source's indices from it, last digit first.
-          for (int64_t dim : llvm::reverse(ArrayRef(sourceDims).drop_front())) {
-            Value size =
-                getViewSize(b, loc, sourceType, linearSizes.source, dim);
-            indices[dim] = arith::RemUIOp::create(b, loc, linear, size);
-            linear = arith::DivUIOp::create(b, loc, linear, size);
-          }
-          indices[sourceDims.front()] = linear;
+          // ... and the source's indices from it.
+          SmallVector<Value> sizes(sourceDims.size());
+          for (int64_t k = 1; k < static_cast<int64_t>(sourceDims.size()); ++k)
+            sizes[k] = getViewSize(b, loc, sourceType, linearSizes.source,
+                                   sourceDims[k]);
+          for (auto [dim, digit] :
+               llvm::zip(sourceDims, delinearizeIndex(b, loc, linear,
+                                                      ArrayRef<Value>(sizes))))
+            indices[dim] = digit;
         }
         return indices;
       };
@@ -3923,29 +3921,22 @@ struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
                   arith::ConstantIndexOp::create(b, loc, width)),
               inputIndices.back());
           Value index = arith::IndexCastOp::create(b, loc, i64, plane);
-          Value isNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
-                                              element, element);
           Value bestIsNaN = arith::CmpFOp::create(
               b, loc, arith::CmpFPredicate::UNO, best, best);
-          Value equal = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                              element, best);
-          Value negated = arith::SubIOp::create(
-              b, loc, arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0)),
-              index);
-          Value candidate =
-              arith::SelectOp::create(b, loc, bestIsNaN, negated, index);
           Value matches = arith::AndIOp::create(
-              b, loc, counts,
-              arith::SelectOp::create(b, loc, bestIsNaN, isNaN, equal));
-          Value none = arith::ConstantOp::create(
-              b, loc, b.getI64IntegerAttr(std::numeric_limits<int64_t>::max()));
-          return arith::SelectOp::create(b, loc, matches, candidate, none);
+              b, loc, counts, emitSameValue(b, loc, element, best));
+          Value candidate = arith::SelectOp::create(
+              b, loc, bestIsNaN,
+              arith::SubIOp::create(b, loc, makeInteger(b, loc, i64, 0), index),
+              index);
+          return arith::SelectOp::create(
+              b, loc, matches, candidate,
+              makeInteger(b, loc, i64, std::numeric_limits<int64_t>::max()));
         });
     return buildBroadcastPointwise(
         rewriter, loc, indicesType, encoded, i64, i64,
         [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          Value zero =
-              arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+          Value zero = makeInteger(b, loc, elements[0].getType(), 0);
           Value negative = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::slt, elements[0], zero);
           return arith::SelectOp::create(
@@ -4193,6 +4184,7 @@ struct AdaptiveAvgPoolLowering : OpRewritePattern<fx::AdaptiveAvgPool2dOp> {
     return success();
   }
 };
+
 /// Lowers fx.adaptive_avg_pool2d_backward as a gather: input h sums
 /// grad / window size over the outputs whose windows hold it, which are
 /// floor(h Out / In) and the few after it whose windows start by h.

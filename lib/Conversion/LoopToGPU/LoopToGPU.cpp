@@ -86,7 +86,7 @@ static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
     return 1;
   while (perThread > 1 && innermost % perThread != 0)
     perThread /= 2;
-  return std::max<int64_t>(perThread, 1);
+  return perThread;
 }
 
 /// The row-major indices of element `linear` of a space of `sizes`.

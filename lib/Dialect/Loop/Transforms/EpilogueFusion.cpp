@@ -166,8 +166,14 @@ static LogicalResult splitBiasEpilogue(RewriterBase &rewriter,
       matmul.getResultType().getElementType() != accumulatorType ||
       matmul->use_empty())
     return failure();
-  // Each read: the load of a sum and the addition of the bias to it.
-  SmallVector<std::pair<LoadOp, arith::AddFOp>> reads;
+  // Each read: the load of a sum, the addition of the bias to it, and the
+  // bias's element it adds.
+  struct Read {
+    LoadOp load;
+    arith::AddFOp add;
+    Value biasElement;
+  };
+  SmallVector<Read> reads;
   Value bias;
   for (Operation *user : matmul->getUsers()) {
     auto load = dyn_cast<LoadOp>(user);
@@ -183,7 +189,7 @@ static LogicalResult splitBiasEpilogue(RewriterBase &rewriter,
     if (!readBias || (bias && readBias != bias))
       return failure();
     bias = readBias;
-    reads.push_back({load, add});
+    reads.push_back({load, add, other});
   }
 
   // The library's product: round(bias + sum), in the operands' type.
@@ -210,16 +216,14 @@ static LogicalResult splitBiasEpilogue(RewriterBase &rewriter,
   YieldOp::create(rewriter, loc, rounded);
 
   // Each reader reads the rounded, biased product where it added the bias.
-  for (auto [load, add] : reads) {
-    Value biasValue =
-        add.getLhs() == load.getResult() ? add.getRhs() : add.getLhs();
+  for (auto [load, add, biasElement] : reads) {
     rewriter.setInsertionPoint(add);
     Value product =
         LoadOp::create(rewriter, loc, biased.getResult(), load.getIndices());
     rewriter.replaceOp(
         add, arith::ExtFOp::create(rewriter, loc, accumulatorType, product));
     rewriter.eraseOp(load);
-    if (Operation *biasOp = biasValue.getDefiningOp();
+    if (Operation *biasOp = biasElement.getDefiningOp();
         biasOp && biasOp->use_empty()) {
       Operation *source = biasOp->getOperand(0).getDefiningOp();
       rewriter.eraseOp(biasOp);
