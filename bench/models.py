@@ -234,14 +234,12 @@ def measure(name, make, device, dtype, tolerance, systems, kiln_options, profile
                     print(f"== {name}, {system}: kernels of one call\n"
                           f"{profile_kernels(step(compiled), device)}", flush=True)
                 if system == "kiln":
-                    fallbacks, reasons = collections.Counter(), collections.Counter()
+                    fallbacks, reasons, library = (collections.Counter() for _ in range(3))
                     for report in kiln.backend.REPORTS:
                         fallbacks.update({op: n for (op, _), n in report.fallbacks.items()})
                         reasons.update(report.fallbacks)
-                    record["kiln_fallbacks"] = dict(fallbacks)
-                    library = collections.Counter()
-                    for report in kiln.backend.REPORTS:
                         library.update(report.library_calls)
+                    record["kiln_fallbacks"] = dict(fallbacks)
                     record["kiln_library_calls"] = dict(library)
                     record["kiln_fallback_reasons"] = [
                         f"{op} x{n}: {reason}" for (op, reason), n in sorted(reasons.items())]
