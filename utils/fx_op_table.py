@@ -17,7 +17,8 @@ Arguments that fx does not keep, per docs/Dialects/RationaleFX.md: sizes that
 the result type restates (`view`'s `size`, `full`'s `size`, `split_sizes`,
 `output_size`, group norm's `N, C, HxW`, `num_weights`), and `layout`,
 `device`, `pin_memory`, `memory_format`, `non_blocking` and `generator`.
-Random ops take explicit `seed` and `offset` attributes instead.
+Random ops take a `seed` operand (drawn at run time, so that each call
+samples anew) and an `offset` attribute (which stream of that seed) instead.
 
 This file is data: it imports nothing. Edit it, then run
 `/usr/bin/python3 utils/gen-fx-ops.py`.
@@ -39,6 +40,7 @@ COMPLEX = "FX_ComplexTensor"
 BOOL = "FX_BoolTensor"
 INDEX = "FX_IndexTensor"  # si64 or si32
 INDEX_OR_MASK = "FX_IndexOrMaskTensor"
+SEED_TENSOR = "FX_SeedTensor"  # a zero-dim si64 tensor
 
 # Attribute types (ODS).
 I64 = "I64Attr"
@@ -99,8 +101,8 @@ def result_list(name, constraint=ANY):
     return ("result", name, f"Variadic<{constraint}>")
 
 
-# Random ops: explicit seed and offset instead of a generator.
-SEED = [attr("seed", I64), attr("offset", I64)]
+# Random ops: a run-time seed and a stream offset instead of a generator.
+SEED = [tensor("seed", SEED_TENSOR), attr("offset", I64)]
 
 
 # Op classes (FXOpBase.td). Each is (class name, template arguments).
@@ -246,11 +248,12 @@ OPS = [
     unary("aten.fill.Scalar", "fill_scalar", ANY,
           "A tensor like `self` filled with `value`",
           args=[attr("value", SCALAR)]),
-    unary("aten.bernoulli.p", "bernoulli_p", FLOAT,
-          "Samples 1 with probability `p` and 0 otherwise, in `self`'s type",
-          args=[attr("p", F64), *SEED],
-          notes="The samples are a function of `seed`, `offset` and the "
-          "element's index."),
+    op("aten.bernoulli.p", "bernoulli_p", creation("Bernoulli"),
+       [tensor("self", FLOAT), default("p", F64, "0.5"), *SEED],
+       [result("result", FLOAT)],
+       "Samples 1 with probability `p` and 0 otherwise, in `self`'s type",
+       notes="Only `self`'s type matters. The samples are a function of "
+       "`seed`, `offset` and the element's index."),
 
     # -- Elementwise unary math: integral inputs compute in f32 -----------
     int_to_float("aten.exp.default", "exp", "Elementwise `e ** self`"),
@@ -1151,9 +1154,10 @@ EXAMPLES = {
     "arange": "%0 = fx.arange {end = 128 : i64, start = 0 : i64} : () -> "
               "tensor<128xsi64>",
     "native_dropout":
-        "%out, %mask = fx.native_dropout %x {offset = 0 : i64, p = 0.1 : f64,\n"
-        "    seed = 7 : i64, train = true}\n"
-        "    : (tensor<?x768xf16>) -> (tensor<?x768xf16>, tensor<?x768xi1>)",
+        "%out, %mask = fx.native_dropout %x, %seed\n"
+        "    {offset = 0 : i64, p = 0.1 : f64, train = true}\n"
+        "    : (tensor<?x768xf16>, tensor<si64>)\n"
+        "    -> (tensor<?x768xf16>, tensor<?x768xi1>)",
 }
 
 # Ops with a folder (lib/Dialect/FX/IR/FXFolders.cpp): copies and views that

@@ -100,17 +100,18 @@ REQUIRED_ARGS = {
     ("FX_LinalgOp", "Cdist"): ["p"],
     ("FX_LinalgOp", "FftR2C"): ["dim", "onesided"],
     ("FX_LinalgOp", "FftC2R"): ["dim", "last_dim_size"],
-    ("FX_CreationOp", "Randperm"): ["dtype", "seed", "offset"],
+    ("FX_CreationOp", "Randperm"): ["dtype", "offset"],
     ("FX_PoolingOp", "UpsampleNearest"): ["scale_factors"],
     ("FX_PoolingOp", "UpsampleBilinear"): ["scale_factors"],
     ("FX_CreationOp", "Full"): ["fill_value", "dtype"],
     ("FX_CreationOp", "FullLike"): ["fill_value", "dtype"],
     ("FX_CreationOp", "Empty"): ["dtype"],
     ("FX_CreationOp", "EmptyStrided"): ["stride", "dtype"],
-    ("FX_CreationOp", "Random"): ["dtype", "seed", "offset"],
+    ("FX_CreationOp", "Random"): ["dtype", "offset"],
     ("FX_CreationOp", "ScalarTensor"): ["s", "dtype"],
     ("FX_CreationOp", "Arange"): ["start", "end", "step", "dtype"],
-    ("FX_CreationOp", "NativeDropout"): ["p", "seed", "offset"],
+    ("FX_CreationOp", "NativeDropout"): ["p", "offset"],
+    ("FX_CreationOp", "Bernoulli"): ["p", "offset"],
     ("FX_ElementwiseOp", "Cast"): ["dtype"],
 }
 
@@ -139,6 +140,13 @@ FAMILY_TEXT = {
                     "dimensions of a batched or unbatched input.",
     "FX_CreationOp": "The result type gives the shape; the dtype is "
                      "`dtype` or ATen's default.",
+}
+
+# Kinds of a family that the family's text does not describe.
+KIND_TEXT = {
+    ("FX_CreationOp", "Bernoulli"): "The result has `self`'s type.",
+    ("FX_CreationOp", "NativeDropout"): "The output has the input's type; "
+                                        "the mask its shape, in bool.",
 }
 
 
@@ -325,7 +333,8 @@ def description(row):
                      f"dtype: {PROMOTION_TEXT[kind]}.")
         paragraphs.append(text)
     else:
-        paragraphs.append(FAMILY_TEXT[cls])
+        kind = row["class"][1][0].strip('"') if row["class"][1] else None
+        paragraphs.append(KIND_TEXT.get((cls, kind), FAMILY_TEXT[cls]))
     wrapped = []
     for paragraph in paragraphs:
         wrapped.append(textwrap.fill(paragraph, width=76,

@@ -69,6 +69,7 @@ from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
 from kiln.importer import (DECOMPOSITIONS, UnsupportedOpError, canonicalize,
                            check_supported, fake_mode_of, import_graph, running_in)
+from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
 from kiln.runtime import Artifact
 
 __all__ = ["BackendOptions", "FallbackError", "GraphReport", "REPORTS", "compile_aten_graph",
@@ -228,11 +229,32 @@ def _is_size(value: Any) -> bool:
     return isinstance(value, (int, float, bool, *_SYMBOLIC_NUMBERS))
 
 
-def _graph_device(values: Mapping[torch.fx.Node, Any], gm: torch.fx.GraphModule) -> str:
+def _graph_device(example_inputs: Sequence[Any]) -> str:
     """Where the graph's compiled regions run: CUDA if any input is there."""
-    devices = {values[n].device.type for n in gm.graph.nodes
-               if n.op == "placeholder" and isinstance(values.get(n), torch.Tensor)}
+    devices = {v.device.type for v in example_inputs if isinstance(v, torch.Tensor)}
     return "cuda" if "cuda" in devices else "cpu"
+
+
+def _seed_random_ops(gm: torch.fx.GraphModule, device: str) -> Optional[torch.fx.Node]:
+    """Seeds the graph's random ops (kiln.rng) from a seed that PyTorch
+    draws at every call of the graph; returns the seed's node, if any."""
+    def make_seed(graph: torch.fx.Graph) -> torch.fx.Node:
+        first_op = next(n for n in graph.nodes if n.op != "placeholder")
+        with graph.inserting_before(first_op):
+            return graph.call_function(draw_seed, (device,))
+
+    seeded_any = seed_random_ops(gm, make_seed)
+    return next(n for n in gm.graph.nodes if n.target is draw_seed) if seeded_any else None
+
+
+def _unseed_fallbacks(gm: torch.fx.GraphModule, seed: torch.fx.Node) -> None:
+    """Random ops that run in PyTorch call their ATen op again; the seed
+    goes when no region reads it."""
+    for node in list(seed.users):
+        if node.target is seeded:
+            node.target, node.args = aten_target(node), node.args[3:]
+    if not seed.users:
+        gm.graph.erase_node(seed)
 
 
 def _node_problem(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
@@ -583,15 +605,17 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     options = options or BackendOptions()
     canonicalize(gm)
     gm.graph.eliminate_dead_code()
+    device = _graph_device(example_inputs)
+    seed = _seed_random_ops(gm, device)
     gm.recompile()
     values = _record_values(gm, list(example_inputs))
-    device = _graph_device(values, gm)
     library_ops = set(options.library_ops)
     library = [n for n in gm.graph.nodes
                if n.op == "call_function" and str(n.target) in library_ops]
-    # Size arithmetic stays in Python, neither compiled nor a fallback.
+    # Size arithmetic and the seed stay in Python, neither compiled nor a
+    # fallback.
     ops = [n for n in gm.graph.nodes if n.op == "call_function" and n not in library
-           and not _is_size(values.get(n))]
+           and n is not seed and not _is_size(values.get(n))]
     problems: Dict[torch.fx.Node, str] = {}
     for node in ops:
         problem = _node_problem(node, values, device)
@@ -634,7 +658,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     report.kernels = len(regions)
     report.compiled_ops = sum(1 for n in in_regions if n.target is not operator.getitem)
     fallbacks = collections.Counter(
-        (str(n.target), problems[n]) for n in ops
+        (str(aten_target(n)), problems[n]) for n in ops
         if n not in in_regions and n in problems and n.target is not operator.getitem)
     report.fallbacks = dict(fallbacks)
     report.library_calls = dict(collections.Counter(str(n.target) for n in library))
@@ -644,6 +668,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     replaced: Dict[torch.fx.Node, torch.fx.Node] = {}
     for index, region in enumerate(regions):
         _install(gm, region, index, replaced)
+    if seed is not None:
+        _unseed_fallbacks(gm, seed)
     _convert_to_channels_last(gm, converted)
     legalize_graph(gm)
     gm.graph.lint()

@@ -109,16 +109,21 @@ class CompiledFunction:
     """A function compiled by Kiln; call it like the original."""
 
     def __init__(self, artifact: Artifact, graph_text: str, output_spec: Any,
-                 constants: Sequence[Any] = ()):
+                 constants: Sequence[Any] = (), seed_device: Optional[str] = None):
         self.artifact = artifact
         self.graph_text = graph_text
         self.constants = list(constants)
+        self.seed_device = seed_device
         self._output_spec = output_spec
 
     def __call__(self, *args):
         import torch.utils._pytree as pytree
 
-        results = self.artifact(*args, *self.constants)
+        from kiln.rng import draw_seed
+
+        # A graph with random ops samples anew at each call.
+        seed = [draw_seed(self.seed_device)] if self.seed_device else []
+        results = self.artifact(*args, *self.constants, *seed)
         return pytree.tree_unflatten(results, self._output_spec)
 
 
@@ -171,4 +176,5 @@ def compile(
     text = imported.text
     path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
     artifact = Artifact(path, guards=GraphGuards.parse(text))
-    return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants)
+    return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants,
+                            imported.seed_device)

@@ -41,6 +41,7 @@ from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
 from kiln._fx_signatures import OPS as _FX_SIGNATURES
 from kiln.dtypes import mlir_element_types
 from kiln.guards import ALIGNMENT, GraphGuards, SizeSymbol, TensorGuard
+from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
 
 __all__ = [
     "KilnImportError",
@@ -171,7 +172,7 @@ def _describe_op(node: torch.fx.Node) -> str:
     """Names what `node` does: the ATen overload (``aten.sin.default``), another
     callable's qualified name, or the node kind (``get_attr``)."""
     if node.op == "call_function":
-        target = node.target
+        target = aten_target(node)
         if isinstance(target, torch._ops.OpOverload):
             return str(target)
         return torch.fx.node._get_qualified_name(target)  # type: ignore[arg-type]
@@ -423,15 +424,19 @@ class _TableOp:
     @staticmethod
     def _bind(node: torch.fx.Node) -> Dict[str, Any]:
         """ATen's arguments of `node` by name (defaults left out)."""
-        schema = node.target._schema
-        names = [a.name for a in schema.arguments]
+        op, args, seed = node.target, node.args, {}
+        if op is seeded:
+            op = aten_target(node)
+            seed["seed"], seed["offset"], *args = node.args[1:]
+        names = [a.name for a in op._schema.arguments]
         unknown = set(node.kwargs) - set(names)
-        if unknown or len(node.args) > len(names):
-            raise _unsupported(node, f"{node.target} with arguments {node.args} "
+        if unknown or len(args) > len(names):
+            raise _unsupported(node, f"{op} with arguments {tuple(args)} "
                                      f"{node.kwargs} does not match its schema")
-        bound = dict(zip(names, node.args))
+        bound = dict(zip(names, args))
         bound.update(node.kwargs)
-        adapt = _ARGUMENT_ADAPTERS.get(str(node.target))
+        bound.update(seed)
+        adapt = _ARGUMENT_ADAPTERS.get(str(op))
         if adapt is not None:
             adapt(node, bound)
         if "index_positions" not in bound and isinstance(bound.get("indices"), (list, tuple)):
@@ -447,11 +452,11 @@ class _TableOp:
             inner = _strip_wrapper(ods, "OptionalAttr") or _strip_wrapper(ods, "DefaultValuedAttr")
             if value is None:
                 if inner is None:
-                    raise _unsupported(node, f"{node.target} needs argument '{name}'")
+                    raise _unsupported(node, f"{aten_target(node)} needs argument '{name}'")
                 continue
             text = _format_attribute(inner or ods, value)
             if text is None:
-                raise _unsupported(node, f"{node.target} with {name}={value!r} is not "
+                raise _unsupported(node, f"{aten_target(node)} with {name}={value!r} is not "
                                          "supported: symbolic or non-constant arguments "
                                          "are not supported yet")
             attrs.append(f"{name} = {text}")
@@ -472,13 +477,16 @@ class _TableOp:
             elif ods.startswith("Variadic<"):
                 values = [v for v in (value or []) if v is not None]
                 if len(values) != len(value or []):
-                    raise _unsupported(node, f"{node.target} with None in '{name}' is "
+                    raise _unsupported(node, f"{aten_target(node)} with None in '{name}' is "
                                              "not supported")
                 _check_tensor_operands(node, values)
                 positional.extend(values)
             else:
+                if value is None and name == "seed":
+                    raise _unsupported(node, f"{aten_target(node)} draws random numbers: "
+                                             "seed it with kiln.rng.seed_random_ops")
                 if value is None:
-                    raise _unsupported(node, f"{node.target} needs tensor '{name}'")
+                    raise _unsupported(node, f"{aten_target(node)} needs tensor '{name}'")
                 _check_tensor_operands(node, [value])
                 positional.append(value)
         return positional, optional
@@ -515,7 +523,8 @@ class _TableOp:
                 separator = ", "
                 operands.append(value)
         operand_types = ", ".join(p.type(v) for v in operands)
-        return (f"{results} = fx.{self.mnemonic} {operand_text.strip()}{attr_text} : "
+        operand_text = f" {operand_text.strip()}" if operands else ""
+        return (f"{results} = fx.{self.mnemonic}{operand_text}{attr_text} : "
                 f"({operand_types}) -> {p.result_types(node)}")
 
 
@@ -605,7 +614,7 @@ def _scalar_overload(node: torch.fx.Node) -> Optional[_TableOp]:
 
 def _spec_for(node: torch.fx.Node) -> Any:
     """How `node` imports: its op's entry, or the scalar overload's."""
-    return _scalar_overload(node) or _OPS.get(node.target)
+    return _scalar_overload(node) or _OPS.get(aten_target(node))
 
 
 def _table_ops() -> Dict[Any, Any]:
@@ -669,7 +678,7 @@ def _check_structure(node: torch.fx.Node) -> None:
     if _is_getitem(node):
         source, index = node.args
         if not (isinstance(source, torch.fx.Node) and source.op == "call_function"
-                and source.target in _OPS and isinstance(index, int)):
+                and aten_target(source) in _OPS and isinstance(index, int)):
             raise _unsupported(node, "getitem is supported only on the results of an "
                                      "imported op")
         return
@@ -943,9 +952,46 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
 }
 
 
+# In-place overloads whose functional counterpart has another overload name.
+_FUNCTIONAL_OVERLOADS = {aten.bernoulli_.float: aten.bernoulli.p}
+
+
+def _functionalize_unobserved(node: torch.fx.Node) -> bool:
+    """``x.op_(...)`` as ``op(x, ...)`` where nothing can observe the
+    mutation: `x` is a fresh tensor (not a view, not an input) that only this
+    node reads. torch 1.13 traces dropout so: ``empty``, ``bernoulli_``,
+    ``div_``."""
+    target = node.target
+    if not isinstance(target, torch._ops.OpOverload):
+        return False
+    packet = target.overloadpacket.__name__
+    if not packet.endswith("_") or packet.startswith("_") or not node.args:
+        return False
+    functional = _FUNCTIONAL_OVERLOADS.get(target) or getattr(
+        getattr(aten, packet[:-1], None), target._overloadname, None)
+    mutated = node.args[0]
+    if functional is None or not isinstance(mutated, torch.fx.Node) \
+            or mutated.op != "call_function" or len(mutated.users) != 1:
+        return False
+    returns = getattr(getattr(mutated.target, "_schema", None), "returns", None)
+    if not returns or any(r.alias_info is not None for r in returns):
+        return False
+    # ATen's defaults of the in-place overload, which the other may lack
+    # (torch 1.13's bernoulli.p has no default p).
+    args = list(node.args)
+    for argument in target._schema.arguments[len(args):]:
+        if argument.kwarg_only or argument.name in node.kwargs \
+                or not argument.has_default_value():
+            break
+        args.append(argument.default_value)
+    node.target, node.args = functional, tuple(args)
+    return True
+
+
 def canonicalize(gm: torch.fx.GraphModule) -> None:
     """Rewrites nodes that the table spells differently (_EQUIVALENT_OPS,
-    _rewrite_scalar_first) into the table's ops, keeping their metadata."""
+    _rewrite_scalar_first, _functionalize_unobserved) into the table's ops,
+    keeping their metadata."""
     graph = gm.graph
     for node in list(graph.nodes):
         if node.op != "call_function":
@@ -954,7 +1000,7 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
         if equivalent is not None:
             node.target, node.args, node.kwargs = equivalent(node)
             node.kwargs = {k: v for k, v in node.kwargs.items() if v is not None}
-        else:
+        elif not _functionalize_unobserved(node):
             _rewrite_scalar_first(graph, node)
 
 
@@ -1248,6 +1294,9 @@ class ImportedGraph:
     gm: torch.fx.GraphModule
     constants: List[torch.Tensor]
     guards: Optional[GraphGuards]
+    # The device of the seed that follows the constants at every call
+    # (kiln.rng.draw_seed), or None when the graph draws no random numbers.
+    seed_device: Optional[str] = None
 
 
 # Ops that read their operand's sizes against static bounds (an index, a
@@ -1371,6 +1420,29 @@ def _check_size_bounds(gm: torch.fx.GraphModule, types: Dict) -> None:
                                  "static sizes")
 
 
+def _inputs_device(example_inputs: Sequence[Any]) -> str:
+    """The device of the example inputs' tensors (the first one's), or the
+    CPU without tensors."""
+    for value in pytree.tree_flatten(_input_list(example_inputs))[0]:
+        if isinstance(value, torch.Tensor):
+            return value.device.type
+    return "cpu"
+
+
+def _lift_seed(gm: torch.fx.GraphModule, device: str) -> List[torch.Tensor]:
+    """Seeds the random ops of `gm` (kiln.rng.seed_random_ops) from a new
+    last input, ``rng_seed``; returns an example seed for it on `device`,
+    or nothing when `gm` draws no random numbers."""
+    def make_seed(graph: torch.fx.Graph) -> torch.fx.Node:
+        last = [n for n in graph.nodes if n.op == "placeholder"][-1:]
+        context = (graph.inserting_after(last[0]) if last
+                   else graph.inserting_before(next(iter(graph.nodes))))
+        with context:
+            return graph.placeholder("rng_seed")
+
+    return [draw_seed(device)] if seed_random_ops(gm, make_seed) else []
+
+
 def _on_inputs_device(constants: List[torch.Tensor],
                       example_inputs: Sequence[Any]) -> List[torch.Tensor]:
     """The constants, with zero-dim CPU ones (``x * torch.tensor(2.0)``,
@@ -1407,10 +1479,13 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     """
     gm = capture(fn, example_inputs)
     constants = _on_inputs_device(lift_constants(gm), example_inputs)
-    inputs = [*example_inputs, *constants]
+    seed_device = _inputs_device(example_inputs)
+    inputs = [*example_inputs, *constants, *_lift_seed(gm, seed_device)]
+    seed_device = seed_device if len(inputs) > len(example_inputs) + len(constants) else None
     if not dynamic:
         return ImportedGraph(import_graph(gm, inputs, name=name, guards=guards), gm,
-                             constants, input_guards(gm, inputs) if guards else None)
+                             constants, input_guards(gm, inputs) if guards else None,
+                             seed_device)
 
     flat, spec = pytree.tree_flatten(_input_list(example_inputs))
     chosen = _dynamic_dims(flat, dynamic)
@@ -1438,8 +1513,9 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
             f"({error}): some of them must stay static; choose the dynamic dimensions "
             "with dynamic={input index: [dimensions]}") from error
     constants_b = _on_inputs_device(lift_constants(gm_b), grown_inputs)
+    inputs_b = [*grown_inputs, *constants_b, *_lift_seed(gm_b, _inputs_device(grown_inputs))]
     text_a = import_graph(gm, inputs, name=name, guards=False)
-    text_b = import_graph(gm_b, [*grown_inputs, *constants_b], name=name, guards=False)
+    text_b = import_graph(gm_b, inputs_b, name=name, guards=False)
     for line_a, line_b in zip(_without_types(text_a), _without_types(text_b)):
         if line_a != line_b:
             raise KilnImportError(
@@ -1452,8 +1528,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
 
     symbols = {names[v]: (v, v + offset) for v in values}
     types = _merge_types(gm, _propagate_types(gm, _flatten_inputs(gm, inputs)), gm_b,
-                         _propagate_types(gm_b, _flatten_inputs(gm_b, [*grown_inputs,
-                                                                      *constants_b])),
+                         _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b)),
                          symbols)
     _check_size_bounds(gm, types)
     graph_guards = None
@@ -1468,4 +1543,4 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
         graph_guards = GraphGuards(tuple(SizeSymbol(names[v]) for v in values),
                                    tuple(arguments))
     return ImportedGraph(_print_graph(gm, types, name, graph_guards), gm, constants,
-                         graph_guards)
+                         graph_guards, seed_device)

@@ -325,3 +325,43 @@ def test_the_entry_point_names_the_backend():
     target = project["project"]["entry-points"]["torch_dynamo_backends"]["kiln"]
     module, name = target.split(":")
     assert module == "kiln.backend" and getattr(kiln.backend, name) is kiln.backend.kiln_backend
+
+
+def dropout_around_sort(x):
+    h = torch.nn.functional.dropout(torch.relu(x), 0.25, True)
+    return torch.sort(h, dim=-1).values, torch.nn.functional.dropout(h, 0.5, True) * 2
+
+
+def test_random_ops_compile_from_a_seed_drawn_at_each_call(device, tmp_path):
+    x = torch.randn(64, 128, device=device)
+    compiled = partitioned(dropout_around_sort, [x], tmp_path)
+    seeds = [n for n in compiled.graph.nodes if n.op == "call_function"
+             and getattr(n.target, "__name__", "") == "draw_seed"]
+    # Sort needs h, which the one region computes along with the output.
+    assert len(seeds) == 1 and compiled.kiln_report.kernels == 1
+    assert {op for op, _ in compiled.kiln_report.fallbacks} == {"aten.sort.default"}
+    x = torch.rand(64, 128, device=device) + 1.0
+    (sorted_h, twice), (_, again) = compiled(x), compiled(x)
+    assert not torch.equal(twice, again)
+    # h keeps 3/4 of x (scaled by 1/0.75); the second dropout half of h.
+    assert 0.72 < (sorted_h > 0).double().mean().item() < 0.78
+    kept = twice != 0
+    assert 0.34 < kept.double().mean().item() < 0.41
+    torch.testing.assert_close(twice[kept], (x * 2 / 0.375)[kept])
+    torch.manual_seed(3)
+    repeated = compiled(x)
+    torch.manual_seed(3)
+    assert all(torch.equal(a, b) for a, b in zip(compiled(x), repeated))
+
+
+def test_random_ops_that_fall_back_draw_from_pytorch(tmp_path):
+    # randperm has no lowering: it runs as PyTorch's op, and nothing reads
+    # the seed, which goes.
+    def fn(x):
+        return x[torch.randperm(16)] * 2
+    compiled = partitioned(fn, [torch.randn(16, 4)], tmp_path)
+    assert "aten.randperm.default" in {op for op, _ in compiled.kiln_report.fallbacks}
+    assert all(getattr(n.target, "__name__", "") not in ("draw_seed", "seeded")
+               for n in compiled.graph.nodes)
+    x = torch.randn(16, 4)
+    torch.testing.assert_close(compiled(x).sort(0).values, (x * 2).sort(0).values)

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/FXToLoop/FXToLoop.h"
+#include "LoweringUtils.h"
 #include "kiln/Conversion/Passes.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
@@ -25,6 +26,7 @@ namespace mlir::kiln {
 
 using namespace mlir;
 using namespace mlir::kiln;
+using namespace mlir::kiln::fxtoloop;
 
 //===----------------------------------------------------------------------===//
 // Scalar helpers
@@ -35,11 +37,8 @@ static bool isUnsignedOrBool(Type dtype) {
   return intType && (intType.isUnsigned() || intType.getWidth() == 1);
 }
 
-/// Converts a scalar holding an element of PyTorch dtype `from` into one of
-/// dtype `to`, with PyTorch's cast semantics (signedness comes from the dtype,
-/// since body scalars are signless).
-static Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
-                           Type to) {
+Value fxtoloop::convertScalar(OpBuilder &b, Location loc, Value value,
+                              Type from, Type to) {
   if (from == to)
     return value;
   Type target = loop::getScalarType(to);
@@ -86,10 +85,10 @@ static Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
   return arith::ExtSIOp::create(b, loc, target, value);
 }
 
-/// The size of dimension `dim` of `tensor` as an index value. Sizes of loop
-/// node results come from the node's own size operands, so that reading a
-/// size never keeps a producer alive.
-static Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim) {
+// Sizes of loop node results come from the node's own size operands, so that
+// reading a size never keeps a producer alive.
+Value fxtoloop::getDimSize(OpBuilder &b, Location loc, Value tensor,
+                           int64_t dim) {
   auto type = cast<RankedTensorType>(tensor.getType());
   if (!type.isDynamicDim(dim))
     return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
@@ -107,17 +106,11 @@ static Type getComputeDtype(Type dtype, bool computeInF32) {
   return dtype;
 }
 
-/// Computes one element from the operand elements, all already converted to
-/// the compute dtype.
-using ScalarBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
-
-/// Builds a loop.pointwise defining `resultType` from broadcast `inputs`. Each
-/// input's elements are converted to the dtype `inputDtypes` gives it before
-/// `bodyFn` runs, and the body's value from `bodyDtype` to the result's.
-static Value buildBroadcastPointwise(OpBuilder &b, Location loc,
-                                     RankedTensorType resultType,
-                                     ValueRange inputs, TypeRange inputDtypes,
-                                     Type bodyDtype, ScalarBodyFn bodyFn) {
+Value fxtoloop::buildBroadcastPointwise(OpBuilder &b, Location loc,
+                                        RankedTensorType resultType,
+                                        ValueRange inputs,
+                                        TypeRange inputDtypes, Type bodyDtype,
+                                        ScalarBodyFn bodyFn) {
   int64_t rank = resultType.getRank();
   SmallVector<Value> dynamicSizes;
   for (int64_t dim = 0; dim < rank; ++dim) {
@@ -166,6 +159,18 @@ static Value buildBroadcastPointwise(OpBuilder &b, Location loc,
       convertScalar(b, loc, computed, bodyDtype, resultType.getElementType());
   loop::YieldOp::create(b, loc, result);
   b.setInsertionPointAfter(node);
+  return node.getResult();
+}
+
+Value fxtoloop::buildGeneratorNode(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamicSizes,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> elementFn) {
+  auto node = loop::PointwiseOp::create(b, loc, type, dynamicSizes);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  body->addArguments(SmallVector<Type>(type.getRank(), b.getIndexType()),
+                     SmallVector<Location>(type.getRank(), loc));
+  loop::YieldOp::create(b, loc, elementFn(b, loc, body->getArguments()));
   return node.getResult();
 }
 
@@ -256,8 +261,7 @@ enum class BinaryKind {
   FloorDiv   // Division rounded down.
 };
 
-/// A float constant of scalar type `type`.
-static Value makeFloat(OpBuilder &b, Location loc, Type type, double value) {
+Value fxtoloop::makeFloat(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
@@ -1771,7 +1775,8 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
     LinearizedViewSizes linearSizes;
 
     if constexpr (std::is_same_v<OpTy, fx::CloneOp> ||
-                  std::is_same_v<OpTy, fx::AliasOp>) {
+                  std::is_same_v<OpTy, fx::AliasOp> ||
+                  std::is_same_v<OpTy, fx::LiftFreshCopyOp>) {
       sourceDim = [](int64_t dim) { return dim; };
       map = [](OpBuilder &, Location, ValueRange ivs) {
         return SmallVector<Value>(ivs);
@@ -3004,23 +3009,10 @@ template <typename OpTy> struct AddMatmulLowering : OpRewritePattern<OpTy> {
 // Creation
 //===----------------------------------------------------------------------===//
 
-/// Builds a node of `type` that reads nothing: `elementFn` computes the
-/// element at the node's indices.
-static Value buildGeneratorNode(
-    OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamicSizes,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> elementFn) {
-  auto node = loop::PointwiseOp::create(b, loc, type, dynamicSizes);
-  OpBuilder::InsertionGuard guard(b);
-  Block *body = b.createBlock(&node.getBody());
-  body->addArguments(SmallVector<Type>(type.getRank(), b.getIndexType()),
-                     SmallVector<Location>(type.getRank(), loc));
-  loop::YieldOp::create(b, loc, elementFn(b, loc, body->getArguments()));
-  return node.getResult();
-}
-
 namespace {
-/// Lowers fx.full, fx.full_like and fx.scalar_tensor: every element is the
-/// fill value, converted to the result's dtype.
+/// Lowers fx.full, fx.full_like, fx.fill_scalar, fx.scalar_tensor and
+/// fx.empty: every element is the fill value (zero for empty), converted to
+/// the result's dtype.
 template <typename OpTy> struct FillLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
@@ -3031,7 +3023,8 @@ template <typename OpTy> struct FillLowering : OpRewritePattern<OpTy> {
     if (isa<ComplexType>(dtype))
       return rewriter.notifyMatchFailure(op, "complex fill");
     SmallVector<Value> dynamicSizes;
-    if constexpr (std::is_same_v<OpTy, fx::FullLikeOp>) {
+    if constexpr (std::is_same_v<OpTy, fx::FullLikeOp> ||
+                  std::is_same_v<OpTy, fx::FillScalarOp>) {
       for (int64_t dim = 0; dim < type.getRank(); ++dim)
         if (type.isDynamicDim(dim))
           dynamicSizes.push_back(
@@ -3043,6 +3036,10 @@ template <typename OpTy> struct FillLowering : OpRewritePattern<OpTy> {
     Attribute fill;
     if constexpr (std::is_same_v<OpTy, fx::ScalarTensorOp>)
       fill = op.getS();
+    else if constexpr (std::is_same_v<OpTy, fx::FillScalarOp>)
+      fill = op.getValue();
+    else if constexpr (std::is_same_v<OpTy, fx::EmptyOp>)
+      fill = rewriter.getI64IntegerAttr(0); // Any value will do: zero.
     else
       fill = op.getFillValue();
     rewriter.replaceOp(
@@ -4401,17 +4398,19 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                IndexingLowering<fx::IndexSelectOp>,
                IndexingLowering<fx::GatherOp>, IndexLowering, CatLowering>(ctx);
   patterns.add<ViewLowering<fx::CloneOp>, ViewLowering<fx::AliasOp>,
-               ViewLowering<fx::PermuteOp>, ViewLowering<fx::ExpandOp>,
-               ViewLowering<fx::SqueezeOp>, ViewLowering<fx::UnsqueezeOp>,
-               ViewLowering<fx::SliceOp>, ViewLowering<fx::SelectOp>,
-               ViewLowering<fx::ViewOp>, ViewLowering<fx::UnsafeViewOp>,
-               AsStridedLowering>(ctx);
+               ViewLowering<fx::LiftFreshCopyOp>, ViewLowering<fx::PermuteOp>,
+               ViewLowering<fx::ExpandOp>, ViewLowering<fx::SqueezeOp>,
+               ViewLowering<fx::UnsqueezeOp>, ViewLowering<fx::SliceOp>,
+               ViewLowering<fx::SelectOp>, ViewLowering<fx::ViewOp>,
+               ViewLowering<fx::UnsafeViewOp>, AsStridedLowering>(ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
   patterns.add<MaxPoolLowering, MaxPoolBackwardLowering, AvgPoolLowering,
                AdaptiveAvgPoolLowering, AdaptiveAvgPoolBackwardLowering>(ctx);
   patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
+               FillLowering<fx::FillScalarOp>, FillLowering<fx::EmptyOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
+  populateRandomPatterns(patterns);
   patterns
       .add<FlipLowering, RepeatLowering, SplitLowering, ConstantPadLowering>(
           ctx);

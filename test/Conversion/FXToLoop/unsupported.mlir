@@ -31,3 +31,20 @@ fx.graph @index_with_mask(%x: tensor<4x3xf32>, %m: tensor<4xi1>) -> tensor<?x3xf
   %0 = fx.index %x, %m : (tensor<4x3xf32>, tensor<4xi1>) -> tensor<?x3xf32>
   fx.output %0 : tensor<?x3xf32>
 }
+
+// -----
+
+// Creation ops do not take symbolic sizes yet.
+fx.graph @rand_dynamic(%seed: tensor<si64>) -> tensor<?xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.rand' with these operand types}}
+  %0 = fx.rand %seed {offset = 0} : (tensor<si64>) -> tensor<?xf32>
+  fx.output %0 : tensor<?xf32>
+}
+
+// -----
+
+fx.graph @randperm(%seed: tensor<si64>) -> tensor<?xsi64> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.randperm' with these operand types}}
+  %0 = fx.randperm %seed {offset = 0} : (tensor<si64>) -> tensor<?xsi64>
+  fx.output %0 : tensor<?xsi64>
+}

@@ -47,17 +47,22 @@ fx.graph @arange() {
 
 // -----
 
-// Tests the random ops: their values are a function of `seed`, `offset` and
-// the element's index.
+// Tests the random ops: their values are a function of the run-time `seed`,
+// the stream `offset` and the element's index.
 // CHECK-LABEL: fx.graph @random
-fx.graph @random(%x: tensor<?x768xf16>) {
-  // CHECK: fx.rand {offset = 0 : i64, seed = 1 : i64} : () -> tensor<2x3xf32>
-  %0 = fx.rand {seed = 1, offset = 0} : () -> tensor<2x3xf32>
-  // CHECK: fx.randn {dtype = f16, offset = 6 : i64, seed = 1 : i64} : () -> tensor<?x4xf16>
-  %1 = fx.randn {dtype = f16, seed = 1, offset = 6} : () -> tensor<?x4xf16>
-  // CHECK: fx.randperm {offset = 0 : i64, seed = 3 : i64} : () -> tensor<?xsi64>
-  %3 = fx.randperm {seed = 3, offset = 0} : () -> tensor<?xsi64>
-  // CHECK: fx.native_dropout %{{.*}} {offset = 0 : i64, p = 1.000000e-01 : f64, seed = 7 : i64, train = true} : (tensor<?x768xf16>) -> (tensor<?x768xf16>, tensor<?x768xi1>)
-  %2:2 = fx.native_dropout %x {p = 0.1, train = true, seed = 7, offset = 0} : (tensor<?x768xf16>) -> (tensor<?x768xf16>, tensor<?x768xi1>)
+fx.graph @random(%x: tensor<?x768xf16>, %seed: tensor<si64>, %p: tensor<2x?xf32>) {
+  // CHECK: fx.rand %{{.*}} {offset = 0 : i64} : (tensor<si64>) -> tensor<2x3xf32>
+  %0 = fx.rand %seed {offset = 0} : (tensor<si64>) -> tensor<2x3xf32>
+  // CHECK: fx.randn %{{.*}} {dtype = f16, offset = 6 : i64} : (tensor<si64>) -> tensor<?x4xf16>
+  %1 = fx.randn %seed {dtype = f16, offset = 6} : (tensor<si64>) -> tensor<?x4xf16>
+  // CHECK: fx.randperm %{{.*}} {offset = 0 : i64} : (tensor<si64>) -> tensor<?xsi64>
+  %3 = fx.randperm %seed {offset = 0} : (tensor<si64>) -> tensor<?xsi64>
+  // CHECK: fx.native_dropout %{{.*}}, %{{.*}} {offset = 0 : i64, p = 1.000000e-01 : f64, train = true} : (tensor<?x768xf16>, tensor<si64>) -> (tensor<?x768xf16>, tensor<?x768xi1>)
+  %2:2 = fx.native_dropout %x, %seed {p = 0.1, train = true, offset = 0} : (tensor<?x768xf16>, tensor<si64>) -> (tensor<?x768xf16>, tensor<?x768xi1>)
+  // CHECK: fx.bernoulli_p %{{.*}}, %{{.*}} {offset = 1 : i64, p = 3.000000e-01 : f64} : (tensor<2x?xf32>, tensor<si64>) -> tensor<2x?xf32>
+  %4 = fx.bernoulli_p %p, %seed {p = 0.3, offset = 1} : (tensor<2x?xf32>, tensor<si64>) -> tensor<2x?xf32>
+  // ATen's default p = 0.5 is left out.
+  // CHECK: fx.bernoulli_p %{{.*}}, %{{.*}} {offset = 2 : i64} : (tensor<2x?xf32>, tensor<si64>) -> tensor<2x?xf32>
+  %5 = fx.bernoulli_p %p, %seed {p = 0.5, offset = 2} : (tensor<2x?xf32>, tensor<si64>) -> tensor<2x?xf32>
   fx.output
 }

@@ -54,8 +54,6 @@ fx.graph @same_type_unary(%x: tensor<2x?xf32>, %i: tensor<4xsi32>, %p: tensor<4x
   %22 = fx.lift_fresh_copy %i : tensor<4xsi32>
   // CHECK: fx.fill_scalar %{{.*}} {value = 1.500000e+00 : f64} : tensor<4xsi32>
   %23 = fx.fill_scalar %i {value = 1.5} : tensor<4xsi32>
-  // CHECK: fx.bernoulli_p %{{.*}} {offset = 0 : i64, p = 5.000000e-01 : f64, seed = 42 : i64} : tensor<2x?xf32>
-  %24 = fx.bernoulli_p %x {p = 0.5, seed = 42, offset = 0} : tensor<2x?xf32>
   fx.output
 }
 

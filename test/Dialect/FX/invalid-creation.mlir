@@ -57,32 +57,56 @@ fx.graph @arange_length() {
 
 // -----
 
-fx.graph @random_dtype() {
+fx.graph @random_dtype(%seed: tensor<si64>) {
   // expected-error @+1 {{'fx.rand' op random values need a floating dtype, not 'si64'}}
-  %0 = fx.rand {dtype = si64, seed = 0, offset = 0} : () -> tensor<4xf32>
+  %0 = fx.rand %seed {dtype = si64, offset = 0} : (tensor<si64>) -> tensor<4xf32>
   fx.output
 }
 
 // -----
 
-fx.graph @random_seed() {
-  // expected-error @+1 {{'fx.randn' op requires attribute 'seed'}}
-  %0 = fx.randn {offset = 0} : () -> tensor<4xf32>
+fx.graph @random_seed(%seed: tensor<1xsi64>) {
+  // expected-error @+1 {{'fx.randn' op operand #0 must be 0D tensor of 64-bit signed integer values}}
+  %0 = fx.randn %seed {offset = 0} : (tensor<1xsi64>) -> tensor<4xf32>
   fx.output
 }
 
 // -----
 
-fx.graph @dropout_p(%x: tensor<4xf32>) {
+fx.graph @random_offset(%seed: tensor<si64>) {
+  // expected-error @+1 {{'fx.rand' op requires attribute 'offset'}}
+  %0 = fx.rand %seed : (tensor<si64>) -> tensor<4xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @dropout_p(%x: tensor<4xf32>, %seed: tensor<si64>) {
   // expected-error @+1 {{'fx.native_dropout' op dropout probability `p` must be in [0, 1], but is 1.5}}
-  %0:2 = fx.native_dropout %x {p = 1.5, seed = 0, offset = 0} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xi1>)
+  %0:2 = fx.native_dropout %x, %seed {p = 1.5, offset = 0} : (tensor<4xf32>, tensor<si64>) -> (tensor<4xf32>, tensor<4xi1>)
   fx.output
 }
 
 // -----
 
-fx.graph @dropout_mask(%x: tensor<4xf32>) {
+fx.graph @dropout_mask(%x: tensor<4xf32>, %seed: tensor<si64>) {
   // expected-error @+1 {{'fx.native_dropout' op result #1 must be ranked tensor of bool (i1) values}}
-  %0:2 = fx.native_dropout %x {p = 0.5, seed = 0, offset = 0} : (tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  %0:2 = fx.native_dropout %x, %seed {p = 0.5, offset = 0} : (tensor<4xf32>, tensor<si64>) -> (tensor<4xf32>, tensor<4xf32>)
+  fx.output
+}
+
+// -----
+
+fx.graph @bernoulli_p(%x: tensor<4xf32>, %seed: tensor<si64>) {
+  // expected-error @+1 {{'fx.bernoulli_p' op probability `p` must be in [0, 1], but is -0.5}}
+  %0 = fx.bernoulli_p %x, %seed {p = -0.5, offset = 0} : (tensor<4xf32>, tensor<si64>) -> tensor<4xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @bernoulli_type(%x: tensor<4xf32>, %seed: tensor<si64>) {
+  // expected-error @+1 {{'fx.bernoulli_p' op result type 'tensor<4xf16>' does not match the inferred type 'tensor<4xf32>'}}
+  %0 = fx.bernoulli_p %x, %seed {p = 0.5, offset = 0} : (tensor<4xf32>, tensor<si64>) -> tensor<4xf16>
   fx.output
 }

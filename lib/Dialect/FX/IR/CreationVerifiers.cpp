@@ -111,15 +111,18 @@ LogicalResult mlir::kiln::fx::verifyCreationOp(Operation *op, CreationKind kind,
   }
   case CreationKind::Randperm:
     return verifyResult(op, 0, {kAnySize}, getDtypeOr(op, getIndexDtype(ctx)));
-  case CreationKind::NativeDropout: {
+  case CreationKind::NativeDropout:
+  case CreationKind::Bernoulli: {
     auto input = getTensorType(op->getOperand(0));
     double p = getOptionalF64(op, "p").value_or(0.5);
     if (p < 0.0 || p > 1.0)
-      return op->emitOpError("dropout probability `p` must be in [0, 1], "
-                             "but is ")
-             << p;
+      return op->emitOpError()
+             << (kind == CreationKind::NativeDropout ? "dropout " : "")
+             << "probability `p` must be in [0, 1], but is " << formatNumber(p);
     if (failed(verifyResult(op, 0, input)))
       return failure();
+    if (kind == CreationKind::Bernoulli)
+      return success();
     return verifyResult(op, 1, input.getShape(), IntegerType::get(ctx, 1));
   }
   }

@@ -220,6 +220,8 @@ enum class CreationKind {
   Arange,
   /// native_dropout: (output of the input's type, bool mask).
   NativeDropout,
+  /// bernoulli.p: self's type, `p` a probability.
+  Bernoulli,
   /// randperm: a 1-d permutation, `dtype` or si64.
   Randperm,
 };

@@ -300,17 +300,20 @@ def FX_FillScalarOp : FX_SameTypeUnaryOp<"fill_scalar", "aten.fill.Scalar"> {
   let results = (outs FX_Tensor:$result);
 }
 
-def FX_BernoulliPOp : FX_SameTypeUnaryOp<"bernoulli_p", "aten.bernoulli.p"> {
+def FX_BernoulliPOp : FX_CreationOp<"bernoulli_p", "aten.bernoulli.p",
+    "Bernoulli"> {
   let summary = "Samples 1 with probability `p` and 0 otherwise, in `self`'s type";
   let description = [{
     Core ATen `aten.bernoulli.p`.
 
-    The samples are a function of `seed`, `offset` and the element's index.
+    Only `self`'s type matters. The samples are a function of `seed`,
+    `offset` and the element's index.
 
-    The result has the operand's type.
+    The result has `self`'s type.
   }];
-  let arguments = (ins FX_FloatTensor:$self, F64Attr:$p, I64Attr:$seed,
-                       I64Attr:$offset);
+  let arguments = (ins FX_FloatTensor:$self,
+                       DefaultValuedAttr<F64Attr, "0.5">:$p,
+                       FX_SeedTensor:$seed, I64Attr:$offset);
   let results = (outs FX_FloatTensor:$result);
 }
 
@@ -3236,7 +3239,7 @@ def FX_RandOp : FX_CreationOp<"rand", "aten.rand.default", "Random"> {
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
   }];
-  let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype, I64Attr:$seed,
+  let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype, FX_SeedTensor:$seed,
                        I64Attr:$offset);
   let results = (outs FX_FloatTensor:$result);
 }
@@ -3248,7 +3251,7 @@ def FX_RandnOp : FX_CreationOp<"randn", "aten.randn.default", "Random"> {
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
   }];
-  let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype, I64Attr:$seed,
+  let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype, FX_SeedTensor:$seed,
                        I64Attr:$offset);
   let results = (outs FX_FloatTensor:$result);
 }
@@ -3263,7 +3266,7 @@ def FX_RandpermOp : FX_CreationOp<"randperm", "aten.randperm.default",
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
   }];
-  let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype, I64Attr:$seed,
+  let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype, FX_SeedTensor:$seed,
                        I64Attr:$offset);
   let results = (outs FX_RealTensor:$result);
 }
@@ -3274,16 +3277,17 @@ def FX_NativeDropoutOp : FX_CreationOp<"native_dropout",
   let description = [{
     Core ATen `aten.native_dropout.default`.
 
-    The result type gives the shape; the dtype is `dtype` or ATen's default.
+    The output has the input's type; the mask its shape, in bool.
 
     ```mlir
-    %out, %mask = fx.native_dropout %x {offset = 0 : i64, p = 0.1 : f64,
-        seed = 7 : i64, train = true}
-        : (tensor<?x768xf16>) -> (tensor<?x768xf16>, tensor<?x768xi1>)
+    %out, %mask = fx.native_dropout %x, %seed
+        {offset = 0 : i64, p = 0.1 : f64, train = true}
+        : (tensor<?x768xf16>, tensor<si64>)
+        -> (tensor<?x768xf16>, tensor<?x768xi1>)
     ```
   }];
   let arguments = (ins FX_FloatTensor:$input, F64Attr:$p,
-                       OptionalAttr<BoolAttr>:$train, I64Attr:$seed,
+                       OptionalAttr<BoolAttr>:$train, FX_SeedTensor:$seed,
                        I64Attr:$offset);
   let results = (outs FX_FloatTensor:$output, FX_BoolTensor:$mask);
 }

@@ -93,6 +93,8 @@ def FX_BoolTensor : RankedTensorOf<[FX_Bool]>;
 def FX_IndexTensor : RankedTensorOf<[FX_IndexDtype]>;
 // An index tensor or a boolean mask, as `aten.index.Tensor` takes.
 def FX_IndexOrMaskTensor : RankedTensorOf<[FX_IndexDtype, FX_Bool, UI8]>;
+// The run-time seed of random ops.
+def FX_SeedTensor : 0DTensorOf<[SI64]>;
 
 //===----------------------------------------------------------------------===//
 // Attribute constraints

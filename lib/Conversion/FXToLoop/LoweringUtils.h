@@ -1,0 +1,55 @@
+//===- LoweringUtils.h - Helpers shared by the fx-to-loop lowerings -*- C++
+//-*-===//
+//
+// Part of Kiln. The lowerings of kiln-fx-to-loop live in several files; these
+// are the scalar and node builders they share.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGUTILS_H
+#define KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGUTILS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir {
+class RewritePatternSet;
+namespace kiln::fxtoloop {
+
+/// Converts a scalar holding an element of PyTorch dtype `from` into one of
+/// dtype `to`, with PyTorch's cast semantics (signedness comes from the dtype,
+/// since body scalars are signless).
+Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
+                    Type to);
+
+/// The size of dimension `dim` of `tensor` as an index value.
+Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim);
+
+/// A float constant of scalar type `type`.
+Value makeFloat(OpBuilder &b, Location loc, Type type, double value);
+
+/// Computes one element from the operand elements, all already converted to
+/// the compute dtype.
+using ScalarBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+/// Builds a loop.pointwise defining `resultType` from broadcast `inputs`. Each
+/// input's elements are converted to the dtype `inputDtypes` gives it before
+/// `bodyFn` runs, and the body's value from `bodyDtype` to the result's.
+Value buildBroadcastPointwise(OpBuilder &b, Location loc,
+                              RankedTensorType resultType, ValueRange inputs,
+                              TypeRange inputDtypes, Type bodyDtype,
+                              ScalarBodyFn bodyFn);
+
+/// Builds a node of `type` whose element at the node's indices `elementFn`
+/// computes (reading only what it loads).
+Value buildGeneratorNode(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamicSizes,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> elementFn);
+
+/// Adds the lowerings of the random ops (RandomLowering.cpp).
+void populateRandomPatterns(RewritePatternSet &patterns);
+
+} // namespace kiln::fxtoloop
+} // namespace mlir
+
+#endif // KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGUTILS_H
