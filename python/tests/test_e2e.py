@@ -337,6 +337,15 @@ def test_normalizations(name, fn, shapes, device, tmp_path):
         torch.nn.functional.interpolate(x, size=(7, 5), mode="nearest"),
         torch.nn.functional.interpolate(x, scale_factor=1.5, mode="nearest")),
      [((2, 3, 4, 6), F32)]),
+    ("slice and select scatters", lambda x, y, z: (
+        torch.slice_scatter(x, y, 1, 2, 9, 3), torch.select_scatter(x, z, 0, -1),
+        torch.slice_scatter(x, y[:, :2], 1, -4, None, 2), torch.select_scatter(x, z * 2, 0, 1)),
+     [((5, 10), F32), ((5, 3), F32), ((10,), F32)]),
+    # torch 1.13 reads an unset `step` of slice_scatter as garbage: set it.
+    ("bf16 slice scatters, one empty", lambda x, y, e: (
+        torch.slice_scatter(x, y, dim=0, start=1, end=4, step=1),
+        torch.slice_scatter(x, e, dim=1, start=4, end=4, step=1)),
+     [((6, 4), torch.bfloat16), ((3, 4), torch.bfloat16), ((6, 0), torch.bfloat16)]),
 ])
 def test_views(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)

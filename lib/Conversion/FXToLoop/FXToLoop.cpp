@@ -4411,6 +4411,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                FillLowering<fx::FillScalarOp>, FillLowering<fx::EmptyOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
   populateRandomPatterns(patterns);
+  populateViewScatterPatterns(patterns);
   patterns
       .add<FlipLowering, RepeatLowering, SplitLowering, ConstantPadLowering>(
           ctx);

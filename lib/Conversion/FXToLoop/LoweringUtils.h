@@ -49,6 +49,10 @@ Value buildGeneratorNode(
 /// Adds the lowerings of the random ops (RandomLowering.cpp).
 void populateRandomPatterns(RewritePatternSet &patterns);
 
+/// Adds the lowerings of slice_scatter and select_scatter
+/// (ViewScatterLowering.cpp).
+void populateViewScatterPatterns(RewritePatternSet &patterns);
+
 } // namespace kiln::fxtoloop
 } // namespace mlir
 

@@ -1,0 +1,53 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))' | FileCheck %s
+
+// slice_scatter: index j of dim 1 is in the view when j - 2 >= 0, divides by
+// the step 3, and the quotient is below the source's size 3; the source is
+// read at the clamped quotient.
+// CHECK-LABEL: fx.graph @slice_scatter
+// CHECK-SAME: (%[[SELF:.+]]: tensor<5x10xf32>, %[[SRC:.+]]: tensor<5x3xf32>)
+// CHECK: loop.pointwise : tensor<5x10xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: %[[OFFSET:.+]] = arith.subi %[[J]], %c2
+// CHECK: %[[AFTER:.+]] = arith.cmpi sge, %[[OFFSET]], %c0
+// CHECK: %[[POS:.+]] = arith.select %[[AFTER]], %[[OFFSET]], %c0
+// CHECK: %[[K:.+]] = arith.divui %[[POS]], %c3
+// CHECK: arith.remui %[[POS]], %c3
+// CHECK: arith.cmpi ult, %[[K]], %c3
+// CHECK: %[[CLAMPED:.+]] = arith.minui %[[K]], %c2
+// CHECK: %[[NEW:.+]] = loop.load %[[SRC]][%[[I]], %[[CLAMPED]]]
+// CHECK: %[[OLD:.+]] = loop.load %[[SELF]][%[[I]], %[[J]]]
+// CHECK: arith.select %{{.+}}, %[[NEW]], %[[OLD]] : f32
+fx.graph @slice_scatter(%x: tensor<5x10xf32>, %y: tensor<5x3xf32>) -> tensor<5x10xf32> {
+  %0 = fx.slice_scatter %x, %y {dim = 1, start = 2, end = 9, step = 3} : (tensor<5x10xf32>, tensor<5x3xf32>) -> tensor<5x10xf32>
+  fx.output %0 : tensor<5x10xf32>
+}
+
+// -----
+
+// A negative index counts from the end; the source has no dimension `dim`,
+// and converts to self's dtype.
+// CHECK-LABEL: fx.graph @select_scatter
+// CHECK-SAME: (%[[SELF:.+]]: tensor<?x4xbf16>, %[[SRC:.+]]: tensor<?xf32>)
+// CHECK: loop.pointwise(%{{.+}}) : tensor<?x4xbf16> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: %[[HIT:.+]] = arith.cmpi eq, %[[J]], %c3
+// CHECK: %[[NEW:.+]] = loop.load %[[SRC]][%[[I]]]
+// CHECK: %[[CAST:.+]] = arith.truncf %[[NEW]] : f32 to bf16
+// CHECK: %[[OLD:.+]] = loop.load %[[SELF]][%[[I]], %[[J]]]
+// CHECK: arith.select %[[HIT]], %[[CAST]], %[[OLD]] : bf16
+fx.graph @select_scatter(%x: tensor<?x4xbf16>, %y: tensor<?xf32>) -> tensor<?x4xbf16> {
+  %0 = fx.select_scatter %x, %y {dim = -1, index = -1} : (tensor<?x4xbf16>, tensor<?xf32>) -> tensor<?x4xbf16>
+  fx.output %0 : tensor<?x4xbf16>
+}
+
+// -----
+
+// An empty slice changes nothing.
+// CHECK-LABEL: fx.graph @empty_slice_scatter
+// CHECK-SAME: (%[[SELF:.+]]: tensor<6x4xf32>
+// CHECK-NOT: loop.pointwise
+// CHECK: fx.output %[[SELF]]
+fx.graph @empty_slice_scatter(%x: tensor<6x4xf32>, %e: tensor<6x0xf32>) -> tensor<6x4xf32> {
+  %0 = fx.slice_scatter %x, %e {dim = 1, start = 4, end = 4} : (tensor<6x4xf32>, tensor<6x0xf32>) -> tensor<6x4xf32>
+  fx.output %0 : tensor<6x4xf32>
+}
