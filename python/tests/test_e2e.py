@@ -617,6 +617,29 @@ def test_max_pool_backward(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_avg_pool_backward(device, tmp_path):
+    """avg_pool2d's gradient, gathered: each input position sums the
+    gradients of the outputs whose windows cover it over their divisors
+    (padding counted or not, ceil mode, divisor_override)."""
+    aten = torch.ops.aten
+    configs = [((3, 3), (2, 2), (1, 1), False, True, None),
+               ((3, 2), (1, 2), (1, 0), True, False, None),
+               ((2, 2), (2, 2), (0, 0), True, True, 3)]
+
+    def fn(x, *grads):
+        return [aten.avg_pool2d_backward(g, x, *config) for config, g in zip(configs, grads)]
+    generator = torch.Generator().manual_seed(11)
+
+    def inputs():
+        x = torch.randn(2, 3, 9, 10, generator=generator)
+        shapes = [aten.avg_pool2d(x, *c).shape for c in configs]
+        return [x.to(device), *[torch.randn(s, generator=generator).to(device) for s in shapes]]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_adaptive_avg_pool_backward(device, tmp_path):
     """adaptive_avg_pool2d's gradient, gathered from the outputs whose
     (possibly overlapping) windows hold each input, in f32 and bf16."""

@@ -4034,6 +4034,45 @@ struct MaxPoolBackwardLowering
   }
 };
 
+/// What avg_pool2d (or its gradient, `op`) divides the window sum of output
+/// position `outs` by: `divisor_override`, or PyTorch's count, the window
+/// clipped to the padded input or, without count_include_pad, to the input.
+template <typename OpTy>
+static Value buildAvgPoolDivisor(OpBuilder &b, Location loc, OpTy op,
+                                 RankedTensorType inputType, ValueRange outs) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  if (std::optional<uint64_t> divisorOverride = op.getDivisorOverride())
+    return constant(static_cast<int64_t>(*divisorOverride));
+  ArrayRef<int64_t> kernel = op.getKernelSize();
+  ArrayRef<int64_t> strides = op.getStride().empty() ? kernel : op.getStride();
+  int64_t rank = inputType.getRank();
+  Value count;
+  for (int64_t dim = 0; dim < 2; ++dim) {
+    int64_t padding = getSpatialAttr(op.getPadding(), dim);
+    int64_t extent = inputType.getDimSize(rank - 2 + dim);
+    Value start = arith::SubIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, outs[dim],
+                              constant(getSpatialAttr(strides, dim))),
+        constant(padding));
+    Value end = arith::MinSIOp::create(
+        b, loc,
+        arith::AddIOp::create(b, loc, start,
+                              constant(getSpatialAttr(kernel, dim))),
+        constant(extent + padding));
+    if (!op.getCountIncludePad()) {
+      start = arith::MaxSIOp::create(b, loc, start, constant(0));
+      end = arith::MinSIOp::create(b, loc, end, constant(extent));
+    }
+    Value size = arith::SubIOp::create(b, loc, end, start);
+    count =
+        count ? arith::MulIOp::create(b, loc, count, size).getResult() : size;
+  }
+  return count;
+}
+
 /// Lowers fx.avg_pool2d to a window sum divided by the window's size (with
 /// or without the padding it covers, or `divisor_override`).
 struct AvgPoolLowering : OpRewritePattern<fx::AvgPool2dOp> {
@@ -4062,44 +4101,86 @@ struct AvgPoolLowering : OpRewritePattern<fx::AvgPool2dOp> {
               getSpatialAttr(op.getPadding(), dim), /*dilation=*/1,
               inputType.getDimSize(rank - 2 + dim));
         });
-    std::optional<uint64_t> divisorOverride = op.getDivisorOverride();
     Value result = buildWindowAverage(
         rewriter, loc, sums, resultType, 2,
-        [&](OpBuilder &b, Location loc, ValueRange outs) -> Value {
-          if (divisorOverride)
-            return arith::ConstantIndexOp::create(
-                b, loc, static_cast<int64_t>(*divisorOverride));
-          // PyTorch's count: the window clipped to the padded input, or,
-          // without count_include_pad, to the input itself.
-          Value count;
+        [&](OpBuilder &b, Location loc, ValueRange outs) {
+          return buildAvgPoolDivisor(b, loc, op, inputType, outs);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Lowers fx.avg_pool2d_backward as a gather: an input position receives
+/// each covering output's gradient over that output's divisor.
+struct AvgPoolBackwardLowering : OpRewritePattern<fx::AvgPool2dBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::AvgPool2dBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gradType = cast<RankedTensorType>(op.getGradOutput().getType());
+    auto inputType = cast<RankedTensorType>(op.getSelf().getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (!isa<FloatType>(resultType.getElementType()) ||
+        !hasStaticSpatialSizes(inputType, gradType, 2) ||
+        !resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
+    ArrayRef<int64_t> kernel = op.getKernelSize();
+    ArrayRef<int64_t> strides =
+        op.getStride().empty() ? kernel : op.getStride();
+    int64_t rank = inputType.getRank();
+    SmallVector<int64_t> window = {getSpatialAttr(kernel, 0),
+                                   getSpatialAttr(kernel, 1)};
+    Type sumDtype = getComputeDtype(resultType.getElementType(), true);
+    Value result = buildPoolingGather(
+        rewriter, op.getLoc(), resultType, window, sumDtype,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          auto constant = [&](int64_t value) -> Value {
+            return arith::ConstantIndexOp::create(b, loc, value);
+          };
+          SmallVector<Value> outIndices(ivs.take_front(rank - 2));
+          SmallVector<Value> outs;
+          Value covers;
           for (int64_t dim = 0; dim < 2; ++dim) {
             int64_t stride = getSpatialAttr(strides, dim);
-            int64_t padding = getSpatialAttr(op.getPadding(), dim);
-            int64_t extent = inputType.getDimSize(rank - 2 + dim);
-            Value start = arith::SubIOp::create(
-                b, loc,
-                arith::MulIOp::create(
-                    b, loc, outs[dim],
-                    arith::ConstantIndexOp::create(b, loc, stride)),
-                arith::ConstantIndexOp::create(b, loc, padding));
-            Value end = arith::MinSIOp::create(
+            int64_t outputs = gradType.getDimSize(rank - 2 + dim);
+            // Output o covers h when o * stride - padding + k = h.
+            Value t = arith::SubIOp::create(
                 b, loc,
                 arith::AddIOp::create(
-                    b, loc, start,
-                    arith::ConstantIndexOp::create(b, loc, window[dim])),
-                arith::ConstantIndexOp::create(b, loc, extent + padding));
-            if (!op.getCountIncludePad()) {
-              start = arith::MaxSIOp::create(
-                  b, loc, start, arith::ConstantIndexOp::create(b, loc, 0));
-              end = arith::MinSIOp::create(
-                  b, loc, end, arith::ConstantIndexOp::create(b, loc, extent));
-            }
-            Value size = arith::SubIOp::create(b, loc, end, start);
-            count = count
-                        ? arith::MulIOp::create(b, loc, count, size).getResult()
-                        : size;
+                    b, loc, ivs[rank - 2 + dim],
+                    constant(getSpatialAttr(op.getPadding(), dim))),
+                ivs[rank + dim]);
+            Value out = arith::DivSIOp::create(b, loc, t, constant(stride));
+            Value valid = arith::AndIOp::create(
+                b, loc,
+                arith::AndIOp::create(
+                    b, loc,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t,
+                                          constant(0)),
+                    arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::eq,
+                        arith::RemSIOp::create(b, loc, t, constant(stride)),
+                        constant(0))),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out,
+                                      constant(outputs)));
+            covers =
+                covers
+                    ? arith::AndIOp::create(b, loc, covers, valid).getResult()
+                    : valid;
+            Value clamped = clampToRange(b, loc, out, constant(outputs));
+            outIndices.push_back(clamped);
+            outs.push_back(clamped);
           }
-          return count;
+          Value grad = convertScalar(
+              b, loc,
+              loop::LoadOp::create(b, loc, op.getGradOutput(), outIndices),
+              gradType.getElementType(), sumDtype);
+          Value divisor = buildAvgPoolDivisor(b, loc, op, inputType, outs);
+          Value share = arith::DivFOp::create(
+              b, loc, grad, indexToFloat(b, loc, divisor, sumDtype));
+          return arith::SelectOp::create(b, loc, covers, share,
+                                         makeFloat(b, loc, sumDtype, 0.0));
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -4406,7 +4487,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
   patterns.add<MaxPoolLowering, MaxPoolBackwardLowering, AvgPoolLowering,
-               AdaptiveAvgPoolLowering, AdaptiveAvgPoolBackwardLowering>(ctx);
+               AvgPoolBackwardLowering, AdaptiveAvgPoolLowering,
+               AdaptiveAvgPoolBackwardLowering>(ctx);
   patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
                FillLowering<fx::FillScalarOp>, FillLowering<fx::EmptyOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);

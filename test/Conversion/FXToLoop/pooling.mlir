@@ -118,3 +118,26 @@ fx.graph @adaptive_avg_pool_backward(%g: tensor<2x3x3x3xf32>, %x: tensor<2x3x7x7
   %0 = fx.adaptive_avg_pool2d_backward %g, %x : (tensor<2x3x3x3xf32>, tensor<2x3x7x7xf32>) -> tensor<2x3x7x7xf32>
   fx.output %0 : tensor<2x3x7x7xf32>
 }
+
+// -----
+
+// avg_pool2d's gradient gathers too: input position h receives, for each
+// window element k, the gradient of output (h + padding - k) / stride over
+// that output's divisor (here the window clipped to the input, without the
+// padding).
+// CHECK-LABEL: fx.graph @avg_pool_backward
+// CHECK: loop.reduce "sum" over [3, 3] : tensor<1x2x5x5xf32>
+// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[H:.+]]: index, %[[W:.+]]: index, %[[KH:.+]]: index, %[[KW:.+]]: index):
+// CHECK: %[[T:.+]] = arith.subi %{{.+}}, %[[KH]]
+// CHECK: arith.divsi %[[T]], %c2
+// CHECK: arith.remsi %[[T]], %c2
+// CHECK: %[[GRAD:.+]] = loop.load %arg0
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: %[[COUNT:.+]] = arith.muli
+// CHECK: %[[DIVISOR:.+]] = arith.sitofp
+// CHECK: arith.divf %[[GRAD]], %[[DIVISOR]]
+fx.graph @avg_pool_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32> {
+  %0 = fx.avg_pool2d_backward %g, %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
+  fx.output %0 : tensor<1x2x5x5xf32>
+}
