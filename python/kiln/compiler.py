@@ -172,7 +172,7 @@ def compile(
     if target not in ("cpu", "cuda"):
         raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
 
-    imported = import_function(fn, example_inputs, dynamic=dynamic)
+    imported = import_function(fn, example_inputs, dynamic=dynamic, device=target)
     text = imported.text
     path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
     artifact = Artifact(path, guards=GraphGuards.parse(text))

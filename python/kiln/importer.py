@@ -564,6 +564,13 @@ def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     if isinstance(operand, torch.fx.Node) and operand.op == "placeholder":
         raise _unsupported(node, f"{node.target} of a graph input reads the storage of "
                                  "whatever tensor each call passes, which Kiln does not see")
+    # A view's traced value may be a copy that owns its storage: the op
+    # says what the value is.
+    returns = getattr(getattr(getattr(operand, "target", None), "_schema", None),
+                      "returns", ())
+    if any(r.alias_info is not None for r in returns):
+        raise _unsupported(node, f"{node.target} of a view, which may share a larger "
+                                 "storage, is not supported")
     value = operand.meta.get("val") if isinstance(operand, torch.fx.Node) else None
     storage = getattr(value, "untyped_storage", None)
     if not isinstance(value, torch.Tensor) or storage is None:
@@ -943,6 +950,10 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     aten.masked_fill.Scalar: _masked_fill,
     aten.zeros.default:
         lambda n: (aten.full.default, (n.args[0], 0), _full_dtype(n)),
+    # torch 2.x's empty_like: a layout is not a value.
+    **({aten.empty_permuted.default:
+        lambda n: (aten.empty.memory_format, (n.args[0],), {"dtype": n.kwargs.get("dtype")})}
+       if hasattr(aten, "empty_permuted") else {}),
     aten.ones.default:
         lambda n: (aten.full.default, (n.args[0], 1), _full_dtype(n)),
     aten.zeros_like.default:
@@ -1459,7 +1470,8 @@ def _on_inputs_device(constants: List[torch.Tensor],
 
 def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = "forward",
                     guards: bool = True,
-                    dynamic: Union[bool, Dict[int, Sequence[int]]] = False) -> ImportedGraph:
+                    dynamic: Union[bool, Dict[int, Sequence[int]]] = False,
+                    device: Optional[str] = None) -> ImportedGraph:
     """Captures `fn`, lifts its constants into inputs and imports the graph.
 
     With `dynamic`, chosen dimensions of the inputs are dynamic (``?``, named
@@ -1476,10 +1488,13 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     multiple of one symbol (which is then never 0 or 1); ops that compare a
     dynamic size with a static bound (select, bounded slices, topk, ...) are
     refused. Raises UnsupportedOpError naming the node otherwise.
+
+    A graph with random ops reads a seed after the constants, on `device`
+    (by default the inputs'): ImportedGraph.seed_device.
     """
     gm = capture(fn, example_inputs)
     constants = _on_inputs_device(lift_constants(gm), example_inputs)
-    seed_device = _inputs_device(example_inputs)
+    seed_device = device or _inputs_device(example_inputs)
     inputs = [*example_inputs, *constants, *_lift_seed(gm, seed_device)]
     seed_device = seed_device if len(inputs) > len(example_inputs) + len(constants) else None
     if not dynamic:
@@ -1513,7 +1528,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
             f"({error}): some of them must stay static; choose the dynamic dimensions "
             "with dynamic={input index: [dimensions]}") from error
     constants_b = _on_inputs_device(lift_constants(gm_b), grown_inputs)
-    inputs_b = [*grown_inputs, *constants_b, *_lift_seed(gm_b, _inputs_device(grown_inputs))]
+    inputs_b = [*grown_inputs, *constants_b,
+                *_lift_seed(gm_b, device or _inputs_device(grown_inputs))]
     text_a = import_graph(gm, inputs, name=name, guards=False)
     text_b = import_graph(gm_b, inputs_b, name=name, guards=False)
     for line_a, line_b in zip(_without_types(text_a), _without_types(text_b)):

@@ -1,9 +1,10 @@
 //===- ViewScatterLowering.cpp - Views of a tensor replaced by a source ---===//
 //
-// Part of Kiln. fx.slice_scatter and fx.select_scatter, which functionalised
-// graphs use where eager code writes into a view (`x[:, 1:] = y`, and the
-// gradients of slicing and selecting), become one pointwise node: an element
-// inside the view reads the source, any other reads `self`.
+// Part of Kiln. fx.slice_scatter, fx.select_scatter and fx.copy, which
+// functionalised graphs use where eager code writes into a view or a tensor
+// (`x[:, 1:] = y`, `x.copy_(y)`, and the gradients of slicing and selecting),
+// become one pointwise node: an element inside the view reads the source,
+// any other reads `self`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -151,9 +152,35 @@ struct SelectScatterLowering : OpRewritePattern<fx::SelectScatterOp> {
   }
 };
 
+/// Lowers fx.copy, the whole of `self` replaced: `src` broadcast to self's
+/// shape and converted to its dtype.
+struct CopyLowering : OpRewritePattern<fx::CopyOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::CopyOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    // A dynamic size of self must come from src (the node reads only src).
+    int64_t leading = type.getRank() - srcType.getRank();
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      if (type.isDynamicDim(dim) &&
+          (dim < leading || !srcType.isDynamicDim(dim - leading)))
+        return rewriter.notifyMatchFailure(op, "size known only from self");
+    Type srcDtype = srcType.getElementType();
+    rewriter.replaceOp(op, buildBroadcastPointwise(
+                               rewriter, op.getLoc(), type, op.getSrc(),
+                               srcDtype, srcDtype,
+                               [](OpBuilder &, Location, ValueRange elements) {
+                                 return elements[0];
+                               }));
+    return success();
+  }
+};
+
 } // namespace
 
 void fxtoloop::populateViewScatterPatterns(RewritePatternSet &patterns) {
-  patterns.add<SliceScatterLowering, SelectScatterLowering>(
+  patterns.add<SliceScatterLowering, SelectScatterLowering, CopyLowering>(
       patterns.getContext());
 }

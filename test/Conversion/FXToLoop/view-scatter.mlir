@@ -51,3 +51,19 @@ fx.graph @empty_slice_scatter(%x: tensor<6x4xf32>, %e: tensor<6x0xf32>) -> tenso
   %0 = fx.slice_scatter %x, %e {dim = 1, start = 4, end = 4} : (tensor<6x4xf32>, tensor<6x0xf32>) -> tensor<6x4xf32>
   fx.output %0 : tensor<6x4xf32>
 }
+
+// -----
+
+// copy: src broadcast to self's shape and converted to its dtype; self's
+// values are not read.
+// CHECK-LABEL: fx.graph @copy
+// CHECK-SAME: (%[[SELF:.+]]: tensor<3x4xf16>, %[[SRC:.+]]: tensor<4xf32>)
+// CHECK: loop.pointwise : tensor<3x4xf16> {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[V:.+]] = loop.load %[[SRC]][%[[J]]]
+// CHECK-NEXT: %[[H:.+]] = arith.truncf %[[V]] : f32 to f16
+// CHECK-NEXT: loop.yield %[[H]]
+fx.graph @copy(%x: tensor<3x4xf16>, %y: tensor<4xf32>) -> tensor<3x4xf16> {
+  %0 = fx.copy %x, %y : (tensor<3x4xf16>, tensor<4xf32>) -> tensor<3x4xf16>
+  fx.output %0 : tensor<3x4xf16>
+}
