@@ -800,12 +800,19 @@ OPS = [
        "Complex-to-real inverse discrete Fourier transform over `dim`"),
 
     # -- Views and shape ops ----------------------------------------------
-    op("aten.view.default", "view", shape("View"), [tensor("self")],
+    op("aten.view.default", "view", shape("View"),
+       [tensor("self"), optional("size_symbols", "StrArrayAttr")],
        [result()], "`self` with the result's shape",
-       notes="ATen's `size` is the result type's shape."),
+       notes="ATen's `size` is the result type's shape. `size_symbols`, "
+       "where present, names the graph's size symbol that each `?` of the "
+       "result is, in order: with it, a view may split dynamic sizes "
+       "(`[s0*s1, 64] -> [s0, s1, 64]`), which the types alone leave "
+       "ambiguous."),
     op("aten._unsafe_view.default", "unsafe_view", shape("View"),
-       [tensor("self")], [result()],
-       "`self` with the result's shape, not tracked as a view"),
+       [tensor("self"), optional("size_symbols", "StrArrayAttr")],
+       [result()],
+       "`self` with the result's shape, not tracked as a view",
+       notes="`size_symbols` as for `view`."),
     op("aten.permute.default", "permute", shape("Permute"),
        [tensor("self"), attr("dims", I64S)], [result()],
        "`self` with its dimensions in the order `dims`"),

@@ -300,15 +300,18 @@ _REGROUPING_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.reshape.
 def _keeps_symbolic_sizes(operand: Any, result: Any) -> bool:
     """Whether Kiln's lowering of a view from `operand` to `result` follows
     it: the result has at most one symbolic size (``[s0, s1, 32] -> [s0*s1,
-    32]``), or it keeps every symbolic size of the operand, in order (static
-    sizes may regroup around them)."""
+    32]``), it keeps every symbolic size of the operand, in order (static
+    sizes may regroup around them), or each of its symbolic sizes is a size
+    symbol of its own (``[s0*s1, 32] -> [s0, s1, 32]``), which the importer
+    names (``size_symbols``)."""
     def symbolic(value):
         return [s for s in value.shape if not isinstance(s, int)]
     if not (isinstance(operand, torch.Tensor) and isinstance(result, torch.Tensor)):
         return True
     before, after = symbolic(operand), symbolic(result)
     return len(after) <= 1 or (len(before) == len(after) and all(
-        a.node.expr == b.node.expr for a, b in zip(before, after)))
+        a.node.expr == b.node.expr for a, b in zip(before, after))) or all(
+        str(s.node.expr).isidentifier() for s in after)
 
 
 class _Supported(OperatorSupportBase):

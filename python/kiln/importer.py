@@ -405,6 +405,8 @@ def _format_attribute(ods: str, value: Any) -> Optional[str]:
         return _format_scalar(value)
     if ods == "FX_DtypeAttr" and isinstance(value, torch.dtype):
         return _ELEMENT_TYPES.get(value)
+    if ods == "StrArrayAttr" and all_of(str):
+        return "[" + ", ".join(_format_attribute("FX_Attr", v) for v in value) + "]"
     if ods.startswith("FX_") and ods.endswith("Attr") and isinstance(value, str):
         return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
     return None
@@ -582,11 +584,25 @@ def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
                                  "or shares a larger storage is not supported")
 
 
+def _adapt_view(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    """A view whose result has several symbolic sizes (torch 2.x) names
+    them (``size_symbols``) where each is a size symbol of its own (``s1``,
+    not ``2*s1``): a split ``[s0*s1, 64] -> [s0, s1, 64]`` is ambiguous in
+    the types alone. The graph's guards must bind each name."""
+    value = node.meta.get("val")
+    symbolic = [s for s in getattr(value, "shape", ()) if not isinstance(s, int)]
+    names = [str(getattr(getattr(s, "node", None), "expr", s)) for s in symbolic]
+    if len(names) >= 2 and all(name.isidentifier() for name in names):
+        bound["size_symbols"] = names
+
+
 # How the ATen overloads that an fx op also represents (the table's `also`,
 # docs/Dialects/RationaleFX.md) bind to the fx op's arguments, and what
 # their arguments must be beyond their types.
 _ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] = {
     "aten.as_strided.default": _adapt_as_strided,
+    "aten.view.default": _adapt_view,
+    "aten._unsafe_view.default": _adapt_view,
     "aten.squeeze.dim": _adapt_squeeze_dim,
     "aten.squeeze.default": _adapt_squeeze_default,
     "aten.var.dim": _adapt_var_dim,

@@ -86,3 +86,32 @@ def test_static_import_function_matches_import_graph():
     gm = kiln.capture(torch.relu, inputs)
     assert result.text == kiln.import_graph(gm, inputs)
     assert result.guards.symbols == ()
+
+
+SPLIT_VIEW = """
+fx.graph @forward(
+    %x: tensor<?x32xf32> {fx.guard = #fx.tensor_guard<sizes = [e0, 32], align = 16, device = "cpu">},
+    %y: tensor<?x?x32xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1, 32], align = 16, device = "cpu">})
+    -> tensor<?x?x32xf32>
+    attributes {symbols = [#fx.symbol<"e0", min = 4>, #fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  %0 = fx.view %x {size_symbols = ["s0", "s1"]} : (tensor<?x32xf32>) -> tensor<?x?x32xf32>
+  %1 = fx.mul %0, %y : (tensor<?x?x32xf32>, tensor<?x?x32xf32>) -> tensor<?x?x32xf32>
+  fx.output %1 : tensor<?x?x32xf32>
+}
+"""
+
+
+def test_a_view_that_splits_dynamic_sizes_runs_at_every_size(tmp_path):
+    # What torch 2.x's importer writes for x.view(s0, s1, 32) with x of
+    # [s0*s1, 32] (a Linear's result on a 3-d input): the view names the
+    # symbols it splits into, which y's guard binds.
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    artifact = Artifact(compile_graph_text(SPLIT_VIEW, cache_dir=tmp_path),
+                        guards=GraphGuards.parse(SPLIT_VIEW))
+    for rows, columns in [(3, 5), (2, 7), (6, 4)]:
+        x = torch.randn(rows * columns, 32)
+        y = torch.randn(rows, columns, 32)
+        (result,) = artifact(x, y)
+        assert torch.equal(result, x.view(rows, columns, 32) * y)

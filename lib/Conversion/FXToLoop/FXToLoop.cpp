@@ -1742,6 +1742,51 @@ static LinearizedViewSizes getLinearizedViewSizes(OpBuilder &b, Location loc,
   return sizes;
 }
 
+/// The run-time value of the size symbol `name` of the graph around `op`:
+/// the size of the first guarded argument dimension it names, or null.
+static Value getSizeSymbolValue(OpBuilder &b, Location loc, Operation *op,
+                                StringRef name) {
+  auto graph = op->getParentOfType<fx::GraphOp>();
+  if (!graph)
+    return {};
+  for (unsigned index = 0, e = graph.getNumArguments(); index < e; ++index) {
+    fx::TensorGuardAttr guard = graph.getArgumentGuard(index);
+    if (!guard)
+      continue;
+    for (auto [dim, size] : llvm::enumerate(guard.getSizes()))
+      if (auto symbol = dyn_cast<StringAttr>(size);
+          symbol && symbol.getValue() == name)
+        return getDimSize(b, loc, graph.getArgument(index), dim);
+  }
+  return {};
+}
+
+/// The run-time sizes of a view whose result's dynamic sizes the graph's
+/// size symbols `symbols` give, or failure if an argument binds none.
+static FailureOr<LinearizedViewSizes>
+getNamedViewSizes(OpBuilder &b, Location loc, Operation *op, Value source,
+                  RankedTensorType resultType, ArrayAttr symbols) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  LinearizedViewSizes sizes;
+  for (int64_t dim = 0; dim < sourceType.getRank(); ++dim)
+    sizes.source.push_back(sourceType.isDynamicDim(dim)
+                               ? getDimSize(b, loc, source, dim)
+                               : Value());
+  auto names = symbols.getAsValueRange<StringAttr>();
+  auto name = names.begin();
+  for (int64_t dim = 0; dim < resultType.getRank(); ++dim) {
+    if (!resultType.isDynamicDim(dim)) {
+      sizes.result.push_back(Value());
+      continue;
+    }
+    Value size = getSizeSymbolValue(b, loc, op, *name++);
+    if (!size)
+      return failure();
+    sizes.result.push_back(size);
+  }
+  return sizes;
+}
+
 /// A view dimension's size: its static size, or its run-time size.
 static Value getViewSize(OpBuilder &b, Location loc, RankedTensorType type,
                          ArrayRef<Value> dynamicSizes, int64_t dim) {
@@ -1890,15 +1935,27 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
       // own on both sides. Failing that, a result with at most one dynamic
       // dimension is one group: that dimension's size is the source's
       // element count over the result's static sizes.
+      // With `size_symbols`, the result's dynamic sizes are the symbols'
+      // run-time values, and the view is one group.
       FailureOr<SmallVector<ViewGroup>> grouped =
           groupViewDimensions(sourceType, resultType);
       SmallVector<ViewGroup> groups;
+      auto allDims = [&] {
+        return ViewGroup{llvm::to_vector(llvm::seq<int64_t>(0, sourceRank)),
+                         llvm::to_vector(llvm::seq<int64_t>(0, resultRank))};
+      };
       if (succeeded(grouped)) {
         groups = std::move(*grouped);
+      } else if (ArrayAttr symbols = op.getSizeSymbolsAttr()) {
+        FailureOr<LinearizedViewSizes> named =
+            getNamedViewSizes(rewriter, loc, op, source, resultType, symbols);
+        if (failed(named))
+          return rewriter.notifyMatchFailure(op, "no argument binds a symbol");
+        groups.push_back(allDims());
+        linearSizes = std::move(*named);
       } else if (resultType.getNumDynamicDims() <= 1 &&
                  sourceType.getNumDynamicDims() >= 1) {
-        groups.push_back({llvm::to_vector(llvm::seq<int64_t>(0, sourceRank)),
-                          llvm::to_vector(llvm::seq<int64_t>(0, resultRank))});
+        groups.push_back(allDims());
         linearSizes = getLinearizedViewSizes(rewriter, loc, source, resultType);
       } else {
         return rewriter.notifyMatchFailure(

@@ -181,3 +181,29 @@ fx.graph @edge_pads_and_upsampling(%x: tensor<2x7xf32>, %y: tensor<1x1x4x7xf32>)
   %2 = fx.upsample_nearest2d %y {scale_factors = array<f64: 2.0, 2.0>} : (tensor<1x1x4x7xf32>) -> tensor<1x1x8x14xf32>
   fx.output %0, %1, %2 : tensor<2x12xf32>, tensor<2x10xf32>, tensor<1x1x8x14xf32>
 }
+
+// -----
+
+// A view that splits a dynamic size ([s0*s1, 64] -> [s0, s1, 64]) names the
+// symbols of its `?`s: their sizes are the guarded arguments' dimensions, and
+// the source is read at the result's linear index.
+// CHECK-LABEL: fx.graph @split_dynamic_view
+// CHECK-SAME: (%[[X:.+]]: tensor<?x64xf32> {{.+}}, %[[Y:.+]]: tensor<?x?x64xf32>
+// CHECK-DAG: %[[S0:.+]] = tensor.dim %[[Y]], %c0
+// CHECK-DAG: %[[S1:.+]] = tensor.dim %[[Y]], %c1
+// CHECK: loop.pointwise(%[[S0]], %[[S1]]) : tensor<?x?x64xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index, %[[K:.+]]: index):
+// CHECK: %[[ROW:.+]] = arith.muli %[[I]], %[[S1]]
+// CHECK: arith.addi %[[ROW]], %[[J]]
+// CHECK: arith.remui
+// CHECK: arith.divui
+// CHECK: loop.load %[[X]]
+fx.graph @split_dynamic_view(
+    %x: tensor<?x64xf32> {fx.guard = #fx.tensor_guard<sizes = [e0, 64]>},
+    %y: tensor<?x?x64xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1, 64]>})
+    -> tensor<?x?x64xf32>
+    attributes {symbols = [#fx.symbol<"e0", min = 4>, #fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  %0 = fx.view %x {size_symbols = ["s0", "s1"]} : (tensor<?x64xf32>) -> tensor<?x?x64xf32>
+  %1 = fx.add %0, %y : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
+  fx.output %1 : tensor<?x?x64xf32>
+}

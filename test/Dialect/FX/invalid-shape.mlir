@@ -288,3 +288,23 @@ fx.graph @select_scatter_result(%x: tensor<4x8xf32>, %y: tensor<8xf32>) {
   %0 = fx.select_scatter %x, %y {dim = 0, index = 1} : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4x8xf16>
   fx.output
 }
+
+// -----
+
+fx.graph @view_symbols_count(
+    %x: tensor<?x64xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 64]>})
+    -> tensor<?x?x64xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  // expected-error @+1 {{'fx.view' op `size_symbols` names 1 sizes, but the result 'tensor<?x?x64xf32>' has 2 dynamic dimensions}}
+  %0 = fx.view %x {size_symbols = ["s0"]} : (tensor<?x64xf32>) -> tensor<?x?x64xf32>
+  fx.output %0 : tensor<?x?x64xf32>
+}
+
+// -----
+
+fx.graph @view_unknown_symbol(
+    %x: tensor<?x64xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 64]>})
+    -> tensor<?x?x64xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  // expected-error @+1 {{'fx.view' op `size_symbols` names 's1', which is not a size symbol of the graph}}
+  %0 = fx.view %x {size_symbols = ["s0", "s1"]} : (tensor<?x64xf32>) -> tensor<?x?x64xf32>
+  fx.output %0 : tensor<?x?x64xf32>
+}

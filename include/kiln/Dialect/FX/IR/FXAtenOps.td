@@ -2422,7 +2422,10 @@ def FX_ViewOp : FX_ShapeOp<"view", "aten.view.default", "View"> {
   let description = [{
     Core ATen `aten.view.default`.
 
-    ATen's `size` is the result type's shape.
+    ATen's `size` is the result type's shape. `size_symbols`, where present,
+    names the graph's size symbol that each `?` of the result is, in order:
+    with it, a view may split dynamic sizes (`[s0*s1, 64] -> [s0, s1, 64]`),
+    which the types alone leave ambiguous.
 
     The result keeps `self`'s dtype.
 
@@ -2430,7 +2433,8 @@ def FX_ViewOp : FX_ShapeOp<"view", "aten.view.default", "View"> {
     %0 = fx.view %x : (tensor<?x128x768xf32>) -> tensor<?x128x12x64xf32>
     ```
   }];
-  let arguments = (ins FX_Tensor:$self);
+  let arguments = (ins FX_Tensor:$self,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_Tensor:$result);
   let hasFolder = 1;
 }
@@ -2441,9 +2445,12 @@ def FX_UnsafeViewOp : FX_ShapeOp<"unsafe_view", "aten._unsafe_view.default",
   let description = [{
     Core ATen `aten._unsafe_view.default`.
 
+    `size_symbols` as for `view`.
+
     The result keeps `self`'s dtype.
   }];
-  let arguments = (ins FX_Tensor:$self);
+  let arguments = (ins FX_Tensor:$self,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_Tensor:$result);
   let hasFolder = 1;
 }
