@@ -4000,6 +4000,63 @@ struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
   }
 };
 
+/// What the lowering of a 2-d pooling gradient reads off the op.
+struct PoolingGradient {
+  RankedTensorType grad, input, result;
+  ArrayRef<int64_t> strides; // The kernel's size where none are given.
+  int64_t rank;
+};
+
+/// The pooling gradient `op`'s types and strides; failure for integer or
+/// dynamic pooling.
+template <typename OpTy>
+static FailureOr<PoolingGradient> getPoolingGradient(OpTy op) {
+  auto grad = cast<RankedTensorType>(op.getGradOutput().getType());
+  auto input = cast<RankedTensorType>(op.getSelf().getType());
+  auto result = cast<RankedTensorType>(op.getType());
+  if (!isa<FloatType>(result.getElementType()) ||
+      !hasStaticSpatialSizes(input, grad, 2) || !result.hasStaticShape())
+    return failure();
+  ArrayRef<int64_t> strides =
+      op.getStride().empty() ? op.getKernelSize() : op.getStride();
+  return PoolingGradient{grad, input, result, strides, input.getRank()};
+}
+
+/// The window of a 2-d pooling's `kernel_size` (one entry means square).
+static SmallVector<int64_t> getPoolingWindow(ArrayRef<int64_t> kernel) {
+  return {getSpatialAttr(kernel, 0), getSpatialAttr(kernel, 1)};
+}
+
+/// The output whose window element `k` covers input position `h` along one
+/// dimension: (h + padding - k * dilation) / stride in signed arithmetic,
+/// clamped into [0, outputs) so that reading there stays in bounds, and
+/// whether it covers `h` (the division is exact and lands among the
+/// outputs).
+static std::pair<Value, Value>
+getCoveringOutput(OpBuilder &b, Location loc, Value h, Value k, int64_t stride,
+                  int64_t padding, int64_t dilation, int64_t outputs) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value t = arith::SubIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, h, constant(padding)),
+      arith::MulIOp::create(b, loc, k, constant(dilation)));
+  Value out = arith::DivSIOp::create(b, loc, t, constant(stride));
+  Value valid = arith::AndIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t,
+                                constant(0)),
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq,
+              arith::RemSIOp::create(b, loc, t, constant(stride)),
+              constant(0))),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out,
+                            constant(outputs)));
+  return {clampToRange(b, loc, out, constant(outputs)), valid};
+}
+
 /// Lowers fx.max_pool2d_with_indices_backward as a gather: each input
 /// position sums the incoming gradients of the outputs whose window covers it
 /// and whose index names it. Along each spatial dimension, window element k
@@ -4012,20 +4069,15 @@ struct MaxPoolBackwardLowering
 
   LogicalResult matchAndRewrite(fx::MaxPool2dWithIndicesBackwardOp op,
                                 PatternRewriter &rewriter) const override {
-    auto gradType = cast<RankedTensorType>(op.getGradOutput().getType());
-    auto inputType = cast<RankedTensorType>(op.getSelf().getType());
-    auto resultType = cast<RankedTensorType>(op.getType());
-    if (!isa<FloatType>(resultType.getElementType()) ||
-        !hasStaticSpatialSizes(inputType, gradType, 2) ||
-        !resultType.hasStaticShape())
+    FailureOr<PoolingGradient> pooling = getPoolingGradient(op);
+    if (failed(pooling))
       return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
-    ArrayRef<int64_t> kernel = op.getKernelSize();
-    ArrayRef<int64_t> strides =
-        op.getStride().empty() ? kernel : op.getStride();
-    int64_t rank = inputType.getRank();
+    RankedTensorType gradType = pooling->grad, inputType = pooling->input,
+                     resultType = pooling->result;
+    ArrayRef<int64_t> strides = pooling->strides;
+    int64_t rank = pooling->rank;
     int64_t width = inputType.getShape().back();
-    SmallVector<int64_t> window = {getSpatialAttr(kernel, 0),
-                                   getSpatialAttr(kernel, 1)};
+    SmallVector<int64_t> window = getPoolingWindow(op.getKernelSize());
     Location loc = op.getLoc();
     Type sumDtype = getComputeDtype(resultType.getElementType(), true);
     Value result = buildPoolingGather(
@@ -4037,36 +4089,17 @@ struct MaxPoolBackwardLowering
           SmallVector<Value> outIndices(ivs.take_front(rank - 2));
           Value covers;
           for (int64_t dim = 0; dim < 2; ++dim) {
-            int64_t stride = getSpatialAttr(strides, dim);
-            // t = h + padding - k * dilation, in signed arithmetic.
-            Value t = arith::SubIOp::create(
-                b, loc,
-                arith::AddIOp::create(
-                    b, loc, ivs[rank - 2 + dim],
-                    constant(getSpatialAttr(op.getPadding(), dim))),
-                arith::MulIOp::create(
-                    b, loc, ivs[rank + dim],
-                    constant(getSpatialAttr(op.getDilation(), dim))));
-            Value out = arith::DivSIOp::create(b, loc, t, constant(stride));
-            Value valid = arith::AndIOp::create(
-                b, loc,
-                arith::AndIOp::create(
-                    b, loc,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t,
-                                          constant(0)),
-                    arith::CmpIOp::create(
-                        b, loc, arith::CmpIPredicate::eq,
-                        arith::RemSIOp::create(b, loc, t, constant(stride)),
-                        constant(0))),
-                arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::slt, out,
-                    constant(gradType.getDimSize(rank - 2 + dim))));
+            auto [out, valid] =
+                getCoveringOutput(b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
+                                  getSpatialAttr(strides, dim),
+                                  getSpatialAttr(op.getPadding(), dim),
+                                  getSpatialAttr(op.getDilation(), dim),
+                                  gradType.getDimSize(rank - 2 + dim));
             covers =
                 covers
                     ? arith::AndIOp::create(b, loc, covers, valid).getResult()
                     : valid;
-            outIndices.push_back(clampToRange(
-                b, loc, out, constant(gradType.getDimSize(rank - 2 + dim))));
+            outIndices.push_back(out);
           }
           // The output's maximum came from this input position.
           Value plane = arith::AddIOp::create(
@@ -4175,59 +4208,33 @@ struct AvgPoolBackwardLowering : OpRewritePattern<fx::AvgPool2dBackwardOp> {
 
   LogicalResult matchAndRewrite(fx::AvgPool2dBackwardOp op,
                                 PatternRewriter &rewriter) const override {
-    auto gradType = cast<RankedTensorType>(op.getGradOutput().getType());
-    auto inputType = cast<RankedTensorType>(op.getSelf().getType());
-    auto resultType = cast<RankedTensorType>(op.getType());
-    if (!isa<FloatType>(resultType.getElementType()) ||
-        !hasStaticSpatialSizes(inputType, gradType, 2) ||
-        !resultType.hasStaticShape())
+    FailureOr<PoolingGradient> pooling = getPoolingGradient(op);
+    if (failed(pooling))
       return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
-    ArrayRef<int64_t> kernel = op.getKernelSize();
-    ArrayRef<int64_t> strides =
-        op.getStride().empty() ? kernel : op.getStride();
-    int64_t rank = inputType.getRank();
-    SmallVector<int64_t> window = {getSpatialAttr(kernel, 0),
-                                   getSpatialAttr(kernel, 1)};
+    RankedTensorType gradType = pooling->grad, inputType = pooling->input,
+                     resultType = pooling->result;
+    ArrayRef<int64_t> strides = pooling->strides;
+    int64_t rank = pooling->rank;
+    SmallVector<int64_t> window = getPoolingWindow(op.getKernelSize());
     Type sumDtype = getComputeDtype(resultType.getElementType(), true);
     Value result = buildPoolingGather(
         rewriter, op.getLoc(), resultType, window, sumDtype,
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-          auto constant = [&](int64_t value) -> Value {
-            return arith::ConstantIndexOp::create(b, loc, value);
-          };
           SmallVector<Value> outIndices(ivs.take_front(rank - 2));
           SmallVector<Value> outs;
           Value covers;
           for (int64_t dim = 0; dim < 2; ++dim) {
-            int64_t stride = getSpatialAttr(strides, dim);
-            int64_t outputs = gradType.getDimSize(rank - 2 + dim);
-            // Output o covers h when o * stride - padding + k = h.
-            Value t = arith::SubIOp::create(
-                b, loc,
-                arith::AddIOp::create(
-                    b, loc, ivs[rank - 2 + dim],
-                    constant(getSpatialAttr(op.getPadding(), dim))),
-                ivs[rank + dim]);
-            Value out = arith::DivSIOp::create(b, loc, t, constant(stride));
-            Value valid = arith::AndIOp::create(
-                b, loc,
-                arith::AndIOp::create(
-                    b, loc,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t,
-                                          constant(0)),
-                    arith::CmpIOp::create(
-                        b, loc, arith::CmpIPredicate::eq,
-                        arith::RemSIOp::create(b, loc, t, constant(stride)),
-                        constant(0))),
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out,
-                                      constant(outputs)));
+            auto [out, valid] = getCoveringOutput(
+                b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
+                getSpatialAttr(strides, dim),
+                getSpatialAttr(op.getPadding(), dim), /*dilation=*/1,
+                gradType.getDimSize(rank - 2 + dim));
             covers =
                 covers
                     ? arith::AndIOp::create(b, loc, covers, valid).getResult()
                     : valid;
-            Value clamped = clampToRange(b, loc, out, constant(outputs));
-            outIndices.push_back(clamped);
-            outs.push_back(clamped);
+            outIndices.push_back(out);
+            outs.push_back(out);
           }
           Value grad = convertScalar(
               b, loc,
