@@ -101,6 +101,11 @@ def result_list(name, constraint=ANY):
     return ("result", name, f"Variadic<{constraint}>")
 
 
+# The graph's size symbol of each `?` of the result, for ops whose sizes the
+# result type states (views, creation ops), where the type alone does not
+# say which run-time size a `?` is.
+SIZE_SYMBOLS = optional("size_symbols", "StrArrayAttr")
+
 # Random ops: a run-time seed and a stream offset instead of a generator.
 SEED = [tensor("seed", SEED_TENSOR), attr("offset", I64)]
 
@@ -801,7 +806,7 @@ OPS = [
 
     # -- Views and shape ops ----------------------------------------------
     op("aten.view.default", "view", shape("View"),
-       [tensor("self"), optional("size_symbols", "StrArrayAttr")],
+       [tensor("self"), SIZE_SYMBOLS],
        [result()], "`self` with the result's shape",
        notes="ATen's `size` is the result type's shape. `size_symbols`, "
        "where present, names the graph's size symbol that each `?` of the "
@@ -809,7 +814,7 @@ OPS = [
        "(`[s0*s1, 64] -> [s0, s1, 64]`), which the types alone leave "
        "ambiguous."),
     op("aten._unsafe_view.default", "unsafe_view", shape("View"),
-       [tensor("self"), optional("size_symbols", "StrArrayAttr")],
+       [tensor("self"), SIZE_SYMBOLS],
        [result()],
        "`self` with the result's shape, not tracked as a view",
        notes="`size_symbols` as for `view`."),
@@ -1044,14 +1049,14 @@ OPS = [
 
     # -- Creation and randomness ------------------------------------------
     op("aten.full.default", "full", creation("Full"),
-       [attr("fill_value", SCALAR), optional("dtype", DTYPE)], [result()],
-       "A tensor of the result's shape filled with `fill_value`",
+       [attr("fill_value", SCALAR), optional("dtype", DTYPE), SIZE_SYMBOLS],
+       [result()], "A tensor of the result's shape filled with `fill_value`",
        notes="Without `dtype`: bool, si64 or f32 after the fill value."),
     op("aten.full_like.default", "full_like", creation("FullLike"),
        [tensor("self"), attr("fill_value", SCALAR), optional("dtype", DTYPE)],
        [result()], "A tensor of `self`'s shape filled with `fill_value`"),
     op("aten.empty.memory_format", "empty", creation("Empty"),
-       [optional("dtype", DTYPE)], [result()],
+       [optional("dtype", DTYPE), SIZE_SYMBOLS], [result()],
        "An uninitialised tensor of the result's shape",
        notes="Without `dtype`: f32."),
     op("aten.empty_strided.default", "empty_strided", creation("EmptyStrided"),
@@ -1070,12 +1075,12 @@ OPS = [
        also={"aten.arange.default": "`start` 0",
              "aten.arange.start": "without `step`"}),
     op("aten.rand.default", "rand", creation("Random"),
-       [optional("dtype", DTYPE), *SEED], [result("result", FLOAT)],
+       [optional("dtype", DTYPE), *SEED, SIZE_SYMBOLS], [result("result", FLOAT)],
        "Uniform samples in [0, 1) of the result's shape",
        notes="The samples are a function of `seed`, `offset` and the "
        "element's index."),
     op("aten.randn.default", "randn", creation("Random"),
-       [optional("dtype", DTYPE), *SEED], [result("result", FLOAT)],
+       [optional("dtype", DTYPE), *SEED, SIZE_SYMBOLS], [result("result", FLOAT)],
        "Standard normal samples of the result's shape"),
     op("aten.randperm.default", "randperm", creation("Randperm"),
        [optional("dtype", DTYPE), *SEED], [result("result", REAL)],

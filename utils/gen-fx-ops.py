@@ -139,7 +139,9 @@ FAMILY_TEXT = {
     "FX_PoolingOp": "The window slides over the trailing spatial "
                     "dimensions of a batched or unbatched input.",
     "FX_CreationOp": "The result type gives the shape; the dtype is "
-                     "`dtype` or ATen's default.",
+                     "`dtype` or ATen's default. `size_symbols`, where the "
+                     "op has it, names the graph's size symbol of each `?` "
+                     "of the result.",
 }
 
 # Kinds of a family that the family's text does not describe.

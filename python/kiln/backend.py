@@ -209,10 +209,22 @@ def _record_values(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]
     return recorder.values
 
 
-# Ops whose fx form takes its sizes from its result's type: their size
-# arguments may be symbolic (nodes computing SymInts), which a region drops.
-_SIZED_BY_RESULT = {aten.view.default, aten._unsafe_view.default, aten.reshape.default,
-                    aten.expand.default}
+# Ops whose fx form takes its sizes from its result's type, and which of
+# their arguments is the size: it may be symbolic (nodes computing SymInts),
+# which a region drops.
+_SIZED_BY_RESULT = {aten.view.default: 1, aten._unsafe_view.default: 1,
+                    aten.reshape.default: 1, aten.expand.default: 1,
+                    aten.full.default: 0, aten.empty.memory_format: 0,
+                    aten.rand.default: 0, aten.randn.default: 0}
+
+
+def _size_argument(node: torch.fx.Node) -> Optional[int]:
+    """The position of the size among `node`'s arguments, for an op of
+    _SIZED_BY_RESULT (a seeded random op's come after its three)."""
+    index = _SIZED_BY_RESULT.get(aten_target(node)) if node.op == "call_function" else None
+    if index is None:
+        return None
+    return index + 3 if node.target is seeded else index
 
 
 # Symbolic sizes (torch 2.x; torch 1.13 traces concrete sizes).
@@ -273,7 +285,7 @@ def _node_problem(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
         value = values.get(arg)
         if isinstance(value, (tuple, list)) and node.target is operator.getitem:
             continue
-        if _is_size(value) and node.target in _SIZED_BY_RESULT:
+        if _is_size(value) and _size_argument(node) is not None:
             continue
         if _is_size(value):
             return "it reads a size that is known only at run time"
@@ -490,9 +502,10 @@ def _drop_size_inputs(sub_gm: torch.fx.GraphModule, inputs: Sequence[torch.fx.No
     where symbolic) for size arguments computed outside the region, and drops
     the region inputs that only they read: a region's inputs are tensors."""
     for copy, node in original.items():
-        if copy.target in _SIZED_BY_RESULT and any(
-                isinstance(a, torch.fx.Node) for a in pytree.tree_flatten(copy.args[1])[0]):
-            copy.args = (copy.args[0], list(values[node].shape), *copy.args[2:])
+        index = _size_argument(copy)
+        if index is not None and any(
+                isinstance(a, torch.fx.Node) for a in pytree.tree_flatten(copy.args[index])[0]):
+            copy.args = (*copy.args[:index], list(values[node].shape), *copy.args[index + 1:])
     kept = []
     for placeholder, node in zip([n for n in sub_gm.graph.nodes if n.op == "placeholder"],
                                  inputs):

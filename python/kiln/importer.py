@@ -584,16 +584,20 @@ def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
                                  "or shares a larger storage is not supported")
 
 
-def _adapt_view(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
-    """A view whose result has several symbolic sizes (torch 2.x) names
-    them (``size_symbols``) where each is a size symbol of its own (``s1``,
-    not ``2*s1``): a split ``[s0*s1, 64] -> [s0, s1, 64]`` is ambiguous in
-    the types alone. The graph's guards must bind each name."""
-    value = node.meta.get("val")
-    symbolic = [s for s in getattr(value, "shape", ()) if not isinstance(s, int)]
-    names = [str(getattr(getattr(s, "node", None), "expr", s)) for s in symbolic]
-    if len(names) >= 2 and all(name.isidentifier() for name in names):
-        bound["size_symbols"] = names
+def _naming_size_symbols(least: int) -> Callable[[torch.fx.Node, Dict[str, Any]], None]:
+    """An adapter for an op whose sizes are its result type's (torch 2.x):
+    with at least `least` symbolic sizes, each a size symbol of its own
+    (``s1``, not ``2*s1``), it names them (``size_symbols``), which the
+    graph's guards must bind. A view needs them to split ``[s0*s1, 64] ->
+    [s0, s1, 64]``, which the types leave ambiguous; a creation op for any
+    ``?``."""
+    def adapt(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+        value = node.meta.get("val")
+        symbolic = [s for s in getattr(value, "shape", ()) if not isinstance(s, int)]
+        names = [str(getattr(getattr(s, "node", None), "expr", s)) for s in symbolic]
+        if len(names) >= least and all(name.isidentifier() for name in names):
+            bound["size_symbols"] = names
+    return adapt
 
 
 # How the ATen overloads that an fx op also represents (the table's `also`,
@@ -601,8 +605,12 @@ def _adapt_view(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
 # their arguments must be beyond their types.
 _ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] = {
     "aten.as_strided.default": _adapt_as_strided,
-    "aten.view.default": _adapt_view,
-    "aten._unsafe_view.default": _adapt_view,
+    "aten.view.default": _naming_size_symbols(2),
+    "aten._unsafe_view.default": _naming_size_symbols(2),
+    "aten.full.default": _naming_size_symbols(1),
+    "aten.empty.memory_format": _naming_size_symbols(1),
+    "aten.rand.default": _naming_size_symbols(1),
+    "aten.randn.default": _naming_size_symbols(1),
     "aten.squeeze.dim": _adapt_squeeze_dim,
     "aten.squeeze.default": _adapt_squeeze_default,
     "aten.var.dim": _adapt_var_dim,

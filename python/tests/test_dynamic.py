@@ -115,3 +115,29 @@ def test_a_view_that_splits_dynamic_sizes_runs_at_every_size(tmp_path):
         y = torch.randn(rows, columns, 32)
         (result,) = artifact(x, y)
         assert torch.equal(result, x.view(rows, columns, 32) * y)
+
+
+NAMED_FULL = """
+fx.graph @forward(
+    %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1], align = 16, device = "cpu">})
+    -> tensor<?x?xf32>
+    attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  %0 = fx.full {fill_value = 2.5 : f64, size_symbols = ["s1", "s0"]} : () -> tensor<?x?xf32>
+  %1 = fx.permute %0 {dims = array<i64: 1, 0>} : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %2 = fx.sub %x, %1 : (tensor<?x?xf32>, tensor<?x?xf32>) -> tensor<?x?xf32>
+  fx.output %2 : tensor<?x?xf32>
+}
+"""
+
+
+def test_a_creation_op_of_dynamic_sizes_runs_at_every_size(tmp_path):
+    # What torch 2.x's importer writes for torch.full((s1, s0), 2.5).
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    artifact = Artifact(compile_graph_text(NAMED_FULL, cache_dir=tmp_path),
+                        guards=GraphGuards.parse(NAMED_FULL))
+    for rows, columns in [(3, 5), (7, 2)]:
+        x = torch.randn(rows, columns)
+        (result,) = artifact(x)
+        assert torch.equal(result, x - 2.5)

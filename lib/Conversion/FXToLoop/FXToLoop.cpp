@@ -174,6 +174,41 @@ Value fxtoloop::buildGeneratorNode(
   return node.getResult();
 }
 
+Value fxtoloop::getSizeSymbolValue(OpBuilder &b, Location loc, Operation *op,
+                                   StringRef name) {
+  auto graph = op->getParentOfType<fx::GraphOp>();
+  if (!graph)
+    return {};
+  for (unsigned index = 0, e = graph.getNumArguments(); index < e; ++index) {
+    fx::TensorGuardAttr guard = graph.getArgumentGuard(index);
+    if (!guard)
+      continue;
+    for (auto [dim, size] : llvm::enumerate(guard.getSizes()))
+      if (auto symbol = dyn_cast<StringAttr>(size);
+          symbol && symbol.getValue() == name)
+        return getDimSize(b, loc, graph.getArgument(index), dim);
+  }
+  return {};
+}
+
+FailureOr<SmallVector<Value>>
+fxtoloop::getNamedDynamicSizes(OpBuilder &b, Location loc, Operation *op,
+                               RankedTensorType type) {
+  SmallVector<Value> sizes;
+  if (type.hasStaticShape())
+    return sizes;
+  auto symbols = op->getAttrOfType<ArrayAttr>("size_symbols");
+  if (!symbols)
+    return failure();
+  for (StringRef name : symbols.getAsValueRange<StringAttr>()) {
+    Value size = getSizeSymbolValue(b, loc, op, name);
+    if (!size)
+      return failure();
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
@@ -1742,25 +1777,6 @@ static LinearizedViewSizes getLinearizedViewSizes(OpBuilder &b, Location loc,
   return sizes;
 }
 
-/// The run-time value of the size symbol `name` of the graph around `op`:
-/// the size of the first guarded argument dimension it names, or null.
-static Value getSizeSymbolValue(OpBuilder &b, Location loc, Operation *op,
-                                StringRef name) {
-  auto graph = op->getParentOfType<fx::GraphOp>();
-  if (!graph)
-    return {};
-  for (unsigned index = 0, e = graph.getNumArguments(); index < e; ++index) {
-    fx::TensorGuardAttr guard = graph.getArgumentGuard(index);
-    if (!guard)
-      continue;
-    for (auto [dim, size] : llvm::enumerate(guard.getSizes()))
-      if (auto symbol = dyn_cast<StringAttr>(size);
-          symbol && symbol.getValue() == name)
-        return getDimSize(b, loc, graph.getArgument(index), dim);
-  }
-  return {};
-}
-
 /// The run-time sizes of a view whose result's dynamic sizes the graph's
 /// size symbols `symbols` give, or failure if an argument binds none.
 static FailureOr<LinearizedViewSizes>
@@ -3086,8 +3102,14 @@ template <typename OpTy> struct FillLowering : OpRewritePattern<OpTy> {
         if (type.isDynamicDim(dim))
           dynamicSizes.push_back(
               getDimSize(rewriter, op.getLoc(), op.getSelf(), dim));
+    } else if constexpr (std::is_same_v<OpTy, fx::FullOp> ||
+                         std::is_same_v<OpTy, fx::EmptyOp>) {
+      FailureOr<SmallVector<Value>> named =
+          getNamedDynamicSizes(rewriter, op.getLoc(), op, type);
+      if (failed(named))
+        return rewriter.notifyMatchFailure(op, "unnamed dynamic sizes");
+      dynamicSizes = std::move(*named);
     } else if (!type.hasStaticShape()) {
-      // Symbolic sizes are not operands of fx.full yet.
       return rewriter.notifyMatchFailure(op, "dynamic sizes");
     }
     Attribute fill;

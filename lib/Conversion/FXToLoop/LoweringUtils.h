@@ -25,6 +25,18 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
 /// The size of dimension `dim` of `tensor` as an index value.
 Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim);
 
+/// The run-time value of the size symbol `name` of the graph around `op`:
+/// the size of the first guarded argument dimension it names, or null.
+Value getSizeSymbolValue(OpBuilder &b, Location loc, Operation *op,
+                         StringRef name);
+
+/// The dynamic sizes of `type`, the result of `op`, from the graph's size
+/// symbols that `op`'s `size_symbols` names; failure where it names none or
+/// no argument binds one.
+FailureOr<SmallVector<Value>> getNamedDynamicSizes(OpBuilder &b, Location loc,
+                                                   Operation *op,
+                                                   RankedTensorType type);
+
 /// A float constant of scalar type `type`.
 Value makeFloat(OpBuilder &b, Location loc, Type type, double value);
 

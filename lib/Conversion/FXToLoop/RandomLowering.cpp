@@ -163,16 +163,12 @@ private:
   Location loc;
 };
 
-/// The sizes of `type`'s dimensions as index values: constants, and the
-/// dynamic ones of `like` (a tensor of the same shape) where given.
-static SmallVector<Value> getSizes(OpBuilder &b, Location loc,
-                                   RankedTensorType type, Value like) {
+/// The sizes of `tensor`'s dimensions as index values.
+static SmallVector<Value> getSizes(OpBuilder &b, Location loc, Value tensor) {
   SmallVector<Value> sizes;
-  for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    sizes.push_back(
-        like ? getDimSize(b, loc, like, dim)
-             : arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim))
-                   .getResult());
+  for (int64_t dim = 0, e = cast<RankedTensorType>(tensor.getType()).getRank();
+       dim < e; ++dim)
+    sizes.push_back(getDimSize(b, loc, tensor, dim));
   return sizes;
 }
 
@@ -194,17 +190,25 @@ template <typename OpTy> struct RandomLowering : OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
-    if (!type.hasStaticShape())
-      // Symbolic sizes are not operands of the creation ops yet.
-      return rewriter.notifyMatchFailure(op, "dynamic sizes");
-    auto dtype = cast<FloatType>(type.getElementType());
     Location loc = op.getLoc();
-    SmallVector<Value> sizes = getSizes(rewriter, loc, type, Value());
+    FailureOr<SmallVector<Value>> dynamicSizes =
+        getNamedDynamicSizes(rewriter, loc, op, type);
+    if (failed(dynamicSizes))
+      return rewriter.notifyMatchFailure(op, "unnamed dynamic sizes");
+    auto dtype = cast<FloatType>(type.getElementType());
+    SmallVector<Value> sizes;
+    auto dynamicSize = dynamicSizes->begin();
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      sizes.push_back(type.isDynamicDim(dim)
+                          ? *dynamicSize++
+                          : arith::ConstantIndexOp::create(rewriter, loc,
+                                                           type.getDimSize(dim))
+                                .getResult());
     int64_t offset = static_cast<int64_t>(op.getOffset());
     Value seed = op.getSeed();
     rewriter.replaceOp(
         op, buildGeneratorNode(
-                rewriter, loc, type, {},
+                rewriter, loc, type, *dynamicSizes,
                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
                   PhiloxBuilder philox(b, loc);
                   Words words = philox.draw(seed, offset, sizes, ivs);
@@ -227,7 +231,7 @@ struct BernoulliLowering : OpRewritePattern<fx::BernoulliPOp> {
                                 PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
     Location loc = op.getLoc();
-    SmallVector<Value> sizes = getSizes(rewriter, loc, type, op.getSelf());
+    SmallVector<Value> sizes = getSizes(rewriter, loc, op.getSelf());
     double p = op.getP().convertToDouble();
     int64_t offset = static_cast<int64_t>(op.getOffset());
     Value seed = op.getSeed();
@@ -262,7 +266,7 @@ struct NativeDropoutLowering : OpRewritePattern<fx::NativeDropoutOp> {
     Value input = op.getInput();
     auto inputType = cast<RankedTensorType>(input.getType());
     auto maskType = cast<RankedTensorType>(op.getMask().getType());
-    SmallVector<Value> sizes = getSizes(rewriter, loc, inputType, input);
+    SmallVector<Value> sizes = getSizes(rewriter, loc, input);
     SmallVector<Value> dynamicSizes = getDynamicSizes(inputType, sizes);
     double p = op.getP().convertToDouble();
     bool dropping = op.getTrain().value_or(true) && p != 0.0;

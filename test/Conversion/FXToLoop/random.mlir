@@ -134,3 +134,26 @@ fx.graph @empty_fill_and_copy(%i: tensor<?xsi32>, %c: tensor<4xf32>) -> (tensor<
   %2 = fx.lift_fresh_copy %c : tensor<4xf32>
   fx.output %0, %1, %2 : tensor<2x3xf16>, tensor<?xsi32>, tensor<4xf32>
 }
+
+// -----
+
+// Creation ops with dynamic sizes name their symbols; the sizes are the
+// guarded arguments' dimensions, and rand's linear index uses them.
+// CHECK-LABEL: fx.graph @named_sizes
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?xf32>
+// CHECK-DAG: %[[S0:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[S1:.+]] = tensor.dim %[[X]], %c1
+// CHECK: loop.pointwise(%[[S1]], %[[S0]]) : tensor<?x?xf32>
+// CHECK: %[[S0AGAIN:.+]] = tensor.dim %[[X]], %c0
+// CHECK: loop.pointwise(%[[S0AGAIN]]) : tensor<?x3xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[ROW:.+]] = arith.muli %[[I]], %c3
+fx.graph @named_sizes(
+    %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1]>},
+    %seed: tensor<si64> {fx.guard = #fx.tensor_guard<sizes = []>})
+    -> (tensor<?x?xf32>, tensor<?x3xf32>)
+    attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  %0 = fx.full {fill_value = 1.5 : f64, size_symbols = ["s1", "s0"]} : () -> tensor<?x?xf32>
+  %1 = fx.rand %seed {offset = 0, size_symbols = ["s0"]} : (tensor<si64>) -> tensor<?x3xf32>
+  fx.output %0, %1 : tensor<?x?xf32>, tensor<?x3xf32>
+}

@@ -110,3 +110,12 @@ fx.graph @bernoulli_type(%x: tensor<4xf32>, %seed: tensor<si64>) {
   %0 = fx.bernoulli_p %x, %seed {p = 0.5, offset = 0} : (tensor<4xf32>, tensor<si64>) -> tensor<4xf16>
   fx.output
 }
+
+// -----
+
+fx.graph @full_symbols_count(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0]>})
+    attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  // expected-error @+1 {{'fx.full' op `size_symbols` names 2 sizes, but the result 'tensor<?x4xf32>' has 1 dynamic dimensions}}
+  %0 = fx.full {fill_value = 0 : i64, dtype = f32, size_symbols = ["s0", "s0"]} : () -> tensor<?x4xf32>
+  fx.output
+}

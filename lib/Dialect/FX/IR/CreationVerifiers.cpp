@@ -66,6 +66,8 @@ LogicalResult mlir::kiln::fx::verifyCreationOp(Operation *op, CreationKind kind,
   Type defaultFloat = getDefaultFloatDtype(ctx);
   auto result = getTensorType(op->getResult(0));
   ArrayRef<int64_t> shape = result.getShape();
+  if (failed(verifySizeSymbols(op, result)))
+    return failure();
 
   switch (kind) {
   case CreationKind::Full: {

@@ -247,6 +247,10 @@ Value getOptionalOperand(OperandGroups groups, unsigned index);
 /// Compares result `index` with `shape` (where kAnySize matches any size) and
 /// `dtype`, and reports "result type 'X' does not match the inferred type
 /// 'Y'" (naming the result's number when the op has several).
+/// Checks a `size_symbols` attribute (views, creation ops): one name per
+/// dynamic dimension of `result`, each a size symbol of the enclosing graph.
+LogicalResult verifySizeSymbols(Operation *op, RankedTensorType result);
+
 LogicalResult verifyResult(Operation *op, unsigned index,
                            ArrayRef<int64_t> shape, Type dtype);
 LogicalResult verifyResult(Operation *op, unsigned index,

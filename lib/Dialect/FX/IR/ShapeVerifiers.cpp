@@ -9,7 +9,6 @@
 
 #include "FXVerifiers.h"
 
-#include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/FX/IR/ShapeFunctions.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -120,19 +119,7 @@ static LogicalResult verifyView(Operation *op, RankedTensorType self,
     return op->emitOpError("cannot view ")
            << self << " (" << self.getNumElements() << " elements) as "
            << result << " (" << result.getNumElements() << " elements)";
-  auto symbols = op->getAttrOfType<ArrayAttr>("size_symbols");
-  if (!symbols)
-    return success();
-  if (static_cast<int64_t>(symbols.size()) != result.getNumDynamicDims())
-    return op->emitOpError("`size_symbols` names ")
-           << symbols.size() << " sizes, but the result " << result << " has "
-           << result.getNumDynamicDims() << " dynamic dimensions";
-  auto graph = op->getParentOfType<GraphOp>();
-  for (auto name : symbols.getAsValueRange<StringAttr>())
-    if (graph && !graph.lookupSizeSymbol(name))
-      return op->emitOpError("`size_symbols` names '")
-             << name << "', which is not a size symbol of the graph";
-  return success();
+  return verifySizeSymbols(op, result);
 }
 
 static LogicalResult verifyExpand(Operation *op, RankedTensorType self,

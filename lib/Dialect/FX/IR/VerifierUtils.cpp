@@ -6,6 +6,7 @@
 
 #include "FXVerifiers.h"
 
+#include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/FX/IR/ShapeFunctions.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -168,4 +169,21 @@ Type verifier::getDtypeAttr(Operation *op) {
   if (auto attr = dyn_cast_or_null<TypeAttr>(op->getAttr("dtype")))
     return attr.getValue();
   return Type();
+}
+
+LogicalResult verifier::verifySizeSymbols(Operation *op,
+                                          RankedTensorType result) {
+  auto symbols = op->getAttrOfType<ArrayAttr>("size_symbols");
+  if (!symbols)
+    return success();
+  if (symbols.size() != result.getNumDynamicDims())
+    return op->emitOpError("`size_symbols` names ")
+           << symbols.size() << " sizes, but the result " << result << " has "
+           << result.getNumDynamicDims() << " dynamic dimensions";
+  auto graph = op->getParentOfType<GraphOp>();
+  for (auto name : symbols.getAsValueRange<StringAttr>())
+    if (graph && !graph.lookupSizeSymbol(name))
+      return op->emitOpError("`size_symbols` names '")
+             << name << "', which is not a size symbol of the graph";
+  return success();
 }

@@ -3151,13 +3151,16 @@ def FX_FullOp : FX_CreationOp<"full", "aten.full.default", "Full"> {
     Without `dtype`: bool, si64 or f32 after the fill value.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
+    `size_symbols`, where the op has it, names the graph's size symbol of
+    each `?` of the result.
 
     ```mlir
     %0 = fx.full {fill_value = 0 : i64} : () -> tensor<?x16xsi64>
     ```
   }];
   let arguments = (ins FX_ScalarAttr:$fill_value,
-                       OptionalAttr<FX_DtypeAttr>:$dtype);
+                       OptionalAttr<FX_DtypeAttr>:$dtype,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_Tensor:$result);
 }
 
@@ -3168,6 +3171,8 @@ def FX_FullLikeOp : FX_CreationOp<"full_like", "aten.full_like.default",
     Core ATen `aten.full_like.default`.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
+    `size_symbols`, where the op has it, names the graph's size symbol of
+    each `?` of the result.
   }];
   let arguments = (ins FX_Tensor:$self, FX_ScalarAttr:$fill_value,
                        OptionalAttr<FX_DtypeAttr>:$dtype);
@@ -3182,8 +3187,11 @@ def FX_EmptyOp : FX_CreationOp<"empty", "aten.empty.memory_format", "Empty"> {
     Without `dtype`: f32.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
+    `size_symbols`, where the op has it, names the graph's size symbol of
+    each `?` of the result.
   }];
-  let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype);
+  let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_Tensor:$result);
 }
 
@@ -3194,6 +3202,8 @@ def FX_EmptyStridedOp : FX_CreationOp<"empty_strided",
     Core ATen `aten.empty_strided.default`.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
+    `size_symbols`, where the op has it, names the graph's size symbol of
+    each `?` of the result.
   }];
   let arguments = (ins DenseI64ArrayAttr:$stride,
                        OptionalAttr<FX_DtypeAttr>:$dtype);
@@ -3209,6 +3219,8 @@ def FX_ScalarTensorOp : FX_CreationOp<"scalar_tensor",
     Without `dtype`: f32, whatever the kind of `s`.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
+    `size_symbols`, where the op has it, names the graph's size symbol of
+    each `?` of the result.
   }];
   let arguments = (ins FX_ScalarAttr:$s, OptionalAttr<FX_DtypeAttr>:$dtype);
   let results = (outs FX_Tensor:$result);
@@ -3226,6 +3238,8 @@ def FX_ArangeOp : FX_CreationOp<"arange", "aten.arange.start_step", "Arange"> {
     any is a float.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
+    `size_symbols`, where the op has it, names the graph's size symbol of
+    each `?` of the result.
 
     ```mlir
     %0 = fx.arange {end = 128 : i64, start = 0 : i64} : () -> tensor<128xsi64>
@@ -3245,9 +3259,12 @@ def FX_RandOp : FX_CreationOp<"rand", "aten.rand.default", "Random"> {
     The samples are a function of `seed`, `offset` and the element's index.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
+    `size_symbols`, where the op has it, names the graph's size symbol of
+    each `?` of the result.
   }];
   let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype, FX_SeedTensor:$seed,
-                       I64Attr:$offset);
+                       I64Attr:$offset,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_FloatTensor:$result);
 }
 
@@ -3257,9 +3274,12 @@ def FX_RandnOp : FX_CreationOp<"randn", "aten.randn.default", "Random"> {
     Core ATen `aten.randn.default`.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
+    `size_symbols`, where the op has it, names the graph's size symbol of
+    each `?` of the result.
   }];
   let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype, FX_SeedTensor:$seed,
-                       I64Attr:$offset);
+                       I64Attr:$offset,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_FloatTensor:$result);
 }
 
@@ -3272,6 +3292,8 @@ def FX_RandpermOp : FX_CreationOp<"randperm", "aten.randperm.default",
     ATen's `n` is the result's size; without `dtype`: si64.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
+    `size_symbols`, where the op has it, names the graph's size symbol of
+    each `?` of the result.
   }];
   let arguments = (ins OptionalAttr<FX_DtypeAttr>:$dtype, FX_SeedTensor:$seed,
                        I64Attr:$offset);
