@@ -213,6 +213,24 @@ static LogicalResult buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
   return success();
 }
 
+/// For each tensor of the graph's body, the last op of the body that reads
+/// it, or a view of it (a collapse_shape), itself or inside its nodes: the
+/// point after which its buffer can go. The output op counts as a reader.
+static DenseMap<Value, Operation *> getLastReaders(Block &body) {
+  DenseMap<Value, Value> viewed; // A collapse_shape's result -> its source.
+  DenseMap<Value, Operation *> lastReaders;
+  for (Operation &op : body) {
+    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
+      viewed[collapse.getResult()] =
+          viewed.lookup_or(collapse.getSrc(), collapse.getSrc());
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        lastReaders[viewed.lookup_or(operand, operand)] = &op;
+    });
+  }
+  return lastReaders;
+}
+
 FailureOr<func::FuncOp>
 mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                            const GraphBufferizationTarget &target) {
@@ -270,17 +288,27 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
       destinations.try_emplace(result, buffer);
   }
 
+  DenseMap<Value, Operation *> lastReaders = getLastReaders(body);
+  // Temporaries to free after each op: their last reader. Those that the
+  // output reads live to the end.
+  DenseMap<Operation *, SmallVector<Value>> freedAfter;
+
   IRMapping mapping;
   mapping.map(graph.getArguments(),
               entry->getArguments().take_front(numInputs));
   rewriter.setInsertionPointToStart(entry);
   SmallVector<Value> temporaries;
+  auto freeTemporariesReadLastBy = [&](Operation *op) {
+    for (Value tensor : freedAfter.lookup(op))
+      target.deallocate(rewriter, loc, mapping.lookup(tensor), extraArgs);
+  };
   for (Operation &op : body.without_terminator()) {
     if (auto dim = dyn_cast<tensor::DimOp>(op)) {
       mapping.map(dim.getResult(),
                   memref::DimOp::create(rewriter, dim.getLoc(),
                                         mapping.lookup(dim.getSource()),
                                         mapping.lookup(dim.getIndex())));
+      freeTemporariesReadLastBy(&op);
       continue;
     }
     if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
@@ -290,10 +318,12 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
           memref::CollapseShapeOp::create(rewriter, collapse.getLoc(),
                                           mapping.lookup(collapse.getSrc()),
                                           collapse.getReassociationIndices()));
+      freeTemporariesReadLastBy(&op);
       continue;
     }
     if (!isComputation(&op)) {
       rewriter.clone(op, mapping);
+      freeTemporariesReadLastBy(&op);
       continue;
     }
     SmallVector<Value> dests;
@@ -306,7 +336,11 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
         dest = target.allocate(rewriter, op.getLoc(),
                                getBufferType(result.getType()), dynamicSizes,
                                extraArgs);
-        temporaries.push_back(dest);
+        Operation *reader = lastReaders.lookup(result);
+        if (reader == outputOp)
+          temporaries.push_back(dest);
+        else
+          freedAfter[reader ? reader : &op].push_back(result);
       }
       dests.push_back(dest);
     }
@@ -320,6 +354,7 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
       target.emitNode(rewriter, cast<loop::PointwiseOp>(op), dests.front(),
                       mapping, extraArgs);
     mapping.map(op.getResults(), dests);
+    freeTemporariesReadLastBy(&op);
   }
 
   // Results that no node stored directly: graph inputs returned as they are,

@@ -28,8 +28,9 @@
 // CHECK: gpu.terminator
 // CHECK: %[[T3:.+]] = gpu.launch async [%[[T2]]]
 // CHECK: memref.assume_alignment %[[OUT0]], 16
-// CHECK: %[[T4:.+]] = gpu.memcpy async [%[[T3]]] %[[OUT1]], %[[X]]
-// CHECK: gpu.dealloc async [%[[T4]]] %[[TMP]]
+// The temporary goes after its last reader, stream-ordered.
+// CHECK: %[[T4:.+]] = gpu.dealloc async [%[[T3]]] %[[TMP]]
+// CHECK: gpu.memcpy async [%[[T4]]] %[[OUT1]], %[[X]]
 // CHECK: return
 // CHECK-LABEL: func.func @graph_result_sizes
 // VEC-LABEL: func.func @graph

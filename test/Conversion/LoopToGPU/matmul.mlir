@@ -21,8 +21,9 @@
 // CHECK: memref.extract_aligned_pointer_as_index %[[W]]
 // CHECK: memref.extract_aligned_pointer_as_index %[[P]]
 // CHECK: call @kiln_cuda_gemm(%[[BF16]], %[[BF16]], %[[ONE]], %[[MI]], %[[N]], %[[K]], %{{.+}}, %[[NO]], %{{.+}}, %[[YES]], %[[NULL]], %[[NO]], %{{.+}}, %[[STREAM]])
+// The scaled input goes once the product has read it (stream-ordered).
+// CHECK-NEXT: gpu.dealloc async [%{{.+}}] %[[XS]] :
 // CHECK: gpu.launch async
-// CHECK: gpu.dealloc async [%{{.+}}] %[[XS]] :
 fx.graph @linear_relu(%x: tensor<?x64xbf16>, %w: tensor<128x64xbf16>) -> tensor<?x128xbf16> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x64xbf16>

@@ -161,3 +161,48 @@ fx.graph @reduce(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
   }
   fx.output %0 : tensor<4xbf16>
 }
+
+// -----
+
+// Temporaries are freed after their last reader, so that the next one can
+// reuse the memory: %a's buffer goes before %c's is allocated.
+// CHECK-LABEL: func.func @chain
+// CHECK: %[[A:.+]] = memref.alloc() : memref<64xf32>
+// CHECK: %[[B:.+]] = memref.alloc() : memref<64xf32>
+// CHECK: memref.load %[[A]]
+// CHECK: memref.store %{{.+}}, %[[B]]
+// CHECK-NEXT: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[A]]
+// CHECK-NEXT: %[[C:.+]] = memref.alloc() : memref<64xf32>
+// CHECK: memref.dealloc %[[B]]
+// CHECK: memref.dealloc %[[C]]
+// CHECK-NEXT: return
+fx.graph @chain(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %a = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf32>
+    %r = arith.addf %v, %v : f32
+    loop.yield %r : f32
+  }
+  %b = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %a[%i] : tensor<64xf32>
+    %r = arith.mulf %v, %v : f32
+    loop.yield %r : f32
+  }
+  %c = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %b[%i] : tensor<64xf32>
+    %r = arith.subf %v, %v : f32
+    loop.yield %r : f32
+  }
+  %d = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %c[%i] : tensor<64xf32>
+    %w = loop.load %b[%i] : tensor<64xf32>
+    %r = arith.addf %v, %w : f32
+    loop.yield %r : f32
+  }
+  fx.output %d : tensor<64xf32>
+}
