@@ -137,14 +137,17 @@ def _output_spec(gm) -> Any:
 
 def compile(
     fn: Callable,
-    example_inputs: Sequence[Any],
+    example_inputs: Sequence[Any] = (),
     *,
     device: Optional[str] = None,
     dynamic: Union[bool, Dict[int, Sequence[int]]] = False,
     options: Optional[Dict[str, Any]] = None,
     cache_dir: Optional[Path] = None,
 ) -> CompiledFunction:
-    """Compiles `fn` (a function or nn.Module) for inputs like `example_inputs`.
+    """Compiles `fn` (a function or nn.Module) for inputs like `example_inputs`,
+    or a ``torch.export.ExportedProgram`` (torch 2.x), whose own example
+    values and dynamic shapes say what it takes (see
+    kiln.importer.import_exported).
 
     The graph is captured with make_fx, imported into the fx dialect, compiled
     by kiln-compile for `device` ("cpu", "cuda"; by default the inputs'
@@ -165,6 +168,9 @@ def compile(
 
     from kiln.importer import import_function
 
+    exported = getattr(torch, "export", None)
+    if exported is not None and isinstance(fn, exported.ExportedProgram):
+        return _compile_exported(fn, device=device, options=options, cache_dir=cache_dir)
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
         raise ValueError(f"example inputs are on several devices: {sorted(devices)}")
@@ -178,3 +184,26 @@ def compile(
     artifact = Artifact(path, guards=GraphGuards.parse(text))
     return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants,
                             imported.seed_device)
+
+
+def _compile_exported(program: Any, *, device: Optional[str],
+                      options: Optional[Dict[str, Any]],
+                      cache_dir: Optional[Path]) -> CompiledFunction:
+    """kiln.compile of a torch.export ExportedProgram: its own example
+    values give the types, its dynamic_shapes the size symbols."""
+    import torch
+
+    from kiln.importer import import_exported
+
+    placeholders = [n for n in program.graph_module.graph.nodes if n.op == "placeholder"]
+    devices = {n.meta["val"].device.type for n in placeholders
+               if isinstance(n.meta.get("val"), torch.Tensor)}
+    target = torch.device(device).type if device else ("cuda" if "cuda" in devices else "cpu")
+    imported = import_exported(program, device=target)
+    path = compile_graph_text(imported.text, target=target, options=options,
+                              cache_dir=cache_dir)
+    artifact = Artifact(path, guards=GraphGuards.parse(imported.text))
+    return CompiledFunction(artifact, imported.text,
+                            imported.output_spec or _output_spec(imported.gm),
+                            imported.constants, imported.seed_device)
+

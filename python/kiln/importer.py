@@ -52,6 +52,7 @@ __all__ = [
     "DECOMPOSITIONS",
     "ImportedGraph",
     "import_function",
+    "import_exported",
     "import_graph",
     "input_guards",
     "is_supported",
@@ -1332,6 +1333,9 @@ class ImportedGraph:
     # The device of the seed that follows the constants at every call
     # (kiln.rng.draw_seed), or None when the graph draws no random numbers.
     seed_device: Optional[str] = None
+    # How the results nest (a pytree spec), where the graph's flat outputs
+    # do not say it (an exported program's).
+    output_spec: Any = None
 
 
 # Ops that read their operand's sizes against static bounds (an index, a
@@ -1584,3 +1588,61 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
                                    tuple(arguments))
     return ImportedGraph(_print_graph(gm, types, name, graph_guards), gm, constants,
                          graph_guards, seed_device)
+
+
+def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
+                    device: Optional[str] = None) -> ImportedGraph:
+    """Imports a ``torch.export.ExportedProgram`` (torch 2.x).
+
+    The program's graph is decomposed with DECOMPOSITIONS
+    (``run_decompositions``); its parameters, buffers and constant tensors
+    become inputs after the user's, as lift_constants makes them
+    (ImportedGraph.constants); the sizes that ``dynamic_shapes`` made
+    symbolic become size symbols. A program that updates buffers or inputs
+    (a module exported in training mode) is refused. Random ops read a seed
+    on `device` (by default the user inputs') after the constants.
+    """
+    from torch.export.graph_signature import InputKind, OutputKind
+
+    program = program.run_decompositions(DECOMPOSITIONS)
+    signature = program.graph_signature
+    updates = [spec for spec in signature.output_specs if spec.kind != OutputKind.USER_OUTPUT]
+    if updates:
+        raise KilnImportError(
+            f"the program updates {', '.join(str(u.target or u.arg) for u in updates)} "
+            f"({updates[0].kind.name.lower()}), which Kiln does not compile; export the "
+            "module in eval mode")
+    gm = program.graph_module
+    canonicalize(gm)
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    user, lifted, constants = [], [], []
+    lifted_kinds = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+    for node, spec in zip(placeholders, signature.input_specs):
+        if spec.kind == InputKind.USER_INPUT:
+            user.append(node)
+        elif spec.kind in lifted_kinds:
+            tensors = program.state_dict if spec.target in program.state_dict \
+                else program.constants
+            lifted.append(node)
+            constants.append(tensors[spec.target])
+        else:
+            raise KilnImportError(f"program input {spec.arg} ({spec.kind.name.lower()}) "
+                                  "is not supported")
+    # The user's inputs first, as kiln.compile's callable passes them.
+    anchor = user[-1] if user else None
+    for node in lifted if anchor is not None else ():
+        anchor.append(node)
+        anchor = node
+    user_values = [n.meta["val"] for n in user]
+    constants = _on_inputs_device(constants, user_values)
+    seed_device = device or _inputs_device(user_values)
+    seed = _lift_seed(gm, seed_device)
+    gm.graph.eliminate_dead_code()
+    gm.recompile()
+    inputs = [*user_values, *constants, *seed]
+    call_spec = getattr(program, "call_spec", None)
+    return ImportedGraph(import_graph(gm, inputs, name=name, guards=guards), gm, constants,
+                         input_guards(gm, inputs) if guards else None,
+                         seed_device if seed else None,
+                         getattr(call_spec, "out_spec", None))
+

@@ -1,0 +1,69 @@
+"""Programs from torch.export (torch 2.x): imported with their parameters
+and buffers as inputs after the user's, compiled and run against eager, with
+export's dynamic shapes as size symbols."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+if not hasattr(torch, "export"):
+    pytest.skip("torch.export needs torch 2.x", allow_module_level=True)
+
+import kiln  # noqa: E402
+from kiln.importer import KilnImportError, import_exported  # noqa: E402
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no GPU on this machine"))]
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+class ConvNormMlp(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.norm = torch.nn.BatchNorm2d(8)
+        self.head = torch.nn.Linear(8, 5)
+        self.register_buffer("offset", torch.linspace(-1, 1, 5))
+
+    def forward(self, x):
+        h = torch.relu(self.norm(self.conv(x))).mean((2, 3))
+        return torch.softmax(self.head(h), -1) + self.offset, h
+
+
+def test_an_exported_module_compiles_and_matches_eager(device, tmp_path):
+    model = ConvNormMlp().to(device).eval()
+    with torch.no_grad():
+        model.norm.running_var.uniform_(0.5, 2.0)
+    program = torch.export.export(model, (torch.randn(2, 3, 8, 8, device=device),))
+    compiled = kiln.compile(program, cache_dir=tmp_path)
+    # Parameters and buffers follow the user's input.
+    lifted = [s for s in program.graph_signature.input_specs if s.kind.name != "USER_INPUT"]
+    assert len(compiled.constants) == len(lifted) > 0
+    x = torch.randn(2, 3, 8, 8, device=device)
+    got, want = compiled(x), model(x)
+    assert isinstance(got, tuple) and len(got) == 2
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-4)
+
+
+def test_export_dynamic_shapes_become_size_symbols(device, tmp_path):
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                                torch.nn.LayerNorm(32)).to(device).eval()
+    batch = torch.export.Dim("batch", min=2, max=1024)
+    program = torch.export.export(model, (torch.randn(4, 16, device=device),),
+                                  dynamic_shapes=({0: batch},))
+    compiled = kiln.compile(program, cache_dir=tmp_path)
+    assert "tensor<?x16xf32>" in compiled.graph_text
+    for rows in [3, 8, 50]:
+        x = torch.randn(rows, 16, device=device)
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+
+
+def test_a_program_that_updates_buffers_is_refused():
+    model = torch.nn.BatchNorm1d(4).train()
+    program = torch.export.export(model, (torch.randn(8, 4),))
+    with pytest.raises(KilnImportError, match="updates .*export the module in eval mode"):
+        import_exported(program)
