@@ -1640,9 +1640,16 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
     gm.graph.eliminate_dead_code()
     gm.recompile()
     inputs = [*user_values, *constants, *seed]
-    call_spec = getattr(program, "call_spec", None)
     return ImportedGraph(import_graph(gm, inputs, name=name, guards=guards), gm, constants,
                          input_guards(gm, inputs) if guards else None,
-                         seed_device if seed else None,
-                         getattr(call_spec, "out_spec", None))
+                         seed_device if seed else None, _exported_out_spec(program))
+
+
+def _exported_out_spec(program: Any) -> Any:
+    """How an exported program's results nest: the out_spec of its root
+    module's call signature (or of its call_spec), None if unknown."""
+    for entry in getattr(program, "module_call_graph", ()):
+        if entry.fqn == "" and entry.signature is not None:
+            return entry.signature.out_spec
+    return getattr(getattr(program, "call_spec", None), "out_spec", None)
 
