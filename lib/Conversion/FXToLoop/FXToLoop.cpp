@@ -209,6 +209,16 @@ fxtoloop::getNamedDynamicSizes(OpBuilder &b, Location loc, Operation *op,
   return sizes;
 }
 
+SmallVector<Value>
+fxtoloop::collectDynamicSizes(RankedTensorType type,
+                              function_ref<Value(int64_t)> sizeOf) {
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim))
+      sizes.push_back(sizeOf(dim));
+  return sizes;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
@@ -2071,17 +2081,6 @@ static Value clampIndex(OpBuilder &b, Location loc, Value value, Value size) {
   return clampToRange(
       b, loc, arith::IndexCastOp::create(b, loc, b.getIndexType(), value),
       size);
-}
-
-/// The dynamic sizes of `type` from `sizeOf(dim)` for each dynamic `dim`.
-static SmallVector<Value>
-collectDynamicSizes(RankedTensorType type,
-                    function_ref<Value(int64_t)> sizeOf) {
-  SmallVector<Value> sizes;
-  for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    if (type.isDynamicDim(dim))
-      sizes.push_back(sizeOf(dim));
-  return sizes;
 }
 
 /// Lowers fx.embedding, fx.index_select and fx.gather: the source read at

@@ -37,6 +37,10 @@ FailureOr<SmallVector<Value>> getNamedDynamicSizes(OpBuilder &b, Location loc,
                                                    Operation *op,
                                                    RankedTensorType type);
 
+/// The dynamic sizes of `type` from `sizeOf(dim)` for each dynamic `dim`.
+SmallVector<Value> collectDynamicSizes(RankedTensorType type,
+                                       function_ref<Value(int64_t)> sizeOf);
+
 /// A float constant of scalar type `type`.
 Value makeFloat(OpBuilder &b, Location loc, Type type, double value);
 

@@ -172,16 +172,6 @@ static SmallVector<Value> getSizes(OpBuilder &b, Location loc, Value tensor) {
   return sizes;
 }
 
-/// The dynamic entries of `sizes` for a node of `type`.
-static SmallVector<Value> getDynamicSizes(RankedTensorType type,
-                                          ArrayRef<Value> sizes) {
-  SmallVector<Value> dynamicSizes;
-  for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    if (type.isDynamicDim(dim))
-      dynamicSizes.push_back(sizes[dim]);
-  return dynamicSizes;
-}
-
 /// Lowers fx.rand and fx.randn: uniform samples in [0, 1) and standard
 /// normal ones (Box-Muller) of the result's dtype.
 template <typename OpTy> struct RandomLowering : OpRewritePattern<OpTy> {
@@ -237,16 +227,18 @@ struct BernoulliLowering : OpRewritePattern<fx::BernoulliPOp> {
     Value seed = op.getSeed();
     Type dtype = type.getElementType();
     rewriter.replaceOp(
-        op, buildGeneratorNode(
-                rewriter, loc, type, getDynamicSizes(type, sizes),
-                [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                  PhiloxBuilder philox(b, loc);
-                  Value hit =
-                      philox.below(philox.draw(seed, offset, sizes, ivs), p);
-                  return arith::SelectOp::create(b, loc, hit,
-                                                 makeFloat(b, loc, dtype, 1.0),
-                                                 makeFloat(b, loc, dtype, 0.0));
-                }));
+        op,
+        buildGeneratorNode(
+            rewriter, loc, type,
+            collectDynamicSizes(type, [&](int64_t dim) { return sizes[dim]; }),
+            [&](OpBuilder &b, Location loc, ValueRange ivs) {
+              PhiloxBuilder philox(b, loc);
+              Value hit =
+                  philox.below(philox.draw(seed, offset, sizes, ivs), p);
+              return arith::SelectOp::create(b, loc, hit,
+                                             makeFloat(b, loc, dtype, 1.0),
+                                             makeFloat(b, loc, dtype, 0.0));
+            }));
     return success();
   }
 };
@@ -267,7 +259,8 @@ struct NativeDropoutLowering : OpRewritePattern<fx::NativeDropoutOp> {
     auto inputType = cast<RankedTensorType>(input.getType());
     auto maskType = cast<RankedTensorType>(op.getMask().getType());
     SmallVector<Value> sizes = getSizes(rewriter, loc, input);
-    SmallVector<Value> dynamicSizes = getDynamicSizes(inputType, sizes);
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(inputType, [&](int64_t dim) { return sizes[dim]; });
     double p = op.getP().convertToDouble();
     bool dropping = op.getTrain().value_or(true) && p != 0.0;
 
