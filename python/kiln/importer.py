@@ -977,7 +977,8 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
         lambda n: (aten.full.default, (n.args[0], 0), _full_dtype(n)),
     # torch 2.x's empty_like: a layout is not a value.
     **({aten.empty_permuted.default:
-        lambda n: (aten.empty.memory_format, (n.args[0],), {"dtype": n.kwargs.get("dtype")})}
+        lambda n: (aten.empty.memory_format, (n.args[0],),
+                   {k: v for k, v in n.kwargs.items() if k in ("dtype", "device")})}
        if hasattr(aten, "empty_permuted") else {}),
     aten.ones.default:
         lambda n: (aten.full.default, (n.args[0], 1), _full_dtype(n)),
