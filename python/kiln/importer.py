@@ -944,8 +944,10 @@ def _prims_div(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
 
 
 def _full_dtype(node: torch.fx.Node) -> Dict[str, Any]:
-    """The dtype that ``zeros``/``ones`` fill with, as ``full`` must be told."""
-    return {"dtype": node.kwargs.get("dtype") or torch.get_default_dtype()}
+    """The dtype that ``zeros``/``ones`` fill with, as ``full`` must be told,
+    and their device, where the graph runs them."""
+    return {"dtype": node.kwargs.get("dtype") or torch.get_default_dtype(),
+            "device": node.kwargs.get("device")}
 
 
 # ATen and prims ops that decompositions or factory functions leave in a
