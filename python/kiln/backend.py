@@ -218,6 +218,12 @@ _SIZED_BY_RESULT = {aten.view.default: 1, aten._unsafe_view.default: 1,
                     aten.rand.default: 0, aten.randn.default: 0}
 
 
+# The creation ops of _SIZED_BY_RESULT: the importer names their symbolic
+# sizes (size_symbols), which must be size symbols of their own.
+_CREATION_OPS = {aten.full.default, aten.empty.memory_format, aten.rand.default,
+                 aten.randn.default}
+
+
 def _size_argument(node: torch.fx.Node) -> Optional[int]:
     """The position of the size among `node`'s arguments, for an op of
     _SIZED_BY_RESULT (a seeded random op's come after its three)."""
@@ -296,6 +302,9 @@ def _node_problem(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
     if node.target in _REGROUPING_VIEWS and not _keeps_symbolic_sizes(
             values.get(node.args[0]), results[0]):
         return "it splits a symbolic size, which Kiln's views cannot follow yet"
+    if aten_target(node) in _CREATION_OPS and not all(
+            str(s.node.expr).isidentifier() for s in results[0].shape if not isinstance(s, int)):
+        return "a symbolic size of its result is an expression, which Kiln cannot name yet"
     try:
         check_supported(node)
     except UnsupportedOpError as error:
