@@ -935,3 +935,43 @@ def test_logsumexp_of_infinite_rows(tmp_path):
     x[1, 2] = float("inf")
     compiled = kiln.compile(f, [x], cache_dir=tmp_path)
     torch.testing.assert_close(compiled(x), f(x))
+
+
+def test_accumulating_scatters(device, tmp_path):
+    """embedding's gradient, scatter_add and index_put with accumulate add
+    their values atomically: duplicate indices (and negative ones) sum, as
+    in PyTorch."""
+    aten = torch.ops.aten
+
+    def fn(g, ids, x, index, src, rows, values, gh, xi, si):
+        return (aten.embedding_dense_backward(g, ids, 12, 3, False),
+                aten.scatter_add(x, 1, index, src),
+                aten.index_put(x, [rows], values, True),
+                aten.embedding_dense_backward(gh, ids, 12, -1, False),
+                aten.scatter_add(xi, 0, index[:, :2] % 4, si))
+    generator = torch.Generator().manual_seed(12)
+
+    def inputs():
+        ids = torch.randint(0, 12, (5, 7), generator=generator)
+        ids[0, :4] = 3  # The padding index, and duplicates.
+        return [t.to(device) for t in [
+            torch.randn(5, 7, 16, generator=generator), ids,
+            torch.randn(10, 6, generator=generator),
+            torch.randint(0, 6, (10, 3), generator=generator),
+            torch.randn(10, 3, generator=generator),
+            torch.tensor([1, -1, 4, 1, 9, 1]),
+            torch.randn(1, 6, generator=generator),
+            torch.randn(5, 7, 16, generator=generator).bfloat16(),
+            torch.randint(-50, 50, (4, 2), generator=generator).int(),
+            torch.randint(-50, 50, (10, 2), generator=generator).int()]]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        if want.dtype == torch.bfloat16:
+            # Atomic additions round to bf16 after each one.
+            torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
+        elif want.dtype.is_floating_point:
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        else:
+            assert torch.equal(got, want)

@@ -84,8 +84,61 @@ Value mlir::kiln::emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
   return emitBodyValue(b, node.getBody().front(), mapping, ivs);
 }
 
+/// Emits the ops of a node body (not its terminator) at `ivs`; returns the
+/// mapping of the body's values.
+static IRMapping emitBodyOps(OpBuilder &b, Block &body,
+                             const IRMapping &mapping, ValueRange ivs);
+
+/// The value that body value `value` became: emitted by the body, or from
+/// outside the node.
+static Value lookupEmitted(const IRMapping &bodyMapping,
+                           const IRMapping &mapping, Value value) {
+  if (Value mapped = bodyMapping.lookupOrNull(value))
+    return mapped;
+  return mapping.lookupOrDefault(value);
+}
+
 Value mlir::kiln::emitBodyValue(OpBuilder &b, Block &body,
                                 const IRMapping &mapping, ValueRange ivs) {
+  IRMapping bodyMapping = emitBodyOps(b, body, mapping, ivs);
+  return lookupEmitted(bodyMapping, mapping,
+                       cast<loop::YieldOp>(body.getTerminator()).getValue());
+}
+
+void mlir::kiln::emitScatterUpdate(OpBuilder &b, loop::ScatterOp node,
+                                   Value dest, const IRMapping &mapping,
+                                   ValueRange ivs) {
+  Block &body = node.getBody().front();
+  IRMapping bodyMapping = emitBodyOps(b, body, mapping, ivs);
+  loop::ScatterYieldOp yield = node.getYield();
+  Value value = lookupEmitted(bodyMapping, mapping, yield.getValue());
+  SmallVector<Value> indices =
+      llvm::map_to_vector(yield.getIndices(), [&](Value index) {
+        return lookupEmitted(bodyMapping, mapping, index);
+      });
+  arith::AtomicRMWKind kind = isa<FloatType>(value.getType())
+                                  ? arith::AtomicRMWKind::addf
+                                  : arith::AtomicRMWKind::addi;
+  memref::AtomicRMWOp::create(b, yield.getLoc(), kind, value, dest, indices);
+}
+
+SmallVector<Value> mlir::kiln::getUpdateSizes(OpBuilder &b, Location loc,
+                                              loop::ScatterOp node,
+                                              const IRMapping &mapping) {
+  SmallVector<Value> sizes;
+  unsigned nextDynamic = 0;
+  for (int64_t size : node.getUpdateShape()) {
+    if (ShapedType::isDynamic(size))
+      sizes.push_back(
+          mapping.lookup(node.getUpdateDynamicSizes()[nextDynamic++]));
+    else
+      sizes.push_back(arith::ConstantIndexOp::create(b, loc, size));
+  }
+  return sizes;
+}
+
+static IRMapping emitBodyOps(OpBuilder &b, Block &body,
+                             const IRMapping &mapping, ValueRange ivs) {
   // A mapping of the body's own values, plus the few outer values (buffers,
   // constants, sizes) it uses: copying all of `mapping` per element would make
   // emitting a graph quadratic in its size.
@@ -117,10 +170,7 @@ Value mlir::kiln::emitBodyValue(OpBuilder &b, Block &body,
       b.clone(op, bodyMapping);
     }
   }
-  Value yielded = cast<loop::YieldOp>(body.getTerminator()).getValue();
-  if (Value mapped = bodyMapping.lookupOrNull(yielded))
-    return mapped;
-  return mapping.lookupOrDefault(yielded);
+  return bodyMapping;
 }
 
 void mlir::kiln::emitNodeBody(OpBuilder &b, loop::PointwiseOp node, Value dest,
@@ -238,6 +288,8 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   for (Operation &op : body.without_terminator()) {
     if (isa<loop::ReduceOp>(op) && !target.emitReduce)
       return op.emitError("reductions are not lowered for this target yet");
+    if (isa<loop::ScatterOp>(op) && !target.emitScatter)
+      return op.emitError("scatters are not lowered for this target yet");
     if (isa<loop::MatmulOp>(op) && !target.emitMatmul)
       return op.emitError("matrix products are not lowered for this target "
                           "yet");
@@ -289,6 +341,16 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   }
 
   DenseMap<Value, Operation *> lastReaders = getLastReaders(body);
+  // A scatter adds into its `init` in place when nothing reads `init`
+  // afterwards; where the caller takes the scatter's result, `init` is
+  // computed into the caller's buffer to begin with.
+  for (auto scatter : body.getOps<loop::ScatterOp>()) {
+    Value init = scatter.getInit();
+    Value dest = destinations.lookup(scatter.getResult());
+    if (dest && isComputation(init.getDefiningOp()) &&
+        !destinations.contains(init) && lastReaders.lookup(init) == scatter)
+      destinations[init] = dest;
+  }
   // Temporaries to free after each op: their last reader. Those that the
   // output reads live to the end.
   DenseMap<Operation *, SmallVector<Value>> freedAfter;
@@ -326,9 +388,23 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
       freeTemporariesReadLastBy(&op);
       continue;
     }
+    // A scatter whose `init` is a temporary that nothing reads afterwards
+    // adds into that buffer in place: it becomes the result's.
+    auto scatter = dyn_cast<loop::ScatterOp>(op);
+    Value inPlace;
+    if (scatter && !destinations.contains(scatter.getResult()) &&
+        lastReaders.lookup(scatter.getInit()) == &op) {
+      SmallVector<Value> &freed = freedAfter[&op];
+      auto *entry = llvm::find(freed, scatter.getInit());
+      if (entry != freed.end()) {
+        freed.erase(entry);
+        inPlace = mapping.lookup(scatter.getInit());
+      }
+    }
     SmallVector<Value> dests;
     for (Value result : op.getResults()) {
-      Value dest = destinations.lookup(result);
+      Value dest = inPlace ? inPlace : destinations.lookup(result);
+      bool owned = inPlace != nullptr;
       if (!dest) {
         SmallVector<Value> dynamicSizes =
             llvm::map_to_vector(getDynamicSizesOfResult(result),
@@ -336,6 +412,9 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
         dest = target.allocate(rewriter, op.getLoc(),
                                getBufferType(result.getType()), dynamicSizes,
                                extraArgs);
+        owned = true;
+      }
+      if (owned) {
         Operation *reader = lastReaders.lookup(result);
         if (reader == outputOp)
           temporaries.push_back(dest);
@@ -350,7 +429,14 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
       target.emitMatmul(rewriter, matmul, dests.front(), mapping, extraArgs);
     else if (auto reduce = dyn_cast<loop::ReduceOp>(op))
       target.emitReduce(rewriter, reduce, dests.front(), mapping, extraArgs);
-    else
+    else if (scatter) {
+      // The updates add into `init`, or into a copy of it.
+      if (mapping.lookup(scatter.getInit()) != dests.front())
+        target.copy(rewriter, scatter.getLoc(),
+                    mapping.lookup(scatter.getInit()), dests.front(),
+                    extraArgs);
+      target.emitScatter(rewriter, scatter, dests.front(), mapping, extraArgs);
+    } else
       target.emitNode(rewriter, cast<loop::PointwiseOp>(op), dests.front(),
                       mapping, extraArgs);
     mapping.map(op.getResults(), dests);

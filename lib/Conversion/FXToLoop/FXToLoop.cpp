@@ -4579,6 +4579,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
   populateRandomPatterns(patterns);
   populateViewScatterPatterns(patterns);
+  populateScatterPatterns(patterns);
   patterns
       .add<FlipLowering, RepeatLowering, SplitLowering, ConstantPadLowering>(
           ctx);

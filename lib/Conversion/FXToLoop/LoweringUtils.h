@@ -65,6 +65,9 @@ Value buildGeneratorNode(
 /// Adds the lowerings of the random ops (RandomLowering.cpp).
 void populateRandomPatterns(RewritePatternSet &patterns);
 
+/// Adds the lowerings of the accumulating scatters (ScatterLowering.cpp).
+void populateScatterPatterns(RewritePatternSet &patterns);
+
 /// Adds the lowerings of slice_scatter and select_scatter
 /// (ViewScatterLowering.cpp).
 void populateViewScatterPatterns(RewritePatternSet &patterns);

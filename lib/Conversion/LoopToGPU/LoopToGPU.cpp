@@ -220,6 +220,40 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
   gpu::TerminatorOp::create(b, loc);
 }
 
+/// Emits a scatter as a kernel with a thread per update, each an atomic
+/// addition into `dest` (which holds the scatter's `init` by then).
+static void emitScatterKernel(OpBuilder &b, loop::ScatterOp node, Value dest,
+                              IRMapping &mapping,
+                              const LoopToGPUOptions &options,
+                              StreamOrder &order, ValueRange extraArgs) {
+  Location loc = node.getLoc();
+  SmallVector<Value> sizes = getUpdateSizes(b, loc, node, mapping);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value total = getProduct(b, loc, sizes);
+  Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, total, threads);
+
+  Value token = order.current(b, loc, extraArgs);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, blocks, one, one, threads, one, one,
+      /*dynamicSharedMemorySize=*/nullptr,
+      gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
+  order.advance(extraArgs, launch.getAsyncToken());
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value update = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
+      launch.getThreadIds().x);
+  Value inBounds =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, update, total);
+  auto guardIf = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&guardIf.getThenRegion().front());
+  emitScatterUpdate(b, node, dest, mapping, delinearize(b, loc, update, sizes));
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+}
+
 //===----------------------------------------------------------------------===//
 // Row kernels: reductions and the nodes fused with them
 //===----------------------------------------------------------------------===//
@@ -659,6 +693,10 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   target.emitMatmul = [](OpBuilder &b, loop::MatmulOp node, Value dest,
                          IRMapping &mapping, ValueRange extraArgs) {
     emitLibraryMatmul(b, node, dest, mapping, extraArgs.front());
+  };
+  target.emitScatter = [=](OpBuilder &b, loop::ScatterOp node, Value dest,
+                           IRMapping &mapping, ValueRange extraArgs) {
+    emitScatterKernel(b, node, dest, mapping, options, *order, extraArgs);
   };
   target.emitKernel = [=](OpBuilder &b, loop::KernelOp kernel, ValueRange dests,
                           IRMapping &mapping, ValueRange extraArgs) {

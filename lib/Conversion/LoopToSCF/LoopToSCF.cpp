@@ -276,6 +276,26 @@ static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
     scf::buildLoopNest(b, loc, lowerBounds, resultSizes, steps, element);
 }
 
+/// Emits a scatter: its updates in parallel (or serially), each an atomic
+/// addition into `dest`, which holds the scatter's `init`.
+static void emitScatterLoops(OpBuilder &b, loop::ScatterOp node, Value dest,
+                             IRMapping &mapping,
+                             const LoopToSCFOptions &options) {
+  Location loc = node.getLoc();
+  SmallVector<Value> sizes = getUpdateSizes(b, loc, node, mapping);
+  auto update = [&](OpBuilder &nested, Location, ValueRange ivs) {
+    emitScatterUpdate(nested, node, dest, mapping, ivs);
+  };
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> lowerBounds(sizes.size(), zero);
+  SmallVector<Value> steps(sizes.size(), one);
+  if (options.parallel)
+    scf::ParallelOp::create(b, loc, lowerBounds, sizes, steps, update);
+  else
+    scf::buildLoopNest(b, loc, lowerBounds, sizes, steps, update);
+}
+
 /// Emits a fused kernel: its rows in parallel (or serially); in each row the
 /// nodes in order, row values (reductions) kept in registers for the nodes
 /// after them, so that a row's inputs are read while they are in cache.
@@ -357,6 +377,10 @@ mlir::kiln::getSCFBufferizationTarget(const LoopToSCFOptions &options) {
   target.emitReduce = [options](OpBuilder &b, loop::ReduceOp node, Value dest,
                                 IRMapping &mapping, ValueRange) {
     emitReduceLoops(b, node, dest, mapping, options);
+  };
+  target.emitScatter = [options](OpBuilder &b, loop::ScatterOp node, Value dest,
+                                 IRMapping &mapping, ValueRange) {
+    emitScatterLoops(b, node, dest, mapping, options);
   };
   target.emitMatmul = [options](OpBuilder &b, loop::MatmulOp node, Value dest,
                                 IRMapping &mapping, ValueRange) {

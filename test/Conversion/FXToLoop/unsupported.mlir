@@ -57,3 +57,20 @@ fx.graph @slice_scatter_dynamic(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<
   %0 = fx.slice_scatter %x, %y {dim = 0, start = 1} : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
   fx.output %0 : tensor<?xf32>
 }
+
+// -----
+
+// Without accumulate, duplicate indices would race: not lowered.
+fx.graph @index_put_assign(%x: tensor<10x4xf32>, %i: tensor<3xsi64>, %v: tensor<3x4xf32>) -> tensor<10x4xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.index_put' with these operand types}}
+  %0 = fx.index_put %x, %i, %v : (tensor<10x4xf32>, tensor<3xsi64>, tensor<3x4xf32>) -> tensor<10x4xf32>
+  fx.output %0 : tensor<10x4xf32>
+}
+
+// -----
+
+fx.graph @embedding_backward_by_frequency(%g: tensor<4x6xf32>, %ids: tensor<4xsi64>) -> tensor<10x6xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.embedding_dense_backward' with these operand types}}
+  %0 = fx.embedding_dense_backward %g, %ids {padding_idx = -1 : i64, scale_grad_by_freq = true} : (tensor<4x6xf32>, tensor<4xsi64>) -> tensor<10x6xf32>
+  fx.output %0 : tensor<10x6xf32>
+}

@@ -196,3 +196,25 @@ fx.graph @remainders(%x: tensor<64xf16>, %y: tensor<64xf64>) -> (tensor<64xf16>,
   }
   fx.output %0, %1 : tensor<64xf16>, tensor<64xf64>
 }
+
+// -----
+
+// A scatter is a kernel with a thread per update, after the copy of the
+// input it starts from, each an atomic addition.
+// CHECK-LABEL: func.func @scatter
+// CHECK-SAME: (%[[X:.+]]: memref<10x4xbf16>, %{{.+}}: memref<6xi64>, %{{.+}}: memref<6x4xbf16>, %[[OUT:.+]]: memref<10x4xbf16>
+// CHECK: %[[COPIED:.+]] = gpu.memcpy async [%{{.+}}] %[[OUT]], %[[X]]
+// CHECK: gpu.launch async [%[[COPIED]]]
+// CHECK: scf.if
+// CHECK: memref.atomic_rmw addf %{{.+}}, %[[OUT]][%{{.+}}, %{{.+}}] : (bf16, memref<10x4xbf16>) -> bf16
+// CHECK: gpu.terminator
+fx.graph @scatter(%x: tensor<10x4xbf16>, %i: tensor<6xsi64>, %v: tensor<6x4xbf16>) -> tensor<10x4xbf16> {
+  %0 = loop.scatter "sum" %x over [6, 4] : tensor<10x4xbf16> -> tensor<10x4xbf16> {
+  ^bb0(%k: index, %d: index):
+    %id = loop.load %i[%k] : tensor<6xsi64>
+    %row = arith.index_cast %id : i64 to index
+    %w = loop.load %v[%k, %d] : tensor<6x4xbf16>
+    loop.scatter_yield %w at [%row, %d] : bf16
+  }
+  fx.output %0 : tensor<10x4xbf16>
+}

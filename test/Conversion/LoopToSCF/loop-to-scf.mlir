@@ -206,3 +206,55 @@ fx.graph @chain(%x: tensor<64xf32>) -> tensor<64xf32> {
   }
   fx.output %d : tensor<64xf32>
 }
+
+// -----
+
+// A scatter copies a graph input it starts from into its buffer, then adds
+// its updates atomically, in parallel.
+// CHECK-LABEL: func.func @scatter_into_input
+// CHECK-SAME: (%[[X:.+]]: memref<10x4xf32>, %[[I:.+]]: memref<6xi64>, %[[V:.+]]: memref<6x4xf32>, %[[OUT:.+]]: memref<10x4xf32>)
+// CHECK: memref.copy %[[X]], %[[OUT]]
+// CHECK: scf.parallel (%[[K:.+]], %[[D:.+]]) =
+// CHECK: %[[ROW:.+]] = arith.index_cast
+// CHECK: %[[VAL:.+]] = memref.load %[[V]][%[[K]], %[[D]]]
+// CHECK: memref.atomic_rmw addf %[[VAL]], %[[OUT]][%[[ROW]], %[[D]]]
+// SERIAL-LABEL: func.func @scatter_into_input
+// SERIAL: scf.for
+// SERIAL: memref.atomic_rmw addf
+fx.graph @scatter_into_input(%x: tensor<10x4xf32>, %i: tensor<6xsi64>, %v: tensor<6x4xf32>) -> tensor<10x4xf32> {
+  %0 = loop.scatter "sum" %x over [6, 4] : tensor<10x4xf32> -> tensor<10x4xf32> {
+  ^bb0(%k: index, %d: index):
+    %id = loop.load %i[%k] : tensor<6xsi64>
+    %row = arith.index_cast %id : i64 to index
+    %w = loop.load %v[%k, %d] : tensor<6x4xf32>
+    loop.scatter_yield %w at [%row, %d] : f32
+  }
+  fx.output %0 : tensor<10x4xf32>
+}
+
+// -----
+
+// A computed `init` that nothing else reads is the scatter's buffer: zeros
+// are written into the caller's buffer and the updates add there, with no
+// copy.
+// CHECK-LABEL: func.func @scatter_in_place
+// CHECK-SAME: %[[OUT:[^:]+]]: memref<10x4xi32>)
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: memref.copy
+// CHECK: memref.store %{{.+}}, %[[OUT]]
+// CHECK: memref.atomic_rmw addi %{{.+}}, %[[OUT]]
+fx.graph @scatter_in_place(%i: tensor<6xsi64>, %v: tensor<6x4xsi32>) -> tensor<10x4xsi32> {
+  %zeros = loop.pointwise : tensor<10x4xsi32> {
+  ^bb0(%r: index, %c: index):
+    %z = arith.constant 0 : i32
+    loop.yield %z : i32
+  }
+  %0 = loop.scatter "sum" %zeros over [6, 4] : tensor<10x4xsi32> -> tensor<10x4xsi32> {
+  ^bb0(%k: index, %d: index):
+    %id = loop.load %i[%k] : tensor<6xsi64>
+    %row = arith.index_cast %id : i64 to index
+    %w = loop.load %v[%k, %d] : tensor<6x4xsi32>
+    loop.scatter_yield %w at [%row, %d] : i32
+  }
+  fx.output %0 : tensor<10x4xsi32>
+}

@@ -312,3 +312,64 @@ fx.graph @epilogue_yield(%x: tensor<2x8xbf16>, %w: tensor<8x4xbf16>) -> tensor<2
   }
   fx.output %y : tensor<2x4xbf16>
 }
+
+// -----
+
+fx.graph @scatter_combiner(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loop.scatter' op combiner must be "sum", not "max"}}
+  %0 = loop.scatter "max" %x over [4] : tensor<4xf32> -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xf32>
+    loop.scatter_yield %v at [%i] : f32
+  }
+  fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+fx.graph @scatter_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{'loop.scatter' op adds floats or integers, not 'i1'}}
+  %0 = loop.scatter "sum" %x over [4] : tensor<4xi1> -> tensor<4xi1> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xi1>
+    loop.scatter_yield %v at [%i] : i1
+  }
+  fx.output %0 : tensor<4xi1>
+}
+
+// -----
+
+fx.graph @scatter_indices(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %0 = loop.scatter "sum" %x over [4] : tensor<4x2xf32> -> tensor<4x2xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i, %i] : tensor<4x2xf32>
+    // expected-error @+1 {{'loop.scatter_yield' op yields 1 indices into 'tensor<4x2xf32>'}}
+    loop.scatter_yield %v at [%i] : f32
+  }
+  fx.output %0 : tensor<4x2xf32>
+}
+
+// -----
+
+fx.graph @scatter_value(%x: tensor<4xbf16>) -> tensor<4xbf16> {
+  %0 = loop.scatter "sum" %x over [4] : tensor<4xbf16> -> tensor<4xbf16> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xbf16>
+    %w = arith.extf %v : bf16 to f32
+    // expected-error @+1 {{'loop.scatter_yield' op yields 'f32', but the elements of 'tensor<4xbf16>' are 'bf16'}}
+    loop.scatter_yield %w at [%i] : f32
+  }
+  fx.output %0 : tensor<4xbf16>
+}
+
+// -----
+
+fx.graph @scatter_init(%x: tensor<4xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'loop.scatter' op starts from 'tensor<4xf32>', but defines 'tensor<5xf32>'}}
+  %0 = loop.scatter "sum" %x over [4] : tensor<4xf32> -> tensor<5xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xf32>
+    loop.scatter_yield %v at [%i] : f32
+  }
+  fx.output %0 : tensor<5xf32>
+}

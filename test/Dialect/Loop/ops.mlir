@@ -145,3 +145,24 @@ fx.graph @epilogue(%x: tensor<8x64xbf16>, %w: tensor<64x32xbf16>, %bias: tensor<
   %z = loop.matmul %x, %w : tensor<8x64xbf16>, tensor<64x32xbf16> -> tensor<8x32xf32>
   fx.output %y, %z : tensor<8x32xbf16>, tensor<8x32xf32>
 }
+
+// -----
+
+// A scatter adds the values its body yields into `init` at the indices it
+// yields; its update space has dynamic sizes like a reduction's.
+// CHECK-LABEL: fx.graph @scatter
+// CHECK: loop.scatter "sum" %{{.+}} over [%{{.+}}, 64] : tensor<100x64xf32> -> tensor<100x64xf32> {
+// CHECK-NEXT: ^bb0(%[[U0:.+]]: index, %[[U1:.+]]: index):
+// CHECK: loop.scatter_yield %{{.+}} at [%{{.+}}, %[[U1]]] : f32
+fx.graph @scatter(%zeros: tensor<100x64xf32>, %ids: tensor<?xsi64>, %grad: tensor<?x64xf32>) -> tensor<100x64xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %ids, %c0 : tensor<?xsi64>
+  %0 = loop.scatter "sum" %zeros over [%n, 64] : tensor<100x64xf32> -> tensor<100x64xf32> {
+  ^bb0(%i: index, %d: index):
+    %id = loop.load %ids[%i] : tensor<?xsi64>
+    %row = arith.index_cast %id : i64 to index
+    %v = loop.load %grad[%i, %d] : tensor<?x64xf32>
+    loop.scatter_yield %v at [%row, %d] : f32
+  }
+  fx.output %0 : tensor<100x64xf32>
+}

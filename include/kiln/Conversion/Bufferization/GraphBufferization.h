@@ -34,6 +34,7 @@ class KernelOp;
 class MatmulOp;
 class PointwiseOp;
 class ReduceOp;
+class ScatterOp;
 } // namespace loop
 
 /// The attribute that marks a function bufferized from an fx.graph.
@@ -65,6 +66,12 @@ struct GraphBufferizationTarget {
   std::function<void(OpBuilder &, loop::MatmulOp node, Value dest,
                      IRMapping &mapping, ValueRange extraArgs)>
       emitMatmul;
+  /// Emits the scatter `node` into `dest`, which already holds its `init`;
+  /// null for targets without scatters (bufferization then fails, with a
+  /// diagnostic).
+  std::function<void(OpBuilder &, loop::ScatterOp node, Value dest,
+                     IRMapping &mapping, ValueRange extraArgs)>
+      emitScatter;
   /// Emits the fused `kernel`, storing its results into `dests` (in order);
   /// null for targets that cannot run fused kernels (bufferization then
   /// fails, with a diagnostic).
@@ -116,6 +123,17 @@ SmallVector<Value> getReductionSizes(OpBuilder &b, Location loc,
 /// returns the value it yields.
 Value emitBodyValue(OpBuilder &b, Block &body, const IRMapping &mapping,
                     ValueRange ivs);
+
+/// Emits the ops of scatter `node`'s body at the update indices `ivs`, and
+/// then the addition of the value it yields into `dest` at the indices it
+/// yields: a memref.atomic_rmw, so that updates may run in parallel.
+void emitScatterUpdate(OpBuilder &b, loop::ScatterOp node, Value dest,
+                       const IRMapping &mapping, ValueRange ivs);
+
+/// The sizes of scatter `node`'s update space, as index values.
+SmallVector<Value> getUpdateSizes(OpBuilder &b, Location loc,
+                                  loop::ScatterOp node,
+                                  const IRMapping &mapping);
 
 /// Replaces `graph`, whose body holds only loop nodes and scalar ops, with a
 /// destination-passing func.func over memrefs (inputs, results, then the

@@ -54,7 +54,7 @@ bool mlir::kiln::loop::isNode(Operation *op) {
 }
 
 bool mlir::kiln::loop::isTensorNode(Operation *op) {
-  return isNode(op) || isa_and_nonnull<MatmulOp>(op);
+  return isNode(op) || isa_and_nonnull<MatmulOp, ScatterOp>(op);
 }
 
 ValueRange mlir::kiln::loop::getNodeDynamicSizes(Operation *node) {
@@ -62,6 +62,8 @@ ValueRange mlir::kiln::loop::getNodeDynamicSizes(Operation *node) {
     return reduce.getDynamicSizes();
   if (auto matmul = dyn_cast<MatmulOp>(node))
     return matmul.getDynamicSizes();
+  if (auto scatter = dyn_cast<ScatterOp>(node))
+    return scatter.getDynamicSizes();
   return cast<PointwiseOp>(node).getDynamicSizes();
 }
 

@@ -119,6 +119,67 @@ LogicalResult ReduceOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
+// ScatterOp
+//===----------------------------------------------------------------------===//
+
+ScatterYieldOp ScatterOp::getYield() {
+  return cast<ScatterYieldOp>(getBody().front().getTerminator());
+}
+
+void ScatterOp::getAsmBlockArgumentNames(Region &region,
+                                         OpAsmSetValueNameFn setNameFn) {
+  for (BlockArgument arg : region.getArguments())
+    setNameFn(arg, "u" + std::to_string(arg.getArgNumber()));
+}
+
+LogicalResult ScatterOp::verify() {
+  if (getCombiner() != "sum")
+    return emitOpError("combiner must be \"sum\", not \"")
+           << getCombiner() << "\"";
+  if (getInit().getType() != getResultType())
+    return emitOpError("starts from ")
+           << getInit().getType() << ", but defines " << getResultType();
+  Type element = getResultType().getElementType();
+  if (!isa<FloatType>(element) &&
+      !(isa<IntegerType>(element) && !element.isInteger(1)))
+    return emitOpError("adds floats or integers, not ") << element;
+  int64_t numDynamic = getResultType().getNumDynamicDims();
+  if (static_cast<int64_t>(getDynamicSizes().size()) != numDynamic)
+    return emitOpError("has ")
+           << getDynamicSizes().size() << " dynamic sizes, but its result "
+           << getResultType() << " has " << numDynamic << " dynamic dimensions";
+  if (getUpdateShape().empty())
+    return emitOpError("needs at least one update dimension");
+  return success();
+}
+
+LogicalResult ScatterOp::verifyRegions() {
+  Block &body = getBody().front();
+  int64_t rank = getUpdateShape().size();
+  if (static_cast<int64_t>(body.getNumArguments()) != rank)
+    return emitOpError("body has ")
+           << body.getNumArguments() << " arguments, but the update space has "
+           << rank << " dimensions";
+  for (BlockArgument arg : body.getArguments()) {
+    if (!arg.getType().isIndex())
+      return emitOpError("body argument #")
+             << arg.getArgNumber() << " must be an index, but is "
+             << arg.getType();
+  }
+  ScatterYieldOp yield = getYield();
+  if (static_cast<int64_t>(yield.getIndices().size()) !=
+      getResultType().getRank())
+    return yield.emitOpError("yields ")
+           << yield.getIndices().size() << " indices into " << getResultType();
+  Type element = getScalarType(getResultType().getElementType());
+  if (yield.getValue().getType() != element)
+    return yield.emitOpError("yields ")
+           << yield.getValue().getType() << ", but the elements of "
+           << getResultType() << " are " << element;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // KernelOp
 //===----------------------------------------------------------------------===//
 

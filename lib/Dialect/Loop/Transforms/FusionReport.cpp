@@ -59,6 +59,8 @@ FusionReport mlir::kiln::loop::computeFusionReport(Block &body) {
         reads.insert(matmul.getLhs());
         reads.insert(matmul.getRhs());
       }
+      if (auto scatter = dyn_cast<ScatterOp>(inner))
+        reads.insert(scatter.getInit());
       if (!isa<YieldOp, KernelYieldOp>(inner))
         sources.insert(inner->getLoc());
       if (auto load = dyn_cast<LoadOp>(inner)) {

@@ -29,7 +29,7 @@ Type getScalarType(Type elementType);
 bool isNode(Operation *op);
 
 /// Whether `op` defines one tensor by a node of the loop dialect: a node with
-/// a body, or a loop.matmul.
+/// a body, a loop.matmul or a loop.scatter.
 bool isTensorNode(Operation *op);
 
 /// The dynamic sizes of a tensor node's result, in order.

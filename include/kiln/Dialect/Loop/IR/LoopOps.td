@@ -110,6 +110,66 @@ def Loop_ReduceOp : Loop_Op<"reduce", [
   }];
 }
 
+def Loop_ScatterOp : Loop_Op<"scatter", [
+    RecursiveMemoryEffects, SingleBlock, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
+  ]> {
+  let summary = "Defines a tensor as `init` plus values added at indices the body computes";
+  let description = [{
+    For every index of the update space (`over`, whose dynamic sizes follow
+    it), the body yields a value and the indices of the result element it
+    combines into with `combiner`; the result is `init` with every value
+    combined. "sum" is the one combiner: several values at one element add
+    up, in an unspecified order (atomically where updates run in parallel).
+    The body has one `index` argument per update dimension and ends in
+    `loop.scatter_yield`, whose value has the result's scalar type.
+
+    ```mlir
+    %g = loop.scatter "sum" %zeros over [8, 64]
+        : tensor<100x64xf32> -> tensor<100x64xf32> {
+    ^bb0(%n: index, %d: index):
+      %i = loop.load %ids[%n] : tensor<8xsi64>
+      %row = arith.index_cast %i : i64 to index
+      %v = loop.load %grad[%n, %d] : tensor<8x64xf32>
+      loop.scatter_yield %v at [%row, %d] : f32
+    }
+    ```
+
+    Scatters are not nodes that inlining or fusion rewrite: their producers
+    are stored, and a scatter runs as a kernel of its own.
+  }];
+  let arguments = (ins StrAttr:$combiner, AnyRankedTensor:$init,
+                       Variadic<Index>:$dynamic_sizes,
+                       Variadic<Index>:$update_dynamic_sizes,
+                       DenseI64ArrayAttr:$update_shape);
+  let results = (outs AnyRankedTensor:$result);
+  let regions = (region SizedRegion<1>:$body);
+  let assemblyFormat = [{
+    $combiner $init (`(` $dynamic_sizes^ `)`)? `over`
+    custom<DynamicIndexList>($update_dynamic_sizes, $update_shape)
+    `:` type($init) `->` type($result) attr-dict-with-keyword $body
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    ScatterYieldOp getYield();
+    ::mlir::RankedTensorType getResultType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
+    }
+  }];
+}
+
+def Loop_ScatterYieldOp : Loop_Op<"scatter_yield", [
+    Pure, ReturnLike, Terminator, HasParent<"ScatterOp">
+  ]> {
+  let summary = "Yields a scatter's value and the result indices it goes to";
+  let arguments = (ins AnyType:$value, Variadic<Index>:$indices);
+  let assemblyFormat = [{
+    $value `at` ` ` `[` $indices `]` attr-dict `:` type($value)
+  }];
+}
+
 def Loop_MatmulOp : Loop_Op<"matmul", [
     RecursiveMemoryEffects, SingleBlock,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>

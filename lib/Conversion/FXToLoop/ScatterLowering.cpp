@@ -1,0 +1,252 @@
+//===- ScatterLowering.cpp - Accumulating scatters as loop.scatter --------===//
+//
+// Part of Kiln. fx.scatter_add, fx.index_put with `accumulate` and
+// fx.embedding_dense_backward add values into a tensor at indices read from
+// an index tensor: a loop.scatter "sum" over the values' index space,
+// starting from `self` (or zeros). Indices out of range, an error in
+// PyTorch, are clamped so that no update writes outside the result.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "kiln/Dialect/FX/IR/FXOps.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::fxtoloop;
+
+namespace {
+
+/// The value an update adds and the result indices it adds to.
+struct Update {
+  Value value;
+  SmallVector<Value> indices;
+};
+
+/// Builds a loop.scatter "sum" of `init`'s type over an update space of
+/// `updateShape` (`updateDynamicSizes` for its `?`s): `updateFn` gives the
+/// update at each index.
+static Value
+buildScatter(OpBuilder &b, Location loc, Value init,
+             ArrayRef<int64_t> updateShape, ValueRange updateDynamicSizes,
+             function_ref<Update(OpBuilder &, Location, ValueRange)> updateFn) {
+  auto type = cast<RankedTensorType>(init.getType());
+  SmallVector<Value> dynamicSizes = collectDynamicSizes(
+      type, [&](int64_t dim) { return getDimSize(b, loc, init, dim); });
+  auto node = loop::ScatterOp::create(b, loc, type, b.getStringAttr("sum"),
+                                      init, dynamicSizes, updateDynamicSizes,
+                                      b.getDenseI64ArrayAttr(updateShape));
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  body->addArguments(SmallVector<Type>(updateShape.size(), b.getIndexType()),
+                     SmallVector<Location>(updateShape.size(), loc));
+  Update update = updateFn(b, loc, body->getArguments());
+  loop::ScatterYieldOp::create(b, loc, update.value, update.indices);
+  return node.getResult();
+}
+
+/// A loop.scatter over the index space of tensor `space`.
+static Value
+buildScatterOver(OpBuilder &b, Location loc, Value init, Value space,
+                 function_ref<Update(OpBuilder &, Location, ValueRange)> fn) {
+  auto spaceType = cast<RankedTensorType>(space.getType());
+  return buildScatter(b, loc, init, spaceType.getShape(),
+                      collectDynamicSizes(spaceType,
+                                          [&](int64_t dim) {
+                                            return getDimSize(b, loc, space,
+                                                              dim);
+                                          }),
+                      fn);
+}
+
+/// Loads index tensor `indices` at `ivs` as an index into a dimension of
+/// `size`: negative values count from the end, and the result is clamped
+/// into [0, size).
+static Value loadIndex(OpBuilder &b, Location loc, Value indices,
+                       ValueRange ivs, Value size) {
+  Value loaded = loop::LoadOp::create(b, loc, indices, ivs);
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), loaded);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  index = arith::SelectOp::create(
+      b, loc, negative, arith::AddIOp::create(b, loc, index, size), index);
+  Value last = arith::SubIOp::create(b, loc, size,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, index, zero), last);
+}
+
+/// Loads element `ivs` of `tensor`, broadcast against a space whose
+/// trailing dimensions are `ivs`' (size-1 dimensions read index 0), as the
+/// scalar type of `dtype`.
+static Value loadBroadcast(OpBuilder &b, Location loc, Value tensor,
+                           ValueRange ivs, Type dtype) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  ValueRange trailing = ivs.take_back(type.getRank());
+  SmallVector<Value> indices;
+  for (auto [dim, iv] : llvm::enumerate(trailing))
+    indices.push_back(type.getDimSize(dim) == 1
+                          ? arith::ConstantIndexOp::create(b, loc, 0)
+                          : iv);
+  Value value = loop::LoadOp::create(b, loc, tensor, indices);
+  return convertScalar(b, loc, value, type.getElementType(), dtype);
+}
+
+/// A zero-filled tensor of `type`, with the sizes `sizeOf` gives its `?`s.
+static Value buildZeros(OpBuilder &b, Location loc, RankedTensorType type,
+                        function_ref<Value(int64_t)> sizeOf) {
+  return buildGeneratorNode(
+      b, loc, type, collectDynamicSizes(type, sizeOf),
+      [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+        Type scalar = loop::getScalarType(type.getElementType());
+        if (isa<FloatType>(scalar))
+          return makeFloat(b, loc, scalar, 0.0);
+        return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalar, 0));
+      });
+}
+
+/// Whether `type` holds numbers a scatter can add (not bool, not complex).
+static bool isAddable(RankedTensorType type) {
+  Type element = type.getElementType();
+  return isa<FloatType>(element) ||
+         (isa<IntegerType>(element) && !element.isInteger(1));
+}
+
+/// Lowers fx.scatter_add: src[i] adds into result[i with index[i] at `dim`].
+struct ScatterAddLowering : OpRewritePattern<fx::ScatterAddOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ScatterAddOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (!isAddable(type))
+      return rewriter.notifyMatchFailure(op, "bool or complex elements");
+    int64_t rank = type.getRank();
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    if (dim < 0)
+      dim += rank;
+    Location loc = op.getLoc();
+    Value size = getDimSize(rewriter, loc, op.getSelf(), dim);
+    Type dtype = type.getElementType();
+    rewriter.replaceOp(
+        op, buildScatterOver(
+                rewriter, loc, op.getSelf(), op.getIndex(),
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  SmallVector<Value> indices(ivs);
+                  indices[dim] = loadIndex(b, loc, op.getIndex(), ivs, size);
+                  Value value = convertScalar(
+                      b, loc, loop::LoadOp::create(b, loc, op.getSrc(), ivs),
+                      cast<RankedTensorType>(op.getSrc().getType())
+                          .getElementType(),
+                      dtype);
+                  return Update{value, indices};
+                }));
+    return success();
+  }
+};
+
+/// Lowers fx.index_put with `accumulate` and one index tensor, for the
+/// first dimension: values (broadcast to the index's shape, then self's
+/// other dimensions) add into self's rows that the index names.
+struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::IndexPutOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    std::optional<ArrayRef<int64_t>> positions = op.getIndexPositions();
+    if (!op.getAccumulate() || op.getIndices().size() != 1 ||
+        (positions && (positions->size() != 1 || positions->front() != 0)))
+      return rewriter.notifyMatchFailure(
+          op, "only accumulation through one index of the first dimension");
+    Value index = op.getIndices().front();
+    auto indexType = cast<RankedTensorType>(index.getType());
+    if (!isa<IntegerType>(indexType.getElementType()) ||
+        indexType.getElementType().isInteger(1) ||
+        indexType.getElementType().isUnsignedInteger() || !isAddable(type))
+      return rewriter.notifyMatchFailure(op, "mask, or elements not added");
+    Location loc = op.getLoc();
+    Value self = op.getSelf();
+    int64_t indexRank = indexType.getRank();
+    // The update space: the index's shape, then self's trailing sizes.
+    SmallVector<int64_t> spaceShape(indexType.getShape());
+    llvm::append_range(spaceShape, type.getShape().drop_front());
+    SmallVector<Value> spaceSizes;
+    for (int64_t dim = 0; dim < indexRank; ++dim)
+      if (indexType.isDynamicDim(dim))
+        spaceSizes.push_back(getDimSize(rewriter, loc, index, dim));
+    for (int64_t dim = 1; dim < type.getRank(); ++dim)
+      if (type.isDynamicDim(dim))
+        spaceSizes.push_back(getDimSize(rewriter, loc, self, dim));
+    Value rows = getDimSize(rewriter, loc, self, 0);
+    Type dtype = type.getElementType();
+    Value result = buildScatter(
+        rewriter, loc, self, spaceShape, spaceSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Value> indices = {
+              loadIndex(b, loc, index, ivs.take_front(indexRank), rows)};
+          llvm::append_range(indices, ivs.drop_front(indexRank));
+          return Update{loadBroadcast(b, loc, op.getValues(), ivs, dtype),
+                        indices};
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Lowers fx.embedding_dense_backward: each position's gradient row adds
+/// into the weight row its index names, except at `padding_idx`.
+struct EmbeddingDenseBackwardLowering
+    : OpRewritePattern<fx::EmbeddingDenseBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::EmbeddingDenseBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    if (op.getScaleGradByFreq())
+      return rewriter.notifyMatchFailure(op, "scale_grad_by_freq");
+    auto type = cast<RankedTensorType>(op.getType());
+    Value grad = op.getGradOutput();
+    auto gradType = cast<RankedTensorType>(grad.getType());
+    if (type.isDynamicDim(0))
+      return rewriter.notifyMatchFailure(op, "dynamic number of weights");
+    Location loc = op.getLoc();
+    Value zeros = buildZeros(rewriter, loc, type, [&](int64_t) {
+      return getDimSize(rewriter, loc, grad, gradType.getRank() - 1);
+    });
+    Value rows =
+        arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(0));
+    int64_t padding = static_cast<int64_t>(op.getPaddingIdx());
+    Type dtype = type.getElementType();
+    Value indices = op.getIndices();
+    rewriter.replaceOp(
+        op, buildScatterOver(
+                rewriter, loc, zeros, grad,
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  Value row = loadIndex(b, loc, indices, ivs.drop_back(), rows);
+                  Value value = convertScalar(
+                      b, loc, loop::LoadOp::create(b, loc, grad, ivs),
+                      gradType.getElementType(), dtype);
+                  if (padding >= 0) {
+                    Value padded = arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::eq, row,
+                        arith::ConstantIndexOp::create(b, loc, padding));
+                    value = arith::SelectOp::create(
+                        b, loc, padded, makeFloat(b, loc, dtype, 0.0), value);
+                  }
+                  return Update{value, {row, ivs.back()}};
+                }));
+    return success();
+  }
+};
+
+} // namespace
+
+void fxtoloop::populateScatterPatterns(RewritePatternSet &patterns) {
+  patterns.add<ScatterAddLowering, IndexPutLowering,
+               EmbeddingDenseBackwardLowering>(patterns.getContext());
+}

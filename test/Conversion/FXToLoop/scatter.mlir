@@ -1,0 +1,55 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))' | FileCheck %s
+
+// embedding_dense_backward: zeros, then each position's gradient row adds
+// into the row its index names (clamped), except at padding_idx.
+// CHECK-LABEL: fx.graph @embedding_backward
+// CHECK-SAME: (%[[G:.+]]: tensor<3x4x6xf32>, %[[IDS:.+]]: tensor<3x4xsi64>)
+// CHECK: %[[ZEROS:.+]] = loop.pointwise : tensor<10x6xf32>
+// CHECK: loop.scatter "sum" %[[ZEROS]] over [3, 4, 6] : tensor<10x6xf32> -> tensor<10x6xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.+]]: index, %[[B:.+]]: index, %[[D:.+]]: index):
+// CHECK: %[[ID:.+]] = loop.load %[[IDS]][%[[A]], %[[B]]]
+// CHECK: arith.index_cast %[[ID]] : i64 to index
+// CHECK: arith.maxsi
+// CHECK: %[[ROW:.+]] = arith.minsi
+// CHECK: %[[V:.+]] = loop.load %[[G]][%[[A]], %[[B]], %[[D]]]
+// CHECK: %[[PAD:.+]] = arith.cmpi eq, %[[ROW]], %c2
+// CHECK: %[[KEPT:.+]] = arith.select %[[PAD]], %{{.+}}, %[[V]]
+// CHECK: loop.scatter_yield %[[KEPT]] at [%[[ROW]], %[[D]]] : f32
+fx.graph @embedding_backward(%g: tensor<3x4x6xf32>, %ids: tensor<3x4xsi64>) -> tensor<10x6xf32> {
+  %0 = fx.embedding_dense_backward %g, %ids {padding_idx = 2 : i64, scale_grad_by_freq = false} : (tensor<3x4x6xf32>, tensor<3x4xsi64>) -> tensor<10x6xf32>
+  fx.output %0 : tensor<10x6xf32>
+}
+
+// -----
+
+// scatter_add starts from self; the update space is the index's shape.
+// CHECK-LABEL: fx.graph @scatter_add
+// CHECK-SAME: (%[[X:.+]]: tensor<10x6xbf16>, %[[I:.+]]: tensor<10x3xsi64>, %[[S:.+]]: tensor<10x3xbf16>)
+// CHECK: loop.scatter "sum" %[[X]] over [10, 3] : tensor<10x6xbf16> -> tensor<10x6xbf16> {
+// CHECK-NEXT: ^bb0(%[[R:.+]]: index, %[[C:.+]]: index):
+// CHECK: loop.load %[[I]][%[[R]], %[[C]]]
+// CHECK: %[[COL:.+]] = arith.minsi
+// CHECK: %[[V:.+]] = loop.load %[[S]][%[[R]], %[[C]]]
+// CHECK: loop.scatter_yield %[[V]] at [%[[R]], %[[COL]]] : bf16
+fx.graph @scatter_add(%x: tensor<10x6xbf16>, %i: tensor<10x3xsi64>, %s: tensor<10x3xbf16>) -> tensor<10x6xbf16> {
+  %0 = fx.scatter_add %x, %i, %s {dim = 1 : i64} : (tensor<10x6xbf16>, tensor<10x3xsi64>, tensor<10x3xbf16>) -> tensor<10x6xbf16>
+  fx.output %0 : tensor<10x6xbf16>
+}
+
+// -----
+
+// index_put with accumulate: the values broadcast to the index's shape and
+// self's other dimensions.
+// CHECK-LABEL: fx.graph @index_put_accumulate
+// CHECK-SAME: (%[[X:.+]]: tensor<10x?xf32>, %[[I:.+]]: tensor<4xsi64>, %[[V:.+]]: tensor<1x?xf32>)
+// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c1
+// CHECK: loop.scatter "sum" %[[X]](%{{.+}}) over [4, %[[N]]] : tensor<10x?xf32> -> tensor<10x?xf32> {
+// CHECK-NEXT: ^bb0(%[[K:.+]]: index, %[[D:.+]]: index):
+// CHECK: loop.load %[[I]][%[[K]]]
+// CHECK: %[[ROW:.+]] = arith.minsi
+// CHECK: %[[VAL:.+]] = loop.load %[[V]][%c0, %[[D]]]
+// CHECK: loop.scatter_yield %[[VAL]] at [%[[ROW]], %[[D]]] : f32
+fx.graph @index_put_accumulate(%x: tensor<10x?xf32>, %i: tensor<4xsi64>, %v: tensor<1x?xf32>) -> tensor<10x?xf32> {
+  %0 = fx.index_put %x, %i, %v {accumulate = true} : (tensor<10x?xf32>, tensor<4xsi64>, tensor<1x?xf32>) -> tensor<10x?xf32>
+  fx.output %0 : tensor<10x?xf32>
+}
