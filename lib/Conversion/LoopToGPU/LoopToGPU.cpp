@@ -142,6 +142,26 @@ private:
 
 /// Emits `node` as a kernel over its flattened index space: each thread
 /// computes `perThread` consecutive elements of one row.
+/// A 1-D launch of `blocks` blocks of `threads` threads after the stream's
+/// work; returns it with the global index of the thread that runs its body.
+static std::pair<gpu::LaunchOp, Value>
+createFlatLaunch(OpBuilder &b, Location loc, Value blocks, Value threads,
+                 StreamOrder &order, ValueRange extraArgs) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value token = order.current(b, loc, extraArgs);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, blocks, one, one, threads, one, one,
+      /*dynamicSharedMemorySize=*/nullptr,
+      gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
+  order.advance(extraArgs, launch.getAsyncToken());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value thread = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
+      launch.getThreadIds().x);
+  return {launch, thread};
+}
+
 static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
                        IRMapping &mapping, const LoopToGPUOptions &options,
                        StreamOrder &order, ValueRange extraArgs) {
@@ -157,16 +177,11 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
   Value perBlock =
       arith::ConstantIndexOp::create(b, loc, options.blockSize * perThread);
   Value blocks = arith::CeilDivUIOp::create(b, loc, total, perBlock);
-
-  Value token = order.current(b, loc, extraArgs);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, blocks, one, one, threads, one, one,
-      /*dynamicSharedMemorySize=*/nullptr,
-      gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
-  order.advance(extraArgs, launch.getAsyncToken());
+  auto [launch, thread] =
+      createFlatLaunch(b, loc, blocks, threads, order, extraArgs);
 
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
+  b.setInsertionPointAfterValue(thread);
   // The kernel reads and writes through aligned views of the buffers.
   IRMapping kernelMapping = mapping;
   AlignedViews align(b, loc);
@@ -176,9 +191,6 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
   });
   Value alignedDest = align(dest);
 
-  Value thread = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
-      launch.getThreadIds().x);
   Value first = arith::MulIOp::create(b, loc, thread, step);
   // With several elements per thread the innermost size is a multiple of
   // their count, so a thread's elements are all in bounds or all out.
@@ -228,23 +240,14 @@ static void emitScatterKernel(OpBuilder &b, loop::ScatterOp node, Value dest,
                               StreamOrder &order, ValueRange extraArgs) {
   Location loc = node.getLoc();
   SmallVector<Value> sizes = getUpdateSizes(b, loc, node, mapping);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value total = getProduct(b, loc, sizes);
   Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
   Value blocks = arith::CeilDivUIOp::create(b, loc, total, threads);
-
-  Value token = order.current(b, loc, extraArgs);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, blocks, one, one, threads, one, one,
-      /*dynamicSharedMemorySize=*/nullptr,
-      gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
-  order.advance(extraArgs, launch.getAsyncToken());
+  auto [launch, update] =
+      createFlatLaunch(b, loc, blocks, threads, order, extraArgs);
 
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  Value update = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
-      launch.getThreadIds().x);
+  b.setInsertionPointAfterValue(update);
   Value inBounds =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, update, total);
   auto guardIf = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);

@@ -250,6 +250,22 @@ static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
   return total;
 }
 
+/// Emits a loop nest over `sizes` (from 0, step 1), parallel with
+/// `options.parallel`, whose body `bodyFn` builds.
+static void
+emitLoopNest(OpBuilder &b, Location loc, ArrayRef<Value> sizes,
+             const LoopToSCFOptions &options,
+             function_ref<void(OpBuilder &, Location, ValueRange)> bodyFn) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> lowerBounds(sizes.size(), zero);
+  SmallVector<Value> steps(sizes.size(), one);
+  if (options.parallel)
+    scf::ParallelOp::create(b, loc, lowerBounds, sizes, steps, bodyFn);
+  else
+    scf::buildLoopNest(b, loc, lowerBounds, sizes, steps, bodyFn);
+}
+
 /// Emits a reduction node: its result dimensions in parallel (or serially),
 /// and for each element a serial accumulation.
 static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
@@ -266,14 +282,7 @@ static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
     element(b, loc, {});
     return;
   }
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> lowerBounds(resultSizes.size(), zero);
-  SmallVector<Value> steps(resultSizes.size(), one);
-  if (options.parallel)
-    scf::ParallelOp::create(b, loc, lowerBounds, resultSizes, steps, element);
-  else
-    scf::buildLoopNest(b, loc, lowerBounds, resultSizes, steps, element);
+  emitLoopNest(b, loc, resultSizes, options, element);
 }
 
 /// Emits a scatter: its updates in parallel (or serially), each an atomic
@@ -283,17 +292,10 @@ static void emitScatterLoops(OpBuilder &b, loop::ScatterOp node, Value dest,
                              const LoopToSCFOptions &options) {
   Location loc = node.getLoc();
   SmallVector<Value> sizes = getUpdateSizes(b, loc, node, mapping);
-  auto update = [&](OpBuilder &nested, Location, ValueRange ivs) {
-    emitScatterUpdate(nested, node, dest, mapping, ivs);
-  };
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> lowerBounds(sizes.size(), zero);
-  SmallVector<Value> steps(sizes.size(), one);
-  if (options.parallel)
-    scf::ParallelOp::create(b, loc, lowerBounds, sizes, steps, update);
-  else
-    scf::buildLoopNest(b, loc, lowerBounds, sizes, steps, update);
+  emitLoopNest(b, loc, sizes, options,
+               [&](OpBuilder &nested, Location, ValueRange ivs) {
+                 emitScatterUpdate(nested, node, dest, mapping, ivs);
+               });
 }
 
 /// Emits a fused kernel: its rows in parallel (or serially); in each row the
@@ -357,14 +359,7 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
     row(b, loc, {});
     return;
   }
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  SmallVector<Value> lowerBounds(rows, zero);
-  SmallVector<Value> steps(rows, one);
-  if (options.parallel)
-    scf::ParallelOp::create(b, loc, lowerBounds, rowSizes, steps, row);
-  else
-    scf::buildLoopNest(b, loc, lowerBounds, rowSizes, steps, row);
+  emitLoopNest(b, loc, rowSizes, options, row);
 }
 
 GraphBufferizationTarget
