@@ -937,10 +937,11 @@ def test_logsumexp_of_infinite_rows(tmp_path):
     torch.testing.assert_close(compiled(x), f(x))
 
 
-def test_accumulating_scatters(device, tmp_path):
+def test_scatters(device, tmp_path):
     """embedding's gradient, scatter_add and index_put with accumulate add
     their values atomically: duplicate indices (and negative ones) sum, as
-    in PyTorch."""
+    in PyTorch; scatter and index_put without accumulate replace
+    elements."""
     aten = torch.ops.aten
 
     def fn(g, ids, x, index, src, rows, values, gh, xi, si):
@@ -948,7 +949,11 @@ def test_accumulating_scatters(device, tmp_path):
                 aten.scatter_add(x, 1, index, src),
                 aten.index_put(x, [rows], values, True),
                 aten.embedding_dense_backward(gh, ids, 12, -1, False),
-                aten.scatter_add(xi, 0, index[:, :2] % 4, si))
+                aten.scatter_add(xi, 0, index[:, :2] % 4, si),
+                # Replacing scatters, at distinct indices (duplicates race).
+                aten.scatter.src(x, 1, index[:, :1], src[:, :1]),
+                aten.scatter.value(x, 0, index[:6, :2] % 4 + torch.arange(0, 8, 4), -2.5),
+                aten.index_put(x, [rows[2:4]], values))
     generator = torch.Generator().manual_seed(12)
 
     def inputs():

@@ -116,6 +116,10 @@ void mlir::kiln::emitScatterUpdate(OpBuilder &b, loop::ScatterOp node,
       llvm::map_to_vector(yield.getIndices(), [&](Value index) {
         return lookupEmitted(bodyMapping, mapping, index);
       });
+  if (node.getCombiner() == "assign") {
+    memref::StoreOp::create(b, yield.getLoc(), value, dest, indices);
+    return;
+  }
   arith::AtomicRMWKind kind = isa<FloatType>(value.getType())
                                   ? arith::AtomicRMWKind::addf
                                   : arith::AtomicRMWKind::addi;

@@ -219,6 +219,29 @@ fxtoloop::collectDynamicSizes(RankedTensorType type,
   return sizes;
 }
 
+Value fxtoloop::makeScalar(OpBuilder &b, Location loc, Attribute scalar,
+                           Type dtype) {
+  Type scalarType = loop::getScalarType(dtype);
+  double asDouble = 0.0;
+  int64_t asInt = 0;
+  if (auto boolAttr = dyn_cast<BoolAttr>(scalar)) {
+    asDouble = asInt = boolAttr.getValue();
+  } else if (auto intAttr = dyn_cast<IntegerAttr>(scalar)) {
+    asInt = intAttr.getInt();
+    asDouble = static_cast<double>(asInt);
+  } else {
+    asDouble = cast<FloatAttr>(scalar).getValueAsDouble();
+    asInt = static_cast<int64_t>(asDouble);
+  }
+  if (isa<FloatType>(scalarType))
+    return arith::ConstantOp::create(b, loc,
+                                     b.getFloatAttr(scalarType, asDouble));
+  if (scalarType.isInteger(1))
+    return arith::ConstantOp::create(b, loc,
+                                     b.getBoolAttr(asInt != 0 || asDouble));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalarType, asInt));
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
@@ -487,30 +510,6 @@ static Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value lhs,
     return emitIntegerDivision(b, loc, lhs, rhs, dtype, /*floor=*/true);
   }
   llvm_unreachable("unknown binary kind");
-}
-
-/// A PyTorch Scalar attribute (bool, i64 or f64) as a constant of `dtype`.
-static Value makeScalar(OpBuilder &b, Location loc, Attribute scalar,
-                        Type dtype) {
-  Type scalarType = loop::getScalarType(dtype);
-  double asDouble = 0.0;
-  int64_t asInt = 0;
-  if (auto boolAttr = dyn_cast<BoolAttr>(scalar)) {
-    asDouble = asInt = boolAttr.getValue();
-  } else if (auto intAttr = dyn_cast<IntegerAttr>(scalar)) {
-    asInt = intAttr.getInt();
-    asDouble = static_cast<double>(asInt);
-  } else {
-    asDouble = cast<FloatAttr>(scalar).getValueAsDouble();
-    asInt = static_cast<int64_t>(asDouble);
-  }
-  if (isa<FloatType>(scalarType))
-    return arith::ConstantOp::create(b, loc,
-                                     b.getFloatAttr(scalarType, asDouble));
-  if (scalarType.isInteger(1))
-    return arith::ConstantOp::create(b, loc,
-                                     b.getBoolAttr(asInt != 0 || asDouble));
-  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalarType, asInt));
 }
 
 /// Whether `alpha` is absent or 1: bool results support nothing else.

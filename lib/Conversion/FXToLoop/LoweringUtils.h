@@ -41,6 +41,9 @@ FailureOr<SmallVector<Value>> getNamedDynamicSizes(OpBuilder &b, Location loc,
 SmallVector<Value> collectDynamicSizes(RankedTensorType type,
                                        function_ref<Value(int64_t)> sizeOf);
 
+/// A PyTorch Scalar attribute (bool, i64 or f64) as a constant of `dtype`.
+Value makeScalar(OpBuilder &b, Location loc, Attribute scalar, Type dtype);
+
 /// A float constant of scalar type `type`.
 Value makeFloat(OpBuilder &b, Location loc, Type type, double value);
 

@@ -1,10 +1,12 @@
-//===- ScatterLowering.cpp - Accumulating scatters as loop.scatter --------===//
+//===- ScatterLowering.cpp - Scatters through index tensors ---------------===//
 //
 // Part of Kiln. fx.scatter_add, fx.index_put with `accumulate` and
 // fx.embedding_dense_backward add values into a tensor at indices read from
 // an index tensor: a loop.scatter "sum" over the values' index space,
-// starting from `self` (or zeros). Indices out of range, an error in
-// PyTorch, are clamped so that no update writes outside the result.
+// starting from `self` (or zeros). fx.scatter, fx.scatter_value and
+// fx.index_put without `accumulate` replace elements: "assign". Indices out
+// of range, an error in PyTorch, are clamped so that no update writes
+// outside the result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -27,17 +29,17 @@ struct Update {
   SmallVector<Value> indices;
 };
 
-/// Builds a loop.scatter "sum" of `init`'s type over an update space of
-/// `updateShape` (`updateDynamicSizes` for its `?`s): `updateFn` gives the
-/// update at each index.
+/// Builds a loop.scatter with `combiner` of `init`'s type over an update
+/// space of `updateShape` (`updateDynamicSizes` for its `?`s): `updateFn`
+/// gives the update at each index.
 static Value
-buildScatter(OpBuilder &b, Location loc, Value init,
+buildScatter(OpBuilder &b, Location loc, StringRef combiner, Value init,
              ArrayRef<int64_t> updateShape, ValueRange updateDynamicSizes,
              function_ref<Update(OpBuilder &, Location, ValueRange)> updateFn) {
   auto type = cast<RankedTensorType>(init.getType());
   SmallVector<Value> dynamicSizes = collectDynamicSizes(
       type, [&](int64_t dim) { return getDimSize(b, loc, init, dim); });
-  auto node = loop::ScatterOp::create(b, loc, type, b.getStringAttr("sum"),
+  auto node = loop::ScatterOp::create(b, loc, type, b.getStringAttr(combiner),
                                       init, dynamicSizes, updateDynamicSizes,
                                       b.getDenseI64ArrayAttr(updateShape));
   OpBuilder::InsertionGuard guard(b);
@@ -49,18 +51,15 @@ buildScatter(OpBuilder &b, Location loc, Value init,
   return node.getResult();
 }
 
-/// A loop.scatter over the index space of tensor `space`.
+/// A loop.scatter with `combiner` over the index space of tensor `space`.
 static Value
-buildScatterOver(OpBuilder &b, Location loc, Value init, Value space,
+buildScatterOver(OpBuilder &b, Location loc, StringRef combiner, Value init,
+                 Value space,
                  function_ref<Update(OpBuilder &, Location, ValueRange)> fn) {
   auto spaceType = cast<RankedTensorType>(space.getType());
-  return buildScatter(b, loc, init, spaceType.getShape(),
-                      collectDynamicSizes(spaceType,
-                                          [&](int64_t dim) {
-                                            return getDimSize(b, loc, space,
-                                                              dim);
-                                          }),
-                      fn);
+  SmallVector<Value> sizes = collectDynamicSizes(
+      spaceType, [&](int64_t dim) { return getDimSize(b, loc, space, dim); });
+  return buildScatter(b, loc, combiner, init, spaceType.getShape(), sizes, fn);
 }
 
 /// Loads index tensor `indices` at `ivs` as an index into a dimension of
@@ -117,15 +116,17 @@ static bool isAddable(RankedTensorType type) {
          (isa<IntegerType>(element) && !element.isInteger(1));
 }
 
-/// Lowers fx.scatter_add: src[i] adds into result[i with index[i] at `dim`].
-struct ScatterAddLowering : OpRewritePattern<fx::ScatterAddOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// Lowers fx.scatter_add, fx.scatter and fx.scatter_value: src[i] (or the
+/// value) adds into, or replaces, result[i with index[i] at `dim`].
+template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(fx::ScatterAddOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
+    constexpr bool adds = std::is_same_v<OpTy, fx::ScatterAddOp>;
     auto type = cast<RankedTensorType>(op.getType());
-    if (!isAddable(type))
-      return rewriter.notifyMatchFailure(op, "bool or complex elements");
+    if (isa<ComplexType>(type.getElementType()) || (adds && !isAddable(type)))
+      return rewriter.notifyMatchFailure(op, "elements not combined");
     int64_t rank = type.getRank();
     int64_t dim = static_cast<int64_t>(op.getDim());
     if (dim < 0)
@@ -135,24 +136,29 @@ struct ScatterAddLowering : OpRewritePattern<fx::ScatterAddOp> {
     Type dtype = type.getElementType();
     rewriter.replaceOp(
         op, buildScatterOver(
-                rewriter, loc, op.getSelf(), op.getIndex(),
-                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                rewriter, loc, adds ? "sum" : "assign", op.getSelf(),
+                op.getIndex(), [&](OpBuilder &b, Location loc, ValueRange ivs) {
                   SmallVector<Value> indices(ivs);
                   indices[dim] = loadIndex(b, loc, op.getIndex(), ivs, size);
-                  Value value = convertScalar(
-                      b, loc, loop::LoadOp::create(b, loc, op.getSrc(), ivs),
-                      cast<RankedTensorType>(op.getSrc().getType())
-                          .getElementType(),
-                      dtype);
+                  Value value;
+                  if constexpr (std::is_same_v<OpTy, fx::ScatterValueOp>) {
+                    value = makeScalar(b, loc, op.getValue(), dtype);
+                  } else {
+                    auto srcType =
+                        cast<RankedTensorType>(op.getSrc().getType());
+                    value = convertScalar(
+                        b, loc, loop::LoadOp::create(b, loc, op.getSrc(), ivs),
+                        srcType.getElementType(), dtype);
+                  }
                   return Update{value, indices};
                 }));
     return success();
   }
 };
 
-/// Lowers fx.index_put with `accumulate` and one index tensor, for the
-/// first dimension: values (broadcast to the index's shape, then self's
-/// other dimensions) add into self's rows that the index names.
+/// Lowers fx.index_put with one index tensor, for the first dimension:
+/// values (broadcast to the index's shape, then self's other dimensions)
+/// add into (with `accumulate`) or replace self's rows that the index names.
 struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -160,16 +166,18 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     std::optional<ArrayRef<int64_t>> positions = op.getIndexPositions();
-    if (!op.getAccumulate() || op.getIndices().size() != 1 ||
+    if (op.getIndices().size() != 1 ||
         (positions && (positions->size() != 1 || positions->front() != 0)))
-      return rewriter.notifyMatchFailure(
-          op, "only accumulation through one index of the first dimension");
+      return rewriter.notifyMatchFailure(op, "not one index of the first "
+                                             "dimension");
     Value index = op.getIndices().front();
     auto indexType = cast<RankedTensorType>(index.getType());
     if (!isa<IntegerType>(indexType.getElementType()) ||
         indexType.getElementType().isInteger(1) ||
-        indexType.getElementType().isUnsignedInteger() || !isAddable(type))
-      return rewriter.notifyMatchFailure(op, "mask, or elements not added");
+        indexType.getElementType().isUnsignedInteger() ||
+        isa<ComplexType>(type.getElementType()) ||
+        (op.getAccumulate() && !isAddable(type)))
+      return rewriter.notifyMatchFailure(op, "mask, or elements not combined");
     Location loc = op.getLoc();
     Value self = op.getSelf();
     int64_t indexRank = indexType.getRank();
@@ -186,8 +194,8 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
     Value rows = getDimSize(rewriter, loc, self, 0);
     Type dtype = type.getElementType();
     Value result = buildScatter(
-        rewriter, loc, self, spaceShape, spaceSizes,
-        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        rewriter, loc, op.getAccumulate() ? "sum" : "assign", self, spaceShape,
+        spaceSizes, [&](OpBuilder &b, Location loc, ValueRange ivs) {
           SmallVector<Value> indices = {
               loadIndex(b, loc, index, ivs.take_front(indexRank), rows)};
           llvm::append_range(indices, ivs.drop_front(indexRank));
@@ -225,7 +233,7 @@ struct EmbeddingDenseBackwardLowering
     Value indices = op.getIndices();
     rewriter.replaceOp(
         op, buildScatterOver(
-                rewriter, loc, zeros, grad,
+                rewriter, loc, "sum", zeros, grad,
                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
                   Value row = loadIndex(b, loc, indices, ivs.drop_back(), rows);
                   Value value = convertScalar(
@@ -247,6 +255,8 @@ struct EmbeddingDenseBackwardLowering
 } // namespace
 
 void fxtoloop::populateScatterPatterns(RewritePatternSet &patterns) {
-  patterns.add<ScatterAddLowering, IndexPutLowering,
+  patterns.add<ScatterAlongLowering<fx::ScatterAddOp>,
+               ScatterAlongLowering<fx::ScatterOp>,
+               ScatterAlongLowering<fx::ScatterValueOp>, IndexPutLowering,
                EmbeddingDenseBackwardLowering>(patterns.getContext());
 }

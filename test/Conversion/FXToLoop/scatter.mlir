@@ -53,3 +53,21 @@ fx.graph @index_put_accumulate(%x: tensor<10x?xf32>, %i: tensor<4xsi64>, %v: ten
   %0 = fx.index_put %x, %i, %v {accumulate = true} : (tensor<10x?xf32>, tensor<4xsi64>, tensor<1x?xf32>) -> tensor<10x?xf32>
   fx.output %0 : tensor<10x?xf32>
 }
+
+// -----
+
+// scatter replaces elements ("assign"): one of several values at one
+// element wins; scatter_value stores its scalar, index_put without
+// accumulate its values.
+// CHECK-LABEL: fx.graph @assigning_scatters
+// CHECK: %[[VALUE:.+]] = arith.constant 2.500000e+00 : f32
+// CHECK: loop.scatter "assign" %{{.+}} over [10, 3] : tensor<10x6xf32> -> tensor<10x6xf32>
+// CHECK: loop.scatter "assign" %{{.+}} over [10, 3] : tensor<10x6xf32> -> tensor<10x6xf32>
+// CHECK: loop.scatter_yield %[[VALUE]]
+// CHECK: loop.scatter "assign" %{{.+}} over [4, 6] : tensor<10x6xi1> -> tensor<10x6xi1>
+fx.graph @assigning_scatters(%x: tensor<10x6xf32>, %i: tensor<10x3xsi64>, %s: tensor<10x3xf32>, %m: tensor<10x6xi1>, %rows: tensor<4xsi64>, %t: tensor<i1>) -> (tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xi1>) {
+  %0 = fx.scatter %x, %i, %s {dim = 1 : i64} : (tensor<10x6xf32>, tensor<10x3xsi64>, tensor<10x3xf32>) -> tensor<10x6xf32>
+  %1 = fx.scatter_value %x, %i {dim = 1 : i64, value = 2.5 : f64} : (tensor<10x6xf32>, tensor<10x3xsi64>) -> tensor<10x6xf32>
+  %2 = fx.index_put %m, %rows, %t : (tensor<10x6xi1>, tensor<4xsi64>, tensor<i1>) -> tensor<10x6xi1>
+  fx.output %0, %1, %2 : tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xi1>
+}

@@ -60,10 +60,10 @@ fx.graph @slice_scatter_dynamic(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<
 
 // -----
 
-// Without accumulate, duplicate indices would race: not lowered.
-fx.graph @index_put_assign(%x: tensor<10x4xf32>, %i: tensor<3xsi64>, %v: tensor<3x4xf32>) -> tensor<10x4xf32> {
+// Several index tensors are not lowered yet.
+fx.graph @index_put_two_indices(%x: tensor<10x4xf32>, %i: tensor<3xsi64>, %j: tensor<3xsi64>, %v: tensor<3xf32>) -> tensor<10x4xf32> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.index_put' with these operand types}}
-  %0 = fx.index_put %x, %i, %v : (tensor<10x4xf32>, tensor<3xsi64>, tensor<3x4xf32>) -> tensor<10x4xf32>
+  %0 = fx.index_put %x, %i, %j, %v {accumulate = true} : (tensor<10x4xf32>, tensor<3xsi64>, tensor<3xsi64>, tensor<3xf32>) -> tensor<10x4xf32>
   fx.output %0 : tensor<10x4xf32>
 }
 

@@ -316,7 +316,7 @@ fx.graph @epilogue_yield(%x: tensor<2x8xbf16>, %w: tensor<8x4xbf16>) -> tensor<2
 // -----
 
 fx.graph @scatter_combiner(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loop.scatter' op combiner must be "sum", not "max"}}
+  // expected-error @+1 {{'loop.scatter' op combiner must be "sum" or "assign", not "max"}}
   %0 = loop.scatter "max" %x over [4] : tensor<4xf32> -> tensor<4xf32> {
   ^bb0(%i: index):
     %v = loop.load %x[%i] : tensor<4xf32>

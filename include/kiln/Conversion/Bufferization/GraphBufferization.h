@@ -125,8 +125,9 @@ Value emitBodyValue(OpBuilder &b, Block &body, const IRMapping &mapping,
                     ValueRange ivs);
 
 /// Emits the ops of scatter `node`'s body at the update indices `ivs`, and
-/// then the addition of the value it yields into `dest` at the indices it
-/// yields: a memref.atomic_rmw, so that updates may run in parallel.
+/// then the combination of the value it yields into `dest` at the indices it
+/// yields: for "sum" a memref.atomic_rmw, so that updates may run in
+/// parallel; for "assign" a store.
 void emitScatterUpdate(OpBuilder &b, loop::ScatterOp node, Value dest,
                        const IRMapping &mapping, ValueRange ivs);
 

@@ -133,14 +133,14 @@ void ScatterOp::getAsmBlockArgumentNames(Region &region,
 }
 
 LogicalResult ScatterOp::verify() {
-  if (getCombiner() != "sum")
-    return emitOpError("combiner must be \"sum\", not \"")
+  if (getCombiner() != "sum" && getCombiner() != "assign")
+    return emitOpError("combiner must be \"sum\" or \"assign\", not \"")
            << getCombiner() << "\"";
   if (getInit().getType() != getResultType())
     return emitOpError("starts from ")
            << getInit().getType() << ", but defines " << getResultType();
   Type element = getResultType().getElementType();
-  if (!isa<FloatType>(element) &&
+  if (getCombiner() == "sum" && !isa<FloatType>(element) &&
       !(isa<IntegerType>(element) && !element.isInteger(1)))
     return emitOpError("adds floats or integers, not ") << element;
   int64_t numDynamic = getResultType().getNumDynamicDims();

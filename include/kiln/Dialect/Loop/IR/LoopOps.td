@@ -119,8 +119,10 @@ def Loop_ScatterOp : Loop_Op<"scatter", [
     For every index of the update space (`over`, whose dynamic sizes follow
     it), the body yields a value and the indices of the result element it
     combines into with `combiner`; the result is `init` with every value
-    combined. "sum" is the one combiner: several values at one element add
-    up, in an unspecified order (atomically where updates run in parallel).
+    combined. With "sum", several values at one element add up, in an
+    unspecified order (atomically where updates run in parallel); with
+    "assign", the element takes one of them, unspecified which (as in
+    PyTorch's scatters and `index_put` with duplicate indices).
     The body has one `index` argument per update dimension and ends in
     `loop.scatter_yield`, whose value has the result's scalar type.
 
