@@ -19,7 +19,7 @@ RUNS = {
     "activations", "attention_block", "batch_norm_1d", "batched_matmul_bias",
     "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
     "comparisons_and_where", "contiguous_after_transpose", "conv_bn_relu",
-    "creation_ops", "dropout_eval", "dtype_casts", "elementwise_math",
+    "creation_ops", "cumulative_sum_prod", "dropout_eval", "dtype_casts", "elementwise_math",
     "embedding_lookup", "embedding_positional", "expand_repeat_cat_stack",
     "flip_roll_pad", "gather_scatter", "group_norm", "gru_cell_gates", "index_put",
     "index_select_and_advanced_indexing",

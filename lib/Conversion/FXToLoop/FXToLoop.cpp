@@ -4579,6 +4579,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   populateRandomPatterns(patterns);
   populateViewScatterPatterns(patterns);
   populateScatterPatterns(patterns);
+  populateScanPatterns(patterns);
   patterns
       .add<FlipLowering, RepeatLowering, SplitLowering, ConstantPadLowering>(
           ctx);

@@ -68,6 +68,9 @@ Value buildGeneratorNode(
 /// Adds the lowerings of the random ops (RandomLowering.cpp).
 void populateRandomPatterns(RewritePatternSet &patterns);
 
+/// Adds the lowerings of cumsum and cumprod (ScanLowering.cpp).
+void populateScanPatterns(RewritePatternSet &patterns);
+
 /// Adds the lowerings of the accumulating scatters (ScatterLowering.cpp).
 void populateScatterPatterns(RewritePatternSet &patterns);
 

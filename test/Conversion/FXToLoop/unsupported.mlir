@@ -74,3 +74,13 @@ fx.graph @embedding_backward_by_frequency(%g: tensor<4x6xf32>, %ids: tensor<4xsi
   %0 = fx.embedding_dense_backward %g, %ids {padding_idx = -1 : i64, scale_grad_by_freq = true} : (tensor<4x6xf32>, tensor<4xsi64>) -> tensor<10x6xf32>
   fx.output %0 : tensor<10x6xf32>
 }
+
+// -----
+
+// A scan's reduction reads n^2 / 2 elements: long and dynamic rows are not
+// lowered.
+fx.graph @long_cumsum(%x: tensor<8192xf32>) -> tensor<8192xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.cumsum' with these operand types}}
+  %0 = fx.cumsum %x {dim = 0 : i64} : (tensor<8192xf32>) -> tensor<8192xf32>
+  fx.output %0 : tensor<8192xf32>
+}

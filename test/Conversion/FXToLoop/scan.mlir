@@ -1,0 +1,34 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))' | FileCheck %s
+
+// cumsum of a short row: element j sums the row's elements at positions
+// r <= j (others add 0), in f32 for bf16.
+// CHECK-LABEL: fx.graph @cumsum
+// CHECK-SAME: (%[[X:.+]]: tensor<4x16xbf16>)
+// CHECK: loop.reduce "sum" over [16] : tensor<4x16xbf16> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index, %[[R:.+]]: index):
+// CHECK-NEXT: %[[V:.+]] = loop.load %[[X]][%[[I]], %[[R]]]
+// CHECK-NEXT: %[[W:.+]] = arith.extf %[[V]] : bf16 to f32
+// CHECK-NEXT: %[[IN:.+]] = arith.cmpi ule, %[[R]], %[[J]]
+// CHECK-NEXT: %[[S:.+]] = arith.select %[[IN]], %[[W]], %{{.+}} : f32
+// CHECK-NEXT: loop.yield %[[S]] : f32
+fx.graph @cumsum(%x: tensor<4x16xbf16>) -> tensor<4x16xbf16> {
+  %0 = fx.cumsum %x {dim = -1 : i64} : (tensor<4x16xbf16>) -> tensor<4x16xbf16>
+  fx.output %0 : tensor<4x16xbf16>
+}
+
+// -----
+
+// cumprod of a bool mask accumulates in si64 with identity 1; the scanned
+// dimension need not be the last.
+// CHECK-LABEL: fx.graph @cumprod_of_a_mask
+// CHECK: %[[ONE:.+]] = arith.constant 1 : i64
+// CHECK: loop.reduce "prod" over [3] : tensor<3x5xsi64> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index, %[[R:.+]]: index):
+// CHECK-NEXT: loop.load %{{.+}}[%[[R]], %[[J]]]
+// CHECK-NEXT: arith.extui %{{.+}} : i1 to i64
+// CHECK-NEXT: %[[IN:.+]] = arith.cmpi ule, %[[R]], %[[I]]
+// CHECK-NEXT: arith.select %[[IN]], %{{.+}}, %[[ONE]] : i64
+fx.graph @cumprod_of_a_mask(%m: tensor<3x5xi1>) -> tensor<3x5xsi64> {
+  %0 = fx.cumprod %m {dim = 0 : i64} : (tensor<3x5xi1>) -> tensor<3x5xsi64>
+  fx.output %0 : tensor<3x5xsi64>
+}
