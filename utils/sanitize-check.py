@@ -4,8 +4,8 @@
     compute-sanitizer --tool memcheck --error-exitcode 1 python3 utils/sanitize-check.py
 
 Small shapes with ragged edges (row kernels, library GEMMs with bias and
-epilogue splits, merged-batch attention); each result is checked against
-eager. Compile first without the sanitizer (the on-disk cache then serves
+epilogue splits, merged-batch attention, atomic scatters); each result is
+checked against eager. Compile first without the sanitizer (the on-disk cache then serves
 the sanitized run): python3 utils/sanitize-check.py --compile-only
 """
 
@@ -34,6 +34,12 @@ def workloads():
     yield "attention", attention, [bf16(2, 3, 33, 40), bf16(2, 3, 45, 40), bf16(2, 3, 45, 40)]
     yield "layer norm + gelu", layer_norm_gelu, [bf16(19, 1000), bf16(19, 1000), bf16(1000),
                                                  bf16(1000)]
+    # Atomic additions at indices from data, duplicates and the last row
+    # included.
+    ids = torch.randint(0, 300, (37,), device="cuda")
+    ids[:5] = 299
+    yield "embedding gradient", lambda g, i: torch.ops.aten.embedding_dense_backward(
+        g, i, 300, -1, False), [torch.randn(37, 50, device="cuda"), ids]
     yield "relu(linear) f32", lambda x, w, b: torch.relu(F.linear(x, w, b)), [
         torch.randn(29, 50, device="cuda"), torch.randn(31, 50, device="cuda"),
         torch.randn(31, device="cuda")]
@@ -49,7 +55,7 @@ def main():
             continue
         got = compiled(*inputs)
         torch.cuda.synchronize()
-        reference = fn(*[t.double() for t in inputs])
+        reference = fn(*[t.double() if t.is_floating_point() else t for t in inputs])
         error = (got.double() - reference).abs().max().item()
         eager_error = (fn(*inputs).double() - reference).abs().max().item()
         ok = error <= 2 * eager_error + 1e-6
