@@ -27,9 +27,10 @@ RUNS = {
     "masked_fill", "matmul_variants", "mixed_promotion", "mlp",
     "mlp_with_parameters_as_inputs", "normalization_variants", "one_hot_by_comparison",
     "pooling", "pooling_variants", "reductions_logical", "reductions_logsumexp_norm",
-    "reductions_max_min", "reductions_sum_mean_prod", "reductions_var_std", "residual_block",
-    "rms_norm",
+    "reduction_arguments", "reductions_max_min", "reductions_sum_mean_prod",
+    "reductions_var_std", "residual_block", "rms_norm",
     "scalar_rsub_and_division", "slicing", "small_cnn", "softmax_and_log_softmax",
+    "sort_and_topk",
     "transformer_layer", "views_and_reshapes",
 }
 # torch 2.x decomposes bilinear upsampling into advanced indexing and

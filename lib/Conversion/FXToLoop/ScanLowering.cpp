@@ -1,11 +1,14 @@
-//===- ScanLowering.cpp - Prefix sums and products of short rows ----------===//
+//===- ScanLowering.cpp - Scans and sorts of short rows -------------------===//
 //
 // Part of Kiln. fx.cumsum and fx.cumprod along a dimension of static size up
 // to kMaxScanLength become a loop.reduce: element i combines the row's
-// elements at positions <= i. That costs n^2 / 2 operations per row instead
-// of a scan's n, which is nothing for the short rows graphs scan (position
-// ids from an attention mask, a sequence's offsets), and keeps the scan an
-// ordinary reduction that fuses like one. Longer rows are not lowered.
+// elements at positions <= i. fx.sort counts, for each element, the
+// elements that go before it (a loop.reduce: its rank), then places values
+// and indices at their ranks (loop.scatter "assign"); fx.topk is a sort and
+// a slice. That costs n^2 operations per row where a scan needs n and a sort
+// n log n: nothing for the short rows graphs scan and sort (position ids
+// from an attention mask, top-k of a few logits), and the nodes fuse like
+// any other. Longer rows are not lowered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,10 +97,180 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
   std::string combiner;
 };
 
+/// Whether `a` goes before `b` in an ascending (or, with `descending`, a
+/// descending) sort of elements of `dtype`: NaN is larger than any number,
+/// as PyTorch sorts it.
+static Value emitGoesBefore(OpBuilder &b, Location loc, Value a, Value bValue,
+                            Type dtype, bool descending) {
+  if (descending)
+    std::swap(a, bValue);
+  if (isa<FloatType>(dtype)) {
+    Value less =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, a, bValue);
+    Value aIsNumber =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::ORD, a, a);
+    Value bIsNaN = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO,
+                                         bValue, bValue);
+    return arith::OrIOp::create(
+        b, loc, less, arith::AndIOp::create(b, loc, aIsNumber, bIsNaN));
+  }
+  auto intType = cast<IntegerType>(dtype);
+  bool isUnsigned = intType.isUnsigned() || intType.getWidth() == 1;
+  return arith::CmpIOp::create(b, loc,
+                               isUnsigned ? arith::CmpIPredicate::ult
+                                          : arith::CmpIPredicate::slt,
+                               a, bValue);
+}
+
+/// Whether `a` and `b` tie in a sort: equal, or both NaN.
+static Value emitTies(OpBuilder &b, Location loc, Value a, Value bValue,
+                      Type dtype) {
+  if (!isa<FloatType>(dtype))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a, bValue);
+  return arith::OrIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, a, bValue),
+      arith::AndIOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, a, a),
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, bValue,
+                                bValue)));
+}
+
+/// Lowers fx.sort along a short static dimension, stably: an element's
+/// rank is the number of elements that go before it or tie with it at an
+/// earlier position; values and source positions are stored at the ranks.
+struct SortLowering : OpRewritePattern<fx::SortOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::SortOp op,
+                                PatternRewriter &rewriter) const override {
+    Value self = op.getSelf();
+    auto type = cast<RankedTensorType>(self.getType());
+    int64_t rank = type.getRank();
+    if (rank == 0)
+      return rewriter.notifyMatchFailure(op, "zero-dim sort");
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    if (dim < 0)
+      dim += rank;
+    int64_t length = type.getDimSize(dim);
+    if (ShapedType::isDynamic(length) || length > kMaxScanLength)
+      return rewriter.notifyMatchFailure(op, "long or dynamic sort");
+    Location loc = op.getLoc();
+    Type dtype = type.getElementType();
+    Type scalar = loop::getScalarType(dtype);
+    bool descending = op.getDescending();
+    auto indicesType = cast<RankedTensorType>(op.getIndices().getType());
+    auto rankType = type.clone(rewriter.getIntegerType(64, /*isSigned=*/true));
+    SmallVector<Value> dynamicSizes = collectDynamicSizes(
+        type, [&](int64_t d) { return getDimSize(rewriter, loc, self, d); });
+
+    // The rank of each element.
+    auto ranks = loop::ReduceOp::create(
+        rewriter, loc, rankType, rewriter.getStringAttr("sum"), dynamicSizes,
+        ValueRange{}, rewriter.getDenseI64ArrayAttr({length}));
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body = rewriter.createBlock(&ranks.getBody());
+      body->addArguments(SmallVector<Type>(rank + 1, rewriter.getIndexType()),
+                         SmallVector<Location>(rank + 1, loc));
+      ValueRange ivs = body->getArguments().take_front(rank);
+      Value other = body->getArguments().back();
+      SmallVector<Value> otherIndices(ivs);
+      otherIndices[dim] = other;
+      Value element = loop::LoadOp::create(rewriter, loc, self, ivs);
+      Value candidate = loop::LoadOp::create(rewriter, loc, self, otherIndices);
+      Value before =
+          emitGoesBefore(rewriter, loc, candidate, element, scalar, descending);
+      Value earlierTie = arith::AndIOp::create(
+          rewriter, loc, emitTies(rewriter, loc, candidate, element, scalar),
+          arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, other,
+                                ivs[dim]));
+      Value counts = arith::OrIOp::create(rewriter, loc, before, earlierTie);
+      loop::YieldOp::create(
+          rewriter, loc,
+          arith::ExtUIOp::create(rewriter, loc, rewriter.getI64Type(), counts));
+    }
+    rewriter.setInsertionPointAfter(ranks);
+
+    // Every position receives exactly one element: the scatters start from
+    // zeros that they overwrite.
+    auto place =
+        [&](RankedTensorType resultType,
+            function_ref<Value(OpBuilder &, Location, ValueRange)> valueFn)
+        -> Value {
+      Value zeros = buildGeneratorNode(
+          rewriter, loc, resultType, dynamicSizes,
+          [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+            return makeScalar(b, loc, b.getI64IntegerAttr(0),
+                              resultType.getElementType());
+          });
+      auto node = loop::ScatterOp::create(
+          rewriter, loc, resultType, rewriter.getStringAttr("assign"), zeros,
+          dynamicSizes, dynamicSizes,
+          rewriter.getDenseI64ArrayAttr(type.getShape()));
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body = rewriter.createBlock(&node.getBody());
+      body->addArguments(SmallVector<Type>(rank, rewriter.getIndexType()),
+                         SmallVector<Location>(rank, loc));
+      ValueRange ivs = body->getArguments();
+      SmallVector<Value> target(ivs);
+      target[dim] = arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getIndexType(),
+          loop::LoadOp::create(rewriter, loc, ranks.getResult(), ivs));
+      loop::ScatterYieldOp::create(rewriter, loc, valueFn(rewriter, loc, ivs),
+                                   target);
+      return node.getResult();
+    };
+    Value values = place(type, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+      return loop::LoadOp::create(b, loc, self, ivs).getResult();
+    });
+    Value indices =
+        place(indicesType, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          return arith::IndexCastOp::create(
+                     b, loc, loop::getScalarType(indicesType.getElementType()),
+                     ivs[dim])
+              .getResult();
+        });
+    rewriter.replaceOp(op, {values, indices});
+    return success();
+  }
+};
+
+/// Rewrites fx.topk into the sort it is the first `k` of (largest first
+/// when `largest`), sliced along `dim`.
+struct TopkToSort : OpRewritePattern<fx::TopkOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::TopkOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getSelf().getType());
+    if (type.getRank() == 0)
+      return rewriter.notifyMatchFailure(op, "zero-dim topk");
+    Location loc = op.getLoc();
+    auto indicesType = RankedTensorType::get(
+        type.getShape(),
+        cast<RankedTensorType>(op.getIndices().getType()).getElementType());
+    auto sort = fx::SortOp::create(rewriter, loc, TypeRange{type, indicesType},
+                                   op.getSelf(), op.getDimAttr(),
+                                   rewriter.getBoolAttr(op.getLargest()));
+    auto slice = [&](Value tensor, Type resultType) -> Value {
+      return fx::SliceOp::create(rewriter, loc, resultType, tensor,
+                                 op.getDimAttr(), rewriter.getI64IntegerAttr(0),
+                                 op.getKAttr(), rewriter.getI64IntegerAttr(1));
+    };
+    rewriter.replaceOp(op,
+                       {slice(sort.getValues(), op.getValues().getType()),
+                        slice(sort.getIndices(), op.getIndices().getType())});
+    return success();
+  }
+};
+
 } // namespace
 
 void fxtoloop::populateScanPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ScanLowering<fx::CumsumOp>>(ctx, "sum");
   patterns.add<ScanLowering<fx::CumprodOp>>(ctx, "prod");
+  patterns.add<SortLowering, TopkToSort>(ctx);
 }

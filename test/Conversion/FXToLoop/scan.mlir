@@ -32,3 +32,40 @@ fx.graph @cumprod_of_a_mask(%m: tensor<3x5xi1>) -> tensor<3x5xsi64> {
   %0 = fx.cumprod %m {dim = 0 : i64} : (tensor<3x5xi1>) -> tensor<3x5xsi64>
   fx.output %0 : tensor<3x5xsi64>
 }
+
+// -----
+
+// sort: an element's rank counts the elements that go before it (NaN last)
+// or tie with it earlier; values and positions are stored at the ranks.
+// CHECK-LABEL: fx.graph @sort
+// CHECK-SAME: (%[[X:.+]]: tensor<3x8xf32>)
+// CHECK: %[[RANKS:.+]] = loop.reduce "sum" over [8] : tensor<3x8xsi64> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index, %[[R:.+]]: index):
+// CHECK-DAG: %[[E:.+]] = loop.load %[[X]][%[[I]], %[[J]]]
+// CHECK-DAG: %[[C:.+]] = loop.load %[[X]][%[[I]], %[[R]]]
+// CHECK: arith.cmpf olt, %[[C]], %[[E]]
+// CHECK: arith.cmpf uno, %[[E]], %[[E]]
+// CHECK: arith.cmpi ult, %[[R]], %[[J]]
+// CHECK: arith.extui %{{.+}} : i1 to i64
+// CHECK: loop.scatter "assign" %{{.+}} over [3, 8] : tensor<3x8xf32> -> tensor<3x8xf32>
+// CHECK: %[[RANK:.+]] = loop.load %[[RANKS]]
+// CHECK: %[[TO:.+]] = arith.index_cast %[[RANK]] : i64 to index
+// CHECK: loop.scatter_yield %{{.+}} at [%{{.+}}, %[[TO]]] : f32
+// CHECK: loop.scatter "assign" %{{.+}} over [3, 8] : tensor<3x8xsi64> -> tensor<3x8xsi64>
+fx.graph @sort(%x: tensor<3x8xf32>) -> (tensor<3x8xf32>, tensor<3x8xsi64>) {
+  %0:2 = fx.sort %x {dim = -1 : i64} : (tensor<3x8xf32>) -> (tensor<3x8xf32>, tensor<3x8xsi64>)
+  fx.output %0#0, %0#1 : tensor<3x8xf32>, tensor<3x8xsi64>
+}
+
+// -----
+
+// topk: a sort, largest first, then the first k along the dimension.
+// CHECK-LABEL: fx.graph @topk
+// CHECK: %[[RANKS:.+]] = loop.reduce "sum" over [6] : tensor<6x2xsi64>
+// CHECK: arith.cmpi slt
+// CHECK: loop.scatter "assign"
+// CHECK: loop.pointwise : tensor<2x2xsi32>
+fx.graph @topk(%x: tensor<6x2xsi32>) -> (tensor<2x2xsi32>, tensor<2x2xsi64>) {
+  %0:2 = fx.topk %x {k = 2 : i64, dim = 0 : i64} : (tensor<6x2xsi32>) -> (tensor<2x2xsi32>, tensor<2x2xsi64>)
+  fx.output %0#0, %0#1 : tensor<2x2xsi32>, tensor<2x2xsi64>
+}

@@ -84,3 +84,11 @@ fx.graph @long_cumsum(%x: tensor<8192xf32>) -> tensor<8192xf32> {
   %0 = fx.cumsum %x {dim = 0 : i64} : (tensor<8192xf32>) -> tensor<8192xf32>
   fx.output %0 : tensor<8192xf32>
 }
+
+// -----
+
+fx.graph @long_sort(%x: tensor<2x8192xf32>) -> (tensor<2x8192xf32>, tensor<2x8192xsi64>) {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.sort' with these operand types}}
+  %0:2 = fx.sort %x {dim = 1 : i64} : (tensor<2x8192xf32>) -> (tensor<2x8192xf32>, tensor<2x8192xsi64>)
+  fx.output %0#0, %0#1 : tensor<2x8192xf32>, tensor<2x8192xsi64>
+}
