@@ -242,6 +242,20 @@ Value fxtoloop::makeScalar(OpBuilder &b, Location loc, Attribute scalar,
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalarType, asInt));
 }
 
+Value fxtoloop::wrapAndClampIndex(OpBuilder &b, Location loc, Value value,
+                                  Value size) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::SelectOp::create(
+      b, loc, negative, arith::AddIOp::create(b, loc, index, size), index);
+  Value last = arith::SubIOp::create(b, loc, size,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, wrapped, zero), last);
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
@@ -2244,15 +2258,8 @@ struct IndexLowering : OpRewritePattern<fx::IndexOp> {
                 at[d] = ivs[lead + d];
             }
             Value loaded = loop::LoadOp::create(b, loc, indexTensors[i], at);
-            Value index =
-                arith::IndexCastOp::create(b, loc, b.getIndexType(), loaded);
-            Value size = indexedSizes[i];
-            Value wrapped = arith::SelectOp::create(
-                b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
-                                      zero),
-                arith::AddIOp::create(b, loc, index, size), index);
-            indices.push_back(clampToRange(b, loc, wrapped, size));
+            indices.push_back(
+                wrapAndClampIndex(b, loc, loaded, indexedSizes[i]));
           }
           return indices;
         });

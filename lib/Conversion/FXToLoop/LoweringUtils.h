@@ -41,6 +41,30 @@ FailureOr<SmallVector<Value>> getNamedDynamicSizes(OpBuilder &b, Location loc,
 SmallVector<Value> collectDynamicSizes(RankedTensorType type,
                                        function_ref<Value(int64_t)> sizeOf);
 
+/// An element of an index tensor, `value`, as an index into a dimension of
+/// `size`: negative values count from the end, and the result is clamped
+/// into [0, size) (an index out of range, an error in PyTorch, reads or
+/// writes the nearest element instead of memory outside the tensor).
+Value wrapAndClampIndex(OpBuilder &b, Location loc, Value value, Value size);
+
+/// A zero-filled tensor of `type`, with the sizes `sizeOf` gives its `?`s.
+Value buildZeros(OpBuilder &b, Location loc, RankedTensorType type,
+                 function_ref<Value(int64_t)> sizeOf);
+
+/// The value a scatter update combines and the result indices it goes to.
+struct ScatterUpdate {
+  Value value;
+  SmallVector<Value> indices;
+};
+
+/// Builds a loop.scatter with `combiner` of `init`'s type over an update
+/// space of `updateShape` (`updateDynamicSizes` for its `?`s): `updateFn`
+/// gives the update at each index.
+Value buildScatter(
+    OpBuilder &b, Location loc, StringRef combiner, Value init,
+    ArrayRef<int64_t> updateShape, ValueRange updateDynamicSizes,
+    function_ref<ScatterUpdate(OpBuilder &, Location, ValueRange)> updateFn);
+
 /// A PyTorch Scalar attribute (bool, i64 or f64) as a constant of `dtype`.
 Value makeScalar(OpBuilder &b, Location loc, Attribute scalar, Type dtype);
 

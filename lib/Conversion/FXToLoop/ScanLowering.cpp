@@ -199,28 +199,18 @@ struct SortLowering : OpRewritePattern<fx::SortOp> {
         [&](RankedTensorType resultType,
             function_ref<Value(OpBuilder &, Location, ValueRange)> valueFn)
         -> Value {
-      Value zeros = buildGeneratorNode(
-          rewriter, loc, resultType, dynamicSizes,
-          [&](OpBuilder &b, Location loc, ValueRange) -> Value {
-            return makeScalar(b, loc, b.getI64IntegerAttr(0),
-                              resultType.getElementType());
+      Value zeros = buildZeros(rewriter, loc, resultType, [&](int64_t d) {
+        return getDimSize(rewriter, loc, self, d);
+      });
+      return buildScatter(
+          rewriter, loc, "assign", zeros, type.getShape(), dynamicSizes,
+          [&](OpBuilder &b, Location loc, ValueRange ivs) {
+            SmallVector<Value> target(ivs);
+            target[dim] = arith::IndexCastOp::create(
+                b, loc, b.getIndexType(),
+                loop::LoadOp::create(b, loc, ranks.getResult(), ivs));
+            return ScatterUpdate{valueFn(b, loc, ivs), target};
           });
-      auto node = loop::ScatterOp::create(
-          rewriter, loc, resultType, rewriter.getStringAttr("assign"), zeros,
-          dynamicSizes, dynamicSizes,
-          rewriter.getDenseI64ArrayAttr(type.getShape()));
-      OpBuilder::InsertionGuard guard(rewriter);
-      Block *body = rewriter.createBlock(&node.getBody());
-      body->addArguments(SmallVector<Type>(rank, rewriter.getIndexType()),
-                         SmallVector<Location>(rank, loc));
-      ValueRange ivs = body->getArguments();
-      SmallVector<Value> target(ivs);
-      target[dim] = arith::IndexCastOp::create(
-          rewriter, loc, rewriter.getIndexType(),
-          loop::LoadOp::create(rewriter, loc, ranks.getResult(), ivs));
-      loop::ScatterYieldOp::create(rewriter, loc, valueFn(rewriter, loc, ivs),
-                                   target);
-      return node.getResult();
     };
     Value values = place(type, [&](OpBuilder &b, Location loc, ValueRange ivs) {
       return loop::LoadOp::create(b, loc, self, ivs).getResult();

@@ -21,21 +21,10 @@ using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::fxtoloop;
 
-namespace {
-
-/// The value an update adds and the result indices it adds to.
-struct Update {
-  Value value;
-  SmallVector<Value> indices;
-};
-
-/// Builds a loop.scatter with `combiner` of `init`'s type over an update
-/// space of `updateShape` (`updateDynamicSizes` for its `?`s): `updateFn`
-/// gives the update at each index.
-static Value
-buildScatter(OpBuilder &b, Location loc, StringRef combiner, Value init,
-             ArrayRef<int64_t> updateShape, ValueRange updateDynamicSizes,
-             function_ref<Update(OpBuilder &, Location, ValueRange)> updateFn) {
+Value fxtoloop::buildScatter(
+    OpBuilder &b, Location loc, StringRef combiner, Value init,
+    ArrayRef<int64_t> updateShape, ValueRange updateDynamicSizes,
+    function_ref<ScatterUpdate(OpBuilder &, Location, ValueRange)> updateFn) {
   auto type = cast<RankedTensorType>(init.getType());
   SmallVector<Value> dynamicSizes = collectDynamicSizes(
       type, [&](int64_t dim) { return getDimSize(b, loc, init, dim); });
@@ -46,16 +35,26 @@ buildScatter(OpBuilder &b, Location loc, StringRef combiner, Value init,
   Block *body = b.createBlock(&node.getBody());
   body->addArguments(SmallVector<Type>(updateShape.size(), b.getIndexType()),
                      SmallVector<Location>(updateShape.size(), loc));
-  Update update = updateFn(b, loc, body->getArguments());
+  ScatterUpdate update = updateFn(b, loc, body->getArguments());
   loop::ScatterYieldOp::create(b, loc, update.value, update.indices);
   return node.getResult();
 }
 
+Value fxtoloop::buildZeros(OpBuilder &b, Location loc, RankedTensorType type,
+                           function_ref<Value(int64_t)> sizeOf) {
+  return buildGeneratorNode(b, loc, type, collectDynamicSizes(type, sizeOf),
+                            [&](OpBuilder &b, Location loc, ValueRange) {
+                              return makeScalar(b, loc, b.getI64IntegerAttr(0),
+                                                type.getElementType());
+                            });
+}
+
+namespace {
+
 /// A loop.scatter with `combiner` over the index space of tensor `space`.
-static Value
-buildScatterOver(OpBuilder &b, Location loc, StringRef combiner, Value init,
-                 Value space,
-                 function_ref<Update(OpBuilder &, Location, ValueRange)> fn) {
+static Value buildScatterOver(
+    OpBuilder &b, Location loc, StringRef combiner, Value init, Value space,
+    function_ref<ScatterUpdate(OpBuilder &, Location, ValueRange)> fn) {
   auto spaceType = cast<RankedTensorType>(space.getType());
   SmallVector<Value> sizes = collectDynamicSizes(
       spaceType, [&](int64_t dim) { return getDimSize(b, loc, space, dim); });
@@ -63,21 +62,11 @@ buildScatterOver(OpBuilder &b, Location loc, StringRef combiner, Value init,
 }
 
 /// Loads index tensor `indices` at `ivs` as an index into a dimension of
-/// `size`: negative values count from the end, and the result is clamped
-/// into [0, size).
+/// `size` (wrapAndClampIndex).
 static Value loadIndex(OpBuilder &b, Location loc, Value indices,
                        ValueRange ivs, Value size) {
-  Value loaded = loop::LoadOp::create(b, loc, indices, ivs);
-  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), loaded);
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value negative =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
-  index = arith::SelectOp::create(
-      b, loc, negative, arith::AddIOp::create(b, loc, index, size), index);
-  Value last = arith::SubIOp::create(b, loc, size,
-                                     arith::ConstantIndexOp::create(b, loc, 1));
-  return arith::MinSIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, index, zero), last);
+  return wrapAndClampIndex(b, loc, loop::LoadOp::create(b, loc, indices, ivs),
+                           size);
 }
 
 /// Loads element `ivs` of `tensor`, broadcast against a space whose
@@ -94,19 +83,6 @@ static Value loadBroadcast(OpBuilder &b, Location loc, Value tensor,
                           : iv);
   Value value = loop::LoadOp::create(b, loc, tensor, indices);
   return convertScalar(b, loc, value, type.getElementType(), dtype);
-}
-
-/// A zero-filled tensor of `type`, with the sizes `sizeOf` gives its `?`s.
-static Value buildZeros(OpBuilder &b, Location loc, RankedTensorType type,
-                        function_ref<Value(int64_t)> sizeOf) {
-  return buildGeneratorNode(
-      b, loc, type, collectDynamicSizes(type, sizeOf),
-      [&](OpBuilder &b, Location loc, ValueRange) -> Value {
-        Type scalar = loop::getScalarType(type.getElementType());
-        if (isa<FloatType>(scalar))
-          return makeFloat(b, loc, scalar, 0.0);
-        return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalar, 0));
-      });
 }
 
 /// Whether `type` holds numbers a scatter can add (not bool, not complex).
@@ -150,7 +126,7 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
                         b, loc, loop::LoadOp::create(b, loc, op.getSrc(), ivs),
                         srcType.getElementType(), dtype);
                   }
-                  return Update{value, indices};
+                  return ScatterUpdate{value, indices};
                 }));
     return success();
   }
@@ -199,8 +175,8 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
           SmallVector<Value> indices = {
               loadIndex(b, loc, index, ivs.take_front(indexRank), rows)};
           llvm::append_range(indices, ivs.drop_front(indexRank));
-          return Update{loadBroadcast(b, loc, op.getValues(), ivs, dtype),
-                        indices};
+          return ScatterUpdate{
+              loadBroadcast(b, loc, op.getValues(), ivs, dtype), indices};
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -246,7 +222,7 @@ struct EmbeddingDenseBackwardLowering
                     value = arith::SelectOp::create(
                         b, loc, padded, makeFloat(b, loc, dtype, 0.0), value);
                   }
-                  return Update{value, {row, ivs.back()}};
+                  return ScatterUpdate{value, {row, ivs.back()}};
                 }));
     return success();
   }
