@@ -37,6 +37,7 @@ import torch
 import torch.fx
 import torch.utils._pytree as pytree
 from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
+from torch.fx.passes.shape_prop import ShapeProp
 
 from kiln._fx_signatures import OPS as _FX_SIGNATURES
 from kiln.dtypes import mlir_element_types
@@ -1009,11 +1010,15 @@ def _functionalize_unobserved(node: torch.fx.Node) -> bool:
     functional = _FUNCTIONAL_OVERLOADS.get(target) or getattr(
         getattr(aten, packet[:-1], None), target._overloadname, None)
     mutated = node.args[0]
-    if functional is None or not isinstance(mutated, torch.fx.Node) \
-            or mutated.op != "call_function" or len(mutated.users) != 1:
+    if not isinstance(mutated, torch.fx.Node) or mutated.op != "call_function" \
+            or len(mutated.users) != 1:
         return False
     returns = getattr(getattr(mutated.target, "_schema", None), "returns", None)
     if not returns or any(r.alias_info is not None for r in returns):
+        return False
+    if target is aten.copy_.default:
+        return _copy_into_fresh(node, mutated)
+    if functional is None:
         return False
     # ATen's defaults of the in-place overload, which the other may lack
     # (torch 1.13's bernoulli.p has no default p).
@@ -1024,6 +1029,24 @@ def _functionalize_unobserved(node: torch.fx.Node) -> bool:
             break
         args.append(argument.default_value)
     node.target, node.args = functional, tuple(args)
+    return True
+
+
+def _copy_into_fresh(node: torch.fx.Node, fresh: torch.fx.Node) -> bool:
+    """``fresh.copy_(src)`` as `src` converted to `fresh`'s dtype, when the
+    shapes agree. torch 2.x decomposes ``bernoulli_`` (dropout on the CPU)
+    so: ``empty``, ``copy_(empty, rand < p)``."""
+    if len(node.args) != 2 or not isinstance(node.args[1], torch.fx.Node):
+        return False
+    source = node.args[1]
+    if not all("val" in n.meta or "tensor_meta" in n.meta for n in (fresh, source)):
+        return False
+    want, have = _meta_of(fresh), _meta_of(source)
+    if tuple(want.shape) != tuple(have.shape) \
+            or getattr(want, "device", None) != getattr(have, "device", None):
+        return False
+    node.target = aten._to_copy.default
+    node.args, node.kwargs = (node.args[1],), {"dtype": want.dtype}
     return True
 
 
@@ -1067,6 +1090,11 @@ def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule
         if _TRACES_INNERMOST_FIRST and node.meta.get("stack_trace"):
             node.meta["stack_trace"] = _innermost_last(node.meta["stack_trace"])
     canonicalize(gm)
+    if any(n.target is aten.copy_.default and "val" not in n.meta for n in gm.graph.nodes):
+        # torch 1.13 records no values while tracing; _copy_into_fresh needs
+        # the shapes.
+        ShapeProp(gm).propagate(*pytree.tree_flatten(_input_list(inputs))[0])
+        canonicalize(gm)
     gm.graph.eliminate_dead_code()
     gm.recompile()
     return gm
@@ -1597,8 +1625,8 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
                     device: Optional[str] = None) -> ImportedGraph:
     """Imports a ``torch.export.ExportedProgram`` (torch 2.x).
 
-    The program's graph is decomposed with DECOMPOSITIONS
-    (``run_decompositions``); its parameters, buffers and constant tensors
+    The program's graph is decomposed to the ops the fx table has
+    (``run_decompositions`` with _export_decompositions); its parameters, buffers and constant tensors
     become inputs after the user's, as lift_constants makes them
     (ImportedGraph.constants); the sizes that ``dynamic_shapes`` made
     symbolic become size symbols. A program that updates buffers or inputs
@@ -1607,7 +1635,7 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
     """
     from torch.export.graph_signature import InputKind, OutputKind
 
-    program = program.run_decompositions(DECOMPOSITIONS)
+    program = program.run_decompositions(_export_decompositions())
     signature = program.graph_signature
     updates = [spec for spec in signature.output_specs if spec.kind != OutputKind.USER_OUTPUT]
     if updates:
@@ -1646,6 +1674,25 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
     return ImportedGraph(import_graph(gm, inputs, name=name, guards=guards), gm, constants,
                          input_guards(gm, inputs) if guards else None,
                          seed_device if seed else None, _exported_out_spec(program))
+
+
+def _export_decompositions() -> Dict[Any, Callable]:
+    """What run_decompositions applies to an exported program: torch.export's
+    defaults (Core ATen, which also decomposes composite ops that export
+    keeps, such as ``aten.linear`` and ``aten.conv2d``) less the ops the fx
+    table has, then DECOMPOSITIONS."""
+    try:
+        from torch.export import default_decompositions
+        table = default_decompositions()
+    except ImportError:  # torch < 2.6
+        from torch._decomp import core_aten_decompositions
+        table = core_aten_decompositions()
+    for op in list(table.keys()):
+        if (op in _OPS and not str(op).startswith(_DECOMPOSED_ANYWAY)) \
+                or str(op).startswith(_NOT_DECOMPOSED):
+            table.pop(op)
+    table.update(DECOMPOSITIONS)
+    return table
 
 
 def _exported_out_spec(program: Any) -> Any:

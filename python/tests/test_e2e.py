@@ -945,6 +945,7 @@ def test_scatters(device, tmp_path):
     aten = torch.ops.aten
 
     def fn(g, ids, x, index, src, rows, values, gh, xi, si):
+        columns = torch.arange(0, 8, 4, device=index.device)
         return (aten.embedding_dense_backward(g, ids, 12, 3, False),
                 aten.scatter_add(x, 1, index, src),
                 aten.index_put(x, [rows], values, True),
@@ -952,7 +953,7 @@ def test_scatters(device, tmp_path):
                 aten.scatter_add(xi, 0, index[:, :2] % 4, si),
                 # Replacing scatters, at distinct indices (duplicates race).
                 aten.scatter.src(x, 1, index[:, :1], src[:, :1]),
-                aten.scatter.value(x, 0, index[:6, :2] % 4 + torch.arange(0, 8, 4), -2.5),
+                aten.scatter.value(x, 0, index[:6, :2] % 4 + columns, -2.5),
                 aten.index_put(x, [rows[2:4]], values))
     generator = torch.Generator().manual_seed(12)
 
