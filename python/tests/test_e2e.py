@@ -235,9 +235,57 @@ def test_type_promotion(device, tmp_path):
      [((4, 5), torch.int32), ((4, 5), torch.int32)]),
     ("bool logic", lambda x: ((x > 0) & (x < 1), (x > 0) | (x < -1), (x > 0) ^ (x < 0.5),
                               ~(x > 0)), [((4, 5), F32)]),
+    ("inverse trigonometry", lambda x: (torch.acos(x.sin()), torch.asin(x.sin()), torch.atan(x),
+                                        torch.atanh(x.sin() * 0.9)), [((4, 50), F32)]),
+    ("hyperbolic", lambda x: (torch.sinh(x), torch.cosh(x), torch.asinh(x),
+                              torch.acosh(x.abs() + 1), torch.tan(x * 0.5)), [((4, 50), F32)]),
+    ("exp2 and log10", lambda x, i: (torch.exp2(x), torch.log10(x.abs() + 0.1), torch.exp2(i % 8)),
+     [((4, 50), F32), ((4, 50), torch.int32)]),
+    ("rounding", lambda x: (torch.floor(x * 3), torch.ceil(x * 3), torch.round(x * 3),
+                            torch.round(torch.arange(-5, 6, device=x.device) + 0.5),
+                            torch.trunc(x * 3), torch.frac(x * 3), torch.sign(x)),
+     [((4, 50), F32)]),
+    ("integer rounding and sign", lambda i, u: (torch.floor(i), torch.ceil(i), torch.round(i),
+                                                torch.trunc(i), torch.sign(i), torch.sign(u)),
+     [((4, 50), torch.int32), ((4, 50), torch.uint8)]),
+    ("nan and inf tests", lambda x, i: (torch.isnan(x.log()), torch.isinf(torch.exp(x * 100)),
+                                        torch.isnan(i), torch.isinf(i)),
+     [((4, 50), F32), ((4, 50), torch.int64)]),
+    ("powers with tensor exponents", lambda x, y: (x.abs() ** y, torch.ops.aten.pow.Scalar(2.5, x),
+                                                   torch.ops.aten.pow.Scalar(2, x)),
+     [((4, 50), F32), ((50,), F32)]),
+    ("tensor clamps", lambda x, low, high: (torch.clamp(x, low, high), x.clamp(min=low),
+                                            x.clamp(max=high)),
+     [((4, 50), F32), ((50,), F32), ((4, 1), F32)]),
+    ("integer tensor clamp", lambda x, low: x.clamp(min=low), [((4, 50), torch.int32),
+                                                               ((50,), torch.int32)]),
+    ("lerp", lambda x, y, w: (torch.lerp(x, y, w), torch.lerp(x, y, 0.25), torch.lerp(x, y, 0.75)),
+     [((4, 50), F32), ((4, 50), F32), ((50,), F32)]),
+    ("addcmul and addcdiv", lambda x, y, z: (torch.addcmul(x, y, z, value=0.5),
+                                             torch.addcdiv(x, y, z.abs() + 1, value=-2),
+                                             torch.addcmul(x, y, z)),
+     [((4, 50), F32), ((4, 50), F32), ((50,), F32)]),
+    ("integer addcmul", lambda x, y: torch.addcmul(x, y, y, value=3),
+     [((4, 50), torch.int64), ((4, 50), torch.int64)]),
+    ("elu gradients", lambda g, x: (torch.ops.aten.elu_backward(g, 1.5, 1.0, 2.0, False, x),
+                                    torch.ops.aten.elu_backward(g, 1.0, 1.05, 1.0, True,
+                                                                torch.nn.functional.elu(x))),
+     [((4, 50), F32), ((4, 50), F32)]),
 ])
 def test_more_elementwise_ops(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)
+
+
+def test_erfinv(device, tmp_path):
+    # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
+    # function's slope magnifies the input's own rounding. ±1 give ±inf and
+    # what lies beyond NaN, as in PyTorch.
+    def fn(x):
+        return (torch.erfinv(x.clamp(-1, 1) * 0.999), torch.isinf(torch.erfinv(x.clamp(-1, 1))),
+                torch.isnan(torch.erfinv(x * 2)) == (x.abs() > 0.5))
+
+    check(fn, [((4, 256), F32)], device=device, tmp_path=tmp_path,
+          tolerances={F32: (2e-5, 2e-6)})
 
 
 @pytest.mark.parametrize("name, fn, shapes", [

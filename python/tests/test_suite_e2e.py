@@ -23,7 +23,7 @@ RUNS = {
     "embedding_lookup", "embedding_positional", "expand_repeat_cat_stack",
     "flip_roll_pad", "gather_scatter", "group_norm", "gru_cell_gates", "index_put",
     "index_select_and_advanced_indexing",
-    "integer_arithmetic", "layer_norm", "losses",
+    "integer_and_promotion_edges", "integer_arithmetic", "layer_norm", "losses",
     "masked_fill", "matmul_variants", "mixed_promotion", "mlp",
     "mlp_with_parameters_as_inputs", "normalization_variants", "one_hot_by_comparison",
     "pooling", "pooling_variants", "reductions_logical", "reductions_logsumexp_norm",

@@ -1,6 +1,7 @@
 // silu, a general power (libdevice powf), integer powers, bool not and
 // activations with expm1/log1p, creation and logical ops, flip, repeat,
-// split, padding and nearest upsampling assemble for sm_90a.
+// split, padding, nearest upsampling and the rest of Core ATen's math
+// assemble for sm_90a.
 // REQUIRES: ptxas
 // RUN: kiln-compile %s --target=cuda -o %t.so
 // RUN: llvm-nm -D %t.so | FileCheck %s
@@ -16,6 +17,8 @@
 // RUN: llvm-nm -D %t-pads.so | FileCheck %s
 // RUN: kiln-compile %S/Inputs/cuda-atan2.mlir --target=cuda -o %t-atan2.so
 // RUN: llvm-nm -D %t-atan2.so | FileCheck %s
+// RUN: kiln-compile %S/Inputs/cuda-math.mlir --target=cuda -o %t-math.so
+// RUN: llvm-nm -D %t-math.so | FileCheck %s
 fx.graph @forward(%x: tensor<4x64xf32>, %i: tensor<4xsi64>, %p: tensor<4xi1>) -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4xsi64>, tensor<4xi1>) {
   %0 = fx.silu %x : tensor<4x64xf32>
   %1 = fx.pow_tensor_scalar %x {exponent = 1.7 : f64} : (tensor<4x64xf32>) -> tensor<4x64xf32>

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/FXToLoop/FXToLoop.h"
-#include "LoweringUtils.h"
+#include "ElementwiseLowering.h"
 #include "kiln/Conversion/Passes.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
@@ -31,11 +31,6 @@ using namespace mlir::kiln::fxtoloop;
 //===----------------------------------------------------------------------===//
 // Scalar helpers
 //===----------------------------------------------------------------------===//
-
-static bool isUnsignedOrBool(Type dtype) {
-  auto intType = dyn_cast<IntegerType>(dtype);
-  return intType && (intType.isUnsigned() || intType.getWidth() == 1);
-}
 
 Value fxtoloop::convertScalar(OpBuilder &b, Location loc, Value value,
                               Type from, Type to) {
@@ -96,14 +91,6 @@ Value fxtoloop::getDimSize(OpBuilder &b, Location loc, Value tensor,
       node && loop::isTensorNode(node))
     return loop::getNodeDynamicSizes(node)[type.getDynamicDimIndex(dim)];
   return tensor::DimOp::create(b, loc, tensor, dim);
-}
-
-/// The dtype math on `dtype` runs in: f32 for f16/bf16 with `computeInF32`
-/// (widened after loads, rounded before yields), else `dtype` itself.
-static Type getComputeDtype(Type dtype, bool computeInF32) {
-  if (computeInF32 && (dtype.isF16() || dtype.isBF16()))
-    return Float32Type::get(dtype.getContext());
-  return dtype;
 }
 
 Value fxtoloop::buildBroadcastPointwise(OpBuilder &b, Location loc,
@@ -259,75 +246,6 @@ Value fxtoloop::wrapAndClampIndex(OpBuilder &b, Location loc, Value value,
 //===----------------------------------------------------------------------===//
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
-
-namespace {
-
-/// Lowers an elementwise fx op whose scalar semantics `Derived` supplies in
-/// `computeElement`. Complex dtypes are left to a later lowering.
-template <typename OpTy, typename Derived>
-struct ElementwiseLowering : OpRewritePattern<OpTy> {
-  ElementwiseLowering(MLIRContext *ctx, const FXToLoopOptions &options)
-      : OpRewritePattern<OpTy>(ctx), options(options) {}
-
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    auto resultType = cast<RankedTensorType>(op.getResult().getType());
-    Type dtype = resultType.getElementType();
-    if (isa<ComplexType>(dtype))
-      return rewriter.notifyMatchFailure(op, "complex dtypes not lowered yet");
-    for (Value operand : op->getOperands()) {
-      if (isa<ComplexType>(
-              cast<RankedTensorType>(operand.getType()).getElementType()))
-        return rewriter.notifyMatchFailure(op, "complex operand");
-    }
-    if (failed(static_cast<const Derived *>(this)->checkSupported(op)))
-      return rewriter.notifyMatchFailure(op, "unsupported attribute values");
-
-    const Derived &derived = *static_cast<const Derived *>(this);
-    Type computeDtype =
-        ::getComputeDtype(derived.getComputeDtype(op), options.computeInF32);
-    SmallVector<Type> inputDtypes = derived.getInputDtypes(op, computeDtype);
-    Value result = buildBroadcastPointwise(
-        rewriter, op.getLoc(), resultType, op->getOperands(), inputDtypes,
-        derived.getBodyDtype(op, computeDtype),
-        [&](OpBuilder &b, Location loc, ValueRange elements) {
-          return derived.computeElement(op, b, loc, elements, computeDtype);
-        });
-    if (derived.isExplicitConversion()) {
-      auto node = result.getDefiningOp<loop::PointwiseOp>();
-      if (auto rounding =
-              node.getYield().getValue().getDefiningOp<arith::TruncFOp>())
-        rounding->setAttr(loop::kExplicitRoundingAttrName,
-                          rewriter.getUnitAttr());
-    }
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-
-  LogicalResult checkSupported(OpTy) const { return success(); }
-
-  /// Whether the op converts dtypes because the program asks for it: its
-  /// rounding stays, where Kiln's own roundings of f32 values may go.
-  bool isExplicitConversion() const { return false; }
-
-  /// The dtype the body computes in (before f16/bf16 become f32): by
-  /// default the result's.
-  Type getComputeDtype(OpTy op) const {
-    return cast<RankedTensorType>(op->getResult(0).getType()).getElementType();
-  }
-
-  /// The dtype each operand's elements are converted to.
-  SmallVector<Type> getInputDtypes(OpTy op, Type computeDtype) const {
-    return SmallVector<Type>(op->getNumOperands(), computeDtype);
-  }
-
-  /// The dtype of the body's value, converted to the result's afterwards.
-  Type getBodyDtype(OpTy, Type computeDtype) const { return computeDtype; }
-
-  FXToLoopOptions options;
-};
-
-} // namespace
 
 /// The kinds of binary arithmetic the elementwise lowerings share.
 enum class BinaryKind {
@@ -850,10 +768,10 @@ struct SoftplusLowering
   }
 };
 
-/// `min(max(x, lower), upper)` with either bound absent; NaN propagates for
-/// floats, as in PyTorch.
-static Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower,
-                       Value upper, Type dtype) {
+} // namespace
+
+Value fxtoloop::emitClamp(OpBuilder &b, Location loc, Value x, Value lower,
+                          Value upper, Type dtype) {
   bool isFloat = isa<FloatType>(dtype);
   bool isUnsigned = isUnsignedOrBool(dtype);
   if (lower)
@@ -866,6 +784,8 @@ static Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower,
                      : arith::MinSIOp::create(b, loc, x, upper).getResult();
   return x;
 }
+
+namespace {
 
 /// fx.hardtanh: clamp to [min_val, max_val].
 struct HardtanhLowering
@@ -3122,7 +3042,8 @@ template <typename OpTy> struct FillLowering : OpRewritePattern<OpTy> {
       fill = op.getS();
     else if constexpr (std::is_same_v<OpTy, fx::FillScalarOp>)
       fill = op.getValue();
-    else if constexpr (std::is_same_v<OpTy, fx::EmptyOp>)
+    else if constexpr (std::is_same_v<OpTy, fx::EmptyOp> ||
+                       std::is_same_v<OpTy, fx::EmptyStridedOp>)
       fill = rewriter.getI64IntegerAttr(0); // Any value will do: zero.
     else
       fill = op.getFillValue();
@@ -4582,7 +4503,9 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                AdaptiveAvgPoolBackwardLowering>(ctx);
   patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
                FillLowering<fx::FillScalarOp>, FillLowering<fx::EmptyOp>,
+               FillLowering<fx::EmptyStridedOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
+  populateMathPatterns(patterns, options);
   populateRandomPatterns(patterns);
   populateViewScatterPatterns(patterns);
   populateScatterPatterns(patterns);

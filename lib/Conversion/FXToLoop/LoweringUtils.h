@@ -1,5 +1,4 @@
-//===- LoweringUtils.h - Helpers shared by the fx-to-loop lowerings -*- C++
-//-*-===//
+//===- LoweringUtils.h - Shared fx-to-loop helpers --------------*- C++ -*-===//
 //
 // Part of Kiln. The lowerings of kiln-fx-to-loop live in several files; these
 // are the scalar and node builders they share.
@@ -14,7 +13,9 @@
 
 namespace mlir {
 class RewritePatternSet;
-namespace kiln::fxtoloop {
+namespace kiln {
+struct FXToLoopOptions;
+namespace fxtoloop {
 
 /// Converts a scalar holding an element of PyTorch dtype `from` into one of
 /// dtype `to`, with PyTorch's cast semantics (signedness comes from the dtype,
@@ -89,6 +90,18 @@ Value buildGeneratorNode(
     OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamicSizes,
     function_ref<Value(OpBuilder &, Location, ValueRange)> elementFn);
 
+/// `min(max(x, lower), upper)` on scalars of `dtype`, with either bound
+/// absent (null); NaN propagates for floats, as in PyTorch.
+Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower, Value upper,
+                Type dtype);
+
+/// Adds the lowerings of the elementwise math that PyTorch's Core ATen
+/// opset has beyond the common activations: inverse and hyperbolic
+/// trigonometry, rounding, sign and classification, pow with tensor
+/// exponents, tensor clamps, lerp, addcmul and addcdiv (MathLowering.cpp).
+void populateMathPatterns(RewritePatternSet &patterns,
+                          const FXToLoopOptions &options);
+
 /// Adds the lowerings of the random ops (RandomLowering.cpp).
 void populateRandomPatterns(RewritePatternSet &patterns);
 
@@ -102,7 +115,8 @@ void populateScatterPatterns(RewritePatternSet &patterns);
 /// (ViewScatterLowering.cpp).
 void populateViewScatterPatterns(RewritePatternSet &patterns);
 
-} // namespace kiln::fxtoloop
+} // namespace fxtoloop
+} // namespace kiln
 } // namespace mlir
 
 #endif // KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGUTILS_H

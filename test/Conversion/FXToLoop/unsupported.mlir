@@ -92,3 +92,21 @@ fx.graph @long_sort(%x: tensor<2x8192xf32>) -> (tensor<2x8192xf32>, tensor<2x819
   %0:2 = fx.sort %x {dim = 1 : i64} : (tensor<2x8192xf32>) -> (tensor<2x8192xf32>, tensor<2x8192xsi64>)
   fx.output %0#0, %0#1 : tensor<2x8192xf32>, tensor<2x8192xsi64>
 }
+
+// -----
+
+// Integral powers with tensor exponents would need a loop per element.
+fx.graph @integer_tensor_power(%i: tensor<4xsi64>) -> tensor<4xsi64> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.pow' with these operand types}}
+  %0 = fx.pow %i, %i : (tensor<4xsi64>, tensor<4xsi64>) -> tensor<4xsi64>
+  fx.output %0 : tensor<4xsi64>
+}
+
+// -----
+
+// erfinv's polynomial is single precision.
+fx.graph @f64_erfinv(%x: tensor<4xf64>) -> tensor<4xf64> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.erfinv' with these operand types}}
+  %0 = fx.erfinv %x : (tensor<4xf64>) -> tensor<4xf64>
+  fx.output %0 : tensor<4xf64>
+}

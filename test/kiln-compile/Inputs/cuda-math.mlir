@@ -1,0 +1,16 @@
+// Core ATen's remaining elementwise math: libdevice functions (acos, atanh,
+// tan, log10, exp2, powf), rounding, classification and erfinv's
+// polynomial, in f32 and bf16.
+fx.graph @forward(%x: tensor<4x64xf32>, %y: tensor<64xf32>, %h: tensor<4x64xbf16>, %i: tensor<4x64xsi32>) -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xbf16>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xi1>, tensor<4x64xsi32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>) {
+  %0 = fx.acos %x : (tensor<4x64xf32>) -> tensor<4x64xf32>
+  %1 = fx.atanh %x : (tensor<4x64xf32>) -> tensor<4x64xf32>
+  %2 = fx.tan %h : (tensor<4x64xbf16>) -> tensor<4x64xbf16>
+  %3 = fx.log10 %x : (tensor<4x64xf32>) -> tensor<4x64xf32>
+  %4 = fx.exp2 %i : (tensor<4x64xsi32>) -> tensor<4x64xf32>
+  %5 = fx.isinf %h : (tensor<4x64xbf16>) -> tensor<4x64xi1>
+  %6 = fx.sign %i : tensor<4x64xsi32>
+  %7 = fx.pow %x, %y : (tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  %8 = fx.erfinv %x : (tensor<4x64xf32>) -> tensor<4x64xf32>
+  %9 = fx.lerp %x, %x, %y : (tensor<4x64xf32>, tensor<4x64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  fx.output %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xbf16>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xi1>, tensor<4x64xsi32>, tensor<4x64xf32>, tensor<4x64xf32>, tensor<4x64xf32>
+}
