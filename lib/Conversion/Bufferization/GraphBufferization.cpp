@@ -285,6 +285,60 @@ static DenseMap<Value, Operation *> getLastReaders(Block &body) {
   return lastReaders;
 }
 
+/// A buffer that bufferization allocates for the graph: one or more tensors
+/// of the body (a scatter that adds in place shares its `init`'s) live in
+/// it from the op that first writes it to the last that reads it.
+struct Temporary {
+  MemRefType type;
+  unsigned first, last; // Positions of ops in the body.
+  int64_t offset = -1;  // In the workspace, when its size is static.
+};
+
+/// The bytes a static buffer of `type` takes, or nullopt for dynamic ones.
+static std::optional<int64_t> getStaticByteSize(MemRefType type) {
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+  return type.getNumElements() * bytes;
+}
+
+int64_t mlir::kiln::planWorkspace(MutableArrayRef<WorkspaceInterval> buffers,
+                                  int64_t alignment) {
+  // Largest first; each at the lowest aligned offset that no buffer placed
+  // before it and alive at the same time occupies.
+  SmallVector<unsigned> order = llvm::to_vector(
+      llvm::seq<unsigned>(0, static_cast<unsigned>(buffers.size())));
+  llvm::sort(order, [&](unsigned a, unsigned b) {
+    return std::make_pair(-buffers[a].bytes, a) <
+           std::make_pair(-buffers[b].bytes, b);
+  });
+  auto alignUp = [&](int64_t value) {
+    return (value + alignment - 1) / alignment * alignment;
+  };
+  int64_t total = 0;
+  SmallVector<unsigned> placed;
+  for (unsigned index : order) {
+    WorkspaceInterval &buffer = buffers[index];
+    SmallVector<std::pair<int64_t, int64_t>> taken;
+    for (unsigned other : placed) {
+      const WorkspaceInterval &o = buffers[other];
+      if (o.first <= buffer.last && buffer.first <= o.last)
+        taken.push_back({o.offset, o.offset + o.bytes});
+    }
+    llvm::sort(taken);
+    int64_t offset = 0;
+    for (auto [begin, end] : taken) {
+      if (offset + buffer.bytes <= begin)
+        break;
+      offset = std::max(offset, alignUp(end));
+    }
+    buffer.offset = offset;
+    total = std::max(total, alignUp(offset + buffer.bytes));
+    placed.push_back(index);
+  }
+  return total;
+}
+
 FailureOr<func::FuncOp>
 mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                            const GraphBufferizationTarget &target) {
@@ -355,18 +409,93 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
         !destinations.contains(init) && lastReaders.lookup(init) == scatter)
       destinations[init] = dest;
   }
-  // Temporaries to free after each op: their last reader. Those that the
-  // output reads live to the end.
-  DenseMap<Operation *, SmallVector<Value>> freedAfter;
+  // The buffers the graph allocates itself, and where each lives: static
+  // ones at planned offsets in one workspace, reusing memory after its last
+  // reader; dynamic ones allocated and freed around their lifetimes.
+  DenseMap<Operation *, unsigned> position;
+  for (Operation &op : body)
+    position.try_emplace(&op, position.size());
+  unsigned end = position.lookup(outputOp);
+  SmallVector<Temporary> temporaries;
+  DenseMap<Value, unsigned> temporaryOf;
+  for (Operation &op : body.without_terminator()) {
+    if (!isComputation(&op))
+      continue;
+    // A scatter whose `init` is a temporary that nothing reads afterwards
+    // adds into that buffer in place: it becomes the result's.
+    std::optional<unsigned> shared;
+    if (auto scatter = dyn_cast<loop::ScatterOp>(op);
+        scatter && !destinations.contains(scatter.getResult()) &&
+        lastReaders.lookup(scatter.getInit()) == &op) {
+      if (auto it = temporaryOf.find(scatter.getInit());
+          it != temporaryOf.end())
+        shared = it->second;
+    }
+    for (Value result : op.getResults()) {
+      Operation *reader = lastReaders.lookup(result);
+      unsigned last = position.lookup(reader ? reader : &op);
+      if (shared) {
+        temporaries[*shared].last = std::max(temporaries[*shared].last, last);
+        temporaryOf[result] = *shared;
+      } else if (!destinations.contains(result)) {
+        temporaryOf[result] = temporaries.size();
+        temporaries.push_back(
+            {getBufferType(result.getType()), position.lookup(&op), last});
+      }
+    }
+  }
+  SmallVector<WorkspaceInterval> intervals;
+  SmallVector<unsigned> planned;
+  for (auto [index, temporary] : llvm::enumerate(temporaries)) {
+    if (std::optional<int64_t> bytes = getStaticByteSize(temporary.type)) {
+      intervals.push_back({temporary.first, temporary.last, *bytes});
+      planned.push_back(index);
+    }
+  }
+  int64_t workspaceBytes = planWorkspace(intervals, kWorkspaceAlignment);
+  for (auto [interval, index] : llvm::zip(intervals, planned))
+    temporaries[index].offset = interval.offset;
+  // Dynamic temporaries to free after the op at each position.
+  DenseMap<unsigned, SmallVector<unsigned>> freedAfter;
+  for (auto [index, temporary] : llvm::enumerate(temporaries)) {
+    if (temporary.offset < 0)
+      freedAfter[temporary.last].push_back(index);
+  }
 
   IRMapping mapping;
   mapping.map(graph.getArguments(),
               entry->getArguments().take_front(numInputs));
   rewriter.setInsertionPointToStart(entry);
-  SmallVector<Value> temporaries;
+  Value workspace;
+  if (workspaceBytes > 0)
+    workspace = target.allocate(
+        rewriter, loc, MemRefType::get({workspaceBytes}, rewriter.getI8Type()),
+        /*dynamicSizes=*/{}, extraArgs);
+  SmallVector<Value> buffers(temporaries.size());
+  auto getBuffer = [&](Value result) -> Value {
+    unsigned index = temporaryOf.lookup(result);
+    Temporary &temporary = temporaries[index];
+    if (buffers[index])
+      return buffers[index];
+    Location bufferLoc = result.getLoc();
+    if (temporary.offset >= 0) {
+      Value offset =
+          arith::ConstantIndexOp::create(rewriter, bufferLoc, temporary.offset);
+      buffers[index] =
+          memref::ViewOp::create(rewriter, bufferLoc, temporary.type, workspace,
+                                 offset, /*sizes=*/ValueRange{});
+    } else {
+      SmallVector<Value> dynamicSizes =
+          llvm::map_to_vector(getDynamicSizesOfResult(result),
+                              [&](Value v) { return mapping.lookup(v); });
+      buffers[index] = target.allocate(rewriter, bufferLoc, temporary.type,
+                                       dynamicSizes, extraArgs);
+    }
+    return buffers[index];
+  };
   auto freeTemporariesReadLastBy = [&](Operation *op) {
-    for (Value tensor : freedAfter.lookup(op))
-      target.deallocate(rewriter, loc, mapping.lookup(tensor), extraArgs);
+    for (unsigned index : freedAfter.lookup(position.lookup(op)))
+      target.deallocate(rewriter, loc, buffers[index], extraArgs);
   };
   for (Operation &op : body.without_terminator()) {
     if (auto dim = dyn_cast<tensor::DimOp>(op)) {
@@ -392,48 +521,18 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
       freeTemporariesReadLastBy(&op);
       continue;
     }
-    // A scatter whose `init` is a temporary that nothing reads afterwards
-    // adds into that buffer in place: it becomes the result's.
-    auto scatter = dyn_cast<loop::ScatterOp>(op);
-    Value inPlace;
-    if (scatter && !destinations.contains(scatter.getResult()) &&
-        lastReaders.lookup(scatter.getInit()) == &op) {
-      SmallVector<Value> &freed = freedAfter[&op];
-      auto *entry = llvm::find(freed, scatter.getInit());
-      if (entry != freed.end()) {
-        freed.erase(entry);
-        inPlace = mapping.lookup(scatter.getInit());
-      }
-    }
-    SmallVector<Value> dests;
-    for (Value result : op.getResults()) {
-      Value dest = inPlace ? inPlace : destinations.lookup(result);
-      bool owned = inPlace != nullptr;
-      if (!dest) {
-        SmallVector<Value> dynamicSizes =
-            llvm::map_to_vector(getDynamicSizesOfResult(result),
-                                [&](Value v) { return mapping.lookup(v); });
-        dest = target.allocate(rewriter, op.getLoc(),
-                               getBufferType(result.getType()), dynamicSizes,
-                               extraArgs);
-        owned = true;
-      }
-      if (owned) {
-        Operation *reader = lastReaders.lookup(result);
-        if (reader == outputOp)
-          temporaries.push_back(dest);
-        else
-          freedAfter[reader ? reader : &op].push_back(result);
-      }
-      dests.push_back(dest);
-    }
+    SmallVector<Value> dests =
+        llvm::map_to_vector(op.getResults(), [&](Value result) -> Value {
+          return temporaryOf.contains(result) ? getBuffer(result)
+                                              : destinations.lookup(result);
+        });
     if (auto kernel = dyn_cast<loop::KernelOp>(op))
       target.emitKernel(rewriter, kernel, dests, mapping, extraArgs);
     else if (auto matmul = dyn_cast<loop::MatmulOp>(op))
       target.emitMatmul(rewriter, matmul, dests.front(), mapping, extraArgs);
     else if (auto reduce = dyn_cast<loop::ReduceOp>(op))
       target.emitReduce(rewriter, reduce, dests.front(), mapping, extraArgs);
-    else if (scatter) {
+    else if (auto scatter = dyn_cast<loop::ScatterOp>(op)) {
       // The updates add into `init`, or into a copy of it.
       if (mapping.lookup(scatter.getInit()) != dests.front())
         target.copy(rewriter, scatter.getLoc(),
@@ -455,8 +554,10 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
     if (source != buffer)
       target.copy(rewriter, loc, source, buffer, extraArgs);
   }
-  for (Value temporary : temporaries)
-    target.deallocate(rewriter, loc, temporary, extraArgs);
+  for (unsigned index : freedAfter.lookup(end))
+    target.deallocate(rewriter, loc, buffers[index], extraArgs);
+  if (workspace)
+    target.deallocate(rewriter, loc, workspace, extraArgs);
   func::ReturnOp::create(rewriter, loc);
 
   rewriter.setInsertionPoint(graph);

@@ -218,3 +218,44 @@ fx.graph @scatter(%x: tensor<10x4xbf16>, %i: tensor<6xsi64>, %v: tensor<6x4xbf16
   }
   fx.output %0 : tensor<10x4xbf16>
 }
+
+// -----
+
+// Static temporaries are views of one workspace, allocated on the stream
+// before the first kernel and freed after the last; %a and %b, both alive
+// while %b is computed, take separate halves.
+// CHECK-LABEL: func.func @workspace
+// CHECK: %[[T0:.+]] = builtin.unrealized_conversion_cast
+// CHECK: %[[WS:.+]], %[[T1:.+]] = gpu.alloc async [%[[T0]]] () : memref<8192xi8>
+// CHECK: %[[OA:.+]] = arith.constant 0 : index
+// CHECK-NEXT: memref.view %[[WS]][%[[OA]]][] : memref<8192xi8> to memref<1024xf32>
+// CHECK: gpu.launch async [%[[T1]]]
+// CHECK: %[[OB:.+]] = arith.constant 4096 : index
+// CHECK-NEXT: memref.view %[[WS]][%[[OB]]][] : memref<8192xi8> to memref<1024xf32>
+// CHECK: %[[TL:.+]] = gpu.launch async
+// CHECK: %[[TL2:.+]] = gpu.launch async [%[[TL]]]
+// CHECK-NOT: gpu.dealloc
+// CHECK: gpu.dealloc async [%[[TL2]]] %[[WS]]
+// CHECK-NOT: gpu.dealloc
+// CHECK: return
+fx.graph @workspace(%x: tensor<1024xf32>) -> tensor<1024xf32> {
+  %a = loop.pointwise : tensor<1024xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<1024xf32>
+    %r = arith.addf %v, %v : f32
+    loop.yield %r : f32
+  }
+  %b = loop.pointwise : tensor<1024xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %a[%i] : tensor<1024xf32>
+    %r = arith.mulf %v, %v : f32
+    loop.yield %r : f32
+  }
+  %c = loop.pointwise : tensor<1024xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %b[%i] : tensor<1024xf32>
+    %r = arith.subf %v, %v : f32
+    loop.yield %r : f32
+  }
+  fx.output %c : tensor<1024xf32>
+}

@@ -164,19 +164,22 @@ fx.graph @reduce(%x: tensor<4x8xbf16>) -> tensor<4xbf16> {
 
 // -----
 
-// Temporaries are freed after their last reader, so that the next one can
-// reuse the memory: %a's buffer goes before %c's is allocated.
+// Static temporaries are views of one workspace at planned offsets: %c
+// reuses %a's bytes, since %a's last reader comes before %c is written; %b
+// lives across both. The workspace goes at the end, nothing else is freed.
 // CHECK-LABEL: func.func @chain
-// CHECK: %[[A:.+]] = memref.alloc() : memref<64xf32>
-// CHECK: %[[B:.+]] = memref.alloc() : memref<64xf32>
+// CHECK: %[[WS:.+]] = memref.alloc() : memref<512xi8>
+// CHECK: %[[OA:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[A:.+]] = memref.view %[[WS]][%[[OA]]][] : memref<512xi8> to memref<64xf32>
+// CHECK: %[[OB:.+]] = arith.constant 256 : index
+// CHECK-NEXT: %[[B:.+]] = memref.view %[[WS]][%[[OB]]][] : memref<512xi8> to memref<64xf32>
 // CHECK: memref.load %[[A]]
 // CHECK: memref.store %{{.+}}, %[[B]]
-// CHECK-NEXT: scf.reduce
-// CHECK-NEXT: }
-// CHECK-NEXT: memref.dealloc %[[A]]
-// CHECK-NEXT: %[[C:.+]] = memref.alloc() : memref<64xf32>
-// CHECK: memref.dealloc %[[B]]
-// CHECK: memref.dealloc %[[C]]
+// CHECK: %[[OC:.+]] = arith.constant 0 : index
+// CHECK-NEXT: %[[C:.+]] = memref.view %[[WS]][%[[OC]]][] : memref<512xi8> to memref<64xf32>
+// CHECK: memref.store %{{.+}}, %[[C]]
+// CHECK-NOT: memref.dealloc %[[A]]
+// CHECK: memref.dealloc %[[WS]]
 // CHECK-NEXT: return
 fx.graph @chain(%x: tensor<64xf32>) -> tensor<64xf32> {
   %a = loop.pointwise : tensor<64xf32> {

@@ -136,9 +136,32 @@ SmallVector<Value> getUpdateSizes(OpBuilder &b, Location loc,
                                   loop::ScatterOp node,
                                   const IRMapping &mapping);
 
+/// The alignment of each temporary in a graph's workspace, in bytes: what
+/// the widest vector accesses and cuBLASLt's operands want.
+inline constexpr int64_t kWorkspaceAlignment = 256;
+
+/// A buffer of `bytes` that must hold its contents from the op at position
+/// `first` to the op at position `last` (inclusive) of a graph's body.
+struct WorkspaceInterval {
+  unsigned first, last;
+  int64_t bytes;
+  /// Set by planWorkspace.
+  int64_t offset = 0;
+};
+
+/// Places `buffers` in one workspace so that buffers alive at the same time
+/// never overlap (largest first, each at the lowest free offset, offsets
+/// multiples of `alignment`); returns the workspace's size in bytes.
+int64_t planWorkspace(MutableArrayRef<WorkspaceInterval> buffers,
+                      int64_t alignment);
+
 /// Replaces `graph`, whose body holds only loop nodes and scalar ops, with a
 /// destination-passing func.func over memrefs (inputs, results, then the
-/// target's extra arguments) and its `_result_sizes` companion. Returns the
+/// target's extra arguments) and its `_result_sizes` companion. Results are
+/// computed straight into the caller's buffers; temporaries of static size
+/// are views at planned offsets of one workspace (planWorkspace), which the
+/// function allocates once; dynamic ones are allocated when written and
+/// freed after their last reader. Returns the
 /// new function, or failure (with a diagnostic) when the body still holds ops
 /// that have no buffer form.
 FailureOr<func::FuncOp> bufferizeGraph(RewriterBase &rewriter,
