@@ -1010,14 +1010,15 @@ def _functionalize_unobserved(node: torch.fx.Node) -> bool:
     functional = _FUNCTIONAL_OVERLOADS.get(target) or getattr(
         getattr(aten, packet[:-1], None), target._overloadname, None)
     mutated = node.args[0]
-    if not isinstance(mutated, torch.fx.Node) or mutated.op != "call_function" \
-            or len(mutated.users) != 1:
+    if not isinstance(mutated, torch.fx.Node) or mutated.op != "call_function":
         return False
     returns = getattr(getattr(mutated.target, "_schema", None), "returns", None)
     if not returns or any(r.alias_info is not None for r in returns):
         return False
     if target is aten.copy_.default:
         return _copy_into_fresh(node, mutated)
+    if len(mutated.users) != 1:
+        return False
     if functional is None:
         return False
     # ATen's defaults of the in-place overload, which the other may lack
@@ -1032,11 +1033,25 @@ def _functionalize_unobserved(node: torch.fx.Node) -> bool:
     return True
 
 
+def _precedes(earlier: torch.fx.Node, later: torch.fx.Node) -> bool:
+    """Whether `earlier` comes before `later` in their graph's order."""
+    node = later.prev
+    while node.op != "root":
+        if node is earlier:
+            return True
+        node = node.prev
+    return False
+
+
 def _copy_into_fresh(node: torch.fx.Node, fresh: torch.fx.Node) -> bool:
     """``fresh.copy_(src)`` as `src` converted to `fresh`'s dtype, when the
-    shapes agree. torch 2.x decomposes ``bernoulli_`` (dropout on the CPU)
-    so: ``empty``, ``copy_(empty, rand < p)``."""
+    shapes agree and every other reader of `fresh` comes before the copy
+    (later ones read the copy's result). torch 2.x traces in-place ops on
+    fresh tensors so: dropout on the CPU is ``noise = bernoulli(empty, p)``
+    then ``copy_(noise, noise / (1 - p))``."""
     if len(node.args) != 2 or not isinstance(node.args[1], torch.fx.Node):
+        return False
+    if any(user is not node and not _precedes(user, node) for user in fresh.users):
         return False
     source = node.args[1]
     if not all("val" in n.meta or "tensor_meta" in n.meta for n in (fresh, source)):

@@ -14,6 +14,7 @@ An artifact built from graph ``@g`` exports (see docs/ABI.md)::
 from __future__ import annotations
 
 import ctypes
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -132,6 +133,16 @@ def _with_abi_guards(guards: GraphGuards, inputs: Sequence[TensorSpec],
     return GraphGuards(tuple(symbols), tuple(arguments))
 
 
+def _init_openmp_waiting() -> None:
+    """CPU artifacts run on LLVM's OpenMP runtime, whose threads spin for
+    200 ms after each parallel loop (KMP_BLOCKTIME) by default. Between
+    Kiln's kernels PyTorch runs its own ops (convolutions, what falls back)
+    on its own OpenMP threads, which the spinning ones would starve: Kiln's
+    threads sleep at once instead, unless the user chose otherwise. The
+    runtime reads the variable when its first parallel loop starts."""
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
+
+
 class Artifact:
     """A loaded artifact; calling it runs graph `graph` on PyTorch tensors.
 
@@ -145,6 +156,7 @@ class Artifact:
                  guards: Optional[GraphGuards] = None):
         self.path = Path(path)
         self.graph = graph
+        _init_openmp_waiting()
         self._lib = ctypes.CDLL(str(self.path))
         try:
             version = ctypes.c_int32.in_dll(self._lib, "kiln_abi_version").value

@@ -276,6 +276,22 @@ def test_more_elementwise_ops(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)
 
 
+def test_bilinear_upsampling(device, tmp_path):
+    # Sizes, scale factors (which set the scale instead of the size ratio)
+    # and aligned corners, each as PyTorch computes its weights.
+    interpolate = torch.nn.functional.interpolate
+
+    def fn(x, h):
+        return (interpolate(x, size=(6, 9), mode="bilinear", align_corners=False),
+                interpolate(x, scale_factor=2, mode="bilinear", align_corners=True),
+                interpolate(x, scale_factor=1.7, mode="bilinear"),
+                interpolate(x, size=(2, 3), mode="bilinear"),
+                interpolate(h, scale_factor=2, mode="bilinear"))
+
+    check(fn, [((2, 3, 5, 7), F32), ((1, 4, 8, 8), torch.bfloat16)], device=device,
+          tmp_path=tmp_path)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

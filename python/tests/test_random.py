@@ -140,6 +140,23 @@ def test_dropout_keeps_what_the_draws_say(device, p, tmp_path):
     torch.testing.assert_close(result, torch.where(keep, fresh / (1 - p), 0.0))
 
 
+def test_bernoulli_copied_into_a_fresh_tensor(device, tmp_path):
+    # How torch 2.x traces dropout on the CPU: bernoulli draws into a fresh
+    # tensor, then an in-place division as a copy of the quotient into it.
+    def mask(x):
+        noise = torch.bernoulli(torch.empty_like(x), 0.3)
+        noise.copy_(noise / 0.3)
+        return noise * x
+
+    x = torch.randn(64, 128, device=device)
+    compiled = kiln.compile(mask, [x], cache_dir=tmp_path)
+    assert "fx.to_copy" in compiled.graph_text
+    result = compiled(x)
+    kept = result != 0
+    torch.testing.assert_close(result[kept], x[kept] / 0.3)
+    assert 0.27 < kept.double().mean().item() < 0.33
+
+
 def test_each_call_draws_anew_and_manual_seed_repeats(device, tmp_path):
     compiled = kiln.compile(lambda x: torch.nn.functional.dropout(x, 0.5, True),
                             [torch.randn(4096, device=device)], cache_dir=tmp_path)

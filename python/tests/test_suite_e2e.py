@@ -31,13 +31,11 @@ RUNS = {
     "reductions_var_std", "residual_block", "rms_norm",
     "scalar_rsub_and_division", "slicing", "small_cnn", "softmax_and_log_softmax",
     "sort_and_topk",
-    "transformer_layer", "views_and_reshapes",
+    "transformer_layer", "upsample_nearest_and_bilinear", "views_and_reshapes",
 }
-# torch 2.x decomposes bilinear upsampling into advanced indexing and
-# arithmetic, which lower; torch 1.13 keeps the op, which does not.
 # torch 2.x records the storage that as_strided reads; torch 1.13 does not.
 if int(torch.__version__.split(".")[0]) >= 2:
-    RUNS.update({"upsample_nearest_and_bilinear", "as_strided_of_a_value"})
+    RUNS.update({"as_strided_of_a_value"})
 
 # (rtol, atol) against eager: matrix products and reductions sum in another
 # order; bf16 results may differ by a rounding.

@@ -4506,6 +4506,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                FillLowering<fx::EmptyStridedOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
   populateMathPatterns(patterns, options);
+  populateInterpolationPatterns(patterns);
   populateRandomPatterns(patterns);
   populateViewScatterPatterns(patterns);
   populateScatterPatterns(patterns);

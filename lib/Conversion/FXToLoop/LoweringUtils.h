@@ -102,6 +102,9 @@ Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower, Value upper,
 void populateMathPatterns(RewritePatternSet &patterns,
                           const FXToLoopOptions &options);
 
+/// Adds the lowering of bilinear upsampling (InterpolationLowering.cpp).
+void populateInterpolationPatterns(RewritePatternSet &patterns);
+
 /// Adds the lowerings of the random ops (RandomLowering.cpp).
 void populateRandomPatterns(RewritePatternSet &patterns);
 

@@ -1,0 +1,35 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop))' | FileCheck %s
+
+// Bilinear upsampling without aligned corners: the source position is
+// scale * (o + 0.5) - 0.5, clamped at 0, with scale = in / out; the upper
+// neighbour is clamped to the last row or column; four loads blend.
+// CHECK-LABEL: fx.graph @bilinear
+// CHECK-DAG: arith.constant 5.000000e-01 : f32
+// CHECK-DAG: arith.constant 0.444444{{[0-9]+}} : f32
+// CHECK: loop.pointwise : tensor<1x2x6x9xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.+]]: index, %[[C:.+]]: index, %[[H:.+]]: index, %[[W:.+]]: index):
+// CHECK: %[[SRC:.+]] = arith.maximumf
+// CHECK: %[[LOW:.+]] = arith.fptoui %[[SRC]] : f32 to i64
+// CHECK: arith.minui %{{.+}}, %{{.+}} : index
+// CHECK-COUNT-4: loop.load %{{.+}}[%[[N]], %[[C]], %{{.+}}, %{{.+}}] : tensor<1x2x3x4xf32>
+// CHECK: loop.yield
+fx.graph @bilinear(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x6x9xf32> {
+  %0 = fx.upsample_bilinear2d %x {align_corners = false} : (tensor<1x2x3x4xf32>) -> tensor<1x2x6x9xf32>
+  fx.output %0 : tensor<1x2x6x9xf32>
+}
+
+// -----
+
+// With aligned corners the position is (in - 1) / (out - 1) * o, never
+// clamped; bf16 blends in f32 and rounds once.
+// CHECK-LABEL: fx.graph @bilinear_aligned_bf16
+// CHECK: arith.constant 0.428571{{[0-9]+}} : f32
+// CHECK: ^bb0
+// CHECK-NOT: arith.maximumf
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: %[[R:.+]] = arith.truncf %{{.+}} : f32 to bf16
+// CHECK-NEXT: loop.yield %[[R]] : bf16
+fx.graph @bilinear_aligned_bf16(%x: tensor<1x2x4x4xbf16>) -> tensor<1x2x8x8xbf16> {
+  %0 = fx.upsample_bilinear2d %x {align_corners = true, scale_factors = array<f64: 2.0, 2.0>} : (tensor<1x2x4x4xbf16>) -> tensor<1x2x8x8xbf16>
+  fx.output %0 : tensor<1x2x8x8xbf16>
+}
