@@ -292,6 +292,41 @@ def test_bilinear_upsampling(device, tmp_path):
           tmp_path=tmp_path)
 
 
+def test_ops_that_capture_decomposes_lower_too(device, tmp_path):
+    """Graphs written in the fx dialect may hold ops that capture decomposes
+    (the softmax gradients) or that PyTorch's decompositions remove (the
+    diagonal view): they compile as they are."""
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    text = """fx.graph @forward(%g: tensor<4x33xf32>, %y: tensor<4x33xf32>, %ly: tensor<4x33xf32>, %h: tensor<4x33xbf16>, %hy: tensor<4x33xbf16>, %m: tensor<2x5x6xf32>) -> (tensor<4x33xf32>, tensor<4x33xf32>, tensor<4x33xbf16>, tensor<5x2xf32>, tensor<2x5xf32>, tensor<2x3xf32>) {
+  %0 = fx.softmax_backward_data %g, %y {dim = 1 : i64, input_dtype = f32} : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+  %1 = fx.log_softmax_backward_data %g, %ly {dim = -1 : i64, input_dtype = f32} : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+  %2 = fx.softmax_backward_data %h, %hy {dim = 1 : i64, input_dtype = bf16} : (tensor<4x33xbf16>, tensor<4x33xbf16>) -> tensor<4x33xbf16>
+  %3 = fx.diagonal %m {offset = 0 : i64, dim1 = 0 : i64, dim2 = 2 : i64} : (tensor<2x5x6xf32>) -> tensor<5x2xf32>
+  %4 = fx.diagonal %m {offset = 1 : i64, dim1 = 1 : i64, dim2 = 2 : i64} : (tensor<2x5x6xf32>) -> tensor<2x5xf32>
+  %5 = fx.diagonal %m {offset = -3 : i64, dim1 = 2 : i64, dim2 = 1 : i64} : (tensor<2x5x6xf32>) -> tensor<2x3xf32>
+  fx.output %0, %1, %2, %3, %4, %5 : tensor<4x33xf32>, tensor<4x33xf32>, tensor<4x33xbf16>, tensor<5x2xf32>, tensor<2x5xf32>, tensor<2x3xf32>
+}
+"""
+    aten = torch.ops.aten
+    generator = torch.Generator().manual_seed(3)
+    g = torch.randn(4, 33, generator=generator)
+    y = torch.randn(4, 33, generator=generator).softmax(1)
+    m = torch.randn(2, 5, 6, generator=generator)
+    h, hy = g.bfloat16(), y.bfloat16()
+    want = [aten._softmax_backward_data(g, y, 1, torch.float32),
+            aten._log_softmax_backward_data(g, y.log(), -1, torch.float32),
+            aten._softmax_backward_data(h.float(), hy.float(), 1, torch.float32).bfloat16(),
+            torch.diagonal(m, 0, 0, 2), torch.diagonal(m, 1, 1, 2), torch.diagonal(m, -3, 2, 1)]
+    path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                              cache_dir=tmp_path)
+    got = Artifact(path)(*[t.to(device) for t in (g, y, y.log(), h, hy, m)])
+    for result, expected in zip(got, want):
+        tolerance = 1e-2 if expected.dtype == torch.bfloat16 else 1e-5
+        torch.testing.assert_close(result.cpu(), expected, rtol=tolerance, atol=tolerance)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

@@ -2499,6 +2499,55 @@ template <typename OpTy> struct SoftmaxLowering : OpRewritePattern<OpTy> {
   }
 };
 
+/// Lowers fx.softmax_backward_data, `y * (g - sum(g * y))` over `dim`, and
+/// fx.log_softmax_backward_data, `g - exp(y) * sum(g)`, as PyTorch's kernels
+/// compute them: the row sums in the statistics dtype (f32 for f16/bf16).
+template <typename OpTy>
+struct SoftmaxBackwardLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    constexpr bool isSoftmax = std::is_same_v<OpTy, fx::SoftmaxBackwardDataOp>;
+    Location loc = op.getLoc();
+    Value grad = op.getGradOutput();
+    Value output = op.getOutput();
+    auto type = cast<RankedTensorType>(output.getType());
+    if (type.getRank() == 0)
+      return rewriter.notifyMatchFailure(op, "softmax of a scalar");
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    if (dim < 0)
+      dim += type.getRank();
+    Type dtype = getNormalizationDtype(rewriter, type.getElementType());
+    RankedTensorType statsType = getStatisticsType(type, {dim}, dtype);
+    Value summed = grad;
+    if constexpr (isSoftmax)
+      summed = buildBroadcastPointwise(
+          rewriter, loc, RankedTensorType::get(type.getShape(), dtype),
+          ValueRange{grad, output}, TypeRange{dtype, dtype}, dtype,
+          [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+            return arith::MulFOp::create(b, loc, elements[0], elements[1]);
+          });
+    Value sum = buildReduction(rewriter, loc, summed, {dim}, /*keepdim=*/true,
+                               "sum", statsType);
+    Value result = buildBroadcastPointwise(
+        rewriter, loc, cast<RankedTensorType>(op.getResult().getType()),
+        ValueRange{grad, output, sum}, TypeRange{dtype, dtype, dtype}, dtype,
+        [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Value g = elements[0], y = elements[1], rowSum = elements[2];
+          if constexpr (isSoftmax)
+            return arith::MulFOp::create(
+                b, loc, y, arith::SubFOp::create(b, loc, g, rowSum));
+          return arith::SubFOp::create(
+              b, loc, g,
+              arith::MulFOp::create(b, loc, math::ExpOp::create(b, loc, y),
+                                    rowSum));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Lowers fx.native_layer_norm: the mean, the mean of squared deviations
 /// (two passes over a row, which row fusion keeps in cache, rather than the
 /// less accurate E[x^2] - E[x]^2), then the normalized, scaled and shifted
@@ -3415,6 +3464,60 @@ struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
 } // namespace
 
 namespace {
+/// Lowers fx.diagonal to an index-map node: the result's dimensions are the
+/// source's without `dim1` and `dim2`, then the diagonal, whose element `i`
+/// reads `i + max(-offset, 0)` along `dim1` and `i + max(offset, 0)` along
+/// `dim2`.
+struct DiagonalLowering : OpRewritePattern<fx::DiagonalOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::DiagonalOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op.getSelf();
+    RankedTensorType sourceType = op.getSelf().getType();
+    RankedTensorType type = op.getType();
+    int64_t rank = sourceType.getRank();
+    int64_t dim1 = static_cast<int64_t>(op.getDim1());
+    int64_t dim2 = static_cast<int64_t>(op.getDim2());
+    if (dim1 < 0)
+      dim1 += rank;
+    if (dim2 < 0)
+      dim2 += rank;
+    if (type.isDynamicDim(type.getRank() - 1))
+      return rewriter.notifyMatchFailure(op, "dynamic diagonal length");
+    int64_t offset = static_cast<int64_t>(op.getOffset());
+    // The result's other dimensions, in the source's order.
+    SmallVector<int64_t> kept;
+    for (int64_t dim = 0; dim < rank; ++dim)
+      if (dim != dim1 && dim != dim2)
+        kept.push_back(dim);
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(type, [&](int64_t dim) {
+          return getDimSize(rewriter, loc, source, kept[dim]);
+        });
+    Value result = buildIndexMapNode(
+        rewriter, loc, source, type, dynamicSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Value> indices(rank);
+          for (auto [resultDim, dim] : llvm::enumerate(kept))
+            indices[dim] = ivs[resultDim];
+          Value along = ivs.back();
+          auto shifted = [&](int64_t by) -> Value {
+            if (by == 0)
+              return along;
+            return arith::AddIOp::create(
+                b, loc, along, arith::ConstantIndexOp::create(b, loc, by));
+          };
+          indices[dim1] = shifted(std::max<int64_t>(-offset, 0));
+          indices[dim2] = shifted(std::max<int64_t>(offset, 0));
+          return indices;
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Lowers fx.as_strided (static shapes) to an index-map node: result element
 /// i reads element offset + sum(i_k * stride_k) of the operand's row-major
 /// elements. Fails when some result element would read past them.
@@ -4490,12 +4593,14 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<IndexingLowering<fx::EmbeddingOp>,
                IndexingLowering<fx::IndexSelectOp>,
                IndexingLowering<fx::GatherOp>, IndexLowering, CatLowering>(ctx);
-  patterns.add<ViewLowering<fx::CloneOp>, ViewLowering<fx::AliasOp>,
-               ViewLowering<fx::LiftFreshCopyOp>, ViewLowering<fx::PermuteOp>,
-               ViewLowering<fx::ExpandOp>, ViewLowering<fx::SqueezeOp>,
-               ViewLowering<fx::UnsqueezeOp>, ViewLowering<fx::SliceOp>,
-               ViewLowering<fx::SelectOp>, ViewLowering<fx::ViewOp>,
-               ViewLowering<fx::UnsafeViewOp>, AsStridedLowering>(ctx);
+  patterns
+      .add<ViewLowering<fx::CloneOp>, ViewLowering<fx::AliasOp>,
+           ViewLowering<fx::LiftFreshCopyOp>, ViewLowering<fx::PermuteOp>,
+           ViewLowering<fx::ExpandOp>, ViewLowering<fx::SqueezeOp>,
+           ViewLowering<fx::UnsqueezeOp>, ViewLowering<fx::SliceOp>,
+           ViewLowering<fx::SelectOp>, ViewLowering<fx::ViewOp>,
+           ViewLowering<fx::UnsafeViewOp>, AsStridedLowering, DiagonalLowering>(
+          ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
   patterns.add<MaxPoolLowering, MaxPoolBackwardLowering, AvgPoolLowering,
@@ -4522,6 +4627,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                UpsampleNearestLowering>(ctx);
   patterns
       .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
+           SoftmaxBackwardLowering<fx::SoftmaxBackwardDataOp>,
+           SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
            LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);
 }

@@ -108,3 +108,28 @@ fx.graph @group_norm(%x: tensor<2x8x5x5xf32>, %w: tensor<8xf32>, %b: tensor<8xf3
   %0:3 = fx.native_group_norm %x weight(%w) bias(%b) {group = 4 : i64, eps = 1.0e-05 : f64} : (tensor<2x8x5x5xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8x5x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>)
   fx.output %0#0, %0#1, %0#2 : tensor<2x8x5x5xf32>, tensor<2x4xf32>, tensor<2x4xf32>
 }
+
+// -----
+
+// softmax's gradient: y * (g - sum(g * y)); log-softmax's: g - exp(y) *
+// sum(g); each one row sum and one pointwise node.
+// CHECK-LABEL: fx.graph @softmax_backward
+// CHECK-SAME: (%[[G:.+]]: tensor<4x33xf32>, %[[Y:.+]]: tensor<4x33xf32>)
+// CHECK: %[[GY:.+]] = loop.pointwise : tensor<4x33xf32>
+// CHECK: arith.mulf
+// CHECK: %[[S:.+]] = loop.reduce "sum" over [33] : tensor<4x1xf32>
+// CHECK: loop.load %[[GY]]
+// CHECK: loop.pointwise : tensor<4x33xf32>
+// CHECK: %[[RS:.+]] = loop.load %[[S]]
+// CHECK: %[[D:.+]] = arith.subf %{{.+}}, %[[RS]] : f32
+// CHECK: arith.mulf %{{.+}}, %[[D]] : f32
+// CHECK: %[[S2:.+]] = loop.reduce "sum" over [33] : tensor<4x1xf32>
+// CHECK: loop.load %[[G]]
+// CHECK: loop.pointwise : tensor<4x33xf32>
+// CHECK: math.exp
+// CHECK: arith.subf
+fx.graph @softmax_backward(%g: tensor<4x33xf32>, %y: tensor<4x33xf32>) -> (tensor<4x33xf32>, tensor<4x33xf32>) {
+  %0 = fx.softmax_backward_data %g, %y {dim = 1 : i64, input_dtype = f32} : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+  %1 = fx.log_softmax_backward_data %g, %y {dim = -1 : i64, input_dtype = f32} : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
+  fx.output %0, %1 : tensor<4x33xf32>, tensor<4x33xf32>
+}

@@ -110,3 +110,12 @@ fx.graph @f64_erfinv(%x: tensor<4xf64>) -> tensor<4xf64> {
   %0 = fx.erfinv %x : (tensor<4xf64>) -> tensor<4xf64>
   fx.output %0 : tensor<4xf64>
 }
+
+// -----
+
+// A diagonal whose length depends on a dynamic size.
+fx.graph @dynamic_diagonal(%m: tensor<?x5xf32>) -> tensor<?xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.diagonal' with these operand types}}
+  %0 = fx.diagonal %m : (tensor<?x5xf32>) -> tensor<?xf32>
+  fx.output %0 : tensor<?xf32>
+}

@@ -207,3 +207,18 @@ fx.graph @split_dynamic_view(
   %1 = fx.add %0, %y : (tensor<?x?x64xf32>, tensor<?x?x64xf32>) -> tensor<?x?x64xf32>
   fx.output %1 : tensor<?x?x64xf32>
 }
+
+// -----
+
+// A diagonal is index arithmetic: element i reads i + 3 along dim1 (a
+// negative offset) and i along dim2; the other dimension comes first.
+// CHECK-LABEL: fx.graph @diagonal
+// CHECK: %[[C3:.+]] = arith.constant 3 : index
+// CHECK: loop.pointwise : tensor<2x3xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[K:.+]] = arith.addi %[[J]], %[[C3]] : index
+// CHECK-NEXT: loop.load %{{.+}}[%[[I]], %[[J]], %[[K]]] : tensor<2x5x6xf32>
+fx.graph @diagonal(%m: tensor<2x5x6xf32>) -> tensor<2x3xf32> {
+  %0 = fx.diagonal %m {offset = -3 : i64, dim1 = 2 : i64, dim2 = 1 : i64} : (tensor<2x5x6xf32>) -> tensor<2x3xf32>
+  fx.output %0 : tensor<2x3xf32>
+}
