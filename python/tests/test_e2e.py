@@ -327,6 +327,39 @@ def test_ops_that_capture_decomposes_lower_too(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=tolerance, atol=tolerance)
 
 
+def test_batch_norms_as_written(device, tmp_path):
+    """The batch normalizations that capture decomposes compile as they are
+    from the fx dialect: evaluation mode, training mode with the running
+    statistics' updates (unbiased variance), and without statistics."""
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    t = "tensor<3x4x5x6xf32>"
+    text = f"""fx.graph @forward(%x: {t}, %w: tensor<4xf32>, %b: tensor<4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) -> ({t}, {t}, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, {t}, tensor<4xf32>) {{
+  %0:3 = fx.native_batch_norm_legit_no_training %x weight(%w) bias(%b), %rm, %rv {{momentum = 0.1, eps = 1.0e-05}} : ({t}, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ({t}, tensor<0xf32>, tensor<0xf32>)
+  %1:5 = fx.native_batch_norm_legit_functional %x weight(%w) bias(%b), %rm, %rv {{training = true, momentum = 0.25, eps = 1.0e-03}} : ({t}, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> ({t}, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %2:3 = fx.native_batch_norm_legit_no_stats %x bias(%b) {{training = true, momentum = 0.1, eps = 1.0e-05}} : ({t}, tensor<4xf32>) -> ({t}, tensor<4xf32>, tensor<4xf32>)
+  fx.output %0#0, %1#0, %1#1, %1#2, %1#3, %1#4, %2#0, %2#2 : {t}, {t}, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, {t}, tensor<4xf32>
+}}
+"""
+    generator = torch.Generator().manual_seed(5)
+    x = torch.randn(3, 4, 5, 6, generator=generator) * 2 + 1
+    w, b, rm = (torch.randn(4, generator=generator) for _ in range(3))
+    rv = torch.rand(4, generator=generator) + 0.5
+    F = torch.nn.functional
+    mean, var = x.mean((0, 2, 3)), x.var((0, 2, 3), unbiased=False)
+    new_rm, new_rv = rm.clone(), rv.clone()
+    trained = F.batch_norm(x, new_rm, new_rv, w, b, True, 0.25, 1e-3)
+    want = [F.batch_norm(x, rm, rv, w, b, False, 0.1, 1e-5), trained, mean,
+            (var + 1e-3).rsqrt(), new_rm, new_rv,
+            F.batch_norm(x, None, None, None, b, True, 0.1, 1e-5), (var + 1e-5).rsqrt()]
+    path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                              cache_dir=tmp_path)
+    got = Artifact(path)(*[v.to(device) for v in (x, w, b, rm, rv)])
+    for result, expected in zip(got, want):
+        torch.testing.assert_close(result.cpu(), expected, rtol=1e-5, atol=1e-5)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

@@ -2746,6 +2746,163 @@ struct GroupNormLowering : OpRewritePattern<fx::NativeGroupNormOp> {
   }
 };
 
+/// Lowers the batch normalizations of an [N, C, *] input (evaluation mode,
+/// training mode with the running statistics' updates returned, and
+/// training mode without running statistics): per channel, the batch's
+/// moments over N and the extent (two passes) or the running statistics,
+/// then the normalized, scaled and shifted elements. The saved statistics
+/// are [C] in training mode and empty otherwise, as PyTorch returns them;
+/// the updated running variance takes the unbiased batch variance.
+template <typename OpTy> struct BatchNormLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    constexpr bool hasRunningStats =
+        !std::is_same_v<OpTy, fx::NativeBatchNormLegitNoStatsOp>;
+    constexpr bool returnsRunningStats =
+        std::is_same_v<OpTy, fx::NativeBatchNormLegitFunctionalOp>;
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    if (rank < 2 || inputType.isDynamicDim(1))
+      return rewriter.notifyMatchFailure(op, "no static channels");
+    bool training = true;
+    if constexpr (!std::is_same_v<OpTy, fx::NativeBatchNormLegitNoTrainingOp>)
+      training = op.getTraining();
+    else
+      training = false;
+    if (!training && !hasRunningStats)
+      return rewriter.notifyMatchFailure(op, "evaluation without statistics");
+    Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
+    SmallVector<int64_t> reduced = {0};
+    for (int64_t dim = 2; dim < rank; ++dim)
+      reduced.push_back(dim);
+    RankedTensorType statsType = getStatisticsType(inputType, reduced, dtype);
+    Value eps = makeFloat(rewriter, loc, dtype, op.getEps().convertToDouble());
+    auto loadAs = [&](OpBuilder &b, Value tensor, ValueRange indices) {
+      Value element = loop::LoadOp::create(b, loc, tensor, indices);
+      return convertScalar(
+          b, loc, element,
+          cast<RankedTensorType>(tensor.getType()).getElementType(), dtype);
+    };
+    // Per channel, as [1, C, 1, ...]: the mean and 1 / sqrt(var + eps).
+    Value mean, invstd, variance;
+    Moments moments;
+    if (training) {
+      moments = buildMoments(rewriter, loc, input, reduced, dtype);
+      mean = moments.mean;
+      variance = buildBroadcastPointwise(
+          rewriter, loc, statsType, ValueRange{moments.squaredDeviations},
+          TypeRange{dtype}, dtype,
+          [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+            return arith::DivFOp::create(b, loc, elements[0], moments.count);
+          });
+    }
+    if (!training) {
+      if constexpr (hasRunningStats) {
+        auto perChannel = [&](Value stats) {
+          return buildGeneratorNode(
+              rewriter, loc, statsType, {},
+              [&](OpBuilder &b, Location, ValueRange ivs) {
+                return loadAs(b, stats, ivs[1]);
+              });
+        };
+        mean = perChannel(op.getRunningMean());
+        variance = perChannel(op.getRunningVar());
+      }
+    }
+    invstd = buildBroadcastPointwise(
+        rewriter, loc, statsType, ValueRange{variance}, TypeRange{dtype}, dtype,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          return math::RsqrtOp::create(
+              b, loc, arith::AddFOp::create(b, loc, elements[0], eps));
+        });
+
+    auto outputType = cast<RankedTensorType>(op.getOutput().getType());
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(outputType, [&](int64_t dim) {
+          return getDimSize(rewriter, loc, input, dim);
+        });
+    Value output = buildGeneratorNode(
+        rewriter, loc, outputType, dynamicSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          SmallVector<Value> statsIndices(rank, zero);
+          statsIndices[1] = ivs[1];
+          Value value = arith::MulFOp::create(
+              b, loc,
+              arith::SubFOp::create(b, loc, loadAs(b, input, ivs),
+                                    loadAs(b, mean, statsIndices)),
+              loadAs(b, invstd, statsIndices));
+          if (Value weight = op.getWeight())
+            value =
+                arith::MulFOp::create(b, loc, value, loadAs(b, weight, ivs[1]));
+          if (Value bias = op.getBias())
+            value =
+                arith::AddFOp::create(b, loc, value, loadAs(b, bias, ivs[1]));
+          return convertScalar(b, loc, value, dtype,
+                               outputType.getElementType());
+        });
+    // A [C] result from per-channel values `fn` gives.
+    auto perChannelResult =
+        [&](Value result,
+            function_ref<Value(OpBuilder &, ValueRange)> fn) -> Value {
+      auto type = cast<RankedTensorType>(result.getType());
+      return buildGeneratorNode(
+          rewriter, loc, type, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) {
+            if (type.getNumElements() == 0)
+              return makeFloat(b, loc, type.getElementType(), 0.0);
+            Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+            SmallVector<Value> statsIndices(rank, zero);
+            statsIndices[1] = ivs[0];
+            return convertScalar(b, loc, fn(b, statsIndices), dtype,
+                                 type.getElementType());
+          });
+    };
+    auto savedOrEmpty = [&](Value result, Value stats) {
+      return perChannelResult(result, [&](OpBuilder &b, ValueRange indices) {
+        return loadAs(b, stats, indices);
+      });
+    };
+    SmallVector<Value> results = {output, savedOrEmpty(op.getSaveMean(), mean),
+                                  savedOrEmpty(op.getSaveInvstd(), invstd)};
+    if constexpr (returnsRunningStats) {
+      double momentum = op.getMomentum().convertToDouble();
+      // The updates, or the running statistics unchanged in evaluation.
+      auto update = [&](Value result, Value running, Value batch,
+                        bool unbiased) {
+        return perChannelResult(
+            result, [&](OpBuilder &b, ValueRange indices) -> Value {
+              Value old = loadAs(b, running, indices[1]);
+              if (!training)
+                return old;
+              Value value = loadAs(b, batch, indices);
+              if (unbiased)
+                value = arith::DivFOp::create(
+                    b, loc, arith::MulFOp::create(b, loc, value, moments.count),
+                    arith::SubFOp::create(b, loc, moments.count,
+                                          makeFloat(b, loc, dtype, 1.0)));
+              return arith::AddFOp::create(
+                  b, loc,
+                  arith::MulFOp::create(
+                      b, loc, old, makeFloat(b, loc, dtype, 1.0 - momentum)),
+                  arith::MulFOp::create(b, loc, value,
+                                        makeFloat(b, loc, dtype, momentum)));
+            });
+      };
+      results.push_back(update(op.getRunningMeanOut(), op.getRunningMean(),
+                               mean, /*unbiased=*/false));
+      results.push_back(update(op.getRunningVarOut(), op.getRunningVar(),
+                               variance, /*unbiased=*/true));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
 struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -4628,6 +4785,9 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns
       .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
            SoftmaxBackwardLowering<fx::SoftmaxBackwardDataOp>,
+           BatchNormLowering<fx::NativeBatchNormLegitNoTrainingOp>,
+           BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,
+           BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
            SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
            LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);

@@ -133,3 +133,35 @@ fx.graph @softmax_backward(%g: tensor<4x33xf32>, %y: tensor<4x33xf32>) -> (tenso
   %1 = fx.log_softmax_backward_data %g, %y {dim = -1 : i64, input_dtype = f32} : (tensor<4x33xf32>, tensor<4x33xf32>) -> tensor<4x33xf32>
   fx.output %0, %1 : tensor<4x33xf32>, tensor<4x33xf32>
 }
+
+// -----
+
+// Evaluation mode reads the running statistics: no reduction; the saved
+// statistics are empty.
+// CHECK-LABEL: fx.graph @batch_norm_evaluation
+// CHECK-NOT: loop.reduce
+// CHECK: math.rsqrt
+// CHECK: loop.pointwise : tensor<2x4x3xf32>
+// CHECK: loop.pointwise : tensor<0xf32>
+// CHECK-NOT: loop.reduce
+// CHECK: fx.output
+fx.graph @batch_norm_evaluation(%x: tensor<2x4x3xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) -> (tensor<2x4x3xf32>, tensor<0xf32>) {
+  %0:3 = fx.native_batch_norm_legit_no_training %x, %rm, %rv {momentum = 0.1, eps = 1.0e-05} : (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3xf32>, tensor<0xf32>, tensor<0xf32>)
+  fx.output %0#0, %0#1 : tensor<2x4x3xf32>, tensor<0xf32>
+}
+
+// -----
+
+// Training mode: the batch's mean and squared deviations per channel (over
+// N and the extent), and the running variance updated with the unbiased
+// variance, n / (n - 1) with n = 2 * 3.
+// CHECK-LABEL: fx.graph @batch_norm_training
+// CHECK-DAG: %[[N:.+]] = arith.constant 6.000000e+00 : f32
+// CHECK: loop.reduce "sum" over [2, 3] : tensor<1x4x1xf32>
+// CHECK: loop.reduce "sum" over [2, 3] : tensor<1x4x1xf32>
+// CHECK: loop.pointwise : tensor<4xf32>
+// CHECK: arith.mulf %{{.+}}, %[[N]]
+fx.graph @batch_norm_training(%x: tensor<2x4x3xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>) {
+  %0:5 = fx.native_batch_norm_legit_functional %x, %rm, %rv {training = true, momentum = 0.1, eps = 1.0e-05} : (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  fx.output %0#0, %0#4 : tensor<2x4x3xf32>, tensor<4xf32>
+}

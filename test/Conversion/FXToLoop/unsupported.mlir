@@ -119,3 +119,12 @@ fx.graph @dynamic_diagonal(%m: tensor<?x5xf32>) -> tensor<?xf32> {
   %0 = fx.diagonal %m : (tensor<?x5xf32>) -> tensor<?xf32>
   fx.output %0 : tensor<?xf32>
 }
+
+// -----
+
+// Evaluation mode needs running statistics.
+fx.graph @batch_norm_evaluation_without_statistics(%x: tensor<2x4x3xf32>) -> tensor<2x4x3xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.native_batch_norm_legit_no_stats' with these operand types}}
+  %0:3 = fx.native_batch_norm_legit_no_stats %x {training = false, momentum = 0.1, eps = 1.0e-05} : (tensor<2x4x3xf32>) -> (tensor<2x4x3xf32>, tensor<0xf32>, tensor<0xf32>)
+  fx.output %0#0 : tensor<2x4x3xf32>
+}
