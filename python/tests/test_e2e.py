@@ -360,6 +360,49 @@ def test_batch_norms_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-5, atol=1e-5)
 
 
+def test_normalization_gradients_as_written(device, tmp_path):
+    """native_batch_norm_backward (training and evaluation) and
+    native_layer_norm_backward compile as they are from the fx dialect and
+    match ATen's kernels."""
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    t, c, r = "tensor<3x4x5x6xf32>", "tensor<4xf32>", "tensor<3x4x1x1xf32>"
+    text = f"""fx.graph @forward(%dy: {t}, %x: {t}, %w: {c}, %rm: {c}, %rv: {c}, %sm: {c}, %si: {c}, %m: {r}, %rs: {r}, %lw: tensor<5x6xf32>) -> ({t}, {c}, {c}, {t}, {t}, tensor<5x6xf32>, tensor<5x6xf32>, {t}) {{
+  %0:3 = fx.native_batch_norm_backward %dy, %x weight(%w) running_mean(%rm) running_var(%rv) save_mean(%sm) save_invstd(%si) {{train = true, eps = 1.0e-05, output_mask = array<i1: true, true, true>}} : ({t}, {t}, {c}, {c}, {c}, {c}, {c}) -> ({t}, {c}, {c})
+  %1:3 = fx.native_batch_norm_backward %dy, %x weight(%w) running_mean(%rm) running_var(%rv) {{train = false, eps = 1.0e-03, output_mask = array<i1: true, false, false>}} : ({t}, {t}, {c}, {c}, {c}) -> ({t}, {c}, {c})
+  %2:3 = fx.native_layer_norm_backward %dy, %x, %m, %rs weight(%lw) {{normalized_shape = array<i64: 5, 6>, output_mask = array<i1: true, true, true>}} : ({t}, {t}, {r}, {r}, tensor<5x6xf32>) -> ({t}, tensor<5x6xf32>, tensor<5x6xf32>)
+  %3:3 = fx.native_layer_norm_backward %dy, %x, %m, %rs {{normalized_shape = array<i64: 5, 6>, output_mask = array<i1: true, false, false>}} : ({t}, {t}, {r}, {r}) -> ({t}, tensor<5x6xf32>, tensor<5x6xf32>)
+  fx.output %0#0, %0#1, %0#2, %1#0, %2#0, %2#1, %2#2, %3#0 : {t}, {c}, {c}, {t}, {t}, tensor<5x6xf32>, tensor<5x6xf32>, {t}
+}}
+"""
+    aten = torch.ops.aten
+    generator = torch.Generator().manual_seed(6)
+    x = torch.randn(3, 4, 5, 6, generator=generator) * 2 + 1
+    dy = torch.randn(3, 4, 5, 6, generator=generator)
+    w, rm = torch.randn(4, generator=generator), torch.randn(4, generator=generator)
+    rv = torch.rand(4, generator=generator) + 0.5
+    sm = x.mean((0, 2, 3))
+    si = (x.var((0, 2, 3), unbiased=False) + 1e-5).rsqrt()
+    m = x.mean((2, 3), keepdim=True)
+    rs = (x.var((2, 3), unbiased=False, keepdim=True) + 1e-5).rsqrt()
+    lw = torch.randn(5, 6, generator=generator)
+    trained = aten.native_batch_norm_backward(dy, x, w, rm, rv, sm, si, True, 1e-5,
+                                              [True, True, True])
+    evaluated = aten.native_batch_norm_backward(dy, x, w, rm, rv, None, None, False, 1e-3,
+                                                [True, False, False])
+    layer = aten.native_layer_norm_backward(dy, x, [5, 6], m, rs, lw, None,
+                                            [True, True, False])
+    unweighted = aten.native_layer_norm_backward(dy, x, [5, 6], m, rs, None, None,
+                                                 [True, False, False])
+    want = [*trained, evaluated[0], layer[0], layer[1], dy.sum((0, 1)), unweighted[0]]
+    path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                              cache_dir=tmp_path)
+    got = Artifact(path)(*[v.to(device) for v in (dy, x, w, rm, rv, sm, si, m, rs, lw)])
+    for result, expected in zip(got, want):
+        torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

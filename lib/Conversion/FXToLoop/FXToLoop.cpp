@@ -2903,6 +2903,257 @@ template <typename OpTy> struct BatchNormLowering : OpRewritePattern<OpTy> {
   }
 };
 
+/// Helpers of the normalization gradients: pointwise nodes and sums in the
+/// statistics dtype `dtype`.
+namespace {
+struct GradientBuilder {
+  PatternRewriter &rewriter;
+  Location loc;
+  Type dtype;
+
+  Value pointwise(RankedTensorType type, ValueRange inputs,
+                  ScalarBodyFn body) const {
+    return buildBroadcastPointwise(rewriter, loc, type, inputs,
+                                   SmallVector<Type>(inputs.size(), dtype),
+                                   dtype, body);
+  }
+  /// `input`'s elements summed over `dims` into `type` (kept dimensions if
+  /// its rank is `input`'s).
+  Value sum(Value input, ArrayRef<int64_t> dims, RankedTensorType type) const {
+    bool keepdim =
+        type.getRank() == cast<RankedTensorType>(input.getType()).getRank();
+    return buildReduction(rewriter, loc, input, dims, keepdim, "sum", type);
+  }
+  /// A result that `output_mask` leaves out: zeros of its type.
+  Value maskedOff(Value result, Value sizedLike) const {
+    auto type = cast<RankedTensorType>(result.getType());
+    return buildZeros(rewriter, loc, type, [&](int64_t dim) {
+      return getDimSize(rewriter, loc, sizedLike, dim);
+    });
+  }
+};
+} // namespace
+
+/// Lowers fx.native_batch_norm_backward as PyTorch's kernels compute it,
+/// per channel c over N and the extent (n elements): with xmu = x - mean,
+/// sum_dy = Σ dy and dot = Σ dy·xmu, the input's gradient in training mode is
+/// (dy - sum_dy/n - xmu·dot·invstd²/n)·invstd·w, in evaluation mode
+/// dy·invstd·w (the running statistics); the weight's is dot·invstd, the
+/// bias's sum_dy.
+struct BatchNormBackwardLowering
+    : OpRewritePattern<fx::NativeBatchNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::NativeBatchNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value grad = op.getGradOut(), input = op.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    if (rank < 2 || inputType.isDynamicDim(1))
+      return rewriter.notifyMatchFailure(op, "no static channels");
+    bool train = op.getTrain();
+    Value savedMean = train ? op.getSaveMean() : op.getRunningMean();
+    Value savedScale = train ? op.getSaveInvstd() : op.getRunningVar();
+    if (!savedMean || !savedScale)
+      return rewriter.notifyMatchFailure(op, "statistics missing");
+    Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
+    GradientBuilder g{rewriter, loc, dtype};
+    SmallVector<int64_t> reduced = {0};
+    for (int64_t dim = 2; dim < rank; ++dim)
+      reduced.push_back(dim);
+    RankedTensorType statsType = getStatisticsType(inputType, reduced, dtype);
+    // [C] operands as [1, C, 1, ...] statistics, so that they broadcast.
+    auto perChannel = [&](Value channels, double missing,
+                          function_ref<Value(OpBuilder &, Value)> map) {
+      return buildGeneratorNode(
+          rewriter, loc, statsType, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            if (!channels)
+              return makeFloat(b, loc, dtype, missing);
+            Value element = convertScalar(
+                b, loc, loop::LoadOp::create(b, loc, channels, ivs[1]),
+                cast<RankedTensorType>(channels.getType()).getElementType(),
+                dtype);
+            return map ? map(b, element) : element;
+          });
+    };
+    Value eps = makeFloat(rewriter, loc, dtype, op.getEps().convertToDouble());
+    Value mean = perChannel(savedMean, 0.0, nullptr);
+    Value invstd = perChannel(
+        savedScale, 0.0,
+        train ? function_ref<Value(OpBuilder &, Value)>(nullptr)
+              : [&](OpBuilder &b, Value variance) -> Value {
+          return math::RsqrtOp::create(
+              b, loc, arith::AddFOp::create(b, loc, variance, eps));
+        });
+    Value weight = perChannel(op.getWeight(), 1.0, nullptr);
+    auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
+    Value centred =
+        g.pointwise(computeType, {input, mean},
+                    [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+                      return arith::SubFOp::create(b, loc, e[0], e[1]);
+                    });
+    Value sumGrad = g.sum(grad, reduced, statsType);
+    Value dot = g.sum(
+        g.pointwise(computeType, {grad, centred},
+                    [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+                      return arith::MulFOp::create(b, loc, e[0], e[1]);
+                    }),
+        reduced, statsType);
+    Value count = getElementCount(rewriter, loc, input, reduced, dtype);
+    ArrayRef<bool> mask = op.getOutputMask();
+    Value gradInput;
+    if (!mask[0]) {
+      gradInput = g.maskedOff(op.getGradInput(), input);
+    } else if (train) {
+      gradInput = g.pointwise(
+          cast<RankedTensorType>(op.getGradInput().getType()),
+          {grad, centred, sumGrad, dot, invstd, weight},
+          [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+            Value scale = e[4];
+            Value projection = arith::DivFOp::create(
+                b, loc,
+                arith::MulFOp::create(
+                    b, loc, e[3], arith::MulFOp::create(b, loc, scale, scale)),
+                count);
+            Value gradMean = arith::DivFOp::create(b, loc, e[2], count);
+            Value value = arith::SubFOp::create(
+                b, loc, arith::SubFOp::create(b, loc, e[0], gradMean),
+                arith::MulFOp::create(b, loc, e[1], projection));
+            return arith::MulFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, value, scale), e[5]);
+          });
+    } else {
+      gradInput = g.pointwise(
+          cast<RankedTensorType>(op.getGradInput().getType()),
+          {grad, invstd, weight},
+          [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+            return arith::MulFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, e[0], e[1]), e[2]);
+          });
+    }
+    // [1, C, 1, ...] statistics as a [C] result.
+    auto asChannels = [&](Value result, ValueRange stats,
+                          ScalarBodyFn combine) -> Value {
+      auto type = cast<RankedTensorType>(result.getType());
+      return buildGeneratorNode(
+          rewriter, loc, type, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+            SmallVector<Value> indices(rank, zero);
+            indices[1] = ivs[0];
+            SmallVector<Value> elements =
+                llvm::map_to_vector(stats, [&](Value stat) -> Value {
+                  return loop::LoadOp::create(b, loc, stat, indices);
+                });
+            return convertScalar(b, loc, combine(b, loc, elements), dtype,
+                                 type.getElementType());
+          });
+    };
+    Value gradWeight =
+        mask[1]
+            ? asChannels(op.getGradWeight(), {dot, invstd},
+                         [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+                           return arith::MulFOp::create(b, loc, e[0], e[1]);
+                         })
+            : g.maskedOff(op.getGradWeight(), op.getGradWeight());
+    Value gradBias = mask[2] ? asChannels(op.getGradBias(), {sumGrad},
+                                          [](OpBuilder &, Location,
+                                             ValueRange e) { return e[0]; })
+                             : g.maskedOff(op.getGradBias(), op.getGradBias());
+    rewriter.replaceOp(op, {gradInput, gradWeight, gradBias});
+    return success();
+  }
+};
+
+/// Lowers fx.native_layer_norm_backward as PyTorch's kernels compute it: per
+/// row of n normalized elements, with xhat = (x - mean)·rstd and g = dy·w,
+/// the input's gradient is rstd/n·(n·g - Σg - xhat·Σ g·xhat); the weight's
+/// and bias's gradients sum dy·xhat and dy over the rows.
+struct LayerNormBackwardLowering
+    : OpRewritePattern<fx::NativeLayerNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::NativeLayerNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value grad = op.getGradOut(), input = op.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    int64_t normalized = op.getNormalizedShape().size();
+    if (normalized == 0 || normalized > rank)
+      return rewriter.notifyMatchFailure(op, "nothing to normalize over");
+    int64_t axis = rank - normalized;
+    SmallVector<int64_t> inner =
+        llvm::to_vector(llvm::seq<int64_t>(axis, rank));
+    SmallVector<int64_t> outer = llvm::to_vector(llvm::seq<int64_t>(0, axis));
+    Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
+    GradientBuilder g{rewriter, loc, dtype};
+    RankedTensorType statsType = getStatisticsType(inputType, inner, dtype);
+    auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
+    Value normalizedInput = g.pointwise(
+        computeType, {input, op.getMean(), op.getRstd()},
+        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return arith::MulFOp::create(
+              b, loc, arith::SubFOp::create(b, loc, e[0], e[1]), e[2]);
+        });
+    auto multiply = [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+      return arith::MulFOp::create(b, loc, e[0], e[1]);
+    };
+    Value scaledGrad = grad;
+    if (Value weight = op.getWeight())
+      scaledGrad = g.pointwise(computeType, {grad, weight}, multiply);
+    ArrayRef<bool> mask = op.getOutputMask();
+    Value gradInput;
+    if (mask[0]) {
+      Value sumGrad = g.sum(scaledGrad, inner, statsType);
+      Value dot = g.sum(
+          g.pointwise(computeType, {scaledGrad, normalizedInput}, multiply),
+          inner, statsType);
+      Value count = getElementCount(rewriter, loc, input, inner, dtype);
+      gradInput = g.pointwise(
+          cast<RankedTensorType>(op.getGradInput().getType()),
+          {scaledGrad, normalizedInput, sumGrad, dot, op.getRstd()},
+          [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+            Value value = arith::SubFOp::create(
+                b, loc,
+                arith::SubFOp::create(
+                    b, loc, arith::MulFOp::create(b, loc, count, e[0]), e[2]),
+                arith::MulFOp::create(b, loc, e[1], e[3]));
+            return arith::MulFOp::create(
+                b, loc, arith::DivFOp::create(b, loc, e[4], count), value);
+          });
+    } else {
+      gradInput = g.maskedOff(op.getGradInput(), input);
+    }
+    // Sums over the rows into the normalized shape (the values themselves
+    // when there is one row dimension less than none).
+    auto overRows = [&](Value result, Value values) -> Value {
+      auto type = cast<RankedTensorType>(result.getType());
+      if (outer.empty())
+        return g.pointwise(
+            type, {values},
+            [](OpBuilder &, Location, ValueRange e) { return e[0]; });
+      Value summed = g.sum(values, outer, type.clone(dtype));
+      if (type.getElementType() == dtype)
+        return summed;
+      return g.pointwise(
+          type, {summed},
+          [](OpBuilder &, Location, ValueRange e) { return e[0]; });
+    };
+    Value gradWeight =
+        mask[1] ? overRows(op.getGradWeight(),
+                           g.pointwise(computeType, {grad, normalizedInput},
+                                       multiply))
+                : g.maskedOff(op.getGradWeight(), op.getGradWeight());
+    Value gradBias = mask[2] ? overRows(op.getGradBias(), grad)
+                             : g.maskedOff(op.getGradBias(), op.getGradBias());
+    rewriter.replaceOp(op, {gradInput, gradWeight, gradBias});
+    return success();
+  }
+};
+
 struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -4788,6 +5039,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
            BatchNormLowering<fx::NativeBatchNormLegitNoTrainingOp>,
            BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,
            BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
+           BatchNormBackwardLowering, LayerNormBackwardLowering,
            SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
            LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);

@@ -165,3 +165,35 @@ fx.graph @batch_norm_training(%x: tensor<2x4x3xf32>, %rm: tensor<4xf32>, %rv: te
   %0:5 = fx.native_batch_norm_legit_functional %x, %rm, %rv {training = true, momentum = 0.1, eps = 1.0e-05} : (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   fx.output %0#0, %0#4 : tensor<2x4x3xf32>, tensor<4xf32>
 }
+
+// -----
+
+// batch norm's gradient in evaluation mode: dy * rsqrt(running_var + eps) *
+// w, no reduction; masked-off results are zeros.
+// CHECK-LABEL: fx.graph @batch_norm_backward_evaluation
+// CHECK: math.rsqrt
+// CHECK: loop.pointwise : tensor<2x4x3xf32>
+// CHECK: arith.mulf
+// CHECK: arith.mulf
+// CHECK: loop.pointwise : tensor<4xf32>
+// CHECK-NOT: loop.load
+// CHECK: loop.yield
+// CHECK: fx.output
+fx.graph @batch_norm_backward_evaluation(%dy: tensor<2x4x3xf32>, %x: tensor<2x4x3xf32>, %w: tensor<4xf32>, %rm: tensor<4xf32>, %rv: tensor<4xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>) {
+  %0:3 = fx.native_batch_norm_backward %dy, %x weight(%w) running_mean(%rm) running_var(%rv) {train = false, eps = 1.0e-05, output_mask = array<i1: true, false, false>} : (tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>)
+  fx.output %0#0, %0#1 : tensor<2x4x3xf32>, tensor<4xf32>
+}
+
+// -----
+
+// layer norm's gradient: two row sums (of g and g * xhat) for the input,
+// sums over the rows for the weight and bias.
+// CHECK-LABEL: fx.graph @layer_norm_backward
+// CHECK-COUNT-2: loop.reduce "sum" over [8] : tensor<3x1xf32>
+// CHECK: loop.pointwise : tensor<3x8xf32>
+// CHECK: loop.reduce "sum" over [3] : tensor<8xf32>
+// CHECK: loop.reduce "sum" over [3] : tensor<8xf32>
+fx.graph @layer_norm_backward(%dy: tensor<3x8xf32>, %x: tensor<3x8xf32>, %m: tensor<3x1xf32>, %r: tensor<3x1xf32>, %w: tensor<8xf32>) -> (tensor<3x8xf32>, tensor<8xf32>, tensor<8xf32>) {
+  %0:3 = fx.native_layer_norm_backward %dy, %x, %m, %r weight(%w) {normalized_shape = array<i64: 8>, output_mask = array<i1: true, true, true>} : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x1xf32>, tensor<3x1xf32>, tensor<8xf32>) -> (tensor<3x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  fx.output %0#0, %0#1, %0#2 : tensor<3x8xf32>, tensor<8xf32>, tensor<8xf32>
+}
