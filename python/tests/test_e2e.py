@@ -403,6 +403,34 @@ def test_normalization_gradients_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_group_norm_gradient_as_written(device, tmp_path):
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    t, s = "tensor<2x6x4x5xf32>", "tensor<2x3xf32>"
+    text = f"""fx.graph @forward(%dy: {t}, %x: {t}, %m: {s}, %r: {s}, %w: tensor<6xf32>) -> ({t}, tensor<6xf32>, tensor<6xf32>, {t}) {{
+  %0:3 = fx.native_group_norm_backward %dy, %x, %m, %r weight(%w) {{group = 3 : i64, output_mask = array<i1: true, true, true>}} : ({t}, {t}, {s}, {s}, tensor<6xf32>) -> ({t}, tensor<6xf32>, tensor<6xf32>)
+  %1:3 = fx.native_group_norm_backward %dy, %x, %m, %r {{group = 3 : i64, output_mask = array<i1: true, false, false>}} : ({t}, {t}, {s}, {s}) -> ({t}, tensor<6xf32>, tensor<6xf32>)
+  fx.output %0#0, %0#1, %0#2, %1#0 : {t}, tensor<6xf32>, tensor<6xf32>, {t}
+}}
+"""
+    generator = torch.Generator().manual_seed(7)
+    x = torch.randn(2, 6, 4, 5, generator=generator) * 2 + 1
+    dy = torch.randn(2, 6, 4, 5, generator=generator)
+    w = torch.randn(6, generator=generator)
+    grouped = x.reshape(2, 3, -1)
+    m = grouped.mean(-1)
+    r = (grouped.var(-1, unbiased=False) + 1e-5).rsqrt()
+    aten = torch.ops.aten
+    weighted = aten.native_group_norm_backward(dy, x, m, r, w, 2, 6, 20, 3, [True, True, True])
+    plain = aten.native_group_norm_backward(dy, x, m, r, None, 2, 6, 20, 3, [True, False, False])
+    path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                              cache_dir=tmp_path)
+    got = Artifact(path)(*[v.to(device) for v in (dy, x, m, r, w)])
+    for result, expected in zip(got, [*weighted, plain[0]]):
+        torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

@@ -3154,6 +3154,181 @@ struct LayerNormBackwardLowering
   }
 };
 
+/// Lowers fx.native_group_norm_backward as PyTorch's kernels compute it.
+/// Per sample n and channel c, ds = Σ dy·x and db = Σ dy over the extent;
+/// per group, with D channels, m = D·extent elements, ds_g = Σ ds·w and
+/// db_g = Σ db·w over its channels, c2 = (db_g·mean - ds_g)·rstd³/m and
+/// c3 = -c2·mean - db_g·rstd/m; the input's gradient is rstd·w·dy + c2·x +
+/// c3, the weight's Σ_n (ds - db·mean)·rstd, the bias's Σ_n db.
+struct GroupNormBackwardLowering
+    : OpRewritePattern<fx::NativeGroupNormBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::NativeGroupNormBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value grad = op.getGradOut(), input = op.getInput();
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t rank = inputType.getRank();
+    int64_t groups = static_cast<int64_t>(op.getGroup());
+    if (rank < 2 || groups <= 0 || !inputType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic or no channels");
+    int64_t batch = inputType.getDimSize(0);
+    int64_t channels = inputType.getDimSize(1);
+    int64_t groupChannels = channels / groups;
+    int64_t positions = 1;
+    for (int64_t size : inputType.getShape().drop_front(2))
+      positions *= size;
+    Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
+    GradientBuilder g{rewriter, loc, dtype};
+    auto perSampleChannel = RankedTensorType::get({batch, channels}, dtype);
+    auto perGroup = RankedTensorType::get({batch, groups}, dtype);
+    SmallVector<int64_t> extent = llvm::to_vector(llvm::seq<int64_t>(2, rank));
+    auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
+    auto multiply = [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+      return arith::MulFOp::create(b, loc, e[0], e[1]);
+    };
+    // Σ over the extent, [N, C].
+    auto overExtent = [&](Value values) -> Value {
+      if (extent.empty())
+        return g.pointwise(
+            perSampleChannel, {values},
+            [](OpBuilder &, Location, ValueRange e) { return e[0]; });
+      return g.sum(values, extent, perSampleChannel);
+    };
+    Value sumGradInput =
+        overExtent(g.pointwise(computeType, {grad, input}, multiply));
+    Value sumGrad = overExtent(grad);
+    auto loadAs = [&](OpBuilder &b, Location loc, Value tensor,
+                      ValueRange indices) {
+      return convertScalar(
+          b, loc, loop::LoadOp::create(b, loc, tensor, indices),
+          cast<RankedTensorType>(tensor.getType()).getElementType(), dtype);
+    };
+    Value weight = op.getWeight();
+    auto groupOf = [&](OpBuilder &b, Location loc, Value channel) -> Value {
+      return arith::DivUIOp::create(
+          b, loc, channel,
+          arith::ConstantIndexOp::create(b, loc, groupChannels));
+    };
+    // A [N, G] statistic of the op, read at sample n, channel c's group.
+    auto atGroup = [&](OpBuilder &b, Location loc, Value stats, Value n,
+                       Value c) {
+      return loadAs(b, loc, stats, {n, groupOf(b, loc, c)});
+    };
+    // Σ over each group's channels of a [N, C] tensor times the weight.
+    auto groupSum = [&](Value perChannel) -> Value {
+      auto grouped =
+          RankedTensorType::get({batch, groups, groupChannels}, dtype);
+      Value view = buildGeneratorNode(
+          rewriter, loc, grouped, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value channel = arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(
+                    b, loc, ivs[1],
+                    arith::ConstantIndexOp::create(b, loc, groupChannels)),
+                ivs[2]);
+            Value value = loop::LoadOp::create(b, loc, perChannel,
+                                               ValueRange{ivs[0], channel});
+            if (weight)
+              value = arith::MulFOp::create(b, loc, value,
+                                            loadAs(b, loc, weight, channel));
+            return value;
+          });
+      return g.sum(view, {2}, perGroup);
+    };
+    Value count = makeFloat(rewriter, loc, dtype,
+                            static_cast<double>(groupChannels * positions));
+    Value mean = op.getMean(), rstd = op.getRstd();
+    ArrayRef<bool> mask = op.getOutputMask();
+    Value gradInput;
+    if (mask[0]) {
+      Value dsGroup = groupSum(sumGradInput), dbGroup = groupSum(sumGrad);
+      // c2 and c3 per [N, G].
+      Value c2 = g.pointwise(
+          perGroup, {dbGroup, dsGroup, mean, rstd},
+          [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+            Value r = e[3];
+            Value cube = arith::MulFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, r, r), r);
+            return arith::DivFOp::create(
+                b, loc,
+                arith::MulFOp::create(
+                    b, loc,
+                    arith::SubFOp::create(
+                        b, loc, arith::MulFOp::create(b, loc, e[0], e[2]),
+                        e[1]),
+                    cube),
+                count);
+          });
+      Value c3 = g.pointwise(
+          perGroup, {c2, mean, dbGroup, rstd},
+          [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+            Value fromMean = arith::MulFOp::create(b, loc, e[0], e[1]);
+            Value fromBias = arith::DivFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, e[2], e[3]), count);
+            return arith::NegFOp::create(
+                b, loc, arith::AddFOp::create(b, loc, fromMean, fromBias));
+          });
+      auto type = cast<RankedTensorType>(op.getGradInput().getType());
+      gradInput = buildGeneratorNode(
+          rewriter, loc, type, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value n = ivs[0], c = ivs[1];
+            Value scale = atGroup(b, loc, rstd, n, c);
+            if (weight)
+              scale = arith::MulFOp::create(b, loc, scale,
+                                            loadAs(b, loc, weight, c));
+            Value value = arith::AddFOp::create(
+                b, loc,
+                arith::AddFOp::create(
+                    b, loc,
+                    arith::MulFOp::create(b, loc, scale,
+                                          loadAs(b, loc, grad, ivs)),
+                    arith::MulFOp::create(b, loc, atGroup(b, loc, c2, n, c),
+                                          loadAs(b, loc, input, ivs))),
+                atGroup(b, loc, c3, n, c));
+            return convertScalar(b, loc, value, dtype, type.getElementType());
+          });
+    } else {
+      gradInput = g.maskedOff(op.getGradInput(), input);
+    }
+    // Σ over the samples of a [N, C] tensor, into a [C] result.
+    auto overSamples = [&](Value result, Value perChannel) -> Value {
+      auto type = cast<RankedTensorType>(result.getType());
+      Value summed = g.sum(perChannel, {0}, type.clone(dtype));
+      if (type.getElementType() == dtype)
+        return summed;
+      return g.pointwise(
+          type, {summed},
+          [](OpBuilder &, Location, ValueRange e) { return e[0]; });
+    };
+    Value gradWeight;
+    if (mask[1]) {
+      Value terms = buildGeneratorNode(
+          rewriter, loc, perSampleChannel, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value n = ivs[0], c = ivs[1];
+            Value centred = arith::SubFOp::create(
+                b, loc, loop::LoadOp::create(b, loc, sumGradInput, ivs),
+                arith::MulFOp::create(
+                    b, loc, loop::LoadOp::create(b, loc, sumGrad, ivs),
+                    atGroup(b, loc, mean, n, c)));
+            return arith::MulFOp::create(b, loc, centred,
+                                         atGroup(b, loc, rstd, n, c));
+          });
+      gradWeight = overSamples(op.getGradWeight(), terms);
+    } else {
+      gradWeight = g.maskedOff(op.getGradWeight(), op.getGradWeight());
+    }
+    Value gradBias = mask[2] ? overSamples(op.getGradBias(), sumGrad)
+                             : g.maskedOff(op.getGradBias(), op.getGradBias());
+    rewriter.replaceOp(op, {gradInput, gradWeight, gradBias});
+    return success();
+  }
+};
+
 struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -5040,6 +5215,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
            BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,
            BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
            BatchNormBackwardLowering, LayerNormBackwardLowering,
+           GroupNormBackwardLowering,
            SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
            LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);

@@ -197,3 +197,21 @@ fx.graph @layer_norm_backward(%dy: tensor<3x8xf32>, %x: tensor<3x8xf32>, %m: ten
   %0:3 = fx.native_layer_norm_backward %dy, %x, %m, %r weight(%w) {normalized_shape = array<i64: 8>, output_mask = array<i1: true, true, true>} : (tensor<3x8xf32>, tensor<3x8xf32>, tensor<3x1xf32>, tensor<3x1xf32>, tensor<8xf32>) -> (tensor<3x8xf32>, tensor<8xf32>, tensor<8xf32>)
   fx.output %0#0, %0#1, %0#2 : tensor<3x8xf32>, tensor<8xf32>, tensor<8xf32>
 }
+
+// -----
+
+// group norm's gradient: sums over the extent per sample and channel, then
+// over each group's channels (weighted), then c2, c3 per group.
+// CHECK-LABEL: fx.graph @group_norm_backward
+// CHECK: loop.reduce "sum" over [3] : tensor<2x4xf32>
+// CHECK: loop.reduce "sum" over [3] : tensor<2x4xf32>
+// CHECK: loop.reduce "sum" over [2] : tensor<2x2xf32>
+// CHECK: loop.reduce "sum" over [2] : tensor<2x2xf32>
+// CHECK: loop.pointwise : tensor<2x2xf32>
+// CHECK: loop.pointwise : tensor<2x2xf32>
+// CHECK: loop.pointwise : tensor<2x4x3xf32>
+// CHECK: arith.divui
+fx.graph @group_norm_backward(%dy: tensor<2x4x3xf32>, %x: tensor<2x4x3xf32>, %m: tensor<2x2xf32>, %r: tensor<2x2xf32>) -> tensor<2x4x3xf32> {
+  %0:3 = fx.native_group_norm_backward %dy, %x, %m, %r {group = 2 : i64, output_mask = array<i1: true, false, false>} : (tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>)
+  fx.output %0#0 : tensor<2x4x3xf32>
+}
