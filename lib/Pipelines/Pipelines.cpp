@@ -52,6 +52,8 @@ void mlir::kiln::buildLowerToLoopPipeline(
   }
   if (options.fuseRows)
     graphPm.addPass(loop::createFuseRowsPass());
+  if (options.fuseSiblings)
+    graphPm.addPass(loop::createFuseSiblingsPass());
 }
 
 void mlir::kiln::buildLoopToSCFCPUPipeline(
@@ -111,6 +113,7 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   toLoop.computeInF32 = options.computeInF32;
   toLoop.inlinePointwise = options.inlinePointwise;
   toLoop.fuseRows = options.fuseRows;
+  toLoop.fuseSiblings = options.fuseSiblings;
   toLoop.fuseEpilogues = options.fuseEpilogues;
   toLoop.libraryEpilogues = libraryEpilogues;
   toLoop.failOnUnsupported = true;

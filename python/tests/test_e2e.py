@@ -431,6 +431,19 @@ def test_group_norm_gradient_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_siblings_share_a_kernel(device, tmp_path):
+    # Three results that read x: one kernel over x's rows (sibling fusion),
+    # each result right, with or without the fusion.
+    def fn(x, y):
+        return x * 2 + 1, torch.sigmoid(x) * y, (x - y).abs()
+
+    for options in (None, {"fuse-siblings": False}):
+        compiled = check(fn, [((8, 512), F32), ((8, 512), F32)], device=device,
+                         options=options, tmp_path=tmp_path / str(bool(options)))
+    lowered = kiln.run_opt(compiled.graph_text, ["--kiln-lower-to-loop"])
+    assert lowered.count("loop.kernel rows(1)") == 1
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

@@ -30,7 +30,7 @@ RUNS = {
     "reduction_arguments", "reductions_max_min", "reductions_sum_mean_prod",
     "reductions_var_std", "residual_block", "rms_norm",
     "scalar_rsub_and_division", "slicing", "small_cnn", "softmax_and_log_softmax",
-    "sort_and_topk",
+    "scatter_views", "sort_and_topk",
     "transformer_layer", "upsample_nearest_and_bilinear", "views_and_reshapes",
 }
 # torch 2.x records the storage that as_strided reads; torch 1.13 does not.

@@ -34,6 +34,10 @@ struct GraphLoweringOptions : public Base {
       *this, "fuse-rows",
       llvm::cl::desc("Fuse reductions with the nodes that read them per row"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> fuseSiblings{
+      *this, "fuse-siblings",
+      llvm::cl::desc("Fuse pointwise nodes that read a common tensor per row"),
+      llvm::cl::init(true)};
 };
 
 /// The options of the CPU back end.

@@ -1,4 +1,4 @@
-//===- FuseRowsPass.cpp - The kiln-loop-fuse-rows pass --------------------===//
+//===- FuseRowsPass.cpp - The row-kernel fusion passes --------------------===//
 //
 // Part of Kiln.
 //
@@ -13,6 +13,7 @@
 
 namespace mlir::kiln::loop {
 #define GEN_PASS_DEF_FUSEROWSPASS
+#define GEN_PASS_DEF_FUSESIBLINGSPASS
 #include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
 } // namespace mlir::kiln::loop
 
@@ -33,6 +34,23 @@ struct FuseRowsPass : kiln::loop::impl::FuseRowsPassBase<FuseRowsPass> {
     IRRewriter rewriter(&getContext());
     for (Block *block : blocks)
       fuseRows(rewriter, *block);
+  }
+};
+
+struct FuseSiblingsPass
+    : kiln::loop::impl::FuseSiblingsPassBase<FuseSiblingsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    // The blocks that hold pointwise nodes outside kernels: graph bodies.
+    llvm::SetVector<Block *> blocks;
+    getOperation()->walk([&](PointwiseOp node) {
+      if (!node->getParentOfType<KernelOp>())
+        blocks.insert(node->getBlock());
+    });
+    IRRewriter rewriter(&getContext());
+    for (Block *block : blocks)
+      fuseSiblings(rewriter, *block, minRowBytes);
   }
 };
 } // namespace

@@ -9,6 +9,7 @@
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -23,6 +24,44 @@ std::optional<int64_t> mlir::kiln::loop::getReductionRows(ReduceOp reduce) {
   if (!isRowValue(reduce.getResult(), rows))
     return std::nullopt;
   return rows;
+}
+
+LogicalResult mlir::kiln::loop::groupIntoKernel(RewriterBase &rewriter,
+                                                ArrayRef<Operation *> members,
+                                                int64_t rows) {
+  Operation *last = members.back();
+  llvm::SmallPtrSet<Operation *, 8> memberSet(members.begin(), members.end());
+  SmallVector<Value> yielded;
+  Block *block = last->getBlock();
+  for (Operation *member : members) {
+    Value result = member->getResult(0);
+    bool usedOutside = false;
+    for (Operation *user : result.getUsers()) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      if (memberSet.contains(top))
+        continue;
+      if (top->isBeforeInBlock(last))
+        return failure();
+      usedOutside = true;
+    }
+    if (usedOutside || !isRowValue(result, rows))
+      yielded.push_back(result);
+  }
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointAfter(last);
+  auto kernel = KernelOp::create(rewriter, last->getLoc(),
+                                 ValueRange(yielded).getTypes(), rows);
+  Block *body = rewriter.createBlock(&kernel.getBody());
+  rewriter.setInsertionPointToStart(body);
+  auto yield = KernelYieldOp::create(rewriter, last->getLoc(), yielded);
+  for (Operation *member : members)
+    rewriter.moveOpBefore(member, yield);
+  for (auto [value, result] : llvm::zip(yielded, kernel.getResults()))
+    rewriter.replaceUsesWithIf(value, result, [&](OpOperand &use) {
+      return !kernel->isProperAncestor(use.getOwner());
+    });
+  return success();
 }
 
 namespace {
@@ -74,43 +113,8 @@ public:
 
   bool isWorthAKernel() const { return members.size() > 1; }
 
-  /// Moves the members into a loop.kernel after the last one; values that
-  /// are used after the kernel, and nodes with columns, are its results.
-  /// Fails (changing nothing) when something other than a node reads a
-  /// member before that point.
   LogicalResult materialize(RewriterBase &rewriter) {
-    Operation *last = members.back();
-    SmallVector<Value> yielded;
-    Block *block = last->getBlock();
-    for (Operation *member : members) {
-      Value result = member->getResult(0);
-      bool usedOutside = false;
-      for (Operation *user : result.getUsers()) {
-        Operation *top = block->findAncestorOpInBlock(*user);
-        if (members.contains(top))
-          continue;
-        if (top->isBeforeInBlock(last))
-          return failure();
-        usedOutside = true;
-      }
-      if (usedOutside || !isRowValue(result, rows))
-        yielded.push_back(result);
-    }
-
-    OpBuilder::InsertionGuard guard(rewriter);
-    rewriter.setInsertionPointAfter(last);
-    auto kernel = KernelOp::create(rewriter, last->getLoc(),
-                                   ValueRange(yielded).getTypes(), rows);
-    Block *body = rewriter.createBlock(&kernel.getBody());
-    rewriter.setInsertionPointToStart(body);
-    auto yield = KernelYieldOp::create(rewriter, last->getLoc(), yielded);
-    for (Operation *member : members)
-      rewriter.moveOpBefore(member, yield);
-    for (auto [value, result] : llvm::zip(yielded, kernel.getResults()))
-      rewriter.replaceUsesWithIf(value, result, [&](OpOperand &use) {
-        return !kernel->isProperAncestor(use.getOwner());
-      });
-    return success();
+    return groupIntoKernel(rewriter, members.getArrayRef(), rows);
   }
 
 private:
@@ -160,6 +164,50 @@ unsigned mlir::kiln::loop::fuseRows(RewriterBase &rewriter, Block &block) {
     for (Operation *node : nodes)
       if (node->getParentOfType<KernelOp>())
         grouped.insert(node);
+  }
+  return kernels;
+}
+
+/// The tensors defined outside `node` that it loads.
+static llvm::SmallSetVector<Value, 4> getLoadedTensors(Operation *node) {
+  llvm::SmallSetVector<Value, 4> loaded;
+  node->walk([&](LoadOp load) { loaded.insert(load.getSource()); });
+  return loaded;
+}
+
+unsigned mlir::kiln::loop::fuseSiblings(RewriterBase &rewriter, Block &block,
+                                        int64_t minRowBytes) {
+  SmallVector<PointwiseOp> nodes(block.getOps<PointwiseOp>());
+  DenseSet<Operation *> grouped;
+  unsigned kernels = 0;
+  for (auto [index, seed] : llvm::enumerate(nodes)) {
+    RankedTensorType type = seed.getType();
+    int64_t rank = type.getRank();
+    if (grouped.contains(seed) || rank < 2 || type.isDynamicDim(rank - 1) ||
+        type.getDimSize(rank - 1) * 4 < minRowBytes)
+      continue;
+    llvm::SmallSetVector<Value, 4> shared = getLoadedTensors(seed);
+    SmallVector<Operation *> members = {seed};
+    for (PointwiseOp sibling : ArrayRef(nodes).drop_front(index + 1)) {
+      if (grouped.contains(sibling) || sibling.getType() != type ||
+          getNodeDynamicSizes(sibling) != getNodeDynamicSizes(seed))
+        continue;
+      llvm::SmallSetVector<Value, 4> loaded = getLoadedTensors(sibling);
+      // Siblings read a common tensor and none of each other.
+      bool readsMember = llvm::any_of(members, [&](Operation *member) {
+        return loaded.contains(member->getResult(0));
+      });
+      if (readsMember || !llvm::any_of(loaded, [&](Value tensor) {
+            return shared.contains(tensor);
+          }))
+        continue;
+      members.push_back(sibling);
+    }
+    if (members.size() < 2 ||
+        failed(groupIntoKernel(rewriter, members, rank - 1)))
+      continue;
+    ++kernels;
+    grouped.insert(members.begin(), members.end());
   }
   return kernels;
 }

@@ -149,6 +149,37 @@ def FuseRowsPass : Pass<"kiln-loop-fuse-rows"> {
   let dependentDialects = ["::mlir::kiln::loop::LoopDialect"];
 }
 
+def FuseSiblingsPass : Pass<"kiln-loop-fuse-siblings"> {
+  let summary = "Fuses pointwise nodes that read a common tensor, row by row";
+  let description = [{
+    Horizontal fusion: pointwise nodes of one shape that read a common
+    tensor (and none of each other) become one `loop.kernel` over their
+    rows (all dimensions but the last), so the kernel reads each row of the
+    common tensor once for all of them instead of once per node. Rows must
+    hold at least `min-row-bytes` (as f32), so that a row is worth the
+    block or thread that runs it.
+
+    Before:
+    ```mlir
+    %a = loop.pointwise : tensor<8x512xf32> {... loop.load %x[%i, %j] ...}
+    %b = loop.pointwise : tensor<8x512xf32> {... loop.load %x[%i, %j] ...}
+    ```
+    After:
+    ```mlir
+    %k:2 = loop.kernel rows(1) -> tensor<8x512xf32>, tensor<8x512xf32> {
+      %a = loop.pointwise : tensor<8x512xf32> {...}
+      %b = loop.pointwise : tensor<8x512xf32> {...}
+      loop.kernel_yield %a, %b : tensor<8x512xf32>, tensor<8x512xf32>
+    }
+    ```
+  }];
+  let options = [
+    Option<"minRowBytes", "min-row-bytes", "int64_t", /*default=*/"1024",
+           "Fuse only rows of at least this many bytes (as f32)">,
+  ];
+  let dependentDialects = ["::mlir::kiln::loop::LoopDialect"];
+}
+
 def FusionReportPass : Pass<"kiln-fusion-report"> {
   let summary = "Prints the kernels of each lowered graph and the bytes they move";
   let description = [{

@@ -8,6 +8,7 @@
 #define KILN_DIALECT_LOOP_TRANSFORMS_ROWFUSION_H
 
 #include "mlir/Support/LLVM.h"
+#include "mlir/Support/LogicalResult.h"
 
 namespace mlir {
 class Block;
@@ -26,6 +27,22 @@ std::optional<int64_t> getReductionRows(ReduceOp reduce);
 /// that a row's reductions and the nodes that use them run together. Returns
 /// the number of kernels made.
 unsigned fuseRows(RewriterBase &rewriter, Block &block);
+
+/// Moves `members`, nodes of one block in order whose first `rows`
+/// dimensions agree, into a loop.kernel with `rows` rows after the last of
+/// them; the values used after it and the members with columns are its
+/// results. Fails, changing nothing, when something other than a member
+/// reads a member before that point.
+LogicalResult groupIntoKernel(RewriterBase &rewriter,
+                              ArrayRef<Operation *> members, int64_t rows);
+
+/// Groups pointwise nodes of `block` with the same shape (rank 2 or more,
+/// rows of at least `minRowBytes` as f32) that read a common tensor and none
+/// of each other into a loop.kernel over their rows: the kernel reads a row
+/// of the common tensor once for all of them. Returns the number of kernels
+/// made.
+unsigned fuseSiblings(RewriterBase &rewriter, Block &block,
+                      int64_t minRowBytes);
 
 } // namespace kiln::loop
 } // namespace mlir
