@@ -444,6 +444,41 @@ def test_siblings_share_a_kernel(device, tmp_path):
     assert lowered.count("loop.kernel rows(1)") == 1
 
 
+def test_cpu_flash_attention_as_written(device, tmp_path):
+    """torch 2.x traces attention on the CPU as
+    _scaled_dot_product_flash_attention_for_cpu: it lowers to two products
+    around a softmax, with its mask, causal masking, scale and logsumexp."""
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    q, k, v = "tensor<2x3x5x8xf32>", "tensor<2x3x7x8xf32>", "tensor<2x3x7x4xf32>"
+    o, lse = "tensor<2x3x5x4xf32>", "tensor<2x3x5xf32>"
+    text = f"""fx.graph @forward(%q: {q}, %k: {k}, %v: {v}, %mask: tensor<5x7xf32>) -> ({o}, {lse}, {o}, {lse}) {{
+  %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %v attn_mask(%mask) {{scale = 0.3 : f64}} : ({q}, {k}, {v}, tensor<5x7xf32>) -> ({o}, {lse})
+  %1:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %v {{is_causal = true}} : ({q}, {k}, {v}) -> ({o}, {lse})
+  fx.output %0#0, %0#1, %1#0, %1#1 : {o}, {lse}, {o}, {lse}
+}}
+"""
+    generator = torch.Generator().manual_seed(8)
+    query, key = torch.randn(2, 3, 5, 8, generator=generator), torch.randn(2, 3, 7, 8,
+                                                                           generator=generator)
+    value, mask = torch.randn(2, 3, 7, 4, generator=generator), torch.randn(5, 7,
+                                                                            generator=generator)
+
+    def attention(scores):
+        return scores.softmax(-1) @ value, scores.logsumexp(-1)
+
+    scores = query @ key.transpose(-1, -2)
+    causal = torch.ones(5, 7, dtype=torch.bool).tril()
+    want = [*attention(scores * 0.3 + mask),
+            *attention((scores / 8 ** 0.5).masked_fill(~causal, float("-inf")))]
+    path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                              cache_dir=tmp_path)
+    got = Artifact(path)(*[t.to(device) for t in (query, key, value, mask)])
+    for result, expected in zip(got, want):
+        torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

@@ -19,6 +19,9 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cmath>
+#include <limits>
+
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CONVERTFXTOLOOPPASS
 #include "kiln/Conversion/Passes.h.inc"
@@ -2746,6 +2749,126 @@ struct GroupNormLowering : OpRewritePattern<fx::NativeGroupNormOp> {
   }
 };
 
+/// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout)
+/// as the math PyTorch's kernel computes in blocks: scores = q·kᵀ (a
+/// loop.matmul over the [B, H] batches reading k transposed in place,
+/// summed in f32) times `scale` (1/√E by default), plus the mask, with
+/// later keys masked off when causal; a softmax over the keys; out = p·v;
+/// logsumexp = max + log Σ exp. Row fusion turns the softmax into one
+/// kernel between the two products.
+struct FlashAttentionForCpuLowering
+    : OpRewritePattern<fx::ScaledDotProductFlashAttentionForCpuOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ScaledDotProductFlashAttentionForCpuOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+    auto queryType = cast<RankedTensorType>(query.getType());
+    auto keyType = cast<RankedTensorType>(key.getType());
+    auto valueType = cast<RankedTensorType>(value.getType());
+    int64_t rank = queryType.getRank();
+    if (op.getDropoutP().convertToDouble() != 0.0)
+      return rewriter.notifyMatchFailure(op, "dropout");
+    if (rank < 3 || !queryType.hasStaticShape() || !keyType.hasStaticShape() ||
+        !valueType.hasStaticShape() ||
+        keyType.getElementType() != queryType.getElementType() ||
+        valueType.getElementType() != queryType.getElementType())
+      return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
+    Type dtype = queryType.getElementType();
+    Type f32 = rewriter.getF32Type();
+    Type accumulator = dtype.isF64() ? Type(rewriter.getF64Type()) : f32;
+    int64_t keys = keyType.getDimSize(rank - 2);
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt(static_cast<double>(
+                                             queryType.getDimSize(rank - 1)));
+    SmallVector<int64_t> scoresShape(queryType.getShape().drop_back());
+    scoresShape.push_back(keys);
+    auto scoresType = RankedTensorType::get(scoresShape, accumulator);
+    auto products = loop::MatmulOp::create(rewriter, loc, scoresType, query,
+                                           key, ValueRange{});
+    products.setTransposeRhs(true);
+    // The scaled, masked scores.
+    SmallVector<Value> inputs = {products.getResult()};
+    if (Value mask = op.getAttnMask())
+      inputs.push_back(mask);
+    bool causal = op.getIsCausal();
+    Value scores = buildGeneratorNode(
+        rewriter, loc, scoresType, {},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          Value score = arith::MulFOp::create(
+              b, loc, loop::LoadOp::create(b, loc, inputs[0], ivs),
+              makeFloat(b, loc, accumulator, scale));
+          if (inputs.size() > 1) {
+            auto maskType = cast<RankedTensorType>(inputs[1].getType());
+            // The mask broadcasts from the trailing dimensions.
+            SmallVector<Value> indices;
+            int64_t skipped = rank - maskType.getRank();
+            Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+            for (int64_t dim = 0; dim < maskType.getRank(); ++dim)
+              indices.push_back(maskType.getDimSize(dim) == 1 &&
+                                        scoresShape[skipped + dim] != 1
+                                    ? zero
+                                    : ivs[skipped + dim]);
+            score = arith::AddFOp::create(
+                b, loc, score,
+                convertScalar(b, loc,
+                              loop::LoadOp::create(b, loc, inputs[1], indices),
+                              maskType.getElementType(), accumulator));
+          }
+          if (causal) {
+            Value later =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      ivs[rank - 1], ivs[rank - 2]);
+            score = arith::SelectOp::create(
+                b, loc, later,
+                makeFloat(b, loc, accumulator,
+                          -std::numeric_limits<double>::infinity()),
+                score);
+          }
+          return score;
+        });
+    RankedTensorType statsType =
+        getStatisticsType(scoresType, {rank - 1}, accumulator);
+    Value max = buildReduction(rewriter, loc, scores, {rank - 1},
+                               /*keepdim=*/true, "max", statsType);
+    Value exps = buildBroadcastPointwise(
+        rewriter, loc, scoresType, ValueRange{scores, max},
+        TypeRange{accumulator, accumulator}, accumulator,
+        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return math::ExpOp::create(b, loc,
+                                     arith::SubFOp::create(b, loc, e[0], e[1]));
+        });
+    Value sum = buildReduction(rewriter, loc, exps, {rank - 1},
+                               /*keepdim=*/true, "sum", statsType);
+    Value probabilities = buildBroadcastPointwise(
+        rewriter, loc, scoresType.clone(dtype), ValueRange{exps, sum},
+        TypeRange{accumulator, accumulator}, accumulator,
+        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return arith::DivFOp::create(b, loc, e[0], e[1]);
+        });
+    auto outputType = cast<RankedTensorType>(op.getOutput().getType());
+    Value output = loop::MatmulOp::create(rewriter, loc, outputType,
+                                          probabilities, value, ValueRange{})
+                       .getResult();
+    auto logsumexpType = cast<RankedTensorType>(op.getLogsumexp().getType());
+    Value logsumexp = buildGeneratorNode(
+        rewriter, loc, logsumexpType, {},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          SmallVector<Value> indices(ivs);
+          indices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+          Value rowMax = loop::LoadOp::create(b, loc, max, indices);
+          Value rowSum = loop::LoadOp::create(b, loc, sum, indices);
+          Value result = arith::AddFOp::create(
+              b, loc, rowMax, math::LogOp::create(b, loc, rowSum));
+          return convertScalar(b, loc, result, accumulator,
+                               logsumexpType.getElementType());
+        });
+    rewriter.replaceOp(op, {output, logsumexp});
+    return success();
+  }
+};
+
 /// Lowers the batch normalizations of an [N, C, *] input (evaluation mode,
 /// training mode with the running statistics' updates returned, and
 /// training mode without running statistics): per channel, the batch's
@@ -5215,7 +5338,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
            BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,
            BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
            BatchNormBackwardLowering, LayerNormBackwardLowering,
-           GroupNormBackwardLowering,
+           FlashAttentionForCpuLowering, GroupNormBackwardLowering,
            SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
            LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);
