@@ -479,6 +479,34 @@ def test_cpu_flash_attention_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_cpu_flash_attention_gradient_as_written(device, tmp_path):
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    q, k, v = "tensor<2x3x5x8xf32>", "tensor<2x3x7x8xf32>", "tensor<2x3x7x4xf32>"
+    o, lse = "tensor<2x3x5x4xf32>", "tensor<2x3x5xf32>"
+    text = f"""fx.graph @forward(%do: {o}, %q: {q}, %k: {k}, %v: {v}, %o: {o}, %lse: {lse}, %mask: tensor<5x7xf32>) -> ({q}, {k}, {v}) {{
+  %0:3 = fx.scaled_dot_product_flash_attention_for_cpu_backward %do, %q, %k, %v, %o, %lse attn_mask(%mask) {{dropout_p = 0.0 : f64, is_causal = true, scale = 0.3 : f64}} : ({o}, {q}, {k}, {v}, {o}, {lse}, tensor<5x7xf32>) -> ({q}, {k}, {v})
+  fx.output %0#0, %0#1, %0#2 : {q}, {k}, {v}
+}}
+"""
+    generator = torch.Generator().manual_seed(9)
+    query, key, value = (torch.randn(*shape, generator=generator).requires_grad_()
+                         for shape in [(2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 4)])
+    mask, grad = torch.randn(5, 7, generator=generator), torch.randn(2, 3, 5, 4,
+                                                                     generator=generator)
+    causal = torch.ones(5, 7, dtype=torch.bool).tril()
+    scores = (query @ key.transpose(-1, -2) * 0.3 + mask).masked_fill(~causal, float("-inf"))
+    out = scores.softmax(-1) @ value
+    want = torch.autograd.grad(out, (query, key, value), grad)
+    inputs = [grad, query, key, value, out, scores.logsumexp(-1), mask]
+    path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                              cache_dir=tmp_path)
+    got = Artifact(path)(*[t.detach().to(device) for t in inputs])
+    for result, expected in zip(got, want):
+        torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

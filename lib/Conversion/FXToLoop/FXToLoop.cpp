@@ -2749,11 +2749,80 @@ struct GroupNormLowering : OpRewritePattern<fx::NativeGroupNormOp> {
   }
 };
 
+/// The operands of the CPU's flash attention ops that their lowerings check
+/// alike: static [B, H, L, E] query, key and value of one dtype.
+static bool hasStaticAttentionOperands(Value query, Value key, Value value) {
+  auto queryType = cast<RankedTensorType>(query.getType());
+  auto keyType = cast<RankedTensorType>(key.getType());
+  auto valueType = cast<RankedTensorType>(value.getType());
+  return queryType.getRank() >= 3 && queryType.hasStaticShape() &&
+         keyType.hasStaticShape() && valueType.hasStaticShape() &&
+         keyType.getElementType() == queryType.getElementType() &&
+         valueType.getElementType() == queryType.getElementType();
+}
+
+/// The attention scores [B, H, L, S] in `accumulator`: q·kᵀ (a loop.matmul
+/// reading k transposed in place) times `scale` (1/√E when absent), plus
+/// `mask` (broadcast from its trailing dimensions), with keys after the
+/// query's position at -inf when `causal` (PyTorch's top-left alignment).
+static Value buildAttentionScores(OpBuilder &b, Location loc, Value query,
+                                  Value key, Value mask, bool causal,
+                                  std::optional<APFloat> scaleAttr,
+                                  Type accumulator) {
+  auto queryType = cast<RankedTensorType>(query.getType());
+  auto keyType = cast<RankedTensorType>(key.getType());
+  int64_t rank = queryType.getRank();
+  double scale = scaleAttr ? scaleAttr->convertToDouble()
+                           : 1.0 / std::sqrt(static_cast<double>(
+                                       queryType.getDimSize(rank - 1)));
+  SmallVector<int64_t> shape(queryType.getShape().drop_back());
+  shape.push_back(keyType.getDimSize(rank - 2));
+  auto type = RankedTensorType::get(shape, accumulator);
+  auto products =
+      loop::MatmulOp::create(b, loc, type, query, key, ValueRange{});
+  products.setTransposeRhs(true);
+  return buildGeneratorNode(
+      b, loc, type, {},
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value score = arith::MulFOp::create(
+            b, loc, loop::LoadOp::create(b, loc, products.getResult(), ivs),
+            makeFloat(b, loc, accumulator, scale));
+        if (mask) {
+          auto maskType = cast<RankedTensorType>(mask.getType());
+          int64_t skipped = rank - maskType.getRank();
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          SmallVector<Value> indices;
+          for (int64_t dim = 0; dim < maskType.getRank(); ++dim)
+            indices.push_back(maskType.getDimSize(dim) == 1 &&
+                                      shape[skipped + dim] != 1
+                                  ? zero
+                                  : ivs[skipped + dim]);
+          score = arith::AddFOp::create(
+              b, loc, score,
+              convertScalar(b, loc, loop::LoadOp::create(b, loc, mask, indices),
+                            maskType.getElementType(), accumulator));
+        }
+        if (causal) {
+          Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                              ivs[rank - 1], ivs[rank - 2]);
+          score = arith::SelectOp::create(
+              b, loc, later,
+              makeFloat(b, loc, accumulator,
+                        -std::numeric_limits<double>::infinity()),
+              score);
+        }
+        return score;
+      });
+}
+
+/// The accumulator type of attention over `dtype` elements.
+static Type getAttentionAccumulator(OpBuilder &b, Type dtype) {
+  return dtype.isF64() ? Type(b.getF64Type()) : Type(b.getF32Type());
+}
+
 /// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout)
-/// as the math PyTorch's kernel computes in blocks: scores = q·kᵀ (a
-/// loop.matmul over the [B, H] batches reading k transposed in place,
-/// summed in f32) times `scale` (1/√E by default), plus the mask, with
-/// later keys masked off when causal; a softmax over the keys; out = p·v;
+/// as the math PyTorch's kernel computes in blocks: the scores
+/// (buildAttentionScores), a softmax over the keys, out = p·v, and
 /// logsumexp = max + log Σ exp. Row fusion turns the softmax into one
 /// kernel between the two products.
 struct FlashAttentionForCpuLowering
@@ -2763,74 +2832,21 @@ struct FlashAttentionForCpuLowering
   LogicalResult matchAndRewrite(fx::ScaledDotProductFlashAttentionForCpuOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
-    auto queryType = cast<RankedTensorType>(query.getType());
-    auto keyType = cast<RankedTensorType>(key.getType());
-    auto valueType = cast<RankedTensorType>(value.getType());
-    int64_t rank = queryType.getRank();
+    Value query = op.getQuery(), value = op.getValue();
     if (op.getDropoutP().convertToDouble() != 0.0)
       return rewriter.notifyMatchFailure(op, "dropout");
-    if (rank < 3 || !queryType.hasStaticShape() || !keyType.hasStaticShape() ||
-        !valueType.hasStaticShape() ||
-        keyType.getElementType() != queryType.getElementType() ||
-        valueType.getElementType() != queryType.getElementType())
+    if (!hasStaticAttentionOperands(query, op.getKey(), value))
       return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
-    Type dtype = queryType.getElementType();
-    Type f32 = rewriter.getF32Type();
-    Type accumulator = dtype.isF64() ? Type(rewriter.getF64Type()) : f32;
-    int64_t keys = keyType.getDimSize(rank - 2);
-    double scale = op.getScale() ? op.getScale()->convertToDouble()
-                                 : 1.0 / std::sqrt(static_cast<double>(
-                                             queryType.getDimSize(rank - 1)));
-    SmallVector<int64_t> scoresShape(queryType.getShape().drop_back());
-    scoresShape.push_back(keys);
-    auto scoresType = RankedTensorType::get(scoresShape, accumulator);
-    auto products = loop::MatmulOp::create(rewriter, loc, scoresType, query,
-                                           key, ValueRange{});
-    products.setTransposeRhs(true);
-    // The scaled, masked scores.
-    SmallVector<Value> inputs = {products.getResult()};
-    if (Value mask = op.getAttnMask())
-      inputs.push_back(mask);
-    bool causal = op.getIsCausal();
-    Value scores = buildGeneratorNode(
-        rewriter, loc, scoresType, {},
-        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-          Value score = arith::MulFOp::create(
-              b, loc, loop::LoadOp::create(b, loc, inputs[0], ivs),
-              makeFloat(b, loc, accumulator, scale));
-          if (inputs.size() > 1) {
-            auto maskType = cast<RankedTensorType>(inputs[1].getType());
-            // The mask broadcasts from the trailing dimensions.
-            SmallVector<Value> indices;
-            int64_t skipped = rank - maskType.getRank();
-            Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-            for (int64_t dim = 0; dim < maskType.getRank(); ++dim)
-              indices.push_back(maskType.getDimSize(dim) == 1 &&
-                                        scoresShape[skipped + dim] != 1
-                                    ? zero
-                                    : ivs[skipped + dim]);
-            score = arith::AddFOp::create(
-                b, loc, score,
-                convertScalar(b, loc,
-                              loop::LoadOp::create(b, loc, inputs[1], indices),
-                              maskType.getElementType(), accumulator));
-          }
-          if (causal) {
-            Value later =
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                      ivs[rank - 1], ivs[rank - 2]);
-            score = arith::SelectOp::create(
-                b, loc, later,
-                makeFloat(b, loc, accumulator,
-                          -std::numeric_limits<double>::infinity()),
-                score);
-          }
-          return score;
-        });
+    Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
+    Type accumulator = getAttentionAccumulator(rewriter, dtype);
+    Value scores = buildAttentionScores(rewriter, loc, query, op.getKey(),
+                                        op.getAttnMask(), op.getIsCausal(),
+                                        op.getScale(), accumulator);
+    auto scoresType = cast<RankedTensorType>(scores.getType());
+    int64_t last = scoresType.getRank() - 1;
     RankedTensorType statsType =
-        getStatisticsType(scoresType, {rank - 1}, accumulator);
-    Value max = buildReduction(rewriter, loc, scores, {rank - 1},
+        getStatisticsType(scoresType, {last}, accumulator);
+    Value max = buildReduction(rewriter, loc, scores, {last},
                                /*keepdim=*/true, "max", statsType);
     Value exps = buildBroadcastPointwise(
         rewriter, loc, scoresType, ValueRange{scores, max},
@@ -2839,32 +2855,127 @@ struct FlashAttentionForCpuLowering
           return math::ExpOp::create(b, loc,
                                      arith::SubFOp::create(b, loc, e[0], e[1]));
         });
-    Value sum = buildReduction(rewriter, loc, exps, {rank - 1},
-                               /*keepdim=*/true, "sum", statsType);
+    Value sum = buildReduction(rewriter, loc, exps, {last}, /*keepdim=*/true,
+                               "sum", statsType);
     Value probabilities = buildBroadcastPointwise(
         rewriter, loc, scoresType.clone(dtype), ValueRange{exps, sum},
         TypeRange{accumulator, accumulator}, accumulator,
         [](OpBuilder &b, Location loc, ValueRange e) -> Value {
           return arith::DivFOp::create(b, loc, e[0], e[1]);
         });
-    auto outputType = cast<RankedTensorType>(op.getOutput().getType());
-    Value output = loop::MatmulOp::create(rewriter, loc, outputType,
-                                          probabilities, value, ValueRange{})
-                       .getResult();
+    Value output =
+        loop::MatmulOp::create(rewriter, loc,
+                               cast<RankedTensorType>(op.getOutput().getType()),
+                               probabilities, value, ValueRange{})
+            .getResult();
     auto logsumexpType = cast<RankedTensorType>(op.getLogsumexp().getType());
     Value logsumexp = buildGeneratorNode(
         rewriter, loc, logsumexpType, {},
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           SmallVector<Value> indices(ivs);
           indices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-          Value rowMax = loop::LoadOp::create(b, loc, max, indices);
-          Value rowSum = loop::LoadOp::create(b, loc, sum, indices);
           Value result = arith::AddFOp::create(
-              b, loc, rowMax, math::LogOp::create(b, loc, rowSum));
+              b, loc, loop::LoadOp::create(b, loc, max, indices),
+              math::LogOp::create(b, loc,
+                                  loop::LoadOp::create(b, loc, sum, indices)));
           return convertScalar(b, loc, result, accumulator,
                                logsumexpType.getElementType());
         });
     rewriter.replaceOp(op, {output, logsumexp});
+    return success();
+  }
+};
+
+/// Lowers fx.scaled_dot_product_flash_attention_for_cpu_backward (without
+/// dropout) from the saved logsumexp: p = exp(scores - lse) recomputed,
+/// dV = pᵀ·dO, dP = dO·vᵀ, D = Σ dO·O per query, dS = p·(dP - D), and
+/// dQ = dS·k·scale, dK = dSᵀ·q·scale; the products read their transposed
+/// operands in place.
+struct FlashAttentionForCpuBackwardLowering
+    : OpRewritePattern<fx::ScaledDotProductFlashAttentionForCpuBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult
+  matchAndRewrite(fx::ScaledDotProductFlashAttentionForCpuBackwardOp op,
+                  PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+    if (op.getDropoutP().convertToDouble() != 0.0)
+      return rewriter.notifyMatchFailure(op, "dropout");
+    if (!hasStaticAttentionOperands(query, key, value))
+      return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
+    auto queryType = cast<RankedTensorType>(query.getType());
+    Type dtype = queryType.getElementType();
+    Type accumulator = getAttentionAccumulator(rewriter, dtype);
+    int64_t rank = queryType.getRank();
+    double scale = op.getScale() ? op.getScale()->convertToDouble()
+                                 : 1.0 / std::sqrt(static_cast<double>(
+                                             queryType.getDimSize(rank - 1)));
+    Value scores =
+        buildAttentionScores(rewriter, loc, query, key, op.getAttnMask(),
+                             op.getIsCausal(), op.getScale(), accumulator);
+    auto scoresType = cast<RankedTensorType>(scores.getType());
+    Value logsumexp = op.getLogsumexp();
+    auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
+    Value probabilities = buildGeneratorNode(
+        rewriter, loc, scoresType.clone(dtype), {},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          Value rowLse = convertScalar(
+              b, loc, loop::LoadOp::create(b, loc, logsumexp, ivs.drop_back()),
+              logsumexpType.getElementType(), accumulator);
+          Value p = math::ExpOp::create(
+              b, loc,
+              arith::SubFOp::create(
+                  b, loc, loop::LoadOp::create(b, loc, scores, ivs), rowLse));
+          return convertScalar(b, loc, p, accumulator, dtype);
+        });
+    Value gradOut = op.getGradOut();
+    auto matmul = [&](RankedTensorType type, Value lhs, Value rhs,
+                      bool transposeLhs, bool transposeRhs) -> Value {
+      auto product =
+          loop::MatmulOp::create(rewriter, loc, type, lhs, rhs, ValueRange{});
+      if (transposeLhs)
+        product.setTransposeLhs(true);
+      if (transposeRhs)
+        product.setTransposeRhs(true);
+      return product.getResult();
+    };
+    Value gradValue =
+        matmul(cast<RankedTensorType>(op.getGradValue().getType()),
+               probabilities, gradOut, /*transposeLhs=*/true, false);
+    Value gradProbabilities =
+        matmul(scoresType, gradOut, value, false, /*transposeRhs=*/true);
+    int64_t last = scoresType.getRank() - 1;
+    auto outputType = cast<RankedTensorType>(op.getOut().getType());
+    Value rowDot = buildReduction(
+        rewriter, loc,
+        buildBroadcastPointwise(
+            rewriter, loc, outputType.clone(accumulator),
+            ValueRange{gradOut, op.getOut()},
+            TypeRange{accumulator, accumulator}, accumulator,
+            [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+              return arith::MulFOp::create(b, loc, e[0], e[1]);
+            }),
+        {last}, /*keepdim=*/true, "sum",
+        getStatisticsType(outputType, {last}, accumulator));
+    // dS, scaled once here for both products.
+    Value gradScores = buildBroadcastPointwise(
+        rewriter, loc, scoresType.clone(dtype),
+        ValueRange{probabilities, gradProbabilities, rowDot},
+        TypeRange{accumulator, accumulator, accumulator}, accumulator,
+        [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return arith::MulFOp::create(
+              b, loc,
+              arith::MulFOp::create(b, loc, e[0],
+                                    arith::SubFOp::create(b, loc, e[1], e[2])),
+              makeFloat(b, loc, accumulator, scale));
+        });
+    Value gradQuery =
+        matmul(cast<RankedTensorType>(op.getGradQuery().getType()), gradScores,
+               key, false, false);
+    Value gradKey = matmul(cast<RankedTensorType>(op.getGradKey().getType()),
+                           gradScores, query, /*transposeLhs=*/true, false);
+    rewriter.replaceOp(op, {gradQuery, gradKey, gradValue});
     return success();
   }
 };
@@ -5338,7 +5449,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
            BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,
            BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
            BatchNormBackwardLowering, LayerNormBackwardLowering,
-           FlashAttentionForCpuLowering, GroupNormBackwardLowering,
+           FlashAttentionForCpuLowering, FlashAttentionForCpuBackwardLowering,
+           GroupNormBackwardLowering,
            SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
            LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);

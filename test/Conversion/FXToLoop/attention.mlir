@@ -33,3 +33,24 @@ fx.graph @attention_with_dropout(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
   %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %q, %q {dropout_p = 0.1 : f64} : (tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>, tensor<1x1x4x8xf32>) -> (tensor<1x1x4x8xf32>, tensor<1x1x4xf32>)
   fx.output %0#0 : tensor<1x1x4x8xf32>
 }
+
+// -----
+
+// The gradient recomputes p from the saved logsumexp; dV = pᵀ·dO and dK =
+// dSᵀ·q read their transposed operands in place, dP = dO·vᵀ too.
+// CHECK-LABEL: fx.graph @attention_backward
+// CHECK-SAME: (%[[DO:[^:]+]]: tensor<1x2x4x8xf32>, %[[Q:[^:]+]]: tensor<1x2x4x8xf32>, %[[K:[^:]+]]: tensor<1x2x6x8xf32>, %[[V:[^:]+]]: tensor<1x2x6x8xf32>
+// CHECK: loop.matmul %[[Q]], %[[K]] {transpose_rhs}
+// CHECK: loop.pointwise : tensor<1x2x4x6xf32>
+// CHECK: %[[P:.+]] = loop.pointwise : tensor<1x2x4x6xf32>
+// CHECK: math.exp
+// CHECK: loop.matmul %[[P]], %[[DO]] {transpose_lhs} : tensor<1x2x4x6xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x6x8xf32>
+// CHECK: loop.matmul %[[DO]], %[[V]] {transpose_rhs} : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x4x6xf32>
+// CHECK: loop.reduce "sum" over [8] : tensor<1x2x4x1xf32>
+// CHECK: %[[DS:.+]] = loop.pointwise : tensor<1x2x4x6xf32>
+// CHECK: loop.matmul %[[DS]], %[[K]] : tensor<1x2x4x6xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x4x8xf32>
+// CHECK: loop.matmul %[[DS]], %[[Q]] {transpose_lhs} : tensor<1x2x4x6xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x6x8xf32>
+fx.graph @attention_backward(%do: tensor<1x2x4x8xf32>, %q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %o: tensor<1x2x4x8xf32>, %lse: tensor<1x2x4xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) {
+  %0:3 = fx.scaled_dot_product_flash_attention_for_cpu_backward %do, %q, %k, %v, %o, %lse {dropout_p = 0.0 : f64, is_causal = false} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>)
+  fx.output %0#0, %0#1, %0#2 : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>
+}
