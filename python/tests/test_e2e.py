@@ -507,6 +507,29 @@ def test_cpu_flash_attention_gradient_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.filterwarnings("ignore:scatter_reduce\\(\\) is in beta")
+def test_scatter_reduce(device, tmp_path):
+    # Duplicate indices combine atomically; without include_self the
+    # receiving elements start from the reduction's identity.
+    def fn(x, index, src, ints, int_src):
+        return tuple(x.scatter_reduce(1, index, src, reduce, include_self=include)
+                     for reduce in ("sum", "amax", "amin", "mean")
+                     for include in (True, False)) + (
+            ints.scatter_reduce(0, index[:3, :6] % 4, int_src, "amax", include_self=False),
+            ints.scatter_reduce(0, index[:3, :6] % 4, int_src, "amin"))
+
+    generator = torch.Generator().manual_seed(10)
+    inputs = [torch.randn(4, 6, generator=generator),
+              torch.randint(0, 6, (4, 9), generator=generator),
+              torch.randn(4, 9, generator=generator),
+              torch.randint(-50, 50, (4, 6), generator=generator).int(),
+              torch.randint(-50, 50, (3, 6), generator=generator).int()]
+    compiled = kiln.compile(fn, [t.to(device) for t in inputs], cache_dir=tmp_path)
+    args = [t.to(device) for t in inputs]
+    for got, want in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

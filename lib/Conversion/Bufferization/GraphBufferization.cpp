@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/StringSwitch.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -120,9 +121,19 @@ void mlir::kiln::emitScatterUpdate(OpBuilder &b, loop::ScatterOp node,
     memref::StoreOp::create(b, yield.getLoc(), value, dest, indices);
     return;
   }
-  arith::AtomicRMWKind kind = isa<FloatType>(value.getType())
-                                  ? arith::AtomicRMWKind::addf
-                                  : arith::AtomicRMWKind::addi;
+  Type element = node.getResultType().getElementType();
+  bool isFloat = isa<FloatType>(element);
+  bool isUnsigned = element.isUnsignedInteger();
+  arith::AtomicRMWKind kind =
+      llvm::StringSwitch<arith::AtomicRMWKind>(node.getCombiner())
+          .Case("max", isFloat      ? arith::AtomicRMWKind::maximumf
+                       : isUnsigned ? arith::AtomicRMWKind::maxu
+                                    : arith::AtomicRMWKind::maxs)
+          .Case("min", isFloat      ? arith::AtomicRMWKind::minimumf
+                       : isUnsigned ? arith::AtomicRMWKind::minu
+                                    : arith::AtomicRMWKind::mins)
+          .Default(isFloat ? arith::AtomicRMWKind::addf
+                           : arith::AtomicRMWKind::addi);
   memref::AtomicRMWOp::create(b, yield.getLoc(), kind, value, dest, indices);
 }
 

@@ -17,6 +17,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include "llvm/ADT/StringSwitch.h"
+
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::fxtoloop;
@@ -132,6 +134,117 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
   }
 };
 
+/// The identity of a scatter combiner over `dtype`: what an element that
+/// receives values but not `self`'s starts from.
+static Value getCombinerIdentity(OpBuilder &b, Location loc, StringRef combiner,
+                                 Type dtype) {
+  Type scalar = loop::getScalarType(dtype);
+  if (combiner == "sum")
+    return makeScalar(b, loc, b.getI64IntegerAttr(0), dtype);
+  bool isMax = combiner == "max";
+  if (auto floatType = dyn_cast<FloatType>(dtype))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(scalar, APFloat::getInf(floatType.getFloatSemantics(),
+                                               /*Negative=*/isMax)));
+  unsigned width = dtype.getIntOrFloatBitWidth();
+  APInt bound =
+      dtype.isUnsignedInteger()
+          ? (isMax ? APInt::getMinValue(width) : APInt::getMaxValue(width))
+          : (isMax ? APInt::getSignedMinValue(width)
+                   : APInt::getSignedMaxValue(width));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalar, bound));
+}
+
+/// Lowers fx.scatter_reduce ("sum", "mean", "amax", "amin"; "prod" has no
+/// atomic form): a loop.scatter combining src into self along `dim`. Without
+/// `include_self`, the elements that receive values first take the
+/// combiner's identity (an "assign" scatter); "mean" divides by the number
+/// of values each element received (plus one for self's), floats only.
+struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ScatterReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type dtype = type.getElementType();
+    StringRef reduce = op.getReduce();
+    StringRef combiner = llvm::StringSwitch<StringRef>(reduce)
+                             .Case("sum", "sum")
+                             .Case("mean", "sum")
+                             .Case("amax", "max")
+                             .Case("amin", "min")
+                             .Default("");
+    bool mean = reduce == "mean";
+    if (combiner.empty() || !isAddable(type) ||
+        (mean && !isa<FloatType>(dtype)))
+      return rewriter.notifyMatchFailure(op, "reduction not combined");
+    int64_t rank = type.getRank();
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    if (dim < 0)
+      dim += rank;
+    Location loc = op.getLoc();
+    Value self = op.getSelf(), index = op.getIndex();
+    Value size = getDimSize(rewriter, loc, self, dim);
+    bool includeSelf = op.getIncludeSelf();
+    // Scatters of `value(b, loc, ivs)` into `init` at index's positions.
+    auto scatter =
+        [&](StringRef how, Value init,
+            function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
+          return buildScatterOver(
+              rewriter, loc, how, init, index,
+              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                SmallVector<Value> indices(ivs);
+                indices[dim] = loadIndex(b, loc, index, ivs, size);
+                return ScatterUpdate{value(b, loc, ivs), indices};
+              });
+        };
+    auto constant = [&](double number) {
+      return [=](OpBuilder &b, Location loc, ValueRange) {
+        return makeFloat(b, loc, loop::getScalarType(dtype), number);
+      };
+    };
+    Value init = self;
+    if (!includeSelf)
+      init =
+          scatter("assign", self, [&](OpBuilder &b, Location loc, ValueRange) {
+            return getCombinerIdentity(b, loc, combiner, dtype);
+          });
+    auto srcType = cast<RankedTensorType>(op.getSrc().getType());
+    Value result = scatter(
+        combiner, init, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          return convertScalar(b, loc,
+                               loop::LoadOp::create(b, loc, op.getSrc(), ivs),
+                               srcType.getElementType(), dtype);
+        });
+    if (mean) {
+      // How many values each element averages: self's (when included) and
+      // those it received; elements that received none keep self.
+      Value counts = buildGeneratorNode(
+          rewriter, loc, type,
+          collectDynamicSizes(
+              type,
+              [&](int64_t d) { return getDimSize(rewriter, loc, self, d); }),
+          [&](OpBuilder &b, Location loc, ValueRange ivs) {
+            return constant(includeSelf ? 1.0 : 0.0)(b, loc, ivs);
+          });
+      counts = scatter("sum", counts, constant(1.0));
+      result = buildBroadcastPointwise(
+          rewriter, loc, type, ValueRange{result, counts},
+          TypeRange{dtype, dtype}, dtype,
+          [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+            Value none =
+                arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, e[1],
+                                      makeFloat(b, loc, e[1].getType(), 0.0));
+            return arith::SelectOp::create(
+                b, loc, none, e[0], arith::DivFOp::create(b, loc, e[0], e[1]));
+          });
+    }
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Lowers fx.index_put with one index tensor, for the first dimension:
 /// values (broadcast to the index's shape, then self's other dimensions)
 /// add into (with `accumulate`) or replace self's rows that the index names.
@@ -233,6 +346,7 @@ struct EmbeddingDenseBackwardLowering
 void fxtoloop::populateScatterPatterns(RewritePatternSet &patterns) {
   patterns.add<ScatterAlongLowering<fx::ScatterAddOp>,
                ScatterAlongLowering<fx::ScatterOp>,
-               ScatterAlongLowering<fx::ScatterValueOp>, IndexPutLowering,
-               EmbeddingDenseBackwardLowering>(patterns.getContext());
+               ScatterAlongLowering<fx::ScatterValueOp>, ScatterReduceLowering,
+               IndexPutLowering, EmbeddingDenseBackwardLowering>(
+      patterns.getContext());
 }

@@ -71,3 +71,19 @@ fx.graph @assigning_scatters(%x: tensor<10x6xf32>, %i: tensor<10x3xsi64>, %s: te
   %2 = fx.index_put %m, %rows, %t : (tensor<10x6xi1>, tensor<4xsi64>, tensor<i1>) -> tensor<10x6xi1>
   fx.output %0, %1, %2 : tensor<10x6xf32>, tensor<10x6xf32>, tensor<10x6xi1>
 }
+
+// -----
+
+// scatter_reduce without self: the receiving elements first take the
+// identity of max (-inf), then the values combine with "max".
+// CHECK-LABEL: fx.graph @scatter_amax_without_self
+// CHECK-SAME: (%[[X:.+]]: tensor<8x5xf32>, %[[I:.+]]: tensor<8x3xsi64>, %[[S:.+]]: tensor<8x3xf32>)
+// CHECK: %[[NEG:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: %[[INIT:.+]] = loop.scatter "assign" %[[X]] over [8, 3]
+// CHECK: loop.scatter_yield %[[NEG]]
+// CHECK: loop.scatter "max" %[[INIT]] over [8, 3]
+// CHECK: loop.load %[[S]]
+fx.graph @scatter_amax_without_self(%x: tensor<8x5xf32>, %i: tensor<8x3xsi64>, %s: tensor<8x3xf32>) -> tensor<8x5xf32> {
+  %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "amax", include_self = false} : (tensor<8x5xf32>, tensor<8x3xsi64>, tensor<8x3xf32>) -> tensor<8x5xf32>
+  fx.output %0 : tensor<8x5xf32>
+}

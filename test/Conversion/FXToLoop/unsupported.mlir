@@ -137,3 +137,12 @@ fx.graph @dynamic_group_norm_backward(%dy: tensor<?x4x3xf32>, %m: tensor<?x2xf32
   %0:3 = fx.native_group_norm_backward %dy, %dy, %m, %m {group = 2 : i64, output_mask = array<i1: true, false, false>} : (tensor<?x4x3xf32>, tensor<?x4x3xf32>, tensor<?x2xf32>, tensor<?x2xf32>) -> (tensor<?x4x3xf32>, tensor<4xf32>, tensor<4xf32>)
   fx.output %0#0 : tensor<?x4x3xf32>
 }
+
+// -----
+
+// A product has no atomic form.
+fx.graph @scatter_prod(%x: tensor<8x5xf32>, %i: tensor<8x3xsi64>, %s: tensor<8x3xf32>) -> tensor<8x5xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.scatter_reduce' with these operand types}}
+  %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod"} : (tensor<8x5xf32>, tensor<8x3xsi64>, tensor<8x3xf32>) -> tensor<8x5xf32>
+  fx.output %0 : tensor<8x5xf32>
+}

@@ -261,3 +261,24 @@ fx.graph @scatter_in_place(%i: tensor<6xsi64>, %v: tensor<6x4xsi32>) -> tensor<1
   }
   fx.output %0 : tensor<10x4xsi32>
 }
+
+// -----
+
+// "max" and "min" scatters combine with atomic maxima and minima, signed or
+// unsigned as the dtype says.
+// CHECK-LABEL: func.func @scatter_extrema
+// CHECK: memref.atomic_rmw maximumf
+// CHECK: memref.atomic_rmw minu
+fx.graph @scatter_extrema(%x: tensor<4xf32>, %u: tensor<4xui8>) -> (tensor<4xf32>, tensor<4xui8>) {
+  %0 = loop.scatter "max" %x over [4] : tensor<4xf32> -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xf32>
+    loop.scatter_yield %v at [%i] : f32
+  }
+  %1 = loop.scatter "min" %u over [4] : tensor<4xui8> -> tensor<4xui8> {
+  ^bb0(%i: index):
+    %v = loop.load %u[%i] : tensor<4xui8>
+    loop.scatter_yield %v at [%i] : i8
+  }
+  fx.output %0, %1 : tensor<4xf32>, tensor<4xui8>
+}

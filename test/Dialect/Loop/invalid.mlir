@@ -316,8 +316,8 @@ fx.graph @epilogue_yield(%x: tensor<2x8xbf16>, %w: tensor<8x4xbf16>) -> tensor<2
 // -----
 
 fx.graph @scatter_combiner(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loop.scatter' op combiner must be "sum" or "assign", not "max"}}
-  %0 = loop.scatter "max" %x over [4] : tensor<4xf32> -> tensor<4xf32> {
+  // expected-error @+1 {{'loop.scatter' op combiner must be "sum", "max", "min" or "assign", not "prod"}}
+  %0 = loop.scatter "prod" %x over [4] : tensor<4xf32> -> tensor<4xf32> {
   ^bb0(%i: index):
     %v = loop.load %x[%i] : tensor<4xf32>
     loop.scatter_yield %v at [%i] : f32
@@ -328,8 +328,8 @@ fx.graph @scatter_combiner(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 fx.graph @scatter_bool(%x: tensor<4xi1>) -> tensor<4xi1> {
-  // expected-error @+1 {{'loop.scatter' op adds floats or integers, not 'i1'}}
-  %0 = loop.scatter "sum" %x over [4] : tensor<4xi1> -> tensor<4xi1> {
+  // expected-error @+1 {{'loop.scatter' op combines floats or integers, not 'i1'}}
+  %0 = loop.scatter "max" %x over [4] : tensor<4xi1> -> tensor<4xi1> {
   ^bb0(%i: index):
     %v = loop.load %x[%i] : tensor<4xi1>
     loop.scatter_yield %v at [%i] : i1

@@ -126,8 +126,8 @@ Value emitBodyValue(OpBuilder &b, Block &body, const IRMapping &mapping,
 
 /// Emits the ops of scatter `node`'s body at the update indices `ivs`, and
 /// then the combination of the value it yields into `dest` at the indices it
-/// yields: for "sum" a memref.atomic_rmw, so that updates may run in
-/// parallel; for "assign" a store.
+/// yields: for "sum", "max" and "min" a memref.atomic_rmw, so that updates
+/// may run in parallel; for "assign" a store.
 void emitScatterUpdate(OpBuilder &b, loop::ScatterOp node, Value dest,
                        const IRMapping &mapping, ValueRange ivs);
 

@@ -133,16 +133,18 @@ void ScatterOp::getAsmBlockArgumentNames(Region &region,
 }
 
 LogicalResult ScatterOp::verify() {
-  if (getCombiner() != "sum" && getCombiner() != "assign")
-    return emitOpError("combiner must be \"sum\" or \"assign\", not \"")
+  if (!llvm::is_contained({"sum", "max", "min", "assign"}, getCombiner()))
+    return emitOpError(
+               "combiner must be \"sum\", \"max\", \"min\" or \"assign\", "
+               "not \"")
            << getCombiner() << "\"";
   if (getInit().getType() != getResultType())
     return emitOpError("starts from ")
            << getInit().getType() << ", but defines " << getResultType();
   Type element = getResultType().getElementType();
-  if (getCombiner() == "sum" && !isa<FloatType>(element) &&
+  if (getCombiner() != "assign" && !isa<FloatType>(element) &&
       !(isa<IntegerType>(element) && !element.isInteger(1)))
-    return emitOpError("adds floats or integers, not ") << element;
+    return emitOpError("combines floats or integers, not ") << element;
   int64_t numDynamic = getResultType().getNumDynamicDims();
   if (static_cast<int64_t>(getDynamicSizes().size()) != numDynamic)
     return emitOpError("has ")
