@@ -717,6 +717,10 @@ def test_convolutions(name, fn, shapes, device, tmp_path):
      [((2, 3, 7, 7), F32)]),
     ("global average pool, bf16", lambda x: torch.nn.functional.adaptive_avg_pool2d(x, 1),
      [((2, 16, 7, 7), torch.bfloat16)]),
+    ("3-d average pools", lambda x: (
+        torch.nn.functional.avg_pool3d(x, 3, stride=2, padding=1, count_include_pad=False),
+        torch.nn.functional.avg_pool3d(x, (2, 3, 2), ceil_mode=True),
+        torch.nn.functional.adaptive_avg_pool3d(x, (2, 3, 4))), [((2, 3, 5, 7, 6), F32)]),
 ])
 def test_pooling(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)

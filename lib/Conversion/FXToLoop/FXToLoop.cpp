@@ -4995,6 +4995,14 @@ struct MaxPoolBackwardLowering
 /// What avg_pool2d (or its gradient, `op`) divides the window sum of output
 /// position `outs` by: `divisor_override`, or PyTorch's count, the window
 /// clipped to the padded input or, without count_include_pad, to the input.
+/// The number of spatial dimensions pooling op `OpTy` pools over.
+template <typename OpTy>
+constexpr int64_t kPoolingRank =
+    std::is_same_v<OpTy, fx::AvgPool3dOp> ||
+            std::is_same_v<OpTy, fx::AdaptiveAvgPool3dOp>
+        ? 3
+        : 2;
+
 template <typename OpTy>
 static Value buildAvgPoolDivisor(OpBuilder &b, Location loc, OpTy op,
                                  RankedTensorType inputType, ValueRange outs) {
@@ -5006,10 +5014,11 @@ static Value buildAvgPoolDivisor(OpBuilder &b, Location loc, OpTy op,
   ArrayRef<int64_t> kernel = op.getKernelSize();
   ArrayRef<int64_t> strides = op.getStride().empty() ? kernel : op.getStride();
   int64_t rank = inputType.getRank();
+  int64_t spatial = kPoolingRank<OpTy>;
   Value count;
-  for (int64_t dim = 0; dim < 2; ++dim) {
+  for (int64_t dim = 0; dim < spatial; ++dim) {
     int64_t padding = getSpatialAttr(op.getPadding(), dim);
-    int64_t extent = inputType.getDimSize(rank - 2 + dim);
+    int64_t extent = inputType.getDimSize(rank - spatial + dim);
     Value start = arith::SubIOp::create(
         b, loc,
         arith::MulIOp::create(b, loc, outs[dim],
@@ -5033,22 +5042,24 @@ static Value buildAvgPoolDivisor(OpBuilder &b, Location loc, OpTy op,
 
 /// Lowers fx.avg_pool2d to a window sum divided by the window's size (with
 /// or without the padding it covers, or `divisor_override`).
-struct AvgPoolLowering : OpRewritePattern<fx::AvgPool2dOp> {
-  using OpRewritePattern::OpRewritePattern;
+template <typename OpTy> struct AvgPoolLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(fx::AvgPool2dOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
+    constexpr int64_t spatial = kPoolingRank<OpTy>;
     RankedTensorType inputType = op.getSelf().getType();
     RankedTensorType resultType = op.getType();
     if (!isa<FloatType>(resultType.getElementType()) ||
-        !hasStaticSpatialSizes(inputType, resultType, 2))
+        !hasStaticSpatialSizes(inputType, resultType, spatial))
       return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
     ArrayRef<int64_t> kernel = op.getKernelSize();
     ArrayRef<int64_t> strides =
         op.getStride().empty() ? kernel : op.getStride();
     int64_t rank = inputType.getRank();
-    SmallVector<int64_t> window = {getSpatialAttr(kernel, 0),
-                                   getSpatialAttr(kernel, 1)};
+    SmallVector<int64_t> window;
+    for (int64_t dim = 0; dim < spatial; ++dim)
+      window.push_back(getSpatialAttr(kernel, dim));
     Location loc = op.getLoc();
     Value sums = buildWindowReduction(
         rewriter, loc, op.getSelf(), getPoolingAccumulatorType(resultType),
@@ -5057,10 +5068,10 @@ struct AvgPoolLowering : OpRewritePattern<fx::AvgPool2dOp> {
           return getStridedWindowPosition(
               b, loc, out, at, getSpatialAttr(strides, dim),
               getSpatialAttr(op.getPadding(), dim), /*dilation=*/1,
-              inputType.getDimSize(rank - 2 + dim));
+              inputType.getDimSize(rank - spatial + dim));
         });
     Value result = buildWindowAverage(
-        rewriter, loc, sums, resultType, 2,
+        rewriter, loc, sums, resultType, spatial,
         [&](OpBuilder &b, Location loc, ValueRange outs) {
           return buildAvgPoolDivisor(b, loc, op, inputType, outs);
         });
@@ -5139,20 +5150,22 @@ static std::pair<Value, Value> getAdaptiveWindow(OpBuilder &b, Location loc,
 /// Lowers fx.adaptive_avg_pool2d: output o of an extent-In dimension with
 /// Out outputs averages input positions [floor(o In / Out),
 /// ceil((o + 1) In / Out)).
-struct AdaptiveAvgPoolLowering : OpRewritePattern<fx::AdaptiveAvgPool2dOp> {
-  using OpRewritePattern::OpRewritePattern;
+template <typename OpTy>
+struct AdaptiveAvgPoolLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(fx::AdaptiveAvgPool2dOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
+    constexpr int64_t spatial = kPoolingRank<OpTy>;
     RankedTensorType inputType = op.getSelf().getType();
     RankedTensorType resultType = op.getType();
-    if (!hasStaticSpatialSizes(inputType, resultType, 2))
+    if (!hasStaticSpatialSizes(inputType, resultType, spatial))
       return rewriter.notifyMatchFailure(op, "dynamic pooling");
     int64_t rank = inputType.getRank();
     SmallVector<int64_t> extents, outputs, window;
-    for (int64_t dim = 0; dim < 2; ++dim) {
-      int64_t extent = inputType.getDimSize(rank - 2 + dim);
-      int64_t count = resultType.getDimSize(rank - 2 + dim);
+    for (int64_t dim = 0; dim < spatial; ++dim) {
+      int64_t extent = inputType.getDimSize(rank - spatial + dim);
+      int64_t count = resultType.getDimSize(rank - spatial + dim);
       if (count == 0)
         return rewriter.notifyMatchFailure(op, "empty output");
       int64_t widest = 0;
@@ -5178,10 +5191,10 @@ struct AdaptiveAvgPoolLowering : OpRewritePattern<fx::AdaptiveAvgPool2dOp> {
           return std::make_pair(position, valid);
         });
     Value result = buildWindowAverage(
-        rewriter, loc, sums, resultType, 2,
+        rewriter, loc, sums, resultType, spatial,
         [&](OpBuilder &b, Location loc, ValueRange outs) -> Value {
           Value count;
-          for (int64_t dim = 0; dim < 2; ++dim) {
+          for (int64_t dim = 0; dim < spatial; ++dim) {
             auto [start, end] = bounds(b, loc, dim, outs[dim]);
             Value size = arith::SubIOp::create(b, loc, end, start);
             count = count
@@ -5420,8 +5433,11 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
           ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
-  patterns.add<MaxPoolLowering, MaxPoolBackwardLowering, AvgPoolLowering,
-               AvgPoolBackwardLowering, AdaptiveAvgPoolLowering,
+  patterns.add<MaxPoolLowering, MaxPoolBackwardLowering,
+               AvgPoolLowering<fx::AvgPool2dOp>,
+               AvgPoolLowering<fx::AvgPool3dOp>, AvgPoolBackwardLowering,
+               AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool2dOp>,
+               AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool3dOp>,
                AdaptiveAvgPoolBackwardLowering>(ctx);
   patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
                FillLowering<fx::FillScalarOp>, FillLowering<fx::EmptyOp>,

@@ -141,3 +141,20 @@ fx.graph @avg_pool_backward(%g: tensor<1x2x3x3xf32>, %x: tensor<1x2x5x5xf32>) ->
   %0 = fx.avg_pool2d_backward %g, %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<1x2x3x3xf32>, tensor<1x2x5x5xf32>) -> tensor<1x2x5x5xf32>
   fx.output %0 : tensor<1x2x5x5xf32>
 }
+
+// -----
+
+// 3-d pooling: windows over three spatial dimensions (adaptive ones as wide
+// as the widest window), then a division by each window's size.
+// CHECK-LABEL: fx.graph @avg_pool3d
+// CHECK: loop.reduce "sum" over [3, 3, 3] : tensor<2x3x3x4x3xf32>
+// CHECK: loop.pointwise : tensor<2x3x3x4x3xf32>
+// CHECK: arith.divf
+// CHECK: loop.reduce "sum" over [3, 3, 2] : tensor<2x3x2x3x4xf32>
+// CHECK: loop.pointwise : tensor<2x3x2x3x4xf32>
+// CHECK: arith.divf
+fx.graph @avg_pool3d(%x: tensor<2x3x5x7x6xf32>) -> (tensor<2x3x3x4x3xf32>, tensor<2x3x2x3x4xf32>) {
+  %0 = fx.avg_pool3d %x {kernel_size = array<i64: 3>, stride = array<i64: 2>, padding = array<i64: 1>, count_include_pad = false} : (tensor<2x3x5x7x6xf32>) -> tensor<2x3x3x4x3xf32>
+  %1 = fx.adaptive_avg_pool3d %x : (tensor<2x3x5x7x6xf32>) -> tensor<2x3x2x3x4xf32>
+  fx.output %0, %1 : tensor<2x3x3x4x3xf32>, tensor<2x3x2x3x4xf32>
+}
