@@ -530,6 +530,24 @@ def test_scatter_reduce(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_cdist(device, tmp_path):
+    # Each norm PyTorch treats on its own (0, 1, 2, inf) and a general one;
+    # torch.cdist traces as _cdist_forward where it does not use a product.
+    aten = torch.ops.aten
+
+    def fn(x1, x2):
+        return tuple(aten._cdist_forward(x1, x2, p, None) for p in (0.0, 1.0, 2.0, 3.5,
+                                                                   float("inf")))
+
+    generator = torch.Generator().manual_seed(11)
+    x1 = torch.randn(2, 5, 7, generator=generator)
+    x2 = torch.randn(2, 4, 7, generator=generator)
+    x2[0, 1] = x1[0, 2]  # A zero distance.
+    compiled = kiln.compile(fn, [x1.to(device), x2.to(device)], cache_dir=tmp_path)
+    for got, want in zip(compiled(x1.to(device), x2.to(device)), fn(x1, x2)):
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

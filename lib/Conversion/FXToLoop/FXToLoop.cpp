@@ -2749,6 +2749,81 @@ struct GroupNormLowering : OpRewritePattern<fx::NativeGroupNormOp> {
   }
 };
 
+/// Lowers fx.cdist_forward: for the rows p of x1 [*, P, M] and r of x2
+/// [*, R, M], (Σ_m |x1[p, m] - x2[r, m]|^p)^(1/p), with PyTorch's special
+/// norms: p = 0 counts the differing elements, p = ∞ takes the largest
+/// difference. A [*, P, R, M] node of the powered differences, which
+/// inlining folds into the reduction over M, then the root.
+struct CdistLowering : OpRewritePattern<fx::CdistForwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::CdistForwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value x1 = op.getX1(), x2 = op.getX2();
+    auto type1 = cast<RankedTensorType>(x1.getType());
+    auto type2 = cast<RankedTensorType>(x2.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    int64_t rank = type1.getRank();
+    if (!type1.hasStaticShape() || !type2.hasStaticShape() ||
+        type2.getRank() != rank)
+      return rewriter.notifyMatchFailure(op, "dynamic or broadcast batches");
+    double norm = op.getP().convertToDouble();
+    if (norm < 0)
+      return rewriter.notifyMatchFailure(op, "negative norm");
+    bool isInf = std::isinf(norm);
+    Type dtype = getNormalizationDtype(rewriter, resultType.getElementType());
+    SmallVector<int64_t> shape(resultType.getShape());
+    shape.push_back(type1.getDimSize(rank - 1));
+    auto differencesType = RankedTensorType::get(shape, dtype);
+    Value differences = buildGeneratorNode(
+        rewriter, loc, differencesType, {},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          // ivs: batches..., p, r, m.
+          SmallVector<Value> at1(ivs.take_front(rank - 2)),
+              at2(ivs.take_front(rank - 2));
+          at1.append({ivs[rank - 2], ivs[rank]});
+          at2.append({ivs[rank - 1], ivs[rank]});
+          auto load = [&](Value tensor, ValueRange indices,
+                          RankedTensorType type) {
+            return convertScalar(b, loc,
+                                 loop::LoadOp::create(b, loc, tensor, indices),
+                                 type.getElementType(), dtype);
+          };
+          Value difference = math::AbsFOp::create(
+              b, loc,
+              arith::SubFOp::create(b, loc, load(x1, at1, type1),
+                                    load(x2, at2, type2)));
+          if (norm == 0.0)
+            return arith::UIToFPOp::create(
+                b, loc, dtype,
+                arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                      difference, makeFloat(b, loc, dtype, 0)));
+          if (norm == 1.0 || isInf)
+            return difference;
+          if (norm == 2.0)
+            return arith::MulFOp::create(b, loc, difference, difference);
+          return math::PowFOp::create(b, loc, difference,
+                                      makeFloat(b, loc, dtype, norm));
+        });
+    Value sums = buildReduction(rewriter, loc, differences, {rank},
+                                /*keepdim=*/false, isInf ? "max" : "sum",
+                                resultType.clone(dtype));
+    Value result = buildBroadcastPointwise(
+        rewriter, loc, resultType, ValueRange{sums}, TypeRange{dtype}, dtype,
+        [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          if (norm == 0.0 || norm == 1.0 || isInf)
+            return e[0];
+          if (norm == 2.0)
+            return math::SqrtOp::create(b, loc, e[0]);
+          return math::PowFOp::create(b, loc, e[0],
+                                      makeFloat(b, loc, dtype, 1.0 / norm));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// The operands of the CPU's flash attention ops that their lowerings check
 /// alike: static [B, H, L, E] query, key and value of one dtype.
 static bool hasStaticAttentionOperands(Value query, Value key, Value value) {
@@ -5466,7 +5541,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
            BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
            BatchNormBackwardLowering, LayerNormBackwardLowering,
            FlashAttentionForCpuLowering, FlashAttentionForCpuBackwardLowering,
-           GroupNormBackwardLowering,
+           CdistLowering, GroupNormBackwardLowering,
            SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
            LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);

@@ -155,3 +155,20 @@ fx.graph @max_dim(%x: tensor<4x3x64xbf16>) -> (tensor<4x3xbf16>, tensor<4x3xsi64
   %v, %i = fx.max_dim %x {dim = -1 : i64} : (tensor<4x3x64xbf16>) -> (tensor<4x3xbf16>, tensor<4x3xsi64>)
   fx.output %v, %i : tensor<4x3xbf16>, tensor<4x3xsi64>
 }
+
+// -----
+
+// cdist with p = 2: squared differences of row pairs summed over M, then the
+// square root.
+// CHECK-LABEL: fx.graph @cdist
+// CHECK: loop.pointwise : tensor<5x4x7xf32>
+// CHECK: ^bb0(%[[P:.+]]: index, %[[R:.+]]: index, %[[M:.+]]: index):
+// CHECK: loop.load %{{.+}}[%[[P]], %[[M]]] : tensor<5x7xf32>
+// CHECK: loop.load %{{.+}}[%[[R]], %[[M]]] : tensor<4x7xf32>
+// CHECK: math.absf
+// CHECK: loop.reduce "sum" over [7] : tensor<5x4xf32>
+// CHECK: math.sqrt
+fx.graph @cdist(%a: tensor<5x7xf32>, %b: tensor<4x7xf32>) -> tensor<5x4xf32> {
+  %0 = fx.cdist_forward %a, %b {p = 2.0 : f64} : (tensor<5x7xf32>, tensor<4x7xf32>) -> tensor<5x4xf32>
+  fx.output %0 : tensor<5x4xf32>
+}
