@@ -739,6 +739,8 @@ def test_convolutions(name, fn, shapes, device, tmp_path):
         torch.nn.functional.avg_pool3d(x, 3, stride=2, padding=1, count_include_pad=False),
         torch.nn.functional.avg_pool3d(x, (2, 3, 2), ceil_mode=True),
         torch.nn.functional.adaptive_avg_pool3d(x, (2, 3, 4))), [((2, 3, 5, 7, 6), F32)]),
+    ("3-d max pool with indices", lambda x: torch.nn.functional.max_pool3d(
+        x, 3, stride=2, padding=1, return_indices=True), [((2, 3, 5, 7, 6), F32)]),
 ])
 def test_pooling(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path)

@@ -4464,6 +4464,15 @@ static int64_t getSpatialAttr(ArrayRef<int64_t> values, int64_t dim) {
   return values.size() == 1 ? values.front() : values[dim];
 }
 
+/// The number of spatial dimensions pooling op `OpTy` pools over.
+template <typename OpTy>
+constexpr int64_t kPoolingRank =
+    std::is_same_v<OpTy, fx::AvgPool3dOp> ||
+            std::is_same_v<OpTy, fx::AdaptiveAvgPool3dOp> ||
+            std::is_same_v<OpTy, fx::MaxPool3dWithIndicesOp>
+        ? 3
+        : 2;
+
 namespace {
 /// Lowers a (not transposed, batched) fx.convolution to a matrix product of
 /// its weights and the input's patches (im2col), per group:
@@ -4858,29 +4867,31 @@ namespace {
 /// keeps the first of equal maxima), but where the maximum is NaN the last
 /// NaN's (PyTorch's pooling takes every NaN it meets), as the smallest of
 /// the negated indices, negated back.
-struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
-  using OpRewritePattern::OpRewritePattern;
+template <typename OpTy> struct MaxPoolLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+  static constexpr int64_t spatial = kPoolingRank<OpTy>;
 
-  LogicalResult matchAndRewrite(fx::MaxPool2dWithIndicesOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     RankedTensorType inputType = op.getSelf().getType();
     RankedTensorType resultType = op.getResult().getType();
     if (!isa<FloatType>(resultType.getElementType()) ||
-        !hasStaticSpatialSizes(inputType, resultType, 2))
+        !hasStaticSpatialSizes(inputType, resultType, spatial))
       return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
     ArrayRef<int64_t> kernel = op.getKernelSize();
     ArrayRef<int64_t> strides =
         op.getStride().empty() ? kernel : op.getStride();
     int64_t rank = inputType.getRank();
-    SmallVector<int64_t> window = {getSpatialAttr(kernel, 0),
-                                   getSpatialAttr(kernel, 1)};
+    SmallVector<int64_t> window;
+    for (int64_t dim = 0; dim < spatial; ++dim)
+      window.push_back(getSpatialAttr(kernel, dim));
     auto position = [&](OpBuilder &b, Location loc, int64_t dim, Value out,
                         Value at) {
-      return getStridedWindowPosition(b, loc, out, at,
-                                      getSpatialAttr(strides, dim),
-                                      getSpatialAttr(op.getPadding(), dim),
-                                      getSpatialAttr(op.getDilation(), dim),
-                                      inputType.getDimSize(rank - 2 + dim));
+      return getStridedWindowPosition(
+          b, loc, out, at, getSpatialAttr(strides, dim),
+          getSpatialAttr(op.getPadding(), dim),
+          getSpatialAttr(op.getDilation(), dim),
+          inputType.getDimSize(rank - spatial + dim));
     };
     Location loc = op.getLoc();
     RankedTensorType maximaType = getPoolingAccumulatorType(resultType);
@@ -4894,14 +4905,13 @@ struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
     return success();
   }
 
-  static Value buildIndices(PatternRewriter &rewriter, Location loc,
-                            fx::MaxPool2dWithIndicesOp op, Value maxima,
-                            ArrayRef<int64_t> window,
+  static Value buildIndices(PatternRewriter &rewriter, Location loc, OpTy op,
+                            Value maxima, ArrayRef<int64_t> window,
                             WindowPositionFn position) {
     RankedTensorType inputType = op.getSelf().getType();
     RankedTensorType indicesType = op.getIndices().getType();
     Type dtype = cast<RankedTensorType>(maxima.getType()).getElementType();
-    int64_t width = inputType.getShape().back();
+    ArrayRef<int64_t> extents = inputType.getShape().take_back(spatial);
     Type i64 = rewriter.getI64Type();
     Value encoded = buildWindowReduction(
         rewriter, loc, op.getSelf(), indicesType.clone(i64), "min", window,
@@ -4911,13 +4921,17 @@ struct MaxPoolLowering : OpRewritePattern<fx::MaxPool2dWithIndicesOp> {
           element =
               convertScalar(b, loc, element, inputType.getElementType(), dtype);
           Value best = loop::LoadOp::create(b, loc, maxima, out);
-          Value plane = arith::AddIOp::create(
-              b, loc,
-              arith::MulIOp::create(
-                  b, loc, inputIndices[inputIndices.size() - 2],
-                  arith::ConstantIndexOp::create(b, loc, width)),
-              inputIndices.back());
-          Value index = arith::IndexCastOp::create(b, loc, i64, plane);
+          // The position in the input's spatial volume, row-major.
+          ValueRange positions = inputIndices.take_back(spatial);
+          Value flat = positions.front();
+          for (int64_t dim = 1; dim < spatial; ++dim)
+            flat = arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(
+                    b, loc, flat,
+                    arith::ConstantIndexOp::create(b, loc, extents[dim])),
+                positions[dim]);
+          Value index = arith::IndexCastOp::create(b, loc, i64, flat);
           Value bestIsNaN = arith::CmpFOp::create(
               b, loc, arith::CmpFPredicate::UNO, best, best);
           Value matches = arith::AndIOp::create(
@@ -5070,14 +5084,6 @@ struct MaxPoolBackwardLowering
 /// What avg_pool2d (or its gradient, `op`) divides the window sum of output
 /// position `outs` by: `divisor_override`, or PyTorch's count, the window
 /// clipped to the padded input or, without count_include_pad, to the input.
-/// The number of spatial dimensions pooling op `OpTy` pools over.
-template <typename OpTy>
-constexpr int64_t kPoolingRank =
-    std::is_same_v<OpTy, fx::AvgPool3dOp> ||
-            std::is_same_v<OpTy, fx::AdaptiveAvgPool3dOp>
-        ? 3
-        : 2;
-
 template <typename OpTy>
 static Value buildAvgPoolDivisor(OpBuilder &b, Location loc, OpTy op,
                                  RankedTensorType inputType, ValueRange outs) {
@@ -5508,8 +5514,9 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
           ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
-  patterns.add<MaxPoolLowering, MaxPoolBackwardLowering,
-               AvgPoolLowering<fx::AvgPool2dOp>,
+  patterns.add<MaxPoolLowering<fx::MaxPool2dWithIndicesOp>,
+               MaxPoolLowering<fx::MaxPool3dWithIndicesOp>,
+               MaxPoolBackwardLowering, AvgPoolLowering<fx::AvgPool2dOp>,
                AvgPoolLowering<fx::AvgPool3dOp>, AvgPoolBackwardLowering,
                AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool2dOp>,
                AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool3dOp>,

@@ -158,3 +158,17 @@ fx.graph @avg_pool3d(%x: tensor<2x3x5x7x6xf32>) -> (tensor<2x3x3x4x3xf32>, tenso
   %1 = fx.adaptive_avg_pool3d %x : (tensor<2x3x5x7x6xf32>) -> tensor<2x3x2x3x4xf32>
   fx.output %0, %1 : tensor<2x3x3x4x3xf32>, tensor<2x3x2x3x4xf32>
 }
+
+// -----
+
+// 3-d max pooling: a window of three dimensions; indices count positions in
+// the input volume, (d * H + h) * W + w.
+// CHECK-LABEL: fx.graph @max_pool3d
+// CHECK: loop.reduce "max" over [2, 2, 2] : tensor<1x1x1x1x2xf32>
+// CHECK: loop.reduce "min" over [2, 2, 2] : tensor<1x1x1x1x2xi64>
+// CHECK: arith.muli %{{.+}}, %c3
+// CHECK: arith.muli %{{.+}}, %c4
+fx.graph @max_pool3d(%x: tensor<1x1x2x3x4xf32>) -> (tensor<1x1x1x1x2xf32>, tensor<1x1x1x1x2xsi64>) {
+  %0:2 = fx.max_pool3d_with_indices %x {kernel_size = array<i64: 2, 2, 2>, stride = array<i64: 2, 2, 2>} : (tensor<1x1x2x3x4xf32>) -> (tensor<1x1x1x1x2xf32>, tensor<1x1x1x1x2xsi64>)
+  fx.output %0#0, %0#1 : tensor<1x1x1x1x2xf32>, tensor<1x1x1x1x2xsi64>
+}
