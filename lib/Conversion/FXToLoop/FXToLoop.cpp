@@ -3233,6 +3233,21 @@ struct GradientBuilder {
         type.getRank() == cast<RankedTensorType>(input.getType()).getRank();
     return buildReduction(rewriter, loc, input, dims, keepdim, "sum", type);
   }
+  /// `values` as `type` (their elements converted).
+  Value convertTo(RankedTensorType type, Value values) const {
+    if (cast<RankedTensorType>(values.getType()) == type)
+      return values;
+    return pointwise(type, {values},
+                     [](OpBuilder &, Location, ValueRange e) { return e[0]; });
+  }
+  /// `values` summed over `dims` into `result`'s type; `values` themselves
+  /// when there are no dimensions to sum.
+  Value sumInto(Value result, Value values, ArrayRef<int64_t> dims) const {
+    auto type = cast<RankedTensorType>(result.getType());
+    if (dims.empty())
+      return convertTo(type, values);
+    return convertTo(type, sum(values, dims, type.clone(dtype)));
+  }
   /// A result that `output_mask` leaves out: zeros of its type.
   Value maskedOff(Value result, Value sizedLike) const {
     auto type = cast<RankedTensorType>(result.getType());
@@ -3436,20 +3451,9 @@ struct LayerNormBackwardLowering
     } else {
       gradInput = g.maskedOff(op.getGradInput(), input);
     }
-    // Sums over the rows into the normalized shape (the values themselves
-    // when there is one row dimension less than none).
-    auto overRows = [&](Value result, Value values) -> Value {
-      auto type = cast<RankedTensorType>(result.getType());
-      if (outer.empty())
-        return g.pointwise(
-            type, {values},
-            [](OpBuilder &, Location, ValueRange e) { return e[0]; });
-      Value summed = g.sum(values, outer, type.clone(dtype));
-      if (type.getElementType() == dtype)
-        return summed;
-      return g.pointwise(
-          type, {summed},
-          [](OpBuilder &, Location, ValueRange e) { return e[0]; });
+    // Sums over the rows into the normalized shape.
+    auto overRows = [&](Value result, Value values) {
+      return g.sumInto(result, values, outer);
     };
     Value gradWeight =
         mask[1] ? overRows(op.getGradWeight(),
@@ -3500,9 +3504,7 @@ struct GroupNormBackwardLowering
     // Σ over the extent, [N, C].
     auto overExtent = [&](Value values) -> Value {
       if (extent.empty())
-        return g.pointwise(
-            perSampleChannel, {values},
-            [](OpBuilder &, Location, ValueRange e) { return e[0]; });
+        return g.convertTo(perSampleChannel, values);
       return g.sum(values, extent, perSampleChannel);
     };
     Value sumGradInput =
@@ -3604,14 +3606,8 @@ struct GroupNormBackwardLowering
       gradInput = g.maskedOff(op.getGradInput(), input);
     }
     // Σ over the samples of a [N, C] tensor, into a [C] result.
-    auto overSamples = [&](Value result, Value perChannel) -> Value {
-      auto type = cast<RankedTensorType>(result.getType());
-      Value summed = g.sum(perChannel, {0}, type.clone(dtype));
-      if (type.getElementType() == dtype)
-        return summed;
-      return g.pointwise(
-          type, {summed},
-          [](OpBuilder &, Location, ValueRange e) { return e[0]; });
+    auto overSamples = [&](Value result, Value perChannel) {
+      return g.sumInto(result, perChannel, {0});
     };
     Value gradWeight;
     if (mask[1]) {

@@ -71,6 +71,21 @@ static Value loadIndex(OpBuilder &b, Location loc, Value indices,
                            size);
 }
 
+/// A loop.scatter with `combiner` over the index space of `index` whose
+/// values (`value` at the update's indices) go to `init`'s elements with
+/// index's value at `dim` (scatter_add's and scatter_reduce's placement).
+static Value buildScatterAlong(
+    OpBuilder &b, Location loc, StringRef combiner, Value init, Value index,
+    int64_t dim, function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
+  Value size = getDimSize(b, loc, init, dim);
+  return buildScatterOver(b, loc, combiner, init, index,
+                          [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                            SmallVector<Value> indices(ivs);
+                            indices[dim] = loadIndex(b, loc, index, ivs, size);
+                            return ScatterUpdate{value(b, loc, ivs), indices};
+                          });
+}
+
 /// Loads element `ivs` of `tensor`, broadcast against a space whose
 /// trailing dimensions are `ivs`' (size-1 dimensions read index 0), as the
 /// scalar type of `dtype`.
@@ -109,26 +124,21 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
     int64_t dim = static_cast<int64_t>(op.getDim());
     if (dim < 0)
       dim += rank;
-    Location loc = op.getLoc();
-    Value size = getDimSize(rewriter, loc, op.getSelf(), dim);
     Type dtype = type.getElementType();
     rewriter.replaceOp(
-        op, buildScatterOver(
-                rewriter, loc, adds ? "sum" : "assign", op.getSelf(),
-                op.getIndex(), [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                  SmallVector<Value> indices(ivs);
-                  indices[dim] = loadIndex(b, loc, op.getIndex(), ivs, size);
-                  Value value;
+        op, buildScatterAlong(
+                rewriter, op.getLoc(), adds ? "sum" : "assign", op.getSelf(),
+                op.getIndex(), dim,
+                [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
                   if constexpr (std::is_same_v<OpTy, fx::ScatterValueOp>) {
-                    value = makeScalar(b, loc, op.getValue(), dtype);
+                    return makeScalar(b, loc, op.getValue(), dtype);
                   } else {
                     auto srcType =
                         cast<RankedTensorType>(op.getSrc().getType());
-                    value = convertScalar(
+                    return convertScalar(
                         b, loc, loop::LoadOp::create(b, loc, op.getSrc(), ivs),
                         srcType.getElementType(), dtype);
                   }
-                  return ScatterUpdate{value, indices};
                 }));
     return success();
   }
@@ -185,19 +195,11 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
       dim += rank;
     Location loc = op.getLoc();
     Value self = op.getSelf(), index = op.getIndex();
-    Value size = getDimSize(rewriter, loc, self, dim);
     bool includeSelf = op.getIncludeSelf();
-    // Scatters of `value(b, loc, ivs)` into `init` at index's positions.
     auto scatter =
         [&](StringRef how, Value init,
             function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
-          return buildScatterOver(
-              rewriter, loc, how, init, index,
-              [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                SmallVector<Value> indices(ivs);
-                indices[dim] = loadIndex(b, loc, index, ivs, size);
-                return ScatterUpdate{value(b, loc, ivs), indices};
-              });
+          return buildScatterAlong(rewriter, loc, how, init, index, dim, value);
         };
     auto constant = [&](double number) {
       return [=](OpBuilder &b, Location loc, ValueRange) {
