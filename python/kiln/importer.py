@@ -1017,9 +1017,7 @@ def _functionalize_unobserved(node: torch.fx.Node) -> bool:
         return False
     if target is aten.copy_.default:
         return _copy_into_fresh(node, mutated)
-    if len(mutated.users) != 1:
-        return False
-    if functional is None:
+    if functional is None or len(mutated.users) != 1:
         return False
     # ATen's defaults of the in-place overload, which the other may lack
     # (torch 1.13's bernoulli.p has no default p).
@@ -1641,10 +1639,10 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
     """Imports a ``torch.export.ExportedProgram`` (torch 2.x).
 
     The program's graph is decomposed to the ops the fx table has
-    (``run_decompositions`` with _export_decompositions); its parameters, buffers and constant tensors
-    become inputs after the user's, as lift_constants makes them
-    (ImportedGraph.constants); the sizes that ``dynamic_shapes`` made
-    symbolic become size symbols. A program that updates buffers or inputs
+    (``run_decompositions`` with _export_decompositions); its parameters,
+    buffers and constant tensors become inputs after the user's, as
+    lift_constants makes them (ImportedGraph.constants); the sizes that
+    ``dynamic_shapes`` made symbolic become size symbols. A program that updates buffers or inputs
     (a module exported in training mode) is refused. Random ops read a seed
     on `device` (by default the user inputs') after the constants.
     """
