@@ -548,6 +548,26 @@ def test_cdist(device, tmp_path):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
 
 
+def test_grid_sampling(device, tmp_path):
+    # Bilinear and nearest sampling, zeros and border padding, with and
+    # without aligned corners; the grid reaches past the input's edges.
+    grid_sample = torch.nn.functional.grid_sample
+
+    def fn(x, grid):
+        return tuple(grid_sample(x, grid, mode=mode, padding_mode=padding,
+                                 align_corners=align)
+                     for mode in ("bilinear", "nearest")
+                     for padding in ("zeros", "border")
+                     for align in (False, True))
+
+    generator = torch.Generator().manual_seed(12)
+    x = torch.randn(2, 3, 5, 7, generator=generator)
+    grid = torch.rand(2, 4, 6, 2, generator=generator) * 2.4 - 1.2
+    compiled = kiln.compile(fn, [x.to(device), grid.to(device)], cache_dir=tmp_path)
+    for got, want in zip(compiled(x.to(device), grid.to(device)), fn(x, grid)):
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_erfinv(device, tmp_path):
     # Giles' polynomial is within a few f32 ulps of erfinv; near ±1 the
     # function's slope magnifies the input's own rounding. ±1 give ±inf and

@@ -1,8 +1,8 @@
-//===- InterpolationLowering.cpp - Bilinear upsampling --------------------===//
+//===- InterpolationLowering.cpp - Upsampling and grid sampling -----------===//
 //
-// Part of Kiln. fx.upsample_bilinear2d as one node that gathers the four
-// neighbours of each output position and blends them with PyTorch's weights
-// and arithmetic (f32 for f32, f16 and bf16; f64 for f64).
+// Part of Kiln. fx.upsample_bilinear2d and fx.grid_sampler_2d as nodes that
+// gather the neighbours of each output position and blend them with
+// PyTorch's weights and arithmetic (f32 for f32, f16 and bf16; f64 for f64).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +10,7 @@
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -137,8 +138,137 @@ struct UpsampleBilinearLowering : OpRewritePattern<fx::UpsampleBilinear2dOp> {
   }
 };
 
+/// Lowers fx.grid_sampler_2d with bilinear or nearest interpolation and
+/// zeros or border padding, as PyTorch's kernels compute it: a grid point
+/// (x, y) in [-1, 1] maps to ((x + 1) / 2)·(W - 1) with aligned corners,
+/// else ((x + 1)·W - 1) / 2; border padding clamps it into the input;
+/// bilinear blends the four neighbours, nearest takes the one at the
+/// coordinates rounded half to even; taps outside the input read zero.
+/// Bicubic interpolation and reflection padding are not lowered.
+struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::GridSampler2dOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput(), grid = op.getGrid();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType gridType = op.getGrid().getType();
+    RankedTensorType type = op.getType();
+    int64_t interpolation = static_cast<int64_t>(op.getInterpolationMode());
+    int64_t padding = static_cast<int64_t>(op.getPaddingMode());
+    if (interpolation > 1 || padding > 1)
+      return rewriter.notifyMatchFailure(op, "bicubic or reflection");
+    if (inputType.getRank() != 4 || !inputType.hasStaticShape() ||
+        !type.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "dynamic sizes");
+    bool alignCorners = op.getAlignCorners();
+    bool border = padding == 1;
+    Type dtype = type.getElementType();
+    Type computeType = dtype.isF64() ? Type(rewriter.getF64Type())
+                                     : Type(rewriter.getF32Type());
+    int64_t height = inputType.getDimSize(2), width = inputType.getDimSize(3);
+    Value result = buildGeneratorNode(
+        rewriter, loc, type, {},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          Value n = ivs[0], c = ivs[1];
+          auto constant = [&](double value) {
+            return makeFloat(b, loc, computeType, value);
+          };
+          // The input coordinate along a dimension of `size` for grid
+          // component `component`.
+          auto coordinate = [&](int64_t component, int64_t size) -> Value {
+            Value g = convertScalar(
+                b, loc,
+                loop::LoadOp::create(b, loc, grid,
+                                     ValueRange{n, ivs[2], ivs[3],
+                                                arith::ConstantIndexOp::create(
+                                                    b, loc, component)}),
+                gridType.getElementType(), computeType);
+            Value shifted = arith::AddFOp::create(b, loc, g, constant(1.0));
+            Value at = alignCorners
+                           ? arith::MulFOp::create(b, loc, shifted,
+                                                   constant((size - 1) / 2.0))
+                                 .getResult()
+                           : arith::DivFOp::create(
+                                 b, loc,
+                                 arith::SubFOp::create(
+                                     b, loc,
+                                     arith::MulFOp::create(b, loc, shifted,
+                                                           constant(size)),
+                                     constant(1.0)),
+                                 constant(2.0))
+                                 .getResult();
+            if (border)
+              at = arith::MinimumFOp::create(
+                  b, loc, arith::MaximumFOp::create(b, loc, at, constant(0.0)),
+                  constant(size - 1));
+            return at;
+          };
+          Value x = coordinate(0, width), y = coordinate(1, height);
+          // The input at integral coordinates (yi, xi), or zero outside.
+          auto tap = [&](Value yi, Value xi) -> Value {
+            auto inside = [&](Value at, int64_t size) {
+              return arith::AndIOp::create(
+                  b, loc,
+                  arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, at,
+                                        constant(0.0)),
+                  arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, at,
+                                        constant(size - 1)));
+            };
+            auto toIndex = [&](Value at, int64_t size) -> Value {
+              Value clamped = arith::MinimumFOp::create(
+                  b, loc, arith::MaximumFOp::create(b, loc, at, constant(0.0)),
+                  constant(size - 1));
+              return arith::IndexCastOp::create(
+                  b, loc, b.getIndexType(),
+                  arith::FPToSIOp::create(b, loc, b.getI64Type(), clamped));
+            };
+            Value element = convertScalar(
+                b, loc,
+                loop::LoadOp::create(
+                    b, loc, input,
+                    ValueRange{n, c, toIndex(yi, height), toIndex(xi, width)}),
+                inputType.getElementType(), computeType);
+            Value valid = arith::AndIOp::create(b, loc, inside(yi, height),
+                                                inside(xi, width));
+            return arith::SelectOp::create(b, loc, valid, element,
+                                           constant(0.0));
+          };
+          Value value;
+          if (interpolation == 1) {
+            value = tap(math::RoundEvenOp::create(b, loc, y),
+                        math::RoundEvenOp::create(b, loc, x));
+          } else {
+            Value x0 = math::FloorOp::create(b, loc, x);
+            Value y0 = math::FloorOp::create(b, loc, y);
+            Value x1 = arith::AddFOp::create(b, loc, x0, constant(1.0));
+            Value y1 = arith::AddFOp::create(b, loc, y0, constant(1.0));
+            Value east = arith::SubFOp::create(b, loc, x, x0);
+            Value west = arith::SubFOp::create(b, loc, x1, x);
+            Value south = arith::SubFOp::create(b, loc, y, y0);
+            Value north = arith::SubFOp::create(b, loc, y1, y);
+            auto weighted = [&](Value yi, Value xi, Value wy, Value wx) {
+              return arith::MulFOp::create(
+                  b, loc, tap(yi, xi), arith::MulFOp::create(b, loc, wy, wx));
+            };
+            value = arith::AddFOp::create(
+                b, loc,
+                arith::AddFOp::create(b, loc, weighted(y0, x0, north, west),
+                                      weighted(y0, x1, north, east)),
+                arith::AddFOp::create(b, loc, weighted(y1, x0, south, west),
+                                      weighted(y1, x1, south, east)));
+          }
+          return convertScalar(b, loc, value, computeType, dtype);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void fxtoloop::populateInterpolationPatterns(RewritePatternSet &patterns) {
-  patterns.add<UpsampleBilinearLowering>(patterns.getContext());
+  patterns.add<UpsampleBilinearLowering, GridSamplerLowering>(
+      patterns.getContext());
 }

@@ -33,3 +33,18 @@ fx.graph @bilinear_aligned_bf16(%x: tensor<1x2x4x4xbf16>) -> tensor<1x2x8x8xbf16
   %0 = fx.upsample_bilinear2d %x {align_corners = true, scale_factors = array<f64: 2.0, 2.0>} : (tensor<1x2x4x4xbf16>) -> tensor<1x2x8x8xbf16>
   fx.output %0 : tensor<1x2x8x8xbf16>
 }
+
+// -----
+
+// Grid sampling, bilinear with zeros padding: four taps, each read at a
+// clamped position and replaced by zero outside the input.
+// CHECK-LABEL: fx.graph @grid_sampler
+// CHECK: loop.pointwise : tensor<1x2x3x3xf32>
+// CHECK: math.floor
+// CHECK: math.floor
+// CHECK-COUNT-4: arith.select
+// CHECK: loop.yield
+fx.graph @grid_sampler(%x: tensor<1x2x4x5xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64, align_corners = false} : (tensor<1x2x4x5xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
+  fx.output %0 : tensor<1x2x3x3xf32>
+}
