@@ -548,6 +548,23 @@ def test_cdist(device, tmp_path):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
 
 
+def test_pdist(device, tmp_path):
+    # Every pair of 23 rows (253 pairs: the row of a pair is found from a
+    # square root, corrected by one), for PyTorch's special norms and a
+    # general one.
+    def fn(x):
+        return tuple(torch.nn.functional.pdist(x, p) for p in (0.0, 1.0, 2.0, 3.5,
+                                                             float("inf")))
+
+    generator = torch.Generator().manual_seed(13)
+    x = torch.randn(23, 6, generator=generator)
+    x[7] = x[3]  # A zero distance.
+    compiled = kiln.compile(fn, [x.to(device)], cache_dir=tmp_path)
+    assert "fx.pdist_forward" in compiled.graph_text
+    for got, want in zip(compiled(x.to(device)), fn(x)):
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_grid_sampling(device, tmp_path):
     # Bilinear and nearest sampling, zeros and border padding, with and
     # without aligned corners; the grid reaches past the input's edges.

@@ -2749,77 +2749,178 @@ struct GroupNormLowering : OpRewritePattern<fx::NativeGroupNormOp> {
   }
 };
 
-/// Lowers fx.cdist_forward: for the rows p of x1 [*, P, M] and r of x2
-/// [*, R, M], (Σ_m |x1[p, m] - x2[r, m]|^p)^(1/p), with PyTorch's special
-/// norms: p = 0 counts the differing elements, p = ∞ takes the largest
-/// difference. A [*, P, R, M] node of the powered differences, which
-/// inlining folds into the reduction over M, then the root.
+/// The elements of a pair of rows, at the indices of a distance (`ivs`) and
+/// a position `m` along the rows, in the compute dtype.
+using RowPairFn = function_ref<std::pair<Value, Value>(
+    OpBuilder &, Location, ValueRange ivs, Value m)>;
+
+/// p-norm distances of `resultType` between pairs of rows of `columns`
+/// elements, (Σ_m |a_m - b_m|^p)^(1/p), with PyTorch's special norms: p = 0
+/// counts the differing elements, p = ∞ takes the largest difference. A
+/// node of the powered differences (one more dimension, m), which inlining
+/// folds into the reduction over m, then the root.
+static Value buildPairwiseDistances(OpBuilder &b, Location loc,
+                                    RankedTensorType resultType,
+                                    int64_t columns, double norm, Type dtype,
+                                    RowPairFn rows) {
+  bool isInf = std::isinf(norm);
+  SmallVector<int64_t> shape(resultType.getShape());
+  shape.push_back(columns);
+  int64_t last = resultType.getRank();
+  Value differences = buildGeneratorNode(
+      b, loc, RankedTensorType::get(shape, dtype), {},
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        auto [lhs, rhs] = rows(b, loc, ivs.drop_back(), ivs.back());
+        Value difference = math::AbsFOp::create(
+            b, loc, arith::SubFOp::create(b, loc, lhs, rhs));
+        if (norm == 0.0)
+          return arith::UIToFPOp::create(
+              b, loc, dtype,
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
+                                    difference, makeFloat(b, loc, dtype, 0)));
+        if (norm == 1.0 || isInf)
+          return difference;
+        if (norm == 2.0)
+          return arith::MulFOp::create(b, loc, difference, difference);
+        return math::PowFOp::create(b, loc, difference,
+                                    makeFloat(b, loc, dtype, norm));
+      });
+  Value sums = buildReduction(b, loc, differences, {last}, /*keepdim=*/false,
+                              isInf ? "max" : "sum", resultType.clone(dtype));
+  return buildBroadcastPointwise(
+      b, loc, resultType, ValueRange{sums}, TypeRange{dtype}, dtype,
+      [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+        if (norm == 0.0 || norm == 1.0 || isInf)
+          return e[0];
+        if (norm == 2.0)
+          return math::SqrtOp::create(b, loc, e[0]);
+        return math::PowFOp::create(b, loc, e[0],
+                                    makeFloat(b, loc, dtype, 1.0 / norm));
+      });
+}
+
+/// Lowers fx.cdist_forward: the distances between the rows p of x1
+/// [*, P, M] and r of x2 [*, R, M] (buildPairwiseDistances).
 struct CdistLowering : OpRewritePattern<fx::CdistForwardOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(fx::CdistForwardOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
     Value x1 = op.getX1(), x2 = op.getX2();
     auto type1 = cast<RankedTensorType>(x1.getType());
     auto type2 = cast<RankedTensorType>(x2.getType());
     auto resultType = cast<RankedTensorType>(op.getType());
     int64_t rank = type1.getRank();
-    if (!type1.hasStaticShape() || !type2.hasStaticShape() ||
-        type2.getRank() != rank)
-      return rewriter.notifyMatchFailure(op, "dynamic or broadcast batches");
     double norm = op.getP().convertToDouble();
-    if (norm < 0)
-      return rewriter.notifyMatchFailure(op, "negative norm");
-    bool isInf = std::isinf(norm);
+    if (!type1.hasStaticShape() || !type2.hasStaticShape() ||
+        type2.getRank() != rank || norm < 0)
+      return rewriter.notifyMatchFailure(op, "dynamic, broadcast or negative");
     Type dtype = getNormalizationDtype(rewriter, resultType.getElementType());
-    SmallVector<int64_t> shape(resultType.getShape());
-    shape.push_back(type1.getDimSize(rank - 1));
-    auto differencesType = RankedTensorType::get(shape, dtype);
-    Value differences = buildGeneratorNode(
-        rewriter, loc, differencesType, {},
-        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-          // ivs: batches..., p, r, m.
-          SmallVector<Value> at1(ivs.take_front(rank - 2)),
-              at2(ivs.take_front(rank - 2));
-          at1.append({ivs[rank - 2], ivs[rank]});
-          at2.append({ivs[rank - 1], ivs[rank]});
-          auto load = [&](Value tensor, ValueRange indices,
-                          RankedTensorType type) {
-            return convertScalar(b, loc,
-                                 loop::LoadOp::create(b, loc, tensor, indices),
-                                 type.getElementType(), dtype);
-          };
-          Value difference = math::AbsFOp::create(
-              b, loc,
-              arith::SubFOp::create(b, loc, load(x1, at1, type1),
-                                    load(x2, at2, type2)));
-          if (norm == 0.0)
-            return arith::UIToFPOp::create(
-                b, loc, dtype,
-                arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE,
-                                      difference, makeFloat(b, loc, dtype, 0)));
-          if (norm == 1.0 || isInf)
-            return difference;
-          if (norm == 2.0)
-            return arith::MulFOp::create(b, loc, difference, difference);
-          return math::PowFOp::create(b, loc, difference,
-                                      makeFloat(b, loc, dtype, norm));
-        });
-    Value sums = buildReduction(rewriter, loc, differences, {rank},
-                                /*keepdim=*/false, isInf ? "max" : "sum",
-                                resultType.clone(dtype));
-    Value result = buildBroadcastPointwise(
-        rewriter, loc, resultType, ValueRange{sums}, TypeRange{dtype}, dtype,
-        [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
-          if (norm == 0.0 || norm == 1.0 || isInf)
-            return e[0];
-          if (norm == 2.0)
-            return math::SqrtOp::create(b, loc, e[0]);
-          return math::PowFOp::create(b, loc, e[0],
-                                      makeFloat(b, loc, dtype, 1.0 / norm));
-        });
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(
+        op,
+        buildPairwiseDistances(
+            rewriter, op.getLoc(), resultType, type1.getDimSize(rank - 1), norm,
+            dtype, [&](OpBuilder &b, Location loc, ValueRange ivs, Value m) {
+              // ivs: batches..., p, r.
+              SmallVector<Value> at1(ivs.drop_back(2)), at2(at1);
+              at1.append({ivs[rank - 2], m});
+              at2.append({ivs[rank - 1], m});
+              auto load = [&](Value x, ArrayRef<Value> at) {
+                return convertScalar(
+                    b, loc, loop::LoadOp::create(b, loc, x, at),
+                    cast<RankedTensorType>(x.getType()).getElementType(),
+                    dtype);
+              };
+              return std::make_pair(load(x1, at1), load(x2, at2));
+            }));
+    return success();
+  }
+};
+
+/// Lowers fx.pdist_forward: the distances between rows i < j of [N, M], in
+/// row-major order of the pairs (buildPairwiseDistances). Pair k's row i is
+/// the largest with i·(2N - i - 1)/2 <= k (from the quadratic's root,
+/// corrected by one either way), and j = k - i·(2N - i - 1)/2 + i + 1.
+struct PdistLowering : OpRewritePattern<fx::PdistForwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::PdistForwardOp op,
+                                PatternRewriter &rewriter) const override {
+    Value self = op.getSelf();
+    auto type = cast<RankedTensorType>(self.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    double norm = op.getP().convertToDouble();
+    if (!type.hasStaticShape() || type.getRank() != 2 || norm < 0 ||
+        resultType.getNumElements() == 0)
+      return rewriter.notifyMatchFailure(op, "dynamic, empty or negative");
+    int64_t rows = type.getDimSize(0);
+    Type dtype = getNormalizationDtype(rewriter, resultType.getElementType());
+    rewriter.replaceOp(
+        op,
+        buildPairwiseDistances(
+            rewriter, op.getLoc(), resultType, type.getDimSize(1), norm, dtype,
+            [&](OpBuilder &b, Location loc, ValueRange ivs, Value m) {
+              Value k = ivs[0];
+              auto index = [&](int64_t value) -> Value {
+                return arith::ConstantIndexOp::create(b, loc, value);
+              };
+              // i·(2N - i - 1)/2, the first pair of row i.
+              auto firstPair = [&](Value i) -> Value {
+                return arith::DivUIOp::create(
+                    b, loc,
+                    arith::MulIOp::create(
+                        b, loc, i,
+                        arith::SubIOp::create(b, loc, index(2 * rows - 1), i)),
+                    index(2));
+              };
+              Type f64 = b.getF64Type();
+              Value kf = arith::UIToFPOp::create(
+                  b, loc, f64,
+                  arith::IndexCastUIOp::create(b, loc, b.getI64Type(), k));
+              double twoNMinusOne = 2.0 * rows - 1.0;
+              Value root = math::SqrtOp::create(
+                  b, loc,
+                  arith::SubFOp::create(
+                      b, loc,
+                      makeFloat(b, loc, f64, twoNMinusOne * twoNMinusOne),
+                      arith::MulFOp::create(b, loc, kf,
+                                            makeFloat(b, loc, f64, 8.0))));
+              Value estimate = arith::MulFOp::create(
+                  b, loc,
+                  arith::SubFOp::create(
+                      b, loc, makeFloat(b, loc, f64, twoNMinusOne), root),
+                  makeFloat(b, loc, f64, 0.5));
+              Value i = arith::IndexCastUIOp::create(
+                  b, loc, b.getIndexType(),
+                  arith::FPToUIOp::create(
+                      b, loc, b.getI64Type(),
+                      arith::MaximumFOp::create(
+                          b, loc, math::FloorOp::create(b, loc, estimate),
+                          makeFloat(b, loc, f64, 0.0))));
+              // Rounding may put the estimate one row off either way.
+              Value next = arith::AddIOp::create(b, loc, i, index(1));
+              i = arith::SelectOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule,
+                                        firstPair(next), k),
+                  next, i);
+              Value previous = arith::SubIOp::create(b, loc, i, index(1));
+              i = arith::SelectOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                        firstPair(i), k),
+                  previous, i);
+              Value j = arith::AddIOp::create(
+                  b, loc, arith::SubIOp::create(b, loc, k, firstPair(i)),
+                  arith::AddIOp::create(b, loc, i, index(1)));
+              auto load = [&](Value row) {
+                return convertScalar(
+                    b, loc,
+                    loop::LoadOp::create(b, loc, self, ValueRange{row, m}),
+                    type.getElementType(), dtype);
+              };
+              return std::make_pair(load(i), load(j));
+            }));
     return success();
   }
 };
@@ -5544,7 +5645,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
            BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
            BatchNormBackwardLowering, LayerNormBackwardLowering,
            FlashAttentionForCpuLowering, FlashAttentionForCpuBackwardLowering,
-           CdistLowering, GroupNormBackwardLowering,
+           CdistLowering, PdistLowering, GroupNormBackwardLowering,
            SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
            LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);

@@ -172,3 +172,19 @@ fx.graph @cdist(%a: tensor<5x7xf32>, %b: tensor<4x7xf32>) -> tensor<5x4xf32> {
   %0 = fx.cdist_forward %a, %b {p = 2.0 : f64} : (tensor<5x7xf32>, tensor<4x7xf32>) -> tensor<5x4xf32>
   fx.output %0 : tensor<5x4xf32>
 }
+
+// -----
+
+// pdist: pair k's rows from a square root (corrected by one either way),
+// then the same reduction as cdist.
+// CHECK-LABEL: fx.graph @pdist
+// CHECK: loop.pointwise : tensor<10x3xf32>
+// CHECK: math.sqrt %{{.+}} : f64
+// CHECK: arith.select
+// CHECK: arith.select
+// CHECK: loop.reduce "sum" over [3] : tensor<10xf32>
+// CHECK: math.sqrt %{{.+}} : f32
+fx.graph @pdist(%x: tensor<5x3xf32>) -> tensor<10xf32> {
+  %0 = fx.pdist_forward %x : (tensor<5x3xf32>) -> tensor<10xf32>
+  fx.output %0 : tensor<10xf32>
+}
