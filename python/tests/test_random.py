@@ -157,6 +157,23 @@ def test_bernoulli_copied_into_a_fresh_tensor(device, tmp_path):
     assert 0.27 < kept.double().mean().item() < 0.33
 
 
+def test_randperm_is_a_permutation_drawn_anew(device, tmp_path):
+    def shuffle(x):
+        return x[torch.randperm(300, device=x.device)], torch.randperm(
+            50, dtype=torch.int32, device=x.device)
+
+    x = torch.arange(300.0, device=device)
+    compiled = kiln.compile(shuffle, [x], cache_dir=tmp_path)
+    (shuffled, small), (again, _) = compiled(x), compiled(x)
+    assert torch.equal(shuffled.sort().values, x)
+    assert small.dtype == torch.int32
+    assert torch.equal(small.sort().values.long().cpu(), torch.arange(50))
+    assert not torch.equal(shuffled, again)
+    # Not the identity, nor close to it: a uniform shuffle leaves about one
+    # element in place.
+    assert (shuffled == x).sum().item() < 10
+
+
 def test_each_call_draws_anew_and_manual_seed_repeats(device, tmp_path):
     compiled = kiln.compile(lambda x: torch.nn.functional.dropout(x, 0.5, True),
                             [torch.randn(4096, device=device)], cache_dir=tmp_path)

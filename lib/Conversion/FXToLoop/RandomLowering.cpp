@@ -319,10 +319,47 @@ struct NativeDropoutLowering : OpRewritePattern<fx::NativeDropoutOp> {
   }
 };
 
+/// Lowers fx.randperm to the order that sorts n uniform f64 draws of its
+/// seed and stream (fx.rand, then fx.sort's indices, which the lowerings of
+/// those ops take further): every order of distinct draws is equally
+/// likely, and draws tie with probability about n² / 2⁵⁴ (a tie goes to the
+/// lower index). Up to the sort lowering's 4096 elements.
+struct RandpermLowering : OpRewritePattern<fx::RandpermOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::RandpermOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    if (type.getRank() != 1 || type.isDynamicDim(0) ||
+        type.getDimSize(0) > 4096)
+      return rewriter.notifyMatchFailure(op, "dynamic or too long");
+    Location loc = op.getLoc();
+    Type f64 = rewriter.getF64Type();
+    auto keysType = type.clone(f64);
+    Value keys = fx::RandOp::create(
+        rewriter, loc, TypeRange{keysType}, ValueRange{op.getSeed()},
+        {rewriter.getNamedAttr("dtype", TypeAttr::get(f64)),
+         rewriter.getNamedAttr("offset", op.getOffsetAttr())});
+    auto indicesType = type.clone(
+        IntegerType::get(rewriter.getContext(), 64, IntegerType::Signed));
+    auto sort = fx::SortOp::create(
+        rewriter, loc, TypeRange{keysType, indicesType}, ValueRange{keys},
+        {rewriter.getNamedAttr("dim", rewriter.getI64IntegerAttr(0))});
+    Value permutation = sort.getIndices();
+    if (indicesType != type)
+      permutation = fx::ToCopyOp::create(
+          rewriter, loc, TypeRange{type}, ValueRange{permutation},
+          {rewriter.getNamedAttr("dtype",
+                                 TypeAttr::get(type.getElementType()))});
+    rewriter.replaceOp(op, permutation);
+    return success();
+  }
+};
+
 } // namespace
 
 void fxtoloop::populateRandomPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<RandomLowering<fx::RandOp>, RandomLowering<fx::RandnOp>,
-               BernoulliLowering, NativeDropoutLowering>(ctx);
+               BernoulliLowering, NativeDropoutLowering, RandpermLowering>(ctx);
 }

@@ -157,3 +157,15 @@ fx.graph @named_sizes(
   %1 = fx.rand %seed {offset = 0, size_symbols = ["s0"]} : (tensor<si64>) -> tensor<?x3xf32>
   fx.output %0, %1 : tensor<?x?xf32>, tensor<?x3xf32>
 }
+
+// -----
+
+// randperm: the indices that sort f64 draws of its seed and stream.
+// CHECK-LABEL: fx.graph @randperm
+// CHECK-NOT: fx.randperm
+// CHECK: loop.reduce "sum" over [10] : tensor<10xsi64>
+// CHECK: loop.scatter "assign"
+fx.graph @randperm(%seed: tensor<si64>) -> tensor<10xsi32> {
+  %0 = fx.randperm %seed {dtype = si32, offset = 3 : i64} : (tensor<si64>) -> tensor<10xsi32>
+  fx.output %0 : tensor<10xsi32>
+}

@@ -155,3 +155,12 @@ fx.graph @bicubic_grid_sampler(%x: tensor<1x2x4x5xf32>, %g: tensor<1x3x3x2xf32>)
   %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 2 : i64, padding_mode = 0 : i64, align_corners = false} : (tensor<1x2x4x5xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
   fx.output %0 : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// randperm sorts its draws: up to the sort lowering's 4096 elements.
+fx.graph @long_randperm(%seed: tensor<si64>) -> tensor<5000xsi64> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.randperm' with these operand types}}
+  %0 = fx.randperm %seed {offset = 0 : i64} : (tensor<si64>) -> tensor<5000xsi64>
+  fx.output %0 : tensor<5000xsi64>
+}
