@@ -359,13 +359,13 @@ def test_random_ops_compile_from_a_seed_drawn_at_each_call(device, tmp_path):
 
 
 def test_random_ops_that_fall_back_draw_from_pytorch(tmp_path):
-    # randperm has no lowering: it runs as PyTorch's op, and nothing reads
-    # the seed, which goes.
+    # randperm of more elements than Kiln sorts has no lowering: it runs as
+    # PyTorch's op, and nothing reads the seed, which goes.
     def fn(x):
-        return x[torch.randperm(16)] * 2
-    compiled = partitioned(fn, [torch.randn(16, 4)], tmp_path)
+        return x[torch.randperm(LONG)] * 2
+    compiled = partitioned(fn, [torch.randn(LONG, 4)], tmp_path)
     assert "aten.randperm.default" in {op for op, _ in compiled.kiln_report.fallbacks}
     assert all(getattr(n.target, "__name__", "") not in ("draw_seed", "seeded")
                for n in compiled.graph.nodes)
-    x = torch.randn(16, 4)
+    x = torch.randn(LONG, 4)
     torch.testing.assert_close(compiled(x).sort(0).values, (x * 2).sort(0).values)
