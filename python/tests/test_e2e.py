@@ -565,6 +565,24 @@ def test_pdist(device, tmp_path):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
 
 
+def test_fold(device, tmp_path):
+    # col2im sums the overlapping blocks back: strides, padding, dilation,
+    # batched and not.
+    fold = torch.nn.functional.fold
+
+    def fn(blocks, single):
+        return (fold(blocks, (7, 8), (3, 2), dilation=(1, 2), padding=(1, 0), stride=(2, 1)),
+                fold(single, (5, 5), 2, stride=1))
+
+    generator = torch.Generator().manual_seed(14)
+    blocks = torch.randn(2, 3 * 6, 4 * 6, generator=generator)
+    single = torch.randn(2 * 4, 16, generator=generator)
+    compiled = kiln.compile(fn, [blocks.to(device), single.to(device)], cache_dir=tmp_path)
+    assert compiled.graph_text.count("fx.col2im") == 2
+    for got, want in zip(compiled(blocks.to(device), single.to(device)), fn(blocks, single)):
+        torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
+
+
 def test_grid_sampling(device, tmp_path):
     # Bilinear and nearest sampling, zeros and border padding, with and
     # without aligned corners; the grid reaches past the input's edges.

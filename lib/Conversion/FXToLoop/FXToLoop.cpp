@@ -5258,6 +5258,112 @@ template <typename OpTy> struct AvgPoolLowering : OpRewritePattern<OpTy> {
   }
 };
 
+/// Lowers fx.col2im (fold): output pixel (y, x) of channel c sums, over
+/// the kernel positions (i, j), the column element of block (by, bx) whose
+/// window puts (i, j) at (y, x): by = (y + p_h - i·d_h) / s_h when that
+/// divides and falls inside the blocks (likewise bx). A [..., C, H, W, k_h,
+/// k_w] node of those terms (zero where none), which inlining folds into
+/// the sum over the last two dimensions.
+struct Col2imLowering : OpRewritePattern<fx::Col2imOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::Col2imOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value columns = op.getSelf();
+    auto columnsType = cast<RankedTensorType>(columns.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    int64_t rank = resultType.getRank();
+    if (!columnsType.hasStaticShape() || !resultType.hasStaticShape() ||
+        !isa<FloatType>(resultType.getElementType()))
+      return rewriter.notifyMatchFailure(op, "dynamic or not floats");
+    SmallVector<int64_t> kernel, dilation, padding, stride, blocks;
+    for (int64_t dim = 0; dim < 2; ++dim) {
+      kernel.push_back(getSpatialAttr(op.getKernelSize(), dim));
+      dilation.push_back(getSpatialAttr(op.getDilation(), dim));
+      padding.push_back(getSpatialAttr(op.getPadding(), dim));
+      stride.push_back(getSpatialAttr(op.getStride(), dim));
+      int64_t extent = resultType.getDimSize(rank - 2 + dim);
+      blocks.push_back(
+          (extent + 2 * padding[dim] - dilation[dim] * (kernel[dim] - 1) - 1) /
+              stride[dim] +
+          1);
+    }
+    Type dtype = resultType.getElementType();
+    Type sumType = getComputeDtype(dtype, /*computeInF32=*/true);
+    SmallVector<int64_t> termsShape(resultType.getShape());
+    termsShape.append(kernel);
+    Value terms = buildGeneratorNode(
+        rewriter, loc, RankedTensorType::get(termsShape, sumType), {},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          auto index = [&](int64_t value) -> Value {
+            return arith::ConstantIndexOp::create(b, loc, value);
+          };
+          Value valid;
+          SmallVector<Value> blockAt;
+          for (int64_t dim = 0; dim < 2; ++dim) {
+            // (y + p - i·d), as a signed index, then its block.
+            Value shifted = arith::SubIOp::create(
+                b, loc,
+                arith::AddIOp::create(b, loc, ivs[rank - 2 + dim],
+                                      index(padding[dim])),
+                arith::MulIOp::create(b, loc, ivs[rank + dim],
+                                      index(dilation[dim])));
+            Value block =
+                arith::DivSIOp::create(b, loc, shifted, index(stride[dim]));
+            Value fits = arith::AndIOp::create(
+                b, loc,
+                arith::AndIOp::create(
+                    b, loc,
+                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                          shifted, index(0)),
+                    arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::eq,
+                        arith::RemSIOp::create(b, loc, shifted,
+                                               index(stride[dim])),
+                        index(0))),
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, block,
+                                      index(blocks[dim])));
+            valid = valid
+                        ? arith::AndIOp::create(b, loc, valid, fits).getResult()
+                        : fits;
+            blockAt.push_back(arith::MinSIOp::create(
+                b, loc, arith::MaxSIOp::create(b, loc, block, index(0)),
+                index(blocks[dim] - 1)));
+          }
+          // Row (c·k_h + i)·k_w + j, column by·L_w + bx of the columns.
+          Value row = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(
+                  b, loc,
+                  arith::AddIOp::create(b, loc,
+                                        arith::MulIOp::create(b, loc,
+                                                              ivs[rank - 3],
+                                                              index(kernel[0])),
+                                        ivs[rank]),
+                  index(kernel[1])),
+              ivs[rank + 1]);
+          Value column = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, blockAt[0], index(blocks[1])),
+              blockAt[1]);
+          SmallVector<Value> at(ivs.take_front(rank - 3));
+          at.append({row, column});
+          Value element =
+              convertScalar(b, loc, loop::LoadOp::create(b, loc, columns, at),
+                            columnsType.getElementType(), sumType);
+          return arith::SelectOp::create(b, loc, valid, element,
+                                         makeFloat(b, loc, sumType, 0.0))
+              .getResult();
+        });
+    Value sums =
+        buildReduction(rewriter, loc, terms, {rank, rank + 1},
+                       /*keepdim=*/false, "sum", resultType.clone(sumType));
+    rewriter.replaceOp(op, roundTo(rewriter, loc, sums, resultType));
+    return success();
+  }
+};
+
 /// Lowers fx.avg_pool2d_backward as a gather: an input position receives
 /// each covering output's gradient over that output's divisor.
 struct AvgPoolBackwardLowering : OpRewritePattern<fx::AvgPool2dBackwardOp> {
@@ -5611,13 +5717,14 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
           ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
       ctx);
-  patterns.add<MaxPoolLowering<fx::MaxPool2dWithIndicesOp>,
-               MaxPoolLowering<fx::MaxPool3dWithIndicesOp>,
-               MaxPoolBackwardLowering, AvgPoolLowering<fx::AvgPool2dOp>,
-               AvgPoolLowering<fx::AvgPool3dOp>, AvgPoolBackwardLowering,
-               AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool2dOp>,
-               AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool3dOp>,
-               AdaptiveAvgPoolBackwardLowering>(ctx);
+  patterns
+      .add<MaxPoolLowering<fx::MaxPool2dWithIndicesOp>,
+           MaxPoolLowering<fx::MaxPool3dWithIndicesOp>, MaxPoolBackwardLowering,
+           Col2imLowering, AvgPoolLowering<fx::AvgPool2dOp>,
+           AvgPoolLowering<fx::AvgPool3dOp>, AvgPoolBackwardLowering,
+           AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool2dOp>,
+           AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool3dOp>,
+           AdaptiveAvgPoolBackwardLowering>(ctx);
   patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
                FillLowering<fx::FillScalarOp>, FillLowering<fx::EmptyOp>,
                FillLowering<fx::EmptyStridedOp>,

@@ -172,3 +172,17 @@ fx.graph @max_pool3d(%x: tensor<1x1x2x3x4xf32>) -> (tensor<1x1x1x1x2xf32>, tenso
   %0:2 = fx.max_pool3d_with_indices %x {kernel_size = array<i64: 2, 2, 2>, stride = array<i64: 2, 2, 2>} : (tensor<1x1x2x3x4xf32>) -> (tensor<1x1x1x1x2xf32>, tensor<1x1x1x1x2xsi64>)
   fx.output %0#0, %0#1 : tensor<1x1x1x1x2xf32>, tensor<1x1x1x1x2xsi64>
 }
+
+// -----
+
+// col2im (fold): a node of the kernel positions' terms, zero where no block
+// puts one at the pixel, summed over the kernel.
+// CHECK-LABEL: fx.graph @col2im
+// CHECK: loop.pointwise : tensor<1x2x4x4x2x2xf32>
+// CHECK: arith.remsi
+// CHECK: arith.select
+// CHECK: loop.reduce "sum" over [2, 2] : tensor<1x2x4x4xf32>
+fx.graph @col2im(%x: tensor<1x8x4xf32>) -> tensor<1x2x4x4xf32> {
+  %0 = fx.col2im %x {kernel_size = array<i64: 2, 2>, dilation = array<i64: 1, 1>, padding = array<i64: 0, 0>, stride = array<i64: 2, 2>} : (tensor<1x8x4xf32>) -> tensor<1x2x4x4xf32>
+  fx.output %0 : tensor<1x2x4x4xf32>
+}
