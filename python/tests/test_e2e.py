@@ -565,6 +565,26 @@ def test_pdist(device, tmp_path):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)
 
 
+def test_masked_scatter(device, tmp_path):
+    # Source elements fill the masked positions in row-major order; the mask
+    # broadcasts; integers too.
+    def fn(x, mask, source, ints, row_mask, int_source):
+        return (x.masked_scatter(mask, source),
+                ints.masked_scatter(row_mask, int_source))
+
+    generator = torch.Generator().manual_seed(15)
+    inputs = [torch.randn(4, 6, generator=generator),
+              torch.rand(4, 6, generator=generator) > 0.5,
+              torch.randn(30, generator=generator),
+              torch.randint(-9, 9, (3, 5), generator=generator),
+              torch.rand(5, generator=generator) > 0.3,
+              torch.randint(-9, 9, (4, 5), generator=generator)]
+    compiled = kiln.compile(fn, [t.to(device) for t in inputs], cache_dir=tmp_path)
+    args = [t.to(device) for t in inputs]
+    for got, want in zip(compiled(*args), fn(*args)):
+        assert torch.equal(got, want)
+
+
 def test_fold(device, tmp_path):
     # col2im sums the overlapping blocks back: strides, padding, dilation,
     # batched and not.

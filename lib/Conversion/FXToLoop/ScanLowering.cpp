@@ -256,11 +256,123 @@ struct TopkToSort : OpRewritePattern<fx::TopkOp> {
   }
 };
 
+/// `indices` of a tensor of static `shape` as its row-major position.
+static Value linearize(OpBuilder &b, Location loc, ValueRange indices,
+                       ArrayRef<int64_t> shape) {
+  Value flat = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [index, size] : llvm::zip(indices, shape))
+    flat = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, flat,
+                              arith::ConstantIndexOp::create(b, loc, size)),
+        index);
+  return flat;
+}
+
+/// Row-major position `flat` of a tensor of static `shape` as its indices.
+static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
+                                      ArrayRef<int64_t> shape) {
+  SmallVector<Value> indices(shape.size());
+  for (int64_t dim = static_cast<int64_t>(shape.size()) - 1; dim >= 0; --dim) {
+    Value size = arith::ConstantIndexOp::create(b, loc, shape[dim]);
+    indices[dim] = arith::RemUIOp::create(b, loc, flat, size);
+    flat = arith::DivUIOp::create(b, loc, flat, size);
+  }
+  return indices;
+}
+
+/// Lowers fx.masked_scatter: element i of self where the (broadcast) mask
+/// is true takes source's element k, k counting the true mask elements
+/// before i in row-major order. The counts are a scan of the mask (a
+/// quadratic loop.reduce, as cumsum), so self holds at most 4096 elements.
+struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::MaskedScatterOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto maskType = cast<RankedTensorType>(op.getMask().getType());
+    auto sourceType = cast<RankedTensorType>(op.getSource().getType());
+    if (!type.hasStaticShape() || !maskType.hasStaticShape() ||
+        !sourceType.hasStaticShape() || type.getNumElements() == 0 ||
+        sourceType.getNumElements() == 0 ||
+        type.getNumElements() > kMaxScanLength ||
+        isa<ComplexType>(type.getElementType()))
+      return rewriter.notifyMatchFailure(op, "dynamic, empty or long");
+    Location loc = op.getLoc();
+    ArrayRef<int64_t> shape = type.getShape();
+    int64_t count = type.getNumElements();
+    // The mask at self's indices `ivs`, broadcast from its trailing sizes.
+    auto maskAt = [&](OpBuilder &b, ValueRange ivs) -> Value {
+      ValueRange trailing = ivs.take_back(maskType.getRank());
+      SmallVector<Value> indices;
+      for (auto [dim, iv] : llvm::enumerate(trailing))
+        indices.push_back(maskType.getDimSize(dim) == 1
+                              ? arith::ConstantIndexOp::create(b, loc, 0)
+                              : iv);
+      return loop::LoadOp::create(b, loc, op.getMask(), indices);
+    };
+    // How many true mask elements come up to each position, inclusive.
+    Type i64 = rewriter.getI64Type();
+    auto countsType = RankedTensorType::get(
+        {count},
+        IntegerType::get(rewriter.getContext(), 64, IntegerType::Signed));
+    auto counts = loop::ReduceOp::create(
+        rewriter, loc, countsType, rewriter.getStringAttr("sum"), ValueRange{},
+        ValueRange{}, rewriter.getDenseI64ArrayAttr({count}));
+    {
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body = rewriter.createBlock(&counts.getBody());
+      body->addArguments({rewriter.getIndexType(), rewriter.getIndexType()},
+                         {loc, loc});
+      Value position = body->getArgument(0), other = body->getArgument(1);
+      Value set = maskAt(rewriter, delinearize(rewriter, loc, other, shape));
+      Value before = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::ule, other, position);
+      loop::YieldOp::create(
+          rewriter, loc,
+          arith::ExtUIOp::create(
+              rewriter, loc, i64,
+              arith::AndIOp::create(rewriter, loc, before, set)));
+    }
+    Value result = buildGeneratorNode(
+        rewriter, loc, type, {},
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          Value flat = linearize(b, loc, ivs, shape);
+          Value taken = loop::LoadOp::create(b, loc, counts.getResult(), flat);
+          // The source element: the count less one, kept inside source.
+          Value k = arith::IndexCastOp::create(
+              b, loc, b.getIndexType(),
+              arith::MaxSIOp::create(
+                  b, loc,
+                  arith::SubIOp::create(b, loc, taken,
+                                        arith::ConstantOp::create(
+                                            b, loc, b.getIntegerAttr(i64, 1))),
+                  arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 0))));
+          k = arith::MinUIOp::create(
+              b, loc, k,
+              arith::ConstantIndexOp::create(b, loc,
+                                             sourceType.getNumElements() - 1));
+          Value fromSource =
+              convertScalar(b, loc,
+                            loop::LoadOp::create(
+                                b, loc, op.getSource(),
+                                delinearize(b, loc, k, sourceType.getShape())),
+                            sourceType.getElementType(), type.getElementType());
+          Value kept = loop::LoadOp::create(b, loc, op.getSelf(), ivs);
+          return arith::SelectOp::create(b, loc, maskAt(b, ivs), fromSource,
+                                         kept);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 } // namespace
 
 void fxtoloop::populateScanPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ScanLowering<fx::CumsumOp>>(ctx, "sum");
   patterns.add<ScanLowering<fx::CumprodOp>>(ctx, "prod");
-  patterns.add<SortLowering, TopkToSort>(ctx);
+  patterns.add<SortLowering, TopkToSort, MaskedScatterLowering>(ctx);
 }

@@ -69,3 +69,19 @@ fx.graph @topk(%x: tensor<6x2xsi32>) -> (tensor<2x2xsi32>, tensor<2x2xsi64>) {
   %0:2 = fx.topk %x {k = 2 : i64, dim = 0 : i64} : (tensor<6x2xsi32>) -> (tensor<2x2xsi32>, tensor<2x2xsi64>)
   fx.output %0#0, %0#1 : tensor<2x2xsi32>, tensor<2x2xsi64>
 }
+
+// -----
+
+// masked_scatter: counts of the true mask elements up to each position (a
+// quadratic reduction, as cumsum), then a node that takes source's element
+// count - 1 where the mask is true, self's elsewhere.
+// CHECK-LABEL: fx.graph @masked_scatter
+// CHECK: %[[COUNTS:.+]] = loop.reduce "sum" over [6] : tensor<6xsi64>
+// CHECK: arith.cmpi ule
+// CHECK: loop.pointwise : tensor<2x3xf32>
+// CHECK: loop.load %[[COUNTS]]
+// CHECK: arith.select
+fx.graph @masked_scatter(%x: tensor<2x3xf32>, %m: tensor<3xi1>, %s: tensor<5xf32>) -> tensor<2x3xf32> {
+  %0 = fx.masked_scatter %x, %m, %s : (tensor<2x3xf32>, tensor<3xi1>, tensor<5xf32>) -> tensor<2x3xf32>
+  fx.output %0 : tensor<2x3xf32>
+}
