@@ -246,6 +246,19 @@ Value fxtoloop::wrapAndClampIndex(OpBuilder &b, Location loc, Value value,
       b, loc, arith::MaxSIOp::create(b, loc, wrapped, zero), last);
 }
 
+SmallVector<Value> fxtoloop::delinearizeIndex(OpBuilder &b, Location loc,
+                                              Value value,
+                                              ArrayRef<int64_t> sizes) {
+  SmallVector<Value> digits(sizes.size());
+  for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
+    Value size = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
+    digits[dim] = arith::RemUIOp::create(b, loc, value, size);
+    value = arith::DivUIOp::create(b, loc, value, size);
+  }
+  digits.front() = value;
+  return digits;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
@@ -1580,9 +1593,10 @@ template <typename OpTy> struct ExtremumDimLowering : OpRewritePattern<OpTy> {
 
 /// `value` split into digits of the row-major `sizes` (the last varies
 /// fastest). The first digit is the quotient left over: its size is not
-/// used, and may be null.
-static SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc,
-                                           Value value, ArrayRef<Value> sizes) {
+/// used, and may be null. (delinearizeIndex takes static sizes.)
+static SmallVector<Value> delinearizeBySizes(OpBuilder &b, Location loc,
+                                             Value value,
+                                             ArrayRef<Value> sizes) {
   SmallVector<Value> digits(sizes.size());
   for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
     digits[dim] = arith::RemUIOp::create(b, loc, value, sizes[dim]);
@@ -1590,16 +1604,6 @@ static SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc,
   }
   digits.front() = value;
   return digits;
-}
-
-/// delinearizeIndex with static sizes (the first may be dynamic).
-static SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc,
-                                           Value value,
-                                           ArrayRef<int64_t> sizes) {
-  SmallVector<Value> sizeValues(sizes.size());
-  for (int64_t dim = sizes.size() - 1; dim > 0; --dim)
-    sizeValues[dim] = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
-  return delinearizeIndex(b, loc, value, ArrayRef<Value>(sizeValues));
 }
 
 /// Computes the source indices a view reads for the result indices `ivs`.
@@ -1959,9 +1963,9 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
           for (int64_t k = 1; k < static_cast<int64_t>(sourceDims.size()); ++k)
             sizes[k] = getViewSize(b, loc, sourceType, linearSizes.source,
                                    sourceDims[k]);
-          for (auto [dim, digit] :
-               llvm::zip(sourceDims, delinearizeIndex(b, loc, linear,
-                                                      ArrayRef<Value>(sizes))))
+          for (auto [dim, digit] : llvm::zip(
+                   sourceDims,
+                   delinearizeBySizes(b, loc, linear, ArrayRef<Value>(sizes))))
             indices[dim] = digit;
         }
         return indices;

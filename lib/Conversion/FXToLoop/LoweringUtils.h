@@ -48,6 +48,12 @@ SmallVector<Value> collectDynamicSizes(RankedTensorType type,
 /// writes the nearest element instead of memory outside the tensor).
 Value wrapAndClampIndex(OpBuilder &b, Location loc, Value value, Value size);
 
+/// `value` split into digits of the row-major static `sizes` (the last
+/// varies fastest); the first digit is the quotient left over, so the first
+/// size may be dynamic.
+SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc, Value value,
+                                    ArrayRef<int64_t> sizes);
+
 /// A zero-filled tensor of `type`, with the sizes `sizeOf` gives its `?`s.
 Value buildZeros(OpBuilder &b, Location loc, RankedTensorType type,
                  function_ref<Value(int64_t)> sizeOf);

@@ -269,18 +269,6 @@ static Value linearize(OpBuilder &b, Location loc, ValueRange indices,
   return flat;
 }
 
-/// Row-major position `flat` of a tensor of static `shape` as its indices.
-static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value flat,
-                                      ArrayRef<int64_t> shape) {
-  SmallVector<Value> indices(shape.size());
-  for (int64_t dim = static_cast<int64_t>(shape.size()) - 1; dim >= 0; --dim) {
-    Value size = arith::ConstantIndexOp::create(b, loc, shape[dim]);
-    indices[dim] = arith::RemUIOp::create(b, loc, flat, size);
-    flat = arith::DivUIOp::create(b, loc, flat, size);
-  }
-  return indices;
-}
-
 /// Lowers fx.masked_scatter: element i of self where the (broadcast) mask
 /// is true takes source's element k, k counting the true mask elements
 /// before i in row-major order. The counts are a scan of the mask (a
@@ -326,7 +314,8 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
       body->addArguments({rewriter.getIndexType(), rewriter.getIndexType()},
                          {loc, loc});
       Value position = body->getArgument(0), other = body->getArgument(1);
-      Value set = maskAt(rewriter, delinearize(rewriter, loc, other, shape));
+      Value set =
+          maskAt(rewriter, delinearizeIndex(rewriter, loc, other, shape));
       Value before = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::ule, other, position);
       loop::YieldOp::create(
@@ -353,12 +342,12 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
               b, loc, k,
               arith::ConstantIndexOp::create(b, loc,
                                              sourceType.getNumElements() - 1));
-          Value fromSource =
-              convertScalar(b, loc,
-                            loop::LoadOp::create(
-                                b, loc, op.getSource(),
-                                delinearize(b, loc, k, sourceType.getShape())),
-                            sourceType.getElementType(), type.getElementType());
+          Value fromSource = convertScalar(
+              b, loc,
+              loop::LoadOp::create(
+                  b, loc, op.getSource(),
+                  delinearizeIndex(b, loc, k, sourceType.getShape())),
+              sourceType.getElementType(), type.getElementType());
           Value kept = loop::LoadOp::create(b, loc, op.getSelf(), ivs);
           return arith::SelectOp::create(b, loc, maskAt(b, ivs), fromSource,
                                          kept);
