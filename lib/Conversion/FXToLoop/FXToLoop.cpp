@@ -259,6 +259,14 @@ SmallVector<Value> fxtoloop::delinearizeIndex(OpBuilder &b, Location loc,
   return digits;
 }
 
+bool fxtoloop::hasStaticSpatialSizes(RankedTensorType input,
+                                     RankedTensorType result, int64_t spatial) {
+  for (int64_t dim = input.getRank() - spatial; dim < input.getRank(); ++dim)
+    if (input.isDynamicDim(dim) || result.isDynamicDim(dim))
+      return false;
+  return true;
+}
+
 //===----------------------------------------------------------------------===//
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
@@ -2942,19 +2950,15 @@ static bool hasStaticAttentionOperands(Value query, Value key, Value value) {
 }
 
 /// The attention scores [B, H, L, S] in `accumulator`: q·kᵀ (a loop.matmul
-/// reading k transposed in place) times `scale` (1/√E when absent), plus
+/// reading k transposed in place) times `scale` (getAttentionScale), plus
 /// `mask` (broadcast from its trailing dimensions), with keys after the
 /// query's position at -inf when `causal` (PyTorch's top-left alignment).
 static Value buildAttentionScores(OpBuilder &b, Location loc, Value query,
                                   Value key, Value mask, bool causal,
-                                  std::optional<APFloat> scaleAttr,
-                                  Type accumulator) {
+                                  double scale, Type accumulator) {
   auto queryType = cast<RankedTensorType>(query.getType());
   auto keyType = cast<RankedTensorType>(key.getType());
   int64_t rank = queryType.getRank();
-  double scale = scaleAttr ? scaleAttr->convertToDouble()
-                           : 1.0 / std::sqrt(static_cast<double>(
-                                       queryType.getDimSize(rank - 1)));
   SmallVector<int64_t> shape(queryType.getShape().drop_back());
   shape.push_back(keyType.getDimSize(rank - 2));
   auto type = RankedTensorType::get(shape, accumulator);
@@ -2995,9 +2999,13 @@ static Value buildAttentionScores(OpBuilder &b, Location loc, Value query,
       });
 }
 
-/// The accumulator type of attention over `dtype` elements.
-static Type getAttentionAccumulator(OpBuilder &b, Type dtype) {
-  return dtype.isF64() ? Type(b.getF64Type()) : Type(b.getF32Type());
+/// The factor of attention's scores: `scaleAttr`, else 1/√E for queries
+/// [..., E].
+static double getAttentionScale(Value query, std::optional<APFloat> scaleAttr) {
+  if (scaleAttr)
+    return scaleAttr->convertToDouble();
+  auto type = cast<RankedTensorType>(query.getType());
+  return 1.0 / std::sqrt(static_cast<double>(type.getShape().back()));
 }
 
 /// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout)
@@ -3018,10 +3026,10 @@ struct FlashAttentionForCpuLowering
     if (!hasStaticAttentionOperands(query, op.getKey(), value))
       return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
     Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
-    Type accumulator = getAttentionAccumulator(rewriter, dtype);
-    Value scores = buildAttentionScores(rewriter, loc, query, op.getKey(),
-                                        op.getAttnMask(), op.getIsCausal(),
-                                        op.getScale(), accumulator);
+    Type accumulator = getNormalizationDtype(rewriter, dtype);
+    Value scores = buildAttentionScores(
+        rewriter, loc, query, op.getKey(), op.getAttnMask(), op.getIsCausal(),
+        getAttentionScale(query, op.getScale()), accumulator);
     auto scoresType = cast<RankedTensorType>(scores.getType());
     int64_t last = scoresType.getRank() - 1;
     RankedTensorType statsType =
@@ -3086,14 +3094,11 @@ struct FlashAttentionForCpuBackwardLowering
       return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
     auto queryType = cast<RankedTensorType>(query.getType());
     Type dtype = queryType.getElementType();
-    Type accumulator = getAttentionAccumulator(rewriter, dtype);
-    int64_t rank = queryType.getRank();
-    double scale = op.getScale() ? op.getScale()->convertToDouble()
-                                 : 1.0 / std::sqrt(static_cast<double>(
-                                             queryType.getDimSize(rank - 1)));
+    Type accumulator = getNormalizationDtype(rewriter, dtype);
+    double scale = getAttentionScale(query, op.getScale());
     Value scores =
         buildAttentionScores(rewriter, loc, query, key, op.getAttnMask(),
-                             op.getIsCausal(), op.getScale(), accumulator);
+                             op.getIsCausal(), scale, accumulator);
     auto scoresType = cast<RankedTensorType>(scores.getType());
     Value logsumexp = op.getLogsumexp();
     auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
@@ -3182,11 +3187,9 @@ template <typename OpTy> struct BatchNormLowering : OpRewritePattern<OpTy> {
     int64_t rank = inputType.getRank();
     if (rank < 2 || inputType.isDynamicDim(1))
       return rewriter.notifyMatchFailure(op, "no static channels");
-    bool training = true;
+    bool training = false;
     if constexpr (!std::is_same_v<OpTy, fx::NativeBatchNormLegitNoTrainingOp>)
       training = op.getTraining();
-    else
-      training = false;
     if (!training && !hasRunningStats)
       return rewriter.notifyMatchFailure(op, "evaluation without statistics");
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
@@ -4407,9 +4410,8 @@ struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
     RankedTensorType sourceType = op.getInput().getType();
     RankedTensorType type = op.getType();
     int64_t rank = type.getRank();
-    for (int64_t dim = rank - 2; dim < rank; ++dim)
-      if (sourceType.isDynamicDim(dim) || type.isDynamicDim(dim))
-        return rewriter.notifyMatchFailure(op, "dynamic spatial sizes");
+    if (!hasStaticSpatialSizes(sourceType, type, 2))
+      return rewriter.notifyMatchFailure(op, "dynamic spatial sizes");
     std::optional<ArrayRef<double>> factors;
     if (auto attr = op.getScaleFactorsAttr())
       factors = attr.asArrayRef();
@@ -4891,15 +4893,6 @@ static Value buildPoolingGather(
 static RankedTensorType getPoolingAccumulatorType(RankedTensorType type) {
   return type.clone(
       getComputeDtype(type.getElementType(), /*computeInF32=*/true));
-}
-
-/// Whether pooling `op` has static spatial sizes (what the lowerings need).
-static bool hasStaticSpatialSizes(RankedTensorType input,
-                                  RankedTensorType result, int64_t spatial) {
-  for (int64_t dim = input.getRank() - spatial; dim < input.getRank(); ++dim)
-    if (input.isDynamicDim(dim) || result.isDynamicDim(dim))
-      return false;
-  return true;
 }
 
 /// Position and validity of strided, padded, dilated windows.

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoweringUtils.h"
+#include "ElementwiseLowering.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -70,12 +70,10 @@ struct UpsampleBilinearLowering : OpRewritePattern<fx::UpsampleBilinear2dOp> {
     RankedTensorType inputType = op.getInput().getType();
     RankedTensorType type = op.getType();
     int64_t rank = type.getRank();
-    for (int64_t dim = rank - 2; dim < rank; ++dim)
-      if (inputType.isDynamicDim(dim) || type.isDynamicDim(dim))
-        return rewriter.notifyMatchFailure(op, "dynamic spatial sizes");
+    if (!hasStaticSpatialSizes(inputType, type, 2))
+      return rewriter.notifyMatchFailure(op, "dynamic spatial sizes");
     Type dtype = type.getElementType();
-    Type computeType = dtype.isF64() ? Type(rewriter.getF64Type())
-                                     : Type(rewriter.getF32Type());
+    Type computeType = getComputeDtype(dtype, /*computeInF32=*/true);
     bool alignCorners = op.getAlignCorners();
     std::optional<ArrayRef<double>> factors;
     if (auto attr = op.getScaleFactorsAttr())
@@ -165,8 +163,7 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
     bool alignCorners = op.getAlignCorners();
     bool border = padding == 1;
     Type dtype = type.getElementType();
-    Type computeType = dtype.isF64() ? Type(rewriter.getF64Type())
-                                     : Type(rewriter.getF32Type());
+    Type computeType = getComputeDtype(dtype, /*computeInF32=*/true);
     int64_t height = inputType.getDimSize(2), width = inputType.getDimSize(3);
     Value result = buildGeneratorNode(
         rewriter, loc, type, {},

@@ -54,6 +54,11 @@ Value wrapAndClampIndex(OpBuilder &b, Location loc, Value value, Value size);
 SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc, Value value,
                                     ArrayRef<int64_t> sizes);
 
+/// Whether the last `spatial` dimensions of a pooling or resampling op's
+/// `input` and `result` are static (what their lowerings need).
+bool hasStaticSpatialSizes(RankedTensorType input, RankedTensorType result,
+                           int64_t spatial);
+
 /// A zero-filled tensor of `type`, with the sizes `sizeOf` gives its `?`s.
 Value buildZeros(OpBuilder &b, Location loc, RankedTensorType type,
                  function_ref<Value(int64_t)> sizeOf);

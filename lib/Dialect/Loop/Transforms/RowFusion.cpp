@@ -178,6 +178,8 @@ static llvm::SmallSetVector<Value, 4> getLoadedTensors(Operation *node) {
 unsigned mlir::kiln::loop::fuseSiblings(RewriterBase &rewriter, Block &block,
                                         int64_t minRowBytes) {
   SmallVector<PointwiseOp> nodes(block.getOps<PointwiseOp>());
+  SmallVector<llvm::SmallSetVector<Value, 4>> loadedBy = llvm::map_to_vector(
+      nodes, [](PointwiseOp node) { return getLoadedTensors(node); });
   DenseSet<Operation *> grouped;
   unsigned kernels = 0;
   for (auto [index, seed] : llvm::enumerate(nodes)) {
@@ -186,13 +188,14 @@ unsigned mlir::kiln::loop::fuseSiblings(RewriterBase &rewriter, Block &block,
     if (grouped.contains(seed) || rank < 2 || type.isDynamicDim(rank - 1) ||
         type.getDimSize(rank - 1) * 4 < minRowBytes)
       continue;
-    llvm::SmallSetVector<Value, 4> shared = getLoadedTensors(seed);
+    const llvm::SmallSetVector<Value, 4> &shared = loadedBy[index];
     SmallVector<Operation *> members = {seed};
-    for (PointwiseOp sibling : ArrayRef(nodes).drop_front(index + 1)) {
+    for (size_t other = index + 1; other < nodes.size(); ++other) {
+      PointwiseOp sibling = nodes[other];
+      const llvm::SmallSetVector<Value, 4> &loaded = loadedBy[other];
       if (grouped.contains(sibling) || sibling.getType() != type ||
           getNodeDynamicSizes(sibling) != getNodeDynamicSizes(seed))
         continue;
-      llvm::SmallSetVector<Value, 4> loaded = getLoadedTensors(sibling);
       // Siblings read a common tensor and none of each other.
       bool readsMember = llvm::any_of(members, [&](Operation *member) {
         return loaded.contains(member->getResult(0));
