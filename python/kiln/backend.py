@@ -29,6 +29,13 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
   strides, which cuDNN runs without converting layouts; the regions read and
   write NHWC buffers). Default (None): where convolutions run in CUDA's
   library, as Inductor's layout optimization does;
+* ``check_numerics``: ``False`` (default), ``"warn"`` or ``"error"``: every
+  call of a compiled region also runs the region's ATen graph in PyTorch on
+  the same inputs and compares (kiln.numerics); an output that differs is
+  logged once, naming its ATen node and source line, or raises
+  NumericsError. Slow: for finding a wrong op, not for production;
+* ``check_tolerance``: the relative error check_numerics allows (default:
+  by dtype, kiln.numerics.DEFAULT_TOLERANCES);
 * ``library_ops``: the ATen ops (``"aten.convolution.default"``) that call
   PyTorch's kernels, as Inductor's extern kernels do, even where Kiln
   compiles them: by default the convolutions, whose vendor libraries (cuDNN,
@@ -68,12 +75,14 @@ from kiln.compiler import compile_graph_text
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
 from kiln.importer import (DECOMPOSITIONS, UnsupportedOpError, canonicalize,
-                           check_supported, fake_mode_of, import_graph, running_in)
+                           check_supported, fake_mode_of, import_graph, running_in,
+                           source_location)
+from kiln.numerics import NumericsError, RegionCheck
 from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
 from kiln.runtime import Artifact
 
-__all__ = ["BackendOptions", "FallbackError", "GraphReport", "REPORTS", "compile_aten_graph",
-           "kiln_backend", "register"]
+__all__ = ["BackendOptions", "FallbackError", "GraphReport", "NumericsError", "REPORTS",
+           "compile_aten_graph", "kiln_backend", "register"]
 
 log = logging.getLogger("kiln")
 
@@ -125,13 +134,16 @@ class BackendOptions:
     cache_dir: Optional[Path] = None
     library_ops: Sequence[str] = DEFAULT_LIBRARY_OPS
     channels_last: Optional[bool] = None
+    check_numerics: Any = False
+    check_tolerance: Optional[float] = None
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":
         """Options from torch.compile's ``options`` dict; unknown keys and
         values are errors, not silently ignored."""
         options = dict(options or {})
-        known = {"fallback", "pipeline_options", "cache_dir", "library_ops", "channels_last"}
+        known = {"fallback", "pipeline_options", "cache_dir", "library_ops", "channels_last",
+                 "check_numerics", "check_tolerance"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown Kiln backend options {unknown}; "
@@ -143,6 +155,9 @@ class BackendOptions:
         if parsed.channels_last not in (None, True, False):
             raise ValueError("Kiln backend option channels_last: expected None, True or "
                              f"False, not {parsed.channels_last!r}")
+        if parsed.check_numerics not in (False, "warn", "error"):
+            raise ValueError(f"Kiln backend option check_numerics={parsed.check_numerics!r}: "
+                             "expected False, 'warn' or 'error'")
         if isinstance(parsed.library_ops, str) or not all(
                 isinstance(op, str) for op in parsed.library_ops):
             raise ValueError("Kiln backend option library_ops: expected a list of ATen "
@@ -371,6 +386,9 @@ class _ImportedRegion:
     op_lines: Dict[int, torch.fx.Node]
     # Inputs and outputs that the artifact reads and writes in NHWC order.
     nhwc: FrozenSet[torch.fx.Node] = frozenset()
+    # The region's ATen graph, called like its artifact (check_numerics);
+    # None where PyTorch cannot compute the same (random ops, symbolic sizes).
+    reference: Optional[torch.fx.GraphModule] = None
 
 
 @dataclass
@@ -405,7 +423,28 @@ def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
         raise _RegionFailure({n: reason for n in nodes}) from error
     # Lines of the boundary permutes name no node of the graph.
     op_lines = {line: original[copy] for line, copy in copy_lines.items() if copy in original}
-    return _ImportedRegion(nodes, tuple(inputs), tuple(outputs), text, op_lines, nhwc)
+    comparable = not any(n.target is seeded for n in copies) and not any(
+        _is_size(s) and not isinstance(s, int) for e in examples for s in e.shape)
+    if comparable:
+        sub_gm.recompile()
+    return _ImportedRegion(nodes, tuple(inputs), tuple(outputs), text, op_lines, nhwc,
+                           sub_gm if comparable else None)
+
+
+def _describe_output(node: torch.fx.Node) -> str:
+    """Names a region output for a numerics report: its node, the ATen op
+    that computed it, and the user's line that made it."""
+    producer, what = node, f"'{node.name}'"
+    if node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
+        producer = node.args[0]
+        what += f" (result {node.args[1]} of"
+    else:
+        what += " ("
+    what += f" {aten_target(producer)}"
+    location = source_location(producer)
+    if location is not None:
+        what += f" at {location[0]}:{location[1]}"
+    return what + ")"
 
 
 # ===----------------------------------------------------------------------=== #
@@ -557,26 +596,30 @@ def _compile_region(region: _ImportedRegion, device: str,
 class KilnRegion(torch.nn.Module):
     """A compiled region in the partitioned graph: calls its artifact."""
 
-    def __init__(self, artifact: Artifact, text: str, returns_tuple: bool):
+    def __init__(self, artifact: Artifact, text: str, returns_tuple: bool,
+                 check: Optional[RegionCheck] = None):
         super().__init__()
         self.artifact = artifact
         self.graph_text = text
         self.returns_tuple = returns_tuple
+        self.check = check
 
     def forward(self, *args):
-        results = self.artifact(*args)
+        results = self.artifact(*args) if self.check is None else \
+            self.check.run(self.artifact, args)
         return tuple(results) if self.returns_tuple else results[0]
 
 
 def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
-             replaced: Dict[torch.fx.Node, torch.fx.Node]) -> None:
+             replaced: Dict[torch.fx.Node, torch.fx.Node],
+             check: Optional[RegionCheck]) -> None:
     """Replaces the region's nodes by a call of its artifact. `replaced`
     maps the outputs of regions installed before to what replaced them (an
     input of this region may be one)."""
     source = region.source
     name = f"kiln_region_{index}"
     gm.add_submodule(name, KilnRegion(region.artifact, source.text,
-                                      len(source.outputs) > 1))
+                                      len(source.outputs) > 1, check))
     graph = gm.graph
     inputs = [replaced.get(n, n) for n in source.inputs]
     anchor = source.nodes[-1]
@@ -603,6 +646,21 @@ def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
         replaced[output] = result
     for node in reversed(source.nodes):
         graph.erase_node(node)
+
+
+def _region_check(region: _Region, name: str,
+                  options: BackendOptions) -> Optional[RegionCheck]:
+    """What compares the region with PyTorch under check_numerics."""
+    if not options.check_numerics:
+        return None
+    source = region.source
+    if source.reference is None:
+        log.info("kiln: %s is not checked: PyTorch cannot compute the same (random ops "
+                 "or symbolic sizes)", name)
+        return None
+    outputs = [f"output {i} {_describe_output(n)}" for i, n in enumerate(source.outputs)]
+    return RegionCheck(source.reference, name, outputs, options.check_numerics,
+                       options.check_tolerance)
 
 
 def _propose_regions(gm: torch.fx.GraphModule, supported) -> List[List[torch.fx.Node]]:
@@ -692,7 +750,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
 
     replaced: Dict[torch.fx.Node, torch.fx.Node] = {}
     for index, region in enumerate(regions):
-        _install(gm, region, index, replaced)
+        _install(gm, region, index, replaced, _region_check(region, f"{name}, region {index}",
+                                                            options))
     if seed is not None:
         _unseed_fallbacks(gm, seed)
     _convert_to_channels_last(gm, converted)

@@ -856,9 +856,17 @@ def _decompositions() -> Dict[Any, Callable]:
     leave become fx ops in canonicalize."""
     from torch._decomp import decomposition_table
 
-    return {op: fn for op, fn in decomposition_table.items()
-            if (op not in _OPS or str(op).startswith(_DECOMPOSED_ANYWAY))
-            and not str(op).startswith(_NOT_DECOMPOSED)}
+    table = {op: fn for op, fn in decomposition_table.items()
+             if (op not in _OPS or str(op).startswith(_DECOMPOSED_ANYWAY))
+             and not str(op).startswith(_NOT_DECOMPOSED)}
+    table[aten.cudnn_grid_sampler.default] = _cudnn_grid_sampler
+    return table
+
+
+def _cudnn_grid_sampler(input: torch.Tensor, grid: torch.Tensor) -> torch.Tensor:
+    """What ``grid_sampler`` dispatches to on CUDA for the cases cuDNN has:
+    bilinear sampling, zeros padding, aligned corners."""
+    return aten.grid_sampler_2d.default(input, grid, 0, 0, True)
 
 
 # What capture decomposes while tracing: ATen overload -> its decomposition.

@@ -674,6 +674,6 @@ def integer_and_promotion_edges():
     def fn(a, b8, f):
         return (a / a, torch.div(a, a, rounding_mode="trunc"), a % b8, a ** 2, torch.erf(a),
                 torch.isnan(a), torch.clamp(a, min=2), torch.where(f > 0, f, torch.tensor(1)),
-                torch.pow(2.0, f), torch.fmod(f, 1.5), f + torch.full((4,), 2))
+                torch.pow(2.0, f), torch.fmod(f, 1.5), f + torch.full((4,), 2, device=f.device))
 
     return fn, [torch.arange(1, 5), torch.arange(1, 5, dtype=torch.int8), randn(4)]

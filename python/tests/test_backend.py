@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 from kiln.backend import (BackendOptions, FallbackError, KilnRegion,  # noqa: E402
                           compile_aten_graph)
 from kiln.importer import capture  # noqa: E402
+from kiln.numerics import NumericsError, compare  # noqa: E402
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no GPU on this machine"))]
@@ -201,6 +202,95 @@ def test_options_are_checked():
         {"openmp": False}
     with pytest.raises(ValueError, match="library_ops: expected a list of ATen op names"):
         BackendOptions.parse({"library_ops": "aten.convolution.default"})
+
+
+def test_options_check_numerics():
+    assert BackendOptions.parse({"check_numerics": "warn"}).check_numerics == "warn"
+    with pytest.raises(ValueError, match="check_numerics=True: expected False, 'warn' or "
+                                         "'error'"):
+        BackendOptions.parse({"check_numerics": True})
+
+
+def miscompiled(region, wrong_output):
+    """Makes a region's artifact add 1 to one of its results, as a wrong
+    lowering would."""
+    artifact = region.artifact
+
+    def wrong(*args):
+        results = list(artifact(*args))
+        results[wrong_output] = results[wrong_output] + 1
+        return results
+    region.artifact = wrong
+
+
+def test_check_numerics_names_the_wrong_output(device, tmp_path, caplog):
+    """Each region is compared with PyTorch on the inputs it was given: the
+    second region is wrong, the first one right; the report names the node of
+    the wrong output and the user's line. 'warn' logs it once and goes on."""
+    generator = torch.Generator().manual_seed(5)
+    x, w = (torch.randn(8, 16, generator=generator).to(device),
+            torch.randn(16, LONG, generator=generator).to(device))
+    compiled = partitioned(sort_and_topk, [x, w], tmp_path, check_numerics="warn")
+    first, second = regions(compiled)
+    assert first.check is not None and second.check is not None
+    compiled(x, w)
+    assert not first.check.mismatches and not second.check.mismatches
+    miscompiled(second, 0)
+    with caplog.at_level(logging.WARNING, logger="kiln"):
+        compiled(x, w)
+        compiled(x, w)
+    assert not first.check.mismatches and len(second.check.mismatches) == 2
+    warnings = [r.getMessage() for r in caplog.records if "differs from PyTorch" in r.getMessage()]
+    assert len(warnings) == 1
+    assert "region 1: output 0 'tanh' ( aten.tanh.default at " in warnings[0]
+    assert "test_backend.py:" in warnings[0] and "relative error" in warnings[0]
+
+
+def test_check_numerics_error_raises(tmp_path):
+    def fn(x):
+        y = torch.nn.functional.layer_norm(x, [16]).relu()
+        return y, y.amax(-1)
+    x = torch.randn(4, 16)
+    compiled = partitioned(fn, [x], tmp_path, check_numerics="error")
+    (region,) = regions(compiled)
+    compiled(x)
+    miscompiled(region, 1)
+    with pytest.raises(NumericsError, match=r"region 0: output 1 'amax' \( aten.amax.default"):
+        compiled(x)
+
+
+def test_check_numerics_sees_inputs_change(tmp_path):
+    def fn(x):
+        return torch.softmax(x, -1) * 2
+    x = torch.randn(4, 16)
+    compiled = partitioned(fn, [x], tmp_path, check_numerics="error")
+    (region,) = regions(compiled)
+    artifact = region.artifact
+
+    def clobbering(*args):
+        results = artifact(*args)
+        args[0][1, 2] = 7.0
+        return results
+    region.artifact = clobbering
+    with pytest.raises(NumericsError, match=r"input 0 \(which it must only read\) differs "
+                                            r"from PyTorch: .* at index \[1, 2\]: 7 instead"):
+        compiled(x)
+
+
+def test_compare_by_dtype():
+    want = torch.tensor([1.0, float("nan"), float("inf"), -2.0])
+    assert compare(want.clone(), want) is None
+    assert compare(want + 1e-5, want) is None  # Within f32's 1e-4 of max |want| = 2.
+    mismatch = compare(torch.tensor([1.0, 0.0, float("inf"), -2.0]), want)
+    assert mismatch.index == (1,) and mismatch.error == float("inf")
+    mismatch = compare(torch.tensor([1.0, float("nan"), float("inf"), -1.0]), want)
+    assert mismatch.index == (3,) and mismatch.error == 0.5
+    assert compare(want.bfloat16() * 1.01, want.bfloat16()) is None
+    ints = torch.arange(6).reshape(2, 3)
+    assert compare(ints + (ints == 4), ints).index == (1, 1)
+    assert compare(ints + 1, ints, tolerance=1) is None
+    with pytest.raises(NumericsError, match="shape"):
+        compare(ints.float(), ints)
 
 
 # ===--- torch.compile (torch 2.x) -------------------------------------------=== #
