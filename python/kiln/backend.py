@@ -39,8 +39,8 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
 * ``library_ops``: the ATen ops (``"aten.convolution.default"``) that call
   PyTorch's kernels, as Inductor's extern kernels do, even where Kiln
   compiles them: by default the convolutions, whose vendor libraries (cuDNN,
-  oneDNN) are faster than Kiln's patch-matrix products. ``[]`` compiles
-  everything Kiln can.
+  oneDNN) are faster than Kiln's patch-matrix products, and CUDA's
+  memory-efficient attention. ``[]`` compiles everything Kiln can.
 
 Shapes: a static size is part of a region's type; a symbolic one (Dynamo's
 ``dynamic=True``, ``mark_dynamic``, or its automatic dynamic shapes after a
@@ -117,8 +117,11 @@ _BACKEND_DECOMPOSITIONS = {
     if not str(op).startswith(("aten.lift_fresh.", "aten.lift."))}
 
 
-# Ops that run in PyTorch's vendor-library kernels by default (library_ops).
-DEFAULT_LIBRARY_OPS = ("aten.convolution.default", "aten.convolution_backward.default")
+# Ops that run in PyTorch's vendor-library kernels by default (library_ops):
+# cuDNN's and oneDNN's convolutions, and CUDA's fused attention, which keeps
+# the scores on chip where Kiln's lowering materializes them.
+DEFAULT_LIBRARY_OPS = ("aten.convolution.default", "aten.convolution_backward.default",
+                       "aten._scaled_dot_product_efficient_attention.default")
 
 
 class FallbackError(RuntimeError):

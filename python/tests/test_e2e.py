@@ -507,6 +507,46 @@ def test_cpu_flash_attention_gradient_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_efficient_attention_as_written(device, tmp_path):
+    """_scaled_dot_product_efficient_attention (CUDA's memory-efficient
+    kernel) lowers to the same math on both targets: its logsumexp pads the
+    queries to 32 rows (+inf past them), its Philox state is zero without
+    dropout. On the GPU it is compared with PyTorch's own kernel too."""
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    q, k, v = "tensor<2x3x5x8xf32>", "tensor<2x3x7x8xf32>", "tensor<2x3x7x4xf32>"
+    o, lse, bias = "tensor<2x3x5x4xf32>", "tensor<2x3x32xf32>", "tensor<2x3x5x7xf32>"
+    text = f"""fx.graph @forward(%q: {q}, %k: {k}, %v: {v}, %bias: {bias}) -> ({o}, {lse}, tensor<si64>, {o}, tensor<2x3x0xf32>) {{
+  %0:4 = fx.scaled_dot_product_efficient_attention %q, %k, %v attn_bias(%bias) {{compute_log_sumexp = true, scale = 0.3 : f64}} : ({q}, {k}, {v}, {bias}) -> ({o}, {lse}, tensor<si64>, tensor<si64>)
+  %1:4 = fx.scaled_dot_product_efficient_attention %q, %k, %v {{compute_log_sumexp = false, is_causal = true}} : ({q}, {k}, {v}) -> ({o}, tensor<2x3x0xf32>, tensor<si64>, tensor<si64>)
+  fx.output %0#0, %0#1, %0#2, %1#0, %1#1 : {o}, {lse}, tensor<si64>, {o}, tensor<2x3x0xf32>
+}}
+"""
+    generator = torch.Generator().manual_seed(10)
+    inputs = [torch.randn(*shape, generator=generator)
+              for shape in [(2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 4), (2, 3, 5, 7)]]
+    query, key, value, bias = inputs
+    scores = query @ key.transpose(-1, -2)
+    causal = torch.ones(5, 7, dtype=torch.bool).tril()
+    padded = torch.full((2, 3, 32), float("inf"))
+    padded[..., :5] = (scores * 0.3 + bias).logsumexp(-1)
+    want = [(scores * 0.3 + bias).softmax(-1) @ value, padded, torch.tensor(0),
+            (scores / 8 ** 0.5).masked_fill(~causal, float("-inf")).softmax(-1) @ value,
+            torch.empty(2, 3, 0)]
+    path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                              cache_dir=tmp_path)
+    got = Artifact(path)(*[t.to(device) for t in inputs])
+    for result, expected in zip(got, want):
+        torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
+    if device == "cuda":
+        cuda = [t.cuda() for t in inputs]
+        eager = torch.ops.aten._scaled_dot_product_efficient_attention(
+            *cuda, True, scale=0.3)
+        torch.testing.assert_close(got[0], eager[0], rtol=1e-4, atol=1e-4)
+        torch.testing.assert_close(got[1], eager[1], rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.filterwarnings("ignore:scatter_reduce\\(\\) is in beta")
 def test_scatter_reduce(device, tmp_path):
     # Duplicate indices combine atomically; without include_self the

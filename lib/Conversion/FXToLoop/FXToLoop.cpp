@@ -3008,11 +3008,89 @@ static double getAttentionScale(Value query, std::optional<APFloat> scaleAttr) {
   return 1.0 / std::sqrt(static_cast<double>(type.getShape().back()));
 }
 
-/// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout)
-/// as the math PyTorch's kernel computes in blocks: the scores
-/// (buildAttentionScores), a softmax over the keys, out = p·v, and
-/// logsumexp = max + log Σ exp. Row fusion turns the softmax into one
+/// Attention's forward math, as PyTorch's kernels compute it in blocks: the
+/// scores (buildAttentionScores), a softmax over the keys with the row
+/// statistics kept, and out = p·v. Row fusion turns the softmax into one
 /// kernel between the two products.
+struct AttentionForward {
+  Value output;
+  Value max; // Per query [B, H, L, 1], in `accumulator`.
+  Value sum; // Σ exp(score - max), likewise.
+  Type accumulator;
+
+  static AttentionForward build(OpBuilder &b, Location loc, Value query,
+                                Value key, Value value, Value mask, bool causal,
+                                std::optional<APFloat> scale,
+                                RankedTensorType outputType) {
+    Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
+    Type accumulator = getNormalizationDtype(b, dtype);
+    Value scores =
+        buildAttentionScores(b, loc, query, key, mask, causal,
+                             getAttentionScale(query, scale), accumulator);
+    auto scoresType = cast<RankedTensorType>(scores.getType());
+    int64_t last = scoresType.getRank() - 1;
+    RankedTensorType statsType =
+        getStatisticsType(scoresType, {last}, accumulator);
+    Value max = buildReduction(b, loc, scores, {last}, /*keepdim=*/true, "max",
+                               statsType);
+    Value exps = buildBroadcastPointwise(
+        b, loc, scoresType, ValueRange{scores, max},
+        TypeRange{accumulator, accumulator}, accumulator,
+        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return math::ExpOp::create(b, loc,
+                                     arith::SubFOp::create(b, loc, e[0], e[1]));
+        });
+    Value sum = buildReduction(b, loc, exps, {last}, /*keepdim=*/true, "sum",
+                               statsType);
+    Value probabilities = buildBroadcastPointwise(
+        b, loc, scoresType.clone(dtype), ValueRange{exps, sum},
+        TypeRange{accumulator, accumulator}, accumulator,
+        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return arith::DivFOp::create(b, loc, e[0], e[1]);
+        });
+    Value output = loop::MatmulOp::create(b, loc, outputType, probabilities,
+                                          value, ValueRange{})
+                       .getResult();
+    return {output, max, sum, accumulator};
+  }
+
+  /// logsumexp = max + log Σ exp per query, as `type` [B, H, rows]; rows
+  /// past the L queries (CUDA's kernel pads them to a multiple of 32) are
+  /// +inf, as that kernel writes them.
+  Value buildLogsumexp(OpBuilder &b, Location loc,
+                       RankedTensorType type) const {
+    int64_t queries =
+        cast<RankedTensorType>(max.getType()).getShape().end()[-2];
+    return buildGeneratorNode(
+        b, loc, type, {}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Value row = ivs.back();
+          Value lastQuery = arith::ConstantIndexOp::create(b, loc, queries - 1);
+          bool padded = type.getShape().back() > queries;
+          SmallVector<Value> indices(ivs.drop_back());
+          // A padded row loads the last query's statistics and drops them.
+          indices.push_back(
+              padded ? arith::MinUIOp::create(b, loc, row, lastQuery) : row);
+          indices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+          Value result = arith::AddFOp::create(
+              b, loc, loop::LoadOp::create(b, loc, max, indices),
+              math::LogOp::create(b, loc,
+                                  loop::LoadOp::create(b, loc, sum, indices)));
+          if (padded)
+            result = arith::SelectOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, row,
+                                      lastQuery),
+                makeFloat(b, loc, accumulator,
+                          std::numeric_limits<double>::infinity()),
+                result);
+          return convertScalar(b, loc, result, accumulator,
+                               type.getElementType());
+        });
+  }
+};
+
+/// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout):
+/// AttentionForward and its logsumexp.
 struct FlashAttentionForCpuLowering
     : OpRewritePattern<fx::ScaledDotProductFlashAttentionForCpuOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -3025,51 +3103,49 @@ struct FlashAttentionForCpuLowering
       return rewriter.notifyMatchFailure(op, "dropout");
     if (!hasStaticAttentionOperands(query, op.getKey(), value))
       return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
-    Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
-    Type accumulator = getNormalizationDtype(rewriter, dtype);
-    Value scores = buildAttentionScores(
-        rewriter, loc, query, op.getKey(), op.getAttnMask(), op.getIsCausal(),
-        getAttentionScale(query, op.getScale()), accumulator);
-    auto scoresType = cast<RankedTensorType>(scores.getType());
-    int64_t last = scoresType.getRank() - 1;
-    RankedTensorType statsType =
-        getStatisticsType(scoresType, {last}, accumulator);
-    Value max = buildReduction(rewriter, loc, scores, {last},
-                               /*keepdim=*/true, "max", statsType);
-    Value exps = buildBroadcastPointwise(
-        rewriter, loc, scoresType, ValueRange{scores, max},
-        TypeRange{accumulator, accumulator}, accumulator,
-        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
-          return math::ExpOp::create(b, loc,
-                                     arith::SubFOp::create(b, loc, e[0], e[1]));
-        });
-    Value sum = buildReduction(rewriter, loc, exps, {last}, /*keepdim=*/true,
-                               "sum", statsType);
-    Value probabilities = buildBroadcastPointwise(
-        rewriter, loc, scoresType.clone(dtype), ValueRange{exps, sum},
-        TypeRange{accumulator, accumulator}, accumulator,
-        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
-          return arith::DivFOp::create(b, loc, e[0], e[1]);
-        });
-    Value output =
-        loop::MatmulOp::create(rewriter, loc,
-                               cast<RankedTensorType>(op.getOutput().getType()),
-                               probabilities, value, ValueRange{})
-            .getResult();
-    auto logsumexpType = cast<RankedTensorType>(op.getLogsumexp().getType());
-    Value logsumexp = buildGeneratorNode(
-        rewriter, loc, logsumexpType, {},
-        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-          SmallVector<Value> indices(ivs);
-          indices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-          Value result = arith::AddFOp::create(
-              b, loc, loop::LoadOp::create(b, loc, max, indices),
-              math::LogOp::create(b, loc,
-                                  loop::LoadOp::create(b, loc, sum, indices)));
-          return convertScalar(b, loc, result, accumulator,
-                               logsumexpType.getElementType());
-        });
-    rewriter.replaceOp(op, {output, logsumexp});
+    auto forward = AttentionForward::build(
+        rewriter, loc, query, op.getKey(), value, op.getAttnMask(),
+        op.getIsCausal(), op.getScale(),
+        cast<RankedTensorType>(op.getOutput().getType()));
+    Value logsumexp = forward.buildLogsumexp(
+        rewriter, loc, cast<RankedTensorType>(op.getLogsumexp().getType()));
+    rewriter.replaceOp(op, {forward.output, logsumexp});
+    return success();
+  }
+};
+
+/// Lowers fx.scaled_dot_product_efficient_attention (without dropout), the
+/// math of CUDA's memory-efficient kernel: AttentionForward, its logsumexp
+/// (padded, or empty without `compute_log_sumexp`), and a zero Philox state
+/// (no dropout draws nothing).
+struct EfficientAttentionLowering
+    : OpRewritePattern<fx::ScaledDotProductEfficientAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ScaledDotProductEfficientAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value query = op.getQuery(), value = op.getValue();
+    if (op.getDropoutP().convertToDouble() != 0.0)
+      return rewriter.notifyMatchFailure(op, "dropout");
+    if (!hasStaticAttentionOperands(query, op.getKey(), value))
+      return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
+    auto forward = AttentionForward::build(
+        rewriter, loc, query, op.getKey(), value, op.getAttnBias(),
+        op.getIsCausal(), op.getScale(),
+        cast<RankedTensorType>(op.getOutput().getType()));
+    Value logsumexp = forward.buildLogsumexp(
+        rewriter, loc, cast<RankedTensorType>(op.getLogSumexp().getType()));
+    auto stateType = cast<RankedTensorType>(op.getPhiloxSeed().getType());
+    auto zeroState = [&]() {
+      return buildGeneratorNode(
+          rewriter, loc, stateType, {},
+          [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+            return makeInteger(b, loc, b.getI64Type(), 0);
+          });
+    };
+    rewriter.replaceOp(op,
+                       {forward.output, logsumexp, zeroState(), zeroState()});
     return success();
   }
 };
@@ -5749,7 +5825,8 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
            BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
            BatchNormBackwardLowering, LayerNormBackwardLowering,
            FlashAttentionForCpuLowering, FlashAttentionForCpuBackwardLowering,
-           CdistLowering, PdistLowering, GroupNormBackwardLowering,
+           EfficientAttentionLowering, CdistLowering, PdistLowering,
+           GroupNormBackwardLowering,
            SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
            LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);

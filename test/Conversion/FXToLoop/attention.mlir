@@ -54,3 +54,45 @@ fx.graph @attention_backward(%do: tensor<1x2x4x8xf32>, %q: tensor<1x2x4x8xf32>, 
   %0:3 = fx.scaled_dot_product_flash_attention_for_cpu_backward %do, %q, %k, %v, %o, %lse {dropout_p = 0.0 : f64, is_causal = false} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>)
   fx.output %0#0, %0#1, %0#2 : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>
 }
+
+// -----
+
+// CUDA's memory-efficient kernel computes the same math; its logsumexp has
+// the queries' rows padded to 32 (+inf past the 40 queries) and its Philox
+// state is zero without dropout.
+// CHECK-LABEL: fx.graph @efficient_attention
+// CHECK-DAG: %[[INF:.+]] = arith.constant 0x7F800000 : f32
+// CHECK-DAG: %[[LAST:.+]] = arith.constant 39 : index
+// CHECK: loop.matmul %{{.*}}, %{{.*}} {transpose_rhs}
+// CHECK: loop.reduce "max"
+// CHECK: loop.reduce "sum"
+// CHECK: loop.matmul
+// CHECK: loop.pointwise : tensor<2x4x64xf32>
+// CHECK: arith.minui %{{.*}}, %[[LAST]]
+// CHECK: math.log
+// CHECK: arith.cmpi ugt, %{{.*}}, %[[LAST]]
+// CHECK: arith.select %{{.*}}, %[[INF]]
+// CHECK: loop.pointwise : tensor<si64>
+fx.graph @efficient_attention(%q: tensor<2x4x40x16xf16>, %k: tensor<2x4x24x16xf16>, %v: tensor<2x4x24x16xf16>, %bias: tensor<2x4x40x24xf16>) -> (tensor<2x4x40x16xf16>, tensor<2x4x64xf32>, tensor<si64>, tensor<si64>) {
+  %0:4 = fx.scaled_dot_product_efficient_attention %q, %k, %v attn_bias(%bias) {compute_log_sumexp = true} : (tensor<2x4x40x16xf16>, tensor<2x4x24x16xf16>, tensor<2x4x24x16xf16>, tensor<2x4x40x24xf16>) -> (tensor<2x4x40x16xf16>, tensor<2x4x64xf32>, tensor<si64>, tensor<si64>)
+  fx.output %0#0, %0#1, %0#2, %0#3 : tensor<2x4x40x16xf16>, tensor<2x4x64xf32>, tensor<si64>, tensor<si64>
+}
+
+// -----
+
+// Without compute_log_sumexp the logsumexp is empty.
+// CHECK-LABEL: fx.graph @efficient_attention_without_logsumexp
+// CHECK: loop.pointwise : tensor<1x2x0xf32>
+fx.graph @efficient_attention_without_logsumexp(%q: tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x0xf32>) {
+  %0:4 = fx.scaled_dot_product_efficient_attention %q, %q, %q {compute_log_sumexp = false, is_causal = true} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x0xf32>, tensor<si64>, tensor<si64>)
+  fx.output %0#0, %0#1 : tensor<1x2x8x16xbf16>, tensor<1x2x0xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @efficient_attention_with_dropout
+fx.graph @efficient_attention_with_dropout(%q: tensor<1x1x4x8xf16>) -> tensor<1x1x4x8xf16> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.scaled_dot_product_efficient_attention' with these operand types}}
+  %0:4 = fx.scaled_dot_product_efficient_attention %q, %q, %q {compute_log_sumexp = true, dropout_p = 0.1 : f64} : (tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>) -> (tensor<1x1x4x8xf16>, tensor<1x1x32xf32>, tensor<si64>, tensor<si64>)
+  fx.output %0#0 : tensor<1x1x4x8xf16>
+}
