@@ -556,7 +556,10 @@ def test_scatter_reduce(device, tmp_path):
                      for reduce in ("sum", "amax", "amin", "mean")
                      for include in (True, False)) + (
             ints.scatter_reduce(0, index[:3, :6] % 4, int_src, "amax", include_self=False),
-            ints.scatter_reduce(0, index[:3, :6] % 4, int_src, "amin"))
+            ints.scatter_reduce(0, index[:3, :6] % 4, int_src, "amin"),
+            ints.scatter_reduce(0, index[:3, :6] % 4, int_src % 5, "prod"),
+            ints.scatter_reduce(1, index[:, :5], int_src[:1, :5].expand(4, 5) - 2, "prod",
+                                include_self=False))
 
     generator = torch.Generator().manual_seed(10)
     inputs = [torch.randn(4, 6, generator=generator),

@@ -123,6 +123,21 @@ void mlir::kiln::emitScatterUpdate(OpBuilder &b, loop::ScatterOp node,
   }
   Type element = node.getResultType().getElementType();
   bool isFloat = isa<FloatType>(element);
+  if (node.getCombiner() == "prod") {
+    // No target has an atomic product: a compare-and-swap loop.
+    auto update =
+        memref::GenericAtomicRMWOp::create(b, yield.getLoc(), dest, indices);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(update.getBody());
+    Value current = update.getCurrentValue();
+    Value product =
+        isFloat ? arith::MulFOp::create(b, yield.getLoc(), current, value)
+                      .getResult()
+                : arith::MulIOp::create(b, yield.getLoc(), current, value)
+                      .getResult();
+    memref::AtomicYieldOp::create(b, yield.getLoc(), product);
+    return;
+  }
   bool isUnsigned = element.isUnsignedInteger();
   arith::AtomicRMWKind kind =
       llvm::StringSwitch<arith::AtomicRMWKind>(node.getCombiner())

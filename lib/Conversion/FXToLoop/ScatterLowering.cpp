@@ -149,8 +149,8 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
 static Value getCombinerIdentity(OpBuilder &b, Location loc, StringRef combiner,
                                  Type dtype) {
   Type scalar = loop::getScalarType(dtype);
-  if (combiner == "sum")
-    return makeScalar(b, loc, b.getI64IntegerAttr(0), dtype);
+  if (combiner == "sum" || combiner == "prod")
+    return makeScalar(b, loc, b.getI64IntegerAttr(combiner == "prod"), dtype);
   bool isMax = combiner == "max";
   if (auto floatType = dyn_cast<FloatType>(dtype))
     return arith::ConstantOp::create(
@@ -166,8 +166,8 @@ static Value getCombinerIdentity(OpBuilder &b, Location loc, StringRef combiner,
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalar, bound));
 }
 
-/// Lowers fx.scatter_reduce ("sum", "mean", "amax", "amin"; "prod" has no
-/// atomic form): a loop.scatter combining src into self along `dim`. Without
+/// Lowers fx.scatter_reduce ("sum", "mean", "amax", "amin", and "prod" of
+/// integers): a loop.scatter combining src into self along `dim`. Without
 /// `include_self`, the elements that receive values first take the
 /// combiner's identity (an "assign" scatter); "mean" divides by the number
 /// of values each element received (plus one for self's), floats only.
@@ -181,13 +181,15 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
     StringRef reduce = op.getReduce();
     StringRef combiner = llvm::StringSwitch<StringRef>(reduce)
                              .Case("sum", "sum")
+                             .Case("prod", "prod")
                              .Case("mean", "sum")
                              .Case("amax", "max")
                              .Case("amin", "min")
                              .Default("");
     bool mean = reduce == "mean";
     if (combiner.empty() || !isAddable(type) ||
-        (mean && !isa<FloatType>(dtype)))
+        (mean && !isa<FloatType>(dtype)) ||
+        (combiner == "prod" && !isa<IntegerType>(dtype)))
       return rewriter.notifyMatchFailure(op, "reduction not combined");
     int64_t rank = type.getRank();
     int64_t dim = static_cast<int64_t>(op.getDim());

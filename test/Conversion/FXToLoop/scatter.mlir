@@ -87,3 +87,18 @@ fx.graph @scatter_amax_without_self(%x: tensor<8x5xf32>, %i: tensor<8x3xsi64>, %
   %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "amax", include_self = false} : (tensor<8x5xf32>, tensor<8x3xsi64>, tensor<8x3xf32>) -> tensor<8x5xf32>
   fx.output %0 : tensor<8x5xf32>
 }
+
+// -----
+
+// "prod" without self: the receiving elements first take 1.
+// CHECK-LABEL: fx.graph @scatter_prod_without_self
+// CHECK-SAME: (%[[X:.+]]: tensor<8x5xsi32>, %[[I:.+]]: tensor<8x3xsi64>, %[[S:.+]]: tensor<8x3xsi32>)
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1 : i32
+// CHECK: %[[INIT:.+]] = loop.scatter "assign" %[[X]] over [8, 3]
+// CHECK: loop.scatter_yield %[[ONE]]
+// CHECK: loop.scatter "prod" %[[INIT]] over [8, 3]
+// CHECK: loop.load %[[S]]
+fx.graph @scatter_prod_without_self(%x: tensor<8x5xsi32>, %i: tensor<8x3xsi64>, %s: tensor<8x3xsi32>) -> tensor<8x5xsi32> {
+  %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod", include_self = false} : (tensor<8x5xsi32>, tensor<8x3xsi64>, tensor<8x3xsi32>) -> tensor<8x5xsi32>
+  fx.output %0 : tensor<8x5xsi32>
+}

@@ -140,7 +140,7 @@ fx.graph @dynamic_group_norm_backward(%dy: tensor<?x4x3xf32>, %m: tensor<?x2xf32
 
 // -----
 
-// A product has no atomic form.
+// A product of floats has no atomic form (LLVM compares and swaps integers).
 fx.graph @scatter_prod(%x: tensor<8x5xf32>, %i: tensor<8x3xsi64>, %s: tensor<8x3xf32>) -> tensor<8x5xf32> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.scatter_reduce' with these operand types}}
   %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod"} : (tensor<8x5xf32>, tensor<8x3xsi64>, tensor<8x3xf32>) -> tensor<8x5xf32>

@@ -282,3 +282,28 @@ fx.graph @scatter_extrema(%x: tensor<4xf32>, %u: tensor<4xui8>) -> (tensor<4xf32
   }
   fx.output %0, %1 : tensor<4xf32>, tensor<4xui8>
 }
+
+// -----
+
+// A "prod" scatter multiplies in a compare-and-swap loop: no target has an
+// atomic product.
+// CHECK-LABEL: func.func @scatter_product
+// CHECK: memref.generic_atomic_rmw %{{.+}}[%{{.+}}] : memref<4xi8>
+// CHECK-NEXT: ^bb0(%[[OLD:.+]]: i8):
+// CHECK-NEXT: %[[NEW:.+]] = arith.muli %[[OLD]], %{{.+}} : i8
+// CHECK-NEXT: memref.atomic_yield %[[NEW]] : i8
+// CHECK: memref.generic_atomic_rmw %{{.+}}[%{{.+}}] : memref<4xi64>
+// CHECK: arith.muli
+fx.graph @scatter_product(%x: tensor<4xui8>, %n: tensor<4xsi64>) -> (tensor<4xui8>, tensor<4xsi64>) {
+  %0 = loop.scatter "prod" %x over [4] : tensor<4xui8> -> tensor<4xui8> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xui8>
+    loop.scatter_yield %v at [%i] : i8
+  }
+  %1 = loop.scatter "prod" %n over [4] : tensor<4xsi64> -> tensor<4xsi64> {
+  ^bb0(%i: index):
+    %v = loop.load %n[%i] : tensor<4xsi64>
+    loop.scatter_yield %v at [%i] : i64
+  }
+  fx.output %0, %1 : tensor<4xui8>, tensor<4xsi64>
+}

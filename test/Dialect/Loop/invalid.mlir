@@ -316,8 +316,8 @@ fx.graph @epilogue_yield(%x: tensor<2x8xbf16>, %w: tensor<8x4xbf16>) -> tensor<2
 // -----
 
 fx.graph @scatter_combiner(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loop.scatter' op combiner must be "sum", "max", "min" or "assign", not "prod"}}
-  %0 = loop.scatter "prod" %x over [4] : tensor<4xf32> -> tensor<4xf32> {
+  // expected-error @+1 {{'loop.scatter' op combiner must be "sum", "prod", "max", "min" or "assign", not "mean"}}
+  %0 = loop.scatter "mean" %x over [4] : tensor<4xf32> -> tensor<4xf32> {
   ^bb0(%i: index):
     %v = loop.load %x[%i] : tensor<4xf32>
     loop.scatter_yield %v at [%i] : f32
@@ -372,4 +372,16 @@ fx.graph @scatter_init(%x: tensor<4xf32>) -> tensor<5xf32> {
     loop.scatter_yield %v at [%i] : f32
   }
   fx.output %0 : tensor<5xf32>
+}
+
+// -----
+
+fx.graph @scatter_float_product(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loop.scatter' op multiplies integers only, not 'f32'}}
+  %0 = loop.scatter "prod" %x over [4] : tensor<4xf32> -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xf32>
+    loop.scatter_yield %v at [%i] : f32
+  }
+  fx.output %0 : tensor<4xf32>
 }

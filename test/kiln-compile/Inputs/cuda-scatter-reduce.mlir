@@ -1,8 +1,11 @@
-// scatter_reduce: atomic maxima and minima of f32, bf16 and si32, and a mean.
-fx.graph @forward(%x: tensor<8x5xf32>, %i: tensor<8x3xsi64>, %s: tensor<8x3xf32>, %h: tensor<8x5xbf16>, %hs: tensor<8x3xbf16>, %n: tensor<8x5xsi32>, %ns: tensor<8x3xsi32>) -> (tensor<8x5xf32>, tensor<8x5xbf16>, tensor<8x5xsi32>, tensor<8x5xf32>) {
+// scatter_reduce: atomic maxima and minima of f32, bf16 and si32, a mean, and
+// products (compare-and-swap loops) of si32 and si64.
+fx.graph @forward(%x: tensor<8x5xf32>, %i: tensor<8x3xsi64>, %s: tensor<8x3xf32>, %h: tensor<8x5xbf16>, %hs: tensor<8x3xbf16>, %n: tensor<8x5xsi32>, %ns: tensor<8x3xsi32>) -> (tensor<8x5xf32>, tensor<8x5xbf16>, tensor<8x5xsi32>, tensor<8x5xf32>, tensor<8x5xsi32>, tensor<8x3xsi64>) {
   %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "amax", include_self = false} : (tensor<8x5xf32>, tensor<8x3xsi64>, tensor<8x3xf32>) -> tensor<8x5xf32>
   %1 = fx.scatter_reduce %h, %i, %hs {dim = 1 : i64, reduce = "amin"} : (tensor<8x5xbf16>, tensor<8x3xsi64>, tensor<8x3xbf16>) -> tensor<8x5xbf16>
   %2 = fx.scatter_reduce %n, %i, %ns {dim = 1 : i64, reduce = "amin"} : (tensor<8x5xsi32>, tensor<8x3xsi64>, tensor<8x3xsi32>) -> tensor<8x5xsi32>
   %3 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "mean", include_self = false} : (tensor<8x5xf32>, tensor<8x3xsi64>, tensor<8x3xf32>) -> tensor<8x5xf32>
-  fx.output %0, %1, %2, %3 : tensor<8x5xf32>, tensor<8x5xbf16>, tensor<8x5xsi32>, tensor<8x5xf32>
+  %4 = fx.scatter_reduce %n, %i, %ns {dim = 1 : i64, reduce = "prod"} : (tensor<8x5xsi32>, tensor<8x3xsi64>, tensor<8x3xsi32>) -> tensor<8x5xsi32>
+  %5 = fx.scatter_reduce %i, %i, %i {dim = 0 : i64, reduce = "prod", include_self = false} : (tensor<8x3xsi64>, tensor<8x3xsi64>, tensor<8x3xsi64>) -> tensor<8x3xsi64>
+  fx.output %0, %1, %2, %3, %4, %5 : tensor<8x5xf32>, tensor<8x5xbf16>, tensor<8x5xsi32>, tensor<8x5xf32>, tensor<8x5xsi32>, tensor<8x3xsi64>
 }

@@ -133,10 +133,10 @@ void ScatterOp::getAsmBlockArgumentNames(Region &region,
 }
 
 LogicalResult ScatterOp::verify() {
-  if (!llvm::is_contained({"sum", "max", "min", "assign"}, getCombiner()))
-    return emitOpError(
-               "combiner must be \"sum\", \"max\", \"min\" or \"assign\", "
-               "not \"")
+  if (!llvm::is_contained({"sum", "prod", "max", "min", "assign"},
+                          getCombiner()))
+    return emitOpError("combiner must be \"sum\", \"prod\", \"max\", "
+                       "\"min\" or \"assign\", not \"")
            << getCombiner() << "\"";
   if (getInit().getType() != getResultType())
     return emitOpError("starts from ")
@@ -145,6 +145,9 @@ LogicalResult ScatterOp::verify() {
   if (getCombiner() != "assign" && !isa<FloatType>(element) &&
       !(isa<IntegerType>(element) && !element.isInteger(1)))
     return emitOpError("combines floats or integers, not ") << element;
+  // LLVM's compare-and-swap, which a product needs, takes integers only.
+  if (getCombiner() == "prod" && !isa<IntegerType>(element))
+    return emitOpError("multiplies integers only, not ") << element;
   int64_t numDynamic = getResultType().getNumDynamicDims();
   if (static_cast<int64_t>(getDynamicSizes().size()) != numDynamic)
     return emitOpError("has ")

@@ -120,8 +120,10 @@ def Loop_ScatterOp : Loop_Op<"scatter", [
     it), the body yields a value and the indices of the result element it
     combines into with `combiner`; the result is `init` with every value
     combined. With "sum", several values at one element add up, in an
-    unspecified order (atomically where updates run in parallel); "max" and
-    "min" keep the largest or smallest (NaN propagating for floats); with
+    unspecified order (atomically where updates run in parallel); "prod"
+    multiplies integers likewise (a compare-and-swap loop, as no target has
+    an atomic product); "max" and "min" keep the largest or smallest (NaN
+    propagating for floats); with
     "assign", the element takes one of them, unspecified which (as in
     PyTorch's scatters and `index_put` with duplicate indices).
     The body has one `index` argument per update dimension and ends in
