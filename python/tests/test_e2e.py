@@ -647,20 +647,22 @@ def test_fold(device, tmp_path):
 
 
 def test_grid_sampling(device, tmp_path):
-    # Bilinear and nearest sampling, zeros and border padding, with and
-    # without aligned corners; the grid reaches past the input's edges.
+    # Bilinear and nearest sampling, zeros, border and reflection padding,
+    # with and without aligned corners; the grid reaches past the input's
+    # edges, far enough to reflect more than once.
     grid_sample = torch.nn.functional.grid_sample
 
     def fn(x, grid):
         return tuple(grid_sample(x, grid, mode=mode, padding_mode=padding,
                                  align_corners=align)
                      for mode in ("bilinear", "nearest")
-                     for padding in ("zeros", "border")
+                     for padding in ("zeros", "border", "reflection")
                      for align in (False, True))
 
     generator = torch.Generator().manual_seed(12)
     x = torch.randn(2, 3, 5, 7, generator=generator)
     grid = torch.rand(2, 4, 6, 2, generator=generator) * 2.4 - 1.2
+    grid[1, 0] = torch.linspace(-4.3, 3.9, 12).reshape(6, 2)
     compiled = kiln.compile(fn, [x.to(device), grid.to(device)], cache_dir=tmp_path)
     for got, want in zip(compiled(x.to(device), grid.to(device)), fn(x, grid)):
         torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-5)

@@ -136,13 +136,41 @@ struct UpsampleBilinearLowering : OpRewritePattern<fx::UpsampleBilinear2dOp> {
   }
 };
 
+/// Reflects coordinate `at` about the bounds twiceLow / 2 and twiceHigh / 2
+/// until it lies between them, as PyTorch's grid sampler does.
+static Value reflectCoordinate(OpBuilder &b, Location loc, Value at,
+                               int64_t twiceLow, int64_t twiceHigh) {
+  Type type = at.getType();
+  auto constant = [&](double value) { return makeFloat(b, loc, type, value); };
+  if (twiceLow == twiceHigh)
+    return constant(0.0);
+  double low = twiceLow / 2.0, span = (twiceHigh - twiceLow) / 2.0;
+  Value distance = math::AbsFOp::create(
+      b, loc, arith::SubFOp::create(b, loc, at, constant(low)));
+  Value extra = arith::RemFOp::create(b, loc, distance, constant(span));
+  Value flips = math::FloorOp::create(
+      b, loc, arith::DivFOp::create(b, loc, distance, constant(span)));
+  Value halfFlips = math::FloorOp::create(
+      b, loc, arith::MulFOp::create(b, loc, flips, constant(0.5)));
+  Value even = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, flips,
+      arith::MulFOp::create(b, loc, halfFlips, constant(2.0)));
+  return arith::SelectOp::create(
+      b, loc, even, arith::AddFOp::create(b, loc, extra, constant(low)),
+      arith::AddFOp::create(
+          b, loc, arith::SubFOp::create(b, loc, constant(span), extra),
+          constant(low)));
+}
+
 /// Lowers fx.grid_sampler_2d with bilinear or nearest interpolation and
-/// zeros or border padding, as PyTorch's kernels compute it: a grid point
-/// (x, y) in [-1, 1] maps to ((x + 1) / 2)·(W - 1) with aligned corners,
-/// else ((x + 1)·W - 1) / 2; border padding clamps it into the input;
-/// bilinear blends the four neighbours, nearest takes the one at the
-/// coordinates rounded half to even; taps outside the input read zero.
-/// Bicubic interpolation and reflection padding are not lowered.
+/// zeros, border or reflection padding, as PyTorch's kernels compute it: a
+/// grid point (x, y) in [-1, 1] maps to ((x + 1) / 2)·(W - 1) with aligned
+/// corners, else ((x + 1)·W - 1) / 2; border padding clamps it into the
+/// input, reflection padding reflects it about the input's edges (its
+/// corner pixels' centres when aligned, else their outer edges) and then
+/// clamps; bilinear blends the four neighbours, nearest takes the one at
+/// the coordinates rounded half to even; taps outside the input read zero.
+/// Bicubic interpolation is not lowered.
 struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -155,13 +183,13 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
     RankedTensorType type = op.getType();
     int64_t interpolation = static_cast<int64_t>(op.getInterpolationMode());
     int64_t padding = static_cast<int64_t>(op.getPaddingMode());
-    if (interpolation > 1 || padding > 1)
-      return rewriter.notifyMatchFailure(op, "bicubic or reflection");
+    if (interpolation > 1 || padding > 2)
+      return rewriter.notifyMatchFailure(op, "bicubic");
     if (inputType.getRank() != 4 || !inputType.hasStaticShape() ||
         !type.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic sizes");
     bool alignCorners = op.getAlignCorners();
-    bool border = padding == 1;
+    bool border = padding == 1, reflection = padding == 2;
     Type dtype = type.getElementType();
     Type computeType = getComputeDtype(dtype, /*computeInF32=*/true);
     int64_t height = inputType.getDimSize(2), width = inputType.getDimSize(3);
@@ -196,7 +224,11 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
                                      constant(1.0)),
                                  constant(2.0))
                                  .getResult();
-            if (border)
+            if (reflection)
+              at = alignCorners
+                       ? reflectCoordinate(b, loc, at, 0, 2 * (size - 1))
+                       : reflectCoordinate(b, loc, at, -1, 2 * size - 1);
+            if (border || reflection)
               at = arith::MinimumFOp::create(
                   b, loc, arith::MaximumFOp::create(b, loc, at, constant(0.0)),
                   constant(size - 1));

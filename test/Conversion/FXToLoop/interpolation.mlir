@@ -48,3 +48,24 @@ fx.graph @grid_sampler(%x: tensor<1x2x4x5xf32>, %g: tensor<1x3x3x2xf32>) -> tens
   %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64, align_corners = false} : (tensor<1x2x4x5xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
   fx.output %0 : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// Reflection padding folds the coordinate back about the input's edges
+// (here its outer edges, -0.5 and 4.5 for width 5: |x + 0.5| mod 5 and the
+// parity of the number of folds), then clamps it.
+// CHECK-LABEL: fx.graph @grid_sampler_reflection
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[SPAN:.+]] = arith.constant 5.000000e+00 : f32
+// CHECK: loop.pointwise : tensor<1x2x3x3xf32>
+// CHECK: math.absf
+// CHECK: arith.remf %{{.+}}, %[[SPAN]]
+// CHECK: math.floor
+// CHECK: arith.cmpf oeq
+// CHECK: arith.select
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+fx.graph @grid_sampler_reflection(%x: tensor<1x2x4x5xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 0 : i64, padding_mode = 2 : i64, align_corners = false} : (tensor<1x2x4x5xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
+  fx.output %0 : tensor<1x2x3x3xf32>
+}
