@@ -586,6 +586,24 @@ def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
                                  "or shares a larger storage is not supported")
 
 
+def _adapt_as_strided_scatter(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    """fx.as_strided_scatter places src by offsets into self's elements in
+    row-major order: that is eager's (a clone of self keeps self's strides)
+    only for a contiguous self, which a graph input need not be at every
+    call."""
+    operand = bound["self"]
+    meta = operand.meta if isinstance(operand, torch.fx.Node) else {}
+    if isinstance(operand, torch.fx.Node) and operand.op == "placeholder":
+        raise _unsupported(node, f"{node.target} into a graph input places by the strides "
+                                 "of whatever tensor each call passes, which Kiln does not see")
+    value, tensor_meta = meta.get("val"), meta.get("tensor_meta")
+    contiguous = value.is_contiguous() if isinstance(value, torch.Tensor) else \
+        getattr(tensor_meta, "memory_format", None) == torch.contiguous_format
+    if not contiguous:
+        raise _unsupported(node, f"{node.target} into a tensor that is not contiguous "
+                                 "is not supported")
+
+
 def _naming_size_symbols(least: int) -> Callable[[torch.fx.Node, Dict[str, Any]], None]:
     """An adapter for an op whose sizes are its result type's (torch 2.x):
     with at least `least` symbolic sizes, each a size symbol of its own
@@ -607,6 +625,7 @@ def _naming_size_symbols(least: int) -> Callable[[torch.fx.Node, Dict[str, Any]]
 # their arguments must be beyond their types.
 _ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] = {
     "aten.as_strided.default": _adapt_as_strided,
+    "aten.as_strided_scatter.default": _adapt_as_strided_scatter,
     "aten.view.default": _naming_size_symbols(2),
     "aten._unsafe_view.default": _naming_size_symbols(2),
     "aten.full.default": _naming_size_symbols(1),

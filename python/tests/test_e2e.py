@@ -573,6 +573,24 @@ def test_scatter_reduce(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_as_strided_scatter(device, tmp_path):
+    # src's elements go to self's row-major positions offset + Σ index·stride;
+    # overlapping positions (stride 0) keep one of the values.
+    def fn(x, src, column):
+        y = x * 2
+        return (torch.as_strided_scatter(y, src, (3, 2), (4, 1), 2),
+                torch.as_strided_scatter(y + 1, src.t(), (2, 3), (1, 5)),
+                torch.as_strided_scatter(y - 1, column, (4, 1), (5, 0), 3))
+
+    generator = torch.Generator().manual_seed(13)
+    inputs = [torch.randn(4, 5, generator=generator), torch.randn(3, 2, generator=generator),
+              torch.randn(4, 1, generator=generator)]
+    compiled = kiln.compile(fn, [t.to(device) for t in inputs], cache_dir=tmp_path)
+    args = [torch.randn(t.shape, generator=generator).to(device) for t in inputs]
+    for got, want in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
 def test_cdist(device, tmp_path):
     # Each norm PyTorch treats on its own (0, 1, 2, inf) and a general one;
     # torch.cdist traces as _cdist_forward where it does not use a product.

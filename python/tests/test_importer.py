@@ -568,3 +568,18 @@ def test_as_strided_needs_an_operand_that_owns_its_storage():
     for message, fn in refusals.items():
         with pytest.raises(kiln.UnsupportedOpError, match=f"as_strided.* {message}"):
             import_and_verify(fn, f32(3, 4))
+
+
+def test_as_strided_scatter_needs_a_contiguous_self():
+    text = import_and_verify(
+        lambda x, s: torch.as_strided_scatter(x * 2, s, (2, 2), (1, 3), 1), f32(3, 4), f32(2, 2))
+    assert "fx.as_strided_scatter" in text
+    refusals = {
+        "into a graph input places by the strides": lambda x, s: torch.as_strided_scatter(
+            x, s, (2, 2), (1, 3), 1),
+        "into a tensor that is not contiguous": lambda x, s: torch.as_strided_scatter(
+            (x * 2).t(), s, (2, 2), (1, 3), 1),
+    }
+    for message, fn in refusals.items():
+        with pytest.raises(kiln.UnsupportedOpError, match=f"as_strided_scatter.* {message}"):
+            import_and_verify(fn, f32(3, 4), f32(2, 2))

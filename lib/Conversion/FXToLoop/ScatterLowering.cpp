@@ -249,6 +249,57 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
   }
 };
 
+/// Lowers fx.as_strided_scatter of static shapes: each element of src goes
+/// to the element of self at storage offset + Σ index·stride, self's
+/// elements counted in row-major order (a functional graph's self owns its
+/// storage); an "assign" scatter, so of several src elements at one
+/// position one wins, unspecified which, as in PyTorch.
+struct AsStridedScatterLowering : OpRewritePattern<fx::AsStridedScatterOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::AsStridedScatterOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType type = op.getType();
+    RankedTensorType srcType = op.getSrc().getType();
+    ArrayRef<int64_t> strides = op.getStride();
+    if (!type.hasStaticShape() || !srcType.hasStaticShape() ||
+        type.getRank() == 0 || srcType.getRank() == 0 ||
+        static_cast<int64_t>(strides.size()) != srcType.getRank())
+      return rewriter.notifyMatchFailure(op, "dynamic or scalar shapes");
+    int64_t offset = static_cast<int64_t>(op.getStorageOffset().value_or(0));
+    // The view must lie within self: PyTorch refuses one reaching past it.
+    int64_t last = offset;
+    for (auto [size, stride] : llvm::zip_equal(srcType.getShape(), strides)) {
+      if (stride < 0)
+        return rewriter.notifyMatchFailure(op, "negative stride");
+      last += (size - 1) * stride;
+    }
+    if (srcType.getNumElements() == 0 || last >= type.getNumElements())
+      return rewriter.notifyMatchFailure(op, "the view reaches past self");
+    Location loc = op.getLoc();
+    Value src = op.getSrc();
+    rewriter.replaceOp(
+        op,
+        buildScatterOver(
+            rewriter, loc, "assign", op.getSelf(), src,
+            [&](OpBuilder &b, Location loc, ValueRange ivs) {
+              Value position = arith::ConstantIndexOp::create(b, loc, offset);
+              for (auto [iv, stride] : llvm::zip_equal(ivs, strides))
+                position = arith::AddIOp::create(
+                    b, loc, position,
+                    arith::MulIOp::create(
+                        b, loc, iv,
+                        arith::ConstantIndexOp::create(b, loc, stride)));
+              Value value = convertScalar(
+                  b, loc, loop::LoadOp::create(b, loc, src, ivs),
+                  srcType.getElementType(), type.getElementType());
+              return ScatterUpdate{
+                  value, delinearizeIndex(b, loc, position, type.getShape())};
+            }));
+    return success();
+  }
+};
+
 /// Lowers fx.index_put with one index tensor, for the first dimension:
 /// values (broadcast to the index's shape, then self's other dimensions)
 /// add into (with `accumulate`) or replace self's rows that the index names.
@@ -348,7 +399,7 @@ struct EmbeddingDenseBackwardLowering
 } // namespace
 
 void fxtoloop::populateScatterPatterns(RewritePatternSet &patterns) {
-  patterns.add<ScatterAlongLowering<fx::ScatterAddOp>,
+  patterns.add<AsStridedScatterLowering, ScatterAlongLowering<fx::ScatterAddOp>,
                ScatterAlongLowering<fx::ScatterOp>,
                ScatterAlongLowering<fx::ScatterValueOp>, ScatterReduceLowering,
                IndexPutLowering, EmbeddingDenseBackwardLowering>(

@@ -102,3 +102,22 @@ fx.graph @scatter_prod_without_self(%x: tensor<8x5xsi32>, %i: tensor<8x3xsi64>, 
   %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod", include_self = false} : (tensor<8x5xsi32>, tensor<8x3xsi64>, tensor<8x3xsi32>) -> tensor<8x5xsi32>
   fx.output %0 : tensor<8x5xsi32>
 }
+
+// -----
+
+// as_strided_scatter: src's element (i, j) goes to self's row-major
+// position 2 + 4i + j, split back into self's indices.
+// CHECK-LABEL: fx.graph @as_strided_scatter
+// CHECK-SAME: (%[[X:.+]]: tensor<4x5xf32>, %[[S:.+]]: tensor<3x2xf32>)
+// CHECK: loop.scatter "assign" %[[X]] over [3, 2]
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: arith.muli %[[I]]
+// CHECK: %[[AT:.+]] = arith.addi %{{.+}}, %[[J]]
+// CHECK: %[[V:.+]] = loop.load %[[S]][%[[I]], %[[J]]]
+// CHECK-DAG: %[[COL:.+]] = arith.remui %[[AT]]
+// CHECK-DAG: %[[ROW:.+]] = arith.divui %[[AT]]
+// CHECK: loop.scatter_yield %[[V]] at [%[[ROW]], %[[COL]]]
+fx.graph @as_strided_scatter(%x: tensor<4x5xf32>, %s: tensor<3x2xf32>) -> tensor<4x5xf32> {
+  %0 = fx.as_strided_scatter %x, %s {stride = array<i64: 4, 1>, storage_offset = 2 : i64} : (tensor<4x5xf32>, tensor<3x2xf32>) -> tensor<4x5xf32>
+  fx.output %0 : tensor<4x5xf32>
+}

@@ -164,3 +164,12 @@ fx.graph @long_randperm(%seed: tensor<si64>) -> tensor<5000xsi64> {
   %0 = fx.randperm %seed {offset = 0 : i64} : (tensor<si64>) -> tensor<5000xsi64>
   fx.output %0 : tensor<5000xsi64>
 }
+
+// -----
+
+// A strided view reaching past self's 20 elements (2 + 4·4 + 1·2 = 20).
+fx.graph @as_strided_scatter_past_the_end(%x: tensor<4x5xf32>, %s: tensor<5x3xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.as_strided_scatter' with these operand types}}
+  %0 = fx.as_strided_scatter %x, %s {stride = array<i64: 4, 1>, storage_offset = 2 : i64} : (tensor<4x5xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
+  fx.output %0 : tensor<4x5xf32>
+}
