@@ -665,15 +665,15 @@ def test_fold(device, tmp_path):
 
 
 def test_grid_sampling(device, tmp_path):
-    # Bilinear and nearest sampling, zeros, border and reflection padding,
-    # with and without aligned corners; the grid reaches past the input's
-    # edges, far enough to reflect more than once.
+    # Bilinear, nearest and bicubic sampling, zeros, border and reflection
+    # padding, with and without aligned corners; the grid reaches past the
+    # input's edges, far enough to reflect more than once.
     grid_sample = torch.nn.functional.grid_sample
 
     def fn(x, grid):
         return tuple(grid_sample(x, grid, mode=mode, padding_mode=padding,
                                  align_corners=align)
-                     for mode in ("bilinear", "nearest")
+                     for mode in ("bilinear", "nearest", "bicubic")
                      for padding in ("zeros", "border", "reflection")
                      for align in (False, True))
 

@@ -162,6 +162,39 @@ static Value reflectCoordinate(OpBuilder &b, Location loc, Value at,
           constant(low)));
 }
 
+/// The weights of the four taps at -1, 0, 1 and 2 of cubic convolution at
+/// fraction `t` (Keys' kernel with A = -0.75, as PyTorch's bicubic modes).
+static SmallVector<Value, 4> buildCubicWeights(OpBuilder &b, Location loc,
+                                               Value t) {
+  constexpr double a = -0.75;
+  Type type = t.getType();
+  auto constant = [&](double value) { return makeFloat(b, loc, type, value); };
+  // |d| <= 1: ((A + 2)·d - (A + 3))·d² + 1.
+  auto near = [&](Value d) -> Value {
+    Value inner = arith::SubFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, constant(a + 2), d),
+        constant(a + 3));
+    return arith::AddFOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, arith::MulFOp::create(b, loc, inner, d),
+                              d),
+        constant(1.0));
+  };
+  // 1 < |d| < 2: ((A·d - 5A)·d + 8A)·d - 4A.
+  auto far = [&](Value d) -> Value {
+    Value inner = arith::SubFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, constant(a), d), constant(5 * a));
+    inner = arith::AddFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, inner, d), constant(8 * a));
+    return arith::SubFOp::create(
+        b, loc, arith::MulFOp::create(b, loc, inner, d), constant(4 * a));
+  };
+  Value one = constant(1.0);
+  return {far(arith::AddFOp::create(b, loc, t, one)), near(t),
+          near(arith::SubFOp::create(b, loc, one, t)),
+          far(arith::SubFOp::create(b, loc, constant(2.0), t))};
+}
+
 /// Lowers fx.grid_sampler_2d with bilinear or nearest interpolation and
 /// zeros, border or reflection padding, as PyTorch's kernels compute it: a
 /// grid point (x, y) in [-1, 1] maps to ((x + 1) / 2)·(W - 1) with aligned
@@ -169,8 +202,8 @@ static Value reflectCoordinate(OpBuilder &b, Location loc, Value at,
 /// input, reflection padding reflects it about the input's edges (its
 /// corner pixels' centres when aligned, else their outer edges) and then
 /// clamps; bilinear blends the four neighbours, nearest takes the one at
-/// the coordinates rounded half to even; taps outside the input read zero.
-/// Bicubic interpolation is not lowered.
+/// the coordinates rounded half to even, bicubic convolves the 4x4
+/// neighbours (each padded on its own); taps outside the input read zero.
 struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -183,8 +216,9 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
     RankedTensorType type = op.getType();
     int64_t interpolation = static_cast<int64_t>(op.getInterpolationMode());
     int64_t padding = static_cast<int64_t>(op.getPaddingMode());
-    if (interpolation > 1 || padding > 2)
-      return rewriter.notifyMatchFailure(op, "bicubic");
+    if (interpolation > 2 || padding > 2)
+      return rewriter.notifyMatchFailure(op,
+                                         "unknown interpolation or padding");
     if (inputType.getRank() != 4 || !inputType.hasStaticShape() ||
         !type.hasStaticShape())
       return rewriter.notifyMatchFailure(op, "dynamic sizes");
@@ -200,9 +234,9 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
           auto constant = [&](double value) {
             return makeFloat(b, loc, computeType, value);
           };
-          // The input coordinate along a dimension of `size` for grid
-          // component `component`.
-          auto coordinate = [&](int64_t component, int64_t size) -> Value {
+          // The unpadded input coordinate along a dimension of `size` for
+          // grid component `component`.
+          auto unnormalized = [&](int64_t component, int64_t size) -> Value {
             Value g = convertScalar(
                 b, loc,
                 loop::LoadOp::create(b, loc, grid,
@@ -211,19 +245,22 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
                                                     b, loc, component)}),
                 gridType.getElementType(), computeType);
             Value shifted = arith::AddFOp::create(b, loc, g, constant(1.0));
-            Value at = alignCorners
-                           ? arith::MulFOp::create(b, loc, shifted,
-                                                   constant((size - 1) / 2.0))
-                                 .getResult()
-                           : arith::DivFOp::create(
+            return alignCorners
+                       ? arith::MulFOp::create(b, loc, shifted,
+                                               constant((size - 1) / 2.0))
+                             .getResult()
+                       : arith::DivFOp::create(
+                             b, loc,
+                             arith::SubFOp::create(
                                  b, loc,
-                                 arith::SubFOp::create(
-                                     b, loc,
-                                     arith::MulFOp::create(b, loc, shifted,
-                                                           constant(size)),
-                                     constant(1.0)),
-                                 constant(2.0))
-                                 .getResult();
+                                 arith::MulFOp::create(b, loc, shifted,
+                                                       constant(size)),
+                                 constant(1.0)),
+                             constant(2.0))
+                             .getResult();
+          };
+          // Coordinate `at` with the padding mode applied.
+          auto padded = [&](Value at, int64_t size) -> Value {
             if (reflection)
               at = alignCorners
                        ? reflectCoordinate(b, loc, at, 0, 2 * (size - 1))
@@ -234,7 +271,7 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
                   constant(size - 1));
             return at;
           };
-          Value x = coordinate(0, width), y = coordinate(1, height);
+          Value x = unnormalized(0, width), y = unnormalized(1, height);
           // The input at integral coordinates (yi, xi), or zero outside.
           auto tap = [&](Value yi, Value xi) -> Value {
             auto inside = [&](Value at, int64_t size) {
@@ -265,10 +302,41 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
                                            constant(0.0));
           };
           Value value;
-          if (interpolation == 1) {
+          if (interpolation == 2) {
+            // Bicubic: cubic convolution (A = -0.75) of 4x4 taps around
+            // (y, x), each tap padded on its own.
+            Value x0 = math::FloorOp::create(b, loc, x);
+            Value y0 = math::FloorOp::create(b, loc, y);
+            Value tx = arith::SubFOp::create(b, loc, x, x0);
+            Value ty = arith::SubFOp::create(b, loc, y, y0);
+            auto interpolate = [&](ArrayRef<Value> points, Value t) -> Value {
+              SmallVector<Value, 4> weights = buildCubicWeights(b, loc, t);
+              Value sum = constant(0.0);
+              for (auto [point, weight] : llvm::zip_equal(points, weights))
+                sum = arith::AddFOp::create(
+                    b, loc, sum, arith::MulFOp::create(b, loc, point, weight));
+              return sum;
+            };
+            SmallVector<Value, 4> rows;
+            for (int64_t i = -1; i <= 2; ++i) {
+              Value yi = padded(arith::AddFOp::create(b, loc, y0, constant(i)),
+                                height);
+              SmallVector<Value, 4> points;
+              for (int64_t j = -1; j <= 2; ++j)
+                points.push_back(tap(
+                    yi, padded(arith::AddFOp::create(b, loc, x0, constant(j)),
+                               width)));
+              rows.push_back(interpolate(points, tx));
+            }
+            value = interpolate(rows, ty);
+          } else if (interpolation == 1) {
+            x = padded(x, width);
+            y = padded(y, height);
             value = tap(math::RoundEvenOp::create(b, loc, y),
                         math::RoundEvenOp::create(b, loc, x));
           } else {
+            x = padded(x, width);
+            y = padded(y, height);
             Value x0 = math::FloorOp::create(b, loc, x);
             Value y0 = math::FloorOp::create(b, loc, y);
             Value x1 = arith::AddFOp::create(b, loc, x0, constant(1.0));

@@ -69,3 +69,19 @@ fx.graph @grid_sampler_reflection(%x: tensor<1x2x4x5xf32>, %g: tensor<1x3x3x2xf3
   %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 0 : i64, padding_mode = 2 : i64, align_corners = false} : (tensor<1x2x4x5xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
   fx.output %0 : tensor<1x2x3x3xf32>
 }
+
+// -----
+
+// Bicubic sampling convolves 4x4 taps: 16 loads of the input, weighted by
+// Keys' cubic kernel (A = -0.75: 8A = -6, 4A = -3, A + 3 = 2.25).
+// CHECK-LABEL: fx.graph @grid_sampler_bicubic
+// CHECK-DAG: arith.constant -6.000000e+00 : f32
+// CHECK-DAG: arith.constant -3.000000e+00 : f32
+// CHECK-DAG: arith.constant 2.250000e+00 : f32
+// CHECK: loop.pointwise : tensor<1x2x3x3xbf16>
+// CHECK-COUNT-16: loop.load %arg0
+// CHECK: arith.truncf
+fx.graph @grid_sampler_bicubic(%x: tensor<1x2x4x5xbf16>, %g: tensor<1x3x3x2xbf16>) -> tensor<1x2x3x3xbf16> {
+  %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 2 : i64, padding_mode = 1 : i64, align_corners = true} : (tensor<1x2x4x5xbf16>, tensor<1x3x3x2xbf16>) -> tensor<1x2x3x3xbf16>
+  fx.output %0 : tensor<1x2x3x3xbf16>
+}
