@@ -759,6 +759,21 @@ def _check_type(node: torch.fx.Node, value_type: Any) -> None:
                                  "not supported", error=UnsupportedDtypeError)
 
 
+def _masked_result_types(node: torch.fx.Node, types: Tuple[Any, ...],
+                         type_of: Callable[[Any], Any]) -> Tuple[Any, ...]:
+    """A multi-result op's `types` with those of the results its
+    ``output_mask`` leaves out (None in PyTorch) filled in: the fx op still
+    has them, undefined. `type_of` gives an argument's type."""
+    if None not in types or aten_target(node) is not aten.convolution_backward.default:
+        return types
+    grad, input, weight = (type_of(a) for a in node.args[:3])
+    if not all(isinstance(t, TensorType) for t in (grad, input, weight)):
+        return types
+    # grad_input, grad_weight, and grad_bias of one element per filter.
+    filled = (input, weight, TensorType(weight.shape[:1], grad.dtype))
+    return tuple(t if t is not None else f for t, f in zip(types, filled))
+
+
 def _type_from_meta(node: torch.fx.Node) -> Any:
     """A node's type as tracing recorded it in ``node.meta``."""
     for key in ("val", "tensor_meta"):
@@ -766,7 +781,10 @@ def _type_from_meta(node: torch.fx.Node) -> Any:
             value = node.meta[key]
             value_type = TensorType.of(value)  # TensorMetadata is a tuple too.
             if value_type is None and isinstance(value, (tuple, list)):
-                return tuple(TensorType.of(v) for v in value)  # A multi-result op's.
+                # A multi-result op's.
+                return _masked_result_types(
+                    node, tuple(TensorType.of(v) for v in value),
+                    lambda a: _type_from_meta(a) if isinstance(a, torch.fx.Node) else None)
             return value_type
     # make_fx records no metadata for a non-tensor placeholder.
     return None if node.op == "placeholder" else _UNKNOWN
@@ -1192,7 +1210,9 @@ class _TypeRecorder(torch.fx.Interpreter):
         if isinstance(result, (tuple, list)) and n.op == "call_function":
             # A multi-result op: the types of its results, None where one is
             # not a tensor.
-            self.types[n] = tuple(TensorType.of(r) for r in result)
+            self.types[n] = _masked_result_types(
+                n, tuple(TensorType.of(r) for r in result),
+                lambda a: self.types.get(a) if isinstance(a, torch.fx.Node) else None)
         else:
             self.types[n] = TensorType.of(result)
         return result

@@ -126,6 +126,25 @@ def test_convolutions_call_the_library_by_default(device, tmp_path):
     torch.testing.assert_close(everything(*args), conv_bn_relu(*args), rtol=1e-4, atol=1e-4)
 
 
+def test_convolution_gradients_compile_without_the_library(device, tmp_path):
+    """A training step's convolution_backward (no bias: a masked-off
+    result) is a library call by default and compiles with library_ops=[]."""
+    def step(x, w):
+        x, w = x.detach().requires_grad_(), w.detach().requires_grad_()
+        y = torch.nn.functional.conv2d(x, w, stride=2, padding=1).relu()
+        return torch.autograd.grad((y * y).sum(), (x, w))
+
+    generator = torch.Generator().manual_seed(6)
+    args = [torch.randn(*s, generator=generator).to(device) for s in [(2, 3, 9, 9), (5, 3, 3, 3)]]
+    library = partitioned(step, args, tmp_path, fallback="error")
+    assert library.kiln_report.library_calls.get("aten.convolution_backward.default") == 1
+    everything = partitioned(step, args, tmp_path, fallback="error", library_ops=[])
+    assert not everything.kiln_report.library_calls
+    fresh = [torch.randn(a.shape, generator=generator).to(device) for a in args]
+    for got, want in zip(everything(*fresh), step(*fresh)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
 def two_convolutions(x, w1, w2, scale, shift):
     h = torch.relu(torch.nn.functional.conv2d(x, w1, padding=1) * scale + shift)
     return torch.nn.functional.conv2d(h, w2, padding=1).sigmoid() + h

@@ -858,6 +858,38 @@ def test_convolutions(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
 
 
+def test_convolution_gradients(device, tmp_path):
+    """convolution_backward lowers through the forward's im2col matrices:
+    grouped, strided, dilated and padded 2-d, 1-d without a bias (a masked
+    result), 3-d, and bf16."""
+    aten = torch.ops.aten
+
+    def fn(g2, x2, w2, g1, x1, w1, g3, x3, w3, gh, xh, wh):
+        two = aten.convolution_backward(g2, x2, w2, [4], [2, 1], [1, 2], [2, 1], False,
+                                        [0, 0], 2, [True, True, True])
+        one = aten.convolution_backward(g1, x1, w1, None, [1], [0], [1], False, [0], 1,
+                                        [True, True, False])
+        three = aten.convolution_backward(g3, x3, w3, [2], [1, 1, 1], [1, 1, 1], [1, 1, 1],
+                                          False, [0, 0, 0], 1, [False, True, True])
+        half = aten.convolution_backward(gh, xh, wh, [8], [1, 1], [1, 1], [1, 1], False,
+                                         [0, 0], 1, [True, True, True])
+        return (*two, one[0], one[1], three[1], three[2], *half)
+
+    generator = torch.Generator().manual_seed(14)
+    shapes = [(2, 4, 4, 10), (2, 4, 9, 8), (4, 2, 3, 3), (3, 6, 8), (3, 5, 10), (6, 5, 3),
+              (1, 2, 4, 5, 3), (1, 3, 4, 5, 3), (2, 3, 3, 3, 3), (2, 8, 6, 6), (2, 16, 6, 6),
+              (8, 16, 3, 3)]
+    inputs = [torch.randn(*shape, generator=generator) for shape in shapes]
+    inputs[9:] = [t.bfloat16() for t in inputs[9:]]
+    compiled = kiln.compile(fn, [t.to(device) for t in inputs], cache_dir=tmp_path)
+    args = [torch.randn(t.shape, generator=generator).to(t.dtype) for t in inputs]
+    got = compiled(*[t.to(device) for t in args])
+    for index, (result, expected) in enumerate(zip(got, fn(*args))):
+        tolerance = 2e-2 if expected.dtype == torch.bfloat16 else 1e-4
+        torch.testing.assert_close(result.cpu(), expected, rtol=tolerance, atol=tolerance,
+                                   msg=lambda m: f"result {index}: {m}")
+
+
 @pytest.mark.parametrize("name, fn, shapes", [
     ("max pool", lambda x: torch.nn.functional.max_pool2d(x, 3, stride=2, padding=1),
      [((2, 3, 9, 10), F32)]),

@@ -4653,6 +4653,139 @@ constexpr int64_t kPoolingRank =
         : 2;
 
 namespace {
+/// The shapes of a (not transposed, batched) convolution, as its im2col
+/// lowerings see them: G groups of Cg channels and Fg filters, `kernel`
+/// over input `extent` giving `outExtent`, patch depth Cg·|kernel|.
+struct ConvolutionGeometry {
+  int64_t spatial, groups, groupChannels, groupFilters, depth, positions;
+  SmallVector<int64_t> kernel, extent, outExtent, stride, padding, dilation;
+
+  /// The geometry, or failure for what the lowerings do not handle: other
+  /// than floats, unbatched, or sizes other than the batch dynamic.
+  static FailureOr<ConvolutionGeometry>
+  get(RankedTensorType input, RankedTensorType weight, RankedTensorType output,
+      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+      ArrayRef<int64_t> dilation, int64_t groups) {
+    int64_t rank = input.getRank();
+    if (!isa<FloatType>(output.getElementType()) || rank != weight.getRank() ||
+        rank < 3 || !weight.hasStaticShape())
+      return failure();
+    for (int64_t dim = 1; dim < rank; ++dim)
+      if (input.isDynamicDim(dim) || output.isDynamicDim(dim))
+        return failure();
+    ConvolutionGeometry g;
+    g.spatial = rank - 2;
+    g.groups = groups;
+    g.groupChannels = input.getDimSize(1) / groups;
+    g.groupFilters = weight.getDimSize(0) / groups;
+    g.kernel.assign(weight.getShape().drop_front(2).begin(),
+                    weight.getShape().end());
+    g.extent.assign(input.getShape().drop_front(2).begin(),
+                    input.getShape().end());
+    g.outExtent.assign(output.getShape().drop_front(2).begin(),
+                       output.getShape().end());
+    g.depth = g.groupChannels;
+    for (int64_t size : g.kernel)
+      g.depth *= size;
+    g.positions = 1;
+    for (int64_t size : g.outExtent)
+      g.positions *= size;
+    for (int64_t dim = 0; dim < g.spatial; ++dim) {
+      g.stride.push_back(getSpatialAttr(stride, dim));
+      g.padding.push_back(getSpatialAttr(padding, dim));
+      g.dilation.push_back(getSpatialAttr(dilation, dim));
+    }
+    return g;
+  }
+
+  /// The sizes a patch row (Cg, kernel...) delinearizes into.
+  SmallVector<int64_t> getRowDigits() const {
+    SmallVector<int64_t> digits = {groupChannels};
+    llvm::append_range(digits, kernel);
+    return digits;
+  }
+  /// The sizes a patch column (batch, outExtent...) delinearizes into; the
+  /// batch is the quotient left over.
+  SmallVector<int64_t> getColumnDigits() const {
+    SmallVector<int64_t> digits = {1};
+    llvm::append_range(digits, outExtent);
+    return digits;
+  }
+};
+
+/// The input's patches (im2col) [G, depth, columns], columns being every
+/// batch's output positions one after another:
+///   patches[g, (c, k...), (n, o...)] = input[n, g*Cg + c, o*s + k*d - p]
+/// (0 outside the input).
+static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
+                                     const ConvolutionGeometry &g,
+                                     int64_t columns, ValueRange columnSizes) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  Type inputScalar = loop::getScalarType(inputType.getElementType());
+  auto patchesType = RankedTensorType::get({g.groups, g.depth, columns},
+                                           inputType.getElementType());
+  auto patches = loop::PointwiseOp::create(b, loc, patchesType, columnSizes);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&patches.getBody(), {},
+                              SmallVector<Type>(3, b.getIndexType()),
+                              SmallVector<Location>(3, loc));
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value group = body->getArgument(0);
+  SmallVector<Value> row =
+      delinearizeIndex(b, loc, body->getArgument(1), g.getRowDigits());
+  SmallVector<Value> column =
+      delinearizeIndex(b, loc, body->getArgument(2), g.getColumnDigits());
+  Value channel = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, group, index(g.groupChannels)),
+      row[0]);
+  SmallVector<Value> indices = {column[0], channel};
+  Value inside;
+  for (int64_t dim = 0; dim < g.spatial; ++dim) {
+    // o * stride + k * dilation - padding, which may fall outside.
+    Value position = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, column[dim + 1], index(g.stride[dim])),
+        arith::MulIOp::create(b, loc, row[dim + 1], index(g.dilation[dim])));
+    position = arith::SubIOp::create(b, loc, position, index(g.padding[dim]));
+    auto [clamped, inRange] =
+        clampAndTest(b, loc, position, index(g.extent[dim]));
+    inside = inside ? arith::AndIOp::create(b, loc, inside, inRange).getResult()
+                    : inRange;
+    indices.push_back(clamped);
+  }
+  Value element = loop::LoadOp::create(b, loc, input, indices);
+  Value padding =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(inputScalar, 0.0));
+  loop::YieldOp::create(
+      b, loc,
+      arith::SelectOp::create(b, loc, inside, element, padding).getResult());
+  return patches.getResult();
+}
+
+/// The weights per group, [G, Fg, depth]: weight[g*Fg + f, (c, k...)].
+static Value buildGroupedWeights(OpBuilder &b, Location loc, Value weight,
+                                 const ConvolutionGeometry &g) {
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  auto type = RankedTensorType::get({g.groups, g.groupFilters, g.depth},
+                                    weightType.getElementType());
+  return buildIndexMapNode(
+      b, loc, weight, type, {},
+      [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        Value filter = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(
+                b, loc, ivs[0],
+                arith::ConstantIndexOp::create(b, loc, g.groupFilters)),
+            ivs[1]);
+        SmallVector<Value> indices = {filter};
+        llvm::append_range(indices,
+                           delinearizeIndex(b, loc, ivs[2], g.getRowDigits()));
+        return indices;
+      });
+}
+
 /// Lowers a (not transposed, batched) fx.convolution to a matrix product of
 /// its weights and the input's patches (im2col), per group:
 ///
@@ -4671,38 +4804,20 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
   LogicalResult matchAndRewrite(fx::ConvolutionOp op,
                                 PatternRewriter &rewriter) const override {
     RankedTensorType inputType = op.getInput().getType();
-    RankedTensorType weightType = op.getWeight().getType();
     RankedTensorType resultType = op.getType();
     Type dtype = resultType.getElementType();
     if (op.getTransposed())
       return rewriter.notifyMatchFailure(op, "transposed convolution");
-    if (!isa<FloatType>(dtype))
-      return rewriter.notifyMatchFailure(op, "integer convolution");
-    int64_t rank = inputType.getRank();
-    if (rank != weightType.getRank() || rank < 3)
-      return rewriter.notifyMatchFailure(op, "unbatched convolution");
-    // Sizes other than the batch must be static.
-    for (int64_t dim = 1; dim < rank; ++dim)
-      if (inputType.isDynamicDim(dim) || resultType.isDynamicDim(dim))
-        return rewriter.notifyMatchFailure(op, "dynamic channels or extent");
-    if (!weightType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic weights");
-
+    FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
+        inputType, op.getWeight().getType(), resultType, op.getStride(),
+        op.getPadding(), op.getDilation(),
+        static_cast<int64_t>(op.getGroups()));
+    if (failed(geometry))
+      return rewriter.notifyMatchFailure(
+          op, "integer, unbatched or dynamic convolution");
+    const ConvolutionGeometry &g = *geometry;
     Location loc = op.getLoc();
-    int64_t spatial = rank - 2;
-    int64_t groups = static_cast<int64_t>(op.getGroups());
-    int64_t channels = inputType.getDimSize(1);
-    int64_t filters = weightType.getDimSize(0);
-    int64_t groupChannels = channels / groups, groupFilters = filters / groups;
-    ArrayRef<int64_t> kernel = weightType.getShape().drop_front(2);
-    ArrayRef<int64_t> extent = inputType.getShape().drop_front(2);
-    ArrayRef<int64_t> outExtent = resultType.getShape().drop_front(2);
-    int64_t kernelElements = 1, positions = 1;
-    for (int64_t size : kernel)
-      kernelElements *= size;
-    for (int64_t size : outExtent)
-      positions *= size;
-    int64_t depth = groupChannels * kernelElements;
+    int64_t rank = inputType.getRank();
 
     // The patch columns: every batch's output positions, one after another.
     Value batch = getDimSize(rewriter, loc, op.getInput(), 0);
@@ -4711,98 +4826,18 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
     if (inputType.isDynamicDim(0))
       columnSizes.push_back(arith::MulIOp::create(
           rewriter, loc, batch,
-          arith::ConstantIndexOp::create(rewriter, loc, positions)));
+          arith::ConstantIndexOp::create(rewriter, loc, g.positions)));
     else
-      columns = inputType.getDimSize(0) * positions;
-
-    Type inputScalar = loop::getScalarType(inputType.getElementType());
-    auto patchesType = RankedTensorType::get({groups, depth, columns},
-                                             inputType.getElementType());
-    auto patches =
-        loop::PointwiseOp::create(rewriter, loc, patchesType, columnSizes);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      Block *body = rewriter.createBlock(
-          &patches.getBody(), {}, SmallVector<Type>(3, rewriter.getIndexType()),
-          SmallVector<Location>(3, loc));
-      Value group = body->getArgument(0);
-      SmallVector<Value> row =
-          delinearizeIndex(rewriter, loc, body->getArgument(1),
-                           llvm::to_vector(llvm::concat<const int64_t>(
-                               ArrayRef<int64_t>{groupChannels}, kernel)));
-      SmallVector<Value> column =
-          delinearizeIndex(rewriter, loc, body->getArgument(2),
-                           llvm::to_vector(llvm::concat<const int64_t>(
-                               ArrayRef<int64_t>{1}, outExtent)));
-      Value channel = arith::AddIOp::create(
-          rewriter, loc,
-          arith::MulIOp::create(
-              rewriter, loc, group,
-              arith::ConstantIndexOp::create(rewriter, loc, groupChannels)),
-          row[0]);
-      SmallVector<Value> indices = {column[0], channel};
-      Value inside;
-      for (int64_t dim = 0; dim < spatial; ++dim) {
-        // o * stride + k * dilation - padding, which may fall outside.
-        Value position = arith::AddIOp::create(
-            rewriter, loc,
-            arith::MulIOp::create(
-                rewriter, loc, column[dim + 1],
-                arith::ConstantIndexOp::create(
-                    rewriter, loc, getSpatialAttr(op.getStride(), dim))),
-            arith::MulIOp::create(
-                rewriter, loc, row[dim + 1],
-                arith::ConstantIndexOp::create(
-                    rewriter, loc, getSpatialAttr(op.getDilation(), dim))));
-        position = arith::SubIOp::create(
-            rewriter, loc, position,
-            arith::ConstantIndexOp::create(
-                rewriter, loc, getSpatialAttr(op.getPadding(), dim)));
-        auto [clamped, inRange] = clampAndTest(
-            rewriter, loc, position,
-            arith::ConstantIndexOp::create(rewriter, loc, extent[dim]));
-        inside = inside ? arith::AndIOp::create(rewriter, loc, inside, inRange)
-                              .getResult()
-                        : inRange;
-        indices.push_back(clamped);
-      }
-      Value element =
-          loop::LoadOp::create(rewriter, loc, op.getInput(), indices);
-      Value padding = arith::ConstantOp::create(
-          rewriter, loc, rewriter.getFloatAttr(inputScalar, 0.0));
-      loop::YieldOp::create(
-          rewriter, loc,
-          arith::SelectOp::create(rewriter, loc, inside, element, padding)
-              .getResult());
-    }
-
-    // The weights per group, [groups, filters per group, depth].
-    auto weightsType = RankedTensorType::get({groups, groupFilters, depth},
-                                             weightType.getElementType());
-    Value weights = buildIndexMapNode(
-        rewriter, loc, op.getWeight(), weightsType, {},
-        [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          Value filter = arith::AddIOp::create(
-              b, loc,
-              arith::MulIOp::create(
-                  b, loc, ivs[0],
-                  arith::ConstantIndexOp::create(b, loc, groupFilters)),
-              ivs[1]);
-          SmallVector<Value> indices = {filter};
-          llvm::append_range(
-              indices,
-              delinearizeIndex(b, loc, ivs[2],
-                               llvm::to_vector(llvm::concat<const int64_t>(
-                                   ArrayRef<int64_t>{groupChannels}, kernel))));
-          return indices;
-        });
+      columns = inputType.getDimSize(0) * g.positions;
+    Value patches = buildConvolutionPatches(rewriter, loc, op.getInput(), g,
+                                            columns, columnSizes);
+    Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
 
     Type computeDtype = getComputeDtype(dtype, options.computeInF32);
     // Kept in f32 for 16-bit results: the bias joins before the rounding.
-    auto productType =
-        RankedTensorType::get({groups, groupFilters, columns}, computeDtype);
-    Value product =
-        buildMatmul(rewriter, loc, weights, patches.getResult(), productType);
+    auto productType = RankedTensorType::get(
+        {g.groups, g.groupFilters, columns}, computeDtype);
+    Value product = buildMatmul(rewriter, loc, weights, patches, productType);
 
     // The result: the product, regrouped by batch and position, plus bias.
     SmallVector<Value> resultSizes;
@@ -4818,16 +4853,16 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
                                SmallVector<Location>(rank, loc));
       ValueRange ivs = body->getArguments();
       Value perGroup =
-          arith::ConstantIndexOp::create(rewriter, loc, groupFilters);
+          arith::ConstantIndexOp::create(rewriter, loc, g.groupFilters);
       Value group = arith::DivUIOp::create(rewriter, loc, ivs[1], perGroup);
       Value filter = arith::RemUIOp::create(rewriter, loc, ivs[1], perGroup);
       Value column = ivs[0];
-      for (int64_t dim = 0; dim < spatial; ++dim)
+      for (int64_t dim = 0; dim < g.spatial; ++dim)
         column = arith::AddIOp::create(
             rewriter, loc,
-            arith::MulIOp::create(
-                rewriter, loc, column,
-                arith::ConstantIndexOp::create(rewriter, loc, outExtent[dim])),
+            arith::MulIOp::create(rewriter, loc, column,
+                                  arith::ConstantIndexOp::create(
+                                      rewriter, loc, g.outExtent[dim])),
             ivs[dim + 2]);
       Value value = loop::LoadOp::create(rewriter, loc, product,
                                          ValueRange{group, filter, column});
@@ -4849,6 +4884,201 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
   }
 
   FXToLoopOptions options;
+};
+
+/// Lowers fx.convolution_backward of a (not transposed, batched, static)
+/// convolution through the forward's im2col matrices, with the output's
+/// gradient regrouped as dOut[g, f, (n, o...)]:
+///
+///   grad_weight[g*Fg + f, (c, k...)] = dOut x patchesᵀ
+///   grad_input: dPatches = weightsᵀ x dOut, each input position summing
+///               the patch entries that read it (col2im), over k...
+///   grad_bias[f] = Σ dOut over the batch and positions
+///
+/// Results that `output_mask` leaves out are zeros.
+struct ConvolutionBackwardLowering
+    : OpRewritePattern<fx::ConvolutionBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ConvolutionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gradOutType = cast<RankedTensorType>(op.getGradOutput().getType());
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    auto weightType = cast<RankedTensorType>(op.getWeight().getType());
+    if (op.getTransposed())
+      return rewriter.notifyMatchFailure(op, "transposed convolution");
+    FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
+        inputType, weightType, gradOutType, op.getStride(), op.getPadding(),
+        op.getDilation(), static_cast<int64_t>(op.getGroups()));
+    if (failed(geometry) || !inputType.hasStaticShape() ||
+        !gradOutType.hasStaticShape())
+      return rewriter.notifyMatchFailure(
+          op, "integer, unbatched or dynamic convolution");
+    const ConvolutionGeometry &g = *geometry;
+    Location loc = op.getLoc();
+    int64_t rank = inputType.getRank();
+    int64_t columns = inputType.getDimSize(0) * g.positions;
+    Type computeDtype = getComputeDtype(gradOutType.getElementType(),
+                                        /*computeInF32=*/true);
+    auto index = [](OpBuilder &b, Location loc, int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, value);
+    };
+    ArrayRef<bool> mask = op.getOutputMask();
+    auto zerosFor = [&](Value result) {
+      auto type = cast<RankedTensorType>(result.getType());
+      return buildZeros(rewriter, loc, type, [&](int64_t dim) -> Value {
+        return index(rewriter, loc, type.getDimSize(dim));
+      });
+    };
+
+    // dOut[g, f, (n, o...)] = grad_output[n, g*Fg + f, o...].
+    Value gradOut = op.getGradOutput();
+    Value grouped = buildIndexMapNode(
+        rewriter, loc, gradOut,
+        RankedTensorType::get({g.groups, g.groupFilters, columns},
+                              gradOutType.getElementType()),
+        {}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Value> column =
+              delinearizeIndex(b, loc, ivs[2], g.getColumnDigits());
+          SmallVector<Value> indices = {
+              column[0], arith::AddIOp::create(
+                             b, loc,
+                             arith::MulIOp::create(
+                                 b, loc, ivs[0], index(b, loc, g.groupFilters)),
+                             ivs[1])};
+          indices.append(column.begin() + 1, column.end());
+          return indices;
+        });
+    auto product = [&](RankedTensorType type, Value lhs, Value rhs,
+                       bool transposeLhs, bool transposeRhs) -> Value {
+      auto node =
+          loop::MatmulOp::create(rewriter, loc, type, lhs, rhs, ValueRange{});
+      if (transposeLhs)
+        node.setTransposeLhs(true);
+      if (transposeRhs)
+        node.setTransposeRhs(true);
+      return node.getResult();
+    };
+
+    Value gradInput;
+    if (mask[0]) {
+      Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
+      Value patchGrads = product(
+          RankedTensorType::get({g.groups, g.depth, columns}, computeDtype),
+          weights, grouped, /*transposeLhs=*/true, false);
+      // Terms [N, C, X..., K...]: the patch entry that kernel position k
+      // of output position o = (x + p - k·d) / s reads from x, when that
+      // divides and o is an output position; else zero.
+      SmallVector<int64_t> termsShape(inputType.getShape());
+      termsShape.append(g.kernel);
+      Value terms = buildGeneratorNode(
+          rewriter, loc, RankedTensorType::get(termsShape, computeDtype), {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value perGroup = index(b, loc, g.groupChannels);
+            Value group = arith::DivUIOp::create(b, loc, ivs[1], perGroup);
+            Value row = arith::RemUIOp::create(b, loc, ivs[1], perGroup);
+            Value column = ivs[0];
+            Value valid;
+            for (int64_t dim = 0; dim < g.spatial; ++dim) {
+              Value k = ivs[rank + dim];
+              row = arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(b, loc, row,
+                                        index(b, loc, g.kernel[dim])),
+                  k);
+              Value shifted = arith::SubIOp::create(
+                  b, loc,
+                  arith::AddIOp::create(b, loc, ivs[2 + dim],
+                                        index(b, loc, g.padding[dim])),
+                  arith::MulIOp::create(b, loc, k,
+                                        index(b, loc, g.dilation[dim])));
+              Value stride = index(b, loc, g.stride[dim]);
+              Value out = arith::DivSIOp::create(b, loc, shifted, stride);
+              Value fits = arith::AndIOp::create(
+                  b, loc,
+                  arith::AndIOp::create(
+                      b, loc,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                            shifted, index(b, loc, 0)),
+                      arith::CmpIOp::create(
+                          b, loc, arith::CmpIPredicate::eq,
+                          arith::RemSIOp::create(b, loc, shifted, stride),
+                          index(b, loc, 0))),
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out,
+                                        index(b, loc, g.outExtent[dim])));
+              valid =
+                  valid ? arith::AndIOp::create(b, loc, valid, fits).getResult()
+                        : fits;
+              out = arith::MinSIOp::create(
+                  b, loc, arith::MaxSIOp::create(b, loc, out, index(b, loc, 0)),
+                  index(b, loc, g.outExtent[dim] - 1));
+              column = arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(b, loc, column,
+                                        index(b, loc, g.outExtent[dim])),
+                  out);
+            }
+            Value element = loop::LoadOp::create(
+                b, loc, patchGrads, ValueRange{group, row, column});
+            return arith::SelectOp::create(b, loc, valid, element,
+                                           makeFloat(b, loc, computeDtype, 0.0))
+                .getResult();
+          });
+      SmallVector<int64_t> kernelDims;
+      for (int64_t dim = 0; dim < g.spatial; ++dim)
+        kernelDims.push_back(rank + dim);
+      gradInput = buildReduction(
+          rewriter, loc, terms, kernelDims, /*keepdim=*/false, "sum",
+          cast<RankedTensorType>(op.getGradInput().getType()));
+    } else {
+      gradInput = zerosFor(op.getGradInput());
+    }
+
+    Value gradWeight;
+    if (mask[1]) {
+      Value patches =
+          buildConvolutionPatches(rewriter, loc, op.getInput(), g, columns, {});
+      Value perGroup =
+          product(RankedTensorType::get({g.groups, g.groupFilters, g.depth},
+                                        computeDtype),
+                  grouped, patches, false, /*transposeRhs=*/true);
+      gradWeight = buildGeneratorNode(
+          rewriter, loc, weightType, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value filters = index(b, loc, g.groupFilters);
+            Value row = ivs[1];
+            for (int64_t dim = 0; dim < g.spatial; ++dim)
+              row = arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(b, loc, row,
+                                        index(b, loc, g.kernel[dim])),
+                  ivs[2 + dim]);
+            Value element = loop::LoadOp::create(
+                b, loc, perGroup,
+                ValueRange{arith::DivUIOp::create(b, loc, ivs[0], filters),
+                           arith::RemUIOp::create(b, loc, ivs[0], filters),
+                           row});
+            return convertScalar(b, loc, element, computeDtype,
+                                 weightType.getElementType());
+          });
+    } else {
+      gradWeight = zerosFor(op.getGradWeight());
+    }
+
+    Value gradBias;
+    auto gradBiasType = cast<RankedTensorType>(op.getGradBias().getType());
+    if (mask[2]) {
+      SmallVector<int64_t> dims = {0};
+      for (int64_t dim = 2; dim < rank; ++dim)
+        dims.push_back(dim);
+      gradBias = buildReduction(rewriter, loc, gradOut, dims,
+                                /*keepdim=*/false, "sum", gradBiasType);
+    } else {
+      gradBias = zerosFor(op.getGradBias());
+    }
+    rewriter.replaceOp(op, {gradInput, gradWeight, gradBias});
+    return success();
+  }
 };
 } // namespace
 
@@ -5838,4 +6068,5 @@ void mlir::kiln::populateFXToLoopMatmulPatterns(
   patterns.add<MatmulLowering<fx::MmOp>, MatmulLowering<fx::BmmOp>>(ctx);
   patterns.add<AddMatmulLowering<fx::AddmmOp>, AddMatmulLowering<fx::BaddbmmOp>,
                ConvolutionLowering>(ctx, options);
+  patterns.add<ConvolutionBackwardLowering>(ctx);
 }

@@ -195,3 +195,49 @@ fx.graph @transposed(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor
   %0 = fx.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1} : (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x6x6xf32>
   fx.output %0 : tensor<1x3x6x6xf32>
 }
+
+// -----
+
+// A convolution's gradients go through the forward's im2col matrices: the
+// output gradient regrouped [G, F, (n, o)], dPatches = weightsᵀ·dOut summed
+// back over the kernel positions (col2im), dW = dOut·patchesᵀ, and the
+// bias gradient a sum over the batch and the positions.
+// CHECK-LABEL: fx.graph @convolution_backward
+// CHECK: %[[DOUT:.+]] = loop.pointwise : tensor<1x4x32xf32>
+// CHECK: %[[W:.+]] = loop.pointwise : tensor<1x4x27xf32>
+// CHECK: %[[DP:.+]] = loop.matmul %[[W]], %[[DOUT]] {transpose_lhs} : tensor<1x4x27xf32>, tensor<1x4x32xf32> -> tensor<1x27x32xf32>
+// CHECK: %[[TERMS:.+]] = loop.pointwise : tensor<2x3x6x6x3x3xf32>
+// CHECK: loop.load %[[DP]]
+// CHECK: %[[DX:.+]] = loop.reduce "sum" over [3, 3] : tensor<2x3x6x6xf32>
+// CHECK: loop.load %[[TERMS]]
+// CHECK: %[[PATCHES:.+]] = loop.pointwise : tensor<1x27x32xf32>
+// CHECK: %[[DWG:.+]] = loop.matmul %[[DOUT]], %[[PATCHES]] {transpose_rhs} : tensor<1x4x32xf32>, tensor<1x27x32xf32> -> tensor<1x4x27xf32>
+// CHECK: %[[DW:.+]] = loop.pointwise : tensor<4x3x3x3xf32>
+// CHECK: loop.load %[[DWG]]
+// CHECK: %[[DB:.+]] = loop.reduce "sum" over [2, 4, 4] : tensor<4xf32>
+// CHECK: fx.output %[[DX]], %[[DW]], %[[DB]]
+fx.graph @convolution_backward(%g: tensor<2x4x4x4xf32>, %x: tensor<2x3x6x6xf32>, %w: tensor<4x3x3x3xf32>) -> (tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>) {
+  %0:3 = fx.convolution_backward %g, %x, %w {bias_sizes = array<i64: 4>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, true, true>} : (tensor<2x4x4x4xf32>, tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32>) -> (tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>)
+  fx.output %0#0, %0#1, %0#2 : tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Masked-off gradients are zeros; no product computes them.
+// CHECK-LABEL: fx.graph @convolution_weight_gradient_only
+// CHECK-NOT: transpose_lhs
+// CHECK: loop.matmul %{{.+}}, %{{.+}} {transpose_rhs}
+// CHECK-NOT: loop.matmul
+fx.graph @convolution_weight_gradient_only(%g: tensor<2x4x4x4xf32>, %x: tensor<2x3x6x6xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<4x3x3x3xf32> {
+  %0:3 = fx.convolution_backward %g, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: false, true, false>} : (tensor<2x4x4x4xf32>, tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32>) -> (tensor<2x3x6x6xf32>, tensor<4x3x3x3xf32>, tensor<4xf32>)
+  fx.output %0#1 : tensor<4x3x3x3xf32>
+}
+
+// -----
+
+// The gradients of transposed convolutions have no lowering yet.
+// ERROR: error: kiln-fx-to-loop: no lowering for 'fx.convolution_backward' with these operand types
+fx.graph @transposed_backward(%g: tensor<1x3x6x6xf32>, %x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x2x4x4xf32> {
+  %0:3 = fx.convolution_backward %g, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, false, false>} : (tensor<1x3x6x6xf32>, tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>)
+  fx.output %0#0 : tensor<1x2x4x4xf32>
+}

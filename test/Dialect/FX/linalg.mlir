@@ -46,6 +46,12 @@ fx.graph @convolution(%x: tensor<?x3x224x224xf32>, %w: tensor<64x3x7x7xf32>, %b:
   %4:3 = fx.convolution_backward %g, %x, %w {bias_sizes = array<i64: 64>, stride = array<i64: 2, 2>, padding = array<i64: 3, 3>, dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, true, true>}
       : (tensor<?x64x112x112xf32>, tensor<?x3x224x224xf32>, tensor<64x3x7x7xf32>)
       -> (tensor<?x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>)
+  // Autograd's bias_sizes for a convolution without a bias: [0], with the
+  // bias's gradient masked off.
+  // CHECK: fx.convolution_backward %{{.*}} {bias_sizes = array<i64: 0>, {{.*}}output_mask = array<i1: true, true, false>{{.*}}}
+  %5:3 = fx.convolution_backward %g, %x, %w {bias_sizes = array<i64: 0>, stride = array<i64: 2, 2>, padding = array<i64: 3, 3>, dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, true, false>}
+      : (tensor<?x64x112x112xf32>, tensor<?x3x224x224xf32>, tensor<64x3x7x7xf32>)
+      -> (tensor<?x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>)
   fx.output
 }
 

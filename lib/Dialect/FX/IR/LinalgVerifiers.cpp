@@ -268,8 +268,13 @@ static LogicalResult verifyConvolution(Operation *op, OperandGroups groups,
     return op->emitOpError("`grad_output` ")
            << gradOutput << " does not have the convolution's output shape "
            << formatShape(*shape);
+  // Autograd passes bias_sizes [0] for a convolution without a bias, whose
+  // gradient output_mask leaves out.
+  auto mask = op->getAttrOfType<DenseBoolArrayAttr>("output_mask");
+  bool biasGradient = !mask || mask.size() != 3 || mask[2];
   if (std::optional<SmallVector<int64_t>> biasSizes =
-          getOptionalI64Array(op, "bias_sizes")) {
+          getOptionalI64Array(op, "bias_sizes");
+      biasSizes && biasGradient) {
     if (biasSizes->size() != 1 || !joinSizes((*biasSizes)[0], outChannels))
       return op->emitOpError("`bias_sizes` ")
              << formatShape(*biasSizes) << " must be "
