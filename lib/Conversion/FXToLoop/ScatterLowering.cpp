@@ -249,6 +249,118 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
   }
 };
 
+/// Lowers fx.scatter_reduce "prod" of floats, which no target multiplies
+/// atomically, as a gather: output element o multiplies the src elements
+/// whose index along `dim` names it, a loop.reduce "prod" over the index's
+/// extent along `dim` (the factor is 1 where the index names another
+/// element), and a loop.reduce "max" of the matches says whether any did
+/// (else o keeps self's). Quadratic along `dim`, so that extent and self's
+/// are at most kMaxGatheredProduct; static shapes.
+struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  static constexpr int64_t kMaxGatheredProduct = 4096;
+
+  LogicalResult matchAndRewrite(fx::ScatterReduceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type dtype = type.getElementType();
+    Value self = op.getSelf(), index = op.getIndex(), src = op.getSrc();
+    auto indexType = cast<RankedTensorType>(index.getType());
+    auto srcType = cast<RankedTensorType>(src.getType());
+    int64_t rank = type.getRank();
+    int64_t dim = static_cast<int64_t>(op.getDim());
+    if (dim < 0)
+      dim += rank;
+    if (op.getReduce() != "prod" || !isa<FloatType>(dtype) || rank == 0 ||
+        !type.hasStaticShape() || !indexType.hasStaticShape() ||
+        indexType.getRank() != rank ||
+        type.getDimSize(dim) > kMaxGatheredProduct ||
+        indexType.getDimSize(dim) > kMaxGatheredProduct ||
+        indexType.getNumElements() == 0)
+      return rewriter.notifyMatchFailure(op, "not a float product to gather");
+    Location loc = op.getLoc();
+    Type accumulator =
+        dtype.isF16() || dtype.isBF16() ? Type(rewriter.getF32Type()) : dtype;
+    auto accumulatorType = type.clone(accumulator);
+    int64_t extent = indexType.getDimSize(dim);
+    // A reduction over the index's extent along `dim` for every output
+    // element: `factor` gets the element, the index's value along `dim`
+    // (wrapped and clamped) and whether it names the element.
+    auto gather =
+        [&](StringRef combiner,
+            function_ref<Value(OpBuilder &, Location, ValueRange, Value)>
+                factor) -> Value {
+      auto node = loop::ReduceOp::create(
+          rewriter, loc, accumulatorType, rewriter.getStringAttr(combiner),
+          ValueRange{}, ValueRange{}, rewriter.getDenseI64ArrayAttr({extent}));
+      OpBuilder::InsertionGuard guard(rewriter);
+      Block *body = rewriter.createBlock(&node.getBody());
+      body->addArguments(SmallVector<Type>(rank + 1, rewriter.getIndexType()),
+                         SmallVector<Location>(rank + 1, loc));
+      ValueRange outs = body->getArguments().take_front(rank);
+      Value j = body->getArgument(rank);
+      // The index element (clamped into the index where o lies beyond it).
+      Value inside;
+      SmallVector<Value> at;
+      for (int64_t d = 0; d < rank; ++d) {
+        if (d == dim) {
+          at.push_back(j);
+          continue;
+        }
+        int64_t size = indexType.getDimSize(d);
+        Value inRange = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::ult, outs[d],
+            arith::ConstantIndexOp::create(rewriter, loc, size));
+        at.push_back(arith::MinUIOp::create(
+            rewriter, loc, outs[d],
+            arith::ConstantIndexOp::create(rewriter, loc, size - 1)));
+        inside = inside ? arith::AndIOp::create(rewriter, loc, inside, inRange)
+                              .getResult()
+                        : inRange;
+      }
+      Value named = loadIndex(
+          rewriter, loc, index, at,
+          arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(dim)));
+      Value matches = arith::CmpIOp::create(
+          rewriter, loc, arith::CmpIPredicate::eq, named, outs[dim]);
+      if (inside)
+        matches = arith::AndIOp::create(rewriter, loc, matches, inside);
+      loop::YieldOp::create(rewriter, loc, factor(rewriter, loc, at, matches));
+      return node.getResult();
+    };
+    Value one = makeFloat(rewriter, loc, accumulator, 1.0);
+    Value zero = makeFloat(rewriter, loc, accumulator, 0.0);
+    Value products = gather(
+        "prod",
+        [&](OpBuilder &b, Location loc, ValueRange at, Value matches) -> Value {
+          Value element =
+              convertScalar(b, loc, loop::LoadOp::create(b, loc, src, at),
+                            srcType.getElementType(), accumulator);
+          return arith::SelectOp::create(b, loc, matches, element, one);
+        });
+    Value matched = gather(
+        "max",
+        [&](OpBuilder &b, Location loc, ValueRange, Value matches) -> Value {
+          return arith::SelectOp::create(b, loc, matches, one, zero);
+        });
+    bool includeSelf = op.getIncludeSelf();
+    Value result = buildBroadcastPointwise(
+        rewriter, loc, type, ValueRange{self, products, matched},
+        TypeRange{accumulator, accumulator, accumulator}, accumulator,
+        [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          Value product =
+              includeSelf
+                  ? arith::MulFOp::create(b, loc, e[0], e[1]).getResult()
+                  : e[1];
+          Value any = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT,
+                                            e[2], zero);
+          return arith::SelectOp::create(b, loc, any, product, e[0]);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// Lowers fx.as_strided_scatter of static shapes: each element of src goes
 /// to the element of self at storage offset + Σ index·stride, self's
 /// elements counted in row-major order (a functional graph's self owns its
@@ -399,7 +511,8 @@ struct EmbeddingDenseBackwardLowering
 } // namespace
 
 void fxtoloop::populateScatterPatterns(RewritePatternSet &patterns) {
-  patterns.add<AsStridedScatterLowering, ScatterAlongLowering<fx::ScatterAddOp>,
+  patterns.add<AsStridedScatterLowering, ScatterProductLowering,
+               ScatterAlongLowering<fx::ScatterAddOp>,
                ScatterAlongLowering<fx::ScatterOp>,
                ScatterAlongLowering<fx::ScatterValueOp>, ScatterReduceLowering,
                IndexPutLowering, EmbeddingDenseBackwardLowering>(

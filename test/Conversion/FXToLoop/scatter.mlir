@@ -121,3 +121,29 @@ fx.graph @as_strided_scatter(%x: tensor<4x5xf32>, %s: tensor<3x2xf32>) -> tensor
   %0 = fx.as_strided_scatter %x, %s {stride = array<i64: 4, 1>, storage_offset = 2 : i64} : (tensor<4x5xf32>, tensor<3x2xf32>) -> tensor<4x5xf32>
   fx.output %0 : tensor<4x5xf32>
 }
+
+// -----
+
+// A "prod" of floats gathers: each output element multiplies, over the
+// index's 3 columns, the src elements whose index names it (1 elsewhere);
+// a "max" of the matches says whether any did; then self times the product
+// where one did. bf16 multiplies in f32.
+// CHECK-LABEL: fx.graph @scatter_prod_of_floats
+// CHECK-SAME: (%[[X:.+]]: tensor<8x5xbf16>, %[[I:.+]]: tensor<6x3xsi64>, %[[S:.+]]: tensor<8x3xbf16>)
+// CHECK: %[[PROD:.+]] = loop.reduce "prod" over [3] : tensor<8x5xf32>
+// CHECK: arith.cmpi ult
+// CHECK: loop.load %[[I]]
+// CHECK: arith.cmpi eq
+// CHECK: loop.load %[[S]]
+// CHECK: arith.select
+// CHECK: %[[ANY:.+]] = loop.reduce "max" over [3] : tensor<8x5xf32>
+// CHECK: loop.pointwise : tensor<8x5xbf16>
+// CHECK-DAG: loop.load %[[X]]
+// CHECK-DAG: loop.load %[[PROD]]
+// CHECK-DAG: loop.load %[[ANY]]
+// CHECK: arith.mulf
+// CHECK: arith.cmpf ogt
+fx.graph @scatter_prod_of_floats(%x: tensor<8x5xbf16>, %i: tensor<6x3xsi64>, %s: tensor<8x3xbf16>) -> tensor<8x5xbf16> {
+  %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod"} : (tensor<8x5xbf16>, tensor<6x3xsi64>, tensor<8x3xbf16>) -> tensor<8x5xbf16>
+  fx.output %0 : tensor<8x5xbf16>
+}

@@ -140,11 +140,12 @@ fx.graph @dynamic_group_norm_backward(%dy: tensor<?x4x3xf32>, %m: tensor<?x2xf32
 
 // -----
 
-// A product of floats has no atomic form (LLVM compares and swaps integers).
-fx.graph @scatter_prod(%x: tensor<8x5xf32>, %i: tensor<8x3xsi64>, %s: tensor<8x3xf32>) -> tensor<8x5xf32> {
+// A product of floats has no atomic form (LLVM compares and swaps integers)
+// and gathers quadratically, so along at most 4096 index elements.
+fx.graph @long_scatter_prod(%x: tensor<2x5xf32>, %i: tensor<2x4097xsi64>, %s: tensor<2x4097xf32>) -> tensor<2x5xf32> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.scatter_reduce' with these operand types}}
-  %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod"} : (tensor<8x5xf32>, tensor<8x3xsi64>, tensor<8x3xf32>) -> tensor<8x5xf32>
-  fx.output %0 : tensor<8x5xf32>
+  %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod"} : (tensor<2x5xf32>, tensor<2x4097xsi64>, tensor<2x4097xf32>) -> tensor<2x5xf32>
+  fx.output %0 : tensor<2x5xf32>
 }
 
 // -----
