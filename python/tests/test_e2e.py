@@ -540,9 +540,10 @@ def test_efficient_attention_as_written(device, tmp_path):
     for result, expected in zip(got, want):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
     if device == "cuda":
-        cuda = [t.cuda() for t in inputs]
+        # The kernel wants the bias's strides aligned to 4 elements.
+        aligned = torch.zeros(2, 3, 5, 8, device="cuda")[..., :7].copy_(bias)
         eager = torch.ops.aten._scaled_dot_product_efficient_attention(
-            *cuda, True, scale=0.3)
+            query.cuda(), key.cuda(), value.cuda(), aligned, True, scale=0.3)
         torch.testing.assert_close(got[0], eager[0], rtol=1e-4, atol=1e-4)
         torch.testing.assert_close(got[1], eager[1], rtol=1e-4, atol=1e-4)
 
