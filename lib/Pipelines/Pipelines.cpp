@@ -36,6 +36,7 @@ void mlir::kiln::buildLowerToLoopPipeline(
   OpPassManager &graphPm = pm.nest<fx::GraphOp>();
   ConvertFXToLoopPassOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
+  toLoop.welford = options.welford;
   toLoop.failOnUnsupported = options.failOnUnsupported;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
   graphPm.addPass(createCanonicalizerPass());
@@ -111,6 +112,7 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
                              bool libraryEpilogues) {
   LowerToLoopPipelineOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
+  toLoop.welford = options.welford;
   toLoop.inlinePointwise = options.inlinePointwise;
   toLoop.fuseRows = options.fuseRows;
   toLoop.fuseSiblings = options.fuseSiblings;

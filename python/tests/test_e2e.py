@@ -507,6 +507,28 @@ def test_cpu_flash_attention_gradient_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_welford_variances(device, tmp_path):
+    """With the pipeline option `welford`, variances and the normalizations'
+    statistics sum squared deviations in one pass (Welford's update, Chan's
+    merge across threads): rows long enough to reduce across a block, and
+    values far from zero, where E[x²] - E[x]² would lose every digit."""
+    def fn(x, h, w, b, n):
+        offset = x + 1000.0
+        var, mean = torch.var_mean(offset, dim=1)
+        normalized = torch.nn.functional.layer_norm(h, [2048], w, b)
+        batch = torch.nn.functional.batch_norm(n, None, None, training=True)
+        groups = torch.nn.functional.group_norm(n, 2)
+        return var, mean, offset.std(dim=0), normalized, batch, groups
+
+    # A serial Welford update rounds the running mean at every step: over
+    # 5000 values near 1000, M2 keeps about four digits where PyTorch's
+    # cascaded sums keep five (E[x²] - E[x]² would keep about one).
+    tolerances = {**TOLERANCES, F32: (1e-4, 1e-4)}
+    check(fn, [((6, 5000), F32), ((8, 2048), torch.bfloat16), ((2048,), torch.bfloat16),
+               ((2048,), torch.bfloat16), ((4, 6, 5, 7), F32)],
+          device=device, options={"welford": True}, tmp_path=tmp_path, tolerances=tolerances)
+
+
 def test_efficient_attention_as_written(device, tmp_path):
     """_scaled_dot_product_efficient_attention (CUDA's memory-efficient
     kernel) lowers to the same math on both targets: its logsumexp pads the

@@ -37,7 +37,10 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
 
     With `compute-in-f32` (the default), f16 and bf16 values are extended to
     f32 after each load and rounded back before the yield, as PyTorch eager
-    and Inductor compute them.
+    and Inductor compute them. With `welford`, the variances of `var`,
+    `var_mean` and the normalizations sum their squared deviations in one
+    pass beside the mean's (a `loop.reduce "welford"`) rather than in a
+    second pass that reads the mean.
   }];
   let dependentDialects = [
     "::mlir::kiln::loop::LoopDialect",
@@ -48,6 +51,9 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
   let options = [
     Option<"computeInF32", "compute-in-f32", "bool", /*default=*/"true",
            "Compute f16 and bf16 elementwise math in f32">,
+    Option<"welford", "welford", "bool", /*default=*/"false",
+           "Compute variances' squared deviations in one pass (loop.reduce "
+           "\"welford\") instead of a second pass after the mean">,
     Option<"failOnUnsupported", "fail-on-unsupported", "bool",
            /*default=*/"false",
            "Report an error for fx ops that have no lowering yet">,

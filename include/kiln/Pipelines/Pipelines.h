@@ -22,6 +22,10 @@ struct GraphLoweringOptions : public Base {
       *this, "compute-in-f32",
       llvm::cl::desc("Compute f16 and bf16 elementwise math in f32"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> welford{
+      *this, "welford",
+      llvm::cl::desc("Compute variances in one pass (Welford) instead of two"),
+      llvm::cl::init(false)};
   detail::PassOptions::Option<bool> inlinePointwise{
       *this, "inline",
       llvm::cl::desc("Inline pointwise producers into their readers"),

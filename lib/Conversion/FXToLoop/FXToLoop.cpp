@@ -2354,15 +2354,26 @@ static Value buildFromKeptShape(OpBuilder &b, Location loc,
   return node.getResult();
 }
 
-/// The two passes of a mean and variance over `dims` of `input`, in
-/// `dtype`, with the size-1 dimensions kept: the sum, the mean, then the sum
-/// of squared deviations from it (more accurate than E[x^2] - E[x]^2; row
-/// fusion keeps the second pass in cache).
+/// A pattern that keeps the pass's options.
+template <typename OpTy>
+struct OpRewritePatternWithOptions : OpRewritePattern<OpTy> {
+  OpRewritePatternWithOptions(MLIRContext *ctx, const FXToLoopOptions &options)
+      : OpRewritePattern<OpTy>(ctx), options(options) {}
+
+  FXToLoopOptions options;
+};
+
+/// The mean and variance over `dims` of `input`, in `dtype`, with the
+/// size-1 dimensions kept: the sum, the mean, then the sum of squared
+/// deviations from it (more accurate than E[x^2] - E[x]^2; row fusion keeps
+/// the second pass in cache), or with `options.welford` that sum in one
+/// pass of its own (a "welford" reduction).
 struct Moments {
   Value count, mean, squaredDeviations;
 };
 static Moments buildMoments(OpBuilder &b, Location loc, Value input,
-                            ArrayRef<int64_t> dims, Type dtype) {
+                            ArrayRef<int64_t> dims, Type dtype,
+                            const FXToLoopOptions &options) {
   auto inputType = cast<RankedTensorType>(input.getType());
   RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
   Value count = getElementCount(b, loc, input, dims, dtype);
@@ -2373,6 +2384,12 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
       [&](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
         return arith::DivFOp::create(nested, loc, elements[0], count);
       });
+  if (options.welford) {
+    // One pass beside the sum's: Welford's M2.
+    Value squaredDeviations = buildReduction(
+        b, loc, input, dims, /*keepdim=*/true, "welford", statsType);
+    return {count, mean, squaredDeviations};
+  }
   auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
   Value squares = buildBroadcastPointwise(
       b, loc, computeType, ValueRange{input, mean}, TypeRange{dtype, dtype},
@@ -2389,8 +2406,9 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
 /// Lowers fx.var and fx.var_mean: the mean, then the sum of squared
 /// deviations (two passes, which row fusion keeps in cache) over the element
 /// count less `correction` (1 by default), as PyTorch divides.
-template <typename OpTy> struct VarianceLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+template <typename OpTy>
+struct VarianceLowering : OpRewritePatternWithOptions<OpTy> {
+  using OpRewritePatternWithOptions<OpTy>::OpRewritePatternWithOptions;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -2423,7 +2441,7 @@ template <typename OpTy> struct VarianceLowering : OpRewritePattern<OpTy> {
 
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
     auto [count, mean, squaresSum] =
-        buildMoments(rewriter, loc, input, dims, dtype);
+        buildMoments(rewriter, loc, input, dims, dtype, this->options);
     // max(count - correction, 0): PyTorch gives inf or nan below one degree
     // of freedom.
     Value degrees = arith::MaximumFOp::create(
@@ -2636,8 +2654,8 @@ struct LogSumExpLowering : OpRewritePattern<fx::LogsumexpOp> {
 /// (index arithmetic), LayerNorm's moments over the last dimension, then
 /// each element normalized by its group's statistics and scaled by its
 /// channel's weight and bias.
-struct GroupNormLowering : OpRewritePattern<fx::NativeGroupNormOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct GroupNormLowering : OpRewritePatternWithOptions<fx::NativeGroupNormOp> {
+  using OpRewritePatternWithOptions::OpRewritePatternWithOptions;
 
   LogicalResult matchAndRewrite(fx::NativeGroupNormOp op,
                                 PatternRewriter &rewriter) const override {
@@ -2684,7 +2702,7 @@ struct GroupNormLowering : OpRewritePattern<fx::NativeGroupNormOp> {
 
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
     RankedTensorType statsType = getStatisticsType(groupedType, {2}, dtype);
-    Moments moments = buildMoments(rewriter, loc, grouped, {2}, dtype);
+    Moments moments = buildMoments(rewriter, loc, grouped, {2}, dtype, options);
     Value eps = arith::ConstantOp::create(
         rewriter, loc,
         rewriter.getFloatAttr(dtype, op.getEps().convertToDouble()));
@@ -3248,8 +3266,9 @@ struct FlashAttentionForCpuBackwardLowering
 /// then the normalized, scaled and shifted elements. The saved statistics
 /// are [C] in training mode and empty otherwise, as PyTorch returns them;
 /// the updated running variance takes the unbiased batch variance.
-template <typename OpTy> struct BatchNormLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+template <typename OpTy>
+struct BatchNormLowering : OpRewritePatternWithOptions<OpTy> {
+  using OpRewritePatternWithOptions<OpTy>::OpRewritePatternWithOptions;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -3284,7 +3303,8 @@ template <typename OpTy> struct BatchNormLowering : OpRewritePattern<OpTy> {
     Value mean, invstd, variance;
     Moments moments;
     if (training) {
-      moments = buildMoments(rewriter, loc, input, reduced, dtype);
+      moments =
+          buildMoments(rewriter, loc, input, reduced, dtype, this->options);
       mean = moments.mean;
       variance = buildBroadcastPointwise(
           rewriter, loc, statsType, ValueRange{moments.squaredDeviations},
@@ -3818,8 +3838,8 @@ struct GroupNormBackwardLowering
   }
 };
 
-struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct LayerNormLowering : OpRewritePatternWithOptions<fx::NativeLayerNormOp> {
+  using OpRewritePatternWithOptions::OpRewritePatternWithOptions;
 
   LogicalResult matchAndRewrite(fx::NativeLayerNormOp op,
                                 PatternRewriter &rewriter) const override {
@@ -3834,7 +3854,7 @@ struct LayerNormLowering : OpRewritePattern<fx::NativeLayerNormOp> {
         llvm::to_vector(llvm::seq<int64_t>(rank - normalized, rank));
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
     RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
-    Moments moments = buildMoments(rewriter, loc, input, dims, dtype);
+    Moments moments = buildMoments(rewriter, loc, input, dims, dtype, options);
     Value eps = arith::ConstantOp::create(
         rewriter, loc,
         rewriter.getFloatAttr(dtype, op.getEps().convertToDouble()));
@@ -5893,6 +5913,7 @@ struct ConvertFXToLoopPass
   void runOnOperation() override {
     FXToLoopOptions options;
     options.computeInF32 = computeInF32;
+    options.welford = welford;
     // Matrix products first, while their operands are still fx views whose
     // transposes and merged batches they can read through.
     RewritePatternSet matmulPatterns(&getContext());
@@ -6018,8 +6039,11 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
            ViewLowering<fx::SelectOp>, ViewLowering<fx::ViewOp>,
            ViewLowering<fx::UnsafeViewOp>, AsStridedLowering, DiagonalLowering>(
           ctx);
-  patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>>(
-      ctx);
+  patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>,
+               BatchNormLowering<fx::NativeBatchNormLegitNoTrainingOp>,
+               BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,
+               BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
+               LayerNormLowering, GroupNormLowering>(ctx, options);
   patterns
       .add<MaxPoolLowering<fx::MaxPool2dWithIndicesOp>,
            MaxPoolLowering<fx::MaxPool3dWithIndicesOp>, MaxPoolBackwardLowering,
@@ -6050,15 +6074,12 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns
       .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
            SoftmaxBackwardLowering<fx::SoftmaxBackwardDataOp>,
-           BatchNormLowering<fx::NativeBatchNormLegitNoTrainingOp>,
-           BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,
-           BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
            BatchNormBackwardLowering, LayerNormBackwardLowering,
            FlashAttentionForCpuLowering, FlashAttentionForCpuBackwardLowering,
            EfficientAttentionLowering, CdistLowering, PdistLowering,
            GroupNormBackwardLowering,
            SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
-           LayerNormLowering, LogSumExpLowering, GroupNormLowering>(ctx);
+           LogSumExpLowering>(ctx);
   populateFXToLoopMatmulPatterns(patterns, options);
 }
 

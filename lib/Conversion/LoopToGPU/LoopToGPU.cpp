@@ -301,12 +301,27 @@ static Value emitShuffleXor(OpBuilder &b, Location loc, Value value,
              : arith::BitcastOp::create(b, loc, type, joined).getResult();
 }
 
-/// Combines `value` across the warp; every lane gets the total.
+/// Exchanges `value` (a scalar, or a vector of them, lane by lane) with the
+/// lane `offset` away.
+static Value emitShuffleXorOfState(OpBuilder &b, Location loc, Value value,
+                                   int32_t offset) {
+  auto vectorType = dyn_cast<VectorType>(value.getType());
+  if (!vectorType)
+    return emitShuffleXor(b, loc, value, offset);
+  SmallVector<Value> elements;
+  for (int64_t i = 0; i < vectorType.getNumElements(); ++i)
+    elements.push_back(emitShuffleXor(
+        b, loc, vector::ExtractOp::create(b, loc, value, i), offset));
+  return vector::FromElementsOp::create(b, loc, vectorType, elements);
+}
+
+/// Combines partial state `value` across the warp; every lane gets the
+/// total.
 static Value emitWarpReduce(OpBuilder &b, Location loc, StringRef combiner,
                             Value value, Type dtype) {
   for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2)
-    value = emitCombine(b, loc, combiner, value,
-                        emitShuffleXor(b, loc, value, offset), dtype);
+    value = emitMerge(b, loc, combiner, value,
+                      emitShuffleXorOfState(b, loc, value, offset), dtype);
   return value;
 }
 
@@ -479,9 +494,11 @@ static void emitRowKernel(OpBuilder &b, Location loc,
     for (Operation *node : nodes) {
       if (auto reduce = dyn_cast<loop::ReduceOp>(node))
         scratch[node] = launch.addWorkgroupAttribution(
-            MemRefType::get({threads / kWarpSize},
-                            reduce.getYield().getValue().getType(),
-                            MemRefLayoutAttrInterface(), workgroup),
+            MemRefType::get(
+                {threads / kWarpSize},
+                getReductionStateType(reduce.getCombiner(),
+                                      reduce.getYield().getValue().getType()),
+                MemRefLayoutAttrInterface(), workgroup),
             loc);
     }
   }
@@ -588,14 +605,20 @@ static void emitRowKernel(OpBuilder &b, Location loc,
     if (auto reduce = dyn_cast<loop::ReduceOp>(node)) {
       SmallVector<Value> columnSizes =
           getReductionSizes(b, loc, reduce, mapping);
-      int64_t width = getRowVectorWidth(body, reduce.getReductionShape().back(),
-                                        kernelMapping);
       StringRef combiner = reduce.getCombiner();
       Type dtype = type.getElementType();
       Type accumulatorType = reduce.getYield().getValue().getType();
+      // A state other than the result ("welford") takes one column at a
+      // time.
+      Type stateType = getReductionStateType(combiner, accumulatorType);
+      int64_t width =
+          stateType == accumulatorType
+              ? getRowVectorWidth(body, reduce.getReductionShape().back(),
+                                  kernelMapping)
+              : 1;
       Type partialType = width > 1
                              ? Type(VectorType::get({width}, accumulatorType))
-                             : accumulatorType;
+                             : stateType;
       Value init = getCombinerIdentity(b, loc, combiner, partialType, dtype);
       SmallVector<Value> partials = forColumns(
           getProduct(b, loc, columnSizes), getStaticColumns(node, rows), width,
@@ -621,8 +644,10 @@ static void emitRowKernel(OpBuilder &b, Location loc,
               emitCombine(b, loc, combiner, partial,
                           vector::ExtractOp::create(b, loc, vector, k), dtype);
       }
-      Value total = emitBlockReduce(b, loc, combiner, partial, dtype, thread,
-                                    threads, scratch.lookup(node));
+      Value total = emitReductionResult(
+          b, loc, combiner,
+          emitBlockReduce(b, loc, combiner, partial, dtype, thread, threads,
+                          scratch.lookup(node)));
       Type scalarType = loop::getScalarType(dtype);
       if (total.getType() != scalarType)
         total = arith::TruncFOp::create(b, loc, scalarType, total);

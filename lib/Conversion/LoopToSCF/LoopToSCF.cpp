@@ -180,8 +180,11 @@ static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
   Type dtype = node.getResultType().getElementType();
   StringRef combiner = node.getCombiner();
   Type accumulatorType = node.getYield().getValue().getType();
+  // A reduction state other than the result ("welford") accumulates one
+  // element at a time.
+  Type stateType = getReductionStateType(combiner, accumulatorType);
   int64_t width = 1;
-  if (vectorBytes > 0 && canVectorizeBody(body))
+  if (vectorBytes > 0 && canVectorizeBody(body) && stateType == accumulatorType)
     width = std::max<int64_t>(
         vectorBytes * 8 / accumulatorType.getIntOrFloatBitWidth(), 1);
 
@@ -192,7 +195,7 @@ static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
   Value vectorEnd = width > 1 ? getVectorEnd(b, loc, columns, width) : zero;
   auto vectorType = VectorType::get({width}, accumulatorType);
   SmallVector<Value> inits = {
-      getCombinerIdentity(b, loc, combiner, accumulatorType, dtype)};
+      getCombinerIdentity(b, loc, combiner, stateType, dtype)};
   if (width > 1)
     inits.push_back(getCombinerIdentity(b, loc, combiner, vectorType, dtype));
   scf::LoopNest nest = scf::buildLoopNest(
@@ -244,6 +247,7 @@ static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
           emitCombine(b, loc, combiner, total,
                       vector::ExtractOp::create(b, loc, lanes, lane), dtype);
   }
+  total = emitReductionResult(b, loc, combiner, total);
   Type scalarType = loop::getScalarType(dtype);
   if (total.getType() != scalarType)
     total = arith::TruncFOp::create(b, loc, scalarType, total);

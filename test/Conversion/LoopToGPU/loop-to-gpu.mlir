@@ -259,3 +259,32 @@ fx.graph @workspace(%x: tensor<1024xf32>) -> tensor<1024xf32> {
   }
   fx.output %c : tensor<1024xf32>
 }
+
+// -----
+
+// A "welford" row reduction: each thread updates a (count, mean, M2) state
+// one column at a time; the states merge across the warp (each component
+// shuffled) and across the block through workgroup memory of states.
+// CHECK-LABEL: func.func @welford
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%[[SCRATCH:.+]] : memref<8xvector<3xf32>, #gpu.address_space<workgroup>>)
+// CHECK: scf.for {{.+}} -> (vector<3xf32>)
+// CHECK: arith.divf
+// CHECK: gpu.shuffle xor %{{.+}}, %c16_i32
+// CHECK: gpu.shuffle xor %{{.+}}, %c16_i32
+// CHECK: gpu.shuffle xor %{{.+}}, %c16_i32
+// CHECK: vector.from_elements {{.+}} : vector<3xf32>
+// CHECK: memref.store %{{.+}}, %[[SCRATCH]]
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[SCRATCH]]
+// CHECK: vector.extract %{{.+}}[2] : f32 from vector<3xf32>
+// CHECK: arith.truncf
+fx.graph @welford(%x: tensor<4x16384xbf16>) -> tensor<4xbf16> {
+  %0 = loop.reduce "welford" over [16384] : tensor<4xbf16> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<4x16384xbf16>
+    %w = arith.extf %v : bf16 to f32
+    loop.yield %w : f32
+  }
+  fx.output %0 : tensor<4xbf16>
+}

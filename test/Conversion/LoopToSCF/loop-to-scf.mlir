@@ -307,3 +307,36 @@ fx.graph @scatter_product(%x: tensor<4xui8>, %n: tensor<4xsi64>) -> (tensor<4xui
   }
   fx.output %0, %1 : tensor<4xui8>, tensor<4xsi64>
 }
+
+// -----
+
+// A "welford" reduction carries (count, mean, M2) through a scalar loop
+// (never vectors: each update divides by the count) and keeps M2.
+// CHECK-LABEL: func.func @welford
+// CHECK: %[[ZERO:.+]] = arith.constant dense<0.000000e+00> : vector<3xf32>
+// CHECK: %[[STATE:.+]] = scf.for %{{.+}} = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[ACC:.+]] = %[[ZERO]]) -> (vector<3xf32>)
+// CHECK: %[[N:.+]] = vector.extract %[[ACC]][0]
+// CHECK: %[[MEAN:.+]] = vector.extract %[[ACC]][1]
+// CHECK: %[[M2:.+]] = vector.extract %[[ACC]][2]
+// CHECK: %[[N1:.+]] = arith.addf %[[N]]
+// CHECK: %[[DELTA:.+]] = arith.subf %[[X:.+]], %[[MEAN]]
+// CHECK: %[[STEP:.+]] = arith.divf %[[DELTA]], %[[N1]]
+// CHECK: %[[MEAN1:.+]] = arith.addf %[[MEAN]], %[[STEP]]
+// CHECK: %[[DELTA1:.+]] = arith.subf %[[X]], %[[MEAN1]]
+// CHECK: %[[PRODUCT:.+]] = arith.mulf %[[DELTA]], %[[DELTA1]]
+// CHECK: %[[M21:.+]] = arith.addf %[[M2]], %[[PRODUCT]]
+// CHECK: vector.from_elements %[[N1]], %[[MEAN1]], %[[M21]] : vector<3xf32>
+// CHECK: %[[RESULT:.+]] = vector.extract %[[STATE]][2]
+// CHECK: arith.truncf %[[RESULT]] : f32 to bf16
+// VEC-LABEL: func.func @welford
+// VEC-NOT: vector<8xf32>
+// VEC: iter_args(%{{.+}} = %{{.+}}) -> (vector<3xf32>)
+fx.graph @welford(%x: tensor<4x1024xbf16>) -> tensor<4xbf16> {
+  %0 = loop.reduce "welford" over [1024] : tensor<4xbf16> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<4x1024xbf16>
+    %w = arith.extf %v : bf16 to f32
+    loop.yield %w : f32
+  }
+  fx.output %0 : tensor<4xbf16>
+}

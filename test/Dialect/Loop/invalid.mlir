@@ -69,7 +69,7 @@ fx.graph @yield_outside_node(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 fx.graph @unknown_combiner(%x: tensor<4x8xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loop.reduce' op combiner must be "sum", "prod", "max" or "min", not "mean"}}
+  // expected-error @+1 {{'loop.reduce' op combiner must be "sum", "prod", "max", "min" or "welford", not "mean"}}
   %0 = loop.reduce "mean" over [8] : tensor<4xf32> {
   ^bb0(%i: index, %k: index):
     %v = loop.load %x[%i, %k] : tensor<4x8xf32>
@@ -384,4 +384,16 @@ fx.graph @scatter_float_product(%x: tensor<4xf32>) -> tensor<4xf32> {
     loop.scatter_yield %v at [%i] : f32
   }
   fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+fx.graph @welford_of_integers(%x: tensor<4x8xsi32>) -> tensor<4xsi32> {
+  // expected-error @+1 {{'loop.reduce' op "welford" reduces floats, not 'si32'}}
+  %0 = loop.reduce "welford" over [8] : tensor<4xsi32> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<4x8xsi32>
+    loop.yield %v : i32
+  }
+  fx.output %0 : tensor<4xsi32>
 }

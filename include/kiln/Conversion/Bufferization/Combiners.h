@@ -24,9 +24,28 @@ Value getCombinerIdentity(OpBuilder &b, Location loc, llvm::StringRef combiner,
                           Type type, Type dtype);
 
 /// `accumulator <combiner> value`, for scalars or vectors; max and min
-/// propagate NaN, as PyTorch's do.
+/// propagate NaN, as PyTorch's do. A "welford" accumulator is its state
+/// (getReductionStateType) and `value` one element.
 Value emitCombine(OpBuilder &b, Location loc, llvm::StringRef combiner,
                   Value accumulator, Value value, Type dtype);
+
+/// Whether `combiner` accumulates a state other than its result: "welford"
+/// keeps (count, mean, M2) of the values seen, Welford's one-pass moments.
+bool hasReductionState(llvm::StringRef combiner);
+
+/// What a reduction with `combiner` accumulates values of type
+/// `accumulator` in: vector<3> of it for "welford", else `accumulator`.
+Type getReductionStateType(llvm::StringRef combiner, Type accumulator);
+
+/// Combines two partial states of `combiner` (of disjoint values): Chan's
+/// merge of Welford states, else emitCombine.
+Value emitMerge(OpBuilder &b, Location loc, llvm::StringRef combiner, Value lhs,
+                Value rhs, Type dtype);
+
+/// A reduction's result from its final state: M2 for "welford" (the sum of
+/// squared deviations from the mean), else the state itself.
+Value emitReductionResult(OpBuilder &b, Location loc, llvm::StringRef combiner,
+                          Value state);
 
 } // namespace kiln
 } // namespace mlir

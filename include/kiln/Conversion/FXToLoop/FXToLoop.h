@@ -16,6 +16,8 @@ namespace kiln {
 struct FXToLoopOptions {
   /// Compute f16/bf16 math in f32: extend after loads, round before yields.
   bool computeInF32 = true;
+  /// Variances in one pass ("welford" reductions) instead of two.
+  bool welford = false;
 };
 
 /// Adds the patterns that rewrite fx ops into loop nodes.

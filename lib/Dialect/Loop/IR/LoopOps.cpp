@@ -79,10 +79,15 @@ void ReduceOp::getAsmBlockArgumentNames(Region &region,
 }
 
 LogicalResult ReduceOp::verify() {
-  if (!llvm::is_contained({"sum", "prod", "max", "min"}, getCombiner()))
-    return emitOpError("combiner must be \"sum\", \"prod\", \"max\" or "
-                       "\"min\", not \"")
+  if (!llvm::is_contained({"sum", "prod", "max", "min", "welford"},
+                          getCombiner()))
+    return emitOpError("combiner must be \"sum\", \"prod\", \"max\", "
+                       "\"min\" or \"welford\", not \"")
            << getCombiner() << "\"";
+  if (getCombiner() == "welford" &&
+      !isa<FloatType>(getResultType().getElementType()))
+    return emitOpError("\"welford\" reduces floats, not ")
+           << getResultType().getElementType();
   int64_t numDynamic = getResultType().getNumDynamicDims();
   if (static_cast<int64_t>(getDynamicSizes().size()) != numDynamic)
     return emitOpError("has ")

@@ -65,7 +65,9 @@ def Loop_ReduceOp : Loop_Op<"reduce", [
     For every index of the result, combines the values the body yields over
     every index of the reduction space (`over`, whose dynamic sizes follow
     it) with `combiner`: "sum", "prod", "max" or "min" (max and min propagate
-    NaN, as PyTorch's do). The body has one `index` argument per result
+    NaN, as PyTorch's do), or "welford": the sum of squared deviations from
+    the values' mean (M2), accumulated in one pass by Welford's update and
+    Chan's merge of partial (count, mean, M2) states; floats only. The body has one `index` argument per result
     dimension, then one per reduction dimension. It yields the value to
     combine in the accumulator's type: the result's scalar type, or f32 for
     f16/bf16 results (rounded once, at the end), as PyTorch accumulates.
