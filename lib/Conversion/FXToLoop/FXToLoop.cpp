@@ -259,6 +259,33 @@ SmallVector<Value> fxtoloop::delinearizeIndex(OpBuilder &b, Location loc,
   return digits;
 }
 
+Value fxtoloop::buildStridedPosition(OpBuilder &b, Location loc, ValueRange ivs,
+                                     ArrayRef<int64_t> strides,
+                                     int64_t offset) {
+  Value position = arith::ConstantIndexOp::create(b, loc, offset);
+  for (auto [iv, stride] : llvm::zip_equal(ivs, strides))
+    position = arith::AddIOp::create(
+        b, loc, position,
+        arith::MulIOp::create(b, loc, iv,
+                              arith::ConstantIndexOp::create(b, loc, stride)));
+  return position;
+}
+
+bool fxtoloop::isStridedViewWithin(ArrayRef<int64_t> shape,
+                                   ArrayRef<int64_t> strides, int64_t offset,
+                                   int64_t elements) {
+  if (offset < 0 || shape.size() != strides.size())
+    return false;
+  int64_t last = offset, count = 1;
+  for (auto [size, stride] : llvm::zip_equal(shape, strides)) {
+    if (stride < 0)
+      return false;
+    last += size == 0 ? 0 : (size - 1) * stride;
+    count *= size;
+  }
+  return count == 0 || last < elements;
+}
+
 bool fxtoloop::hasStaticSpatialSizes(RankedTensorType input,
                                      RankedTensorType result, int64_t spatial) {
   for (int64_t dim = input.getRank() - spatial; dim < input.getRank(); ++dim)
@@ -3107,6 +3134,28 @@ struct AttentionForward {
   }
 };
 
+/// The output and logsumexp of attention op `op` (without dropout; its
+/// mask or bias `mask`) as AttentionForward computes them, into the types
+/// of `op`'s results `output` and `logsumexp`; failure where it does not
+/// lower.
+template <typename OpTy>
+static FailureOr<std::pair<Value, Value>>
+buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
+                      Value output, Value logsumexp) {
+  Value query = op.getQuery(), value = op.getValue();
+  if (op.getDropoutP().convertToDouble() != 0.0)
+    return rewriter.notifyMatchFailure(op, "dropout");
+  if (!hasStaticAttentionOperands(query, op.getKey(), value))
+    return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
+  auto forward = AttentionForward::build(
+      rewriter, op.getLoc(), query, op.getKey(), value, mask, op.getIsCausal(),
+      op.getScale(), cast<RankedTensorType>(output.getType()));
+  return std::make_pair(
+      forward.output,
+      forward.buildLogsumexp(rewriter, op.getLoc(),
+                             cast<RankedTensorType>(logsumexp.getType())));
+}
+
 /// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout):
 /// AttentionForward and its logsumexp.
 struct FlashAttentionForCpuLowering
@@ -3115,19 +3164,11 @@ struct FlashAttentionForCpuLowering
 
   LogicalResult matchAndRewrite(fx::ScaledDotProductFlashAttentionForCpuOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value query = op.getQuery(), value = op.getValue();
-    if (op.getDropoutP().convertToDouble() != 0.0)
-      return rewriter.notifyMatchFailure(op, "dropout");
-    if (!hasStaticAttentionOperands(query, op.getKey(), value))
-      return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
-    auto forward = AttentionForward::build(
-        rewriter, loc, query, op.getKey(), value, op.getAttnMask(),
-        op.getIsCausal(), op.getScale(),
-        cast<RankedTensorType>(op.getOutput().getType()));
-    Value logsumexp = forward.buildLogsumexp(
-        rewriter, loc, cast<RankedTensorType>(op.getLogsumexp().getType()));
-    rewriter.replaceOp(op, {forward.output, logsumexp});
+    FailureOr<std::pair<Value, Value>> results = buildAttentionResults(
+        rewriter, op, op.getAttnMask(), op.getOutput(), op.getLogsumexp());
+    if (failed(results))
+      return failure();
+    rewriter.replaceOp(op, {results->first, results->second});
     return success();
   }
 };
@@ -3142,28 +3183,20 @@ struct EfficientAttentionLowering
 
   LogicalResult matchAndRewrite(fx::ScaledDotProductEfficientAttentionOp op,
                                 PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value query = op.getQuery(), value = op.getValue();
-    if (op.getDropoutP().convertToDouble() != 0.0)
-      return rewriter.notifyMatchFailure(op, "dropout");
-    if (!hasStaticAttentionOperands(query, op.getKey(), value))
-      return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
-    auto forward = AttentionForward::build(
-        rewriter, loc, query, op.getKey(), value, op.getAttnBias(),
-        op.getIsCausal(), op.getScale(),
-        cast<RankedTensorType>(op.getOutput().getType()));
-    Value logsumexp = forward.buildLogsumexp(
-        rewriter, loc, cast<RankedTensorType>(op.getLogSumexp().getType()));
+    FailureOr<std::pair<Value, Value>> results = buildAttentionResults(
+        rewriter, op, op.getAttnBias(), op.getOutput(), op.getLogSumexp());
+    if (failed(results))
+      return failure();
     auto stateType = cast<RankedTensorType>(op.getPhiloxSeed().getType());
     auto zeroState = [&]() {
       return buildGeneratorNode(
-          rewriter, loc, stateType, {},
+          rewriter, op.getLoc(), stateType, {},
           [&](OpBuilder &b, Location loc, ValueRange) -> Value {
             return makeInteger(b, loc, b.getI64Type(), 0);
           });
     };
-    rewriter.replaceOp(op,
-                       {forward.output, logsumexp, zeroState(), zeroState()});
+    rewriter.replaceOp(
+        op, {results->first, results->second, zeroState(), zeroState()});
     return success();
   }
 };
@@ -4623,31 +4656,19 @@ struct AsStridedLowering : OpRewritePattern<fx::AsStridedOp> {
       return rewriter.notifyMatchFailure(op, "dynamic sizes");
     ArrayRef<int64_t> strides = op.getStride();
     int64_t offset = op.getStorageOffset().value_or(0);
-    int64_t last = offset;
-    for (auto [size, stride] : llvm::zip(resultType.getShape(), strides)) {
-      if (stride < 0)
-        return rewriter.notifyMatchFailure(op, "negative stride");
-      last += size == 0 ? 0 : (size - 1) * stride;
-    }
-    if (offset < 0 || (resultType.getNumElements() > 0 &&
-                       last >= sourceType.getNumElements()))
+    if (!isStridedViewWithin(resultType.getShape(), strides, offset,
+                             sourceType.getNumElements()))
       return rewriter.notifyMatchFailure(op, "reads past its operand");
     rewriter.replaceOp(
-        op, buildIndexMapNode(
-                rewriter, op.getLoc(), op.getSelf(), resultType, {},
-                [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                  Value linear = arith::ConstantIndexOp::create(b, loc, offset);
-                  for (auto [iv, stride] : llvm::zip(ivs, strides))
-                    linear = arith::AddIOp::create(
-                        b, loc, linear,
-                        arith::MulIOp::create(
-                            b, loc, iv,
-                            arith::ConstantIndexOp::create(b, loc, stride)));
-                  if (sourceType.getRank() == 0)
-                    return SmallVector<Value>();
-                  return delinearizeIndex(b, loc, linear,
-                                          sourceType.getShape());
-                }));
+        op,
+        buildIndexMapNode(
+            rewriter, op.getLoc(), op.getSelf(), resultType, {},
+            [&](OpBuilder &b, Location loc, ValueRange ivs) {
+              Value linear = buildStridedPosition(b, loc, ivs, strides, offset);
+              if (sourceType.getRank() == 0)
+                return SmallVector<Value>();
+              return delinearizeIndex(b, loc, linear, sourceType.getShape());
+            }));
     return success();
   }
 };

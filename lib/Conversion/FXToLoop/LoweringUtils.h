@@ -54,6 +54,16 @@ Value wrapAndClampIndex(OpBuilder &b, Location loc, Value value, Value size);
 SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc, Value value,
                                     ArrayRef<int64_t> sizes);
 
+/// offset + Σ ivs[i]·strides[i]: where element `ivs` of an as_strided view
+/// lies among the viewed tensor's row-major elements.
+Value buildStridedPosition(OpBuilder &b, Location loc, ValueRange ivs,
+                           ArrayRef<int64_t> strides, int64_t offset);
+
+/// Whether an as_strided view of `shape` (non-negative `strides`, `offset`)
+/// stays within a tensor of `elements` elements.
+bool isStridedViewWithin(ArrayRef<int64_t> shape, ArrayRef<int64_t> strides,
+                         int64_t offset, int64_t elements);
+
 /// Whether the last `spatial` dimensions of a pooling or resampling op's
 /// `input` and `result` are static (what their lowerings need).
 bool hasStaticSpatialSizes(RankedTensorType input, RankedTensorType result,

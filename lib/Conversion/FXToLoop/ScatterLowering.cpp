@@ -380,34 +380,25 @@ struct AsStridedScatterLowering : OpRewritePattern<fx::AsStridedScatterOp> {
       return rewriter.notifyMatchFailure(op, "dynamic or scalar shapes");
     int64_t offset = static_cast<int64_t>(op.getStorageOffset().value_or(0));
     // The view must lie within self: PyTorch refuses one reaching past it.
-    int64_t last = offset;
-    for (auto [size, stride] : llvm::zip_equal(srcType.getShape(), strides)) {
-      if (stride < 0)
-        return rewriter.notifyMatchFailure(op, "negative stride");
-      last += (size - 1) * stride;
-    }
-    if (srcType.getNumElements() == 0 || last >= type.getNumElements())
+    if (srcType.getNumElements() == 0 ||
+        !isStridedViewWithin(srcType.getShape(), strides, offset,
+                             type.getNumElements()))
       return rewriter.notifyMatchFailure(op, "the view reaches past self");
     Location loc = op.getLoc();
     Value src = op.getSrc();
     rewriter.replaceOp(
-        op,
-        buildScatterOver(
-            rewriter, loc, "assign", op.getSelf(), src,
-            [&](OpBuilder &b, Location loc, ValueRange ivs) {
-              Value position = arith::ConstantIndexOp::create(b, loc, offset);
-              for (auto [iv, stride] : llvm::zip_equal(ivs, strides))
-                position = arith::AddIOp::create(
-                    b, loc, position,
-                    arith::MulIOp::create(
-                        b, loc, iv,
-                        arith::ConstantIndexOp::create(b, loc, stride)));
-              Value value = convertScalar(
-                  b, loc, loop::LoadOp::create(b, loc, src, ivs),
-                  srcType.getElementType(), type.getElementType());
-              return ScatterUpdate{
-                  value, delinearizeIndex(b, loc, position, type.getShape())};
-            }));
+        op, buildScatterOver(
+                rewriter, loc, "assign", op.getSelf(), src,
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  Value position =
+                      buildStridedPosition(b, loc, ivs, strides, offset);
+                  Value value = convertScalar(
+                      b, loc, loop::LoadOp::create(b, loc, src, ivs),
+                      srcType.getElementType(), type.getElementType());
+                  return ScatterUpdate{
+                      value,
+                      delinearizeIndex(b, loc, position, type.getShape())};
+                }));
     return success();
   }
 };
