@@ -507,6 +507,35 @@ def test_cpu_flash_attention_gradient_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("welford", [False, True])
+def test_few_long_reductions(device, tmp_path, welford):
+    """Reductions with few results and many elements each split across
+    threads on the CPU (chunks in parallel, then their merge), in kernels
+    too (a whole tensor's mean and variance); float sums add in blocks."""
+    def fn(x, y, n):
+        return (x.sum(), (x * x).mean(), x.amax(-1), x.argmin(-1), n.sum(-1),
+                *torch.var_mean(y, dim=(0, 2, 3)), torch.var(x, unbiased=False))
+
+    generator = torch.Generator().manual_seed(15)
+    inputs = [torch.randn(3, 300_001, generator=generator),
+              torch.randn(16, 4, 96, 96, generator=generator) + 3,
+              torch.randint(-100, 100, (2, 200_000), generator=generator)]
+    options = {"welford": True} if welford else None
+    compiled = kiln.compile(fn, [t.to(device) for t in inputs], options=options,
+                            cache_dir=tmp_path)
+    args = [torch.randn(t.shape, generator=generator) if t.is_floating_point()
+            else torch.randint(-100, 100, t.shape, generator=generator) for t in inputs]
+    args[1] += 3
+    for index, (got, want) in enumerate(zip(compiled(*[t.to(device) for t in args]),
+                                            fn(*args))):
+        if want.is_floating_point():
+            # Relative to the summands' magnitudes: a sum of 900k values.
+            torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-3,
+                                       msg=lambda m: f"result {index}: {m}")
+        else:
+            assert torch.equal(got.cpu(), want), index
+
+
 def test_welford_variances(device, tmp_path):
     """With the pipeline option `welford`, variances and the normalizations'
     statistics sum squared deviations in one pass (Welford's update, Chan's

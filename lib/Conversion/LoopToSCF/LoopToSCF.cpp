@@ -164,19 +164,33 @@ static void emitSCFLoops(OpBuilder &b, loop::PointwiseOp node, Value dest,
     scf::buildLoopNest(b, loc, lowerBounds, outerBounds, steps, row);
 }
 
-/// Emits the element of reduction `node` at `outer`: a serial loop nest over
-/// the reduction space that accumulates, rounded once at the end. With
+/// Float sums accumulate the innermost reduction dimension in blocks of
+/// this many elements, each from zero, then add the block's sum: rounding
+/// errors grow with the block and the number of blocks, not with the whole
+/// reduction (a two-level cascade). A multiple of every vector width.
+constexpr int64_t kSumBlock = 2048;
+
+/// Emits the partial state of reduction `node` at `outer` over the part
+/// [`lo`, `hi`) of its outermost reduction dimension (all of it when null):
+/// a serial loop nest over that part of the reduction space. With
 /// `vectorBytes`, the innermost reduction dimension accumulates in vectors
 /// of that many bytes of the accumulator while they fit, then one element
-/// at a time; the lanes combine at the end.
-static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
+/// at a time; the lanes combine at the end. Float sums go in blocks
+/// (kSumBlock).
+static Value emitReducePartial(OpBuilder &b, loop::ReduceOp node,
                                const IRMapping &mapping, ValueRange outer,
-                               int64_t vectorBytes) {
+                               int64_t vectorBytes, Value lo = nullptr,
+                               Value hi = nullptr) {
   Location loc = node.getLoc();
   Block &body = node.getBody().front();
   SmallVector<Value> reductionSizes = getReductionSizes(b, loc, node, mapping);
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  SmallVector<Value> starts(reductionSizes.size(), zero);
+  if (lo) {
+    starts.front() = lo;
+    reductionSizes.front() = hi;
+  }
   Type dtype = node.getResultType().getElementType();
   StringRef combiner = node.getCombiner();
   Type accumulatorType = node.getYield().getValue().getType();
@@ -187,57 +201,87 @@ static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
   if (vectorBytes > 0 && canVectorizeBody(body) && stateType == accumulatorType)
     width = std::max<int64_t>(
         vectorBytes * 8 / accumulatorType.getIntOrFloatBitWidth(), 1);
+  bool blocked = combiner == "sum" && isa<FloatType>(accumulatorType);
 
   // The outer reduction dimensions serially; the innermost one in vectors
   // then a scalar tail, each with its own accumulator.
   ArrayRef<Value> outerSizes = ArrayRef<Value>(reductionSizes).drop_back();
+  ArrayRef<Value> outerStarts = ArrayRef<Value>(starts).drop_back();
+  Value columnStart = starts.back();
   Value columns = reductionSizes.back();
-  Value vectorEnd = width > 1 ? getVectorEnd(b, loc, columns, width) : zero;
   auto vectorType = VectorType::get({width}, accumulatorType);
-  SmallVector<Value> inits = {
-      getCombinerIdentity(b, loc, combiner, stateType, dtype)};
-  if (width > 1)
-    inits.push_back(getCombinerIdentity(b, loc, combiner, vectorType, dtype));
+  auto identities = [&](OpBuilder &b) {
+    SmallVector<Value> inits = {
+        getCombinerIdentity(b, loc, combiner, stateType, dtype)};
+    if (width > 1)
+      inits.push_back(getCombinerIdentity(b, loc, combiner, vectorType, dtype));
+    return inits;
+  };
+  // Accumulates columns [from, to) at `ivs` (the outer indices) into
+  // `accumulators` (scalar, then vector).
+  auto emitColumns = [&](OpBuilder &b, ValueRange ivs, ValueRange accumulators,
+                         Value from, Value to) -> scf::ValueVector {
+    auto indicesAt = [&](Value column) {
+      SmallVector<Value> indices(outer);
+      llvm::append_range(indices, ivs);
+      indices.push_back(column);
+      return indices;
+    };
+    scf::ValueVector results = {accumulators.front()};
+    Value vectorEnd = from;
+    if (width > 1) {
+      vectorEnd = arith::AddIOp::create(
+          b, loc, from,
+          getVectorEnd(b, loc, arith::SubIOp::create(b, loc, to, from), width));
+      Value widthValue = arith::ConstantIndexOp::create(b, loc, width);
+      auto vectorLoop = scf::ForOp::create(
+          b, loc, from, vectorEnd, widthValue, ValueRange{accumulators.back()},
+          [&](OpBuilder &inner, Location, Value column, ValueRange acc) {
+            FailureOr<Value> values =
+                emitVectorBodyElements(inner, body, mapping, indicesAt(column),
+                                       width, kCPUBufferAlignment);
+            assert(succeeded(values) && "checked by canVectorizeBody");
+            scf::YieldOp::create(
+                inner, loc,
+                emitCombine(inner, loc, combiner, acc.front(), *values, dtype));
+          });
+      results.push_back(vectorLoop.getResult(0));
+    }
+    auto scalarLoop = scf::ForOp::create(
+        b, loc, vectorEnd, to, one, ValueRange{accumulators.front()},
+        [&](OpBuilder &inner, Location, Value column, ValueRange acc) {
+          Value value = emitBodyValue(inner, body, mapping, indicesAt(column));
+          scf::YieldOp::create(
+              inner, loc,
+              emitCombine(inner, loc, combiner, acc.front(), value, dtype));
+        });
+    results.front() = scalarLoop.getResult(0);
+    return results;
+  };
   scf::LoopNest nest = scf::buildLoopNest(
-      b, loc, SmallVector<Value>(outerSizes.size(), zero), outerSizes,
-      SmallVector<Value>(outerSizes.size(), one), inits,
+      b, loc, outerStarts, outerSizes,
+      SmallVector<Value>(outerSizes.size(), one), identities(b),
       [&](OpBuilder &nested, Location, ValueRange outerReduction,
           ValueRange accumulators) -> scf::ValueVector {
-        auto indicesAt = [&](Value column) {
-          SmallVector<Value> ivs(outer);
-          llvm::append_range(ivs, outerReduction);
-          ivs.push_back(column);
-          return ivs;
-        };
-        scf::ValueVector results = {accumulators.front()};
-        if (width > 1) {
-          Value widthValue = arith::ConstantIndexOp::create(nested, loc, width);
-          auto vectorLoop = scf::ForOp::create(
-              nested, loc, zero, vectorEnd, widthValue,
-              ValueRange{accumulators.back()},
-              [&](OpBuilder &inner, Location, Value column, ValueRange acc) {
-                FailureOr<Value> values = emitVectorBodyElements(
-                    inner, body, mapping, indicesAt(column), width,
-                    kCPUBufferAlignment);
-                assert(succeeded(values) && "checked by canVectorizeBody");
-                scf::YieldOp::create(inner, loc,
-                                     emitCombine(inner, loc, combiner,
-                                                 acc.front(), *values, dtype));
-              });
-          results.push_back(vectorLoop.getResult(0));
-        }
-        auto scalarLoop = scf::ForOp::create(
-            nested, loc, vectorEnd, columns, one,
-            ValueRange{accumulators.front()},
-            [&](OpBuilder &inner, Location, Value column, ValueRange acc) {
-              Value value =
-                  emitBodyValue(inner, body, mapping, indicesAt(column));
-              scf::YieldOp::create(
-                  inner, loc,
-                  emitCombine(inner, loc, combiner, acc.front(), value, dtype));
+        if (!blocked)
+          return emitColumns(nested, outerReduction, accumulators, columnStart,
+                             columns);
+        Value block = arith::ConstantIndexOp::create(nested, loc, kSumBlock);
+        auto blocks = scf::ForOp::create(
+            nested, loc, columnStart, columns, block, accumulators,
+            [&](OpBuilder &inner, Location, Value from, ValueRange acc) {
+              Value to = arith::MinUIOp::create(
+                  inner, loc, arith::AddIOp::create(inner, loc, from, block),
+                  columns);
+              scf::ValueVector sums = emitColumns(inner, outerReduction,
+                                                  identities(inner), from, to);
+              SmallVector<Value> updated;
+              for (auto [running, sum] : llvm::zip_equal(acc, sums))
+                updated.push_back(
+                    emitCombine(inner, loc, combiner, running, sum, dtype));
+              scf::YieldOp::create(inner, loc, updated);
             });
-        results.front() = scalarLoop.getResult(0);
-        return results;
+        return llvm::to_vector_of<Value>(blocks.getResults());
       });
   Value total = nest.results.front();
   if (width > 1) {
@@ -247,8 +291,15 @@ static Value emitReduceElement(OpBuilder &b, loop::ReduceOp node,
           emitCombine(b, loc, combiner, total,
                       vector::ExtractOp::create(b, loc, lanes, lane), dtype);
   }
-  total = emitReductionResult(b, loc, combiner, total);
-  Type scalarType = loop::getScalarType(dtype);
+  return total;
+}
+
+/// A reduction's element from its final state: the combiner's result,
+/// rounded once to the result's dtype.
+static Value emitReduceResult(OpBuilder &b, loop::ReduceOp node, Value state) {
+  Location loc = node.getLoc();
+  Value total = emitReductionResult(b, loc, node.getCombiner(), state);
+  Type scalarType = loop::getScalarType(node.getResultType().getElementType());
   if (total.getType() != scalarType)
     total = arith::TruncFOp::create(b, loc, scalarType, total);
   return total;
@@ -270,16 +321,149 @@ emitLoopNest(OpBuilder &b, Location loc, ArrayRef<Value> sizes,
     scf::buildLoopNest(b, loc, lowerBounds, sizes, steps, bodyFn);
 }
 
+/// Reductions split their outermost reduction dimension across threads
+/// when they have fewer result elements than kSplitBelowResults and at
+/// least kMinSplitElements per element: each (element, chunk) accumulates a
+/// partial state, and the chunks' states merge in a second loop.
+constexpr int64_t kSplitBelowResults = 16;
+constexpr int64_t kMinSplitElements = 1 << 16;
+constexpr int64_t kMaxChunks = 64;
+/// A chunk of a sole (innermost) reduction dimension: a multiple of any
+/// vector width, so that every chunk's vectors stay aligned.
+constexpr int64_t kMinColumnChunk = 4096;
+
+/// How a reduction's outermost reduction dimension splits across threads.
+struct ReductionSplit {
+  int64_t chunks, chunk;
+};
+
+/// How `node` splits, or nullopt where it does not.
+static std::optional<ReductionSplit>
+getReductionSplit(loop::ReduceOp node, const LoopToSCFOptions &options) {
+  RankedTensorType type = node.getResultType();
+  ArrayRef<int64_t> reduction = node.getReductionShape();
+  if (!options.parallel || !type.hasStaticShape() ||
+      type.getNumElements() >= kSplitBelowResults ||
+      llvm::any_of(reduction, ShapedType::isDynamic))
+    return std::nullopt;
+  int64_t elements = 1;
+  for (int64_t size : reduction)
+    elements *= size;
+  int64_t outermost = reduction.front();
+  if (elements < kMinSplitElements || outermost < 2)
+    return std::nullopt;
+  int64_t chunk = llvm::divideCeil(outermost, kMaxChunks);
+  if (reduction.size() == 1)
+    chunk = static_cast<int64_t>(llvm::alignTo(chunk, kMinColumnChunk));
+  int64_t chunks = llvm::divideCeil(outermost, chunk);
+  if (chunks < 2)
+    return std::nullopt;
+  return ReductionSplit{chunks, chunk};
+}
+
+/// The indices of `type`'s element number `linear` (row-major).
+static SmallVector<Value> delinearizeElement(OpBuilder &b, Location loc,
+                                             RankedTensorType type,
+                                             Value linear) {
+  SmallVector<Value> indices(type.getRank());
+  for (int64_t dim = type.getRank() - 1; dim >= 0; --dim) {
+    Value size = arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+    indices[dim] = arith::RemUIOp::create(b, loc, linear, size);
+    linear = arith::DivUIOp::create(b, loc, linear, size);
+  }
+  return indices;
+}
+
+/// Emits the chunks of every element of a split reduction `node` in
+/// parallel; returns the buffer of their partial states, [elements,
+/// chunks], for emitMergedChunks (and a dealloc).
+static Value emitReduceChunks(OpBuilder &b, loop::ReduceOp node,
+                              const IRMapping &mapping,
+                              const LoopToSCFOptions &options,
+                              const ReductionSplit &split) {
+  Location loc = node.getLoc();
+  RankedTensorType type = node.getResultType();
+  Type stateType = getReductionStateType(node.getCombiner(),
+                                         node.getYield().getValue().getType());
+  int64_t results = type.getNumElements();
+  Value partials = memref::AllocOp::create(
+      b, loc, MemRefType::get({results, split.chunks}, stateType));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value chunkSize = arith::ConstantIndexOp::create(b, loc, split.chunk);
+  Value outermost =
+      arith::ConstantIndexOp::create(b, loc, node.getReductionShape().front());
+  scf::ParallelOp::create(
+      b, loc, ValueRange{zero, zero},
+      ValueRange{arith::ConstantIndexOp::create(b, loc, results),
+                 arith::ConstantIndexOp::create(b, loc, split.chunks)},
+      ValueRange{one, one}, [&](OpBuilder &nested, Location, ValueRange ivs) {
+        Value lo = arith::MulIOp::create(nested, loc, ivs[1], chunkSize);
+        Value hi = arith::MinUIOp::create(
+            nested, loc, arith::AddIOp::create(nested, loc, lo, chunkSize),
+            outermost);
+        Value state =
+            emitReducePartial(nested, node, mapping,
+                              delinearizeElement(nested, loc, type, ivs[0]),
+                              options.vectorBytes, lo, hi);
+        memref::StoreOp::create(nested, loc, state, partials, ivs);
+      });
+  return partials;
+}
+
+/// The value of element `result` of a split reduction `node`: its chunks'
+/// states merged in order.
+static Value emitMergedChunks(OpBuilder &b, loop::ReduceOp node, Value partials,
+                              Value result, const ReductionSplit &split) {
+  Location loc = node.getLoc();
+  StringRef combiner = node.getCombiner();
+  Type dtype = node.getResultType().getElementType();
+  Type stateType = cast<MemRefType>(partials.getType()).getElementType();
+  auto merge = scf::ForOp::create(
+      b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+      arith::ConstantIndexOp::create(b, loc, split.chunks),
+      arith::ConstantIndexOp::create(b, loc, 1),
+      ValueRange{getCombinerIdentity(b, loc, combiner, stateType, dtype)},
+      [&](OpBuilder &inner, Location, Value chunk, ValueRange acc) {
+        Value partial = memref::LoadOp::create(inner, loc, partials,
+                                               ValueRange{result, chunk});
+        scf::YieldOp::create(
+            inner, loc,
+            emitMerge(inner, loc, combiner, acc.front(), partial, dtype));
+      });
+  return emitReduceResult(b, node, merge.getResult(0));
+}
+
 /// Emits a reduction node: its result dimensions in parallel (or serially),
-/// and for each element a serial accumulation.
+/// and for each element a serial accumulation; or, for few long ones
+/// (getReductionSplit), the chunks of every element in parallel, then their
+/// merge.
 static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
                             IRMapping &mapping,
                             const LoopToSCFOptions &options) {
   Location loc = node.getLoc();
+  if (std::optional<ReductionSplit> split = getReductionSplit(node, options)) {
+    Value partials = emitReduceChunks(b, node, mapping, options, *split);
+    RankedTensorType type = node.getResultType();
+    scf::ForOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+        arith::ConstantIndexOp::create(b, loc, type.getNumElements()),
+        arith::ConstantIndexOp::create(b, loc, 1), ValueRange{},
+        [&](OpBuilder &nested, Location, Value result, ValueRange) {
+          memref::StoreOp::create(
+              nested, loc,
+              emitMergedChunks(nested, node, partials, result, *split), dest,
+              delinearizeElement(nested, loc, type, result));
+          scf::YieldOp::create(nested, loc);
+        });
+    memref::DeallocOp::create(b, loc, partials);
+    return;
+  }
   SmallVector<Value> resultSizes = getNodeSizes(b, loc, node, mapping);
   auto element = [&](OpBuilder &nested, Location, ValueRange outer) {
-    Value total =
-        emitReduceElement(nested, node, mapping, outer, options.vectorBytes);
+    Value total = emitReduceResult(
+        nested, node,
+        emitReducePartial(nested, node, mapping, outer, options.vectorBytes));
     memref::StoreOp::create(nested, loc, total, dest, outer);
   };
   if (resultSizes.empty()) {
@@ -328,11 +512,24 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
       if (loop::isRowValue(result, rows)) {
         SmallVector<Value> ivs(rowIvs);
         ivs.append(type.getRank() - rows, zero);
-        Value value =
-            isa<loop::ReduceOp>(op)
-                ? emitReduceElement(nested, cast<loop::ReduceOp>(op), mapping,
-                                    ivs, options.vectorBytes)
-                : emitBodyValue(nested, op.getRegion(0).front(), mapping, ivs);
+        Value value;
+        auto reduce = dyn_cast<loop::ReduceOp>(op);
+        std::optional<ReductionSplit> split;
+        if (reduce && rows == 0)
+          split = getReductionSplit(reduce, options);
+        if (split) {
+          // The kernel's one row: its reductions may still split.
+          Value partials =
+              emitReduceChunks(nested, reduce, mapping, options, *split);
+          value = emitMergedChunks(nested, reduce, partials, zero, *split);
+          memref::DeallocOp::create(nested, loc, partials);
+        } else if (reduce) {
+          value = emitReduceResult(nested, reduce,
+                                   emitReducePartial(nested, reduce, mapping,
+                                                     ivs, options.vectorBytes));
+        } else {
+          value = emitBodyValue(nested, op.getRegion(0).front(), mapping, ivs);
+        }
         for (Value dest : stores.lookup(result))
           memref::StoreOp::create(nested, loc, value, dest, ivs);
         mapping.map(result, value);

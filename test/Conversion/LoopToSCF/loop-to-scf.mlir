@@ -340,3 +340,66 @@ fx.graph @welford(%x: tensor<4x1024xbf16>) -> tensor<4xbf16> {
   }
   fx.output %0 : tensor<4xbf16>
 }
+
+// -----
+
+// Few long reductions split their outermost reduction dimension: every
+// (element, chunk) pair accumulates in parallel into a buffer of partial
+// states (4096-column chunks of a sole reduction dimension), then each
+// element merges its chunks. Float sums add blocks of 2048 columns, each
+// from zero.
+// CHECK-LABEL: func.func @long_sum
+// CHECK: %[[PARTIALS:.+]] = memref.alloc() : memref<2x25xf32>
+// CHECK: scf.parallel (%[[ROW:.+]], %[[CHUNK:.+]]) = (%{{.+}}, %{{.+}}) to (%c2, %c25)
+// CHECK: %[[LO:.+]] = arith.muli %[[CHUNK]], %c4096
+// CHECK: %[[HI:.+]] = arith.minui %{{.+}}, %c100000
+// CHECK: scf.for %{{.+}} = %[[LO]] to %[[HI]] step %c2048 iter_args
+// CHECK: memref.store %{{.+}}, %[[PARTIALS]][%[[ROW]], %[[CHUNK]]]
+// CHECK: scf.for %[[R:.+]] = {{.+}} {
+// CHECK: scf.for %[[C:.+]] = {{.+}} iter_args(%[[ACC:.+]] = {{.+}}) -> (f32)
+// CHECK: memref.load %[[PARTIALS]][%[[R]], %[[C]]]
+// CHECK: memref.dealloc %[[PARTIALS]]
+// SERIAL-LABEL: func.func @long_sum
+// SERIAL-NOT: memref.alloc
+fx.graph @long_sum(%x: tensor<2x100000xf32>) -> tensor<2xf32> {
+  %0 = loop.reduce "sum" over [100000] : tensor<2xf32> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<2x100000xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0 : tensor<2xf32>
+}
+
+// -----
+
+// A kernel of one row (a whole tensor's mean and what reads it) splits its
+// reductions too; a "welford" state merges by Chan's formula.
+// CHECK-LABEL: func.func @whole_tensor_moments
+// CHECK: memref.alloc() : memref<1x64xf32>
+// CHECK: scf.parallel
+// CHECK: memref.alloc() : memref<1x64xvector<3xf32>>
+// CHECK: scf.parallel
+// CHECK: arith.divf
+// CHECK: memref.store
+fx.graph @whole_tensor_moments(%x: tensor<256x1024xf32>) -> tensor<f32> {
+  %0 = loop.kernel rows(0) -> tensor<f32> {
+    %s = loop.reduce "sum" over [256, 1024] : tensor<f32> {
+    ^bb0(%r0: index, %r1: index):
+      %v = loop.load %x[%r0, %r1] : tensor<256x1024xf32>
+      loop.yield %v : f32
+    }
+    %m2 = loop.reduce "welford" over [256, 1024] : tensor<f32> {
+    ^bb0(%r0: index, %r1: index):
+      %v = loop.load %x[%r0, %r1] : tensor<256x1024xf32>
+      loop.yield %v : f32
+    }
+    %r = loop.pointwise : tensor<f32> {
+      %a = loop.load %s[] : tensor<f32>
+      %b = loop.load %m2[] : tensor<f32>
+      %q = arith.divf %b, %a : f32
+      loop.yield %q : f32
+    }
+    loop.kernel_yield %r : tensor<f32>
+  }
+  fx.output %0 : tensor<f32>
+}
