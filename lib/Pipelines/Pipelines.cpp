@@ -51,6 +51,8 @@ void mlir::kiln::buildLowerToLoopPipeline(
     epilogues.libraryOnly = options.libraryEpilogues;
     graphPm.addPass(loop::createFuseEpiloguesPass(epilogues));
   }
+  if (options.splitReductions)
+    graphPm.addPass(loop::createSplitReductionsPass());
   if (options.fuseRows)
     graphPm.addPass(loop::createFuseRowsPass());
   if (options.fuseSiblings)
@@ -106,10 +108,11 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
 }
 
 /// Adds the graph-lowering half of a whole pipeline, with its options;
-/// `libraryEpilogues` for targets whose products are library calls.
+/// `libraryEpilogues` for targets whose products are library calls,
+/// `splitReductions` for those that need it for parallelism.
 template <typename Options>
 static void addGraphLowering(OpPassManager &pm, const Options &options,
-                             bool libraryEpilogues) {
+                             bool libraryEpilogues, bool splitReductions) {
   LowerToLoopPipelineOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
   toLoop.welford = options.welford;
@@ -118,13 +121,16 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   toLoop.fuseSiblings = options.fuseSiblings;
   toLoop.fuseEpilogues = options.fuseEpilogues;
   toLoop.libraryEpilogues = libraryEpilogues;
+  toLoop.splitReductions = options.splitReductions || splitReductions;
   toLoop.failOnUnsupported = true;
   buildLowerToLoopPipeline(pm, toLoop);
 }
 
 void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
-  addGraphLowering(pm, options, /*libraryEpilogues=*/false);
+  // The CPU's code generation splits few long reductions itself.
+  addGraphLowering(pm, options, /*libraryEpilogues=*/false,
+                   /*splitReductions=*/false);
   LoopToLLVMCPUPipelineOptions toLLVM;
   toLLVM.openmp = options.openmp;
   toLLVM.vectorBytes = options.vectorBytes;
@@ -157,7 +163,8 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
 
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
-  addGraphLowering(pm, options, /*libraryEpilogues=*/true);
+  addGraphLowering(pm, options, /*libraryEpilogues=*/true,
+                   /*splitReductions=*/true);
   LoopToLLVMGPUPipelineOptions toLLVM;
   toLLVM.blockSize = options.blockSize;
   toLLVM.elementsPerThread = options.elementsPerThread;

@@ -507,20 +507,22 @@ def test_cpu_flash_attention_gradient_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("welford", [False, True])
-def test_few_long_reductions(device, tmp_path, welford):
+@pytest.mark.parametrize("options", [None, {"welford": True}, {"split-reductions": True}])
+def test_few_long_reductions(device, tmp_path, options):
     """Reductions with few results and many elements each split across
     threads on the CPU (chunks in parallel, then their merge), in kernels
-    too (a whole tensor's mean and variance); float sums add in blocks."""
+    too (a whole tensor's mean and variance); float sums add in blocks.
+    kiln-loop-split-reductions (the GPU's default) splits them in the loop
+    IR instead: partial reductions over chunks, then their reduction."""
     def fn(x, y, n):
-        return (x.sum(), (x * x).mean(), x.amax(-1), x.argmin(-1), n.sum(-1),
+        return (x.sum(), (x * x).mean(), x.amax(-1), x.argmin(-1), n.sum(-1), x.amin(),
+                (x * 0.0001 + 1).prod(-1),
                 *torch.var_mean(y, dim=(0, 2, 3)), torch.var(x, unbiased=False))
 
     generator = torch.Generator().manual_seed(15)
     inputs = [torch.randn(3, 300_001, generator=generator),
               torch.randn(16, 4, 96, 96, generator=generator) + 3,
               torch.randint(-100, 100, (2, 200_000), generator=generator)]
-    options = {"welford": True} if welford else None
     compiled = kiln.compile(fn, [t.to(device) for t in inputs], options=options,
                             cache_dir=tmp_path)
     args = [torch.randn(t.shape, generator=generator) if t.is_floating_point()

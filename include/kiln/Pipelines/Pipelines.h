@@ -34,6 +34,11 @@ struct GraphLoweringOptions : public Base {
       *this, "fuse-epilogues",
       llvm::cl::desc("Fuse the pointwise reader of a matrix product into it"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> splitReductions{
+      *this, "split-reductions",
+      llvm::cl::desc("Split reductions with few long results into two levels "
+                     "(default: on the GPU, whose rows run in parallel)"),
+      llvm::cl::init(false)};
   detail::PassOptions::Option<bool> fuseRows{
       *this, "fuse-rows",
       llvm::cl::desc("Fuse reductions with the nodes that read them per row"),

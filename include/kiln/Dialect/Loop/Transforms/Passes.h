@@ -10,6 +10,7 @@
 #include "kiln/Dialect/Loop/Transforms/FusionReport.h"
 #include "kiln/Dialect/Loop/Transforms/Inlining.h"
 #include "kiln/Dialect/Loop/Transforms/RowFusion.h"
+#include "kiln/Dialect/Loop/Transforms/SplitReductions.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::kiln::loop {

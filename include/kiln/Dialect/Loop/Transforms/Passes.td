@@ -149,6 +149,50 @@ def FuseRowsPass : Pass<"kiln-loop-fuse-rows"> {
   let dependentDialects = ["::mlir::kiln::loop::LoopDialect"];
 }
 
+def SplitReductionsPass : Pass<"kiln-loop-split-reductions"> {
+  let summary = "Splits reductions with few long results into two levels";
+  let description = [{
+    A reduction with fewer than `max-results` results of at least
+    `min-elements` elements each (static sizes) becomes partial reductions
+    over chunks of one reduction dimension (the outermost with room for
+    the chunks, else the longest), the chunk an extra,
+    last, result dimension, and a reduction of each result's partials: a
+    target that runs rows in parallel (a GPU block per row) then spreads
+    few long rows over about `partial-results` rows. Positions past the
+    split dimension's end contribute the combiner's identity (sums and
+    products) or repeat the last element (max and min). Partials keep the
+    accumulator's precision (f32 for f16 and bf16). "welford" does not
+    split.
+
+    Before:
+    ```mlir
+    %s = loop.reduce "sum" over [1000000] : tensor<f32> {...}
+    ```
+    After:
+    ```mlir
+    %p = loop.reduce "sum" over [977] : tensor<1024xf32> {
+    ^bb0(%c: index, %k: index):
+      // the original body at position min(c * 977 + k, 999999), or 0 past it
+    }
+    %s = loop.reduce "sum" over [1024] : tensor<f32> {
+    ^bb0(%c: index):
+      %v = loop.load %p[%c] : tensor<1024xf32>
+      loop.yield %v : f32
+    }
+    ```
+  }];
+  let options = [
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"65536",
+           "Split reductions of at least this many elements per result">,
+    Option<"maxResults", "max-results", "int64_t", /*default=*/"128",
+           "Split reductions of fewer results than this">,
+    Option<"partialResults", "partial-results", "int64_t", /*default=*/"1024",
+           "Aim for this many partial results in all">,
+  ];
+  let dependentDialects = ["::mlir::kiln::loop::LoopDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FuseSiblingsPass : Pass<"kiln-loop-fuse-siblings"> {
   let summary = "Fuses pointwise nodes that read a common tensor, row by row";
   let description = [{

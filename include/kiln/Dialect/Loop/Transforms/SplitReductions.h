@@ -1,0 +1,43 @@
+//===- SplitReductions.h - Splitting few long reductions --------*- C++ -*-===//
+//
+// Part of Kiln. Library entry point behind the kiln-loop-split-reductions
+// pass.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_LOOP_TRANSFORMS_SPLITREDUCTIONS_H
+#define KILN_DIALECT_LOOP_TRANSFORMS_SPLITREDUCTIONS_H
+
+#include <cstdint>
+
+namespace mlir {
+class Block;
+class RewriterBase;
+namespace kiln::loop {
+
+/// How splitReductions picks and splits reductions.
+struct SplitReductionsOptions {
+  /// Split reductions with at least this many elements per result...
+  int64_t minElements = 1 << 16;
+  /// ...and fewer results than this.
+  int64_t maxResults = 128;
+  /// Aim for this many partial results (results times chunks).
+  int64_t partialResults = 1024;
+};
+
+/// Splits each reduction of static sizes in `block` (outside kernels) that
+/// has few long results into two: partial reductions over chunks of a
+/// reduction dimension (the outermost with room for the chunks, else the
+/// longest; the chunk an extra, last, result dimension; positions past its
+/// end contribute the combiner's identity),
+/// then the reduction of each result's partials. Targets whose rows run in
+/// parallel (a GPU block per row) then use their parallelism on few long
+/// rows. "sum", "prod", "max" and "min" split; "welford" (whose partial
+/// results are not its states) does not. Returns how many split.
+unsigned splitReductions(RewriterBase &rewriter, Block &block,
+                         const SplitReductionsOptions &options);
+
+} // namespace kiln::loop
+} // namespace mlir
+
+#endif // KILN_DIALECT_LOOP_TRANSFORMS_SPLITREDUCTIONS_H

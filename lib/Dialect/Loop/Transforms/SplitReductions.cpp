@@ -1,0 +1,159 @@
+//===- SplitReductions.cpp - Splitting few long reductions ----------------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Loop/Transforms/SplitReductions.h"
+
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::loop;
+
+namespace {
+/// How a reduction splits: its reduction dimension `dim` into `chunks`.
+struct Split {
+  int64_t dim = 0, chunks = 0;
+};
+} // namespace
+
+/// How `reduce` splits; no chunks where it does not. The outermost
+/// reduction dimension with room for the chunks wanted splits, else the
+/// longest.
+static Split getSplit(ReduceOp reduce, const SplitReductionsOptions &options) {
+  RankedTensorType type = reduce.getResultType();
+  ArrayRef<int64_t> reduction = reduce.getReductionShape();
+  if (!llvm::is_contained({"sum", "prod", "max", "min"},
+                          reduce.getCombiner()) ||
+      !type.hasStaticShape() || type.getNumElements() >= options.maxResults ||
+      llvm::any_of(reduction, ShapedType::isDynamic))
+    return {};
+  int64_t elements = 1;
+  for (int64_t size : reduction)
+    elements *= size;
+  if (elements < options.minElements)
+    return {};
+  int64_t wanted = std::max<int64_t>(
+      options.partialResults / std::max<int64_t>(type.getNumElements(), 1), 2);
+  const int64_t *room =
+      llvm::find_if(reduction, [&](int64_t size) { return size >= wanted; });
+  int64_t dim = room != reduction.end()
+                    ? room - reduction.begin()
+                    : llvm::max_element(reduction) - reduction.begin();
+  int64_t chunk = llvm::divideCeil(reduction[dim], wanted);
+  int64_t chunks = llvm::divideCeil(reduction[dim], chunk);
+  if (chunks < 2)
+    return {};
+  return {dim, chunks};
+}
+
+/// Splits `reduce` as `split` says into partial reductions per result and
+/// their reduction (splitReductions).
+static void splitReduction(RewriterBase &rewriter, ReduceOp reduce,
+                           Split split) {
+  Location loc = reduce.getLoc();
+  RankedTensorType type = reduce.getResultType();
+  int64_t rank = type.getRank();
+  StringRef combiner = reduce.getCombiner();
+  ArrayRef<int64_t> reduction = reduce.getReductionShape();
+  int64_t chunks = split.chunks;
+  int64_t extent = reduction[split.dim];
+  int64_t chunk = llvm::divideCeil(extent, chunks);
+  // Partials keep the accumulator (f32 for f16/bf16 results): rounding
+  // them would round every chunk.
+  Type accumulator = reduce.getYield().getValue().getType();
+  Type partialDtype =
+      isa<FloatType>(accumulator) ? accumulator : type.getElementType();
+  SmallVector<int64_t> partialShape(type.getShape());
+  partialShape.push_back(chunks);
+  SmallVector<int64_t> chunkShape(reduction);
+  chunkShape[split.dim] = chunk;
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(reduce);
+  auto partials = ReduceOp::create(
+      rewriter, loc, RankedTensorType::get(partialShape, partialDtype),
+      reduce.getCombinerAttr(), ValueRange{}, ValueRange{},
+      rewriter.getDenseI64ArrayAttr(chunkShape));
+  {
+    Block &body = reduce.getBody().front();
+    Block *partialBody = rewriter.createBlock(&partials.getBody());
+    int64_t numArgs = rank + 1 + reduction.size();
+    partialBody->addArguments(
+        SmallVector<Type>(numArgs, rewriter.getIndexType()),
+        SmallVector<Location>(numArgs, loc));
+    ValueRange args = partialBody->getArguments();
+    Value chunkIndex = args[rank];
+    // Position chunk·size + k along the split dimension, clamped.
+    Value position = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(
+            rewriter, loc, chunkIndex,
+            arith::ConstantIndexOp::create(rewriter, loc, chunk)),
+        args[rank + 1 + split.dim]);
+    Value last = arith::ConstantIndexOp::create(rewriter, loc, extent - 1);
+    Value inside = arith::CmpIOp::create(
+        rewriter, loc, arith::CmpIPredicate::ule, position, last);
+    IRMapping mapping;
+    for (int64_t dim = 0; dim < rank; ++dim)
+      mapping.map(body.getArgument(dim), args[dim]);
+    for (size_t dim = 0; dim < reduction.size(); ++dim)
+      mapping.map(body.getArgument(rank + dim),
+                  static_cast<int64_t>(dim) == split.dim
+                      ? arith::MinUIOp::create(rewriter, loc, position, last)
+                            .getResult()
+                      : args[rank + 1 + dim]);
+    for (Operation &op : body.without_terminator())
+      rewriter.clone(op, mapping);
+    Value value = mapping.lookupOrDefault(reduce.getYield().getValue());
+    // Past the end, max and min read the last element again (harmless);
+    // sums and products take their identity.
+    if (combiner == "sum" || combiner == "prod") {
+      TypedAttr identity =
+          isa<FloatType>(accumulator)
+              ? TypedAttr(rewriter.getFloatAttr(accumulator,
+                                                combiner == "prod" ? 1.0 : 0.0))
+              : TypedAttr(rewriter.getIntegerAttr(accumulator,
+                                                  combiner == "prod" ? 1 : 0));
+      value = arith::SelectOp::create(
+          rewriter, loc, inside, value,
+          arith::ConstantOp::create(rewriter, loc, identity));
+    }
+    YieldOp::create(rewriter, loc, value);
+  }
+
+  rewriter.setInsertionPoint(reduce);
+  auto total = ReduceOp::create(rewriter, loc, type, reduce.getCombinerAttr(),
+                                ValueRange{}, ValueRange{},
+                                rewriter.getDenseI64ArrayAttr({chunks}));
+  {
+    Block *totalBody = rewriter.createBlock(&total.getBody());
+    totalBody->addArguments(
+        SmallVector<Type>(rank + 1, rewriter.getIndexType()),
+        SmallVector<Location>(rank + 1, loc));
+    Value partial = LoadOp::create(rewriter, loc, partials.getResult(),
+                                   totalBody->getArguments());
+    YieldOp::create(rewriter, loc, partial);
+  }
+  rewriter.replaceOp(reduce, total.getResult());
+}
+
+unsigned
+mlir::kiln::loop::splitReductions(RewriterBase &rewriter, Block &block,
+                                  const SplitReductionsOptions &options) {
+  unsigned split = 0;
+  for (ReduceOp reduce : llvm::make_early_inc_range(block.getOps<ReduceOp>())) {
+    Split how = getSplit(reduce, options);
+    if (how.chunks) {
+      splitReduction(rewriter, reduce, how);
+      ++split;
+    }
+  }
+  return split;
+}
