@@ -437,17 +437,12 @@ def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
 def _describe_output(node: torch.fx.Node) -> str:
     """Names a region output for a numerics report: its node, the ATen op
     that computed it, and the user's line that made it."""
-    producer, what = node, f"'{node.name}'"
+    producer, of = node, ""
     if node.target is operator.getitem and isinstance(node.args[0], torch.fx.Node):
-        producer = node.args[0]
-        what += f" (result {node.args[1]} of"
-    else:
-        what += " ("
-    what += f" {aten_target(producer)}"
+        producer, of = node.args[0], f"result {node.args[1]} of "
     location = source_location(producer)
-    if location is not None:
-        what += f" at {location[0]}:{location[1]}"
-    return what + ")"
+    where = f" at {location[0]}:{location[1]}" if location is not None else ""
+    return f"'{node.name}' ({of}{aten_target(producer)}{where})"
 
 
 # ===----------------------------------------------------------------------=== #
