@@ -25,14 +25,8 @@ struct FuseRowsPass : kiln::loop::impl::FuseRowsPassBase<FuseRowsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    // The blocks that hold reductions outside kernels: graph bodies.
-    llvm::SetVector<Block *> blocks;
-    getOperation()->walk([&](ReduceOp reduce) {
-      if (!reduce->getParentOfType<KernelOp>())
-        blocks.insert(reduce->getBlock());
-    });
     IRRewriter rewriter(&getContext());
-    for (Block *block : blocks)
+    for (Block *block : getBlocksWithReductions(getOperation()))
       fuseRows(rewriter, *block);
   }
 };

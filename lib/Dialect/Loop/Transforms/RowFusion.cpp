@@ -15,6 +15,16 @@ using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::loop;
 
+SmallVector<Block *>
+mlir::kiln::loop::getBlocksWithReductions(Operation *root) {
+  llvm::SetVector<Block *> blocks;
+  root->walk([&](ReduceOp reduce) {
+    if (!reduce->getParentOfType<KernelOp>())
+      blocks.insert(reduce->getBlock());
+  });
+  return blocks.takeVector();
+}
+
 std::optional<int64_t> mlir::kiln::loop::getReductionRows(ReduceOp reduce) {
   int64_t rows = 0;
   for (BlockArgument arg : reduce.getResultInductionVars()) {

@@ -9,6 +9,7 @@
 
 #include "mlir/Support/LLVM.h"
 #include "mlir/Support/LogicalResult.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace mlir {
 class Block;
@@ -16,6 +17,10 @@ class Operation;
 class RewriterBase;
 namespace kiln::loop {
 class ReduceOp;
+
+/// The blocks under `root` that hold reductions outside kernels (graph
+/// bodies), in walk order: where fuseRows and splitReductions look.
+SmallVector<Block *> getBlocksWithReductions(Operation *root);
 
 /// The number of leading dimensions of `reduce`'s result that index rows:
 /// those up to the last one its body reads at; the others have size 1 (as
