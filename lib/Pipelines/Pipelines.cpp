@@ -108,11 +108,10 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
 }
 
 /// Adds the graph-lowering half of a whole pipeline, with its options;
-/// `libraryEpilogues` for targets whose products are library calls,
-/// `splitReductions` for those that need it for parallelism.
+/// `libraryEpilogues` for targets whose products are library calls.
 template <typename Options>
 static void addGraphLowering(OpPassManager &pm, const Options &options,
-                             bool libraryEpilogues, bool splitReductions) {
+                             bool libraryEpilogues) {
   LowerToLoopPipelineOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
   toLoop.welford = options.welford;
@@ -121,16 +120,14 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   toLoop.fuseSiblings = options.fuseSiblings;
   toLoop.fuseEpilogues = options.fuseEpilogues;
   toLoop.libraryEpilogues = libraryEpilogues;
-  toLoop.splitReductions = options.splitReductions || splitReductions;
+  toLoop.splitReductions = options.splitReductions;
   toLoop.failOnUnsupported = true;
   buildLowerToLoopPipeline(pm, toLoop);
 }
 
 void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
-  // The CPU's code generation splits few long reductions itself.
-  addGraphLowering(pm, options, /*libraryEpilogues=*/false,
-                   /*splitReductions=*/false);
+  addGraphLowering(pm, options, /*libraryEpilogues=*/false);
   LoopToLLVMCPUPipelineOptions toLLVM;
   toLLVM.openmp = options.openmp;
   toLLVM.vectorBytes = options.vectorBytes;
@@ -163,8 +160,7 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
 
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
-  addGraphLowering(pm, options, /*libraryEpilogues=*/true,
-                   /*splitReductions=*/true);
+  addGraphLowering(pm, options, /*libraryEpilogues=*/true);
   LoopToLLVMGPUPipelineOptions toLLVM;
   toLLVM.blockSize = options.blockSize;
   toLLVM.elementsPerThread = options.elementsPerThread;

@@ -37,7 +37,7 @@ struct GraphLoweringOptions : public Base {
   detail::PassOptions::Option<bool> splitReductions{
       *this, "split-reductions",
       llvm::cl::desc("Split reductions with few long results into two levels "
-                     "(default: on the GPU, whose rows run in parallel)"),
+                     "(the GPU pipeline's default: its rows run in parallel)"),
       llvm::cl::init(false)};
   detail::PassOptions::Option<bool> fuseRows{
       *this, "fuse-rows",
@@ -130,7 +130,10 @@ struct LoopToLLVMGPUPipelineOptions
 
 struct GPUPipelineOptions
     : public GraphLoweringOptions<GPUPipelineOptions,
-                                  GPUBackendOptions<GPUPipelineOptions>> {};
+                                  GPUBackendOptions<GPUPipelineOptions>> {
+  // A block runs a row: few long reductions split by default.
+  GPUPipelineOptions() { splitReductions.setInitialValue(true); }
+};
 
 /// fx graphs -> loop nodes, with pointwise producers inlined: the graph-level
 /// half of Kiln's compiler. Runs on a module of fx.graph ops.
