@@ -161,6 +161,12 @@ class BackendOptions:
         if parsed.check_numerics not in (False, "warn", "error"):
             raise ValueError(f"Kiln backend option check_numerics={parsed.check_numerics!r}: "
                              "expected False, 'warn' or 'error'")
+        tolerance = parsed.check_tolerance
+        if tolerance is not None and (isinstance(tolerance, bool) or
+                                      not isinstance(tolerance, (int, float)) or
+                                      not tolerance >= 0):
+            raise ValueError(f"Kiln backend option check_tolerance={tolerance!r}: "
+                             "expected None or a number of at least 0")
         if isinstance(parsed.library_ops, str) or not all(
                 isinstance(op, str) for op in parsed.library_ops):
             raise ValueError("Kiln backend option library_ops: expected a list of ATen "

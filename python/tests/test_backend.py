@@ -228,6 +228,10 @@ def test_options_check_numerics():
     with pytest.raises(ValueError, match="check_numerics=True: expected False, 'warn' or "
                                          "'error'"):
         BackendOptions.parse({"check_numerics": True})
+    assert BackendOptions.parse({"check_tolerance": 0.1}).check_tolerance == 0.1
+    for bad in (-1.0, "0.1", float("nan")):
+        with pytest.raises(ValueError, match="check_tolerance=.*: expected None or a number"):
+            BackendOptions.parse({"check_tolerance": bad})
 
 
 def miscompiled(region, wrong_output):
