@@ -36,6 +36,10 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
   NumericsError. Slow: for finding a wrong op, not for production;
 * ``check_tolerance``: the relative error check_numerics allows (default:
   by dtype, kiln.numerics.DEFAULT_TOLERANCES);
+* ``check_granularity``: ``"regions"`` (default) or ``"ops"``: every
+  supported op compiles as a region of its own, so that check_numerics
+  names the very op that computes wrongly (no fusion: slow to compile and
+  to run, for narrowing a region down);
 * ``library_ops``: the ATen ops (``"aten.convolution.default"``) that call
   PyTorch's kernels, as Inductor's extern kernels do, even where Kiln
   compiles them: by default the convolutions, whose vendor libraries (cuDNN,
@@ -139,6 +143,7 @@ class BackendOptions:
     channels_last: Optional[bool] = None
     check_numerics: Any = False
     check_tolerance: Optional[float] = None
+    check_granularity: str = "regions"
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":
@@ -146,7 +151,7 @@ class BackendOptions:
         values are errors, not silently ignored."""
         options = dict(options or {})
         known = {"fallback", "pipeline_options", "cache_dir", "library_ops", "channels_last",
-                 "check_numerics", "check_tolerance"}
+                 "check_numerics", "check_tolerance", "check_granularity"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown Kiln backend options {unknown}; "
@@ -161,6 +166,9 @@ class BackendOptions:
         if parsed.check_numerics not in (False, "warn", "error"):
             raise ValueError(f"Kiln backend option check_numerics={parsed.check_numerics!r}: "
                              "expected False, 'warn' or 'error'")
+        if parsed.check_granularity not in ("regions", "ops"):
+            raise ValueError("Kiln backend option check_granularity="
+                             f"{parsed.check_granularity!r}: expected 'regions' or 'ops'")
         tolerance = parsed.check_tolerance
         if tolerance is not None and (isinstance(tolerance, bool) or
                                       not isinstance(tolerance, (int, float)) or
@@ -652,6 +660,21 @@ def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
         graph.erase_node(node)
 
 
+def _one_op_regions(regions: List[List[torch.fx.Node]]) -> List[List[torch.fx.Node]]:
+    """The regions split into one op each (check_granularity="ops"): every
+    op that is not a view, with the getitems of its results; views stay in
+    PyTorch."""
+    split = []
+    for nodes in regions:
+        members = set(nodes)
+        for node in nodes:
+            if node.target in _VIEW_OPS:
+                continue
+            split.append([node] + [u for u in node.users
+                                   if u.target is operator.getitem and u in members])
+    return split
+
+
 def _region_check(region: _Region, name: str,
                   options: BackendOptions) -> Optional[RegionCheck]:
     """What compares the region with PyTorch under check_numerics."""
@@ -719,6 +742,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         imported, failures = [], []
         supported = {n for n in ops if n not in problems}
         proposed = _propose_regions(gm, supported)
+        if options.check_granularity == "ops":
+            proposed = _one_op_regions(proposed)
         nhwc, converted = _channels_last_values(gm, proposed, library, values) \
             if channels_last else (set(), [])
         for nodes in proposed:

@@ -1348,6 +1348,12 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
             body_nodes.append(node)
         elif node.op == "output":
             results = _output_values(node)
+            for result in results:
+                if isinstance(types.get(result), tuple):
+                    raise _unsupported(
+                        node, f"graph output '{result.name}' is every result of "
+                              f"{_describe_op(result)} at once: a graph returns its "
+                              "results one by one (getitem)")
 
     result_types = [p.type(r) for r in results]
     if guards and any(guards.arguments):

@@ -284,6 +284,25 @@ def test_check_numerics_error_raises(tmp_path):
         compiled(x)
 
 
+def test_check_numerics_per_op(tmp_path):
+    """With check_granularity="ops" every op is a region of its own: the
+    report names the op itself, not the region's output it feeds."""
+    def fn(x):
+        return torch.nn.functional.layer_norm(x, [16]).relu() * 2
+    x = torch.randn(4, 16)
+    fused = partitioned(fn, [x], tmp_path, check_numerics="error")
+    per_op = partitioned(fn, [x], tmp_path, check_numerics="error", check_granularity="ops")
+    assert len(regions(fused)) == 1
+    assert len(regions(per_op)) == per_op.kiln_report.kernels > 2
+    torch.testing.assert_close(per_op(x), fn(x))
+    relu = next(r for r in regions(per_op) if "fx.relu" in r.graph_text)
+    miscompiled(relu, 0)
+    with pytest.raises(NumericsError, match=r"output 0 'relu' \(aten.relu.default"):
+        per_op(x)
+    with pytest.raises(ValueError, match="check_granularity='op': expected 'regions' or 'ops'"):
+        BackendOptions.parse({"check_granularity": "op"})
+
+
 def test_check_numerics_sees_inputs_change(tmp_path):
     def fn(x):
         return torch.softmax(x, -1) * 2

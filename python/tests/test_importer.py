@@ -388,6 +388,19 @@ def test_non_tensor_output_is_rejected():
         kiln.import_graph(gm, (f32(2),))
 
 
+def test_returning_all_results_of_an_op_at_once_is_rejected():
+    """A graph that returns a multi-result node itself (not its getitems)
+    gets a clear refusal, not fx text that does not parse."""
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    graph.output(graph.call_function(torch.ops.aten.native_layer_norm.default,
+                                     (x, [16], None, None, 1e-5)))
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    with pytest.raises(kiln.UnsupportedOpError,
+                       match="every result of aten.native_layer_norm.default at once"):
+        kiln.import_graph(gm, (f32(4, 16),))
+
+
 def test_wrong_number_of_example_inputs():
     gm = kiln.capture(torch.neg, (f32(2),))
     with pytest.raises(kiln.KilnImportError, match="1 inputs but 2 example inputs"):
