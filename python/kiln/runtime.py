@@ -176,6 +176,12 @@ class Artifact:
         else:
             guards = _with_abi_guards(guards, self.inputs, self.device)
         self.guards = guards
+        # LLVM's OpenMP runtime, where the artifact runs parallel loops: each
+        # call uses as many threads as PyTorch does (torch.set_num_threads,
+        # OMP_NUM_THREADS), not one per logical core, which would
+        # oversubscribe the cores that PyTorch's threads share.
+        self._set_omp_threads = getattr(self._lib, "omp_set_num_threads", None) \
+            if self.device == "cpu" else None
         if self.device == "cuda":
             self._take_error = self._lib.kiln_cuda_take_error
             self._take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
@@ -327,6 +333,9 @@ class Artifact:
         in_ptrs = (ctypes.c_void_p * max(len(inputs), 1))(*[t.data_ptr() for t in inputs])
         out_ptrs = (ctypes.c_void_p * max(len(out), 1))(*[t.data_ptr() for t in out])
         stream = torch.cuda.current_stream().cuda_stream if self.device == "cuda" else None
+        if self._set_omp_threads is not None:
+            # Per calling thread, as OpenMP keeps it (autograd's threads too).
+            self._set_omp_threads(torch.get_num_threads())
         status = self._run(in_ptrs, out_ptrs, plan.input_sizes, stream)
         if status != 0:
             raise RuntimeError(f"kiln_{self.graph}_run failed with status {status}")

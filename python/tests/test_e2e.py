@@ -100,6 +100,24 @@ def test_bias_relu_scale(device, tmp_path):
           [((37, 64), F32), ((64,), F32), ((37, 1), F32)], device=device, tmp_path=tmp_path)
 
 
+def test_cpu_artifacts_use_pytorchs_thread_count(tmp_path):
+    """A CPU artifact's parallel loops run on as many OpenMP threads as
+    PyTorch uses, set before each call."""
+    import ctypes
+
+    x = torch.randn(256, 1024)
+    compiled = kiln.compile(lambda x: torch.relu(x) * 2, [x], cache_dir=tmp_path)
+    library = ctypes.CDLL(str(compiled.artifact.path))
+    saved = torch.get_num_threads()
+    try:
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            torch.testing.assert_close(compiled(x), torch.relu(x) * 2)
+            assert library.omp_get_max_threads() == threads
+    finally:
+        torch.set_num_threads(saved)
+
+
 def test_single_op(device, tmp_path):
     check(lambda x: torch.neg(x), [((1000,), F32)], device=device, tmp_path=tmp_path)
 
