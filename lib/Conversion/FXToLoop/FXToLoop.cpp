@@ -4693,6 +4693,39 @@ constexpr int64_t kPoolingRank =
         ? 3
         : 2;
 
+/// The output position (patch column, block) whose window puts kernel
+/// position `k` at input position `x` along one dimension: (x + padding -
+/// k·dilation) / stride when that divides and lies in [0, outputs); the
+/// position clamped into range, and whether it does (col2im's gather).
+static std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
+                                           Value k, int64_t padding,
+                                           int64_t dilation, int64_t stride,
+                                           int64_t outputs) {
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value shifted = arith::SubIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, x, index(padding)),
+      arith::MulIOp::create(b, loc, k, index(dilation)));
+  Value out = arith::DivSIOp::create(b, loc, shifted, index(stride));
+  Value fits = arith::AndIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, shifted,
+                                index(0)),
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq,
+              arith::RemSIOp::create(b, loc, shifted, index(stride)),
+              index(0))),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out,
+                            index(outputs)));
+  Value clamped = arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, out, index(0)),
+      index(outputs - 1));
+  return {clamped, fits};
+}
+
 namespace {
 /// The shapes of a (not transposed, batched) convolution, as its im2col
 /// lowerings see them: G groups of Cg channels and Fg filters, `kernel`
@@ -4965,11 +4998,10 @@ struct ConvolutionBackwardLowering
       return arith::ConstantIndexOp::create(b, loc, value);
     };
     ArrayRef<bool> mask = op.getOutputMask();
+    // Static shapes: a masked-off result sizes itself.
+    GradientBuilder gradients{rewriter, loc, computeDtype};
     auto zerosFor = [&](Value result) {
-      auto type = cast<RankedTensorType>(result.getType());
-      return buildZeros(rewriter, loc, type, [&](int64_t dim) -> Value {
-        return index(rewriter, loc, type.getDimSize(dim));
-      });
+      return gradients.maskedOff(result, result);
     };
 
     // dOut[g, f, (n, o...)] = grad_output[n, g*Fg + f, o...].
@@ -5027,32 +5059,12 @@ struct ConvolutionBackwardLowering
                   arith::MulIOp::create(b, loc, row,
                                         index(b, loc, g.kernel[dim])),
                   k);
-              Value shifted = arith::SubIOp::create(
-                  b, loc,
-                  arith::AddIOp::create(b, loc, ivs[2 + dim],
-                                        index(b, loc, g.padding[dim])),
-                  arith::MulIOp::create(b, loc, k,
-                                        index(b, loc, g.dilation[dim])));
-              Value stride = index(b, loc, g.stride[dim]);
-              Value out = arith::DivSIOp::create(b, loc, shifted, stride);
-              Value fits = arith::AndIOp::create(
-                  b, loc,
-                  arith::AndIOp::create(
-                      b, loc,
-                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                            shifted, index(b, loc, 0)),
-                      arith::CmpIOp::create(
-                          b, loc, arith::CmpIPredicate::eq,
-                          arith::RemSIOp::create(b, loc, shifted, stride),
-                          index(b, loc, 0))),
-                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out,
-                                        index(b, loc, g.outExtent[dim])));
+              auto [out, fits] =
+                  getWindowAt(b, loc, ivs[2 + dim], k, g.padding[dim],
+                              g.dilation[dim], g.stride[dim], g.outExtent[dim]);
               valid =
                   valid ? arith::AndIOp::create(b, loc, valid, fits).getResult()
                         : fits;
-              out = arith::MinSIOp::create(
-                  b, loc, arith::MaxSIOp::create(b, loc, out, index(b, loc, 0)),
-                  index(b, loc, g.outExtent[dim] - 1));
               column = arith::AddIOp::create(
                   b, loc,
                   arith::MulIOp::create(b, loc, column,
@@ -5646,34 +5658,13 @@ struct Col2imLowering : OpRewritePattern<fx::Col2imOp> {
           Value valid;
           SmallVector<Value> blockAt;
           for (int64_t dim = 0; dim < 2; ++dim) {
-            // (y + p - i·d), as a signed index, then its block.
-            Value shifted = arith::SubIOp::create(
-                b, loc,
-                arith::AddIOp::create(b, loc, ivs[rank - 2 + dim],
-                                      index(padding[dim])),
-                arith::MulIOp::create(b, loc, ivs[rank + dim],
-                                      index(dilation[dim])));
-            Value block =
-                arith::DivSIOp::create(b, loc, shifted, index(stride[dim]));
-            Value fits = arith::AndIOp::create(
-                b, loc,
-                arith::AndIOp::create(
-                    b, loc,
-                    arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                          shifted, index(0)),
-                    arith::CmpIOp::create(
-                        b, loc, arith::CmpIPredicate::eq,
-                        arith::RemSIOp::create(b, loc, shifted,
-                                               index(stride[dim])),
-                        index(0))),
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, block,
-                                      index(blocks[dim])));
+            auto [block, fits] = getWindowAt(
+                b, loc, ivs[rank - 2 + dim], ivs[rank + dim], padding[dim],
+                dilation[dim], stride[dim], blocks[dim]);
             valid = valid
                         ? arith::AndIOp::create(b, loc, valid, fits).getResult()
                         : fits;
-            blockAt.push_back(arith::MinSIOp::create(
-                b, loc, arith::MaxSIOp::create(b, loc, block, index(0)),
-                index(blocks[dim] - 1)));
+            blockAt.push_back(block);
           }
           // Row (c·k_h + i)·k_w + j, column by·L_w + bx of the columns.
           Value row = arith::AddIOp::create(
