@@ -152,6 +152,20 @@ void mlir::kiln::emitScatterUpdate(OpBuilder &b, loop::ScatterOp node,
   memref::AtomicRMWOp::create(b, yield.getLoc(), kind, value, dest, indices);
 }
 
+SmallVector<Value> mlir::kiln::delinearize(OpBuilder &b, Location loc,
+                                           Value linear,
+                                           ArrayRef<Value> sizes) {
+  SmallVector<Value> ivs(sizes.size());
+  Value rest = linear;
+  for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
+    ivs[dim] = arith::RemUIOp::create(b, loc, rest, sizes[dim]);
+    rest = arith::DivUIOp::create(b, loc, rest, sizes[dim]);
+  }
+  if (!sizes.empty())
+    ivs.front() = rest;
+  return ivs;
+}
+
 SmallVector<Value> mlir::kiln::getUpdateSizes(OpBuilder &b, Location loc,
                                               loop::ScatterOp node,
                                               const IRMapping &mapping) {

@@ -89,22 +89,6 @@ static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
   return perThread;
 }
 
-/// The row-major indices of element `linear` of a space of `sizes`.
-static SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
-                                      ArrayRef<Value> sizes) {
-  SmallVector<Value> ivs(sizes.size());
-  Value rest = linear;
-  for (int64_t dim = sizes.size() - 1; dim >= 0; --dim) {
-    if (dim == 0) {
-      ivs[dim] = rest;
-      break;
-    }
-    ivs[dim] = arith::RemUIOp::create(b, loc, rest, sizes[dim]);
-    rest = arith::DivUIOp::create(b, loc, rest, sizes[dim]);
-  }
-  return ivs;
-}
-
 /// The product of `sizes` (1 for none).
 static Value getProduct(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
   Value product = arith::ConstantIndexOp::create(b, loc, 1);

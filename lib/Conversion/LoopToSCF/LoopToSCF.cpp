@@ -361,19 +361,6 @@ getReductionSplit(loop::ReduceOp node, const LoopToSCFOptions &options) {
   return ReductionSplit{chunks, chunk};
 }
 
-/// The indices of `type`'s element number `linear` (row-major).
-static SmallVector<Value> delinearizeElement(OpBuilder &b, Location loc,
-                                             RankedTensorType type,
-                                             Value linear) {
-  SmallVector<Value> indices(type.getRank());
-  for (int64_t dim = type.getRank() - 1; dim >= 0; --dim) {
-    Value size = arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
-    indices[dim] = arith::RemUIOp::create(b, loc, linear, size);
-    linear = arith::DivUIOp::create(b, loc, linear, size);
-  }
-  return indices;
-}
-
 /// Emits the chunks of every element of a split reduction `node` in
 /// parallel; returns the buffer of their partial states, [elements,
 /// chunks], for emitMergedChunks (and a dealloc).
@@ -393,6 +380,7 @@ static Value emitReduceChunks(OpBuilder &b, loop::ReduceOp node,
   Value chunkSize = arith::ConstantIndexOp::create(b, loc, split.chunk);
   Value outermost =
       arith::ConstantIndexOp::create(b, loc, node.getReductionShape().front());
+  SmallVector<Value> resultSizes = getNodeSizes(b, loc, node, mapping);
   scf::ParallelOp::create(
       b, loc, ValueRange{zero, zero},
       ValueRange{arith::ConstantIndexOp::create(b, loc, results),
@@ -404,7 +392,7 @@ static Value emitReduceChunks(OpBuilder &b, loop::ReduceOp node,
             outermost);
         Value state =
             emitReducePartial(nested, node, mapping,
-                              delinearizeElement(nested, loc, type, ivs[0]),
+                              delinearize(nested, loc, ivs[0], resultSizes),
                               options.vectorBytes, lo, hi);
         memref::StoreOp::create(nested, loc, state, partials, ivs);
       });
@@ -442,6 +430,7 @@ static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
                             IRMapping &mapping,
                             const LoopToSCFOptions &options) {
   Location loc = node.getLoc();
+  SmallVector<Value> resultSizes = getNodeSizes(b, loc, node, mapping);
   if (std::optional<ReductionSplit> split = getReductionSplit(node, options)) {
     Value partials = emitReduceChunks(b, node, mapping, options, *split);
     RankedTensorType type = node.getResultType();
@@ -453,13 +442,12 @@ static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
           memref::StoreOp::create(
               nested, loc,
               emitMergedChunks(nested, node, partials, result, *split), dest,
-              delinearizeElement(nested, loc, type, result));
+              delinearize(nested, loc, result, resultSizes));
           scf::YieldOp::create(nested, loc);
         });
     memref::DeallocOp::create(b, loc, partials);
     return;
   }
-  SmallVector<Value> resultSizes = getNodeSizes(b, loc, node, mapping);
   auto element = [&](OpBuilder &nested, Location, ValueRange outer) {
     Value total = emitReduceResult(
         nested, node,

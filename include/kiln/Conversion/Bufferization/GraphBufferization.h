@@ -113,6 +113,11 @@ ValueRange getDynamicSizesOfResult(Value tensor);
 SmallVector<Value> getNodeSizes(OpBuilder &b, Location loc, Operation *node,
                                 const IRMapping &mapping);
 
+/// The row-major indices of element `linear` of a space of `sizes` (the
+/// first index is the quotient left over).
+SmallVector<Value> delinearize(OpBuilder &b, Location loc, Value linear,
+                               ArrayRef<Value> sizes);
+
 /// The sizes of reduction `node`'s reduction space, as index values.
 SmallVector<Value> getReductionSizes(OpBuilder &b, Location loc,
                                      loop::ReduceOp node,
@@ -126,8 +131,9 @@ Value emitBodyValue(OpBuilder &b, Block &body, const IRMapping &mapping,
 
 /// Emits the ops of scatter `node`'s body at the update indices `ivs`, and
 /// then the combination of the value it yields into `dest` at the indices it
-/// yields: for "sum", "max" and "min" a memref.atomic_rmw, so that updates
-/// may run in parallel; for "assign" a store.
+/// yields: for "sum", "max" and "min" a memref.atomic_rmw and for "prod" a
+/// compare-and-swap loop, so that updates may run in parallel; for "assign"
+/// a store.
 void emitScatterUpdate(OpBuilder &b, loop::ScatterOp node, Value dest,
                        const IRMapping &mapping, ValueRange ivs);
 
