@@ -73,6 +73,18 @@ def workloads(device):
     out.append((f"GELU(LN(x+r))*0.5+x {rows}x{cols} bf16", layer_norm_gelu,
                 make(dtype, shapes), size * (rows * cols * 3 + 2 * cols)))
 
+    # A layout change that moves the innermost dimension (NCHW to NHWC, as
+    # ConvNeXt's blocks do), with a residual.
+    def channels_last_add(x, r):
+        return x.permute(0, 2, 3, 1) + r
+
+    images, channels, side = (64, 256, 56) if device == "cuda" else (8, 64, 28)
+    elements = images * channels * side * side
+    out.append((f"permute(x,NHWC)+r {images}x{channels}x{side}x{side} bf16",
+                channels_last_add,
+                make(dtype, [(images, channels, side, side), (images, side, side, channels)]),
+                size * 3 * elements))
+
     # Matrix products: a transformer's MLP and attention, bf16 on the GPU.
     def mlp(x, w1, b1, w2, b2):
         hidden = torch.nn.functional.gelu(torch.nn.functional.linear(x, w1, b1))
@@ -172,11 +184,15 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--json", help="write all measurements here")
     parser.add_argument("--no-inductor", action="store_true", help="skip torch.compile")
+    parser.add_argument("--only", default="",
+                        help="run the workloads whose names contain this text")
     args = parser.parse_args()
     device = args.device
 
     results = []
     for name, fn, factory, ideal_bytes, *flops in workloads(device):
+        if args.only not in name:
+            continue
         inputs = factory()
         start = time.perf_counter()
         compiled = kiln.compile(fn, inputs)

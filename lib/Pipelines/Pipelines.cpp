@@ -139,6 +139,7 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   ConvertLoopToGPUPassOptions toGPU;
   toGPU.blockSize = options.blockSize;
   toGPU.elementsPerThread = options.elementsPerThread;
+  toGPU.transposeTiles = options.transposeTiles;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   if (options.fastExp) {
@@ -164,6 +165,7 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   LoopToLLVMGPUPipelineOptions toLLVM;
   toLLVM.blockSize = options.blockSize;
   toLLVM.elementsPerThread = options.elementsPerThread;
+  toLLVM.transposeTiles = options.transposeTiles;
   toLLVM.fastExp = options.fastExp;
   toLLVM.chip = options.chip;
   toLLVM.features = options.features;

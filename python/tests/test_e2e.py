@@ -877,6 +877,15 @@ def test_normalizations(name, fn, shapes, device, tmp_path):
         torch.slice_scatter(x, y[:, :2], 1, -4, None, 2), torch.select_scatter(x, z * 2, 0, 1)),
      [((5, 10), F32), ((5, 3), F32), ((10,), F32)]),
     # torch 1.13 reads an unset `step` of slice_scatter as garbage: set it.
+    # On the GPU, reads that walk a source's rows across the result's rows
+    # run in tiles; these sizes leave partial tiles on every side.
+    ("transposes", lambda x, y: (x.t() * 2 + y, x.t().exp() - y.t().t()),
+     [((70, 37), F32), ((37, 70), F32)]),
+    ("channels to last, bf16", lambda x, r: x.permute(0, 2, 3, 1) + r,
+     [((2, 40, 7, 9), torch.bfloat16), ((2, 7, 9, 40), torch.bfloat16)]),
+    ("two transposed sources, one shifted", lambda x, y: (
+        x.transpose(1, 2)[:, 1:] * y.permute(0, 2, 1)[:, :-1]),
+     [((3, 33, 65), F32), ((3, 33, 65), F32)]),
     ("bf16 slice scatters, one empty", lambda x, y, e: (
         torch.slice_scatter(x, y, dim=0, start=1, end=4, step=1),
         torch.slice_scatter(x, e, dim=1, start=4, end=4, step=1)),

@@ -147,6 +147,13 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     memory, and every thread keeps the total for the kernel's later nodes;
     thread 0 stores row values that leave the kernel.
 
+    A pointwise node with a load that walks its source's innermost dimension
+    along a result dimension other than the innermost (a permute that moves
+    the innermost dimension) runs in 32x32 tiles of those two dimensions
+    (`transpose-tiles`): each block reads its tile of such loads along the
+    source's rows into workgroup memory, synchronizes, and computes its tile
+    along the result's rows, so that both sides are coalesced.
+
     ```mlir
     func.func @f(%x: memref<?x4xf32>, %out: memref<?x4xf32>, %stream: !llvm.ptr)
         attributes {kiln.graph, kiln.signature = (tensor<?x4xf32>) -> tensor<?x4xf32>} {
@@ -175,6 +182,9 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     Option<"elementsPerThread", "elements-per-thread", "int64_t",
            /*default=*/"0",
            "Consecutive elements per thread (0: enough for 16-byte accesses)">,
+    Option<"transposeTiles", "transpose-tiles", "bool", /*default=*/"true",
+           "Run pointwise nodes that read a source transposed in 32x32 tiles "
+           "staged through workgroup memory">,
   ];
 }
 

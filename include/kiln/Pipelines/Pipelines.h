@@ -105,6 +105,11 @@ struct GPUBackendOptions : public Base {
       *this, "elements-per-thread",
       llvm::cl::desc("Consecutive elements per thread (0: 16-byte accesses)"),
       llvm::cl::init(0)};
+  detail::PassOptions::Option<bool> transposeTiles{
+      *this, "transpose-tiles",
+      llvm::cl::desc("Run pointwise nodes that read a source transposed in "
+                     "tiles staged through workgroup memory"),
+      llvm::cl::init(true)};
   detail::PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Compute f32 exp as exp2 of a product, one instruction "

@@ -199,6 +199,12 @@ static IRMapping emitBodyOps(OpBuilder &b, Block &body,
   for (Operation &op : body.without_terminator()) {
     op.walk(importOuterValues);
     if (auto load = dyn_cast<loop::LoadOp>(op)) {
+      // A value the caller staged for this load (through workgroup memory,
+      // say) replaces the read.
+      if (Value staged = mapping.lookupOrNull(load.getResult())) {
+        bodyMapping.map(load.getResult(), staged);
+        continue;
+      }
       Value source = bodyMapping.lookup(load.getSource());
       // A tensor held as a scalar is a reduction fused into this kernel: the
       // kernel's fusion guarantees the load reads the current row's value.

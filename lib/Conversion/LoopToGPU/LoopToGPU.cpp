@@ -8,6 +8,7 @@
 #include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
 #include "kiln/Conversion/Passes.h"
 
+#include "GPUKernels.h"
 #include "MatmulToGPU.h"
 
 #include "kiln/Conversion/Bufferization/Combiners.h"
@@ -33,39 +34,19 @@ namespace mlir::kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-namespace {
-/// Orders a graph's GPU work on the stream the graph function receives: the
-/// stream is viewed as an async token, and each asynchronous op depends on
-/// the token of the op before it. gpu-to-llvm turns the tokens back into the
-/// stream.
-class StreamOrder {
-public:
-  /// The token the next op on `extraArgs`' stream depends on, created from
-  /// the stream on first use.
-  Value current(OpBuilder &b, Location loc, ValueRange extraArgs) {
-    Value stream = extraArgs.front();
-    auto it = tokens.find(stream);
-    if (it != tokens.end())
-      return it->second;
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointAfterValue(stream);
-    auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-    Value token = UnrealizedConversionCastOp::create(b, loc, tokenType, stream)
-                      .getResult(0);
-    tokens[stream] = token;
-    return token;
-  }
-
-  /// Records `token` as the one the next op on `extraArgs`' stream depends on.
-  void advance(ValueRange extraArgs, Value token) {
-    tokens[extraArgs.front()] = token;
-  }
-
-private:
-  /// The latest token of each graph function, by its stream argument.
-  DenseMap<Value, Value> tokens;
-};
-} // namespace
+Value StreamOrder::current(OpBuilder &b, Location loc, ValueRange extraArgs) {
+  Value stream = extraArgs.front();
+  auto it = tokens.find(stream);
+  if (it != tokens.end())
+    return it->second;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(stream);
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token = UnrealizedConversionCastOp::create(b, loc, tokenType, stream)
+                    .getResult(0);
+  tokens[stream] = token;
+  return token;
+}
 
 /// How many consecutive elements of `node` one thread computes: enough for
 /// 16-byte accesses to the result (`requested` if positive), or the largest
@@ -97,40 +78,9 @@ static Value getProduct(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
   return product;
 }
 
-/// Buffers are 16-byte aligned (Kiln's ABI requires it of callers; the
-/// allocator gives more): saying so lets LLVM merge a thread's neighbouring
-/// accesses into vector loads and stores.
-static constexpr int64_t kBufferAlignment = 16;
-
-namespace {
-/// A kernel's aligned views of the buffers it uses, one per buffer, made at
-/// the builder's insertion point on first use.
-class AlignedViews {
-public:
-  AlignedViews(OpBuilder &b, Location loc) : b(b), loc(loc) {}
-
-  Value operator()(Value buffer) {
-    Value &view = views[buffer];
-    if (!view)
-      view =
-          memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
-    return view;
-  }
-
-private:
-  OpBuilder &b;
-  Location loc;
-  DenseMap<Value, Value> views;
-};
-} // namespace
-
-/// Emits `node` as a kernel over its flattened index space: each thread
-/// computes `perThread` consecutive elements of one row.
-/// A 1-D launch of `blocks` blocks of `threads` threads after the stream's
-/// work; returns it with the global index of the thread that runs its body.
-static std::pair<gpu::LaunchOp, Value>
-createFlatLaunch(OpBuilder &b, Location loc, Value blocks, Value threads,
-                 StreamOrder &order, ValueRange extraArgs) {
+gpu::LaunchOp mlir::kiln::createLaunch(OpBuilder &b, Location loc, Value blocks,
+                                       Value threads, StreamOrder &order,
+                                       ValueRange extraArgs) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value token = order.current(b, loc, extraArgs);
   auto launch = gpu::LaunchOp::create(
@@ -138,6 +88,16 @@ createFlatLaunch(OpBuilder &b, Location loc, Value blocks, Value threads,
       /*dynamicSharedMemorySize=*/nullptr,
       gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
   order.advance(extraArgs, launch.getAsyncToken());
+  return launch;
+}
+
+/// A 1-D launch of `blocks` blocks of `threads` threads after the stream's
+/// work; returns it with the global index of the thread that runs its body.
+static std::pair<gpu::LaunchOp, Value>
+createFlatLaunch(OpBuilder &b, Location loc, Value blocks, Value threads,
+                 StreamOrder &order, ValueRange extraArgs) {
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, blocks, threads, order, extraArgs);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value thread = arith::AddIOp::create(
@@ -146,6 +106,8 @@ createFlatLaunch(OpBuilder &b, Location loc, Value blocks, Value threads,
   return {launch, thread};
 }
 
+/// Emits `node` as a kernel over its flattened index space: each thread
+/// computes `perThread` consecutive elements of one row.
 static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
                        IRMapping &mapping, const LoopToGPUOptions &options,
                        StreamOrder &order, ValueRange extraArgs) {
@@ -458,18 +420,13 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   Value numRows = getProduct(b, loc, rowSizes);
   RowMapping rowMapping = getRowMapping(nodes, rows, options.blockSize);
   int64_t threads = rowMapping.threadsPerRow;
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value rowsPerBlock =
       arith::ConstantIndexOp::create(b, loc, rowMapping.rowsPerBlock);
   Value blocks = arith::CeilDivUIOp::create(b, loc, numRows, rowsPerBlock);
   Value threadsValue =
       arith::ConstantIndexOp::create(b, loc, threads * rowMapping.rowsPerBlock);
-  Value token = order.current(b, loc, extraArgs);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, blocks, one, one, threadsValue, one, one,
-      /*dynamicSharedMemorySize=*/nullptr,
-      gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
-  order.advance(extraArgs, launch.getAsyncToken());
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, blocks, threadsValue, order, extraArgs);
   // One warp total per warp for each reduction.
   DenseMap<Operation *, Value> scratch;
   if (threads > kWarpSize) {
@@ -692,6 +649,11 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   target.extraArgumentTypes.push_back(LLVM::LLVMPointerType::get(context));
   target.emitNode = [=](OpBuilder &b, loop::PointwiseOp node, Value dest,
                         IRMapping &mapping, ValueRange extraArgs) {
+    if (options.transposeTiles) {
+      if (std::optional<TransposeTiling> tiling = getTransposeTiling(node))
+        return emitTransposeTiledKernel(b, node, *tiling, dest, mapping, *order,
+                                        extraArgs);
+    }
     emitKernel(b, node, dest, mapping, options, *order, extraArgs);
   };
   target.emitReduce = [=](OpBuilder &b, loop::ReduceOp node, Value dest,
@@ -815,6 +777,7 @@ struct ConvertLoopToGPUPass
     LoopToGPUOptions options;
     options.blockSize = blockSize;
     options.elementsPerThread = elementsPerThread;
+    options.transposeTiles = transposeTiles;
     GraphBufferizationTarget target =
         getGPUBufferizationTarget(&getContext(), options);
     if (failed(bufferizeGraphs(getOperation(), target)))

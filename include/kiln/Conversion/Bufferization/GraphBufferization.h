@@ -97,7 +97,8 @@ struct GraphBufferizationTarget {
 MemRefType getBufferType(Type tensorType);
 
 /// Emits the scalar body of `node` at the indices `ivs`, loads becoming
-/// memref.load from the buffers in `mapping`; returns the element it yields.
+/// memref.load from the buffers in `mapping` (or, for a load whose result
+/// `mapping` maps, the value it maps to); returns the element it yields.
 Value emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
                       const IRMapping &mapping, ValueRange ivs);
 

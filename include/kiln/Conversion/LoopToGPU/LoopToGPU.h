@@ -18,6 +18,9 @@ struct LoopToGPUOptions {
   /// Consecutive elements each thread computes; 0 picks enough for 16-byte
   /// accesses. Used where the innermost dimension is a multiple of it.
   int64_t elementsPerThread = 0;
+  /// Whether pointwise nodes that read a source transposed run in tiles
+  /// staged through workgroup memory (else flat, reading uncoalesced).
+  bool transposeTiles = true;
 };
 
 /// The GPU's bufferization: one gpu.launch per node on the stream the graph

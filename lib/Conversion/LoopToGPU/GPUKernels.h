@@ -1,0 +1,97 @@
+//===- GPUKernels.h - What Kiln's GPU kernel emitters share -----*- C++ -*-===//
+//
+// Part of Kiln. Internal to the LoopToGPU library: ordering on the caller's
+// stream, aligned buffer views, launches, and the kernels that live in files
+// of their own.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CONVERSION_LOOPTOGPU_GPUKERNELS_H
+#define KILN_LIB_CONVERSION_LOOPTOGPU_GPUKERNELS_H
+
+#include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include <optional>
+
+namespace mlir::kiln {
+
+/// Orders a graph's GPU work on the stream the graph function receives: the
+/// stream is viewed as an async token, and each asynchronous op depends on
+/// the token of the op before it. gpu-to-llvm turns the tokens back into the
+/// stream.
+class StreamOrder {
+public:
+  /// The token the next op on `extraArgs`' stream depends on, created from
+  /// the stream on first use.
+  Value current(OpBuilder &b, Location loc, ValueRange extraArgs);
+
+  /// Records `token` as the one the next op on `extraArgs`' stream depends on.
+  void advance(ValueRange extraArgs, Value token) {
+    tokens[extraArgs.front()] = token;
+  }
+
+private:
+  /// The latest token of each graph function, by its stream argument.
+  DenseMap<Value, Value> tokens;
+};
+
+/// Buffers are 16-byte aligned (Kiln's ABI requires it of callers; the
+/// allocator gives more): saying so lets LLVM merge a thread's neighbouring
+/// accesses into vector loads and stores.
+inline constexpr int64_t kBufferAlignment = 16;
+
+/// A kernel's aligned views of the buffers it uses, one per buffer, made at
+/// the builder's insertion point on first use.
+class AlignedViews {
+public:
+  AlignedViews(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value operator()(Value buffer) {
+    Value &view = views[buffer];
+    if (!view)
+      view =
+          memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
+    return view;
+  }
+
+private:
+  OpBuilder &b;
+  Location loc;
+  DenseMap<Value, Value> views;
+};
+
+/// A 1-D launch of `blocks` blocks of `threads` threads after the stream's
+/// work.
+gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value blocks,
+                           Value threads, StreamOrder &order,
+                           ValueRange extraArgs);
+
+/// How a pointwise node that reads a source transposed runs in tiles: its
+/// `stagedLoads` read their sources' innermost dimension along result
+/// dimension `tileDim` instead of the innermost one, so a warp that walks the
+/// result's rows would read them a row apart.
+struct TransposeTiling {
+  int64_t tileDim;
+  SmallVector<loop::LoadOp> stagedLoads;
+};
+
+/// The tiling of `node`, or none when every load it makes is coalesced in the
+/// result's order (or too short a run to gain from tiles).
+std::optional<TransposeTiling> getTransposeTiling(loop::PointwiseOp node);
+
+/// Emits `node` as a kernel of 32x32 tiles of result dimensions
+/// (`tiling.tileDim`, innermost): a block first reads its tile of each staged
+/// load along `tileDim` (coalesced in the source) into workgroup memory, then
+/// computes and stores the tile along the innermost dimension (coalesced in
+/// the result), taking the staged values from workgroup memory.
+void emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
+                              const TransposeTiling &tiling, Value dest,
+                              IRMapping &mapping, StreamOrder &order,
+                              ValueRange extraArgs);
+
+} // namespace mlir::kiln
+
+#endif // KILN_LIB_CONVERSION_LOOPTOGPU_GPUKERNELS_H

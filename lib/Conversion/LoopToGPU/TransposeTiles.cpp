@@ -1,0 +1,279 @@
+//===- TransposeTiles.cpp - Pointwise kernels that read transposed --------===//
+//
+// Part of Kiln. A pointwise node whose load walks its source's innermost
+// dimension along a result dimension other than the innermost (a permute
+// that moves the innermost dimension, say NCHW to NHWC) cannot be coalesced
+// on both sides by a flat launch: neighbouring threads write neighbours but
+// read a source row apart. Such a node runs in square tiles instead: a block
+// reads its tile of the source along the source's rows into workgroup memory
+// and writes the result along the result's rows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPUKernels.h"
+
+#include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/bit.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+/// The side of a tile, in elements: a warp's width, so that a warp reads one
+/// tile row from the source and writes one to the result.
+static constexpr int64_t kTile = 32;
+
+/// Rows of a tile each pass of a block covers; each thread handles
+/// kTile / kTileRows elements of the tile.
+static constexpr int64_t kTileRows = 8;
+
+/// Result dimensions shorter than this gain too little from tiles.
+static constexpr int64_t kMinTiledExtent = 8;
+
+/// Sources whose rows are shorter than this are read in runs too short to
+/// gain from tiles.
+static constexpr int64_t kMinSourceRow = 8;
+
+/// The most workgroup memory a tiled kernel stages, so that several blocks
+/// fit on a multiprocessor.
+static constexpr int64_t kMaxStagedBytes = 24 * 1024;
+
+/// In a dependence mask, the bit that says a value depends on a loaded value
+/// (an indirect index). The others are the node's dimensions.
+static constexpr uint64_t kDependsOnLoad = uint64_t(1) << 63;
+
+std::optional<TransposeTiling>
+mlir::kiln::getTransposeTiling(loop::PointwiseOp node) {
+  RankedTensorType type = node.getResultType();
+  int64_t rank = type.getRank();
+  if (rank < 2 || rank >= 63)
+    return std::nullopt;
+  Block &body = node.getBody().front();
+  // Which of the node's dimensions each body value depends on.
+  DenseMap<Value, uint64_t> dependences;
+  for (BlockArgument arg : body.getArguments())
+    dependences[arg] = uint64_t(1) << arg.getArgNumber();
+  uint64_t innermost = uint64_t(1) << (rank - 1);
+  // The loads that read transposed, each with the dimension it follows.
+  SmallVector<std::pair<loop::LoadOp, int64_t>> transposed;
+  for (Operation &op : body.without_terminator()) {
+    uint64_t mask = 0;
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        mask |= dependences.lookup(operand);
+    });
+    if (auto load = dyn_cast<loop::LoadOp>(op)) {
+      auto sourceType = cast<RankedTensorType>(load.getSource().getType());
+      int64_t row = sourceType.getRank() > 0 ? sourceType.getShape().back() : 0;
+      uint64_t contiguous = sourceType.getRank() > 0
+                                ? dependences.lookup(load.getIndices().back())
+                                : 0;
+      // Transposed: the source's innermost index follows one dimension other
+      // than the result's innermost, which some other index follows.
+      bool isTransposed = !(mask & kDependsOnLoad) && (mask & innermost) &&
+                          !(contiguous & innermost) &&
+                          llvm::has_single_bit(contiguous) &&
+                          (ShapedType::isDynamic(row) || row >= kMinSourceRow);
+      // Bools are bits in LLVM's memory types: too narrow to stage.
+      if (isTransposed && load.getType().getIntOrFloatBitWidth() >= 8)
+        transposed.emplace_back(load, llvm::countr_zero(contiguous));
+      mask |= kDependsOnLoad;
+    }
+    for (Value result : op.getResults())
+      dependences[result] = mask;
+  }
+  if (transposed.empty())
+    return std::nullopt;
+
+  // Tile the dimension most transposed loads follow.
+  DenseMap<int64_t, int64_t> votes;
+  for (auto [load, dim] : transposed)
+    ++votes[dim];
+  int64_t tileDim = transposed.front().second;
+  for (auto [dim, count] : votes)
+    if (count > votes[tileDim] || (count == votes[tileDim] && dim > tileDim))
+      tileDim = dim;
+  for (int64_t dim : {tileDim, rank - 1}) {
+    int64_t extent = type.getShape()[dim];
+    if (!ShapedType::isDynamic(extent) && extent < kMinTiledExtent)
+      return std::nullopt;
+  }
+  TransposeTiling tiling{tileDim, {}};
+  int64_t stagedBytes = 0;
+  for (auto [load, dim] : transposed) {
+    int64_t bytes = kTile * (kTile + 1) *
+                    llvm::divideCeil(load.getType().getIntOrFloatBitWidth(), 8);
+    if (dim != tileDim || stagedBytes + bytes > kMaxStagedBytes)
+      continue;
+    stagedBytes += bytes;
+    tiling.stagedLoads.push_back(load);
+  }
+  return tiling;
+}
+
+/// Emits just `load` of a node body at `ivs`: the body's ops its indices
+/// depend on (which load nothing), then the read.
+static Value emitLoadAt(OpBuilder &b, loop::LoadOp load,
+                        const IRMapping &mapping, ValueRange ivs) {
+  Block *body = load->getBlock();
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Value> worklist(load.getIndices());
+  while (!worklist.empty()) {
+    Operation *def = worklist.pop_back_val().getDefiningOp();
+    if (!def || def->getBlock() != body || !slice.insert(def))
+      continue;
+    def->walk([&](Operation *nested) {
+      llvm::append_range(worklist, nested->getOperands());
+    });
+  }
+  IRMapping local;
+  local.map(body->getArguments(), ivs);
+  for (Operation &op : *body) {
+    if (!slice.contains(&op))
+      continue;
+    op.walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (!local.contains(operand))
+          if (Value outer = mapping.lookupOrNull(operand))
+            local.map(operand, outer);
+    });
+    b.clone(op, local);
+  }
+  SmallVector<Value> indices = llvm::map_to_vector(
+      load.getIndices(), [&](Value index) { return local.lookup(index); });
+  return memref::LoadOp::create(b, load.getLoc(),
+                                mapping.lookup(load.getSource()), indices);
+}
+
+void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
+                                          const TransposeTiling &tiling,
+                                          Value dest, IRMapping &mapping,
+                                          StreamOrder &order,
+                                          ValueRange extraArgs) {
+  Location loc = node.getLoc();
+  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
+  int64_t rank = sizes.size();
+  int64_t tileDim = tiling.tileDim;
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value tile = constant(kTile);
+  Value tilesAcross = arith::CeilDivUIOp::create(b, loc, sizes[tileDim], tile);
+  Value tilesAlong = arith::CeilDivUIOp::create(b, loc, sizes.back(), tile);
+  // The other dimensions: a block per index of them and per tile.
+  SmallVector<Value> outerSizes;
+  Value blocks = arith::MulIOp::create(b, loc, tilesAcross, tilesAlong);
+  for (int64_t dim = 0; dim < rank - 1; ++dim) {
+    if (dim == tileDim)
+      continue;
+    outerSizes.push_back(sizes[dim]);
+    blocks = arith::MulIOp::create(b, loc, blocks, sizes[dim]);
+  }
+  gpu::LaunchOp launch = createLaunch(
+      b, loc, blocks, constant(kTile * kTileRows), order, extraArgs);
+  // A padded tile per staged load: a column of the tile is then spread over
+  // all banks.
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  SmallVector<Value> staging =
+      llvm::map_to_vector(tiling.stagedLoads, [&](loop::LoadOp load) -> Value {
+        return launch.addWorkgroupAttribution(
+            MemRefType::get({kTile, kTile + 1}, load.getType(),
+                            MemRefLayoutAttrInterface(), workgroup),
+            loc);
+      });
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  IRMapping kernelMapping = mapping;
+  AlignedViews align(b, loc);
+  node.getBody().walk([&](loop::LoadOp load) {
+    kernelMapping.map(load.getSource(),
+                      align(mapping.lookup(load.getSource())));
+  });
+  Value alignedDest = align(dest);
+
+  // The block's tile and outer index; the thread's column and first row.
+  Value block = launch.getBlockIds().x;
+  Value tileAlong = arith::RemUIOp::create(b, loc, block, tilesAlong);
+  Value rest = arith::DivUIOp::create(b, loc, block, tilesAlong);
+  Value tileAcross = arith::RemUIOp::create(b, loc, rest, tilesAcross);
+  Value outer = arith::DivUIOp::create(b, loc, rest, tilesAcross);
+  SmallVector<Value> outerIvs = delinearize(b, loc, outer, outerSizes);
+  Value firstAcross = arith::MulIOp::create(b, loc, tileAcross, tile);
+  Value firstAlong = arith::MulIOp::create(b, loc, tileAlong, tile);
+  Value thread = launch.getThreadIds().x;
+  Value column = arith::RemUIOp::create(b, loc, thread, tile);
+  Value firstRow = arith::DivUIOp::create(b, loc, thread, tile);
+
+  // Runs `body` with the node's indices at tile position (`across`, `along`)
+  // when that position is inside the result, for each of the thread's rows
+  // `row` with its column `column`, `across`/`along` computed from them by
+  // `position`.
+  auto forThreadElements =
+      [&](function_ref<std::pair<Value, Value>(Value)> position,
+          function_ref<void(Value, ArrayRef<Value>)> body) {
+        for (int64_t pass = 0; pass < kTile / kTileRows; ++pass) {
+          Value row = pass == 0
+                          ? firstRow
+                          : arith::AddIOp::create(b, loc, firstRow,
+                                                  constant(pass * kTileRows))
+                                .getResult();
+          auto [across, along] = position(row);
+          Value inside = arith::AndIOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, across,
+                                    sizes[tileDim]),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, along,
+                                    sizes.back()));
+          auto ifInside =
+              scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard passGuard(b);
+          b.setInsertionPointToStart(&ifInside.getThenRegion().front());
+          SmallVector<Value> ivs;
+          for (int64_t dim = 0, next = 0; dim < rank; ++dim)
+            ivs.push_back(dim == tileDim    ? across
+                          : dim == rank - 1 ? along
+                                            : outerIvs[next++]);
+          body(row, ivs);
+        }
+      };
+
+  // Stage: consecutive threads read consecutive source elements (along
+  // `tileDim`); tile[row][column] holds the element at (across = column,
+  // along = row).
+  forThreadElements(
+      [&](Value row) -> std::pair<Value, Value> {
+        return {arith::AddIOp::create(b, loc, firstAcross, column),
+                arith::AddIOp::create(b, loc, firstAlong, row)};
+      },
+      [&](Value row, ArrayRef<Value> ivs) {
+        for (auto [load, tileMemory] : llvm::zip(tiling.stagedLoads, staging))
+          memref::StoreOp::create(b, loc,
+                                  emitLoadAt(b, load, kernelMapping, ivs),
+                                  tileMemory, ValueRange{row, column});
+      });
+  gpu::BarrierOp::create(b, loc);
+  // Compute: consecutive threads write consecutive result elements (along
+  // the innermost dimension), reading the staged loads across the tile.
+  forThreadElements(
+      [&](Value row) -> std::pair<Value, Value> {
+        return {arith::AddIOp::create(b, loc, firstAcross, row),
+                arith::AddIOp::create(b, loc, firstAlong, column)};
+      },
+      [&](Value row, ArrayRef<Value> ivs) {
+        for (auto [load, tileMemory] : llvm::zip(tiling.stagedLoads, staging))
+          kernelMapping.map(loop::LoadOp(load).getResult(),
+                            memref::LoadOp::create(b, loc, tileMemory,
+                                                   ValueRange{column, row})
+                                .getResult());
+        memref::StoreOp::create(b, loc,
+                                emitNodeElement(b, node, kernelMapping, ivs),
+                                alignedDest, ivs);
+      });
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+}
