@@ -24,7 +24,7 @@ def main():
     parser.add_argument("options", nargs="*", help="key=value pipeline options, one set each")
     args = parser.parse_args()
     device = "cuda"
-    for name, fn, factory, ideal in workloads(device):
+    for name, fn, factory, ideal, *_ in workloads(device):
         if args.workload not in name:
             continue
         inputs = factory()

@@ -12,6 +12,7 @@
 #include "kiln/Target/Passes.h"
 #include "mlir/Conversion/AffineToStandard/AffineToStandard.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
+#include "mlir/Conversion/ComplexToLLVM/ComplexToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
@@ -82,6 +83,8 @@ void mlir::kiln::buildSCFToLLVMCPUPipeline(
   // Strided metadata of dynamic collapses is affine arithmetic.
   pm.addPass(createLowerAffinePass());
   pm.addPass(createConvertVectorToLLVMPass());
+  // Complex numbers (Fourier transforms) are structs of their parts.
+  pm.addPass(createConvertComplexToLLVMPass());
   // Before scf-to-cf: the memref.alloca_scope that wraps each OpenMP loop
   // body must still hold a single block when it is lowered.
   pm.addPass(createFinalizeMemRefToLLVMConversionPass());
@@ -142,6 +145,9 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   toGPU.transposeTiles = options.transposeTiles;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
+  // Complex numbers (Fourier transforms) are structs of their parts, in
+  // kernels as on the host.
+  pm.addPass(createConvertComplexToLLVMPass());
   if (options.fastExp) {
     ApproximateMathPassOptions approximate;
     approximate.fastExp = true;

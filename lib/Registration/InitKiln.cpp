@@ -29,6 +29,7 @@
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
@@ -53,9 +54,10 @@
 
 void mlir::kiln::registerAllKilnDialects(DialectRegistry &registry) {
   registry.insert<fx::FXDialect, loop::LoopDialect>();
-  // Loop bodies are arith/math; sizes come from tensor.dim.
-  registry
-      .insert<arith::ArithDialect, math::MathDialect, tensor::TensorDialect>();
+  // Loop bodies are arith/math (complex for Fourier transforms); sizes come
+  // from tensor.dim.
+  registry.insert<arith::ArithDialect, complex::ComplexDialect,
+                  math::MathDialect, tensor::TensorDialect>();
 }
 
 void mlir::kiln::registerKilnCPUTranslations(DialectRegistry &registry) {

@@ -556,6 +556,42 @@ def test_few_long_reductions(device, tmp_path, options):
             assert torch.equal(got.cpu(), want), index
 
 
+def test_fourier_transforms(device, tmp_path):
+    """Real-to-complex and complex-to-real transforms against PyTorch's FFTs,
+    one- and two-dimensional, f32 and f64, with each normalization; Kiln sums
+    them directly (n terms per element), so f32 agrees to about sqrt(n)
+    roundings of the terms. Random spectra with imaginary parts at frequency
+    0 and M/2 (which the inverse ignores) run on the CPU, where PyTorch's
+    pocketfft defines that case; cuFFT leaves it undefined."""
+    def fn(x, z, y):
+        return (torch.fft.rfft(x, norm="ortho"), torch.fft.rfft2(x),
+                torch.fft.rfft(x.double(), dim=1), torch.fft.irfft(z, n=10),
+                torch.fft.irfft(z, n=9, norm="forward"),
+                torch.fft.irfft2(torch.fft.rfft2(y), s=(6, 10)))
+
+    generator = torch.Generator().manual_seed(21)
+    shapes = [(3, 8, 12), (3, 6), (4, 6, 10)]
+
+    def inputs():
+        x, z, y = (torch.randn(s, generator=generator) for s in shapes)
+        z = torch.complex(z, torch.randn(z.shape, generator=generator))
+        if device == "cuda":
+            z = torch.fft.rfft(torch.randn(3, 10, generator=generator))
+        return [t.to(device) for t in (x, z, y)]
+
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    want = fn(*args)
+    out = [torch.full_like(w, float("nan")) for w in want]
+    got = compiled.artifact(*args, out=out)
+    for index, (result, expected) in enumerate(zip(got, want)):
+        assert result.dtype == expected.dtype and result.shape == expected.shape
+        double = expected.dtype in (torch.float64, torch.complex128)
+        tolerance = 1e-10 if double else 2e-5
+        torch.testing.assert_close(result.cpu(), expected.cpu(), rtol=tolerance,
+                                   atol=tolerance, msg=lambda m: f"result {index}: {m}")
+
+
 def test_welford_variances(device, tmp_path):
     """With the pipeline option `welford`, variances and the normalizations'
     statistics sum squared deviations in one pass (Welford's update, Chan's

@@ -45,6 +45,7 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
   let dependentDialects = [
     "::mlir::kiln::loop::LoopDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::complex::ComplexDialect",
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect",
   ];

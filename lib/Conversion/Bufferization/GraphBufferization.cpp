@@ -344,7 +344,7 @@ struct Temporary {
 static std::optional<int64_t> getStaticByteSize(MemRefType type) {
   if (!type.hasStaticShape())
     return std::nullopt;
-  int64_t bytes = (type.getElementTypeBitWidth() + 7) / 8;
+  int64_t bytes = (loop::getElementBitWidth(type.getElementType()) + 7) / 8;
   return type.getNumElements() * bytes;
 }
 
@@ -406,12 +406,6 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
            << op.getName()
            << "' has no buffer form; lower the graph to loop nodes first";
   }
-  for (Type type : graph.getArgumentTypes()) {
-    if (isa<ComplexType>(cast<RankedTensorType>(type).getElementType()))
-      return graph.emitError("kiln-loop-to-scf: complex tensors are not "
-                             "supported yet");
-  }
-
   Location loc = graph.getLoc();
   auto outputOp = cast<fx::OutputOp>(body.getTerminator());
   SmallVector<Type> argTypes;

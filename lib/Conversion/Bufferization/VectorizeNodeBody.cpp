@@ -38,8 +38,9 @@ bool mlir::kiln::canVectorizeNodeBody(loop::PointwiseOp node) {
 bool mlir::kiln::canVectorizeBody(Block &body) {
   // In memory, LLVM packs vectors of i1 into bits where tensors keep a byte
   // per bool: such buffers are read and written one element at a time.
+  // Complex numbers are structs in LLVM: one at a time too.
   auto isByteSized = [](Type type) {
-    return type.getIntOrFloatBitWidth() % 8 == 0;
+    return type.isIntOrFloat() && type.getIntOrFloatBitWidth() % 8 == 0;
   };
   if (body.getNumArguments() == 0 ||
       !isByteSized(

@@ -14,6 +14,7 @@
 #include "kiln/Dialect/FX/IR/ShapeFunctions.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -6069,6 +6070,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                FillLowering<fx::EmptyStridedOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
   populateMathPatterns(patterns, options);
+  populateFFTPatterns(patterns);
   populateInterpolationPatterns(patterns);
   populateRandomPatterns(patterns);
   populateViewScatterPatterns(patterns);

@@ -123,6 +123,10 @@ Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower, Value upper,
 void populateMathPatterns(RewritePatternSet &patterns,
                           const FXToLoopOptions &options);
 
+/// Adds the lowerings of the real-to-complex and complex-to-real Fourier
+/// transforms (FFTLowering.cpp).
+void populateFFTPatterns(RewritePatternSet &patterns);
+
 /// Adds the lowering of bilinear upsampling (InterpolationLowering.cpp).
 void populateInterpolationPatterns(RewritePatternSet &patterns);
 

@@ -54,8 +54,10 @@ Value StreamOrder::current(OpBuilder &b, Location loc, ValueRange extraArgs) {
 /// (8-byte accesses for rows of 28 bf16 elements); else 1.
 static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
   RankedTensorType type = node.getResultType();
-  // Bools are bytes in tensors but bits in LLVM's vectors: one at a time.
-  if (type.getRank() == 0 || type.getElementTypeBitWidth() % 8 != 0)
+  // Bools are bytes in tensors but bits in LLVM's vectors, complex numbers
+  // structs: one at a time.
+  if (type.getRank() == 0 || !type.getElementType().isIntOrFloat() ||
+      type.getElementTypeBitWidth() % 8 != 0)
     return 1;
   int64_t perThread = requested;
   if (perThread <= 0) {

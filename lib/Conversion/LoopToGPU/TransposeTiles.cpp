@@ -77,8 +77,10 @@ mlir::kiln::getTransposeTiling(loop::PointwiseOp node) {
                           !(contiguous & innermost) &&
                           llvm::has_single_bit(contiguous) &&
                           (ShapedType::isDynamic(row) || row >= kMinSourceRow);
-      // Bools are bits in LLVM's memory types: too narrow to stage.
-      if (isTransposed && load.getType().getIntOrFloatBitWidth() >= 8)
+      // Bools are bits in LLVM's memory types: too narrow to stage; complex
+      // numbers are not staged either.
+      if (isTransposed && load.getType().isIntOrFloat() &&
+          load.getType().getIntOrFloatBitWidth() >= 8)
         transposed.emplace_back(load, llvm::countr_zero(contiguous));
       mask |= kDependsOnLoad;
     }

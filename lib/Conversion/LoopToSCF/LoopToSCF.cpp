@@ -40,7 +40,8 @@ static constexpr int64_t kCPUBufferAlignment = 16;
 static int64_t getVectorWidth(loop::PointwiseOp node, int64_t vectorBytes) {
   if (vectorBytes <= 0 || !canVectorizeNodeBody(node))
     return 1;
-  int64_t elementBytes = node.getResultType().getElementTypeBitWidth() / 8;
+  int64_t elementBytes =
+      loop::getElementBitWidth(node.getResultType().getElementType()) / 8;
   return std::max<int64_t>(vectorBytes / elementBytes, 1);
 }
 

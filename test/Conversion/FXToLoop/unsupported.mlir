@@ -174,3 +174,12 @@ fx.graph @as_strided_scatter_past_the_end(%x: tensor<4x5xf32>, %s: tensor<5x3xf3
   %0 = fx.as_strided_scatter %x, %s {stride = array<i64: 4, 1>, storage_offset = 2 : i64} : (tensor<4x5xf32>, tensor<5x3xf32>) -> tensor<4x5xf32>
   fx.output %0 : tensor<4x5xf32>
 }
+
+// -----
+
+// Fourier transforms are direct sums, lowered for up to 4096 elements.
+fx.graph @long_rfft(%x: tensor<8192xf32>) -> tensor<4097xcomplex<f32>> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.fft_r2c' with these operand types}}
+  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<8192xf32>) -> tensor<4097xcomplex<f32>>
+  fx.output %0 : tensor<4097xcomplex<f32>>
+}

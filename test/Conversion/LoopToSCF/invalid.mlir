@@ -6,9 +6,3 @@ fx.graph @not_lowered(%x: tensor<4xf32>) -> tensor<4xf32> {
   fx.output %0 : tensor<4xf32>
 }
 
-// -----
-
-// expected-error @+1 {{kiln-loop-to-scf: complex tensors are not supported yet}}
-fx.graph @complex(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
-  fx.output %x : tensor<4xcomplex<f32>>
-}

@@ -67,6 +67,14 @@ ValueRange mlir::kiln::loop::getNodeDynamicSizes(Operation *node) {
   return cast<PointwiseOp>(node).getDynamicSizes();
 }
 
+int64_t mlir::kiln::loop::getElementBitWidth(Type elementType) {
+  if (auto complex = dyn_cast<ComplexType>(elementType))
+    return 2 * getElementBitWidth(complex.getElementType());
+  if (elementType.isIndex())
+    return 64;
+  return elementType.getIntOrFloatBitWidth();
+}
+
 Type mlir::kiln::loop::getScalarType(Type elementType) {
   if (auto intType = dyn_cast<IntegerType>(elementType))
     return IntegerType::get(elementType.getContext(), intType.getWidth());

@@ -17,11 +17,7 @@ std::optional<int64_t> mlir::kiln::loop::getTensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return std::nullopt;
-  Type element = tensor.getElementType();
-  int64_t bits = element.isIntOrFloat() ? element.getIntOrFloatBitWidth()
-                                        : 64; // complex<f32> and the like
-  if (auto complex = dyn_cast<ComplexType>(element))
-    bits = 2 * complex.getElementType().getIntOrFloatBitWidth();
+  int64_t bits = getElementBitWidth(tensor.getElementType());
   return tensor.getNumElements() * std::max<int64_t>(bits / 8, 1);
 }
 

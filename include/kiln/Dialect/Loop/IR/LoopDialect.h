@@ -24,6 +24,10 @@ inline constexpr llvm::StringLiteral kExplicitRoundingAttrName =
 /// integers become signless, everything else is unchanged.
 Type getScalarType(Type elementType);
 
+/// The bits an element of `elementType` occupies in a buffer: a complex
+/// number both of its parts (bools are bytes in memory, but 1 here).
+int64_t getElementBitWidth(Type elementType);
+
 /// Whether `op` is a loop node with a scalar body (loop.pointwise or
 /// loop.reduce): the nodes that inlining and fusion rewrite.
 bool isNode(Operation *op);

@@ -1,0 +1,313 @@
+//===- FFTLowering.cpp - Discrete Fourier transforms as direct sums -------===//
+//
+// Part of Kiln. fx.fft_r2c and fx.fft_c2r lower to the transforms'
+// definitions: each frequency (or sample) is a loop.reduce over the
+// transformed dimensions of the input times the twiddle factor at that
+// position. Complex values appear only where they are read and written
+// (complex.re, complex.im, complex.create); the sums are real. That costs n
+// operations per element where an FFT needs log n: Kiln lowers transforms of
+// at most kMaxTransformElements elements (the short signals of a spectral
+// layer), and the sums fuse like any reduction. Larger ones are not lowered.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+
+#include "kiln/Dialect/FX/IR/FXOps.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
+#include <cmath>
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::fxtoloop;
+
+namespace {
+
+/// The most elements one transform sums over (the product of the transformed
+/// sizes): each result element reads that many.
+constexpr int64_t kMaxTransformElements = 4096;
+
+/// One dimension's share of a twiddle factor's phase: frequency `frequency`
+/// at position `position` of a signal of `length`.
+struct PhaseTerm {
+  Value frequency, position;
+  int64_t length;
+};
+
+/// The transformed dimensions of a rank-`rank` tensor, non-negative, in the
+/// op's order (its last is the one a one-sided transform halves); none if
+/// one repeats or is out of range.
+std::optional<SmallVector<int64_t>> getTransformDims(ArrayRef<int64_t> dims,
+                                                     int64_t rank) {
+  SmallVector<int64_t> result;
+  for (int64_t dim : dims) {
+    if (dim < 0)
+      dim += rank;
+    if (dim < 0 || dim >= rank || llvm::is_contained(result, dim))
+      return std::nullopt;
+    result.push_back(dim);
+  }
+  if (result.empty())
+    return std::nullopt;
+  return result;
+}
+
+/// The phase 2π Σ (k·n mod N) / N of `terms`, in [0, 2π), in `dtype`: the
+/// products are reduced exactly in integers, so the angle stays accurate
+/// for any position.
+Value buildPhase(OpBuilder &b, Location loc, ArrayRef<PhaseTerm> terms,
+                 Type dtype) {
+  Value turns;
+  for (const PhaseTerm &term : terms) {
+    Value product = arith::RemUIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, term.frequency, term.position),
+        arith::ConstantIndexOp::create(b, loc, term.length));
+    Value fraction = arith::DivFOp::create(
+        b, loc,
+        arith::UIToFPOp::create(
+            b, loc, dtype,
+            arith::IndexCastUIOp::create(b, loc, b.getI64Type(), product)),
+        makeFloat(b, loc, dtype, static_cast<double>(term.length)));
+    turns = turns ? arith::AddFOp::create(b, loc, turns, fraction).getResult()
+                  : fraction;
+  }
+  if (terms.size() > 1)
+    turns = arith::SubFOp::create(b, loc, turns,
+                                  math::FloorOp::create(b, loc, turns));
+  return arith::MulFOp::create(b, loc, turns,
+                               makeFloat(b, loc, dtype, 2 * llvm::numbers::pi));
+}
+
+/// The factor `normalization` (ATen's: 0 none, 1 by the square root of the
+/// signal's size, 2 by its size) scales a transform of `size` elements by.
+std::optional<double> getNormalizationScale(int64_t normalization,
+                                            int64_t size) {
+  switch (normalization) {
+  case 0:
+    return 1.0;
+  case 1:
+    return 1.0 / std::sqrt(static_cast<double>(size));
+  case 2:
+    return 1.0 / static_cast<double>(size);
+  default:
+    return std::nullopt;
+  }
+}
+
+/// Builds the loop.reduce "sum" of `resultType` over `reductionShape` whose
+/// terms `term` computes from the result's and the reduction's indices.
+Value buildSum(OpBuilder &b, Location loc, RankedTensorType resultType,
+               ValueRange dynamicSizes, ArrayRef<int64_t> reductionShape,
+               function_ref<Value(OpBuilder &, Location, ValueRange out,
+                                  ValueRange reduction)>
+                   term) {
+  auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
+                                     dynamicSizes, ValueRange{},
+                                     b.getDenseI64ArrayAttr(reductionShape));
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  int64_t numArgs = resultType.getRank() + reductionShape.size();
+  body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),
+                     SmallVector<Location>(numArgs, loc));
+  ValueRange args = body->getArguments();
+  loop::YieldOp::create(b, loc,
+                        term(b, loc, args.take_front(resultType.getRank()),
+                             args.drop_front(resultType.getRank())));
+  return node.getResult();
+}
+
+/// What both transforms check of their input: a float type the sums can
+/// run in (f32, f64) and static transformed sizes of at most
+/// kMaxTransformElements elements in all.
+LogicalResult checkTransform(PatternRewriter &rewriter, Operation *op,
+                             Type realType, RankedTensorType inputType,
+                             ArrayRef<int64_t> dims) {
+  if (!realType.isF32() && !realType.isF64())
+    return rewriter.notifyMatchFailure(op, "only f32 and f64 transforms");
+  int64_t elements = 1;
+  for (int64_t dim : dims) {
+    int64_t size = inputType.getDimSize(dim);
+    if (ShapedType::isDynamic(size) || size == 0)
+      return rewriter.notifyMatchFailure(op, "dynamic or empty transform");
+    elements *= size;
+    if (elements > kMaxTransformElements)
+      return rewriter.notifyMatchFailure(op, "transform too large");
+  }
+  return success();
+}
+
+/// Lowers fx.fft_r2c: X[k] = s Σ_n x[n] e^{-2πi Σ_d k_d n_d / N_d} over the
+/// transformed dimensions, as two real sums (the cosine and the negated sine
+/// terms) and a node that pairs them.
+struct FftR2cLowering : OpRewritePattern<fx::FftR2cOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::FftR2cOp op,
+                                PatternRewriter &rewriter) const override {
+    Value self = op.getSelf();
+    auto inputType = cast<RankedTensorType>(self.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    auto complexType = cast<ComplexType>(resultType.getElementType());
+    Type dtype = complexType.getElementType();
+    std::optional<SmallVector<int64_t>> dims =
+        getTransformDims(op.getDim(), inputType.getRank());
+    if (!dims || inputType.getElementType() != dtype)
+      return rewriter.notifyMatchFailure(op, "bad dims or dtypes");
+    if (failed(checkTransform(rewriter, op, dtype, inputType, *dims)))
+      return failure();
+    int64_t size = 1;
+    SmallVector<int64_t> reductionShape;
+    for (int64_t dim : *dims) {
+      reductionShape.push_back(inputType.getDimSize(dim));
+      size *= inputType.getDimSize(dim);
+    }
+    std::optional<double> scale =
+        getNormalizationScale(op.getNormalization(), size);
+    if (!scale)
+      return rewriter.notifyMatchFailure(op, "unknown normalization");
+
+    Location loc = op.getLoc();
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(resultType, [&](int64_t dim) {
+          return getDimSize(rewriter, loc, self, dim);
+        });
+    RankedTensorType partType = resultType.clone(dtype);
+    auto buildPart = [&](bool imaginary) {
+      return buildSum(
+          rewriter, loc, partType, dynamicSizes, reductionShape,
+          [&](OpBuilder &b, Location loc, ValueRange out,
+              ValueRange reduction) -> Value {
+            SmallVector<Value> indices(out);
+            SmallVector<PhaseTerm> terms;
+            for (auto [position, dim] : llvm::zip(reduction, *dims)) {
+              indices[dim] = position;
+              terms.push_back({out[dim], position, inputType.getDimSize(dim)});
+            }
+            Value x = loop::LoadOp::create(b, loc, self, indices);
+            Value phase = buildPhase(b, loc, terms, dtype);
+            if (!imaginary)
+              return arith::MulFOp::create(b, loc, x,
+                                           math::CosOp::create(b, loc, phase));
+            return arith::NegFOp::create(
+                b, loc,
+                arith::MulFOp::create(b, loc, x,
+                                      math::SinOp::create(b, loc, phase)));
+          });
+    };
+    Value real = buildPart(/*imaginary=*/false);
+    Value imaginary = buildPart(/*imaginary=*/true);
+    rewriter.replaceOp(
+        op, buildGeneratorNode(
+                rewriter, loc, resultType, dynamicSizes,
+                [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+                  auto part = [&](Value sums) -> Value {
+                    Value sum = loop::LoadOp::create(b, loc, sums, ivs);
+                    if (*scale == 1.0)
+                      return sum;
+                    return arith::MulFOp::create(
+                        b, loc, sum, makeFloat(b, loc, dtype, *scale));
+                  };
+                  return complex::CreateOp::create(b, loc, complexType,
+                                                   part(real), part(imaginary));
+                }));
+    return success();
+  }
+};
+
+/// Lowers fx.fft_c2r, the inverse of a one-sided transform: x[n] = s Σ_k
+/// w_k Re(X[k] e^{2πi Σ_d k_d n_d / N_d}) over the transformed dimensions,
+/// where the last runs over its first M/2 + 1 frequencies (M =
+/// `last_dim_size`) and w_k counts each of them with its conjugate mirror
+/// (2, but 1 for frequency 0 and, for even M, M/2). As PyTorch's libraries
+/// do, the imaginary parts those two frequencies would need are ignored.
+struct FftC2rLowering : OpRewritePattern<fx::FftC2rOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::FftC2rOp op,
+                                PatternRewriter &rewriter) const override {
+    Value self = op.getSelf();
+    auto inputType = cast<RankedTensorType>(self.getType());
+    auto resultType = cast<RankedTensorType>(op.getType());
+    Type dtype = resultType.getElementType();
+    auto complexType = dyn_cast<ComplexType>(inputType.getElementType());
+    std::optional<SmallVector<int64_t>> dims =
+        getTransformDims(op.getDim(), inputType.getRank());
+    if (!dims || !complexType || complexType.getElementType() != dtype)
+      return rewriter.notifyMatchFailure(op, "bad dims or dtypes");
+    if (failed(checkTransform(rewriter, op, dtype, inputType, *dims)))
+      return failure();
+    int64_t last = dims->back();
+    int64_t length = static_cast<int64_t>(op.getLastDimSize());
+    int64_t frequencies = length / 2 + 1;
+    if (length <= 0 || resultType.getDimSize(last) != length ||
+        inputType.getDimSize(last) < frequencies)
+      return rewriter.notifyMatchFailure(op, "too few frequencies");
+    int64_t size = 1;
+    SmallVector<int64_t> reductionShape;
+    for (int64_t dim : *dims) {
+      int64_t extent = dim == last ? frequencies : inputType.getDimSize(dim);
+      reductionShape.push_back(extent);
+      size *= dim == last ? length : extent;
+    }
+    std::optional<double> scale =
+        getNormalizationScale(op.getNormalization(), size);
+    if (!scale)
+      return rewriter.notifyMatchFailure(op, "unknown normalization");
+
+    Location loc = op.getLoc();
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(resultType, [&](int64_t dim) {
+          return getDimSize(rewriter, loc, self, dim);
+        });
+    Value sums = buildSum(
+        rewriter, loc, resultType, dynamicSizes, reductionShape,
+        [&](OpBuilder &b, Location loc, ValueRange out,
+            ValueRange reduction) -> Value {
+          SmallVector<Value> indices(out);
+          SmallVector<PhaseTerm> terms;
+          for (auto [frequency, dim] : llvm::zip(reduction, *dims)) {
+            indices[dim] = frequency;
+            terms.push_back({frequency, out[dim],
+                             dim == last ? length : inputType.getDimSize(dim)});
+          }
+          Value element = loop::LoadOp::create(b, loc, self, indices);
+          Value phase = buildPhase(b, loc, terms, dtype);
+          Value real = arith::SubFOp::create(
+              b, loc,
+              arith::MulFOp::create(b, loc,
+                                    complex::ReOp::create(b, loc, element),
+                                    math::CosOp::create(b, loc, phase)),
+              arith::MulFOp::create(b, loc,
+                                    complex::ImOp::create(b, loc, element),
+                                    math::SinOp::create(b, loc, phase)));
+          // Frequency 0 and an even length's M/2 have no mirror.
+          Value frequency = reduction.back();
+          auto isFrequency = [&](int64_t value) -> Value {
+            return arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq, frequency,
+                arith::ConstantIndexOp::create(b, loc, value));
+          };
+          Value unpaired = isFrequency(0);
+          if (length % 2 == 0)
+            unpaired =
+                arith::OrIOp::create(b, loc, unpaired, isFrequency(length / 2));
+          Value weight = arith::SelectOp::create(
+              b, loc, unpaired, makeFloat(b, loc, dtype, *scale),
+              makeFloat(b, loc, dtype, 2 * *scale));
+          return arith::MulFOp::create(b, loc, real, weight);
+        });
+    rewriter.replaceOp(op, sums);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::kiln::fxtoloop::populateFFTPatterns(RewritePatternSet &patterns) {
+  patterns.add<FftR2cLowering, FftC2rLowering>(patterns.getContext());
+}

@@ -1,0 +1,97 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop))' | FileCheck %s
+
+// Tests that a real-to-complex transform is two real sums over the signal
+// (the cosine and the negated sine terms, each with its phase reduced in
+// integers) and a node that pairs them into complex numbers, scaled by the
+// normalization (1/8 here).
+// CHECK-LABEL: fx.graph @rfft
+// CHECK: %[[RE:.+]] = loop.reduce "sum" over [8] : tensor<3x5xf32> {
+// CHECK: ^bb0(%[[I:.+]]: index, %[[K:.+]]: index, %[[N:.+]]: index):
+// CHECK: %[[X:.+]] = loop.load %{{.+}}[%[[I]], %[[N]]] : tensor<3x8xf32>
+// CHECK: %[[KN:.+]] = arith.muli %[[K]], %[[N]] : index
+// CHECK: arith.remui %[[KN]], %c8
+// CHECK: %[[COS:.+]] = math.cos
+// CHECK: arith.mulf %[[X]], %[[COS]] : f32
+// CHECK: %[[IM:.+]] = loop.reduce "sum" over [8] : tensor<3x5xf32> {
+// CHECK: math.sin
+// CHECK: arith.negf
+// CHECK: loop.pointwise : tensor<3x5xcomplex<f32>> {
+// CHECK: %[[R:.+]] = loop.load %[[RE]]
+// CHECK: %[[RS:.+]] = arith.mulf %[[R]], %{{.+}} : f32
+// CHECK: %[[J:.+]] = loop.load %[[IM]]
+// CHECK: %[[JS:.+]] = arith.mulf %[[J]], %{{.+}} : f32
+// CHECK: %[[Z:.+]] = complex.create %[[RS]], %[[JS]] : complex<f32>
+// CHECK: loop.yield %[[Z]] : complex<f32>
+fx.graph @rfft(%x: tensor<3x8xf32>) -> tensor<3x5xcomplex<f32>> {
+  %0 = fx.fft_r2c %x {dim = array<i64: 1>, normalization = 2, onesided = true} : (tensor<3x8xf32>) -> tensor<3x5xcomplex<f32>>
+  fx.output %0 : tensor<3x5xcomplex<f32>>
+}
+
+// -----
+
+// Tests a two-dimensional, two-sided transform: the sum runs over both
+// transformed dimensions, whose phases add and wrap around once.
+// CHECK-LABEL: fx.graph @fft2
+// CHECK: loop.reduce "sum" over [4, 6] : tensor<4x6xf64> {
+// CHECK: ^bb0(%[[K0:.+]]: index, %[[K1:.+]]: index, %[[N0:.+]]: index, %[[N1:.+]]: index):
+// CHECK: loop.load %{{.+}}[%[[N0]], %[[N1]]] : tensor<4x6xf64>
+// CHECK: arith.muli %[[K0]], %[[N0]]
+// CHECK: arith.muli %[[K1]], %[[N1]]
+// CHECK: math.floor
+// CHECK: loop.pointwise : tensor<4x6xcomplex<f64>>
+// CHECK-NOT: arith.mulf
+// CHECK: complex.create
+fx.graph @fft2(%x: tensor<4x6xf64>) -> tensor<4x6xcomplex<f64>> {
+  %0 = fx.fft_r2c %x {dim = array<i64: 0, 1>, normalization = 0, onesided = false} : (tensor<4x6xf64>) -> tensor<4x6xcomplex<f64>>
+  fx.output %0 : tensor<4x6xcomplex<f64>>
+}
+
+// -----
+
+// Tests the inverse of a one-sided transform: one real sum over the first
+// M/2 + 1 = 4 frequencies of the last dimension, the real part of each term
+// rotated to the sample's phase, frequencies 0 and M/2 counted once and the
+// others twice (with the conjugate they stand for), times the 1/sqrt(6)
+// normalization.
+// CHECK-LABEL: fx.graph @irfft
+// CHECK: loop.reduce "sum" over [4] : tensor<2x6xf32> {
+// CHECK: ^bb0(%{{.+}}: index, %[[N:.+]]: index, %[[K:.+]]: index):
+// CHECK: %[[X:.+]] = loop.load %{{.+}}[%{{.+}}, %[[K]]] : tensor<2x5xcomplex<f32>>
+// CHECK: arith.muli %[[K]], %[[N]]
+// CHECK: arith.remui %{{.+}}, %c6
+// CHECK-DAG: %[[RE:.+]] = complex.re %[[X]] : complex<f32>
+// CHECK-DAG: %[[IM:.+]] = complex.im %[[X]] : complex<f32>
+// CHECK: arith.subf
+// CHECK: arith.cmpi eq, %[[K]], %c0
+// CHECK: arith.cmpi eq, %[[K]], %c3
+// CHECK: arith.ori
+// CHECK: arith.select %{{.+}}, %cst{{.*}}, %cst
+// CHECK-NOT: loop.pointwise
+fx.graph @irfft(%x: tensor<2x5xcomplex<f32>>) -> tensor<2x6xf32> {
+  %0 = fx.fft_c2r %x {dim = array<i64: 1>, normalization = 1, last_dim_size = 6} : (tensor<2x5xcomplex<f32>>) -> tensor<2x6xf32>
+  fx.output %0 : tensor<2x6xf32>
+}
+
+// -----
+
+// Tests that an odd length has no unpaired middle frequency.
+// CHECK-LABEL: fx.graph @irfft_odd
+// CHECK: loop.reduce "sum" over [3]
+// CHECK: arith.cmpi eq, %{{.+}}, %c0
+// CHECK-NOT: arith.ori
+// CHECK: arith.select
+fx.graph @irfft_odd(%x: tensor<3xcomplex<f32>>) -> tensor<5xf32> {
+  %0 = fx.fft_c2r %x {dim = array<i64: 0>, normalization = 0, last_dim_size = 5} : (tensor<3xcomplex<f32>>) -> tensor<5xf32>
+  fx.output %0 : tensor<5xf32>
+}
+
+// -----
+
+// Tests that transforms longer than 4096 elements stay fx ops
+// (unsupported.mlir: and are refused where everything must lower).
+// CHECK-LABEL: fx.graph @long_rfft
+// CHECK: fx.fft_r2c
+fx.graph @long_rfft(%x: tensor<8192xf32>) -> tensor<4097xcomplex<f32>> {
+  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<8192xf32>) -> tensor<4097xcomplex<f32>>
+  fx.output %0 : tensor<4097xcomplex<f32>>
+}
