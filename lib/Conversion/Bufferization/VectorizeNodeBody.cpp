@@ -132,6 +132,15 @@ private:
 
   void emitLoad(loop::LoadOp load, BlockArgument column) {
     Location loc = load.getLoc();
+    // A value the caller staged for this load (a vector of its elements, or
+    // one scalar for all) replaces the read.
+    if (Value staged = mapping.lookupOrNull(load.getResult())) {
+      if (isa<VectorType>(staged.getType()))
+        vectors.map(load.getResult(), staged);
+      else
+        uniform.map(load.getResult(), staged);
+      return;
+    }
     Value buffer = mapping.lookup(load.getSource());
     // A tensor held as a scalar (a reduction fused into this kernel) has one
     // value per row: the same for every element.

@@ -13,8 +13,10 @@
 #include "GPUKernels.h"
 
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/bit.h"
@@ -22,13 +24,15 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-/// The side of a tile, in elements: a warp's width, so that a warp reads one
-/// tile row from the source and writes one to the result.
+/// The rows of a tile, in elements: a warp's width, so that a warp reads
+/// one tile column from the source at once.
 static constexpr int64_t kTile = 32;
 
-/// Rows of a tile each pass of a block covers; each thread handles
-/// kTile / kTileRows elements of the tile.
-static constexpr int64_t kTileRows = 8;
+/// Threads per block of a tiled kernel.
+static constexpr int64_t kThreads = 256;
+
+/// The most consecutive elements a thread computes at once.
+static constexpr int64_t kMaxVectorWidth = 8;
 
 /// Result dimensions shorter than this gain too little from tiles.
 static constexpr int64_t kMinTiledExtent = 8;
@@ -44,6 +48,28 @@ static constexpr int64_t kMaxStagedBytes = 24 * 1024;
 /// In a dependence mask, the bit that says a value depends on a loaded value
 /// (an indirect index). The others are the node's dimensions.
 static constexpr uint64_t kDependsOnLoad = uint64_t(1) << 63;
+
+/// The elements of the result's rows one thread computes at once: 16 bytes
+/// worth when the body vectorizes and the rows are a multiple of that (so
+/// that a thread's elements are in one row, and aligned), else 1.
+static int64_t getVectorWidth(loop::PointwiseOp node) {
+  RankedTensorType type = node.getResultType();
+  Type element = type.getElementType();
+  int64_t innermost = type.getShape().back();
+  if (!element.isIntOrFloat() || element.getIntOrFloatBitWidth() < 8 ||
+      ShapedType::isDynamic(innermost) || !canVectorizeNodeBody(node))
+    return 1;
+  int64_t width =
+      std::min<int64_t>(128 / element.getIntOrFloatBitWidth(), kMaxVectorWidth);
+  return innermost % width == 0 ? width : 1;
+}
+
+/// The columns of the result a tile covers: a warp's width, or for nodes
+/// that compute vectors, the vectors of a row of kThreads / kTile threads.
+static int64_t getTileColumns(loop::PointwiseOp node) {
+  int64_t width = getVectorWidth(node);
+  return width > 1 ? kThreads / kTile * width : kTile;
+}
 
 std::optional<TransposeTiling>
 mlir::kiln::getTransposeTiling(loop::PointwiseOp node) {
@@ -106,7 +132,7 @@ mlir::kiln::getTransposeTiling(loop::PointwiseOp node) {
   TransposeTiling tiling{tileDim, {}};
   int64_t stagedBytes = 0;
   for (auto [load, dim] : transposed) {
-    int64_t bytes = kTile * (kTile + 1) *
+    int64_t bytes = getTileColumns(node) * (kTile + 1) *
                     llvm::divideCeil(load.getType().getIntOrFloatBitWidth(), 8);
     if (dim != tileDim || stagedBytes + bytes > kMaxStagedBytes)
       continue;
@@ -159,12 +185,20 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
   SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
   int64_t rank = sizes.size();
   int64_t tileDim = tiling.tileDim;
+  // A tile is kTile result rows (along `tileDim`) by `tileColumns` columns.
+  // Staging, a warp reads kTile consecutive source elements of one column;
+  // computing, `threadsPerRow` threads each compute `width` consecutive
+  // elements of a row.
+  int64_t width = getVectorWidth(node);
+  int64_t tileColumns = getTileColumns(node);
+  int64_t threadsPerRow = tileColumns / width;
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
   Value tile = constant(kTile);
   Value tilesAcross = arith::CeilDivUIOp::create(b, loc, sizes[tileDim], tile);
-  Value tilesAlong = arith::CeilDivUIOp::create(b, loc, sizes.back(), tile);
+  Value tilesAlong =
+      arith::CeilDivUIOp::create(b, loc, sizes.back(), constant(tileColumns));
   // The other dimensions: a block per index of them and per tile.
   SmallVector<Value> outerSizes;
   Value blocks = arith::MulIOp::create(b, loc, tilesAcross, tilesAlong);
@@ -174,16 +208,16 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
     outerSizes.push_back(sizes[dim]);
     blocks = arith::MulIOp::create(b, loc, blocks, sizes[dim]);
   }
-  gpu::LaunchOp launch = createLaunch(
-      b, loc, blocks, constant(kTile * kTileRows), order, extraArgs);
-  // A padded tile per staged load: a column of the tile is then spread over
-  // all banks.
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, blocks, constant(kThreads), order, extraArgs);
+  // A padded tile per staged load: a row of the tile (a column of the
+  // result) is then spread over all banks.
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   SmallVector<Value> staging =
       llvm::map_to_vector(tiling.stagedLoads, [&](loop::LoadOp load) -> Value {
         return launch.addWorkgroupAttribution(
-            MemRefType::get({kTile, kTile + 1}, load.getType(),
+            MemRefType::get({tileColumns, kTile + 1}, load.getType(),
                             MemRefLayoutAttrInterface(), workgroup),
             loc);
       });
@@ -198,7 +232,7 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
   });
   Value alignedDest = align(dest);
 
-  // The block's tile and outer index; the thread's column and first row.
+  // The block's tile and outer index.
   Value block = launch.getBlockIds().x;
   Value tileAlong = arith::RemUIOp::create(b, loc, block, tilesAlong);
   Value rest = arith::DivUIOp::create(b, loc, block, tilesAlong);
@@ -206,25 +240,18 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
   Value outer = arith::DivUIOp::create(b, loc, rest, tilesAcross);
   SmallVector<Value> outerIvs = delinearize(b, loc, outer, outerSizes);
   Value firstAcross = arith::MulIOp::create(b, loc, tileAcross, tile);
-  Value firstAlong = arith::MulIOp::create(b, loc, tileAlong, tile);
+  Value firstAlong =
+      arith::MulIOp::create(b, loc, tileAlong, constant(tileColumns));
   Value thread = launch.getThreadIds().x;
-  Value column = arith::RemUIOp::create(b, loc, thread, tile);
-  Value firstRow = arith::DivUIOp::create(b, loc, thread, tile);
 
-  // Runs `body` with the node's indices at tile position (`across`, `along`)
-  // when that position is inside the result, for each of the thread's rows
-  // `row` with its column `column`, `across`/`along` computed from them by
-  // `position`.
-  auto forThreadElements =
-      [&](function_ref<std::pair<Value, Value>(Value)> position,
-          function_ref<void(Value, ArrayRef<Value>)> body) {
-        for (int64_t pass = 0; pass < kTile / kTileRows; ++pass) {
-          Value row = pass == 0
-                          ? firstRow
-                          : arith::AddIOp::create(b, loc, firstRow,
-                                                  constant(pass * kTileRows))
-                                .getResult();
-          auto [across, along] = position(row);
+  // Runs `body` at the tile positions (`across`, `along`) that are inside
+  // the result, one per pass, with the node's indices there.
+  auto forPositions =
+      [&](int64_t passes,
+          function_ref<std::pair<Value, Value>(int64_t pass)> position,
+          function_ref<void(int64_t pass, ArrayRef<Value> ivs)> body) {
+        for (int64_t pass = 0; pass < passes; ++pass) {
+          auto [across, along] = position(pass);
           Value inside = arith::AndIOp::create(
               b, loc,
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, across,
@@ -240,41 +267,92 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
             ivs.push_back(dim == tileDim    ? across
                           : dim == rank - 1 ? along
                                             : outerIvs[next++]);
-          body(row, ivs);
+          body(pass, ivs);
         }
       };
+  auto plus = [&](Value base, Value offset, int64_t constantOffset) -> Value {
+    Value sum = arith::AddIOp::create(b, loc, base, offset);
+    if (constantOffset == 0)
+      return sum;
+    return arith::AddIOp::create(b, loc, sum, constant(constantOffset));
+  };
 
-  // Stage: consecutive threads read consecutive source elements (along
-  // `tileDim`); tile[row][column] holds the element at (across = column,
-  // along = row).
-  forThreadElements(
-      [&](Value row) -> std::pair<Value, Value> {
-        return {arith::AddIOp::create(b, loc, firstAcross, column),
-                arith::AddIOp::create(b, loc, firstAlong, row)};
+  // Stage: the lanes of a warp read consecutive source elements (along
+  // `tileDim`); tile[c][a] holds the element at column c, row a of the tile.
+  int64_t stagingRows = kThreads / kTile;
+  Value lane = arith::RemUIOp::create(b, loc, thread, tile);
+  Value stagingRow = arith::DivUIOp::create(b, loc, thread, tile);
+  forPositions(
+      tileColumns / stagingRows,
+      [&](int64_t pass) -> std::pair<Value, Value> {
+        return {arith::AddIOp::create(b, loc, firstAcross, lane),
+                plus(firstAlong, stagingRow, pass * stagingRows)};
       },
-      [&](Value row, ArrayRef<Value> ivs) {
+      [&](int64_t pass, ArrayRef<Value> ivs) {
+        Value column = pass == 0
+                           ? stagingRow
+                           : arith::AddIOp::create(b, loc, stagingRow,
+                                                   constant(pass * stagingRows))
+                                 .getResult();
         for (auto [load, tileMemory] : llvm::zip(tiling.stagedLoads, staging))
           memref::StoreOp::create(b, loc,
                                   emitLoadAt(b, load, kernelMapping, ivs),
-                                  tileMemory, ValueRange{row, column});
+                                  tileMemory, ValueRange{column, lane});
       });
   gpu::BarrierOp::create(b, loc);
-  // Compute: consecutive threads write consecutive result elements (along
-  // the innermost dimension), reading the staged loads across the tile.
-  forThreadElements(
-      [&](Value row) -> std::pair<Value, Value> {
-        return {arith::AddIOp::create(b, loc, firstAcross, row),
-                arith::AddIOp::create(b, loc, firstAlong, column)};
+
+  // Compute: the threads of a row write its consecutive elements (along the
+  // innermost dimension), reading the staged loads across the tile.
+  int64_t computeRows = kThreads / threadsPerRow;
+  Value group = arith::RemUIOp::create(b, loc, thread, constant(threadsPerRow));
+  Value firstColumn = arith::MulIOp::create(b, loc, group, constant(width));
+  Value computeRow =
+      arith::DivUIOp::create(b, loc, thread, constant(threadsPerRow));
+  forPositions(
+      kTile / computeRows,
+      [&](int64_t pass) -> std::pair<Value, Value> {
+        return {plus(firstAcross, computeRow, pass * computeRows),
+                arith::AddIOp::create(b, loc, firstAlong, firstColumn)};
       },
-      [&](Value row, ArrayRef<Value> ivs) {
-        for (auto [load, tileMemory] : llvm::zip(tiling.stagedLoads, staging))
-          kernelMapping.map(loop::LoadOp(load).getResult(),
-                            memref::LoadOp::create(b, loc, tileMemory,
-                                                   ValueRange{column, row})
-                                .getResult());
-        memref::StoreOp::create(b, loc,
-                                emitNodeElement(b, node, kernelMapping, ivs),
-                                alignedDest, ivs);
+      [&](int64_t pass, ArrayRef<Value> ivs) {
+        Value row = pass == 0
+                        ? computeRow
+                        : arith::AddIOp::create(b, loc, computeRow,
+                                                constant(pass * computeRows))
+                              .getResult();
+        for (auto [stagedLoad, tileMemory] :
+             llvm::zip(tiling.stagedLoads, staging)) {
+          loop::LoadOp load = stagedLoad;
+          SmallVector<Value> elements;
+          for (int64_t k = 0; k < width; ++k) {
+            Value column =
+                k == 0 ? firstColumn
+                       : arith::AddIOp::create(b, loc, firstColumn, constant(k))
+                             .getResult();
+            elements.push_back(memref::LoadOp::create(b, loc, tileMemory,
+                                                      ValueRange{column, row}));
+          }
+          Value staged =
+              width == 1 ? elements.front()
+                         : vector::FromElementsOp::create(
+                               b, loc, VectorType::get({width}, load.getType()),
+                               elements)
+                               .getResult();
+          kernelMapping.map(load.getResult(), staged);
+        }
+        if (width == 1) {
+          memref::StoreOp::create(b, loc,
+                                  emitNodeElement(b, node, kernelMapping, ivs),
+                                  alignedDest, ivs);
+          return;
+        }
+        Value elements = *emitVectorNodeElements(b, node, kernelMapping, ivs,
+                                                 width, kBufferAlignment);
+        auto store =
+            vector::StoreOp::create(b, loc, elements, alignedDest, ivs);
+        if (int64_t alignment =
+                getVectorAccessAlignment(alignedDest, width, kBufferAlignment))
+          store.setAlignment(alignment);
       });
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);

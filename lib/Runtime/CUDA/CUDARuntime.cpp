@@ -70,6 +70,20 @@ const Driver *getDriver() {
       recordError("the CUDA driver lacks an entry point Kiln needs");
       return nullptr;
     }
+    // The timing entry points are optional: without them the GEMM takes
+    // cuBLASLt's first choice.
+    if (!loadSymbol(library, "cuEventElapsedTime_v2",
+                    loaded.cuEventElapsedTime))
+      loadSymbol(library, "cuEventElapsedTime", loaded.cuEventElapsedTime);
+    if (!(loadSymbol(library, "cuEventCreate", loaded.cuEventCreate) &&
+          loadSymbol(library, "cuEventRecord", loaded.cuEventRecord) &&
+          loadSymbol(library, "cuEventSynchronize",
+                     loaded.cuEventSynchronize) &&
+          loadSymbol(library, "cuEventDestroy_v2", loaded.cuEventDestroy) &&
+          loadSymbol(library, "cuStreamIsCapturing",
+                     loaded.cuStreamIsCapturing) &&
+          loaded.cuEventElapsedTime))
+      loaded.cuEventCreate = nullptr;
     if (CUresult status = loaded.cuInit(0); status != kCudaSuccess) {
       recordError("cuInit failed with CUDA error " + std::to_string(status));
       return nullptr;

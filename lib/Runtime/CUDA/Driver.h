@@ -27,6 +27,7 @@ using CUfunction = void *;
 using CUstream = void *;
 using CUdeviceptr = unsigned long long;
 using CUmemoryPool = void *;
+using CUevent = void *;
 constexpr CUresult kCudaSuccess = 0;
 /// CU_MEMPOOL_ATTR_RELEASE_THRESHOLD: memory a pool keeps at synchronization.
 constexpr int kMemPoolAttrReleaseThreshold = 4;
@@ -76,6 +77,15 @@ struct Driver {
   /// Loaded as cuMemcpy2DAsync_v2, which takes 64-bit sizes.
   CUresult (*cuMemcpy2DAsync)(const Memcpy2D *, CUstream);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  /// Optional, null where the driver lacks them: events time the GEMM
+  /// algorithms a shape may use, on streams that are not being captured.
+  CUresult (*cuEventCreate)(CUevent *, unsigned);
+  CUresult (*cuEventRecord)(CUevent, CUstream);
+  CUresult (*cuEventSynchronize)(CUevent);
+  CUresult (*cuEventElapsedTime)(float *, CUevent, CUevent);
+  CUresult (*cuEventDestroy)(CUevent);
+  /// Writes a CUstreamCaptureStatus (0: not capturing).
+  CUresult (*cuStreamIsCapturing)(CUstream, int *);
 };
 
 /// Guards firstError and the library's caches.

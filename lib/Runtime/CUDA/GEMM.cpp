@@ -17,11 +17,14 @@
 #include "Driver.h"
 
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 using namespace kiln::cuda;
 
@@ -170,6 +173,62 @@ const CublasLt *getCublasLt() {
   if (!cublasLt)
     recordError(loadError);
   return cublasLt;
+}
+
+/// The most algorithms cuBLASLt proposes for a shape that are timed.
+constexpr int kMaxAlgoCandidates = 8;
+
+/// The fastest of `candidates`, each timed on `stream` by running it (`run`
+/// queues one product): once to load its kernels, then twice, the shorter
+/// run counting. cuBLASLt's heuristic ranks by a model that can be far off
+/// (an sm75 kernel 7x slower than the best for a 50257-column product), so a
+/// shape's first call measures. None when the driver cannot time (no
+/// events, or a stream being captured into a graph, which must not
+/// synchronize) or a run fails; the caller then keeps cuBLASLt's first
+/// choice.
+std::optional<MatmulAlgo>
+timeCandidates(const Driver &driver, CUstream stream,
+               const std::vector<MatmulAlgo> &candidates,
+               const std::function<bool(const MatmulAlgo &)> &run) {
+  int capturing = 0;
+  if (!driver.cuEventCreate ||
+      driver.cuStreamIsCapturing(stream, &capturing) != kCudaSuccess ||
+      capturing != 0)
+    return std::nullopt;
+  CUevent start = nullptr, stop = nullptr;
+  if (driver.cuEventCreate(&start, 0) != kCudaSuccess)
+    return std::nullopt;
+  if (driver.cuEventCreate(&stop, 0) != kCudaSuccess) {
+    driver.cuEventDestroy(start);
+    return std::nullopt;
+  }
+  std::optional<MatmulAlgo> fastest;
+  float best = 0;
+  for (const MatmulAlgo &candidate : candidates) {
+    if (!run(candidate))
+      continue; // This one does not run here; the others may.
+    float shortest = -1;
+    for (int repeat = 0; repeat < 2; ++repeat) {
+      float ms = 0;
+      if (driver.cuEventRecord(start, stream) != kCudaSuccess ||
+          !run(candidate) ||
+          driver.cuEventRecord(stop, stream) != kCudaSuccess ||
+          driver.cuEventSynchronize(stop) != kCudaSuccess ||
+          driver.cuEventElapsedTime(&ms, start, stop) != kCudaSuccess) {
+        shortest = -1;
+        break;
+      }
+      if (shortest < 0 || ms < shortest)
+        shortest = ms;
+    }
+    if (shortest >= 0 && (!fastest || shortest < best)) {
+      fastest = candidate;
+      best = shortest;
+    }
+  }
+  driver.cuEventDestroy(start);
+  driver.cuEventDestroy(stop);
+  return fastest;
 }
 
 /// The workspace each stream's GEMMs share (a stream runs them one at a time).
@@ -509,20 +568,37 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
           !setPref(kPrefMinAlignmentCBytes, &key.alignC, sizeof(key.alignC)) ||
           !setPref(kPrefMinAlignmentDBytes, &key.alignC, sizeof(key.alignC)))
         return;
-      HeuristicResult result = {};
+      HeuristicResult candidates[kMaxAlgoCandidates] = {};
       int count = 0;
       if (!checkLt(lt->cublasLtMatmulAlgoGetHeuristic(
                        handle, descriptors.matmul, descriptors.first,
                        descriptors.second, descriptors.result,
-                       descriptors.result, descriptors.preference, 1, &result,
-                       &count),
+                       descriptors.result, descriptors.preference,
+                       kMaxAlgoCandidates, candidates, &count),
                    "cublasLtMatmulAlgoGetHeuristic"))
         return;
       if (count == 0) {
         fail("cublasLtMatmulAlgoGetHeuristic found no algorithm");
         return;
       }
-      algo = result.algo;
+      algo = candidates[0].algo;
+      if (count > 1) {
+        auto run = [&](const MatmulAlgo &candidate) {
+          float alpha = 1.0f, beta = 0.0f;
+          return lt->cublasLtMatmul(handle, descriptors.matmul, &alpha, b,
+                                    descriptors.first, a, descriptors.second,
+                                    &beta, result, descriptors.result, result,
+                                    descriptors.result, &candidate,
+                                    reinterpret_cast<void *>(workspace),
+                                    kWorkspaceBytes, stream) == kCublasSuccess;
+        };
+        std::vector<MatmulAlgo> list;
+        for (int i = 0; i < count; ++i)
+          list.push_back(candidates[i].algo);
+        if (std::optional<MatmulAlgo> fastest =
+                timeCandidates(*driver, stream, list, run))
+          algo = *fastest;
+      }
       algos.emplace(key, algo);
     }
   }

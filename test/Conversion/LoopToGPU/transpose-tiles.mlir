@@ -2,32 +2,34 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='transpose-tiles=false' | FileCheck %s --check-prefix=FLAT
 
 // Tests that a node reading its source transposed runs in 32x32 tiles: a
-// block of 256 threads per tile, the transposed load staged through a padded
-// tile of workgroup memory (read along the source's rows, column = thread
-// mod 32), then the result computed along its own rows, the staged value
-// read across the tile; the coalesced load is read directly.
+// block of 256 threads per tile; the transposed load staged through a padded
+// tile of workgroup memory, read along the source's rows (lane = thread mod
+// 32) in four passes of eight columns; then, after a barrier, each thread
+// computes four consecutive elements of a result row as one vector, the
+// staged values gathered across the tile and the coalesced load read as a
+// vector.
 // CHECK-LABEL: func.func @transpose
-// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
-// CHECK-DAG: %[[ACROSS:.+]] = arith.ceildivui %c64, %[[C32]]
-// CHECK-DAG: %[[ALONG:.+]] = arith.ceildivui %c48, %[[C32]]
+// CHECK-DAG: %[[ACROSS:.+]] = arith.ceildivui %c64, %c32
+// CHECK-DAG: %[[ALONG:.+]] = arith.ceildivui %c48, %c32
 // CHECK: %[[BLOCKS:.+]] = arith.muli %[[ACROSS]], %[[ALONG]]
-// CHECK: gpu.launch async [%{{.+}}] blocks(%[[B:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}}, %{{.+}}) threads(%[[T:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c256, %{{.+}}, %{{.+}}) workgroup(%[[TILE:.+]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch async [%{{.+}}] blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}}, %{{.+}}) threads(%[[T:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c256, %{{.+}}, %{{.+}}) workgroup(%[[TILE:.+]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
 // CHECK-DAG: %[[X:.+]] = memref.assume_alignment %arg0, 16
 // CHECK-DAG: %[[Y:.+]] = memref.assume_alignment %arg1, 16
 // CHECK-DAG: %[[OUT:.+]] = memref.assume_alignment %arg2, 16
-// CHECK: %[[COLUMN:.+]] = arith.remui %[[T]], %[[C32]]
-// CHECK: %[[ROW:.+]] = arith.divui %[[T]], %[[C32]]
+// CHECK: %[[LANE:.+]] = arith.remui %[[T]], %{{.+}}
+// CHECK: %[[COLUMN:.+]] = arith.divui %[[T]], %{{.+}}
 // CHECK: scf.if
 // CHECK: %[[STAGED:.+]] = memref.load %[[X]][%{{.+}}, %{{.+}}] : memref<48x64xf32>
-// CHECK: memref.store %[[STAGED]], %[[TILE]][%[[ROW]], %[[COLUMN]]]
+// CHECK: memref.store %[[STAGED]], %[[TILE]][%[[COLUMN]], %[[LANE]]]
 // CHECK-COUNT-3: memref.store %{{.+}}, %[[TILE]]
 // CHECK: gpu.barrier
 // CHECK: scf.if
-// CHECK: %[[A:.+]] = memref.load %[[TILE]][%[[COLUMN]], %[[ROW]]]
-// CHECK: %[[B2:.+]] = memref.load %[[Y]]
-// CHECK: %[[SUM:.+]] = arith.addf %[[A]], %[[B2]]
-// CHECK: memref.store %[[SUM]], %[[OUT]]
-// CHECK-COUNT-3: memref.store %{{.+}}, %[[OUT]]
+// CHECK-COUNT-4: memref.load %[[TILE]]
+// CHECK: %[[A:.+]] = vector.from_elements %{{.+}} : vector<4xf32>
+// CHECK: %[[B:.+]] = vector.load %[[Y]][%{{.+}}, %{{.+}}] {alignment = 16 : i64} : memref<64x48xf32>, vector<4xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[A]], %[[B]] : vector<4xf32>
+// CHECK: vector.store %[[SUM]], %[[OUT]]
+// CHECK-NOT: vector.store
 // CHECK: gpu.terminator
 // FLAT-LABEL: func.func @transpose
 // FLAT-NOT: workgroup
@@ -57,7 +59,8 @@ fx.graph @transpose(%x: tensor<48x64xf32>, %y: tensor<64x48xf32>) -> tensor<64x4
 // CHECK: memref.load %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %[[SHIFTED]]] : memref<2x40x7x10xbf16>
 // CHECK: gpu.barrier
 // CHECK: memref.load %[[TILE]]
-// CHECK: arith.extf
+// CHECK: vector.from_elements %{{.+}} : vector<4xbf16>
+// CHECK: arith.extf %{{.+}} : vector<4xbf16> to vector<4xf32>
 fx.graph @channels_last(%x: tensor<2x40x7x10xbf16>) -> tensor<2x7x9x40xf32> {
   %c1 = arith.constant 1 : index
   %0 = loop.pointwise : tensor<2x7x9x40xf32> {
@@ -72,12 +75,16 @@ fx.graph @channels_last(%x: tensor<2x40x7x10xbf16>) -> tensor<2x7x9x40xf32> {
 
 // -----
 
-// Tests that dynamic sizes tile too: the tile counts come from the sizes.
+// Tests that dynamic sizes tile too: the tile counts come from the sizes;
+// rows of unknown length are computed an element per thread, in four passes.
 // CHECK-LABEL: func.func @dynamic
 // CHECK: %[[N:.+]] = memref.dim %arg0, %c0
 // CHECK: arith.ceildivui %[[N]], %c32
 // CHECK: gpu.launch
 // CHECK-SAME: workgroup
+// CHECK: gpu.barrier
+// CHECK-NOT: vector.
+// CHECK-COUNT-4: memref.store %{{.+}}, %{{.+}} : memref<128x?xf16>
 fx.graph @dynamic(%x: tensor<?x128xf16>) -> tensor<128x?xf16> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x128xf16>

@@ -26,8 +26,10 @@ class PointwiseOp;
 } // namespace loop
 
 /// Emits `node`'s body for the elements at `ivs` .. `ivs` + (0, ..., width-1)
-/// in the innermost dimension, reading buffers through `mapping`, and returns
-/// the vector of elements it yields. Buffers are assumed aligned to
+/// in the innermost dimension, reading buffers through `mapping` (a load
+/// whose result `mapping` maps takes that value instead: a vector of its
+/// elements, or a scalar for all), and returns the vector of elements it
+/// yields. Buffers are assumed aligned to
 /// `bufferAlignment` bytes; vector accesses whose offsets are multiples of
 /// `width` say so. Fails, emitting nothing, for bodies with ops that are not
 /// elementwise or that read or yield bools (which LLVM packs into bits in
