@@ -7,9 +7,9 @@
 // their sum; `split-reductions=false` keeps one. The graph-lowering
 // pipeline, as the CPU's, keeps the reduction whole (the CPU's code
 // generation splits it across threads itself).
-// CHECK: .entry forward_kernel
-// CHECK: .entry forward_kernel
-// WHOLE: .entry forward_kernel
+// CHECK: .entry kiln_rows
+// CHECK: .entry kiln_rows
+// WHOLE: .entry kiln_rows
 // WHOLE-NOT: .entry
 // CPU: loop.reduce "sum" over [3, 300001] : tensor<f32>
 // CPU-NOT: loop.reduce

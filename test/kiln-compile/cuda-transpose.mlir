@@ -9,7 +9,7 @@
 // RUN: kiln-opt %s --kiln-gpu-pipeline='format=isa' | FileCheck %s --check-prefix=PTX
 // RUN: kiln-opt %s --kiln-gpu-pipeline='format=isa transpose-tiles=false' | FileCheck %s --check-prefix=FLAT
 // CHECK: T kiln_forward_run
-// PTX: .shared .align 2 .b8 __wg_forward_kernel_0[4224];
+// PTX: .shared .align 2 .b8 __wg_kiln_transpose_0[4224];
 // PTX: st.shared.b16
 // PTX: bar.sync
 // PTX: ld.shared.b16

@@ -64,9 +64,9 @@ private:
 };
 
 /// A 1-D launch of `blocks` blocks of `threads` threads after the stream's
-/// work.
-gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, Value blocks,
-                           Value threads, StreamOrder &order,
+/// work, whose kernel outlining names `kiln_<kind>`.
+gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, StringRef kind,
+                           Value blocks, Value threads, StreamOrder &order,
                            ValueRange extraArgs);
 
 /// How a pointwise node that reads a source transposed runs in tiles: its

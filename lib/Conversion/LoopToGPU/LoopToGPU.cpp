@@ -80,7 +80,8 @@ static Value getProduct(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
   return product;
 }
 
-gpu::LaunchOp mlir::kiln::createLaunch(OpBuilder &b, Location loc, Value blocks,
+gpu::LaunchOp mlir::kiln::createLaunch(OpBuilder &b, Location loc,
+                                       StringRef kind, Value blocks,
                                        Value threads, StreamOrder &order,
                                        ValueRange extraArgs) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -90,16 +91,19 @@ gpu::LaunchOp mlir::kiln::createLaunch(OpBuilder &b, Location loc, Value blocks,
       /*dynamicSharedMemorySize=*/nullptr,
       gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
   order.advance(extraArgs, launch.getAsyncToken());
+  // Outlining names the kernel after it: profiles then tell kernels apart.
+  launch.setFunctionAttr(
+      FlatSymbolRefAttr::get(b.getContext(), ("kiln_" + kind).str()));
   return launch;
 }
 
 /// A 1-D launch of `blocks` blocks of `threads` threads after the stream's
 /// work; returns it with the global index of the thread that runs its body.
 static std::pair<gpu::LaunchOp, Value>
-createFlatLaunch(OpBuilder &b, Location loc, Value blocks, Value threads,
-                 StreamOrder &order, ValueRange extraArgs) {
+createFlatLaunch(OpBuilder &b, Location loc, StringRef kind, Value blocks,
+                 Value threads, StreamOrder &order, ValueRange extraArgs) {
   gpu::LaunchOp launch =
-      createLaunch(b, loc, blocks, threads, order, extraArgs);
+      createLaunch(b, loc, kind, blocks, threads, order, extraArgs);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
   Value thread = arith::AddIOp::create(
@@ -126,7 +130,7 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
       arith::ConstantIndexOp::create(b, loc, options.blockSize * perThread);
   Value blocks = arith::CeilDivUIOp::create(b, loc, total, perBlock);
   auto [launch, thread] =
-      createFlatLaunch(b, loc, blocks, threads, order, extraArgs);
+      createFlatLaunch(b, loc, "pointwise", blocks, threads, order, extraArgs);
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfterValue(thread);
@@ -192,7 +196,7 @@ static void emitScatterKernel(OpBuilder &b, loop::ScatterOp node, Value dest,
   Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
   Value blocks = arith::CeilDivUIOp::create(b, loc, total, threads);
   auto [launch, update] =
-      createFlatLaunch(b, loc, blocks, threads, order, extraArgs);
+      createFlatLaunch(b, loc, "scatter", blocks, threads, order, extraArgs);
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfterValue(update);
@@ -428,7 +432,7 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   Value threadsValue =
       arith::ConstantIndexOp::create(b, loc, threads * rowMapping.rowsPerBlock);
   gpu::LaunchOp launch =
-      createLaunch(b, loc, blocks, threadsValue, order, extraArgs);
+      createLaunch(b, loc, "rows", blocks, threadsValue, order, extraArgs);
   // One warp total per warp for each reduction.
   DenseMap<Operation *, Value> scratch;
   if (threads > kWarpSize) {

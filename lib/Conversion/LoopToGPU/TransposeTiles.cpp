@@ -208,8 +208,8 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
     outerSizes.push_back(sizes[dim]);
     blocks = arith::MulIOp::create(b, loc, blocks, sizes[dim]);
   }
-  gpu::LaunchOp launch =
-      createLaunch(b, loc, blocks, constant(kThreads), order, extraArgs);
+  gpu::LaunchOp launch = createLaunch(b, loc, "transpose", blocks,
+                                      constant(kThreads), order, extraArgs);
   // A padded tile per staged load: a row of the tile (a column of the
   // result) is then spread over all banks.
   auto workgroup = gpu::AddressSpaceAttr::get(
