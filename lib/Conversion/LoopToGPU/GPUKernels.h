@@ -14,6 +14,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
 #include <optional>
 
 namespace mlir::kiln {
@@ -55,6 +56,17 @@ public:
       view =
           memref::AssumeAlignmentOp::create(b, loc, buffer, kBufferAlignment);
     return view;
+  }
+
+  /// Maps, in `kernelMapping`, each tensor that `node` loads from and that
+  /// `mapping` maps to a buffer to that buffer's aligned view.
+  void alignSources(Operation *node, const IRMapping &mapping,
+                    IRMapping &kernelMapping) {
+    node->walk([&](loop::LoadOp load) {
+      if (Value buffer = mapping.lookupOrNull(load.getSource()))
+        if (isa<MemRefType>(buffer.getType()))
+          kernelMapping.map(load.getSource(), (*this)(buffer));
+    });
   }
 
 private:

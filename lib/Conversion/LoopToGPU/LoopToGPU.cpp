@@ -135,12 +135,9 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointAfterValue(thread);
   // The kernel reads and writes through aligned views of the buffers.
-  IRMapping kernelMapping = mapping;
   AlignedViews align(b, loc);
-  node.getBody().walk([&](loop::LoadOp load) {
-    kernelMapping.map(load.getSource(),
-                      align(mapping.lookup(load.getSource())));
-  });
+  IRMapping kernelMapping = mapping;
+  align.alignSources(node, mapping, kernelMapping);
   Value alignedDest = align(dest);
 
   Value first = arith::MulIOp::create(b, loc, thread, step);
@@ -455,12 +452,8 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   // The kernel reads and writes through aligned views of the buffers.
   AlignedViews align(b, loc);
   IRMapping kernelMapping = mapping;
-  for (Operation *node : nodes) {
-    node->walk([&](loop::LoadOp load) {
-      if (Value buffer = mapping.lookupOrNull(load.getSource()))
-        kernelMapping.map(load.getSource(), align(buffer));
-    });
-  }
+  for (Operation *node : nodes)
+    align.alignSources(node, mapping, kernelMapping);
 
   // The thread's place in its row, and the row.
   Value thread = launch.getThreadIds().x;

@@ -224,12 +224,9 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
-  IRMapping kernelMapping = mapping;
   AlignedViews align(b, loc);
-  node.getBody().walk([&](loop::LoadOp load) {
-    kernelMapping.map(load.getSource(),
-                      align(mapping.lookup(load.getSource())));
-  });
+  IRMapping kernelMapping = mapping;
+  align.alignSources(node, mapping, kernelMapping);
   Value alignedDest = align(dest);
 
   // The block's tile and outer index.
@@ -270,11 +267,14 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
           body(pass, ivs);
         }
       };
+  auto addConstant = [&](Value base, int64_t offset) -> Value {
+    if (offset == 0)
+      return base;
+    return arith::AddIOp::create(b, loc, base, constant(offset));
+  };
   auto plus = [&](Value base, Value offset, int64_t constantOffset) -> Value {
-    Value sum = arith::AddIOp::create(b, loc, base, offset);
-    if (constantOffset == 0)
-      return sum;
-    return arith::AddIOp::create(b, loc, sum, constant(constantOffset));
+    return addConstant(arith::AddIOp::create(b, loc, base, offset),
+                       constantOffset);
   };
 
   // Stage: the lanes of a warp read consecutive source elements (along
@@ -289,11 +289,7 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
                 plus(firstAlong, stagingRow, pass * stagingRows)};
       },
       [&](int64_t pass, ArrayRef<Value> ivs) {
-        Value column = pass == 0
-                           ? stagingRow
-                           : arith::AddIOp::create(b, loc, stagingRow,
-                                                   constant(pass * stagingRows))
-                                 .getResult();
+        Value column = addConstant(stagingRow, pass * stagingRows);
         for (auto [load, tileMemory] : llvm::zip(tiling.stagedLoads, staging))
           memref::StoreOp::create(b, loc,
                                   emitLoadAt(b, load, kernelMapping, ivs),
@@ -315,23 +311,15 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
                 arith::AddIOp::create(b, loc, firstAlong, firstColumn)};
       },
       [&](int64_t pass, ArrayRef<Value> ivs) {
-        Value row = pass == 0
-                        ? computeRow
-                        : arith::AddIOp::create(b, loc, computeRow,
-                                                constant(pass * computeRows))
-                              .getResult();
+        Value row = addConstant(computeRow, pass * computeRows);
         for (auto [stagedLoad, tileMemory] :
              llvm::zip(tiling.stagedLoads, staging)) {
           loop::LoadOp load = stagedLoad;
           SmallVector<Value> elements;
-          for (int64_t k = 0; k < width; ++k) {
-            Value column =
-                k == 0 ? firstColumn
-                       : arith::AddIOp::create(b, loc, firstColumn, constant(k))
-                             .getResult();
-            elements.push_back(memref::LoadOp::create(b, loc, tileMemory,
-                                                      ValueRange{column, row}));
-          }
+          for (int64_t k = 0; k < width; ++k)
+            elements.push_back(memref::LoadOp::create(
+                b, loc, tileMemory,
+                ValueRange{addConstant(firstColumn, k), row}));
           Value staged =
               width == 1 ? elements.front()
                          : vector::FromElementsOp::create(
