@@ -169,8 +169,10 @@ def main():
 
     # Results with rows of an odd number of elements, large enough to be
     # computed with padded rows and copied into place (a vocabulary's
-    # logits), batched, with a bias, and in f32.
+    # logits), batched, with a bias, and in f32; unbatched, their columns up
+    # to the last multiple of 16 bytes are one product, the rest another.
     case(2, 1, 300, 1001, 64, 0, 1, False, 0)
+    case(2, 1, 300, 1001, 64, 1, 0, True, 2)
     case(2, 2, 100, 1001, 64, 0, 0, True, 1)
     case(0, 1, 257, 259, 33, 1, 0, True, 0)
     case(2, 1, 300, 1001, 64, 0, 1, False, 0, result_dtype=0)

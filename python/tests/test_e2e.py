@@ -546,11 +546,16 @@ def test_few_long_reductions(device, tmp_path, options):
     args = [torch.randn(t.shape, generator=generator) if t.is_floating_point()
             else torch.randint(-100, 100, t.shape, generator=generator) for t in inputs]
     args[1] += 3
+    # Judged against float64: a product of 300k f32 factors is itself only
+    # good to a few 1e-3 (PyTorch's own CUDA product is 2e-3 off), where
+    # sums are good to 1e-6.
+    exact = fn(*[t.double() if t.is_floating_point() else t for t in args])
     for index, (got, want) in enumerate(zip(compiled(*[t.to(device) for t in args]),
-                                            fn(*args))):
+                                            exact)):
         if want.is_floating_point():
             # Relative to the summands' magnitudes: a sum of 900k values.
-            torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-3,
+            rtol = 5e-3 if index == 6 else 1e-4
+            torch.testing.assert_close(got.cpu().double(), want, rtol=rtol, atol=1e-3,
                                        msg=lambda m: f"result {index}: {m}")
         else:
             assert torch.equal(got.cpu(), want), index
@@ -582,7 +587,8 @@ def test_fourier_transforms(device, tmp_path):
     compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
     args = inputs()
     want = fn(*args)
-    out = [torch.full_like(w, float("nan")) for w in want]
+    # cuFFT's results may have strides; Kiln's buffers are contiguous.
+    out = [torch.full(w.shape, float("nan"), dtype=w.dtype, device=w.device) for w in want]
     got = compiled.artifact(*args, out=out)
     for index, (result, expected) in enumerate(zip(got, want)):
         assert result.dtype == expected.dtype and result.shape == expected.shape

@@ -17,6 +17,8 @@
 #include "Driver.h"
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <map>
@@ -180,21 +182,27 @@ constexpr int kMaxAlgoCandidates = 8;
 
 /// The fastest of `candidates`, each timed on `stream` by running it (`run`
 /// queues one product): once to load its kernels, then twice, the shorter
-/// run counting. cuBLASLt's heuristic ranks by a model that can be far off
-/// (an sm75 kernel 7x slower than the best for a 50257-column product), so a
-/// shape's first call measures. None when the driver cannot time (no
+/// run counting. cuBLASLt's heuristic ranks by a model that can be off (its
+/// first choice for GPT-2's logits was 10% slower than its second, its
+/// last twice as slow), so a shape's first call measures. None when the driver cannot time (no
 /// events, or a stream being captured into a graph, which must not
 /// synchronize) or a run fails; the caller then keeps cuBLASLt's first
 /// choice.
 std::optional<MatmulAlgo>
 timeCandidates(const Driver &driver, CUstream stream,
                const std::vector<MatmulAlgo> &candidates,
-               const std::function<bool(const MatmulAlgo &)> &run) {
+               const std::function<bool(const MatmulAlgo &)> &run,
+               std::string &trace) {
   int capturing = 0;
-  if (!driver.cuEventCreate ||
-      driver.cuStreamIsCapturing(stream, &capturing) != kCudaSuccess ||
-      capturing != 0)
+  if (!driver.cuEventCreate) {
+    trace += " (no driver events: not timed)";
     return std::nullopt;
+  }
+  if (driver.cuStreamIsCapturing(stream, &capturing) != kCudaSuccess ||
+      capturing != 0) {
+    trace += " (stream being captured: not timed)";
+    return std::nullopt;
+  }
   CUevent start = nullptr, stop = nullptr;
   if (driver.cuEventCreate(&start, 0) != kCudaSuccess)
     return std::nullopt;
@@ -205,8 +213,10 @@ timeCandidates(const Driver &driver, CUstream stream,
   std::optional<MatmulAlgo> fastest;
   float best = 0;
   for (const MatmulAlgo &candidate : candidates) {
-    if (!run(candidate))
+    if (!run(candidate)) {
+      trace += " unsupported";
       continue; // This one does not run here; the others may.
+    }
     float shortest = -1;
     for (int repeat = 0; repeat < 2; ++repeat) {
       float ms = 0;
@@ -221,6 +231,7 @@ timeCandidates(const Driver &driver, CUstream stream,
       if (shortest < 0 || ms < shortest)
         shortest = ms;
     }
+    trace += shortest >= 0 ? " " + std::to_string(shortest) : " failed";
     if (shortest >= 0 && (!fastest || shortest < best)) {
       fastest = candidate;
       best = shortest;
@@ -240,6 +251,9 @@ struct AlgoKey {
   CUcontext context;
   int32_t dtype, resultDtype;
   int64_t batch, m, n, k;
+  /// The leading dimensions of B's data and of the result, which a product
+  /// of some of C's columns keeps from the whole.
+  int64_t ldB, ldResult;
   bool transposeA, transposeB;
   uint32_t epilogue;
   uint32_t alignA, alignB, alignC, alignBias;
@@ -247,9 +261,9 @@ struct AlgoKey {
   bool operator<(const AlgoKey &other) const {
     auto tie = [](const AlgoKey &key) {
       return std::tie(key.context, key.dtype, key.resultDtype, key.batch, key.m,
-                      key.n, key.k, key.transposeA, key.transposeB,
-                      key.epilogue, key.alignA, key.alignB, key.alignC,
-                      key.alignBias);
+                      key.n, key.k, key.ldB, key.ldResult, key.transposeA,
+                      key.transposeB, key.epilogue, key.alignA, key.alignB,
+                      key.alignC, key.alignBias);
     };
     return tie(*this) < tie(other);
   }
@@ -471,40 +485,6 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
   int32_t opFirst = transposeB ? kCublasOpT : kCublasOpN;
   int32_t opSecond = transposeA ? kCublasOpT : kCublasOpN;
 
-  Descriptors descriptors(*lt);
-  if (!checkLt(lt->cublasLtMatmulDescCreate(&descriptors.matmul,
-                                            kCublasCompute32F, kCudaR32F),
-               "cublasLtMatmulDescCreate"))
-    return;
-  auto setDesc = [&](int attribute, const void *value, size_t size) {
-    return checkLt(lt->cublasLtMatmulDescSetAttribute(descriptors.matmul,
-                                                      attribute, value, size),
-                   "cublasLtMatmulDescSetAttribute");
-  };
-  // The bias has the result's type, cuBLASLt's default for it.
-  if (!setDesc(kDescTransA, &opFirst, sizeof(opFirst)) ||
-      !setDesc(kDescTransB, &opSecond, sizeof(opSecond)) ||
-      !setDesc(kDescEpilogue, &epilogue, sizeof(epilogue)) ||
-      (bias && !setDesc(kDescBiasPointer, &bias, sizeof(bias))))
-    return;
-
-  auto makeLayout = [&](cublasLtMatrixLayout_t &layout, int type, int64_t rows,
-                        int64_t cols, int64_t ld) {
-    if (!checkLt(lt->cublasLtMatrixLayoutCreate(&layout, type, rows, cols, ld),
-                 "cublasLtMatrixLayoutCreate"))
-      return false;
-    if (batch == 1)
-      return true;
-    int32_t count = static_cast<int32_t>(batch);
-    int64_t stride = ld * cols;
-    return checkLt(lt->cublasLtMatrixLayoutSetAttribute(
-                       layout, kLayoutBatchCount, &count, sizeof(count)),
-                   "cublasLtMatrixLayoutSetAttribute") &&
-           checkLt(
-               lt->cublasLtMatrixLayoutSetAttribute(
-                   layout, kLayoutStridedBatchOffset, &stride, sizeof(stride)),
-               "cublasLtMatrixLayoutSetAttribute");
-  };
   // The result's rows, padded to 16 bytes in a temporary when worth it.
   int64_t resultLd = n;
   StreamTemporary padded(*driver, stream);
@@ -519,98 +499,175 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
       return;
   }
   void *result = padded.pointer ? reinterpret_cast<void *>(padded.pointer) : c;
+  // Multiplies columns [first, first + columns) of C (rows of cuBLASLt's
+  // column-major result): B's and the bias's part, the same A.
+  auto multiplyColumns = [&](int64_t first, int64_t columns) -> bool {
+    const void *bPart =
+        static_cast<const char *>(b) + (transposeB ? first * k : first) * bytes;
+    void *resultPart = static_cast<char *>(result) + first * resultBytes;
+    const void *biasPart =
+        bias ? static_cast<const char *>(bias) + first * resultBytes : nullptr;
+    Descriptors descriptors(*lt);
+    if (!checkLt(lt->cublasLtMatmulDescCreate(&descriptors.matmul,
+                                              kCublasCompute32F, kCudaR32F),
+                 "cublasLtMatmulDescCreate"))
+      return false;
+    auto setDesc = [&](int attribute, const void *value, size_t size) {
+      return checkLt(lt->cublasLtMatmulDescSetAttribute(descriptors.matmul,
+                                                        attribute, value, size),
+                     "cublasLtMatmulDescSetAttribute");
+    };
+    // The bias has the result's type, cuBLASLt's default for it.
+    if (!setDesc(kDescTransA, &opFirst, sizeof(opFirst)) ||
+        !setDesc(kDescTransB, &opSecond, sizeof(opSecond)) ||
+        !setDesc(kDescEpilogue, &epilogue, sizeof(epilogue)) ||
+        (biasPart && !setDesc(kDescBiasPointer, &biasPart, sizeof(biasPart))))
+      return false;
 
-  int64_t firstRows = transposeB ? k : n, secondRows = transposeA ? m : k;
-  if (!makeLayout(descriptors.first, dataType, firstRows, transposeB ? n : k,
-                  firstRows) ||
-      !makeLayout(descriptors.second, dataType, secondRows, transposeA ? k : m,
-                  secondRows) ||
-      !makeLayout(descriptors.result, resultDataType, n, m, resultLd))
-    return;
+    auto makeLayout = [&](cublasLtMatrixLayout_t &layout, int type,
+                          int64_t rows, int64_t cols, int64_t ld,
+                          int64_t stride) {
+      if (!checkLt(
+              lt->cublasLtMatrixLayoutCreate(&layout, type, rows, cols, ld),
+              "cublasLtMatrixLayoutCreate"))
+        return false;
+      if (batch == 1)
+        return true;
+      int32_t count = static_cast<int32_t>(batch);
+      return checkLt(lt->cublasLtMatrixLayoutSetAttribute(
+                         layout, kLayoutBatchCount, &count, sizeof(count)),
+                     "cublasLtMatrixLayoutSetAttribute") &&
+             checkLt(lt->cublasLtMatrixLayoutSetAttribute(
+                         layout, kLayoutStridedBatchOffset, &stride,
+                         sizeof(stride)),
+                     "cublasLtMatrixLayoutSetAttribute");
+    };
 
-  int64_t strideBytes = batch > 1 ? bytes : 0;
-  int64_t resultStrideBytes = batch > 1 ? resultBytes : 0;
-  AlgoKey key{context,
-              dtype,
-              resultDtype,
-              batch,
-              m,
-              n,
-              k,
-              transposeA != 0,
-              transposeB != 0,
-              epilogue,
-              alignment(a, strideBytes * m * k),
-              alignment(b, strideBytes * k * n),
-              alignment(result, resultStrideBytes * m * resultLd),
-              bias ? alignment(bias, 0) : 0};
-  MatmulAlgo algo;
-  {
-    std::lock_guard<std::mutex> lock(gemmMutex);
-    auto found = algos.find(key);
-    if (found != algos.end()) {
-      algo = found->second;
-    } else {
-      if (!checkLt(lt->cublasLtMatmulPreferenceCreate(&descriptors.preference),
-                   "cublasLtMatmulPreferenceCreate"))
-        return;
-      auto setPref = [&](int attribute, const void *value, size_t size) {
-        return checkLt(lt->cublasLtMatmulPreferenceSetAttribute(
-                           descriptors.preference, attribute, value, size),
-                       "cublasLtMatmulPreferenceSetAttribute");
-      };
-      // cuBLASLt's first operand is B's data, its second A's.
-      uint64_t maxWorkspace = kWorkspaceBytes;
-      if (!setPref(kPrefMaxWorkspaceBytes, &maxWorkspace,
-                   sizeof(maxWorkspace)) ||
-          !setPref(kPrefMinAlignmentABytes, &key.alignB, sizeof(key.alignB)) ||
-          !setPref(kPrefMinAlignmentBBytes, &key.alignA, sizeof(key.alignA)) ||
-          !setPref(kPrefMinAlignmentCBytes, &key.alignC, sizeof(key.alignC)) ||
-          !setPref(kPrefMinAlignmentDBytes, &key.alignC, sizeof(key.alignC)))
-        return;
-      HeuristicResult candidates[kMaxAlgoCandidates] = {};
-      int count = 0;
-      if (!checkLt(lt->cublasLtMatmulAlgoGetHeuristic(
-                       handle, descriptors.matmul, descriptors.first,
-                       descriptors.second, descriptors.result,
-                       descriptors.result, descriptors.preference,
-                       kMaxAlgoCandidates, candidates, &count),
-                   "cublasLtMatmulAlgoGetHeuristic"))
-        return;
-      if (count == 0) {
-        fail("cublasLtMatmulAlgoGetHeuristic found no algorithm");
-        return;
-      }
-      algo = candidates[0].algo;
-      if (count > 1) {
-        auto run = [&](const MatmulAlgo &candidate) {
-          float alpha = 1.0f, beta = 0.0f;
-          return lt->cublasLtMatmul(handle, descriptors.matmul, &alpha, b,
-                                    descriptors.first, a, descriptors.second,
-                                    &beta, result, descriptors.result, result,
-                                    descriptors.result, &candidate,
-                                    reinterpret_cast<void *>(workspace),
-                                    kWorkspaceBytes, stream) == kCublasSuccess;
+    int64_t secondRows = transposeA ? m : k;
+    if (transposeB
+            ? !makeLayout(descriptors.first, dataType, k, columns, k, k * n)
+            : !makeLayout(descriptors.first, dataType, columns, k, n, n * k))
+      return false;
+    if (!makeLayout(descriptors.second, dataType, secondRows,
+                    transposeA ? k : m, secondRows, m * k) ||
+        !makeLayout(descriptors.result, resultDataType, columns, m, resultLd,
+                    resultLd * m))
+      return false;
+
+    int64_t strideBytes = batch > 1 ? bytes : 0;
+    int64_t resultStrideBytes = batch > 1 ? resultBytes : 0;
+    AlgoKey key{context,
+                dtype,
+                resultDtype,
+                batch,
+                m,
+                columns,
+                k,
+                transposeB ? k : n,
+                resultLd,
+                transposeA != 0,
+                transposeB != 0,
+                epilogue,
+                alignment(a, strideBytes * m * k),
+                alignment(bPart, strideBytes * k * n),
+                alignment(resultPart, resultStrideBytes * m * resultLd),
+                biasPart ? alignment(biasPart, 0) : 0};
+    MatmulAlgo algo;
+    {
+      std::lock_guard<std::mutex> lock(gemmMutex);
+      auto found = algos.find(key);
+      if (found != algos.end()) {
+        algo = found->second;
+      } else {
+        if (!checkLt(
+                lt->cublasLtMatmulPreferenceCreate(&descriptors.preference),
+                "cublasLtMatmulPreferenceCreate"))
+          return false;
+        auto setPref = [&](int attribute, const void *value, size_t size) {
+          return checkLt(lt->cublasLtMatmulPreferenceSetAttribute(
+                             descriptors.preference, attribute, value, size),
+                         "cublasLtMatmulPreferenceSetAttribute");
         };
-        std::vector<MatmulAlgo> list;
-        for (int i = 0; i < count; ++i)
-          list.push_back(candidates[i].algo);
-        if (std::optional<MatmulAlgo> fastest =
-                timeCandidates(*driver, stream, list, run))
-          algo = *fastest;
+        // cuBLASLt's first operand is B's data, its second A's.
+        uint64_t maxWorkspace = kWorkspaceBytes;
+        if (!setPref(kPrefMaxWorkspaceBytes, &maxWorkspace,
+                     sizeof(maxWorkspace)) ||
+            !setPref(kPrefMinAlignmentABytes, &key.alignB,
+                     sizeof(key.alignB)) ||
+            !setPref(kPrefMinAlignmentBBytes, &key.alignA,
+                     sizeof(key.alignA)) ||
+            !setPref(kPrefMinAlignmentCBytes, &key.alignC,
+                     sizeof(key.alignC)) ||
+            !setPref(kPrefMinAlignmentDBytes, &key.alignC, sizeof(key.alignC)))
+          return false;
+        HeuristicResult candidates[kMaxAlgoCandidates] = {};
+        int count = 0;
+        if (!checkLt(lt->cublasLtMatmulAlgoGetHeuristic(
+                         handle, descriptors.matmul, descriptors.first,
+                         descriptors.second, descriptors.result,
+                         descriptors.result, descriptors.preference,
+                         kMaxAlgoCandidates, candidates, &count),
+                     "cublasLtMatmulAlgoGetHeuristic"))
+          return false;
+        if (count == 0) {
+          fail("cublasLtMatmulAlgoGetHeuristic found no algorithm");
+          return false;
+        }
+        algo = candidates[0].algo;
+        // KILN_GEMM_TRACE=1 prints each shape's candidates, in milliseconds.
+        static const bool tracing = [] {
+          const char *value = std::getenv("KILN_GEMM_TRACE");
+          return value && *value && std::string(value) != "0";
+        }();
+        std::string trace =
+            "kiln_cuda_gemm: batch " + std::to_string(batch) + ", m " +
+            std::to_string(m) + ", n " + std::to_string(columns) + ", k " +
+            std::to_string(k) + ": " + std::to_string(count) + " algorithm(s)";
+        if (count > 1) {
+          auto run = [&](const MatmulAlgo &candidate) {
+            float alpha = 1.0f, beta = 0.0f;
+            return lt->cublasLtMatmul(
+                       handle, descriptors.matmul, &alpha, bPart,
+                       descriptors.first, a, descriptors.second, &beta,
+                       resultPart, descriptors.result, resultPart,
+                       descriptors.result, &candidate,
+                       reinterpret_cast<void *>(workspace), kWorkspaceBytes,
+                       stream) == kCublasSuccess;
+          };
+          std::vector<MatmulAlgo> list;
+          for (int i = 0; i < count; ++i)
+            list.push_back(candidates[i].algo);
+          trace += ", ms:";
+          if (std::optional<MatmulAlgo> fastest =
+                  timeCandidates(*driver, stream, list, run, trace))
+            algo = *fastest;
+        }
+        if (tracing)
+          std::fprintf(stderr, "%s\n", trace.c_str());
+        algos.emplace(key, algo);
       }
-      algos.emplace(key, algo);
     }
-  }
 
-  float alpha = 1.0f, beta = 0.0f;
-  if (!checkLt(lt->cublasLtMatmul(handle, descriptors.matmul, &alpha, b,
-                                  descriptors.first, a, descriptors.second,
-                                  &beta, result, descriptors.result, result,
-                                  descriptors.result, &algo,
-                                  reinterpret_cast<void *>(workspace),
-                                  kWorkspaceBytes, stream),
-               "cublasLtMatmul") ||
+    float alpha = 1.0f, beta = 0.0f;
+    return checkLt(lt->cublasLtMatmul(handle, descriptors.matmul, &alpha, bPart,
+                                      descriptors.first, a, descriptors.second,
+                                      &beta, resultPart, descriptors.result,
+                                      resultPart, descriptors.result, &algo,
+                                      reinterpret_cast<void *>(workspace),
+                                      kWorkspaceBytes, stream),
+                   "cublasLtMatmul");
+  };
+
+  // cuBLASLt's kernels for a number of columns that is not a multiple of
+  // 16 bytes' worth are several times slower than for the multiple below
+  // it (3.3 ms against 0.44 ms for GPT-2's 4096 x 50257 x 768 logits in
+  // bf16): a large product computes those columns, then the few left.
+  int64_t perVector = 16 / bytes;
+  int64_t aligned = n - n % perVector;
+  bool split = batch == 1 && padded.pointer && aligned > 0 && aligned < n;
+  if (!(split ? multiplyColumns(0, aligned) &&
+                    multiplyColumns(aligned, n - aligned)
+              : multiplyColumns(0, n)) ||
       !padded.pointer)
     return;
   Memcpy2D copy;

@@ -269,7 +269,7 @@ fx.graph @workspace(%x: tensor<1024xf32>) -> tensor<1024xf32> {
 // shuffled) and across the block through workgroup memory of states.
 // CHECK-LABEL: func.func @welford
 // CHECK: gpu.launch
-// CHECK-SAME: workgroup(%[[SCRATCH:.+]] : memref<8xvector<3xf32>, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[SCRATCH:.+]] : memref<4xvector<3xf32>, #gpu.address_space<workgroup>>)
 // CHECK: scf.for {{.+}} -> (vector<3xf32>)
 // CHECK: arith.divf
 // CHECK: gpu.shuffle xor %{{.+}}, %c16_i32
