@@ -184,9 +184,9 @@ constexpr int kMaxAlgoCandidates = 8;
 /// queues one product): once to load its kernels, then twice, the shorter
 /// run counting. cuBLASLt's heuristic ranks by a model that can be off (its
 /// first choice for GPT-2's logits was 10% slower than its second, its
-/// last twice as slow), so a shape's first call measures. None when the driver cannot time (no
-/// events, or a stream being captured into a graph, which must not
-/// synchronize) or a run fails; the caller then keeps cuBLASLt's first
+/// last twice as slow), so a shape's first call measures. None when the driver
+/// cannot time (no events, or a stream being captured into a graph, which must
+/// not synchronize) or a run fails; the caller then keeps cuBLASLt's first
 /// choice.
 std::optional<MatmulAlgo>
 timeCandidates(const Driver &driver, CUstream stream,
