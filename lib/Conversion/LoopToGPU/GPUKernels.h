@@ -81,6 +81,16 @@ gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, StringRef kind,
                            Value blocks, Value threads, StreamOrder &order,
                            ValueRange extraArgs);
 
+/// A buffer of `shape` x `element` in `launch`'s workgroup (shared) memory.
+inline Value addWorkgroupBuffer(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
+                                Type element, Location loc) {
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      launch.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  return launch.addWorkgroupAttribution(
+      MemRefType::get(shape, element, MemRefLayoutAttrInterface(), workgroup),
+      loc);
+}
+
 /// How a pointwise node that reads a source transposed runs in tiles: its
 /// `stagedLoads` read their sources' innermost dimension along result
 /// dimension `tileDim` instead of the innermost one, so a warp that walks the

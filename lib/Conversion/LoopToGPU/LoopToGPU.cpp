@@ -441,16 +441,12 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   // One warp total per warp for each reduction.
   DenseMap<Operation *, Value> scratch;
   if (threads > kWarpSize) {
-    auto workgroup = gpu::AddressSpaceAttr::get(
-        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
     for (Operation *node : nodes) {
       if (auto reduce = dyn_cast<loop::ReduceOp>(node))
-        scratch[node] = launch.addWorkgroupAttribution(
-            MemRefType::get(
-                {threads / kWarpSize},
-                getReductionStateType(reduce.getCombiner(),
-                                      reduce.getYield().getValue().getType()),
-                MemRefLayoutAttrInterface(), workgroup),
+        scratch[node] = addWorkgroupBuffer(
+            launch, {threads / kWarpSize},
+            getReductionStateType(reduce.getCombiner(),
+                                  reduce.getYield().getValue().getType()),
             loc);
     }
   }

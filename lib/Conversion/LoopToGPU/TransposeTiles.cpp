@@ -212,14 +212,10 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
                                       constant(kThreads), order, extraArgs);
   // A padded tile per staged load: a row of the tile (a column of the
   // result) is then spread over all banks.
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   SmallVector<Value> staging =
       llvm::map_to_vector(tiling.stagedLoads, [&](loop::LoadOp load) -> Value {
-        return launch.addWorkgroupAttribution(
-            MemRefType::get({tileColumns, kTile + 1}, load.getType(),
-                            MemRefLayoutAttrInterface(), workgroup),
-            loc);
+        return addWorkgroupBuffer(launch, {tileColumns, kTile + 1},
+                                  load.getType(), loc);
       });
 
   OpBuilder::InsertionGuard guard(b);
