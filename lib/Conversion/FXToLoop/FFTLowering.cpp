@@ -84,9 +84,11 @@ Value buildPhase(OpBuilder &b, Location loc, ArrayRef<PhaseTerm> terms,
 }
 
 /// The factor `normalization` (ATen's: 0 none, 1 by the square root of the
-/// signal's size, 2 by its size) scales a transform of `size` elements by.
-std::optional<double> getNormalizationScale(int64_t normalization,
-                                            int64_t size) {
+/// signal's size, 2 by its size) scales a transform of `size` elements by;
+/// a match failure of `op` for other values.
+FailureOr<double> getNormalizationScale(PatternRewriter &rewriter,
+                                        Operation *op, int64_t normalization,
+                                        int64_t size) {
   switch (normalization) {
   case 0:
     return 1.0;
@@ -95,8 +97,17 @@ std::optional<double> getNormalizationScale(int64_t normalization,
   case 2:
     return 1.0 / static_cast<double>(size);
   default:
-    return std::nullopt;
+    return rewriter.notifyMatchFailure(op, "unknown normalization");
   }
+}
+
+/// The dynamic sizes of a transform's result: those of its input `self`
+/// (the transformed dimensions are static).
+SmallVector<Value> getTransformDynamicSizes(OpBuilder &b, Location loc,
+                                            RankedTensorType resultType,
+                                            Value self) {
+  return collectDynamicSizes(
+      resultType, [&](int64_t dim) { return getDimSize(b, loc, self, dim); });
 }
 
 /// Builds the loop.reduce "sum" of `resultType` over `reductionShape` whose
@@ -166,16 +177,14 @@ struct FftR2cLowering : OpRewritePattern<fx::FftR2cOp> {
       reductionShape.push_back(inputType.getDimSize(dim));
       size *= inputType.getDimSize(dim);
     }
-    std::optional<double> scale =
-        getNormalizationScale(op.getNormalization(), size);
-    if (!scale)
-      return rewriter.notifyMatchFailure(op, "unknown normalization");
+    FailureOr<double> scale =
+        getNormalizationScale(rewriter, op, op.getNormalization(), size);
+    if (failed(scale))
+      return failure();
 
     Location loc = op.getLoc();
     SmallVector<Value> dynamicSizes =
-        collectDynamicSizes(resultType, [&](int64_t dim) {
-          return getDimSize(rewriter, loc, self, dim);
-        });
+        getTransformDynamicSizes(rewriter, loc, resultType, self);
     RankedTensorType partType = resultType.clone(dtype);
     auto buildPart = [&](bool imaginary) {
       return buildSum(
@@ -254,16 +263,14 @@ struct FftC2rLowering : OpRewritePattern<fx::FftC2rOp> {
       reductionShape.push_back(extent);
       size *= dim == last ? length : extent;
     }
-    std::optional<double> scale =
-        getNormalizationScale(op.getNormalization(), size);
-    if (!scale)
-      return rewriter.notifyMatchFailure(op, "unknown normalization");
+    FailureOr<double> scale =
+        getNormalizationScale(rewriter, op, op.getNormalization(), size);
+    if (failed(scale))
+      return failure();
 
     Location loc = op.getLoc();
     SmallVector<Value> dynamicSizes =
-        collectDynamicSizes(resultType, [&](int64_t dim) {
-          return getDimSize(rewriter, loc, self, dim);
-        });
+        getTransformDynamicSizes(rewriter, loc, resultType, self);
     Value sums = buildSum(
         rewriter, loc, resultType, dynamicSizes, reductionShape,
         [&](OpBuilder &b, Location loc, ValueRange out,
