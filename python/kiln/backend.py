@@ -43,8 +43,9 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
 * ``library_ops``: the ATen ops (``"aten.convolution.default"``) that call
   PyTorch's kernels, as Inductor's extern kernels do, even where Kiln
   compiles them: by default the convolutions, whose vendor libraries (cuDNN,
-  oneDNN) are faster than Kiln's patch-matrix products, and CUDA's
-  memory-efficient attention. ``[]`` compiles everything Kiln can.
+  oneDNN) are faster than Kiln's patch-matrix products, and CUDA's fused
+  attention kernels (memory-efficient, cuDNN, flash) and their gradients.
+  ``[]`` compiles everything Kiln can.
 
 Shapes: a static size is part of a region's type; a symbolic one (Dynamo's
 ``dynamic=True``, ``mark_dynamic``, or its automatic dynamic shapes after a
@@ -123,9 +124,18 @@ _BACKEND_DECOMPOSITIONS = {
 
 # Ops that run in PyTorch's vendor-library kernels by default (library_ops):
 # cuDNN's and oneDNN's convolutions, and CUDA's fused attention, which keeps
-# the scores on chip where Kiln's lowering materializes them.
-DEFAULT_LIBRARY_OPS = ("aten.convolution.default", "aten.convolution_backward.default",
-                       "aten._scaled_dot_product_efficient_attention.default")
+# the scores on chip where Kiln's lowering materializes them. Kiln lowers the
+# convolutions and the memory-efficient kernel's forward; cuDNN's and flash
+# attention and the gradients of all three it does not (they are not fx
+# ops), but a compiler calls such kernels by choice, as Inductor does.
+DEFAULT_LIBRARY_OPS = (
+    "aten.convolution.default", "aten.convolution_backward.default",
+    "aten._scaled_dot_product_efficient_attention.default",
+    "aten._scaled_dot_product_efficient_attention_backward.default",
+    "aten._scaled_dot_product_cudnn_attention.default",
+    "aten._scaled_dot_product_cudnn_attention_backward.default",
+    "aten._scaled_dot_product_flash_attention.default",
+    "aten._scaled_dot_product_flash_attention_backward.default")
 
 
 class FallbackError(RuntimeError):
