@@ -18,6 +18,38 @@ fx.graph @cumsum(%x: tensor<4x16xbf16>) -> tensor<4x16xbf16> {
 
 // -----
 
+// cumsum of a longer row (5000 > 4096) runs in blocks of 71 = ceil(sqrt(5000)):
+// each block's total, then for each block the totals of the blocks before
+// it, then each element sums its block up to itself, the block's first
+// term bringing the blocks before; partial sums stay in f32.
+// CHECK-LABEL: fx.graph @long_cumsum
+// CHECK-SAME: (%[[X:.+]]: tensor<2x5000xbf16>)
+// CHECK: %[[TOTALS:.+]] = loop.reduce "sum" over [71] : tensor<2x71xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[B:.+]]: index, %[[K:.+]]: index):
+// CHECK-NEXT: %[[START:.+]] = arith.muli %[[B]], %c71
+// CHECK-NEXT: %[[P:.+]] = arith.addi %[[START]], %[[K]]
+// CHECK-NEXT: %[[IN:.+]] = arith.cmpi ule, %[[P]], %c4999
+// CHECK: loop.load %[[X]]
+// CHECK: arith.select %[[IN]]
+// CHECK: %[[BEFORE:.+]] = loop.reduce "sum" over [71] : tensor<2x71xf32> {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %[[B2:.+]]: index, %[[E:.+]]: index):
+// CHECK-NEXT: loop.load %[[TOTALS]]
+// CHECK-NEXT: arith.cmpi ult, %[[E]], %[[B2]]
+// CHECK: loop.reduce "sum" over [71] : tensor<2x5000xbf16> {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %[[J:.+]]: index, %[[K2:.+]]: index):
+// CHECK-NEXT: %[[BLOCK:.+]] = arith.divui %[[J]], %c71
+// CHECK: arith.cmpi ule, %{{.+}}, %[[J]]
+// CHECK: %[[PREFIX:.+]] = loop.load %[[BEFORE]][%{{.+}}, %[[BLOCK]]]
+// CHECK: %[[WITH:.+]] = arith.addf %[[PREFIX]], %{{.+}} : f32
+// CHECK: %[[FIRST:.+]] = arith.cmpi eq, %[[K2]], %c0
+// CHECK: arith.select %[[FIRST]], %[[WITH]], %{{.+}} : f32
+fx.graph @long_cumsum(%x: tensor<2x5000xbf16>) -> tensor<2x5000xbf16> {
+  %0 = fx.cumsum %x {dim = 1 : i64} : (tensor<2x5000xbf16>) -> tensor<2x5000xbf16>
+  fx.output %0 : tensor<2x5000xbf16>
+}
+
+// -----
+
 // cumprod of a bool mask accumulates in si64 with identity 1; the scanned
 // dimension need not be the last.
 // CHECK-LABEL: fx.graph @cumprod_of_a_mask
