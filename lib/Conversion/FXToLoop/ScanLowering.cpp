@@ -1,15 +1,16 @@
 //===- ScanLowering.cpp - Scans and sorts of short rows -------------------===//
 //
 // Part of Kiln. fx.cumsum and fx.cumprod along a dimension of static size up
-// to kMaxScanLength become a loop.reduce: element i combines the row's
+// to kMaxDirectScanLength become a loop.reduce: element i combines the row's
 // elements at positions <= i. fx.sort counts, for each element, the
 // elements that go before it (a loop.reduce: its rank), then places values
 // and indices at their ranks (loop.scatter "assign"); fx.topk is a sort and
 // a slice. That costs n^2 operations per row where a scan needs n and a sort
 // n log n: nothing for the short rows graphs scan and sort (position ids
 // from an attention mask, top-k of a few logits), and the nodes fuse like
-// any other. Scans of rows up to kMaxBlockedScanLength run in blocks of
-// about sqrt(n) (n^1.5 operations); longer rows are not lowered.
+// any other. Scans of longer rows, up to kMaxBlockedScanLength, run in
+// blocks of about sqrt(n) (n^1.5 operations); sorts of rows longer than
+// kMaxScanLength and longer scans are not lowered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,9 +29,14 @@ using namespace mlir::kiln::fxtoloop;
 
 namespace {
 
-/// The longest row a scan lowers to one reduction, which reads n^2 / 2
-/// elements.
+/// The longest row a sort (and masked_scatter's scan of its mask) lowers
+/// for: its reduction reads n^2 elements.
 constexpr int64_t kMaxScanLength = 4096;
+
+/// The longest row a cumsum or cumprod lowers to one reduction, which reads
+/// n^2 / 2 elements; longer rows run in blocks, which read n^1.5 (fewer from
+/// about this length on, in three nodes instead of one).
+constexpr int64_t kMaxDirectScanLength = 256;
 
 /// The longest row a scan lowers in blocks (buildBlockedScan), which read
 /// about n^1.5 elements.
@@ -196,7 +202,7 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
         collectDynamicSizes(resultType, [&](int64_t d) {
           return getDimSize(rewriter, loc, op.getSelf(), d);
         });
-    if (length > kMaxScanLength) {
+    if (length > kMaxDirectScanLength) {
       ScanSpec scan{op.getSelf(), dim,         length,
                     combiner,     accumulator, accumulatorDtype,
                     dynamicSizes};

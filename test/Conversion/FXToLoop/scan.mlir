@@ -18,7 +18,7 @@ fx.graph @cumsum(%x: tensor<4x16xbf16>) -> tensor<4x16xbf16> {
 
 // -----
 
-// cumsum of a longer row (5000 > 4096) runs in blocks of 71 = ceil(sqrt(5000)):
+// cumsum of a longer row (5000 > 256) runs in blocks of 71 = ceil(sqrt(5000)):
 // each block's total, then for each block the totals of the blocks before
 // it, then each element sums its block up to itself, the block's first
 // term bringing the blocks before; partial sums stay in f32.
