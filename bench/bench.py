@@ -111,6 +111,17 @@ def workloads(device):
                 make(gemm_dtype, [(tokens, width), (hidden, width), (hidden,)]),
                 size * (tokens * width + hidden * width + hidden + tokens * hidden),
                 2 * tokens * width * hidden))
+    # A language model's logits: a vocabulary whose size is no multiple of
+    # 16 bytes' worth (GPT-2's 50257), which library GEMMs handle slowly.
+    def logits(h, w):
+        return h @ w.t()
+
+    vocabulary = 50257 if device == "cuda" else 5003
+    out.append((f"logits {tokens}x{width}->{vocabulary} {tag}", logits,
+                make(gemm_dtype, [(tokens, width), (vocabulary, width)]),
+                size * (tokens * width + vocabulary * width + tokens * vocabulary),
+                2 * tokens * width * vocabulary))
+
     def conv_bn_relu(x, w, mean, var, gamma, beta):
         y = torch.nn.functional.conv2d(x, w, padding=1)
         return torch.relu(torch.nn.functional.batch_norm(y, mean, var, gamma, beta, False,
