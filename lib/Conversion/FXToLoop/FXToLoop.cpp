@@ -4694,10 +4694,12 @@ constexpr int64_t kPoolingRank =
         ? 3
         : 2;
 
-/// The output position (patch column, block) whose window puts kernel
-/// position `k` at input position `x` along one dimension: (x + padding -
-/// k·dilation) / stride when that divides and lies in [0, outputs); the
-/// position clamped into range, and whether it does (col2im's gather).
+/// The output position (patch column, block, pooling output) whose window
+/// puts kernel position `k` at input position `x` along one dimension: (x +
+/// padding - k·dilation) / stride when that divides and lies in [0,
+/// outputs); the position clamped into range, so that reading there stays in
+/// bounds, and whether it does (the gathers of col2im and of the pooling and
+/// convolution gradients).
 static std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
                                            Value k, int64_t padding,
                                            int64_t dilation, int64_t stride,
@@ -4721,10 +4723,7 @@ static std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
               index(0))),
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out,
                             index(outputs)));
-  Value clamped = arith::MinSIOp::create(
-      b, loc, arith::MaxSIOp::create(b, loc, out, index(0)),
-      index(outputs - 1));
-  return {clamped, fits};
+  return {clampToRange(b, loc, out, index(outputs)), fits};
 }
 
 namespace {
@@ -5438,36 +5437,6 @@ static SmallVector<int64_t> getPoolingWindow(ArrayRef<int64_t> kernel) {
   return {getSpatialAttr(kernel, 0), getSpatialAttr(kernel, 1)};
 }
 
-/// The output whose window element `k` covers input position `h` along one
-/// dimension: (h + padding - k * dilation) / stride in signed arithmetic,
-/// clamped into [0, outputs) so that reading there stays in bounds, and
-/// whether it covers `h` (the division is exact and lands among the
-/// outputs).
-static std::pair<Value, Value>
-getCoveringOutput(OpBuilder &b, Location loc, Value h, Value k, int64_t stride,
-                  int64_t padding, int64_t dilation, int64_t outputs) {
-  auto constant = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  };
-  Value t = arith::SubIOp::create(
-      b, loc, arith::AddIOp::create(b, loc, h, constant(padding)),
-      arith::MulIOp::create(b, loc, k, constant(dilation)));
-  Value out = arith::DivSIOp::create(b, loc, t, constant(stride));
-  Value valid = arith::AndIOp::create(
-      b, loc,
-      arith::AndIOp::create(
-          b, loc,
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, t,
-                                constant(0)),
-          arith::CmpIOp::create(
-              b, loc, arith::CmpIPredicate::eq,
-              arith::RemSIOp::create(b, loc, t, constant(stride)),
-              constant(0))),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out,
-                            constant(outputs)));
-  return {clampToRange(b, loc, out, constant(outputs)), valid};
-}
-
 /// Lowers fx.max_pool2d_with_indices_backward as a gather: each input
 /// position sums the incoming gradients of the outputs whose window covers it
 /// and whose index names it. Along each spatial dimension, window element k
@@ -5501,11 +5470,11 @@ struct MaxPoolBackwardLowering
           Value covers;
           for (int64_t dim = 0; dim < 2; ++dim) {
             auto [out, valid] =
-                getCoveringOutput(b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
-                                  getSpatialAttr(strides, dim),
-                                  getSpatialAttr(op.getPadding(), dim),
-                                  getSpatialAttr(op.getDilation(), dim),
-                                  gradType.getDimSize(rank - 2 + dim));
+                getWindowAt(b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
+                            getSpatialAttr(op.getPadding(), dim),
+                            getSpatialAttr(op.getDilation(), dim),
+                            getSpatialAttr(strides, dim),
+                            gradType.getDimSize(rank - 2 + dim));
             covers =
                 covers
                     ? arith::AndIOp::create(b, loc, covers, valid).getResult()
@@ -5723,11 +5692,11 @@ struct AvgPoolBackwardLowering : OpRewritePattern<fx::AvgPool2dBackwardOp> {
           SmallVector<Value> outs;
           Value covers;
           for (int64_t dim = 0; dim < 2; ++dim) {
-            auto [out, valid] = getCoveringOutput(
-                b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
-                getSpatialAttr(strides, dim),
-                getSpatialAttr(op.getPadding(), dim), /*dilation=*/1,
-                gradType.getDimSize(rank - 2 + dim));
+            auto [out, valid] =
+                getWindowAt(b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
+                            getSpatialAttr(op.getPadding(), dim),
+                            /*dilation=*/1, getSpatialAttr(strides, dim),
+                            gradType.getDimSize(rank - 2 + dim));
             covers =
                 covers
                     ? arith::AndIOp::create(b, loc, covers, valid).getResult()
