@@ -957,6 +957,7 @@ def test_normalizations(name, fn, shapes, device, tmp_path):
      [((70, 37), F32), ((37, 70), F32)]),
     ("channels to last, bf16", lambda x, r: x.permute(0, 2, 3, 1) + r,
      [((2, 40, 7, 9), torch.bfloat16), ((2, 7, 9, 40), torch.bfloat16)]),
+    ("a selected plane, transposed", lambda x: x[:, 2].t() + 1, [((40, 3, 48), F32)]),
     ("two transposed sources, one shifted", lambda x, y: (
         x.transpose(1, 2)[:, 1:] * y.permute(0, 2, 1)[:, :-1]),
      [((3, 33, 65), F32), ((3, 33, 65), F32)]),

@@ -122,7 +122,8 @@ mlir::kiln::getTransposeTiling(loop::PointwiseOp node) {
     ++votes[dim];
   int64_t tileDim = transposed.front().second;
   for (auto [dim, count] : votes)
-    if (count > votes[tileDim] || (count == votes[tileDim] && dim > tileDim))
+    if (count > votes.lookup(tileDim) ||
+        (count == votes.lookup(tileDim) && dim > tileDim))
       tileDim = dim;
   for (int64_t dim : {tileDim, rank - 1}) {
     int64_t extent = type.getShape()[dim];
@@ -130,9 +131,10 @@ mlir::kiln::getTransposeTiling(loop::PointwiseOp node) {
       return std::nullopt;
   }
   TransposeTiling tiling{tileDim, {}};
+  int64_t tileElements = getTileColumns(node) * (kTile + 1);
   int64_t stagedBytes = 0;
   for (auto [load, dim] : transposed) {
-    int64_t bytes = getTileColumns(node) * (kTile + 1) *
+    int64_t bytes = tileElements *
                     llvm::divideCeil(load.getType().getIntOrFloatBitWidth(), 8);
     if (dim != tileDim || stagedBytes + bytes > kMaxStagedBytes)
       continue;
@@ -170,8 +172,13 @@ static Value emitLoadAt(OpBuilder &b, loop::LoadOp load,
     });
     b.clone(op, local);
   }
-  SmallVector<Value> indices = llvm::map_to_vector(
-      load.getIndices(), [&](Value index) { return local.lookup(index); });
+  // An index from outside the node (a constant, a size) is the mapping's.
+  SmallVector<Value> indices =
+      llvm::map_to_vector(load.getIndices(), [&](Value index) {
+        if (Value emitted = local.lookupOrNull(index))
+          return emitted;
+        return mapping.lookupOrDefault(index);
+      });
   return memref::LoadOp::create(b, load.getLoc(),
                                 mapping.lookup(load.getSource()), indices);
 }

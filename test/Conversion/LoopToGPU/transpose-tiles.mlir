@@ -75,6 +75,26 @@ fx.graph @channels_last(%x: tensor<2x40x7x10xbf16>) -> tensor<2x7x9x40xf32> {
 
 // -----
 
+// Tests that a staged load may take an index from outside the node (a
+// selected plane): staging reads it as the node does.
+// CHECK-LABEL: func.func @selected_plane
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%[[TILE:.+]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
+// CHECK: memref.load %{{.+}}[%{{.+}}, %c2, %{{.+}}] : memref<40x3x48xf32>
+// CHECK: gpu.barrier
+// CHECK: memref.load %[[TILE]]
+fx.graph @selected_plane(%x: tensor<40x3x48xf32>) -> tensor<48x40xf32> {
+  %c2 = arith.constant 2 : index
+  %0 = loop.pointwise : tensor<48x40xf32> {
+  ^bb0(%i: index, %j: index):
+    %a = loop.load %x[%j, %c2, %i] : tensor<40x3x48xf32>
+    loop.yield %a : f32
+  }
+  fx.output %0 : tensor<48x40xf32>
+}
+
+// -----
+
 // Tests that dynamic sizes tile too: the tile counts come from the sizes;
 // rows of unknown length are computed an element per thread, in four passes.
 // CHECK-LABEL: func.func @dynamic
