@@ -143,7 +143,8 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
 
     A `loop.reduce` and a `loop.kernel` become a launch with a block per row:
     the block's threads (enough for a row in 16-byte vectors, a power of two
-    from 32 up to `block-size`) stride over the row's columns, reductions
+    from 32 up to `block-size` and at most 128; short rows get a warp each,
+    tiny ones a thread) stride over the row's columns, reductions
     combine with warp shuffles and then, across warps, through workgroup
     memory, and every thread keeps the total for the kernel's later nodes;
     thread 0 stores row values that leave the kernel.
