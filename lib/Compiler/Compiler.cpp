@@ -55,21 +55,6 @@ LogicalResult mlir::kiln::buildCompilePipeline(OpPassManager &pm,
   return success();
 }
 
-/// Points the NVVM target's toolkit search (CUDA_ROOT first) at the toolkit
-/// to use: the options', else the environment's, else /usr/local/cuda.
-static void selectCUDAToolkit(const CompileOptions &options) {
-  if (!options.cudaPath.empty()) {
-    setenv("CUDA_ROOT", options.cudaPath.c_str(), /*overwrite=*/1);
-    return;
-  }
-  for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"}) {
-    if (getenv(variable))
-      return;
-  }
-  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
-    setenv("CUDA_ROOT", "/usr/local/cuda", /*overwrite=*/0);
-}
-
 LogicalResult mlir::kiln::lowerToLLVM(
     ModuleOp module, const CompileOptions &options,
     llvm::function_ref<LogicalResult(PassManager &)> configure) {
@@ -80,7 +65,7 @@ LogicalResult mlir::kiln::lowerToLLVM(
   if (configure && failed(configure(pm)))
     return failure();
   if (options.target == CompileTarget::CUDA)
-    selectCUDAToolkit(options);
+    selectCUDAToolkit(options.cudaPath);
   return pm.run(module);
 }
 

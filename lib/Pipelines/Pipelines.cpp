@@ -23,11 +23,14 @@
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/FileSystem.h"
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -153,8 +156,14 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
     approximate.fastExp = true;
     pm.addPass(createApproximateMathPass(approximate));
   }
+  if (options.fpContract)
+    pm.addPass(createContractFloatOpsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
+  // The canonicalizer hoists constants out of launch bodies; outlining would
+  // pass them as kernel arguments, hiding shuffle offsets, divisors and
+  // strides from the kernel's compiler. They go back in.
+  pm.addPass(createGpuLaunchSinkIndexComputationsPass());
 
   // Outlining, NVVM, host code and the kernel binary: upstream's pipeline.
   gpu::GPUToNVVMPipelineOptions toNVVM;
@@ -173,6 +182,7 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   toLLVM.elementsPerThread = options.elementsPerThread;
   toLLVM.transposeTiles = options.transposeTiles;
   toLLVM.fastExp = options.fastExp;
+  toLLVM.fpContract = options.fpContract;
   toLLVM.chip = options.chip;
   toLLVM.features = options.features;
   toLLVM.optLevel = options.optLevel;
@@ -211,4 +221,17 @@ void mlir::kiln::registerKilnPipelines() {
       "kiln-lower-to-loop",
       "Lower fx graphs to loop nodes and inline pointwise producers",
       buildLowerToLoopPipeline);
+}
+
+void mlir::kiln::selectCUDAToolkit(llvm::StringRef path) {
+  if (!path.empty()) {
+    setenv("CUDA_ROOT", path.str().c_str(), /*overwrite=*/1);
+    return;
+  }
+  for (const char *variable : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"}) {
+    if (getenv(variable))
+      return;
+  }
+  if (llvm::sys::fs::can_execute("/usr/local/cuda/bin/ptxas"))
+    setenv("CUDA_ROOT", "/usr/local/cuda", /*overwrite=*/0);
 }

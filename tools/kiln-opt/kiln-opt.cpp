@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/InitKiln.h"
+#include "kiln/Pipelines/Pipelines.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
@@ -15,6 +16,8 @@ int main(int argc, char **argv) {
   // gpu-module-to-binary translates kernels to LLVM IR.
   mlir::kiln::registerAllKilnTranslations(registry);
   mlir::kiln::registerAllKilnPasses();
+  // GPU pipelines link libdevice from the CUDA toolkit.
+  mlir::kiln::selectCUDAToolkit();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "Kiln optimizer driver\n", registry));
 }

@@ -115,6 +115,11 @@ struct GPUBackendOptions : public Base {
       llvm::cl::desc("Compute f32 exp as exp2 of a product, one instruction "
                      "(as Triton does)"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> fpContract{
+      *this, "fp-contract",
+      llvm::cl::desc("Let kernels fuse multiplies and adds into FMAs (as "
+                     "nvcc and Triton do)"),
+      llvm::cl::init(true)};
   detail::PassOptions::Option<std::string> chip{
       *this, "chip", llvm::cl::desc("GPU architecture to compile for"),
       llvm::cl::init("sm_90a")};
@@ -181,6 +186,13 @@ void buildGPUPipeline(OpPassManager &pm, const GPUPipelineOptions &options);
 
 /// Registers Kiln's pipelines with the global pipeline registry.
 void registerKilnPipelines();
+
+/// Points the NVVM target's toolkit search (CUDA_ROOT first), which finds
+/// libdevice for the kernels' math functions, at `path`; with none, at the
+/// environment's toolkit (CUDA_ROOT, CUDA_HOME, CUDA_PATH), else at
+/// /usr/local/cuda. Without libdevice, math calls would stay unresolved in
+/// the PTX.
+void selectCUDAToolkit(llvm::StringRef path = {});
 
 } // namespace kiln
 } // namespace mlir
