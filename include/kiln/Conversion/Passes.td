@@ -219,12 +219,15 @@ def ApproximateMathPass : Pass<"kiln-approximate-math"> {
 def ContractFloatOpsPass : Pass<"kiln-contract-float-ops"> {
   let summary = "Lets the code generator fuse multiplies and adds (FMA)";
   let description = [{
-    Marks every floating-point `arith` and `math` op `contract`, so that LLVM
-    may fuse a multiply and the add that uses it into one FMA, as nvcc
+    Marks floating-point multiplies, adds, subtractions and negations
+    `contract`, so that LLVM may fuse a multiply and the add that uses it
+    into one FMA, as nvcc
     (`--fmad=true`) and Triton do for PyTorch's own CUDA kernels: one
     rounding instead of two, and one instruction. Without the flag the NVPTX
     back end emits `mul.rn`/`add.rn`, which `ptxas` may not fuse either, and
-    instruction-bound kernels (LayerNorm + GELU) pay for every pair.
+    instruction-bound kernels (LayerNorm + GELU) pay for every pair. Casts
+    stay as they are: `contract` on them would let a round trip through a
+    narrower type fold away, and PyTorch rounds there.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }

@@ -20,6 +20,11 @@ struct ContractFloatOpsPass
     : kiln::impl::ContractFloatOpsPassBase<ContractFloatOpsPass> {
   void runOnOperation() override {
     getOperation()->walk([](arith::ArithFastMathInterface op) {
+      // Only the operations of a multiply-add: on casts the flag would let
+      // the canonicalizer drop a rounding that PyTorch does
+      // (extf(truncf(x)) -> x).
+      if (!isa<arith::MulFOp, arith::AddFOp, arith::SubFOp, arith::NegFOp>(op))
+        return;
       arith::FastMathFlags flags = arith::FastMathFlags::none;
       if (arith::FastMathFlagsAttr attr = op.getFastMathFlagsAttr())
         flags = attr.getValue();

@@ -66,9 +66,10 @@ class BodyVectorizer {
 public:
   BodyVectorizer(OpBuilder &b, Block &body, const IRMapping &mapping,
                  ValueRange ivs, int64_t width, int64_t bufferAlignment,
-                 VectorLoadCache *cache)
+                 VectorLoadCache *cache, bool loadsOnly = false)
       : b(b), body(body), mapping(mapping), ivs(ivs.begin(), ivs.end()),
-        width(width), bufferAlignment(bufferAlignment), cache(cache) {}
+        width(width), bufferAlignment(bufferAlignment), cache(cache),
+        loadsOnly(loadsOnly) {}
 
   FailureOr<Value> run() {
     if (!canVectorizeBody(body))
@@ -79,6 +80,16 @@ public:
         uniform.map(arg, iv);
     // The column differs by element: [c, c + 1, ...]. Index arithmetic on it
     // in the body then computes per-element indices, which loads gather.
+    // Loads-only mode emits contiguous loads, which take the step's first
+    // column as it is: the vector of columns is never read.
+    if (loadsOnly) {
+      vectors.map(column, ivs.back());
+      columnValue = column;
+      for (Operation &op : body.without_terminator())
+        if (isNeededForLoads(op))
+          emitLoad(cast<loop::LoadOp>(op), column);
+      return Value();
+    }
     Location loc = body.getParentOp()->getLoc();
     auto indexVector = VectorType::get({width}, b.getIndexType());
     // [0, 1, ..., width - 1] as a constant: every target lowers that (the
@@ -122,6 +133,14 @@ private:
 
   bool isUniform(Value value) { return !vectors.contains(value); }
 
+  /// In loads-only mode: whether `op` reads a buffer (what is staged, or
+  /// held in registers, needs no load).
+  bool isNeededForLoads(Operation &op) {
+    auto load = dyn_cast<loop::LoadOp>(op);
+    return load && !mapping.contains(load.getResult()) &&
+           isa<MemRefType>(mapping.lookup(load.getSource()).getType());
+  }
+
   /// The scalar at element `k` of `value`.
   Value element(Value value, int64_t k) {
     if (isUniform(value))
@@ -157,6 +176,15 @@ private:
       return isUniform(index) && index != column;
     });
     SmallVector<Value> scalarIndices;
+    // Loads-only mode emits what the full emission will look up in the
+    // cache: contiguous loads at indices that are the same values then
+    // (the body's arguments, values from outside, the unshifted column).
+    if (loadsOnly && (independent || !contiguous || indices.back() != column ||
+                      !llvm::all_of(indices.drop_back(), [&](Value index) {
+                        return isa<BlockArgument>(index) ||
+                               index.getParentBlock() != &body;
+                      })))
+      return;
     if (independent) {
       for (Value index : indices)
         scalarIndices.push_back(getUniform(index));
@@ -284,6 +312,8 @@ private:
   int64_t width;
   int64_t bufferAlignment;
   VectorLoadCache *cache;
+  /// Whether to emit only the contiguous loads (into `cache`).
+  bool loadsOnly;
   /// Body values that are the same scalar for every element.
   IRMapping uniform;
   /// Body values that differ by element, as vectors.
@@ -307,6 +337,15 @@ FailureOr<Value> mlir::kiln::emitVectorBodyElements(
     OpBuilder &b, Block &body, const IRMapping &mapping, ValueRange ivs,
     int64_t width, int64_t bufferAlignment, VectorLoadCache *cache) {
   return BodyVectorizer(b, body, mapping, ivs, width, bufferAlignment, cache)
+      .run();
+}
+
+void mlir::kiln::emitVectorBodyLoads(OpBuilder &b, Block &body,
+                                     const IRMapping &mapping, ValueRange ivs,
+                                     int64_t width, int64_t bufferAlignment,
+                                     VectorLoadCache &cache) {
+  (void)BodyVectorizer(b, body, mapping, ivs, width, bufferAlignment, &cache,
+                       /*loadsOnly=*/true)
       .run();
 }
 

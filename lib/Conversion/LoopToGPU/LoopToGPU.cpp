@@ -497,19 +497,20 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   // are in flight at once; their columns are computed once for the whole
   // kernel, so that nodes reading the same elements share their loads
   // (`loadCache`): the row stays in registers from one node to the next.
+  // `prefetch` emits a step's loads into the cache: all steps' loads come
+  // first, in flight together.
   DenseMap<std::pair<int64_t, int64_t>, Value> stepColumns;
   VectorLoadCache loadCache;
   bool unrolled = false;
   auto forColumns =
       [&](Value columns, std::optional<int64_t> staticColumns, int64_t width,
           ValueRange inits,
-          function_ref<SmallVector<Value>(Value, ValueRange)> body)
-      -> SmallVector<Value> {
+          function_ref<SmallVector<Value>(Value, ValueRange)> body,
+          function_ref<void(Value)> prefetch = nullptr) -> SmallVector<Value> {
     int64_t stride = threads * width;
     if (staticColumns && *staticColumns % stride == 0 &&
         *staticColumns / stride <= kMaxUnrolledSteps) {
-      SmallVector<Value> values(inits);
-      unrolled = true;
+      SmallVector<Value> steps;
       for (int64_t step = 0; step < *staticColumns / stride; ++step) {
         Value &column = stepColumns[{width, step}];
         if (!column) {
@@ -520,8 +521,14 @@ static void emitRowKernel(OpBuilder &b, Location loc,
                 b, loc, column,
                 arith::ConstantIndexOp::create(b, loc, step * stride));
         }
-        values = body(column, values);
+        steps.push_back(column);
       }
+      if (prefetch)
+        llvm::for_each(steps, prefetch);
+      SmallVector<Value> values(inits);
+      unrolled = true;
+      for (Value column : steps)
+        values = body(column, values);
       unrolled = false;
       return values;
     }
@@ -578,6 +585,14 @@ static void emitRowKernel(OpBuilder &b, Location loc,
                     : emitBodyValue(b, body, kernelMapping, ivs);
             return {
                 emitCombine(b, loc, combiner, partials.front(), value, dtype)};
+          },
+          [&](Value column) {
+            if (width == 1)
+              return;
+            SmallVector<Value> ivs(rowValueIvs);
+            llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
+            emitVectorBodyLoads(b, body, kernelMapping, ivs, width,
+                                kBufferAlignment, loadCache);
           });
       Value partial = partials.front();
       if (width > 1) {
@@ -618,7 +633,8 @@ static void emitRowKernel(OpBuilder &b, Location loc,
       Value alignedDest = align(dest);
       forColumns(
           getProduct(b, loc, columnSizes), getStaticColumns(node, rows), width,
-          ValueRange{}, [&](Value column, ValueRange) -> SmallVector<Value> {
+          ValueRange{},
+          [&](Value column, ValueRange) -> SmallVector<Value> {
             SmallVector<Value> ivs(rowIvs);
             llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
             if (width > 1) {
@@ -636,6 +652,14 @@ static void emitRowKernel(OpBuilder &b, Location loc,
                   alignedDest, ivs);
             }
             return {};
+          },
+          [&](Value column) {
+            if (width == 1)
+              return;
+            SmallVector<Value> ivs(rowIvs);
+            llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
+            emitVectorBodyLoads(b, body, kernelMapping, ivs, width,
+                                kBufferAlignment, loadCache);
           });
     }
   }

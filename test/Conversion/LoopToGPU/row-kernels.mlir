@@ -3,18 +3,23 @@
 
 // Tests that a reduction over long rows runs with a block of 128 threads
 // per row: each thread reads 16-byte vectors of the row (four steps,
-// unrolled so that their loads are in flight), warps combine with shuffles,
+// unrolled, all their loads first so that they are in flight together),
+// warps combine with shuffles,
 // then the warps' totals go through workgroup memory; thread 0 stores the
 // row's result.
 // CHECK-LABEL: func.func @long_row_sums
 // CHECK: gpu.launch async [%{{.+}}] blocks(%[[ROW:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %{{.+}}, %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c128, %{{.+}}, %{{.+}}) workgroup(%[[SCRATCH:.+]] : memref<4xf32, #gpu.address_space<workgroup>>)
 // CHECK-NOT: scf.for
 // CHECK: %[[FIRST:.+]] = arith.muli %[[TX]], %c8
-// CHECK: vector.load %{{.+}}[%[[ROW]], %[[FIRST]]] {alignment = 16 : i64} : memref<64x4096xbf16>, vector<8xbf16>
 // CHECK: %[[SECOND:.+]] = arith.addi %{{.+}}, %c1024
-// CHECK: vector.load %{{.+}}[%[[ROW]], %[[SECOND]]]
 // CHECK: arith.addi %{{.+}}, %c2048
 // CHECK: arith.addi %{{.+}}, %c3072
+// CHECK: vector.load %{{.+}}[%[[ROW]], %[[FIRST]]] {alignment = 16 : i64} : memref<64x4096xbf16>, vector<8xbf16>
+// CHECK-NEXT: vector.load %{{.+}}[%[[ROW]], %[[SECOND]]]
+// CHECK-NEXT: vector.load
+// CHECK-NEXT: vector.load
+// CHECK-NOT: vector.load
+// CHECK: arith.extf
 // CHECK: gpu.shuffle xor %{{.+}}, %c16_i32, %c32_i32 : f32
 // CHECK: memref.store %{{.+}}, %[[SCRATCH]]
 // CHECK: gpu.barrier

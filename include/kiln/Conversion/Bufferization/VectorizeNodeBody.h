@@ -67,6 +67,15 @@ FailureOr<Value> emitVectorBodyElements(OpBuilder &b, Block &body,
                                         int64_t bufferAlignment,
                                         VectorLoadCache *cache = nullptr);
 
+/// Emits only the contiguous vector loads that emitVectorBodyElements would
+/// emit for `body` at `ivs` (and the index arithmetic they need), into
+/// `cache`. A kernel that computes several column steps issues all their
+/// loads first, so that their latencies overlap: LLVM does not move a load
+/// above the branches of the step before it (libdevice's erf has one).
+void emitVectorBodyLoads(OpBuilder &b, Block &body, const IRMapping &mapping,
+                         ValueRange ivs, int64_t width, int64_t bufferAlignment,
+                         VectorLoadCache &cache);
+
 /// Whether emitVectorBodyElements can vectorize `body`.
 bool canVectorizeBody(Block &body);
 
