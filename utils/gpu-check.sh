@@ -75,7 +75,7 @@ check "python tests (CPU+GPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPAC
 check "benchmarks (GPU)" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/bench.py' --json '$LOG_DIR/bench.json' > '$LOG_DIR/bench.txt' 2>&1; status=\$?; cat '$LOG_DIR/bench.txt'; exit \$status"
 CHECK_TIMEOUT=300 check "anchor models under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --check > '$LOG_DIR/models-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-check.txt'; exit \$status"
 CHECK_TIMEOUT=200 check "a training step under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --train --models gpt2 --check > '$LOG_DIR/models-train-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-train-check.txt'; exit \$status"
-check "libomp loads" python3 -c "import ctypes; ctypes.CDLL('$KILN/lib/libomp.so.5'); print('libomp.so.5 loaded')"
+check "OpenMP layer loads" python3 -c "import ctypes, torch; lib = ctypes.CDLL('$KILN/lib/libkiln_openmp.so'); lib.kiln_openmp_library.restype = ctypes.c_char_p; print('on', lib.kiln_openmp_library().decode())"
 
 head -4 "$LOG"
 [ -f "$LOG_DIR/bench.txt" ] && { echo; cat "$LOG_DIR/bench.txt"; }

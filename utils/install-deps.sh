@@ -7,6 +7,9 @@ PACKAGES=(
   # LLVM/MLIR 22 toolchain: headers, CMake exports, static archives, lit and FileCheck.
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools clang-22 lld-22 libomp-22-dev
   clang-format-22 clang-tidy-22
+  # The OpenMP runtime CPU artifacts run on when no other is loaded (Kiln's
+  # OpenMP layer uses the process's, PyTorch's libgomp).
+  libgomp1
   # Build tools.
   cmake ninja-build ccache xz-utils
   # Static compression libraries for the relocatable bundle.

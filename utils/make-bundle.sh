@@ -11,12 +11,12 @@ BUILD_DIR="$ROOT/build-static"
 DIST="$ROOT/dist"
 LIMIT_BYTES=$((40 * 1024 * 1024))
 TOOLS=(kiln-opt kiln-compile)
-# Shared libraries that generated code needs at run time and that machines
-# without LLVM lack: LLVM's OpenMP runtime for CPU kernels, Kiln's CUDA
-# runtime for GPU kernels.
-RUNTIME_LIBS=(/usr/lib/llvm-22/lib/libomp.so.5 "$BUILD_DIR/lib/libkiln_cuda_runtime.so")
+# Shared libraries that generated code needs at run time: Kiln's OpenMP
+# layer for CPU kernels (on the process's libgomp), Kiln's CUDA runtime for
+# GPU kernels.
+RUNTIME_LIBS=("$BUILD_DIR/lib/libkiln_openmp.so" "$BUILD_DIR/lib/libkiln_cuda_runtime.so")
 
-"$ROOT/utils/build.sh" --static --build-dir "$BUILD_DIR" "${TOOLS[@]}" kiln_cuda_runtime
+"$ROOT/utils/build.sh" --static --build-dir "$BUILD_DIR" "${TOOLS[@]}" kiln_cuda_runtime kiln_openmp
 
 STAGE="$(mktemp -d)"
 trap 'rm -rf "$STAGE"' EXIT

@@ -37,7 +37,7 @@ kilnParseAndRunPipeline(MlirContext context, MlirStringRef source,
 /// `pipelineOptions` the options of its pipeline (kiln-cpu-pipeline or
 /// kiln-gpu-pipeline, e.g. "openmp=false"; may be empty), and
 /// `runtimeLibraryDir`, if not empty, the first place to look for the
-/// libraries the artifact needs (libkiln_cuda_runtime.so, libomp.so.5).
+/// libraries the artifact needs (libkiln_cuda_runtime.so, libkiln_openmp.so).
 /// Code is generated for the host's CPU. The module is lowered in place. The
 /// context must have Kiln's dialects and translations
 /// (kilnRegisterAllDialects, kilnRegisterAllTranslations).

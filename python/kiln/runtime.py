@@ -14,7 +14,6 @@ An artifact built from graph ``@g`` exports (see docs/ABI.md)::
 from __future__ import annotations
 
 import ctypes
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,16 +132,6 @@ def _with_abi_guards(guards: GraphGuards, inputs: Sequence[TensorSpec],
     return GraphGuards(tuple(symbols), tuple(arguments))
 
 
-def _init_openmp_waiting() -> None:
-    """CPU artifacts run on LLVM's OpenMP runtime, whose threads spin for
-    200 ms after each parallel loop (KMP_BLOCKTIME) by default. Between
-    Kiln's kernels PyTorch runs its own ops (convolutions, what falls back)
-    on its own OpenMP threads, which the spinning ones would starve: Kiln's
-    threads sleep at once instead, unless the user chose otherwise. The
-    runtime reads the variable when its first parallel loop starts."""
-    os.environ.setdefault("KMP_BLOCKTIME", "0")
-
-
 class Artifact:
     """A loaded artifact; calling it runs graph `graph` on PyTorch tensors.
 
@@ -156,7 +145,6 @@ class Artifact:
                  guards: Optional[GraphGuards] = None):
         self.path = Path(path)
         self.graph = graph
-        _init_openmp_waiting()
         self._lib = ctypes.CDLL(str(self.path))
         try:
             version = ctypes.c_int32.in_dll(self._lib, "kiln_abi_version").value
@@ -176,10 +164,10 @@ class Artifact:
         else:
             guards = _with_abi_guards(guards, self.inputs, self.device)
         self.guards = guards
-        # LLVM's OpenMP runtime, where the artifact runs parallel loops: each
-        # call uses as many threads as PyTorch does (torch.set_num_threads,
-        # OMP_NUM_THREADS), not one per logical core, which would
-        # oversubscribe the cores that PyTorch's threads share.
+        # The artifact runs parallel loops on PyTorch's own OpenMP runtime
+        # (Kiln's OpenMP layer finds it): each call uses as many threads as
+        # PyTorch does (torch.set_num_threads, OMP_NUM_THREADS), set for
+        # the calling thread, as OpenMP keeps it.
         self._set_omp_threads = getattr(self._lib, "omp_set_num_threads", None) \
             if self.device == "cpu" else None
         if self.device == "cuda":

@@ -118,6 +118,36 @@ def test_cpu_artifacts_use_pytorchs_thread_count(tmp_path):
         torch.set_num_threads(saved)
 
 
+def test_cpu_parallel_loops_share_pytorchs_openmp_runtime(tmp_path):
+    """CPU artifacts run their parallel loops on the OpenMP runtime PyTorch
+    already has (one thread pool for both), and split loops whose trip
+    counts the threads do not divide (257 rows over 3 threads) exactly."""
+    import ctypes
+    import os
+
+    def fn(x, y):
+        return torch.softmax(x * 2 + y, -1).sum(0), (x @ y.t()).relu()
+
+    x, y = torch.randn(257, 300), torch.randn(257, 300)
+    compiled = kiln.compile(fn, [x, y], cache_dir=tmp_path)
+    saved = torch.get_num_threads()
+    try:
+        torch.set_num_threads(3)
+        for _ in range(3):
+            x, y = torch.randn(257, 300), torch.randn(257, 300)
+            for got, want in zip(compiled(x, y), fn(x, y)):
+                torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    finally:
+        torch.set_num_threads(saved)
+    library = ctypes.CDLL(str(compiled.artifact.path)).kiln_openmp_library
+    library.restype = ctypes.c_char_p
+    used = os.path.realpath(library().decode())
+    with open("/proc/self/maps") as maps:
+        runtimes = {os.path.realpath(line.split()[-1]) for line in maps
+                    if "/libgomp" in line or "/libomp" in line or "/libiomp" in line}
+    assert runtimes == {used}
+
+
 def test_single_op(device, tmp_path):
     check(lambda x: torch.neg(x), [((1000,), F32)], device=device, tmp_path=tmp_path)
 

@@ -16,7 +16,7 @@
 // SYMBOLS-DAG: T kiln_forward_result_sizes
 // SYMBOLS-DAG: T kiln_forward_run
 // SYMBOLS-DAG: R kiln_forward_signature
-// DYNAMIC-DAG: (NEEDED) Shared library: [libomp.so.5]
+// DYNAMIC-DAG: (NEEDED) Shared library: [libkiln_openmp.so]
 // DYNAMIC-DAG: (RUNPATH) Library runpath: [{{.+}}]
 fx.graph @forward(%x: tensor<16x64xf32>, %y: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %0 = fx.mul %x, %y : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>

@@ -33,8 +33,8 @@ struct CompileOptions {
   /// $CUDA_HOME, $CUDA_PATH, then /usr/local/cuda.
   std::string cudaPath;
   /// Directories searched first for the shared libraries an artifact needs
-  /// at run time (libomp.so.5, libkiln_cuda_runtime.so). After them: ../lib
-  /// beside the running program, then LLVM's library directory (libomp).
+  /// at run time (libkiln_openmp.so, libkiln_cuda_runtime.so). After them:
+  /// ../lib beside the running program.
   llvm::SmallVector<std::string> runtimeLibraryDirs;
 };
 

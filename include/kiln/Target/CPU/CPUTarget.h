@@ -40,7 +40,8 @@ struct LinkOptions {
   /// Directories holding shared libraries that the object needs at run time;
   /// each becomes a -L and a RUNPATH entry.
   llvm::SmallVector<std::string> libraryDirs;
-  /// Shared libraries to record as needed, by file name (e.g. libomp.so.5).
+  /// Shared libraries to record as needed, by file name (e.g.
+  /// libkiln_openmp.so).
   llvm::SmallVector<std::string> libraries;
 };
 
