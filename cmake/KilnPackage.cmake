@@ -39,8 +39,8 @@ install(TARGETS kiln-opt kiln-compile
   EXPORT MLIRTargets
   RUNTIME DESTINATION ${KILN_INSTALL_TOOLS_DIR}
   COMPONENT kiln-tools)
-# Where kiln-compile (bin/../lib) and the compiler library look for it.
-install(TARGETS kiln_cuda_runtime
+# Where kiln-compile (bin/../lib) and the compiler library look for them.
+install(TARGETS kiln_cuda_runtime kiln_openmp
   EXPORT MLIRTargets
   LIBRARY DESTINATION ${KILN_INSTALL_LIBRARY_DIR}
   COMPONENT kiln-runtime)

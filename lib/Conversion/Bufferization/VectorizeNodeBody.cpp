@@ -78,8 +78,6 @@ public:
     for (auto [arg, iv] : llvm::zip(body.getArguments(), ivs))
       if (arg != column)
         uniform.map(arg, iv);
-    // The column differs by element: [c, c + 1, ...]. Index arithmetic on it
-    // in the body then computes per-element indices, which loads gather.
     // Loads-only mode emits contiguous loads, which take the step's first
     // column as it is: the vector of columns is never read.
     if (loadsOnly) {
@@ -90,6 +88,8 @@ public:
           emitLoad(cast<loop::LoadOp>(op), column);
       return Value();
     }
+    // The column differs by element: [c, c + 1, ...]. Index arithmetic on it
+    // in the body then computes per-element indices, which loads gather.
     Location loc = body.getParentOp()->getLoc();
     auto indexVector = VectorType::get({width}, b.getIndexType());
     // [0, 1, ..., width - 1] as a constant: every target lowers that (the

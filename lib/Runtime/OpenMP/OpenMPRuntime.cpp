@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
+#include <array>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -20,6 +21,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <string>
+#include <utility>
 
 #define KILN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -114,41 +116,34 @@ struct Region {
   void *arguments[kMaxArguments];
 };
 
+/// Calls `microtask` with the thread ids and `N` arguments.
+template <size_t... I>
+void invokeWith(Microtask microtask, int32_t *thread, int32_t *bound,
+                void **arguments, std::index_sequence<I...>) {
+  microtask(thread, bound, arguments[I]...);
+}
+template <size_t N>
+void invoke(Microtask microtask, int32_t *thread, int32_t *bound,
+            void **arguments) {
+  invokeWith(microtask, thread, bound, arguments,
+             std::make_index_sequence<N>());
+}
+using Invoker = void (*)(Microtask, int32_t *, int32_t *, void **);
+template <size_t... N>
+constexpr std::array<Invoker, sizeof...(N)>
+makeInvokers(std::index_sequence<N...>) {
+  return {&invoke<N>...};
+}
+/// invoke<N> by argument count.
+constexpr auto kInvokers =
+    makeInvokers(std::make_index_sequence<kMaxArguments + 1>());
+
 void runRegion(void *data) {
   auto *region = static_cast<Region *>(data);
   int32_t thread = getGOMP().getThreadNum();
   int32_t bound = thread;
-  void **a = region->arguments;
-  Microtask f = region->microtask;
-  switch (region->argumentCount) {
-  case 0:
-    f(&thread, &bound);
-    break;
-  case 1:
-    f(&thread, &bound, a[0]);
-    break;
-  case 2:
-    f(&thread, &bound, a[0], a[1]);
-    break;
-  case 3:
-    f(&thread, &bound, a[0], a[1], a[2]);
-    break;
-  case 4:
-    f(&thread, &bound, a[0], a[1], a[2], a[3]);
-    break;
-  case 5:
-    f(&thread, &bound, a[0], a[1], a[2], a[3], a[4]);
-    break;
-  case 6:
-    f(&thread, &bound, a[0], a[1], a[2], a[3], a[4], a[5]);
-    break;
-  case 7:
-    f(&thread, &bound, a[0], a[1], a[2], a[3], a[4], a[5], a[6]);
-    break;
-  case 8:
-    f(&thread, &bound, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]);
-    break;
-  }
+  kInvokers[region->argumentCount](region->microtask, &thread, &bound,
+                                   region->arguments);
 }
 
 } // namespace
