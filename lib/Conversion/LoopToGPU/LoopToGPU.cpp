@@ -546,6 +546,19 @@ static void emitRowKernel(OpBuilder &b, Location loc,
     return SmallVector<Value>(loop.getResults());
   };
 
+  // A vectorized body's loads at the step of `column` (forColumns's
+  // prefetch), after the indices `outerIvs` of the row.
+  auto emitStepLoads = [&](Block &body, ArrayRef<Value> outerIvs,
+                           ArrayRef<Value> columnSizes, int64_t width,
+                           Value column) {
+    if (width == 1)
+      return;
+    SmallVector<Value> ivs(outerIvs);
+    llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
+    emitVectorBodyLoads(b, body, kernelMapping, ivs, width, kBufferAlignment,
+                        loadCache);
+  };
+
   for (Operation *node : nodes) {
     Value result = node->getResult(0);
     auto type = cast<RankedTensorType>(result.getType());
@@ -587,12 +600,7 @@ static void emitRowKernel(OpBuilder &b, Location loc,
                 emitCombine(b, loc, combiner, partials.front(), value, dtype)};
           },
           [&](Value column) {
-            if (width == 1)
-              return;
-            SmallVector<Value> ivs(rowValueIvs);
-            llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
-            emitVectorBodyLoads(b, body, kernelMapping, ivs, width,
-                                kBufferAlignment, loadCache);
+            emitStepLoads(body, rowValueIvs, columnSizes, width, column);
           });
       Value partial = partials.front();
       if (width > 1) {
@@ -654,12 +662,7 @@ static void emitRowKernel(OpBuilder &b, Location loc,
             return {};
           },
           [&](Value column) {
-            if (width == 1)
-              return;
-            SmallVector<Value> ivs(rowIvs);
-            llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
-            emitVectorBodyLoads(b, body, kernelMapping, ivs, width,
-                                kBufferAlignment, loadCache);
+            emitStepLoads(body, rowIvs, columnSizes, width, column);
           });
     }
   }
