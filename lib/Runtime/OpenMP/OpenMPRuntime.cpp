@@ -22,6 +22,7 @@
 #include <link.h>
 #include <string>
 #include <utility>
+#include <vector>
 
 #define KILN_EXPORT extern "C" __attribute__((visibility("default")))
 
@@ -38,12 +39,12 @@ struct GOMP {
   std::string library;
 };
 
-/// The first loaded library whose file name starts with one of `prefixes`.
-std::string findLoaded(std::initializer_list<const char *> prefixes) {
+/// The loaded libraries whose file names start with `prefix`, in load order.
+std::vector<std::string> findLoaded(const char *prefix) {
   struct Search {
-    std::initializer_list<const char *> prefixes;
-    std::string found;
-  } search{prefixes, {}};
+    const char *prefix;
+    std::vector<std::string> found;
+  } search{prefix, {}};
   dl_iterate_phdr(
       [](dl_phdr_info *info, size_t, void *data) -> int {
         auto *search = static_cast<Search *>(data);
@@ -52,12 +53,9 @@ std::string findLoaded(std::initializer_list<const char *> prefixes) {
           return 0;
         const char *name = std::strrchr(path, '/');
         name = name ? name + 1 : path;
-        for (const char *prefix : search->prefixes) {
-          if (std::strncmp(name, prefix, std::strlen(prefix)) == 0) {
-            search->found = path;
-            return 1;
-          }
-        }
+        if (std::strncmp(name, search->prefix, std::strlen(search->prefix)) ==
+            0)
+          search->found.push_back(path);
         return 0;
       },
       &search);
@@ -69,34 +67,40 @@ template <typename F> bool bind(void *handle, const char *name, F &function) {
   return function != nullptr;
 }
 
+/// Binds `gomp` to the library `handle` if it has every entry point.
+bool bindAll(void *handle, GOMP &gomp) {
+  return handle && bind(handle, "GOMP_parallel", gomp.parallel) &&
+         bind(handle, "GOMP_barrier", gomp.barrier) &&
+         bind(handle, "omp_get_thread_num", gomp.getThreadNum) &&
+         bind(handle, "omp_get_num_threads", gomp.getNumThreads) &&
+         bind(handle, "omp_get_max_threads", gomp.getMaxThreads) &&
+         bind(handle, "omp_set_num_threads", gomp.setNumThreads);
+}
+
 GOMP loadGOMP() {
   GOMP gomp;
-  void *handle = nullptr;
-  for (std::string path :
-       {findLoaded({"libgomp"}), findLoaded({"libiomp5", "libomp"})}) {
-    if (!path.empty() &&
-        (handle = dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD))) {
-      gomp.library = path;
-      break;
+  // A loaded runtime first, libgomp before the runtimes that implement its
+  // entry points too; a name that matches but lacks them (libgomp's
+  // offloading plugins) is skipped.
+  for (const char *prefix : {"libgomp", "libiomp5", "libomp"}) {
+    for (const std::string &path : findLoaded(prefix)) {
+      if (bindAll(dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD), gomp)) {
+        gomp.library = path;
+        return gomp;
+      }
     }
   }
-  if (!handle && (handle = dlopen("libgomp.so.1", RTLD_NOW)))
+  void *handle = dlopen("libgomp.so.1", RTLD_NOW);
+  if (bindAll(handle, gomp)) {
     gomp.library = "libgomp.so.1";
-  if (!handle || !bind(handle, "GOMP_parallel", gomp.parallel) ||
-      !bind(handle, "GOMP_barrier", gomp.barrier) ||
-      !bind(handle, "omp_get_thread_num", gomp.getThreadNum) ||
-      !bind(handle, "omp_get_num_threads", gomp.getNumThreads) ||
-      !bind(handle, "omp_get_max_threads", gomp.getMaxThreads) ||
-      !bind(handle, "omp_set_num_threads", gomp.setNumThreads)) {
-    // Nothing to fall back on: a parallel loop cannot run without it.
-    std::fprintf(stderr,
-                 "kiln: CPU artifacts need an OpenMP runtime with GOMP's "
-                 "entry points (libgomp.so.1, from the libgomp1 package): "
-                 "%s\n",
-                 handle ? "a GOMP function is missing" : dlerror());
-    std::abort();
+    return gomp;
   }
-  return gomp;
+  // Nothing to fall back on: a parallel loop cannot run without it.
+  std::fprintf(stderr,
+               "kiln: CPU artifacts need an OpenMP runtime with GOMP's entry "
+               "points (libgomp.so.1, from the libgomp1 package): %s\n",
+               handle ? "a GOMP function is missing" : dlerror());
+  std::abort();
 }
 
 const GOMP &getGOMP() {
