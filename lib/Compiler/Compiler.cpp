@@ -44,6 +44,9 @@ LogicalResult mlir::kiln::buildCompilePipeline(OpPassManager &pm,
     if (failed(parsePipelineOptions(cpuOptions, options.pipelineOptions,
                                     "kiln-cpu-pipeline", error)))
       return failure();
+    // Vectors as wide as the target computes on, unless the user chose.
+    if (!cpuOptions.vectorBytes.hasValue())
+      cpuOptions.vectorBytes = getVectorBytes(options.cpu);
     buildCPUPipeline(pm, cpuOptions);
     return success();
   }

@@ -1,12 +1,14 @@
 """Compiling PyTorch functions with Kiln: capture, import, compile, load.
 
 Compilation runs ``kiln-compile`` in a subprocess. Artifacts are cached on
-disk, keyed by the graph's text, the options and the compiler itself, so the
-second compilation of the same graph only loads a shared object.
+disk, keyed by the graph's text, the options, the compiler itself and the
+host CPU (code is generated for its features), so the second compilation of
+the same graph only loads a shared object.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -47,6 +49,20 @@ def _compiler_fingerprint(tool: Path) -> str:
     return f"{kiln.__version__}:{tool.resolve()}:{stat.st_size}:{stat.st_mtime_ns}"
 
 
+@functools.lru_cache(maxsize=None)
+def _host_cpu_fingerprint() -> str:
+    """Identifies the host CPU's model and features: artifacts are compiled
+    for them (AVX-512 vectors, say), so a cache shared by several machines
+    must not hand one machine's code to another."""
+    try:
+        with open("/proc/cpuinfo") as cpuinfo:
+            lines = cpuinfo.read().split("\n\n", 1)[0].splitlines()
+    except OSError:
+        return ""
+    wanted = ("vendor_id", "cpu family", "model", "model name", "flags")
+    return "|".join(line for line in lines if line.split(":")[0].strip() in wanted)
+
+
 def compile_graph_text(
     text: str,
     *,
@@ -65,7 +81,8 @@ def compile_graph_text(
     tool = find_tool("kiln-compile", tool_dir)
     pipeline = _pipeline_options(options)
     key = hashlib.sha256(
-        "\0".join([text, target, pipeline, _compiler_fingerprint(tool)]).encode()
+        "\0".join([text, target, pipeline, _compiler_fingerprint(tool),
+                   _host_cpu_fingerprint()]).encode()
     ).hexdigest()[:32]
     cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
     artifact = cache / f"{key}.so"

@@ -1459,6 +1459,19 @@ def test_second_compile_hits_the_cache(tmp_path):
     assert third.artifact.path != first.artifact.path
 
 
+def test_another_cpu_misses_the_cache(tmp_path, monkeypatch):
+    """Artifacts use the host CPU's features: a cache shared with a machine
+    of another CPU does not hand its code over."""
+    import kiln.compiler
+
+    fn = lambda x: torch.relu(x) * x  # noqa: E731
+    first = kiln.compile(fn, [torch.randn(3, 3)], cache_dir=tmp_path)
+    monkeypatch.setattr(kiln.compiler, "_host_cpu_fingerprint",
+                        lambda: "vendor_id: another|flags: sse2")
+    second = kiln.compile(fn, [torch.randn(3, 3)], cache_dir=tmp_path)
+    assert second.artifact.path != first.artifact.path
+
+
 def test_compile_error_is_reported(tmp_path):
     from kiln.compiler import compile_graph_text
 

@@ -39,8 +39,10 @@ struct CompileOptions {
 };
 
 /// Parses `options.pipelineOptions` and adds the target's whole pipeline
-/// (kiln-cpu-pipeline or kiln-gpu-pipeline) to `pm`. Returns failure and
-/// the reason in `error` when the options do not parse.
+/// (kiln-cpu-pipeline or kiln-gpu-pipeline) to `pm`; the CPU's vectors are
+/// as wide as `options.cpu` computes on (getVectorBytes) unless the options
+/// set `vector-bytes`. Returns failure and the reason in `error` when the
+/// options do not parse.
 LogicalResult buildCompilePipeline(OpPassManager &pm,
                                    const CompileOptions &options,
                                    std::string &error);

@@ -58,7 +58,8 @@ struct CPUBackendOptions : public Base {
       llvm::cl::init(true)};
   detail::PassOptions::Option<int64_t> vectorBytes{
       *this, "vector-bytes",
-      llvm::cl::desc("Bytes per vector (32: AVX2, 64: AVX-512, 0: scalar)"),
+      llvm::cl::desc("Bytes per vector (32: AVX2, 64: AVX-512, 0: scalar; "
+                     "kiln-compile's default: the target CPU's widest)"),
       llvm::cl::init(32)};
 };
 

@@ -12,6 +12,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/raw_ostream.h"
@@ -33,17 +34,18 @@ static std::string getHostFeatures() {
   return features;
 }
 
-/// Creates the target machine for `options`, or reports why it cannot.
+/// Creates the target machine for `options`, or says in `error` why it
+/// cannot.
 static std::unique_ptr<llvm::TargetMachine>
-createTargetMachine(const CPUTargetOptions &options, Location loc) {
+createTargetMachine(const CPUTargetOptions &options, std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
   llvm::Triple triple(llvm::sys::getProcessTriple());
-  std::string error;
+  std::string lookupError;
   const llvm::Target *target =
-      llvm::TargetRegistry::lookupTarget(triple, error);
+      llvm::TargetRegistry::lookupTarget(triple, lookupError);
   if (!target) {
-    emitError(loc) << "no LLVM target for " << triple.str() << ": " << error;
+    error = "no LLVM target for " + triple.str() + ": " + lookupError;
     return nullptr;
   }
   bool native = options.cpu == "native";
@@ -62,19 +64,33 @@ createTargetMachine(const CPUTargetOptions &options, Location loc) {
       target->createTargetMachine(triple, cpu, features, targetOptions,
                                   llvm::Reloc::PIC_, std::nullopt, level));
   if (!machine)
-    emitError(loc) << "cannot create an LLVM target machine for CPU '" << cpu
-                   << "'";
+    error = "cannot create an LLVM target machine for CPU '" + cpu + "'";
   return machine;
+}
+
+int64_t mlir::kiln::getVectorBytes(const CPUTargetOptions &options) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options, error);
+  if (!machine)
+    return 16;
+  const llvm::MCSubtargetInfo *subtarget = machine->getMCSubtargetInfo();
+  if (subtarget->checkFeatures("+avx512f"))
+    return 64;
+  if (subtarget->checkFeatures("+avx"))
+    return 32;
+  return 16;
 }
 
 LogicalResult mlir::kiln::emitCPUCode(ModuleOp module,
                                       const CPUTargetOptions &options,
                                       bool asObject,
                                       llvm::raw_pwrite_stream &os) {
+  std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
-      createTargetMachine(options, module.getLoc());
+      createTargetMachine(options, error);
   if (!machine)
-    return failure();
+    return module.emitError(error);
 
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =

@@ -36,6 +36,12 @@ struct CPUTargetOptions {
 LogicalResult emitCPUCode(ModuleOp module, const CPUTargetOptions &options,
                           bool asObject, llvm::raw_pwrite_stream &os);
 
+/// The widest vector, in bytes, that the CPU of `options` computes on: 64
+/// with AVX-512F, 32 with AVX, else 16 (SSE2, every x86-64, and the answer
+/// when LLVM has no machine for the CPU: emitting code then says why). The
+/// CPU pipeline's `vector-bytes` when the user does not choose one.
+int64_t getVectorBytes(const CPUTargetOptions &options);
+
 struct LinkOptions {
   /// Directories holding shared libraries that the object needs at run time;
   /// each becomes a -L and a RUNPATH entry.
