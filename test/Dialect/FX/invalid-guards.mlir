@@ -221,3 +221,26 @@ fx.graph @mutated_op(%x: tensor<4xf32>) -> tensor<4xf32> {
 fx.graph @mutated_graph(%x: tensor<4xf32>) attributes {fx.mutated} {
   fx.output
 }
+
+// -----
+
+// expected-error @+1 {{size symbol 's0' has divisor = 0, but a divisor is positive}}
+fx.graph @symbol_zero_divisor(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0]>}) attributes {symbols = [#fx.symbol<"s0", min = 2, divisor = 0>]} {
+  fx.output
+}
+
+// -----
+
+fx.graph @negative_size(
+    // expected-error @+1 {{tensor guard size at dimension 1 is negative: -4}}
+    %x: tensor<4x4xf32> {fx.guard = #fx.tensor_guard<sizes = [4, -4]>}) {
+  fx.output
+}
+
+// -----
+
+fx.graph @aliases_op(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'fx.aliases' is an attribute of an fx.graph result, not of an operation}}
+  %0 = fx.relu %x {fx.aliases = 0} : tensor<4xf32>
+  fx.output %0 : tensor<4xf32>
+}
