@@ -1180,6 +1180,8 @@ FOLDERS = [
     "expand",
     "lift_fresh_copy",
     "permute",
+    "slice",
+    "squeeze",
     "to_copy",
     "unsafe_view",
     "view",

@@ -56,3 +56,38 @@ fx.graph @do_not_fold_real_changes(%x: tensor<4x1xf32>) -> (tensor<1x4xf32>, ten
   %3 = fx.exp %x : (tensor<4x1xf32>) -> tensor<4x1xf32>
   fx.output %0, %1, %2 : tensor<1x4xf32>, tensor<4x8xf32>, tensor<4x1xbf16>
 }
+
+// -----
+
+// Tests that slices of every element (to the end written as INT64_MAX, as
+// importers write `x[:]`, or as the static size, from 0 or no start) and a
+// squeeze of dimensions that are not 1 fold to their input, also along a
+// `?` dimension and with a negative `dim`.
+// CHECK-LABEL: fx.graph @fold_full_slices
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8xf32>
+// CHECK-NEXT: fx.output %[[X]], %[[X]], %[[X]], %[[X]] :
+fx.graph @fold_full_slices(%x: tensor<?x8xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 8]>}) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>)
+    attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  %0 = fx.slice %x {dim = 0 : i64, start = 0 : i64, end = 9223372036854775807 : i64} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %1 = fx.slice %x {dim = -1 : i64, end = 8 : i64} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %2 = fx.slice %x {dim = 1 : i64, start = 0 : i64, end = 100 : i64} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %3 = fx.squeeze %x {dim = array<i64: 0, 1>} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  fx.output %0, %1, %2, %3 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x8xf32>
+}
+
+// -----
+
+// Tests that slices that keep a part, or step, stay: a `?` dimension's end
+// may cut it, and a negative end counts from the end.
+// CHECK-LABEL: fx.graph @do_not_fold_partial_slices
+// CHECK-COUNT-4: fx.slice
+// CHECK: fx.squeeze
+fx.graph @do_not_fold_partial_slices(%x: tensor<?x8xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 8]>}, %y: tensor<8x1xf32>) -> (tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x7xf32>, tensor<8xf32>)
+    attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  %0 = fx.slice %x {dim = 0 : i64, start = 0 : i64, end = 16 : i64} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %1 = fx.slice %x {dim = 0 : i64, start = 1 : i64} : (tensor<?x8xf32>) -> tensor<?x8xf32>
+  %2 = fx.slice %x {dim = 1 : i64, step = 2 : i64} : (tensor<?x8xf32>) -> tensor<?x4xf32>
+  %3 = fx.slice %x {dim = 1 : i64, end = -1 : i64} : (tensor<?x8xf32>) -> tensor<?x7xf32>
+  %4 = fx.squeeze %y {dim = array<i64: 1>} : (tensor<8x1xf32>) -> tensor<8xf32>
+  fx.output %0, %1, %2, %3, %4 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x7xf32>, tensor<8xf32>
+}

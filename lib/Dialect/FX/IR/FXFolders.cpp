@@ -38,6 +38,28 @@ template <typename OpTy> static OpFoldResult foldView(OpTy op) {
 }
 
 OpFoldResult ViewOp::fold(FoldAdaptor) { return foldView(*this); }
+/// A squeeze that removes nothing: its dimensions are not 1 (a `?` never is).
+OpFoldResult SqueezeOp::fold(FoldAdaptor) { return foldIdentity(*this); }
+
+/// A slice of every element: step 1 from the start to the end, which
+/// importers write as INT64_MAX (PyTorch's `x[:]`) or as the static size.
+/// (The accessors return attributes' values unsigned; bounds are signed.)
+OpFoldResult SliceOp::fold(FoldAdaptor) {
+  auto type = cast<RankedTensorType>(getSelf().getType());
+  if (type != getType() || getStepAttr().getInt() != 1 ||
+      (getStartAttr() && getStartAttr().getInt() != 0))
+    return {};
+  if (!getEndAttr() ||
+      getEndAttr().getInt() == std::numeric_limits<int64_t>::max())
+    return getSelf();
+  int64_t dim = getDimAttr().getInt();
+  if (dim < 0)
+    dim += type.getRank();
+  if (dim < 0 || dim >= type.getRank() || type.isDynamicDim(dim))
+    return {};
+  return getEndAttr().getInt() >= type.getDimSize(dim) ? getSelf()
+                                                       : OpFoldResult();
+}
 OpFoldResult UnsafeViewOp::fold(FoldAdaptor) { return foldView(*this); }
 
 OpFoldResult PermuteOp::fold(FoldAdaptor) {

@@ -2499,6 +2499,7 @@ def FX_SqueezeOp : FX_ShapeOp<"squeeze", "aten.squeeze.dims", "Squeeze"> {
   }];
   let arguments = (ins FX_Tensor:$self, DenseI64ArrayAttr:$dim);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_UnsqueezeOp : FX_ShapeOp<"unsqueeze", "aten.unsqueeze.default",
@@ -2529,6 +2530,7 @@ def FX_SliceOp : FX_ShapeOp<"slice", "aten.slice.Tensor", "Slice"> {
                        OptionalAttr<I64Attr>:$start, OptionalAttr<I64Attr>:$end,
                        DefaultValuedAttr<I64Attr, "1">:$step);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_SelectOp : FX_ShapeOp<"select", "aten.select.int", "Select"> {
