@@ -1302,12 +1302,24 @@ def input_guards(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Gra
     return GraphGuards(tuple(symbols.values()), tuple(arguments))
 
 
+def _finite_int(bound: Any) -> Optional[int]:
+    """A range bound of the shape environment as an int; None when it is
+    unbounded (sympy's or PyTorch's infinity)."""
+    try:
+        value = int(bound)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    return value if abs(value) < 2 ** 62 else None
+
+
 def _size_symbol(size: Any, symbols: Dict[str, SizeSymbol]) -> str:
     """The name of the size symbol for a symbolic size (a SymInt of fake
     inputs with symbolic shapes), added to `symbols` on first use: the
     SymInt's own symbol (``s0``), or for an expression (``2*s0``) a symbol
-    of its own (``e0``, its relation to the others unknown to Kiln). Equal
-    sizes share a symbol, so the runtime checks that they stay equal."""
+    of its own (``e0``, its relation to the others unknown to Kiln), with
+    the range the shape environment knows (``mark_dynamic``'s or an export
+    ``Dim``'s min and max), which the runtime checks. Equal sizes share a
+    symbol, so the runtime checks that they stay equal."""
     node = getattr(size, "node", None)
     expr = getattr(node, "expr", None)
     if expr is None:
@@ -1317,12 +1329,15 @@ def _size_symbol(size: Any, symbols: Dict[str, SizeSymbol]) -> str:
     if key not in symbols:
         # Kiln's symbols are at least 2 (sizes 0 and 1 are specialised, as
         # PyTorch does): a size that may be smaller cannot be one.
-        lower = node.shape_env.bound_sympy(expr).lower
+        bound = node.shape_env.bound_sympy(expr)
+        lower = bound.lower
         if not lower >= 2:
             raise KilnImportError(f"symbolic size {key} may be {lower}: Kiln's size symbols "
                                   "are at least 2 (sizes 0 and 1 are specialised)")
         expressions = sum(1 for k in symbols if not k.isidentifier())
-        symbols[key] = SizeSymbol(key if key.isidentifier() else f"e{expressions}")
+        symbols[key] = SizeSymbol(key if key.isidentifier() else f"e{expressions}",
+                                  min=max(_finite_int(lower) or 2, 2),
+                                  max=_finite_int(bound.upper))
     return symbols[key].name
 
 

@@ -2,6 +2,8 @@
 and buffers as inputs after the user's, compiled and run against eager, with
 export's dynamic shapes as size symbols."""
 
+import re
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -57,6 +59,8 @@ def test_export_dynamic_shapes_become_size_symbols(device, tmp_path):
                                   dynamic_shapes=({0: batch},))
     compiled = kiln.compile(program, cache_dir=tmp_path)
     assert "tensor<?x16xf32>" in compiled.graph_text
+    # The Dim's range becomes the symbol's, which the runtime checks.
+    assert re.search(r'#fx\.symbol<"\w+", min = 2, max = 1024>', compiled.graph_text)
     for rows in [3, 8, 50]:
         x = torch.randn(rows, 16, device=device)
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
