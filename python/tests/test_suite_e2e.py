@@ -108,3 +108,38 @@ def test_suite_case(name, device, tmp_path):
             torch.testing.assert_close(g, w, rtol=rtol, atol=atol)
         else:
             assert torch.equal(g, w)
+
+
+HAS_DYNAMO = hasattr(torch, "compile")
+
+
+@pytest.mark.skipif(not HAS_DYNAMO, reason="torch.compile needs torch 2.x")
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", sorted(RUNS))
+def test_suite_case_through_dynamo(name, device, tmp_path):
+    """The cases that lower, captured by TorchDynamo and AOTAutograd (torch
+    2.x) instead of make_fx: `torch.compile(backend="kiln")` with fallback
+    an error compiles every op of each (library calls allowed) and matches
+    eager on fresh inputs."""
+    import torch.utils._pytree as pytree
+
+    import kiln.backend  # noqa: F401  (registers "kiln")
+
+    fn, example = CASES[name].make()
+    fn, example = on_device(fn, example, device)
+    torch._dynamo.reset()
+    compiled = torch.compile(fn, backend="kiln",
+                             options={"cache_dir": tmp_path, "fallback": "error"})
+    generator = torch.Generator().manual_seed(1)
+    inputs = [fresh_like(t.cpu(), generator).to(device) for t in example]
+    with torch.no_grad():
+        expected = pytree.tree_flatten(fn(*inputs))[0]
+        got = pytree.tree_flatten(compiled(*inputs))[0]
+    assert len(got) == len(expected)
+    for g, w in zip(got, expected):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if w.dtype in TOLERANCES:
+            rtol, atol = TOLERANCES[w.dtype]
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol)
+        else:
+            assert torch.equal(g, w)
