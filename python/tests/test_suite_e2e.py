@@ -76,6 +76,19 @@ def fresh_like(tensor, generator):
     return torch.randint(low, high, tensor.shape, generator=generator).to(tensor.dtype)
 
 
+def assert_matches(got, expected):
+    """Kiln's results are eager's: dtypes and shapes exactly, values within
+    the dtype's tolerance (exactly for integers and bools)."""
+    assert len(got) == len(expected)
+    for g, w in zip(got, expected):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        if w.dtype in TOLERANCES:
+            rtol, atol = TOLERANCES[w.dtype]
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol)
+        else:
+            assert torch.equal(g, w)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("name", IMPORTED)
 def test_suite_case(name, device, tmp_path):
@@ -100,14 +113,7 @@ def test_suite_case(name, device, tmp_path):
                             out=[poisoned_like(e) for e in expected])
     if device == "cuda":
         torch.cuda.synchronize()
-    assert len(got) == len(expected)
-    for g, w in zip(got, expected):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        if w.dtype in TOLERANCES:
-            rtol, atol = TOLERANCES[w.dtype]
-            torch.testing.assert_close(g, w, rtol=rtol, atol=atol)
-        else:
-            assert torch.equal(g, w)
+    assert_matches(got, expected)
 
 
 HAS_DYNAMO = hasattr(torch, "compile")
@@ -135,11 +141,4 @@ def test_suite_case_through_dynamo(name, device, tmp_path):
     with torch.no_grad():
         expected = pytree.tree_flatten(fn(*inputs))[0]
         got = pytree.tree_flatten(compiled(*inputs))[0]
-    assert len(got) == len(expected)
-    for g, w in zip(got, expected):
-        assert g.dtype == w.dtype and g.shape == w.shape
-        if w.dtype in TOLERANCES:
-            rtol, atol = TOLERANCES[w.dtype]
-            torch.testing.assert_close(g, w, rtol=rtol, atol=atol)
-        else:
-            assert torch.equal(g, w)
+    assert_matches(got, expected)
