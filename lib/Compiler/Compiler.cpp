@@ -14,7 +14,6 @@
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
-#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::kiln;
