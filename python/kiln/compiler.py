@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Union
+from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
 
 import kiln
 from kiln.diagnostics import KilnError, parse_diagnostics
@@ -126,12 +126,16 @@ class CompiledFunction:
     """A function compiled by Kiln; call it like the original."""
 
     def __init__(self, artifact: Artifact, graph_text: str, output_spec: Any,
-                 constants: Sequence[Any] = (), seed_device: Optional[str] = None):
+                 constants: Sequence[Any] = (), seed_device: Optional[str] = None,
+                 none_results: Sequence[bool] = ()):
         self.artifact = artifact
         self.graph_text = graph_text
         self.constants = list(constants)
         self.seed_device = seed_device
         self._output_spec = output_spec
+        # Per flattened result, whether it is None: the artifact returns
+        # the tensors only.
+        self._none_results = tuple(none_results)
 
     def __call__(self, *args):
         import torch.utils._pytree as pytree
@@ -141,6 +145,9 @@ class CompiledFunction:
         # A graph with random ops samples anew at each call.
         seed = [draw_seed(self.seed_device)] if self.seed_device else []
         results = self.artifact(*args, *self.constants, *seed)
+        if any(self._none_results):
+            tensors = iter(results)
+            results = [None if none else next(tensors) for none in self._none_results]
         return pytree.tree_unflatten(results, self._output_spec)
 
 
@@ -150,6 +157,14 @@ def _output_spec(gm) -> Any:
 
     output = next(n for n in gm.graph.nodes if n.op == "output")
     return pytree.tree_flatten(output.args[0])[1]
+
+
+def _none_results(gm) -> Tuple[bool, ...]:
+    """Per flattened result of the graph, whether it is None."""
+    import torch.utils._pytree as pytree
+
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    return tuple(leaf is None for leaf in pytree.tree_flatten(output.args[0])[0])
 
 
 def compile(
@@ -200,7 +215,7 @@ def compile(
     path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
     artifact = Artifact(path, guards=GraphGuards.parse(text))
     return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants,
-                            imported.seed_device)
+                            imported.seed_device, _none_results(imported.gm))
 
 
 def _compile_exported(program: Any, *, device: Optional[str],
@@ -222,5 +237,6 @@ def _compile_exported(program: Any, *, device: Optional[str],
     artifact = Artifact(path, guards=GraphGuards.parse(imported.text))
     return CompiledFunction(artifact, imported.text,
                             imported.output_spec or _output_spec(imported.gm),
-                            imported.constants, imported.seed_device)
+                            imported.constants, imported.seed_device,
+                            _none_results(imported.gm))
 

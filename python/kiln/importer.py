@@ -702,15 +702,18 @@ _UNKNOWN = object()  # A node's value type when nothing says what it is.
 
 
 def _output_values(node: torch.fx.Node) -> List[torch.fx.Node]:
-    """The values an output node returns, flattened in pytree order: one
+    """The tensors an output node returns, flattened in pytree order: one
     node, or the leaves of nested tuples and lists (``var_mean`` and ``sort``
-    return pairs, ``split`` a list)."""
+    return pairs, ``split`` a list). `None` leaves (a backward graph's
+    gradient of an input that needs none) are no results of the graph; the
+    caller puts them back (kiln.compiler.CompiledFunction)."""
     (result,) = node.args
-    flat, _ = pytree.tree_flatten(result)
+    flat = [r for r in pytree.tree_flatten(result)[0] if r is not None]
     if flat and all(isinstance(r, torch.fx.Node) for r in flat):
         return flat
     raise _unsupported(node, f"graph output {result!r} is not supported: a graph must "
-                             "return tensors, in nested tuples or lists")
+                             "return tensors (and Nones), in nested tuples or lists, "
+                             "at least one tensor")
 
 
 def _check_structure(node: torch.fx.Node) -> None:

@@ -383,9 +383,29 @@ def test_nested_output_is_flattened():
 
 
 def test_non_tensor_output_is_rejected():
-    gm = kiln.capture(lambda x: (x, None), (f32(2),))
+    gm = kiln.capture(lambda x: (x, 3), (f32(2),))
     with pytest.raises(kiln.UnsupportedOpError, match="must return tensors"):
         kiln.import_graph(gm, (f32(2),))
+    only_none = kiln.capture(lambda x: None, (f32(2),))
+    with pytest.raises(kiln.UnsupportedOpError, match="at least one tensor"):
+        kiln.import_graph(only_none, (f32(2),))
+
+
+def test_none_outputs_are_no_graph_results(tmp_path):
+    """A None among the results (a backward graph's gradient of an input
+    that needs none) is no result of the fx graph; the compiled function
+    returns it where the original does."""
+    def fn(x):
+        return x * 2, None, [x + 1, None]
+
+    x = f32(3)
+    gm = kiln.capture(fn, (x,))
+    assert kiln.import_graph(gm, (x,)).count("fx.output") == 1
+    compiled = kiln.compile(fn, [x], cache_dir=tmp_path)
+    doubled, none, (plus, none_too) = compiled(x)
+    assert none is None and none_too is None
+    torch.testing.assert_close(doubled, x * 2)
+    torch.testing.assert_close(plus, x + 1)
 
 
 def test_returning_all_results_of_an_op_at_once_is_rejected():
