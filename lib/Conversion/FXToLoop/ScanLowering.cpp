@@ -18,6 +18,7 @@
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/Combiners.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
@@ -42,18 +43,6 @@ constexpr int64_t kMaxDirectScanLength = 256;
 /// about n^1.5 elements.
 constexpr int64_t kMaxBlockedScanLength = 65536;
 
-/// `lhs` combined with `rhs` by "sum" or "prod", for floats or integers.
-static Value emitScanCombine(OpBuilder &b, Location loc, StringRef combiner,
-                             Value lhs, Value rhs) {
-  bool isFloat = isa<FloatType>(lhs.getType());
-  if (combiner == "sum")
-    return isFloat ? arith::AddFOp::create(b, loc, lhs, rhs).getResult()
-                   : arith::AddIOp::create(b, loc, lhs, rhs).getResult();
-  return isFloat ? arith::MulFOp::create(b, loc, lhs, rhs).getResult()
-                 : arith::MulIOp::create(b, loc, lhs, rhs).getResult();
-}
-
-namespace {
 /// What a scan's nodes share: the input, the scanned dimension and its
 /// length, the combiner and the types it accumulates in.
 struct ScanSpec {
@@ -65,11 +54,7 @@ struct ScanSpec {
 
   /// The combiner's identity in the accumulator's type.
   Value identity(OpBuilder &b, Location loc) const {
-    int64_t value = combiner == "sum" ? 0 : 1;
-    if (isa<FloatType>(accumulator))
-      return makeFloat(b, loc, accumulator, value);
-    return arith::ConstantOp::create(b, loc,
-                                     b.getIntegerAttr(accumulator, value));
+    return getCombinerIdentity(b, loc, combiner, accumulator, accumulatorDtype);
   }
 
   /// The input's element at `indices` with the scanned dimension at
@@ -103,16 +88,14 @@ struct ScanSpec {
     return node.getResult();
   }
 };
-} // namespace
 
 /// A scan of a row of n elements in blocks of B = ceil(sqrt(n)): each
 /// block's total (one reduction over B), the combination of the totals of
 /// the blocks before each block (one over n / B), then each element combines
 /// that with its block's elements up to itself (one over B). n·B element
 /// reads instead of n^2 / 2.
-static Value buildBlockedScan(OpBuilder &b, Location loc,
-                              RankedTensorType resultType,
-                              const ScanSpec &scan) {
+Value buildBlockedScan(OpBuilder &b, Location loc, RankedTensorType resultType,
+                       const ScanSpec &scan) {
   int64_t block = static_cast<int64_t>(
       std::ceil(std::sqrt(static_cast<double>(scan.length))));
   int64_t blocks = llvm::divideCeil(scan.length, block);
@@ -164,9 +147,9 @@ static Value buildBlockedScan(OpBuilder &b, Location loc,
         // The block's first term brings the blocks before it.
         SmallVector<Value> at(ivs);
         at[scan.dim] = blockIndex;
-        Value withBefore =
-            emitScanCombine(b, loc, scan.combiner,
-                            loop::LoadOp::create(b, loc, before, at), element);
+        Value withBefore = emitCombine(b, loc, scan.combiner,
+                                       loop::LoadOp::create(b, loc, before, at),
+                                       element, scan.accumulatorDtype);
         Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
                                             offset, index(0));
         return arith::SelectOp::create(b, loc, first, withBefore, element);

@@ -11,10 +11,10 @@
 #include "GPUKernels.h"
 #include "MatmulToGPU.h"
 
-#include "kiln/Conversion/Bufferization/Combiners.h"
 #include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/Combiners.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

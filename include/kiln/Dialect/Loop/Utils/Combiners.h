@@ -1,12 +1,13 @@
 //===- Combiners.h - The arithmetic of loop.reduce's combiners --*- C++ -*-===//
 //
 // Part of Kiln. Every target combines a reduction's values the same way;
-// only where the partial results live differs.
+// only where the partial results live differs. Lowerings that build
+// reductions (scans in blocks) use the same arithmetic.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_CONVERSION_BUFFERIZATION_COMBINERS_H
-#define KILN_CONVERSION_BUFFERIZATION_COMBINERS_H
+#ifndef KILN_DIALECT_LOOP_UTILS_COMBINERS_H
+#define KILN_DIALECT_LOOP_UTILS_COMBINERS_H
 
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Types.h"
@@ -50,4 +51,4 @@ Value emitReductionResult(OpBuilder &b, Location loc, llvm::StringRef combiner,
 } // namespace kiln
 } // namespace mlir
 
-#endif // KILN_CONVERSION_BUFFERIZATION_COMBINERS_H
+#endif // KILN_DIALECT_LOOP_UTILS_COMBINERS_H
