@@ -572,6 +572,15 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
                 alignment(bPart, strideBytes * k * n),
                 alignment(resultPart, resultStrideBytes * m * resultLd),
                 biasPart ? alignment(biasPart, 0) : 0};
+    // The product with algorithm `candidate`, queued on the stream.
+    auto multiply = [&](const MatmulAlgo &candidate) {
+      float alpha = 1.0f, beta = 0.0f;
+      return lt->cublasLtMatmul(
+          handle, descriptors.matmul, &alpha, bPart, descriptors.first, a,
+          descriptors.second, &beta, resultPart, descriptors.result, resultPart,
+          descriptors.result, &candidate, reinterpret_cast<void *>(workspace),
+          kWorkspaceBytes, stream);
+    };
     MatmulAlgo algo;
     {
       std::lock_guard<std::mutex> lock(gemmMutex);
@@ -625,14 +634,7 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
             std::to_string(k) + ": " + std::to_string(count) + " algorithm(s)";
         if (count > 1) {
           auto run = [&](const MatmulAlgo &candidate) {
-            float alpha = 1.0f, beta = 0.0f;
-            return lt->cublasLtMatmul(
-                       handle, descriptors.matmul, &alpha, bPart,
-                       descriptors.first, a, descriptors.second, &beta,
-                       resultPart, descriptors.result, resultPart,
-                       descriptors.result, &candidate,
-                       reinterpret_cast<void *>(workspace), kWorkspaceBytes,
-                       stream) == kCublasSuccess;
+            return multiply(candidate) == kCublasSuccess;
           };
           std::vector<MatmulAlgo> list;
           for (int i = 0; i < count; ++i)
@@ -648,14 +650,7 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
       }
     }
 
-    float alpha = 1.0f, beta = 0.0f;
-    return checkLt(lt->cublasLtMatmul(handle, descriptors.matmul, &alpha, bPart,
-                                      descriptors.first, a, descriptors.second,
-                                      &beta, resultPart, descriptors.result,
-                                      resultPart, descriptors.result, &algo,
-                                      reinterpret_cast<void *>(workspace),
-                                      kWorkspaceBytes, stream),
-                   "cublasLtMatmul");
+    return checkLt(multiply(algo), "cublasLtMatmul");
   };
 
   // cuBLASLt's kernels for a number of columns that is not a multiple of
