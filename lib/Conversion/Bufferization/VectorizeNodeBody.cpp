@@ -83,9 +83,8 @@ public:
     if (loadsOnly) {
       vectors.map(column, ivs.back());
       columnValue = column;
-      for (Operation &op : body.without_terminator())
-        if (isNeededForLoads(op))
-          emitLoad(cast<loop::LoadOp>(op), column);
+      for (auto load : body.getOps<loop::LoadOp>())
+        emitLoad(load, column);
       return Value();
     }
     // The column differs by element: [c, c + 1, ...]. Index arithmetic on it
@@ -132,14 +131,6 @@ private:
   }
 
   bool isUniform(Value value) { return !vectors.contains(value); }
-
-  /// In loads-only mode: whether `op` reads a buffer (what is staged, or
-  /// held in registers, needs no load).
-  bool isNeededForLoads(Operation &op) {
-    auto load = dyn_cast<loop::LoadOp>(op);
-    return load && !mapping.contains(load.getResult()) &&
-           isa<MemRefType>(mapping.lookup(load.getSource()).getType());
-  }
 
   /// The scalar at element `k` of `value`.
   Value element(Value value, int64_t k) {
