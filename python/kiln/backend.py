@@ -317,6 +317,46 @@ def _unseed_fallbacks(gm: torch.fx.GraphModule, seed: torch.fx.Node) -> None:
         gm.graph.erase_node(seed)
 
 
+def _move_scalars_to_device(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
+                           device: str) -> bool:
+    """Makes the graph's 0-dim CPU constants that only ops on `device` read
+    (``torch.tensor(0.5)``, ``scalar_tensor`` in decompositions) on
+    `device` instead, so that regions there can hold them; PyTorch promotes
+    a 0-dim tensor alike on every device. Returns whether any moved."""
+    if device == "cpu":
+        return False
+
+    def movable(node: torch.fx.Node) -> bool:
+        value = values.get(node)
+        if not (isinstance(value, torch.Tensor) and value.dim() == 0
+                and value.device.type == "cpu" and node.users):
+            return False
+        if not all(isinstance(values.get(u), torch.Tensor)
+                   and values[u].device.type == device for u in node.users):
+            return False
+        operands = [a for a in pytree.tree_flatten((node.args, node.kwargs))[0]
+                    if isinstance(a, torch.fx.Node)]
+        if node.op == "call_function" and not operands:
+            return "device" in node.kwargs  # a creation op
+        # A copy of a constant (lift_fresh_copy of a get_attr, only read here).
+        constant = values.get(operands[0])
+        return (node.op == "call_function" and len(operands) == 1
+                and operands[0].op == "get_attr" and len(operands[0].users) == 1
+                and isinstance(constant, torch.Tensor) and constant.dim() == 0)
+
+    moved = False
+    for node in [n for n in gm.graph.nodes if movable(n)]:
+        moved = True
+        if "device" in node.kwargs:
+            node.kwargs = {**node.kwargs, "device": torch.device(device)}
+            continue
+        constant = next(a for a in node.all_input_nodes)
+        owner, _, attribute = constant.target.rpartition(".")
+        module = gm.get_submodule(owner) if owner else gm
+        setattr(module, attribute, getattr(module, attribute).to(device))
+    return moved
+
+
 def _node_problem(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
                   device: str) -> Optional[str]:
     """Why `node` cannot join a compiled region, or None if it can."""
@@ -729,6 +769,9 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     seed = _seed_random_ops(gm, device)
     gm.recompile()
     values = _record_values(gm, list(example_inputs))
+    if _move_scalars_to_device(gm, values, device):
+        gm.recompile()
+        values = _record_values(gm, list(example_inputs))
     library_ops = set(options.library_ops)
     library = [n for n in gm.graph.nodes
                if n.op == "call_function" and str(n.target) in library_ops]

@@ -1308,9 +1308,11 @@ def input_guards(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Gra
 def _finite_int(bound: Any) -> Optional[int]:
     """A range bound of the shape environment as an int; None when it is
     unbounded (sympy's or PyTorch's infinity)."""
+    if getattr(bound, "is_finite", True) is False:
+        return None
     try:
         value = int(bound)
-    except (TypeError, ValueError, OverflowError):
+    except (TypeError, ValueError, OverflowError, AttributeError):
         return None
     return value if abs(value) < 2 ** 62 else None
 

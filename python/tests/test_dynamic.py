@@ -141,3 +141,16 @@ def test_a_creation_op_of_dynamic_sizes_runs_at_every_size(tmp_path):
         x = torch.randn(rows, columns)
         (result,) = artifact(x)
         assert torch.equal(result, x - 2.5)
+
+
+def test_unbounded_symbol_ranges_have_no_max():
+    # The shape environment's upper bounds: sympy's infinity (torch 2.x's
+    # int_oo is one of its kind), a large int, or a finite one.
+    sympy = pytest.importorskip("sympy")
+    from kiln.importer import _finite_int
+
+    assert _finite_int(sympy.oo) is None
+    assert _finite_int(-sympy.oo) is None
+    assert _finite_int(sympy.Integer(2 ** 63 - 1)) is None
+    assert _finite_int(sympy.Integer(1024)) == 1024
+    assert _finite_int(1024) == 1024
