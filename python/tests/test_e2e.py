@@ -879,6 +879,34 @@ def test_erfinv(device, tmp_path):
           tolerances={F32: (2e-5, 2e-6)})
 
 
+def test_exact_gelu_over_the_f32_range(device, tmp_path):
+    # f32's exact GELU and its gradient take Φ from its upper tail (a
+    # polynomial and one exp, not erf): against the exact values (f64), the
+    # error stays within 4e-7 absolute and 2e-6 relative where GELU exceeds
+    # 1e-6, over [-14, 14] and beyond, with ±inf, NaN and ±0 as PyTorch.
+    aten = torch.ops.aten
+
+    def fn(x, g):
+        return torch.nn.functional.gelu(x), aten.gelu_backward(g, x)
+
+    grid = torch.linspace(-14.0, 14.0, 1 << 18)
+    special = torch.tensor([float("inf"), float("-inf"), float("nan"), 0.0, -0.0, 1e-30,
+                            -1e-30, 40.0, -40.0, 1e30, -1e30])
+    x = torch.cat([grid, special])
+    g = torch.rand(x.shape, generator=torch.Generator().manual_seed(3)) + 0.5
+    compiled = kiln.compile(fn, [x.to(device), g.to(device)], cache_dir=tmp_path)
+    got_gelu, got_grad = (t.cpu() for t in compiled(x.to(device), g.to(device)))
+    x64, g64 = x.double(), g.double()
+    want_gelu, want_grad = (t.float() for t in fn(x64, g64))
+    # PyTorch's own f32 formula rounds to the same absolute error.
+    for got, want in ((got_gelu, want_gelu), (got_grad, want_grad)):
+        torch.testing.assert_close(got, want, rtol=2e-6, atol=4e-7, equal_nan=True)
+    big = want_gelu.isfinite() & (want_gelu.abs() > 1e-6)
+    relative = ((got_gelu[big].double() - want_gelu[big].double()) / want_gelu[big].double())
+    assert relative.abs().max() < 2e-6
+    assert torch.equal(torch.signbit(got_gelu[-8:-6]), torch.tensor([False, True]))
+
+
 @pytest.mark.parametrize("name, fn, shapes", [
     ("row sums", lambda x, b: torch.exp(x + b).sum(dim=1), [((9, 64), F32), ((64,), F32)]),
     ("sum over all", lambda x: x.sum(), [((7, 5), F32)]),

@@ -10,6 +10,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -21,7 +22,8 @@ namespace mlir::kiln {
 using namespace mlir;
 
 namespace {
-/// exp(x) = exp2(x * log2(e)) for f32 scalars and vectors.
+/// exp(x) = exp2(x * log2(e)) for f32 scalars and vectors; exp(a * c) for a
+/// constant c becomes exp2(a * (c * log2(e))), one multiply and one rounding.
 struct ExpAsExp2 : OpRewritePattern<math::ExpOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -30,15 +32,32 @@ struct ExpAsExp2 : OpRewritePattern<math::ExpOp> {
     Type type = op.getType();
     if (!getElementTypeOrSelf(type).isF32())
       return rewriter.notifyMatchFailure(op, "only f32");
-    TypedAttr log2e = rewriter.getF32FloatAttr(1.4426950408889634f);
+    constexpr double kLog2E = 1.4426950408889634;
+    Value operand = op.getOperand();
+    double factor = kLog2E;
+    if (auto product = operand.getDefiningOp<arith::MulFOp>()) {
+      APFloat constant(0.0f);
+      for (auto [scaled, scalar] :
+           {std::pair(product.getLhs(), product.getRhs()),
+            std::pair(product.getRhs(), product.getLhs())}) {
+        if (auto broadcast = scalar.getDefiningOp<vector::BroadcastOp>())
+          scalar = broadcast.getSource();
+        if (matchPattern(scalar, m_ConstantFloat(&constant))) {
+          operand = scaled;
+          factor = constant.convertToFloat() * kLog2E;
+          break;
+        }
+      }
+    }
+    TypedAttr scaleAttr = rewriter.getF32FloatAttr(static_cast<float>(factor));
     Value scale;
     if (auto vectorType = dyn_cast<VectorType>(type))
       scale = arith::ConstantOp::create(
-          rewriter, op.getLoc(), DenseElementsAttr::get(vectorType, log2e));
+          rewriter, op.getLoc(), DenseElementsAttr::get(vectorType, scaleAttr));
     else
-      scale = arith::ConstantOp::create(rewriter, op.getLoc(), log2e);
-    Value product = arith::MulFOp::create(
-        rewriter, op.getLoc(), op.getOperand(), scale, op.getFastmathAttr());
+      scale = arith::ConstantOp::create(rewriter, op.getLoc(), scaleAttr);
+    Value product = arith::MulFOp::create(rewriter, op.getLoc(), operand, scale,
+                                          op.getFastmathAttr());
     rewriter.replaceOpWithNewOp<math::Exp2Op>(op, product,
                                               op.getFastmathAttr());
     return success();

@@ -992,7 +992,8 @@ static constexpr double kGeluTanhScale = 0.7978845608028654;
 static constexpr double kGeluTanhCubic = 0.044715;
 static constexpr double kInverseSqrt2 = 0.7071067811865476;
 
-/// GELU: x * Φ(x), with Φ from erf, or PyTorch's tanh approximation.
+/// GELU: x * Φ(x), with Φ from its upper tail in f32 (emitNormalCdfF32) and
+/// from erf in f64, or PyTorch's tanh approximation.
 struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
   using ElementwiseLowering::ElementwiseLowering;
   Value computeElement(fx::GeluOp op, OpBuilder &b, Location loc,
@@ -1012,6 +1013,8 @@ struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
           arith::MulFOp::create(b, loc, constant(kGeluTanhCubic), cube));
       inner = math::TanhOp::create(
           b, loc, arith::MulFOp::create(b, loc, constant(kGeluTanhScale), sum));
+    } else if (type.isF32()) {
+      return arith::MulFOp::create(b, loc, x, emitNormalCdfF32(b, loc, x));
     } else {
       // erf(x / sqrt(2))
       inner = math::ErfOp::create(
@@ -1166,10 +1169,12 @@ struct GeluBackwardLowering
                            mul(mul(left, tanhDerivative), innerDerivative)));
     }
     constexpr double kNormalDensity = 0.3989422804014327; // 1 / sqrt(2 pi)
-    Value cdf =
-        mul(constant(0.5),
-            add(constant(1.0),
-                math::ErfOp::create(b, loc, mul(x, constant(kInverseSqrt2)))));
+    Value cdf = loop::getScalarType(dtype).isF32()
+                    ? emitNormalCdfF32(b, loc, x)
+                    : mul(constant(0.5),
+                          add(constant(1.0),
+                              math::ErfOp::create(
+                                  b, loc, mul(x, constant(kInverseSqrt2)))));
     Value pdf = mul(math::ExpOp::create(b, loc, mul(constant(-0.5), square)),
                     constant(kNormalDensity));
     return mul(grad, add(cdf, mul(x, pdf)));

@@ -116,6 +116,11 @@ Value buildGeneratorNode(
 Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower, Value upper,
                 Type dtype);
 
+/// The standard normal distribution's CDF Φ(x) of an f32 scalar, for the
+/// exact GELU and its gradient: cheaper on GPUs than `0.5 (1 + erf(x /
+/// sqrt 2))` and closer to the exact value (MathLowering.cpp).
+Value emitNormalCdfF32(OpBuilder &b, Location loc, Value x);
+
 /// Adds the lowerings of the elementwise math that PyTorch's Core ATen
 /// opset has beyond the common activations: inverse and hyperbolic
 /// trigonometry, rounding, sign and classification, pow with tensor

@@ -49,3 +49,50 @@ fx.graph @exps(%x: tensor<64xf32>, %y: tensor<64xf64>) -> (tensor<64xf32>, tenso
   }
   fx.output %0, %1 : tensor<64xf32>, tensor<64xf64>
 }
+
+// -----
+
+// With fast-exp, exp of a product by a constant (on either side) takes
+// log2(e) into the constant: one multiply. (Vector bodies, whose constants
+// are splats or broadcasts, are checked in Pipelines/gelu-ptx.mlir.) -0.5 * log2(e) = -0.72134752.
+// FAST-LABEL: fx.graph @exp_of_scaled
+// FAST: %[[C:.+]] = arith.constant -0.72134751 : f32
+// FAST: %[[A:.+]] = loop.load
+// FAST: %[[P:.+]] = arith.mulf %[[A]], %[[C]] : f32
+// FAST: math.exp2 %[[P]] : f32
+// FAST: %[[Q:.+]] = arith.mulf %[[A]], %[[C]] : f32
+// FAST: math.exp2 %[[Q]] : f32
+fx.graph @exp_of_scaled(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %a = loop.load %x[%i] : tensor<64xf32>
+    %c = arith.constant -0.5 : f32
+    %m0 = arith.mulf %a, %c : f32
+    %e0 = math.exp %m0 : f32
+    %m1 = arith.mulf %c, %a : f32
+    %e1 = math.exp %m1 : f32
+    %t = arith.addf %e0, %e1 : f32
+    loop.yield %t : f32
+  }
+  fx.output %0 : tensor<64xf32>
+}
+
+// -----
+
+// A product by a value that is not constant keeps its multiply by log2(e).
+// FAST-LABEL: fx.graph @exp_of_product
+// FAST: %[[L:.+]] = arith.constant 1.44269502 : f32
+// FAST: %[[M:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
+// FAST: %[[P:.+]] = arith.mulf %[[M]], %[[L]] : f32
+// FAST: math.exp2 %[[P]] : f32
+fx.graph @exp_of_product(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %a = loop.load %x[%i] : tensor<64xf32>
+    %b = loop.load %y[%i] : tensor<64xf32>
+    %m = arith.mulf %a, %b : f32
+    %e = math.exp %m : f32
+    loop.yield %e : f32
+  }
+  fx.output %0 : tensor<64xf32>
+}
