@@ -59,6 +59,7 @@ in Python; view-like ops take their sizes from their result's type.
 from __future__ import annotations
 
 import collections
+import contextlib
 import logging
 import operator
 import os
@@ -337,7 +338,7 @@ def _move_scalars_to_device(gm: torch.fx.GraphModule, values: Mapping[torch.fx.N
         operands = [a for a in pytree.tree_flatten((node.args, node.kwargs))[0]
                     if isinstance(a, torch.fx.Node)]
         if node.op == "call_function" and not operands:
-            return "device" in node.kwargs  # a creation op
+            return _takes_device(node)  # a creation op
         # A copy of a constant (lift_fresh_copy of a get_attr, only read here).
         constant = values.get(operands[0])
         return (node.op == "call_function" and len(operands) == 1
@@ -347,14 +348,30 @@ def _move_scalars_to_device(gm: torch.fx.GraphModule, values: Mapping[torch.fx.N
     moved = False
     for node in [n for n in gm.graph.nodes if movable(n)]:
         moved = True
-        if "device" in node.kwargs:
+        if not node.all_input_nodes:
             node.kwargs = {**node.kwargs, "device": torch.device(device)}
             continue
-        constant = next(a for a in node.all_input_nodes)
+        constant = node.all_input_nodes[0]
         owner, _, attribute = constant.target.rpartition(".")
         module = gm.get_submodule(owner) if owner else gm
-        setattr(module, attribute, getattr(module, attribute).to(device))
+        # The copy is the module's, real, even while AOTAutograd's fake mode
+        # is active around its compilers.
+        with _outside_fake_mode():
+            setattr(module, attribute, getattr(module, attribute).to(device))
     return moved
+
+
+def _takes_device(node: torch.fx.Node) -> bool:
+    """Whether `node`'s ATen op has a ``device`` argument."""
+    schema = getattr(node.target, "_schema", None)
+    return schema is not None and any(a.name == "device" for a in schema.arguments)
+
+
+def _outside_fake_mode():
+    """A context in which tensors are real while a fake mode is active
+    (torch 2.x; torch 1.13's make_fx graphs meet none)."""
+    unset = getattr(torch._subclasses.fake_tensor, "unset_fake_temporarily", None)
+    return unset() if unset is not None else contextlib.nullcontext()
 
 
 def _node_problem(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],

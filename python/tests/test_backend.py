@@ -503,3 +503,32 @@ def test_random_ops_that_fall_back_draw_from_pytorch(tmp_path):
                for n in compiled.graph.nodes)
     x = torch.randn(LONG, 4)
     torch.testing.assert_close(compiled(x).sort(0).values, (x * 2).sort(0).values)
+
+
+def test_zero_dim_cpu_constants_move_to_the_graphs_device():
+    # A GPU graph's 0-dim CPU constants (scalar_tensor, a lifted
+    # torch.tensor) that only ops on the GPU read are made there, so that
+    # regions can hold them; one that a CPU consumer reads stays. The meta
+    # device stands in for CUDA on a machine without one.
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    from kiln.backend import _move_scalars_to_device, _record_values
+
+    aten = torch.ops.aten
+
+    def f(x):
+        kept = aten.scalar_tensor(2.0)
+        return torch.where(x > 0, x, aten.scalar_tensor(-1.0)) * torch.tensor(0.5), kept + 1
+
+    x = torch.randn(4, device="meta")
+    gm = make_fx(f)(x)
+    assert _move_scalars_to_device(gm, _record_values(gm, [x]), "meta")
+    gm.recompile()
+    values = _record_values(gm, [x])
+    devices = {n.name: v.device.type for n, v in values.items() if isinstance(v, torch.Tensor)}
+    assert devices.pop("scalar_tensor") == "cpu" and devices.pop("add") == "cpu"
+    assert set(devices.values()) == {"meta"}
+    assert gm._tensor_constant0.device.type == "meta"
+    # Nothing moves on the CPU, or a second time.
+    assert not _move_scalars_to_device(gm, values, "meta")
+    assert not _move_scalars_to_device(gm, values, "cpu")
