@@ -146,6 +146,7 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   toGPU.blockSize = options.blockSize;
   toGPU.elementsPerThread = options.elementsPerThread;
   toGPU.transposeTiles = options.transposeTiles;
+  toGPU.rowThreads = options.rowThreads;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   // Complex numbers (Fourier transforms) are structs of their parts, in
@@ -155,6 +156,7 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
     ApproximateMathPassOptions approximate;
     approximate.fastExp = true;
     pm.addPass(createApproximateMathPass(approximate));
+    pm.addPass(createNVVMApproximationsPass());
   }
   if (options.fpContract)
     pm.addPass(createContractFloatOpsPass());
@@ -181,6 +183,7 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   toLLVM.blockSize = options.blockSize;
   toLLVM.elementsPerThread = options.elementsPerThread;
   toLLVM.transposeTiles = options.transposeTiles;
+  toLLVM.rowThreads = options.rowThreads;
   toLLVM.fastExp = options.fastExp;
   toLLVM.fpContract = options.fpContract;
   toLLVM.chip = options.chip;

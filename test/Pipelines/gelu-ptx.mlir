@@ -2,15 +2,16 @@
 
 // The exact GELU's kernel in PTX: Φ from its upper tail takes one
 // approximate reciprocal, one ex2 whose argument is x² times a single
-// constant (-0.5 * log2(e) = 0fBF38AA3B), and FMAs; no IEEE division and no
-// libdevice erf (whose polynomials select coefficients with selp).
+// constant (-0.5 * log2(e) = 0fBF38AA3B), both flushing subnormal results,
+// and FMAs; no IEEE division and no libdevice erf (whose polynomials select
+// coefficients with selp).
 // CHECK-LABEL: gpu.binary @kiln_pointwise
 // CHECK-NOT: div.rn.f32
 // CHECK: abs.f32
 // CHECK: fma.rn.f32 {{.*}}0f3E9BE76D, 0f3F800000
-// CHECK: rcp.approx.f32
+// CHECK: rcp.approx.ftz.f32
 // CHECK: mul.f32 {{.*}}0fBF38AA3B
-// CHECK: ex2.approx
+// CHECK: ex2.approx.ftz.f32
 // CHECK-NOT: div.rn.f32
 // CHECK-NOT: 0f3FB8AA3B
 fx.graph @gelu(%x: tensor<4096x4096xbf16>) -> tensor<4096x4096xbf16> {

@@ -187,6 +187,8 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     Option<"transposeTiles", "transpose-tiles", "bool", /*default=*/"true",
            "Run pointwise nodes that read a source transposed in 32x32 tiles "
            "staged through workgroup memory">,
+    Option<"rowThreads", "row-threads", "int64_t", /*default=*/"128",
+           "The most threads that share one long row of a row kernel">,
   ];
 }
 
@@ -230,6 +232,27 @@ def ContractFloatOpsPass : Pass<"kiln-contract-float-ops"> {
     narrower type fold away, and PyTorch rounds there.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
+def NVVMApproximationsPass : Pass<"kiln-nvvm-approximations"> {
+  let summary = "Computes f32 exp2 and reciprocals in GPU kernels with one "
+                "instruction each";
+  let description = [{
+    In `gpu.launch` bodies, f32 `math.exp2` (what `kiln-approximate-math`
+    makes of `exp` for GPUs) becomes `ex2.approx.ftz.f32`, and a
+    reciprocal `1 / x` marked `afn` becomes `rcp.approx.ftz.f32`; vectors
+    go element by element. Without `ftz` the NVPTX back end emits
+    `ex2.approx.f32` and `rcp.approx.f32`, which `ptxas` wraps in a compare
+    and two predicated multiplies so that results below 2^-126 keep their
+    subnormal digits: three more instructions per call in kernels whose time
+    is instructions (LayerNorm + GELU). The one difference: such results
+    (exp2 below -126, reciprocals of magnitudes above 2^126) are zero.
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
+    "::mlir::vector::VectorDialect",
+  ];
 }
 
 #endif // KILN_CONVERSION_PASSES_TD

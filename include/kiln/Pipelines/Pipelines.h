@@ -111,6 +111,11 @@ struct GPUBackendOptions : public Base {
       llvm::cl::desc("Run pointwise nodes that read a source transposed in "
                      "tiles staged through workgroup memory"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<int64_t> rowThreads{
+      *this, "row-threads",
+      llvm::cl::desc("The most threads that share one long row of a row "
+                     "kernel"),
+      llvm::cl::init(128)};
   detail::PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Compute f32 exp as exp2 of a product, one instruction "

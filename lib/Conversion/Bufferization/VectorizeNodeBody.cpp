@@ -66,10 +66,11 @@ class BodyVectorizer {
 public:
   BodyVectorizer(OpBuilder &b, Block &body, const IRMapping &mapping,
                  ValueRange ivs, int64_t width, int64_t bufferAlignment,
-                 VectorLoadCache *cache, bool loadsOnly = false)
+                 VectorLoadCache *cache, bool loadsOnly = false,
+                 function_ref<bool(loop::LoadOp)> filter = nullptr)
       : b(b), body(body), mapping(mapping), ivs(ivs.begin(), ivs.end()),
         width(width), bufferAlignment(bufferAlignment), cache(cache),
-        loadsOnly(loadsOnly) {}
+        loadsOnly(loadsOnly), filter(filter) {}
 
   FailureOr<Value> run() {
     if (!canVectorizeBody(body))
@@ -84,7 +85,8 @@ public:
       vectors.map(column, ivs.back());
       columnValue = column;
       for (auto load : body.getOps<loop::LoadOp>())
-        emitLoad(load, column);
+        if (!filter || filter(load))
+          emitLoad(load, column);
       return Value();
     }
     // The column differs by element: [c, c + 1, ...]. Index arithmetic on it
@@ -305,6 +307,8 @@ private:
   VectorLoadCache *cache;
   /// Whether to emit only the contiguous loads (into `cache`).
   bool loadsOnly;
+  /// Which loads loads-only mode emits (all if null).
+  function_ref<bool(loop::LoadOp)> filter;
   /// Body values that are the same scalar for every element.
   IRMapping uniform;
   /// Body values that differ by element, as vectors.
@@ -334,9 +338,10 @@ FailureOr<Value> mlir::kiln::emitVectorBodyElements(
 void mlir::kiln::emitVectorBodyLoads(OpBuilder &b, Block &body,
                                      const IRMapping &mapping, ValueRange ivs,
                                      int64_t width, int64_t bufferAlignment,
-                                     VectorLoadCache &cache) {
+                                     VectorLoadCache &cache,
+                                     function_ref<bool(loop::LoadOp)> filter) {
   (void)BodyVectorizer(b, body, mapping, ivs, width, bufferAlignment, &cache,
-                       /*loadsOnly=*/true)
+                       /*loadsOnly=*/true, filter)
       .run();
 }
 

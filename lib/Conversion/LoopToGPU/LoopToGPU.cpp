@@ -345,12 +345,6 @@ static constexpr int64_t kMaxVectorsPerLane = 4;
 /// are in flight together.
 static constexpr int64_t kMaxUnrolledSteps = 16;
 
-/// The most threads that share one long row. Fewer threads with more
-/// vectors each beat a block of 256: LayerNorm + GELU over 16384 x 4096 bf16
-/// on an H200 took 0.17 ms with 128 (or 64) threads per row against 0.21 ms
-/// with 256 and 0.27 ms with 512 (bench/sweep.py, block-size).
-static constexpr int64_t kMaxRowBlockThreads = 128;
-
 /// Rows of at most this many columns (a pooling window, say) get a thread
 /// each: a warp per row would leave most of its lanes idle.
 static constexpr int64_t kMaxThreadRowColumns = 16;
@@ -369,9 +363,12 @@ struct RowMapping {
 /// of a warp) get a warp each, so that their reductions need no barrier and
 /// a block works on several rows; longer rows get a block of enough threads
 /// for one vector each (a power of two up to the block size and
-/// kMaxRowBlockThreads).
+/// `rowThreads`). Fewer threads with more vectors each have beaten whole
+/// blocks: LayerNorm + GELU over 16384 x 4096 bf16 on an H200 took 0.17 ms
+/// with 128 (or 64) threads per row against 0.21 ms with 256 and 0.27 ms
+/// with 512 (bench/sweep.py), so the option's default is 128.
 static RowMapping getRowMapping(ArrayRef<Operation *> nodes, int64_t rows,
-                                int64_t blockSize) {
+                                int64_t blockSize, int64_t rowThreads) {
   int64_t limit = std::max(kWarpSize, blockSize / kWarpSize * kWarpSize);
   int64_t columns = 0;
   for (Operation *node : nodes) {
@@ -386,7 +383,7 @@ static RowMapping getRowMapping(ArrayRef<Operation *> nodes, int64_t rows,
   if (vectors <= kWarpSize * kMaxVectorsPerLane)
     return {kWarpSize, limit / kWarpSize};
   int64_t threads = kWarpSize;
-  int64_t rowLimit = std::min(limit, kMaxRowBlockThreads);
+  int64_t rowLimit = std::max(kWarpSize, std::min(limit, rowThreads));
   while (threads < vectors && threads < rowLimit)
     threads *= 2;
   return {std::min(threads, rowLimit), 1};
@@ -416,6 +413,28 @@ static int64_t getRowVectorWidth(Block &body, int64_t innermost,
   return innermost % width == 0 ? width : 1;
 }
 
+/// Whether `load`, in a node body whose first `rows` arguments index the
+/// row, reads elements that differ from row to row: an index computed from
+/// one of those arguments.
+static bool readsPerRow(loop::LoadOp load, int64_t rows) {
+  Block *body = load->getBlock();
+  SmallVector<Value> worklist(load.getIndices());
+  DenseSet<Value> seen;
+  while (!worklist.empty()) {
+    Value value = worklist.pop_back_val();
+    if (!seen.insert(value).second)
+      continue;
+    if (auto argument = dyn_cast<BlockArgument>(value)) {
+      if (argument.getOwner() == body && argument.getArgNumber() < rows)
+        return true;
+      continue;
+    }
+    if (value.getDefiningOp()->getBlock() == body)
+      llvm::append_range(worklist, value.getDefiningOp()->getOperands());
+  }
+  return false;
+}
+
 /// Emits `nodes` as one kernel over rows (the first `rows` dimensions of
 /// every node's result), a warp or a block per row (getRowMapping): each node
 /// in turn strides over the row's columns with the row's threads;
@@ -429,7 +448,8 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   SmallVector<Value> rowSizes = getNodeSizes(b, loc, nodes.front(), mapping);
   rowSizes.resize(rows);
   Value numRows = getProduct(b, loc, rowSizes);
-  RowMapping rowMapping = getRowMapping(nodes, rows, options.blockSize);
+  RowMapping rowMapping =
+      getRowMapping(nodes, rows, options.blockSize, options.rowThreads);
   int64_t threads = rowMapping.threadsPerRow;
   Value rowsPerBlock =
       arith::ConstantIndexOp::create(b, loc, rowMapping.rowsPerBlock);
@@ -547,7 +567,9 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   };
 
   // A vectorized body's loads at the step of `column` (forColumns's
-  // prefetch), after the indices `outerIvs` of the row.
+  // prefetch), after the indices `outerIvs` of the row. Only the row's own
+  // elements: what every row reads (LayerNorm's weight) comes from the
+  // cache, and held for all steps at once it would only take registers.
   auto emitStepLoads = [&](Block &body, ArrayRef<Value> outerIvs,
                            ArrayRef<Value> columnSizes, int64_t width,
                            Value column) {
@@ -555,8 +577,9 @@ static void emitRowKernel(OpBuilder &b, Location loc,
       return;
     SmallVector<Value> ivs(outerIvs);
     llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
-    emitVectorBodyLoads(b, body, kernelMapping, ivs, width, kBufferAlignment,
-                        loadCache);
+    emitVectorBodyLoads(
+        b, body, kernelMapping, ivs, width, kBufferAlignment, loadCache,
+        [&](loop::LoadOp load) { return readsPerRow(load, rows); });
   };
 
   for (Operation *node : nodes) {
@@ -808,6 +831,7 @@ struct ConvertLoopToGPUPass
     options.blockSize = blockSize;
     options.elementsPerThread = elementsPerThread;
     options.transposeTiles = transposeTiles;
+    options.rowThreads = rowThreads;
     GraphBufferizationTarget target =
         getGPUBufferizationTarget(&getContext(), options);
     if (failed(bufferizeGraphs(getOperation(), target)))

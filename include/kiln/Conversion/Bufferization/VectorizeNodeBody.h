@@ -22,6 +22,7 @@ class IRMapping;
 class OpBuilder;
 namespace kiln {
 namespace loop {
+class LoadOp;
 class PointwiseOp;
 } // namespace loop
 
@@ -69,12 +70,14 @@ FailureOr<Value> emitVectorBodyElements(OpBuilder &b, Block &body,
 
 /// Emits only the contiguous vector loads that emitVectorBodyElements would
 /// emit for `body` at `ivs` (and the index arithmetic they need), into
-/// `cache`. A kernel that computes several column steps issues all their
-/// loads first, so that their latencies overlap: LLVM does not move a load
-/// above the branches of the step before it (libdevice's erf has one).
+/// `cache`; only those `filter` accepts, if given. A kernel that computes
+/// several column steps issues all their loads first, so that their
+/// latencies overlap: LLVM does not move a load above the branches of the
+/// step before it (libdevice's erf has one).
 void emitVectorBodyLoads(OpBuilder &b, Block &body, const IRMapping &mapping,
                          ValueRange ivs, int64_t width, int64_t bufferAlignment,
-                         VectorLoadCache &cache);
+                         VectorLoadCache &cache,
+                         function_ref<bool(loop::LoadOp)> filter = nullptr);
 
 /// Whether emitVectorBodyElements can vectorize `body`.
 bool canVectorizeBody(Block &body);

@@ -21,6 +21,9 @@ struct LoopToGPUOptions {
   /// Whether pointwise nodes that read a source transposed run in tiles
   /// staged through workgroup memory (else flat, reading uncoalesced).
   bool transposeTiles = true;
+  /// The most threads that share one long row of a row kernel (a power of
+  /// two, at most the block size).
+  int64_t rowThreads = 128;
 };
 
 /// The GPU's bufferization: one gpu.launch per node on the stream the graph
