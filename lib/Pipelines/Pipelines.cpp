@@ -41,6 +41,7 @@ void mlir::kiln::buildLowerToLoopPipeline(
   ConvertFXToLoopPassOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
   toLoop.welford = options.welford;
+  toLoop.normalCdfFromTail = options.normalCdfFromTail;
   toLoop.failOnUnsupported = options.failOnUnsupported;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
   graphPm.addPass(createCanonicalizerPass());
@@ -121,6 +122,7 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   LowerToLoopPipelineOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
   toLoop.welford = options.welford;
+  toLoop.normalCdfFromTail = options.normalCdfFromTail;
   toLoop.inlinePointwise = options.inlinePointwise;
   toLoop.fuseRows = options.fuseRows;
   toLoop.fuseSiblings = options.fuseSiblings;

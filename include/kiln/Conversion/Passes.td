@@ -58,6 +58,10 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
     Option<"failOnUnsupported", "fail-on-unsupported", "bool",
            /*default=*/"false",
            "Report an error for fx ops that have no lowering yet">,
+    Option<"normalCdfFromTail", "normal-cdf-from-tail", "bool",
+           /*default=*/"false",
+           "Compute the exact GELU's normal CDF in f32 from its upper tail "
+           "(exp and a reciprocal) instead of erf (GPUs)">,
   ];
 }
 

@@ -47,6 +47,11 @@ struct GraphLoweringOptions : public Base {
       *this, "fuse-siblings",
       llvm::cl::desc("Fuse pointwise nodes that read a common tensor per row"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> normalCdfFromTail{
+      *this, "normal-cdf-from-tail",
+      llvm::cl::desc("Compute the exact GELU's normal CDF in f32 from its "
+                     "upper tail instead of erf (the GPU pipeline's default)"),
+      llvm::cl::init(false)};
 };
 
 /// The options of the CPU back end.
@@ -148,7 +153,12 @@ struct GPUPipelineOptions
     : public GraphLoweringOptions<GPUPipelineOptions,
                                   GPUBackendOptions<GPUPipelineOptions>> {
   // A block runs a row: few long reductions split by default.
-  GPUPipelineOptions() { splitReductions.setInitialValue(true); }
+  // exp and reciprocals are one instruction each: GELU's normal CDF from its
+  // tail costs less than erf.
+  GPUPipelineOptions() {
+    splitReductions.setInitialValue(true);
+    normalCdfFromTail.setInitialValue(true);
+  }
 };
 
 /// fx graphs -> loop nodes, with pointwise producers inlined: the graph-level

@@ -992,8 +992,8 @@ static constexpr double kGeluTanhScale = 0.7978845608028654;
 static constexpr double kGeluTanhCubic = 0.044715;
 static constexpr double kInverseSqrt2 = 0.7071067811865476;
 
-/// GELU: x * Φ(x), with Φ from its upper tail in f32 (emitNormalCdfF32) and
-/// from erf in f64, or PyTorch's tanh approximation.
+/// GELU: x * Φ(x), with Φ from erf, from its upper tail in f32 with
+/// `normalCdfFromTail` (emitNormalCdfF32), or PyTorch's tanh approximation.
 struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
   using ElementwiseLowering::ElementwiseLowering;
   Value computeElement(fx::GeluOp op, OpBuilder &b, Location loc,
@@ -1013,7 +1013,7 @@ struct GeluLowering : ElementwiseLowering<fx::GeluOp, GeluLowering> {
           arith::MulFOp::create(b, loc, constant(kGeluTanhCubic), cube));
       inner = math::TanhOp::create(
           b, loc, arith::MulFOp::create(b, loc, constant(kGeluTanhScale), sum));
-    } else if (type.isF32()) {
+    } else if (type.isF32() && options.normalCdfFromTail) {
       return arith::MulFOp::create(b, loc, x, emitNormalCdfF32(b, loc, x));
     } else {
       // erf(x / sqrt(2))
@@ -1169,7 +1169,7 @@ struct GeluBackwardLowering
                            mul(mul(left, tanhDerivative), innerDerivative)));
     }
     constexpr double kNormalDensity = 0.3989422804014327; // 1 / sqrt(2 pi)
-    Value cdf = loop::getScalarType(dtype).isF32()
+    Value cdf = loop::getScalarType(dtype).isF32() && options.normalCdfFromTail
                     ? emitNormalCdfF32(b, loc, x)
                     : mul(constant(0.5),
                           add(constant(1.0),
@@ -5901,6 +5901,7 @@ struct ConvertFXToLoopPass
     FXToLoopOptions options;
     options.computeInF32 = computeInF32;
     options.welford = welford;
+    options.normalCdfFromTail = normalCdfFromTail;
     // Matrix products first, while their operands are still fx views whose
     // transposes and merged batches they can read through.
     RewritePatternSet matmulPatterns(&getContext());

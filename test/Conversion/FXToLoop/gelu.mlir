@@ -1,9 +1,21 @@
-// RUN: kiln-opt %s -split-input-file --kiln-fx-to-loop | FileCheck %s
-// RUN: kiln-opt %s -split-input-file --kiln-fx-to-loop -canonicalize -cse \
+// RUN: kiln-opt %s -split-input-file --kiln-fx-to-loop=normal-cdf-from-tail=true | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-fx-to-loop=normal-cdf-from-tail=true -canonicalize -cse \
 // RUN:   | FileCheck %s --check-prefix=CSE
+// RUN: kiln-opt %s -split-input-file --kiln-fx-to-loop | FileCheck %s --check-prefix=ERF
 
 // The exact GELU in f32 (and bf16, which computes in f32): x * Φ(x), Φ from
-// its upper tail exp(-x²/2) t P(t), t = 1 / (1 + p |x|), with P of degree 7.
+// its upper tail exp(-x²/2) t P(t), t = 1 / (1 + p |x|), with P of degree 7
+// (normal-cdf-from-tail, the GPU's choice), or from erf (the default).
+// ERF-LABEL: fx.graph @gelu
+// ERF: loop.pointwise : tensor<4x8xbf16>
+// ERF: %[[X:.+]] = arith.extf %{{.+}} : bf16 to f32
+// ERF: %[[S:.+]] = arith.mulf %[[X]], %{{.+}} : f32
+// ERF: %[[E:.+]] = math.erf %[[S]] : f32
+// ERF: %[[H:.+]] = arith.mulf %[[X]], %{{.+}} : f32
+// ERF: %[[P:.+]] = arith.addf %[[E]], %{{.+}} : f32
+// ERF: %[[Y:.+]] = arith.mulf %[[H]], %[[P]] : f32
+// ERF: arith.truncf %[[Y]] : f32 to bf16
+// ERF-NOT: math.exp
 // CHECK-LABEL: fx.graph @gelu
 // CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
 // CHECK-DAG: %[[MHALF:.+]] = arith.constant -5.000000e-01 : f32
@@ -68,6 +80,8 @@ fx.graph @tanh_gelu(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
 // CHECK: loop.pointwise : tensor<4x8xf32>
 // CHECK-NOT: math.erf
 // CHECK: loop.yield
+// ERF-LABEL: fx.graph @gelu_backward
+// ERF: math.erf
 // CSE-LABEL: fx.graph @gelu_backward
 // CSE: math.exp
 // CSE-NOT: math.exp

@@ -18,6 +18,11 @@ struct FXToLoopOptions {
   bool computeInF32 = true;
   /// Variances in one pass ("welford" reductions) instead of two.
   bool welford = false;
+  /// The exact GELU's Φ in f32 (and its gradient's) from the normal
+  /// distribution's upper tail: one exp and one reciprocal, single
+  /// instructions on GPUs, where erf takes two dozen. On CPUs, whose exp
+  /// and division cost more, erf's polynomials are cheaper.
+  bool normalCdfFromTail = false;
 };
 
 /// Adds the patterns that rewrite fx ops into loop nodes.
