@@ -149,6 +149,7 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   toGPU.elementsPerThread = options.elementsPerThread;
   toGPU.transposeTiles = options.transposeTiles;
   toGPU.rowThreads = options.rowThreads;
+  toGPU.rowCache = options.rowCache;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   // Complex numbers (Fourier transforms) are structs of their parts, in
@@ -186,6 +187,7 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   toLLVM.elementsPerThread = options.elementsPerThread;
   toLLVM.transposeTiles = options.transposeTiles;
   toLLVM.rowThreads = options.rowThreads;
+  toLLVM.rowCache = options.rowCache;
   toLLVM.fastExp = options.fastExp;
   toLLVM.fpContract = options.fpContract;
   toLLVM.chip = options.chip;

@@ -193,6 +193,9 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            "staged through workgroup memory">,
     Option<"rowThreads", "row-threads", "int64_t", /*default=*/"128",
            "The most threads that share one long row of a row kernel">,
+    Option<"rowCache", "row-cache", "bool", /*default=*/"true",
+           "Keep a row kernel's loaded elements in registers from one node to "
+           "the next (else each node loads them again, from L2)">,
   ];
 }
 

@@ -121,6 +121,11 @@ struct GPUBackendOptions : public Base {
       llvm::cl::desc("The most threads that share one long row of a row "
                      "kernel"),
       llvm::cl::init(128)};
+  detail::PassOptions::Option<bool> rowCache{
+      *this, "row-cache",
+      llvm::cl::desc("Keep a row kernel's loaded elements in registers from "
+                     "one node to the next"),
+      llvm::cl::init(true)};
   detail::PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Compute f32 exp as exp2 of a product, one instruction "

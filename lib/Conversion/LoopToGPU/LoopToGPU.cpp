@@ -516,7 +516,8 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   // values for the next. Few static steps are unrolled, so that their loads
   // are in flight at once; their columns are computed once for the whole
   // kernel, so that nodes reading the same elements share their loads
-  // (`loadCache`): the row stays in registers from one node to the next.
+  // (`loadCache`): the row stays in registers from one node to the next
+  // (with `options.rowCache`).
   // `prefetch` emits a step's loads into the cache: all steps' loads come
   // first, in flight together.
   DenseMap<std::pair<int64_t, int64_t>, Value> stepColumns;
@@ -583,6 +584,9 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   };
 
   for (Operation *node : nodes) {
+    // Without the row cache each node issues its own loads.
+    if (!options.rowCache)
+      loadCache = VectorLoadCache();
     Value result = node->getResult(0);
     auto type = cast<RankedTensorType>(result.getType());
     Block &body = node->getRegion(0).front();
@@ -832,6 +836,7 @@ struct ConvertLoopToGPUPass
     options.elementsPerThread = elementsPerThread;
     options.transposeTiles = transposeTiles;
     options.rowThreads = rowThreads;
+    options.rowCache = rowCache;
     GraphBufferizationTarget target =
         getGPUBufferizationTarget(&getContext(), options);
     if (failed(bufferizeGraphs(getOperation(), target)))

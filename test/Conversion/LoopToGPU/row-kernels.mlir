@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=32' | FileCheck %s --check-prefix=WARP
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='row-cache=false' | FileCheck %s --check-prefix=NOCACHE
 
 // Tests that a reduction over long rows runs with a block of 128 threads
 // per row: each thread reads 16-byte vectors of the row (four steps,
@@ -145,4 +146,50 @@ fx.graph @kernel(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
     loop.kernel_yield %y : tensor<8x64xf32>
   }
   fx.output %k : tensor<8x64xf32>
+}
+
+// -----
+
+// Tests that a long row's elements are loaded once, all eight steps first,
+// and stay in registers for the node after the reduction; what every row
+// reads (%w) is loaded where each step uses it. With row-cache=false the
+// node after the barrier loads the row again.
+// CHECK-LABEL: func.func @row_cache
+// CHECK: %[[X:.+]] = memref.assume_alignment %arg0
+// CHECK: %[[W:.+]] = memref.assume_alignment %arg1
+// CHECK-COUNT-8: vector.load %[[X]][
+// CHECK: gpu.barrier
+// CHECK-NOT: vector.load %[[X]][
+// CHECK: %[[G:.+]] = vector.load %[[W]][
+// CHECK: arith.mulf %{{.+}}, %[[G]] : vector<4xf32>
+// CHECK: vector.store
+// CHECK: vector.load %[[W]][
+// CHECK-NOT: vector.load %[[X]][
+// CHECK: gpu.terminator
+// NOCACHE-LABEL: func.func @row_cache
+// NOCACHE: %[[X:.+]] = memref.assume_alignment %arg0
+// NOCACHE-COUNT-8: vector.load %[[X]][
+// NOCACHE: gpu.barrier
+// NOCACHE-COUNT-8: vector.load %[[X]][
+// NOCACHE: vector.store
+fx.graph @row_cache(%x: tensor<8x4096xf32>, %w: tensor<4096xf32>) -> tensor<8x4096xf32> {
+  %c0 = arith.constant 0 : index
+  %k = loop.kernel rows(1) -> tensor<8x4096xf32> {
+    %s = loop.reduce "sum" over [4096] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x4096xf32>
+      loop.yield %v : f32
+    }
+    %y = loop.pointwise : tensor<8x4096xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %x[%i, %j] : tensor<8x4096xf32>
+      %g = loop.load %w[%j] : tensor<4096xf32>
+      %t = loop.load %s[%i, %c0] : tensor<8x1xf32>
+      %d = arith.subf %v, %t : f32
+      %e = arith.mulf %d, %g : f32
+      loop.yield %e : f32
+    }
+    loop.kernel_yield %y : tensor<8x4096xf32>
+  }
+  fx.output %k : tensor<8x4096xf32>
 }

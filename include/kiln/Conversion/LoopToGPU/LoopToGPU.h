@@ -24,6 +24,10 @@ struct LoopToGPUOptions {
   /// The most threads that share one long row of a row kernel (a power of
   /// two, at most the block size).
   int64_t rowThreads = 128;
+  /// Whether a row kernel's nodes share the row's loaded elements in
+  /// registers; else each node loads them again (from L2, mostly): fewer
+  /// registers per row, so more rows in flight per SM.
+  bool rowCache = true;
 };
 
 /// The GPU's bufferization: one gpu.launch per node on the stream the graph
