@@ -1175,13 +1175,18 @@ EXAMPLES = {
 # Ops with a folder (lib/Dialect/FX/IR/FXFolders.cpp): copies and views that
 # change nothing fold to their input, views of views to one view.
 FOLDERS = [
+    "add_scalar",
     "alias",
     "clone",
+    "div_scalar",
     "expand",
     "lift_fresh_copy",
+    "mul_scalar",
     "permute",
+    "pow_tensor_scalar",
     "slice",
     "squeeze",
+    "sub_scalar",
     "to_copy",
     "unsafe_view",
     "view",

@@ -91,3 +91,50 @@ fx.graph @do_not_fold_partial_slices(%x: tensor<?x8xf32> {fx.guard = #fx.tensor_
   %4 = fx.squeeze %y {dim = array<i64: 1>} : (tensor<8x1xf32>) -> tensor<8xf32>
   fx.output %0, %1, %2, %3, %4 : tensor<?x8xf32>, tensor<?x8xf32>, tensor<?x4xf32>, tensor<?x7xf32>, tensor<8xf32>
 }
+
+// -----
+
+// Tests that arithmetic with a scalar that changes no element folds to its
+// input: x * 1 (an int, float or bool one), x / 1, x ** 1, x - 0 (with a
+// positive alpha), integer x + 0, and float x + -0.0.
+// CHECK-LABEL: fx.graph @fold_identity_scalars
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf32>, %[[I:.+]]: tensor<4xsi32>, %[[B:.+]]: tensor<4xi1>)
+// CHECK-NEXT: fx.output %[[X]], %[[X]], %[[B]], %[[X]], %[[X]], %[[X]], %[[X]], %[[I]], %[[I]], %[[X]] :
+fx.graph @fold_identity_scalars(%x: tensor<4xf32>, %i: tensor<4xsi32>, %b: tensor<4xi1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xsi32>, tensor<4xsi32>, tensor<4xf32>) {
+  %0 = fx.mul_scalar %x {other = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fx.mul_scalar %x {other = 1.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = fx.mul_scalar %b {other = true} : (tensor<4xi1>) -> tensor<4xi1>
+  %3 = fx.div_scalar %x {other = 1.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  %4 = fx.pow_tensor_scalar %x {exponent = 1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %5 = fx.sub_scalar %x {other = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %6 = fx.sub_scalar %x {other = 0.0 : f64, alpha = 2 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %7 = fx.add_scalar %i {other = 0 : i64} : (tensor<4xsi32>) -> tensor<4xsi32>
+  %8 = fx.sub_scalar %i {other = 0 : i64, alpha = 3 : i64} : (tensor<4xsi32>) -> tensor<4xsi32>
+  %9 = fx.add_scalar %x {other = -0.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0, %1, %2, %3, %4, %5, %6, %7, %8, %9 : tensor<4xf32>, tensor<4xf32>, tensor<4xi1>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xsi32>, tensor<4xsi32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that scalars that change elements, or types, stay: float x + 0
+// (-0.0 becomes +0.0), x * -1, x * 1 promoting an int tensor to float,
+// integer x / 1 (true division gives floats), x - 0 with a negative alpha
+// (x - -0.0 is x + 0.0), x ** 1 of a bool (a long), and x * 2.
+// CHECK-LABEL: fx.graph @do_not_fold_scalars_that_change_elements
+// CHECK: fx.add_scalar
+// CHECK: fx.mul_scalar
+// CHECK: fx.mul_scalar
+// CHECK: fx.div_scalar
+// CHECK: fx.sub_scalar
+// CHECK: fx.pow_tensor_scalar
+// CHECK: fx.mul_scalar
+fx.graph @do_not_fold_scalars_that_change_elements(%x: tensor<4xf32>, %i: tensor<4xsi32>, %b: tensor<4xi1>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xsi64>, tensor<4xf32>) {
+  %0 = fx.add_scalar %x {other = 0 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fx.mul_scalar %x {other = -1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %2 = fx.mul_scalar %i {other = 1.0 : f64} : (tensor<4xsi32>) -> tensor<4xf32>
+  %3 = fx.div_scalar %i {other = 1 : i64} : (tensor<4xsi32>) -> tensor<4xf32>
+  %4 = fx.sub_scalar %x {other = 0 : i64, alpha = -1 : i64} : (tensor<4xf32>) -> tensor<4xf32>
+  %5 = fx.pow_tensor_scalar %b {exponent = 1 : i64} : (tensor<4xi1>) -> tensor<4xsi64>
+  %6 = fx.mul_scalar %x {other = 2.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0, %1, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xsi64>, tensor<4xf32>
+}

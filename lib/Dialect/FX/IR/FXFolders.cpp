@@ -1,12 +1,15 @@
-//===- FXFolders.cpp - Folding fx copies and views ------------------------===//
+//===- FXFolders.cpp - Folding fx copies, views and identities ------------===//
 //
 // Part of Kiln. With value semantics a copy is its input, and so is a view or
 // a permutation that changes nothing; a view of a view is one view of the
-// original. Ops listed in FOLDERS of utils/fx_op_table.py fold here.
+// original; arithmetic with a scalar that changes no element (x * 1) is its
+// input. Ops listed in FOLDERS of utils/fx_op_table.py fold here.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
+
+#include <cmath>
 
 using namespace mlir;
 using namespace mlir::kiln::fx;
@@ -80,4 +83,66 @@ OpFoldResult PermuteOp::fold(FoldAdaptor) {
     return getResult();
   }
   return {};
+}
+
+//===--- Scalars that change no element ----------------------------------===//
+
+/// Whether the Scalar attribute `scalar` (bool, i64 or f64) is `value`;
+/// zeros' signs must match too (integers' zeros are +0.0).
+static bool isScalar(Attribute scalar, double value) {
+  if (isa_and_nonnull<BoolAttr, IntegerAttr>(scalar) && std::signbit(value))
+    return false;
+  if (auto boolean = dyn_cast_or_null<BoolAttr>(scalar))
+    return boolean.getValue() == (value != 0);
+  if (auto integer = dyn_cast_or_null<IntegerAttr>(scalar))
+    return static_cast<double>(integer.getInt()) == value;
+  if (auto real = dyn_cast_or_null<FloatAttr>(scalar))
+    return real.getValueAsDouble() == value &&
+           real.getValue().isNegative() == std::signbit(value);
+  return false;
+}
+
+/// Whether `alpha` (absent: 1) is positive and finite, so that `alpha *
+/// other` is `other` for a zero `other`, sign included.
+static bool isPositiveAlpha(Attribute alpha) {
+  if (!alpha)
+    return true;
+  if (auto boolean = dyn_cast<BoolAttr>(alpha))
+    return boolean.getValue();
+  if (auto integer = dyn_cast<IntegerAttr>(alpha))
+    return integer.getInt() > 0;
+  double value = cast<FloatAttr>(alpha).getValueAsDouble();
+  return std::isfinite(value) && value > 0;
+}
+
+/// Whether `op`'s result is a float (or complex) tensor.
+template <typename OpTy> static bool hasFloatResult(OpTy op) {
+  Type element = cast<RankedTensorType>(op.getType()).getElementType();
+  return isa<FloatType, ComplexType>(element);
+}
+
+// Each folds only when the result has self's type (no promotion), and only
+// where IEEE arithmetic gives every element back: x * 1, x / 1, x ** 1 and
+// x - 0 do (with a positive alpha); x + 0 turns -0.0 into +0.0, so it folds
+// on integers only (and for floats with -0.0, which keeps every zero's sign).
+OpFoldResult MulScalarOp::fold(FoldAdaptor) {
+  return isScalar(getOther(), 1.0) ? foldIdentity(*this) : OpFoldResult();
+}
+OpFoldResult DivScalarOp::fold(FoldAdaptor) {
+  return isScalar(getOther(), 1.0) ? foldIdentity(*this) : OpFoldResult();
+}
+OpFoldResult PowTensorScalarOp::fold(FoldAdaptor) {
+  return isScalar(getExponent(), 1.0) ? foldIdentity(*this) : OpFoldResult();
+}
+OpFoldResult SubScalarOp::fold(FoldAdaptor) {
+  return isScalar(getOther(), 0.0) && isPositiveAlpha(getAlphaAttr())
+             ? foldIdentity(*this)
+             : OpFoldResult();
+}
+OpFoldResult AddScalarOp::fold(FoldAdaptor) {
+  bool keepsZeros = !hasFloatResult(*this) || isScalar(getOther(), -0.0);
+  return keepsZeros && isPositiveAlpha(getAlphaAttr()) &&
+                 (isScalar(getOther(), 0.0) || isScalar(getOther(), -0.0))
+             ? foldIdentity(*this)
+             : OpFoldResult();
 }

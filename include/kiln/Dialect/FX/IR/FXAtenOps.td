@@ -1102,6 +1102,7 @@ def FX_AddScalarOp : FX_ElementwiseOp<"add_scalar", "aten.add.Scalar",
   let arguments = (ins FX_Tensor:$self, FX_ScalarAttr:$other,
                        OptionalAttr<AnyAttrOf<[F64Attr, I64Attr]>>:$alpha);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_SubScalarOp : FX_ElementwiseOp<"sub_scalar", "aten.sub.Scalar",
@@ -1117,6 +1118,7 @@ def FX_SubScalarOp : FX_ElementwiseOp<"sub_scalar", "aten.sub.Scalar",
   let arguments = (ins FX_Tensor:$self, FX_ScalarAttr:$other,
                        OptionalAttr<AnyAttrOf<[F64Attr, I64Attr]>>:$alpha);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_MulScalarOp : FX_ElementwiseOp<"mul_scalar", "aten.mul.Scalar",
@@ -1131,6 +1133,7 @@ def FX_MulScalarOp : FX_ElementwiseOp<"mul_scalar", "aten.mul.Scalar",
   }];
   let arguments = (ins FX_Tensor:$self, FX_ScalarAttr:$other);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_DivScalarOp : FX_ElementwiseOp<"div_scalar", "aten.div.Scalar",
@@ -1146,6 +1149,7 @@ def FX_DivScalarOp : FX_ElementwiseOp<"div_scalar", "aten.div.Scalar",
   }];
   let arguments = (ins FX_Tensor:$self, FX_ScalarAttr:$other);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_DivScalarModeOp : FX_ElementwiseOp<"div_scalar_mode",
@@ -1175,6 +1179,7 @@ def FX_PowTensorScalarOp : FX_ElementwiseOp<"pow_tensor_scalar",
   }];
   let arguments = (ins FX_Tensor:$self, FX_ScalarAttr:$exponent);
   let results = (outs FX_Tensor:$result);
+  let hasFolder = 1;
 }
 
 def FX_PowScalarOp : FX_ElementwiseOp<"pow_scalar", "aten.pow.Scalar",
