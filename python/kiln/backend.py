@@ -329,19 +329,19 @@ def _move_scalars_to_device(gm: torch.fx.GraphModule, values: Mapping[torch.fx.N
 
     def movable(node: torch.fx.Node) -> bool:
         value = values.get(node)
-        if not (isinstance(value, torch.Tensor) and value.dim() == 0
-                and value.device.type == "cpu" and node.users):
+        if not (node.op == "call_function" and isinstance(value, torch.Tensor)
+                and value.dim() == 0 and value.device.type == "cpu" and node.users):
             return False
         if not all(isinstance(values.get(u), torch.Tensor)
                    and values[u].device.type == device for u in node.users):
             return False
         operands = [a for a in pytree.tree_flatten((node.args, node.kwargs))[0]
                     if isinstance(a, torch.fx.Node)]
-        if node.op == "call_function" and not operands:
+        if not operands:
             return _takes_device(node)  # a creation op
         # A copy of a constant (lift_fresh_copy of a get_attr, only read here).
         constant = values.get(operands[0])
-        return (node.op == "call_function" and len(operands) == 1
+        return (len(operands) == 1
                 and operands[0].op == "get_attr" and len(operands[0].users) == 1
                 and isinstance(constant, torch.Tensor) and constant.dim() == 0)
 

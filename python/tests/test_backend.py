@@ -516,17 +516,20 @@ def test_zero_dim_cpu_constants_move_to_the_graphs_device():
 
     aten = torch.ops.aten
 
-    def f(x):
+    def f(x, s):
         kept = aten.scalar_tensor(2.0)
-        return torch.where(x > 0, x, aten.scalar_tensor(-1.0)) * torch.tensor(0.5), kept + 1
+        return (torch.where(x > 0, x, aten.scalar_tensor(-1.0)) * torch.tensor(0.5) * s,
+                kept + 1)
 
-    x = torch.randn(4, device="meta")
-    gm = make_fx(f)(x)
-    assert _move_scalars_to_device(gm, _record_values(gm, [x]), "meta")
+    # A 0-dim CPU input (s) stays where the caller put it.
+    x, s = torch.randn(4, device="meta"), torch.tensor(3.0)
+    gm = make_fx(f)(x, s)
+    assert _move_scalars_to_device(gm, _record_values(gm, [x, s]), "meta")
     gm.recompile()
-    values = _record_values(gm, [x])
+    values = _record_values(gm, [x, s])
     devices = {n.name: v.device.type for n, v in values.items() if isinstance(v, torch.Tensor)}
     assert devices.pop("scalar_tensor") == "cpu" and devices.pop("add") == "cpu"
+    assert devices.pop("s_1") == "cpu"
     assert set(devices.values()) == {"meta"}
     assert gm._tensor_constant0.device.type == "meta"
     # Nothing moves on the CPU, or a second time.
