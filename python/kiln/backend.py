@@ -326,39 +326,54 @@ def _move_scalars_to_device(gm: torch.fx.GraphModule, values: Mapping[torch.fx.N
     a 0-dim tensor alike on every device. Returns whether any moved."""
     if device == "cpu":
         return False
+    copies = {aten.lift_fresh_copy.default, aten.clone.default}
+
+    def users_device(node: torch.fx.Node) -> Optional[torch.device]:
+        """Where `node`'s users' results are, if all on one `device`."""
+        places = {values[u].device if isinstance(values.get(u), torch.Tensor) else None
+                  for u in node.users}
+        place = places.pop() if len(places) == 1 else None
+        return place if place is not None and place.type == device else None
 
     def movable(node: torch.fx.Node) -> bool:
         value = values.get(node)
         if not (node.op == "call_function" and isinstance(value, torch.Tensor)
-                and value.dim() == 0 and value.device.type == "cpu" and node.users):
+                and value.dim() == 0 and value.device.type == "cpu"
+                and users_device(node) is not None):
             return False
-        if not all(isinstance(values.get(u), torch.Tensor)
-                   and values[u].device.type == device for u in node.users):
-            return False
-        operands = [a for a in pytree.tree_flatten((node.args, node.kwargs))[0]
-                    if isinstance(a, torch.fx.Node)]
+        operands = node.all_input_nodes
         if not operands:
             return _takes_device(node)  # a creation op
-        # A copy of a constant (lift_fresh_copy of a get_attr, only read here).
-        constant = values.get(operands[0])
-        return (len(operands) == 1
-                and operands[0].op == "get_attr" and len(operands[0].users) == 1
-                and isinstance(constant, torch.Tensor) and constant.dim() == 0)
+        # A copy of a constant that nothing else reads (another get_attr of
+        # the same target would see the moved tensor too).
+        constant = operands[0]
+        return (aten_target(node) in copies and len(operands) == 1
+                and constant.op == "get_attr" and len(constant.users) == 1
+                and sum(n.op == "get_attr" and n.target == constant.target
+                        for n in gm.graph.nodes) == 1
+                and isinstance(values.get(constant), torch.Tensor)
+                and not isinstance(_attribute(gm, constant.target), torch.nn.Parameter))
 
     moved = False
     for node in [n for n in gm.graph.nodes if movable(n)]:
         moved = True
+        place = users_device(node)
         if not node.all_input_nodes:
-            node.kwargs = {**node.kwargs, "device": torch.device(device)}
+            node.kwargs = {**node.kwargs, "device": place}
             continue
-        constant = node.all_input_nodes[0]
-        owner, _, attribute = constant.target.rpartition(".")
+        owner, _, attribute = node.all_input_nodes[0].target.rpartition(".")
         module = gm.get_submodule(owner) if owner else gm
         # The copy is the module's, real, even while AOTAutograd's fake mode
         # is active around its compilers.
         with _outside_fake_mode():
-            setattr(module, attribute, getattr(module, attribute).to(device))
+            setattr(module, attribute, getattr(module, attribute).to(place))
     return moved
+
+
+def _attribute(gm: torch.fx.GraphModule, target: str) -> Any:
+    """The module attribute a get_attr node's `target` names."""
+    owner, _, attribute = target.rpartition(".")
+    return getattr(gm.get_submodule(owner) if owner else gm, attribute)
 
 
 def _takes_device(node: torch.fx.Node) -> bool:

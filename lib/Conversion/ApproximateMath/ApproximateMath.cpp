@@ -14,6 +14,8 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
+#include <cmath>
+
 namespace mlir::kiln {
 #define GEN_PASS_DEF_APPROXIMATEMATHPASS
 #include "kiln/Conversion/Passes.h.inc"
@@ -42,7 +44,10 @@ struct ExpAsExp2 : OpRewritePattern<math::ExpOp> {
             std::pair(product.getRhs(), product.getLhs())}) {
         if (auto broadcast = scalar.getDefiningOp<vector::BroadcastOp>())
           scalar = broadcast.getSource();
-        if (matchPattern(scalar, m_ConstantFloat(&constant))) {
+        // A product that overflows f32 would turn exp(0 * c) into NaN.
+        if (matchPattern(scalar, m_ConstantFloat(&constant)) &&
+            std::isfinite(
+                static_cast<float>(constant.convertToFloat() * kLog2E))) {
           operand = scaled;
           factor = constant.convertToFloat() * kLog2E;
           break;

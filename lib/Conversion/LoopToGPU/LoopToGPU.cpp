@@ -825,6 +825,15 @@ struct ConvertLoopToGPUPass
           << static_cast<int64_t>(elementsPerThread);
       return signalPassFailure();
     }
+    // Block reductions combine whole warps.
+    if (rowThreads < kWarpSize || rowThreads > 1024 ||
+        !llvm::isPowerOf2_64(rowThreads)) {
+      emitError(getOperation().getLoc())
+          << "kiln-loop-to-gpu: row-threads must be a power of two in [32, "
+             "1024], got "
+          << static_cast<int64_t>(rowThreads);
+      return signalPassFailure();
+    }
     WalkResult unsupported = getOperation().walk([](loop::MatmulOp node) {
       return failed(checkGPUMatmul(node)) ? WalkResult::interrupt()
                                           : WalkResult::advance();

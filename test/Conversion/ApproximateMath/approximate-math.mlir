@@ -96,3 +96,23 @@ fx.graph @exp_of_product(%x: tensor<64xf32>, %y: tensor<64xf32>) -> tensor<64xf3
   }
   fx.output %0 : tensor<64xf32>
 }
+
+// -----
+
+// A constant whose product with log2(e) overflows f32 stays a multiply of
+// its own (exp(0 * c) must stay 1, not exp2(0 * inf)).
+// FAST-LABEL: fx.graph @exp_of_huge_scale
+// FAST: %[[M:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
+// FAST: %[[P:.+]] = arith.mulf %[[M]], %{{.+}} : f32
+// FAST: math.exp2 %[[P]] : f32
+fx.graph @exp_of_huge_scale(%x: tensor<64xf32>) -> tensor<64xf32> {
+  %0 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %a = loop.load %x[%i] : tensor<64xf32>
+    %c = arith.constant 3.0e+38 : f32
+    %m = arith.mulf %a, %c : f32
+    %e = math.exp %m : f32
+    loop.yield %e : f32
+  }
+  fx.output %0 : tensor<64xf32>
+}

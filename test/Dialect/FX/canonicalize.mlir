@@ -138,3 +138,22 @@ fx.graph @do_not_fold_scalars_that_change_elements(%x: tensor<4xf32>, %i: tensor
   %6 = fx.mul_scalar %x {other = 2.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   fx.output %0, %1, %2, %3, %4, %5, %6 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xsi64>, tensor<4xf32>
 }
+
+// -----
+
+// Tests that complex arithmetic with a scalar stays (a full complex product
+// turns inf into inf + NaN i), but x ** 1 folds, and that x - 0 stays with
+// an alpha that is infinite in f32 (inf * 0 is NaN).
+// CHECK-LABEL: fx.graph @do_not_fold_complex_or_huge_alpha
+// CHECK-SAME: (%[[C:.+]]: tensor<4xcomplex<f32>>, %[[X:.+]]: tensor<4xf32>)
+// CHECK: %[[M:.+]] = fx.mul_scalar %[[C]]
+// CHECK: %[[S:.+]] = fx.sub_scalar %[[C]]
+// CHECK: %[[H:.+]] = fx.sub_scalar %[[X]]
+// CHECK: fx.output %[[M]], %[[S]], %[[C]], %[[H]] :
+fx.graph @do_not_fold_complex_or_huge_alpha(%c: tensor<4xcomplex<f32>>, %x: tensor<4xf32>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<4xf32>) {
+  %0 = fx.mul_scalar %c {other = 1 : i64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %1 = fx.sub_scalar %c {other = 0 : i64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %2 = fx.pow_tensor_scalar %c {exponent = 1 : i64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %3 = fx.sub_scalar %x {other = 0 : i64, alpha = 1.0e+39 : f64} : (tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0, %1, %2, %3 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<4xf32>
+}

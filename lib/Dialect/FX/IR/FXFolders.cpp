@@ -102,7 +102,8 @@ static bool isScalar(Attribute scalar, double value) {
   return false;
 }
 
-/// Whether `alpha` (absent: 1) is positive and finite, so that `alpha *
+/// Whether `alpha` (absent: 1) is positive and finite, also once rounded
+/// to f32 (PyTorch's type for f32, f16 and bf16 tensors), so that `alpha *
 /// other` is `other` for a zero `other`, sign included.
 static bool isPositiveAlpha(Attribute alpha) {
   if (!alpha)
@@ -111,38 +112,43 @@ static bool isPositiveAlpha(Attribute alpha) {
     return boolean.getValue();
   if (auto integer = dyn_cast<IntegerAttr>(alpha))
     return integer.getInt() > 0;
-  double value = cast<FloatAttr>(alpha).getValueAsDouble();
+  float value = static_cast<float>(cast<FloatAttr>(alpha).getValueAsDouble());
   return std::isfinite(value) && value > 0;
 }
 
-/// Whether `op`'s result is a float (or complex) tensor.
-template <typename OpTy> static bool hasFloatResult(OpTy op) {
+/// `self` for an op whose scalar leaves every element as it is, when the
+/// result keeps self's type. Complex results never fold: PyTorch's complex
+/// product and sum may turn a zero's sign or an infinity's partner (inf * 1
+/// is inf + NaN i).
+template <typename OpTy>
+static OpFoldResult foldRealIdentity(OpTy op, bool unchanged) {
   Type element = cast<RankedTensorType>(op.getType()).getElementType();
-  return isa<FloatType, ComplexType>(element);
+  if (!unchanged || isa<ComplexType>(element))
+    return {};
+  return foldIdentity(op);
 }
 
-// Each folds only when the result has self's type (no promotion), and only
-// where IEEE arithmetic gives every element back: x * 1, x / 1, x ** 1 and
-// x - 0 do (with a positive alpha); x + 0 turns -0.0 into +0.0, so it folds
-// on integers only (and for floats with -0.0, which keeps every zero's sign).
+// Each folds only where IEEE arithmetic gives every element back: x * 1,
+// x / 1, x ** 1 and x - 0 do (with a positive alpha); x + 0 turns -0.0 into
+// +0.0, so it folds on integers only (and for floats with -0.0, which keeps
+// every zero's sign). PyTorch's x ** 1 is a copy, complex too.
 OpFoldResult MulScalarOp::fold(FoldAdaptor) {
-  return isScalar(getOther(), 1.0) ? foldIdentity(*this) : OpFoldResult();
+  return foldRealIdentity(*this, isScalar(getOther(), 1.0));
 }
 OpFoldResult DivScalarOp::fold(FoldAdaptor) {
-  return isScalar(getOther(), 1.0) ? foldIdentity(*this) : OpFoldResult();
+  return foldRealIdentity(*this, isScalar(getOther(), 1.0));
 }
 OpFoldResult PowTensorScalarOp::fold(FoldAdaptor) {
   return isScalar(getExponent(), 1.0) ? foldIdentity(*this) : OpFoldResult();
 }
 OpFoldResult SubScalarOp::fold(FoldAdaptor) {
-  return isScalar(getOther(), 0.0) && isPositiveAlpha(getAlphaAttr())
-             ? foldIdentity(*this)
-             : OpFoldResult();
+  return foldRealIdentity(*this, isScalar(getOther(), 0.0) &&
+                                     isPositiveAlpha(getAlphaAttr()));
 }
 OpFoldResult AddScalarOp::fold(FoldAdaptor) {
-  bool keepsZeros = !hasFloatResult(*this) || isScalar(getOther(), -0.0);
-  return keepsZeros && isPositiveAlpha(getAlphaAttr()) &&
-                 (isScalar(getOther(), 0.0) || isScalar(getOther(), -0.0))
-             ? foldIdentity(*this)
-             : OpFoldResult();
+  bool isFloat =
+      isa<FloatType>(cast<RankedTensorType>(getType()).getElementType());
+  return foldRealIdentity(*this,
+                          isPositiveAlpha(getAlphaAttr()) &&
+                              isScalar(getOther(), isFloat ? -0.0 : 0.0));
 }
