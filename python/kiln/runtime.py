@@ -31,6 +31,18 @@ ABI_VERSION = 1
 _TENSOR_RE = re.compile(r"tensor<((?:(?:\?|\d+)x)*)([a-z0-9]+(?:<[a-z0-9]+>)?)>")
 
 
+def _current_stream_function():
+    """device -> the raw CUstream of PyTorch's current stream on it, by
+    PyTorch's own fast accessor where it has one (as compiled code calls
+    it), else through torch.cuda.current_stream."""
+    import torch
+
+    raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if raw is not None:
+        return lambda device: raw(device.index)
+    return lambda device: torch.cuda.current_stream(device).cuda_stream
+
+
 def _aligned(tensor):
     """`tensor`, or an aligned copy if its data (a view's, say) is not."""
     return tensor if tensor.data_ptr() % ALIGNMENT == 0 else tensor.clone()
@@ -38,11 +50,12 @@ def _aligned(tensor):
 
 @dataclass(frozen=True)
 class _CallPlan:
-    """What a checked call found: where results go, their shapes, and the
-    inputs' dynamic sizes as the C entry takes them."""
+    """What a checked call found: where results go, their shapes and dtypes,
+    and the inputs' dynamic sizes as the C entry takes them."""
 
     device: Any
     result_shapes: List[Tuple[int, ...]]
+    result_dtypes: List[Any]
     input_sizes: Any
 
 
@@ -174,6 +187,10 @@ class Artifact:
             self._take_error = self._lib.kiln_cuda_take_error
             self._take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
             self._take_error.restype = ctypes.c_int
+            self._error_message = ctypes.create_string_buffer(1024)
+            self._current_stream = _current_stream_function()
+        self._input_array = ctypes.c_void_p * max(len(self.inputs), 1)
+        self._output_array = ctypes.c_void_p * max(len(self.results), 1)
         # What the checks of a call found, by everything they depend on
         # (dtypes, shapes, strides, devices, alignment): a repeated call
         # with the same kind of inputs skips them.
@@ -189,7 +206,7 @@ class Artifact:
         return ctypes.cast(getattr(self._lib, symbol), ctypes.c_char_p).value
 
     def _raise_cuda_error(self) -> None:
-        message = ctypes.create_string_buffer(1024)
+        message = self._error_message
         if self._take_error(message, len(message)):
             raise RuntimeError(f"Kiln CUDA runtime: {message.value.decode()}")
 
@@ -198,12 +215,12 @@ class Artifact:
         an argument is not a tensor (the checks then say why)."""
         import torch
 
-        key = []
-        for t in tensors:
-            if not isinstance(t, torch.Tensor):
-                return None
-            key.append((t.dtype, t.shape, t.stride(), t.device,
-                        t.data_ptr() % ALIGNMENT == 0))
+        # Every call of a compiled model computes this: it is kept lean.
+        try:
+            key = [(t.dtype, t.shape, t.stride(), t.device, t.data_ptr() % ALIGNMENT == 0)
+                   for t in tensors]
+        except (AttributeError, TypeError):  # Not a tensor: the checks say why.
+            return None
         if self.device == "cuda" and torch.cuda.is_available():
             key.append(torch.cuda.current_device())
         return tuple(key)
@@ -220,6 +237,7 @@ class Artifact:
         inputs = [_aligned(t.contiguous()) for t in tensors]
         self.guards.check_layout(inputs, describe=self._describe_input)
         plan = _CallPlan(self._expected_device(), self.result_shapes(inputs),
+                         [torch_dtype(spec.dtype) for spec in self.results],
                          self._input_sizes(inputs))
         # Inputs used as they are make the plan valid for the same key.
         if key is not None and all(a is b for a, b in zip(inputs, tensors)):
@@ -312,15 +330,14 @@ class Artifact:
 
         inputs, plan = self._plan(tensors)
         if out is None:
-            out = [
-                torch.empty(shape, dtype=torch_dtype(spec.dtype), device=plan.device)
-                for shape, spec in zip(plan.result_shapes, self.results)
-            ]
+            device = plan.device
+            out = [torch.empty(shape, dtype=dtype, device=device)
+                   for shape, dtype in zip(plan.result_shapes, plan.result_dtypes)]
         else:
             self._check_results(out, plan.result_shapes, plan.device, inputs)
-        in_ptrs = (ctypes.c_void_p * max(len(inputs), 1))(*[t.data_ptr() for t in inputs])
-        out_ptrs = (ctypes.c_void_p * max(len(out), 1))(*[t.data_ptr() for t in out])
-        stream = torch.cuda.current_stream().cuda_stream if self.device == "cuda" else None
+        in_ptrs = self._input_array(*[t.data_ptr() for t in inputs])
+        out_ptrs = self._output_array(*[t.data_ptr() for t in out])
+        stream = self._current_stream(plan.device) if self.device == "cuda" else None
         if self._set_omp_threads is not None:
             # Per calling thread, as OpenMP keeps it (autograd's threads too).
             self._set_omp_threads(torch.get_num_threads())

@@ -492,6 +492,22 @@ def test_siblings_share_a_kernel(device, tmp_path):
     assert lowered.count("loop.kernel rows(1)") == 1
 
 
+def test_products_returned_reshaped(device, tmp_path):
+    # A language model's logits: the product of [B*S, K] rows is returned as
+    # [B, S, V] and stored straight into the result, with V not a multiple
+    # of a vector (GPT-2's 50257); also merged, and returned twice.
+    def fn(h, w, a, b):
+        logits = torch.nn.functional.linear(h, w)
+        product = torch.bmm(a, b)
+        return logits, product.reshape(-1, 9), product
+
+    shapes = [((2, 5, 32), F32), ((37, 32), F32), ((3, 4, 16), F32), ((3, 16, 9), F32)]
+    compiled = check(fn, shapes, device=device, tmp_path=tmp_path,
+                     tolerances={F32: (1e-4, 1e-5)})
+    lowered = kiln.run_opt(compiled.graph_text, ["--kiln-lower-to-loop"])
+    assert "loop.pointwise" not in lowered, lowered
+
+
 def test_cpu_flash_attention_as_written(device, tmp_path):
     """torch 2.x traces attention on the CPU as
     _scaled_dot_product_flash_attention_for_cpu: it lowers to two products

@@ -313,16 +313,26 @@ static LogicalResult buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
   return success();
 }
 
+/// The source of `op` if it is a view that only merges or splits
+/// dimensions (free on a contiguous buffer); null otherwise.
+static Value getReshapeSource(Operation *op) {
+  if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(op))
+    return collapse.getSrc();
+  if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(op))
+    return expand.getSrc();
+  return {};
+}
+
 /// For each tensor of the graph's body, the last op of the body that reads
-/// it, or a view of it (a collapse_shape), itself or inside its nodes: the
-/// point after which its buffer can go. The output op counts as a reader.
+/// it, or a view of it (a collapse_shape or expand_shape), itself or inside
+/// its nodes: the point after which its buffer can go. The output op counts
+/// as a reader.
 static DenseMap<Value, Operation *> getLastReaders(Block &body) {
-  DenseMap<Value, Value> viewed; // A collapse_shape's result -> its source.
+  DenseMap<Value, Value> viewed; // A reshape's result -> its source.
   DenseMap<Value, Operation *> lastReaders;
   for (Operation &op : body) {
-    if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op))
-      viewed[collapse.getResult()] =
-          viewed.lookup_or(collapse.getSrc(), collapse.getSrc());
+    if (Value source = getReshapeSource(&op))
+      viewed[op.getResult(0)] = viewed.lookup_or(source, source);
     op.walk([&](Operation *nested) {
       for (Value operand : nested->getOperands())
         lastReaders[viewed.lookup_or(operand, operand)] = &op;
@@ -399,7 +409,13 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                           "yet");
     if (isa<loop::KernelOp>(op) && !target.emitKernel)
       return op.emitError("fused kernels are not lowered for this target yet");
-    if (isComputation(&op) || isa<tensor::DimOp, tensor::CollapseShapeOp>(op) ||
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
+        expand && !expand.getResultType().hasStaticShape())
+      return op.emitError("kiln-loop-to-scf: a tensor.expand_shape with "
+                          "dynamic sizes has no buffer form");
+    if (isComputation(&op) ||
+        isa<tensor::DimOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+            op) ||
         isScalarOp(&op))
       continue;
     return op.emitError("kiln-loop-to-scf: '")
@@ -436,6 +452,32 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
        llvm::zip(outputOp.getResults(), resultBuffers)) {
     if (isComputation(result.getDefiningOp()))
       destinations.try_emplace(result, buffer);
+  }
+  // A tensor the graph returns only reshaped (a product's [B*S, V] returned
+  // as [B, S, V]) is stored straight into the caller's buffer too, seen
+  // through the inverse reshape, which is free on contiguous buffers.
+  DenseSet<unsigned> storedThroughReshape;
+  rewriter.setInsertionPointToStart(entry);
+  for (auto [index, result, buffer] :
+       llvm::enumerate(outputOp.getResults(), resultBuffers)) {
+    Value source = getReshapeSource(result.getDefiningOp());
+    auto sourceType =
+        source ? cast<RankedTensorType>(source.getType()) : nullptr;
+    if (!source || !isComputation(source.getDefiningOp()) ||
+        destinations.contains(source) || !sourceType.hasStaticShape())
+      continue;
+    Operation *reshape = result.getDefiningOp();
+    Value view;
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(reshape))
+      view =
+          memref::CollapseShapeOp::create(rewriter, reshape->getLoc(), buffer,
+                                          expand.getReassociationIndices());
+    else
+      view = memref::ExpandShapeOp::create(
+          rewriter, reshape->getLoc(), sourceType.getShape(), buffer,
+          cast<tensor::CollapseShapeOp>(reshape).getReassociationIndices());
+    destinations[source] = view;
+    storedThroughReshape.insert(index);
   }
 
   DenseMap<Value, Operation *> lastReaders = getLastReaders(body);
@@ -505,7 +547,7 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   IRMapping mapping;
   mapping.map(graph.getArguments(),
               entry->getArguments().take_front(numInputs));
-  rewriter.setInsertionPointToStart(entry);
+  rewriter.setInsertionPointToEnd(entry);
   Value workspace;
   if (workspaceBytes > 0)
     workspace = target.allocate(
@@ -546,13 +588,23 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
       freeTemporariesReadLastBy(&op);
       continue;
     }
+    // Every buffer is contiguous: merging or splitting dimensions is a free
+    // view.
     if (auto collapse = dyn_cast<tensor::CollapseShapeOp>(op)) {
-      // Every buffer is contiguous: merging dimensions is a free view.
       mapping.map(
           collapse.getResult(),
           memref::CollapseShapeOp::create(rewriter, collapse.getLoc(),
                                           mapping.lookup(collapse.getSrc()),
                                           collapse.getReassociationIndices()));
+      freeTemporariesReadLastBy(&op);
+      continue;
+    }
+    if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+      mapping.map(expand.getResult(), memref::ExpandShapeOp::create(
+                                          rewriter, expand.getLoc(),
+                                          expand.getResultType().getShape(),
+                                          mapping.lookup(expand.getSrc()),
+                                          expand.getReassociationIndices()));
       freeTemporariesReadLastBy(&op);
       continue;
     }
@@ -588,10 +640,10 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
 
   // Results that no node stored directly: graph inputs returned as they are,
   // and values returned more than once.
-  for (auto [result, buffer] :
-       llvm::zip(outputOp.getResults(), resultBuffers)) {
+  for (auto [index, result, buffer] :
+       llvm::enumerate(outputOp.getResults(), resultBuffers)) {
     Value source = mapping.lookup(result);
-    if (source != buffer)
+    if (source != buffer && !storedThroughReshape.contains(index))
       target.copy(rewriter, loc, source, buffer, extraArgs);
   }
   for (unsigned index : freedAfter.lookup(end))

@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -1802,6 +1803,26 @@ static Value getViewSize(OpBuilder &b, Location loc, RankedTensorType type,
   return dynamicSizes[dim];
 }
 
+/// `source`, a matrix product's result, regrouped into `type` by a
+/// tensor.expand_shape or tensor.collapse_shape; null unless both are static
+/// and the view only splits or merges dimensions. The product's buffer is
+/// contiguous, so the view costs nothing where an index-map node would copy
+/// the product when nothing else reads it (a language model's logits).
+static Value reshapeMatmulResult(OpBuilder &b, Location loc, Value source,
+                                 RankedTensorType type) {
+  auto sourceType = cast<RankedTensorType>(source.getType());
+  if (!source.getDefiningOp<loop::MatmulOp>() || !sourceType.hasStaticShape() ||
+      !type.hasStaticShape() || sourceType.getRank() == type.getRank())
+    return {};
+  std::optional<SmallVector<ReassociationIndices>> groups =
+      getReassociationIndicesForReshape(sourceType, type);
+  if (!groups)
+    return {};
+  if (sourceType.getRank() > type.getRank())
+    return tensor::CollapseShapeOp::create(b, loc, type, source, *groups);
+  return tensor::ExpandShapeOp::create(b, loc, type, source, *groups);
+}
+
 /// Lowers fx.permute, fx.expand, fx.squeeze, fx.unsqueeze, fx.slice,
 /// fx.select, fx.view and fx.unsafe_view (and fx.clone, fx.alias) into
 /// index-map nodes.
@@ -1814,6 +1835,14 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
     Value source = op->getOperand(0);
     auto sourceType = cast<RankedTensorType>(source.getType());
     auto resultType = cast<RankedTensorType>(op->getResult(0).getType());
+    if constexpr (std::is_same_v<OpTy, fx::ViewOp> ||
+                  std::is_same_v<OpTy, fx::UnsafeViewOp>) {
+      if (Value reshaped =
+              reshapeMatmulResult(rewriter, loc, source, resultType)) {
+        rewriter.replaceOp(op, reshaped);
+        return success();
+      }
+    }
     int64_t sourceRank = sourceType.getRank();
     int64_t resultRank = resultType.getRank();
     auto normalize = [](int64_t dim, int64_t rank) {

@@ -241,3 +241,33 @@ fx.graph @transposed_backward(%g: tensor<1x3x6x6xf32>, %x: tensor<1x2x4x4xf32>, 
   %0:3 = fx.convolution_backward %g, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, false, false>} : (tensor<1x3x6x6xf32>, tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>)
   fx.output %0#0 : tensor<1x2x4x4xf32>
 }
+
+// -----
+
+// A view that only splits or merges a product's dimensions (a language
+// model's logits) is a reshape of the product's buffer, not a copy.
+// CHECK-LABEL: fx.graph @logits_view
+// CHECK: %[[P:.+]] = loop.matmul %{{.+}}, %arg1 {transpose_rhs}
+// CHECK-NEXT: %[[R:.+]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [2, 4, 10] : tensor<8x10xf32> into tensor<2x4x10xf32>
+// CHECK-NEXT: fx.output %[[R]]
+fx.graph @logits_view(%h: tensor<8x16xf32>, %w: tensor<10x16xf32>) -> tensor<2x4x10xf32> {
+  %t = fx.permute %w {dims = array<i64: 1, 0>} : (tensor<10x16xf32>) -> tensor<16x10xf32>
+  %p = fx.mm %h, %t : (tensor<8x16xf32>, tensor<16x10xf32>) -> tensor<8x10xf32>
+  %r = fx.unsafe_view %p : (tensor<8x10xf32>) -> tensor<2x4x10xf32>
+  fx.output %r : tensor<2x4x10xf32>
+}
+
+// -----
+
+// A view that regroups elements across dimensions reads the product by
+// index, in a node.
+// CHECK-LABEL: fx.graph @do_not_reshape_regrouped_product
+// CHECK: %[[P:.+]] = loop.matmul
+// CHECK-NOT: tensor.expand_shape
+// CHECK: loop.pointwise : tensor<4x4x3xf32>
+// CHECK: loop.load %[[P]]
+fx.graph @do_not_reshape_regrouped_product(%a: tensor<8x3xf32>, %b: tensor<3x6xf32>) -> tensor<4x4x3xf32> {
+  %p = fx.mm %a, %b : (tensor<8x3xf32>, tensor<3x6xf32>) -> tensor<8x6xf32>
+  %r = fx.view %p : (tensor<8x6xf32>) -> tensor<4x4x3xf32>
+  fx.output %r : tensor<4x4x3xf32>
+}

@@ -6,3 +6,16 @@ fx.graph @not_lowered(%x: tensor<4xf32>) -> tensor<4xf32> {
   fx.output %0 : tensor<4xf32>
 }
 
+
+// -----
+
+fx.graph @dynamic_expand(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>) -> tensor<?x2x4xf32> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %m = tensor.dim %x, %c0 : tensor<?x8xf32>
+  %n = arith.divui %m, %c2 : index
+  %y = loop.matmul(%m) %x, %w : tensor<?x8xf32>, tensor<8x4xf32> -> tensor<?x4xf32>
+  // expected-error @+1 {{kiln-loop-to-scf: a tensor.expand_shape with dynamic sizes has no buffer form}}
+  %r = tensor.expand_shape %y [[0, 1], [2]] output_shape [%n, 2, 4] : tensor<?x4xf32> into tensor<?x2x4xf32>
+  fx.output %r : tensor<?x2x4xf32>
+}

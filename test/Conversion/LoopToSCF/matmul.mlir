@@ -114,3 +114,48 @@ fx.graph @row_major_rhs(%x: tensor<8x64xbf16>, %w: tensor<64x40xbf16>) -> tensor
   %y = loop.matmul %x, %w : tensor<8x64xbf16>, tensor<64x40xbf16> -> tensor<8x40xbf16>
   fx.output %y : tensor<8x40xbf16>
 }
+
+// -----
+
+// A product returned only reshaped (a language model's [B*S, V] logits
+// returned as [B, S, V]) is stored straight into the caller's buffer, seen
+// through the inverse reshape: no temporary, no copy.
+// CHECK-LABEL: func.func @reshaped_result
+// CHECK: %[[OUT:.+]] = memref.collapse_shape %arg2 {{\[}}[0, 1], [2]] : memref<2x4x32xf32> into memref<8x32xf32>
+// CHECK-NOT: memref.copy
+// CHECK: vector.store %{{.+}}, %[[OUT]]
+// CHECK-NOT: memref.copy
+// CHECK: return
+fx.graph @reshaped_result(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>) -> tensor<2x4x32xf32> {
+  %y = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+  %r = tensor.expand_shape %y [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+  fx.output %r : tensor<2x4x32xf32>
+}
+
+// -----
+
+// Merged the other way, the caller's buffer is expanded.
+// CHECK-LABEL: func.func @collapsed_result
+// CHECK: %[[OUT:.+]] = memref.expand_shape %arg2 {{\[}}[0, 1], [2]] output_shape [2, 4, 32] : memref<8x32xf32> into memref<2x4x32xf32>
+// CHECK-NOT: memref.copy
+// CHECK: return
+fx.graph @collapsed_result(%x: tensor<2x4x64xf32>, %w: tensor<2x64x32xf32>) -> tensor<8x32xf32> {
+  %y = loop.matmul %x, %w : tensor<2x4x64xf32>, tensor<2x64x32xf32> -> tensor<2x4x32xf32>
+  %r = tensor.collapse_shape %y [[0, 1], [2]] : tensor<2x4x32xf32> into tensor<8x32xf32>
+  fx.output %r : tensor<8x32xf32>
+}
+
+// -----
+
+// A product returned both as it is and reshaped is stored once, into the
+// first result's buffer; the reshaped result is a copy of it.
+// CHECK-LABEL: func.func @returned_twice
+// CHECK-NOT: memref.collapse_shape %arg3
+// CHECK: vector.store %{{.+}}, %arg2
+// CHECK: %[[VIEW:.+]] = memref.expand_shape %arg2
+// CHECK: memref.copy %[[VIEW]], %arg3
+fx.graph @returned_twice(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>) -> (tensor<8x32xf32>, tensor<2x4x32xf32>) {
+  %y = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x32xf32> -> tensor<8x32xf32>
+  %r = tensor.expand_shape %y [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
+  fx.output %y, %r : tensor<8x32xf32>, tensor<2x4x32xf32>
+}
