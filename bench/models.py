@@ -3,7 +3,9 @@
 
 The workloads are those of the anchor table (TIMM and HuggingFace models
 built from their configs, without weights and without dropout, and the two
-micro-graphs), in inference mode, or with --train as training steps (a
+micro-graphs), or with --suite extra nine more (EfficientNet, ResNeXt,
+RegNet, DeiT; DistilBERT, RoBERTa, T5's encoder, OPT, a Mistral with
+grouped-query attention), in inference mode, or with --train as training steps (a
 forward and a backward pass of a loss reading every output; the answer is
 the output and every parameter's gradient). For each, in one process on the
 same inputs:
@@ -53,9 +55,11 @@ import torch.utils._pytree as pytree
 import kiln.backend
 
 
-def model_factories(big):
+def model_factories(big, suite="anchors"):
     """name -> () -> (module, inputs on the CPU in f32/int64), at the anchor
-    table's sizes if `big`, else at small ones (the CPU's, and checks)."""
+    table's sizes if `big`, else at small ones (the CPU's, and checks): the
+    anchor table's workloads, or (`suite` "extra") more TIMM and HuggingFace
+    models at the same batch sizes."""
     batch, seq = (64, 512) if big else (8, 128)
 
     def timm_model(name):
@@ -93,6 +97,45 @@ def model_factories(big):
     class ScaledSoftmax(torch.nn.Module):
         def forward(self, x):
             return torch.softmax(x * 0.125, dim=-1)
+
+    def hf_extra(kind):
+        """More HuggingFace families, at base sizes: encoders (DistilBERT,
+        RoBERTa, T5's encoder) and decoders (OPT-125m, a Mistral with
+        grouped-query attention)."""
+        def make():
+            import transformers as tf
+            batch_size = 8 if big else 1
+            if kind == "distilbert":
+                model, vocab = tf.DistilBertModel(tf.DistilBertConfig(
+                    dropout=0.0, attention_dropout=0.0)), 30000
+            elif kind == "roberta":
+                model, vocab = tf.RobertaModel(tf.RobertaConfig(
+                    vocab_size=50265, max_position_embeddings=514,
+                    hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)), 50000
+            elif kind == "t5_encoder":
+                model, vocab = tf.T5EncoderModel(tf.T5Config(dropout_rate=0.0)), 32000
+            elif kind == "opt":
+                model, vocab = tf.OPTForCausalLM(tf.OPTConfig(dropout=0.0)), 50000
+            else:
+                model, vocab = tf.MistralForCausalLM(tf.MistralConfig(
+                    hidden_size=1024, intermediate_size=3584, num_hidden_layers=8,
+                    num_attention_heads=16, num_key_value_heads=4,
+                    vocab_size=32000)), 32000
+            return model.eval(), [torch.randint(0, vocab, (batch_size, seq))]
+        return make
+
+    if suite == "extra":
+        return {
+            "efficientnet_b0": timm_model("efficientnet_b0"),
+            "resnext50_32x4d": timm_model("resnext50_32x4d"),
+            "regnety_016": timm_model("regnety_016"),
+            "deit_small_patch16_224": timm_model("deit_small_patch16_224"),
+            "distilbert": hf_extra("distilbert"),
+            "roberta_base": hf_extra("roberta"),
+            "t5_small_encoder": hf_extra("t5_encoder"),
+            "opt_125m": hf_extra("opt"),
+            "mistral_8l_1024_gqa": hf_extra("mistral"),
+        }
 
     rows = 16384 if big else 1024
     return {
@@ -391,6 +434,9 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     parser.add_argument("--models", default="", help="comma-separated; default: all")
+    parser.add_argument("--suite", default="anchors", choices=["anchors", "extra"],
+                        help="the anchor table's workloads, or more TIMM and "
+                             "HuggingFace models")
     parser.add_argument("--out", type=Path, help="folder for the JSON, markdown and plot")
     parser.add_argument("--kiln-options", type=json.loads, default={},
                         help="JSON object of Kiln backend options")
@@ -408,7 +454,7 @@ def main():
     args = parser.parse_args()
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.dtype]
     tolerance = {"bf16": 5e-2, "fp16": 1e-2, "fp32": 1e-3}[args.dtype]
-    factories = model_factories(args.device == "cuda" and not args.small)
+    factories = model_factories(args.device == "cuda" and not args.small, args.suite)
     systems = [s for s in args.systems.split(",") if s]
     if not set(systems) <= {"inductor", "kiln"}:
         parser.error(f"unknown systems {systems}; known: inductor, kiln")
@@ -434,7 +480,8 @@ def main():
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        stem = args.out / f"models-{args.device}-{args.dtype}{'-train' if args.train else ''}"
+        stem = args.out / (f"models-{'extra-' if args.suite == 'extra' else ''}"
+                           f"{args.device}-{args.dtype}{'-train' if args.train else ''}")
         stem.with_suffix(".json").write_text(json.dumps(
             {"command": command, "title": title, "records": records}, indent=1))
         stem.with_suffix(".md").write_text(f"`{command}`\n\n{text}")
