@@ -175,6 +175,7 @@ def compile(
     dynamic: Union[bool, Dict[int, Sequence[int]]] = False,
     options: Optional[Dict[str, Any]] = None,
     cache_dir: Optional[Path] = None,
+    freeze: bool = False,
 ) -> CompiledFunction:
     """Compiles `fn` (a function or nn.Module) for inputs like `example_inputs`,
     or a ``torch.export.ExportedProgram`` (torch 2.x), whose own example
@@ -192,6 +193,11 @@ def compile(
     ``{flat input index: [dims]}``), those dimensions are compiled as dynamic
     sizes; see kiln.importer.import_function for what graphs allow it.
 
+    With `freeze` (CPU only for now), the parameters, buffers and tensor
+    constants are frozen into the artifact instead (their values at compile
+    time; see kiln.importer.freeze_constants), so that calls pass only the
+    function's own inputs.
+
     Calling the result checks its inputs against the dtypes and the guards
     that the importer emitted (sizes, size symbols, device) and raises
     kiln.runtime.GuardError on a mismatch.
@@ -202,6 +208,9 @@ def compile(
 
     exported = getattr(torch, "export", None)
     if exported is not None and isinstance(fn, exported.ExportedProgram):
+        if freeze:
+            raise NotImplementedError("freeze=True applies to functions and modules that "
+                                      "kiln.compile captures, not to exported programs")
         return _compile_exported(fn, device=device, options=options, cache_dir=cache_dir)
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
@@ -210,7 +219,11 @@ def compile(
     if target not in ("cpu", "cuda"):
         raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
 
-    imported = import_function(fn, example_inputs, dynamic=dynamic, device=target)
+    if freeze and target != "cpu":
+        raise NotImplementedError(f"freeze=True compiles for the CPU only for now, not for "
+                                  f"'{target}': leave it off, and the constants are inputs")
+    imported = import_function(fn, example_inputs, dynamic=dynamic, device=target,
+                               freeze=freeze)
     text = imported.text
     path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
     artifact = Artifact(path, guards=GraphGuards.parse(text))

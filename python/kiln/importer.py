@@ -57,6 +57,7 @@ __all__ = [
     "import_graph",
     "input_guards",
     "is_supported",
+    "freeze_constants",
     "lift_constants",
 ]
 
@@ -725,9 +726,12 @@ def _check_structure(node: torch.fx.Node) -> None:
         _output_values(node)
         return
     if node.op == "get_attr":
+        if node.meta.get(_FROZEN_META) is not None:
+            return
         raise _unsupported(node, f"get_attr {node.target} is not supported: parameters, "
                                  "buffers and constants must be graph inputs (lift them "
-                                 "with kiln.importer.lift_constants)")
+                                 "with kiln.importer.lift_constants) or frozen "
+                                 "(kiln.importer.freeze_constants)")
     if node.op != "call_function":
         raise _unsupported(node, f"{_describe_op(node)} is not supported")
     if _is_getitem(node):
@@ -1178,7 +1182,7 @@ def lift_constants(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     constants, lifted = [], {}
     for node in list(graph.nodes):
-        if node.op != "get_attr":
+        if node.op != "get_attr" or node.meta.get(_FROZEN_META) is not None:
             continue
         if node.target not in lifted:
             value = gm
@@ -1199,6 +1203,67 @@ def lift_constants(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
         node.replace_all_uses_with(lifted[node.target])
         graph.erase_node(node)
     return constants
+
+
+# The dense_resource key of a frozen get_attr node, in its meta.
+_FROZEN_META = "kiln_frozen"
+# Element types whose bytes a dense_resource blob holds as PyTorch does.
+_FREEZABLE_DTYPES = {
+    torch.float64, torch.float32, torch.float16, torch.bfloat16,
+    torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8,
+}
+
+
+def _constant_of(gm: torch.fx.GraphModule, node: torch.fx.Node) -> Any:
+    """The value of a ``get_attr`` node."""
+    value = gm
+    for part in node.target.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def freeze_constants(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
+    """Marks the graph's ``get_attr`` nodes (parameters, buffers, tensor
+    constants) to be frozen into the imported graph as ``fx.constant``
+    values, whose bytes the text's ``dialect_resources`` section holds; the
+    compiled artifact then carries them and the caller does not pass them.
+    Constants of other dtypes (bool, complex) are lifted into inputs as
+    lift_constants does; returns those, which the caller passes after its
+    own inputs. Later changes to the module's tensors do not reach the
+    artifact: it holds the values they had at import."""
+    keys: Dict[str, str] = {}
+    for node in gm.graph.nodes:
+        if node.op != "get_attr":
+            continue
+        value = _constant_of(gm, node)
+        if not isinstance(value, torch.Tensor) or value.dtype not in _FREEZABLE_DTYPES \
+                or value.is_quantized or value.layout != torch.strided:
+            continue
+        if node.target not in keys:
+            base = re.sub(r"\W", "_", node.target)
+            base = base if base[:1].isalpha() or base[:1] == "_" else f"c_{base}"
+            key, suffix = base, 0
+            while key in keys.values():
+                suffix += 1
+                key = f"{base}_{suffix}"
+            keys[node.target] = key
+        node.meta[_FROZEN_META] = keys[node.target]
+    return lift_constants(gm)
+
+
+def _resources_section(frozen: Dict[str, torch.Tensor]) -> str:
+    """The ``dialect_resources`` section that holds `frozen`'s bytes: each a
+    little-endian 32-bit alignment, then the elements in row-major order."""
+    if not frozen:
+        return ""
+    lines = []
+    for key, tensor in frozen.items():
+        data = tensor.detach().to("cpu").contiguous().reshape(-1)
+        blob = data.view(torch.uint8).numpy().tobytes() if data.numel() else b""
+        alignment = max(data.element_size(), 1).to_bytes(4, "little")
+        lines.append(f'      {key}: "0x{(alignment + blob).hex().upper()}"')
+    return ("\n{-#\n  dialect_resources: {\n    builtin: {\n" + ",\n".join(lines)
+            + "\n    }\n  }\n#-}\n")
 
 
 class _TypeRecorder(torch.fx.Interpreter):
@@ -1356,6 +1421,7 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
     p = _Printer(types)
     args, body, results = [], [], []
     body_nodes = []
+    frozen: Dict[str, torch.Tensor] = {}
     for node in gm.graph.nodes:
         if node.op == "placeholder":
             arg = f"{p.declare(node)}: {p.type(node)}"
@@ -1363,6 +1429,12 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
             if guard is not None:
                 arg += f" {{fx.guard = {guard.to_mlir()}}}"
             args.append(arg)
+        elif node.op == "get_attr":
+            key = node.meta[_FROZEN_META]
+            body.append(f"{p.declare(node)} = fx.constant dense_resource<{key}> : "
+                        f"{p.type(node)}")
+            body_nodes.append(node)
+            frozen[key] = _constant_of(gm, node)
         elif node.op == "call_function" and not _is_getitem(node):
             body.append(_spec_for(node).emit(p, node))
             body_nodes.append(node)
@@ -1399,7 +1471,7 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
             for _ in range(text.count("\n") + 1):
                 op_lines[line] = node
                 line += 1
-    return "\n".join(lines) + "\n"
+    return "\n".join(lines) + "\n" + _resources_section(frozen)
 
 
 def import_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
@@ -1616,7 +1688,7 @@ def _on_inputs_device(constants: List[torch.Tensor],
 def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = "forward",
                     guards: bool = True,
                     dynamic: Union[bool, Dict[int, Sequence[int]]] = False,
-                    device: Optional[str] = None) -> ImportedGraph:
+                    device: Optional[str] = None, freeze: bool = False) -> ImportedGraph:
     """Captures `fn`, lifts its constants into inputs and imports the graph.
 
     With `dynamic`, chosen dimensions of the inputs are dynamic (``?``, named
@@ -1636,9 +1708,15 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
 
     A graph with random ops reads a seed after the constants, on `device`
     (by default the inputs'): ImportedGraph.seed_device.
+
+    With `freeze`, the parameters, buffers and tensor constants are frozen
+    into the graph as ``fx.constant`` values (freeze_constants) instead of
+    lifted into inputs; ImportedGraph.constants then holds only those that
+    cannot be frozen (bool, complex).
     """
     gm = capture(fn, example_inputs)
-    constants = _on_inputs_device(lift_constants(gm), example_inputs)
+    take_constants = freeze_constants if freeze else lift_constants
+    constants = _on_inputs_device(take_constants(gm), example_inputs)
     seed_device = device or _inputs_device(example_inputs)
     inputs = [*example_inputs, *constants, *_lift_seed(gm, seed_device)]
     seed_device = seed_device if len(inputs) > len(example_inputs) + len(constants) else None
@@ -1672,7 +1750,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
             f"the function fails on inputs whose dynamic dimensions have other sizes "
             f"({error}): some of them must stay static; choose the dynamic dimensions "
             "with dynamic={input index: [dimensions]}") from error
-    constants_b = _on_inputs_device(lift_constants(gm_b), grown_inputs)
+    constants_b = _on_inputs_device(take_constants(gm_b), grown_inputs)
     inputs_b = [*grown_inputs, *constants_b,
                 *_lift_seed(gm_b, device or _inputs_device(grown_inputs))]
     text_a = import_graph(gm, inputs, name=name, guards=False)

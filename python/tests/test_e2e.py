@@ -508,6 +508,52 @@ def test_products_returned_reshaped(device, tmp_path):
     assert "loop.pointwise" not in lowered, lowered
 
 
+class _FrozenModel(torch.nn.Module):
+    """Parameters of several dtypes, an index buffer and a bool mask."""
+
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(16, 24)
+        self.norm = torch.nn.LayerNorm(24)
+        self.half_scale = torch.nn.Parameter(torch.randn(24).to(torch.bfloat16))
+        self.register_buffer("picks", torch.tensor([5, 0, 23, 7]))
+        self.register_buffer("mask", torch.rand(24) > 0.5)
+
+    def forward(self, x):
+        y = self.norm(torch.relu(self.linear(x))) * self.half_scale.float()
+        y = torch.where(self.mask, y, -y)
+        return y, y.index_select(1, self.picks)
+
+
+def test_freeze_constants(tmp_path):
+    """freeze=True: the parameters and buffers are the artifact's (bool ones
+    stay inputs); calls pass the function's inputs only; the values are
+    those at compile time."""
+    torch.manual_seed(0)
+    model = _FrozenModel().eval()
+    x = torch.randn(6, 16)
+    with torch.no_grad():
+        compiled = kiln.compile(model, [x], freeze=True, cache_dir=tmp_path)
+        assert "fx.constant dense_resource<" in compiled.graph_text
+        assert "dialect_resources" in compiled.graph_text
+        assert [t.dtype for t in compiled.constants] == [torch.bool]
+        fresh = torch.randn(6, 16)
+        expected = model(fresh)
+        for got, want in zip(compiled(fresh), expected):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+        # Frozen: a later change to the module does not reach the artifact.
+        model.linear.weight.add_(1.0)
+        for got, want in zip(compiled(fresh), expected):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_freeze_is_cpu_only_for_now(tmp_path):
+    model = torch.nn.Linear(4, 4)
+    with pytest.raises(NotImplementedError, match="freeze=True compiles for the CPU only"):
+        kiln.compile(model, [torch.randn(2, 4)], device="cuda", freeze=True,
+                     cache_dir=tmp_path)
+
+
 def test_cpu_flash_attention_as_written(device, tmp_path):
     """torch 2.x traces attention on the CPU as
     _scaled_dot_product_flash_attention_for_cpu: it lowers to two products

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -23,6 +24,27 @@ MemRefType mlir::kiln::getBufferType(Type tensorType) {
   auto tensor = cast<RankedTensorType>(tensorType);
   return MemRefType::get(tensor.getShape(),
                          loop::getScalarType(tensor.getElementType()));
+}
+
+/// `op` if it is a frozen tensor (a builtin tensor constant); null otherwise.
+static arith::ConstantOp getFrozenTensor(Operation *op) {
+  auto constant = dyn_cast_or_null<arith::ConstantOp>(op);
+  return constant && isa<RankedTensorType>(constant.getType()) ? constant
+                                                               : nullptr;
+}
+
+/// `value` with the signless element type of buffers (si64 -> i64), the
+/// same bytes.
+static ElementsAttr getSignlessElements(ElementsAttr value) {
+  auto type = cast<RankedTensorType>(value.getType());
+  Type elementType = getBufferType(type).getElementType();
+  if (elementType == type.getElementType())
+    return value;
+  auto signless = type.clone(elementType);
+  if (auto dense = dyn_cast<DenseElementsAttr>(value))
+    return dense.bitcast(signless.getElementType());
+  auto resource = cast<DenseResourceElementsAttr>(value);
+  return DenseResourceElementsAttr::get(signless, resource.getRawHandle());
 }
 
 /// Whether `op` is a scalar or size computation that the buffer form keeps as
@@ -409,6 +431,16 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                           "yet");
     if (isa<loop::KernelOp>(op) && !target.emitKernel)
       return op.emitError("fused kernels are not lowered for this target yet");
+    if (getFrozenTensor(&op)) {
+      if (!target.emitConstant)
+        return op.emitError("frozen constants are not lowered for this target "
+                            "yet");
+      if (!isa<DenseElementsAttr, DenseResourceElementsAttr>(
+              cast<arith::ConstantOp>(op).getValue()))
+        return op.emitError("a frozen constant must be dense or "
+                            "dense_resource");
+      continue;
+    }
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op);
         expand && !expand.getResultType().hasStaticShape())
       return op.emitError("kiln-loop-to-scf: a tensor.expand_shape with "
@@ -586,6 +618,14 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                                         mapping.lookup(dim.getSource()),
                                         mapping.lookup(dim.getIndex())));
       freeTemporariesReadLastBy(&op);
+      continue;
+    }
+    if (arith::ConstantOp frozen = getFrozenTensor(&op)) {
+      mapping.map(frozen.getResult(),
+                  target.emitConstant(rewriter, frozen.getLoc(),
+                                      getSignlessElements(cast<ElementsAttr>(
+                                          frozen.getValue())),
+                                      extraArgs));
       continue;
     }
     // Every buffer is contiguous: merging or splitting dimensions is a free

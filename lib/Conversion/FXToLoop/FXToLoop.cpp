@@ -1803,6 +1803,19 @@ static Value getViewSize(OpBuilder &b, Location loc, RankedTensorType type,
   return dynamicSizes[dim];
 }
 
+/// Lowers fx.constant, a frozen parameter, to a builtin tensor constant,
+/// which bufferization places in the artifact's read-only data.
+struct ConstantLowering : OpRewritePattern<fx::ConstantOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ConstantOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOpWithNewOp<arith::ConstantOp>(
+        op, cast<TypedAttr>(op.getValueAttr()));
+    return success();
+  }
+};
+
 /// `source`, a matrix product's result, regrouped into `type` by a
 /// tensor.expand_shape or tensor.collapse_shape; null unless both are static
 /// and the view only splits or merges dimensions. The product's buffer is
@@ -6048,14 +6061,13 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   patterns.add<IndexingLowering<fx::EmbeddingOp>,
                IndexingLowering<fx::IndexSelectOp>,
                IndexingLowering<fx::GatherOp>, IndexLowering, CatLowering>(ctx);
-  patterns
-      .add<ViewLowering<fx::CloneOp>, ViewLowering<fx::AliasOp>,
-           ViewLowering<fx::LiftFreshCopyOp>, ViewLowering<fx::PermuteOp>,
-           ViewLowering<fx::ExpandOp>, ViewLowering<fx::SqueezeOp>,
-           ViewLowering<fx::UnsqueezeOp>, ViewLowering<fx::SliceOp>,
-           ViewLowering<fx::SelectOp>, ViewLowering<fx::ViewOp>,
-           ViewLowering<fx::UnsafeViewOp>, AsStridedLowering, DiagonalLowering>(
-          ctx);
+  patterns.add<ViewLowering<fx::CloneOp>, ViewLowering<fx::AliasOp>,
+               ViewLowering<fx::LiftFreshCopyOp>, ViewLowering<fx::PermuteOp>,
+               ViewLowering<fx::ExpandOp>, ViewLowering<fx::SqueezeOp>,
+               ViewLowering<fx::UnsqueezeOp>, ViewLowering<fx::SliceOp>,
+               ViewLowering<fx::SelectOp>, ViewLowering<fx::ViewOp>,
+               ViewLowering<fx::UnsafeViewOp>, AsStridedLowering,
+               DiagonalLowering, ConstantLowering>(ctx);
   patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>,
                BatchNormLowering<fx::NativeBatchNormLegitNoTrainingOp>,
                BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,

@@ -222,3 +222,15 @@ fx.graph @diagonal(%m: tensor<2x5x6xf32>) -> tensor<2x3xf32> {
   %0 = fx.diagonal %m {offset = -3 : i64, dim1 = 2 : i64, dim2 = 1 : i64} : (tensor<2x5x6xf32>) -> tensor<2x3xf32>
   fx.output %0 : tensor<2x3xf32>
 }
+
+// -----
+
+// A frozen constant becomes a builtin tensor constant that nodes load.
+// CHECK-LABEL: fx.graph @frozen_constant
+// CHECK: %[[W:.+]] = arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
+// CHECK: loop.load %[[W]]
+fx.graph @frozen_constant(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
+  %w = fx.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = fx.mul %x, %w : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
+  fx.output %0 : tensor<3x2xf32>
+}

@@ -106,3 +106,19 @@ fx.graph @general_epilogue(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>) -> tenso
   }
   fx.output %y : tensor<8x32xf32>
 }
+
+// -----
+
+// The GPU target has no frozen constants yet: a clear error.
+fx.graph @frozen_constant_on_gpu(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{frozen constants are not lowered for this target yet}}
+  %w = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = loop.pointwise : tensor<2xf32> {
+  ^bb0(%i0: index):
+    %a = loop.load %x[%i0] : tensor<2xf32>
+    %b = loop.load %w[%i0] : tensor<2xf32>
+    %c = arith.mulf %a, %b : f32
+    loop.yield %c : f32
+  }
+  fx.output %0 : tensor<2xf32>
+}

@@ -403,3 +403,39 @@ fx.graph @whole_tensor_moments(%x: tensor<256x1024xf32>) -> tensor<f32> {
   }
   fx.output %0 : tensor<f32>
 }
+
+// -----
+
+// Frozen constants are read-only globals of the artifact, their integers
+// signless as buffers are.
+// CHECK-DAG: memref.global "private" constant @[[W:kiln_constant[_0-9]*]] : memref<2xf32> = dense_resource<scale> {alignment = 64 : i64}
+// CHECK-DAG: memref.global "private" constant @[[K:kiln_constant[_0-9]*]] : memref<2xi64> = dense<[5, 7]> {alignment = 64 : i64}
+// CHECK-LABEL: func.func @frozen_constants
+// CHECK-DAG: memref.get_global @[[W]] : memref<2xf32>
+// CHECK-DAG: memref.get_global @[[K]] : memref<2xi64>
+fx.graph @frozen_constants(%x: tensor<3x2xf32>, %i: tensor<2xsi64>) -> (tensor<3x2xf32>, tensor<2xsi64>) {
+  %w = arith.constant dense_resource<scale> : tensor<2xf32>
+  %k = arith.constant dense<[5, 7]> : tensor<2xsi64>
+  %0 = loop.pointwise : tensor<3x2xf32> {
+  ^bb0(%i0: index, %i1: index):
+    %a = loop.load %x[%i0, %i1] : tensor<3x2xf32>
+    %b = loop.load %w[%i1] : tensor<2xf32>
+    %c = arith.mulf %a, %b : f32
+    loop.yield %c : f32
+  }
+  %1 = loop.pointwise : tensor<2xsi64> {
+  ^bb0(%i0: index):
+    %a = loop.load %i[%i0] : tensor<2xsi64>
+    %b = loop.load %k[%i0] : tensor<2xsi64>
+    %c = arith.addi %a, %b : i64
+    loop.yield %c : i64
+  }
+  fx.output %0, %1 : tensor<3x2xf32>, tensor<2xsi64>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      scale: "0x040000000000803F00000040"
+    }
+  }
+#-}

@@ -66,3 +66,25 @@ fx.graph @random(%x: tensor<?x768xf16>, %seed: tensor<si64>, %p: tensor<2x?xf32>
   %5 = fx.bernoulli_p %p, %seed {p = 0.5, offset = 2} : (tensor<2x?xf32>, tensor<si64>) -> tensor<2x?xf32>
   fx.output
 }
+
+// -----
+
+// A frozen parameter: its value is a dense_resource blob of the module's
+// resources section, or dense; the result type is the value's.
+// CHECK-LABEL: fx.graph @frozen_constants
+// CHECK: %[[W:.+]] = fx.constant dense_resource<fc_weight> : tensor<2x3xf32>
+// CHECK: %[[I:.+]] = fx.constant dense<[2, 0]> : tensor<2xsi64>
+// CHECK: fx.add %arg0, %[[W]]
+fx.graph @frozen_constants(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2xsi64>) {
+  %w = fx.constant dense_resource<fc_weight> : tensor<2x3xf32>
+  %i = fx.constant dense<[2, 0]> : tensor<2xsi64>
+  %0 = fx.add %x, %w : (tensor<2x3xf32>, tensor<2x3xf32>) -> tensor<2x3xf32>
+  fx.output %0, %i : tensor<2x3xf32>, tensor<2xsi64>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      fc_weight: "0x04000000000000000000803F0000004000004040000080400000A040"
+    }
+  }
+#-}

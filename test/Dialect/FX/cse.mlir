@@ -18,3 +18,17 @@ fx.graph @cse_merges_equal_ops(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<
   %5 = fx.add_scalar %x {other = 2.0 : f64} : (tensor<4xf32>) -> tensor<4xf32>
   fx.output %0, %1, %2, %3, %4, %5 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Equal frozen constants are one.
+// CHECK-LABEL: fx.graph @cse_merges_equal_constants
+// CHECK-COUNT-1: fx.constant
+// CHECK-NOT: fx.constant
+fx.graph @cse_merges_equal_constants(%x: tensor<2xf32>) -> tensor<2xf32> {
+  %a = fx.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %b = fx.constant dense<[1.0, 2.0]> : tensor<2xf32>
+  %0 = fx.add %x, %a : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  %1 = fx.add %0, %b : (tensor<2xf32>, tensor<2xf32>) -> tensor<2xf32>
+  fx.output %1 : tensor<2xf32>
+}

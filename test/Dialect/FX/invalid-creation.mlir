@@ -119,3 +119,12 @@ fx.graph @full_symbols_count(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<size
   %0 = fx.full {fill_value = 0 : i64, dtype = f32, size_symbols = ["s0", "s0"]} : () -> tensor<?x4xf32>
   fx.output
 }
+
+// -----
+
+// A frozen constant has one of PyTorch's dtypes: signless integers are not.
+fx.graph @constant_dtype() {
+  // expected-error @+1 {{'fx.constant' op result #0 must be ranked tensor of}}
+  %0 = fx.constant dense<[1, 2]> : tensor<2xi32>
+  fx.output
+}

@@ -78,6 +78,13 @@ struct GraphBufferizationTarget {
   std::function<void(OpBuilder &, loop::KernelOp kernel, ValueRange dests,
                      IRMapping &mapping, ValueRange extraArgs)>
       emitKernel;
+  /// Returns a buffer that holds `value`, a frozen parameter (a builtin
+  /// tensor constant's value, with signless elements), where the target's
+  /// code reads it; null for targets without frozen constants
+  /// (bufferization then fails, with a diagnostic).
+  std::function<Value(OpBuilder &, Location, ElementsAttr value,
+                      ValueRange extraArgs)>
+      emitConstant;
   /// Allocates a temporary of `type` with `dynamicSizes`.
   std::function<Value(OpBuilder &, Location, MemRefType type,
                       ValueRange dynamicSizes, ValueRange extraArgs)>

@@ -235,3 +235,22 @@ LogicalResult OutputOp::verify() {
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// ConstantOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult
+ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
+                             ValueRange, DictionaryAttr attributes,
+                             OpaqueProperties properties, RegionRange,
+                             SmallVectorImpl<Type> &inferredReturnTypes) {
+  ConstantOp::Adaptor adaptor(ValueRange{}, attributes, properties);
+  auto value = dyn_cast_or_null<ElementsAttr>(adaptor.getValueAttr());
+  if (!value)
+    return emitOptionalError(location, "fx.constant needs a `value`");
+  inferredReturnTypes.push_back(value.getType());
+  return success();
+}
+
+OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }

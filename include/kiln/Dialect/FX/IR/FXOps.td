@@ -127,6 +127,27 @@ def FX_OutputOp : FX_Op<"output", [
   let hasVerifier = 1;
 }
 
+def FX_ConstantOp : FX_Op<"constant", [
+    ConstantLike, Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>
+  ]> {
+  let summary = "A tensor the graph holds: a frozen parameter or buffer";
+  let description = [{
+    The value of a parameter, buffer or tensor constant that the importer
+    froze into the graph (`freeze=True`) instead of passing it as an input.
+    Large values are `dense_resource` blobs, which the module's
+    `dialect_resources` section holds; small ones may be `dense`. The result
+    type is the value's.
+
+    ```mlir
+    %w = fx.constant dense_resource<fc_weight> : tensor<10x16xf32>
+    ```
+  }];
+  let arguments = (ins ElementsAttr:$value);
+  let results = (outs FX_Tensor:$result);
+  let assemblyFormat = "attr-dict $value";
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Core ATen ops, generated from utils/fx_op_table.py
 //===----------------------------------------------------------------------===//
