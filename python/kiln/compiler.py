@@ -193,7 +193,7 @@ def compile(
     ``{flat input index: [dims]}``), those dimensions are compiled as dynamic
     sizes; see kiln.importer.import_function for what graphs allow it.
 
-    With `freeze` (CPU only for now), the parameters, buffers and tensor
+    With `freeze`, the parameters, buffers and tensor
     constants are frozen into the artifact instead (their values at compile
     time; see kiln.importer.freeze_constants), so that calls pass only the
     function's own inputs.
@@ -219,9 +219,6 @@ def compile(
     if target not in ("cpu", "cuda"):
         raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
 
-    if freeze and target != "cpu":
-        raise NotImplementedError(f"freeze=True compiles for the CPU only for now, not for "
-                                  f"'{target}': leave it off, and the constants are inputs")
     imported = import_function(fn, example_inputs, dynamic=dynamic, device=target,
                                freeze=freeze)
     text = imported.text

@@ -525,19 +525,19 @@ class _FrozenModel(torch.nn.Module):
         return y, y.index_select(1, self.picks)
 
 
-def test_freeze_constants(tmp_path):
+def test_freeze_constants(device, tmp_path):
     """freeze=True: the parameters and buffers are the artifact's (bool ones
     stay inputs); calls pass the function's inputs only; the values are
     those at compile time."""
     torch.manual_seed(0)
-    model = _FrozenModel().eval()
-    x = torch.randn(6, 16)
+    model = _FrozenModel().eval().to(device)
+    x = torch.randn(6, 16, device=device)
     with torch.no_grad():
         compiled = kiln.compile(model, [x], freeze=True, cache_dir=tmp_path)
         assert "fx.constant dense_resource<" in compiled.graph_text
         assert "dialect_resources" in compiled.graph_text
         assert [t.dtype for t in compiled.constants] == [torch.bool]
-        fresh = torch.randn(6, 16)
+        fresh = torch.randn(6, 16, device=device)
         expected = model(fresh)
         for got, want in zip(compiled(fresh), expected):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
@@ -545,13 +545,6 @@ def test_freeze_constants(tmp_path):
         model.linear.weight.add_(1.0)
         for got, want in zip(compiled(fresh), expected):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
-
-
-def test_freeze_is_cpu_only_for_now(tmp_path):
-    model = torch.nn.Linear(4, 4)
-    with pytest.raises(NotImplementedError, match="freeze=True compiles for the CPU only"):
-        kiln.compile(model, [torch.randn(2, 4)], device="cuda", freeze=True,
-                     cache_dir=tmp_path)
 
 
 def test_cpu_flash_attention_as_written(device, tmp_path):

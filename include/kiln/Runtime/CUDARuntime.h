@@ -4,7 +4,8 @@
 |* fixed by MLIR's GPU-to-LLVM lowering, and kiln_cuda_gemm; callers of       *|
 |* artifacts use kiln_cuda_take_error to learn about failures. All work is    *|
 |* ordered on the stream the caller passes to kiln_<graph>_run (or to         *|
-|* kiln_cuda_gemm); nothing here synchronizes the host.                       *|
+|* kiln_cuda_gemm); nothing here synchronizes the host, but the first use of  *|
+|* a frozen constant (kiln_cuda_constant).                                    *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -55,6 +56,13 @@ kiln_cuda_gemm(int32_t dtype, int32_t resultDtype, int64_t batch, int64_t m,
                int64_t n, int64_t k, const void *a, int32_t transposeA,
                const void *b, int32_t transposeB, const void *bias,
                int32_t activation, void *c, void *stream);
+
+/* The device copy of `bytes` of a frozen constant at `host` (an artifact's
+   read-only global), in the current context: uploaded on `stream` at its
+   first use, which waits for the upload (and so must not be inside a stream
+   capture), then kept for the process. Null after an error. */
+KILN_RUNTIME_EXPORT void *kiln_cuda_constant(const void *host, uint64_t bytes,
+                                             void *stream);
 
 /* Returns 1 and copies the first error since the last call (NUL-terminated,
    truncated to `capacity` bytes) if any call above failed; else returns 0.

@@ -26,6 +26,20 @@ MemRefType mlir::kiln::getBufferType(Type tensorType) {
                          loop::getScalarType(tensor.getElementType()));
 }
 
+Value mlir::kiln::emitConstantGlobal(OpBuilder &b, Location loc,
+                                     ElementsAttr value) {
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  MemRefType type = getBufferType(value.getType());
+  // Built detached; the symbol table names it uniquely as it inserts it.
+  OpBuilder detached(b.getContext());
+  auto global = memref::GlobalOp::create(
+      detached, loc, "kiln_constant", b.getStringAttr("private"), type, value,
+      /*constant=*/true, b.getI64IntegerAttr(64));
+  SymbolTable(module).insert(global, module.getBody()->begin());
+  return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
+}
+
 /// `op` if it is a frozen tensor (a builtin tensor constant); null otherwise.
 static arith::ConstantOp getFrozenTensor(Operation *op) {
   auto constant = dyn_cast_or_null<arith::ConstantOp>(op);

@@ -739,6 +739,10 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
     emitRowKernel(b, kernel.getLoc(), nodes, kernel.getRows(), stores, mapping,
                   options, *order, extraArgs);
   };
+  target.emitConstant = [](OpBuilder &b, Location loc, ElementsAttr value,
+                           ValueRange extraArgs) -> Value {
+    return emitDeviceConstant(b, loc, value, extraArgs.front());
+  };
   target.allocate = [=](OpBuilder &b, Location loc, MemRefType type,
                         ValueRange dynamicSizes,
                         ValueRange extraArgs) -> Value {

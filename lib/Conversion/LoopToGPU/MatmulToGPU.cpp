@@ -55,25 +55,30 @@ LogicalResult mlir::kiln::checkGPUMatmul(loop::MatmulOp node) {
   return success();
 }
 
+/// The private declaration of the runtime's function `name` of `type` in
+/// `module`, added at its first use.
+static func::FuncOp getRuntimeDeclaration(OpBuilder &b, ModuleOp module,
+                                          StringRef name, FunctionType type) {
+  if (auto existing = module.lookupSymbol<func::FuncOp>(name))
+    return existing;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto declaration = func::FuncOp::create(b, module.getLoc(), name, type);
+  declaration.setPrivate();
+  return declaration;
+}
+
 /// Declares the runtime's GEMM in the module that holds `anchor`, once.
 static func::FuncOp getGemmDeclaration(OpBuilder &b, Operation *anchor) {
-  auto module = anchor->getParentOfType<ModuleOp>();
-  if (auto existing = module.lookupSymbol<func::FuncOp>(kGemmFunction))
-    return existing;
-  MLIRContext *context = b.getContext();
   Type i32 = b.getI32Type(), i64 = b.getI64Type();
-  Type ptr = LLVM::LLVMPointerType::get(context);
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
   // dtype, resultDtype, batch, m, n, k, a, transposeA, b, transposeB, bias,
   // activation, c, stream.
   auto type = b.getFunctionType(
       {i32, i32, i64, i64, i64, i64, ptr, i32, ptr, i32, ptr, i32, ptr, ptr},
       {});
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(module.getBody());
-  auto declaration =
-      func::FuncOp::create(b, module.getLoc(), kGemmFunction, type);
-  declaration.setPrivate();
-  return declaration;
+  return getRuntimeDeclaration(b, anchor->getParentOfType<ModuleOp>(),
+                               kGemmFunction, type);
 }
 
 /// The address of `buffer`'s first element as an LLVM pointer.
@@ -132,4 +137,62 @@ void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
       getBufferPointer(b, loc, dest),
       stream};
   func::CallOp::create(b, loc, gemm, operands);
+}
+
+static constexpr llvm::StringLiteral kConstantFunction = "kiln_cuda_constant";
+
+/// The runtime's kiln_cuda_constant(host, bytes, stream) -> device.
+static func::FuncOp getConstantDeclaration(OpBuilder &b, ModuleOp module) {
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  return getRuntimeDeclaration(
+      b, module, kConstantFunction,
+      b.getFunctionType({ptr, b.getI64Type(), ptr}, {ptr}));
+}
+
+Value mlir::kiln::emitDeviceConstant(OpBuilder &b, Location loc,
+                                     ElementsAttr value, Value stream) {
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  func::FuncOp upload = getConstantDeclaration(b, module);
+  Value host = emitConstantGlobal(b, loc, value);
+  auto type = cast<MemRefType>(host.getType());
+  int64_t bytes = type.getNumElements() *
+                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  Value device =
+      func::CallOp::create(
+          b, loc, upload,
+          ValueRange{getBufferPointer(b, loc, host),
+                     arith::ConstantIntOp::create(b, loc, bytes, 64), stream})
+          .getResult(0);
+  // The copy's memref descriptor (allocated and aligned pointers, offset,
+  // sizes, strides), which the LLVM lowering reads as the memref.
+  MLIRContext *context = b.getContext();
+  Type ptr = LLVM::LLVMPointerType::get(context);
+  Type i64 = b.getI64Type();
+  SmallVector<Type> fields = {ptr, ptr, i64};
+  int64_t rank = type.getRank();
+  if (rank > 0) {
+    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+    fields.push_back(LLVM::LLVMArrayType::get(i64, rank));
+  }
+  auto descriptorType = LLVM::LLVMStructType::getLiteral(context, fields);
+  Value descriptor = LLVM::PoisonOp::create(b, loc, descriptorType);
+  auto insert = [&](Value field, ArrayRef<int64_t> position) {
+    descriptor =
+        LLVM::InsertValueOp::create(b, loc, descriptor, field, position);
+  };
+  auto i64Constant = [&](int64_t constant) -> Value {
+    return LLVM::ConstantOp::create(b, loc, i64, constant);
+  };
+  insert(device, {0});
+  insert(device, {1});
+  insert(i64Constant(0), {2});
+  int64_t stride = 1;
+  for (int64_t dim = rank - 1; dim >= 0; --dim) {
+    insert(i64Constant(type.getDimSize(dim)), {3, dim});
+    insert(i64Constant(stride), {4, dim});
+    stride *= type.getDimSize(dim);
+  }
+  return UnrealizedConversionCastOp::create(b, loc, type, descriptor)
+      .getResult(0);
 }

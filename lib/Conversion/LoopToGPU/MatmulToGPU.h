@@ -7,6 +7,7 @@
 #ifndef KILN_LIB_CONVERSION_LOOPTOGPU_MATMULTOGPU_H
 #define KILN_LIB_CONVERSION_LOOPTOGPU_MATMULTOGPU_H
 
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/Value.h"
 #include "mlir/IR/ValueRange.h"
 
@@ -25,6 +26,12 @@ LogicalResult checkGPUMatmul(loop::MatmulOp node);
 /// into `dest` on `stream`, after the work already ordered on it.
 void emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
                        const IRMapping &mapping, Value stream);
+
+/// Emits a read-only host global that holds the frozen constant `value`
+/// and a host call of the runtime that returns its device copy (uploaded
+/// on `stream` at its first use); returns that copy as a buffer.
+Value emitDeviceConstant(OpBuilder &b, Location loc, ElementsAttr value,
+                         Value stream);
 
 } // namespace kiln
 } // namespace mlir

@@ -576,20 +576,10 @@ mlir::kiln::getSCFBufferizationTarget(const LoopToSCFOptions &options) {
                                 ValueRange) {
     emitKernelLoops(b, kernel, dests, mapping, options);
   };
-  // A frozen constant is a read-only global of the artifact, 64-byte
-  // aligned as the widest vector loads want.
+  // A frozen constant is a read-only global of the artifact.
   target.emitConstant = [](OpBuilder &b, Location loc, ElementsAttr value,
                            ValueRange) -> Value {
-    auto module =
-        b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
-    MemRefType type = getBufferType(value.getType());
-    // Built detached; the symbol table names it uniquely as it inserts it.
-    OpBuilder detached(b.getContext());
-    auto global = memref::GlobalOp::create(
-        detached, loc, "kiln_constant", b.getStringAttr("private"), type, value,
-        /*constant=*/true, b.getI64IntegerAttr(64));
-    SymbolTable(module).insert(global, module.getBody()->begin());
-    return memref::GetGlobalOp::create(b, loc, type, global.getSymName());
+    return emitConstantGlobal(b, loc, value);
   };
   target.allocate = [](OpBuilder &b, Location loc, MemRefType type,
                        ValueRange dynamicSizes, ValueRange) -> Value {

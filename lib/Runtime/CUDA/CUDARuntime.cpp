@@ -11,10 +11,12 @@
 
 #include "Driver.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <utility>
 
 namespace kiln::cuda {
@@ -65,7 +67,8 @@ const Driver *getDriver() {
         loadSymbol(library, "cuMemcpyAsync", loaded.cuMemcpyAsync) &&
         loadSymbol(library, "cuMemsetD8Async", loaded.cuMemsetD8Async) &&
         loadSymbol(library, "cuMemcpy2DAsync_v2", loaded.cuMemcpy2DAsync) &&
-        loadSymbol(library, "cuGetErrorString", loaded.cuGetErrorString);
+        loadSymbol(library, "cuGetErrorString", loaded.cuGetErrorString) &&
+        loadSymbol(library, "cuStreamSynchronize", loaded.cuStreamSynchronize);
     if (!ok) {
       recordError("the CUDA driver lacks an entry point Kiln needs");
       return nullptr;
@@ -273,6 +276,57 @@ extern "C" void mgpuMemcpy(void *dest, void *source, uint64_t bytes,
                               reinterpret_cast<CUdeviceptr>(source), bytes,
                               stream),
         "cuMemcpyAsync");
+}
+
+/// Device copies of frozen constants, by context and host data: each is
+/// uploaded once and kept for the process, as a module's globals are.
+static std::map<std::tuple<CUcontext, const void *, uint64_t>, CUdeviceptr>
+    deviceConstants;
+
+/// The device copy of `bytes` of frozen constant data at `host` (an
+/// artifact's read-only global) in the current context; uploaded at its
+/// first use, on `stream`, and waited for, so that any stream may read it
+/// afterwards. Null after an error.
+extern "C" void *kiln_cuda_constant(const void *host, uint64_t bytes,
+                                    void *stream) {
+  const Driver *driver = getReadyDriver();
+  if (!driver || errorPending())
+    return nullptr;
+  CUcontext context = nullptr;
+  if (!check(*driver, driver->cuCtxGetCurrent(&context), "cuCtxGetCurrent"))
+    return nullptr;
+  auto key = std::make_tuple(context, host, bytes);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = deviceConstants.find(key); it != deviceConstants.end())
+      return reinterpret_cast<void *>(it->second);
+  }
+  if (driver->cuStreamIsCapturing) {
+    int capturing = 0;
+    if (check(*driver, driver->cuStreamIsCapturing(stream, &capturing),
+              "cuStreamIsCapturing") &&
+        capturing) {
+      recordError("a graph with frozen constants must run once before its "
+                  "stream is captured (the constants' upload cannot be)");
+      return nullptr;
+    }
+  }
+  CUdeviceptr device = 0;
+  if (!check(*driver, driver->cuMemAlloc(&device, std::max<uint64_t>(bytes, 1)),
+             "cuMemAlloc") ||
+      !check(*driver,
+             driver->cuMemcpyAsync(device, reinterpret_cast<CUdeviceptr>(host),
+                                   bytes, stream),
+             "cuMemcpyAsync") ||
+      !check(*driver, driver->cuStreamSynchronize(stream),
+             "cuStreamSynchronize"))
+    return nullptr;
+  std::lock_guard<std::mutex> lock(mutex);
+  // Another thread may have uploaded it meanwhile: keep the first.
+  auto [it, inserted] = deviceConstants.try_emplace(key, device);
+  if (!inserted)
+    driver->cuMemFreeAsync(device, stream);
+  return reinterpret_cast<void *>(it->second);
 }
 
 extern "C" int kiln_cuda_take_error(char *message, size_t capacity) {

@@ -77,6 +77,7 @@ struct Driver {
   /// Loaded as cuMemcpy2DAsync_v2, which takes 64-bit sizes.
   CUresult (*cuMemcpy2DAsync)(const Memcpy2D *, CUstream);
   CUresult (*cuGetErrorString)(CUresult, const char **);
+  CUresult (*cuStreamSynchronize)(CUstream);
   /// Optional, null where the driver lacks them: events time the GEMM
   /// algorithms a shape may use, on streams that are not being captured.
   CUresult (*cuEventCreate)(CUevent *, unsigned);

@@ -109,9 +109,15 @@ fx.graph @general_epilogue(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>) -> tenso
 
 // -----
 
-// The GPU target has no frozen constants yet: a clear error.
+// A frozen constant is a read-only host global whose device copy the
+// runtime makes at its first use; kernels read the copy.
+// CHECK-LABEL: func.func @frozen_constant_on_gpu
+// CHECK: %[[HOST:.+]] = memref.get_global @kiln_constant : memref<2xf32>
+// CHECK: %[[COPY:.+]] = call @kiln_cuda_constant(%{{.+}}, %c8_i64, %arg2) : (!llvm.ptr, i64, !llvm.ptr) -> !llvm.ptr
+// CHECK: %[[BUFFER:.+]] = builtin.unrealized_conversion_cast %{{.+}} : !llvm.struct<(ptr, ptr, i64, array<1 x i64>, array<1 x i64>)> to memref<2xf32>
+// CHECK: gpu.launch
+// CHECK: memref.assume_alignment %[[BUFFER]], 16
 fx.graph @frozen_constant_on_gpu(%x: tensor<2xf32>) -> tensor<2xf32> {
-  // expected-error @+1 {{frozen constants are not lowered for this target yet}}
   %w = arith.constant dense<[1.0, 2.0]> : tensor<2xf32>
   %0 = loop.pointwise : tensor<2xf32> {
   ^bb0(%i0: index):

@@ -103,6 +103,11 @@ struct GraphBufferizationTarget {
 /// The buffer type of a tensor type: same shape, signless elements.
 MemRefType getBufferType(Type tensorType);
 
+/// A read-only global of the module around the insertion point that holds
+/// `value` (signless elements, 64-byte aligned as the widest vector loads
+/// want), and its buffer, read at the insertion point.
+Value emitConstantGlobal(OpBuilder &b, Location loc, ElementsAttr value);
+
 /// Emits the scalar body of `node` at the indices `ivs`, loads becoming
 /// memref.load from the buffers in `mapping` (or, for a load whose result
 /// `mapping` maps, the value it maps to); returns the element it yields.
