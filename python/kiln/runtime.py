@@ -187,7 +187,6 @@ class Artifact:
             self._take_error = self._lib.kiln_cuda_take_error
             self._take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
             self._take_error.restype = ctypes.c_int
-            self._error_message = ctypes.create_string_buffer(1024)
             self._current_stream = _current_stream_function()
         self._input_array = ctypes.c_void_p * max(len(self.inputs), 1)
         self._output_array = ctypes.c_void_p * max(len(self.results), 1)
@@ -206,7 +205,8 @@ class Artifact:
         return ctypes.cast(getattr(self._lib, symbol), ctypes.c_char_p).value
 
     def _raise_cuda_error(self) -> None:
-        message = self._error_message
+        # A buffer per call: threads that fail at once keep their own message.
+        message = ctypes.create_string_buffer(1024)
         if self._take_error(message, len(message)):
             raise RuntimeError(f"Kiln CUDA runtime: {message.value.decode()}")
 

@@ -509,7 +509,8 @@ def test_products_returned_reshaped(device, tmp_path):
 
 
 class _FrozenModel(torch.nn.Module):
-    """Parameters of several dtypes, an index buffer and a bool mask."""
+    """Parameters of several dtypes, an index buffer, a 0-d buffer, a bool
+    mask, and a weight read under two names (tied)."""
 
     def __init__(self):
         super().__init__()
@@ -517,12 +518,16 @@ class _FrozenModel(torch.nn.Module):
         self.norm = torch.nn.LayerNorm(24)
         self.half_scale = torch.nn.Parameter(torch.randn(24).to(torch.bfloat16))
         self.register_buffer("picks", torch.tensor([5, 0, 23, 7]))
+        self.register_buffer("temperature", torch.tensor(0.75))
         self.register_buffer("mask", torch.rand(24) > 0.5)
+        self.head = torch.nn.Linear(24, 16, bias=False)
+        self.tail = torch.nn.Linear(24, 16, bias=False)
+        self.tail.weight = self.head.weight
 
     def forward(self, x):
         y = self.norm(torch.relu(self.linear(x))) * self.half_scale.float()
-        y = torch.where(self.mask, y, -y)
-        return y, y.index_select(1, self.picks)
+        y = torch.where(self.mask, y, -y) * self.temperature
+        return y, y.index_select(1, self.picks), self.head(y) - self.tail(y * 2)
 
 
 def test_freeze_constants(device, tmp_path):
@@ -537,6 +542,8 @@ def test_freeze_constants(device, tmp_path):
         assert "fx.constant dense_resource<" in compiled.graph_text
         assert "dialect_resources" in compiled.graph_text
         assert [t.dtype for t in compiled.constants] == [torch.bool]
+        # Eight tensors, the tied weight once.
+        assert compiled.graph_text.count(': "0x') == 8
         fresh = torch.randn(6, 16, device=device)
         expected = model(fresh)
         for got, want in zip(compiled(fresh), expected):
@@ -545,6 +552,19 @@ def test_freeze_constants(device, tmp_path):
         model.linear.weight.add_(1.0)
         for got, want in zip(compiled(fresh), expected):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_freeze_with_dynamic_sizes(tmp_path):
+    # Frozen weights and a dynamic batch: one artifact serves every batch.
+    model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),
+                                torch.nn.Linear(32, 8)).eval()
+    with torch.no_grad():
+        compiled = kiln.compile(model, [torch.randn(5, 16)], freeze=True,
+                                dynamic={0: [0]}, cache_dir=tmp_path)
+        assert compiled.constants == []
+        for batch in (3, 40):
+            x = torch.randn(batch, 16)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
 
 
 def test_cpu_flash_attention_as_written(device, tmp_path):

@@ -60,7 +60,7 @@ kiln_cuda_gemm(int32_t dtype, int32_t resultDtype, int64_t batch, int64_t m,
 /* The device copy of `bytes` of a frozen constant at `host` (an artifact's
    read-only global), in the current context: uploaded on `stream` at its
    first use, which waits for the upload (and so must not be inside a stream
-   capture), then kept for the process. Null after an error. */
+   capture), then kept until the artifact is unloaded. Null after an error. */
 KILN_RUNTIME_EXPORT void *kiln_cuda_constant(const void *host, uint64_t bytes,
                                              void *stream);
 

@@ -31,6 +31,13 @@ Value mlir::kiln::emitConstantGlobal(OpBuilder &b, Location loc,
   auto module =
       b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
   MemRefType type = getBufferType(value.getType());
+  // The LLVM lowering reads a 0-d global's value as a splat, which a
+  // resource blob cannot give: its bytes become a dense value.
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+      resource && type.getRank() == 0)
+    value = DenseElementsAttr::getFromRawBuffer(
+        cast<ShapedType>(resource.getType()),
+        resource.getRawHandle().getBlob()->getData());
   // Built detached; the symbol table names it uniquely as it inserts it.
   OpBuilder detached(b.getContext());
   auto global = memref::GlobalOp::create(
@@ -449,10 +456,22 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
       if (!target.emitConstant)
         return op.emitError("frozen constants are not lowered for this target "
                             "yet");
-      if (!isa<DenseElementsAttr, DenseResourceElementsAttr>(
-              cast<arith::ConstantOp>(op).getValue()))
+      Attribute value = cast<arith::ConstantOp>(op).getValue();
+      if (!isa<DenseElementsAttr, DenseResourceElementsAttr>(value))
         return op.emitError("a frozen constant must be dense or "
                             "dense_resource");
+      if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+        AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+        int64_t bytes =
+            resource.getNumElements() *
+            llvm::divideCeil(resource.getElementType().getIntOrFloatBitWidth(),
+                             8);
+        if (!blob || static_cast<int64_t>(blob->getData().size()) != bytes)
+          return op.emitError("the frozen constant's resource '")
+                 << resource.getRawHandle().getKey() << "' "
+                 << (blob ? "does not hold " + std::to_string(bytes) + " bytes"
+                          : std::string("is missing"));
+      }
       continue;
     }
     if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op);

@@ -1838,7 +1838,8 @@ static Value reshapeMatmulResult(OpBuilder &b, Location loc, Value source,
 
 /// Lowers fx.permute, fx.expand, fx.squeeze, fx.unsqueeze, fx.slice,
 /// fx.select, fx.view and fx.unsafe_view (and fx.clone, fx.alias) into
-/// index-map nodes.
+/// index-map nodes; a view that regroups a matrix product's dimensions is a
+/// reshape of it instead (reshapeMatmulResult).
 template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 

@@ -13,11 +13,13 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <dlfcn.h>
 #include <map>
 #include <set>
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 namespace kiln::cuda {
 
@@ -58,6 +60,7 @@ const Driver *getDriver() {
         loadSymbol(library, "cuLaunchKernel", loaded.cuLaunchKernel) &&
         loadSymbol(library, "cuMemAlloc_v2", loaded.cuMemAlloc) &&
         loadSymbol(library, "cuMemAllocAsync", loaded.cuMemAllocAsync) &&
+        loadSymbol(library, "cuMemFree_v2", loaded.cuMemFree) &&
         loadSymbol(library, "cuCtxGetDevice", loaded.cuCtxGetDevice) &&
         loadSymbol(library, "cuDeviceGetDefaultMemPool",
                    loaded.cuDeviceGetDefaultMemPool) &&
@@ -147,6 +150,50 @@ struct LazyModule {
 
 } // namespace
 
+namespace {
+/// A frozen constant's device copy, and the loaded image (artifact) whose
+/// read-only data it copies.
+struct DeviceConstant {
+  CUdeviceptr device;
+  const void *image;
+};
+} // namespace
+
+/// Device copies of frozen constants, by context and host data: each is
+/// uploaded once and kept until its artifact is unloaded.
+static std::map<std::tuple<CUcontext, const void *, uint64_t>, DeviceConstant>
+    deviceConstants;
+
+/// The base address of the loaded image that holds `address`, if any.
+static const void *getImageBase(const void *address) {
+  Dl_info info;
+  return dladdr(address, &info) ? info.dli_fbase : nullptr;
+}
+
+/// Frees the device copies of the constants of the image at `image`, which
+/// is being unloaded: another image loaded at its address later must not
+/// find them.
+static void forgetDeviceConstants(const void *image) {
+  std::vector<CUdeviceptr> freed;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto it = deviceConstants.begin(); it != deviceConstants.end();) {
+      if (it->second.image != image) {
+        ++it;
+        continue;
+      }
+      freed.push_back(it->second.device);
+      it = deviceConstants.erase(it);
+    }
+  }
+  if (freed.empty())
+    return;
+  // At exit the driver may already be shut down; the errors are irrelevant.
+  if (const Driver *driver = getDriver())
+    for (CUdeviceptr device : freed)
+      driver->cuMemFree(device);
+}
+
 extern "C" void *mgpuModuleLoad(void *data, size_t) {
   auto *lazy = new LazyModule;
   lazy->binary = data;
@@ -157,6 +204,8 @@ extern "C" void mgpuModuleUnload(void *module) {
   auto *lazy = static_cast<LazyModule *>(module);
   if (!lazy)
     return;
+  if (const void *image = getImageBase(lazy->binary))
+    forgetDeviceConstants(image);
   // At exit the driver may already be shut down; the errors are irrelevant.
   if (!lazy->modules.empty()) {
     if (const Driver *driver = getDriver()) {
@@ -278,11 +327,6 @@ extern "C" void mgpuMemcpy(void *dest, void *source, uint64_t bytes,
         "cuMemcpyAsync");
 }
 
-/// Device copies of frozen constants, by context and host data: each is
-/// uploaded once and kept for the process, as a module's globals are.
-static std::map<std::tuple<CUcontext, const void *, uint64_t>, CUdeviceptr>
-    deviceConstants;
-
 /// The device copy of `bytes` of frozen constant data at `host` (an
 /// artifact's read-only global) in the current context; uploaded at its
 /// first use, on `stream`, and waited for, so that any stream may read it
@@ -299,7 +343,7 @@ extern "C" void *kiln_cuda_constant(const void *host, uint64_t bytes,
   {
     std::lock_guard<std::mutex> lock(mutex);
     if (auto it = deviceConstants.find(key); it != deviceConstants.end())
-      return reinterpret_cast<void *>(it->second);
+      return reinterpret_cast<void *>(it->second.device);
   }
   if (driver->cuStreamIsCapturing) {
     int capturing = 0;
@@ -313,20 +357,27 @@ extern "C" void *kiln_cuda_constant(const void *host, uint64_t bytes,
   }
   CUdeviceptr device = 0;
   if (!check(*driver, driver->cuMemAlloc(&device, std::max<uint64_t>(bytes, 1)),
-             "cuMemAlloc") ||
-      !check(*driver,
+             "cuMemAlloc"))
+    return nullptr;
+  if (!check(*driver,
              driver->cuMemcpyAsync(device, reinterpret_cast<CUdeviceptr>(host),
                                    bytes, stream),
              "cuMemcpyAsync") ||
       !check(*driver, driver->cuStreamSynchronize(stream),
-             "cuStreamSynchronize"))
+             "cuStreamSynchronize")) {
+    driver->cuMemFree(device);
     return nullptr;
-  std::lock_guard<std::mutex> lock(mutex);
-  // Another thread may have uploaded it meanwhile: keep the first.
-  auto [it, inserted] = deviceConstants.try_emplace(key, device);
-  if (!inserted)
-    driver->cuMemFreeAsync(device, stream);
-  return reinterpret_cast<void *>(it->second);
+  }
+  DeviceConstant entry{device, getImageBase(host)};
+  CUdeviceptr kept;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    // Another thread may have uploaded it meanwhile: keep the first.
+    kept = deviceConstants.try_emplace(key, entry).first->second.device;
+  }
+  if (kept != device)
+    driver->cuMemFree(device);
+  return reinterpret_cast<void *>(kept);
 }
 
 extern "C" int kiln_cuda_take_error(char *message, size_t capacity) {

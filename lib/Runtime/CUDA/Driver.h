@@ -68,6 +68,8 @@ struct Driver {
   /// Loaded as cuMemAlloc_v2: the unversioned symbol has 32-bit pointers.
   CUresult (*cuMemAlloc)(CUdeviceptr *, size_t);
   CUresult (*cuMemAllocAsync)(CUdeviceptr *, size_t, CUstream);
+  /// Loaded as cuMemFree_v2, the pair of cuMemAlloc_v2.
+  CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuCtxGetDevice)(CUdevice *);
   CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
   CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *);

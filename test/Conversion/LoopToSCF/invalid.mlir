@@ -19,3 +19,40 @@ fx.graph @dynamic_expand(%x: tensor<?x8xf32>, %w: tensor<8x4xf32>) -> tensor<?x2
   %r = tensor.expand_shape %y [[0, 1], [2]] output_shape [%n, 2, 4] : tensor<?x4xf32> into tensor<?x2x4xf32>
   fx.output %r : tensor<?x2x4xf32>
 }
+
+// -----
+
+fx.graph @missing_resource(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{the frozen constant's resource 'nowhere' is missing}}
+  %w = arith.constant dense_resource<nowhere> : tensor<2xf32>
+  %0 = loop.pointwise : tensor<2xf32> {
+  ^bb0(%i0: index):
+    %a = loop.load %x[%i0] : tensor<2xf32>
+    %b = loop.load %w[%i0] : tensor<2xf32>
+    %c = arith.mulf %a, %b : f32
+    loop.yield %c : f32
+  }
+  fx.output %0 : tensor<2xf32>
+}
+
+// -----
+
+fx.graph @short_resource(%x: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{the frozen constant's resource 'short' does not hold 8 bytes}}
+  %w = arith.constant dense_resource<short> : tensor<2xf32>
+  %0 = loop.pointwise : tensor<2xf32> {
+  ^bb0(%i0: index):
+    %a = loop.load %x[%i0] : tensor<2xf32>
+    %b = loop.load %w[%i0] : tensor<2xf32>
+    %c = arith.mulf %a, %b : f32
+    loop.yield %c : f32
+  }
+  fx.output %0 : tensor<2xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      short: "0x040000000000803F"
+    }
+  }
+#-}

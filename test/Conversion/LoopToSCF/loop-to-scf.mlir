@@ -439,3 +439,29 @@ fx.graph @frozen_constants(%x: tensor<3x2xf32>, %i: tensor<2xsi64>) -> (tensor<3
     }
   }
 #-}
+
+// -----
+
+// A 0-d frozen constant's global holds its value, not the blob: the LLVM
+// lowering reads a 0-d global as a splat.
+// CHECK: memref.global "private" constant @kiln_constant : memref<f32> = dense<1.500000e+00> {alignment = 64 : i64}
+// CHECK-LABEL: func.func @zero_dim_constant
+// CHECK: memref.get_global @kiln_constant : memref<f32>
+fx.graph @zero_dim_constant(%x: tensor<3xf32>) -> tensor<3xf32> {
+  %s = arith.constant dense_resource<half_three> : tensor<f32>
+  %0 = loop.pointwise : tensor<3xf32> {
+  ^bb0(%i0: index):
+    %a = loop.load %x[%i0] : tensor<3xf32>
+    %b = loop.load %s[] : tensor<f32>
+    %c = arith.mulf %a, %b : f32
+    loop.yield %c : f32
+  }
+  fx.output %0 : tensor<3xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      half_three: "0x040000000000C03F"
+    }
+  }
+#-}
