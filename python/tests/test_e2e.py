@@ -567,6 +567,28 @@ def test_freeze_with_dynamic_sizes(tmp_path):
             torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_frozen_weights_are_packed_once(dtype, tmp_path):
+    # On the CPU a frozen weight's panels are packed at compile time: the
+    # products read them and give what packing at every run gives, bit for
+    # bit (transposed as linear layers read their weights, and not).
+    torch.manual_seed(0)
+    linear = torch.nn.Linear(40, 37).to(dtype).eval()
+    plain = torch.randn(40, 19).to(dtype)
+
+    def fn(x):
+        return linear(x), x @ plain
+
+    x = torch.randn(9, 40).to(dtype)
+    with torch.no_grad():
+        frozen = kiln.compile(fn, [x], freeze=True, cache_dir=tmp_path / "frozen")
+        packed_per_run = kiln.compile(fn, [x], cache_dir=tmp_path / "inputs")
+        assert "kiln_packed" in kiln.run_opt(frozen.graph_text, ["--kiln-cpu-pipeline"])
+        fresh = torch.randn(9, 40).to(dtype)
+        for got, want in zip(frozen(fresh), packed_per_run(fresh)):
+            assert torch.equal(got, want)
+
+
 def test_cpu_flash_attention_as_written(device, tmp_path):
     """torch 2.x traces attention on the CPU as
     _scaled_dot_product_flash_attention_for_cpu: it lowers to two products

@@ -18,8 +18,12 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "llvm/ADT/bit.h"
+#include <cstring>
+#include <vector>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -48,6 +52,10 @@ struct MatmulLoops {
   /// Packs the right-hand side: packed[batch..., p, k, r] = rhs(k, p*NR + r),
   /// zero for columns past N.
   void emitPacking(OpBuilder &b);
+
+  /// Packs a frozen right-hand side (a weight) now, into a global of the
+  /// artifact, instead of at every run; false if it is not one.
+  bool emitPrepackedConstant(OpBuilder &b);
 
   /// Computes and stores every MR x NR tile of the result.
   void emitTiles(OpBuilder &b);
@@ -334,11 +342,91 @@ Value MatmulLoops::emitRowElements(OpBuilder &b, ValueRange batch, Value row,
       b, loc, VectorType::get({panelWidth}, elementType), elements);
 }
 
+/// The elements of a frozen constant as floats, if it holds f32, bf16 or
+/// f16 elements in a dense value or a resource blob of the right size.
+static std::optional<std::vector<float>> getFloatElements(Attribute value) {
+  auto elements = dyn_cast<ElementsAttr>(value);
+  if (!elements)
+    return std::nullopt;
+  Type type = elements.getElementType();
+  if (!type.isF32() && !type.isBF16() && !type.isF16())
+    return std::nullopt;
+  int64_t count = elements.getNumElements();
+  unsigned bytes = type.getIntOrFloatBitWidth() / 8;
+  ArrayRef<char> data;
+  bool splat = false;
+  if (auto dense = dyn_cast<DenseElementsAttr>(value)) {
+    data = dense.getRawData();
+    splat = dense.isSplat();
+  } else if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    if (AsmResourceBlob *blob = resource.getRawHandle().getBlob())
+      data = blob->getData();
+  }
+  if (static_cast<int64_t>(data.size()) != (splat ? 1 : count) * bytes)
+    return std::nullopt;
+  std::vector<float> result(count);
+  for (int64_t i = 0; i < count; ++i) {
+    const char *element = data.data() + (splat ? 0 : i) * bytes;
+    if (type.isF32()) {
+      std::memcpy(&result[i], element, 4);
+      continue;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, element, 2);
+    result[i] =
+        type.isBF16()
+            ? llvm::bit_cast<float>(static_cast<uint32_t>(bits) << 16)
+            : APFloat(APFloat::IEEEhalf(), APInt(16, bits)).convertToFloat();
+  }
+  return result;
+}
+
+bool MatmulLoops::emitPrepackedConstant(OpBuilder &b) {
+  auto constant = node.getRhs().getDefiningOp<arith::ConstantOp>();
+  auto type = dyn_cast<RankedTensorType>(node.getRhs().getType());
+  if (!constant || !type || !type.hasStaticShape() || !accumulatorType.isF32())
+    return false;
+  std::optional<std::vector<float>> rhsElements =
+      getFloatElements(constant.getValue());
+  if (!rhsElements)
+    return false;
+  // rhs is [batch..., K, N], or [batch..., N, K] when transposed.
+  bool transposed = node.getTransposeRhs();
+  int64_t rank = type.getRank();
+  int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
+  int64_t kSize = transposed ? cols : rows, nSize = transposed ? rows : cols;
+  int64_t batch = type.getNumElements() / std::max<int64_t>(rows * cols, 1);
+  int64_t panelCount = llvm::divideCeil(nSize, panelWidth);
+  std::vector<float> packedElements(batch * panelCount * kSize * panelWidth,
+                                    0.0f);
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t kk = 0; kk < kSize; ++kk)
+      for (int64_t column = 0; column < nSize; ++column) {
+        int64_t from = bi * rows * cols +
+                       (transposed ? column * cols + kk : kk * cols + column);
+        int64_t panel = column / panelWidth, lane = column % panelWidth;
+        packedElements[((bi * panelCount + panel) * kSize + kk) * panelWidth +
+                       lane] = (*rhsElements)[from];
+      }
+  SmallVector<int64_t> shape(type.getShape().drop_back(2));
+  llvm::append_range(shape, ArrayRef<int64_t>{panelCount, kSize, panelWidth});
+  auto packedType = RankedTensorType::get(shape, accumulatorType);
+  auto value = DenseResourceElementsAttr::get(
+      packedType, "kiln_packed",
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(
+          ArrayRef<float>(packedElements)));
+  packed = emitConstantGlobal(b, loc, value);
+  return true;
+}
+
 void mlir::kiln::emitMatmulLoops(OpBuilder &b, loop::MatmulOp node, Value dest,
                                  const IRMapping &mapping,
                                  const LoopToSCFOptions &options) {
   MatmulLoops loops(b, node, dest, mapping, options);
-  loops.emitPacking(b);
+  bool prepacked = loops.emitPrepackedConstant(b);
+  if (!prepacked)
+    loops.emitPacking(b);
   loops.emitTiles(b);
-  memref::DeallocOp::create(b, node.getLoc(), loops.packed);
+  if (!prepacked)
+    memref::DeallocOp::create(b, node.getLoc(), loops.packed);
 }

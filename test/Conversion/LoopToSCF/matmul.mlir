@@ -159,3 +159,33 @@ fx.graph @returned_twice(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>) -> (tensor
   %r = tensor.expand_shape %y [[0, 1], [2]] output_shape [2, 4, 32] : tensor<8x32xf32> into tensor<2x4x32xf32>
   fx.output %y, %r : tensor<8x32xf32>, tensor<2x4x32xf32>
 }
+
+// -----
+
+// A frozen weight is packed when the graph compiles, into a global of
+// panels (here [N/NR = 1, K = 2, NR = 16], zero past N), not at every run:
+// the product reads the panels and packs nothing.
+// CHECK-DAG: memref.global "private" constant @[[PANELS:kiln_constant[_0-9]*]] : memref<1x2x16xf32> = dense_resource<kiln_packed>
+// CHECK-LABEL: func.func @prepacked_weight
+// CHECK-NOT: memref.alloc
+// CHECK: %[[P:.+]] = memref.get_global @[[PANELS]] : memref<1x2x16xf32>
+// CHECK-NOT: vector.from_elements
+// CHECK: vector.load %[[P]]
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+fx.graph @prepacked_weight(%x: tensor<4x2xf32>) -> tensor<4x3xf32> {
+  %w = arith.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %y = loop.matmul %x, %w {transpose_rhs} : tensor<4x2xf32>, tensor<3x2xf32> -> tensor<4x3xf32>
+  fx.output %y : tensor<4x3xf32>
+}
+
+// -----
+
+// An f16 weight is widened to the f32 panels as it is packed.
+// CHECK-LABEL: func.func @prepacked_f16_weight
+// CHECK: kiln_packed{{(_[0-9]+)?}}: "0x040000000000803F{{(0000000000){12}()}}00000040{{(0000000000){12}()}}"
+fx.graph @prepacked_f16_weight(%x: tensor<4x2xf16>) -> tensor<4x1xf16> {
+  %w = arith.constant dense<[[1.0], [2.0]]> : tensor<2x1xf16>
+  %y = loop.matmul %x, %w : tensor<4x2xf16>, tensor<2x1xf16> -> tensor<4x1xf16>
+  fx.output %y : tensor<4x1xf16>
+}
