@@ -384,7 +384,8 @@ static std::optional<std::vector<float>> getFloatElements(Attribute value) {
 bool MatmulLoops::emitPrepackedConstant(OpBuilder &b) {
   auto constant = node.getRhs().getDefiningOp<arith::ConstantOp>();
   auto type = dyn_cast<RankedTensorType>(node.getRhs().getType());
-  if (!constant || !type || !type.hasStaticShape() || !accumulatorType.isF32())
+  if (!constant || !type || !type.hasStaticShape() ||
+      type.getNumElements() == 0 || !accumulatorType.isF32())
     return false;
   std::optional<std::vector<float>> rhsElements =
       getFloatElements(constant.getValue());
