@@ -1227,11 +1227,15 @@ def freeze_constants(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
     constants) to be frozen into the imported graph as ``fx.constant``
     values, whose bytes the text's ``dialect_resources`` section holds; the
     compiled artifact then carries them and the caller does not pass them.
-    Constants of other dtypes (bool, complex) are lifted into inputs as
-    lift_constants does; returns those, which the caller passes after its
+    Constants of the float and integer dtypes are frozen (a tensor read under
+    several names once); the others (bool, complex), whose constants the
+    compiler does not place yet, are lifted into inputs as lift_constants
+    does; returns those, which the caller passes after its
     own inputs. Later changes to the module's tensors do not reach the
     artifact: it holds the values they had at import."""
-    keys: Dict[str, str] = {}
+    # By tensor, so that a tensor read under two names (tied weights) is
+    # stored once.
+    keys: Dict[int, str] = {}
     for node in gm.graph.nodes:
         if node.op != "get_attr":
             continue
@@ -1239,16 +1243,22 @@ def freeze_constants(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
         if not isinstance(value, torch.Tensor) or value.dtype not in _FREEZABLE_DTYPES \
                 or value.is_quantized or value.layout != torch.strided:
             continue
-        if node.target not in keys:
+        if id(value) not in keys:
             base = re.sub(r"\W", "_", node.target)
             base = base if base[:1].isalpha() or base[:1] == "_" else f"c_{base}"
             key, suffix = base, 0
             while key in keys.values():
                 suffix += 1
                 key = f"{base}_{suffix}"
-            keys[node.target] = key
-        node.meta[_FROZEN_META] = keys[node.target]
+            keys[id(value)] = key
+        node.meta[_FROZEN_META] = keys[id(value)]
     return lift_constants(gm)
+
+
+def _frozen_values(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
+    """The tensors freeze_constants left in `gm` as frozen ``get_attr`` nodes."""
+    return [_constant_of(gm, n) for n in gm.graph.nodes
+            if n.op == "get_attr" and n.meta.get(_FROZEN_META) is not None]
 
 
 def _resources_section(frozen: Dict[str, torch.Tensor]) -> str:
@@ -1729,8 +1739,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     chosen = _dynamic_dims(flat, dynamic)
     values = sorted(set(chosen.values()), key=list(chosen.values()).index)
     names = {value: f"s{i}" for i, value in enumerate(values)}
-    all_sizes = {int(s) for t in [*flat, *constants] if isinstance(t, torch.Tensor)
-                 for s in t.shape}
+    all_sizes = {int(s) for t in [*flat, *constants, *_frozen_values(gm)]
+                 if isinstance(t, torch.Tensor) for s in t.shape}
     # Each dynamic size grows by at least the largest of them, so that a size
     # computed as s // c (c <= s) differs between the traces, not only s.
     offset = next(k for k in range(max(values), 1 << 40)

@@ -616,3 +616,23 @@ def test_as_strided_scatter_needs_a_contiguous_self():
     for message, fn in refusals.items():
         with pytest.raises(kiln.UnsupportedOpError, match=f"as_strided_scatter.* {message}"):
             import_and_verify(fn, f32(3, 4), f32(2, 2))
+
+
+def test_freeze_stores_a_tensor_read_under_two_names_once():
+    from kiln.importer import freeze_constants, import_graph
+
+    root = torch.nn.Module()
+    weight = torch.randn(3)
+    root.register_buffer("a", weight)
+    root.register_buffer("b", weight)
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    total = graph.call_function(torch.ops.aten.add.Tensor, (x, graph.get_attr("a")))
+    total = graph.call_function(torch.ops.aten.add.Tensor, (total, graph.get_attr("b")))
+    graph.output(total)
+    gm = torch.fx.GraphModule(root, graph)
+    assert freeze_constants(gm) == []
+    text = import_graph(gm, [torch.randn(3)])
+    assert text.count("fx.constant dense_resource<a>") == 2
+    assert text.count(': "0x') == 1
+

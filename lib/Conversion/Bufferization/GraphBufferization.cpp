@@ -5,7 +5,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
-#include "mlir/IR/DialectResourceBlobManager.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -13,6 +12,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -24,6 +24,14 @@ MemRefType mlir::kiln::getBufferType(Type tensorType) {
   auto tensor = cast<RankedTensorType>(tensorType);
   return MemRefType::get(tensor.getShape(),
                          loop::getScalarType(tensor.getElementType()));
+}
+
+/// The bytes a static buffer of `type` takes, or nullopt for dynamic ones.
+static std::optional<int64_t> getStaticByteSize(MemRefType type) {
+  if (!type.hasStaticShape())
+    return std::nullopt;
+  int64_t bytes = (loop::getElementBitWidth(type.getElementType()) + 7) / 8;
+  return type.getNumElements() * bytes;
 }
 
 Value mlir::kiln::emitConstantGlobal(OpBuilder &b, Location loc,
@@ -393,14 +401,6 @@ struct Temporary {
   int64_t offset = -1;  // In the workspace, when its size is static.
 };
 
-/// The bytes a static buffer of `type` takes, or nullopt for dynamic ones.
-static std::optional<int64_t> getStaticByteSize(MemRefType type) {
-  if (!type.hasStaticShape())
-    return std::nullopt;
-  int64_t bytes = (loop::getElementBitWidth(type.getElementType()) + 7) / 8;
-  return type.getNumElements() * bytes;
-}
-
 int64_t mlir::kiln::planWorkspace(MutableArrayRef<WorkspaceInterval> buffers,
                                   int64_t alignment) {
   // Largest first; each at the lowest aligned offset that no buffer placed
@@ -462,10 +462,7 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                             "dense_resource");
       if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
         AsmResourceBlob *blob = resource.getRawHandle().getBlob();
-        int64_t bytes =
-            resource.getNumElements() *
-            llvm::divideCeil(resource.getElementType().getIntOrFloatBitWidth(),
-                             8);
+        int64_t bytes = *getStaticByteSize(getBufferType(resource.getType()));
         if (!blob || static_cast<int64_t>(blob->getData().size()) != bytes)
           return op.emitError("the frozen constant's resource '")
                  << resource.getRawHandle().getKey() << "' "

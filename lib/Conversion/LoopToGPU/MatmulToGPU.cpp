@@ -12,6 +12,7 @@
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "kiln/Dialect/Loop/Transforms/EpilogueFusion.h"
+#include "kiln/Dialect/Loop/Transforms/FusionReport.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -156,8 +157,7 @@ Value mlir::kiln::emitDeviceConstant(OpBuilder &b, Location loc,
   func::FuncOp upload = getConstantDeclaration(b, module);
   Value host = emitConstantGlobal(b, loc, value);
   auto type = cast<MemRefType>(host.getType());
-  int64_t bytes = type.getNumElements() *
-                  llvm::divideCeil(type.getElementTypeBitWidth(), 8);
+  int64_t bytes = *loop::getTensorBytes(value.getType());
   Value device =
       func::CallOp::create(
           b, loc, upload,
