@@ -21,13 +21,14 @@ record() { # name, status, detail
 check() { # name, command...
   local name="$1"; shift
   echo "== $name: $*" >>"$LOG"
+  local start=$SECONDS
   # A hung check must not use up the machine's time.
   if out="$(timeout --kill-after=10 "${CHECK_TIMEOUT:-200}" "$@" 2>&1)"; then
     echo "$out" >>"$LOG"
-    record "$name" ok "$(echo "$out" | tail -1 | cut -c1-60)"
+    record "$name" ok "$((SECONDS - start))s $(echo "$out" | tail -1 | cut -c1-60)"
   else
     echo "$out" >>"$LOG"
-    record "$name" FAIL "$(echo "$out" | tail -1 | cut -c1-60)"
+    record "$name" FAIL "$((SECONDS - start))s $(echo "$out" | tail -1 | cut -c1-60)"
   fi
 }
 
@@ -71,7 +72,7 @@ print('max error', err)"
 check "cuBLASLt GEMM smoke" python3 utils/gemm-smoke.py "$KILN/lib/libkiln_cuda_runtime.so"
 check "compile for sanitizer" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" python3 utils/sanitize-check.py --compile-only
 CHECK_TIMEOUT=300 check "compute-sanitizer memcheck" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" compute-sanitizer --tool memcheck --error-exitcode 1 python3 utils/sanitize-check.py
-check "python tests (CPU+GPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" python3 -m pytest -q -p no:cacheprovider python/tests
+CHECK_TIMEOUT=360 check "python tests (CPU+GPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" python3 -m pytest -q -p no:cacheprovider --durations=10 python/tests
 check "benchmarks (GPU)" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/bench.py' --json '$LOG_DIR/bench.json' > '$LOG_DIR/bench.txt' 2>&1; status=\$?; cat '$LOG_DIR/bench.txt'; exit \$status"
 CHECK_TIMEOUT=300 check "anchor models under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --check > '$LOG_DIR/models-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-check.txt'; exit \$status"
 CHECK_TIMEOUT=200 check "a training step under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --train --models gpt2 --check > '$LOG_DIR/models-train-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-train-check.txt'; exit \$status"

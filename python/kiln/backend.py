@@ -81,8 +81,8 @@ from kiln.compiler import compile_graph_text
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
 from kiln.importer import (DECOMPOSITIONS, UnsupportedOpError, canonicalize,
-                           check_supported, fake_mode_of, import_graph, running_in,
-                           source_location)
+                           check_supported, eliminate_dead_code, fake_mode_of,
+                           import_graph, running_in, source_location)
 from kiln.numerics import NumericsError, RegionCheck
 from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
 from kiln.runtime import Artifact
@@ -796,7 +796,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     """
     options = options or BackendOptions()
     canonicalize(gm)
-    gm.graph.eliminate_dead_code()
+    eliminate_dead_code(gm)
     device = _graph_device(example_inputs)
     seed = _seed_random_ops(gm, device)
     gm.recompile()

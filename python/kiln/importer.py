@@ -1115,6 +1115,31 @@ def _copy_into_fresh(node: torch.fx.Node, fresh: torch.fx.Node) -> bool:
     return True
 
 
+def _writes_an_argument(node: torch.fx.Node) -> bool:
+    """Whether `node` calls an op that writes one of its arguments in place
+    (``copy_``, ``add_``, ``index_put_``, an ``out=`` overload)."""
+    schema = getattr(node.target, "_schema", None)
+    return schema is not None and any(
+        a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
+
+
+def eliminate_dead_code(gm: torch.fx.GraphModule) -> None:
+    """Drops nodes whose values nothing reads, keeping those that write an
+    argument in place: ``x[2:6] = y`` traces to a ``copy_`` into a view of
+    `x` that nothing reads, and dropping it would lose the write (torch
+    1.13's Graph.eliminate_dead_code counts only a few Python functions as
+    side effects)."""
+    graph = gm.graph
+    for node in reversed(graph.nodes):
+        if node.op in ("placeholder", "output") or node.users:
+            continue
+        if node.op == "call_function" and _writes_an_argument(node):
+            continue
+        if node.is_impure():
+            continue
+        graph.erase_node(node)
+
+
 def canonicalize(gm: torch.fx.GraphModule) -> None:
     """Rewrites nodes that the table spells differently (_EQUIVALENT_OPS,
     _rewrite_scalar_first, _functionalize_unobserved) into the table's ops,
@@ -1160,7 +1185,7 @@ def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule
         # the shapes.
         ShapeProp(gm).propagate(*pytree.tree_flatten(_input_list(inputs))[0])
         canonicalize(gm)
-    gm.graph.eliminate_dead_code()
+    eliminate_dead_code(gm)
     gm.recompile()
     return gm
 
@@ -1842,7 +1867,7 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
     constants = _on_inputs_device(constants, user_values)
     seed_device = device or _inputs_device(user_values)
     seed = _lift_seed(gm, seed_device)
-    gm.graph.eliminate_dead_code()
+    eliminate_dead_code(gm)
     gm.recompile()
     inputs = [*user_values, *constants, *seed]
     return ImportedGraph(import_graph(gm, inputs, name=name, guards=guards), gm, constants,

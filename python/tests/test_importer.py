@@ -310,6 +310,27 @@ def test_copy_that_broadcasts_stays_unsupported():
         kiln.import_graph(gm, (f32(4, 3),))
 
 
+@pytest.mark.parametrize("kind", ["assign", "inplace"])
+def test_a_write_into_a_view_of_an_input_is_kept(kind):
+    """A write that nothing reads afterwards in the graph (``x[2:6] = ...``
+    traces to a copy_ into a slice of x that has no users) still changes
+    the caller's tensor: capture keeps it, so that compiling refuses it
+    instead of returning what the function would have without the write."""
+    def assign(x):
+        x[2:6] = x[1:5].clone() + 1
+        return x
+
+    def inplace(x):
+        x[2:6].mul_(2)
+        return x.sum()
+
+    fn = {"assign": assign, "inplace": inplace}[kind]
+    gm = kiln.capture(fn, (f32(8, 5),))
+    assert any(n.target is torch.ops.aten.copy_.default for n in gm.graph.nodes)
+    with pytest.raises(kiln.UnsupportedOpError, match=r"aten\.copy_\.default"):
+        kiln.compile(fn, [f32(8, 5)])
+
+
 # ===--- What is not supported yet ------------------------------------------=== #
 
 
