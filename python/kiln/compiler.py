@@ -127,7 +127,7 @@ class CompiledFunction:
 
     def __init__(self, artifact: Artifact, graph_text: str, output_spec: Any,
                  constants: Sequence[Any] = (), seed_device: Optional[str] = None,
-                 none_results: Sequence[bool] = ()):
+                 none_results: Sequence[bool] = (), input_updates: Sequence[int] = ()):
         self.artifact = artifact
         self.graph_text = graph_text
         self.constants = list(constants)
@@ -136,6 +136,9 @@ class CompiledFunction:
         # Per flattened result, whether it is None: the artifact returns
         # the tensors only.
         self._none_results = tuple(none_results)
+        # The inputs that the function writes into: the graph returns their
+        # new values after the function's results (kiln.importer.capture).
+        self._input_updates = tuple(input_updates)
 
     def __call__(self, *args):
         import torch.utils._pytree as pytree
@@ -148,7 +151,13 @@ class CompiledFunction:
         if any(self._none_results):
             tensors = iter(results)
             results = [None if none else next(tensors) for none in self._none_results]
-        return pytree.tree_unflatten(results, self._output_spec)
+        results = pytree.tree_unflatten(results, self._output_spec)
+        if not self._input_updates:
+            return results
+        results, updates = results
+        for index, value in zip(self._input_updates, updates):
+            args[index].copy_(value)
+        return results
 
 
 def _output_spec(gm) -> Any:
@@ -225,7 +234,8 @@ def compile(
     path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
     artifact = Artifact(path, guards=GraphGuards.parse(text))
     return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants,
-                            imported.seed_device, _none_results(imported.gm))
+                            imported.seed_device, _none_results(imported.gm),
+                            getattr(imported.gm, "kiln_input_updates", ()))
 
 
 def _compile_exported(program: Any, *, device: Optional[str],

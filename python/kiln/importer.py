@@ -862,20 +862,17 @@ def _input_list(example_inputs: Sequence[Any]) -> List[Any]:
     return list(example_inputs)
 
 
-def _distinct_tensors(example_inputs: Sequence[Any]) -> List[Any]:
-    """Copies every repeated tensor object among the inputs.
+def _tensor_copies(example_inputs: Sequence[Any]) -> List[Any]:
+    """The inputs with every tensor copied, for tracing on real values.
 
-    make_fx tracks tensors by identity: given one tensor as two inputs, it
-    binds every use to the last placeholder, and the graph computes `y + y`
-    for `x + y`. A copy gives each input its own identity.
+    Tracing runs the function: on the caller's tensors an in-place write
+    would change them. And make_fx tracks tensors by identity: given one
+    tensor as two inputs, it binds every use to the last placeholder, and
+    the graph computes `y + y` for `x + y`; copies give each input its own.
     """
     flat, spec = pytree.tree_flatten(_input_list(example_inputs))
-    seen = set()
-    for i, leaf in enumerate(flat):
-        if isinstance(leaf, torch.Tensor):
-            if id(leaf) in seen:
-                flat[i] = leaf.detach().clone().requires_grad_(leaf.requires_grad)
-            seen.add(id(flat[i]))
+    flat = [leaf.detach().clone().requires_grad_(leaf.requires_grad)
+            if isinstance(leaf, torch.Tensor) else leaf for leaf in flat]
     return pytree.tree_unflatten(flat, spec)
 
 
@@ -996,6 +993,16 @@ def _prims_div(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     return aten.div.Tensor_mode, node.args, {"rounding_mode": "trunc"}
 
 
+def _fill_with_tensor(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``fill(x, v)`` with a zero-dim tensor `v` (functionalized ``x[i] =
+    0``): `v` in `x`'s dtype, expanded to `x`'s shape."""
+    x, value = node.args[:2]
+    meta = _meta_of(x)
+    cast = _new_node(node, aten._to_copy.default, (value,), {"dtype": meta.dtype})
+    cast.meta["val"] = torch.empty((), dtype=meta.dtype, device="meta")
+    return aten.expand.default, (cast, list(meta.shape)), {}
+
+
 def _full_dtype(node: torch.fx.Node) -> Dict[str, Any]:
     """The dtype that ``zeros``/``ones`` fill with, as ``full`` must be told,
     and their device, where the graph runs them."""
@@ -1028,6 +1035,7 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     aten.floor_divide.default:
         lambda n: (aten.div.Tensor_mode, n.args, {"rounding_mode": "floor"}),
     aten.masked_fill.Scalar: _masked_fill,
+    aten.fill.Tensor: _fill_with_tensor,
     aten.zeros.default:
         lambda n: (aten.full.default, (n.args[0], 0), _full_dtype(n)),
     # torch 2.x's empty_like: a layout is not a value.
@@ -1140,6 +1148,22 @@ def eliminate_dead_code(gm: torch.fx.GraphModule) -> None:
         graph.erase_node(node)
 
 
+def _view_of_copy_op(target: Any) -> Optional[Any]:
+    """The view op whose copying variant `target` is (``expand_copy`` ->
+    ``expand``), which functionalization emits: with value semantics the two
+    are the same op."""
+    if not isinstance(target, torch._ops.OpOverload):
+        return None
+    packet = target.overloadpacket.__name__
+    if not packet.endswith("_copy") or packet.startswith("_"):
+        return None
+    view = getattr(getattr(aten, packet[:-len("_copy")], None), target._overloadname, None)
+    returns = getattr(getattr(view, "_schema", None), "returns", None)
+    if not returns or returns[0].alias_info is None:
+        return None
+    return view
+
+
 def canonicalize(gm: torch.fx.GraphModule) -> None:
     """Rewrites nodes that the table spells differently (_EQUIVALENT_OPS,
     _rewrite_scalar_first, _functionalize_unobserved) into the table's ops,
@@ -1148,6 +1172,9 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
     for node in list(graph.nodes):
         if node.op != "call_function":
             continue
+        view = _view_of_copy_op(node.target)
+        if view is not None:
+            node.target = view
         equivalent = _EQUIVALENT_OPS.get(node.target)
         if equivalent is not None:
             node.target, node.args, node.kwargs = equivalent(node)
@@ -1159,16 +1186,43 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
 def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
     """Traces `fn` (a function or an nn.Module) to an ATen-level graph.
 
-    Runs ``make_fx(fn)(*example_inputs)`` on the real inputs (a tensor passed
-    twice is copied, so that it stays two inputs) with DECOMPOSITIONS, so that
-    ops the fx dialect lacks become ops it has, recording each node's stack
-    trace (innermost frame last) so that errors can point at the user's code,
-    then drops dead nodes (such as the ``aten.detach`` that autograd adds
-    when an input requires grad). Parameters, buffers and tensor constants
-    that `fn` reads become ``get_attr`` nodes: lift_constants turns them into
-    graph inputs.
+    Runs ``make_fx(fn)(*example_inputs)`` on copies of the inputs (so that
+    tracing leaves the caller's tensors as they were; a tensor passed twice
+    stays two inputs) with DECOMPOSITIONS, so that ops the fx dialect lacks
+    become ops it has, recording each node's stack trace (innermost frame
+    last) so that errors can point at the user's code, then drops dead nodes
+    (such as the ``aten.detach`` that autograd adds when an input requires
+    grad). Parameters, buffers and tensor constants that `fn` reads become
+    ``get_attr`` nodes: lift_constants turns them into graph inputs.
+
+    A function that writes into its inputs (``x[0] = 0``, ``y.add_(1)``) is
+    traced again, functionalized: the graph computes each written input's
+    new value and returns them after the function's own results, as
+    ``(results, (new values...))``; the graph module's
+    ``kiln_input_updates`` lists which inputs they are (see
+    _return_input_updates). Writes into anything else (a module's buffer)
+    stay in-place ops, which the importer refuses.
     """
-    inputs = _distinct_tensors(example_inputs)
+    gm = _trace(fn, example_inputs)
+    if any(n.op == "call_function" and _writes_an_argument(n) for n in gm.graph.nodes):
+        gm = _trace(_functionalize(fn), example_inputs)
+        _return_input_updates(gm)
+    return gm
+
+
+def _functionalize(fn: Callable) -> Callable:
+    """`fn` with its in-place writes turned into values and copied back into
+    its inputs at the end (torch.func on torch 2.x, functorch on 1.13)."""
+    try:
+        from torch.func import functionalize
+    except ImportError:
+        from functorch import functionalize
+    return functionalize(fn)
+
+
+def _trace(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
+    """capture's trace of `fn`, on copies of the inputs."""
+    inputs = _tensor_copies(example_inputs)
     options = {"tracing_mode": "real", "decomposition_table": DECOMPOSITIONS}
     if "record_stack_traces" in inspect.signature(make_fx).parameters:
         # torch 2.x: the tracer is configured per call.
@@ -1188,6 +1242,29 @@ def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule
     eliminate_dead_code(gm)
     gm.recompile()
     return gm
+
+
+def _return_input_updates(gm: torch.fx.GraphModule) -> None:
+    """Turns a functionalized graph's write-backs into its inputs
+    (``copy_(input, new value)`` at the end) into results:
+    ``gm.kiln_input_updates`` lists the indices of the inputs written, and
+    if there are any, the output becomes ``(results, (new values...))``,
+    which the caller copies into those inputs (kiln.compile's callable
+    does)."""
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    updates = []
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target is aten.copy_.default \
+                and not node.users and node.args[0] in placeholders \
+                and isinstance(node.args[1], torch.fx.Node):
+            updates.append((placeholders.index(node.args[0]), node.args[1]))
+            graph.erase_node(node)
+    gm.kiln_input_updates = tuple(index for index, _ in updates)
+    if updates:
+        output = next(n for n in graph.nodes if n.op == "output")
+        output.args = ((output.args[0], tuple(value for _, value in updates)),)
+    gm.recompile()
 
 
 def lift_constants(gm: torch.fx.GraphModule) -> List[torch.Tensor]:
