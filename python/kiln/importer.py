@@ -1035,6 +1035,10 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     aten.floor_divide.default:
         lambda n: (aten.div.Tensor_mode, n.args, {"rounding_mode": "floor"}),
     aten.masked_fill.Scalar: _masked_fill,
+    # Kiln's sort is stable either way.
+    aten.sort.stable:
+        lambda n: (aten.sort.default,
+                   (n.args[0], n.kwargs.get("dim", -1), n.kwargs.get("descending", False)), {}),
     aten.fill.Tensor: _fill_with_tensor,
     aten.zeros.default:
         lambda n: (aten.full.default, (n.args[0], 0), _full_dtype(n)),

@@ -1811,3 +1811,30 @@ def test_scatters(device, tmp_path):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
         else:
             assert torch.equal(got, want)
+
+
+def test_long_sorts(device, tmp_path):
+    """Rows longer than 4096 sort through a bitonic network: stably (ties
+    and NaNs, which go last, keep their order), in both directions, for
+    unsigned integers along a leading dimension, and as topk over a
+    vocabulary's logits."""
+    def fn(x, ties, counts, logits):
+        return (torch.sort(x, dim=-1, descending=True),
+                torch.sort(ties, dim=-1, stable=True),
+                torch.sort(counts, dim=0, stable=True),
+                torch.topk(logits, 5))
+    generator = torch.Generator().manual_seed(21)
+
+    def inputs():
+        ties = torch.randint(0, 7, (2, 6000), generator=generator).float()
+        ties[0, ::13] = float("nan")
+        return [t.to(device) for t in [
+            torch.randn(3, 5000, generator=generator),
+            ties,
+            torch.randint(0, 256, (4100, 3), generator=generator).to(torch.uint8),
+            torch.randn(2, 50257, generator=generator)]]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for (got_values, got_indices), (want_values, want_indices) in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got_values, want_values, equal_nan=True, rtol=0, atol=0)
+        assert torch.equal(got_indices, want_indices)

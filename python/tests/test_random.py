@@ -160,14 +160,17 @@ def test_bernoulli_copied_into_a_fresh_tensor(device, tmp_path):
 def test_randperm_is_a_permutation_drawn_anew(device, tmp_path):
     def shuffle(x):
         return x[torch.randperm(300, device=x.device)], torch.randperm(
-            50, dtype=torch.int32, device=x.device)
+            50, dtype=torch.int32, device=x.device), torch.randperm(5000, device=x.device)
 
     x = torch.arange(300.0, device=device)
     compiled = kiln.compile(shuffle, [x], cache_dir=tmp_path)
-    (shuffled, small), (again, _) = compiled(x), compiled(x)
+    (shuffled, small, long), (again, _, long_again) = compiled(x), compiled(x)
     assert torch.equal(shuffled.sort().values, x)
     assert small.dtype == torch.int32
     assert torch.equal(small.sort().values.long().cpu(), torch.arange(50))
+    # Longer than 4096: the draws sort through a sorting network.
+    assert torch.equal(long.sort().values.cpu(), torch.arange(5000))
+    assert not torch.equal(long, long_again)
     assert not torch.equal(shuffled, again)
     # Not the identity, nor close to it: a uniform shuffle leaves about one
     # element in place.

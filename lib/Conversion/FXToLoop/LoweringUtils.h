@@ -105,6 +105,10 @@ Value buildBroadcastPointwise(OpBuilder &b, Location loc,
                               TypeRange inputDtypes, Type bodyDtype,
                               ScalarBodyFn bodyFn);
 
+/// The longest row that fx.sort (and so topk and randperm) lowers for: its
+/// sorting network has log2(n) (log2(n) + 1) / 2 nodes, 300 for 2^24.
+inline constexpr int64_t kMaxSortLength = int64_t(1) << 24;
+
 /// Builds a node of `type` whose element at the node's indices `elementFn`
 /// computes (reading only what it loads).
 Value buildGeneratorNode(

@@ -323,7 +323,7 @@ struct NativeDropoutLowering : OpRewritePattern<fx::NativeDropoutOp> {
 /// seed and stream (fx.rand, then fx.sort's indices, which the lowerings of
 /// those ops take further): every order of distinct draws is equally
 /// likely, and draws tie with probability about n² / 2⁵⁴ (a tie goes to the
-/// lower index). Up to the sort lowering's 4096 elements.
+/// lower index). Up to the sort lowering's kMaxSortLength elements.
 struct RandpermLowering : OpRewritePattern<fx::RandpermOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -331,7 +331,7 @@ struct RandpermLowering : OpRewritePattern<fx::RandpermOp> {
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
     if (type.getRank() != 1 || type.isDynamicDim(0) ||
-        type.getDimSize(0) > 4096)
+        type.getDimSize(0) > kMaxSortLength)
       return rewriter.notifyMatchFailure(op, "dynamic or too long");
     Location loc = op.getLoc();
     Type f64 = rewriter.getF64Type();

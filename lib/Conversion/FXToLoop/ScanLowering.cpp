@@ -10,7 +10,8 @@
 // from an attention mask, top-k of a few logits), and the nodes fuse like
 // any other. Scans of longer rows, up to kMaxBlockedScanLength, run in
 // blocks of about sqrt(n) (n^1.5 operations); sorts of rows longer than
-// kMaxScanLength and longer scans are not lowered.
+// kMaxScanLength run a bitonic sorting network instead (n log^2 n
+// operations in log^2 n / 2 nodes); longer scans are not lowered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,8 +31,9 @@ using namespace mlir::kiln::fxtoloop;
 
 namespace {
 
-/// The longest row a sort (and masked_scatter's scan of its mask) lowers
-/// for: its reduction reads n^2 elements.
+/// The longest row a sort (and masked_scatter's scan of its mask) counts
+/// ranks for: its reduction reads n^2 elements. Longer sorts run a sorting
+/// network.
 constexpr int64_t kMaxScanLength = 4096;
 
 /// The longest row a cumsum or cumprod lowers to one reduction, which reads
@@ -233,8 +235,9 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
 };
 
 /// Whether `a` goes before `b` in an ascending (or, with `descending`, a
-/// descending) sort of elements of `dtype`: NaN is larger than any number,
-/// as PyTorch sorts it.
+/// descending) sort of tensor elements of `dtype` (signless in bodies, so
+/// `dtype` says how integers compare): NaN is larger than any number, as
+/// PyTorch sorts it.
 static Value emitGoesBefore(OpBuilder &b, Location loc, Value a, Value bValue,
                             Type dtype, bool descending) {
   if (descending)
@@ -272,9 +275,127 @@ static Value emitTies(OpBuilder &b, Location loc, Value a, Value bValue,
                                 bValue)));
 }
 
-/// Lowers fx.sort along a short static dimension, stably: an element's
-/// rank is the number of elements that go before it or tie with it at an
-/// earlier position; values and source positions are stored at the ranks.
+/// Sorts `self` along its static dimension `dim` of `length` elements
+/// (stably, like PyTorch's sort, and descending with `descending`) with a
+/// bitonic sorting network over the elements' positions: the row is padded
+/// to a power of two P, each of the network's log2(P) (log2(P) + 1) / 2
+/// stages is a node that orders each position's pair (its position xor a
+/// stage distance) by the elements the two positions hold, and padding goes
+/// after every element. Ties go by position, which makes the order total and
+/// the sort stable. Returns the sorted values and their positions.
+static std::pair<Value, Value>
+buildSortingNetwork(OpBuilder &b, Location loc, Value self, int64_t dim,
+                    int64_t length, bool descending,
+                    RankedTensorType indicesType, ValueRange dynamicSizes) {
+  auto type = cast<RankedTensorType>(self.getType());
+  Type dtype = type.getElementType();
+  int64_t padded = llvm::PowerOf2Ceil(length);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = padded;
+  auto positionsType =
+      RankedTensorType::get(shape, b.getIntegerType(64, /*isSigned=*/true));
+  Value positions = buildGeneratorNode(
+      b, loc, positionsType, dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        return arith::IndexCastOp::create(b, loc, b.getI64Type(), ivs[dim]);
+      });
+
+  // Whether the element at position `first` of the row at `ivs` goes
+  // before the one at `second` (i64 positions; padding goes last).
+  auto goesBefore = [&](OpBuilder &b, Location loc, ValueRange ivs, Value first,
+                        Value second) -> Value {
+    Value lengthValue = arith::ConstantIndexOp::create(b, loc, length);
+    Value last = arith::ConstantIndexOp::create(b, loc, length - 1);
+    auto element = [&](Value position) {
+      Value index =
+          arith::IndexCastOp::create(b, loc, b.getIndexType(), position);
+      SmallVector<Value> at(ivs);
+      at[dim] = arith::MinUIOp::create(b, loc, index, last);
+      return std::make_pair(index,
+                            loop::LoadOp::create(b, loc, self, at).getResult());
+    };
+    auto [firstIndex, firstElement] = element(first);
+    auto [secondIndex, secondElement] = element(second);
+    Value before = arith::OrIOp::create(
+        b, loc,
+        emitGoesBefore(b, loc, firstElement, secondElement, dtype, descending),
+        arith::AndIOp::create(
+            b, loc, emitTies(b, loc, firstElement, secondElement, dtype),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, firstIndex,
+                                  secondIndex)));
+    Value firstIsPadding = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, firstIndex, lengthValue);
+    Value secondIsPadding = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, secondIndex, lengthValue);
+    Value firstIsElement = arith::XOrIOp::create(
+        b, loc, firstIsPadding, arith::ConstantIntOp::create(b, loc, 1, 1));
+    return arith::AndIOp::create(
+        b, loc, firstIsElement,
+        arith::OrIOp::create(b, loc, secondIsPadding, before));
+  };
+
+  // Blocks of `block` positions end sorted, alternately ascending and
+  // descending, so that pairs of them form the next stage's bitonic
+  // sequences; the last block, the whole row, ascending.
+  for (int64_t block = 2; block <= padded; block *= 2) {
+    for (int64_t distance = block / 2; distance >= 1; distance /= 2) {
+      Value previous = positions;
+      positions = buildGeneratorNode(
+          b, loc, positionsType, dynamicSizes,
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value position = ivs[dim];
+            auto bitIsClear = [&](int64_t bit) {
+              Value masked = arith::AndIOp::create(
+                  b, loc, position,
+                  arith::ConstantIndexOp::create(b, loc, bit));
+              return arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::eq, masked,
+                  arith::ConstantIndexOp::create(b, loc, 0));
+            };
+            SmallVector<Value> partnerIvs(ivs);
+            partnerIvs[dim] = arith::XOrIOp::create(
+                b, loc, position,
+                arith::ConstantIndexOp::create(b, loc, distance));
+            Value mine = loop::LoadOp::create(b, loc, previous, ivs);
+            Value theirs = loop::LoadOp::create(b, loc, previous, partnerIvs);
+            // The lower position of a pair in an ascending block takes the
+            // element that goes first, as does the upper one in a
+            // descending block.
+            Value takesFirst =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                      bitIsClear(distance), bitIsClear(block));
+            Value theirsFirst = goesBefore(b, loc, ivs, theirs, mine);
+            Value takesTheirs = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::eq, takesFirst, theirsFirst);
+            return arith::SelectOp::create(b, loc, takesTheirs, theirs, mine);
+          });
+    }
+  }
+
+  // The first `length` positions are the elements', in order.
+  Value sorted = positions;
+  Value values = buildGeneratorNode(
+      b, loc, type, dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        SmallVector<Value> at(ivs);
+        at[dim] = arith::IndexCastOp::create(
+            b, loc, b.getIndexType(),
+            loop::LoadOp::create(b, loc, sorted, ivs));
+        return loop::LoadOp::create(b, loc, self, at);
+      });
+  Value indices = buildGeneratorNode(
+      b, loc, indicesType, dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        return loop::LoadOp::create(b, loc, sorted, ivs);
+      });
+  return {values, indices};
+}
+
+/// Lowers fx.sort along a static dimension, stably. Up to kMaxScanLength
+/// elements, an element's rank is the number of elements that go before it
+/// or tie with it at an earlier position, and values and source positions
+/// are stored at the ranks; longer rows run a sorting network
+/// (buildSortingNetwork).
 struct SortLowering : OpRewritePattern<fx::SortOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -289,16 +410,22 @@ struct SortLowering : OpRewritePattern<fx::SortOp> {
     if (dim < 0)
       dim += rank;
     int64_t length = type.getDimSize(dim);
-    if (ShapedType::isDynamic(length) || length > kMaxScanLength)
-      return rewriter.notifyMatchFailure(op, "long or dynamic sort");
+    if (ShapedType::isDynamic(length) || length > kMaxSortLength)
+      return rewriter.notifyMatchFailure(op, "dynamic or very long sort");
     Location loc = op.getLoc();
     Type dtype = type.getElementType();
-    Type scalar = loop::getScalarType(dtype);
     bool descending = op.getDescending();
     auto indicesType = cast<RankedTensorType>(op.getIndices().getType());
     auto rankType = type.clone(rewriter.getIntegerType(64, /*isSigned=*/true));
     SmallVector<Value> dynamicSizes = collectDynamicSizes(
         type, [&](int64_t d) { return getDimSize(rewriter, loc, self, d); });
+    if (length > kMaxScanLength) {
+      auto [values, indices] =
+          buildSortingNetwork(rewriter, loc, self, dim, length, descending,
+                              indicesType, dynamicSizes);
+      rewriter.replaceOp(op, {values, indices});
+      return success();
+    }
 
     // The rank of each element.
     auto ranks = loop::ReduceOp::create(
@@ -316,9 +443,9 @@ struct SortLowering : OpRewritePattern<fx::SortOp> {
       Value element = loop::LoadOp::create(rewriter, loc, self, ivs);
       Value candidate = loop::LoadOp::create(rewriter, loc, self, otherIndices);
       Value before =
-          emitGoesBefore(rewriter, loc, candidate, element, scalar, descending);
+          emitGoesBefore(rewriter, loc, candidate, element, dtype, descending);
       Value earlierTie = arith::AndIOp::create(
-          rewriter, loc, emitTies(rewriter, loc, candidate, element, scalar),
+          rewriter, loc, emitTies(rewriter, loc, candidate, element, dtype),
           arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ult, other,
                                 ivs[dim]));
       Value counts = arith::OrIOp::create(rewriter, loc, before, earlierTie);

@@ -91,6 +91,54 @@ fx.graph @sort(%x: tensor<3x8xf32>) -> (tensor<3x8xf32>, tensor<3x8xsi64>) {
 
 // -----
 
+// A sort longer than 4096 elements runs a bitonic network over positions,
+// padded to 8192: the positions, 13 * 14 / 2 = 91 stages that order each
+// position's pair (position xor 1 in the first stage) by the elements
+// there (unsigned for ui8; the swap of descending; ties by position;
+// padding, at 5000 and after, last), then the values and the positions.
+// CHECK-LABEL: fx.graph @long_sort
+// CHECK-SAME: (%[[X:.+]]: tensor<2x5000xui8>)
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[LAST:.+]] = arith.constant 4999 : index
+// CHECK-DAG: %[[LENGTH:.+]] = arith.constant 5000 : index
+// CHECK: %[[P0:.+]] = loop.pointwise : tensor<2x8192xsi64>
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %[[J0:.+]]: index):
+// CHECK-NEXT: arith.index_cast %[[J0]] : index to i64
+// CHECK: loop.pointwise : tensor<2x8192xsi64>
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[PARTNER:.+]] = arith.xori %[[J]], %[[C1]] : index
+// CHECK-NEXT: %[[MINE:.+]] = loop.load %[[P0]][%[[I]], %[[J]]]
+// CHECK-NEXT: %[[THEIRS:.+]] = loop.load %[[P0]][%[[I]], %[[PARTNER]]]
+// CHECK: %[[TP:.+]] = arith.index_cast %[[THEIRS]] : i64 to index
+// CHECK: %[[TAT:.+]] = arith.minui %[[TP]], %[[LAST]]
+// CHECK: %[[TE:.+]] = loop.load %[[X]][%[[I]], %[[TAT]]]
+// CHECK: %[[ME:.+]] = loop.load %[[X]]
+// CHECK: arith.cmpi ult, %[[ME]], %[[TE]] : i8
+// CHECK: arith.cmpi uge, %[[TP]], %[[LENGTH]] : index
+// CHECK: arith.select %{{.+}}, %[[THEIRS]], %[[MINE]] : i64
+// CHECK-COUNT-90: loop.pointwise : tensor<2x8192xsi64>
+// CHECK-NOT: loop.pointwise : tensor<2x8192xsi64>
+// CHECK: loop.pointwise : tensor<2x5000xui8>
+// CHECK: loop.pointwise : tensor<2x5000xsi64>
+// CHECK-NOT: loop.pointwise
+fx.graph @long_sort(%x: tensor<2x5000xui8>) -> (tensor<2x5000xui8>, tensor<2x5000xsi64>) {
+  %0:2 = fx.sort %x {dim = 1 : i64, descending = true} : (tensor<2x5000xui8>) -> (tensor<2x5000xui8>, tensor<2x5000xsi64>)
+  fx.output %0#0, %0#1 : tensor<2x5000xui8>, tensor<2x5000xsi64>
+}
+
+// -----
+
+// An unsigned short sort compares unsigned.
+// CHECK-LABEL: fx.graph @unsigned_sort
+// CHECK: loop.reduce "sum" over [8] : tensor<3x8xsi64>
+// CHECK: arith.cmpi ult, %{{.+}}, %{{.+}} : i8
+fx.graph @unsigned_sort(%x: tensor<3x8xui8>) -> (tensor<3x8xui8>, tensor<3x8xsi64>) {
+  %0:2 = fx.sort %x {dim = -1 : i64} : (tensor<3x8xui8>) -> (tensor<3x8xui8>, tensor<3x8xsi64>)
+  fx.output %0#0, %0#1 : tensor<3x8xui8>, tensor<3x8xsi64>
+}
+
+// -----
+
 // topk: a sort, largest first, then the first k along the dimension.
 // CHECK-LABEL: fx.graph @topk
 // CHECK: %[[RANKS:.+]] = loop.reduce "sum" over [6] : tensor<6x2xsi64>

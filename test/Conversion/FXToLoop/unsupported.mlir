@@ -87,10 +87,12 @@ fx.graph @long_cumsum(%x: tensor<65537xf32>) -> tensor<65537xf32> {
 
 // -----
 
-fx.graph @long_sort(%x: tensor<2x8192xf32>) -> (tensor<2x8192xf32>, tensor<2x8192xsi64>) {
+// A sort along a dynamic dimension (the sorting network's stages depend on
+// the length).
+fx.graph @dynamic_sort(%x: tensor<2x?xf32>) -> (tensor<2x?xf32>, tensor<2x?xsi64>) {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.sort' with these operand types}}
-  %0:2 = fx.sort %x {dim = 1 : i64} : (tensor<2x8192xf32>) -> (tensor<2x8192xf32>, tensor<2x8192xsi64>)
-  fx.output %0#0, %0#1 : tensor<2x8192xf32>, tensor<2x8192xsi64>
+  %0:2 = fx.sort %x {dim = 1 : i64} : (tensor<2x?xf32>) -> (tensor<2x?xf32>, tensor<2x?xsi64>)
+  fx.output %0#0, %0#1 : tensor<2x?xf32>, tensor<2x?xsi64>
 }
 
 // -----
@@ -159,11 +161,11 @@ fx.graph @dynamic_grid_sampler(%x: tensor<?x2x4x5xf32>, %g: tensor<?x3x3x2xf32>)
 
 // -----
 
-// randperm sorts its draws: up to the sort lowering's 4096 elements.
-fx.graph @long_randperm(%seed: tensor<si64>) -> tensor<5000xsi64> {
+// randperm sorts its draws: up to the sort lowering's 2^24 elements.
+fx.graph @long_randperm(%seed: tensor<si64>) -> tensor<16777217xsi64> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.randperm' with these operand types}}
-  %0 = fx.randperm %seed {offset = 0 : i64} : (tensor<si64>) -> tensor<5000xsi64>
-  fx.output %0 : tensor<5000xsi64>
+  %0 = fx.randperm %seed {offset = 0 : i64} : (tensor<si64>) -> tensor<16777217xsi64>
+  fx.output %0 : tensor<16777217xsi64>
 }
 
 // -----
