@@ -185,6 +185,7 @@ def compile(
     options: Optional[Dict[str, Any]] = None,
     cache_dir: Optional[Path] = None,
     freeze: bool = False,
+    capture: str = "make_fx",
 ) -> CompiledFunction:
     """Compiles `fn` (a function or nn.Module) for inputs like `example_inputs`,
     or a ``torch.export.ExportedProgram`` (torch 2.x), whose own example
@@ -207,6 +208,12 @@ def compile(
     time; see kiln.importer.freeze_constants), so that calls pass only the
     function's own inputs.
 
+    `capture` says how: ``"make_fx"`` (kiln.importer.capture, on any
+    torch), or ``"export"`` (torch 2.x: ``torch.export.export`` of `fn`, a
+    module or a function, then as for an exported program; `dynamic`
+    dimensions become ``Dim.AUTO``, so that the symbols, their ranges and
+    their relations are Dynamo's shape environment's).
+
     Calling the result checks its inputs against the dtypes and the guards
     that the importer emitted (sizes, size symbols, device) and raises
     kiln.runtime.GuardError on a mismatch.
@@ -215,11 +222,19 @@ def compile(
 
     from kiln.importer import import_function
 
+    if capture not in ("make_fx", "export"):
+        raise ValueError(f"capture must be 'make_fx' or 'export', not {capture!r}")
     exported = getattr(torch, "export", None)
+    if capture == "export" and not isinstance(fn, getattr(exported, "ExportedProgram", ())):
+        if exported is None:
+            raise NotImplementedError("capture='export' needs torch.export (torch 2.x); "
+                                      f"torch {torch.__version__} captures with make_fx")
+        fn = _export(fn, example_inputs, dynamic)
     if exported is not None and isinstance(fn, exported.ExportedProgram):
         if freeze:
             raise NotImplementedError("freeze=True applies to functions and modules that "
-                                      "kiln.compile captures, not to exported programs")
+                                      "kiln.compile captures with make_fx, not to exported "
+                                      "programs")
         return _compile_exported(fn, device=device, options=options, cache_dir=cache_dir)
     devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
     if len(devices) > 1:
@@ -236,6 +251,38 @@ def compile(
     return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants,
                             imported.seed_device, _none_results(imported.gm),
                             getattr(imported.gm, "kiln_input_updates", ()))
+
+
+def _export(fn: Callable, example_inputs: Sequence[Any],
+            dynamic: Union[bool, Dict[int, Sequence[int]]]) -> Any:
+    """``torch.export.export`` of `fn` (a module, or a function wrapped in
+    one) on `example_inputs`, with kiln.compile's `dynamic` dimensions as
+    ``Dim.AUTO`` (a named Dim each before torch 2.5)."""
+    import torch
+
+    class _Function(torch.nn.Module):
+        def __init__(self, function):
+            super().__init__()
+            self.function = function
+
+        def forward(self, *args):
+            return self.function(*args)
+
+    module = fn if isinstance(fn, torch.nn.Module) else _Function(fn)
+    shapes = None
+    if dynamic:
+        auto = getattr(torch.export.Dim, "AUTO", None)
+        shapes = []
+        for index, value in enumerate(example_inputs):
+            if not isinstance(value, torch.Tensor):
+                shapes.append(None)
+                continue
+            dims = ([d for d, size in enumerate(value.shape) if size >= 2]
+                    if dynamic is True else list(dynamic.get(index, ())))
+            shapes.append({d: auto if auto is not None else torch.export.Dim(f"d{index}_{d}")
+                           for d in dims} or None)
+        shapes = tuple(shapes)
+    return torch.export.export(module, tuple(example_inputs), dynamic_shapes=shapes)
 
 
 def _compile_exported(program: Any, *, device: Optional[str],

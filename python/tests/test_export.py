@@ -71,3 +71,30 @@ def test_a_program_that_updates_buffers_is_refused():
     program = torch.export.export(model, (torch.randn(8, 4),))
     with pytest.raises(KilnImportError, match="updates .*export the module in eval mode"):
         import_exported(program)
+
+
+def _attention_scores(q, k):
+    return torch.softmax(q @ k.transpose(-1, -2) * 0.125, dim=-1)
+
+
+def test_kiln_compile_captures_through_export(device, tmp_path):
+    """capture="export": kiln.compile exports the function itself, and its
+    dynamic dimensions are Dynamo's symbols (q's and k's batch is one
+    symbol: export finds them equal)."""
+    q, k = (torch.randn(4, 6, 8, device=device), torch.randn(4, 5, 8, device=device))
+    compiled = kiln.compile(_attention_scores, [q, k], capture="export",
+                            dynamic={0: [0], 1: [0]}, cache_dir=tmp_path)
+    assert "tensor<?x6x8xf32>" in compiled.graph_text
+    assert len(re.findall(r"#fx\.symbol<", compiled.graph_text)) == 1
+    for batch in [2, 9]:
+        q, k = (torch.randn(batch, 6, 8, device=device), torch.randn(batch, 5, 8, device=device))
+        torch.testing.assert_close(compiled(q, k), _attention_scores(q, k))
+
+
+def test_kiln_compile_exports_a_module(device, tmp_path):
+    model = ConvNormMlp().to(device).eval()
+    x = torch.randn(2, 3, 8, 8, device=device)
+    compiled = kiln.compile(model, [x], capture="export", cache_dir=tmp_path)
+    assert len(compiled.constants) > 0
+    for got, want in zip(compiled(x), model(x)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)

@@ -382,6 +382,17 @@ def test_a_write_into_a_module_buffer_is_refused():
         kiln.compile(Counter(), [f32(3)])
 
 
+def test_capture_is_make_fx_or_export():
+    with pytest.raises(ValueError, match="capture must be 'make_fx' or 'export'"):
+        kiln.compile(torch.relu, [f32(3)], capture="dynamo")
+
+
+@pytest.mark.skipif(hasattr(torch, "export"), reason="torch.export exists")
+def test_capture_through_export_needs_torch_2():
+    with pytest.raises(NotImplementedError, match="capture='export' needs torch.export"):
+        kiln.compile(torch.relu, [f32(3)], capture="export")
+
+
 # ===--- What is not supported yet ------------------------------------------=== #
 
 
