@@ -1040,6 +1040,11 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
         lambda n: (aten.sort.default,
                    (n.args[0], n.kwargs.get("dim", -1), n.kwargs.get("descending", False)), {}),
     aten.fill.Tensor: _fill_with_tensor,
+    # The maximum (minimum) of every element.
+    aten.max.default:
+        lambda n: (aten.amax.default, (n.args[0], list(range(len(_meta_of(n.args[0]).shape)))), {}),
+    aten.min.default:
+        lambda n: (aten.amin.default, (n.args[0], list(range(len(_meta_of(n.args[0]).shape)))), {}),
     aten.zeros.default:
         lambda n: (aten.full.default, (n.args[0], 0), _full_dtype(n)),
     # torch 2.x's empty_like: a layout is not a value.

@@ -690,20 +690,22 @@ def test_few_long_reductions(device, tmp_path, options):
 
 def test_long_scans(device, tmp_path):
     """Scans of rows longer than 256 run in blocks of about sqrt(n): block
-    totals, the totals before each block, then each element's block. f32
-    sums of 10000 terms agree with float64 to a few 1e-5 of their magnitude
-    (PyTorch's CPU accumulates cumsum in double); integers exactly."""
-    def fn(x, y, i, z):
+    totals, the totals before each block, then each element's block; rows
+    longer than 65536 by recursive doubling. f32 sums of 10000 terms agree
+    with float64 to a few 1e-5 of their magnitude (PyTorch's CPU
+    accumulates cumsum in double); integers exactly."""
+    def fn(x, y, i, z, long, long_i):
         return (torch.cumsum(x, 1), torch.cumsum(y, -1), torch.cumsum(i, 0),
-                torch.cumprod(z * 0.001 + 1, 0))
+                torch.cumprod(z * 0.001 + 1, 0), torch.cumsum(long, -1),
+                torch.cumsum(long_i, 0))
 
     generator = torch.Generator().manual_seed(23)
-    shapes = [(3, 10000), (2, 1000), (65536,), (5000, 3)]
+    shapes = [(3, 10000), (2, 1000), (65536,), (5000, 3), (2, 70000), (100001, 2)]
 
     def inputs():
-        x, y, z = (torch.randn(shapes[k], generator=generator) for k in (0, 1, 3))
-        i = torch.randint(-50, 50, shapes[2], generator=generator)
-        return [t.to(device) for t in (x, y.bfloat16(), i, z)]
+        x, y, z, long = (torch.randn(shapes[k], generator=generator) for k in (0, 1, 3, 4))
+        i, long_i = (torch.randint(-50, 50, shapes[k], generator=generator) for k in (2, 5))
+        return [t.to(device) for t in (x, y.bfloat16(), i, z, long.bfloat16(), long_i)]
 
     compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
     args = inputs()
@@ -906,10 +908,13 @@ def test_pdist(device, tmp_path):
 
 def test_masked_scatter(device, tmp_path):
     # Source elements fill the masked positions in row-major order; the mask
-    # broadcasts; integers too.
-    def fn(x, mask, source, ints, row_mask, int_source):
+    # broadcasts; integers too. Past 4096 elements the counts of the mask
+    # are a long scan (in blocks; doubling past 65536): image features
+    # merged into a sequence's embeddings, as vision-language models do.
+    def fn(x, mask, source, ints, row_mask, int_source, embeddings, is_image, features):
         return (x.masked_scatter(mask, source),
-                ints.masked_scatter(row_mask, int_source))
+                ints.masked_scatter(row_mask, int_source),
+                embeddings.masked_scatter(is_image, features))
 
     generator = torch.Generator().manual_seed(15)
     inputs = [torch.randn(4, 6, generator=generator),
@@ -917,7 +922,10 @@ def test_masked_scatter(device, tmp_path):
               torch.randn(30, generator=generator),
               torch.randint(-9, 9, (3, 5), generator=generator),
               torch.rand(5, generator=generator) > 0.3,
-              torch.randint(-9, 9, (4, 5), generator=generator)]
+              torch.randint(-9, 9, (4, 5), generator=generator),
+              torch.randn(2, 600, 64, generator=generator),
+              torch.rand(2, 600, 1, generator=generator) > 0.6,
+              torch.randn(2 * 600 * 64, generator=generator)]
     compiled = kiln.compile(fn, [t.to(device) for t in inputs], cache_dir=tmp_path)
     args = [t.to(device) for t in inputs]
     for got, want in zip(compiled(*args), fn(*args)):
@@ -1838,3 +1846,18 @@ def test_long_sorts(device, tmp_path):
     for (got_values, got_indices), (want_values, want_indices) in zip(compiled(*args), fn(*args)):
         torch.testing.assert_close(got_values, want_values, equal_nan=True, rtol=0, atol=0)
         assert torch.equal(got_indices, want_indices)
+
+
+def test_max_and_min_of_every_element(device, tmp_path):
+    """torch.max(x) and torch.min(x) without a dimension are amax and amin
+    over every dimension (NaN wins, as in PyTorch)."""
+    def fn(x, bytes_, flags):
+        return torch.max(x), torch.min(x), torch.max(bytes_), torch.min(flags)
+    x = torch.randn(3, 4)
+    x[1, 2] = float("nan")
+    args = [t.to(device) for t in [x, torch.tensor([3, 250, 7], dtype=torch.uint8),
+                                   torch.tensor([[True, False], [True, True]])]]
+    compiled = kiln.compile(fn, args, cache_dir=tmp_path)
+    for got, want in zip(compiled(*args), fn(*args)):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)

@@ -9,9 +9,10 @@
 // n log n: nothing for the short rows graphs scan and sort (position ids
 // from an attention mask, top-k of a few logits), and the nodes fuse like
 // any other. Scans of longer rows, up to kMaxBlockedScanLength, run in
-// blocks of about sqrt(n) (n^1.5 operations); sorts of rows longer than
+// blocks of about sqrt(n) (n^1.5 operations), and longer ones by recursive
+// doubling (n log n operations in log n nodes); sorts of rows longer than
 // kMaxScanLength run a bitonic sorting network instead (n log^2 n
-// operations in log^2 n / 2 nodes); longer scans are not lowered.
+// operations in log^2 n / 2 nodes).
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,7 +43,8 @@ constexpr int64_t kMaxScanLength = 4096;
 constexpr int64_t kMaxDirectScanLength = 256;
 
 /// The longest row a scan lowers in blocks (buildBlockedScan), which read
-/// about n^1.5 elements.
+/// about n^1.5 elements; longer rows double (buildDoublingScan), in log2(n)
+/// passes over the row.
 constexpr int64_t kMaxBlockedScanLength = 65536;
 
 /// What a scan's nodes share: the input, the scanned dimension and its
@@ -158,6 +160,61 @@ Value buildBlockedScan(OpBuilder &b, Location loc, RankedTensorType resultType,
       });
 }
 
+/// A scan of a row of n elements by recursive doubling: after the input
+/// in the accumulator's type, the node of distance d = 1, 2, 4, ... < n
+/// combines each element with the one d positions before it (if any), so
+/// that element i holds the combination of the 2d elements up to it;
+/// ceil(log2(n)) such nodes, then the result's type. 2 n log2(n) reads,
+/// each node a pass over the row.
+Value buildDoublingScan(OpBuilder &b, Location loc, RankedTensorType resultType,
+                        const ScanSpec &scan) {
+  auto partialType = resultType.clone(scan.accumulatorDtype);
+  Value partial = buildGeneratorNode(
+      b, loc, partialType, scan.dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        return scan.load(b, loc, ivs, ivs[scan.dim]);
+      });
+  for (int64_t distance = 1; distance < scan.length; distance *= 2) {
+    Value previous = partial;
+    partial = buildGeneratorNode(
+        b, loc, partialType, scan.dynamicSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          Value position = ivs[scan.dim];
+          Value distanceValue =
+              arith::ConstantIndexOp::create(b, loc, distance);
+          Value hasEarlier = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::uge, position, distanceValue);
+          SmallVector<Value> earlierIvs(ivs);
+          earlierIvs[scan.dim] = arith::SelectOp::create(
+              b, loc, hasEarlier,
+              arith::SubIOp::create(b, loc, position, distanceValue), position);
+          Value own = loop::LoadOp::create(b, loc, previous, ivs);
+          Value combined =
+              emitCombine(b, loc, scan.combiner,
+                          loop::LoadOp::create(b, loc, previous, earlierIvs),
+                          own, scan.accumulatorDtype);
+          return arith::SelectOp::create(b, loc, hasEarlier, combined, own);
+        });
+  }
+  Value scanned = partial;
+  return buildGeneratorNode(
+      b, loc, resultType, scan.dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        return convertScalar(b, loc, loop::LoadOp::create(b, loc, scanned, ivs),
+                             scan.accumulatorDtype,
+                             resultType.getElementType());
+      });
+}
+
+/// A scan of a row longer than kMaxDirectScanLength: in blocks up to
+/// kMaxBlockedScanLength, doubling beyond.
+Value buildLongScan(OpBuilder &b, Location loc, RankedTensorType resultType,
+                    const ScanSpec &scan) {
+  return scan.length > kMaxBlockedScanLength
+             ? buildDoublingScan(b, loc, resultType, scan)
+             : buildBlockedScan(b, loc, resultType, scan);
+}
+
 /// Lowers fx.cumsum ("sum") and fx.cumprod ("prod").
 template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
   ScanLowering(MLIRContext *ctx, StringRef combiner)
@@ -176,8 +233,8 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
       dim += rank;
     // A zero-dim tensor scans as itself.
     int64_t length = rank == 0 ? 1 : inputType.getDimSize(dim);
-    if (ShapedType::isDynamic(length) || length > kMaxBlockedScanLength)
-      return rewriter.notifyMatchFailure(op, "long or dynamic scan");
+    if (ShapedType::isDynamic(length))
+      return rewriter.notifyMatchFailure(op, "dynamic scan");
     Location loc = op.getLoc();
     Type accumulator = (dtype.isF16() || dtype.isBF16())
                            ? Type(rewriter.getF32Type())
@@ -191,7 +248,7 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
       ScanSpec scan{op.getSelf(), dim,         length,
                     combiner,     accumulator, accumulatorDtype,
                     dynamicSizes};
-      rewriter.replaceOp(op, buildBlockedScan(rewriter, loc, resultType, scan));
+      rewriter.replaceOp(op, buildLongScan(rewriter, loc, resultType, scan));
       return success();
     }
     auto node = loop::ReduceOp::create(
@@ -533,8 +590,9 @@ static Value linearize(OpBuilder &b, Location loc, ValueRange indices,
 
 /// Lowers fx.masked_scatter: element i of self where the (broadcast) mask
 /// is true takes source's element k, k counting the true mask elements
-/// before i in row-major order. The counts are a scan of the mask (a
-/// quadratic loop.reduce, as cumsum), so self holds at most 4096 elements.
+/// before i in row-major order. The counts are a scan of the mask: a
+/// quadratic loop.reduce up to kMaxScanLength elements, a long scan (in
+/// blocks, or doubling) of its flags beyond.
 struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -546,9 +604,8 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
     if (!type.hasStaticShape() || !maskType.hasStaticShape() ||
         !sourceType.hasStaticShape() || type.getNumElements() == 0 ||
         sourceType.getNumElements() == 0 ||
-        type.getNumElements() > kMaxScanLength ||
         isa<ComplexType>(type.getElementType()))
-      return rewriter.notifyMatchFailure(op, "dynamic, empty or long");
+      return rewriter.notifyMatchFailure(op, "dynamic or empty");
     Location loc = op.getLoc();
     ArrayRef<int64_t> shape = type.getShape();
     int64_t count = type.getNumElements();
@@ -567,12 +624,26 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
     auto countsType = RankedTensorType::get(
         {count},
         IntegerType::get(rewriter.getContext(), 64, IntegerType::Signed));
-    auto counts = loop::ReduceOp::create(
-        rewriter, loc, countsType, rewriter.getStringAttr("sum"), ValueRange{},
-        ValueRange{}, rewriter.getDenseI64ArrayAttr({count}));
-    {
+    Value counts;
+    if (count > kMaxScanLength) {
+      // Many elements: the mask's flags in row-major order, scanned.
+      Value flags = buildGeneratorNode(
+          rewriter, loc, countsType, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            return arith::ExtUIOp::create(
+                b, loc, i64,
+                maskAt(b, delinearizeIndex(b, loc, ivs[0], shape)));
+          });
+      ScanSpec scan{flags, 0, count, "sum", i64, countsType.getElementType(),
+                    {}};
+      counts = buildLongScan(rewriter, loc, countsType, scan);
+    } else {
+      auto reduce = loop::ReduceOp::create(
+          rewriter, loc, countsType, rewriter.getStringAttr("sum"),
+          ValueRange{}, ValueRange{}, rewriter.getDenseI64ArrayAttr({count}));
+      counts = reduce.getResult();
       OpBuilder::InsertionGuard guard(rewriter);
-      Block *body = rewriter.createBlock(&counts.getBody());
+      Block *body = rewriter.createBlock(&reduce.getBody());
       body->addArguments({rewriter.getIndexType(), rewriter.getIndexType()},
                          {loc, loc});
       Value position = body->getArgument(0), other = body->getArgument(1);
@@ -590,7 +661,7 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
         rewriter, loc, type, {},
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           Value flat = linearize(b, loc, ivs, shape);
-          Value taken = loop::LoadOp::create(b, loc, counts.getResult(), flat);
+          Value taken = loop::LoadOp::create(b, loc, counts, flat);
           // The source element: the count less one, kept inside source.
           Value k = arith::IndexCastOp::create(
               b, loc, b.getIndexType(),

@@ -91,6 +91,34 @@ fx.graph @sort(%x: tensor<3x8xf32>) -> (tensor<3x8xf32>, tensor<3x8xsi64>) {
 
 // -----
 
+// A scan longer than 65536 doubles: the input in f32, 17 nodes that add
+// each element's partial sum d = 1, 2, ..., 65536 positions before it (if
+// any), then the result's bf16.
+// CHECK-LABEL: fx.graph @long_cumsum
+// CHECK-SAME: (%[[X:.+]]: tensor<2x70000xbf16>)
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK: %[[P0:.+]] = loop.pointwise : tensor<2x70000xf32>
+// CHECK: arith.extf
+// CHECK: loop.pointwise : tensor<2x70000xf32>
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[HAS:.+]] = arith.cmpi uge, %[[J]], %[[C1]] : index
+// CHECK-NEXT: %[[BACK:.+]] = arith.subi %[[J]], %[[C1]] : index
+// CHECK-NEXT: %[[AT:.+]] = arith.select %[[HAS]], %[[BACK]], %[[J]] : index
+// CHECK-NEXT: %[[OWN:.+]] = loop.load %[[P0]][%[[I]], %[[J]]]
+// CHECK-NEXT: %[[EARLIER:.+]] = loop.load %[[P0]][%[[I]], %[[AT]]]
+// CHECK-NEXT: %[[SUM:.+]] = arith.addf %[[EARLIER]], %[[OWN]] : f32
+// CHECK-NEXT: arith.select %[[HAS]], %[[SUM]], %[[OWN]] : f32
+// CHECK-COUNT-16: loop.pointwise : tensor<2x70000xf32>
+// CHECK-NOT: loop.pointwise : tensor<2x70000xf32>
+// CHECK: loop.pointwise : tensor<2x70000xbf16>
+// CHECK: arith.truncf
+fx.graph @long_cumsum(%x: tensor<2x70000xbf16>) -> tensor<2x70000xbf16> {
+  %0 = fx.cumsum %x {dim = 1 : i64} : (tensor<2x70000xbf16>) -> tensor<2x70000xbf16>
+  fx.output %0 : tensor<2x70000xbf16>
+}
+
+// -----
+
 // A sort longer than 4096 elements runs a bitonic network over positions,
 // padded to 8192: the positions, 13 * 14 / 2 = 91 stages that order each
 // position's pair (position xor 1 in the first stage) by the elements
@@ -164,4 +192,22 @@ fx.graph @topk(%x: tensor<6x2xsi32>) -> (tensor<2x2xsi32>, tensor<2x2xsi64>) {
 fx.graph @masked_scatter(%x: tensor<2x3xf32>, %m: tensor<3xi1>, %s: tensor<5xf32>) -> tensor<2x3xf32> {
   %0 = fx.masked_scatter %x, %m, %s : (tensor<2x3xf32>, tensor<3xi1>, tensor<5xf32>) -> tensor<2x3xf32>
   fx.output %0 : tensor<2x3xf32>
+}
+
+// -----
+
+// masked_scatter of more than 4096 elements: the mask's flags in row-major
+// order, then their scan in blocks (78 elements each), as cumsum's.
+// CHECK-LABEL: fx.graph @long_masked_scatter
+// CHECK: %[[FLAGS:.+]] = loop.pointwise : tensor<6000xsi64>
+// CHECK: arith.extui %{{.+}} : i1 to i64
+// CHECK: loop.reduce "sum" over [78] : tensor<77xsi64>
+// CHECK: loop.load %[[FLAGS]]
+// CHECK: loop.reduce "sum" over [77] : tensor<77xsi64>
+// CHECK: %[[COUNTS:.+]] = loop.reduce "sum" over [78] : tensor<6000xsi64>
+// CHECK: loop.pointwise : tensor<2x3000xf32>
+// CHECK: loop.load %[[COUNTS]]
+fx.graph @long_masked_scatter(%x: tensor<2x3000xf32>, %m: tensor<3000xi1>, %s: tensor<6000xf32>) -> tensor<2x3000xf32> {
+  %0 = fx.masked_scatter %x, %m, %s : (tensor<2x3000xf32>, tensor<3000xi1>, tensor<6000xf32>) -> tensor<2x3000xf32>
+  fx.output %0 : tensor<2x3000xf32>
 }
