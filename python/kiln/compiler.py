@@ -203,6 +203,11 @@ def compile(
     ``{flat input index: [dims]}``), those dimensions are compiled as dynamic
     sizes; see kiln.importer.import_function for what graphs allow it.
 
+    A function that writes into its inputs (``x[0] = 0``, ``y.add_(1)``)
+    is captured functionalized: the compiled function writes the inputs'
+    new values into the caller's tensors after each call, as eager would
+    (see kiln.importer.capture).
+
     With `freeze`, the parameters, buffers and tensor
     constants are frozen into the artifact instead (their values at compile
     time; see kiln.importer.freeze_constants), so that calls pass only the
