@@ -170,6 +170,15 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   // strides from the kernel's compiler. They go back in.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
 
+  // Kernels that get annotations are outlined first; upstream's pipeline
+  // then finds nothing left to outline.
+  if (options.rowMinBlocks > 0) {
+    pm.addPass(createGpuKernelOutliningPass());
+    RowKernelOccupancyPassOptions occupancy;
+    occupancy.minBlocksPerSM = options.rowMinBlocks;
+    pm.addPass(createRowKernelOccupancyPass(occupancy));
+  }
+
   // Outlining, NVVM, host code and the kernel binary: upstream's pipeline.
   gpu::GPUToNVVMPipelineOptions toNVVM;
   toNVVM.cubinChip = options.chip;
@@ -188,6 +197,7 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   toLLVM.transposeTiles = options.transposeTiles;
   toLLVM.rowThreads = options.rowThreads;
   toLLVM.rowCache = options.rowCache;
+  toLLVM.rowMinBlocks = options.rowMinBlocks;
   toLLVM.fastExp = options.fastExp;
   toLLVM.fpContract = options.fpContract;
   toLLVM.chip = options.chip;

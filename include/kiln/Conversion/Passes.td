@@ -262,4 +262,24 @@ def NVVMApproximationsPass : Pass<"kiln-nvvm-approximations"> {
   ];
 }
 
+def RowKernelOccupancyPass : Pass<"kiln-row-kernel-occupancy", "ModuleOp"> {
+  let summary = "Asks ptxas to fit a number of blocks of each row kernel on "
+                "an SM";
+  let description = [{
+    Sets `nvvm.minctasm` (PTX's `.minnctapersm`) on the outlined row kernels
+    (`gpu.func`s named `kiln_rows...`): `ptxas` then keeps each kernel's
+    registers few enough that `min-blocks-per-sm` of its blocks fit on one
+    SM, spilling if it must. A row kernel holds its row in registers, and
+    with many registers few rows are in flight: the softmax kernel takes 48
+    registers for 32 elements per thread, which leaves five blocks of 256
+    threads per SM and half its warps idle waiting for memory. Runs after
+    outlining, before the NVVM lowering carries the attribute over.
+  }];
+  let options = [
+    Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", /*default=*/"0",
+           "Blocks of each row kernel that must fit on an SM (0: no cap)">,
+  ];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 #endif // KILN_CONVERSION_PASSES_TD

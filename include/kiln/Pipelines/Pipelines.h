@@ -126,6 +126,11 @@ struct GPUBackendOptions : public Base {
       llvm::cl::desc("Keep a row kernel's loaded elements in registers from "
                      "one node to the next"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<int64_t> rowMinBlocks{
+      *this, "row-min-blocks",
+      llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "
+                     "(caps its registers; 0: ptxas chooses)"),
+      llvm::cl::init(0)};
   detail::PassOptions::Option<bool> fastExp{
       *this, "fast-exp",
       llvm::cl::desc("Compute f32 exp as exp2 of a product, one instruction "
