@@ -1861,3 +1861,21 @@ def test_max_and_min_of_every_element(device, tmp_path):
     for got, want in zip(compiled(*args), fn(*args)):
         assert got.dtype == want.dtype and got.shape == want.shape
         torch.testing.assert_close(got, want, equal_nan=True, rtol=0, atol=0)
+
+
+def test_reductions_of_zero_dim_tensors(device, tmp_path):
+    """Every reduction of a zero-dim tensor: the element itself, in the
+    result's dtype (NaN kept; var with one degree of freedom removed is
+    NaN), index 0, the element's truth."""
+    def fn(x, n):
+        return (x.sum(), x.mean(0), x.amax(-1, keepdim=True), x.prod(), x.argmax(),
+                torch.max(x, 0), x.any(), x.var(), torch.var_mean(x, 0, correction=0),
+                torch.logsumexp(x, 0), n.sum(), (n > 0).all())
+    for value in (1.5, float("nan")):
+        args = [torch.tensor(value, device=device), torch.tensor(3, device=device)]
+        compiled = kiln.compile(fn, args, cache_dir=tmp_path)
+        got = torch.utils._pytree.tree_flatten(compiled(*args))[0]
+        want = torch.utils._pytree.tree_flatten(fn(*args))[0]
+        for g, w in zip(got, want):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)

@@ -33,6 +33,7 @@ RUNS = {
     "scalar_rsub_and_division", "slicing", "small_cnn", "softmax_and_log_softmax",
     "scatter_views", "sort_and_topk",
     "transformer_layer", "upsample_nearest_and_bilinear", "views_and_reshapes",
+    "zero_dim_and_empty_tensors",
 }
 # torch 2.x records the storage that as_strided reads; torch 1.13 does not.
 if int(torch.__version__.split(".")[0]) >= 2:

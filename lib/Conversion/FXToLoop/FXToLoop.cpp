@@ -1348,6 +1348,33 @@ static Value emitSameValue(OpBuilder &b, Location loc, Value lhs, Value rhs) {
   return arith::OrIOp::create(b, loc, equal, bothNaN);
 }
 
+/// Reduces a zero-dim tensor as a one-element vector (fx.unsqueeze), over
+/// its dimension, keeping none: the reductions' lowerings need a dimension
+/// to reduce, and dims 0 and -1 (all PyTorch allows on a zero-dim tensor)
+/// name the vector's.
+template <typename OpTy> struct ZeroDimReduction : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Value self = op->getOperand(0);
+    auto type = cast<RankedTensorType>(self.getType());
+    if (type.getRank() != 0)
+      return rewriter.notifyMatchFailure(op, "not a zero-dim operand");
+    Value vector = fx::UnsqueezeOp::create(
+        rewriter, op.getLoc(),
+        TypeRange{RankedTensorType::get({1}, type.getElementType())},
+        ValueRange{self},
+        {rewriter.getNamedAttr("dim", rewriter.getI64IntegerAttr(0))});
+    rewriter.modifyOpInPlace(op, [&] {
+      op->setOperand(0, vector);
+      if (op->hasAttr("keepdim"))
+        op->setAttr("keepdim", rewriter.getBoolAttr(false));
+    });
+    return success();
+  }
+};
+
 /// Lowers fx.sum, fx.amax and fx.amin.
 template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
   ReductionLowering(MLIRContext *ctx, StringRef combiner)
@@ -6046,6 +6073,17 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
       BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
       FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>, AbsLowering,
       Atan2Lowering, WhereLowering, ToCopyLowering>(ctx, options);
+  patterns
+      .add<ZeroDimReduction<fx::SumOp>, ZeroDimReduction<fx::MeanOp>,
+           ZeroDimReduction<fx::AmaxOp>, ZeroDimReduction<fx::AminOp>,
+           ZeroDimReduction<fx::ProdOp>, ZeroDimReduction<fx::ProdDimIntOp>,
+           ZeroDimReduction<fx::ArgmaxOp>, ZeroDimReduction<fx::ArgminOp>,
+           ZeroDimReduction<fx::MaxDimOp>, ZeroDimReduction<fx::MinDimOp>,
+           ZeroDimReduction<fx::AnyOp>, ZeroDimReduction<fx::AnyDimOp>,
+           ZeroDimReduction<fx::AnyDimsOp>, ZeroDimReduction<fx::AllOp>,
+           ZeroDimReduction<fx::AllDimOp>, ZeroDimReduction<fx::VarOp>,
+           ZeroDimReduction<fx::VarMeanOp>, ZeroDimReduction<fx::LogsumexpOp>>(
+          ctx);
   patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
   patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
   patterns.add<ArgExtremumLowering<fx::ArgmaxOp>>(ctx, "max");

@@ -188,3 +188,22 @@ fx.graph @pdist(%x: tensor<5x3xf32>) -> tensor<10xf32> {
   %0 = fx.pdist_forward %x : (tensor<5x3xf32>) -> tensor<10xf32>
   fx.output %0 : tensor<10xf32>
 }
+
+// -----
+
+// Reductions of a zero-dim tensor reduce it as a one-element vector over
+// its one dimension (dim 0 or -1, keepdim or not), into a zero-dim result.
+// CHECK-LABEL: fx.graph @zero_dim_reductions
+// CHECK-SAME: (%[[X:.+]]: tensor<f32>)
+// CHECK: %[[V:.+]] = loop.pointwise : tensor<1xf32>
+// CHECK-NEXT: ^bb0(%{{.+}}: index):
+// CHECK-NEXT: loop.load %[[X]][] : tensor<f32>
+// CHECK: loop.reduce "sum" over [1] : tensor<f32>
+// CHECK-NEXT: ^bb0(%[[R:.+]]: index):
+// CHECK-NEXT: loop.load %[[V]][%[[R]]] : tensor<1xf32>
+// CHECK: loop.reduce "min" over [1] : tensor<si64>
+fx.graph @zero_dim_reductions(%x: tensor<f32>) -> (tensor<f32>, tensor<si64>) {
+  %0 = fx.sum %x {dim = array<i64: 0>, keepdim = true} : (tensor<f32>) -> tensor<f32>
+  %1 = fx.argmax %x {dim = -1 : i64} : (tensor<f32>) -> tensor<si64>
+  fx.output %0, %1 : tensor<f32>, tensor<si64>
+}
