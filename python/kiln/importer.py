@@ -1040,6 +1040,13 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
         lambda n: (aten.sort.default,
                    (n.args[0], n.kwargs.get("dim", -1), n.kwargs.get("descending", False)), {}),
     aten.fill.Tensor: _fill_with_tensor,
+    # Python's << and >> on tensors.
+    aten.__lshift__.Scalar:
+        lambda n: (aten.bitwise_left_shift.Tensor_Scalar, n.args, {}),
+    aten.__rshift__.Scalar:
+        lambda n: (aten.bitwise_right_shift.Tensor_Scalar, n.args, {}),
+    aten.__lshift__.Tensor: lambda n: (aten.bitwise_left_shift.Tensor, n.args, {}),
+    aten.__rshift__.Tensor: lambda n: (aten.bitwise_right_shift.Tensor, n.args, {}),
     # The maximum (minimum) of every element.
     aten.max.default:
         lambda n: (aten.amax.default, (n.args[0], list(range(len(_meta_of(n.args[0]).shape)))), {}),

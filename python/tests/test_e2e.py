@@ -1879,3 +1879,22 @@ def test_reductions_of_zero_dim_tensors(device, tmp_path):
         for g, w in zip(got, want):
             assert g.dtype == w.dtype and g.shape == w.shape
             torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
+
+
+def test_shifts(device, tmp_path):
+    """<< and >> as PyTorch shifts within [0, bits) (outside it torch 1.13's
+    CPU kernels wrap the amount, torch 2.x gives 0 or the sign, as Kiln
+    does); signed right shifts are arithmetic, unsigned ones logical; int4
+    nibbles unpacked as quantized weights are."""
+    def fn(x, amounts, packed, small):
+        return (x << amounts, x >> amounts, (packed >> 4) & 0xF, packed & 0xF,
+                packed << 3, small >> 2)
+    generator = torch.Generator().manual_seed(16)
+    x = torch.randint(-1000, 1000, (4, 5), generator=generator)
+    amounts = torch.tensor([0, 1, 31, 62, 63])
+    packed = torch.randint(0, 256, (4, 5), generator=generator).to(torch.uint8)
+    small = torch.randint(-100, 100, (6,), generator=generator).to(torch.int8)
+    args = [t.to(device) for t in (x, amounts, packed, small)]
+    compiled = kiln.compile(fn, args, cache_dir=tmp_path)
+    for index, (got, want) in enumerate(zip(compiled(*args), fn(*args))):
+        assert got.dtype == want.dtype and torch.equal(got, want), index

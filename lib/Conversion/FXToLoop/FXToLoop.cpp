@@ -970,6 +970,50 @@ struct BitwiseLowering
   }
 };
 
+/// fx.bitwise_{left,right}_shift, of two tensors or of a tensor and a
+/// Scalar, as PyTorch shifts: a shift outside [0, bits) (negative amounts
+/// too, which compare unsigned as huge) gives 0, or to the right the sign of
+/// a signed element; right shifts of signed dtypes are arithmetic. Bools do
+/// not shift (nor in PyTorch).
+template <typename OpTy, bool Left, bool WithScalar>
+struct ShiftLowering
+    : ElementwiseLowering<OpTy, ShiftLowering<OpTy, Left, WithScalar>> {
+  using ElementwiseLowering<OpTy, ShiftLowering>::ElementwiseLowering;
+  LogicalResult checkSupported(OpTy op) const {
+    Type dtype = cast<RankedTensorType>(op.getType()).getElementType();
+    return success(!dtype.isInteger(1));
+  }
+  Value computeElement(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                       Type dtype) const {
+    Value value = elements[0];
+    Value amount;
+    if constexpr (WithScalar)
+      amount = makeScalar(b, loc, op.getOther(), dtype);
+    else
+      amount = elements[1];
+    Type type = value.getType();
+    unsigned bits = type.getIntOrFloatBitWidth();
+    bool isSigned = !cast<IntegerType>(dtype).isUnsigned();
+    auto constant = [&](int64_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, v));
+    };
+    if (!Left && isSigned) {
+      // Past bits - 1 the sign fills the element: shift by bits - 1.
+      Value last = constant(bits - 1);
+      Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                            amount, last);
+      return arith::ShRSIOp::create(
+          b, loc, value,
+          arith::SelectOp::create(b, loc, inRange, amount, last));
+    }
+    Value inRange = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                          amount, constant(bits));
+    Value shifted = Left ? Value(arith::ShLIOp::create(b, loc, value, amount))
+                         : Value(arith::ShRUIOp::create(b, loc, value, amount));
+    return arith::SelectOp::create(b, loc, inRange, shifted, constant(0));
+  }
+};
+
 /// fx.bitwise_not: all bits flipped (a bool's one); fx.logical_not, whose
 /// elements convert to bool (`x != 0`) first.
 template <typename OpTy>
@@ -6068,6 +6112,10 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
       BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
       BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
       BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
+      ShiftLowering<fx::BitwiseLeftShiftOp, true, false>,
+      ShiftLowering<fx::BitwiseRightShiftOp, false, false>,
+      ShiftLowering<fx::BitwiseLeftShiftScalarOp, true, true>,
+      ShiftLowering<fx::BitwiseRightShiftScalarOp, false, true>,
       BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
       BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
       BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,

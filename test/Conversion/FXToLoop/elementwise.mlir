@@ -130,3 +130,31 @@ fx.graph @do_not_lower_complex(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f
   %0 = fx.add %x, %x : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
   fx.output %0 : tensor<4xcomplex<f32>>
 }
+
+// -----
+
+// Shifts: a left shift by an amount outside [0, 32) (negative ones compare
+// unsigned as huge) is 0; a signed right shift is arithmetic, by at most
+// 31; an unsigned one is logical, 0 past 7.
+// CHECK-LABEL: fx.graph @shifts
+// CHECK: loop.pointwise : tensor<4xsi32>
+// CHECK: %[[L:.+]] = arith.shli %[[A:.+]], %[[B:.+]] : i32
+// CHECK: arith.select %{{.+}}, %[[L]], %{{.+}} : i32
+// CHECK: loop.pointwise : tensor<4xsi32>
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[AMOUNT:.+]], %[[LAST:.+]] : i32
+// CHECK: %[[BY:.+]] = arith.select %[[IN]], %[[AMOUNT]], %[[LAST]] : i32
+// CHECK: arith.shrsi %{{.+}}, %[[BY]] : i32
+// A constant amount folds the range check: by 4, a logical shift; by 9, 0.
+// CHECK: loop.pointwise : tensor<4xui8>
+// CHECK: arith.shrui %{{.+}}, %c4_i8 : i8
+// CHECK-NEXT: loop.yield
+// CHECK: loop.pointwise : tensor<4xui8>
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: loop.yield %c0_i8 : i8
+fx.graph @shifts(%i: tensor<4xsi32>, %j: tensor<4xsi32>, %u: tensor<4xui8>) -> (tensor<4xsi32>, tensor<4xsi32>, tensor<4xui8>, tensor<4xui8>) {
+  %0 = fx.bitwise_left_shift %i, %j : (tensor<4xsi32>, tensor<4xsi32>) -> tensor<4xsi32>
+  %1 = fx.bitwise_right_shift %i, %j : (tensor<4xsi32>, tensor<4xsi32>) -> tensor<4xsi32>
+  %2 = fx.bitwise_right_shift_scalar %u {other = 4} : (tensor<4xui8>) -> tensor<4xui8>
+  %3 = fx.bitwise_left_shift_scalar %u {other = 9} : (tensor<4xui8>) -> tensor<4xui8>
+  fx.output %0, %1, %2, %3 : tensor<4xsi32>, tensor<4xsi32>, tensor<4xui8>, tensor<4xui8>
+}

@@ -304,3 +304,19 @@ fx.graph @backward(%g: tensor<8x?xf32>, %x: tensor<8x?xf32>, %m: tensor<8x?xi1>,
   %8 = fx.native_dropout_backward %g, %m {scale = 2.0} : (tensor<8x?xf32>, tensor<8x?xi1>) -> tensor<8x?xf32>
   fx.output
 }
+
+// -----
+
+// Shifts promote as the other binary integer ops.
+// CHECK-LABEL: fx.graph @shifts
+fx.graph @shifts(%i: tensor<3x4xsi32>, %j: tensor<4xsi64>, %u: tensor<4xui8>) -> (tensor<3x4xsi64>, tensor<4xui8>, tensor<4xui8>, tensor<3x4xsi32>) {
+  // CHECK: fx.bitwise_left_shift %{{.*}} : (tensor<3x4xsi32>, tensor<4xsi64>) -> tensor<3x4xsi64>
+  %0 = fx.bitwise_left_shift %i, %j : (tensor<3x4xsi32>, tensor<4xsi64>) -> tensor<3x4xsi64>
+  // CHECK: fx.bitwise_right_shift %{{.*}} : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %1 = fx.bitwise_right_shift %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  // CHECK: fx.bitwise_left_shift_scalar %{{.*}} {other = 4 : i64} : (tensor<4xui8>) -> tensor<4xui8>
+  %2 = fx.bitwise_left_shift_scalar %u {other = 4} : (tensor<4xui8>) -> tensor<4xui8>
+  // CHECK: fx.bitwise_right_shift_scalar %{{.*}} {other = 2 : i64} : (tensor<3x4xsi32>) -> tensor<3x4xsi32>
+  %3 = fx.bitwise_right_shift_scalar %i {other = 2} : (tensor<3x4xsi32>) -> tensor<3x4xsi32>
+  fx.output %0, %1, %2, %3 : tensor<3x4xsi64>, tensor<4xui8>, tensor<4xui8>, tensor<3x4xsi32>
+}

@@ -973,6 +973,36 @@ def FX_BitwiseXorOp : FX_ElementwiseOp<"bitwise_xor", "aten.bitwise_xor.Tensor",
   let results = (outs FX_IntegerOrBoolTensor:$result);
 }
 
+def FX_BitwiseLeftShiftOp : FX_ElementwiseOp<"bitwise_left_shift",
+    "aten.bitwise_left_shift.Tensor", "Default"> {
+  let summary = "Elementwise `self << other`: 0 for shifts outside [0, bits)";
+  let description = [{
+    Core ATen `aten.bitwise_left_shift.Tensor`.
+
+    The tensor operands broadcast to the result's shape. Type promotion over
+    the tensor operands gives the result's dtype: the promoted dtype
+    (`torch.result_type`).
+  }];
+  let arguments = (ins FX_IntegerOrBoolTensor:$self,
+                       FX_IntegerOrBoolTensor:$other);
+  let results = (outs FX_IntegerOrBoolTensor:$result);
+}
+
+def FX_BitwiseRightShiftOp : FX_ElementwiseOp<"bitwise_right_shift",
+    "aten.bitwise_right_shift.Tensor", "Default"> {
+  let summary = "Elementwise `self >> other`, arithmetic for signed dtypes: the sign for shifts outside [0, bits)";
+  let description = [{
+    Core ATen `aten.bitwise_right_shift.Tensor`.
+
+    The tensor operands broadcast to the result's shape. Type promotion over
+    the tensor operands gives the result's dtype: the promoted dtype
+    (`torch.result_type`).
+  }];
+  let arguments = (ins FX_IntegerOrBoolTensor:$self,
+                       FX_IntegerOrBoolTensor:$other);
+  let results = (outs FX_IntegerOrBoolTensor:$result);
+}
+
 def FX_LogicalAndOp : FX_ElementwiseOp<"logical_and",
     "aten.logical_and.default", "AlwaysBool"> {
   let summary = "Elementwise logical and, as bool";
@@ -1257,6 +1287,35 @@ def FX_BitwiseXorScalarOp : FX_ElementwiseOp<"bitwise_xor_scalar",
   let summary = "Elementwise bitwise xor with a scalar";
   let description = [{
     Core ATen `aten.bitwise_xor.Scalar`.
+
+    The tensor operands broadcast to the result's shape. Type promotion over
+    the tensor operands and the scalar `other` (a wrapped number) gives the
+    result's dtype: the promoted dtype (`torch.result_type`).
+  }];
+  let arguments = (ins FX_IntegerOrBoolTensor:$self, FX_ScalarAttr:$other);
+  let results = (outs FX_IntegerOrBoolTensor:$result);
+}
+
+def FX_BitwiseLeftShiftScalarOp : FX_ElementwiseOp<"bitwise_left_shift_scalar",
+    "aten.bitwise_left_shift.Tensor_Scalar", "Default", [], ["other"]> {
+  let summary = "Elementwise `self << other` with a scalar `other`";
+  let description = [{
+    Core ATen `aten.bitwise_left_shift.Tensor_Scalar`.
+
+    The tensor operands broadcast to the result's shape. Type promotion over
+    the tensor operands and the scalar `other` (a wrapped number) gives the
+    result's dtype: the promoted dtype (`torch.result_type`).
+  }];
+  let arguments = (ins FX_IntegerOrBoolTensor:$self, FX_ScalarAttr:$other);
+  let results = (outs FX_IntegerOrBoolTensor:$result);
+}
+
+def FX_BitwiseRightShiftScalarOp : FX_ElementwiseOp<
+    "bitwise_right_shift_scalar", "aten.bitwise_right_shift.Tensor_Scalar",
+    "Default", [], ["other"]> {
+  let summary = "Elementwise `self >> other` with a scalar `other`";
+  let description = [{
+    Core ATen `aten.bitwise_right_shift.Tensor_Scalar`.
 
     The tensor operands broadcast to the result's shape. Type promotion over
     the tensor operands and the scalar `other` (a wrapped number) gives the
