@@ -185,3 +185,12 @@ fx.graph @long_rfft(%x: tensor<8192xf32>) -> tensor<4097xcomplex<f32>> {
   %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<8192xf32>) -> tensor<4097xcomplex<f32>>
   fx.output %0 : tensor<4097xcomplex<f32>>
 }
+
+// -----
+
+// Bools do not shift (nor in PyTorch).
+fx.graph @bool_shift(%p: tensor<4xi1>) -> tensor<4xi1> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.bitwise_left_shift' with these operand types}}
+  %0 = fx.bitwise_left_shift %p, %p : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
+  fx.output %0 : tensor<4xi1>
+}
