@@ -286,7 +286,8 @@ def _export(fn: Callable, example_inputs: Sequence[Any],
                     if dynamic is True else list(dynamic.get(index, ())))
             shapes.append({d: auto if auto is not None else torch.export.Dim(f"d{index}_{d}")
                            for d in dims} or None)
-        shapes = tuple(shapes)
+        # The wrapper's forward takes them all as *args.
+        shapes = tuple(shapes) if module is fn else {"args": tuple(shapes)}
     return torch.export.export(module, tuple(example_inputs), dynamic_shapes=shapes)
 
 
