@@ -265,6 +265,8 @@ def _export(fn: Callable, example_inputs: Sequence[Any],
     ``Dim.AUTO`` (a named Dim each before torch 2.5)."""
     import torch
 
+    from kiln.importer import _dynamic_dims
+
     class _Function(torch.nn.Module):
         def __init__(self, function):
             super().__init__()
@@ -277,15 +279,10 @@ def _export(fn: Callable, example_inputs: Sequence[Any],
     shapes = None
     if dynamic:
         auto = getattr(torch.export.Dim, "AUTO", None)
-        shapes = []
-        for index, value in enumerate(example_inputs):
-            if not isinstance(value, torch.Tensor):
-                shapes.append(None)
-                continue
-            dims = ([d for d, size in enumerate(value.shape) if size >= 2]
-                    if dynamic is True else list(dynamic.get(index, ())))
-            shapes.append({d: auto if auto is not None else torch.export.Dim(f"d{index}_{d}")
-                           for d in dims} or None)
+        shapes = [{} for _ in example_inputs]
+        for index, dim in _dynamic_dims(list(example_inputs), dynamic):
+            shapes[index][dim] = auto if auto is not None else torch.export.Dim(f"d{index}_{dim}")
+        shapes = [spec or None for spec in shapes]
         # The wrapper's forward takes them all as *args.
         shapes = tuple(shapes) if module is fn else {"args": tuple(shapes)}
     return torch.export.export(module, tuple(example_inputs), dynamic_shapes=shapes)

@@ -1003,6 +1003,11 @@ def _fill_with_tensor(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     return aten.expand.default, (cast, list(meta.shape)), {}
 
 
+def _all_dims(node: torch.fx.Node) -> List[int]:
+    """Every dimension of `node`'s value."""
+    return list(range(len(_meta_of(node).shape)))
+
+
 def _full_dtype(node: torch.fx.Node) -> Dict[str, Any]:
     """The dtype that ``zeros``/``ones`` fill with, as ``full`` must be told,
     and their device, where the graph runs them."""
@@ -1048,10 +1053,8 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     aten.__lshift__.Tensor: lambda n: (aten.bitwise_left_shift.Tensor, n.args, {}),
     aten.__rshift__.Tensor: lambda n: (aten.bitwise_right_shift.Tensor, n.args, {}),
     # The maximum (minimum) of every element.
-    aten.max.default:
-        lambda n: (aten.amax.default, (n.args[0], list(range(len(_meta_of(n.args[0]).shape)))), {}),
-    aten.min.default:
-        lambda n: (aten.amin.default, (n.args[0], list(range(len(_meta_of(n.args[0]).shape)))), {}),
+    aten.max.default: lambda n: (aten.amax.default, (n.args[0], _all_dims(n.args[0])), {}),
+    aten.min.default: lambda n: (aten.amin.default, (n.args[0], _all_dims(n.args[0])), {}),
     aten.zeros.default:
         lambda n: (aten.full.default, (n.args[0], 0), _full_dtype(n)),
     # torch 2.x's empty_like: a layout is not a value.
