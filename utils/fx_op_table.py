@@ -77,6 +77,13 @@ def tensor_list(name, constraint=ANY):
     return ("operand", name, f"Variadic<{constraint}>")
 
 
+def symbolic_int(name):
+    """An optional i64 operand: the run-time value of a symbolic integer
+    argument (computed from the graph's size symbols, `fx.symbol_value`),
+    which the op takes instead of the static attribute of that argument."""
+    return ("operand", name, "Optional<I64>")
+
+
 def attr(name, ods):
     return ("attribute", name, ods)
 
@@ -847,11 +854,17 @@ OPS = [
        "`self` with a size-1 dimension inserted at `dim`"),
     op("aten.slice.Tensor", "slice", shape("Slice"),
        [tensor("self"), default("dim", I64, "0"), optional("start", I64),
-        optional("end", I64), default("step", I64, "1")], [result()],
-       "`self[..., start:end:step, ...]` along `dim`"),
+        optional("end", I64), default("step", I64, "1"),
+        symbolic_int("dynamic_start"), symbolic_int("dynamic_end")], [result()],
+       "`self[..., start:end:step, ...]` along `dim`",
+       notes="A symbolic `start` or `end` is the operand `dynamic_start` or "
+       "`dynamic_end` instead of the attribute."),
     op("aten.select.int", "select", shape("Select"),
-       [tensor("self"), attr("dim", I64), attr("index", I64)], [result()],
-       "`self[..., index, ...]` along `dim`, which disappears"),
+       [tensor("self"), attr("dim", I64), optional("index", I64),
+        symbolic_int("dynamic_index")], [result()],
+       "`self[..., index, ...]` along `dim`, which disappears",
+       notes="Exactly one of the attribute `index` and the operand "
+       "`dynamic_index` (a symbolic index) is given."),
     op("aten.cat.default", "cat", shape("Cat"),
        [tensor_list("tensors"), default("dim", I64, "0")], [result()],
        "Concatenation along `dim`, with type promotion"),
@@ -1079,11 +1092,13 @@ OPS = [
        "A zero-dim tensor holding `s`",
        notes="Without `dtype`: f32, whatever the kind of `s`."),
     op("aten.arange.start_step", "arange", creation("Arange"),
-       [attr("start", SCALAR), attr("end", SCALAR), optional("step", SCALAR),
-        optional("dtype", DTYPE)], [result()],
+       [attr("start", SCALAR), optional("end", SCALAR), optional("step", SCALAR),
+        optional("dtype", DTYPE), symbolic_int("dynamic_end")], [result()],
        "`start, start + step, ...` up to `end` (excluded)",
        notes="`step` defaults to 1. Without `dtype`: si64 for integer "
-       "bounds, f32 if any is a float.",
+       "bounds, f32 if any is a float. Exactly one of the attribute `end` and "
+       "the operand `dynamic_end` (a symbolic end, with integral `start` and "
+       "`step`) is given.",
        also={"aten.arange.default": "`start` 0",
              "aten.arange.start": "without `step`"}),
     op("aten.rand.default", "rand", creation("Random"),

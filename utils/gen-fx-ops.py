@@ -28,7 +28,7 @@ OUTPUT = os.path.join(ROOT, "include", "kiln", "Dialect", "FX", "IR",
 VERIFIERS = os.path.join(ROOT, "lib", "Dialect", "FX", "IR", "FXVerifiers.h")
 
 # Mnemonics that the hand-written ops in FXOps.td use.
-RESERVED = {"graph", "output"}
+RESERVED = {"graph", "output", "constant", "symbol_value"}
 
 # The C++ enum behind each family class, whose enumerators are the kinds.
 FAMILY_ENUMS = {

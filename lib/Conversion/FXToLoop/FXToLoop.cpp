@@ -1985,8 +1985,10 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
             fixed[dim] = 0;
         }
       } else if constexpr (std::is_same_v<OpTy, fx::SelectOp>) {
+        if (op.getDynamicIndex())
+          return rewriter.notifyMatchFailure(op, "symbolic index");
         int64_t dim = normalize(op.getDim(), sourceRank);
-        int64_t index = op.getIndex();
+        int64_t index = static_cast<int64_t>(op.getIndex().value_or(0));
         if (index < 0) {
           if (sourceType.isDynamicDim(dim))
             return rewriter.notifyMatchFailure(op, "negative dynamic index");
@@ -2024,6 +2026,8 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
         return indices;
       };
     } else if constexpr (std::is_same_v<OpTy, fx::SliceOp>) {
+      if (op.getDynamicStart() || op.getDynamicEnd())
+        return rewriter.notifyMatchFailure(op, "symbolic bounds");
       int64_t dim = normalize(op.getDim(), sourceRank);
       int64_t size = sourceType.getDimSize(dim);
       int64_t start = op.getStart().value_or(0);
@@ -4351,7 +4355,8 @@ template <typename OpTy> struct FillLowering : OpRewritePattern<OpTy> {
 };
 
 /// Lowers fx.arange: element i is start + i * step, computed in f64 (i64
-/// for integers) as PyTorch accumulates, then converted.
+/// for integers) as PyTorch accumulates, then converted. With a symbolic
+/// end (integral bounds), the length is max(0, ceil((end - start) / step)).
 struct ArangeLowering : OpRewritePattern<fx::ArangeOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -4359,10 +4364,31 @@ struct ArangeLowering : OpRewritePattern<fx::ArangeOp> {
                                 PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
     Type dtype = type.getElementType();
-    if (!type.hasStaticShape() || isa<ComplexType>(dtype) || dtype.isInteger(1))
+    if ((!type.hasStaticShape() && !op.getDynamicEnd()) ||
+        isa<ComplexType>(dtype) || dtype.isInteger(1))
       return rewriter.notifyMatchFailure(op, "dynamic, complex or bool");
     Attribute one = rewriter.getI64IntegerAttr(1);
     Attribute step = op.getStep() ? *op.getStep() : one;
+    SmallVector<Value> dynamicSizes;
+    if (!type.hasStaticShape()) {
+      auto startAttr = dyn_cast<IntegerAttr>(op.getStart());
+      auto stepAttr = dyn_cast<IntegerAttr>(step);
+      if (!startAttr || !stepAttr || stepAttr.getInt() == 0)
+        return rewriter.notifyMatchFailure(op, "symbolic end, float bounds");
+      Location loc = op.getLoc();
+      auto constant = [&](int64_t value) -> Value {
+        return arith::ConstantIntOp::create(rewriter, loc, value, 64);
+      };
+      Value span = arith::SubIOp::create(rewriter, loc, op.getDynamicEnd(),
+                                         constant(startAttr.getInt()));
+      Value length = arith::MaxSIOp::create(
+          rewriter, loc,
+          arith::CeilDivSIOp::create(rewriter, loc, span,
+                                     constant(stepAttr.getInt())),
+          constant(0));
+      dynamicSizes.push_back(arith::IndexCastOp::create(
+          rewriter, loc, rewriter.getIndexType(), length));
+    }
     bool isFloat = isa<FloatType>(dtype);
     Type accumulator = isFloat ? Type(rewriter.getF64Type())
                                : Type(rewriter.getIntegerType(64));
@@ -4372,7 +4398,7 @@ struct ArangeLowering : OpRewritePattern<fx::ArangeOp> {
                                         IntegerType::Signed));
     rewriter.replaceOp(
         op, buildGeneratorNode(
-                rewriter, op.getLoc(), type, {},
+                rewriter, op.getLoc(), type, dynamicSizes,
                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
                   Value index = arith::IndexCastOp::create(
                       b, loc, b.getI64Type(), ivs.front());
@@ -6179,6 +6205,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   populateViewScatterPatterns(patterns);
   populateScatterPatterns(patterns);
   populateScanPatterns(patterns);
+  populateSymbolicBoundsPatterns(patterns);
   patterns
       .add<FlipLowering, RepeatLowering, SplitLowering, ConstantPadLowering>(
           ctx);

@@ -148,6 +148,10 @@ void populateScanPatterns(RewritePatternSet &patterns);
 /// Adds the lowerings of the accumulating scatters (ScatterLowering.cpp).
 void populateScatterPatterns(RewritePatternSet &patterns);
 
+/// Adds the lowerings of fx.symbol_value and of slices and selects whose
+/// bounds are known only at run time (SymbolicBoundsLowering.cpp).
+void populateSymbolicBoundsPatterns(RewritePatternSet &patterns);
+
 /// Adds the lowerings of slice_scatter and select_scatter
 /// (ViewScatterLowering.cpp).
 void populateViewScatterPatterns(RewritePatternSet &patterns);

@@ -566,7 +566,9 @@ struct TopkToSort : OpRewritePattern<fx::TopkOp> {
     auto slice = [&](Value tensor, Type resultType) -> Value {
       return fx::SliceOp::create(rewriter, loc, resultType, tensor,
                                  op.getDimAttr(), rewriter.getI64IntegerAttr(0),
-                                 op.getKAttr(), rewriter.getI64IntegerAttr(1));
+                                 op.getKAttr(), rewriter.getI64IntegerAttr(1),
+                                 /*dynamic_start=*/Value(),
+                                 /*dynamic_end=*/Value());
     };
     rewriter.replaceOp(op,
                        {slice(sort.getValues(), op.getValues().getType()),

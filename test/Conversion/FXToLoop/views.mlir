@@ -234,3 +234,50 @@ fx.graph @frozen_constant(%x: tensor<3x2xf32>) -> tensor<3x2xf32> {
   %0 = fx.mul %x, %w : (tensor<3x2xf32>, tensor<2xf32>) -> tensor<3x2xf32>
   fx.output %0 : tensor<3x2xf32>
 }
+
+// -----
+
+// Symbolic bounds are computed at run time: the slice's end from the size
+// symbol, wrapped and clamped into the dimension, sizes the node; the
+// select's index is wrapped and clamped, then read at; arange's length is
+// ceil((end - start) / step), at least 0. A negative static index on a
+// dynamic dimension counts from the run-time size.
+// CHECK-LABEL: fx.graph @symbolic_bounds
+// CHECK: %[[DIM:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[N:.+]] = arith.index_cast %[[DIM]] : index to i64
+// CHECK: %[[END:.+]] = arith.index_cast %[[N]] : i64 to index
+// CHECK: %[[CLAMPED:.+]] = arith.minsi %{{.+}}, %c512 : index
+// CHECK: %[[LEN:.+]] = arith.maxsi %[[CLAMPED]], %c0 : index
+// CHECK: loop.pointwise(%[[LEN]]) : tensor<?x64xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: loop.load %arg1[%[[I]], %[[J]]] : tensor<512x64xf32>
+// CHECK: %[[LAST:.+]] = arith.subi %[[N]], %c1_i64 : i64
+// CHECK: %[[INDEX:.+]] = arith.minsi %{{.+}}, %{{.+}} : index
+// CHECK: loop.pointwise : tensor<64xf32> {
+// CHECK-NEXT: ^bb0(%[[K:.+]]: index):
+// CHECK-NEXT: loop.load %arg0[%[[INDEX]], %[[K]]] : tensor<?x64xf32>
+// CHECK: %[[SPAN:.+]] = arith.subi %[[N]], %c1_i64 : i64
+// CHECK: %[[STEPS:.+]] = arith.ceildivsi %[[SPAN]], %c2_i64 : i64
+// CHECK: %[[COUNT:.+]] = arith.maxsi %[[STEPS]], %c0_i64 : i64
+// CHECK: %[[SIZE:.+]] = arith.index_cast %[[COUNT]] : i64 to index
+// CHECK: loop.pointwise(%[[SIZE]]) : tensor<?xsi64>
+// CHECK: %[[DIM2:.+]] = tensor.dim %arg0, %c0
+// CHECK: arith.addi %[[DIM2]], %c-1 : index
+// CHECK: loop.pointwise : tensor<64xf32>
+// ERROR-NOT: no lowering
+fx.graph @symbolic_bounds(
+    %x: tensor<?x64xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 64]>},
+    %pe: tensor<512x64xf32> {fx.guard = #fx.tensor_guard<sizes = [512, 64]>})
+    -> (tensor<?x64xf32>, tensor<64xf32>, tensor<?xsi64>, tensor<64xf32>)
+    attributes {symbols = [#fx.symbol<"s0", min = 2, max = 512>]} {
+  %n = fx.symbol_value "s0"
+  %0 = fx.slice %pe dynamic_end(%n) {dim = 0 : i64} : (tensor<512x64xf32>, i64) -> tensor<?x64xf32>
+  %1 = fx.add %x, %0 : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+  %c1 = arith.constant 1 : i64
+  %last = arith.subi %n, %c1 : i64
+  %2 = fx.select %x dynamic_index(%last) {dim = 0 : i64} : (tensor<?x64xf32>, i64) -> tensor<64xf32>
+  %3 = fx.arange dynamic_end(%n) {start = 1 : i64, step = 2 : i64} : (i64) -> tensor<?xsi64>
+  %4 = fx.select %x {dim = 0 : i64, index = -1 : i64} : (tensor<?x64xf32>) -> tensor<64xf32>
+  fx.output %1, %2, %3, %4 : tensor<?x64xf32>, tensor<64xf32>, tensor<?xsi64>, tensor<64xf32>
+}
+

@@ -69,3 +69,31 @@ fx.graph @partial(%a: tensor<2x3xf32> {fx.guard = #fx.tensor_guard<sizes = [2, 3
                   %b: tensor<?xf32>) -> tensor<2x3xf32> {
   fx.output %a : tensor<2x3xf32>
 }
+
+// -----
+
+// Tests symbolic integer arguments: fx.symbol_value reads a size symbol,
+// `arith` computes on it, and slice, select and arange take the results as
+// operands instead of their static attributes.
+// CHECK-LABEL: fx.graph @symbolic_bounds
+fx.graph @symbolic_bounds(
+    %x: tensor<?x64xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 64]>},
+    %pe: tensor<512x64xf32> {fx.guard = #fx.tensor_guard<sizes = [512, 64]>})
+    -> (tensor<?x64xf32>, tensor<64xf32>, tensor<?xsi64>)
+    attributes {symbols = [#fx.symbol<"s0", min = 2, max = 512>]} {
+  // CHECK: %[[N:.+]] = fx.symbol_value "s0"
+  %n = fx.symbol_value "s0"
+  // CHECK: fx.slice %{{.*}} dynamic_end(%[[N]]) : (tensor<512x64xf32>, i64) -> tensor<?x64xf32>
+  %0 = fx.slice %pe dynamic_end(%n) {dim = 0 : i64} : (tensor<512x64xf32>, i64) -> tensor<?x64xf32>
+  %1 = fx.add %x, %0 : (tensor<?x64xf32>, tensor<?x64xf32>) -> tensor<?x64xf32>
+  // CHECK: %[[LAST:.+]] = arith.subi %[[N]], %{{.*}} : i64
+  // CHECK: fx.select %{{.*}} dynamic_index(%[[LAST]]) {dim = 0 : i64} : (tensor<?x64xf32>, i64) -> tensor<64xf32>
+  %c1 = arith.constant 1 : i64
+  %last = arith.subi %n, %c1 : i64
+  %2 = fx.select %x dynamic_index(%last) {dim = 0 : i64} : (tensor<?x64xf32>, i64) -> tensor<64xf32>
+  // CHECK: fx.arange dynamic_end(%[[N]]) {start = 0 : i64} : (i64) -> tensor<?xsi64>
+  %3 = fx.arange dynamic_end(%n) {start = 0 : i64} : (i64) -> tensor<?xsi64>
+  // CHECK: fx.slice %{{.*}} dynamic_start(%[[N]]) dynamic_end(%[[N]]) {step = 2 : i64}
+  %4 = fx.slice %pe dynamic_start(%n) dynamic_end(%n) {dim = 0 : i64, step = 2 : i64} : (tensor<512x64xf32>, i64, i64) -> tensor<?x64xf32>
+  fx.output %1, %2, %3 : tensor<?x64xf32>, tensor<64xf32>, tensor<?xsi64>
+}

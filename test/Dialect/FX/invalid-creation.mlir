@@ -128,3 +128,38 @@ fx.graph @constant_dtype() {
   %0 = fx.constant dense<[1, 2]> : tensor<2xi32>
   fx.output
 }
+
+// -----
+
+fx.graph @arange_without_end() {
+  // expected-error @+1 {{'fx.arange' op needs exactly one of `end` and `dynamic_end`}}
+  %0 = fx.arange {start = 0 : i64} : () -> tensor<4xsi64>
+  fx.output
+}
+
+// -----
+
+fx.graph @arange_end_and_dynamic_end() {
+  %n = arith.constant 4 : i64
+  // expected-error @+1 {{'fx.arange' op needs exactly one of `end` and `dynamic_end`}}
+  %0 = fx.arange dynamic_end(%n) {start = 0 : i64, end = 4 : i64} : (i64) -> tensor<?xsi64>
+  fx.output
+}
+
+// -----
+
+fx.graph @arange_dynamic_end_float_step() {
+  %n = arith.constant 4 : i64
+  // expected-error @+1 {{'fx.arange' op with `dynamic_end` needs an integral `step`}}
+  %0 = fx.arange dynamic_end(%n) {start = 0 : i64, step = 0.5 : f64} : (i64) -> tensor<?xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @arange_dynamic_end_zero_step() {
+  %n = arith.constant 4 : i64
+  // expected-error @+1 {{'fx.arange' op `step` must not be zero}}
+  %0 = fx.arange dynamic_end(%n) {start = 0 : i64, step = 0 : i64} : (i64) -> tensor<?xsi64>
+  fx.output
+}

@@ -244,3 +244,17 @@ fx.graph @aliases_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %0 = fx.relu %x {fx.aliases = 0} : tensor<4xf32>
   fx.output %0 : tensor<4xf32>
 }
+
+// -----
+
+fx.graph @symbol_value_of_no_symbol(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0]>})
+    attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  // expected-error @+1 {{'fx.symbol_value' op reads 's1', which is not a size symbol of the graph}}
+  %n = fx.symbol_value "s1"
+  fx.output
+}
+
+// -----
+
+// expected-error @+1 {{'fx.symbol_value' op must be inside an fx.graph, whose guards bind 's0'}}
+%n = fx.symbol_value "s0"

@@ -308,3 +308,38 @@ fx.graph @view_unknown_symbol(
   %0 = fx.view %x {size_symbols = ["s0", "s1"]} : (tensor<?x64xf32>) -> tensor<?x?x64xf32>
   fx.output %0 : tensor<?x?x64xf32>
 }
+
+// -----
+
+fx.graph @slice_both_end_and_dynamic_end(%x: tensor<8x4xf32>) {
+  %n = arith.constant 4 : i64
+  // expected-error @+1 {{'fx.slice' op has both `end` and `dynamic_end`; a symbolic `end` is only the operand}}
+  %0 = fx.slice %x dynamic_end(%n) {dim = 0 : i64, end = 4 : i64} : (tensor<8x4xf32>, i64) -> tensor<?x4xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @slice_symbolic_start_keeps_other_dims(%x: tensor<8x4xf32>) {
+  %n = arith.constant 4 : i64
+  // expected-error @+1 {{'fx.slice' op result type 'tensor<?x5xf32>' does not match the inferred type 'tensor<?x4xf32>'}}
+  %0 = fx.slice %x dynamic_start(%n) {dim = 0 : i64} : (tensor<8x4xf32>, i64) -> tensor<?x5xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @select_without_index(%x: tensor<8x4xf32>) {
+  // expected-error @+1 {{'fx.select' op needs `index` or `dynamic_index`}}
+  %0 = fx.select %x {dim = 0 : i64} : (tensor<8x4xf32>) -> tensor<4xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @select_both_index_and_dynamic_index(%x: tensor<8x4xf32>) {
+  %n = arith.constant 4 : i64
+  // expected-error @+1 {{'fx.select' op has both `index` and `dynamic_index`}}
+  %0 = fx.select %x dynamic_index(%n) {dim = 0 : i64, index = 1 : i64} : (tensor<8x4xf32>, i64) -> tensor<4xf32>
+  fx.output
+}

@@ -100,6 +100,20 @@ LogicalResult mlir::kiln::fx::verifyCreationOp(Operation *op, CreationKind kind,
   case CreationKind::ScalarTensor:
     return verifyResult(op, 0, {}, getDtypeOr(op, defaultFloat));
   case CreationKind::Arange: {
+    // The end is the attribute `end` or a symbolic one, the operand
+    // `dynamic_end` (of integral bounds: the length is then computed at run
+    // time).
+    bool symbolicEnd = !groups(0).empty();
+    if (symbolicEnd == static_cast<bool>(op->getAttr("end")))
+      return op->emitOpError("needs exactly one of `end` and `dynamic_end`");
+    if (symbolicEnd) {
+      for (StringRef name : {"start", "step"})
+        if (isa_and_nonnull<FloatAttr>(op->getAttr(name)))
+          return op->emitOpError("with `dynamic_end` needs an integral `")
+                 << name << "`";
+      if (getOptionalI64(op, "step").value_or(1) == 0)
+        return op->emitOpError("`step` must not be zero");
+    }
     FailureOr<int64_t> length = getArangeLength(op);
     if (failed(length))
       return failure();

@@ -49,7 +49,8 @@ OpFoldResult SqueezeOp::fold(FoldAdaptor) { return foldIdentity(*this); }
 /// (The accessors return attributes' values unsigned; bounds are signed.)
 OpFoldResult SliceOp::fold(FoldAdaptor) {
   auto type = cast<RankedTensorType>(getSelf().getType());
-  if (type != getType() || getStepAttr().getInt() != 1 ||
+  if (type != getType() || getDynamicStart() || getDynamicEnd() ||
+      getStepAttr().getInt() != 1 ||
       (getStartAttr() && getStartAttr().getInt() != 0))
     return {};
   if (!getEndAttr() ||

@@ -254,3 +254,18 @@ ConstantOp::inferReturnTypes(MLIRContext *, std::optional<Location> location,
 }
 
 OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValueAttr(); }
+
+//===----------------------------------------------------------------------===//
+// SymbolValueOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult SymbolValueOp::verify() {
+  auto graph = (*this)->getParentOfType<GraphOp>();
+  if (!graph)
+    return emitOpError("must be inside an fx.graph, whose guards bind '")
+           << getSymbol() << "'";
+  if (!graph.lookupSizeSymbol(getSymbol()))
+    return emitOpError("reads '")
+           << getSymbol() << "', which is not a size symbol of the graph";
+  return success();
+}

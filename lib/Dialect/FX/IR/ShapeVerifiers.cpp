@@ -26,10 +26,27 @@ static LogicalResult verifySameDtype(Operation *op, RankedTensorType self,
          << result << " must have the dtype of `self` " << self;
 }
 
+/// Requires at most one of the attribute `name` and the operand (group
+/// `group`, a symbolic value) `dynamicName`; returns whether the operand is
+/// there.
+static FailureOr<bool> hasSymbolicOperand(Operation *op, OperandGroups groups,
+                                          unsigned group, StringRef name,
+                                          StringRef dynamicName) {
+  if (groups(group).empty())
+    return false;
+  if (op->getAttr(name))
+    return op->emitOpError("has both `")
+           << name << "` and `" << dynamicName << "`; a symbolic `" << name
+           << "` is only the operand";
+  return true;
+}
+
 /// The shape of self[..., start:end:step, ...] along `dim` (attributes
-/// `start`, `end`, `step`), with kAnySize where a `?` makes it unknowable.
-static FailureOr<SmallVector<int64_t>> getSliceShape(Operation *op,
-                                                     RankedTensorType self) {
+/// `start`, `end`, `step`), with kAnySize where a `?` or a symbolic bound
+/// (operand groups `dynamicStart`, `dynamicEnd`) makes it unknowable.
+static FailureOr<SmallVector<int64_t>>
+getSliceShape(Operation *op, RankedTensorType self, OperandGroups groups = {},
+              unsigned dynamicStart = 0, unsigned dynamicEnd = 0) {
   if (self.getRank() == 0)
     return op->emitOpError("cannot slice a zero-dim tensor");
   FailureOr<int64_t> dim =
@@ -43,6 +60,20 @@ static FailureOr<SmallVector<int64_t>> getSliceShape(Operation *op,
   std::optional<int64_t> end = getOptionalI64(op, "end");
   SmallVector<int64_t> shape(self.getShape());
   int64_t size = shape[*dim];
+  if (groups) {
+    FailureOr<bool> symbolicStart =
+        hasSymbolicOperand(op, groups, dynamicStart, "start", "dynamic_start");
+    if (failed(symbolicStart))
+      return failure();
+    FailureOr<bool> symbolicEnd =
+        hasSymbolicOperand(op, groups, dynamicEnd, "end", "dynamic_end");
+    if (failed(symbolicEnd))
+      return failure();
+    if (*symbolicStart || *symbolicEnd) {
+      shape[*dim] = kAnySize;
+      return shape;
+    }
+  }
   if (ShapedType::isDynamic(size)) {
     // The whole of a `?` dimension is `?`; any other slice of it depends on
     // the run-time size.
@@ -64,9 +95,11 @@ static FailureOr<SmallVector<int64_t>> getSliceShape(Operation *op,
   return shape;
 }
 
-/// The shape of self.select(dim, index).
-static FailureOr<SmallVector<int64_t>> getSelectShape(Operation *op,
-                                                      RankedTensorType self) {
+/// The shape of self.select(dim, index), where the index is the attribute
+/// `index` or, for fx.select, a symbolic one (operand group `dynamicIndex`).
+static FailureOr<SmallVector<int64_t>>
+getSelectShape(Operation *op, RankedTensorType self, OperandGroups groups = {},
+               unsigned dynamicIndex = 0) {
   if (self.getRank() == 0)
     return op->emitOpError("cannot select from a zero-dim tensor");
   FailureOr<int64_t> dim =
@@ -74,8 +107,19 @@ static FailureOr<SmallVector<int64_t>> getSelectShape(Operation *op,
   if (failed(dim))
     return failure();
   int64_t size = self.getDimSize(*dim);
+  bool symbolic = false;
+  if (groups) {
+    FailureOr<bool> hasOperand =
+        hasSymbolicOperand(op, groups, dynamicIndex, "index", "dynamic_index");
+    if (failed(hasOperand))
+      return failure();
+    symbolic = *hasOperand;
+  }
+  if (!symbolic && !op->getAttr("index"))
+    return op->emitOpError("needs `index` or `dynamic_index`");
   int64_t index = getI64(op, "index", 0);
-  if (!ShapedType::isDynamic(size) && (index < -size || index >= size))
+  if (!symbolic && !ShapedType::isDynamic(size) &&
+      (index < -size || index >= size))
     return op->emitOpError("`index` ")
            << index << " is out of range for dimension " << *dim << " of size "
            << size;
@@ -331,13 +375,15 @@ LogicalResult mlir::kiln::fx::verifyShapeOp(Operation *op, ShapeKind kind,
     return verifyResult(op, 0, shape, dtype);
   }
   case ShapeKind::Slice: {
-    FailureOr<SmallVector<int64_t>> shape = getSliceShape(op, self);
+    FailureOr<SmallVector<int64_t>> shape =
+        getSliceShape(op, self, groups, /*dynamicStart=*/1, /*dynamicEnd=*/2);
     if (failed(shape))
       return failure();
     return verifyResult(op, 0, *shape, dtype);
   }
   case ShapeKind::Select: {
-    FailureOr<SmallVector<int64_t>> shape = getSelectShape(op, self);
+    FailureOr<SmallVector<int64_t>> shape =
+        getSelectShape(op, self, groups, /*dynamicIndex=*/1);
     if (failed(shape))
       return failure();
     return verifyResult(op, 0, *shape, dtype);

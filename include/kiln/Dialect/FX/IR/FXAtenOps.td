@@ -2578,10 +2578,14 @@ def FX_UnsqueezeOp : FX_ShapeOp<"unsqueeze", "aten.unsqueeze.default",
   let results = (outs FX_Tensor:$result);
 }
 
-def FX_SliceOp : FX_ShapeOp<"slice", "aten.slice.Tensor", "Slice"> {
+def FX_SliceOp : FX_ShapeOp<"slice", "aten.slice.Tensor", "Slice",
+    [AttrSizedOperandSegments]> {
   let summary = "`self[..., start:end:step, ...]` along `dim`";
   let description = [{
     Core ATen `aten.slice.Tensor`.
+
+    A symbolic `start` or `end` is the operand `dynamic_start` or
+    `dynamic_end` instead of the attribute.
 
     The result keeps `self`'s dtype.
 
@@ -2592,9 +2596,15 @@ def FX_SliceOp : FX_ShapeOp<"slice", "aten.slice.Tensor", "Slice"> {
   }];
   let arguments = (ins FX_Tensor:$self, DefaultValuedAttr<I64Attr, "0">:$dim,
                        OptionalAttr<I64Attr>:$start, OptionalAttr<I64Attr>:$end,
-                       DefaultValuedAttr<I64Attr, "1">:$step);
+                       DefaultValuedAttr<I64Attr, "1">:$step,
+                       Optional<I64>:$dynamic_start,
+                       Optional<I64>:$dynamic_end);
   let results = (outs FX_Tensor:$result);
   let hasFolder = 1;
+  let assemblyFormat = [{
+    $self (`dynamic_start` `(` $dynamic_start^ `)`)? (`dynamic_end` `(`
+    $dynamic_end^ `)`)? attr-dict `:` functional-type(operands, results)
+  }];
 }
 
 def FX_SelectOp : FX_ShapeOp<"select", "aten.select.int", "Select"> {
@@ -2602,10 +2612,19 @@ def FX_SelectOp : FX_ShapeOp<"select", "aten.select.int", "Select"> {
   let description = [{
     Core ATen `aten.select.int`.
 
+    Exactly one of the attribute `index` and the operand `dynamic_index` (a
+    symbolic index) is given.
+
     The result keeps `self`'s dtype.
   }];
-  let arguments = (ins FX_Tensor:$self, I64Attr:$dim, I64Attr:$index);
+  let arguments = (ins FX_Tensor:$self, I64Attr:$dim,
+                       OptionalAttr<I64Attr>:$index,
+                       Optional<I64>:$dynamic_index);
   let results = (outs FX_Tensor:$result);
+  let assemblyFormat = [{
+    $self (`dynamic_index` `(` $dynamic_index^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 def FX_CatOp : FX_ShapeOp<"cat", "aten.cat.default", "Cat"> {
@@ -3301,7 +3320,9 @@ def FX_ArangeOp : FX_CreationOp<"arange", "aten.arange.start_step", "Arange"> {
     (without `step`).
 
     `step` defaults to 1. Without `dtype`: si64 for integer bounds, f32 if
-    any is a float.
+    any is a float. Exactly one of the attribute `end` and the operand
+    `dynamic_end` (a symbolic end, with integral `start` and `step`) is
+    given.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
     `size_symbols`, where the op has it, names the graph's size symbol of
@@ -3311,10 +3332,15 @@ def FX_ArangeOp : FX_CreationOp<"arange", "aten.arange.start_step", "Arange"> {
     %0 = fx.arange {end = 128 : i64, start = 0 : i64} : () -> tensor<128xsi64>
     ```
   }];
-  let arguments = (ins FX_ScalarAttr:$start, FX_ScalarAttr:$end,
+  let arguments = (ins FX_ScalarAttr:$start, OptionalAttr<FX_ScalarAttr>:$end,
                        OptionalAttr<FX_ScalarAttr>:$step,
-                       OptionalAttr<FX_DtypeAttr>:$dtype);
+                       OptionalAttr<FX_DtypeAttr>:$dtype,
+                       Optional<I64>:$dynamic_end);
   let results = (outs FX_Tensor:$result);
+  let assemblyFormat = [{
+    (`dynamic_end` `(` $dynamic_end^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 def FX_RandOp : FX_CreationOp<"rand", "aten.rand.default", "Random"> {

@@ -148,6 +148,27 @@ def FX_ConstantOp : FX_Op<"constant", [
   let hasFolder = 1;
 }
 
+def FX_SymbolValueOp : FX_Op<"symbol_value", [Pure]> {
+  let summary = "The run-time value of one of the graph's size symbols";
+  let description = [{
+    The size that the graph's size symbol `symbol` stands for in this call
+    (the runtime binds it from a guarded argument dimension), as an i64: how
+    symbolic integer arguments (`slice`'s `dynamic_end`, `arange`'s
+    `dynamic_end`, `select`'s `dynamic_index`) depend on the input sizes.
+    Arithmetic on it is `arith` on i64, as PyTorch's SymInt expressions are.
+
+    ```mlir
+    %n = fx.symbol_value "s0"
+    %p = fx.slice %pe dynamic_end(%n) {dim = 0 : i64}
+        : (tensor<512x64xf32>, i64) -> tensor<?x64xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$symbol);
+  let results = (outs I64:$result);
+  let assemblyFormat = "$symbol attr-dict";
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Core ATen ops, generated from utils/fx_op_table.py
 //===----------------------------------------------------------------------===//
