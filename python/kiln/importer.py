@@ -287,6 +287,107 @@ class _Printer:
 
 
 # ===----------------------------------------------------------------------=== #
+# Symbolic integers
+# ===----------------------------------------------------------------------=== #
+
+
+class SymbolValue:
+    """The target of a node that stands for the run-time value of the size
+    symbol `name` (``fx.symbol_value``): import_function puts one where an
+    argument equals a symbol in both traces. Calling it gives `value`, the
+    symbol's value in the trace the node belongs to."""
+
+    def __init__(self, name: str, value: int):
+        self.name, self.value = name, value
+        self.__name__ = f"symbol_value_{name}"
+
+    def __call__(self) -> int:
+        return self.value
+
+    def __repr__(self) -> str:
+        return f"symbol_value({self.name!r})"
+
+
+@dataclass(frozen=True)
+class SymbolicIntType:
+    """The type of a symbolic integer value (an i64 computed from the size
+    symbols): `symbol` names it when it is one symbol's value, `constant`
+    gives it when it is static."""
+
+    symbol: Optional[str] = None
+    constant: Optional[int] = None
+
+    @staticmethod
+    def of(value: Any) -> "SymbolicIntType":
+        if isinstance(value, int):
+            return SymbolicIntType(constant=value)
+        expr = getattr(getattr(value, "node", None), "expr", None)
+        name = str(expr) if getattr(expr, "is_Symbol", False) else None
+        return SymbolicIntType(symbol=name)
+
+    def to_mlir(self) -> str:
+        return "i64"
+
+
+# Python's integer arithmetic on SymInts, as the arith op that computes it.
+_SYMBOLIC_ARITHMETIC = {
+    operator.add: "arith.addi", operator.sub: "arith.subi", operator.mul: "arith.muli",
+    operator.floordiv: "arith.floordivsi",
+}
+
+
+def _is_symbolic_int(node: Any) -> bool:
+    """Whether `node` computes a symbolic integer that the importer prints
+    (fx.symbol_value and arith on i64)."""
+    return (isinstance(node, torch.fx.Node) and node.op == "call_function"
+            and (isinstance(node.target, SymbolValue) or node.target in _SYMBOLIC_ARITHMETIC
+                 or node.target is getattr(getattr(aten, "sym_size", None), "int", None)))
+
+
+def _check_symbolic_int(node: torch.fx.Node) -> None:
+    """Raises UnsupportedOpError unless the symbolic integer `node` reads
+    what it can: a size of a tensor, or integers and other symbolic ones."""
+    if isinstance(node.target, SymbolValue):
+        return
+    if node.target in _SYMBOLIC_ARITHMETIC:
+        if len(node.args) == 2 and not node.kwargs and all(
+                isinstance(a, int) or _is_symbolic_int(a) for a in node.args):
+            return
+        raise _unsupported(node, f"{_describe_op(node)} on {node.args} is not supported: "
+                                 "symbolic integer arithmetic takes integers")
+    tensor, dim = (list(node.args) + [None, None])[:2]
+    if not (isinstance(tensor, torch.fx.Node) and isinstance(dim, int)):
+        raise _unsupported(node, f"{_describe_op(node)} on {node.args} is not supported")
+
+
+def _emit_symbolic_int(p: "_Printer", node: torch.fx.Node,
+                       types: Dict[torch.fx.Node, Any]) -> List[str]:
+    """The lines that compute the symbolic integer `node`: a size symbol's
+    value, a constant, or arith on i64."""
+    value_type = types[node]
+    if isinstance(node.target, SymbolValue) or value_type.symbol is not None:
+        symbol = node.target.name if isinstance(node.target, SymbolValue) else value_type.symbol
+        return [f'{p.declare(node)} = fx.symbol_value "{symbol}"']
+    if value_type.constant is not None:
+        return [f"{p.declare(node)} = arith.constant {value_type.constant} : i64"]
+    if node.target not in _SYMBOLIC_ARITHMETIC:
+        raise _unsupported(node, f"{_describe_op(node)} is a size that is no size symbol "
+                                 "of the graph; Kiln reads symbolic sizes only from the "
+                                 "guarded inputs")
+    lines, operands = [], []
+    for index, arg in enumerate(node.args):
+        if isinstance(arg, torch.fx.Node):
+            operands.append(p.value(arg))
+            continue
+        constant = f"%{node.name}_c{index}"
+        lines.append(f"{constant} = arith.constant {int(arg)} : i64")
+        operands.append(constant)
+    lines.append(f"{p.declare(node)} = {_SYMBOLIC_ARITHMETIC[node.target]} "
+                 f"{', '.join(operands)} : i64")
+    return lines
+
+
+# ===----------------------------------------------------------------------=== #
 # Op table
 # ===----------------------------------------------------------------------=== #
 
@@ -448,6 +549,16 @@ class _TableOp:
             _bind_index_positions(bound)
         return bound
 
+    def _bind_symbolic(self, node: torch.fx.Node) -> Dict[str, Any]:
+        """_bind, with a symbolic integer argument moved to the operand that
+        takes it (``end`` to ``dynamic_end``) where the op has one."""
+        bound = self._bind(node)
+        operands = {name for kind, name, _ in self.args if kind == "operand"}
+        for name, value in list(bound.items()):
+            if _is_symbolic_int(value) and f"dynamic_{name}" in operands:
+                bound[f"dynamic_{name}"] = bound.pop(name)
+        return bound
+
     def _attributes(self, node: torch.fx.Node, bound: Dict[str, Any]) -> List[str]:
         attrs = []
         for kind, name, ods in self.args:
@@ -475,7 +586,13 @@ class _TableOp:
             if kind != "operand":
                 continue
             value = bound.get(name)
-            if ods.startswith("Optional<"):
+            if ods == "Optional<I64>":
+                if value is not None:
+                    if not _is_symbolic_int(value):
+                        raise _unsupported(node, f"{aten_target(node)}'s '{name}' must be "
+                                                 f"a symbolic integer, not {value!r}")
+                    optional[name] = value
+            elif ods.startswith("Optional<"):
                 if value is not None:
                     _check_tensor_operands(node, [value])
                     optional[name] = value
@@ -497,12 +614,12 @@ class _TableOp:
         return positional, optional
 
     def check(self, node: torch.fx.Node) -> None:
-        bound = self._bind(node)
+        bound = self._bind_symbolic(node)
         self._operands(node, bound)
         self._attributes(node, bound)
 
     def emit(self, p: _Printer, node: torch.fx.Node) -> str:
-        bound = self._bind(node)
+        bound = self._bind_symbolic(node)
         positional, optional = self._operands(node, bound)
         attrs = self._attributes(node, bound)
         attr_text = f" {{{', '.join(attrs)}}}" if attrs else ""
@@ -734,6 +851,9 @@ def _check_structure(node: torch.fx.Node) -> None:
                                  "(kiln.importer.freeze_constants)")
     if node.op != "call_function":
         raise _unsupported(node, f"{_describe_op(node)} is not supported")
+    if _is_symbolic_int(node):
+        _check_symbolic_int(node)
+        return
     if _is_getitem(node):
         source, index = node.args
         if not (isinstance(source, torch.fx.Node) and source.op == "call_function"
@@ -751,7 +871,8 @@ def _check_type(node: torch.fx.Node, value_type: Any) -> None:
     """Raises UnsupportedOpError unless `node` (a placeholder or an op) produces a
     tensor of a supported dtype. `value_type` is a TensorType, None for a
     non-tensor value, or _UNKNOWN."""
-    if node.op not in ("placeholder", "call_function") or value_type is _UNKNOWN:
+    if node.op not in ("placeholder", "call_function") or value_type is _UNKNOWN \
+            or isinstance(value_type, SymbolicIntType):
         return
     if isinstance(value_type, tuple):
         for element in value_type:
@@ -810,6 +931,10 @@ def check_supported(node: torch.fx.Node) -> None:
     """
     _check_structure(node)
     _check_type(node, _type_from_meta(node))
+    if _is_symbolic_int(node) or any(_is_symbolic_int(a) for a in node.all_input_nodes):
+        # A partition would get the integer as an input, which is no tensor.
+        raise _unsupported(node, f"{_describe_op(node)} computes with a symbolic integer, "
+                                 "which Kiln imports only within a whole graph")
 
 
 def is_supported(node: torch.fx.Node) -> bool:
@@ -1167,6 +1292,44 @@ def eliminate_dead_code(gm: torch.fx.GraphModule) -> None:
         graph.erase_node(node)
 
 
+def drop_implied_assertions(gm: torch.fx.GraphModule) -> None:
+    """Erases the runtime assertions (``aten._assert_scalar``) that torch.export
+    adds about input sizes when Kiln's guards already check them: an equality
+    of sizes that share a symbol (equal sizes share a Kiln size symbol, whose
+    values the runtime compares) or a bound within the symbols' ranges (which
+    the runtime checks). Raises UnsupportedOpError for any other assertion,
+    which Kiln would not check. The size arithmetic that fed an erased
+    assertion is left for dead code elimination."""
+    assert_scalar = getattr(getattr(aten, "_assert_scalar", None), "default", None)
+    for node in list(gm.graph.nodes):
+        if assert_scalar is None or node.op != "call_function" \
+                or aten_target(node) is not assert_scalar:
+            continue
+        condition = node.args[0]
+        value = condition.meta.get("val") if isinstance(condition, torch.fx.Node) \
+            else condition
+        if not _implied_by_guards(value):
+            raise _unsupported(node, f"the graph asserts {value} at run time, which "
+                                     "Kiln's size guards do not imply")
+        gm.graph.erase_node(node)
+
+
+def _implied_by_guards(condition: Any) -> bool:
+    """Whether a traced condition (a bool or a SymBool) holds for every size
+    that Kiln's guards admit: it is true, or true over the ranges of its
+    symbols (the ranges the guards check, _size_symbol)."""
+    if isinstance(condition, bool):
+        return condition
+    node = getattr(condition, "node", None)
+    expr = getattr(node, "expr", None)
+    if expr is None:
+        return False
+    if str(expr) == "True":
+        return True
+    bound = node.shape_env.bound_sympy(expr)
+    return str(bound.lower) == "True"
+
+
 def _view_of_copy_op(target: Any) -> Optional[Any]:
     """The view op whose copying variant `target` is (``expand_copy`` ->
     ``expand``), which functionalization emits: with value semantics the two
@@ -1406,7 +1569,9 @@ class _TypeRecorder(torch.fx.Interpreter):
 
     def run_node(self, n: torch.fx.Node) -> Any:
         result = super().run_node(n)
-        if isinstance(result, (tuple, list)) and n.op == "call_function":
+        if _is_symbolic_int(n):
+            self.types[n] = SymbolicIntType.of(result)
+        elif isinstance(result, (tuple, list)) and n.op == "call_function":
             # A multi-result op: the types of its results, None where one is
             # not a tensor.
             self.types[n] = _masked_result_types(
@@ -1566,6 +1731,15 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
                         f"{p.type(node)}")
             body_nodes.append(node)
             frozen[key] = _constant_of(gm, node)
+        elif _is_symbolic_int(node):
+            symbol = node.target.name if isinstance(node.target, SymbolValue) \
+                else types[node].symbol
+            if guards and symbol is not None and \
+                    symbol not in {s.name for s in guards.symbols}:
+                raise _unsupported(node, f"{_describe_op(node)} is the size {symbol}, "
+                                         "which no guarded input dimension binds")
+            body.extend(_emit_symbolic_int(p, node, types))
+            body_nodes.extend([node] * (len(body) - len(body_nodes)))
         elif node.op == "call_function" and not _is_getitem(node):
             body.append(_spec_for(node).emit(p, node))
             body_nodes.append(node)
@@ -1659,8 +1833,8 @@ class ImportedGraph:
 
 
 # Ops that read their operand's sizes against static bounds (an index, a
-# slice's end, k, a padding): on a dynamic dimension they would need a guard
-# on the symbol's range that the importer does not derive.
+# slice's end, k, a padding): on a dynamic dimension, slice and select need a
+# range of its symbol (_symbol_ranges); the others are refused.
 _SIZE_BOUNDED_OPS = {
     aten.select.int, aten.slice.Tensor, aten.topk.default, aten.diagonal.default,
     aten.as_strided.default, aten.constant_pad_nd.default, aten.narrow.default,
@@ -1753,30 +1927,129 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
     return merged
 
 
-def _check_size_bounds(gm: torch.fx.GraphModule, types: Dict) -> None:
-    """Refuses ops that compare a dynamic dimension with a static bound."""
-    for node in gm.graph.nodes:
-        if node.op != "call_function" or node.target not in _SIZE_BOUNDED_OPS:
+# Arguments that may be a size symbol's value: where one differs between the
+# traces exactly as a symbol does, it becomes that symbol's fx.symbol_value.
+_SYMBOLIC_ARGUMENTS = {
+    aten.slice.Tensor: ("start", "end"),
+    aten.arange.default: ("end",),
+    aten.arange.start: ("end",),
+    aten.arange.start_step: ("end",),
+}
+
+
+def _argument(node: torch.fx.Node, name: str, default: Any = None) -> Any:
+    """`node`'s ATen argument `name`, positional or keyword."""
+    names = [a.name for a in node.target._schema.arguments]
+    index = names.index(name)
+    return node.args[index] if index < len(node.args) else node.kwargs.get(name, default)
+
+
+def _set_argument(node: torch.fx.Node, name: str, value: Any) -> None:
+    names = [a.name for a in node.target._schema.arguments]
+    index = names.index(name)
+    if index < len(node.args):
+        node.args = node.args[:index] + (value,) + node.args[index + 1:]
+    else:
+        node.kwargs = {**node.kwargs, name: value}
+
+
+def _make_symbolic_arguments(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
+                             symbols: Dict[str, Tuple[int, int]]) -> None:
+    """Replaces, in both traces, each _SYMBOLIC_ARGUMENTS argument whose values
+    are a size symbol's (``pe[:x.shape[0]]``, ``arange(x.shape[1])``) by a
+    SymbolValue node, which imports as the symbol's fx.symbol_value."""
+    for node_a, node_b in zip(list(gm_a.graph.nodes), list(gm_b.graph.nodes)):
+        names = _SYMBOLIC_ARGUMENTS.get(node_a.target) if node_a.op == "call_function" \
+            else None
+        if not names or node_b.target is not node_a.target:
             continue
-        operand = types.get(node.args[0])
-        if not isinstance(operand, TensorType) or None not in operand.shape:
+        for name in names:
+            value_a, value_b = _argument(node_a, name), _argument(node_b, name)
+            if value_a == value_b or not isinstance(value_a, int) \
+                    or not isinstance(value_b, int):
+                continue
+            symbol = next((n for n, values in symbols.items()
+                           if values == (value_a, value_b)), None)
+            if symbol is None:
+                continue
+            for node, value in ((node_a, value_a), (node_b, value_b)):
+                with node.graph.inserting_before(node):
+                    read = node.graph.call_function(SymbolValue(symbol, value), ())
+                _set_argument(node, name, read)
+    gm_a.recompile()
+    gm_b.recompile()
+
+
+def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
+                   types_a: Dict, types_b: Dict, symbols: Dict[str, Tuple[int, int]]
+                   ) -> Dict[str, Tuple[int, Optional[int]]]:
+    """The range each size symbol must keep for the graph's static bounds to
+    mean what they meant in the traces, as Dynamo's guards would: ``x[:, 3]``
+    on a dynamic dimension needs at least 4 elements, ``x[:, :8]`` at least 8
+    (its result is then static), ``pe[:s0]`` of a static ``pe`` of 512 rows
+    at most 512 (its result is then s0). Raises UnsupportedOpError for the
+    ops that compare a dynamic size with a bound in a way no range of one
+    symbol expresses."""
+    ranges = {name: (2, None) for name in symbols}
+
+    def narrow(name: str, low: int = 2, high: Optional[int] = None) -> None:
+        old_low, old_high = ranges[name]
+        highs = [h for h in (old_high, high) if h is not None]
+        ranges[name] = (max(old_low, low), min(highs) if highs else None)
+
+    def symbol_of(node_a: torch.fx.Node, node_b: torch.fx.Node, dim: int) -> Optional[str]:
+        sizes = (types_a[node_a].shape[dim], types_b[node_b].shape[dim])
+        return next((n for n, values in symbols.items() if values == sizes), None)
+
+    def refuse(node: torch.fx.Node, operand: TensorType) -> UnsupportedOpError:
+        return _unsupported(node, f"{_describe_op(node)} on a tensor with dynamic sizes "
+                                  f"{operand.to_mlir()} needs a relation between size "
+                                  "symbols that Kiln's guards do not express; compile with "
+                                  "static sizes")
+
+    for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
+        if node_a.op != "call_function" or node_a.target not in _SIZE_BOUNDED_OPS:
             continue
-        dim = node.args[1] if len(node.args) > 1 and isinstance(node.args[1], int) else \
-            node.kwargs.get("dim")
-        if node.target is aten.slice.Tensor:
-            dim = dim or 0
-            start, end = (list(node.args[2:4]) + [None, None])[:2]
-            step = node.args[4] if len(node.args) > 4 else 1
-            full = (start or 0) == 0 and (end is None or end >= _FULL_SLICE_END) and step == 1
-            if full or operand.shape[dim] is not None:
+        source_a, source_b = node_a.args[0], node_b.args[0]
+        operand_a, operand_b = types_a.get(source_a), types_b.get(source_b)
+        if not isinstance(operand_a, TensorType):
+            continue
+        dynamic = [d for d, (x, y) in enumerate(zip(operand_a.shape, operand_b.shape))
+                   if x != y]
+        target = node_a.target
+        if target is aten.slice.Tensor:
+            dim = _argument(node_a, "dim", 0) % len(operand_a.shape)
+            start, end = _argument(node_a, "start"), _argument(node_a, "end")
+            step = _argument(node_a, "step", 1)
+            if isinstance(end, torch.fx.Node):
+                symbol = end.target.name
+                if dim not in dynamic:
+                    narrow(symbol, high=operand_a.shape[dim])
+                elif symbol_of(source_a, source_b, dim) != symbol:
+                    raise refuse(node_a, operand_a)
                 continue
-        elif node.target in (aten.select.int, aten.narrow.default):
-            if operand.shape[dim] is not None:
+            if isinstance(start, torch.fx.Node) or dim not in dynamic:
                 continue
-        raise _unsupported(node, f"{_describe_op(node)} on a tensor with dynamic sizes "
-                                 f"{operand.to_mlir()} needs a guard on the range of a size "
-                                 "symbol that Kiln does not derive yet; compile with "
-                                 "static sizes")
+            whole = (start or 0) == 0 and (end is None or end >= _FULL_SLICE_END) and step == 1
+            if whole:
+                continue
+            symbol = symbol_of(source_a, source_b, dim)
+            result_a, result_b = types_a[node_a].shape[dim], types_b[node_b].shape[dim]
+            if symbol is None or result_a != result_b or (start or 0) < 0 or end is None \
+                    or end < 0:
+                raise refuse(node_a, operand_a)
+            narrow(symbol, low=end)
+        elif target is aten.select.int:
+            dim = _argument(node_a, "dim") % len(operand_a.shape)
+            if dim not in dynamic:
+                continue
+            symbol, index = symbol_of(source_a, source_b, dim), _argument(node_a, "index")
+            if symbol is None or not isinstance(index, int):
+                raise refuse(node_a, operand_a)
+            narrow(symbol, low=index + 1 if index >= 0 else -index)
+        elif dynamic:
+            raise refuse(node_a, operand_a)
+    return ranges
 
 
 def _inputs_device(example_inputs: Sequence[Any]) -> str:
@@ -1833,9 +2106,14 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     the largest dynamic size, by repeating its elements; so the second trace
     costs up to twice the memory per dynamic dimension): the two graphs must be the same op for op, with the same
     attributes, and a value's size may differ between them only as a
-    multiple of one symbol (which is then never 0 or 1); ops that compare a
-    dynamic size with a static bound (select, bounded slices, topk, ...) are
-    refused. Raises UnsupportedOpError naming the node otherwise.
+    multiple of one symbol (which is then never 0 or 1). A slice bound or an
+    arange end that is a symbol's value in both traces (``pe[:x.shape[0]]``)
+    becomes that symbol's ``fx.symbol_value``. A static index or slice bound
+    on a dynamic dimension narrows its symbol's range so that it means what
+    it did in the traces (``x[:, 3]`` needs at least 4 elements, ``pe[:s0]``
+    at most pe's); other ops that compare a dynamic size with a static bound
+    (topk, narrow, padding, ...) are refused. Raises UnsupportedOpError
+    naming the node otherwise.
 
     A graph with random ops reads a seed after the constants, on `device`
     (by default the inputs'): ImportedGraph.seed_device.
@@ -1884,6 +2162,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     constants_b = _on_inputs_device(take_constants(gm_b), grown_inputs)
     inputs_b = [*grown_inputs, *constants_b,
                 *_lift_seed(gm_b, device or _inputs_device(grown_inputs))]
+    symbols = {names[v]: (v, v + offset) for v in values}
+    _make_symbolic_arguments(gm, gm_b, symbols)
     text_a = import_graph(gm, inputs, name=name, guards=False)
     text_b = import_graph(gm_b, inputs_b, name=name, guards=False)
     for line_a, line_b in zip(_without_types(text_a), _without_types(text_b)):
@@ -1896,11 +2176,16 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
         raise KilnImportError("the graph depends on the dynamic input sizes: it has other "
                               "ops when they change; compile with static sizes")
 
-    symbols = {names[v]: (v, v + offset) for v in values}
-    types = _merge_types(gm, _propagate_types(gm, _flatten_inputs(gm, inputs)), gm_b,
-                         _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b)),
-                         symbols)
-    _check_size_bounds(gm, types)
+    types_a = _propagate_types(gm, _flatten_inputs(gm, inputs))
+    types_b = _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b))
+    types = _merge_types(gm, types_a, gm_b, types_b, symbols)
+    ranges = _symbol_ranges(gm, gm_b, types_a, types_b, symbols)
+    for symbol, (low, high) in ranges.items():
+        value = symbols[symbol][0]
+        if low > value or (high is not None and high < symbols[symbol][1]):
+            raise KilnImportError(f"the graph's bounds keep size symbol {symbol} within "
+                                  f"[{low}, {high}], which its example size {value} or "
+                                  "its second trace leaves; compile with static sizes")
     graph_guards = None
     if guards:
         static = input_guards(gm, inputs)
@@ -1910,8 +2195,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
                           for d, size in enumerate(guard.sizes)) if guard else None
             if guard is not None:
                 arguments[index] = TensorGuard(sizes, guard.strides, guard.align, guard.device)
-        graph_guards = GraphGuards(tuple(SizeSymbol(names[v]) for v in values),
-                                   tuple(arguments))
+        graph_guards = GraphGuards(tuple(SizeSymbol(names[v], *ranges[names[v]])
+                                         for v in values), tuple(arguments))
     return ImportedGraph(_print_graph(gm, types, name, graph_guards), gm, constants,
                          graph_guards, seed_device)
 
@@ -1963,6 +2248,7 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
     constants = _on_inputs_device(constants, user_values)
     seed_device = device or _inputs_device(user_values)
     seed = _lift_seed(gm, seed_device)
+    drop_implied_assertions(gm)
     eliminate_dead_code(gm)
     gm.recompile()
     inputs = [*user_values, *constants, *seed]

@@ -5,8 +5,11 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import kiln  # noqa: E402
-from kiln.guards import GraphGuards, SizeSymbol, TensorGuard  # noqa: E402
+from kiln.guards import GraphGuards, GuardError, SizeSymbol, TensorGuard  # noqa: E402
 from kiln.importer import import_function  # noqa: E402
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no GPU on this machine"))]
 
 
 def imported(fn, *inputs, dynamic=True):
@@ -48,11 +51,9 @@ def test_parameters_stay_static():
 
 @pytest.mark.parametrize("fn, message", [
     (lambda x: x[1:], r"dimension 0 of aten\.slice\.Tensor depends on the dynamic sizes"),
-    (lambda x: x[:3], r"aten\.slice\.Tensor on a tensor with dynamic sizes tensor<\?x4xf32> "
-                      r"needs a guard"),
-    (lambda x: x[2], r"aten\.select\.int on a tensor with dynamic sizes"),
+    (lambda x: x[:, :x.shape[0]], r"keep size symbol s0 within \[2, 4\]"),
     (lambda x: torch.topk(x, 2, dim=0), r"aten\.topk\.default on a tensor with dynamic"),
-    (lambda x: x + torch.arange(x.shape[0]).unsqueeze(1),
+    (lambda x: x + torch.arange(1, x.shape[0] + 1).unsqueeze(1),
      r"depends on the dynamic input sizes beyond its types: '%arange = fx\.arange"),
     # s0 // 2 equals 4 for s0 = 8 and 9: the traces must differ by more.
     (lambda x: x.view(x.shape[0] // 2, 8),
@@ -62,6 +63,31 @@ def test_parameters_stay_static():
 def test_size_dependent_graphs_are_refused(fn, message):
     with pytest.raises(kiln.KilnImportError, match=message):
         import_function(fn, [torch.randn(8, 4)], dynamic={0: [0]})
+
+
+def test_bounds_that_follow_a_size_become_symbolic():
+    # pe[:n] and arange(n) read the size symbol at run time; x[-1], x[:, 3]
+    # and x[:5] on the dynamic dimension narrow its range instead: at most
+    # pe's 64 rows, at least 5.
+    pe = torch.randn(64, 16)
+
+    def fn(x):
+        n = x.shape[0]
+        return x + pe[:n], torch.arange(n) * 2, x[-1], x[:, 3], x[:5]
+
+    result = imported(fn, torch.randn(7, 16), dynamic={0: [0]})
+    assert result.guards.symbols == (SizeSymbol("s0", min=5, max=64),)
+    assert 'fx.symbol_value "s0"' in result.text
+    assert "fx.slice %_tensor_constant0_1 dynamic_end(" in result.text
+    assert "fx.arange dynamic_end(" in result.text
+    compiled = kiln.compile(fn, [torch.randn(7, 16)], dynamic={0: [0]})
+    for rows in [5, 9, 64]:
+        x = torch.randn(rows, 16)
+        for got, want in zip(compiled(x), fn(x)):
+            assert got.shape == want.shape
+            torch.testing.assert_close(got, want)
+    with pytest.raises(GuardError, match="outside the guarded range 5 <= s0 <= 64"):
+        compiled(torch.randn(65, 16))
 
 
 def test_a_function_that_fails_on_other_sizes_names_the_way_out():
@@ -141,6 +167,48 @@ def test_a_creation_op_of_dynamic_sizes_runs_at_every_size(tmp_path):
         x = torch.randn(rows, columns)
         (result,) = artifact(x)
         assert torch.equal(result, x - 2.5)
+
+
+SYMBOLIC_BOUNDS = """
+fx.graph @forward(
+    %x: tensor<?x16xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 16], align = 16, device = "cpu">},
+    %pe: tensor<40x16xf32> {fx.guard = #fx.tensor_guard<sizes = [40, 16], align = 16, device = "cpu">})
+    -> (tensor<?x16xf32>, tensor<16xf32>, tensor<?xsi64>, tensor<16xf32>, tensor<?x16xf32>)
+    attributes {symbols = [#fx.symbol<"s0", min = 2, max = 40>]} {
+  %n = fx.symbol_value "s0"
+  %0 = fx.slice %pe dynamic_end(%n) : (tensor<40x16xf32>, i64) -> tensor<?x16xf32>
+  %1 = fx.add %x, %0 : (tensor<?x16xf32>, tensor<?x16xf32>) -> tensor<?x16xf32>
+  %c2 = arith.constant 2 : i64
+  %m = arith.subi %n, %c2 : i64
+  %2 = fx.select %x dynamic_index(%m) {dim = 0 : i64} : (tensor<?x16xf32>, i64) -> tensor<16xf32>
+  %3 = fx.arange dynamic_end(%n) {start = 1 : i64, step = 3 : i64} : (i64) -> tensor<?xsi64>
+  %4 = fx.select %x {dim = 0 : i64, index = -1 : i64} : (tensor<?x16xf32>) -> tensor<16xf32>
+  %5 = fx.slice %pe dynamic_start(%m) {step = 2 : i64} : (tensor<40x16xf32>, i64) -> tensor<?x16xf32>
+  fx.output %1, %2, %3, %4, %5 : tensor<?x16xf32>, tensor<16xf32>, tensor<?xsi64>, tensor<16xf32>, tensor<?x16xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_symbolic_bounds_follow_the_size_symbols(device, tmp_path):
+    # x + pe[:s0], x[s0 - 2], arange(1, s0, 3), x[-1] and pe[s0 - 2::2]:
+    # slice, select and arange bounds that are size symbols' values.
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    text = SYMBOLIC_BOUNDS.replace('"cpu"', f'"{device}"')
+    artifact = Artifact(compile_graph_text(text, target=device, cache_dir=tmp_path),
+                        guards=GraphGuards.parse(text))
+    pe = torch.randn(40, 16, device=device)
+    for rows in [2, 7, 40]:
+        x = torch.randn(rows, 16, device=device)
+        want = (x + pe[:rows], x[rows - 2], torch.arange(1, rows, 3, device=device), x[-1],
+                pe[rows - 2::2])
+        got = artifact(x, pe)
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            assert g.shape == w.shape and g.dtype == w.dtype
+            torch.testing.assert_close(g, w)
 
 
 def test_unbounded_symbol_ranges_have_no_max():

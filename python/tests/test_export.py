@@ -11,7 +11,8 @@ if not hasattr(torch, "export"):
     pytest.skip("torch.export needs torch 2.x", allow_module_level=True)
 
 import kiln  # noqa: E402
-from kiln.importer import KilnImportError, import_exported  # noqa: E402
+from kiln.importer import (KilnImportError, UnsupportedOpError,  # noqa: E402
+                           drop_implied_assertions, import_exported)
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no GPU on this machine"))]
@@ -66,6 +67,30 @@ def test_export_dynamic_shapes_become_size_symbols(device, tmp_path):
         torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
 
 
+class PositionalTable(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("pe", torch.randn(64, 16))
+
+    def forward(self, x):
+        return x + self.pe[:x.shape[0]], torch.arange(x.shape[0], device=x.device) * 2
+
+
+def test_bounds_that_follow_a_dynamic_size_read_its_symbol(device, tmp_path):
+    """pe[:x.shape[0]] and arange(x.shape[0]) with a dynamic x: the exported
+    graph's sym_size becomes the symbol's fx.symbol_value, and export's range
+    for it (at most pe's 64 rows) the guard's."""
+    model = PositionalTable().to(device).eval()
+    compiled = kiln.compile(model, [torch.randn(5, 16, device=device)], capture="export",
+                            dynamic={0: [0]}, cache_dir=tmp_path)
+    assert "fx.symbol_value" in compiled.graph_text
+    assert re.search(r"#fx\.symbol<\"\w+\", min = 2, max = 64>", compiled.graph_text)
+    for rows in [2, 17, 64]:
+        x = torch.randn(rows, 16, device=device)
+        for got, want in zip(compiled(x), model(x)):
+            torch.testing.assert_close(got, want)
+
+
 def test_a_program_that_updates_buffers_is_refused():
     model = torch.nn.BatchNorm1d(4).train()
     program = torch.export.export(model, (torch.randn(8, 4),))
@@ -89,6 +114,30 @@ def test_kiln_compile_captures_through_export(device, tmp_path):
     for batch in [2, 9]:
         q, k = (torch.randn(batch, 6, 8, device=device), torch.randn(batch, 5, 8, device=device))
         torch.testing.assert_close(compiled(q, k), _attention_scores(q, k))
+
+
+def _graph_asserting(condition):
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    check = graph.call_function(torch.ops.aten.sym_size.int, (x, 0))
+    check.meta["val"] = condition
+    graph.call_function(torch.ops.aten._assert_scalar.default, (check, "check"))
+    graph.output(x)
+    return torch.fx.GraphModule(torch.nn.Module(), graph)
+
+
+def test_assertions_that_the_guards_imply_are_dropped_and_others_refused():
+    from torch._dynamo.source import ConstantSource
+    from torch.fx.experimental.symbolic_shapes import ShapeEnv
+    env = ShapeEnv()
+    size = env.create_symintnode(env.create_symbol(10, ConstantSource("n")), hint=10)
+    for implied in [size == size, size >= 2, True]:
+        gm = _graph_asserting(implied)
+        drop_implied_assertions(gm)
+        assert not any("assert" in str(n.target) for n in gm.graph.nodes)
+    for unknown in [size > 20, size == 2 * size - 4, False]:
+        with pytest.raises(UnsupportedOpError, match="asserts .* at run time"):
+            drop_implied_assertions(_graph_asserting(unknown))
 
 
 def test_kiln_compile_exports_a_module(device, tmp_path):
