@@ -1981,7 +1981,8 @@ def _make_symbolic_arguments(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphMod
 
 
 def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
-                   types_a: Dict, types_b: Dict, symbols: Dict[str, Tuple[int, int]]
+                   types_a: Dict, types_b: Dict, types: Dict,
+                   symbols: Dict[str, Tuple[int, int]]
                    ) -> Dict[str, Tuple[int, Optional[int]]]:
     """The range each size symbol must keep for the graph's static bounds to
     mean what they meant in the traces, as Dynamo's guards would: ``x[:, 3]``
@@ -2001,9 +2002,9 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
         sizes = (types_a[node_a].shape[dim], types_b[node_b].shape[dim])
         return next((n for n, values in symbols.items() if values == sizes), None)
 
-    def refuse(node: torch.fx.Node, operand: TensorType) -> UnsupportedOpError:
+    def refuse(node: torch.fx.Node, source: torch.fx.Node) -> UnsupportedOpError:
         return _unsupported(node, f"{_describe_op(node)} on a tensor with dynamic sizes "
-                                  f"{operand.to_mlir()} needs a relation between size "
+                                  f"{types[source].to_mlir()} needs a relation between size "
                                   "symbols that Kiln's guards do not express; compile with "
                                   "static sizes")
 
@@ -2026,7 +2027,7 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                 if dim not in dynamic:
                     narrow(symbol, high=operand_a.shape[dim])
                 elif symbol_of(source_a, source_b, dim) != symbol:
-                    raise refuse(node_a, operand_a)
+                    raise refuse(node_a, source_a)
                 continue
             if isinstance(start, torch.fx.Node) or dim not in dynamic:
                 continue
@@ -2037,7 +2038,7 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
             result_a, result_b = types_a[node_a].shape[dim], types_b[node_b].shape[dim]
             if symbol is None or result_a != result_b or (start or 0) < 0 or end is None \
                     or end < 0:
-                raise refuse(node_a, operand_a)
+                raise refuse(node_a, source_a)
             narrow(symbol, low=end)
         elif target is aten.select.int:
             dim = _argument(node_a, "dim") % len(operand_a.shape)
@@ -2045,10 +2046,10 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                 continue
             symbol, index = symbol_of(source_a, source_b, dim), _argument(node_a, "index")
             if symbol is None or not isinstance(index, int):
-                raise refuse(node_a, operand_a)
+                raise refuse(node_a, source_a)
             narrow(symbol, low=index + 1 if index >= 0 else -index)
         elif dynamic:
-            raise refuse(node_a, operand_a)
+            raise refuse(node_a, source_a)
     return ranges
 
 
@@ -2179,7 +2180,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     types_a = _propagate_types(gm, _flatten_inputs(gm, inputs))
     types_b = _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b))
     types = _merge_types(gm, types_a, gm_b, types_b, symbols)
-    ranges = _symbol_ranges(gm, gm_b, types_a, types_b, symbols)
+    ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols)
     for symbol, (low, high) in ranges.items():
         value = symbols[symbol][0]
         if low > value or (high is not None and high < symbols[symbol][1]):

@@ -51,7 +51,6 @@ def test_parameters_stay_static():
 
 @pytest.mark.parametrize("fn, message", [
     (lambda x: x[1:], r"dimension 0 of aten\.slice\.Tensor depends on the dynamic sizes"),
-    (lambda x: x[:, :x.shape[0]], r"keep size symbol s0 within \[2, 4\]"),
     (lambda x: torch.topk(x, 2, dim=0), r"aten\.topk\.default on a tensor with dynamic"),
     (lambda x: x + torch.arange(1, x.shape[0] + 1).unsqueeze(1),
      r"depends on the dynamic input sizes beyond its types: '%arange = fx\.arange"),
@@ -88,6 +87,16 @@ def test_bounds_that_follow_a_size_become_symbolic():
             torch.testing.assert_close(got, want)
     with pytest.raises(GuardError, match="outside the guarded range 5 <= s0 <= 64"):
         compiled(torch.randn(65, 16))
+
+
+def test_a_bound_that_another_dynamic_size_gives_is_refused():
+    # x[:y.shape[0]] is y's size only while it is at most x's: a relation
+    # between two symbols that the guards cannot state.
+    with pytest.raises(kiln.KilnImportError,
+                       match=r"aten\.slice\.Tensor on a tensor with dynamic sizes "
+                             r"tensor<\?x4xf32> needs a relation between size symbols"):
+        import_function(lambda x, y: x[:y.shape[0]], [torch.randn(8, 4), torch.randn(5)],
+                        dynamic={0: [0], 1: [0]})
 
 
 def test_a_function_that_fails_on_other_sizes_names_the_way_out():
