@@ -931,9 +931,11 @@ def check_supported(node: torch.fx.Node) -> None:
     """
     _check_structure(node)
     _check_type(node, _type_from_meta(node))
-    if _is_symbolic_int(node) or any(_is_symbolic_int(a) for a in node.all_input_nodes):
+    spec = _spec_for(node) if node.op == "call_function" else None
+    if isinstance(spec, _TableOp) and any(
+            key.startswith("dynamic_") for key in spec._bind_symbolic(node)):
         # A partition would get the integer as an input, which is no tensor.
-        raise _unsupported(node, f"{_describe_op(node)} computes with a symbolic integer, "
+        raise _unsupported(node, f"{_describe_op(node)} has a symbolic integer argument, "
                                  "which Kiln imports only within a whole graph")
 
 
@@ -1334,7 +1336,7 @@ def _view_of_copy_op(target: Any) -> Optional[Any]:
     """The view op whose copying variant `target` is (``expand_copy`` ->
     ``expand``), which functionalization emits: with value semantics the two
     are the same op."""
-    if not isinstance(target, torch._ops.OpOverload):
+    if not isinstance(target, torch._ops.OpOverload) or target in _OPS:
         return None
     packet = target.overloadpacket.__name__
     if not packet.endswith("_copy") or packet.startswith("_"):

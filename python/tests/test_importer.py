@@ -300,8 +300,8 @@ def test_copy_into_a_fresh_tensor_imports_as_a_conversion():
 
 
 def test_copy_that_broadcasts_into_a_fresh_tensor():
-    """Capture functionalizes the broadcasting copy_ (an expand_copy, which
-    is expand with value semantics, and a cast)."""
+    """Capture functionalizes the broadcasting copy_: into an expand_copy
+    (expand with value semantics) and a cast on torch 1.13, a copy on 2.x."""
     def broadcasting(x):
         fresh = torch.empty(4, 3, dtype=torch.float64)
         fresh.copy_(x.sum(0))
@@ -310,7 +310,7 @@ def test_copy_that_broadcasts_into_a_fresh_tensor():
     gm = kiln.capture(broadcasting, (f32(4, 3),))
     assert gm.kiln_input_updates == ()
     text = kiln.import_graph(gm, (f32(4, 3),))
-    assert len(op_lines(text, "fx.expand")) == 1
+    assert len(op_lines(text, "fx.expand") + op_lines(text, "fx.copy")) == 1
     x = f32(4, 3)
     assert torch.equal(kiln.compile(broadcasting, [x])(x), broadcasting(x))
 
@@ -378,7 +378,11 @@ def test_a_write_into_a_module_buffer_is_refused():
             self.count.add_(1)
             return x + self.count
 
-    with pytest.raises(kiln.UnsupportedOpError, match=r"aten\.copy_\.default"):
+    # The write is aten.copy_ into the buffer; torch 2.x's functionalization
+    # leaves the update itself (prims.add) in place first. Either way the
+    # error names the line that writes.
+    with pytest.raises(kiln.UnsupportedOpError,
+                       match=r"(aten\.copy_|prims\.add)\.default at .*test_importer\.py"):
         kiln.compile(Counter(), [f32(3)])
 
 
