@@ -89,6 +89,28 @@ def test_bounds_that_follow_a_size_become_symbolic():
         compiled(torch.randn(65, 16))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_scans_and_sorts_of_dynamic_rows(device):
+    # Position ids from an attention mask, and a sort, along the dynamic
+    # sequence dimension: each row combines over its run-time length.
+    def fn(mask, x):
+        positions = mask.long().cumsum(-1) - 1
+        values, order = torch.sort(x, dim=1, descending=True, stable=True)
+        return positions.masked_fill(mask == 0, 1), values, order, x.cumsum(1)
+
+    mask = torch.ones(3, 9, dtype=torch.int64, device=device)
+    mask[0, :4] = 0
+    compiled = kiln.compile(fn, [mask, torch.randn(3, 9, device=device)],
+                            dynamic={0: [1], 1: [1]})
+    for length in [2, 9, 300]:
+        mask = (torch.rand(3, length, device=device) > 0.3).long()
+        x = torch.randn(3, length, device=device)
+        x[1, ::2] = 0.5  # ties keep their order
+        for got, want in zip(compiled(mask, x), fn(mask, x)):
+            assert got.shape == want.shape
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_a_bound_that_another_dynamic_size_gives_is_refused():
     # x[:y.shape[0]] is y's size only while it is at most x's: a relation
     # between two symbols that the guards cannot state.

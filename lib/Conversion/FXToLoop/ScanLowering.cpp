@@ -12,7 +12,8 @@
 // blocks of about sqrt(n) (n^1.5 operations), and longer ones by recursive
 // doubling (n log n operations in log n nodes); sorts of rows longer than
 // kMaxScanLength run a bitonic sorting network instead (n log^2 n
-// operations in log^2 n / 2 nodes).
+// operations in log^2 n / 2 nodes). Rows of dynamic length scan and sort
+// directly, over their run-time length (n^2 operations).
 //
 //===----------------------------------------------------------------------===//
 
@@ -233,8 +234,6 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
       dim += rank;
     // A zero-dim tensor scans as itself.
     int64_t length = rank == 0 ? 1 : inputType.getDimSize(dim);
-    if (ShapedType::isDynamic(length))
-      return rewriter.notifyMatchFailure(op, "dynamic scan");
     Location loc = op.getLoc();
     Type accumulator = (dtype.isF16() || dtype.isBF16())
                            ? Type(rewriter.getF32Type())
@@ -244,16 +243,20 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
         collectDynamicSizes(resultType, [&](int64_t d) {
           return getDimSize(rewriter, loc, op.getSelf(), d);
         });
-    if (length > kMaxDirectScanLength) {
+    if (!ShapedType::isDynamic(length) && length > kMaxDirectScanLength) {
       ScanSpec scan{op.getSelf(), dim,         length,
                     combiner,     accumulator, accumulatorDtype,
                     dynamicSizes};
       rewriter.replaceOp(op, buildLongScan(rewriter, loc, resultType, scan));
       return success();
     }
+    // A row of dynamic length combines directly, over its run-time length.
+    SmallVector<Value> extent;
+    if (ShapedType::isDynamic(length))
+      extent.push_back(getDimSize(rewriter, loc, op.getSelf(), dim));
     auto node = loop::ReduceOp::create(
         rewriter, loc, resultType, rewriter.getStringAttr(combiner),
-        dynamicSizes, ValueRange{}, rewriter.getDenseI64ArrayAttr({length}));
+        dynamicSizes, extent, rewriter.getDenseI64ArrayAttr({length}));
     Block *body = rewriter.createBlock(&node.getBody());
     body->addArguments(SmallVector<Type>(rank + 1, rewriter.getIndexType()),
                        SmallVector<Location>(rank + 1, loc));
@@ -448,11 +451,11 @@ buildSortingNetwork(OpBuilder &b, Location loc, Value self, int64_t dim,
   return {values, indices};
 }
 
-/// Lowers fx.sort along a static dimension, stably. Up to kMaxScanLength
-/// elements, an element's rank is the number of elements that go before it
-/// or tie with it at an earlier position, and values and source positions
-/// are stored at the ranks; longer rows run a sorting network
-/// (buildSortingNetwork).
+/// Lowers fx.sort, stably. Up to kMaxScanLength elements, or along a
+/// dynamic dimension, an element's rank is the number of elements that go
+/// before it or tie with it at an earlier position, and values and source
+/// positions are stored at the ranks; longer static rows run a sorting
+/// network (buildSortingNetwork).
 struct SortLowering : OpRewritePattern<fx::SortOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -467,8 +470,8 @@ struct SortLowering : OpRewritePattern<fx::SortOp> {
     if (dim < 0)
       dim += rank;
     int64_t length = type.getDimSize(dim);
-    if (ShapedType::isDynamic(length) || length > kMaxSortLength)
-      return rewriter.notifyMatchFailure(op, "dynamic or very long sort");
+    if (length > kMaxSortLength)
+      return rewriter.notifyMatchFailure(op, "very long sort");
     Location loc = op.getLoc();
     Type dtype = type.getElementType();
     bool descending = op.getDescending();
@@ -484,10 +487,13 @@ struct SortLowering : OpRewritePattern<fx::SortOp> {
       return success();
     }
 
-    // The rank of each element.
+    // The rank of each element (over the run-time length of a dynamic row).
+    SmallVector<Value> extent;
+    if (ShapedType::isDynamic(length))
+      extent.push_back(getDimSize(rewriter, loc, self, dim));
     auto ranks = loop::ReduceOp::create(
         rewriter, loc, rankType, rewriter.getStringAttr("sum"), dynamicSizes,
-        ValueRange{}, rewriter.getDenseI64ArrayAttr({length}));
+        extent, rewriter.getDenseI64ArrayAttr({length}));
     {
       OpBuilder::InsertionGuard guard(rewriter);
       Block *body = rewriter.createBlock(&ranks.getBody());

@@ -211,3 +211,24 @@ fx.graph @long_masked_scatter(%x: tensor<2x3000xf32>, %m: tensor<3000xi1>, %s: t
   %0 = fx.masked_scatter %x, %m, %s : (tensor<2x3000xf32>, tensor<3000xi1>, tensor<6000xf32>) -> tensor<2x3000xf32>
   fx.output %0 : tensor<2x3000xf32>
 }
+
+// -----
+
+// A row of dynamic length scans and sorts directly, over its run-time
+// length: the reductions' extent is the row's size.
+// CHECK-LABEL: fx.graph @dynamic_rows
+// CHECK-SAME: (%[[X:.+]]: tensor<4x?xf32>
+// CHECK: tensor.dim %[[X]], %c1
+// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c1
+// CHECK: loop.reduce "sum"(%{{.+}}) over [%[[N]]] : tensor<4x?xf32> {
+// CHECK: tensor.dim %[[X]], %c1
+// CHECK: %[[M:.+]] = tensor.dim %[[X]], %c1
+// CHECK: loop.reduce "sum"(%{{.+}}) over [%[[M]]] : tensor<4x?xsi64> {
+// CHECK: loop.scatter "assign" %{{.+}} over [4, %{{.+}}] : tensor<4x?xf32> -> tensor<4x?xf32>
+fx.graph @dynamic_rows(%x: tensor<4x?xf32> {fx.guard = #fx.tensor_guard<sizes = [4, s0]>})
+    -> (tensor<4x?xf32>, tensor<4x?xf32>, tensor<4x?xsi64>)
+    attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  %0 = fx.cumsum %x {dim = 1 : i64} : (tensor<4x?xf32>) -> tensor<4x?xf32>
+  %1:2 = fx.sort %x {dim = 1 : i64} : (tensor<4x?xf32>) -> (tensor<4x?xf32>, tensor<4x?xsi64>)
+  fx.output %0, %1#0, %1#1 : tensor<4x?xf32>, tensor<4x?xf32>, tensor<4x?xsi64>
+}

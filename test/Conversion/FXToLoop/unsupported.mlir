@@ -77,26 +77,6 @@ fx.graph @embedding_backward_by_frequency(%g: tensor<4x6xf32>, %ids: tensor<4xsi
 
 // -----
 
-// Scans along a dynamic dimension are not lowered (which nodes a scan
-// takes depends on its length).
-fx.graph @dynamic_cumsum(%x: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.cumsum' with these operand types}}
-  %0 = fx.cumsum %x {dim = 0 : i64} : (tensor<?xf32>) -> tensor<?xf32>
-  fx.output %0 : tensor<?xf32>
-}
-
-// -----
-
-// A sort along a dynamic dimension (the sorting network's stages depend on
-// the length).
-fx.graph @dynamic_sort(%x: tensor<2x?xf32>) -> (tensor<2x?xf32>, tensor<2x?xsi64>) {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.sort' with these operand types}}
-  %0:2 = fx.sort %x {dim = 1 : i64} : (tensor<2x?xf32>) -> (tensor<2x?xf32>, tensor<2x?xsi64>)
-  fx.output %0#0, %0#1 : tensor<2x?xf32>, tensor<2x?xsi64>
-}
-
-// -----
-
 // Integral powers with tensor exponents would need a loop per element.
 fx.graph @integer_tensor_power(%i: tensor<4xsi64>) -> tensor<4xsi64> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.pow' with these operand types}}
