@@ -39,12 +39,16 @@ _IDENTIFIER_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 @dataclass(frozen=True)
 class SizeSymbol:
     """A size known at run time (``#fx.symbol``), with an inclusive range and
-    an optional divisor. `min` is at least 2: sizes 0 and 1 are specialised."""
+    an optional divisor. `min` is at least 2: sizes 0 and 1 are specialised.
+    A symbol derived from another (`of`) equals ``scale * of + offset``."""
 
     name: str
     min: int = 2
     max: Optional[int] = None
     divisor: Optional[int] = None
+    of: Optional[str] = None
+    scale: int = 1
+    offset: int = 0
 
     def __post_init__(self) -> None:
         if not _IDENTIFIER_RE.match(self.name):
@@ -56,6 +60,20 @@ class SizeSymbol:
             raise ValueError(f"size symbol '{self.name}' has max {self.max} < min {self.min}")
         if self.divisor is not None and self.divisor <= 0:
             raise ValueError(f"size symbol '{self.name}' has divisor {self.divisor}")
+        if self.of is None and (self.scale, self.offset) != (1, 0):
+            raise ValueError(f"size symbol '{self.name}' has a scale or an offset but "
+                             "derives from no symbol")
+        if self.of is not None and (self.of == self.name or self.scale < 1):
+            raise ValueError(f"size symbol '{self.name}' cannot be {self.relation()}")
+
+    def relation(self) -> str:
+        """``2*s0 + 1`` for a derived symbol; empty for a free one."""
+        if self.of is None:
+            return ""
+        text = self.of if self.scale == 1 else f"{self.scale}*{self.of}"
+        if self.offset:
+            text += f" {'+' if self.offset > 0 else '-'} {abs(self.offset)}"
+        return text
 
     def admits(self, size: int) -> bool:
         """Whether `size` is in the range and a multiple of the divisor."""
@@ -79,6 +97,12 @@ class SizeSymbol:
             fields.append(f"max = {self.max}")
         if self.divisor is not None:
             fields.append(f"divisor = {self.divisor}")
+        if self.of is not None:
+            fields.append(f'of = "{self.of}"')
+            if self.scale != 1:
+                fields.append(f"scale = {self.scale}")
+            if self.offset:
+                fields.append(f"offset = {self.offset}")
         return f"#fx.symbol<{', '.join(fields)}>"
 
 
@@ -212,6 +236,15 @@ class GraphGuards:
                     if expected is not None and stride != expected and tensor.shape[dim] > 1:
                         raise GuardError(f"{describe(index)}: stride {stride} at dimension {dim}, "
                                          f"expected {expected}")
+        for symbol in self.symbols:
+            if symbol.of is None or symbol.name not in bound or symbol.of not in bound:
+                continue
+            (size, index, dim), base = bound[symbol.name], bound[symbol.of][0]
+            if size != symbol.scale * base + symbol.offset:
+                raise GuardError(f"{describe(index)}: size {size} at dimension {dim} is size "
+                                 f"symbol '{symbol.name}' = {symbol.relation()}, which is "
+                                 f"{symbol.scale * base + symbol.offset} for {symbol.of} = "
+                                 f"{base}")
         return {name: value[0] for name, value in bound.items()}
 
     def check_layout(self, tensors: Sequence[Any],
@@ -356,5 +389,8 @@ def _parse_symbol(item: str) -> SizeSymbol:
     match = re.fullmatch(r'#fx\.symbol<\s*"([^"]*)"\s*,(.*)>', item, re.DOTALL)
     if match is None:
         raise ValueError(f"not a size symbol: {item!r}")
-    fields = {key: int(value) for key, value in _fields(match.group(2)).items()}
-    return SizeSymbol(match.group(1), fields["min"], fields.get("max"), fields.get("divisor"))
+    fields = _fields(match.group(2))
+    number = {key: int(value) for key, value in fields.items() if key != "of"}
+    of = fields["of"].strip('"') if "of" in fields else None
+    return SizeSymbol(match.group(1), number["min"], number.get("max"), number.get("divisor"),
+                      of, number.get("scale", 1), number.get("offset", 0))

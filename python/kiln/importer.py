@@ -24,6 +24,7 @@ one of its names is used, so the rest of the package works without torch.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import inspect
 import math
 import operator
@@ -1665,7 +1666,7 @@ def input_guards(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Gra
                       for s in value.shape)
         arguments.append(TensorGuard(sizes, align=ALIGNMENT,
                                      device=_guard_device(value.device)))
-    return GraphGuards(tuple(symbols.values()), tuple(arguments))
+    return GraphGuards(_related_within(list(symbols.values())), tuple(arguments))
 
 
 def _finite_int(bound: Any) -> Optional[int]:
@@ -1703,10 +1704,39 @@ def _size_symbol(size: Any, symbols: Dict[str, SizeSymbol]) -> str:
             raise KilnImportError(f"symbolic size {key} may be {lower}: Kiln's size symbols "
                                   "are at least 2 (sizes 0 and 1 are specialised)")
         expressions = sum(1 for k in symbols if not k.isidentifier())
+        of, scale, offset = _affine_relation(expr) or (None, 1, 0)
         symbols[key] = SizeSymbol(key if key.isidentifier() else f"e{expressions}",
                                   min=max(_finite_int(lower) or 2, 2),
-                                  max=_finite_int(bound.upper))
+                                  max=_finite_int(bound.upper), of=of, scale=scale,
+                                  offset=offset)
     return symbols[key].name
+
+
+def _affine_relation(expr: Any) -> Optional[Tuple[str, int, int]]:
+    """(symbol, scale, offset) when the shape environment's `expr` is
+    ``scale * symbol + offset`` of one symbol with a positive integer scale
+    (``2*s0``, ``s0 + 1``), else None."""
+    free = getattr(expr, "free_symbols", set())
+    if getattr(expr, "is_Symbol", False) or len(free) != 1:
+        return None
+    import sympy
+    (base,) = free
+    try:
+        coefficients = sympy.Poly(expr, base).all_coeffs()
+    except sympy.PolynomialError:
+        return None
+    if len(coefficients) != 2 or not all(c.is_Integer for c in coefficients) \
+            or coefficients[0] < 1:
+        return None
+    return str(base), int(coefficients[0]), int(coefficients[1])
+
+
+def _related_within(symbols: Sequence[SizeSymbol]) -> Tuple[SizeSymbol, ...]:
+    """`symbols`, keeping the relations whose base symbol is among them (one
+    that no input size binds cannot be checked)."""
+    names = {s.name for s in symbols}
+    return tuple(s if s.of is None or s.of in names
+                 else dataclasses.replace(s, of=None, scale=1, offset=0) for s in symbols)
 
 
 def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType],

@@ -11,6 +11,7 @@ if not hasattr(torch, "export"):
     pytest.skip("torch.export needs torch 2.x", allow_module_level=True)
 
 import kiln  # noqa: E402
+from kiln.guards import GuardError  # noqa: E402
 from kiln.importer import (KilnImportError, UnsupportedOpError,  # noqa: E402
                            drop_implied_assertions, import_exported)
 
@@ -89,6 +90,25 @@ def test_bounds_that_follow_a_dynamic_size_read_its_symbol(device, tmp_path):
         x = torch.randn(rows, 16, device=device)
         for got, want in zip(compiled(x), model(x)):
             torch.testing.assert_close(got, want)
+
+
+def _doubled(x, y):
+    return torch.cat([x, x]) + y
+
+
+def test_a_size_that_export_derives_from_another_is_checked(device, tmp_path):
+    """y's rows are 2*s for x's s: the guard relates y's symbol to x's, and
+    the runtime refuses sizes that break it."""
+    x, y = torch.randn(3, 4, device=device), torch.randn(6, 4, device=device)
+    compiled = kiln.compile(_doubled, [x, y], capture="export", dynamic={0: [0], 1: [0]},
+                            cache_dir=tmp_path)
+    assert re.search(r'#fx\.symbol<"e0", min = 4, (max = \d+, )?of = "\w+", scale = 2>',
+                     compiled.graph_text)
+    for rows in [2, 5]:
+        x, y = torch.randn(rows, 4, device=device), torch.randn(2 * rows, 4, device=device)
+        torch.testing.assert_close(compiled(x, y), _doubled(x, y))
+    with pytest.raises(GuardError, match=r"size symbol 'e0' = 2\*\w+, which is 6 for"):
+        compiled(torch.randn(3, 4, device=device), torch.randn(8, 4, device=device))
 
 
 def test_a_program_that_updates_buffers_is_refused():

@@ -68,6 +68,27 @@ def test_check_refuses(shapes, message):
         SHARED.check(tensors)
 
 
+RELATED = GraphGuards(
+    (SizeSymbol("s0"), SizeSymbol("e0", min=5, of="s0", scale=2, offset=1)),
+    (TensorGuard(("e0",)), TensorGuard(("s0",))),
+)
+
+
+def test_derived_symbols_print_parse_and_check():
+    text = RELATED.symbols[1].to_mlir()
+    assert text == '#fx.symbol<"e0", min = 5, of = "s0", scale = 2, offset = 1>'
+    graph = (f"fx.graph @g(%x: tensor<?xf32> {{fx.guard = {RELATED.arguments[0].to_mlir()}}}, "
+             f"%y: tensor<?xf32> {{fx.guard = {RELATED.arguments[1].to_mlir()}}}) "
+             f"attributes {{{RELATED.symbols_attribute()}}} {{\n  fx.output\n}}")
+    assert GraphGuards.parse(kiln.run_opt(graph), "g") == RELATED
+    assert RELATED.check([torch.zeros(7), torch.zeros(3)]) == {"e0": 7, "s0": 3}
+    with pytest.raises(GuardError, match=r"input 0: size 9 at dimension 0 is size symbol 'e0' "
+                                         r"= 2\*s0 \+ 1, which is 7 for s0 = 3"):
+        RELATED.check([torch.zeros(9), torch.zeros(3)])
+    with pytest.raises(ValueError, match="derives from no symbol"):
+        SizeSymbol("e1", scale=2)
+
+
 def test_check_strides_and_layout():
     y = torch.zeros(12, 5).t()  # Strides (1, 5): the guarded inner stride is not 1.
     with pytest.raises(GuardError, match="input 1: stride 5 at dimension 1, expected 1"):

@@ -97,3 +97,18 @@ fx.graph @symbolic_bounds(
   %4 = fx.slice %pe dynamic_start(%n) dynamic_end(%n) {dim = 0 : i64, step = 2 : i64} : (tensor<512x64xf32>, i64, i64) -> tensor<?x64xf32>
   fx.output %1, %2, %3 : tensor<?x64xf32>, tensor<64xf32>, tensor<?xsi64>
 }
+
+// -----
+
+// Tests a derived symbol: e0 = 2*s0 + 1, which the runtime checks.
+// CHECK-LABEL: fx.graph @derived_symbol
+// CHECK-SAME: attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"e0", min = 5, of = "s0", scale = 2, offset = 1>, #fx.symbol<"e1", min = 2, of = "s0">]}
+fx.graph @derived_symbol(
+    %x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0]>},
+    %y: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [e0]>},
+    %z: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [e1]>})
+    attributes {symbols = [#fx.symbol<"s0", min = 2>,
+                           #fx.symbol<"e0", offset = 1, scale = 2, of = "s0", min = 5>,
+                           #fx.symbol<"e1", min = 2, of = "s0">]} {
+  fx.output
+}

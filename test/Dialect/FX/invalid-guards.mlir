@@ -258,3 +258,38 @@ fx.graph @symbol_value_of_no_symbol(%x: tensor<?xf32> {fx.guard = #fx.tensor_gua
 
 // expected-error @+1 {{'fx.symbol_value' op must be inside an fx.graph, whose guards bind 's0'}}
 %n = fx.symbol_value "s0"
+
+// -----
+
+// expected-error @+1 {{size symbol 'e0' has a scale or an offset but derives from no symbol ('of')}}
+fx.graph @scale_without_base(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [e0]>}) attributes {symbols = [#fx.symbol<"e0", min = 2, scale = 2>]} {
+  fx.output
+}
+
+// -----
+
+// expected-error @+1 {{size symbol 'e0' has scale = 0, but a scale is positive}}
+fx.graph @zero_scale(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [e0]>}, %y: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0]>}) attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"e0", min = 2, of = "s0", scale = 0>]} {
+  fx.output
+}
+
+// -----
+
+// expected-error @+1 {{size symbol 'e0' derives from 'e0', which is not another symbol's name}}
+fx.graph @derived_from_itself(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [e0]>}) attributes {symbols = [#fx.symbol<"e0", min = 2, of = "e0">]} {
+  fx.output
+}
+
+// -----
+
+// expected-error @+1 {{'fx.graph' op size symbol 'e0' derives from 's1', which is not a free size symbol of the graph}}
+fx.graph @derived_from_an_unknown_symbol(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [e0]>}, %y: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0]>}) attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"e0", min = 4, of = "s1", scale = 2>]} {
+  fx.output
+}
+
+// -----
+
+// expected-error @+1 {{'fx.graph' op size symbol 'e1' derives from 'e0', which is not a free size symbol of the graph}}
+fx.graph @derived_from_a_derived_symbol(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [e0]>}, %y: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0]>}, %z: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [e1]>}) attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"e0", min = 4, of = "s0", scale = 2>, #fx.symbol<"e1", min = 5, of = "e0", offset = 1>]} {
+  fx.output
+}

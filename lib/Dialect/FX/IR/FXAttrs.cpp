@@ -106,7 +106,22 @@ static void printGuardStrides(AsmPrinter &printer, DenseI64ArrayAttr strides) {
 LogicalResult SymbolAttr::verify(function_ref<InFlightDiagnostic()> emitError,
                                  StringRef name, int64_t min,
                                  std::optional<int64_t> max,
-                                 std::optional<int64_t> divisor) {
+                                 std::optional<int64_t> divisor, StringRef of,
+                                 std::optional<int64_t> scale,
+                                 std::optional<int64_t> offset) {
+  if (of.empty() && (scale || offset))
+    return emitError() << "size symbol '" << name
+                       << "' has a scale or an offset but derives from no "
+                          "symbol ('of')";
+  if (!of.empty()) {
+    if (!isSymbolName(of) || of == name)
+      return emitError() << "size symbol '" << name << "' derives from '" << of
+                         << "', which is not another symbol's name";
+    if (scale && *scale < 1)
+      return emitError() << "size symbol '" << name
+                         << "' has scale = " << *scale
+                         << ", but a scale is positive";
+  }
   if (!isSymbolName(name))
     return emitError() << "size symbol name '" << name
                        << "' is not an identifier (letters, digits and '_', "

@@ -181,12 +181,21 @@ LogicalResult GraphOp::verifyGuards(GraphOp graph) {
   }
 
   if (ArrayAttr symbolList = graph.getSymbolsAttr()) {
-    for (auto symbol : symbolList.getAsRange<SymbolAttr>())
+    for (auto symbol : symbolList.getAsRange<SymbolAttr>()) {
       if (!used.contains(symbol.getName()))
         return graph.emitOpError("size symbol '")
                << symbol.getName()
                << "' is the size of no guarded argument dimension, so the "
                   "runtime cannot bind it";
+      if (!symbol.isDerived())
+        continue;
+      // Relations go one step, from a symbol that is itself free.
+      SymbolAttr base = graph.lookupSizeSymbol(symbol.getOf());
+      if (!base || base.isDerived())
+        return graph.emitOpError("size symbol '")
+               << symbol.getName() << "' derives from '" << symbol.getOf()
+               << "', which is not a free size symbol of the graph";
+    }
   }
   return success();
 }

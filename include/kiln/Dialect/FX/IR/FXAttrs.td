@@ -57,23 +57,35 @@ def FX_SymbolAttr : FX_Attr<"Symbol", "symbol"> {
     `min` is at least 2: Dynamo specialises sizes 0 and 1, and Kiln's `?` is
     never 1 (broadcasting never depends on run-time sizes).
 
+    A symbol derived from another (`of`) equals `scale * of + offset`
+    (`scale` 1 and `offset` 0 when omitted): an input size that the shape
+    environment knows as an expression of another's, such as `2*s0`, which
+    the runtime checks as well as the range.
+
     ```mlir
     #fx.symbol<"s0", min = 2>
     #fx.symbol<"s1", min = 2, max = 4096, divisor = 8>
+    #fx.symbol<"e0", min = 4, of = "s0", scale = 2>
     ```
   }];
   let parameters = (ins
     StringRefParameter<"the symbol's name">:$name,
     "int64_t":$min,
     FX_OptionalIntParameter<"the inclusive upper bound, none if unbounded">:$max,
-    FX_OptionalIntParameter<"a known divisor of the size">:$divisor
+    FX_OptionalIntParameter<"a known divisor of the size">:$divisor,
+    StringRefParameter<"the symbol this one derives from, if any", "\"\"">:$of,
+    FX_OptionalIntParameter<"the factor of `of`, 1 if omitted">:$scale,
+    FX_OptionalIntParameter<"the term added to `scale * of`, 0 if omitted">:$offset
   );
-  let assemblyFormat = "`<` $name `,` struct($min, $max, $divisor) `>`";
+  let assemblyFormat =
+      "`<` $name `,` struct($min, $max, $divisor, $of, $scale, $offset) `>`";
   let genVerifyDecl = 1;
   let extraClassDeclaration = [{
     /// Whether `size` lies in the symbol's range and is a multiple of its
     /// divisor: what the runtime checks of a bound size.
     bool admits(int64_t size) const;
+    /// Whether the symbol is `scale * of + offset` for another symbol `of`.
+    bool isDerived() const { return !getOf().empty(); }
   }];
 }
 
