@@ -1919,24 +1919,39 @@ def _without_types(text: str) -> List[str]:
 
 
 def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
-               symbols: Dict[str, Tuple[int, int]]) -> Optional[int]:
+               symbols: Dict[str, Tuple[int, int]],
+               minimums: Dict[str, int]) -> Optional[int]:
     """A value's dimension from the two traces: static where they agree, else
-    None (dynamic) if it is a positive multiple of one symbol in both."""
+    None (dynamic) if it is ``scale * s + offset`` of one symbol s in both
+    (``4 * s0`` after a flatten, ``s0 - 1`` after ``x[1:]``), with a positive
+    integer scale; each symbol grows by another amount between the traces, so
+    at most one fits. `minimums` receives the least value of the symbol that
+    keeps the size at least 2, as a ``?`` is."""
     if size_a == size_b:
         return size_a
-    for value_a, value_b in symbols.values():
-        if size_a % value_a == 0 and size_a // value_a >= 1 and \
-                size_b == size_a // value_a * value_b:
-            return None
+    fits = []
+    for name, (value_a, value_b) in symbols.items():
+        growth, delta = value_b - value_a, size_b - size_a
+        if delta % growth == 0 and delta // growth >= 1:
+            scale = delta // growth
+            fits.append((name, scale, size_a - scale * value_a))
+    if len(fits) == 1 and size_a >= 2:
+        name, scale, offset = fits[0]
+        least = -(-(2 - offset) // scale)
+        minimums[name] = max(minimums.get(name, 2), least)
+        return None
     raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} depends on the "
                              f"dynamic sizes in a way the guards cannot express "
                              f"(size {size_a}, then {size_b} with other input sizes); "
-                             "only multiples of a size symbol can be dynamic")
+                             "only a multiple of one size symbol plus a constant can be "
+                             "dynamic")
 
 
 def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.GraphModule,
-                 types_b: Dict, symbols: Dict[str, Tuple[int, int]]) -> Dict:
-    """Each value's type of trace a, dynamic where it differs from trace b."""
+                 types_b: Dict, symbols: Dict[str, Tuple[int, int]],
+                 minimums: Dict[str, int]) -> Dict:
+    """Each value's type of trace a, dynamic where it differs from trace b
+    (_merge_dim, which fills `minimums`)."""
     merged = {}
     for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
         type_a, type_b = types_a.get(node_a), types_b.get(node_b)
@@ -1952,7 +1967,7 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
                     continue
                 raise _unsupported(node_a, f"the type of {_describe_op(node_a)} depends on "
                                            "the dynamic sizes beyond its sizes")
-            results.append(TensorType(tuple(_merge_dim(node_a, d, x, y, symbols)
+            results.append(TensorType(tuple(_merge_dim(node_a, d, x, y, symbols, minimums)
                                             for d, (x, y) in enumerate(zip(a.shape, b.shape))),
                                       a.dtype))
         merged[node_a] = tuple(results) if isinstance(type_a, tuple) else results[0]
@@ -2063,15 +2078,17 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                 continue
             if isinstance(start, torch.fx.Node) or dim not in dynamic:
                 continue
-            whole = (start or 0) == 0 and (end is None or end >= _FULL_SLICE_END) and step == 1
-            if whole:
-                continue
+            bounds = [b for b in (start, end) if b is not None and abs(b) < _FULL_SLICE_END]
+            if not any(bounds) and step == 1:
+                continue  # The whole dimension.
+            # The bounds clamp nowhere from the largest of them on, so the
+            # result's size is linear in the symbol, as the traces saw it: a
+            # static size (x[:8], x[-3:]) or the symbol plus a constant
+            # (x[1:], x[:-1]), which _merge_dim keeps at least 2.
             symbol = symbol_of(source_a, source_b, dim)
-            result_a, result_b = types_a[node_a].shape[dim], types_b[node_b].shape[dim]
-            if symbol is None or result_a != result_b or (start or 0) < 0 or end is None \
-                    or end < 0:
+            if symbol is None:
                 raise refuse(node_a, source_a)
-            narrow(symbol, low=end)
+            narrow(symbol, low=max([abs(b) for b in bounds] + [2]))
         elif target is aten.select.int:
             dim = _argument(node_a, "dim") % len(operand_a.shape)
             if dim not in dynamic:
@@ -2174,12 +2191,16 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     all_sizes = {int(s) for t in [*flat, *constants, *_frozen_values(gm)]
                  if isinstance(t, torch.Tensor) for s in t.shape}
     # Each dynamic size grows by at least the largest of them, so that a size
-    # computed as s // c (c <= s) differs between the traces, not only s.
+    # computed as s // c (c <= s) differs between the traces, not only s;
+    # and each symbol by another amount, so that sizes of two symbols that
+    # the first trace finds equal (x[1:] + y with y one shorter than x) grow
+    # apart, unless the function relates them: then the second trace fails.
     offset = next(k for k in range(max(values), 1 << 40)
-                  if not {v + k for v in values} & all_sizes)
+                  if not {v + k + i for i, v in enumerate(values)} & all_sizes)
+    growth = {v: offset + i for i, v in enumerate(values)}
     grown = list(flat)
     for index, value in enumerate(flat):
-        dims = {d: s + offset for (i, d), s in chosen.items() if i == index}
+        dims = {d: s + growth[s] for (i, d), s in chosen.items() if i == index}
         if dims:
             shape = [dims.get(d, s) for d, s in enumerate(value.shape)]
             grown[index] = _resized(value, shape)
@@ -2195,7 +2216,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     constants_b = _on_inputs_device(take_constants(gm_b), grown_inputs)
     inputs_b = [*grown_inputs, *constants_b,
                 *_lift_seed(gm_b, device or _inputs_device(grown_inputs))]
-    symbols = {names[v]: (v, v + offset) for v in values}
+    symbols = {names[v]: (v, v + growth[v]) for v in values}
     _make_symbolic_arguments(gm, gm_b, symbols)
     text_a = import_graph(gm, inputs, name=name, guards=False)
     text_b = import_graph(gm_b, inputs_b, name=name, guards=False)
@@ -2211,8 +2232,12 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
 
     types_a = _propagate_types(gm, _flatten_inputs(gm, inputs))
     types_b = _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b))
-    types = _merge_types(gm, types_a, gm_b, types_b, symbols)
+    minimums: Dict[str, int] = {}
+    types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums)
     ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols)
+    for symbol, least in minimums.items():
+        low, high = ranges[symbol]
+        ranges[symbol] = (max(low, least), high)
     for symbol, (low, high) in ranges.items():
         value = symbols[symbol][0]
         if low > value or (high is not None and high < symbols[symbol][1]):

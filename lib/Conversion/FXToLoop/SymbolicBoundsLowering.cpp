@@ -15,6 +15,7 @@
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -78,9 +79,9 @@ getDynamicSizes(OpBuilder &b, Location loc, Value source,
   });
 }
 
-/// Lowers fx.slice with a symbolic start or end, or a negative one on a
-/// dynamic dimension: element i of `dim` reads start + i * step, and the
-/// result has ceil((end - start) / step) elements there (none when end <=
+/// Lowers fx.slice with a symbolic start or end, or of part of a dynamic
+/// dimension (x[1:], x[:-1]): element i of `dim` reads start + i * step, and
+/// the result has ceil((end - start) / step) elements there (none when end <=
 /// start), both bounds wrapped and clamped at run time.
 struct SymbolicSliceLowering : OpRewritePattern<fx::SliceOp> {
   SymbolicSliceLowering(MLIRContext *context)
@@ -91,21 +92,29 @@ struct SymbolicSliceLowering : OpRewritePattern<fx::SliceOp> {
     auto sourceType = cast<RankedTensorType>(op.getSelf().getType());
     auto resultType = cast<RankedTensorType>(op.getType());
     int64_t dim = normalizeDim(op.getDim(), sourceType.getRank());
-    bool negativeOnDynamic =
-        sourceType.isDynamicDim(dim) &&
-        (op.getStart().value_or(0) < 0 || op.getEnd().value_or(0) < 0);
-    if (!op.getDynamicStart() && !op.getDynamicEnd() && !negativeOnDynamic)
+    // I64Attr reads as unsigned.
+    std::optional<int64_t> staticStart, staticEnd;
+    if (op.getStart())
+      staticStart = static_cast<int64_t>(*op.getStart());
+    if (op.getEnd())
+      staticEnd = static_cast<int64_t>(*op.getEnd());
+    bool whole = staticStart.value_or(0) == 0 &&
+                 staticEnd.value_or(std::numeric_limits<int64_t>::max()) ==
+                     std::numeric_limits<int64_t>::max() &&
+                 op.getStep() == 1;
+    bool partOfDynamic = sourceType.isDynamicDim(dim) && !whole;
+    if (!op.getDynamicStart() && !op.getDynamicEnd() && !partOfDynamic)
       return rewriter.notifyMatchFailure(op, "static bounds");
     Location loc = op.getLoc();
     Value size = getDimSize(rewriter, loc, op.getSelf(), dim);
     Value start = wrapAndClampBound(
         rewriter, loc,
-        getBound(rewriter, loc, op.getDynamicStart(), op.getStart(),
+        getBound(rewriter, loc, op.getDynamicStart(), staticStart,
                  arith::ConstantIndexOp::create(rewriter, loc, 0)),
         size);
     Value end = wrapAndClampBound(
         rewriter, loc,
-        getBound(rewriter, loc, op.getDynamicEnd(), op.getEnd(), size), size);
+        getBound(rewriter, loc, op.getDynamicEnd(), staticEnd, size), size);
     int64_t step = op.getStep();
     Value stepValue = arith::ConstantIndexOp::create(rewriter, loc, step);
     // end >= start after clamping only when the slice is not empty.

@@ -281,3 +281,23 @@ fx.graph @symbolic_bounds(
   fx.output %1, %2, %3, %4 : tensor<?x64xf32>, tensor<64xf32>, tensor<?xsi64>, tensor<64xf32>
 }
 
+
+// -----
+
+// Part of a dynamic dimension, x[1:-1]: both bounds wrap and clamp against
+// the run-time size, which gives the result's.
+// CHECK-LABEL: fx.graph @part_of_a_dynamic_dimension
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[START:.+]] = arith.minsi %[[N]], %c1 : index
+// CHECK: %[[END:.+]] = arith.addi %[[N]], %c-1 : index
+// CHECK: %[[SPAN:.+]] = arith.subi %{{.+}}, %[[START]] : index
+// CHECK: %[[LEN:.+]] = arith.maxsi %[[SPAN]], %c0 : index
+// CHECK: loop.pointwise(%[[LEN]]) : tensor<?x4xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[FROM:.+]] = arith.addi %[[I]], %[[START]] : index
+// CHECK-NEXT: loop.load %arg0[%[[FROM]], %[[J]]] : tensor<?x4xf32>
+fx.graph @part_of_a_dynamic_dimension(%x: tensor<?x4xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 4]>})
+    -> tensor<?x4xf32> attributes {symbols = [#fx.symbol<"s0", min = 4>]} {
+  %0 = fx.slice %x {dim = 0 : i64, start = 1 : i64, end = -1 : i64} : (tensor<?x4xf32>) -> tensor<?x4xf32>
+  fx.output %0 : tensor<?x4xf32>
+}
