@@ -1865,8 +1865,8 @@ class ImportedGraph:
 
 
 # Ops that read their operand's sizes against static bounds (an index, a
-# slice's end, k, a padding): on a dynamic dimension, slice and select need a
-# range of its symbol (_symbol_ranges); the others are refused.
+# slice's end, k, a padding): on a dynamic dimension, slice, select and topk
+# need a range of its symbol (_symbol_ranges); the others are refused.
 _SIZE_BOUNDED_OPS = {
     aten.select.int, aten.slice.Tensor, aten.topk.default, aten.diagonal.default,
     aten.as_strided.default, aten.constant_pad_nd.default, aten.narrow.default,
@@ -2033,8 +2033,8 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                    ) -> Dict[str, Tuple[int, Optional[int]]]:
     """The range each size symbol must keep for the graph's static bounds to
     mean what they meant in the traces, as Dynamo's guards would: ``x[:, 3]``
-    on a dynamic dimension needs at least 4 elements, ``x[:, :8]`` at least 8
-    (its result is then static), ``pe[:s0]`` of a static ``pe`` of 512 rows
+    on a dynamic dimension needs at least 4 elements, ``x[:, :8]`` and a top
+    8 at least 8 (their results are then static), ``pe[:s0]`` of a static ``pe`` of 512 rows
     at most 512 (its result is then s0). Raises UnsupportedOpError for the
     ops that compare a dynamic size with a bound in a way no range of one
     symbol expresses."""
@@ -2089,6 +2089,14 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
             if symbol is None:
                 raise refuse(node_a, source_a)
             narrow(symbol, low=max([abs(b) for b in bounds] + [2]))
+        elif target is aten.topk.default:
+            dim = _argument(node_a, "dim", -1) % len(operand_a.shape)
+            if dim not in dynamic:
+                continue
+            symbol = symbol_of(source_a, source_b, dim)
+            if symbol is None:
+                raise refuse(node_a, source_a)
+            narrow(symbol, low=max(_argument(node_a, "k"), 2))
         elif target is aten.select.int:
             dim = _argument(node_a, "dim") % len(operand_a.shape)
             if dim not in dynamic:
