@@ -15,7 +15,7 @@ import shutil
 import subprocess
 import tempfile
 from pathlib import Path
-from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import kiln
 from kiln.diagnostics import KilnError, parse_diagnostics
@@ -127,7 +127,8 @@ class CompiledFunction:
 
     def __init__(self, artifact: Artifact, graph_text: str, output_spec: Any,
                  constants: Sequence[Any] = (), seed_device: Optional[str] = None,
-                 none_results: Sequence[bool] = (), input_updates: Sequence[int] = ()):
+                 none_results: Sequence[bool] = (), input_updates: Sequence[int] = (),
+                 scalar_device: Optional[str] = None):
         self.artifact = artifact
         self.graph_text = graph_text
         self.constants = list(constants)
@@ -139,6 +140,9 @@ class CompiledFunction:
         # The inputs that the function writes into: the graph returns their
         # new values after the function's results (kiln.importer.capture).
         self._input_updates = tuple(input_updates)
+        # Where zero-dim CPU inputs go at each call (a CUDA graph reads them
+        # there), or None.
+        self._scalar_device = scalar_device
 
     def __call__(self, *args):
         import torch.utils._pytree as pytree
@@ -147,7 +151,8 @@ class CompiledFunction:
 
         # A graph with random ops samples anew at each call.
         seed = [draw_seed(self.seed_device)] if self.seed_device else []
-        results = self.artifact(*args, *self.constants, *seed)
+        inputs = _scalars_to(args, self._scalar_device) if self._scalar_device else args
+        results = self.artifact(*inputs, *self.constants, *seed)
         if any(self._none_results):
             tensors = iter(results)
             results = [None if none else next(tensors) for none in self._none_results]
@@ -194,7 +199,9 @@ def compile(
 
     The graph is captured with make_fx, imported into the fx dialect, compiled
     by kiln-compile for `device` ("cpu", "cuda"; by default the inputs'
-    device) and loaded. The parameters, buffers and tensor constants that `fn`
+    device, where zero-dim CPU tensors do not count: like PyTorch's CUDA ops,
+    a CUDA graph reads them, and the result moves them to the GPU at each
+    call) and loaded. The parameters, buffers and tensor constants that `fn`
     reads become inputs of the graph after the function's own, which the
     result passes at every call (see kiln.importer.lift_constants).
     `options` are the target pipeline's options, e.g.
@@ -241,12 +248,19 @@ def compile(
                                       "kiln.compile captures with make_fx, not to exported "
                                       "programs")
         return _compile_exported(fn, device=device, options=options, cache_dir=cache_dir)
-    devices = {t.device.type for t in example_inputs if isinstance(t, torch.Tensor)}
+    tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
+    # A zero-dim CPU tensor is a scalar that PyTorch lets other devices' ops
+    # read: it does not choose the device.
+    devices = ({t.device.type for t in tensors if not _is_cpu_scalar(t)}
+               or {t.device.type for t in tensors})
     if len(devices) > 1:
         raise ValueError(f"example inputs are on several devices: {sorted(devices)}")
     target = torch.device(device).type if device else (devices.pop() if devices else "cpu")
     if target not in ("cpu", "cuda"):
         raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
+    scalar_device = target if target != "cpu" and any(map(_is_cpu_scalar, tensors)) else None
+    if scalar_device:
+        example_inputs = _scalars_to(example_inputs, scalar_device)
 
     imported = import_function(fn, example_inputs, dynamic=dynamic, device=target,
                                freeze=freeze)
@@ -255,7 +269,19 @@ def compile(
     artifact = Artifact(path, guards=GraphGuards.parse(text))
     return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants,
                             imported.seed_device, _none_results(imported.gm),
-                            getattr(imported.gm, "kiln_input_updates", ()))
+                            getattr(imported.gm, "kiln_input_updates", ()), scalar_device)
+
+
+def _is_cpu_scalar(value: Any) -> bool:
+    """Whether `value` is a zero-dim CPU tensor."""
+    import torch
+
+    return isinstance(value, torch.Tensor) and value.dim() == 0 and value.device.type == "cpu"
+
+
+def _scalars_to(inputs: Sequence[Any], device: str) -> List[Any]:
+    """`inputs` with their zero-dim CPU tensors on `device`."""
+    return [value.to(device) if _is_cpu_scalar(value) else value for value in inputs]
 
 
 def _export(fn: Callable, example_inputs: Sequence[Any],

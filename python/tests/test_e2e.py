@@ -1898,3 +1898,18 @@ def test_shifts(device, tmp_path):
     compiled = kiln.compile(fn, args, cache_dir=tmp_path)
     for index, (got, want) in enumerate(zip(compiled(*args), fn(*args))):
         assert got.dtype == want.dtype and torch.equal(got, want), index
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+def test_a_zero_dim_cpu_input_is_read_by_a_cuda_graph(tmp_path):
+    # PyTorch lets CUDA ops read a zero-dim CPU tensor: the compiled function
+    # takes it to the GPU at each call, and the graph guards it there.
+    def fn(x, scale):
+        return x * scale + scale
+
+    x = torch.randn(4, 8, device="cuda")
+    compiled = kiln.compile(fn, [x, torch.tensor(2.5)], cache_dir=tmp_path)
+    assert 'device = "cpu"' not in compiled.graph_text
+    for value in [2.5, -1.0]:
+        scale = torch.tensor(value)
+        torch.testing.assert_close(compiled(x, scale), fn(x, scale))
