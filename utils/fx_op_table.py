@@ -841,9 +841,12 @@ OPS = [
        [tensor("self"), attr("dims", I64S)], [result()],
        "`self` with its dimensions in the order `dims`"),
     op("aten.expand.default", "expand", shape("Expand"),
-       [tensor("self"), default("implicit", BOOLATTR, "false")], [result()],
-       "`self` broadcast to the result's shape",
-       notes="ATen's `size` is the result type's shape."),
+       [tensor("self"), default("implicit", BOOLATTR, "false"), SIZE_SYMBOLS],
+       [result()], "`self` broadcast to the result's shape",
+       notes="ATen's `size` is the result type's shape. `size_symbols`, "
+       "where present, names the graph's size symbol that each `?` of the "
+       "result is, in order: a size-1 dimension expanded to a `?` has no "
+       "other source for its size."),
     op("aten.squeeze.dims", "squeeze", shape("Squeeze"),
        [tensor("self"), attr("dim", I64S)], [result()],
        "`self` without the size-1 dimensions among `dim`",

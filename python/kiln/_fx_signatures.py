@@ -175,7 +175,7 @@ OPS = {
     'aten.view.default': ('view', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'size_symbols', 'OptionalAttr<StrArrayAttr>')], [('result', 'FX_Tensor')]),
     'aten._unsafe_view.default': ('unsafe_view', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'size_symbols', 'OptionalAttr<StrArrayAttr>')], [('result', 'FX_Tensor')]),
     'aten.permute.default': ('permute', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'dims', 'DenseI64ArrayAttr')], [('result', 'FX_Tensor')]),
-    'aten.expand.default': ('expand', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'implicit', 'DefaultValuedAttr<BoolAttr, "false">')], [('result', 'FX_Tensor')]),
+    'aten.expand.default': ('expand', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'implicit', 'DefaultValuedAttr<BoolAttr, "false">'), ('attribute', 'size_symbols', 'OptionalAttr<StrArrayAttr>')], [('result', 'FX_Tensor')]),
     'aten.squeeze.dims': ('squeeze', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'dim', 'DenseI64ArrayAttr')], [('result', 'FX_Tensor')]),
     'aten.squeeze.dim': ('squeeze', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'dim', 'DenseI64ArrayAttr')], [('result', 'FX_Tensor')]),
     'aten.squeeze.default': ('squeeze', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'dim', 'DenseI64ArrayAttr')], [('result', 'FX_Tensor')]),

@@ -731,12 +731,44 @@ def _naming_size_symbols(least: int) -> Callable[[torch.fx.Node, Dict[str, Any]]
     [s0, s1, 64]``, which the types leave ambiguous; a creation op for any
     ``?``."""
     def adapt(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
-        value = node.meta.get("val")
-        symbolic = [s for s in getattr(value, "shape", ()) if not isinstance(s, int)]
-        names = [str(getattr(getattr(s, "node", None), "expr", s)) for s in symbolic]
-        if len(names) >= least and all(name.isidentifier() for name in names):
+        names = _symbolic_size_names(node)
+        if names is not None and len(names) >= least:
             bound["size_symbols"] = names
     return adapt
+
+
+# The size symbols of a node's `?`s that import_function found comparing
+# its traces (torch 2.x's graphs say them in their SymInts).
+_SIZE_SYMBOLS_META = "kiln_size_symbols"
+
+
+def _symbolic_size_names(node: torch.fx.Node) -> Optional[List[str]]:
+    """The size symbol of each ``?`` of `node`'s result, or None unless each
+    is a symbol of its own (``s1``, not ``2*s1``)."""
+    if _SIZE_SYMBOLS_META in node.meta:
+        return node.meta[_SIZE_SYMBOLS_META]
+    value = node.meta.get("val")
+    symbolic = [s for s in getattr(value, "shape", ()) if not isinstance(s, int)]
+    names = [str(getattr(getattr(s, "node", None), "expr", s)) for s in symbolic]
+    return names if all(name.isidentifier() for name in names) else None
+
+
+def _adapt_expand(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    """Names the sizes of an expand that stretches a size-1 (or a new)
+    dimension to a symbolic one, which has no other source for its size."""
+    source = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    result = node.meta.get("val")
+    if _SIZE_SYMBOLS_META in node.meta:
+        bound["size_symbols"] = node.meta[_SIZE_SYMBOLS_META]
+        return
+    if source is None or result is None:
+        return
+    leading = len(result.shape) - len(source.shape)
+    stretched = any(not isinstance(size, int) and (d < leading or source.shape[d - leading] == 1)
+                    for d, size in enumerate(result.shape))
+    names = _symbolic_size_names(node)
+    if stretched and names:
+        bound["size_symbols"] = names
 
 
 # How the ATen overloads that an fx op also represents (the table's `also`,
@@ -751,6 +783,7 @@ _ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] =
     "aten.empty.memory_format": _naming_size_symbols(1),
     "aten.rand.default": _naming_size_symbols(1),
     "aten.randn.default": _naming_size_symbols(1),
+    "aten.expand.default": _adapt_expand,
     "aten.squeeze.dim": _adapt_squeeze_dim,
     "aten.squeeze.default": _adapt_squeeze_default,
     "aten.var.dim": _adapt_var_dim,
@@ -2027,6 +2060,33 @@ def _make_symbolic_arguments(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphMod
     gm_b.recompile()
 
 
+# Ops whose `?`s a `size_symbols` attribute names: views that split
+# dynamic sizes, creation ops, and expand's stretched dimensions.
+_NAMED_SIZE_OPS = {aten.view.default, aten._unsafe_view.default, aten.full.default,
+                   aten.empty.memory_format, aten.rand.default, aten.randn.default,
+                   aten.expand.default}
+
+
+def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
+                       types_a: Dict, types_b: Dict, types: Dict,
+                       symbols: Dict[str, Tuple[int, int]]) -> None:
+    """Records, for each _NAMED_SIZE_OPS node whose every ``?`` is one size
+    symbol's value in both traces, those symbols (``torch.zeros(x.shape[0],
+    4)`` is ``[s0, 4]``), for its ``size_symbols``."""
+    for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
+        merged = types.get(node_a)
+        if node_a.op != "call_function" or aten_target(node_a) not in _NAMED_SIZE_OPS \
+                or not isinstance(merged, TensorType) or None not in merged.shape:
+            continue
+        names = []
+        for dim, size in enumerate(merged.shape):
+            if size is None:
+                sizes = (types_a[node_a].shape[dim], types_b[node_b].shape[dim])
+                names.append(next((n for n, v in symbols.items() if v == sizes), None))
+        if all(names):
+            node_a.meta[_SIZE_SYMBOLS_META] = names
+
+
 def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                    types_a: Dict, types_b: Dict, types: Dict,
                    symbols: Dict[str, Tuple[int, int]]
@@ -2242,6 +2302,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     types_b = _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b))
     minimums: Dict[str, int] = {}
     types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums)
+    _name_size_symbols(gm, gm_b, types_a, types_b, types, symbols)
     ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols)
     for symbol, least in minimums.items():
         low, high = ranges[symbol]

@@ -133,6 +133,27 @@ def test_sizes_one_apart_from_a_symbol_are_dynamic():
         compiled(torch.randn(2, 2, 5), torch.randint(0, 5, (2, 2)))
 
 
+def test_created_and_expanded_sizes_name_their_symbols():
+    # zeros(n, 4), a causal mask ones(n, n).triu(1) and an expand of a
+    # size-1 row to n have no operand to take n from: their size_symbols
+    # name it.
+    def fn(x, row):
+        n = x.shape[1]
+        mask = torch.ones(n, n, dtype=torch.bool).triu(1)
+        scores = x.masked_fill(mask, -1e9).softmax(-1)
+        return scores + torch.zeros(n, n), row.expand(n, -1) * 2
+
+    x, row = torch.randn(2, 6, 6), torch.randn(1, 3)
+    result = imported(fn, x, row, dynamic={0: [1, 2]})
+    assert 'size_symbols = ["s0", "s0"]' in result.text
+    assert 'fx.expand %row_1 {size_symbols = ["s0"]}' in result.text
+    compiled = kiln.compile(fn, [x, row], dynamic={0: [1, 2]})
+    for n in [2, 9]:
+        x = torch.randn(2, n, n)
+        for got, want in zip(compiled(x, row), fn(x, row)):
+            torch.testing.assert_close(got, want)
+
+
 def test_sizes_that_the_function_relates_are_refused():
     # x[1:] + y needs y one shorter than x: the traces grow each symbol by
     # another amount, so the second one fails.

@@ -2137,6 +2137,10 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
             : FailureOr<SmallVector<Value>>(
                   llvm::to_vector(llvm::make_filter_range(
                       linearSizes.result, [](Value size) { return size; })));
+    // An expand from size 1 to `?` takes its size from the symbol it names.
+    if constexpr (std::is_same_v<OpTy, fx::ExpandOp>)
+      if (failed(dynamicSizes))
+        dynamicSizes = getNamedDynamicSizes(rewriter, loc, op, resultType);
     if (failed(dynamicSizes))
       return rewriter.notifyMatchFailure(op, "a dynamic size is not derived");
     rewriter.replaceOp(op, buildIndexMapNode(rewriter, loc, source, resultType,

@@ -301,3 +301,19 @@ fx.graph @part_of_a_dynamic_dimension(%x: tensor<?x4xf32> {fx.guard = #fx.tensor
   %0 = fx.slice %x {dim = 0 : i64, start = 1 : i64, end = -1 : i64} : (tensor<?x4xf32>) -> tensor<?x4xf32>
   fx.output %0 : tensor<?x4xf32>
 }
+
+// -----
+
+// An expand that stretches a size-1 dimension to `?` takes the size from
+// the symbol its size_symbols names.
+// CHECK-LABEL: fx.graph @expand_to_a_named_size
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: loop.pointwise(%[[N]]) : tensor<?x3xf32> {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %[[J:.+]]: index):
+// CHECK-NEXT: loop.load %arg1[%c0, %[[J]]] : tensor<1x3xf32>
+fx.graph @expand_to_a_named_size(%x: tensor<?x3xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 3]>},
+                                 %row: tensor<1x3xf32>) -> tensor<?x3xf32>
+    attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  %0 = fx.expand %row {size_symbols = ["s0"]} : (tensor<1x3xf32>) -> tensor<?x3xf32>
+  fx.output %0 : tensor<?x3xf32>
+}

@@ -343,3 +343,11 @@ fx.graph @select_both_index_and_dynamic_index(%x: tensor<8x4xf32>) {
   %0 = fx.select %x dynamic_index(%n) {dim = 0 : i64, index = 1 : i64} : (tensor<8x4xf32>, i64) -> tensor<4xf32>
   fx.output
 }
+
+// -----
+
+fx.graph @expand_names_too_few_sizes(%row: tensor<1x1xf32>) {
+  // expected-error @+1 {{'fx.expand' op `size_symbols` names 0 sizes, but the result 'tensor<?x?xf32>' has 2 dynamic dimensions}}
+  %0 = fx.expand %row {size_symbols = []} : (tensor<1x1xf32>) -> tensor<?x?xf32>
+  fx.output
+}

@@ -178,7 +178,7 @@ static LogicalResult verifyExpand(Operation *op, RankedTensorType self,
     return op->emitOpError("cannot expand ")
            << self << " to " << result
            << ": only size-1 dimensions stretch, and new ones lead";
-  return success();
+  return verifySizeSymbols(op, result);
 }
 
 static LogicalResult verifyCat(Operation *op, OperandGroups groups) {

@@ -2541,12 +2541,15 @@ def FX_ExpandOp : FX_ShapeOp<"expand", "aten.expand.default", "Expand"> {
   let description = [{
     Core ATen `aten.expand.default`.
 
-    ATen's `size` is the result type's shape.
+    ATen's `size` is the result type's shape. `size_symbols`, where present,
+    names the graph's size symbol that each `?` of the result is, in order:
+    a size-1 dimension expanded to a `?` has no other source for its size.
 
     The result keeps `self`'s dtype.
   }];
   let arguments = (ins FX_Tensor:$self,
-                       DefaultValuedAttr<BoolAttr, "false">:$implicit);
+                       DefaultValuedAttr<BoolAttr, "false">:$implicit,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_Tensor:$result);
   let hasFolder = 1;
 }
