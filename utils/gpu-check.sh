@@ -3,6 +3,10 @@
 # repository root with the bundle carried in dist/:
 #   utils/gpu-check.sh [dist/kiln-bundle.tar.xz]
 # Logs go to $OUT when it is set. The last lines are a table of the checks.
+# GPU_CHECK_PART=tests runs the checks up to the Python tests and
+# GPU_CHECK_PART=perf the benchmarks and models (each after the bundle's
+# basic checks), for machines that limit how long one command runs; the
+# default runs all.
 set -uo pipefail
 
 BUNDLE="${1:-dist/kiln-bundle.tar.xz}"
@@ -12,6 +16,9 @@ UNPACK="$(mktemp -d /tmp/kiln-bundle.XXXXXX)"
 KILN="$UNPACK/kiln"
 RESULTS=()
 failures=0
+PART="${GPU_CHECK_PART:-all}"
+case "$PART" in all|tests|perf) ;; *) echo "gpu-check: GPU_CHECK_PART is all, tests or perf" >&2; exit 2 ;; esac
+in_part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 
 record() { # name, status, detail
   RESULTS+=("$(printf '%-28s %-5s %s' "$1" "$2" "$3")")
@@ -58,7 +65,7 @@ fresh = [torch.randn_like(a) for a in args]
 err = (compiled(*fresh) - f(*fresh)).abs().max().item()
 assert err == 0.0, err
 print('torch', torch.__version__, 'max error', err)"
-CHECK_TIMEOUT=90 check "kiln.compile on GPU" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" python3 -c "
+in_part tests && CHECK_TIMEOUT=90 check "kiln.compile on GPU" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" python3 -c "
 import torch, kiln
 f = lambda x, b: torch.relu(x + b) * x
 args = [torch.randn(1000, 300, device='cuda'), torch.randn(300, device='cuda')]
@@ -69,14 +76,14 @@ torch.cuda.synchronize()
 err = (got - f(*fresh)).abs().max().item()
 assert err == 0.0, err
 print('max error', err)"
-check "cuBLASLt GEMM smoke" python3 utils/gemm-smoke.py "$KILN/lib/libkiln_cuda_runtime.so"
-check "compile for sanitizer" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" python3 utils/sanitize-check.py --compile-only
-CHECK_TIMEOUT=300 check "compute-sanitizer memcheck" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" compute-sanitizer --tool memcheck --error-exitcode 1 python3 utils/sanitize-check.py
-CHECK_TIMEOUT=360 check "python tests (CPU+GPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" python3 -m pytest -q -p no:cacheprovider --durations=10 python/tests
-check "benchmarks (GPU)" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/bench.py' --json '$LOG_DIR/bench.json' > '$LOG_DIR/bench.txt' 2>&1; status=\$?; cat '$LOG_DIR/bench.txt'; exit \$status"
-CHECK_TIMEOUT=300 check "anchor models under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --check > '$LOG_DIR/models-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-check.txt'; exit \$status"
-CHECK_TIMEOUT=200 check "a training step under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --train --models gpt2 --check > '$LOG_DIR/models-train-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-train-check.txt'; exit \$status"
-check "OpenMP layer loads" python3 -c "import ctypes, torch; lib = ctypes.CDLL('$KILN/lib/libkiln_openmp.so'); lib.kiln_openmp_library.restype = ctypes.c_char_p; print('on', lib.kiln_openmp_library().decode())"
+in_part tests && check "cuBLASLt GEMM smoke" python3 utils/gemm-smoke.py "$KILN/lib/libkiln_cuda_runtime.so"
+in_part tests && check "compile for sanitizer" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" python3 utils/sanitize-check.py --compile-only
+in_part tests && CHECK_TIMEOUT=300 check "compute-sanitizer memcheck" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" compute-sanitizer --tool memcheck --error-exitcode 1 python3 utils/sanitize-check.py
+in_part tests && CHECK_TIMEOUT=360 check "python tests (CPU+GPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" python3 -m pytest -q -p no:cacheprovider --durations=10 python/tests
+in_part perf && check "benchmarks (GPU)" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/bench.py' --json '$LOG_DIR/bench.json' > '$LOG_DIR/bench.txt' 2>&1; status=\$?; cat '$LOG_DIR/bench.txt'; exit \$status"
+in_part perf && CHECK_TIMEOUT=300 check "anchor models under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --check > '$LOG_DIR/models-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-check.txt'; exit \$status"
+in_part perf && CHECK_TIMEOUT=200 check "a training step under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --train --models gpt2 --check > '$LOG_DIR/models-train-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-train-check.txt'; exit \$status"
+in_part perf && check "OpenMP layer loads" python3 -c "import ctypes, torch; lib = ctypes.CDLL('$KILN/lib/libkiln_openmp.so'); lib.kiln_openmp_library.restype = ctypes.c_char_p; print('on', lib.kiln_openmp_library().decode())"
 
 head -4 "$LOG"
 [ -f "$LOG_DIR/bench.txt" ] && { echo; cat "$LOG_DIR/bench.txt"; }
