@@ -337,18 +337,29 @@ _SYMBOLIC_ARITHMETIC = {
 }
 
 
+def _is_symbolic_int_value(value: Any) -> bool:
+    """Whether `value` is a SymInt (torch 2.x)."""
+    sym_int = getattr(torch, "SymInt", None)
+    return sym_int is not None and isinstance(value, sym_int)
+
+
 def _is_symbolic_int(node: Any) -> bool:
     """Whether `node` computes a symbolic integer that the importer prints
-    (fx.symbol_value and arith on i64)."""
-    return (isinstance(node, torch.fx.Node) and node.op == "call_function"
-            and (isinstance(node.target, SymbolValue) or node.target in _SYMBOLIC_ARITHMETIC
-                 or node.target is getattr(getattr(aten, "sym_size", None), "int", None)))
+    (fx.symbol_value and arith on i64), or is a graph input that is one
+    (Dynamo's ``s0`` placeholders)."""
+    if not isinstance(node, torch.fx.Node):
+        return False
+    if node.op == "placeholder":
+        return _is_symbolic_int_value(node.meta.get("val"))
+    return node.op == "call_function" and (
+        isinstance(node.target, SymbolValue) or node.target in _SYMBOLIC_ARITHMETIC
+        or node.target is getattr(getattr(aten, "sym_size", None), "int", None))
 
 
 def _check_symbolic_int(node: torch.fx.Node) -> None:
     """Raises UnsupportedOpError unless the symbolic integer `node` reads
     what it can: a size of a tensor, or integers and other symbolic ones."""
-    if isinstance(node.target, SymbolValue):
+    if node.op == "placeholder" or isinstance(node.target, SymbolValue):
         return
     if node.target in _SYMBOLIC_ARITHMETIC:
         if len(node.args) == 2 and not node.kwargs and all(
@@ -1605,7 +1616,7 @@ class _TypeRecorder(torch.fx.Interpreter):
 
     def run_node(self, n: torch.fx.Node) -> Any:
         result = super().run_node(n)
-        if _is_symbolic_int(n):
+        if _is_symbolic_int(n) or (n.op == "placeholder" and _is_symbolic_int_value(result)):
             self.types[n] = SymbolicIntType.of(result)
         elif isinstance(result, (tuple, list)) and n.op == "call_function":
             # A multi-result op: the types of its results, None where one is
@@ -1692,6 +1703,8 @@ def input_guards(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]) -> Gra
     arguments = []
     symbols: Dict[str, SizeSymbol] = {}
     for value in _flatten_inputs(gm, example_inputs):
+        if _is_symbolic_int_value(value):
+            continue  # Not an argument: the symbol's value (_print_graph).
         if not isinstance(value, torch.Tensor):
             arguments.append(None)  # Rejected by _check_type; never printed.
             continue
@@ -1784,7 +1797,16 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
     body_nodes = []
     frozen: Dict[str, torch.Tensor] = {}
     for node in gm.graph.nodes:
-        if node.op == "placeholder":
+        if node.op == "placeholder" and isinstance(types.get(node), SymbolicIntType):
+            # An integer input that a size symbol gives (Dynamo's s0) is no
+            # argument: the graph reads the symbol, which the tensors bind.
+            symbol = types[node].symbol
+            if symbol is None or (guards and symbol not in {s.name for s in guards.symbols}):
+                raise _unsupported(node, f"integer input '{node.name}' is not a size of the "
+                                         "tensor inputs, which Kiln's graphs read sizes from")
+            body.append(f'{p.declare(node)} = fx.symbol_value "{symbol}"')
+            body_nodes.append(node)
+        elif node.op == "placeholder":
             arg = f"{p.declare(node)}: {p.type(node)}"
             guard = guards.arguments[len(args)] if guards else None
             if guard is not None:

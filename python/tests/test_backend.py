@@ -535,3 +535,32 @@ def test_zero_dim_cpu_constants_move_to_the_graphs_device():
     # Nothing moves on the CPU, or a second time.
     assert not _move_scalars_to_device(gm, values, "meta")
     assert not _move_scalars_to_device(gm, values, "cpu")
+
+
+@needs_dynamo
+def test_a_whole_graph_reads_its_symbolic_integer_inputs_as_size_symbols():
+    # AOTAutograd's graph of a dynamic function takes the size s as an
+    # input beside the tensors: import_graph reads it as the symbol's value
+    # (fx.symbol_value), not as an argument, and the slice takes it.
+    from torch._dynamo.backends.common import aot_autograd
+
+    from kiln import run_opt
+    from kiln.importer import import_graph
+
+    captured = []
+
+    def keep(gm, inputs):
+        captured.append((gm, list(inputs)))
+        return gm.forward
+
+    pe = torch.randn(16, 4)
+    fn = torch.compile(lambda x: x + pe[:x.shape[0]], backend=aot_autograd(fw_compiler=keep),
+                       dynamic=True)
+    x = torch.randn(5, 4)
+    torch.testing.assert_close(fn(x), x + pe[:5])
+    gm, inputs = captured[0]
+    assert any(isinstance(i, torch.SymInt) for i in inputs)
+    text = import_graph(gm, inputs)
+    assert "fx.symbol_value" in text and "dynamic_end(" in text
+    assert text.count("fx.guard") == sum(isinstance(i, torch.Tensor) for i in inputs)
+    run_opt(text)
