@@ -1921,7 +1921,8 @@ class ImportedGraph:
 
 # Ops that read their operand's sizes against static bounds (an index, a
 # slice's end, k, a padding): on a dynamic dimension, slice, select and topk
-# need a range of its symbol (_symbol_ranges); the others are refused.
+# need a range of its symbol (_symbol_ranges), a constant padding only that
+# its sizes stay at least 2; the others are refused.
 _SIZE_BOUNDED_OPS = {
     aten.select.int, aten.slice.Tensor, aten.topk.default, aten.diagonal.default,
     aten.as_strided.default, aten.constant_pad_nd.default, aten.narrow.default,
@@ -2179,6 +2180,8 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
             if symbol is None:
                 raise refuse(node_a, source_a)
             narrow(symbol, low=max(_argument(node_a, "k"), 2))
+        elif target is aten.constant_pad_nd.default:
+            continue  # Its sizes, s plus the pads, are _merge_dim's to keep >= 2.
         elif target is aten.select.int:
             dim = _argument(node_a, "dim") % len(operand_a.shape)
             if dim not in dynamic:

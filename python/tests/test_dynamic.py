@@ -154,6 +154,17 @@ def test_created_and_expanded_sizes_name_their_symbols():
             torch.testing.assert_close(got, want)
 
 
+def test_constant_padding_of_a_dynamic_dimension():
+    # Cropping one element and padding two: the size is s0 + 1.
+    def fn(x):
+        return torch.nn.functional.pad(x, (-1, 2), value=0.5) * 2
+
+    compiled = kiln.compile(fn, [torch.randn(2, 6)], dynamic={0: [1]})
+    for n in [2, 3, 9]:
+        x = torch.randn(2, n)
+        torch.testing.assert_close(compiled(x), fn(x))
+
+
 def test_sizes_that_the_function_relates_are_refused():
     # x[1:] + y needs y one shorter than x: the traces grow each symbol by
     # another amount, so the second one fails.
