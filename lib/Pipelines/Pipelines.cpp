@@ -44,6 +44,7 @@ void mlir::kiln::buildLowerToLoopPipeline(
   toLoop.normalCdfFromTail = options.normalCdfFromTail;
   toLoop.failOnUnsupported = options.failOnUnsupported;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
+  graphPm.addPass(createExpandConvolutionsPass());
   graphPm.addPass(createCanonicalizerPass());
   graphPm.addPass(createCSEPass());
   if (options.inlinePointwise) {

@@ -65,6 +65,39 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
   ];
 }
 
+def ExpandConvolutionsPass
+    : Pass<"kiln-loop-expand-convolutions", "::mlir::kiln::fx::GraphOp"> {
+  let summary = "Expands loop.convolution into patches and a matrix product";
+  let description = [{
+    Rewrites each `loop.convolution` of a graph into the input's patches
+    (im2col: a pointwise node of `[groups, channels per group x kernel
+    positions, batch x output positions]`, 0 where a window leaves the
+    image), the filters regrouped per group, a `loop.matmul` of the two, and
+    an index-map node that reads the product back in `[batch, filters,
+    outputs...]` order. The code generators and the GEMM libraries then see
+    a matrix product; the readers of the convolution inline the index map.
+
+    Before:
+    ```mlir
+    %y = loop.convolution %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64,
+        padding = array<i64: 1, 1>, stride = array<i64: 1, 1>}
+        : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
+    ```
+    After:
+    ```mlir
+    %patches = loop.pointwise : tensor<1x27x128xf32> { ... }
+    %weights = loop.pointwise : tensor<1x4x27xf32> { ... }
+    %product = loop.matmul %weights, %patches
+        : tensor<1x4x27xf32>, tensor<1x27x128xf32> -> tensor<1x4x128xf32>
+    %y = loop.pointwise : tensor<2x4x8x8xf32> { ... }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::kiln::loop::LoopDialect",
+    "::mlir::arith::ArithDialect",
+  ];
+}
+
 def ConvertLoopToSCFPass : Pass<"kiln-loop-to-scf", "::mlir::ModuleOp"> {
   let summary = "Bufferizes lowered graphs and turns loop nodes into SCF loops";
   let description = [{

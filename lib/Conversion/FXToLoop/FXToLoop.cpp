@@ -26,6 +26,7 @@
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CONVERTFXTOLOOPPASS
+#define GEN_PASS_DEF_EXPANDCONVOLUTIONSPASS
 #include "kiln/Conversion/Passes.h.inc"
 } // namespace mlir::kiln
 
@@ -5009,17 +5010,10 @@ static Value buildGroupedWeights(OpBuilder &b, Location loc, Value weight,
       });
 }
 
-/// Lowers a (not transposed, batched) fx.convolution to a matrix product of
-/// its weights and the input's patches (im2col), per group:
-///
-///   patches[g, (c, k...), (n, o...)] = input[n, g*Cg + c, o*s + k*d - p]
-///                                      (0 outside the input)
-///   weights[g, f, (c, k...)]         = weight[g*Fg + f, c, k...]
-///   product[g, f, (n, o...)]         = weights x patches
-///   result[n, g*Fg + f, o...]        = product[g, f, (n, o...)] + bias
-///
-/// Patches and weights are nodes the product reads; the result is an
-/// index-map node that its readers inline (batch norm, relu).
+/// Lowers a (not transposed, batched) fx.convolution to a loop.convolution
+/// of its input and weight, whose sums a pointwise node reads, adding the
+/// bias and rounding to the result's dtype (the node that batch norm and
+/// relu inline into).
 struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
   ConvolutionLowering(MLIRContext *ctx, const FXToLoopOptions &options)
       : OpRewritePattern<fx::ConvolutionOp>(ctx), options(options) {}
@@ -5035,78 +5029,110 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
         inputType, op.getWeight().getType(), resultType, op.getStride(),
         op.getPadding(), op.getDilation(),
         static_cast<int64_t>(op.getGroups()));
-    if (failed(geometry))
+    if (failed(geometry) ||
+        op.getWeight().getType().getElementType() != inputType.getElementType())
       return rewriter.notifyMatchFailure(
-          op, "integer, unbatched or dynamic convolution");
+          op, "integer, mixed, unbatched or dynamic convolution");
     const ConvolutionGeometry &g = *geometry;
     Location loc = op.getLoc();
-    int64_t rank = inputType.getRank();
+
+    // The sums, kept in f32 for 16-bit results: the bias joins before the
+    // rounding.
+    Type computeDtype = getComputeDtype(dtype, options.computeInF32);
+    SmallVector<Value> resultSizes;
+    if (resultType.isDynamicDim(0))
+      resultSizes.push_back(getDimSize(rewriter, loc, op.getInput(), 0));
+    Value sums = loop::ConvolutionOp::create(
+        rewriter, loc, resultType.clone(computeDtype), op.getInput(),
+        op.getWeight(), resultSizes, rewriter.getDenseI64ArrayAttr(g.stride),
+        rewriter.getDenseI64ArrayAttr(g.padding),
+        rewriter.getDenseI64ArrayAttr(g.dilation),
+        rewriter.getI64IntegerAttr(g.groups));
+    rewriter.replaceOp(
+        op, buildGeneratorNode(
+                rewriter, loc, resultType, resultSizes,
+                [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+                  Value value = loop::LoadOp::create(b, loc, sums, ivs);
+                  if (Value bias = op.getBias()) {
+                    Value element = convertScalar(
+                        b, loc, loop::LoadOp::create(b, loc, bias, ivs[1]),
+                        cast<RankedTensorType>(bias.getType()).getElementType(),
+                        computeDtype);
+                    value = emitBinary(b, loc, BinaryKind::Add, value, element,
+                                       computeDtype);
+                  }
+                  return convertScalar(b, loc, value, computeDtype, dtype);
+                }));
+    return success();
+  }
+
+  FXToLoopOptions options;
+};
+
+/// Expands a loop.convolution into a matrix product of its filters and the
+/// input's patches (im2col), per group:
+///
+///   patches[g, (c, k...), (n, o...)] = input[n, g*Cg + c, o*s + k*d - p]
+///                                      (0 outside the input)
+///   weights[g, f, (c, k...)]         = weight[g*Fg + f, c, k...]
+///   product[g, f, (n, o...)]         = weights x patches
+///   result[n, g*Fg + f, o...]        = product[g, f, (n, o...)]
+///
+/// Patches and weights are nodes the product reads; the result is an
+/// index-map node that its readers inline (the bias, batch norm, relu).
+struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(loop::ConvolutionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    RankedTensorType resultType = op.getResultType();
+    FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
+        inputType, cast<RankedTensorType>(op.getWeight().getType()), resultType,
+        op.getStride(), op.getPadding(), op.getDilation(),
+        static_cast<int64_t>(op.getGroups()));
+    if (failed(geometry))
+      return rewriter.notifyMatchFailure(op, "unsupported geometry");
+    const ConvolutionGeometry &g = *geometry;
+    Location loc = op.getLoc();
 
     // The patch columns: every batch's output positions, one after another.
-    Value batch = getDimSize(rewriter, loc, op.getInput(), 0);
     SmallVector<Value> columnSizes;
     int64_t columns = ShapedType::kDynamic;
     if (inputType.isDynamicDim(0))
       columnSizes.push_back(arith::MulIOp::create(
-          rewriter, loc, batch,
+          rewriter, loc, op.getDynamicSizes().front(),
           arith::ConstantIndexOp::create(rewriter, loc, g.positions)));
     else
       columns = inputType.getDimSize(0) * g.positions;
     Value patches = buildConvolutionPatches(rewriter, loc, op.getInput(), g,
                                             columns, columnSizes);
     Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
-
-    Type computeDtype = getComputeDtype(dtype, options.computeInF32);
-    // Kept in f32 for 16-bit results: the bias joins before the rounding.
     auto productType = RankedTensorType::get(
-        {g.groups, g.groupFilters, columns}, computeDtype);
+        {g.groups, g.groupFilters, columns}, resultType.getElementType());
     Value product = buildMatmul(rewriter, loc, weights, patches, productType);
 
-    // The result: the product, regrouped by batch and position, plus bias.
-    SmallVector<Value> resultSizes;
-    if (resultType.isDynamicDim(0))
-      resultSizes.push_back(batch);
-    auto result =
-        loop::PointwiseOp::create(rewriter, loc, resultType, resultSizes);
-    {
-      OpBuilder::InsertionGuard guard(rewriter);
-      Block *body =
-          rewriter.createBlock(&result.getBody(), {},
-                               SmallVector<Type>(rank, rewriter.getIndexType()),
-                               SmallVector<Location>(rank, loc));
-      ValueRange ivs = body->getArguments();
-      Value perGroup =
-          arith::ConstantIndexOp::create(rewriter, loc, g.groupFilters);
-      Value group = arith::DivUIOp::create(rewriter, loc, ivs[1], perGroup);
-      Value filter = arith::RemUIOp::create(rewriter, loc, ivs[1], perGroup);
-      Value column = ivs[0];
-      for (int64_t dim = 0; dim < g.spatial; ++dim)
-        column = arith::AddIOp::create(
-            rewriter, loc,
-            arith::MulIOp::create(rewriter, loc, column,
-                                  arith::ConstantIndexOp::create(
-                                      rewriter, loc, g.outExtent[dim])),
-            ivs[dim + 2]);
-      Value value = loop::LoadOp::create(rewriter, loc, product,
-                                         ValueRange{group, filter, column});
-      if (Value bias = op.getBias()) {
-        Value element = loop::LoadOp::create(rewriter, loc, bias, ivs[1]);
-        element = convertScalar(
-            rewriter, loc, element,
-            cast<RankedTensorType>(bias.getType()).getElementType(),
-            computeDtype);
-        value = emitBinary(rewriter, loc, BinaryKind::Add, value, element,
-                           computeDtype);
-      }
-      loop::YieldOp::create(
-          rewriter, loc,
-          convertScalar(rewriter, loc, value, computeDtype, dtype));
-    }
-    rewriter.replaceOp(op, result.getResult());
+    // The result: the product, regrouped by batch and position.
+    rewriter.replaceOp(
+        op, buildIndexMapNode(
+                rewriter, loc, product, resultType, op.getDynamicSizes(),
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                  Value perGroup =
+                      arith::ConstantIndexOp::create(b, loc, g.groupFilters);
+                  Value column = ivs[0];
+                  for (int64_t dim = 0; dim < g.spatial; ++dim)
+                    column = arith::AddIOp::create(
+                        b, loc,
+                        arith::MulIOp::create(b, loc, column,
+                                              arith::ConstantIndexOp::create(
+                                                  b, loc, g.outExtent[dim])),
+                        ivs[dim + 2]);
+                  return SmallVector<Value>{
+                      arith::DivUIOp::create(b, loc, ivs[1], perGroup),
+                      arith::RemUIOp::create(b, loc, ivs[1], perGroup), column};
+                }));
     return success();
   }
-
-  FXToLoopOptions options;
 };
 
 /// Lowers fx.convolution_backward of a (not transposed, batched, static)
@@ -6036,6 +6062,23 @@ struct AdaptiveAvgPoolBackwardLowering
 //===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
+
+struct ExpandConvolutionsPass
+    : kiln::impl::ExpandConvolutionsPassBase<ExpandConvolutionsPass> {
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    patterns.add<ExpandConvolution>(&getContext());
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    WalkResult result = getOperation().walk([](loop::ConvolutionOp op) {
+      op.emitError("kiln-loop-expand-convolutions: cannot expand this "
+                   "convolution");
+      return WalkResult::interrupt();
+    });
+    if (result.wasInterrupted())
+      signalPassFailure();
+  }
+};
 
 struct ConvertFXToLoopPass
     : kiln::impl::ConvertFXToLoopPassBase<ConvertFXToLoopPass> {

@@ -152,20 +152,14 @@ fx.graph @linear_3d(%x: tensor<2x7x64xf32>, %w: tensor<32x64xf32>) -> tensor<14x
 
 // -----
 
-// A convolution is a product of its weights and the input's patches: the
-// patches node reads the input at o * stride + k * dilation - padding,
-// zero outside; the result regroups the product and adds the bias.
+// A convolution is a loop.convolution of the input and the weight (sums in
+// f32 for bf16), which a pointwise node reads, adding the bias and
+// rounding; kiln-loop-expand-convolutions expands it
+// (expand-convolutions.mlir).
 // CHECK-LABEL: fx.graph @convolution
-// CHECK: %[[P:.+]] = loop.pointwise : tensor<1x27x128xf32> {
-// CHECK: arith.cmpi sge
-// CHECK: arith.cmpi sle
-// CHECK: %[[X:.+]] = loop.load %arg0[{{.+}}] : tensor<2x3x8x8xf32>
-// CHECK: arith.select %{{.+}}, %[[X]], %{{.+}} : f32
-// CHECK: %[[W:.+]] = loop.pointwise : tensor<1x4x27xf32> {
-// CHECK: loop.load %arg1[{{.+}}] : tensor<4x3x3x3xf32>
-// CHECK: %[[M:.+]] = loop.matmul %[[W]], %[[P]] : tensor<1x4x27xf32>, tensor<1x27x128xf32> -> tensor<1x4x128xf32>
+// CHECK: %[[C:.+]] = loop.convolution %arg0, %arg1 {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
 // CHECK: loop.pointwise : tensor<2x4x8x8xf32> {
-// CHECK: loop.load %[[M]]
+// CHECK: loop.load %[[C]]
 // CHECK: loop.load %arg2
 // CHECK: arith.addf
 fx.graph @convolution(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tensor<4xf32>) -> tensor<2x4x8x8xf32> {
@@ -175,13 +169,10 @@ fx.graph @convolution(%x: tensor<2x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %b: tens
 
 // -----
 
-// Groups are the product's batch dimension (a depthwise convolution here);
-// a dynamic batch makes the patch columns dynamic.
+// A dynamic batch is the convolution's dynamic size.
 // CHECK-LABEL: fx.graph @depthwise
 // CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
-// CHECK: %[[C:.+]] = arith.muli %[[N]], %c16
-// CHECK: %[[P:.+]] = loop.pointwise(%[[C]]) : tensor<6x9x?xbf16>
-// CHECK: loop.matmul(%[[C]]) %{{.+}}, %[[P]] : tensor<6x1x9xbf16>, tensor<6x9x?xbf16> -> tensor<6x1x?xf32>
+// CHECK: loop.convolution(%[[N]]) %arg0, %arg1 {dilation = array<i64: 1, 1>, groups = 6 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<?x6x4x4xbf16>, tensor<6x1x3x3xbf16> -> tensor<?x6x4x4xf32>
 fx.graph @depthwise(%x: tensor<?x6x4x4xbf16>, %w: tensor<6x1x3x3xbf16>) -> tensor<?x6x4x4xbf16> {
   %0 = fx.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>, groups = 6} : (tensor<?x6x4x4xbf16>, tensor<6x1x3x3xbf16>) -> tensor<?x6x4x4xbf16>
   fx.output %0 : tensor<?x6x4x4xbf16>

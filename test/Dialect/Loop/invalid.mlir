@@ -397,3 +397,43 @@ fx.graph @welford_of_integers(%x: tensor<4x8xsi32>) -> tensor<4xsi32> {
   }
   fx.output %0 : tensor<4xsi32>
 }
+
+// -----
+
+fx.graph @convolution_output_size(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x8x8xf32> {
+  // expected-error @+1 {{'loop.convolution' op has 8 outputs in spatial dimension 0, but its input, filters and attributes give 6}}
+  %y = loop.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x8x8xf32>
+  fx.output %y : tensor<1x4x8x8xf32>
+}
+
+// -----
+
+fx.graph @convolution_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{'loop.convolution' op convolves 3 channels with 'tensor<4x3x3x3xf32>' in 2 groups into 4 channels: channels and filters must split into the groups, each filter reading its group's channels}}
+  %y = loop.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 2} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  fx.output %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+fx.graph @convolution_attribute_length(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{'loop.convolution' op has 1 `stride` entries for 2 spatial dimensions}}
+  %y = loop.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  fx.output %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+fx.graph @convolution_result_type(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xbf16>) -> tensor<1x4x6x6xf16> {
+  // expected-error @+1 {{'loop.convolution' op holds 'bf16' sums in 'f16'; the result must be 'bf16' or f32}}
+  %y = loop.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x3x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x6x6xf16>
+  fx.output %y : tensor<1x4x6x6xf16>
+}
+
+// -----
+
+fx.graph @convolution_dynamic_channels(%x: tensor<1x?x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{'loop.convolution' op has a dynamic size at dimension 1; only the batch may be dynamic}}
+  %y = loop.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x?x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  fx.output %y : tensor<1x4x6x6xf32>
+}

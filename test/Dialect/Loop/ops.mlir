@@ -166,3 +166,14 @@ fx.graph @scatter(%zeros: tensor<100x64xf32>, %ids: tensor<?xsi64>, %grad: tenso
   }
   fx.output %0 : tensor<100x64xf32>
 }
+
+// -----
+
+// CHECK-LABEL: fx.graph @convolution
+// CHECK: loop.convolution(%{{.+}}) %arg0, %arg1 {dilation = array<i64: 1, 2>, groups = 2 : i64, padding = array<i64: 1, 0>, stride = array<i64: 2, 1>} : tensor<?x4x9x9xbf16>, tensor<6x2x3x3xbf16> -> tensor<?x6x5x5xf32>
+fx.graph @convolution(%x: tensor<?x4x9x9xbf16>, %w: tensor<6x2x3x3xbf16>) -> tensor<?x6x5x5xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x9x9xbf16>
+  %y = loop.convolution(%n) %x, %w {stride = array<i64: 2, 1>, padding = array<i64: 1, 0>, dilation = array<i64: 1, 2>, groups = 2} : tensor<?x4x9x9xbf16>, tensor<6x2x3x3xbf16> -> tensor<?x6x5x5xf32>
+  fx.output %y : tensor<?x6x5x5xf32>
+}

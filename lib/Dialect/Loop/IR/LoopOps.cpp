@@ -320,6 +320,79 @@ void MatmulOp::getAsmBlockArgumentNames(Region &region,
   }
 }
 
+LogicalResult ConvolutionOp::verify() {
+  RankedTensorType result = getResultType();
+  auto input = cast<RankedTensorType>(getInput().getType());
+  auto weight = cast<RankedTensorType>(getWeight().getType());
+  int64_t rank = result.getRank();
+  if (rank < 3 || input.getRank() != rank || weight.getRank() != rank)
+    return emitOpError("convolves ")
+           << input << " with " << weight << " into " << result
+           << ": all three must have the same rank, at least 3";
+  Type element = input.getElementType();
+  if (!isa<FloatType>(element) || weight.getElementType() != element)
+    return emitOpError("convolves ")
+           << element << " with " << weight.getElementType()
+           << " elements; both must be the same floating-point type";
+  Type resultElement = result.getElementType();
+  if (resultElement != element &&
+      !(resultElement.isF32() && element.getIntOrFloatBitWidth() == 16))
+    return emitOpError("holds ")
+           << element << " sums in " << resultElement << "; the result must be "
+           << element
+           << (element.getIntOrFloatBitWidth() == 16 ? " or f32" : "");
+  if (!weight.hasStaticShape())
+    return emitOpError("needs static filters, not ") << weight;
+  for (int64_t dim = 1; dim < rank; ++dim)
+    if (input.isDynamicDim(dim) || result.isDynamicDim(dim))
+      return emitOpError("has a dynamic size at dimension ")
+             << dim << "; only the batch may be dynamic";
+  if (static_cast<int64_t>(getDynamicSizes().size()) !=
+      result.getNumDynamicDims())
+    return emitOpError("has ")
+           << getDynamicSizes().size() << " dynamic sizes, but its result "
+           << result << " has " << result.getNumDynamicDims()
+           << " dynamic dimensions";
+  if (!isCompatibleSize(input.getDimSize(0), result.getDimSize(0)))
+    return emitOpError("has batch sizes ")
+           << input.getDimSize(0) << " and " << result.getDimSize(0)
+           << " in input and result; they must be equal";
+  int64_t spatial = rank - 2;
+  for (auto [name, values] :
+       {std::pair<StringRef, ArrayRef<int64_t>>{"stride", getStride()},
+        {"padding", getPadding()},
+        {"dilation", getDilation()}})
+    if (static_cast<int64_t>(values.size()) != spatial)
+      return emitOpError("has ")
+             << values.size() << " `" << name << "` entries for " << spatial
+             << " spatial dimensions";
+  int64_t groups = static_cast<int64_t>(getGroups());
+  int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
+  if (groups < 1 || channels % groups || filters % groups ||
+      weight.getDimSize(1) * groups != channels ||
+      result.getDimSize(1) != filters)
+    return emitOpError("convolves ")
+           << channels << " channels with " << weight << " in " << groups
+           << " groups into " << result.getDimSize(1)
+           << " channels: channels and filters must split into the groups, "
+              "each filter reading its group's channels";
+  for (int64_t dim = 0; dim < spatial; ++dim) {
+    int64_t stride = getStride()[dim], dilation = getDilation()[dim];
+    if (stride < 1 || dilation < 1 || getPadding()[dim] < 0)
+      return emitOpError("needs positive strides and dilations and "
+                         "non-negative padding");
+    int64_t span = dilation * (weight.getDimSize(dim + 2) - 1) + 1;
+    int64_t reach = input.getDimSize(dim + 2) + 2 * getPadding()[dim];
+    int64_t outputs = reach < span ? 0 : (reach - span) / stride + 1;
+    if (result.getDimSize(dim + 2) != outputs)
+      return emitOpError("has ")
+             << result.getDimSize(dim + 2) << " outputs in spatial dimension "
+             << dim << ", but its input, filters and attributes give "
+             << outputs;
+  }
+  return success();
+}
+
 LogicalResult MatmulOp::verify() {
   RankedTensorType result = getResultType();
   auto lhs = cast<RankedTensorType>(getLhs().getType());

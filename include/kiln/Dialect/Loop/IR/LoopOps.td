@@ -241,6 +241,50 @@ def Loop_MatmulOp : Loop_Op<"matmul", [
   }];
 }
 
+def Loop_ConvolutionOp : Loop_Op<"convolution", [Pure]> {
+  let summary = "Convolves a batch of images with filters, in groups";
+  let description = [{
+    For an input `[N, C, X...]` and filters `[F, C / groups, K...]`,
+    `result[n, f, o...]` is the sum over `c` and `k...` of
+    `input[n, g * C / groups + c, o * stride + k * dilation - padding] *
+    weight[f, c, k...]`, with `g` the group of filter `f` (`f / (F /
+    groups)`) and inputs outside the image reading 0. `stride`, `padding`
+    and `dilation` have one entry per spatial dimension. Sums accumulate as
+    `loop.matmul`'s do, and the result holds them: the operands' element
+    type, or f32 for f16 and bf16 operands (a bias, an activation and the
+    rounding are the reader's, as after a matrix product). Only the batch
+    may be dynamic; its size is `dynamic_sizes`.
+
+    Like `loop.matmul` the node has no body: `kiln-loop-expand-convolutions`
+    rewrites it into the input's patches and a matrix product of the
+    filters with them (im2col).
+
+    ```mlir
+    %y = loop.convolution(%n) %x, %w {stride = array<i64: 1, 1>,
+        padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, groups = 1}
+        : tensor<?x64x56x56xbf16>, tensor<64x64x3x3xbf16> -> tensor<?x64x56x56xf32>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight,
+                       Variadic<Index>:$dynamic_sizes,
+                       DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    (`(` $dynamic_sizes^ `)`)? $input `,` $weight attr-dict `:` type($input)
+    `,` type($weight) `->` type($result)
+  }];
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getResultType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
+    }
+    /// The number of spatial dimensions.
+    int64_t getNumSpatialDims() { return getResultType().getRank() - 2; }
+  }];
+}
+
 def Loop_KernelOp : Loop_Op<"kernel", [
     RecursiveMemoryEffects, SingleBlock
   ]> {
