@@ -1981,8 +1981,9 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
     None (dynamic) if it is ``scale * s + offset`` of one symbol s in both
     (``4 * s0`` after a flatten, ``s0 - 1`` after ``x[1:]``), with a positive
     integer scale; each symbol grows by another amount between the traces, so
-    at most one fits. `minimums` receives the least value of the symbol that
-    keeps the size at least 2, as a ``?`` is."""
+    rarely more than one fits, and then only where none needs a narrower
+    range. `minimums` receives the least value of the symbol that keeps the
+    size at least 2, as a ``?`` is."""
     if size_a == size_b:
         return size_a
     fits = []
@@ -1991,11 +1992,14 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
         if delta % growth == 0 and delta // growth >= 1:
             scale = delta // growth
             fits.append((name, scale, size_a - scale * value_a))
+    # The least value of each fitting symbol that keeps the size at least 2.
+    leasts = [(name, -(-(2 - offset) // scale)) for name, scale, offset in fits]
     if len(fits) == 1 and size_a >= 2:
-        name, scale, offset = fits[0]
-        least = -(-(2 - offset) // scale)
+        name, least = leasts[0]
         minimums[name] = max(minimums.get(name, 2), least)
         return None
+    if fits and size_a >= 2 and all(least <= 2 for _, least in leasts):
+        return None  # Whichever symbol it follows, it is at least 2.
     raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} depends on the "
                              f"dynamic sizes in a way the guards cannot express "
                              f"(size {size_a}, then {size_b} with other input sizes); "
