@@ -766,20 +766,22 @@ def _symbolic_size_names(node: torch.fx.Node) -> Optional[List[str]]:
 
 def _adapt_expand(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     """Names the sizes of an expand that stretches a size-1 (or a new)
-    dimension to a symbolic one, which has no other source for its size."""
+    dimension to a symbolic one, which has no other source for its size
+    (import_function names them wherever it can)."""
+    names = _symbolic_size_names(node)
+    if names and (_SIZE_SYMBOLS_META in node.meta or _stretches_to_symbolic(node)):
+        bound["size_symbols"] = names
+
+
+def _stretches_to_symbolic(node: torch.fx.Node) -> bool:
+    """Whether an expand makes a symbolic size of a size-1 or a new dimension."""
     source = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
     result = node.meta.get("val")
-    if _SIZE_SYMBOLS_META in node.meta:
-        bound["size_symbols"] = node.meta[_SIZE_SYMBOLS_META]
-        return
     if source is None or result is None:
-        return
+        return False
     leading = len(result.shape) - len(source.shape)
-    stretched = any(not isinstance(size, int) and (d < leading or source.shape[d - leading] == 1)
-                    for d, size in enumerate(result.shape))
-    names = _symbolic_size_names(node)
-    if stretched and names:
-        bound["size_symbols"] = names
+    return any(not isinstance(size, int) and (d < leading or source.shape[d - leading] == 1)
+               for d, size in enumerate(result.shape))
 
 
 # How the ATen overloads that an fx op also represents (the table's `also`,
@@ -1348,9 +1350,10 @@ def drop_implied_assertions(gm: torch.fx.GraphModule) -> None:
     which Kiln would not check. The size arithmetic that fed an erased
     assertion is left for dead code elimination."""
     assert_scalar = getattr(getattr(aten, "_assert_scalar", None), "default", None)
+    if assert_scalar is None:
+        return
     for node in list(gm.graph.nodes):
-        if assert_scalar is None or node.op != "call_function" \
-                or aten_target(node) is not assert_scalar:
+        if node.op != "call_function" or aten_target(node) is not assert_scalar:
             continue
         condition = node.args[0]
         value = condition.meta.get("val") if isinstance(condition, torch.fx.Node) \
@@ -1796,12 +1799,14 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
     args, body, results = [], [], []
     body_nodes = []
     frozen: Dict[str, torch.Tensor] = {}
+    # The symbols that the guards bind, which symbolic integers may read.
+    bound_symbols = {s.name for s in guards.symbols} if guards else None
     for node in gm.graph.nodes:
         if node.op == "placeholder" and isinstance(types.get(node), SymbolicIntType):
             # An integer input that a size symbol gives (Dynamo's s0) is no
             # argument: the graph reads the symbol, which the tensors bind.
             symbol = types[node].symbol
-            if symbol is None or (guards and symbol not in {s.name for s in guards.symbols}):
+            if symbol is None or (bound_symbols is not None and symbol not in bound_symbols):
                 raise _unsupported(node, f"integer input '{node.name}' is not a size of the "
                                          "tensor inputs, which Kiln's graphs read sizes from")
             body.append(f'{p.declare(node)} = fx.symbol_value "{symbol}"')
@@ -1821,8 +1826,8 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
         elif _is_symbolic_int(node):
             symbol = node.target.name if isinstance(node.target, SymbolValue) \
                 else types[node].symbol
-            if guards and symbol is not None and \
-                    symbol not in {s.name for s in guards.symbols}:
+            if bound_symbols is not None and symbol is not None \
+                    and symbol not in bound_symbols:
                 raise _unsupported(node, f"{_describe_op(node)} is the size {symbol}, "
                                          "which no guarded input dimension binds")
             body.extend(_emit_symbolic_int(p, node, types))
@@ -2034,6 +2039,12 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
     return merged
 
 
+def _symbol_valued(symbols: Dict[str, Tuple[int, int]], values: Tuple[Any, Any]
+                   ) -> Optional[str]:
+    """The size symbol whose values in the two traces are `values`, if any."""
+    return next((name for name, pair in symbols.items() if pair == values), None)
+
+
 # Arguments that may be a size symbol's value: where one differs between the
 # traces exactly as a symbol does, it becomes that symbol's fx.symbol_value.
 _SYMBOLIC_ARGUMENTS = {
@@ -2075,8 +2086,7 @@ def _make_symbolic_arguments(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphMod
             if value_a == value_b or not isinstance(value_a, int) \
                     or not isinstance(value_b, int):
                 continue
-            symbol = next((n for n, values in symbols.items()
-                           if values == (value_a, value_b)), None)
+            symbol = _symbol_valued(symbols, (value_a, value_b))
             if symbol is None:
                 continue
             for node, value in ((node_a, value_a), (node_b, value_b)):
@@ -2108,24 +2118,25 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
         names = []
         for dim, size in enumerate(merged.shape):
             if size is None:
-                sizes = (types_a[node_a].shape[dim], types_b[node_b].shape[dim])
-                names.append(next((n for n, v in symbols.items() if v == sizes), None))
+                names.append(_symbol_valued(
+                    symbols, (types_a[node_a].shape[dim], types_b[node_b].shape[dim])))
         if all(names):
             node_a.meta[_SIZE_SYMBOLS_META] = names
 
 
 def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                    types_a: Dict, types_b: Dict, types: Dict,
-                   symbols: Dict[str, Tuple[int, int]]
+                   symbols: Dict[str, Tuple[int, int]], minimums: Dict[str, int]
                    ) -> Dict[str, Tuple[int, Optional[int]]]:
     """The range each size symbol must keep for the graph's static bounds to
-    mean what they meant in the traces, as Dynamo's guards would: ``x[:, 3]``
-    on a dynamic dimension needs at least 4 elements, ``x[:, :8]`` and a top
-    8 at least 8 (their results are then static), ``pe[:s0]`` of a static ``pe`` of 512 rows
-    at most 512 (its result is then s0). Raises UnsupportedOpError for the
-    ops that compare a dynamic size with a bound in a way no range of one
-    symbol expresses."""
-    ranges = {name: (2, None) for name in symbols}
+    mean what they meant in the traces, as Dynamo's guards would, from
+    `minimums` (_merge_dim's) on: ``x[:, 3]`` on a dynamic dimension needs
+    at least 4 elements, ``x[:, :8]`` and a top 8 at least 8 (their results
+    are then static), ``pe[:s0]`` of a static ``pe`` of 512 rows at most 512
+    (its result is then s0). Raises UnsupportedOpError for the ops that
+    compare a dynamic size with a bound in a way no range of one symbol
+    expresses."""
+    ranges = {name: (minimums.get(name, 2), None) for name in symbols}
 
     def narrow(name: str, low: int = 2, high: Optional[int] = None) -> None:
         old_low, old_high = ranges[name]
@@ -2133,8 +2144,7 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
         ranges[name] = (max(old_low, low), min(highs) if highs else None)
 
     def symbol_of(node_a: torch.fx.Node, node_b: torch.fx.Node, dim: int) -> Optional[str]:
-        sizes = (types_a[node_a].shape[dim], types_b[node_b].shape[dim])
-        return next((n for n, values in symbols.items() if values == sizes), None)
+        return _symbol_valued(symbols, (types_a[node_a].shape[dim], types_b[node_b].shape[dim]))
 
     def refuse(node: torch.fx.Node, source: torch.fx.Node) -> UnsupportedOpError:
         return _unsupported(node, f"{_describe_op(node)} on a tensor with dynamic sizes "
@@ -2251,15 +2261,18 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     make_fx of torch 1.13 traces with concrete sizes, so the graph is traced a
     second time on inputs whose dynamic sizes differ (each grown by at least
     the largest dynamic size, by repeating its elements; so the second trace
-    costs up to twice the memory per dynamic dimension): the two graphs must be the same op for op, with the same
-    attributes, and a value's size may differ between them only as a
-    multiple of one symbol (which is then never 0 or 1). A slice bound or an
-    arange end that is a symbol's value in both traces (``pe[:x.shape[0]]``)
-    becomes that symbol's ``fx.symbol_value``. A static index or slice bound
-    on a dynamic dimension narrows its symbol's range so that it means what
-    it did in the traces (``x[:, 3]`` needs at least 4 elements, ``pe[:s0]``
-    at most pe's); other ops that compare a dynamic size with a static bound
-    (topk, narrow, padding, ...) are refused. Raises UnsupportedOpError
+    costs up to twice the memory per dynamic dimension; each symbol grows by
+    its own amount): the two graphs must be the same op for op, with the same
+    attributes, and a value's size may differ between them only as
+    ``scale * s + offset`` of one symbol s (_merge_dim; the symbol's range
+    then keeps it at least 2). A slice bound or an arange end that is a
+    symbol's value in both traces (``pe[:x.shape[0]]``) becomes that
+    symbol's ``fx.symbol_value``; created tensors and stretched expands name
+    their sizes' symbols. A static index, slice bound or top-k on a dynamic
+    dimension narrows its symbol's range so that it means what it did in the
+    traces (``x[:, 3]`` needs at least 4 elements, ``pe[:s0]`` at most pe's);
+    the other ops that compare a dynamic size with a static bound
+    (``diagonal``, ``as_strided``) are refused. Raises UnsupportedOpError
     naming the node otherwise.
 
     A graph with random ops reads a seed after the constants, on `device`
@@ -2332,10 +2345,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     minimums: Dict[str, int] = {}
     types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums)
     _name_size_symbols(gm, gm_b, types_a, types_b, types, symbols)
-    ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols)
-    for symbol, least in minimums.items():
-        low, high = ranges[symbol]
-        ranges[symbol] = (max(low, least), high)
+    ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols, minimums)
     for symbol, (low, high) in ranges.items():
         value = symbols[symbol][0]
         if low > value or (high is not None and high < symbols[symbol][1]):
