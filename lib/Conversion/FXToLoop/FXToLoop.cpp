@@ -1720,16 +1720,12 @@ static SmallVector<Value> delinearizeBySizes(OpBuilder &b, Location loc,
   return digits;
 }
 
-/// Computes the source indices a view reads for the result indices `ivs`.
-using IndexMapFn =
-    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange ivs)>;
+} // namespace
 
-/// Builds a node that reads `source` at the indices `indexMap` gives for
-/// each element of `resultType`. Inlining then folds it into its readers, so
-/// a view costs index arithmetic in the kernel that reads it, not a copy.
-static Value buildIndexMapNode(OpBuilder &b, Location loc, Value source,
-                               RankedTensorType resultType,
-                               ValueRange dynamicSizes, IndexMapFn indexMap) {
+Value fxtoloop::buildIndexMapNode(OpBuilder &b, Location loc, Value source,
+                                  RankedTensorType resultType,
+                                  ValueRange dynamicSizes,
+                                  IndexMapFn indexMap) {
   auto node = loop::PointwiseOp::create(b, loc, resultType, dynamicSizes);
   Block *body = b.createBlock(&node.getBody());
   int64_t rank = resultType.getRank();
@@ -1741,6 +1737,8 @@ static Value buildIndexMapNode(OpBuilder &b, Location loc, Value source,
   b.setInsertionPointAfter(node);
   return node.getResult();
 }
+
+namespace {
 
 /// The dynamic sizes of `resultType` when its dimension `dim` has the size of
 /// `source`'s dimension `sourceDim(dim)` (negative: none); fails when a

@@ -109,6 +109,17 @@ Value buildBroadcastPointwise(OpBuilder &b, Location loc,
 /// sorting network has log2(n) (log2(n) + 1) / 2 nodes, 300 for 2^24.
 inline constexpr int64_t kMaxSortLength = int64_t(1) << 24;
 
+/// Computes the source indices a view reads for the result indices `ivs`.
+using IndexMapFn =
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange ivs)>;
+
+/// Builds a node that reads `source` at the indices `indexMap` gives for
+/// each element of `resultType`. Inlining then folds it into its readers, so
+/// a view costs index arithmetic in the kernel that reads it, not a copy.
+Value buildIndexMapNode(OpBuilder &b, Location loc, Value source,
+                        RankedTensorType resultType, ValueRange dynamicSizes,
+                        IndexMapFn indexMap);
+
 /// Builds a node of `type` whose element at the node's indices `elementFn`
 /// computes (reading only what it loads).
 Value buildGeneratorNode(

@@ -39,6 +39,13 @@ struct SymbolValueLowering : OpRewritePattern<fx::SymbolValueOp> {
   }
 };
 
+/// A lowering of a view whose bounds are computed at run time: it goes
+/// before ViewLowering, which takes static bounds only.
+template <typename OpTy> struct SymbolicBoundsPattern : OpRewritePattern<OpTy> {
+  SymbolicBoundsPattern(MLIRContext *context)
+      : OpRewritePattern<OpTy>(context, /*benefit=*/2) {}
+};
+
 /// A bound as an index: the i64 operand if there is one, else the static
 /// attribute's value, else `absent`.
 static Value getBound(OpBuilder &b, Location loc, Value operand,
@@ -83,9 +90,8 @@ getDynamicSizes(OpBuilder &b, Location loc, Value source,
 /// dimension (x[1:], x[:-1]): element i of `dim` reads start + i * step, and
 /// the result has ceil((end - start) / step) elements there (none when end <=
 /// start), both bounds wrapped and clamped at run time.
-struct SymbolicSliceLowering : OpRewritePattern<fx::SliceOp> {
-  SymbolicSliceLowering(MLIRContext *context)
-      : OpRewritePattern(context, /*benefit=*/2) {}
+struct SymbolicSliceLowering : SymbolicBoundsPattern<fx::SliceOp> {
+  using SymbolicBoundsPattern::SymbolicBoundsPattern;
 
   LogicalResult matchAndRewrite(fx::SliceOp op,
                                 PatternRewriter &rewriter) const override {
@@ -125,17 +131,16 @@ struct SymbolicSliceLowering : OpRewritePattern<fx::SliceOp> {
     SmallVector<Value> dynamicSizes =
         getDynamicSizes(rewriter, loc, op.getSelf(), resultType, dim, length,
                         [](int64_t d) { return d; });
-    Value source = op.getSelf();
     rewriter.replaceOp(
-        op, buildGeneratorNode(
-                rewriter, loc, resultType, dynamicSizes,
-                [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        op, buildIndexMapNode(
+                rewriter, loc, op.getSelf(), resultType, dynamicSizes,
+                [&](OpBuilder &b, Location loc, ValueRange ivs) {
                   SmallVector<Value> indices(ivs);
                   Value offset = ivs[dim];
                   if (step != 1)
                     offset = arith::MulIOp::create(b, loc, offset, stepValue);
                   indices[dim] = arith::AddIOp::create(b, loc, offset, start);
-                  return loop::LoadOp::create(b, loc, source, indices);
+                  return indices;
                 }));
     return success();
   }
@@ -145,9 +150,8 @@ struct SymbolicSliceLowering : OpRewritePattern<fx::SliceOp> {
 /// dimension: the index counts from the end when negative and is clamped
 /// into the dimension (out of range is an error in PyTorch; the read stays
 /// inside the tensor).
-struct SymbolicSelectLowering : OpRewritePattern<fx::SelectOp> {
-  SymbolicSelectLowering(MLIRContext *context)
-      : OpRewritePattern(context, /*benefit=*/2) {}
+struct SymbolicSelectLowering : SymbolicBoundsPattern<fx::SelectOp> {
+  using SymbolicBoundsPattern::SymbolicBoundsPattern;
 
   LogicalResult matchAndRewrite(fx::SelectOp op,
                                 PatternRewriter &rewriter) const override {
@@ -171,15 +175,14 @@ struct SymbolicSelectLowering : OpRewritePattern<fx::SelectOp> {
     SmallVector<Value> dynamicSizes = getDynamicSizes(
         rewriter, loc, op.getSelf(), resultType, /*dim=*/-1, Value(),
         [dim](int64_t d) { return d < dim ? d : d + 1; });
-    Value source = op.getSelf();
     rewriter.replaceOp(
-        op, buildGeneratorNode(
-                rewriter, loc, resultType, dynamicSizes,
-                [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-                  SmallVector<Value> indices(ivs);
-                  indices.insert(indices.begin() + dim, position);
-                  return loop::LoadOp::create(b, loc, source, indices);
-                }));
+        op,
+        buildIndexMapNode(rewriter, loc, op.getSelf(), resultType, dynamicSizes,
+                          [&](OpBuilder &, Location, ValueRange ivs) {
+                            SmallVector<Value> indices(ivs);
+                            indices.insert(indices.begin() + dim, position);
+                            return indices;
+                          }));
     return success();
   }
 };
