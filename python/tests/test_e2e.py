@@ -554,6 +554,31 @@ def test_freeze_constants(device, tmp_path):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+_EXIT_AFTER_FROZEN_RUN = """
+import sys, torch, kiln
+model = torch.nn.Linear(16, 8).to(sys.argv[1])
+x = torch.randn(4, 16, device=sys.argv[1])
+with torch.no_grad():
+    compiled = kiln.compile(model, [x], freeze=True, cache_dir=sys.argv[2])
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+print("ran")
+"""
+
+
+def test_a_process_that_ran_frozen_constants_exits(device, tmp_path):
+    """Artifacts unload when the process exits, after the runtime's own state
+    is gone: the exit must neither touch that state nor wait on the driver."""
+    import os
+    import subprocess
+    import sys
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    done = subprocess.run(
+        [sys.executable, "-c", _EXIT_AFTER_FROZEN_RUN, device, str(tmp_path)],
+        env=env, capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().endswith("ran")
+
+
 def test_freeze_with_dynamic_sizes(tmp_path):
     # Frozen weights and a dynamic batch: one artifact serves every batch.
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(),

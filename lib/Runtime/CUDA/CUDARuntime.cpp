@@ -12,7 +12,9 @@
 #include "Driver.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <map>
 #include <set>
@@ -188,7 +190,7 @@ static void forgetDeviceConstants(const void *image) {
   }
   if (freed.empty())
     return;
-  // At exit the driver may already be shut down; the errors are irrelevant.
+  // Errors are ignored: an unload has no caller to report them to.
   if (const Driver *driver = getDriver())
     for (CUdeviceptr device : freed)
       driver->cuMemFree(device);
@@ -200,13 +202,22 @@ extern "C" void *mgpuModuleLoad(void *data, size_t) {
   return lazy;
 }
 
+/// Set when the process begins to exit. Artifacts unload their modules in
+/// destructors that the dynamic loader runs after every exit handler, so
+/// after this library's own state (the constants' map, the mutex) has been
+/// destroyed, and while the driver is shutting down. The process's end frees
+/// modules and device memory anyway, so unloading then is skipped.
+static std::atomic<bool> processExiting{false};
+[[maybe_unused]] static const bool exitHandlerRegistered =
+    std::atexit([] { processExiting = true; }) == 0;
+
 extern "C" void mgpuModuleUnload(void *module) {
   auto *lazy = static_cast<LazyModule *>(module);
-  if (!lazy)
+  if (!lazy || processExiting)
     return;
   if (const void *image = getImageBase(lazy->binary))
     forgetDeviceConstants(image);
-  // At exit the driver may already be shut down; the errors are irrelevant.
+  // Errors are ignored: an unload has no caller to report them to.
   if (!lazy->modules.empty()) {
     if (const Driver *driver = getDriver()) {
       for (auto &entry : lazy->modules)
