@@ -219,6 +219,29 @@ fx.graph @forward(
 """
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_writes_into_views_of_a_dynamic_dimension(device):
+    # Functionalised, writes into slices and selects of the dynamic dimension
+    # are slice_scatter and select_scatter whose positions follow its
+    # run-time size.
+    def fn(x, y):
+        out = x.clone()
+        out[:, 1:] = y[:, 1:] * 2
+        out[:, -1] = 0.5
+        tail = x.clone()
+        tail[:, -3:] = y[:, :3]
+        return out, tail
+
+    example = [torch.randn(2, 7, device=device), torch.randn(2, 7, device=device)]
+    result = imported(fn, *example, dynamic={0: [1], 1: [1]})
+    assert "fx.slice_scatter" in result.text and "fx.select_scatter" in result.text
+    compiled = kiln.compile(fn, example, dynamic={0: [1], 1: [1]})
+    for length in [3, 4, 40]:
+        x, y = torch.randn(2, length, device=device), torch.randn(2, length, device=device)
+        for got, want in zip(compiled(x, y), fn(x, y)):
+            assert torch.equal(got, want)
+
+
 def test_a_view_that_splits_dynamic_sizes_runs_at_every_size(tmp_path):
     # What torch 2.x's importer writes for x.view(s0, s1, 32) with x of
     # [s0*s1, 32] (a Linear's result on a 3-d input): the view names the

@@ -13,6 +13,7 @@
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -61,8 +62,30 @@ static int64_t normalizeDim(int64_t dim, int64_t rank) {
   return dim < 0 ? dim + rank : dim;
 }
 
-/// Lowers fx.slice_scatter over a dimension of static size: index i is in
-/// the view when i = start + k * step for 0 <= k < the source's size.
+/// `index` (an attribute, negative from the end) as a position in a
+/// dimension of run-time `size`, clamped into [0, size] as slicing clamps.
+static Value normalizeBound(OpBuilder &b, Location loc, int64_t index,
+                            Value size) {
+  if (std::optional<int64_t> known = getConstantIntValue(size))
+    return arith::ConstantIndexOp::create(
+        b, loc, std::clamp<int64_t>(index < 0 ? index + *known : index, 0,
+                                    *known));
+  if (index >= 0)
+    return arith::MinUIOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, index), size);
+  Value back = arith::ConstantIndexOp::create(b, loc, -index);
+  Value fits =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, size, back);
+  return arith::SelectOp::create(b, loc, fits,
+                                 arith::SubIOp::create(b, loc, size, back),
+                                 arith::ConstantIndexOp::create(b, loc, 0));
+}
+
+/// Lowers fx.slice_scatter: index i is in the view when i = start + k * step
+/// for 0 <= k < the source's size (which implies the end). Over a dynamic
+/// dimension the start is placed at run time. The source is read at k
+/// clamped into it whatever the flag says; it is never empty there (a `?`
+/// size is at least 2, and a static empty slice replaces nothing).
 struct SliceScatterLowering : OpRewritePattern<fx::SliceScatterOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -71,13 +94,6 @@ struct SliceScatterLowering : OpRewritePattern<fx::SliceScatterOp> {
     auto type = cast<RankedTensorType>(op.getSelf().getType());
     int64_t dim =
         normalizeDim(static_cast<int64_t>(op.getDim()), type.getRank());
-    int64_t size = type.getDimSize(dim);
-    if (ShapedType::isDynamic(size))
-      return rewriter.notifyMatchFailure(op, "slice of a dynamic dimension");
-    auto clamp = [&](int64_t index) {
-      return std::clamp<int64_t>(index < 0 ? index + size : index, 0, size);
-    };
-    int64_t start = clamp(op.getStart().value_or(0));
     int64_t step = static_cast<int64_t>(op.getStep());
     // An empty slice replaces nothing (and has no element to read).
     if (cast<RankedTensorType>(op.getSrc().getType()).getDimSize(dim) == 0) {
@@ -85,6 +101,10 @@ struct SliceScatterLowering : OpRewritePattern<fx::SliceScatterOp> {
       return success();
     }
     Location loc = op.getLoc();
+    int64_t start = op.getStart().value_or(0);
+    Value startValue =
+        normalizeBound(rewriter, loc, start, getDimSize(rewriter, loc,
+                                                        op.getSelf(), dim));
     Value srcSize = getDimSize(rewriter, loc, op.getSrc(), dim);
     Value result = buildViewScatter(
         rewriter, loc, op.getSelf(), op.getSrc(), dim, /*keepsDim=*/true,
@@ -94,7 +114,7 @@ struct SliceScatterLowering : OpRewritePattern<fx::SliceScatterOp> {
             return arith::ConstantIndexOp::create(b, loc, value);
           };
           Value zero = constant(0);
-          Value offset = arith::SubIOp::create(b, loc, index, constant(start));
+          Value offset = arith::SubIOp::create(b, loc, index, startValue);
           Value after = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
                                               offset, zero);
           Value position = arith::SelectOp::create(b, loc, after, offset, zero);
@@ -122,7 +142,8 @@ struct SliceScatterLowering : OpRewritePattern<fx::SliceScatterOp> {
 };
 
 /// Lowers fx.select_scatter: index i of `dim` is in the view when it is the
-/// selected index.
+/// selected index (counted from the end at run time when it is negative and
+/// the dimension dynamic).
 struct SelectScatterLowering : OpRewritePattern<fx::SelectScatterOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -131,18 +152,15 @@ struct SelectScatterLowering : OpRewritePattern<fx::SelectScatterOp> {
     auto type = cast<RankedTensorType>(op.getSelf().getType());
     int64_t dim =
         normalizeDim(static_cast<int64_t>(op.getDim()), type.getRank());
-    int64_t selected = static_cast<int64_t>(op.getIndex());
-    if (selected < 0) {
-      if (type.isDynamicDim(dim))
-        return rewriter.notifyMatchFailure(op, "negative index, dynamic size");
-      selected += type.getDimSize(dim);
-    }
+    Location loc = op.getLoc();
+    Value chosen = normalizeBound(rewriter, loc,
+                                  static_cast<int64_t>(op.getIndex()),
+                                  getDimSize(rewriter, loc, op.getSelf(), dim));
     Value result = buildViewScatter(
-        rewriter, op.getLoc(), op.getSelf(), op.getSrc(), dim,
+        rewriter, loc, op.getSelf(), op.getSrc(), dim,
         /*keepsDim=*/false,
         [&](OpBuilder &b, Location loc,
             Value index) -> std::pair<Value, Value> {
-          Value chosen = arith::ConstantIndexOp::create(b, loc, selected);
           return {arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, index,
                                         chosen),
                   index};

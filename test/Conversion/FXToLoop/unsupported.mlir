@@ -51,15 +51,6 @@ fx.graph @randperm(%seed: tensor<si64>) -> tensor<?xsi64> {
 
 // -----
 
-// Where a dynamic dimension's slice starts depends on its run-time size.
-fx.graph @slice_scatter_dynamic(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.slice_scatter' with these operand types}}
-  %0 = fx.slice_scatter %x, %y {dim = 0, start = 1} : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
-  fx.output %0 : tensor<?xf32>
-}
-
-// -----
-
 // Several index tensors are not lowered yet.
 fx.graph @index_put_two_indices(%x: tensor<10x4xf32>, %i: tensor<3xsi64>, %j: tensor<3xsi64>, %v: tensor<3xf32>) -> tensor<10x4xf32> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.index_put' with these operand types}}

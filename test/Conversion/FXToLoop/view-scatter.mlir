@@ -42,6 +42,59 @@ fx.graph @select_scatter(%x: tensor<?x4xbf16>, %y: tensor<?xf32>) -> tensor<?x4x
 
 // -----
 
+// Over a dynamic dimension the start is placed at run time: a negative one
+// counts back from the size (0 when it is longer), a positive one is at most
+// the size; the source's run-time size bounds the view.
+// CHECK-LABEL: fx.graph @dynamic_slice_scatter
+// CHECK-SAME: (%[[SELF:.+]]: tensor<?xf32>, %[[SRC:.+]]: tensor<?xf32>)
+// CHECK-DAG: %[[SIZE:.+]] = tensor.dim %[[SELF]], %c0
+// CHECK-DAG: %[[FITS:.+]] = arith.cmpi uge, %[[SIZE]], %c3
+// CHECK-DAG: %[[BACK:.+]] = arith.subi %[[SIZE]], %c3
+// CHECK: %[[START:.+]] = arith.select %[[FITS]], %[[BACK]], %c0
+// CHECK: %[[SRCSIZE:.+]] = tensor.dim %[[SRC]], %c0
+// CHECK: loop.pointwise(%{{.+}}) : tensor<?xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index):
+// CHECK: arith.subi %[[I]], %[[START]]
+// CHECK: arith.cmpi ult, %{{.+}}, %[[SRCSIZE]]
+// CHECK: loop.load %[[SRC]]
+// CHECK: loop.load %[[SELF]][%[[I]]]
+fx.graph @dynamic_slice_scatter(%x: tensor<?xf32>, %y: tensor<?xf32>) -> tensor<?xf32> {
+  %0 = fx.slice_scatter %x, %y {dim = 0, start = -3} : (tensor<?xf32>, tensor<?xf32>) -> tensor<?xf32>
+  fx.output %0 : tensor<?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @dynamic_slice_scatter_from_one
+// CHECK: %[[SIZE:.+]] = tensor.dim %{{.+}}, %c1
+// CHECK: %[[START:.+]] = arith.minui %[[SIZE]], %c1
+// CHECK: loop.pointwise
+// CHECK: arith.subi %{{.+}}, %[[START]]
+fx.graph @dynamic_slice_scatter_from_one(%x: tensor<2x?xf32>, %y: tensor<2x?xf32>) -> tensor<2x?xf32> {
+  %0 = fx.slice_scatter %x, %y {dim = 1, start = 1} : (tensor<2x?xf32>, tensor<2x?xf32>) -> tensor<2x?xf32>
+  fx.output %0 : tensor<2x?xf32>
+}
+
+// -----
+
+// A negative index into a dynamic dimension counts back from its run-time
+// size.
+// CHECK-LABEL: fx.graph @dynamic_select_scatter
+// CHECK-SAME: (%[[SELF:.+]]: tensor<3x?xf32>, %[[SRC:.+]]: tensor<3xf32>)
+// CHECK: %[[SIZE:.+]] = tensor.dim %[[SELF]], %c1
+// CHECK: %[[FITS:.+]] = arith.cmpi uge, %[[SIZE]], %c1
+// CHECK: %[[BACK:.+]] = arith.subi %[[SIZE]], %c1
+// CHECK: %[[LAST:.+]] = arith.select %[[FITS]], %[[BACK]], %c0
+// CHECK: loop.pointwise
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: arith.cmpi eq, %[[J]], %[[LAST]]
+fx.graph @dynamic_select_scatter(%x: tensor<3x?xf32>, %y: tensor<3xf32>) -> tensor<3x?xf32> {
+  %0 = fx.select_scatter %x, %y {dim = 1, index = -1} : (tensor<3x?xf32>, tensor<3xf32>) -> tensor<3x?xf32>
+  fx.output %0 : tensor<3x?xf32>
+}
+
+// -----
+
 // An empty slice changes nothing.
 // CHECK-LABEL: fx.graph @empty_slice_scatter
 // CHECK-SAME: (%[[SELF:.+]]: tensor<6x4xf32>
