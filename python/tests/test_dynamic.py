@@ -242,6 +242,24 @@ def test_writes_into_views_of_a_dynamic_dimension(device):
             assert torch.equal(got, want)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_grid_sampling_of_a_dynamic_batch(device):
+    def fn(x, grid):
+        return (torch.nn.functional.grid_sample(x, grid, align_corners=False),
+                torch.nn.functional.grid_sample(x, grid, mode="nearest",
+                                                padding_mode="reflection",
+                                                align_corners=True))
+
+    example = [torch.randn(3, 2, 5, 6, device=device),
+               torch.rand(3, 4, 7, 2, device=device) * 2.4 - 1.2]
+    compiled = kiln.compile(fn, example, dynamic={0: [0], 1: [0]})
+    for batch in [2, 5]:
+        x = torch.randn(batch, 2, 5, 6, device=device)
+        grid = torch.rand(batch, 4, 7, 2, device=device) * 2.4 - 1.2
+        for got, want in zip(compiled(x, grid), fn(x, grid)):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_a_view_that_splits_dynamic_sizes_runs_at_every_size(tmp_path):
     # What torch 2.x's importer writes for x.view(s0, s1, 32) with x of
     # [s0*s1, 32] (a Linear's result on a 3-d input): the view names the

@@ -219,16 +219,24 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
     if (interpolation > 2 || padding > 2)
       return rewriter.notifyMatchFailure(op,
                                          "unknown interpolation or padding");
-    if (inputType.getRank() != 4 || !inputType.hasStaticShape() ||
-        !type.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic sizes");
+    // The input's height and width are constants of the coordinate maths;
+    // the batch, channels and the grid's sizes may be dynamic.
+    if (inputType.getRank() != 4 || inputType.isDynamicDim(2) ||
+        inputType.isDynamicDim(3))
+      return rewriter.notifyMatchFailure(op, "dynamic input height or width");
     bool alignCorners = op.getAlignCorners();
     bool border = padding == 1, reflection = padding == 2;
     Type dtype = type.getElementType();
     Type computeType = getComputeDtype(dtype, /*computeInF32=*/true);
     int64_t height = inputType.getDimSize(2), width = inputType.getDimSize(3);
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(type, [&](int64_t dim) {
+          // (N, C) from the input, (H, W) from the grid's (N, H, W, 2).
+          return dim < 2 ? getDimSize(rewriter, loc, input, dim)
+                         : getDimSize(rewriter, loc, grid, dim - 1);
+        });
     Value result = buildGeneratorNode(
-        rewriter, loc, type, {},
+        rewriter, loc, type, dynamicSizes,
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           Value n = ivs[0], c = ivs[1];
           auto constant = [&](double value) {

@@ -51,6 +51,21 @@ fx.graph @grid_sampler(%x: tensor<1x2x4x5xf32>, %g: tensor<1x3x3x2xf32>) -> tens
 
 // -----
 
+// A dynamic batch (from the input) and grid sizes (from the grid) size the
+// node; the input's height and width stay constants.
+// CHECK-LABEL: fx.graph @dynamic_grid_sampler
+// CHECK-SAME: (%[[X:.+]]: tensor<?x2x4x5xf32>, %[[G:.+]]: tensor<?x?x3x2xf32>)
+// CHECK-DAG: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK-DAG: %[[H:.+]] = tensor.dim %[[G]], %c1
+// CHECK: loop.pointwise(%[[N]], %[[H]]) : tensor<?x2x?x3xf32>
+// CHECK: loop.yield
+fx.graph @dynamic_grid_sampler(%x: tensor<?x2x4x5xf32>, %g: tensor<?x?x3x2xf32>) -> tensor<?x2x?x3xf32> {
+  %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64, align_corners = false} : (tensor<?x2x4x5xf32>, tensor<?x?x3x2xf32>) -> tensor<?x2x?x3xf32>
+  fx.output %0 : tensor<?x2x?x3xf32>
+}
+
+// -----
+
 // Reflection padding folds the coordinate back about the input's edges
 // (here its outer edges, -0.5 and 4.5 for width 5: |x + 0.5| mod 5 and the
 // parity of the number of folds), then clamps it.
