@@ -479,6 +479,42 @@ def test_group_norm_gradient_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_group_norm_gradient_of_a_dynamic_batch_and_extent(device, tmp_path):
+    from kiln.compiler import compile_graph_text
+    from kiln.guards import GraphGuards
+    from kiln.runtime import Artifact
+
+    t, s = "tensor<?x6x?xf32>", "tensor<?x3xf32>"
+
+    def guard(sizes):
+        return f'{{fx.guard = #fx.tensor_guard<sizes = [{sizes}], align = 16, device = "{device}">}}'
+
+    text = f"""fx.graph @forward(%dy: {t} {guard("s0, 6, s1")}, %x: {t} {guard("s0, 6, s1")},
+    %m: {s} {guard("s0, 3")}, %r: {s} {guard("s0, 3")}, %w: tensor<6xf32> {guard("6")})
+    -> ({t}, tensor<6xf32>, tensor<6xf32>)
+    attributes {{symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]}} {{
+  %0:3 = fx.native_group_norm_backward %dy, %x, %m, %r weight(%w) {{group = 3 : i64, output_mask = array<i1: true, true, true>}} : ({t}, {t}, {s}, {s}, tensor<6xf32>) -> ({t}, tensor<6xf32>, tensor<6xf32>)
+  fx.output %0#0, %0#1, %0#2 : {t}, tensor<6xf32>, tensor<6xf32>
+}}
+"""
+    path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                              cache_dir=tmp_path)
+    artifact = Artifact(path, guards=GraphGuards.parse(text))
+    generator = torch.Generator().manual_seed(11)
+    for batch, extent in [(2, 20), (5, 3)]:
+        x = torch.randn(batch, 6, extent, generator=generator) * 2 + 1
+        dy = torch.randn(batch, 6, extent, generator=generator)
+        w = torch.randn(6, generator=generator)
+        grouped = x.reshape(batch, 3, -1)
+        m = grouped.mean(-1)
+        r = (grouped.var(-1, unbiased=False) + 1e-5).rsqrt()
+        want = torch.ops.aten.native_group_norm_backward(
+            dy, x, m, r, w, batch, 6, extent, 3, [True, True, True])
+        got = artifact(*[v.to(device) for v in (dy, x, m, r, w)])
+        for result, expected in zip(got, want):
+            torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
 def test_siblings_share_a_kernel(device, tmp_path):
     # Three results that read x: one kernel over x's rows (sibling fusion),
     # each result right, with or without the fusion.

@@ -3836,7 +3836,8 @@ struct LayerNormBackwardLowering
 /// per group, with D channels, m = D·extent elements, ds_g = Σ ds·w and
 /// db_g = Σ db·w over its channels, c2 = (db_g·mean - ds_g)·rstd³/m and
 /// c3 = -c2·mean - db_g·rstd/m; the input's gradient is rstd·w·dy + c2·x +
-/// c3, the weight's Σ_n (ds - db·mean)·rstd, the bias's Σ_n db.
+/// c3, the weight's Σ_n (ds - db·mean)·rstd, the bias's Σ_n db. The batch
+/// and the extent may be dynamic; the channels are static.
 struct GroupNormBackwardLowering
     : OpRewritePattern<fx::NativeGroupNormBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -3848,14 +3849,15 @@ struct GroupNormBackwardLowering
     auto inputType = cast<RankedTensorType>(input.getType());
     int64_t rank = inputType.getRank();
     int64_t groups = static_cast<int64_t>(op.getGroup());
-    if (rank < 2 || groups <= 0 || !inputType.hasStaticShape())
-      return rewriter.notifyMatchFailure(op, "dynamic or no channels");
+    if (rank < 2 || groups <= 0 || inputType.isDynamicDim(1))
+      return rewriter.notifyMatchFailure(op, "no static channels");
     int64_t batch = inputType.getDimSize(0);
     int64_t channels = inputType.getDimSize(1);
     int64_t groupChannels = channels / groups;
-    int64_t positions = 1;
-    for (int64_t size : inputType.getShape().drop_front(2))
-      positions *= size;
+    // The [N, ...] nodes' dynamic size, if the batch is dynamic.
+    SmallVector<Value> batchSizes;
+    if (ShapedType::isDynamic(batch))
+      batchSizes.push_back(getDimSize(rewriter, loc, input, 0));
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
     GradientBuilder g{rewriter, loc, dtype};
     auto perSampleChannel = RankedTensorType::get({batch, channels}, dtype);
@@ -3896,7 +3898,7 @@ struct GroupNormBackwardLowering
       auto grouped =
           RankedTensorType::get({batch, groups, groupChannels}, dtype);
       Value view = buildGeneratorNode(
-          rewriter, loc, grouped, {},
+          rewriter, loc, grouped, batchSizes,
           [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
             Value channel = arith::AddIOp::create(
                 b, loc,
@@ -3913,8 +3915,9 @@ struct GroupNormBackwardLowering
           });
       return g.sum(view, {2}, perGroup);
     };
-    Value count = makeFloat(rewriter, loc, dtype,
-                            static_cast<double>(groupChannels * positions));
+    Value count = arith::MulFOp::create(
+        rewriter, loc, getElementCount(rewriter, loc, input, extent, dtype),
+        makeFloat(rewriter, loc, dtype, static_cast<double>(groupChannels)));
     Value mean = op.getMean(), rstd = op.getRstd();
     ArrayRef<bool> mask = op.getOutputMask();
     Value gradInput;
@@ -3948,7 +3951,11 @@ struct GroupNormBackwardLowering
           });
       auto type = cast<RankedTensorType>(op.getGradInput().getType());
       gradInput = buildGeneratorNode(
-          rewriter, loc, type, {},
+          rewriter, loc, type,
+          collectDynamicSizes(type,
+                              [&](int64_t dim) {
+                                return getDimSize(rewriter, loc, input, dim);
+                              }),
           [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
             Value n = ivs[0], c = ivs[1];
             Value scale = atGroup(b, loc, rstd, n, c);
@@ -3976,7 +3983,7 @@ struct GroupNormBackwardLowering
     Value gradWeight;
     if (mask[1]) {
       Value terms = buildGeneratorNode(
-          rewriter, loc, perSampleChannel, {},
+          rewriter, loc, perSampleChannel, batchSizes,
           [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
             Value n = ivs[0], c = ivs[1];
             Value centred = arith::SubFOp::create(

@@ -215,3 +215,27 @@ fx.graph @group_norm_backward(%dy: tensor<2x4x3xf32>, %x: tensor<2x4x3xf32>, %m:
   %0:3 = fx.native_group_norm_backward %dy, %x, %m, %r {group = 2 : i64, output_mask = array<i1: true, false, false>} : (tensor<2x4x3xf32>, tensor<2x4x3xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> (tensor<2x4x3xf32>, tensor<4xf32>, tensor<4xf32>)
   fx.output %0#0 : tensor<2x4x3xf32>
 }
+
+// -----
+
+// A dynamic batch and extent: the nodes take the batch's run-time size, and
+// each group counts 2 channels times the extent's run-time size.
+// CHECK-LABEL: fx.graph @dynamic_group_norm_backward
+// CHECK-SAME: (%[[DY:.+]]: tensor<?x4x?xf32>, %[[X:.+]]: tensor<?x4x?xf32>
+// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK: loop.reduce "sum"(%{{.+}}) over [%{{.+}}] : tensor<?x4xf32>
+// CHECK: loop.reduce "sum"(%{{.+}}) over [%{{.+}}] : tensor<?x4xf32>
+// CHECK: %[[EXTENT:.+]] = tensor.dim %[[X]], %c2
+// CHECK: %[[WIDE:.+]] = arith.index_castui %[[EXTENT]]
+// CHECK: %[[COUNT:.+]] = arith.uitofp %[[WIDE]]
+// CHECK: %[[GROUP:.+]] = arith.mulf %[[COUNT]], %cst
+// CHECK: loop.pointwise(%[[N]]) : tensor<?x2x2xf32>
+// CHECK: loop.reduce "sum"(%[[N]]) over [2] : tensor<?x2xf32>
+// CHECK: arith.divf %{{.+}}, %[[GROUP]]
+// CHECK: loop.pointwise(%{{.+}}, %{{.+}}) : tensor<?x4x?xf32>
+// CHECK: loop.pointwise(%[[N]]) : tensor<?x4xf32>
+// CHECK: loop.reduce "sum" over [%[[N]]] : tensor<4xf32>
+fx.graph @dynamic_group_norm_backward(%dy: tensor<?x4x?xf32>, %x: tensor<?x4x?xf32>, %m: tensor<?x2xf32>, %r: tensor<?x2xf32>, %w: tensor<4xf32>) -> (tensor<?x4x?xf32>, tensor<4xf32>) {
+  %0:3 = fx.native_group_norm_backward %dy, %x, %m, %r weight(%w) {group = 2 : i64, output_mask = array<i1: true, true, false>} : (tensor<?x4x?xf32>, tensor<?x4x?xf32>, tensor<?x2xf32>, tensor<?x2xf32>, tensor<4xf32>) -> (tensor<?x4x?xf32>, tensor<4xf32>, tensor<4xf32>)
+  fx.output %0#0, %0#1 : tensor<?x4x?xf32>, tensor<4xf32>
+}
