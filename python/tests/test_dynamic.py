@@ -92,7 +92,8 @@ def test_bounds_that_follow_a_size_become_symbolic():
 @pytest.mark.parametrize("device", DEVICES)
 def test_scans_and_sorts_of_dynamic_rows(device):
     # Position ids from an attention mask, and a sort, along the dynamic
-    # sequence dimension: each row combines over its run-time length.
+    # sequence dimension: scans run in blocks of 64 (one, a whole one, one
+    # and a bit, many), sorts over the run-time length.
     def fn(mask, x):
         positions = mask.long().cumsum(-1) - 1
         values, order = torch.sort(x, dim=1, descending=True, stable=True)
@@ -103,7 +104,7 @@ def test_scans_and_sorts_of_dynamic_rows(device):
     mask[0, :4] = 0
     compiled = kiln.compile(fn, [mask, torch.randn(3, 9, device=device)],
                             dynamic={0: [1], 1: [1]})
-    for length in [2, 9, 300]:
+    for length in [2, 9, 64, 65, 300, 5000]:
         mask = (torch.rand(3, length, device=device) > 0.3).long()
         x = torch.randn(3, length, device=device)
         x[1, ::2] = 0.5  # ties keep their order

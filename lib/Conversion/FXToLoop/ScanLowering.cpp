@@ -12,8 +12,9 @@
 // blocks of about sqrt(n) (n^1.5 operations), and longer ones by recursive
 // doubling (n log n operations in log n nodes); sorts of rows longer than
 // kMaxScanLength run a bitonic sorting network instead (n log^2 n
-// operations in log^2 n / 2 nodes). Rows of dynamic length scan and sort
-// directly, over their run-time length (n^2 operations).
+// operations in log^2 n / 2 nodes). Rows of dynamic length scan in blocks
+// of kDynamicScanBlock (about n·B operations), and sort directly over their
+// run-time length (n^2 operations).
 //
 //===----------------------------------------------------------------------===//
 
@@ -48,8 +49,15 @@ constexpr int64_t kMaxDirectScanLength = 256;
 /// passes over the row.
 constexpr int64_t kMaxBlockedScanLength = 65536;
 
+/// The block of a scan of dynamic length: each element reads B elements of
+/// its block and each block n / B totals, so B = 64 keeps the reads near
+/// the fewest (2 sqrt(n) per element) from a few thousand elements to a few
+/// hundred thousand, and bounded (B per element) for short rows.
+constexpr int64_t kDynamicScanBlock = 64;
+
 /// What a scan's nodes share: the input, the scanned dimension and its
-/// length, the combiner and the types it accumulates in.
+/// length (ShapedType::kDynamic if dynamic), the combiner and the types it
+/// accumulates in.
 struct ScanSpec {
   Value input;
   int64_t dim, length;
@@ -74,14 +82,22 @@ struct ScanSpec {
         accumulatorDtype);
   }
 
-  /// A loop.reduce of `type` over `extent` positions whose body `value`
-  /// gives the term at the result's indices and the position.
+  /// The scanned row's length, at run time if it is dynamic.
+  Value getLength(OpBuilder &b, Location loc) const {
+    return getDimSize(b, loc, input, dim);
+  }
+
+  /// A loop.reduce of `type` (with `sizes` for its `?`s) over `extent`
+  /// positions (`dynamicExtent` if that is dynamic) whose body `value` gives
+  /// the term at the result's indices and the position.
   Value
-  buildReduce(OpBuilder &b, Location loc, RankedTensorType type, int64_t extent,
+  buildReduce(OpBuilder &b, Location loc, RankedTensorType type,
+              ValueRange sizes, int64_t extent, Value dynamicExtent,
               function_ref<Value(ValueRange ivs, Value position)> value) const {
-    auto node = loop::ReduceOp::create(b, loc, type, b.getStringAttr(combiner),
-                                       dynamicSizes, ValueRange{},
-                                       b.getDenseI64ArrayAttr({extent}));
+    auto node = loop::ReduceOp::create(
+        b, loc, type, b.getStringAttr(combiner), sizes,
+        dynamicExtent ? ValueRange{dynamicExtent} : ValueRange{},
+        b.getDenseI64ArrayAttr({extent}));
     OpBuilder::InsertionGuard guard(b);
     Block *body = b.createBlock(&node.getBody());
     int64_t rank = type.getRank();
@@ -94,26 +110,40 @@ struct ScanSpec {
   }
 };
 
-/// A scan of a row of n elements in blocks of B = ceil(sqrt(n)): each
-/// block's total (one reduction over B), the combination of the totals of
-/// the blocks before each block (one over n / B), then each element combines
-/// that with its block's elements up to itself (one over B). n·B element
-/// reads instead of n^2 / 2.
+/// A scan of a row of n elements in blocks of B (ceil(sqrt(n)) for a static
+/// n, kDynamicScanBlock for a dynamic one): each block's total (one
+/// reduction over B), the combination of the totals of the blocks before
+/// each block (one over ceil(n / B)), then each element combines that with
+/// its block's elements up to itself (one over B). n·B element reads
+/// instead of n^2 / 2.
 Value buildBlockedScan(OpBuilder &b, Location loc, RankedTensorType resultType,
                        const ScanSpec &scan) {
-  int64_t block = static_cast<int64_t>(
-      std::ceil(std::sqrt(static_cast<double>(scan.length))));
-  int64_t blocks = llvm::divideCeil(scan.length, block);
-  SmallVector<int64_t> blockShape(resultType.getShape());
-  blockShape[scan.dim] = blocks;
-  auto blockType = RankedTensorType::get(blockShape, scan.accumulatorDtype);
+  bool dynamic = ShapedType::isDynamic(scan.length);
+  int64_t block =
+      dynamic ? kDynamicScanBlock
+              : static_cast<int64_t>(
+                    std::ceil(std::sqrt(static_cast<double>(scan.length))));
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
-  Value last = index(scan.length - 1);
+  Value length = scan.getLength(b, loc);
+  Value last = arith::SubIOp::create(b, loc, length, index(1));
+  // The blocks' tensor: the result's shape with ceil(n / B) along the row.
+  int64_t blocks =
+      dynamic ? ShapedType::kDynamic : llvm::divideCeil(scan.length, block);
+  Value blockCount =
+      dynamic ? arith::CeilDivUIOp::create(b, loc, length, index(block))
+              : Value();
+  SmallVector<int64_t> blockShape(resultType.getShape());
+  blockShape[scan.dim] = blocks;
+  auto blockType = RankedTensorType::get(blockShape, scan.accumulatorDtype);
+  SmallVector<Value> blockSizes(scan.dynamicSizes);
+  if (dynamic)
+    blockSizes[resultType.getDynamicDimIndex(scan.dim)] = blockCount;
 
   Value totals = scan.buildReduce(
-      b, loc, blockType, block, [&](ValueRange ivs, Value offset) -> Value {
+      b, loc, blockType, blockSizes, block, Value(),
+      [&](ValueRange ivs, Value offset) -> Value {
         Value position = arith::AddIOp::create(
             b, loc, arith::MulIOp::create(b, loc, ivs[scan.dim], index(block)),
             offset);
@@ -125,7 +155,8 @@ Value buildBlockedScan(OpBuilder &b, Location loc, RankedTensorType resultType,
                                        scan.identity(b, loc));
       });
   Value before = scan.buildReduce(
-      b, loc, blockType, blocks, [&](ValueRange ivs, Value earlier) -> Value {
+      b, loc, blockType, blockSizes, blocks, blockCount,
+      [&](ValueRange ivs, Value earlier) -> Value {
         SmallVector<Value> at(ivs);
         at[scan.dim] = earlier;
         Value total = loop::LoadOp::create(b, loc, totals, at);
@@ -135,7 +166,8 @@ Value buildBlockedScan(OpBuilder &b, Location loc, RankedTensorType resultType,
                                        scan.identity(b, loc));
       });
   return scan.buildReduce(
-      b, loc, resultType, block, [&](ValueRange ivs, Value offset) -> Value {
+      b, loc, resultType, scan.dynamicSizes, block, Value(),
+      [&](ValueRange ivs, Value offset) -> Value {
         Value current = ivs[scan.dim];
         Value blockIndex =
             arith::DivUIOp::create(b, loc, current, index(block));
@@ -243,20 +275,19 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
         collectDynamicSizes(resultType, [&](int64_t d) {
           return getDimSize(rewriter, loc, op.getSelf(), d);
         });
-    if (!ShapedType::isDynamic(length) && length > kMaxDirectScanLength) {
+    if (ShapedType::isDynamic(length) || length > kMaxDirectScanLength) {
       ScanSpec scan{op.getSelf(), dim,         length,
                     combiner,     accumulator, accumulatorDtype,
                     dynamicSizes};
-      rewriter.replaceOp(op, buildLongScan(rewriter, loc, resultType, scan));
+      rewriter.replaceOp(op,
+                         ShapedType::isDynamic(length)
+                             ? buildBlockedScan(rewriter, loc, resultType, scan)
+                             : buildLongScan(rewriter, loc, resultType, scan));
       return success();
     }
-    // A row of dynamic length combines directly, over its run-time length.
-    SmallVector<Value> extent;
-    if (ShapedType::isDynamic(length))
-      extent.push_back(getDimSize(rewriter, loc, op.getSelf(), dim));
     auto node = loop::ReduceOp::create(
         rewriter, loc, resultType, rewriter.getStringAttr(combiner),
-        dynamicSizes, extent, rewriter.getDenseI64ArrayAttr({length}));
+        dynamicSizes, ValueRange{}, rewriter.getDenseI64ArrayAttr({length}));
     Block *body = rewriter.createBlock(&node.getBody());
     body->addArguments(SmallVector<Type>(rank + 1, rewriter.getIndexType()),
                        SmallVector<Location>(rank + 1, loc));

@@ -214,13 +214,22 @@ fx.graph @long_masked_scatter(%x: tensor<2x3000xf32>, %m: tensor<3000xi1>, %s: t
 
 // -----
 
-// A row of dynamic length scans and sorts directly, over its run-time
-// length: the reductions' extent is the row's size.
+// A row of dynamic length scans in blocks of 64: ceil(n / 64) block totals,
+// each block's combination of the totals before it (over the run-time
+// number of blocks), then each element over its block. It sorts directly,
+// over its run-time length: that reduction's extent is the row's size.
 // CHECK-LABEL: fx.graph @dynamic_rows
 // CHECK-SAME: (%[[X:.+]]: tensor<4x?xf32>
 // CHECK: tensor.dim %[[X]], %c1
-// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c1
-// CHECK: loop.reduce "sum"(%{{.+}}) over [%[[N]]] : tensor<4x?xf32> {
+// CHECK: %[[LEN:.+]] = tensor.dim %[[X]], %c1
+// CHECK: %[[LAST:.+]] = arith.subi %[[LEN]], %c1
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[LEN]], %c64
+// CHECK: %[[TOTALS:.+]] = loop.reduce "sum"(%[[BLOCKS]]) over [64] : tensor<4x?xf32> {
+// CHECK: arith.cmpi ule, %{{.+}}, %[[LAST]]
+// CHECK: %[[BEFORE:.+]] = loop.reduce "sum"(%[[BLOCKS]]) over [%[[BLOCKS]]] : tensor<4x?xf32> {
+// CHECK: loop.load %[[TOTALS]]
+// CHECK: loop.reduce "sum"(%{{.+}}) over [64] : tensor<4x?xf32> {
+// CHECK: loop.load %[[BEFORE]]
 // CHECK: tensor.dim %[[X]], %c1
 // CHECK: %[[M:.+]] = tensor.dim %[[X]], %c1
 // CHECK: loop.reduce "sum"(%{{.+}}) over [%[[M]]] : tensor<4x?xsi64> {
