@@ -868,6 +868,16 @@ OPS = [
        "`self[..., index, ...]` along `dim`, which disappears",
        notes="Exactly one of the attribute `index` and the operand "
        "`dynamic_index` (a symbolic index) is given."),
+    op("aten.view_as_complex.default", "view_as_complex",
+       shape("ViewAsComplex"), [tensor("self", FLOAT)],
+       [result("result", COMPLEX)],
+       "`self`'s last dimension, of size 2, as complex numbers' real and "
+       "imaginary parts",
+       notes="f32 and f64 become complex<f32> and complex<f64>."),
+    op("aten.view_as_real.default", "view_as_real", shape("ViewAsReal"),
+       [tensor("self", COMPLEX)], [result("result", FLOAT)],
+       "`self`'s complex numbers as a last dimension of size 2: real part, "
+       "imaginary part"),
     op("aten.cat.default", "cat", shape("Cat"),
        [tensor_list("tensors"), default("dim", I64, "0")], [result()],
        "Concatenation along `dim`, with type promotion"),

@@ -182,6 +182,8 @@ OPS = {
     'aten.unsqueeze.default': ('unsqueeze', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'dim', 'I64Attr')], [('result', 'FX_Tensor')]),
     'aten.slice.Tensor': ('slice', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'dim', 'DefaultValuedAttr<I64Attr, "0">'), ('attribute', 'start', 'OptionalAttr<I64Attr>'), ('attribute', 'end', 'OptionalAttr<I64Attr>'), ('attribute', 'step', 'DefaultValuedAttr<I64Attr, "1">'), ('operand', 'dynamic_start', 'Optional<I64>'), ('operand', 'dynamic_end', 'Optional<I64>')], [('result', 'FX_Tensor')]),
     'aten.select.int': ('select', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'dim', 'I64Attr'), ('attribute', 'index', 'OptionalAttr<I64Attr>'), ('operand', 'dynamic_index', 'Optional<I64>')], [('result', 'FX_Tensor')]),
+    'aten.view_as_complex.default': ('view_as_complex', False, [('operand', 'self', 'FX_FloatTensor')], [('result', 'FX_ComplexTensor')]),
+    'aten.view_as_real.default': ('view_as_real', False, [('operand', 'self', 'FX_ComplexTensor')], [('result', 'FX_FloatTensor')]),
     'aten.cat.default': ('cat', False, [('operand', 'tensors', 'Variadic<FX_Tensor>'), ('attribute', 'dim', 'DefaultValuedAttr<I64Attr, "0">')], [('result', 'FX_Tensor')]),
     'aten.split_with_sizes.default': ('split_with_sizes', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'dim', 'DefaultValuedAttr<I64Attr, "0">')], [('results', 'Variadic<FX_Tensor>')]),
     'aten.as_strided.default': ('as_strided', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'stride', 'DenseI64ArrayAttr'), ('attribute', 'storage_offset', 'OptionalAttr<I64Attr>')], [('result', 'FX_Tensor')]),

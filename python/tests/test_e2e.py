@@ -19,6 +19,8 @@ TOLERANCES = {
     torch.float64: (1e-12, 1e-12),
     torch.float16: (1e-2, 1e-2),
     torch.bfloat16: (5e-2, 5e-2),
+    torch.complex64: (1e-5, 1e-6),
+    torch.complex128: (1e-12, 1e-12),
 }
 # Kiln computes f16/bf16 in f32 and rounds once, where eager rounds after every
 # op; against eager run in f32 and rounded at the end, it must agree to about
@@ -44,9 +46,12 @@ def device(request):
 
 
 def fresh(shape, dtype, generator, device="cpu"):
-    """Random inputs for `dtype`: normal floats, integers in [-50, 50], bools."""
+    """Random inputs for `dtype`: normal floats (and complex parts), integers
+    in [-50, 50], bools."""
     if dtype.is_floating_point:
         value = torch.randn(shape, generator=generator).to(dtype)
+    elif dtype.is_complex:
+        value = torch.randn(shape, dtype=dtype, generator=generator)
     elif dtype == torch.bool:
         value = torch.randint(0, 2, shape, generator=generator).bool()
     else:
@@ -59,7 +64,7 @@ def poisoned_like(tensor):
     """A buffer whose every element differs from what a kernel should write."""
     # Contiguous, as Kiln's results are (eager's may be views with strides).
     tensor = tensor.contiguous()
-    if tensor.dtype.is_floating_point:
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
         return torch.full_like(tensor, float("nan"))
     if tensor.dtype == torch.bool:
         return ~tensor
@@ -513,6 +518,25 @@ def test_group_norm_gradient_of_a_dynamic_batch_and_extent(device, tmp_path):
         got = artifact(*[v.to(device) for v in (dy, x, m, r, w)])
         for result, expected in zip(got, want):
             torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_rotary_embeddings_with_complex_numbers(device, tmp_path):
+    # Llama's reference rotary embeddings: pairs of features as complex
+    # numbers, turned by e^{iθ}, and back; one kernel that stores no complex
+    # number. Complex sums, quotients and scalars too.
+    def rope(x, freqs):
+        turned = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2)) * freqs
+        return torch.view_as_real(turned).flatten(-2).type_as(x)
+
+    check(rope, [((2, 8, 4, 16), torch.bfloat16), ((1, 8, 1, 8), torch.complex64)],
+          device=device, tmp_path=tmp_path / "rope")
+
+    def arithmetic(z, w, r):
+        return (z + w * 2, torch.sub(z, r, alpha=3), z / w, -z * 0.5, r / z,
+                torch.view_as_real(z * w), torch.view_as_complex(torch.stack([r, r * 2], -1)))
+
+    check(arithmetic, [((5, 7), torch.complex64), ((5, 7), torch.complex64), ((7,), F32)],
+          device=device, tmp_path=tmp_path / "arithmetic")
 
 
 def test_siblings_share_a_kernel(device, tmp_path):

@@ -6251,6 +6251,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                FillLowering<fx::EmptyStridedOp>,
                FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
   populateMathPatterns(patterns, options);
+  populateComplexPatterns(patterns);
   populateFFTPatterns(patterns);
   populateInterpolationPatterns(patterns);
   populateRandomPatterns(patterns);

@@ -143,6 +143,10 @@ Value emitNormalCdfF32(OpBuilder &b, Location loc, Value x);
 void populateMathPatterns(RewritePatternSet &patterns,
                           const FXToLoopOptions &options);
 
+/// Adds the lowerings of view_as_complex, view_as_real and complex add,
+/// sub, mul, div and neg (ComplexLowering.cpp).
+void populateComplexPatterns(RewritePatternSet &patterns);
+
 /// Adds the lowerings of the real-to-complex and complex-to-real Fourier
 /// transforms (FFTLowering.cpp).
 void populateFFTPatterns(RewritePatternSet &patterns);

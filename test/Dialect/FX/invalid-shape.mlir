@@ -351,3 +351,35 @@ fx.graph @expand_names_too_few_sizes(%row: tensor<1x1xf32>) {
   %0 = fx.expand %row {size_symbols = []} : (tensor<1x1xf32>) -> tensor<?x?xf32>
   fx.output
 }
+
+// -----
+
+fx.graph @view_as_complex_of_pairs_only(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'fx.view_as_complex' op `self` 'tensor<4x3xf32>' must have a last dimension of size 2}}
+  %0 = fx.view_as_complex %x : (tensor<4x3xf32>) -> tensor<4xcomplex<f32>>
+  fx.output
+}
+
+// -----
+
+fx.graph @view_as_complex_of_half(%x: tensor<4x2xf16>) {
+  // expected-error @+1 {{'fx.view_as_complex' op `self` 'tensor<4x2xf16>' must hold f32 or f64 (complex<f32> or complex<f64>)}}
+  %0 = fx.view_as_complex %x : (tensor<4x2xf16>) -> tensor<4xcomplex<f32>>
+  fx.output
+}
+
+// -----
+
+fx.graph @view_as_complex_of_a_scalar(%x: tensor<f32>) {
+  // expected-error @+1 {{'fx.view_as_complex' op `self` 'tensor<f32>' must have a last dimension of size 2}}
+  %0 = fx.view_as_complex %x : (tensor<f32>) -> tensor<complex<f32>>
+  fx.output
+}
+
+// -----
+
+fx.graph @view_as_real_wrong_parts(%z: tensor<4xcomplex<f32>>) {
+  // expected-error @+1 {{'fx.view_as_real' op result type 'tensor<4x2xf64>' does not match the inferred type 'tensor<4x2xf32>'}}
+  %0 = fx.view_as_real %z : (tensor<4xcomplex<f32>>) -> tensor<4x2xf64>
+  fx.output
+}

@@ -104,3 +104,16 @@ fx.graph @scatters_into_views(%x: tensor<4x10xf32>, %row: tensor<10xf32>, %cols:
   %3 = fx.as_strided_scatter %x, %flat {stride = array<i64: 2>} : (tensor<4x10xf32>, tensor<6xf32>) -> tensor<4x10xf32>
   fx.output
 }
+
+// -----
+
+// Tests view_as_complex and view_as_real: a last dimension of size 2 and
+// complex numbers, both ways.
+// CHECK-LABEL: fx.graph @complex_views
+fx.graph @complex_views(%x: tensor<?x8x2xf32>, %z: tensor<3xcomplex<f64>>) {
+  // CHECK: fx.view_as_complex %{{.*}} : (tensor<?x8x2xf32>) -> tensor<?x8xcomplex<f32>>
+  %0 = fx.view_as_complex %x : (tensor<?x8x2xf32>) -> tensor<?x8xcomplex<f32>>
+  // CHECK: fx.view_as_real %{{.*}} : (tensor<3xcomplex<f64>>) -> tensor<3x2xf64>
+  %1 = fx.view_as_real %z : (tensor<3xcomplex<f64>>) -> tensor<3x2xf64>
+  fx.output
+}

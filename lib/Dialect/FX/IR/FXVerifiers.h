@@ -155,6 +155,10 @@ enum class ShapeKind {
   Expand,
   Squeeze,
   Unsqueeze,
+  /// view_as_complex: [..., 2] of f32 (f64) -> [...] of complex<f32>
+  /// (complex<f64>); view_as_real the other way.
+  ViewAsComplex,
+  ViewAsReal,
   Slice,
   Select,
   Cat,

@@ -374,6 +374,22 @@ LogicalResult mlir::kiln::fx::verifyShapeOp(Operation *op, ShapeKind kind,
     shape.insert(shape.begin() + *dim, 1);
     return verifyResult(op, 0, shape, dtype);
   }
+  case ShapeKind::ViewAsComplex: {
+    if (!dtype.isF32() && !dtype.isF64())
+      return op->emitOpError("`self` ")
+             << self << " must hold f32 or f64 (complex<f32> or complex<f64>)";
+    if (rank == 0 || self.getDimSize(rank - 1) != 2)
+      return op->emitOpError("`self` ")
+             << self << " must have a last dimension of size 2";
+    return verifyResult(op, 0, self.getShape().drop_back(),
+                        ComplexType::get(dtype));
+  }
+  case ShapeKind::ViewAsReal: {
+    SmallVector<int64_t> shape(self.getShape());
+    shape.push_back(2);
+    return verifyResult(op, 0, shape,
+                        cast<ComplexType>(dtype).getElementType());
+  }
   case ShapeKind::Slice: {
     FailureOr<SmallVector<int64_t>> shape =
         getSliceShape(op, self, groups, /*dynamicStart=*/1, /*dynamicEnd=*/2);

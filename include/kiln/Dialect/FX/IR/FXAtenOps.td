@@ -2630,6 +2630,32 @@ def FX_SelectOp : FX_ShapeOp<"select", "aten.select.int", "Select"> {
   }];
 }
 
+def FX_ViewAsComplexOp : FX_ShapeOp<"view_as_complex",
+    "aten.view_as_complex.default", "ViewAsComplex"> {
+  let summary = "`self`'s last dimension, of size 2, as complex numbers' real and imaginary parts";
+  let description = [{
+    Core ATen `aten.view_as_complex.default`.
+
+    f32 and f64 become complex<f32> and complex<f64>.
+
+    The result keeps `self`'s dtype.
+  }];
+  let arguments = (ins FX_FloatTensor:$self);
+  let results = (outs FX_ComplexTensor:$result);
+}
+
+def FX_ViewAsRealOp : FX_ShapeOp<"view_as_real", "aten.view_as_real.default",
+    "ViewAsReal"> {
+  let summary = "`self`'s complex numbers as a last dimension of size 2: real part, imaginary part";
+  let description = [{
+    Core ATen `aten.view_as_real.default`.
+
+    The result keeps `self`'s dtype.
+  }];
+  let arguments = (ins FX_ComplexTensor:$self);
+  let results = (outs FX_FloatTensor:$result);
+}
+
 def FX_CatOp : FX_ShapeOp<"cat", "aten.cat.default", "Cat"> {
   let summary = "Concatenation along `dim`, with type promotion";
   let description = [{

@@ -1,0 +1,94 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))' | FileCheck %s
+
+// view_as_complex pairs the last dimension's two elements; view_as_real
+// picks the real part at index 0 and the imaginary part at index 1.
+// CHECK-LABEL: fx.graph @complex_views
+// CHECK-SAME: (%[[X:.+]]: tensor<?x8x2xf32>)
+// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK: %[[Z:.+]] = loop.pointwise(%[[N]]) : tensor<?x8xcomplex<f32>> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-DAG: %[[RE:.+]] = loop.load %[[X]][%[[I]], %[[J]], %c0]
+// CHECK-DAG: %[[IM:.+]] = loop.load %[[X]][%[[I]], %[[J]], %c1]
+// CHECK: %[[C:.+]] = complex.create %[[RE]], %[[IM]] : complex<f32>
+// CHECK: loop.yield %[[C]] : complex<f32>
+// CHECK: loop.pointwise(%{{.+}}) : tensor<?x8x2xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.+]]: index, %[[B:.+]]: index, %[[K:.+]]: index):
+// CHECK: %[[V:.+]] = loop.load %[[Z]][%[[A]], %[[B]]] : tensor<?x8xcomplex<f32>>
+// CHECK: %[[ISRE:.+]] = arith.cmpi eq, %[[K]], %c0
+// CHECK-DAG: %[[R:.+]] = complex.re %[[V]]
+// CHECK-DAG: %[[M:.+]] = complex.im %[[V]]
+// CHECK: arith.select %[[ISRE]], %[[R]], %[[M]] : f32
+fx.graph @complex_views(%x: tensor<?x8x2xf32>) -> tensor<?x8x2xf32> {
+  %0 = fx.view_as_complex %x : (tensor<?x8x2xf32>) -> tensor<?x8xcomplex<f32>>
+  %1 = fx.view_as_real %0 : (tensor<?x8xcomplex<f32>>) -> tensor<?x8x2xf32>
+  fx.output %1 : tensor<?x8x2xf32>
+}
+
+// -----
+
+// A complex product from four real ones: (ac - bd) + (ad + bc)i.
+// CHECK-LABEL: fx.graph @complex_product
+// CHECK: loop.pointwise : tensor<4x8xcomplex<f32>> {
+// CHECK-DAG: %[[A:.+]] = complex.re %[[L:[^ ]+]] : complex<f32>
+// CHECK-DAG: %[[B:.+]] = complex.im %[[L]] : complex<f32>
+// CHECK-DAG: %[[C:.+]] = complex.re %[[R:[^ ]+]] : complex<f32>
+// CHECK-DAG: %[[D:.+]] = complex.im %[[R]] : complex<f32>
+// CHECK-DAG: %[[AC:.+]] = arith.mulf %[[A]], %[[C]]
+// CHECK-DAG: %[[BD:.+]] = arith.mulf %[[B]], %[[D]]
+// CHECK-DAG: %[[RE:.+]] = arith.subf %[[AC]], %[[BD]]
+// CHECK-DAG: %[[AD:.+]] = arith.mulf %[[A]], %[[D]]
+// CHECK-DAG: %[[BC:.+]] = arith.mulf %[[B]], %[[C]]
+// CHECK-DAG: %[[IM:.+]] = arith.addf %[[AD]], %[[BC]]
+// CHECK: complex.create %[[RE]], %[[IM]] : complex<f32>
+fx.graph @complex_product(%x: tensor<4x8xcomplex<f32>>, %f: tensor<1x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
+  %0 = fx.mul %x, %f : (tensor<4x8xcomplex<f32>>, tensor<1x8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+  fx.output %0 : tensor<4x8xcomplex<f32>>
+}
+
+// -----
+
+// A real operand is a complex number with imaginary part 0, converted to
+// the parts' type; alpha scales both parts of `other`.
+// CHECK-LABEL: fx.graph @mixed_complex_sum
+// CHECK: loop.pointwise : tensor<3xcomplex<f64>> {
+// CHECK: %[[R:.+]] = loop.load %{{.+}}[%{{.+}}] : tensor<3xf32>
+// CHECK: %[[WIDE:.+]] = arith.extf %[[R]] : f32 to f64
+// CHECK: arith.mulf %[[WIDE]], %cst
+// CHECK: complex.create %{{.+}}, %{{.+}} : complex<f64>
+fx.graph @mixed_complex_sum(%z: tensor<3xcomplex<f64>>, %r: tensor<3xf32>) -> tensor<3xcomplex<f64>> {
+  %0 = fx.add %z, %r {alpha = 2 : i64} : (tensor<3xcomplex<f64>>, tensor<3xf32>) -> tensor<3xcomplex<f64>>
+  fx.output %0 : tensor<3xcomplex<f64>>
+}
+
+// -----
+
+// Quotients by Smith's method: the divisor's larger part (by magnitude)
+// scales the smaller; a zero divisor divides each part by zero.
+// CHECK-LABEL: fx.graph @complex_quotient
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>> {
+// CHECK: %[[ABSC:.+]] = math.absf
+// CHECK: %[[ABSD:.+]] = math.absf
+// CHECK: %[[BYREAL:.+]] = arith.cmpf oge, %[[ABSC]], %[[ABSD]]
+// CHECK: %[[ZERO:.+]] = arith.andi
+// CHECK: %[[INNER:.+]] = arith.select %[[BYREAL]]
+// CHECK: arith.select %[[ZERO]], %{{.+}}, %[[INNER]]
+// CHECK: complex.create
+fx.graph @complex_quotient(%x: tensor<4xcomplex<f32>>, %y: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = fx.div %x, %y : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0 : tensor<4xcomplex<f32>>
+}
+
+// -----
+
+// Scalar forms: `other` is real.
+// CHECK-LABEL: fx.graph @complex_scalars
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: arith.mulf %{{.+}}, %cst
+// CHECK: arith.negf
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+fx.graph @complex_scalars(%x: tensor<4xcomplex<f32>>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
+  %0 = fx.mul_scalar %x {other = 2.5 : f64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %1 = fx.neg %0 : tensor<4xcomplex<f32>>
+  %2 = fx.sub_scalar %x {other = 1 : i64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %1, %2 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>
+}
