@@ -96,3 +96,21 @@ fx.graph @attention(%q: tensor<2x4x16x32xbf16>, %k: tensor<2x4x16x32xbf16>, %v: 
   %o4 = fx.unsafe_view %o : (tensor<8x16x32xbf16>) -> tensor<2x4x16x32xbf16>
   fx.output %o4 : tensor<2x4x16x32xbf16>
 }
+
+// -----
+
+// Rotary embeddings with complex numbers: the views and the complex product
+// inline into one pointwise kernel; x (bf16) and freqs (complex<f32>) are
+// read once, no complex buffer is stored.
+// CHECK-LABEL: fusion report for @complex_rotary: 1 kernel, 4608 bytes moved, ideal 4608 (1.00x)
+// CHECK-NEXT: kernel 0: loop.pointwise, 1 node (0 reductions), reads 2560, writes 2048
+fx.graph @complex_rotary(%x: tensor<2x8x4x16xbf16>, %freqs: tensor<1x8x1x8xcomplex<f32>>) -> tensor<2x8x4x16xbf16> {
+  %0 = fx.to_copy %x {dtype = f32} : (tensor<2x8x4x16xbf16>) -> tensor<2x8x4x16xf32>
+  %1 = fx.view %0 : (tensor<2x8x4x16xf32>) -> tensor<2x8x4x8x2xf32>
+  %2 = fx.view_as_complex %1 : (tensor<2x8x4x8x2xf32>) -> tensor<2x8x4x8xcomplex<f32>>
+  %3 = fx.mul %2, %freqs : (tensor<2x8x4x8xcomplex<f32>>, tensor<1x8x1x8xcomplex<f32>>) -> tensor<2x8x4x8xcomplex<f32>>
+  %4 = fx.view_as_real %3 : (tensor<2x8x4x8xcomplex<f32>>) -> tensor<2x8x4x8x2xf32>
+  %5 = fx.view %4 : (tensor<2x8x4x8x2xf32>) -> tensor<2x8x4x16xf32>
+  %6 = fx.to_copy %5 {dtype = bf16} : (tensor<2x8x4x16xf32>) -> tensor<2x8x4x16xbf16>
+  fx.output %6 : tensor<2x8x4x16xbf16>
+}
