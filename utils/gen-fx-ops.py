@@ -124,6 +124,8 @@ PROMOTION_TEXT = {
     "ComplexToFloat": "the promoted dtype, or its real counterpart when that "
                       "is complex",
     "BoolToLong": "the promoted dtype, or si64 when that is bool",
+    "FloatToComplex": "the complex dtype whose parts have the promoted dtype "
+                      "(f32 or f64)",
 }
 FAMILY_TEXT = {
     "FX_ReductionOp": "Reductions remove the reduced dimensions (or keep "

@@ -539,6 +539,16 @@ def test_rotary_embeddings_with_complex_numbers(device, tmp_path):
           device=device, tmp_path=tmp_path / "arithmetic")
 
 
+def test_complex_numbers_from_and_to_reals(device, tmp_path):
+    def fn(r, t, z):
+        return (torch.polar(r.abs(), t), torch.complex(r, t[0]), z.conj() * z,
+                torch.conj_physical(z), z.abs(), z.angle(), r.angle(),
+                torch.real(z) - torch.imag(z))
+
+    check(fn, [((4, 6), F32), ((4, 6), F32), ((4, 6), torch.complex64)],
+          device=device, tmp_path=tmp_path)
+
+
 def test_siblings_share_a_kernel(device, tmp_path):
     # Three results that read x: one kernel over x's rows (sibling fusion),
     # each result right, with or without the fusion.

@@ -1,8 +1,9 @@
 //===- ComplexLowering.cpp - Complex numbers: views and arithmetic --------===//
 //
 // Part of Kiln. fx.view_as_complex and fx.view_as_real become nodes that
-// pair up or split a last dimension of size 2, and add, sub, mul, div and
-// neg with a complex result become pointwise nodes on the numbers' parts:
+// pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
+// conj, complex, polar, abs and angle become pointwise nodes on the
+// numbers' parts:
 // what rotary embeddings written with complex numbers (x viewed as complex,
 // times e^{iθ}, viewed as real) need. Inlining then fuses the views and the
 // product into one kernel that never stores a complex number.
@@ -21,6 +22,9 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -174,13 +178,175 @@ struct ComplexArithmeticLowering : OpRewritePattern<OpTy> {
   }
 };
 
+/// The f32 or f64 parts of complex dtype `dtype`, or null.
+FloatType getPartType(Type dtype) {
+  auto complexType = dyn_cast<ComplexType>(dtype);
+  auto part =
+      complexType ? dyn_cast<FloatType>(complexType.getElementType()) : nullptr;
+  return part && (part.isF32() || part.isF64()) ? part : nullptr;
+}
+
+/// The dtypes of `op`'s operands' elements.
+SmallVector<Type> getOperandDtypes(Operation *op) {
+  return llvm::map_to_vector(op->getOperandTypes(), [](Type type) {
+    return cast<RankedTensorType>(type).getElementType();
+  });
+}
+
+/// Lowers fx.conj: the imaginary part negated.
+struct ConjLowering : OpRewritePattern<fx::ConjOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ConjOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto complexType = cast<ComplexType>(type.getElementType());
+    FloatType part = getPartType(complexType);
+    if (!part)
+      return rewriter.notifyMatchFailure(op, "parts other than f32 and f64");
+    Value result = buildBroadcastPointwise(
+        rewriter, op.getLoc(), type, op.getSelf(), complexType, complexType,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Parts parts = getParts(b, loc, elements[0], complexType, part);
+          return complex::CreateOp::create(
+              b, loc, complexType, parts.re,
+              arith::NegFOp::create(b, loc, parts.im));
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Lowers fx.complex (real and imaginary parts) and fx.polar (absolute
+/// value and angle: abs cos(angle) + i abs sin(angle), as PyTorch computes
+/// it), both from broadcast real operands.
+template <typename OpTy>
+struct ComplexFromRealsLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto complexType = cast<ComplexType>(type.getElementType());
+    FloatType part = getPartType(complexType);
+    if (!part)
+      return rewriter.notifyMatchFailure(op, "parts other than f32 and f64");
+    Value result = buildBroadcastPointwise(
+        rewriter, op.getLoc(), type, op->getOperands(), {part, part},
+        complexType,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Value first = elements[0], second = elements[1];
+          if constexpr (std::is_same_v<OpTy, fx::PolarOp>) {
+            Value cos = math::CosOp::create(b, loc, second);
+            Value sin = math::SinOp::create(b, loc, second);
+            second = arith::MulFOp::create(b, loc, first, sin);
+            first = arith::MulFOp::create(b, loc, first, cos);
+          }
+          return complex::CreateOp::create(b, loc, complexType, first, second);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Lowers fx.abs of complex numbers: hypot(re, im), scaled so that squaring
+/// neither overflows nor underflows; an infinite part gives +inf (even with
+/// a NaN beside it), as C's hypot.
+struct ComplexAbsLowering : OpRewritePattern<fx::AbsOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::AbsOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type dtype = getOperandDtypes(op).front();
+    FloatType part = getPartType(dtype);
+    if (!part)
+      return rewriter.notifyMatchFailure(op, "not complex of f32 or f64");
+    Value result = buildBroadcastPointwise(
+        rewriter, op.getLoc(), type, op.getSelf(), dtype, part,
+        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          Parts parts = getParts(b, loc, elements[0], dtype, part);
+          Value x = math::AbsFOp::create(b, loc, parts.re);
+          Value y = math::AbsFOp::create(b, loc, parts.im);
+          Value high = arith::MaximumFOp::create(b, loc, x, y);
+          Value low = arith::MinimumFOp::create(b, loc, x, y);
+          Value zero = makeFloat(b, loc, part, 0.0);
+          Value infinity =
+              makeFloat(b, loc, part, std::numeric_limits<double>::infinity());
+          // high = 0 would divide 0 by 0; the answer is 0.
+          Value isZero = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OEQ, high, zero);
+          Value ratio = arith::DivFOp::create(
+              b, loc, low,
+              arith::SelectOp::create(b, loc, isZero,
+                                      makeFloat(b, loc, part, 1.0), high));
+          Value scaled = arith::MulFOp::create(
+              b, loc, high,
+              math::SqrtOp::create(
+                  b, loc,
+                  arith::AddFOp::create(b, loc, makeFloat(b, loc, part, 1.0),
+                                        arith::MulFOp::create(b, loc, ratio,
+                                                              ratio))));
+          Value isInfinite = arith::OrIOp::create(
+              b, loc,
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
+                                    infinity),
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, y,
+                                    infinity));
+          return arith::SelectOp::create(b, loc, isInfinite, infinity, scaled);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// Lowers fx.angle: atan2(im, re) of complex numbers; of reals, NaN for
+/// NaN, pi for negative numbers and 0 for the rest (as PyTorch's angle).
+struct AngleLowering : OpRewritePattern<fx::AngleOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::AngleOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    Type dtype = getOperandDtypes(op).front();
+    FloatType part = getPartType(dtype);
+    bool isComplex = isa<ComplexType>(dtype);
+    if (isComplex && !part)
+      return rewriter.notifyMatchFailure(op, "parts other than f32 and f64");
+    // Reals compute in f32 when narrower.
+    Type compute = isComplex ? Type(part)
+                   : dtype.getIntOrFloatBitWidth() < 32
+                       ? Type(rewriter.getF32Type())
+                       : dtype;
+    Value result = buildBroadcastPointwise(
+        rewriter, op.getLoc(), type, op.getSelf(), isComplex ? dtype : compute,
+        compute, [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
+          if (isComplex) {
+            Parts parts = getParts(b, loc, elements[0], dtype, part);
+            return math::Atan2Op::create(b, loc, parts.im, parts.re);
+          }
+          Value x = elements[0];
+          Value negative = arith::CmpFOp::create(
+              b, loc, arith::CmpFPredicate::OLT, x,
+              makeFloat(b, loc, compute, 0.0));
+          Value isNaN =
+              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+          Value angle = arith::SelectOp::create(
+              b, loc, negative, makeFloat(b, loc, compute, M_PI),
+              makeFloat(b, loc, compute, 0.0));
+          return arith::SelectOp::create(b, loc, isNaN, x, angle);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// The dynamic sizes of `type` read from `source`'s dimensions (its
-/// dimension d is the result's dimension d).
+/// dimension d is the result's dimension d; the pair dimension, which only
+/// one of them has, is static).
 SmallVector<Value> getLeadingSizes(OpBuilder &b, Location loc,
                                    RankedTensorType type, Value source) {
-  auto sourceType = cast<RankedTensorType>(source.getType());
   return collectDynamicSizes(type, [&](int64_t dim) -> Value {
-    assert(dim < sourceType.getRank() && "the pair dimension is static");
     return getDimSize(b, loc, source, dim);
   });
 }
@@ -250,5 +416,8 @@ void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
       ComplexArithmeticLowering<fx::SubScalarOp, ComplexKind::Sub>,
       ComplexArithmeticLowering<fx::MulScalarOp, ComplexKind::Mul>,
       ComplexArithmeticLowering<fx::DivScalarOp, ComplexKind::Div>,
-      ViewAsComplexLowering, ViewAsRealLowering>(patterns.getContext());
+      ViewAsComplexLowering, ViewAsRealLowering, ConjLowering,
+      ComplexFromRealsLowering<fx::ComplexOp>,
+      ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
+      AngleLowering>(patterns.getContext());
 }

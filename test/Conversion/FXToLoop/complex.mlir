@@ -92,3 +92,57 @@ fx.graph @complex_scalars(%x: tensor<4xcomplex<f32>>) -> (tensor<4xcomplex<f32>>
   %2 = fx.sub_scalar %x {other = 1 : i64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
   fx.output %1, %2 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>
 }
+
+// -----
+
+// conj negates the imaginary part; complex pairs broadcast real parts;
+// polar turns (r, θ) into (r cos θ, r sin θ).
+// CHECK-LABEL: fx.graph @complex_from_parts
+// CHECK: loop.pointwise : tensor<4x3xcomplex<f32>> {
+// CHECK: %[[IM:.+]] = complex.im
+// CHECK: %[[NEG:.+]] = arith.negf %[[IM]]
+// CHECK: complex.create %{{.+}}, %[[NEG]] : complex<f32>
+// CHECK: loop.pointwise : tensor<4x3xcomplex<f32>> {
+// CHECK: %[[RE:.+]] = loop.load %{{.+}}[%{{.+}}, %{{.+}}] : tensor<4x3xf32>
+// CHECK: %[[IMAG:.+]] = loop.load %{{.+}}[%{{.+}}] : tensor<3xf32>
+// CHECK: complex.create %[[RE]], %[[IMAG]] : complex<f32>
+// CHECK: loop.pointwise : tensor<4x3xcomplex<f32>> {
+// CHECK: %[[R:.+]] = loop.load
+// CHECK: %[[T:.+]] = loop.load
+// CHECK-DAG: %[[COS:.+]] = math.cos %[[T]]
+// CHECK-DAG: %[[SIN:.+]] = math.sin %[[T]]
+// CHECK-DAG: %[[Y:.+]] = arith.mulf %[[R]], %[[SIN]]
+// CHECK-DAG: %[[X:.+]] = arith.mulf %[[R]], %[[COS]]
+// CHECK: complex.create %[[X]], %[[Y]] : complex<f32>
+fx.graph @complex_from_parts(%z: tensor<4x3xcomplex<f32>>, %a: tensor<4x3xf32>, %b: tensor<3xf32>) -> (tensor<4x3xcomplex<f32>>, tensor<4x3xcomplex<f32>>, tensor<4x3xcomplex<f32>>) {
+  %0 = fx.conj %z : tensor<4x3xcomplex<f32>>
+  %1 = fx.complex %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xcomplex<f32>>
+  %2 = fx.polar %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<4x3xcomplex<f32>>
+  fx.output %0, %1, %2 : tensor<4x3xcomplex<f32>>, tensor<4x3xcomplex<f32>>, tensor<4x3xcomplex<f32>>
+}
+
+// -----
+
+// abs of complex numbers is a scaled hypot; angle is atan2(im, re), and of
+// reals pi, 0 or NaN.
+// CHECK-LABEL: fx.graph @complex_to_real
+// CHECK: loop.pointwise : tensor<4xf64> {
+// CHECK: %[[HIGH:.+]] = arith.maximumf
+// CHECK: %[[LOW:.+]] = arith.minimumf
+// CHECK: math.sqrt
+// CHECK: arith.select %{{.+}}, %cst{{.*}}, %{{.+}} : f64
+// CHECK: loop.pointwise : tensor<4xf64> {
+// CHECK: %[[RE:.+]] = complex.re
+// CHECK: %[[IM:.+]] = complex.im
+// CHECK: math.atan2 %[[IM]], %[[RE]] : f64
+// CHECK: loop.pointwise : tensor<4xbf16> {
+// CHECK: arith.extf %{{.+}} : bf16 to f32
+// CHECK: arith.cmpf olt
+// CHECK: arith.cmpf uno
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+fx.graph @complex_to_real(%z: tensor<4xcomplex<f64>>, %x: tensor<4xbf16>) -> (tensor<4xf64>, tensor<4xf64>, tensor<4xbf16>) {
+  %0 = fx.abs %z : (tensor<4xcomplex<f64>>) -> tensor<4xf64>
+  %1 = fx.angle %z : (tensor<4xcomplex<f64>>) -> tensor<4xf64>
+  %2 = fx.angle %x : (tensor<4xbf16>) -> tensor<4xbf16>
+  fx.output %0, %1, %2 : tensor<4xf64>, tensor<4xf64>, tensor<4xbf16>
+}

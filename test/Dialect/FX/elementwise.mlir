@@ -320,3 +320,22 @@ fx.graph @shifts(%i: tensor<3x4xsi32>, %j: tensor<4xsi64>, %u: tensor<4xui8>) ->
   %3 = fx.bitwise_right_shift_scalar %i {other = 2} : (tensor<3x4xsi32>) -> tensor<3x4xsi32>
   fx.output %0, %1, %2, %3 : tensor<3x4xsi64>, tensor<4xui8>, tensor<4xui8>, tensor<3x4xsi32>
 }
+
+// -----
+
+// Tests the complex ops: conjugates, numbers from parts or polar
+// coordinates, and arguments.
+// CHECK-LABEL: fx.graph @complex_numbers
+fx.graph @complex_numbers(%z: tensor<4xcomplex<f64>>, %a: tensor<4xf32>, %b: tensor<1xf32>, %x: tensor<4xbf16>) {
+  // CHECK: fx.conj %{{.*}} : tensor<4xcomplex<f64>>
+  %0 = fx.conj %z : tensor<4xcomplex<f64>>
+  // CHECK: fx.complex %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xcomplex<f32>>
+  %1 = fx.complex %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xcomplex<f32>>
+  // CHECK: fx.polar %{{.*}}, %{{.*}} : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xcomplex<f32>>
+  %2 = fx.polar %a, %b : (tensor<4xf32>, tensor<1xf32>) -> tensor<4xcomplex<f32>>
+  // CHECK: fx.angle %{{.*}} : (tensor<4xcomplex<f64>>) -> tensor<4xf64>
+  %3 = fx.angle %z : (tensor<4xcomplex<f64>>) -> tensor<4xf64>
+  // CHECK: fx.angle %{{.*}} : (tensor<4xbf16>) -> tensor<4xbf16>
+  %4 = fx.angle %x : (tensor<4xbf16>) -> tensor<4xbf16>
+  fx.output
+}

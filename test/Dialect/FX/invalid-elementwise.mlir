@@ -106,3 +106,35 @@ fx.graph @same_type_unary(%i: tensor<4xsi32>) {
   %0 = fx.gelu %i : tensor<4xsi32>
   fx.output
 }
+
+// -----
+
+fx.graph @complex_from_integers(%a: tensor<4xsi64>) {
+  // expected-error @+1 {{'fx.complex' op operand #0 must be ranked tensor of PyTorch floating dtype values}}
+  %0 = fx.complex %a, %a : (tensor<4xsi64>, tensor<4xsi64>) -> tensor<4xcomplex<f32>>
+  fx.output
+}
+
+// -----
+
+fx.graph @polar_of_mixed_widths(%r: tensor<4xf32>, %t: tensor<4xf64>) {
+  // expected-error @+1 {{'fx.polar' op result type 'tensor<4xcomplex<f32>>' does not match operands 'tensor<4xf32>' and 'tensor<4xf64>': expected 'tensor<4xcomplex<f64>>'}}
+  %0 = fx.polar %r, %t : (tensor<4xf32>, tensor<4xf64>) -> tensor<4xcomplex<f32>>
+  fx.output
+}
+
+// -----
+
+fx.graph @complex_of_halves(%a: tensor<4xf16>) {
+  // expected-error @+1 {{'fx.complex' op result type 'tensor<4xcomplex<f32>>' does not match operands 'tensor<4xf16>' and 'tensor<4xf16>': expected 'tensor<4xf16>'}}
+  %0 = fx.complex %a, %a : (tensor<4xf16>, tensor<4xf16>) -> tensor<4xcomplex<f32>>
+  fx.output
+}
+
+// -----
+
+fx.graph @angle_of_complex_is_real(%z: tensor<4xcomplex<f32>>) {
+  // expected-error @+1 {{'fx.angle' op result #0 must be ranked tensor of PyTorch floating dtype values}}
+  %0 = fx.angle %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output
+}

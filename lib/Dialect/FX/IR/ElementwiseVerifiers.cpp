@@ -30,6 +30,11 @@ static Type applyPromotion(Operation *op, TypePromotion promotion,
     return IntegerType::get(ctx, 1);
   case TypePromotion::ComplexToFloat:
     return toRealDtype(promoted);
+  case TypePromotion::FloatToComplex:
+    // Other dtypes have no complex counterpart here; the result's type
+    // check reports them.
+    return promoted.isF32() || promoted.isF64() ? ComplexType::get(promoted)
+                                                : promoted;
   case TypePromotion::BoolToLong:
     return promoted.isInteger(1) ? getIndexDtype(ctx) : promoted;
   case TypePromotion::Cast:

@@ -43,6 +43,8 @@ enum class TypePromotion {
   AlwaysBool,
   /// The promoted dtype, or its real counterpart when complex.
   ComplexToFloat,
+  /// The complex dtype whose parts have the promoted (f32 or f64) dtype.
+  FloatToComplex,
   /// The promoted dtype, or si64 when bool.
   BoolToLong,
   /// The `dtype` attribute, or the operand's dtype when absent.

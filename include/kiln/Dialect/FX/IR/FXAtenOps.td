@@ -269,6 +269,9 @@ def FX_AliasOp : FX_SameTypeUnaryOp<"alias", "aten.alias.default"> {
   let description = [{
     Core ATen `aten.alias.default`.
 
+    Also represents `aten.resolve_conj.default` (values, not conjugate
+    bits); `aten.resolve_neg.default` (values, not negative bits).
+
     The result has the operand's type.
   }];
   let arguments = (ins FX_Tensor:$self);
@@ -910,6 +913,65 @@ def FX_MinimumOp : FX_ElementwiseOp<"minimum", "aten.minimum.default",
   }];
   let arguments = (ins FX_NonComplexTensor:$self, FX_NonComplexTensor:$other);
   let results = (outs FX_NonComplexTensor:$result);
+}
+
+def FX_ConjOp : FX_SameTypeUnaryOp<"conj", "aten._conj.default"> {
+  let summary = "Elementwise complex conjugate: the imaginary part negated";
+  let description = [{
+    Core ATen `aten._conj.default`.
+
+    Also represents `aten.conj_physical.default` (the same values);
+    `aten._conj_physical.default` (the same values).
+
+    PyTorch's `_conj` is a view that sets a conjugate bit; here it is the
+    conjugated values.
+
+    The result has the operand's type.
+  }];
+  let arguments = (ins FX_ComplexTensor:$self);
+  let results = (outs FX_ComplexTensor:$result);
+}
+
+def FX_ComplexOp : FX_ElementwiseOp<"complex", "aten.complex.default",
+    "FloatToComplex"> {
+  let summary = "Complex numbers from broadcast real and imaginary parts";
+  let description = [{
+    Core ATen `aten.complex.default`.
+
+    The tensor operands broadcast to the result's shape. Type promotion over
+    the tensor operands gives the result's dtype: the complex dtype whose
+    parts have the promoted dtype (f32 or f64).
+  }];
+  let arguments = (ins FX_FloatTensor:$real, FX_FloatTensor:$imag);
+  let results = (outs FX_ComplexTensor:$result);
+}
+
+def FX_PolarOp : FX_ElementwiseOp<"polar", "aten.polar.default",
+    "FloatToComplex"> {
+  let summary = "Complex numbers `abs * (cos(angle) + i sin(angle))` from broadcast polar coordinates";
+  let description = [{
+    Core ATen `aten.polar.default`.
+
+    The tensor operands broadcast to the result's shape. Type promotion over
+    the tensor operands gives the result's dtype: the complex dtype whose
+    parts have the promoted dtype (f32 or f64).
+  }];
+  let arguments = (ins FX_FloatTensor:$abs, FX_FloatTensor:$angle);
+  let results = (outs FX_ComplexTensor:$result);
+}
+
+def FX_AngleOp : FX_ElementwiseOp<"angle", "aten.angle.default",
+    "ComplexToFloat"> {
+  let summary = "Elementwise argument: `atan2(imag, real)`; pi for negative reals, 0 for other reals";
+  let description = [{
+    Core ATen `aten.angle.default`.
+
+    The tensor operands broadcast to the result's shape. Type promotion over
+    the tensor operands gives the result's dtype: the promoted dtype, or its
+    real counterpart when that is complex.
+  }];
+  let arguments = (ins FX_FloatOrComplexTensor:$self);
+  let results = (outs FX_FloatTensor:$result);
 }
 
 def FX_Atan2Op : FX_ElementwiseOp<"atan2", "aten.atan2.default", "IntToFloat"> {
