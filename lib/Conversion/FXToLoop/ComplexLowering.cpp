@@ -107,10 +107,8 @@ Parts emitComplex(OpBuilder &b, Location loc, ComplexKind kind, Parts lhs,
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, absC, zero),
         arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, absD, zero));
     Parts byZero = {div(a, absC), div(bPart, absD)};
-    return {select(zeroDivisor, byZero.re,
-                   select(byReal, fromC.re, fromD.re)),
-            select(zeroDivisor, byZero.im,
-                   select(byReal, fromC.im, fromD.im))};
+    return {select(zeroDivisor, byZero.re, select(byReal, fromC.re, fromD.re)),
+            select(zeroDivisor, byZero.im, select(byReal, fromC.im, fromD.im))};
   }
   }
   llvm_unreachable("unknown complex arithmetic");
@@ -127,57 +125,6 @@ Parts scaleByAlpha(OpBuilder &b, Location loc, Parts parts,
           arith::MulFOp::create(b, loc, parts.im, factor)};
 }
 
-/// Lowers add, sub, mul, div and neg (and their scalar forms) whose result
-/// is complex; an operand may be real or complex.
-template <typename OpTy, ComplexKind Kind>
-struct ComplexArithmeticLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
-
-  static constexpr bool kHasScalarOther =
-      std::is_same_v<OpTy, fx::AddScalarOp> ||
-      std::is_same_v<OpTy, fx::SubScalarOp> ||
-      std::is_same_v<OpTy, fx::MulScalarOp> ||
-      std::is_same_v<OpTy, fx::DivScalarOp>;
-  static constexpr bool kHasAlpha =
-      std::is_same_v<OpTy, fx::AddOp> || std::is_same_v<OpTy, fx::SubOp> ||
-      std::is_same_v<OpTy, fx::AddScalarOp> ||
-      std::is_same_v<OpTy, fx::SubScalarOp>;
-
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    auto resultType = cast<RankedTensorType>(op.getType());
-    auto complexType = dyn_cast<ComplexType>(resultType.getElementType());
-    if (!complexType)
-      return rewriter.notifyMatchFailure(op, "real result");
-    auto part = dyn_cast<FloatType>(complexType.getElementType());
-    if (!part || !(part.isF32() || part.isF64()))
-      return rewriter.notifyMatchFailure(op, "parts other than f32 and f64");
-    SmallVector<Type> inputDtypes;
-    for (Value operand : op->getOperands())
-      inputDtypes.push_back(
-          cast<RankedTensorType>(operand.getType()).getElementType());
-    Value result = buildBroadcastPointwise(
-        rewriter, op.getLoc(), resultType, op->getOperands(), inputDtypes,
-        complexType,
-        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          Parts lhs = getParts(b, loc, elements[0], inputDtypes[0], part);
-          Parts rhs;
-          if constexpr (kHasScalarOther)
-            rhs = {makeScalar(b, loc, op.getOther(), part),
-                   makeFloat(b, loc, part, 0.0)};
-          else if constexpr (Kind != ComplexKind::Neg)
-            rhs = getParts(b, loc, elements[1], inputDtypes[1], part);
-          if constexpr (kHasAlpha)
-            rhs = scaleByAlpha(b, loc, rhs, op.getAlpha());
-          Parts value = emitComplex(b, loc, Kind, lhs, rhs);
-          return complex::CreateOp::create(b, loc, complexType, value.re,
-                                           value.im);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
 /// The f32 or f64 parts of complex dtype `dtype`, or null.
 FloatType getPartType(Type dtype) {
   auto complexType = dyn_cast<ComplexType>(dtype);
@@ -186,158 +133,197 @@ FloatType getPartType(Type dtype) {
   return part && (part.isF32() || part.isF64()) ? part : nullptr;
 }
 
-/// The dtypes of `op`'s operands' elements.
-SmallVector<Type> getOperandDtypes(Operation *op) {
-  return llvm::map_to_vector(op->getOperandTypes(), [](Type type) {
-    return cast<RankedTensorType>(type).getElementType();
-  });
+/// The dtype of the elements of `value`, a tensor.
+Type getDtype(Value value) {
+  return cast<RankedTensorType>(value.getType()).getElementType();
 }
 
-/// Lowers fx.conj: the imaginary part negated.
-struct ConjLowering : OpRewritePattern<fx::ConjOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// Lowers an op to, from or on complex numbers to one pointwise node over
+/// its broadcast operands. `Derived` gives the parts' type (`getPart`, null
+/// if it does not apply), the dtypes the operands' elements are read as
+/// (`getInputDtypes`; by default their own), the body's dtype
+/// (`getBodyDtype`; by default the result's) and the body (`compute`).
+template <typename OpTy, typename Derived>
+struct PartsLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
 
-  LogicalResult matchAndRewrite(fx::ConjOp op,
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    auto complexType = cast<ComplexType>(type.getElementType());
-    FloatType part = getPartType(complexType);
+    const Derived &derived = *static_cast<const Derived *>(this);
+    FloatType part = derived.getPart(op);
     if (!part)
-      return rewriter.notifyMatchFailure(op, "parts other than f32 and f64");
+      return rewriter.notifyMatchFailure(op, "no f32 or f64 parts");
+    auto type = cast<RankedTensorType>(op->getResult(0).getType());
+    SmallVector<Type> inputDtypes = derived.getInputDtypes(op, part);
     Value result = buildBroadcastPointwise(
-        rewriter, op.getLoc(), type, op.getSelf(), complexType, complexType,
+        rewriter, op.getLoc(), type, op->getOperands(), inputDtypes,
+        derived.getBodyDtype(op, part),
         [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          Parts parts = getParts(b, loc, elements[0], complexType, part);
-          return complex::CreateOp::create(
-              b, loc, complexType, parts.re,
-              arith::NegFOp::create(b, loc, parts.im));
+          return derived.compute(op, b, loc, elements, inputDtypes, part);
         });
     rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// By default, the parts of the complex result.
+  FloatType getPart(OpTy op) const {
+    return getPartType(getDtype(op->getResult(0)));
+  }
+  SmallVector<Type> getInputDtypes(OpTy op, FloatType) const {
+    return llvm::map_to_vector(op->getOperands(), getDtype);
+  }
+  Type getBodyDtype(OpTy op, FloatType) const {
+    return getDtype(op->getResult(0));
+  }
+};
+
+/// The complex number with parts `parts`, of type complex<part>.
+Value createComplex(OpBuilder &b, Location loc, Parts parts) {
+  return complex::CreateOp::create(b, loc, ComplexType::get(parts.re.getType()),
+                                   parts.re, parts.im);
+}
+
+/// Lowers add, sub, mul, div and neg (and their scalar forms) whose result
+/// is complex; an operand may be real or complex.
+template <typename OpTy, ComplexKind Kind>
+struct ComplexArithmeticLowering
+    : PartsLowering<OpTy, ComplexArithmeticLowering<OpTy, Kind>> {
+  using PartsLowering<OpTy, ComplexArithmeticLowering>::PartsLowering;
+
+  static constexpr bool kHasScalarOther =
+      std::is_same_v<OpTy, fx::AddScalarOp> ||
+      std::is_same_v<OpTy, fx::SubScalarOp> ||
+      std::is_same_v<OpTy, fx::MulScalarOp> ||
+      std::is_same_v<OpTy, fx::DivScalarOp>;
+  static constexpr bool kHasAlpha = std::is_same_v<OpTy, fx::AddOp> ||
+                                    std::is_same_v<OpTy, fx::SubOp> ||
+                                    std::is_same_v<OpTy, fx::AddScalarOp> ||
+                                    std::is_same_v<OpTy, fx::SubScalarOp>;
+
+  Value compute(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    Parts lhs = getParts(b, loc, elements[0], dtypes[0], part);
+    Parts rhs;
+    if constexpr (kHasScalarOther)
+      rhs = {makeScalar(b, loc, op.getOther(), part),
+             makeFloat(b, loc, part, 0.0)};
+    else if constexpr (Kind != ComplexKind::Neg)
+      rhs = getParts(b, loc, elements[1], dtypes[1], part);
+    if constexpr (kHasAlpha)
+      rhs = scaleByAlpha(b, loc, rhs, op.getAlpha());
+    return createComplex(b, loc, emitComplex(b, loc, Kind, lhs, rhs));
+  }
+};
+
+/// Lowers fx.conj: the imaginary part negated.
+struct ConjLowering : PartsLowering<fx::ConjOp, ConjLowering> {
+  using PartsLowering::PartsLowering;
+
+  Value compute(fx::ConjOp, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    Parts parts = getParts(b, loc, elements[0], dtypes[0], part);
+    return createComplex(b, loc,
+                         {parts.re, arith::NegFOp::create(b, loc, parts.im)});
   }
 };
 
 /// Lowers fx.complex (real and imaginary parts) and fx.polar (absolute
 /// value and angle: abs cos(angle) + i abs sin(angle), as PyTorch computes
-/// it), both from broadcast real operands.
+/// it), both from broadcast real operands read as the parts' type.
 template <typename OpTy>
-struct ComplexFromRealsLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+struct ComplexFromRealsLowering
+    : PartsLowering<OpTy, ComplexFromRealsLowering<OpTy>> {
+  using PartsLowering<OpTy, ComplexFromRealsLowering>::PartsLowering;
 
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    auto complexType = cast<ComplexType>(type.getElementType());
-    FloatType part = getPartType(complexType);
-    if (!part)
-      return rewriter.notifyMatchFailure(op, "parts other than f32 and f64");
-    Value result = buildBroadcastPointwise(
-        rewriter, op.getLoc(), type, op->getOperands(), {part, part},
-        complexType,
-        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          Value first = elements[0], second = elements[1];
-          if constexpr (std::is_same_v<OpTy, fx::PolarOp>) {
-            Value cos = math::CosOp::create(b, loc, second);
-            Value sin = math::SinOp::create(b, loc, second);
-            second = arith::MulFOp::create(b, loc, first, sin);
-            first = arith::MulFOp::create(b, loc, first, cos);
-          }
-          return complex::CreateOp::create(b, loc, complexType, first, second);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
+  SmallVector<Type> getInputDtypes(OpTy, FloatType part) const {
+    return {part, part};
+  }
+  Value compute(OpTy, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type>, FloatType) const {
+    Parts parts = {elements[0], elements[1]};
+    if constexpr (std::is_same_v<OpTy, fx::PolarOp>)
+      parts = {arith::MulFOp::create(b, loc, elements[0],
+                                     math::CosOp::create(b, loc, elements[1])),
+               arith::MulFOp::create(b, loc, elements[0],
+                                     math::SinOp::create(b, loc, elements[1]))};
+    return createComplex(b, loc, parts);
   }
 };
 
 /// Lowers fx.abs of complex numbers: hypot(re, im), scaled so that squaring
 /// neither overflows nor underflows; an infinite part gives +inf (even with
 /// a NaN beside it), as C's hypot.
-struct ComplexAbsLowering : OpRewritePattern<fx::AbsOp> {
-  using OpRewritePattern::OpRewritePattern;
+struct ComplexAbsLowering : PartsLowering<fx::AbsOp, ComplexAbsLowering> {
+  using PartsLowering::PartsLowering;
 
-  LogicalResult matchAndRewrite(fx::AbsOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    Type dtype = getOperandDtypes(op).front();
-    FloatType part = getPartType(dtype);
-    if (!part)
-      return rewriter.notifyMatchFailure(op, "not complex of f32 or f64");
-    Value result = buildBroadcastPointwise(
-        rewriter, op.getLoc(), type, op.getSelf(), dtype, part,
-        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          Parts parts = getParts(b, loc, elements[0], dtype, part);
-          Value x = math::AbsFOp::create(b, loc, parts.re);
-          Value y = math::AbsFOp::create(b, loc, parts.im);
-          Value high = arith::MaximumFOp::create(b, loc, x, y);
-          Value low = arith::MinimumFOp::create(b, loc, x, y);
-          Value zero = makeFloat(b, loc, part, 0.0);
-          Value infinity =
-              makeFloat(b, loc, part, std::numeric_limits<double>::infinity());
-          // high = 0 would divide 0 by 0; the answer is 0.
-          Value isZero = arith::CmpFOp::create(
-              b, loc, arith::CmpFPredicate::OEQ, high, zero);
-          Value ratio = arith::DivFOp::create(
-              b, loc, low,
-              arith::SelectOp::create(b, loc, isZero,
-                                      makeFloat(b, loc, part, 1.0), high));
-          Value scaled = arith::MulFOp::create(
-              b, loc, high,
-              math::SqrtOp::create(
-                  b, loc,
-                  arith::AddFOp::create(b, loc, makeFloat(b, loc, part, 1.0),
-                                        arith::MulFOp::create(b, loc, ratio,
-                                                              ratio))));
-          Value isInfinite = arith::OrIOp::create(
-              b, loc,
-              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x,
-                                    infinity),
-              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, y,
-                                    infinity));
-          return arith::SelectOp::create(b, loc, isInfinite, infinity, scaled);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
+  FloatType getPart(fx::AbsOp op) const {
+    return getPartType(getDtype(op.getSelf()));
+  }
+  Type getBodyDtype(fx::AbsOp, FloatType part) const { return part; }
+  Value compute(fx::AbsOp, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    Parts parts = getParts(b, loc, elements[0], dtypes[0], part);
+    auto constant = [&](double value) {
+      return makeFloat(b, loc, part, value);
+    };
+    Value x = math::AbsFOp::create(b, loc, parts.re);
+    Value y = math::AbsFOp::create(b, loc, parts.im);
+    Value high = arith::MaximumFOp::create(b, loc, x, y);
+    Value low = arith::MinimumFOp::create(b, loc, x, y);
+    Value infinity = constant(std::numeric_limits<double>::infinity());
+    // high = 0 would divide 0 by 0; the answer is 0.
+    Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                         high, constant(0.0));
+    Value ratio = arith::DivFOp::create(
+        b, loc, low,
+        arith::SelectOp::create(b, loc, isZero, constant(1.0), high));
+    Value scaled = arith::MulFOp::create(
+        b, loc, high,
+        math::SqrtOp::create(b, loc,
+                             arith::AddFOp::create(
+                                 b, loc, constant(1.0),
+                                 arith::MulFOp::create(b, loc, ratio, ratio))));
+    Value isInfinite = arith::OrIOp::create(
+        b, loc,
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, infinity),
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, y, infinity));
+    return arith::SelectOp::create(b, loc, isInfinite, infinity, scaled);
   }
 };
 
-/// Lowers fx.angle: atan2(im, re) of complex numbers; of reals, NaN for
-/// NaN, pi for negative numbers and 0 for the rest (as PyTorch's angle).
-struct AngleLowering : OpRewritePattern<fx::AngleOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// Lowers fx.angle: atan2(im, re) of complex numbers; of reals (read as
+/// f32 when narrower), NaN for NaN, pi for negative numbers and 0 for the
+/// rest, as PyTorch's angle.
+struct AngleLowering : PartsLowering<fx::AngleOp, AngleLowering> {
+  using PartsLowering::PartsLowering;
 
-  LogicalResult matchAndRewrite(fx::AngleOp op,
-                                PatternRewriter &rewriter) const override {
-    auto type = cast<RankedTensorType>(op.getType());
-    Type dtype = getOperandDtypes(op).front();
-    FloatType part = getPartType(dtype);
-    bool isComplex = isa<ComplexType>(dtype);
-    if (isComplex && !part)
-      return rewriter.notifyMatchFailure(op, "parts other than f32 and f64");
-    // Reals compute in f32 when narrower.
-    Type compute = isComplex ? Type(part)
-                   : dtype.getIntOrFloatBitWidth() < 32
-                       ? Type(rewriter.getF32Type())
-                       : dtype;
-    Value result = buildBroadcastPointwise(
-        rewriter, op.getLoc(), type, op.getSelf(), isComplex ? dtype : compute,
-        compute, [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          if (isComplex) {
-            Parts parts = getParts(b, loc, elements[0], dtype, part);
-            return math::Atan2Op::create(b, loc, parts.im, parts.re);
-          }
-          Value x = elements[0];
-          Value negative = arith::CmpFOp::create(
-              b, loc, arith::CmpFPredicate::OLT, x,
-              makeFloat(b, loc, compute, 0.0));
-          Value isNaN =
-              arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
-          Value angle = arith::SelectOp::create(
-              b, loc, negative, makeFloat(b, loc, compute, M_PI),
-              makeFloat(b, loc, compute, 0.0));
-          return arith::SelectOp::create(b, loc, isNaN, x, angle);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
+  FloatType getPart(fx::AngleOp op) const {
+    Type dtype = getDtype(op.getSelf());
+    if (isa<ComplexType>(dtype))
+      return getPartType(dtype);
+    auto real = cast<FloatType>(dtype);
+    return real.getWidth() < 32 ? Float32Type::get(op.getContext()) : real;
+  }
+  SmallVector<Type> getInputDtypes(fx::AngleOp op, FloatType part) const {
+    Type dtype = getDtype(op.getSelf());
+    return {isa<ComplexType>(dtype) ? dtype : part};
+  }
+  Type getBodyDtype(fx::AngleOp, FloatType part) const { return part; }
+  Value compute(fx::AngleOp, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    if (isa<ComplexType>(dtypes[0])) {
+      Parts parts = getParts(b, loc, elements[0], dtypes[0], part);
+      return math::Atan2Op::create(b, loc, parts.im, parts.re);
+    }
+    Value x = elements[0];
+    Value negative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, x,
+                                           makeFloat(b, loc, part, 0.0));
+    Value isNaN =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+    Value angle =
+        arith::SelectOp::create(b, loc, negative, makeFloat(b, loc, part, M_PI),
+                                makeFloat(b, loc, part, 0.0));
+    return arith::SelectOp::create(b, loc, isNaN, x, angle);
   }
 };
 
@@ -394,9 +380,9 @@ struct ViewAsRealLowering : OpRewritePattern<fx::ViewAsRealOp> {
           Value isReal = arith::CmpIOp::create(
               b, loc, arith::CmpIPredicate::eq, ivs.back(),
               arith::ConstantIndexOp::create(b, loc, 0));
-          return arith::SelectOp::create(
-              b, loc, isReal, complex::ReOp::create(b, loc, number),
-              complex::ImOp::create(b, loc, number));
+          return arith::SelectOp::create(b, loc, isReal,
+                                         complex::ReOp::create(b, loc, number),
+                                         complex::ImOp::create(b, loc, number));
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -406,18 +392,17 @@ struct ViewAsRealLowering : OpRewritePattern<fx::ViewAsRealOp> {
 } // namespace
 
 void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
-  patterns.add<
-      ComplexArithmeticLowering<fx::AddOp, ComplexKind::Add>,
-      ComplexArithmeticLowering<fx::SubOp, ComplexKind::Sub>,
-      ComplexArithmeticLowering<fx::MulOp, ComplexKind::Mul>,
-      ComplexArithmeticLowering<fx::DivOp, ComplexKind::Div>,
-      ComplexArithmeticLowering<fx::NegOp, ComplexKind::Neg>,
-      ComplexArithmeticLowering<fx::AddScalarOp, ComplexKind::Add>,
-      ComplexArithmeticLowering<fx::SubScalarOp, ComplexKind::Sub>,
-      ComplexArithmeticLowering<fx::MulScalarOp, ComplexKind::Mul>,
-      ComplexArithmeticLowering<fx::DivScalarOp, ComplexKind::Div>,
-      ViewAsComplexLowering, ViewAsRealLowering, ConjLowering,
-      ComplexFromRealsLowering<fx::ComplexOp>,
-      ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
-      AngleLowering>(patterns.getContext());
+  patterns.add<ComplexArithmeticLowering<fx::AddOp, ComplexKind::Add>,
+               ComplexArithmeticLowering<fx::SubOp, ComplexKind::Sub>,
+               ComplexArithmeticLowering<fx::MulOp, ComplexKind::Mul>,
+               ComplexArithmeticLowering<fx::DivOp, ComplexKind::Div>,
+               ComplexArithmeticLowering<fx::NegOp, ComplexKind::Neg>,
+               ComplexArithmeticLowering<fx::AddScalarOp, ComplexKind::Add>,
+               ComplexArithmeticLowering<fx::SubScalarOp, ComplexKind::Sub>,
+               ComplexArithmeticLowering<fx::MulScalarOp, ComplexKind::Mul>,
+               ComplexArithmeticLowering<fx::DivScalarOp, ComplexKind::Div>,
+               ViewAsComplexLowering, ViewAsRealLowering, ConjLowering,
+               ComplexFromRealsLowering<fx::ComplexOp>,
+               ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
+               AngleLowering>(patterns.getContext());
 }
