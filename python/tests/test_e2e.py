@@ -854,6 +854,31 @@ def test_fourier_transforms(device, tmp_path):
                                    atol=tolerance, msg=lambda m: f"result {index}: {m}")
 
 
+def test_long_fourier_transforms(device, tmp_path):
+    """Signals longer than 4096 whose length is a power of two run a radix-2
+    FFT (log2(n) butterfly nodes): a Hyena-style long convolution through
+    rfft and irfft of twice the length, and each normalization."""
+    def fn(u, k):
+        n = u.shape[-1]
+        spectrum = torch.fft.rfft(u, n=2 * n) * torch.fft.rfft(k, n=2 * n)
+        return (torch.fft.irfft(spectrum, n=2 * n)[..., :n],
+                torch.fft.rfft(u, norm="ortho"),
+                torch.fft.irfft(torch.fft.rfft(k.double()), n=n, norm="forward"))
+
+    generator = torch.Generator().manual_seed(5)
+    shapes = [(2, 3, 4096), (3, 4096)]
+    compiled = kiln.compile(fn, [torch.randn(s, generator=generator, device="cpu").to(device)
+                                 for s in shapes], cache_dir=tmp_path)
+    args = [torch.randn(s, generator=generator).to(device) for s in shapes]
+    for index, (result, expected) in enumerate(zip(compiled(*args), fn(*args))):
+        assert result.dtype == expected.dtype and result.shape == expected.shape
+        scale = expected.abs().max().item()
+        double = expected.dtype in (torch.float64, torch.complex128)
+        tolerance = 1e-12 if double else 2e-5
+        torch.testing.assert_close(result, expected, rtol=0, atol=tolerance * scale,
+                                   msg=lambda m: f"result {index}: {m}")
+
+
 def test_welford_variances(device, tmp_path):
     """With the pipeline option `welford`, variances and the normalizations'
     statistics sum squared deviations in one pass (Welford's update, Chan's

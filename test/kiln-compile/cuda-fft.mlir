@@ -1,8 +1,11 @@
 // Tests that Fourier transforms compile into GPU kernels that ptxas
-// assembles: complex buffers read and written as pairs of floats.
+// assembles: complex buffers read and written as pairs of floats; direct
+// sums for short signals, radix-2 butterflies for long ones.
 // REQUIRES: ptxas
 // RUN: kiln-compile %s --target=cuda -o %t.so
 // RUN: llvm-nm -D %t.so | FileCheck %s
+// RUN: kiln-compile %S/Inputs/cuda-long-fft.mlir --target=cuda -o %t-long.so
+// RUN: llvm-nm -D %t-long.so | FileCheck %s
 // RUN: kiln-opt %s --kiln-gpu-pipeline='format=isa' | FileCheck %s --check-prefix=PTX
 // CHECK: T kiln_forward_run
 // PTX: st.global.v2.b32

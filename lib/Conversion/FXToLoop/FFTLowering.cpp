@@ -5,9 +5,13 @@
 // transformed dimensions of the input times the twiddle factor at that
 // position. Complex values appear only where they are read and written
 // (complex.re, complex.im, complex.create); the sums are real. That costs n
-// operations per element where an FFT needs log n: Kiln lowers transforms of
+// operations per element where an FFT needs log n: Kiln sums transforms of
 // at most kMaxTransformElements elements (the short signals of a spectral
-// layer), and the sums fuse like any reduction. Larger ones are not lowered.
+// layer), and the sums fuse like any reduction. Longer signals along one
+// dimension whose length is a power of two (the long convolutions of
+// Hyena-style layers) run a radix-2 FFT instead: a node that reads the
+// signal in bit-reversed order, then log2(n) butterfly nodes. Other large
+// transforms are not lowered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +35,9 @@ namespace {
 /// The most elements one transform sums over (the product of the transformed
 /// sizes): each result element reads that many.
 constexpr int64_t kMaxTransformElements = 4096;
+
+/// The longest signal a radix-2 FFT transforms (log2(n) + 1 nodes).
+constexpr int64_t kMaxRadix2Length = int64_t(1) << 24;
 
 /// One dimension's share of a twiddle factor's phase: frequency `frequency`
 /// at position `position` of a signal of `length`.
@@ -132,12 +139,120 @@ Value buildSum(OpBuilder &b, Location loc, RankedTensorType resultType,
   return node.getResult();
 }
 
+/// Whether a transform along `dims` whose transformed length (along the one
+/// dimension) is `length` runs as a radix-2 FFT: too long to sum, a power of
+/// two, and one dimension.
+bool isRadix2Transform(ArrayRef<int64_t> dims, int64_t length) {
+  return dims.size() == 1 && length > kMaxTransformElements &&
+         length <= kMaxRadix2Length && llvm::isPowerOf2_64(length);
+}
+
+/// `index` with its low `bits` bits in reverse order.
+Value reverseBits(OpBuilder &b, Location loc, Value index, int64_t bits) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value reversed = constant(0);
+  for (int64_t bit = 0; bit < bits; ++bit) {
+    Value set = arith::AndIOp::create(
+        b, loc, arith::ShRUIOp::create(b, loc, index, constant(bit)),
+        constant(1));
+    reversed = arith::OrIOp::create(
+        b, loc, reversed,
+        arith::ShLIOp::create(b, loc, set, constant(bits - 1 - bit)));
+  }
+  return reversed;
+}
+
+/// The unnormalised DFT, X[k] = Σ_n x[n] e^{∓2πi kn/N} (+ with `inverse`),
+/// along dimension `dim` of `type` (complex; N static, a power of two) of
+/// the signal whose element at `indices` `signal` computes: a radix-2
+/// decimation in time. The first node reads the signal in bit-reversed
+/// order; the node of each butterfly span h = 1, 2, 4, ... < N combines
+/// elements j and j + h of each group of 2h as a ± w·b with w =
+/// e^{∓2πi j / 2h}.
+Value buildRadix2Transform(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamicSizes,
+    int64_t dim, bool inverse,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> signal) {
+  int64_t length = type.getDimSize(dim);
+  auto complexType = cast<ComplexType>(type.getElementType());
+  Type dtype = complexType.getElementType();
+  Value stage = buildGeneratorNode(
+      b, loc, type, dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        SmallVector<Value> indices(ivs);
+        indices[dim] = reverseBits(b, loc, ivs[dim], llvm::Log2_64(length));
+        return signal(b, loc, indices);
+      });
+  for (int64_t span = 1; span < length; span *= 2) {
+    Value previous = stage;
+    stage = buildGeneratorNode(
+        b, loc, type, dynamicSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          auto constant = [&](int64_t value) -> Value {
+            return arith::ConstantIndexOp::create(b, loc, value);
+          };
+          Value index = ivs[dim];
+          Value offset =
+              arith::AndIOp::create(b, loc, index, constant(span - 1));
+          Value upper = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ne,
+              arith::AndIOp::create(b, loc, index, constant(span)),
+              constant(0));
+          Value first = arith::SubIOp::create(
+              b, loc, index,
+              arith::AndIOp::create(b, loc, index, constant(2 * span - 1)));
+          first = arith::AddIOp::create(b, loc, first, offset);
+          auto load = [&](Value position) -> Value {
+            SmallVector<Value> indices(ivs);
+            indices[dim] = position;
+            return loop::LoadOp::create(b, loc, previous, indices);
+          };
+          Value a = load(first);
+          Value other =
+              load(arith::AddIOp::create(b, loc, first, constant(span)));
+          // w = e^{∓2πi j / 2h}: cos θ ∓ i sin θ with θ = 2π j / 2h.
+          Value angle = arith::MulFOp::create(
+              b, loc,
+              arith::UIToFPOp::create(
+                  b, loc, dtype,
+                  arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset)),
+              makeFloat(b, loc, dtype, llvm::numbers::pi / span));
+          Value cos = math::CosOp::create(b, loc, angle);
+          Value sin = math::SinOp::create(b, loc, angle);
+          if (!inverse)
+            sin = arith::NegFOp::create(b, loc, sin);
+          Value re = complex::ReOp::create(b, loc, other);
+          Value im = complex::ImOp::create(b, loc, other);
+          Value turnedRe = arith::SubFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, re, cos),
+              arith::MulFOp::create(b, loc, im, sin));
+          Value turnedIm = arith::AddFOp::create(
+              b, loc, arith::MulFOp::create(b, loc, re, sin),
+              arith::MulFOp::create(b, loc, im, cos));
+          Value aRe = complex::ReOp::create(b, loc, a);
+          Value aIm = complex::ImOp::create(b, loc, a);
+          auto combine = [&](Value x, Value y) -> Value {
+            return arith::SelectOp::create(b, loc, upper,
+                                           arith::SubFOp::create(b, loc, x, y),
+                                           arith::AddFOp::create(b, loc, x, y));
+          };
+          return complex::CreateOp::create(b, loc, complexType,
+                                           combine(aRe, turnedRe),
+                                           combine(aIm, turnedIm));
+        });
+  }
+  return stage;
+}
+
 /// What both transforms check of their input: a float type the sums can
-/// run in (f32, f64) and static transformed sizes of at most
-/// kMaxTransformElements elements in all.
+/// run in (f32, f64) and static transformed sizes of at most `maxElements`
+/// elements in all.
 LogicalResult checkTransform(PatternRewriter &rewriter, Operation *op,
                              Type realType, RankedTensorType inputType,
-                             ArrayRef<int64_t> dims) {
+                             ArrayRef<int64_t> dims,
+                             int64_t maxElements = kMaxTransformElements) {
   if (!realType.isF32() && !realType.isF64())
     return rewriter.notifyMatchFailure(op, "only f32 and f64 transforms");
   int64_t elements = 1;
@@ -146,7 +261,7 @@ LogicalResult checkTransform(PatternRewriter &rewriter, Operation *op,
     if (ShapedType::isDynamic(size) || size == 0)
       return rewriter.notifyMatchFailure(op, "dynamic or empty transform");
     elements *= size;
-    if (elements > kMaxTransformElements)
+    if (elements > maxElements)
       return rewriter.notifyMatchFailure(op, "transform too large");
   }
   return success();
@@ -169,7 +284,10 @@ struct FftR2cLowering : OpRewritePattern<fx::FftR2cOp> {
         getTransformDims(op.getDim(), inputType.getRank());
     if (!dims || inputType.getElementType() != dtype)
       return rewriter.notifyMatchFailure(op, "bad dims or dtypes");
-    if (failed(checkTransform(rewriter, op, dtype, inputType, *dims)))
+    bool radix2 = isRadix2Transform(*dims, inputType.getDimSize(dims->front()));
+    if (failed(
+            checkTransform(rewriter, op, dtype, inputType, *dims,
+                           radix2 ? kMaxRadix2Length : kMaxTransformElements)))
       return failure();
     int64_t size = 1;
     SmallVector<int64_t> reductionShape;
@@ -185,6 +303,40 @@ struct FftR2cLowering : OpRewritePattern<fx::FftR2cOp> {
     Location loc = op.getLoc();
     SmallVector<Value> dynamicSizes =
         getTransformDynamicSizes(rewriter, loc, resultType, self);
+    if (radix2) {
+      // The whole spectrum of the signal as complex numbers, then the
+      // result's frequencies of it (the first N/2 + 1 when one-sided).
+      auto fullType = RankedTensorType::get(inputType.getShape(), complexType);
+      Value spectrum = buildRadix2Transform(
+          rewriter, loc, fullType,
+          getTransformDynamicSizes(rewriter, loc, fullType, self),
+          dims->front(), /*inverse=*/false,
+          [&](OpBuilder &b, Location loc, ValueRange indices) -> Value {
+            return complex::CreateOp::create(
+                b, loc, complexType,
+                loop::LoadOp::create(b, loc, self, indices),
+                makeFloat(b, loc, dtype, 0.0));
+          });
+      rewriter.replaceOp(
+          op, buildGeneratorNode(
+                  rewriter, loc, resultType, dynamicSizes,
+                  [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+                    Value frequency =
+                        loop::LoadOp::create(b, loc, spectrum, ivs);
+                    if (*scale == 1.0)
+                      return frequency;
+                    Value factor = makeFloat(b, loc, dtype, *scale);
+                    return complex::CreateOp::create(
+                        b, loc, complexType,
+                        arith::MulFOp::create(
+                            b, loc, complex::ReOp::create(b, loc, frequency),
+                            factor),
+                        arith::MulFOp::create(
+                            b, loc, complex::ImOp::create(b, loc, frequency),
+                            factor));
+                  }));
+      return success();
+    }
     RankedTensorType partType = resultType.clone(dtype);
     auto buildPart = [&](bool imaginary) {
       return buildSum(
@@ -248,10 +400,13 @@ struct FftC2rLowering : OpRewritePattern<fx::FftC2rOp> {
         getTransformDims(op.getDim(), inputType.getRank());
     if (!dims || !complexType || complexType.getElementType() != dtype)
       return rewriter.notifyMatchFailure(op, "bad dims or dtypes");
-    if (failed(checkTransform(rewriter, op, dtype, inputType, *dims)))
-      return failure();
     int64_t last = dims->back();
     int64_t length = static_cast<int64_t>(op.getLastDimSize());
+    bool radix2 = isRadix2Transform(*dims, length);
+    if (failed(
+            checkTransform(rewriter, op, dtype, inputType, *dims,
+                           radix2 ? kMaxRadix2Length : kMaxTransformElements)))
+      return failure();
     int64_t frequencies = length / 2 + 1;
     if (length <= 0 || resultType.getDimSize(last) != length ||
         inputType.getDimSize(last) < frequencies)
@@ -271,6 +426,43 @@ struct FftC2rLowering : OpRewritePattern<fx::FftC2rOp> {
     Location loc = op.getLoc();
     SmallVector<Value> dynamicSizes =
         getTransformDynamicSizes(rewriter, loc, resultType, self);
+    if (radix2) {
+      // The whole spectrum, frequency k > M/2 the conjugate of M - k, whose
+      // inverse transform's real parts are the signal.
+      auto fullType = RankedTensorType::get(resultType.getShape(), complexType);
+      Value signal = buildRadix2Transform(
+          rewriter, loc, fullType, dynamicSizes, last, /*inverse=*/true,
+          [&](OpBuilder &b, Location loc, ValueRange indices) -> Value {
+            Value frequency = indices[last];
+            Value mirrored = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ugt, frequency,
+                arith::ConstantIndexOp::create(b, loc, length / 2));
+            SmallVector<Value> at(indices);
+            at[last] = arith::SelectOp::create(
+                b, loc, mirrored,
+                arith::SubIOp::create(
+                    b, loc, arith::ConstantIndexOp::create(b, loc, length),
+                    frequency),
+                frequency);
+            Value element = loop::LoadOp::create(b, loc, self, at);
+            Value im = complex::ImOp::create(b, loc, element);
+            return complex::CreateOp::create(
+                b, loc, complexType, complex::ReOp::create(b, loc, element),
+                arith::SelectOp::create(b, loc, mirrored,
+                                        arith::NegFOp::create(b, loc, im), im));
+          });
+      rewriter.replaceOp(
+          op, buildGeneratorNode(
+                  rewriter, loc, resultType, dynamicSizes,
+                  [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+                    return arith::MulFOp::create(
+                        b, loc,
+                        complex::ReOp::create(
+                            b, loc, loop::LoadOp::create(b, loc, signal, ivs)),
+                        makeFloat(b, loc, dtype, *scale));
+                  }));
+      return success();
+    }
     Value sums = buildSum(
         rewriter, loc, resultType, dynamicSizes, reductionShape,
         [&](OpBuilder &b, Location loc, ValueRange out,

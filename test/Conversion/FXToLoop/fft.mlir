@@ -87,11 +87,83 @@ fx.graph @irfft_odd(%x: tensor<3xcomplex<f32>>) -> tensor<5xf32> {
 
 // -----
 
-// Tests that transforms longer than 4096 elements stay fx ops
-// (unsupported.mlir: and are refused where everything must lower).
+// A longer signal whose length is a power of two runs a radix-2 FFT: a node
+// that reads it in bit-reversed order (13 bits for 8192: 12 shifts left, the
+// lowest bit moving furthest), 13 butterfly nodes,
+// then the one-sided result read from the whole spectrum.
 // CHECK-LABEL: fx.graph @long_rfft
-// CHECK: fx.fft_r2c
-fx.graph @long_rfft(%x: tensor<8192xf32>) -> tensor<4097xcomplex<f32>> {
+// CHECK-SAME: (%[[X:.+]]: tensor<2x8192xf32>)
+// CHECK: %[[FIRST:.+]] = loop.pointwise : tensor<2x8192xcomplex<f32>> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-COUNT-12: arith.shli
+// CHECK: %[[RE:.+]] = loop.load %[[X]][%[[I]], %{{.+}}]
+// CHECK: complex.create %[[RE]], %cst
+// CHECK-COUNT-13: loop.pointwise : tensor<2x8192xcomplex<f32>> {
+// CHECK: loop.pointwise : tensor<2x4097xcomplex<f32>> {
+// CHECK-NOT: loop.pointwise
+fx.graph @long_rfft(%x: tensor<2x8192xf32>) -> tensor<2x4097xcomplex<f32>> {
+  %0 = fx.fft_r2c %x {dim = array<i64: 1>, normalization = 0, onesided = true} : (tensor<2x8192xf32>) -> tensor<2x4097xcomplex<f32>>
+  fx.output %0 : tensor<2x4097xcomplex<f32>>
+}
+
+// -----
+
+// A butterfly: elements j and j + h of each group of 2h, the second turned
+// by w = cos θ - i sin θ (θ = π j / h; here h = 4096), summed into the lower
+// half and subtracted in the upper.
+// CHECK-LABEL: fx.graph @long_rfft_butterfly
+// CHECK-COUNT-13: loop.pointwise : tensor<8192xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<8192xcomplex<f32>> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index):
+// CHECK: %[[J:.+]] = arith.andi %[[I]], %c4095
+// CHECK: %[[HIGH:.+]] = arith.andi %[[I]], %c4096
+// CHECK: %[[UPPER:.+]] = arith.cmpi ne, %[[HIGH]], %c0
+// CHECK: %[[A:.+]] = loop.load %{{.+}}[%[[FIRST:.+]]]
+// CHECK: %[[SECOND:.+]] = arith.addi %[[FIRST]], %c4096
+// CHECK: loop.load %{{.+}}[%[[SECOND]]]
+// CHECK: math.cos
+// CHECK: math.sin
+// CHECK: arith.negf
+// CHECK: %[[SUB:.+]] = arith.subf
+// CHECK: %[[ADD:.+]] = arith.addf
+// CHECK: arith.select %[[UPPER]]
+// CHECK: loop.pointwise : tensor<4097xcomplex<f32>>
+fx.graph @long_rfft_butterfly(%x: tensor<8192xf32>) -> tensor<4097xcomplex<f32>> {
   %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<8192xf32>) -> tensor<4097xcomplex<f32>>
   fx.output %0 : tensor<4097xcomplex<f32>>
+}
+
+// -----
+
+// The inverse of a one-sided spectrum of 8192: frequencies above 4096 are
+// the conjugates of their mirrors 8192 - k; the result is the real parts of
+// the inverse transform (w = cos θ + i sin θ), scaled by 1/8192.
+// CHECK-LABEL: fx.graph @long_irfft
+// CHECK-SAME: (%[[Z:.+]]: tensor<4097xcomplex<f32>>)
+// CHECK: loop.pointwise : tensor<8192xcomplex<f32>> {
+// CHECK: %[[MIRRORED:.+]] = arith.cmpi ugt, %{{.+}}, %c4096
+// CHECK: %[[BACK:.+]] = arith.subi %c8192, %{{.+}}
+// CHECK: %[[K:.+]] = arith.select %[[MIRRORED]], %[[BACK]], %{{.+}}
+// CHECK: %[[X:.+]] = loop.load %[[Z]][%[[K]]]
+// CHECK: %[[IM:.+]] = complex.im %[[X]]
+// CHECK: %[[NEG:.+]] = arith.negf %[[IM]]
+// CHECK: arith.select %[[MIRRORED]], %[[NEG]], %[[IM]]
+// CHECK-NOT: arith.negf
+// CHECK: loop.pointwise : tensor<8192xf32> {
+// CHECK: complex.re
+// CHECK: arith.mulf %{{.+}}, %cst
+fx.graph @long_irfft(%z: tensor<4097xcomplex<f32>>) -> tensor<8192xf32> {
+  %0 = fx.fft_c2r %z {dim = array<i64: 0>, normalization = 2, last_dim_size = 8192} : (tensor<4097xcomplex<f32>>) -> tensor<8192xf32>
+  fx.output %0 : tensor<8192xf32>
+}
+
+// -----
+
+// Tests that longer transforms of other lengths stay fx ops
+// (unsupported.mlir: and are refused where everything must lower).
+// CHECK-LABEL: fx.graph @long_odd_rfft
+// CHECK: fx.fft_r2c
+fx.graph @long_odd_rfft(%x: tensor<5000xf32>) -> tensor<2501xcomplex<f32>> {
+  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<5000xf32>) -> tensor<2501xcomplex<f32>>
+  fx.output %0 : tensor<2501xcomplex<f32>>
 }

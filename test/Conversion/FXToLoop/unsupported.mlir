@@ -152,11 +152,12 @@ fx.graph @as_strided_scatter_past_the_end(%x: tensor<4x5xf32>, %s: tensor<5x3xf3
 
 // -----
 
-// Fourier transforms are direct sums, lowered for up to 4096 elements.
-fx.graph @long_rfft(%x: tensor<8192xf32>) -> tensor<4097xcomplex<f32>> {
+// Fourier transforms are direct sums up to 4096 elements, and radix-2 FFTs
+// along one dimension whose length is a power of two.
+fx.graph @long_odd_rfft(%x: tensor<5000xf32>) -> tensor<2501xcomplex<f32>> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.fft_r2c' with these operand types}}
-  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<8192xf32>) -> tensor<4097xcomplex<f32>>
-  fx.output %0 : tensor<4097xcomplex<f32>>
+  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<5000xf32>) -> tensor<2501xcomplex<f32>>
+  fx.output %0 : tensor<2501xcomplex<f32>>
 }
 
 // -----
