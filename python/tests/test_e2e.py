@@ -855,18 +855,24 @@ def test_fourier_transforms(device, tmp_path):
 
 
 def test_long_fourier_transforms(device, tmp_path):
-    """Signals longer than 4096 whose length is a power of two run a radix-2
-    FFT (log2(n) butterfly nodes): a Hyena-style long convolution through
-    rfft and irfft of twice the length, and each normalization."""
-    def fn(u, k):
+    """Transforms of more than 4096 elements run one dimension at a time:
+    radix-2 butterflies (log2(n) nodes) along powers of two, direct sums
+    along other lengths. A Hyena-style long convolution through rfft and
+    irfft of twice the length, each normalization, and a Fourier neural
+    operator's 2-d transforms of 64 x 96 and 128 x 128 grids."""
+    def fn(u, k, grid, field):
         n = u.shape[-1]
         spectrum = torch.fft.rfft(u, n=2 * n) * torch.fft.rfft(k, n=2 * n)
+        modes = torch.fft.rfft2(grid)
         return (torch.fft.irfft(spectrum, n=2 * n)[..., :n],
                 torch.fft.rfft(u, norm="ortho"),
-                torch.fft.irfft(torch.fft.rfft(k.double()), n=n, norm="forward"))
+                torch.fft.irfft(torch.fft.rfft(k.double()), n=n, norm="forward"),
+                modes, torch.fft.irfft2(modes * 0.5, s=grid.shape[-2:]),
+                torch.fft.irfft2(torch.fft.rfft2(field, norm="ortho"), s=field.shape[-2:],
+                                 norm="ortho"))
 
     generator = torch.Generator().manual_seed(5)
-    shapes = [(2, 3, 4096), (3, 4096)]
+    shapes = [(2, 3, 4096), (3, 4096), (2, 64, 96), (128, 128)]
     compiled = kiln.compile(fn, [torch.randn(s, generator=generator, device="cpu").to(device)
                                  for s in shapes], cache_dir=tmp_path)
     args = [torch.randn(s, generator=generator).to(device) for s in shapes]

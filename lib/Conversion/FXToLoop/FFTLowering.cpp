@@ -7,11 +7,13 @@
 // (complex.re, complex.im, complex.create); the sums are real. That costs n
 // operations per element where an FFT needs log n: Kiln sums transforms of
 // at most kMaxTransformElements elements (the short signals of a spectral
-// layer), and the sums fuse like any reduction. Longer signals along one
-// dimension whose length is a power of two (the long convolutions of
-// Hyena-style layers) run a radix-2 FFT instead: a node that reads the
-// signal in bit-reversed order, then log2(n) butterfly nodes. Other large
-// transforms are not lowered.
+// layer), and the sums fuse like any reduction. Larger transforms run one
+// dimension at a time on the signal as complex numbers: radix-2 butterflies
+// along powers of two (the long convolutions of Hyena-style layers, the
+// grids of Fourier neural operators; a node that reads the signal in
+// bit-reversed order, then log2(n) butterfly nodes), direct sums along
+// other lengths up to kMaxTransformElements. Other transforms are not
+// lowered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -139,12 +141,29 @@ Value buildSum(OpBuilder &b, Location loc, RankedTensorType resultType,
   return node.getResult();
 }
 
-/// Whether a transform along `dims` whose transformed length (along the one
-/// dimension) is `length` runs as a radix-2 FFT: too long to sum, a power of
-/// two, and one dimension.
-bool isRadix2Transform(ArrayRef<int64_t> dims, int64_t length) {
-  return dims.size() == 1 && length > kMaxTransformElements &&
-         length <= kMaxRadix2Length && llvm::isPowerOf2_64(length);
+/// The shortest dimension transformed by radix-2 butterflies (log2(n)
+/// passes) rather than a direct sum (one pass of n terms per element).
+constexpr int64_t kMinRadix2Length = 64;
+
+/// Whether one dimension of `length` can be transformed on its own: by
+/// radix-2 butterflies (a power of two) or a direct sum (short enough).
+bool isTransformableAlone(int64_t length) {
+  return length > 0 &&
+         ((llvm::isPowerOf2_64(length) && length <= kMaxRadix2Length) ||
+          length <= kMaxTransformElements);
+}
+
+/// Whether a transform over the transformed lengths `lengths` runs one
+/// dimension at a time: too many elements to sum at once, each dimension
+/// transformable alone.
+bool isSeparableTransform(ArrayRef<int64_t> lengths) {
+  int64_t elements = 1;
+  for (int64_t length : lengths) {
+    if (!isTransformableAlone(length))
+      return false;
+    elements = std::min(elements * length, kMaxRadix2Length + 1);
+  }
+  return elements > kMaxTransformElements;
 }
 
 /// `index` with its low `bits` bits in reverse order.
@@ -246,24 +265,93 @@ Value buildRadix2Transform(
   return stage;
 }
 
-/// What both transforms check of their input: a float type the sums can
-/// run in (f32, f64) and static transformed sizes of at most `maxElements`
-/// elements in all.
+/// The unnormalised DFT along dimension `dim` of `signal` (a complex
+/// tensor, static along `dim`; `dynamicSizes` for its `?`s), with + in
+/// the exponent for `inverse`: radix-2 butterflies for a power of two of
+/// at least kMinRadix2Length, else two direct sums (the real and imaginary
+/// parts of Σ_n x[n] w^{kn}) and a node that pairs them.
+Value buildTransformAlong(OpBuilder &b, Location loc, Value signal, int64_t dim,
+                          bool inverse, ValueRange dynamicSizes) {
+  auto type = cast<RankedTensorType>(signal.getType());
+  auto complexType = cast<ComplexType>(type.getElementType());
+  Type dtype = complexType.getElementType();
+  int64_t length = type.getDimSize(dim);
+  if (llvm::isPowerOf2_64(length) && length >= kMinRadix2Length)
+    return buildRadix2Transform(
+        b, loc, type, dynamicSizes, dim, inverse,
+        [&](OpBuilder &b, Location loc, ValueRange indices) -> Value {
+          return loop::LoadOp::create(b, loc, signal, indices);
+        });
+  auto sumPart = [&](bool imaginary) {
+    return buildSum(
+        b, loc, type.clone(dtype), dynamicSizes, {length},
+        [&](OpBuilder &b, Location loc, ValueRange out,
+            ValueRange reduction) -> Value {
+          SmallVector<Value> at(out);
+          at[dim] = reduction.front();
+          Value x = loop::LoadOp::create(b, loc, signal, at);
+          Value re = complex::ReOp::create(b, loc, x);
+          Value im = complex::ImOp::create(b, loc, x);
+          Value phase = buildPhase(
+              b, loc, {{out[dim], reduction.front(), length}}, dtype);
+          Value cos = math::CosOp::create(b, loc, phase);
+          Value sin = math::SinOp::create(b, loc, phase);
+          if (!inverse)
+            sin = arith::NegFOp::create(b, loc, sin);
+          // (re + i im)(cos + i sin).
+          if (imaginary)
+            return arith::AddFOp::create(
+                b, loc, arith::MulFOp::create(b, loc, re, sin),
+                arith::MulFOp::create(b, loc, im, cos));
+          return arith::SubFOp::create(b, loc,
+                                       arith::MulFOp::create(b, loc, re, cos),
+                                       arith::MulFOp::create(b, loc, im, sin));
+        });
+  };
+  Value real = sumPart(/*imaginary=*/false);
+  Value imaginary = sumPart(/*imaginary=*/true);
+  return buildGeneratorNode(
+      b, loc, type, dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        return complex::CreateOp::create(
+            b, loc, complexType, loop::LoadOp::create(b, loc, real, ivs),
+            loop::LoadOp::create(b, loc, imaginary, ivs));
+      });
+}
+
+/// `number` (complex, parts of `dtype`) times `scale`, unless that is 1.
+Value scaleComplex(OpBuilder &b, Location loc, Value number, Type dtype,
+                   double scale) {
+  if (scale == 1.0)
+    return number;
+  Value factor = makeFloat(b, loc, dtype, scale);
+  return complex::CreateOp::create(
+      b, loc, number.getType(),
+      arith::MulFOp::create(b, loc, complex::ReOp::create(b, loc, number),
+                            factor),
+      arith::MulFOp::create(b, loc, complex::ImOp::create(b, loc, number),
+                            factor));
+}
+
+/// What both transforms check: a float type the sums can run in (f32,
+/// f64), static non-empty transformed sizes, and either few enough
+/// `summed` elements (what a direct sum reads per element) or a transform
+/// of the signal `lengths` that is separable (isSeparableTransform). Sets
+/// `separable` to which.
 LogicalResult checkTransform(PatternRewriter &rewriter, Operation *op,
-                             Type realType, RankedTensorType inputType,
-                             ArrayRef<int64_t> dims,
-                             int64_t maxElements = kMaxTransformElements) {
+                             Type realType, ArrayRef<int64_t> summed,
+                             ArrayRef<int64_t> lengths, bool &separable) {
   if (!realType.isF32() && !realType.isF64())
     return rewriter.notifyMatchFailure(op, "only f32 and f64 transforms");
   int64_t elements = 1;
-  for (int64_t dim : dims) {
-    int64_t size = inputType.getDimSize(dim);
-    if (ShapedType::isDynamic(size) || size == 0)
+  for (int64_t size : summed) {
+    if (ShapedType::isDynamic(size) || size <= 0)
       return rewriter.notifyMatchFailure(op, "dynamic or empty transform");
-    elements *= size;
-    if (elements > maxElements)
-      return rewriter.notifyMatchFailure(op, "transform too large");
+    elements = std::min(elements * size, kMaxTransformElements + 1);
   }
+  separable = elements > kMaxTransformElements;
+  if (separable && !isSeparableTransform(lengths))
+    return rewriter.notifyMatchFailure(op, "transform too large");
   return success();
 }
 
@@ -284,17 +372,16 @@ struct FftR2cLowering : OpRewritePattern<fx::FftR2cOp> {
         getTransformDims(op.getDim(), inputType.getRank());
     if (!dims || inputType.getElementType() != dtype)
       return rewriter.notifyMatchFailure(op, "bad dims or dtypes");
-    bool radix2 = isRadix2Transform(*dims, inputType.getDimSize(dims->front()));
-    if (failed(
-            checkTransform(rewriter, op, dtype, inputType, *dims,
-                           radix2 ? kMaxRadix2Length : kMaxTransformElements)))
-      return failure();
     int64_t size = 1;
     SmallVector<int64_t> reductionShape;
     for (int64_t dim : *dims) {
       reductionShape.push_back(inputType.getDimSize(dim));
       size *= inputType.getDimSize(dim);
     }
+    bool separable;
+    if (failed(checkTransform(rewriter, op, dtype, reductionShape,
+                              reductionShape, separable)))
+      return failure();
     FailureOr<double> scale =
         getNormalizationScale(rewriter, op, op.getNormalization(), size);
     if (failed(scale))
@@ -303,37 +390,30 @@ struct FftR2cLowering : OpRewritePattern<fx::FftR2cOp> {
     Location loc = op.getLoc();
     SmallVector<Value> dynamicSizes =
         getTransformDynamicSizes(rewriter, loc, resultType, self);
-    if (radix2) {
-      // The whole spectrum of the signal as complex numbers, then the
-      // result's frequencies of it (the first N/2 + 1 when one-sided).
+    if (separable) {
+      // The signal as complex numbers, transformed along each dimension in
+      // turn; the result's frequencies of that (the first N/2 + 1 along the
+      // last when one-sided).
       auto fullType = RankedTensorType::get(inputType.getShape(), complexType);
-      Value spectrum = buildRadix2Transform(
-          rewriter, loc, fullType,
-          getTransformDynamicSizes(rewriter, loc, fullType, self),
-          dims->front(), /*inverse=*/false,
-          [&](OpBuilder &b, Location loc, ValueRange indices) -> Value {
+      SmallVector<Value> fullSizes =
+          getTransformDynamicSizes(rewriter, loc, fullType, self);
+      Value spectrum = buildGeneratorNode(
+          rewriter, loc, fullType, fullSizes,
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
             return complex::CreateOp::create(
-                b, loc, complexType,
-                loop::LoadOp::create(b, loc, self, indices),
+                b, loc, complexType, loop::LoadOp::create(b, loc, self, ivs),
                 makeFloat(b, loc, dtype, 0.0));
           });
+      for (int64_t dim : *dims)
+        spectrum = buildTransformAlong(rewriter, loc, spectrum, dim,
+                                       /*inverse=*/false, fullSizes);
       rewriter.replaceOp(
           op, buildGeneratorNode(
                   rewriter, loc, resultType, dynamicSizes,
                   [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-                    Value frequency =
-                        loop::LoadOp::create(b, loc, spectrum, ivs);
-                    if (*scale == 1.0)
-                      return frequency;
-                    Value factor = makeFloat(b, loc, dtype, *scale);
-                    return complex::CreateOp::create(
-                        b, loc, complexType,
-                        arith::MulFOp::create(
-                            b, loc, complex::ReOp::create(b, loc, frequency),
-                            factor),
-                        arith::MulFOp::create(
-                            b, loc, complex::ImOp::create(b, loc, frequency),
-                            factor));
+                    return scaleComplex(
+                        b, loc, loop::LoadOp::create(b, loc, spectrum, ivs),
+                        dtype, *scale);
                   }));
       return success();
     }
@@ -402,22 +482,22 @@ struct FftC2rLowering : OpRewritePattern<fx::FftC2rOp> {
       return rewriter.notifyMatchFailure(op, "bad dims or dtypes");
     int64_t last = dims->back();
     int64_t length = static_cast<int64_t>(op.getLastDimSize());
-    bool radix2 = isRadix2Transform(*dims, length);
-    if (failed(
-            checkTransform(rewriter, op, dtype, inputType, *dims,
-                           radix2 ? kMaxRadix2Length : kMaxTransformElements)))
-      return failure();
     int64_t frequencies = length / 2 + 1;
     if (length <= 0 || resultType.getDimSize(last) != length ||
         inputType.getDimSize(last) < frequencies)
       return rewriter.notifyMatchFailure(op, "too few frequencies");
     int64_t size = 1;
-    SmallVector<int64_t> reductionShape;
+    SmallVector<int64_t> reductionShape, lengths;
     for (int64_t dim : *dims) {
       int64_t extent = dim == last ? frequencies : inputType.getDimSize(dim);
       reductionShape.push_back(extent);
-      size *= dim == last ? length : extent;
+      lengths.push_back(dim == last ? length : extent);
+      size *= lengths.back();
     }
+    bool separable;
+    if (failed(checkTransform(rewriter, op, dtype, reductionShape, lengths,
+                              separable)))
+      return failure();
     FailureOr<double> scale =
         getNormalizationScale(rewriter, op, op.getNormalization(), size);
     if (failed(scale))
@@ -426,24 +506,34 @@ struct FftC2rLowering : OpRewritePattern<fx::FftC2rOp> {
     Location loc = op.getLoc();
     SmallVector<Value> dynamicSizes =
         getTransformDynamicSizes(rewriter, loc, resultType, self);
-    if (radix2) {
-      // The whole spectrum, frequency k > M/2 the conjugate of M - k, whose
-      // inverse transform's real parts are the signal.
+    if (separable) {
+      // The whole spectrum of the real signal: frequency k with k_last >
+      // M/2 is the conjugate of its mirror (N_d - k_d) mod N_d (M - k_last
+      // along the last). Its inverse transform along each dimension in turn
+      // has the signal as its real parts.
       auto fullType = RankedTensorType::get(resultType.getShape(), complexType);
-      Value signal = buildRadix2Transform(
-          rewriter, loc, fullType, dynamicSizes, last, /*inverse=*/true,
-          [&](OpBuilder &b, Location loc, ValueRange indices) -> Value {
-            Value frequency = indices[last];
-            Value mirrored = arith::CmpIOp::create(
-                b, loc, arith::CmpIPredicate::ugt, frequency,
-                arith::ConstantIndexOp::create(b, loc, length / 2));
-            SmallVector<Value> at(indices);
-            at[last] = arith::SelectOp::create(
-                b, loc, mirrored,
-                arith::SubIOp::create(
-                    b, loc, arith::ConstantIndexOp::create(b, loc, length),
-                    frequency),
-                frequency);
+      Value signal = buildGeneratorNode(
+          rewriter, loc, fullType, dynamicSizes,
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            auto constant = [&](int64_t value) -> Value {
+              return arith::ConstantIndexOp::create(b, loc, value);
+            };
+            Value mirrored =
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                      ivs[last], constant(length / 2));
+            SmallVector<Value> at(ivs);
+            for (auto [dim, extent] : llvm::zip(*dims, lengths)) {
+              // (N - k) mod N, for k in [0, N).
+              Value back =
+                  arith::SubIOp::create(b, loc, constant(extent), ivs[dim]);
+              Value mirror = arith::SelectOp::create(
+                  b, loc,
+                  arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        ivs[dim], constant(0)),
+                  constant(0), back);
+              at[dim] =
+                  arith::SelectOp::create(b, loc, mirrored, mirror, ivs[dim]);
+            }
             Value element = loop::LoadOp::create(b, loc, self, at);
             Value im = complex::ImOp::create(b, loc, element);
             return complex::CreateOp::create(
@@ -451,6 +541,9 @@ struct FftC2rLowering : OpRewritePattern<fx::FftC2rOp> {
                 arith::SelectOp::create(b, loc, mirrored,
                                         arith::NegFOp::create(b, loc, im), im));
           });
+      for (int64_t dim : *dims)
+        signal = buildTransformAlong(rewriter, loc, signal, dim,
+                                     /*inverse=*/true, dynamicSizes);
       rewriter.replaceOp(
           op, buildGeneratorNode(
                   rewriter, loc, resultType, dynamicSizes,

@@ -87,17 +87,19 @@ fx.graph @irfft_odd(%x: tensor<3xcomplex<f32>>) -> tensor<5xf32> {
 
 // -----
 
-// A longer signal whose length is a power of two runs a radix-2 FFT: a node
-// that reads it in bit-reversed order (13 bits for 8192: 12 shifts left, the
-// lowest bit moving furthest), 13 butterfly nodes,
-// then the one-sided result read from the whole spectrum.
+// A longer signal whose length is a power of two runs a radix-2 FFT: the
+// signal as complex numbers, a node that reads it in bit-reversed order (13
+// bits for 8192: 12 shifts left, the lowest bit moving furthest), 13
+// butterfly nodes, then the one-sided result read from the whole spectrum.
 // CHECK-LABEL: fx.graph @long_rfft
 // CHECK-SAME: (%[[X:.+]]: tensor<2x8192xf32>)
-// CHECK: %[[FIRST:.+]] = loop.pointwise : tensor<2x8192xcomplex<f32>> {
+// CHECK: %[[SIGNAL:.+]] = loop.pointwise : tensor<2x8192xcomplex<f32>> {
+// CHECK: %[[RE:.+]] = loop.load %[[X]]
+// CHECK: complex.create %[[RE]], %cst
+// CHECK: loop.pointwise : tensor<2x8192xcomplex<f32>> {
 // CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
 // CHECK-COUNT-12: arith.shli
-// CHECK: %[[RE:.+]] = loop.load %[[X]][%[[I]], %{{.+}}]
-// CHECK: complex.create %[[RE]], %cst
+// CHECK: loop.load %[[SIGNAL]][%[[I]], %{{.+}}]
 // CHECK-COUNT-13: loop.pointwise : tensor<2x8192xcomplex<f32>> {
 // CHECK: loop.pointwise : tensor<2x4097xcomplex<f32>> {
 // CHECK-NOT: loop.pointwise
@@ -112,7 +114,7 @@ fx.graph @long_rfft(%x: tensor<2x8192xf32>) -> tensor<2x4097xcomplex<f32>> {
 // by w = cos θ - i sin θ (θ = π j / h; here h = 4096), summed into the lower
 // half and subtracted in the upper.
 // CHECK-LABEL: fx.graph @long_rfft_butterfly
-// CHECK-COUNT-13: loop.pointwise : tensor<8192xcomplex<f32>>
+// CHECK-COUNT-14: loop.pointwise : tensor<8192xcomplex<f32>>
 // CHECK: loop.pointwise : tensor<8192xcomplex<f32>> {
 // CHECK-NEXT: ^bb0(%[[I:.+]]: index):
 // CHECK: %[[J:.+]] = arith.andi %[[I]], %c4095
@@ -141,10 +143,10 @@ fx.graph @long_rfft_butterfly(%x: tensor<8192xf32>) -> tensor<4097xcomplex<f32>>
 // CHECK-LABEL: fx.graph @long_irfft
 // CHECK-SAME: (%[[Z:.+]]: tensor<4097xcomplex<f32>>)
 // CHECK: loop.pointwise : tensor<8192xcomplex<f32>> {
-// CHECK: %[[MIRRORED:.+]] = arith.cmpi ugt, %{{.+}}, %c4096
-// CHECK: %[[BACK:.+]] = arith.subi %c8192, %{{.+}}
-// CHECK: %[[K:.+]] = arith.select %[[MIRRORED]], %[[BACK]], %{{.+}}
-// CHECK: %[[X:.+]] = loop.load %[[Z]][%[[K]]]
+// CHECK: %[[MIRRORED:.+]] = arith.cmpi ugt, %[[K:.+]], %c4096
+// CHECK: arith.subi %c8192, %[[K]]
+// CHECK: %[[AT:.+]] = arith.select %[[MIRRORED]], %{{.+}}, %[[K]]
+// CHECK: %[[X:.+]] = loop.load %[[Z]][%[[AT]]]
 // CHECK: %[[IM:.+]] = complex.im %[[X]]
 // CHECK: %[[NEG:.+]] = arith.negf %[[IM]]
 // CHECK: arith.select %[[MIRRORED]], %[[NEG]], %[[IM]]
@@ -155,6 +157,24 @@ fx.graph @long_rfft_butterfly(%x: tensor<8192xf32>) -> tensor<4097xcomplex<f32>>
 fx.graph @long_irfft(%z: tensor<4097xcomplex<f32>>) -> tensor<8192xf32> {
   %0 = fx.fft_c2r %z {dim = array<i64: 0>, normalization = 2, last_dim_size = 8192} : (tensor<4097xcomplex<f32>>) -> tensor<8192xf32>
   fx.output %0 : tensor<8192xf32>
+}
+
+// -----
+
+// Transforms of more than 4096 elements in all run one dimension at a
+// time: 100 (not a power of two) as two direct sums and a node pairing
+// them, 64 by radix-2 butterflies (a bit-reversed read and 6 spans).
+// CHECK-LABEL: fx.graph @separable_rfft2
+// CHECK: loop.pointwise : tensor<100x64xcomplex<f32>>
+// CHECK: loop.reduce "sum" over [100] : tensor<100x64xf32>
+// CHECK: loop.reduce "sum" over [100] : tensor<100x64xf32>
+// CHECK: loop.pointwise : tensor<100x64xcomplex<f32>>
+// CHECK-COUNT-7: loop.pointwise : tensor<100x64xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<100x33xcomplex<f32>>
+// CHECK-NOT: loop.{{pointwise|reduce}}
+fx.graph @separable_rfft2(%x: tensor<100x64xf32>) -> tensor<100x33xcomplex<f32>> {
+  %0 = fx.fft_r2c %x {dim = array<i64: 0, 1>, normalization = 0, onesided = true} : (tensor<100x64xf32>) -> tensor<100x33xcomplex<f32>>
+  fx.output %0 : tensor<100x33xcomplex<f32>>
 }
 
 // -----
