@@ -885,6 +885,41 @@ def test_long_fourier_transforms(device, tmp_path):
                                    msg=lambda m: f"result {index}: {m}")
 
 
+class _SpectralConv2d(torch.nn.Module):
+    """A Fourier neural operator's layer: the lowest modes of the input's
+    2-d spectrum times complex weights (einsum, so complex batched
+    products), written into a zero spectrum, transformed back."""
+
+    def __init__(self, channels, modes):
+        super().__init__()
+        self.modes = modes
+        scale = 1 / channels ** 2
+        shape = (channels, channels, modes, modes)
+        self.low = torch.nn.Parameter(scale * torch.rand(shape, dtype=torch.cfloat))
+        self.high = torch.nn.Parameter(scale * torch.rand(shape, dtype=torch.cfloat))
+
+    def forward(self, x):
+        m = self.modes
+        spectrum = torch.fft.rfft2(x)
+        out = torch.zeros(x.shape[0], self.low.shape[1], x.shape[-2], x.shape[-1] // 2 + 1,
+                          dtype=torch.cfloat, device=x.device)
+        out[:, :, :m, :m] = torch.einsum("bixy,ioxy->boxy", spectrum[:, :, :m, :m], self.low)
+        out[:, :, -m:, :m] = torch.einsum("bixy,ioxy->boxy", spectrum[:, :, -m:, :m], self.high)
+        return torch.fft.irfft2(out, s=x.shape[-2:])
+
+
+def test_fourier_neural_operator_layer(device, tmp_path):
+    torch.manual_seed(3)
+    layer = _SpectralConv2d(4, 6).to(device)
+    x = torch.randn(2, 4, 32, 32, device=device)
+    with torch.no_grad():
+        compiled = kiln.compile(layer, [x], cache_dir=tmp_path)
+        fresh = torch.randn(2, 4, 32, 32, device=device)
+        want = layer(fresh)
+        torch.testing.assert_close(compiled(fresh), want, rtol=0,
+                                   atol=2e-5 * want.abs().max().item())
+
+
 def test_welford_variances(device, tmp_path):
     """With the pipeline option `welford`, variances and the normalizations'
     statistics sum squared deviations in one pass (Welford's update, Chan's

@@ -327,6 +327,63 @@ struct AngleLowering : PartsLowering<fx::AngleOp, AngleLowering> {
   }
 };
 
+/// Lowers fx.mm and fx.bmm of complex matrices as four real products,
+/// (A_r B_r - A_i B_i) + i (A_r B_i + A_i B_r) as a complex BLAS computes
+/// them: nodes that take the operands' parts, fx products of those (which
+/// lower as any real product), and a node that combines them.
+template <typename OpTy> struct ComplexMatmulLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    FloatType part = getPartType(type.getElementType());
+    if (!part)
+      return rewriter.notifyMatchFailure(op, "not complex of f32 or f64");
+    for (Value operand : op->getOperands())
+      if (getDtype(operand) != type.getElementType())
+        return rewriter.notifyMatchFailure(op, "operands of other dtypes");
+    Location loc = op.getLoc();
+    // The real (`imaginary` false) or imaginary parts of `matrix`.
+    auto getPart = [&](Value matrix, bool imaginary) -> Value {
+      auto matrixType = cast<RankedTensorType>(matrix.getType());
+      auto partType = matrixType.clone(part);
+      return buildGeneratorNode(
+          rewriter, loc, partType,
+          collectDynamicSizes(partType,
+                              [&](int64_t dim) {
+                                return getDimSize(rewriter, loc, matrix, dim);
+                              }),
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value number = loop::LoadOp::create(b, loc, matrix, ivs);
+            return imaginary
+                       ? complex::ImOp::create(b, loc, number).getResult()
+                       : complex::ReOp::create(b, loc, number).getResult();
+          });
+    };
+    Value lhs = op->getOperand(0), rhs = op->getOperand(1);
+    Value lhsRe = getPart(lhs, false), lhsIm = getPart(lhs, true);
+    Value rhsRe = getPart(rhs, false), rhsIm = getPart(rhs, true);
+    auto productType = type.clone(part);
+    auto product = [&](Value a, Value b) -> Value {
+      return OpTy::create(rewriter, loc, productType, a, b);
+    };
+    SmallVector<Value> products = {product(lhsRe, rhsRe), product(lhsIm, rhsIm),
+                                   product(lhsRe, rhsIm),
+                                   product(lhsIm, rhsRe)};
+    Value result = buildBroadcastPointwise(
+        rewriter, loc, type, products, SmallVector<Type>(4, part),
+        type.getElementType(),
+        [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return createComplex(b, loc,
+                               {arith::SubFOp::create(b, loc, e[0], e[1]),
+                                arith::AddFOp::create(b, loc, e[2], e[3])});
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
 /// The dynamic sizes of `type` read from `source`'s dimensions (its
 /// dimension d is the result's dimension d; the pair dimension, which only
 /// one of them has, is static).
@@ -404,5 +461,7 @@ void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
                ViewAsComplexLowering, ViewAsRealLowering, ConjLowering,
                ComplexFromRealsLowering<fx::ComplexOp>,
                ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
-               AngleLowering>(patterns.getContext());
+               ComplexMatmulLowering<fx::MmOp>,
+               ComplexMatmulLowering<fx::BmmOp>, AngleLowering>(
+      patterns.getContext());
 }

@@ -214,6 +214,14 @@ fxtoloop::collectDynamicSizes(RankedTensorType type,
 
 Value fxtoloop::makeScalar(OpBuilder &b, Location loc, Attribute scalar,
                            Type dtype) {
+  // A complex number with the (real) scalar as its real part, created from
+  // its parts (which later passes handle as any float constants).
+  if (auto complexType = dyn_cast<ComplexType>(dtype)) {
+    Type part = complexType.getElementType();
+    return complex::CreateOp::create(b, loc, complexType,
+                                     makeScalar(b, loc, scalar, part),
+                                     makeFloat(b, loc, part, 0.0));
+  }
   Type scalarType = loop::getScalarType(dtype);
   double asDouble = 0.0;
   int64_t asInt = 0;
@@ -4326,8 +4334,6 @@ template <typename OpTy> struct FillLowering : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     RankedTensorType type = op.getType();
     Type dtype = type.getElementType();
-    if (isa<ComplexType>(dtype))
-      return rewriter.notifyMatchFailure(op, "complex fill");
     SmallVector<Value> dynamicSizes;
     if constexpr (std::is_same_v<OpTy, fx::FullLikeOp> ||
                   std::is_same_v<OpTy, fx::FillScalarOp>) {

@@ -146,3 +146,42 @@ fx.graph @complex_to_real(%z: tensor<4xcomplex<f64>>, %x: tensor<4xbf16>) -> (te
   %2 = fx.angle %x : (tensor<4xbf16>) -> tensor<4xbf16>
   fx.output %0, %1, %2 : tensor<4xf64>, tensor<4xf64>, tensor<4xbf16>
 }
+
+// -----
+
+// A complex product of matrices: the operands' parts (nodes), four real
+// products, and a node that combines them as (rr - ii) + i (ri + ir).
+// CHECK-LABEL: fx.graph @complex_matmul
+// CHECK-SAME: (%[[A:.+]]: tensor<2x3x4xcomplex<f32>>, %[[B:.+]]: tensor<2x4x5xcomplex<f32>>)
+// CHECK: %[[AR:.+]] = loop.pointwise : tensor<2x3x4xf32>
+// CHECK: complex.re
+// CHECK: %[[AI:.+]] = loop.pointwise : tensor<2x3x4xf32>
+// CHECK: complex.im
+// CHECK: %[[BR:.+]] = loop.pointwise : tensor<2x4x5xf32>
+// CHECK: %[[BI:.+]] = loop.pointwise : tensor<2x4x5xf32>
+// CHECK-DAG: %[[RR:.+]] = loop.matmul %[[AR]], %[[BR]]
+// CHECK-DAG: %[[II:.+]] = loop.matmul %[[AI]], %[[BI]]
+// CHECK-DAG: %[[RI:.+]] = loop.matmul %[[AR]], %[[BI]]
+// CHECK-DAG: %[[IR:.+]] = loop.matmul %[[AI]], %[[BR]]
+// CHECK: loop.pointwise : tensor<2x3x5xcomplex<f32>>
+// CHECK-DAG: loop.load %[[RR]]
+// CHECK-DAG: loop.load %[[II]]
+// CHECK: arith.subf
+// CHECK: arith.addf
+// CHECK: complex.create
+fx.graph @complex_matmul(%a: tensor<2x3x4xcomplex<f32>>, %b: tensor<2x4x5xcomplex<f32>>) -> tensor<2x3x5xcomplex<f32>> {
+  %0 = fx.bmm %a, %b : (tensor<2x3x4xcomplex<f32>>, tensor<2x4x5xcomplex<f32>>) -> tensor<2x3x5xcomplex<f32>>
+  fx.output %0 : tensor<2x3x5xcomplex<f32>>
+}
+
+// -----
+
+// A complex fill: the scalar is the real part.
+// CHECK-LABEL: fx.graph @complex_full
+// CHECK: loop.pointwise : tensor<2x3xcomplex<f64>>
+// CHECK: %[[C:.+]] = complex.create %cst{{.*}}, %cst{{.*}} : complex<f64>
+// CHECK: loop.yield %[[C]]
+fx.graph @complex_full() -> tensor<2x3xcomplex<f64>> {
+  %0 = fx.full {dtype = complex<f64>, fill_value = 1.5 : f64} : () -> tensor<2x3xcomplex<f64>>
+  fx.output %0 : tensor<2x3xcomplex<f64>>
+}
