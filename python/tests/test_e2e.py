@@ -543,7 +543,7 @@ def test_complex_numbers_from_and_to_reals(device, tmp_path):
     def fn(r, t, z):
         return (torch.polar(r.abs(), t), torch.complex(r, t[0]), z.conj() * z,
                 torch.conj_physical(z), z.abs(), z.angle(), r.angle(),
-                torch.real(z) - torch.imag(z))
+                torch.real(z) - torch.imag(z), torch.exp(z * 0.5))
 
     check(fn, [((4, 6), F32), ((4, 6), F32), ((4, 6), torch.complex64)],
           device=device, tmp_path=tmp_path)

@@ -18,7 +18,8 @@ from test_e2e import poisoned_like  # noqa: E402
 RUNS = {
     "activations", "attention_block", "batch_norm_1d", "batched_matmul_bias",
     "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
-    "comparisons_and_where", "contiguous_after_transpose", "conv_bn_relu",
+    "comparisons_and_where", "complex_arithmetic", "contiguous_after_transpose",
+    "conv_bn_relu",
     "creation_ops", "cumulative_sum_prod", "dropout_eval", "dtype_casts", "elementwise_math",
     "embedding_lookup", "embedding_positional", "expand_repeat_cat_stack",
     "flip_roll_pad", "gather_scatter", "group_norm", "gru_cell_gates", "index_put",
@@ -46,6 +47,8 @@ TOLERANCES = {
     torch.float64: (1e-10, 1e-10),
     torch.float16: (1e-2, 1e-2),
     torch.bfloat16: (5e-2, 5e-2),
+    torch.complex64: (1e-4, 1e-4),
+    torch.complex128: (1e-10, 1e-10),
 }
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
@@ -82,6 +85,8 @@ def fresh_like(tensor, generator):
         if tensor.numel() and bool((tensor >= 0).all()):
             value = value.abs()
         return value.to(tensor.dtype)
+    if tensor.dtype.is_complex:
+        return torch.randn(tensor.shape, dtype=tensor.dtype, generator=generator)
     if tensor.dtype == torch.bool:
         return torch.randint(0, 2, tensor.shape, generator=generator).bool()
     if not tensor.numel():

@@ -2,11 +2,12 @@
 //
 // Part of Kiln. fx.view_as_complex and fx.view_as_real become nodes that
 // pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
-// conj, complex, polar, abs and angle become pointwise nodes on the
-// numbers' parts:
-// what rotary embeddings written with complex numbers (x viewed as complex,
-// times e^{iθ}, viewed as real) need. Inlining then fuses the views and the
-// product into one kernel that never stores a complex number.
+// conj, exp, complex, polar, abs and angle become pointwise nodes on the
+// numbers' parts: what rotary embeddings written with complex numbers (x
+// viewed as complex, times e^{iθ}, viewed as real) need. Inlining then
+// fuses the views and the product into one kernel that never stores a
+// complex number. Complex mm and bmm (a Fourier neural operator's einsum
+// over modes) become four real products of the operands' parts.
 //
 // The arithmetic is PyTorch's (c10::complex): products from the four real
 // products, quotients by Smith's method (the larger of the divisor's parts
@@ -250,6 +251,23 @@ struct ComplexFromRealsLowering
   }
 };
 
+/// Lowers fx.exp of complex numbers: e^a (cos b + i sin b) for a + ib.
+struct ComplexExpLowering : PartsLowering<fx::ExpOp, ComplexExpLowering> {
+  using PartsLowering::PartsLowering;
+
+  Value compute(fx::ExpOp, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    Parts parts = getParts(b, loc, elements[0], dtypes[0], part);
+    Value magnitude = math::ExpOp::create(b, loc, parts.re);
+    return createComplex(
+        b, loc,
+        {arith::MulFOp::create(b, loc, magnitude,
+                               math::CosOp::create(b, loc, parts.im)),
+         arith::MulFOp::create(b, loc, magnitude,
+                               math::SinOp::create(b, loc, parts.im))});
+  }
+};
+
 /// Lowers fx.abs of complex numbers: hypot(re, im), scaled so that squaring
 /// neither overflows nor underflows; an infinite part gives +inf (even with
 /// a NaN beside it), as C's hypot.
@@ -449,19 +467,19 @@ struct ViewAsRealLowering : OpRewritePattern<fx::ViewAsRealOp> {
 } // namespace
 
 void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
-  patterns.add<ComplexArithmeticLowering<fx::AddOp, ComplexKind::Add>,
-               ComplexArithmeticLowering<fx::SubOp, ComplexKind::Sub>,
-               ComplexArithmeticLowering<fx::MulOp, ComplexKind::Mul>,
-               ComplexArithmeticLowering<fx::DivOp, ComplexKind::Div>,
-               ComplexArithmeticLowering<fx::NegOp, ComplexKind::Neg>,
-               ComplexArithmeticLowering<fx::AddScalarOp, ComplexKind::Add>,
-               ComplexArithmeticLowering<fx::SubScalarOp, ComplexKind::Sub>,
-               ComplexArithmeticLowering<fx::MulScalarOp, ComplexKind::Mul>,
-               ComplexArithmeticLowering<fx::DivScalarOp, ComplexKind::Div>,
-               ViewAsComplexLowering, ViewAsRealLowering, ConjLowering,
-               ComplexFromRealsLowering<fx::ComplexOp>,
-               ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
-               ComplexMatmulLowering<fx::MmOp>,
-               ComplexMatmulLowering<fx::BmmOp>, AngleLowering>(
-      patterns.getContext());
+  patterns
+      .add<ComplexArithmeticLowering<fx::AddOp, ComplexKind::Add>,
+           ComplexArithmeticLowering<fx::SubOp, ComplexKind::Sub>,
+           ComplexArithmeticLowering<fx::MulOp, ComplexKind::Mul>,
+           ComplexArithmeticLowering<fx::DivOp, ComplexKind::Div>,
+           ComplexArithmeticLowering<fx::NegOp, ComplexKind::Neg>,
+           ComplexArithmeticLowering<fx::AddScalarOp, ComplexKind::Add>,
+           ComplexArithmeticLowering<fx::SubScalarOp, ComplexKind::Sub>,
+           ComplexArithmeticLowering<fx::MulScalarOp, ComplexKind::Mul>,
+           ComplexArithmeticLowering<fx::DivScalarOp, ComplexKind::Div>,
+           ViewAsComplexLowering, ViewAsRealLowering, ConjLowering,
+           ComplexFromRealsLowering<fx::ComplexOp>,
+           ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
+           ComplexMatmulLowering<fx::MmOp>, ComplexMatmulLowering<fx::BmmOp>,
+           ComplexExpLowering, AngleLowering>(patterns.getContext());
 }

@@ -119,10 +119,9 @@ struct ScanSpec {
 Value buildBlockedScan(OpBuilder &b, Location loc, RankedTensorType resultType,
                        const ScanSpec &scan) {
   bool dynamic = ShapedType::isDynamic(scan.length);
-  int64_t block =
-      dynamic ? kDynamicScanBlock
-              : static_cast<int64_t>(
-                    std::ceil(std::sqrt(static_cast<double>(scan.length))));
+  int64_t block = dynamic ? kDynamicScanBlock
+                          : static_cast<int64_t>(std::ceil(
+                                std::sqrt(static_cast<double>(scan.length))));
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };

@@ -68,8 +68,8 @@ static Value normalizeBound(OpBuilder &b, Location loc, int64_t index,
                             Value size) {
   if (std::optional<int64_t> known = getConstantIntValue(size))
     return arith::ConstantIndexOp::create(
-        b, loc, std::clamp<int64_t>(index < 0 ? index + *known : index, 0,
-                                    *known));
+        b, loc,
+        std::clamp<int64_t>(index < 0 ? index + *known : index, 0, *known));
   if (index >= 0)
     return arith::MinUIOp::create(
         b, loc, arith::ConstantIndexOp::create(b, loc, index), size);
@@ -102,9 +102,8 @@ struct SliceScatterLowering : OpRewritePattern<fx::SliceScatterOp> {
     }
     Location loc = op.getLoc();
     int64_t start = op.getStart().value_or(0);
-    Value startValue =
-        normalizeBound(rewriter, loc, start, getDimSize(rewriter, loc,
-                                                        op.getSelf(), dim));
+    Value startValue = normalizeBound(
+        rewriter, loc, start, getDimSize(rewriter, loc, op.getSelf(), dim));
     Value srcSize = getDimSize(rewriter, loc, op.getSrc(), dim);
     Value result = buildViewScatter(
         rewriter, loc, op.getSelf(), op.getSrc(), dim, /*keepsDim=*/true,
@@ -153,9 +152,9 @@ struct SelectScatterLowering : OpRewritePattern<fx::SelectScatterOp> {
     int64_t dim =
         normalizeDim(static_cast<int64_t>(op.getDim()), type.getRank());
     Location loc = op.getLoc();
-    Value chosen = normalizeBound(rewriter, loc,
-                                  static_cast<int64_t>(op.getIndex()),
-                                  getDimSize(rewriter, loc, op.getSelf(), dim));
+    Value chosen =
+        normalizeBound(rewriter, loc, static_cast<int64_t>(op.getIndex()),
+                       getDimSize(rewriter, loc, op.getSelf(), dim));
     Value result = buildViewScatter(
         rewriter, loc, op.getSelf(), op.getSrc(), dim,
         /*keepsDim=*/false,

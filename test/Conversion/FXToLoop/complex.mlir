@@ -185,3 +185,21 @@ fx.graph @complex_full() -> tensor<2x3xcomplex<f64>> {
   %0 = fx.full {dtype = complex<f64>, fill_value = 1.5 : f64} : () -> tensor<2x3xcomplex<f64>>
   fx.output %0 : tensor<2x3xcomplex<f64>>
 }
+
+// -----
+
+// exp(a + ib) = e^a (cos b + i sin b).
+// CHECK-LABEL: fx.graph @complex_exp
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[A:.+]] = complex.re
+// CHECK: %[[B:.+]] = complex.im
+// CHECK: %[[M:.+]] = math.exp %[[A]]
+// CHECK-DAG: %[[COS:.+]] = math.cos %[[B]]
+// CHECK-DAG: %[[SIN:.+]] = math.sin %[[B]]
+// CHECK-DAG: %[[RE:.+]] = arith.mulf %[[M]], %[[COS]]
+// CHECK-DAG: %[[IM:.+]] = arith.mulf %[[M]], %[[SIN]]
+// CHECK: complex.create %[[RE]], %[[IM]]
+fx.graph @complex_exp(%z: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = fx.exp %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0 : tensor<4xcomplex<f32>>
+}
