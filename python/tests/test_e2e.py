@@ -546,7 +546,15 @@ def test_complex_numbers_from_and_to_reals(device, tmp_path):
                 torch.real(z) - torch.imag(z), torch.exp(z * 0.5))
 
     check(fn, [((4, 6), F32), ((4, 6), F32), ((4, 6), torch.complex64)],
-          device=device, tmp_path=tmp_path)
+          device=device, tmp_path=tmp_path / "math")
+
+    def reductions_and_copies(z, r):
+        return (z.sum(1), z.mean(), z.sum((0, 1), keepdim=True),
+                torch.where(r > 0, z, r), torch.cat([z, z * 2], 0),
+                torch.nn.functional.pad(z, (1, 2)), torch.roll(z, 1, 1))
+
+    check(reductions_and_copies, [((4, 6), torch.complex64), ((6,), F32)],
+          device=device, tmp_path=tmp_path / "reductions")
 
 
 def test_siblings_share_a_kernel(device, tmp_path):

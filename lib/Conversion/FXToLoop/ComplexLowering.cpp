@@ -2,9 +2,9 @@
 //
 // Part of Kiln. fx.view_as_complex and fx.view_as_real become nodes that
 // pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
-// conj, exp, complex, polar, abs and angle become pointwise nodes on the
-// numbers' parts: what rotary embeddings written with complex numbers (x
-// viewed as complex, times e^{iθ}, viewed as real) need. Inlining then
+// conj, exp, where, complex, polar, abs and angle become pointwise nodes on
+// the numbers' parts: what rotary embeddings written with complex numbers
+// (x viewed as complex, times e^{iθ}, viewed as real) need. Inlining then
 // fuses the views and the product into one kernel that never stores a
 // complex number. Complex mm and bmm (a Fourier neural operator's einsum
 // over modes) become four real products of the operands' parts.
@@ -251,6 +251,23 @@ struct ComplexFromRealsLowering
   }
 };
 
+/// Lowers fx.where with a complex result: each part chosen by the
+/// condition (real operands have imaginary part 0).
+struct ComplexWhereLowering : PartsLowering<fx::WhereOp, ComplexWhereLowering> {
+  using PartsLowering::PartsLowering;
+
+  Value compute(fx::WhereOp, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    Parts whenTrue = getParts(b, loc, elements[1], dtypes[1], part);
+    Parts whenFalse = getParts(b, loc, elements[2], dtypes[2], part);
+    return createComplex(b, loc,
+                         {arith::SelectOp::create(b, loc, elements[0],
+                                                  whenTrue.re, whenFalse.re),
+                          arith::SelectOp::create(b, loc, elements[0],
+                                                  whenTrue.im, whenFalse.im)});
+  }
+};
+
 /// Lowers fx.exp of complex numbers: e^a (cos b + i sin b) for a + ib.
 struct ComplexExpLowering : PartsLowering<fx::ExpOp, ComplexExpLowering> {
   using PartsLowering::PartsLowering;
@@ -481,5 +498,6 @@ void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
            ComplexFromRealsLowering<fx::ComplexOp>,
            ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
            ComplexMatmulLowering<fx::MmOp>, ComplexMatmulLowering<fx::BmmOp>,
-           ComplexExpLowering, AngleLowering>(patterns.getContext());
+           ComplexExpLowering, ComplexWhereLowering, AngleLowering>(
+          patterns.getContext());
 }

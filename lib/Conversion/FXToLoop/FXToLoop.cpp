@@ -1437,9 +1437,6 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     auto resultType = cast<RankedTensorType>(op.getResult().getType());
     auto inputType = cast<RankedTensorType>(op.getSelf().getType());
-    if (isa<ComplexType>(resultType.getElementType()) ||
-        isa<ComplexType>(inputType.getElementType()))
-      return rewriter.notifyMatchFailure(op, "complex dtypes not lowered yet");
     if (inputType.getRank() == 0)
       return rewriter.notifyMatchFailure(op, "nothing to reduce");
     SmallVector<int64_t> dims;
@@ -1450,6 +1447,17 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
     } else {
       dims.assign(op.getDim().begin(), op.getDim().end());
     }
+    if (isa<ComplexType>(resultType.getElementType()) ||
+        isa<ComplexType>(inputType.getElementType())) {
+      if (combiner != "sum" ||
+          inputType.getElementType() != resultType.getElementType())
+        return rewriter.notifyMatchFailure(op, "complex dtypes");
+      rewriter.replaceOp(op,
+                         buildComplexSum(rewriter, op.getLoc(), op.getSelf(),
+                                         dims, op.getKeepdim(), resultType,
+                                         std::is_same_v<OpTy, fx::MeanOp>));
+      return success();
+    }
     if constexpr (std::is_same_v<OpTy, fx::MeanOp>) {
       rewriter.replaceOp(op, buildMean(rewriter, op.getLoc(), op.getSelf(),
                                        dims, op.getKeepdim(), resultType));
@@ -1459,6 +1467,55 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
                                   op.getKeepdim(), combiner, resultType);
     rewriter.replaceOp(op, result);
     return success();
+  }
+
+  /// The sum (or with `mean` the mean) of complex numbers: each part
+  /// summed on its own, then a node that pairs (and divides) the sums.
+  static Value buildComplexSum(OpBuilder &b, Location loc, Value input,
+                               ArrayRef<int64_t> dims, bool keepdim,
+                               RankedTensorType resultType, bool mean) {
+    auto complexType = cast<ComplexType>(resultType.getElementType());
+    Type part = complexType.getElementType();
+    auto sumPart = [&](bool imaginary) {
+      return buildReduction(
+          b, loc, input, dims, keepdim, "sum", resultType.clone(part),
+          [&](OpBuilder &b, Location loc, ValueRange indices,
+              ValueRange) -> Value {
+            Value number = loop::LoadOp::create(b, loc, input, indices);
+            return imaginary
+                       ? complex::ImOp::create(b, loc, number).getResult()
+                       : complex::ReOp::create(b, loc, number).getResult();
+          });
+    };
+    Value re = sumPart(false), im = sumPart(true);
+    Value scale;
+    if (mean) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      Value count = arith::ConstantIndexOp::create(b, loc, 1);
+      for (int64_t dim = 0; dim < inputType.getRank(); ++dim)
+        if (dims.empty() || llvm::is_contained(dims, dim) ||
+            llvm::is_contained(dims, dim - inputType.getRank()))
+          count = arith::MulIOp::create(b, loc, count,
+                                        getDimSize(b, loc, input, dim));
+      scale = arith::UIToFPOp::create(
+          b, loc, part,
+          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+    }
+    return buildGeneratorNode(
+        b, loc, resultType,
+        collectDynamicSizes(
+            resultType,
+            [&](int64_t dim) { return getDimSize(b, loc, re, dim); }),
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          Value real = loop::LoadOp::create(b, loc, re, ivs);
+          Value imaginary = loop::LoadOp::create(b, loc, im, ivs);
+          if (scale) {
+            real = arith::DivFOp::create(b, loc, real, scale);
+            imaginary = arith::DivFOp::create(b, loc, imaginary, scale);
+          }
+          return complex::CreateOp::create(b, loc, complexType, real,
+                                           imaginary);
+        });
   }
 
   /// A mean: the sum (in f32 for f16/bf16, so that it is not rounded before
@@ -2390,8 +2447,12 @@ struct CatLowering : OpRewritePattern<fx::CatOp> {
     if (inputs.empty())
       return rewriter.notifyMatchFailure(op, "no input of the result's rank");
     Type dtype = resultType.getElementType();
-    if (isa<ComplexType>(dtype))
-      return rewriter.notifyMatchFailure(op, "complex cat");
+    // Complex inputs are copied, not converted.
+    if (isa<ComplexType>(dtype) && llvm::any_of(inputs, [&](Value input) {
+          return cast<RankedTensorType>(input.getType()).getElementType() !=
+                 dtype;
+        }))
+      return rewriter.notifyMatchFailure(op, "complex cat of other dtypes");
     // Where each input starts along `dim`, and its size there.
     SmallVector<Value> starts, sizes;
     Value offset = arith::ConstantIndexOp::create(rewriter, loc, 0);
@@ -4596,8 +4657,6 @@ struct ConstantPadLowering : OpRewritePattern<fx::ConstantPadNdOp> {
     Value source = op.getSelf();
     RankedTensorType type = op.getType();
     Type dtype = type.getElementType();
-    if (isa<ComplexType>(dtype))
-      return rewriter.notifyMatchFailure(op, "complex padding");
     int64_t rank = type.getRank();
     PadAmounts amounts = getPadAmounts(op.getPad(), rank);
     SmallVector<Value> dynamicSizes =

@@ -203,3 +203,35 @@ fx.graph @complex_exp(%z: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
   %0 = fx.exp %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
   fx.output %0 : tensor<4xcomplex<f32>>
 }
+
+// -----
+
+// Complex sums and means sum each part on its own; a mean divides both by
+// the count. where chooses each part; cat and constant padding copy.
+// CHECK-LABEL: fx.graph @complex_sums_and_copies
+// CHECK: %[[RE:.+]] = loop.reduce "sum" over [6] : tensor<4xf32>
+// CHECK: complex.re
+// CHECK: %[[IM:.+]] = loop.reduce "sum" over [6] : tensor<4xf32>
+// CHECK: complex.im
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: loop.load %[[RE]]
+// CHECK: loop.load %[[IM]]
+// CHECK: complex.create
+// CHECK: loop.reduce "sum" over [4, 6] : tensor<f32>
+// CHECK: loop.reduce "sum" over [4, 6] : tensor<f32>
+// CHECK: loop.pointwise : tensor<complex<f32>>
+// CHECK: arith.divf %{{.+}}, %cst
+// CHECK: arith.divf %{{.+}}, %cst
+// CHECK: loop.pointwise : tensor<4x6xcomplex<f32>>
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : f32
+// CHECK: loop.pointwise : tensor<8x6xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<4x9xcomplex<f32>>
+fx.graph @complex_sums_and_copies(%z: tensor<4x6xcomplex<f32>>, %m: tensor<4x6xi1>, %r: tensor<6xf32>) -> (tensor<4xcomplex<f32>>, tensor<complex<f32>>, tensor<4x6xcomplex<f32>>, tensor<8x6xcomplex<f32>>, tensor<4x9xcomplex<f32>>) {
+  %0 = fx.sum %z {dim = array<i64: 1>} : (tensor<4x6xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %1 = fx.mean %z : (tensor<4x6xcomplex<f32>>) -> tensor<complex<f32>>
+  %2 = fx.where %m, %z, %r : (tensor<4x6xi1>, tensor<4x6xcomplex<f32>>, tensor<6xf32>) -> tensor<4x6xcomplex<f32>>
+  %3 = fx.cat %z, %z {dim = 0 : i64} : (tensor<4x6xcomplex<f32>>, tensor<4x6xcomplex<f32>>) -> tensor<8x6xcomplex<f32>>
+  %4 = fx.constant_pad_nd %z {pad = array<i64: 1, 2>} : (tensor<4x6xcomplex<f32>>) -> tensor<4x9xcomplex<f32>>
+  fx.output %0, %1, %2, %3, %4 : tensor<4xcomplex<f32>>, tensor<complex<f32>>, tensor<4x6xcomplex<f32>>, tensor<8x6xcomplex<f32>>, tensor<4x9xcomplex<f32>>
+}
