@@ -362,6 +362,16 @@ struct AngleLowering : PartsLowering<fx::AngleOp, AngleLowering> {
   }
 };
 
+/// The dynamic sizes of `type` read from `source`'s dimensions: its
+/// dimension d is the result's dimension d (where only one of them has a
+/// dimension, it is static).
+SmallVector<Value> getLeadingSizes(OpBuilder &b, Location loc,
+                                   RankedTensorType type, Value source) {
+  return collectDynamicSizes(type, [&](int64_t dim) -> Value {
+    return getDimSize(b, loc, source, dim);
+  });
+}
+
 /// Lowers fx.mm and fx.bmm of complex matrices as four real products,
 /// (A_r B_r - A_i B_i) + i (A_r B_i + A_i B_r) as a complex BLAS computes
 /// them: nodes that take the operands' parts, fx products of those (which
@@ -385,10 +395,7 @@ template <typename OpTy> struct ComplexMatmulLowering : OpRewritePattern<OpTy> {
       auto partType = matrixType.clone(part);
       return buildGeneratorNode(
           rewriter, loc, partType,
-          collectDynamicSizes(partType,
-                              [&](int64_t dim) {
-                                return getDimSize(rewriter, loc, matrix, dim);
-                              }),
+          getLeadingSizes(rewriter, loc, partType, matrix),
           [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
             Value number = loop::LoadOp::create(b, loc, matrix, ivs);
             return imaginary
@@ -418,16 +425,6 @@ template <typename OpTy> struct ComplexMatmulLowering : OpRewritePattern<OpTy> {
     return success();
   }
 };
-
-/// The dynamic sizes of `type` read from `source`'s dimensions (its
-/// dimension d is the result's dimension d; the pair dimension, which only
-/// one of them has, is static).
-SmallVector<Value> getLeadingSizes(OpBuilder &b, Location loc,
-                                   RankedTensorType type, Value source) {
-  return collectDynamicSizes(type, [&](int64_t dim) -> Value {
-    return getDimSize(b, loc, source, dim);
-  });
-}
 
 /// Lowers fx.view_as_complex: element i is (x[i, 0], x[i, 1]).
 struct ViewAsComplexLowering : OpRewritePattern<fx::ViewAsComplexOp> {

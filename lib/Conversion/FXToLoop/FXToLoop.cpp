@@ -1428,6 +1428,26 @@ template <typename OpTy> struct ZeroDimReduction : OpRewritePattern<OpTy> {
   }
 };
 
+/// The number of elements of `input` a reduction over `dims` (all
+/// dimensions when empty) combines into each result element, as a float
+/// of `dtype`.
+static Value getAveragedCount(OpBuilder &b, Location loc, Value input,
+                              ArrayRef<int64_t> dims, Type dtype) {
+  int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+  SmallVector<bool> reduced(rank, dims.empty());
+  for (int64_t dim : dims)
+    reduced[normalizeDim(dim, rank)] = true;
+  Value count = arith::ConstantIndexOp::create(b, loc, 1);
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (reduced[dim])
+      count =
+          arith::MulIOp::create(b, loc, count, getDimSize(b, loc, input, dim));
+  }
+  return arith::UIToFPOp::create(
+      b, loc, dtype,
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+}
+
 /// Lowers fx.sum, fx.amax and fx.amin.
 template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
   ReductionLowering(MLIRContext *ctx, StringRef combiner)
@@ -1488,19 +1508,7 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
           });
     };
     Value re = sumPart(false), im = sumPart(true);
-    Value scale;
-    if (mean) {
-      auto inputType = cast<RankedTensorType>(input.getType());
-      Value count = arith::ConstantIndexOp::create(b, loc, 1);
-      for (int64_t dim = 0; dim < inputType.getRank(); ++dim)
-        if (dims.empty() || llvm::is_contained(dims, dim) ||
-            llvm::is_contained(dims, dim - inputType.getRank()))
-          count = arith::MulIOp::create(b, loc, count,
-                                        getDimSize(b, loc, input, dim));
-      scale = arith::UIToFPOp::create(
-          b, loc, part,
-          arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
-    }
+    Value scale = mean ? getAveragedCount(b, loc, input, dims, part) : Value();
     return buildGeneratorNode(
         b, loc, resultType,
         collectDynamicSizes(
@@ -1523,26 +1531,12 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
   static Value buildMean(OpBuilder &b, Location loc, Value input,
                          ArrayRef<int64_t> dims, bool keepdim,
                          RankedTensorType resultType) {
-    auto inputType = cast<RankedTensorType>(input.getType());
-    int64_t rank = inputType.getRank();
     Type dtype = resultType.getElementType();
     Type sumDtype = (dtype.isF16() || dtype.isBF16()) ? b.getF32Type() : dtype;
     auto sumType = RankedTensorType::get(resultType.getShape(), sumDtype);
     Value sum = buildReduction(b, loc, input, dims, keepdim, "sum", sumType);
 
-    // The number of elements each result element averages.
-    SmallVector<bool> reduced(rank, dims.empty());
-    for (int64_t dim : dims)
-      reduced[dim < 0 ? dim + rank : dim] = true;
-    Value count = arith::ConstantIndexOp::create(b, loc, 1);
-    for (int64_t dim = 0; dim < rank; ++dim) {
-      if (reduced[dim])
-        count = arith::MulIOp::create(b, loc, count,
-                                      getDimSize(b, loc, input, dim));
-    }
-    Value countF = arith::UIToFPOp::create(
-        b, loc, sumDtype,
-        arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+    Value countF = getAveragedCount(b, loc, input, dims, sumDtype);
     return buildBroadcastPointwise(
         b, loc, resultType, ValueRange{sum}, TypeRange{sumDtype}, sumDtype,
         [&](OpBuilder &nested, Location nestedLoc, ValueRange elements) {

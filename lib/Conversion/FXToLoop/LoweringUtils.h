@@ -23,6 +23,11 @@ namespace fxtoloop {
 Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
                     Type to);
 
+/// `dim` of a rank-`rank` tensor, counted from the end when negative.
+inline int64_t normalizeDim(int64_t dim, int64_t rank) {
+  return dim < 0 ? dim + rank : dim;
+}
+
 /// The size of dimension `dim` of `tensor` as an index value.
 Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim);
 

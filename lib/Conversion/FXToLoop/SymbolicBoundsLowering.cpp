@@ -70,10 +70,6 @@ static Value wrapAndClampBound(OpBuilder &b, Location loc, Value bound,
       b, loc, arith::MaxSIOp::create(b, loc, wrapped, zero), size);
 }
 
-static int64_t normalizeDim(int64_t dim, int64_t rank) {
-  return dim < 0 ? dim + rank : dim;
-}
-
 /// The dynamic sizes of `resultType`, whose dimension `dim` (if any, else
 /// -1) has size `sliced` and whose others are `source`'s dimensions
 /// `sourceDim(d)`.

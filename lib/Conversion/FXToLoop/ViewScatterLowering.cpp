@@ -58,10 +58,6 @@ static Value buildViewScatter(OpBuilder &b, Location loc, Value self, Value src,
       });
 }
 
-static int64_t normalizeDim(int64_t dim, int64_t rank) {
-  return dim < 0 ? dim + rank : dim;
-}
-
 /// `index` (an attribute, negative from the end) as a position in a
 /// dimension of run-time `size`, clamped into [0, size] as slicing clamps.
 static Value normalizeBound(OpBuilder &b, Location loc, int64_t index,
