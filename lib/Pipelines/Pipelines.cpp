@@ -151,6 +151,8 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   toGPU.transposeTiles = options.transposeTiles;
   toGPU.rowThreads = options.rowThreads;
   toGPU.rowCache = options.rowCache;
+  toGPU.rowLaneVectors = options.rowLaneVectors;
+  toGPU.shortRowBlockSize = options.shortRowBlockSize;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   // Complex numbers (Fourier transforms) are structs of their parts, in
@@ -198,6 +200,8 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   toLLVM.transposeTiles = options.transposeTiles;
   toLLVM.rowThreads = options.rowThreads;
   toLLVM.rowCache = options.rowCache;
+  toLLVM.rowLaneVectors = options.rowLaneVectors;
+  toLLVM.shortRowBlockSize = options.shortRowBlockSize;
   toLLVM.rowMinBlocks = options.rowMinBlocks;
   toLLVM.fastExp = options.fastExp;
   toLLVM.fpContract = options.fpContract;

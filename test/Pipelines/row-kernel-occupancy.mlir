@@ -2,9 +2,9 @@
 // RUN: kiln-opt %s --kiln-gpu-pipeline='format=isa' | FileCheck %s --check-prefix=DEFAULT
 
 // With row-min-blocks, the softmax row kernel's PTX asks ptxas to fit six
-// blocks of its 256 threads on an SM; by default it does not.
+// blocks of its 32 threads on an SM; by default it does not.
 // CHECK: gpu.binary @kiln_rows
-// CHECK-SAME: .maxntid 256, 1, 1
+// CHECK-SAME: .maxntid 32, 1, 1
 // CHECK-SAME: .minnctapersm 6
 // DEFAULT: gpu.binary @kiln_rows
 // DEFAULT-NOT: .minnctapersm

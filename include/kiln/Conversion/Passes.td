@@ -229,6 +229,12 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     Option<"rowCache", "row-cache", "bool", /*default=*/"true",
            "Keep a row kernel's loaded elements in registers from one node to "
            "the next (else each node loads them again, from L2)">,
+    Option<"rowLaneVectors", "row-lane-vectors", "int64_t", /*default=*/"4",
+           "The most 16-byte vectors per lane and node in rows that a warp "
+           "or part of one shares">,
+    Option<"shortRowBlockSize", "short-row-block-size", "int64_t",
+           /*default=*/"32",
+           "Threads per block of row kernels whose rows take a warp or less">,
   ];
 }
 

@@ -126,6 +126,16 @@ struct GPUBackendOptions : public Base {
       llvm::cl::desc("Keep a row kernel's loaded elements in registers from "
                      "one node to the next"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<int64_t> rowLaneVectors{
+      *this, "row-lane-vectors",
+      llvm::cl::desc("The most 16-byte vectors per lane and node in rows that "
+                     "a warp or part of one shares"),
+      llvm::cl::init(4)};
+  detail::PassOptions::Option<int64_t> shortRowBlockSize{
+      *this, "short-row-block-size",
+      llvm::cl::desc("Threads per block of row kernels whose rows take a warp "
+                     "or less"),
+      llvm::cl::init(32)};
   detail::PassOptions::Option<int64_t> rowMinBlocks{
       *this, "row-min-blocks",
       llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "

@@ -264,18 +264,20 @@ static Value emitShuffleXorOfState(OpBuilder &b, Location loc, Value value,
   return vector::FromElementsOp::create(b, loc, vectorType, elements);
 }
 
-/// Combines partial state `value` across the warp; every lane gets the
-/// total.
+/// Combines partial state `value` across each aligned group of `lanes` lanes
+/// (a power of two, at most a warp); every lane gets its group's total.
 static Value emitWarpReduce(OpBuilder &b, Location loc, StringRef combiner,
-                            Value value, Type dtype) {
-  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2)
+                            Value value, Type dtype,
+                            int64_t lanes = kWarpSize) {
+  for (int32_t offset = lanes / 2; offset > 0; offset /= 2)
     value = emitMerge(b, loc, combiner, value,
                       emitShuffleXorOfState(b, loc, value, offset), dtype);
   return value;
 }
 
 /// Combines every thread's `partial` across the `threads` threads of a row
-/// (one, a warp, or a block of whole warps); every thread gets the total.
+/// (a power of two up to a warp, or a block of whole warps); every thread
+/// gets the total.
 /// `scratch` (workgroup memory, one element per warp) passes the warps'
 /// totals.
 static Value emitBlockReduce(OpBuilder &b, Location loc, StringRef combiner,
@@ -283,9 +285,9 @@ static Value emitBlockReduce(OpBuilder &b, Location loc, StringRef combiner,
                              int64_t threads, Value scratch) {
   if (threads == 1)
     return partial;
-  Value warpTotal = emitWarpReduce(b, loc, combiner, partial, dtype);
   if (threads <= kWarpSize)
-    return warpTotal;
+    return emitWarpReduce(b, loc, combiner, partial, dtype, threads);
+  Value warpTotal = emitWarpReduce(b, loc, combiner, partial, dtype);
   Value warpSize = arith::ConstantIndexOp::create(b, loc, kWarpSize);
   Value lane = arith::RemUIOp::create(b, loc, thread, warpSize);
   Value warp = arith::DivUIOp::create(b, loc, thread, warpSize);
@@ -337,9 +339,19 @@ static std::optional<int64_t> getStaticColumns(Operation *node, int64_t rows) {
   return product;
 }
 
-/// Vectors a warp's lanes each handle per node at most before a row gets a
-/// whole block instead of a warp.
-static constexpr int64_t kMaxVectorsPerLane = 4;
+/// The static number of rows of a row kernel whose nodes' first `rows`
+/// dimensions, those of `node`, index its rows, if known.
+static std::optional<int64_t> getStaticRows(Operation *node, int64_t rows) {
+  int64_t product = 1;
+  for (int64_t size : cast<RankedTensorType>(node->getResult(0).getType())
+                          .getShape()
+                          .take_front(rows)) {
+    if (ShapedType::isDynamic(size))
+      return std::nullopt;
+    product *= size;
+  }
+  return product;
+}
 
 /// The most column steps of a thread that are unrolled, so that their loads
 /// are in flight together.
@@ -349,27 +361,37 @@ static constexpr int64_t kMaxUnrolledSteps = 16;
 /// each: a warp per row would leave most of its lanes idle.
 static constexpr int64_t kMaxThreadRowColumns = 16;
 
+/// The fewest lanes that share a row of more columns: together they read at
+/// least 64 contiguous bytes of it per step.
+static constexpr int64_t kMinRowLanes = 4;
+
 namespace {
-/// How a row kernel maps rows to threads: `threadsPerRow` threads (one, a
-/// warp, or a whole block) share a row, and a block holds `rowsPerBlock`
-/// rows.
+/// How a row kernel maps rows to threads: `threadsPerRow` threads (a power
+/// of two up to a warp, or a whole block) share a row, and a block holds
+/// `rowsPerBlock` rows.
 struct RowMapping {
   int64_t threadsPerRow;
   int64_t rowsPerBlock;
 };
 } // namespace
 
-/// Tiny rows get a thread each; short rows (a few 16-byte vectors per lane
-/// of a warp) get a warp each, so that their reductions need no barrier and
-/// a block works on several rows; longer rows get a block of enough threads
-/// for one vector each (a power of two up to the block size and
-/// `rowThreads`). Fewer threads with more vectors each have beaten whole
-/// blocks: LayerNorm + GELU over 16384 x 4096 bf16 on an H200 took 0.17 ms
-/// with 128 (or 64) threads per row against 0.21 ms with 256 and 0.27 ms
-/// with 512 (bench/sweep.py), so the option's default is 128.
+/// Tiny rows get a thread each. Short rows (at most `rowLaneVectors`
+/// 16-byte vectors per lane of a warp) get the fewest lanes of a warp that
+/// keep within that (a power of two), so that their reductions are
+/// shuffles, no lane idles and a block of `shortRowBlockSize` threads works
+/// on several rows. Longer rows get a block of enough threads for one
+/// vector each (a power of two up to the block size and `rowThreads`).
+/// Fewer threads with more vectors each have beaten whole blocks:
+/// LayerNorm + GELU over 16384 x 4096 bf16 on an H200 took 0.17 ms with 128
+/// (or 64) threads per row against 0.21 ms with 256 and 0.27 ms with 512
+/// (bench/sweep.py), so the option's default is 128.
 static RowMapping getRowMapping(ArrayRef<Operation *> nodes, int64_t rows,
-                                int64_t blockSize, int64_t rowThreads) {
-  int64_t limit = std::max(kWarpSize, blockSize / kWarpSize * kWarpSize);
+                                std::optional<int64_t> staticRows,
+                                const LoopToGPUOptions &options) {
+  auto wholeWarps = [](int64_t threads) {
+    return std::max(kWarpSize, threads / kWarpSize * kWarpSize);
+  };
+  int64_t limit = wholeWarps(options.blockSize);
   int64_t columns = 0;
   for (Operation *node : nodes) {
     std::optional<int64_t> nodeColumns = getStaticColumns(node, rows);
@@ -380,10 +402,18 @@ static RowMapping getRowMapping(ArrayRef<Operation *> nodes, int64_t rows,
   if (columns <= kMaxThreadRowColumns)
     return {1, limit};
   int64_t vectors = llvm::divideCeil(columns, kMaxRowVectorWidth);
-  if (vectors <= kWarpSize * kMaxVectorsPerLane)
-    return {kWarpSize, limit / kWarpSize};
+  if (vectors <= kWarpSize * options.rowLaneVectors) {
+    int64_t lanes = std::max<int64_t>(
+        kMinRowLanes,
+        llvm::PowerOf2Ceil(llvm::divideCeil(vectors, options.rowLaneVectors)));
+    // A warp's shuffles need all its lanes: the rows that share a warp must
+    // all be in bounds.
+    if (!staticRows || *staticRows % (kWarpSize / lanes) != 0)
+      lanes = kWarpSize;
+    return {lanes, wholeWarps(options.shortRowBlockSize) / lanes};
+  }
   int64_t threads = kWarpSize;
-  int64_t rowLimit = std::max(kWarpSize, std::min(limit, rowThreads));
+  int64_t rowLimit = std::max(kWarpSize, std::min(limit, options.rowThreads));
   while (threads < vectors && threads < rowLimit)
     threads *= 2;
   return {std::min(threads, rowLimit), 1};
@@ -449,7 +479,7 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   rowSizes.resize(rows);
   Value numRows = getProduct(b, loc, rowSizes);
   RowMapping rowMapping =
-      getRowMapping(nodes, rows, options.blockSize, options.rowThreads);
+      getRowMapping(nodes, rows, getStaticRows(nodes.front(), rows), options);
   int64_t threads = rowMapping.threadsPerRow;
   Value rowsPerBlock =
       arith::ConstantIndexOp::create(b, loc, rowMapping.rowsPerBlock);
@@ -490,7 +520,8 @@ static void emitRowKernel(OpBuilder &b, Location loc,
         arith::DivUIOp::create(b, loc, thread, rowThreads));
     thread = arith::RemUIOp::create(b, loc, thread, rowThreads);
     // The last block may have rows past the last row; their threads have
-    // no barrier to reach, so they just skip the work.
+    // no barrier or shuffle to reach (getRowMapping), so they just skip the
+    // work.
     Value inBounds =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, numRows);
     auto ifOp = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
@@ -838,6 +869,20 @@ struct ConvertLoopToGPUPass
           << static_cast<int64_t>(rowThreads);
       return signalPassFailure();
     }
+    if (rowLaneVectors < 1 || rowLaneVectors > kMaxUnrolledSteps) {
+      emitError(getOperation().getLoc())
+          << "kiln-loop-to-gpu: row-lane-vectors must be in [1, "
+          << kMaxUnrolledSteps << "], got "
+          << static_cast<int64_t>(rowLaneVectors);
+      return signalPassFailure();
+    }
+    if (shortRowBlockSize < kWarpSize || shortRowBlockSize > 1024) {
+      emitError(getOperation().getLoc())
+          << "kiln-loop-to-gpu: short-row-block-size must be in [32, 1024], "
+             "got "
+          << static_cast<int64_t>(shortRowBlockSize);
+      return signalPassFailure();
+    }
     WalkResult unsupported = getOperation().walk([](loop::MatmulOp node) {
       return failed(checkGPUMatmul(node)) ? WalkResult::interrupt()
                                           : WalkResult::advance();
@@ -850,6 +895,8 @@ struct ConvertLoopToGPUPass
     options.transposeTiles = transposeTiles;
     options.rowThreads = rowThreads;
     options.rowCache = rowCache;
+    options.rowLaneVectors = rowLaneVectors;
+    options.shortRowBlockSize = shortRowBlockSize;
     GraphBufferizationTarget target =
         getGPUBufferizationTarget(&getContext(), options);
     if (failed(bufferizeGraphs(getOperation(), target)))

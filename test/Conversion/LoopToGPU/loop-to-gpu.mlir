@@ -3,6 +3,8 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=128' | FileCheck %s --check-prefix=BLOCK
 // RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=2048' 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='row-threads=48' 2>&1 | FileCheck %s --check-prefix=BADROWS
+// RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='row-lane-vectors=0' 2>&1 | FileCheck %s --check-prefix=BADLANES
+// RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='short-row-block-size=16' 2>&1 | FileCheck %s --check-prefix=BADSHORT
 
 // Tests that a node becomes one kernel with one thread per element, launched
 // on the stream the function receives, and that temporaries and copies are
@@ -44,6 +46,8 @@
 // BLOCK: gpu.launch
 // BAD: kiln-loop-to-gpu: block-size must be in [1, 1024], got 2048
 // BADROWS: kiln-loop-to-gpu: row-threads must be a power of two in [32, 1024], got 48
+// BADLANES: kiln-loop-to-gpu: row-lane-vectors must be in [1, 16], got 0
+// BADSHORT: kiln-loop-to-gpu: short-row-block-size must be in [32, 1024], got 16
 fx.graph @graph(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x4xf32>

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='block-size=32' | FileCheck %s --check-prefix=WARP
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='row-cache=false' | FileCheck %s --check-prefix=NOCACHE
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='row-lane-vectors=8 short-row-block-size=64' | FileCheck %s --check-prefix=LANES
 
 // Tests that a reduction over long rows runs with a block of 128 threads
 // per row: each thread reads 16-byte vectors of the row (four steps,
@@ -45,19 +46,27 @@ fx.graph @long_row_sums(%x: tensor<64x4096xbf16>) -> tensor<64xbf16> {
 
 // -----
 
-// Tests that short rows get a warp each, 8 rows to a block of 256 threads:
-// no barrier, and warps past the last row skip the work.
+// Tests that short rows get a warp each, a block of 32 threads each (blocks
+// of one warp retire as soon as their row is done): no barrier, no bounds
+// check.
 // CHECK-LABEL: func.func @short_row_sums
-// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %c8
-// CHECK: gpu.launch async [%{{.+}}] blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c256,
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %c1
+// CHECK: gpu.launch async [%{{.+}}] blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c32,
 // CHECK-NOT: workgroup
-// CHECK: %[[ROW:.+]] = arith.addi %{{.+}}, %{{.+}}
-// CHECK: %[[LANE:.+]] = arith.remui %[[TX]], %c32
-// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[ROW]], %{{.+}}
-// CHECK: scf.if %[[IN]]
+// CHECK-NOT: scf.if
 // CHECK-NOT: gpu.barrier
-// CHECK: gpu.shuffle xor
+// CHECK: gpu.shuffle xor %{{.+}}, %c16_i32, %c32_i32
 // CHECK: gpu.terminator
+// With 8 vectors a lane, half a warp takes each row, and a block of 64
+// threads four rows.
+// LANES-LABEL: func.func @short_row_sums
+// LANES: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %c4
+// LANES: gpu.launch async [%{{.+}}] blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c64,
+// LANES: arith.remui %[[TX]], %c16
+// LANES-COUNT-8: vector.load
+// LANES-NOT: %c16_i32
+// LANES: gpu.shuffle xor %{{.+}}, %c8_i32, %c32_i32
+// LANES: gpu.terminator
 fx.graph @short_row_sums(%x: tensor<100x1024xbf16>) -> tensor<100xbf16> {
   %0 = loop.reduce "sum" over [1024] : tensor<100xbf16> {
   ^bb0(%i: index, %k: index):
@@ -66,6 +75,52 @@ fx.graph @short_row_sums(%x: tensor<100x1024xbf16>) -> tensor<100xbf16> {
     loop.yield %w : f32
   }
   fx.output %0 : tensor<100xbf16>
+}
+
+// -----
+
+// Tests that rows of a few vectors per lane share a warp: 8 lanes a row (4
+// vectors each), 4 rows to a block of 32 threads; the shuffles stay within
+// each row's lanes.
+// CHECK-LABEL: func.func @sub_warp_rows
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %c4
+// CHECK: gpu.launch async [%{{.+}}] blocks(%{{.+}}, %{{.+}}, %{{.+}}) in (%{{.+}} = %[[BLOCKS]], %{{.+}}, %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %c32{{(_[0-9]+)?}},
+// CHECK: arith.remui %[[TX]], %c8
+// CHECK-COUNT-4: vector.load
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.shuffle xor %{{.+}}, %c4_i32, %c32_i32
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.shuffle xor %{{.+}}, %c2_i32, %c32_i32
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.shuffle xor %{{.+}}, %c1_i32, %c32_i32
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.terminator
+fx.graph @sub_warp_rows(%x: tensor<64x256xbf16>) -> tensor<64xbf16> {
+  %0 = loop.reduce "sum" over [256] : tensor<64xbf16> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<64x256xbf16>
+    %w = arith.extf %v : bf16 to f32
+    loop.yield %w : f32
+  }
+  fx.output %0 : tensor<64xbf16>
+}
+
+// -----
+
+// Tests that rows that would share warps take a whole warp each when their
+// count is not a multiple of the rows per warp: a warp's shuffles need all
+// its lanes, and lanes past the last row would skip them.
+// CHECK-LABEL: func.func @do_not_share_warps_between_ragged_rows
+// CHECK: arith.ceildivui %{{.+}}, %c1
+// CHECK: gpu.shuffle xor %{{.+}}, %c16_i32, %c32_i32
+fx.graph @do_not_share_warps_between_ragged_rows(%x: tensor<50x256xbf16>) -> tensor<50xbf16> {
+  %0 = loop.reduce "sum" over [256] : tensor<50xbf16> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<50x256xbf16>
+    %w = arith.extf %v : bf16 to f32
+    loop.yield %w : f32
+  }
+  fx.output %0 : tensor<50xbf16>
 }
 
 // -----
@@ -123,7 +178,6 @@ fx.graph @int64_sums(%x: tensor<4x100xsi64>) -> tensor<4xsi64> {
 // CHECK-COUNT-1: gpu.launch
 // CHECK: %[[MAX:.+]] = arith.maximumf
 // CHECK-NOT: memref.store %{{.+}}, %{{.+}} : memref<8x1xf32>
-// CHECK: scf.for
 // CHECK: arith.subf %{{.+}}, %{{.+}} : vector<4xf32>
 // CHECK: vector.store
 // CHECK: gpu.terminator

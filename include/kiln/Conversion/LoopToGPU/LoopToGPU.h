@@ -28,6 +28,11 @@ struct LoopToGPUOptions {
   /// registers; else each node loads them again (from L2, mostly): fewer
   /// registers per row, so more rows in flight per SM.
   bool rowCache = true;
+  /// The most 16-byte vectors each lane handles per node in rows that a
+  /// warp, or a power-of-two part of one, shares; longer rows get a block.
+  int64_t rowLaneVectors = 4;
+  /// Threads per block of row kernels whose rows take a warp or less.
+  int64_t shortRowBlockSize = 32;
 };
 
 /// The GPU's bufferization: one gpu.launch per node on the stream the graph
