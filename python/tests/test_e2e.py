@@ -557,6 +557,27 @@ def test_complex_numbers_from_and_to_reals(device, tmp_path):
           device=device, tmp_path=tmp_path / "reductions")
 
 
+def test_complex_logarithms_roots_powers_and_equality(device, tmp_path):
+    def roots_and_powers(z, w, r):
+        return (torch.log(z), torch.sqrt(z), torch.sqrt(-z), z ** 2, z ** 3,
+                z ** -1, z ** -2, z ** 0.5, z ** -0.5, z ** 1.5, z ** 0,
+                torch.pow(z, w), torch.pow(r.abs() + 0.5, w))
+
+    # Powers other than the special exponents go through exp(w log z): a
+    # few roundings more than eager's std::pow.
+    check(roots_and_powers,
+          [((4, 6), torch.complex64), ((4, 6), torch.complex64), ((4, 6), F32)],
+          device=device, tmp_path=tmp_path / "powers",
+          tolerances={**TOLERANCES, torch.complex64: (1e-4, 1e-5)})
+
+    def equality(z, w, r):
+        same = torch.where(r > 0, z, w)
+        return z == same, z != same, z == r, z != 1, torch.real(z) == z
+
+    check(equality, [((4, 6), torch.complex64), ((4, 6), torch.complex64), ((4, 6), F32)],
+          device=device, tmp_path=tmp_path / "equality")
+
+
 def test_siblings_share_a_kernel(device, tmp_path):
     # Three results that read x: one kernel over x's rows (sibling fusion),
     # each result right, with or without the fusion.

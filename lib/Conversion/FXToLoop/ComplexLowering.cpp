@@ -2,12 +2,13 @@
 //
 // Part of Kiln. fx.view_as_complex and fx.view_as_real become nodes that
 // pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
-// conj, exp, where, complex, polar, abs and angle become pointwise nodes on
-// the numbers' parts: what rotary embeddings written with complex numbers
-// (x viewed as complex, times e^{iθ}, viewed as real) need. Inlining then
-// fuses the views and the product into one kernel that never stores a
-// complex number. Complex mm and bmm (a Fourier neural operator's einsum
-// over modes) become four real products of the operands' parts.
+// conj, exp, log, sqrt, pow, eq, ne, where, complex, polar, abs and angle
+// become pointwise nodes on the numbers' parts: what rotary embeddings written
+// with complex numbers (x viewed as complex, times e^{iθ}, viewed as real)
+// need. Inlining then fuses the views and the product into one kernel that
+// never stores a complex number. Complex mm and bmm (a Fourier neural
+// operator's einsum over modes) become four real products of the operands'
+// parts.
 //
 // The arithmetic is PyTorch's (c10::complex): products from the four real
 // products, quotients by Smith's method (the larger of the divisor's parts
@@ -268,26 +269,240 @@ struct ComplexWhereLowering : PartsLowering<fx::WhereOp, ComplexWhereLowering> {
   }
 };
 
-/// Lowers fx.exp of complex numbers: e^a (cos b + i sin b) for a + ib.
-struct ComplexExpLowering : PartsLowering<fx::ExpOp, ComplexExpLowering> {
-  using PartsLowering::PartsLowering;
+/// e^a (cos b + i sin b) for a + ib.
+Parts emitExp(OpBuilder &b, Location loc, Parts parts) {
+  Value magnitude = math::ExpOp::create(b, loc, parts.re);
+  return {arith::MulFOp::create(b, loc, magnitude,
+                                math::CosOp::create(b, loc, parts.im)),
+          arith::MulFOp::create(b, loc, magnitude,
+                                math::SinOp::create(b, loc, parts.im))};
+}
 
-  Value compute(fx::ExpOp, OpBuilder &b, Location loc, ValueRange elements,
+/// |a + ib| as hypot(a, b), scaled so that squaring neither overflows nor
+/// underflows; an infinite part gives +inf (even with a NaN beside it), as
+/// C's hypot.
+Value emitHypot(OpBuilder &b, Location loc, Parts parts) {
+  Type part = parts.re.getType();
+  auto constant = [&](double value) { return makeFloat(b, loc, part, value); };
+  Value x = math::AbsFOp::create(b, loc, parts.re);
+  Value y = math::AbsFOp::create(b, loc, parts.im);
+  Value high = arith::MaximumFOp::create(b, loc, x, y);
+  Value low = arith::MinimumFOp::create(b, loc, x, y);
+  Value infinity = constant(std::numeric_limits<double>::infinity());
+  // high = 0 would divide 0 by 0; the answer is 0.
+  Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, high,
+                                       constant(0.0));
+  Value ratio = arith::DivFOp::create(
+      b, loc, low,
+      arith::SelectOp::create(b, loc, isZero, constant(1.0), high));
+  Value scaled = arith::MulFOp::create(
+      b, loc, high,
+      math::SqrtOp::create(
+          b, loc,
+          arith::AddFOp::create(b, loc, constant(1.0),
+                                arith::MulFOp::create(b, loc, ratio, ratio))));
+  Value isInfinite = arith::OrIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, infinity),
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, y, infinity));
+  return arith::SelectOp::create(b, loc, isInfinite, infinity, scaled);
+}
+
+/// The principal logarithm: log |z| + i atan2(b, a) for z = a + ib.
+Parts emitLog(OpBuilder &b, Location loc, Parts parts) {
+  return {math::LogOp::create(b, loc, emitHypot(b, loc, parts)),
+          math::Atan2Op::create(b, loc, parts.im, parts.re)};
+}
+
+/// The principal square root of a + ib: with t = sqrt((|a| + |z|) / 2),
+/// t + i b / 2t for a >= 0 and |b| / 2t + i copysign(t, b) for a < 0 (no
+/// cancellation in either); 0 + ib (that is, zero) for z = 0.
+Parts emitSqrt(OpBuilder &b, Location loc, Parts parts) {
+  Type part = parts.re.getType();
+  auto constant = [&](double value) { return makeFloat(b, loc, part, value); };
+  Value half = constant(0.5);
+  Value absRe = math::AbsFOp::create(b, loc, parts.re);
+  // Halved before the sum, so that it cannot overflow.
+  Value t = math::SqrtOp::create(
+      b, loc,
+      arith::AddFOp::create(
+          b, loc, arith::MulFOp::create(b, loc, absRe, half),
+          arith::MulFOp::create(b, loc, emitHypot(b, loc, parts), half)));
+  Value isZero =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, t, constant(0));
+  Value twiceT = arith::MulFOp::create(
+      b, loc, constant(2.0),
+      arith::SelectOp::create(b, loc, isZero, constant(1.0), t));
+  Value other = arith::DivFOp::create(
+      b, loc, math::AbsFOp::create(b, loc, parts.im), twiceT);
+  Value nonNegative = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE,
+                                            parts.re, constant(0.0));
+  Parts root = {
+      arith::SelectOp::create(b, loc, nonNegative, t, other),
+      arith::SelectOp::create(b, loc, nonNegative,
+                              arith::DivFOp::create(b, loc, parts.im, twiceT),
+                              math::CopySignOp::create(b, loc, t, parts.im))};
+  return {arith::SelectOp::create(b, loc, isZero, constant(0.0), root.re),
+          arith::SelectOp::create(b, loc, isZero, parts.im, root.im)};
+}
+
+/// base ** exponent as e^(exponent log base), and 0 for a zero base (as
+/// libstdc++'s std::pow, which c10::complex calls).
+Parts emitPow(OpBuilder &b, Location loc, Parts base, Parts exponent) {
+  Parts power = emitExp(
+      b, loc,
+      emitComplex(b, loc, ComplexKind::Mul, exponent, emitLog(b, loc, base)));
+  Value zero = makeFloat(b, loc, base.re.getType(), 0.0);
+  Value isZero = arith::AndIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, base.re, zero),
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, base.im, zero));
+  return {arith::SelectOp::create(b, loc, isZero, zero, power.re),
+          arith::SelectOp::create(b, loc, isZero, zero, power.im)};
+}
+
+/// The math functions of one complex operand that have a form here.
+enum class ComplexFunction { Exp, Log, Sqrt };
+
+/// Lowers fx.exp, fx.log and fx.sqrt of complex numbers.
+template <typename OpTy, ComplexFunction Function>
+struct ComplexFunctionLowering
+    : PartsLowering<OpTy, ComplexFunctionLowering<OpTy, Function>> {
+  using PartsLowering<OpTy, ComplexFunctionLowering>::PartsLowering;
+
+  Value compute(OpTy, OpBuilder &b, Location loc, ValueRange elements,
                 ArrayRef<Type> dtypes, FloatType part) const {
     Parts parts = getParts(b, loc, elements[0], dtypes[0], part);
-    Value magnitude = math::ExpOp::create(b, loc, parts.re);
-    return createComplex(
-        b, loc,
-        {arith::MulFOp::create(b, loc, magnitude,
-                               math::CosOp::create(b, loc, parts.im)),
-         arith::MulFOp::create(b, loc, magnitude,
-                               math::SinOp::create(b, loc, parts.im))});
+    switch (Function) {
+    case ComplexFunction::Exp:
+      return createComplex(b, loc, emitExp(b, loc, parts));
+    case ComplexFunction::Log:
+      return createComplex(b, loc, emitLog(b, loc, parts));
+    case ComplexFunction::Sqrt:
+      return createComplex(b, loc, emitSqrt(b, loc, parts));
+    }
+    llvm_unreachable("unknown complex function");
   }
 };
 
-/// Lowers fx.abs of complex numbers: hypot(re, im), scaled so that squaring
-/// neither overflows nor underflows; an infinite part gives +inf (even with
-/// a NaN beside it), as C's hypot.
+/// Lowers fx.pow_tensor_scalar of complex numbers with PyTorch's special
+/// exponents (0: ones, 1: a copy, 2, 3, -1, -2: products and quotients,
+/// 0.5 and -0.5: square roots), and e^(exponent log self) for the others.
+struct ComplexPowScalarLowering
+    : PartsLowering<fx::PowTensorScalarOp, ComplexPowScalarLowering> {
+  using PartsLowering::PartsLowering;
+
+  Value compute(fx::PowTensorScalarOp op, OpBuilder &b, Location loc,
+                ValueRange elements, ArrayRef<Type> dtypes,
+                FloatType part) const {
+    Parts base = getParts(b, loc, elements[0], dtypes[0], part);
+    Attribute exponentAttr = op.getExponent();
+    double exponent = isa<FloatAttr>(exponentAttr)
+                          ? cast<FloatAttr>(exponentAttr).getValueAsDouble()
+                      : isa<BoolAttr>(exponentAttr)
+                          ? double(cast<BoolAttr>(exponentAttr).getValue())
+                          : double(cast<IntegerAttr>(exponentAttr).getInt());
+    Parts one = {makeFloat(b, loc, part, 1.0), makeFloat(b, loc, part, 0.0)};
+    auto times = [&](Parts x, Parts y) {
+      return emitComplex(b, loc, ComplexKind::Mul, x, y);
+    };
+    auto inverse = [&](Parts x) {
+      return emitComplex(b, loc, ComplexKind::Div, one, x);
+    };
+    Parts power;
+    if (exponent == 0.0)
+      power = one;
+    else if (exponent == 1.0)
+      power = base;
+    else if (exponent == 2.0)
+      power = times(base, base);
+    else if (exponent == 3.0)
+      power = times(times(base, base), base);
+    else if (exponent == -1.0)
+      power = inverse(base);
+    else if (exponent == -2.0)
+      power = inverse(times(base, base));
+    else if (exponent == 0.5)
+      power = emitSqrt(b, loc, base);
+    else if (exponent == -0.5)
+      power = inverse(emitSqrt(b, loc, base));
+    else
+      power = emitPow(
+          b, loc, base,
+          {makeFloat(b, loc, part, exponent), makeFloat(b, loc, part, 0.0)});
+    return createComplex(b, loc, power);
+  }
+};
+
+/// Lowers fx.pow of tensors and fx.pow_scalar (a real scalar base) with a
+/// complex result; an operand may be real.
+template <typename OpTy>
+struct ComplexPowLowering : PartsLowering<OpTy, ComplexPowLowering<OpTy>> {
+  using PartsLowering<OpTy, ComplexPowLowering>::PartsLowering;
+
+  Value compute(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    Parts base, exponent;
+    if constexpr (std::is_same_v<OpTy, fx::PowScalarOp>) {
+      base = {makeScalar(b, loc, op.getSelf(), part),
+              makeFloat(b, loc, part, 0.0)};
+      exponent = getParts(b, loc, elements[0], dtypes[0], part);
+    } else {
+      base = getParts(b, loc, elements[0], dtypes[0], part);
+      exponent = getParts(b, loc, elements[1], dtypes[1], part);
+    }
+    return createComplex(b, loc, emitPow(b, loc, base, exponent));
+  }
+};
+
+/// Lowers fx.eq and fx.ne (and their scalar forms) with a complex operand:
+/// equal when both parts are (a real operand has imaginary part 0).
+template <typename OpTy, bool Equal>
+struct ComplexEqualityLowering
+    : PartsLowering<OpTy, ComplexEqualityLowering<OpTy, Equal>> {
+  using PartsLowering<OpTy, ComplexEqualityLowering>::PartsLowering;
+
+  static constexpr bool kHasScalarOther =
+      std::is_same_v<OpTy, fx::EqScalarOp> ||
+      std::is_same_v<OpTy, fx::NeScalarOp>;
+
+  /// The widest parts of the complex operands, f64 if a real operand is.
+  FloatType getPart(OpTy op) const {
+    FloatType part;
+    for (Value operand : op->getOperands())
+      if (FloatType operandPart = getPartType(getDtype(operand)))
+        if (!part || operandPart.getWidth() > part.getWidth())
+          part = operandPart;
+    if (!part)
+      return nullptr;
+    for (Value operand : op->getOperands())
+      if (getDtype(operand).isF64())
+        return Float64Type::get(op.getContext());
+    return part;
+  }
+  Type getBodyDtype(OpTy op, FloatType) const {
+    return getDtype(op->getResult(0));
+  }
+  Value compute(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    Parts lhs = getParts(b, loc, elements[0], dtypes[0], part);
+    Parts rhs;
+    if constexpr (kHasScalarOther)
+      rhs = {makeScalar(b, loc, op.getOther(), part),
+             makeFloat(b, loc, part, 0.0)};
+    else
+      rhs = getParts(b, loc, elements[1], dtypes[1], part);
+    // ne is the negation of eq, so NaN parts are unequal (unordered).
+    auto predicate =
+        Equal ? arith::CmpFPredicate::OEQ : arith::CmpFPredicate::UNE;
+    Value re = arith::CmpFOp::create(b, loc, predicate, lhs.re, rhs.re);
+    Value im = arith::CmpFOp::create(b, loc, predicate, lhs.im, rhs.im);
+    return Equal ? arith::AndIOp::create(b, loc, re, im).getResult()
+                 : arith::OrIOp::create(b, loc, re, im).getResult();
+  }
+};
+
+/// Lowers fx.abs of complex numbers: their hypot.
 struct ComplexAbsLowering : PartsLowering<fx::AbsOp, ComplexAbsLowering> {
   using PartsLowering::PartsLowering;
 
@@ -297,32 +512,7 @@ struct ComplexAbsLowering : PartsLowering<fx::AbsOp, ComplexAbsLowering> {
   Type getBodyDtype(fx::AbsOp, FloatType part) const { return part; }
   Value compute(fx::AbsOp, OpBuilder &b, Location loc, ValueRange elements,
                 ArrayRef<Type> dtypes, FloatType part) const {
-    Parts parts = getParts(b, loc, elements[0], dtypes[0], part);
-    auto constant = [&](double value) {
-      return makeFloat(b, loc, part, value);
-    };
-    Value x = math::AbsFOp::create(b, loc, parts.re);
-    Value y = math::AbsFOp::create(b, loc, parts.im);
-    Value high = arith::MaximumFOp::create(b, loc, x, y);
-    Value low = arith::MinimumFOp::create(b, loc, x, y);
-    Value infinity = constant(std::numeric_limits<double>::infinity());
-    // high = 0 would divide 0 by 0; the answer is 0.
-    Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
-                                         high, constant(0.0));
-    Value ratio = arith::DivFOp::create(
-        b, loc, low,
-        arith::SelectOp::create(b, loc, isZero, constant(1.0), high));
-    Value scaled = arith::MulFOp::create(
-        b, loc, high,
-        math::SqrtOp::create(b, loc,
-                             arith::AddFOp::create(
-                                 b, loc, constant(1.0),
-                                 arith::MulFOp::create(b, loc, ratio, ratio))));
-    Value isInfinite = arith::OrIOp::create(
-        b, loc,
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, x, infinity),
-        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, y, infinity));
-    return arith::SelectOp::create(b, loc, isInfinite, infinity, scaled);
+    return emitHypot(b, loc, getParts(b, loc, elements[0], dtypes[0], part));
   }
 };
 
@@ -495,6 +685,14 @@ void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
            ComplexFromRealsLowering<fx::ComplexOp>,
            ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
            ComplexMatmulLowering<fx::MmOp>, ComplexMatmulLowering<fx::BmmOp>,
-           ComplexExpLowering, ComplexWhereLowering, AngleLowering>(
-          patterns.getContext());
+           ComplexFunctionLowering<fx::ExpOp, ComplexFunction::Exp>,
+           ComplexFunctionLowering<fx::LogOp, ComplexFunction::Log>,
+           ComplexFunctionLowering<fx::SqrtOp, ComplexFunction::Sqrt>,
+           ComplexPowScalarLowering, ComplexPowLowering<fx::PowOp>,
+           ComplexPowLowering<fx::PowScalarOp>,
+           ComplexEqualityLowering<fx::EqOp, true>,
+           ComplexEqualityLowering<fx::NeOp, false>,
+           ComplexEqualityLowering<fx::EqScalarOp, true>,
+           ComplexEqualityLowering<fx::NeScalarOp, false>, ComplexWhereLowering,
+           AngleLowering>(patterns.getContext());
 }

@@ -206,6 +206,117 @@ fx.graph @complex_exp(%z: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
 
 // -----
 
+// log(z) = log|z| + i atan2(b, a), with |z| the scaled hypot of abs.
+// CHECK-LABEL: fx.graph @complex_log
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[A:.+]] = complex.re
+// CHECK: %[[B:.+]] = complex.im
+// CHECK: math.sqrt
+// CHECK: %[[R:.+]] = arith.select
+// CHECK: %[[L:.+]] = math.log %[[R]]
+// CHECK: %[[T:.+]] = math.atan2 %[[B]], %[[A]]
+// CHECK: complex.create %[[L]], %[[T]]
+fx.graph @complex_log(%z: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = fx.log %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0 : tensor<4xcomplex<f32>>
+}
+
+// -----
+
+// sqrt(a + ib) takes t = sqrt(|a| / 2 + |z| / 2); for a >= 0 it is
+// t + i b / 2t, else |b| / 2t + i copysign(t, b); zero for z = 0.
+// CHECK-LABEL: fx.graph @complex_sqrt
+// CHECK: loop.pointwise : tensor<4xcomplex<f64>>
+// CHECK: %[[B:.+]] = complex.im
+// CHECK: math.sqrt
+// CHECK: %[[T:.+]] = math.sqrt %{{.+}} : f64
+// CHECK-NEXT: %[[ZERO:.+]] = arith.cmpf oeq, %[[T]]
+// CHECK: %[[NONNEG:.+]] = arith.cmpf oge
+// CHECK: %[[RE:.+]] = arith.select %[[NONNEG]], %[[T]], %{{.+}}
+// CHECK: %[[SIGNED:.+]] = math.copysign %[[T]], %[[B]]
+// CHECK: %[[IM:.+]] = arith.select %[[NONNEG]], %{{.+}}, %[[SIGNED]]
+// CHECK: %[[RE0:.+]] = arith.select %[[ZERO]], %{{.+}}, %[[RE]]
+// CHECK: %[[IM0:.+]] = arith.select %[[ZERO]], %[[B]], %[[IM]]
+// CHECK: complex.create %[[RE0]], %[[IM0]]
+fx.graph @complex_sqrt(%z: tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>> {
+  %0 = fx.sqrt %z : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>
+  fx.output %0 : tensor<4xcomplex<f64>>
+}
+
+// -----
+
+// Powers with a scalar exponent: 2 is a complex product (no logarithm), 0.5
+// a square root, -1 a quotient; other exponents are e^(e log z), 0 for z = 0.
+// CHECK-LABEL: fx.graph @complex_scalar_powers
+// CHECK: loop.pointwise
+// CHECK-NOT: math.log
+// CHECK: arith.mulf
+// CHECK: complex.create
+// CHECK: loop.pointwise
+// CHECK-NOT: math.log
+// CHECK: math.copysign
+// CHECK: complex.create
+// CHECK: loop.pointwise
+// CHECK-NOT: math.log
+// CHECK: arith.divf
+// CHECK: complex.create
+// CHECK: loop.pointwise
+// CHECK: math.log
+// CHECK: math.atan2
+// CHECK: math.exp
+// CHECK: %[[BASE_IS_ZERO:.+]] = arith.andi
+// CHECK: arith.select %[[BASE_IS_ZERO]]
+// CHECK: complex.create
+fx.graph @complex_scalar_powers(%z: tensor<4xcomplex<f32>>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
+  %0 = fx.pow_tensor_scalar %z {exponent = 2 : i64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %1 = fx.pow_tensor_scalar %z {exponent = 5.000000e-01 : f64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %2 = fx.pow_tensor_scalar %z {exponent = -1 : i64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %3 = fx.pow_tensor_scalar %z {exponent = 1.500000e+00 : f64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0, %1, %2, %3 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>
+}
+
+// -----
+
+// Complex exponents: z ** w with a real base tensor (whose angle is
+// atan2(0, x)) or a real scalar base (whose logarithm folds: log 2).
+// CHECK-LABEL: fx.graph @complex_tensor_powers
+// CHECK: %[[LOG2:.+]] = arith.constant 0.693147182 : f32
+// CHECK: loop.pointwise : tensor<2x4xcomplex<f32>>
+// CHECK: %[[X:.+]] = loop.load %arg0
+// CHECK: math.log
+// CHECK: math.atan2 %{{.+}}, %[[X]]
+// CHECK: math.exp
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[RE:.+]] = complex.re
+// CHECK: arith.mulf %[[RE]], %[[LOG2]]
+// CHECK: math.exp
+fx.graph @complex_tensor_powers(%x: tensor<2x1xf32>, %w: tensor<4xcomplex<f32>>) -> (tensor<2x4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
+  %0 = fx.pow %x, %w : (tensor<2x1xf32>, tensor<4xcomplex<f32>>) -> tensor<2x4xcomplex<f32>>
+  %1 = fx.pow_scalar %w {self = 2.000000e+00 : f64} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0, %1 : tensor<2x4xcomplex<f32>>, tensor<4xcomplex<f32>>
+}
+
+// -----
+
+// Complex numbers are equal when both parts are; ne is its negation (NaN
+// parts are unequal).
+// CHECK-LABEL: fx.graph @complex_equality
+// CHECK: loop.pointwise : tensor<4xi1>
+// CHECK: %[[RE:.+]] = arith.cmpf oeq
+// CHECK: %[[IM:.+]] = arith.cmpf oeq
+// CHECK: arith.andi %[[RE]], %[[IM]]
+// CHECK: loop.pointwise : tensor<4xi1>
+// CHECK: %[[RE2:.+]] = arith.cmpf une,
+// CHECK: %[[IM2:.+]] = arith.cmpf une, %{{.+}}, %{{.+}} : f64
+// CHECK: arith.ori %[[RE2]], %[[IM2]]
+fx.graph @complex_equality(%z: tensor<4xcomplex<f32>>, %w: tensor<4xcomplex<f32>>, %u: tensor<4xcomplex<f64>>) -> (tensor<4xi1>, tensor<4xi1>) {
+  %0 = fx.eq %z, %w : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xi1>
+  %1 = fx.ne_scalar %u {other = 1.000000e+00 : f64} : (tensor<4xcomplex<f64>>) -> tensor<4xi1>
+  fx.output %0, %1 : tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
 // Complex sums and means sum each part on its own; a mean divides both by
 // the count. where chooses each part; cat and constant padding copy.
 // CHECK-LABEL: fx.graph @complex_sums_and_copies

@@ -1,9 +1,10 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))'
 
-// Complex numbers have arithmetic, views and exp, not logarithms.
-fx.graph @complex_log(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.log' with these operand types}}
-  %0 = fx.log %x : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+// Complex numbers have arithmetic, views, exp, log, sqrt and powers, not
+// hyperbolic functions.
+fx.graph @complex_tanh(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.tanh' with these operand types}}
+  %0 = fx.tanh %x : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
   fx.output %0 : tensor<4xcomplex<f32>>
 }
 
