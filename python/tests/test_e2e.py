@@ -2011,6 +2011,35 @@ def test_scatters(device, tmp_path):
             assert torch.equal(got, want)
 
 
+def test_index_put_through_several_index_tensors(device, tmp_path):
+    """`x[i, j] += v` (duplicate positions sum, negative indices count from
+    the end), `y[:, i, j] = w` with broadcast indices, and `z[i, :, j] = v`,
+    whose separate index dimensions lead the written space."""
+    aten = torch.ops.aten
+
+    def fn(x, i, j, v, y, w, z):
+        added = x.index_put((i, j), v, accumulate=True)
+        # Replacing writes at distinct positions (duplicates race).
+        placed = aten.index_put(y, [None, i[:3, None], j[:3]], w)
+        apart = aten.index_put(z, [i[:2], None, j[:2]], v[0])
+        return added, placed, apart
+
+    generator = torch.Generator().manual_seed(5)
+
+    def inputs():
+        return [t.to(device) for t in [
+            torch.randn(6, 5, generator=generator),
+            torch.tensor([0, 2, -1, 2, 5, 0]), torch.tensor([1, 4, 3, 4, -5, 1]),
+            torch.randn(6, generator=generator),
+            torch.randn(2, 6, 5, 4, generator=generator),
+            torch.randn(2, 3, 3, 4, generator=generator),
+            torch.randn(6, 3, 5, generator=generator)]]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for got, want in zip(compiled(*args), fn(*args)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_long_sorts(device, tmp_path):
     """Rows longer than 4096 sort through a bitonic network: stably (ties
     and NaNs, which go last, keep their order), in both directions, for

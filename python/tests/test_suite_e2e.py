@@ -16,7 +16,7 @@ from suite_models import CASES  # noqa: E402
 from test_e2e import poisoned_like  # noqa: E402
 
 RUNS = {
-    "activations", "attention_block", "batch_norm_1d", "batched_matmul_bias",
+    "activations", "advanced_indexing_positions", "attention_block", "batch_norm_1d", "batched_matmul_bias",
     "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
     "comparisons_and_where", "complex_arithmetic", "contiguous_after_transpose",
     "conv_bn_relu",

@@ -2324,92 +2324,19 @@ struct IndexLowering : OpRewritePattern<fx::IndexOp> {
   LogicalResult matchAndRewrite(fx::IndexOp op,
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
-    Value self = op.getSelf();
-    auto selfType = cast<RankedTensorType>(self.getType());
     auto resultType = cast<RankedTensorType>(op.getResult().getType());
-    SmallVector<Value> indexTensors(op.getIndices());
-    SmallVector<int64_t> positions;
-    if (std::optional<ArrayRef<int64_t>> attr = op.getIndexPositions())
-      positions.assign(attr->begin(), attr->end());
-    else
-      positions = llvm::to_vector(
-          llvm::seq<int64_t>(0, static_cast<int64_t>(indexTensors.size())));
-    int64_t broadcastRank = 0;
-    for (Value index : indexTensors) {
-      auto indexType = cast<RankedTensorType>(index.getType());
-      if (!cast<IntegerType>(indexType.getElementType()).isSigned())
-        return rewriter.notifyMatchFailure(
-            op, "bool masks give data-dependent shapes");
-      broadcastRank = std::max(broadcastRank, indexType.getRank());
-    }
-    // With integer indices, ATen's index list position is `self`'s dim.
-    int64_t numIndexed = positions.size();
-    bool adjacent = positions.back() - positions.front() == numIndexed - 1;
-    int64_t broadcastStart = adjacent ? positions.front() : 0;
-    SmallVector<int64_t> indexOfDim(selfType.getRank(), -1);
-    for (auto [i, position] : llvm::enumerate(positions))
-      indexOfDim[position] = i;
-    // The result dimension of each dimension of `self` that is not indexed.
-    SmallVector<int64_t> resultDimOf(selfType.getRank(), -1);
-    int64_t next = adjacent ? 0 : broadcastRank;
-    for (int64_t dim = 0; dim < selfType.getRank(); ++dim) {
-      if (adjacent && dim == positions.front())
-        next += broadcastRank;
-      if (indexOfDim[dim] < 0)
-        resultDimOf[dim] = next++;
-    }
-
-    // The dimension of index tensor `i` that result dimension `dim` (one of
-    // the broadcast ones) reads, or -1 where the tensor broadcasts along it.
-    auto indexDimFor = [&](int64_t i, int64_t dim) -> int64_t {
-      auto type = cast<RankedTensorType>(indexTensors[i].getType());
-      int64_t indexDim =
-          dim - broadcastStart - (broadcastRank - type.getRank());
-      if (indexDim < 0 ||
-          (type.getDimSize(indexDim) == 1 && resultType.getDimSize(dim) != 1))
-        return -1;
-      return indexDim;
-    };
-    SmallVector<Value> dynamicSizes =
-        collectDynamicSizes(resultType, [&](int64_t dim) -> Value {
-          if (dim >= broadcastStart && dim < broadcastStart + broadcastRank) {
-            for (int64_t i = 0; i < numIndexed; ++i) {
-              int64_t indexDim = indexDimFor(i, dim);
-              if (indexDim >= 0)
-                return getDimSize(rewriter, loc, indexTensors[i], indexDim);
-            }
-          }
-          int64_t selfDim = llvm::find(resultDimOf, dim) - resultDimOf.begin();
-          return getDimSize(rewriter, loc, self, selfDim);
-        });
-
-    SmallVector<Value> indexedSizes;
-    for (int64_t position : positions)
-      indexedSizes.push_back(getDimSize(rewriter, loc, self, position));
-
+    FailureOr<AdvancedIndexing> indexing =
+        AdvancedIndexing::get(op.getSelf(), op.getIndices(),
+                              op.getIndexPositions(), resultType.getShape());
+    if (failed(indexing))
+      return rewriter.notifyMatchFailure(
+          op, "bool masks give data-dependent shapes");
+    SmallVector<Value> indexedSizes = indexing->getIndexedSizes(rewriter, loc);
     Value result = buildIndexMapNode(
-        rewriter, loc, self, resultType, dynamicSizes,
+        rewriter, loc, op.getSelf(), resultType,
+        indexing->getDynamicSizes(rewriter, loc),
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-          SmallVector<Value> indices;
-          for (int64_t dim = 0; dim < selfType.getRank(); ++dim) {
-            if (indexOfDim[dim] < 0) {
-              indices.push_back(ivs[resultDimOf[dim]]);
-              continue;
-            }
-            int64_t i = indexOfDim[dim];
-            auto type = cast<RankedTensorType>(indexTensors[i].getType());
-            SmallVector<Value> at(type.getRank(), zero);
-            int64_t lead = broadcastStart + broadcastRank - type.getRank();
-            for (int64_t d = 0; d < type.getRank(); ++d) {
-              if (indexDimFor(i, lead + d) >= 0)
-                at[d] = ivs[lead + d];
-            }
-            Value loaded = loop::LoadOp::create(b, loc, indexTensors[i], at);
-            indices.push_back(
-                wrapAndClampIndex(b, loc, loaded, indexedSizes[i]));
-          }
-          return indices;
+          return indexing->getSelfIndices(b, loc, ivs, indexedSizes);
         });
     rewriter.replaceOp(op, result);
     return success();

@@ -53,6 +53,48 @@ SmallVector<Value> collectDynamicSizes(RankedTensorType type,
 /// writes the nearest element instead of memory outside the tensor).
 Value wrapAndClampIndex(OpBuilder &b, Location loc, Value value, Value size);
 
+/// ATen's advanced indexing of `self` by integer index tensors at its
+/// dimensions `positions` (fx.index reads through it, fx.index_put writes):
+/// the index tensors broadcast together, and their broadcast dimensions
+/// replace the indexed ones where those are adjacent and lead otherwise.
+/// That gives the index space of the read or write.
+struct AdvancedIndexing {
+  /// Fails for bool or unsigned indices (masks, with data-dependent
+  /// shapes). `positions` defaults to the first dimensions; `spaceShape` to
+  /// the broadcast of the index tensors' shapes placed among self's.
+  static FailureOr<AdvancedIndexing>
+  get(Value self, ValueRange indexTensors,
+      std::optional<ArrayRef<int64_t>> positions,
+      std::optional<ArrayRef<int64_t>> spaceShape = std::nullopt);
+
+  /// The dynamic sizes of the space, read from the index tensors and self.
+  SmallVector<Value> getDynamicSizes(OpBuilder &b, Location loc) const;
+  /// The sizes of self's indexed dimensions (outside any node, for
+  /// getSelfIndices).
+  SmallVector<Value> getIndexedSizes(OpBuilder &b, Location loc) const;
+  /// The indices into self of point `ivs` of the space: negative indices
+  /// count from the end, and out-of-range ones are clamped.
+  SmallVector<Value> getSelfIndices(OpBuilder &b, Location loc, ValueRange ivs,
+                                    ArrayRef<Value> indexedSizes) const;
+
+  Value self;
+  SmallVector<Value> indexTensors;
+  SmallVector<int64_t> positions;
+  SmallVector<int64_t> spaceShape;
+
+private:
+  /// The dimension of index tensor `i` that space dimension `dim` (one of
+  /// the broadcast ones) reads, or -1 where the tensor broadcasts along it.
+  int64_t getIndexDim(int64_t i, int64_t dim) const;
+
+  int64_t broadcastRank = 0;
+  int64_t broadcastStart = 0;
+  /// For each dimension of self, the index tensor that indexes it, or -1.
+  SmallVector<int64_t> indexOfDim;
+  /// For each dimension of self that is not indexed, its space dimension.
+  SmallVector<int64_t> spaceDimOf;
+};
+
 /// `value` split into digits of the row-major static `sizes` (the last
 /// varies fastest); the first digit is the quotient left over, so the first
 /// size may be dynamic.

@@ -403,49 +403,32 @@ struct AsStridedScatterLowering : OpRewritePattern<fx::AsStridedScatterOp> {
   }
 };
 
-/// Lowers fx.index_put with one index tensor, for the first dimension:
-/// values (broadcast to the index's shape, then self's other dimensions)
-/// add into (with `accumulate`) or replace self's rows that the index names.
+/// Lowers fx.index_put with integer index tensors (`self[i, j] = values`,
+/// or `+=` with `accumulate`): values, broadcast to the index space of
+/// advanced indexing (as fx.index would read it), add into or replace the
+/// elements of self that the indices name.
 struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(fx::IndexPutOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
-    std::optional<ArrayRef<int64_t>> positions = op.getIndexPositions();
-    if (op.getIndices().size() != 1 ||
-        (positions && (positions->size() != 1 || positions->front() != 0)))
-      return rewriter.notifyMatchFailure(op, "not one index of the first "
-                                             "dimension");
-    Value index = op.getIndices().front();
-    auto indexType = cast<RankedTensorType>(index.getType());
-    if (!isa<IntegerType>(indexType.getElementType()) ||
-        indexType.getElementType().isInteger(1) ||
-        indexType.getElementType().isUnsignedInteger() ||
-        isa<ComplexType>(type.getElementType()) ||
+    if (isa<ComplexType>(type.getElementType()) ||
         (op.getAccumulate() && !isAddable(type)))
-      return rewriter.notifyMatchFailure(op, "mask, or elements not combined");
+      return rewriter.notifyMatchFailure(op, "elements not combined");
+    FailureOr<AdvancedIndexing> indexing = AdvancedIndexing::get(
+        op.getSelf(), op.getIndices(), op.getIndexPositions());
+    if (failed(indexing))
+      return rewriter.notifyMatchFailure(op, "a mask");
     Location loc = op.getLoc();
-    Value self = op.getSelf();
-    int64_t indexRank = indexType.getRank();
-    // The update space: the index's shape, then self's trailing sizes.
-    SmallVector<int64_t> spaceShape(indexType.getShape());
-    llvm::append_range(spaceShape, type.getShape().drop_front());
-    SmallVector<Value> spaceSizes;
-    for (int64_t dim = 0; dim < indexRank; ++dim)
-      if (indexType.isDynamicDim(dim))
-        spaceSizes.push_back(getDimSize(rewriter, loc, index, dim));
-    for (int64_t dim = 1; dim < type.getRank(); ++dim)
-      if (type.isDynamicDim(dim))
-        spaceSizes.push_back(getDimSize(rewriter, loc, self, dim));
-    Value rows = getDimSize(rewriter, loc, self, 0);
+    SmallVector<Value> indexedSizes = indexing->getIndexedSizes(rewriter, loc);
     Type dtype = type.getElementType();
     Value result = buildScatter(
-        rewriter, loc, op.getAccumulate() ? "sum" : "assign", self, spaceShape,
-        spaceSizes, [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          SmallVector<Value> indices = {
-              loadIndex(b, loc, index, ivs.take_front(indexRank), rows)};
-          llvm::append_range(indices, ivs.drop_front(indexRank));
+        rewriter, loc, op.getAccumulate() ? "sum" : "assign", op.getSelf(),
+        indexing->spaceShape, indexing->getDynamicSizes(rewriter, loc),
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Value> indices =
+              indexing->getSelfIndices(b, loc, ivs, indexedSizes);
           return ScatterUpdate{
               loadBroadcast(b, loc, op.getValues(), ivs, dtype), indices};
         });

@@ -56,6 +56,45 @@ fx.graph @index_put_accumulate(%x: tensor<10x?xf32>, %i: tensor<4xsi64>, %v: ten
 
 // -----
 
+// index_put with several index tensors: they broadcast together (4x1 with
+// 3 gives 4x3), and their dimensions replace the adjacent indexed ones; the
+// values broadcast to that space.
+// CHECK-LABEL: fx.graph @index_put_adjacent_indices
+// CHECK-SAME: (%[[X:.+]]: tensor<2x10x8x5xf32>, %[[I:.+]]: tensor<4x1xsi64>, %[[J:.+]]: tensor<3xsi64>, %[[V:.+]]: tensor<3x5xf32>)
+// CHECK: loop.scatter "sum" %[[X]] over [2, 4, 3, 5] : tensor<2x10x8x5xf32> -> tensor<2x10x8x5xf32> {
+// CHECK-NEXT: ^bb0(%[[A:.+]]: index, %[[B:.+]]: index, %[[C:.+]]: index, %[[D:.+]]: index):
+// CHECK: loop.load %[[I]][%[[B]], %c0]
+// CHECK: %[[ROW:.+]] = arith.minsi %{{.+}}, %c9
+// CHECK: loop.load %[[J]][%[[C]]]
+// CHECK: %[[COL:.+]] = arith.minsi %{{.+}}, %c7
+// CHECK: %[[VAL:.+]] = loop.load %[[V]][%[[C]], %[[D]]]
+// CHECK: loop.scatter_yield %[[VAL]] at [%[[A]], %[[ROW]], %[[COL]], %[[D]]] : f32
+fx.graph @index_put_adjacent_indices(%x: tensor<2x10x8x5xf32>, %i: tensor<4x1xsi64>, %j: tensor<3xsi64>, %v: tensor<3x5xf32>) -> tensor<2x10x8x5xf32> {
+  %0 = fx.index_put %x, %i, %j, %v {accumulate = true, index_positions = array<i64: 1, 2>} : (tensor<2x10x8x5xf32>, tensor<4x1xsi64>, tensor<3xsi64>, tensor<3x5xf32>) -> tensor<2x10x8x5xf32>
+  fx.output %0 : tensor<2x10x8x5xf32>
+}
+
+// -----
+
+// Index tensors at dimensions that are not adjacent put their broadcast
+// dimensions first: x[i, :, j] = v writes the space [4, 10].
+// CHECK-LABEL: fx.graph @index_put_separate_indices
+// CHECK-SAME: (%[[X:.+]]: tensor<6x10x8xf32>, %[[I:.+]]: tensor<4xsi64>, %[[J:.+]]: tensor<4xsi64>, %[[V:.+]]: tensor<f32>)
+// CHECK: loop.scatter "assign" %[[X]] over [4, 10] : tensor<6x10x8xf32> -> tensor<6x10x8xf32> {
+// CHECK-NEXT: ^bb0(%[[K:.+]]: index, %[[M:.+]]: index):
+// CHECK: loop.load %[[I]][%[[K]]]
+// CHECK: %[[ROW:.+]] = arith.minsi %{{.+}}, %c5
+// CHECK: loop.load %[[J]][%[[K]]]
+// CHECK: %[[COL:.+]] = arith.minsi %{{.+}}, %c7
+// CHECK: %[[VAL:.+]] = loop.load %[[V]][]
+// CHECK: loop.scatter_yield %[[VAL]] at [%[[ROW]], %[[M]], %[[COL]]] : f32
+fx.graph @index_put_separate_indices(%x: tensor<6x10x8xf32>, %i: tensor<4xsi64>, %j: tensor<4xsi64>, %v: tensor<f32>) -> tensor<6x10x8xf32> {
+  %0 = fx.index_put %x, %i, %j, %v {accumulate = false, index_positions = array<i64: 0, 2>} : (tensor<6x10x8xf32>, tensor<4xsi64>, tensor<4xsi64>, tensor<f32>) -> tensor<6x10x8xf32>
+  fx.output %0 : tensor<6x10x8xf32>
+}
+
+// -----
+
 // scatter replaces elements ("assign"): one of several values at one
 // element wins; scatter_value stores its scalar, index_put without
 // accumulate its values.

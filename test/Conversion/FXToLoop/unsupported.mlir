@@ -53,10 +53,10 @@ fx.graph @randperm(%seed: tensor<si64>) -> tensor<?xsi64> {
 
 // -----
 
-// Several index tensors are not lowered yet.
-fx.graph @index_put_two_indices(%x: tensor<10x4xf32>, %i: tensor<3xsi64>, %j: tensor<3xsi64>, %v: tensor<3xf32>) -> tensor<10x4xf32> {
+// A bool mask selects a data-dependent number of elements to write.
+fx.graph @index_put_with_mask(%x: tensor<10x4xf32>, %m: tensor<10xi1>, %v: tensor<4xf32>) -> tensor<10x4xf32> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.index_put' with these operand types}}
-  %0 = fx.index_put %x, %i, %j, %v {accumulate = true} : (tensor<10x4xf32>, tensor<3xsi64>, tensor<3xsi64>, tensor<3xf32>) -> tensor<10x4xf32>
+  %0 = fx.index_put %x, %m, %v {accumulate = false} : (tensor<10x4xf32>, tensor<10xi1>, tensor<4xf32>) -> tensor<10x4xf32>
   fx.output %0 : tensor<10x4xf32>
 }
 
