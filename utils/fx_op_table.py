@@ -845,6 +845,11 @@ OPS = [
        [tensor("self", COMPLEX), attr("dim", I64S), attr("normalization", I64),
         attr("last_dim_size", I64)], [result("result", FLOAT)],
        "Complex-to-real inverse discrete Fourier transform over `dim`"),
+    op("aten._fft_c2c.default", "fft_c2c", linalg("FftC2C"),
+       [tensor("self", COMPLEX), attr("dim", I64S), attr("normalization", I64),
+        attr("forward", BOOLATTR)], [result("result", COMPLEX)],
+       "Complex-to-complex discrete Fourier transform over `dim`",
+       notes="The inverse transform (+ in the exponent) unless `forward`."),
 
     # -- Views and shape ops ----------------------------------------------
     op("aten.view.default", "view", shape("View"),

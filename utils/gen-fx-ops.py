@@ -100,6 +100,7 @@ REQUIRED_ARGS = {
     ("FX_LinalgOp", "Cdist"): ["p"],
     ("FX_LinalgOp", "FftR2C"): ["dim", "onesided"],
     ("FX_LinalgOp", "FftC2R"): ["dim", "last_dim_size"],
+    ("FX_LinalgOp", "FftC2C"): ["dim"],
     ("FX_CreationOp", "Randperm"): ["dtype", "offset"],
     ("FX_PoolingOp", "UpsampleNearest"): ["scale_factors"],
     ("FX_PoolingOp", "UpsampleBilinear"): ["scale_factors"],

@@ -180,6 +180,7 @@ OPS = {
     'aten._cdist_forward.default': ('cdist_forward', False, [('operand', 'x1', 'FX_FloatTensor'), ('operand', 'x2', 'FX_FloatTensor'), ('attribute', 'p', 'F64Attr'), ('attribute', 'compute_mode', 'OptionalAttr<I64Attr>')], [('result', 'FX_FloatTensor')]),
     'aten._fft_r2c.default': ('fft_r2c', False, [('operand', 'self', 'FX_FloatTensor'), ('attribute', 'dim', 'DenseI64ArrayAttr'), ('attribute', 'normalization', 'I64Attr'), ('attribute', 'onesided', 'BoolAttr')], [('result', 'FX_ComplexTensor')]),
     'aten._fft_c2r.default': ('fft_c2r', False, [('operand', 'self', 'FX_ComplexTensor'), ('attribute', 'dim', 'DenseI64ArrayAttr'), ('attribute', 'normalization', 'I64Attr'), ('attribute', 'last_dim_size', 'I64Attr')], [('result', 'FX_FloatTensor')]),
+    'aten._fft_c2c.default': ('fft_c2c', False, [('operand', 'self', 'FX_ComplexTensor'), ('attribute', 'dim', 'DenseI64ArrayAttr'), ('attribute', 'normalization', 'I64Attr'), ('attribute', 'forward', 'BoolAttr')], [('result', 'FX_ComplexTensor')]),
     'aten.view.default': ('view', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'size_symbols', 'OptionalAttr<StrArrayAttr>')], [('result', 'FX_Tensor')]),
     'aten._unsafe_view.default': ('unsafe_view', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'size_symbols', 'OptionalAttr<StrArrayAttr>')], [('result', 'FX_Tensor')]),
     'aten.permute.default': ('permute', False, [('operand', 'self', 'FX_Tensor'), ('attribute', 'dims', 'DenseI64ArrayAttr')], [('result', 'FX_Tensor')]),

@@ -914,6 +914,35 @@ def test_long_fourier_transforms(device, tmp_path):
                                    msg=lambda m: f"result {index}: {m}")
 
 
+def test_long_fourier_transforms_of_other_lengths(device, tmp_path):
+    """Dimensions longer than 4096 that are not powers of two transform by
+    Bluestein's chirp convolution (power-of-two FFTs of 2n or more):
+    rfft and irfft of 5000 samples, a complex transform and its inverse
+    along 6001, in f32 and f64; and a complex 2-d transform of 11 x 544
+    (a direct sum along each dimension in turn)."""
+    def fn(u, z, w):
+        return (torch.fft.rfft(u), torch.fft.irfft(torch.fft.rfft(u), n=u.shape[-1]),
+                torch.fft.irfft(z, n=12000), torch.fft.rfft(w),
+                torch.fft.fft(z), torch.fft.ifft(z, norm="ortho"),
+                torch.fft.fft2(z.reshape(17, 353)[:, :352].reshape(11, 544)))
+
+    generator = torch.Generator().manual_seed(9)
+
+    def inputs():
+        return [torch.randn(2, 5000, generator=generator).to(device),
+                torch.randn(6001, dtype=torch.complex64, generator=generator).to(device),
+                torch.randn(4097, dtype=torch.float64, generator=generator).to(device)]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    for index, (result, expected) in enumerate(zip(compiled(*args), fn(*args))):
+        assert result.dtype == expected.dtype and result.shape == expected.shape
+        scale = expected.abs().max().item()
+        double = expected.dtype in (torch.float64, torch.complex128)
+        tolerance = 1e-11 if double else 2e-5
+        torch.testing.assert_close(result, expected, rtol=0, atol=tolerance * scale,
+                                   msg=lambda m: f"result {index}: {m}")
+
+
 class _SpectralConv2d(torch.nn.Module):
     """A Fourier neural operator's layer: the lowest modes of the input's
     2-d spectrum times complex weights (einsum, so complex batched

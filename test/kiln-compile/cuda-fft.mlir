@@ -1,6 +1,7 @@
 // Tests that Fourier transforms compile into GPU kernels that ptxas
 // assembles: complex buffers read and written as pairs of floats; direct
-// sums for short signals, radix-2 butterflies for long ones.
+// sums for short signals, radix-2 butterflies for long ones, Bluestein's
+// transform for long ones of other lengths.
 // REQUIRES: ptxas
 // RUN: kiln-compile %s --target=cuda -o %t.so
 // RUN: llvm-nm -D %t.so | FileCheck %s

@@ -1,19 +1,20 @@
-//===- FFTLowering.cpp - Discrete Fourier transforms as direct sums -------===//
+//===- FFTLowering.cpp - Discrete Fourier transforms ----------------------===//
 //
-// Part of Kiln. fx.fft_r2c and fx.fft_c2r lower to the transforms'
-// definitions: each frequency (or sample) is a loop.reduce over the
-// transformed dimensions of the input times the twiddle factor at that
-// position. Complex values appear only where they are read and written
-// (complex.re, complex.im, complex.create); the sums are real. That costs n
-// operations per element where an FFT needs log n: Kiln sums transforms of
-// at most kMaxTransformElements elements (the short signals of a spectral
-// layer), and the sums fuse like any reduction. Larger transforms run one
-// dimension at a time on the signal as complex numbers: radix-2 butterflies
-// along powers of two (the long convolutions of Hyena-style layers, the
-// grids of Fourier neural operators; a node that reads the signal in
-// bit-reversed order, then log2(n) butterfly nodes), direct sums along
-// other lengths up to kMaxTransformElements. Other transforms are not
-// lowered.
+// Part of Kiln. fx.fft_r2c, fx.fft_c2r and fx.fft_c2c lower to the
+// transforms' definitions: each frequency (or sample) is a loop.reduce over
+// the transformed dimensions of the input times the twiddle factor at that
+// position (complex-to-complex transforms: one dimension at a time). Complex
+// values appear only where they are read and written (complex.re, complex.im,
+// complex.create); the sums are real. That costs n operations per element where
+// an FFT needs log n: Kiln sums transforms of at most kMaxTransformElements
+// elements (the short signals of a spectral layer), and the sums fuse like any
+// reduction. Larger transforms run one dimension at a time on the signal as
+// complex numbers: radix-2 butterflies along powers of two (the long
+// convolutions of Hyena-style layers, the grids of Fourier neural operators; a
+// node that reads the signal in bit-reversed order, then log2(n) butterfly
+// nodes), direct sums along other lengths up to kMaxTransformElements, and
+// Bluestein's chirp transform along longer ones (a convolution through
+// power-of-two FFTs). Other transforms are not lowered.
 //
 //===----------------------------------------------------------------------===//
 
@@ -145,12 +146,18 @@ Value buildSum(OpBuilder &b, Location loc, RankedTensorType resultType,
 /// passes) rather than a direct sum (one pass of n terms per element).
 constexpr int64_t kMinRadix2Length = 64;
 
+/// The longest signal of a length other than a power of two that
+/// Bluestein's transform handles: its power-of-two FFTs, of at least
+/// 2n - 1 elements, stay within kMaxRadix2Length.
+constexpr int64_t kMaxBluesteinLength = kMaxRadix2Length / 4;
+
 /// Whether one dimension of `length` can be transformed on its own: by
-/// radix-2 butterflies (a power of two) or a direct sum (short enough).
+/// radix-2 butterflies (a power of two), a direct sum (short enough) or
+/// Bluestein's transform.
 bool isTransformableAlone(int64_t length) {
   return length > 0 &&
          ((llvm::isPowerOf2_64(length) && length <= kMaxRadix2Length) ||
-          length <= kMaxTransformElements);
+          length <= kMaxBluesteinLength);
 }
 
 /// Whether a transform over the transformed lengths `lengths` runs one
@@ -265,6 +272,111 @@ Value buildRadix2Transform(
   return stage;
 }
 
+/// The complex product of `x` and `y` (complex<dtype>), scaled by `scale`.
+Value multiplyComplex(OpBuilder &b, Location loc, Value x, Value y,
+                      double scale = 1.0) {
+  auto type = cast<ComplexType>(x.getType());
+  Value xRe = complex::ReOp::create(b, loc, x);
+  Value xIm = complex::ImOp::create(b, loc, x);
+  Value yRe = complex::ReOp::create(b, loc, y);
+  Value yIm = complex::ImOp::create(b, loc, y);
+  Value re =
+      arith::SubFOp::create(b, loc, arith::MulFOp::create(b, loc, xRe, yRe),
+                            arith::MulFOp::create(b, loc, xIm, yIm));
+  Value im =
+      arith::AddFOp::create(b, loc, arith::MulFOp::create(b, loc, xRe, yIm),
+                            arith::MulFOp::create(b, loc, xIm, yRe));
+  if (scale != 1.0) {
+    Value factor = makeFloat(b, loc, type.getElementType(), scale);
+    re = arith::MulFOp::create(b, loc, re, factor);
+    im = arith::MulFOp::create(b, loc, im, factor);
+  }
+  return complex::CreateOp::create(b, loc, type, re, im);
+}
+
+/// Bluestein's chirp e^{∓iπ k²/n} (+ with `conjugate`) at index `k` of a
+/// signal of `length` n, as complex<dtype>: k² is reduced modulo 2n in
+/// integers, so the phase stays accurate for long signals.
+Value buildChirp(OpBuilder &b, Location loc, Value k, int64_t length,
+                 bool conjugate, Type dtype) {
+  // π (k² mod 2n) / n is buildPhase's 2π (k·k mod 2n) / 2n.
+  Value phase = buildPhase(b, loc, {{k, k, 2 * length}}, dtype);
+  Value sin = math::SinOp::create(b, loc, phase);
+  return complex::CreateOp::create(
+      b, loc, ComplexType::get(dtype), math::CosOp::create(b, loc, phase),
+      conjugate ? sin : arith::NegFOp::create(b, loc, sin).getResult());
+}
+
+/// The unnormalised DFT along dimension `dim` of `signal` (a complex
+/// tensor; `dynamicSizes` for its `?`s) of any length n by Bluestein's
+/// transform: with w_k = e^{∓iπ k²/n}, jk = (j² + k² - (k - j)²) / 2
+/// makes X_k = w_k Σ_j (x_j w_j) conj(w_{k-j}), a convolution, run as the
+/// product of power-of-two FFTs of m >= 2n - 1 elements (zero-padded
+/// x_j w_j; conj(w) at -n < l < n, wrapped modulo m), inverse-transformed.
+Value buildBluesteinTransform(OpBuilder &b, Location loc, Value signal,
+                              int64_t dim, bool inverse,
+                              ValueRange dynamicSizes) {
+  auto type = cast<RankedTensorType>(signal.getType());
+  auto complexType = cast<ComplexType>(type.getElementType());
+  Type dtype = complexType.getElementType();
+  int64_t length = type.getDimSize(dim);
+  int64_t padded = llvm::PowerOf2Ceil(2 * length - 1);
+  SmallVector<int64_t> paddedShape(type.getShape());
+  paddedShape[dim] = padded;
+  auto paddedType = type.clone(paddedShape);
+  auto constant = [&](OpBuilder &b, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  auto zero = [&](OpBuilder &b) -> Value {
+    Value part = makeFloat(b, loc, dtype, 0.0);
+    return complex::CreateOp::create(b, loc, complexType, part, part);
+  };
+  // The transform of x_j w_j, zero past the signal.
+  Value weighted = buildRadix2Transform(
+      b, loc, paddedType, dynamicSizes, dim, /*inverse=*/false,
+      [&](OpBuilder &b, Location loc, ValueRange indices) -> Value {
+        Value j = indices[dim];
+        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             j, constant(b, length));
+        SmallVector<Value> at(indices);
+        at[dim] = arith::MinUIOp::create(b, loc, j, constant(b, length - 1));
+        Value x = loop::LoadOp::create(b, loc, signal, at);
+        Value term = multiplyComplex(
+            b, loc, x, buildChirp(b, loc, at[dim], length, inverse, dtype));
+        return arith::SelectOp::create(b, loc, inside, term, zero(b));
+      });
+  // The transform of the kernel conj(w_l) at l and m - l for l < n.
+  auto kernelType = RankedTensorType::get({padded}, complexType);
+  Value kernel = buildRadix2Transform(
+      b, loc, kernelType, {}, 0, /*inverse=*/false,
+      [&](OpBuilder &b, Location loc, ValueRange indices) -> Value {
+        Value l = indices.front();
+        Value mirrored = arith::SubIOp::create(b, loc, constant(b, padded), l);
+        Value distance = arith::MinUIOp::create(b, loc, l, mirrored);
+        Value inside = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                             distance, constant(b, length));
+        Value chirp = buildChirp(b, loc, distance, length, !inverse, dtype);
+        return arith::SelectOp::create(b, loc, inside, chirp, zero(b));
+      });
+  // Their product's inverse transform (unnormalised: m times the
+  // convolution).
+  Value convolution = buildRadix2Transform(
+      b, loc, paddedType, dynamicSizes, dim, /*inverse=*/true,
+      [&](OpBuilder &b, Location loc, ValueRange indices) -> Value {
+        return multiplyComplex(
+            b, loc, loop::LoadOp::create(b, loc, weighted, indices),
+            loop::LoadOp::create(b, loc, kernel, indices[dim]));
+      });
+  return buildGeneratorNode(
+      b, loc, type, dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        return multiplyComplex(
+            b, loc, loop::LoadOp::create(b, loc, convolution, ivs),
+            buildChirp(b, loc, ivs[dim], length, inverse, dtype),
+            1.0 / static_cast<double>(padded));
+      });
+}
+
 /// The unnormalised DFT along dimension `dim` of `signal` (a complex
 /// tensor, static along `dim`; `dynamicSizes` for its `?`s), with + in
 /// the exponent for `inverse`: radix-2 butterflies for a power of two of
@@ -282,6 +394,8 @@ Value buildTransformAlong(OpBuilder &b, Location loc, Value signal, int64_t dim,
         [&](OpBuilder &b, Location loc, ValueRange indices) -> Value {
           return loop::LoadOp::create(b, loc, signal, indices);
         });
+  if (length > kMaxTransformElements)
+    return buildBluesteinTransform(b, loc, signal, dim, inverse, dynamicSizes);
   auto sumPart = [&](bool imaginary) {
     return buildSum(
         b, loc, type.clone(dtype), dynamicSizes, {length},
@@ -598,8 +712,57 @@ struct FftC2rLowering : OpRewritePattern<fx::FftC2rOp> {
   }
 };
 
+/// Lowers fx.fft_c2c: X[k] = s Σ_n x[n] e^{∓2πi Σ_d k_d n_d / N_d} (- when
+/// `forward`), one transformed dimension at a time (buildTransformAlong:
+/// radix-2 butterflies, direct sums or Bluestein's transform), then scaled.
+struct FftC2cLowering : OpRewritePattern<fx::FftC2cOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::FftC2cOp op,
+                                PatternRewriter &rewriter) const override {
+    Value self = op.getSelf();
+    auto type = cast<RankedTensorType>(op.getType());
+    auto complexType = cast<ComplexType>(type.getElementType());
+    Type dtype = complexType.getElementType();
+    std::optional<SmallVector<int64_t>> dims =
+        getTransformDims(op.getDim(), type.getRank());
+    if (!dims || (!dtype.isF32() && !dtype.isF64()))
+      return rewriter.notifyMatchFailure(op, "bad dims or dtypes");
+    int64_t size = 1;
+    for (int64_t dim : *dims) {
+      int64_t length = type.getDimSize(dim);
+      if (ShapedType::isDynamic(length) || !isTransformableAlone(length))
+        return rewriter.notifyMatchFailure(op, "dimension not transformable");
+      size *= length;
+    }
+    FailureOr<double> scale =
+        getNormalizationScale(rewriter, op, op.getNormalization(), size);
+    if (failed(scale))
+      return failure();
+    Location loc = op.getLoc();
+    SmallVector<Value> dynamicSizes =
+        getTransformDynamicSizes(rewriter, loc, type, self);
+    Value spectrum = self;
+    for (int64_t dim : *dims)
+      spectrum =
+          buildTransformAlong(rewriter, loc, spectrum, dim,
+                              /*inverse=*/!op.getForward(), dynamicSizes);
+    if (*scale != 1.0)
+      spectrum = buildGeneratorNode(
+          rewriter, loc, type, dynamicSizes,
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            return scaleComplex(b, loc,
+                                loop::LoadOp::create(b, loc, spectrum, ivs),
+                                dtype, *scale);
+          });
+    rewriter.replaceOp(op, spectrum);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::kiln::fxtoloop::populateFFTPatterns(RewritePatternSet &patterns) {
-  patterns.add<FftR2cLowering, FftC2rLowering>(patterns.getContext());
+  patterns.add<FftR2cLowering, FftC2rLowering, FftC2cLowering>(
+      patterns.getContext());
 }

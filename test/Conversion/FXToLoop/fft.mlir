@@ -179,11 +179,63 @@ fx.graph @separable_rfft2(%x: tensor<100x64xf32>) -> tensor<100x33xcomplex<f32>>
 
 // -----
 
-// Tests that longer transforms of other lengths stay fx ops
-// (unsupported.mlir: and are refused where everything must lower).
+// Tests that a longer transform of another length is Bluestein's: the
+// signal times the chirp e^{-iπ k²/n} (k² reduced modulo 2n = 10000),
+// zero-padded to 16384 and transformed (a bit-reversed read, 14 butterfly
+// nodes), the kernel conj(chirp) at l and 16384 - l transformed alike, the
+// inverse transform of their product, and the chirp times that over 16384.
 // CHECK-LABEL: fx.graph @long_odd_rfft
-// CHECK: fx.fft_r2c
+// CHECK: %[[SCALE:.+]] = arith.constant 6.10351563E-5 : f32
+// CHECK: loop.pointwise : tensor<5000xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<16384xcomplex<f32>>
+// CHECK: arith.cmpi ult, %{{.+}}, %c5000
+// CHECK: arith.minui %{{.+}}, %c4999
+// CHECK: %[[SQUARE:.+]] = arith.muli %[[K:.+]], %[[K]] : index
+// CHECK: arith.remui %[[SQUARE]], %c10000
+// CHECK: math.cos
+// CHECK-COUNT-14: loop.pointwise : tensor<16384xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<16384xcomplex<f32>>
+// CHECK: arith.subi %c16384, %[[L:.+]] : index
+// CHECK-COUNT-14: loop.pointwise : tensor<16384xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<16384xcomplex<f32>>
+// CHECK-COUNT-14: loop.pointwise : tensor<16384xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<5000xcomplex<f32>>
+// CHECK: arith.mulf %{{.+}}, %[[SCALE]]
+// CHECK: loop.pointwise : tensor<2501xcomplex<f32>>
+// CHECK-NOT: loop.pointwise
 fx.graph @long_odd_rfft(%x: tensor<5000xf32>) -> tensor<2501xcomplex<f32>> {
   %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<5000xf32>) -> tensor<2501xcomplex<f32>>
   fx.output %0 : tensor<2501xcomplex<f32>>
+}
+
+// -----
+
+// Tests that complex-to-complex transforms run one dimension at a time: a
+// direct sum along 6 (the real and imaginary parts, paired), radix-2
+// butterflies along 64 with + in the exponent for the inverse, and the
+// "ortho" scale 1/sqrt(384) at the end.
+// CHECK-LABEL: fx.graph @complex_to_complex
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 0.0510310382 : f32
+// CHECK: loop.reduce "sum" over [6] : tensor<6x64xf32>
+// CHECK: loop.reduce "sum" over [6] : tensor<6x64xf32>
+// CHECK: loop.pointwise : tensor<6x64xcomplex<f32>>
+// CHECK-COUNT-7: loop.pointwise : tensor<6x64xcomplex<f32>>
+// CHECK-NOT: arith.negf
+// CHECK: loop.pointwise : tensor<6x64xcomplex<f32>>
+// CHECK: arith.mulf %{{.+}}, %[[SCALE]]
+// CHECK-NOT: loop.{{pointwise|reduce}}
+fx.graph @complex_to_complex(%z: tensor<6x64xcomplex<f32>>) -> tensor<6x64xcomplex<f32>> {
+  %0 = fx.fft_c2c %z {dim = array<i64: 0, 1>, normalization = 1, forward = false} : (tensor<6x64xcomplex<f32>>) -> tensor<6x64xcomplex<f32>>
+  fx.output %0 : tensor<6x64xcomplex<f32>>
+}
+
+// -----
+
+// Tests that a transform along a dimension too long for Bluestein's
+// transform stays an fx op.
+// CHECK-LABEL: fx.graph @too_long_complex_transform
+// CHECK: fx.fft_c2c
+fx.graph @too_long_complex_transform(%z: tensor<4194306xcomplex<f32>>) -> tensor<4194306xcomplex<f32>> {
+  %0 = fx.fft_c2c %z {dim = array<i64: 0>, normalization = 0, forward = true} : (tensor<4194306xcomplex<f32>>) -> tensor<4194306xcomplex<f32>>
+  fx.output %0 : tensor<4194306xcomplex<f32>>
 }

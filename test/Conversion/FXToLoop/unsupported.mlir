@@ -36,7 +36,8 @@ fx.graph @index_with_mask(%x: tensor<4x3xf32>, %m: tensor<4xi1>) -> tensor<?x3xf
 
 // -----
 
-// Creation ops do not take symbolic sizes yet.
+// A creation op with a dynamic size must name the size symbol that gives it
+// (`size_symbols`); this one names none.
 fx.graph @rand_dynamic(%seed: tensor<si64>) -> tensor<?xf32> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.rand' with these operand types}}
   %0 = fx.rand %seed {offset = 0} : (tensor<si64>) -> tensor<?xf32>
@@ -153,12 +154,13 @@ fx.graph @as_strided_scatter_past_the_end(%x: tensor<4x5xf32>, %s: tensor<5x3xf3
 
 // -----
 
-// Fourier transforms are direct sums up to 4096 elements, and radix-2 FFTs
-// along one dimension whose length is a power of two.
-fx.graph @long_odd_rfft(%x: tensor<5000xf32>) -> tensor<2501xcomplex<f32>> {
+// Fourier transforms along a dimension of a length other than a power of
+// two go through power-of-two FFTs of at least twice the length: up to
+// 2^22 (2^22 + 2 is too long).
+fx.graph @too_long_odd_rfft(%x: tensor<4194306xf32>) -> tensor<2097154xcomplex<f32>> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.fft_r2c' with these operand types}}
-  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<5000xf32>) -> tensor<2501xcomplex<f32>>
-  fx.output %0 : tensor<2501xcomplex<f32>>
+  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<4194306xf32>) -> tensor<2097154xcomplex<f32>>
+  fx.output %0 : tensor<2097154xcomplex<f32>>
 }
 
 // -----

@@ -290,3 +290,11 @@ fx.graph @fft_c2r_size(%c: tensor<8x9xcomplex<f64>>) {
   %0 = fx.fft_c2r %c {dim = array<i64: 1>, normalization = 0, last_dim_size = 17} : (tensor<8x9xcomplex<f64>>) -> tensor<8x16xf64>
   fx.output
 }
+
+// -----
+
+fx.graph @fft_c2c_dtype(%c: tensor<8x9xcomplex<f64>>) {
+  // expected-error @+1 {{'fx.fft_c2c' op result type 'tensor<8x9xcomplex<f32>>' does not match the inferred type 'tensor<8x9xcomplex<f64>>'}}
+  %0 = fx.fft_c2c %c {dim = array<i64: 1>, normalization = 0, forward = true} : (tensor<8x9xcomplex<f64>>) -> tensor<8x9xcomplex<f32>>
+  fx.output
+}

@@ -100,5 +100,7 @@ fx.graph @distances_fft(%x: tensor<5x3xf32>, %a: tensor<2x1x4x3xf64>, %b: tensor
   %3 = fx.fft_r2c %s {dim = array<i64: 0, 1>, normalization = 2, onesided = false} : (tensor<8x16xf32>) -> tensor<8x16xcomplex<f32>>
   // CHECK: fx.fft_c2r %{{.*}} {dim = array<i64: 1>, last_dim_size = 16 : i64, normalization = 0 : i64} : (tensor<8x9xcomplex<f32>>) -> tensor<8x16xf32>
   %4 = fx.fft_c2r %c {dim = array<i64: 1>, normalization = 0, last_dim_size = 16} : (tensor<8x9xcomplex<f32>>) -> tensor<8x16xf32>
+  // CHECK: fx.fft_c2c %{{.*}} {dim = array<i64: 0, 1>, forward = false, normalization = 1 : i64} : (tensor<8x9xcomplex<f32>>) -> tensor<8x9xcomplex<f32>>
+  %5 = fx.fft_c2c %c {dim = array<i64: 0, 1>, normalization = 1, forward = false} : (tensor<8x9xcomplex<f32>>) -> tensor<8x9xcomplex<f32>>
   fx.output
 }

@@ -146,6 +146,8 @@ enum class LinalgKind {
   /// _fft_c2r: complex to real, the last transformed dimension
   /// `last_dim_size`.
   FftC2R,
+  /// _fft_c2c: complex to complex of the same shape.
+  FftC2C,
 };
 LogicalResult verifyLinalgOp(Operation *op, LinalgKind kind,
                              OperandGroups groups);

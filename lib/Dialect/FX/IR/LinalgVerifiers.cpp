@@ -408,7 +408,7 @@ static LogicalResult verifyDistance(Operation *op, LinalgKind kind) {
   return verifyResult(op, 0, *shape, x1Type.getElementType());
 }
 
-/// _fft_r2c and _fft_c2r over the dimensions `dim`.
+/// _fft_r2c, _fft_c2r and _fft_c2c over the dimensions `dim`.
 static LogicalResult verifyFft(Operation *op, LinalgKind kind) {
   auto self = getTensorType(op->getOperand(0));
   SmallVector<int64_t> dimAttr = getI64Array(op, "dim");
@@ -425,6 +425,8 @@ static LogicalResult verifyFft(Operation *op, LinalgKind kind) {
     shape[last] = getI64(op, "last_dim_size", 0);
     return verifyResult(op, 0, shape, toRealDtype(dtype));
   }
+  if (kind == LinalgKind::FftC2C)
+    return verifyResult(op, 0, shape, dtype);
   // Kiln's dtypes have no complex counterpart of f16 and bf16.
   if (!dtype.isF32() && !dtype.isF64())
     return op->emitOpError("a real-to-complex transform needs an f32 or f64 "
@@ -459,6 +461,7 @@ LogicalResult mlir::kiln::fx::verifyLinalgOp(Operation *op, LinalgKind kind,
     return verifyDistance(op, kind);
   case LinalgKind::FftR2C:
   case LinalgKind::FftC2R:
+  case LinalgKind::FftC2C:
     return verifyFft(op, kind);
   }
   llvm_unreachable("unknown linalg kind");

@@ -2543,6 +2543,20 @@ def FX_FftC2rOp : FX_LinalgOp<"fft_c2r", "aten._fft_c2r.default", "FftC2R"> {
   let results = (outs FX_FloatTensor:$result);
 }
 
+def FX_FftC2cOp : FX_LinalgOp<"fft_c2c", "aten._fft_c2c.default", "FftC2C"> {
+  let summary = "Complex-to-complex discrete Fourier transform over `dim`";
+  let description = [{
+    Core ATen `aten._fft_c2c.default`.
+
+    The inverse transform (+ in the exponent) unless `forward`.
+
+    Tensor operands must share one dtype, which the result has.
+  }];
+  let arguments = (ins FX_ComplexTensor:$self, DenseI64ArrayAttr:$dim,
+                       I64Attr:$normalization, BoolAttr:$forward);
+  let results = (outs FX_ComplexTensor:$result);
+}
+
 def FX_ViewOp : FX_ShapeOp<"view", "aten.view.default", "View"> {
   let summary = "`self` with the result's shape";
   let description = [{
