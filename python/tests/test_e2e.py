@@ -1995,10 +1995,10 @@ def test_logsumexp_of_infinite_rows(tmp_path):
 
 
 def test_scatters(device, tmp_path):
-    """embedding's gradient, scatter_add and index_put with accumulate add
-    their values atomically: duplicate indices (and negative ones) sum, as
-    in PyTorch; scatter and index_put without accumulate replace
-    elements."""
+    """embedding's gradient (also scaled by the indices' frequencies),
+    scatter_add and index_put with accumulate add their values atomically:
+    duplicate indices (and negative ones) sum, as in PyTorch; scatter and
+    index_put without accumulate replace elements."""
     aten = torch.ops.aten
 
     def fn(g, ids, x, index, src, rows, values, gh, xi, si):
@@ -2011,7 +2011,9 @@ def test_scatters(device, tmp_path):
                 # Replacing scatters, at distinct indices (duplicates race).
                 aten.scatter.src(x, 1, index[:, :1], src[:, :1]),
                 aten.scatter.value(x, 0, index[:6, :2] % 4 + columns, -2.5),
-                aten.index_put(x, [rows[2:4]], values))
+                aten.index_put(x, [rows[2:4]], values),
+                # Scaled by how often each index occurs.
+                aten.embedding_dense_backward(g, ids, 12, 3, True))
     generator = torch.Generator().manual_seed(12)
 
     def inputs():

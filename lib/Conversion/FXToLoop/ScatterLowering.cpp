@@ -438,15 +438,15 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
 };
 
 /// Lowers fx.embedding_dense_backward: each position's gradient row adds
-/// into the weight row its index names, except at `padding_idx`.
+/// into the weight row its index names, except at `padding_idx`; with
+/// `scale_grad_by_freq` divided by how often the index occurs (counted by
+/// a scatter of ones first).
 struct EmbeddingDenseBackwardLowering
     : OpRewritePattern<fx::EmbeddingDenseBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(fx::EmbeddingDenseBackwardOp op,
                                 PatternRewriter &rewriter) const override {
-    if (op.getScaleGradByFreq())
-      return rewriter.notifyMatchFailure(op, "scale_grad_by_freq");
     auto type = cast<RankedTensorType>(op.getType());
     Value grad = op.getGradOutput();
     auto gradType = cast<RankedTensorType>(grad.getType());
@@ -461,6 +461,21 @@ struct EmbeddingDenseBackwardLowering
     int64_t padding = static_cast<int64_t>(op.getPaddingIdx());
     Type dtype = type.getElementType();
     Value indices = op.getIndices();
+    Value counts;
+    if (op.getScaleGradByFreq()) {
+      auto countsType = RankedTensorType::get(
+          {type.getDimSize(0)},
+          IntegerType::get(getContext(), 64, IntegerType::Signed));
+      counts = buildScatterOver(
+          rewriter, loc, "sum",
+          buildZeros(rewriter, loc, countsType,
+                     [](int64_t) { return Value(); }),
+          indices, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+            return ScatterUpdate{
+                arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(1)),
+                {loadIndex(b, loc, indices, ivs, rows)}};
+          });
+    }
     rewriter.replaceOp(
         op, buildScatterOver(
                 rewriter, loc, "sum", zeros, grad,
@@ -469,6 +484,17 @@ struct EmbeddingDenseBackwardLowering
                   Value value = convertScalar(
                       b, loc, loop::LoadOp::create(b, loc, grad, ivs),
                       gradType.getElementType(), dtype);
+                  if (counts) {
+                    Type scalarType = value.getType();
+                    Value count = arith::SIToFPOp::create(
+                        b, loc, scalarType,
+                        loop::LoadOp::create(b, loc, counts, row));
+                    // PyTorch scales by the count's reciprocal.
+                    value = arith::MulFOp::create(
+                        b, loc, value,
+                        arith::DivFOp::create(
+                            b, loc, makeFloat(b, loc, scalarType, 1.0), count));
+                  }
                   if (padding >= 0) {
                     Value padded = arith::CmpIOp::create(
                         b, loc, arith::CmpIPredicate::eq, row,

@@ -22,6 +22,28 @@ fx.graph @embedding_backward(%g: tensor<3x4x6xf32>, %ids: tensor<3x4xsi64>) -> t
 
 // -----
 
+// With scale_grad_by_freq, a scatter of ones counts each index first, and
+// each gradient row is scaled by its index's reciprocal count.
+// CHECK-LABEL: fx.graph @embedding_backward_by_frequency
+// CHECK-SAME: (%[[G:.+]]: tensor<4x6xf32>, %[[IDS:.+]]: tensor<4xsi64>)
+// CHECK: %[[NONE:.+]] = loop.pointwise : tensor<10xsi64>
+// CHECK: %[[COUNTS:.+]] = loop.scatter "sum" %[[NONE]] over [4] : tensor<10xsi64> -> tensor<10xsi64> {
+// CHECK: loop.scatter_yield %c1_i64 at [%{{.+}}] : i64
+// CHECK: loop.scatter "sum" %{{.+}} over [4, 6] : tensor<10x6xf32> -> tensor<10x6xf32> {
+// CHECK: %[[ROW:.+]] = arith.minsi
+// CHECK: %[[V:.+]] = loop.load %[[G]]
+// CHECK: %[[COUNT:.+]] = loop.load %[[COUNTS]][%[[ROW]]] : tensor<10xsi64>
+// CHECK: %[[F:.+]] = arith.sitofp %[[COUNT]] : i64 to f32
+// CHECK: %[[RECIPROCAL:.+]] = arith.divf %{{.+}}, %[[F]]
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[V]], %[[RECIPROCAL]]
+// CHECK: loop.scatter_yield %[[SCALED]]
+fx.graph @embedding_backward_by_frequency(%g: tensor<4x6xf32>, %ids: tensor<4xsi64>) -> tensor<10x6xf32> {
+  %0 = fx.embedding_dense_backward %g, %ids {padding_idx = -1 : i64, scale_grad_by_freq = true} : (tensor<4x6xf32>, tensor<4xsi64>) -> tensor<10x6xf32>
+  fx.output %0 : tensor<10x6xf32>
+}
+
+// -----
+
 // scatter_add starts from self; the update space is the index's shape.
 // CHECK-LABEL: fx.graph @scatter_add
 // CHECK-SAME: (%[[X:.+]]: tensor<10x6xbf16>, %[[I:.+]]: tensor<10x3xsi64>, %[[S:.+]]: tensor<10x3xbf16>)

@@ -63,14 +63,6 @@ fx.graph @index_put_with_mask(%x: tensor<10x4xf32>, %m: tensor<10xi1>, %v: tenso
 
 // -----
 
-fx.graph @embedding_backward_by_frequency(%g: tensor<4x6xf32>, %ids: tensor<4xsi64>) -> tensor<10x6xf32> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.embedding_dense_backward' with these operand types}}
-  %0 = fx.embedding_dense_backward %g, %ids {padding_idx = -1 : i64, scale_grad_by_freq = true} : (tensor<4x6xf32>, tensor<4xsi64>) -> tensor<10x6xf32>
-  fx.output %0 : tensor<10x6xf32>
-}
-
-// -----
-
 // Integral powers with tensor exponents would need a loop per element.
 fx.graph @integer_tensor_power(%i: tensor<4xsi64>) -> tensor<4xsi64> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.pow' with these operand types}}
