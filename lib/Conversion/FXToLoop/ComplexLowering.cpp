@@ -185,6 +185,18 @@ Value createComplex(OpBuilder &b, Location loc, Parts parts) {
                                    parts.re, parts.im);
 }
 
+/// The parts of a binary op's second operand: the scalar attribute `other`
+/// of its `*_scalar` form (`Scalar`), else its element.
+template <bool Scalar, typename OpTy>
+Parts getOtherParts(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
+                    ArrayRef<Type> dtypes, FloatType part) {
+  if constexpr (Scalar)
+    return {makeScalar(b, loc, op.getOther(), part),
+            makeFloat(b, loc, part, 0.0)};
+  else
+    return getParts(b, loc, elements[1], dtypes[1], part);
+}
+
 /// Lowers add, sub, mul, div and neg (and their scalar forms) whose result
 /// is complex; an operand may be real or complex.
 template <typename OpTy, ComplexKind Kind>
@@ -206,11 +218,8 @@ struct ComplexArithmeticLowering
                 ArrayRef<Type> dtypes, FloatType part) const {
     Parts lhs = getParts(b, loc, elements[0], dtypes[0], part);
     Parts rhs;
-    if constexpr (kHasScalarOther)
-      rhs = {makeScalar(b, loc, op.getOther(), part),
-             makeFloat(b, loc, part, 0.0)};
-    else if constexpr (Kind != ComplexKind::Neg)
-      rhs = getParts(b, loc, elements[1], dtypes[1], part);
+    if constexpr (Kind != ComplexKind::Neg)
+      rhs = getOtherParts<kHasScalarOther>(op, b, loc, elements, dtypes, part);
     if constexpr (kHasAlpha)
       rhs = scaleByAlpha(b, loc, rhs, op.getAlpha());
     return createComplex(b, loc, emitComplex(b, loc, Kind, lhs, rhs));
@@ -486,12 +495,8 @@ struct ComplexEqualityLowering
   Value compute(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
                 ArrayRef<Type> dtypes, FloatType part) const {
     Parts lhs = getParts(b, loc, elements[0], dtypes[0], part);
-    Parts rhs;
-    if constexpr (kHasScalarOther)
-      rhs = {makeScalar(b, loc, op.getOther(), part),
-             makeFloat(b, loc, part, 0.0)};
-    else
-      rhs = getParts(b, loc, elements[1], dtypes[1], part);
+    Parts rhs =
+        getOtherParts<kHasScalarOther>(op, b, loc, elements, dtypes, part);
     // ne is the negation of eq, so NaN parts are unequal (unordered).
     auto predicate =
         Equal ? arith::CmpFPredicate::OEQ : arith::CmpFPredicate::UNE;

@@ -447,6 +447,20 @@ Value scaleComplex(OpBuilder &b, Location loc, Value number, Type dtype,
                             factor));
 }
 
+/// A node with the elements of `spectrum` (complex, parts of `dtype`) at
+/// the indices of `type` (the first frequencies along each dimension),
+/// times `scale`.
+Value buildScaledSpectrum(OpBuilder &b, Location loc, Value spectrum,
+                          RankedTensorType type, ValueRange dynamicSizes,
+                          Type dtype, double scale) {
+  return buildGeneratorNode(
+      b, loc, type, dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        return scaleComplex(b, loc, loop::LoadOp::create(b, loc, spectrum, ivs),
+                            dtype, scale);
+      });
+}
+
 /// What both transforms check: a float type the sums can run in (f32,
 /// f64), static non-empty transformed sizes, and either few enough
 /// `summed` elements (what a direct sum reads per element) or a transform
@@ -521,14 +535,9 @@ struct FftR2cLowering : OpRewritePattern<fx::FftR2cOp> {
       for (int64_t dim : *dims)
         spectrum = buildTransformAlong(rewriter, loc, spectrum, dim,
                                        /*inverse=*/false, fullSizes);
-      rewriter.replaceOp(
-          op, buildGeneratorNode(
-                  rewriter, loc, resultType, dynamicSizes,
-                  [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-                    return scaleComplex(
-                        b, loc, loop::LoadOp::create(b, loc, spectrum, ivs),
-                        dtype, *scale);
-                  }));
+      rewriter.replaceOp(op, buildScaledSpectrum(rewriter, loc, spectrum,
+                                                 resultType, dynamicSizes,
+                                                 dtype, *scale));
       return success();
     }
     RankedTensorType partType = resultType.clone(dtype);
@@ -748,13 +757,8 @@ struct FftC2cLowering : OpRewritePattern<fx::FftC2cOp> {
           buildTransformAlong(rewriter, loc, spectrum, dim,
                               /*inverse=*/!op.getForward(), dynamicSizes);
     if (*scale != 1.0)
-      spectrum = buildGeneratorNode(
-          rewriter, loc, type, dynamicSizes,
-          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-            return scaleComplex(b, loc,
-                                loop::LoadOp::create(b, loc, spectrum, ivs),
-                                dtype, *scale);
-          });
+      spectrum = buildScaledSpectrum(rewriter, loc, spectrum, type,
+                                     dynamicSizes, dtype, *scale);
     rewriter.replaceOp(op, spectrum);
     return success();
   }
