@@ -93,7 +93,8 @@ def test_bounds_that_follow_a_size_become_symbolic():
 def test_scans_and_sorts_of_dynamic_rows(device):
     # Position ids from an attention mask, and a sort, along the dynamic
     # sequence dimension: scans run in blocks of 64 (one, a whole one, one
-    # and a bit, many), sorts over the run-time length.
+    # and a bit, many), sorts in blocks of 1024 (ties and NaNs across
+    # blocks keep PyTorch's order).
     def fn(mask, x):
         positions = mask.long().cumsum(-1) - 1
         values, order = torch.sort(x, dim=1, descending=True, stable=True)
@@ -104,13 +105,14 @@ def test_scans_and_sorts_of_dynamic_rows(device):
     mask[0, :4] = 0
     compiled = kiln.compile(fn, [mask, torch.randn(3, 9, device=device)],
                             dynamic={0: [1], 1: [1]})
-    for length in [2, 9, 64, 65, 300, 5000]:
+    for length in [2, 9, 64, 65, 300, 1024, 2049, 5000]:
         mask = (torch.rand(3, length, device=device) > 0.3).long()
         x = torch.randn(3, length, device=device)
         x[1, ::2] = 0.5  # ties keep their order
+        x[2, ::7] = float("nan")  # NaN goes first, descending
         for got, want in zip(compiled(mask, x), fn(mask, x)):
             assert got.shape == want.shape
-            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5, equal_nan=True)
 
 
 def test_sizes_one_apart_from_a_symbol_are_dynamic():

@@ -216,8 +216,11 @@ fx.graph @long_masked_scatter(%x: tensor<2x3000xf32>, %m: tensor<3000xi1>, %s: t
 
 // A row of dynamic length scans in blocks of 64: ceil(n / 64) block totals,
 // each block's combination of the totals before it (over the run-time
-// number of blocks), then each element over its block. It sorts directly,
-// over its run-time length: that reduction's extent is the row's size.
+// number of blocks), then each element over its block. It sorts in blocks
+// of 1024: each element's rank in its block (over min(n, 1024)), the blocks
+// sorted by those ranks, then per element and other block a binary search
+// of 11 steps (1024, 512, ..., 1) over the sorted block (over the
+// run-time number of blocks); values go to the sum of the two counts.
 // CHECK-LABEL: fx.graph @dynamic_rows
 // CHECK-SAME: (%[[X:.+]]: tensor<4x?xf32>
 // CHECK: tensor.dim %[[X]], %c1
@@ -232,8 +235,15 @@ fx.graph @long_masked_scatter(%x: tensor<2x3000xf32>, %m: tensor<3000xi1>, %s: t
 // CHECK: loop.load %[[BEFORE]]
 // CHECK: tensor.dim %[[X]], %c1
 // CHECK: %[[M:.+]] = tensor.dim %[[X]], %c1
-// CHECK: loop.reduce "sum"(%{{.+}}) over [%[[M]]] : tensor<4x?xsi64> {
+// CHECK: %[[BLOCK:.+]] = arith.minui %[[M]], %c1024
+// CHECK: %[[SORT_BLOCKS:.+]] = arith.ceildivui %[[M]], %c1024
+// CHECK: %[[IN_BLOCK:.+]] = loop.reduce "sum"(%{{.+}}) over [%[[BLOCK]]] : tensor<4x?xsi64> {
+// CHECK: %[[SORTED:.+]] = loop.scatter "assign" %[[X]](%{{.+}}) over [4, %{{.+}}] : tensor<4x?xf32> -> tensor<4x?xf32>
+// CHECK: %[[ACROSS:.+]] = loop.reduce "sum"(%{{.+}}) over [%[[SORT_BLOCKS]]] : tensor<4x?xsi64> {
+// CHECK-COUNT-11: loop.load %[[SORTED]]
 // CHECK: loop.scatter "assign" %{{.+}} over [4, %{{.+}}] : tensor<4x?xf32> -> tensor<4x?xf32>
+// CHECK: loop.load %[[IN_BLOCK]]
+// CHECK: loop.load %[[ACROSS]]
 fx.graph @dynamic_rows(%x: tensor<4x?xf32> {fx.guard = #fx.tensor_guard<sizes = [4, s0]>})
     -> (tensor<4x?xf32>, tensor<4x?xf32>, tensor<4x?xsi64>)
     attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
