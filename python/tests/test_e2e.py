@@ -307,6 +307,12 @@ def test_type_promotion(device, tmp_path):
     ("powers with tensor exponents", lambda x, y: (x.abs() ** y, torch.ops.aten.pow.Scalar(2.5, x),
                                                    torch.ops.aten.pow.Scalar(2, x)),
      [((4, 50), F32), ((50,), F32)]),
+    # Integer bases and exponents (negative ones too: 0 but for bases 1
+    # and -1), and products that wrap.
+    ("integer powers with tensor exponents",
+     lambda i, u: (i ** (i % 7), (i % 3 - 1) ** (i - 40), torch.ops.aten.pow.Scalar(3, i % 50),
+                   u ** (u % 5)),
+     [((4, 50), torch.int64), ((4, 50), torch.uint8)]),
     ("tensor clamps", lambda x, low, high: (torch.clamp(x, low, high), x.clamp(min=low),
                                             x.clamp(max=high)),
      [((4, 50), F32), ((50,), F32), ((4, 1), F32)]),

@@ -116,21 +116,64 @@ struct ClassifyLowering
   }
 };
 
-/// The result is a float: integral powers with tensor exponents would need
-/// a loop per element, and PyTorch rejects their negative exponents.
-template <typename OpTy> static LogicalResult checkFloatResult(OpTy op) {
-  return success(isa<FloatType>(op.getType().getElementType()));
+/// The result is a float or an integer (complex powers lower elsewhere).
+template <typename OpTy> static LogicalResult checkRealResult(OpTy op) {
+  return success(!isa<ComplexType>(op.getType().getElementType()));
 }
 
-/// fx.pow: `self ** exponent` with powf.
+/// `base ** exponent` of integers of PyTorch dtype `dtype`, as c10's powi:
+/// exponentiation by squaring over the exponent's bits (unrolled, so no
+/// loop per element; products wrap), and for a negative exponent 1 for a
+/// base of 1, ±1 for -1 and 0 for the rest. Floats use powf.
+static Value emitPower(OpBuilder &b, Location loc, Value base, Value exponent,
+                       Type dtype) {
+  if (isa<FloatType>(dtype))
+    return math::PowFOp::create(b, loc, base, exponent);
+  Type type = base.getType();
+  unsigned width = type.getIntOrFloatBitWidth();
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+  };
+  Value result = constant(1);
+  Value square = base;
+  bool isSigned = !isUnsignedOrBool(dtype);
+  for (unsigned bit = 0; bit + (isSigned ? 1 : 0) < width; ++bit) {
+    Value set = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::ne,
+        arith::AndIOp::create(b, loc, exponent, constant(int64_t(1) << bit)),
+        constant(0));
+    result = arith::SelectOp::create(
+        b, loc, set, arith::MulIOp::create(b, loc, result, square), result);
+    square = arith::MulIOp::create(b, loc, square, square);
+  }
+  if (!isSigned)
+    return result;
+  Value negative = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         exponent, constant(0));
+  Value one = constant(1);
+  Value isOne =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, base, one);
+  Value isMinusOne = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                           base, constant(-1));
+  Value odd = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      arith::AndIOp::create(b, loc, exponent, one), constant(0));
+  Value ofMinusOne = arith::SelectOp::create(b, loc, odd, constant(-1), one);
+  Value reciprocal = arith::SelectOp::create(
+      b, loc, isOne, one,
+      arith::SelectOp::create(b, loc, isMinusOne, ofMinusOne, constant(0)));
+  return arith::SelectOp::create(b, loc, negative, reciprocal, result);
+}
+
+/// fx.pow: `self ** exponent`.
 struct PowLowering : ElementwiseLowering<fx::PowOp, PowLowering> {
   using ElementwiseLowering::ElementwiseLowering;
   LogicalResult checkSupported(fx::PowOp op) const {
-    return checkFloatResult(op);
+    return checkRealResult(op);
   }
   Value computeElement(fx::PowOp, OpBuilder &b, Location loc,
-                       ValueRange elements, Type) const {
-    return math::PowFOp::create(b, loc, elements[0], elements[1]);
+                       ValueRange elements, Type dtype) const {
+    return emitPower(b, loc, elements[0], elements[1], dtype);
   }
 };
 
@@ -139,12 +182,12 @@ struct PowScalarBaseLowering
     : ElementwiseLowering<fx::PowScalarOp, PowScalarBaseLowering> {
   using ElementwiseLowering::ElementwiseLowering;
   LogicalResult checkSupported(fx::PowScalarOp op) const {
-    return checkFloatResult(op);
+    return checkRealResult(op);
   }
   Value computeElement(fx::PowScalarOp op, OpBuilder &b, Location loc,
                        ValueRange elements, Type dtype) const {
     Value base = makeScalar(b, loc, op.getSelf(), dtype);
-    return math::PowFOp::create(b, loc, base, elements[0]);
+    return emitPower(b, loc, base, elements[0], dtype);
   }
 };
 

@@ -83,6 +83,28 @@ fx.graph @classify(%x: tensor<4xbf16>, %f: tensor<4xf32>, %i: tensor<4xsi64>) ->
 
 // -----
 
+// Integer powers with tensor exponents square and multiply over the
+// exponent's bits, unrolled (63 for si64: no loop per element); a negative
+// exponent gives 1 for a base of 1, -1 or 1 for -1 (by its parity) and 0
+// otherwise, as c10's powi. Unsigned exponents use every bit and are never
+// negative.
+// CHECK-LABEL: fx.graph @integer_powers
+// CHECK: loop.pointwise : tensor<4xsi64>
+// CHECK-COUNT-63: arith.select %{{.+}}, %{{.+}}, %{{.+}} : i64
+// CHECK: %[[NEG:.+]] = arith.cmpi slt, %{{.+}}, %c0_i64
+// CHECK: arith.select %[[NEG]]
+// CHECK: loop.pointwise : tensor<4xui8>
+// CHECK-COUNT-8: arith.select %{{.+}}, %{{.+}}, %{{.+}} : i8
+// CHECK-NOT: arith.cmpi slt
+// CHECK: loop.yield
+fx.graph @integer_powers(%i: tensor<4xsi64>, %u: tensor<4xui8>) -> (tensor<4xsi64>, tensor<4xui8>) {
+  %0 = fx.pow %i, %i : (tensor<4xsi64>, tensor<4xsi64>) -> tensor<4xsi64>
+  %1 = fx.pow %u, %u : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  fx.output %0, %1 : tensor<4xsi64>, tensor<4xui8>
+}
+
+// -----
+
 // Powers with a tensor exponent, or with a scalar base, are powf.
 // CHECK-LABEL: fx.graph @powers
 // CHECK: %[[BASE:.+]] = arith.constant 2.500000e+00 : f32

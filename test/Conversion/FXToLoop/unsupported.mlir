@@ -63,15 +63,6 @@ fx.graph @index_put_with_mask(%x: tensor<10x4xf32>, %m: tensor<10xi1>, %v: tenso
 
 // -----
 
-// Integral powers with tensor exponents would need a loop per element.
-fx.graph @integer_tensor_power(%i: tensor<4xsi64>) -> tensor<4xsi64> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.pow' with these operand types}}
-  %0 = fx.pow %i, %i : (tensor<4xsi64>, tensor<4xsi64>) -> tensor<4xsi64>
-  fx.output %0 : tensor<4xsi64>
-}
-
-// -----
-
 // erfinv's polynomial is single precision.
 fx.graph @f64_erfinv(%x: tensor<4xf64>) -> tensor<4xf64> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.erfinv' with these operand types}}
