@@ -79,9 +79,11 @@ void mlir::kiln::buildLoopToSCFCPUPipeline(
 void mlir::kiln::buildSCFToLLVMCPUPipeline(
     OpPassManager &pm, const SCFToLLVMCPUPipelineOptions &options) {
   // Math without an LLVM intrinsic (tanh, ...) becomes exp and arithmetic,
-  // erf a polynomial.
+  // erf a polynomial (f32) or calls to libm (f64).
   pm.addPass(math::createMathExpandOpsPass());
-  pm.addPass(createApproximateMathPass());
+  ApproximateMathPassOptions approximate;
+  approximate.libmErf = true;
+  pm.addPass(createApproximateMathPass(approximate));
   if (options.openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());

@@ -244,7 +244,9 @@ def ApproximateMathPass : Pass<"kiln-approximate-math"> {
     x86 has no instructions for `erf`, `exp`, `log`, `sin`, `cos` and their
     relatives, and LLVM turns a vector of them into one libm call per lane.
     This pass replaces f32 ones with MLIR's polynomial approximations
-    (accurate to a few ulp), which work on vectors as on scalars.
+    (accurate to a few ulp), which work on vectors as on scalars. With
+    `libm-erf` (CPUs), f64 `erf`, which has neither a polynomial here nor an
+    LLVM intrinsic, calls libm's `erf`, lane by lane.
 
     GPUs have libdevice; with `fast-exp` (for them) the pass approximates
     nothing, and f32 `math.exp(x)` becomes `math.exp2(x * log2(e))`,
@@ -256,9 +258,12 @@ def ApproximateMathPass : Pass<"kiln-approximate-math"> {
   let options = [
     Option<"fastExp", "fast-exp", "bool", /*default=*/"false",
            "Compute f32 exp as exp2 of a product (GPUs)">,
+    Option<"libmErf", "libm-erf", "bool", /*default=*/"false",
+           "Compute f64 erf with calls to libm's erf (CPUs)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",
+    "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect",
     "::mlir::vector::VectorDialect",
   ];

@@ -6,12 +6,15 @@
 
 #include "kiln/Conversion/Passes.h"
 
+#include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/TypeUtilities.h"
+#include "mlir/Transforms/DialectConversion.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
 #include <cmath>
@@ -91,7 +94,22 @@ struct ApproximateMathPass
       });
     }
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+    if (libmErf && failed(callLibmForF64Erf()))
       signalPassFailure();
+  }
+
+  /// f64 erf as calls to libm's erf (vectors lane by lane): upstream's
+  /// math-to-libm patterns, applied to nothing else.
+  LogicalResult callLibmForF64Erf() {
+    ConversionTarget target(getContext());
+    target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
+    target.addDynamicallyLegalOp<math::ErfOp>([](math::ErfOp op) {
+      return !getElementTypeOrSelf(op.getType()).isF64();
+    });
+    RewritePatternSet patterns(&getContext());
+    populateMathToLibmConversionPatterns(patterns);
+    return applyPartialConversion(getOperation(), target, std::move(patterns));
   }
 };
 } // namespace

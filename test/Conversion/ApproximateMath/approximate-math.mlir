@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-approximate-math | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-approximate-math=fast-exp=true | FileCheck %s --check-prefix=FAST
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-llvm-cpu | FileCheck %s --check-prefix=LLVM
+// RUN: kiln-opt %s -split-input-file --kiln-approximate-math=libm-erf=true | FileCheck %s --check-prefix=LIBM
 
 // Tests that erf becomes a rational polynomial wherever it is, here a node
 // body, and that the CPU pipeline leaves no call for it.
@@ -115,4 +116,26 @@ fx.graph @exp_of_huge_scale(%x: tensor<64xf32>) -> tensor<64xf32> {
     loop.yield %e : f32
   }
   fx.output %0 : tensor<64xf32>
+}
+
+// -----
+
+// f64 erf has no polynomial here: it stays, or with libm-erf (the CPU
+// pipeline) becomes calls to libm's erf, one per vector lane.
+// CHECK-LABEL: fx.graph @f64_erf
+// CHECK: math.erf %{{.+}} : f64
+// LIBM: func.func private @erf(f64) -> f64
+// LIBM-LABEL: fx.graph @f64_erf
+// LIBM: func.call @erf(%{{.+}}) : (f64) -> f64
+// LIBM-NOT: math.erf
+// LLVM: llvm.func @erf(f64) -> f64
+// LLVM: llvm.func @kiln_f64_erf_run
+fx.graph @f64_erf(%x: tensor<64xf64>) -> tensor<64xf64> {
+  %0 = loop.pointwise : tensor<64xf64> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf64>
+    %e = math.erf %v : f64
+    loop.yield %e : f64
+  }
+  fx.output %0 : tensor<64xf64>
 }

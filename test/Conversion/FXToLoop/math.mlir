@@ -182,15 +182,25 @@ fx.graph @addc(%x: tensor<4xf32>, %y: tensor<4xf32>, %i: tensor<4xsi64>) -> (ten
 
 // erfinv: a polynomial on each of two ranges, ±1 mapped to ±inf.
 // CHECK-LABEL: fx.graph @erfinv
+// CHECK-NOT: math.erf
+// CHECK: loop.pointwise : tensor<4xf32>
 // CHECK: math.log
 // CHECK: math.sqrt
 // CHECK: %[[CENTRE:.+]] = arith.cmpf olt
 // CHECK: arith.select %[[CENTRE]]
 // CHECK: %[[END:.+]] = arith.cmpf oeq
 // CHECK: arith.select %[[END]]
-fx.graph @erfinv(%x: tensor<4xf32>) -> tensor<4xf32> {
+// In f64, two Newton steps on erf refine the polynomial's value.
+// CHECK: loop.pointwise : tensor<4xf64>
+// CHECK: %[[CENTRE64:.+]] = arith.cmpf olt
+// CHECK: arith.select %[[CENTRE64]]
+// CHECK-COUNT-2: math.erf
+// CHECK: %[[END64:.+]] = arith.cmpf oeq
+// CHECK: arith.select %[[END64]]
+fx.graph @erfinv(%x: tensor<4xf32>, %y: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xf64>) {
   %0 = fx.erfinv %x : (tensor<4xf32>) -> tensor<4xf32>
-  fx.output %0 : tensor<4xf32>
+  %1 = fx.erfinv %y : (tensor<4xf64>) -> tensor<4xf64>
+  fx.output %0, %1 : tensor<4xf32>, tensor<4xf64>
 }
 
 // -----

@@ -63,15 +63,6 @@ fx.graph @index_put_with_mask(%x: tensor<10x4xf32>, %m: tensor<10xi1>, %v: tenso
 
 // -----
 
-// erfinv's polynomial is single precision.
-fx.graph @f64_erfinv(%x: tensor<4xf64>) -> tensor<4xf64> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.erfinv' with these operand types}}
-  %0 = fx.erfinv %x : (tensor<4xf64>) -> tensor<4xf64>
-  fx.output %0 : tensor<4xf64>
-}
-
-// -----
-
 // A diagonal whose length depends on a dynamic size.
 fx.graph @dynamic_diagonal(%m: tensor<?x5xf32>) -> tensor<?xf32> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.diagonal' with these operand types}}
