@@ -49,13 +49,17 @@ class Mismatch:
 def compare(got: torch.Tensor, want: torch.Tensor,
             tolerance: Optional[float] = None) -> Optional[Mismatch]:
     """How `got` differs from `want` beyond `tolerance` (by default the
-    dtype's, exact for integers and booleans), or None. NaNs must be where
-    the reference has them."""
+    dtype's, or its parts' for complex numbers; exact for integers and
+    booleans), or None. NaNs must be where the reference has them."""
     if got.shape != want.shape or got.dtype != want.dtype:
         raise NumericsError(f"a result of shape {list(got.shape)} and dtype {got.dtype}, "
                             f"PyTorch's of shape {list(want.shape)} and dtype {want.dtype}")
     if got.numel() == 0:
         return None
+    if want.is_complex():
+        # Each part as a float of the parts' dtype (the index gains a last
+        # dimension: 0 for the real part, 1 for the imaginary one).
+        got, want = torch.view_as_real(got.detach()), torch.view_as_real(want.detach())
     floating = want.is_floating_point()
     if tolerance is None:
         tolerance = DEFAULT_TOLERANCES.get(want.dtype, 0.0) if floating else 0.0
