@@ -373,6 +373,22 @@ static Value emitTies(OpBuilder &b, Location loc, Value a, Value bValue,
                                 bValue)));
 }
 
+/// Whether `candidate`, at position `candidatePosition` of a row, comes
+/// before `element`, at `elementPosition`, in a stable sort: it goes before
+/// it, or ties with it at an earlier position.
+static Value emitComesBefore(OpBuilder &b, Location loc, Value candidate,
+                             Value candidatePosition, Value element,
+                             Value elementPosition, Type dtype,
+                             bool descending) {
+  Value earlierTie = arith::AndIOp::create(
+      b, loc, emitTies(b, loc, candidate, element, dtype),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                            candidatePosition, elementPosition));
+  return arith::OrIOp::create(
+      b, loc, emitGoesBefore(b, loc, candidate, element, dtype, descending),
+      earlierTie);
+}
+
 /// Sorts `self` along its static dimension `dim` of `length` elements
 /// (stably, like PyTorch's sort, and descending with `descending`) with a
 /// bitonic sorting network over the elements' positions: the row is padded
@@ -414,13 +430,9 @@ buildSortingNetwork(OpBuilder &b, Location loc, Value self, int64_t dim,
     };
     auto [firstIndex, firstElement] = element(first);
     auto [secondIndex, secondElement] = element(second);
-    Value before = arith::OrIOp::create(
-        b, loc,
-        emitGoesBefore(b, loc, firstElement, secondElement, dtype, descending),
-        arith::AndIOp::create(
-            b, loc, emitTies(b, loc, firstElement, secondElement, dtype),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, firstIndex,
-                                  secondIndex)));
+    Value before =
+        emitComesBefore(b, loc, firstElement, firstIndex, secondElement,
+                        secondIndex, dtype, descending);
     Value firstIsPadding = arith::CmpIOp::create(
         b, loc, arith::CmpIPredicate::uge, firstIndex, lengthValue);
     Value secondIsPadding = arith::CmpIOp::create(
@@ -558,15 +570,10 @@ static std::pair<Value, Value> buildBlockedSortRanks(OpBuilder &b, Location loc,
             arith::SubIOp::create(b, loc, length, constant(b, 1)));
         Value element = loop::LoadOp::create(b, loc, self, ivs);
         Value candidate = loop::LoadOp::create(b, loc, self, at);
-        Value earlierTie = arith::AndIOp::create(
-            b, loc, emitTies(b, loc, candidate, element, dtype),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, other,
-                                  ivs[dim]));
-        Value counts = arith::OrIOp::create(
-            b, loc,
-            emitGoesBefore(b, loc, candidate, element, dtype, descending),
-            earlierTie);
-        return arith::AndIOp::create(b, loc, inRow, counts);
+        return arith::AndIOp::create(b, loc, inRow,
+                                     emitComesBefore(b, loc, candidate, other,
+                                                     element, ivs[dim], dtype,
+                                                     descending));
       });
 
   // Each block sorted: its elements at their ranks within it.
@@ -683,13 +690,8 @@ struct SortLowering : OpRewritePattern<fx::SortOp> {
             otherIndices[dim] = other;
             Value element = loop::LoadOp::create(b, loc, self, ivs);
             Value candidate = loop::LoadOp::create(b, loc, self, otherIndices);
-            Value before =
-                emitGoesBefore(b, loc, candidate, element, dtype, descending);
-            Value earlierTie = arith::AndIOp::create(
-                b, loc, emitTies(b, loc, candidate, element, dtype),
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, other,
-                                      ivs[dim]));
-            return arith::OrIOp::create(b, loc, before, earlierTie);
+            return emitComesBefore(b, loc, candidate, other, element, ivs[dim],
+                                   dtype, descending);
           }));
     }
 

@@ -75,9 +75,9 @@ fx.graph @cumprod_of_a_mask(%m: tensor<3x5xi1>) -> tensor<3x5xsi64> {
 // CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index, %[[R:.+]]: index):
 // CHECK-DAG: %[[E:.+]] = loop.load %[[X]][%[[I]], %[[J]]]
 // CHECK-DAG: %[[C:.+]] = loop.load %[[X]][%[[I]], %[[R]]]
-// CHECK: arith.cmpf olt, %[[C]], %[[E]]
-// CHECK: arith.cmpf uno, %[[E]], %[[E]]
-// CHECK: arith.cmpi ult, %[[R]], %[[J]]
+// CHECK-DAG: arith.cmpf olt, %[[C]], %[[E]]
+// CHECK-DAG: arith.cmpf uno, %[[E]], %[[E]]
+// CHECK-DAG: arith.cmpi ult, %[[R]], %[[J]]
 // CHECK: arith.extui %{{.+}} : i1 to i64
 // CHECK: loop.scatter "assign" %{{.+}} over [3, 8] : tensor<3x8xf32> -> tensor<3x8xf32>
 // CHECK: %[[RANK:.+]] = loop.load %[[RANKS]]
