@@ -263,6 +263,27 @@ def test_grid_sampling_of_a_dynamic_batch(device):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_grid_sampling_of_images_of_any_size(device):
+    # The input's height and width dynamic: every mode and padding, at
+    # several sizes (down to 2, the least a dynamic size takes).
+    def fn(x, grid):
+        return tuple(torch.nn.functional.grid_sample(x, grid, mode=mode, padding_mode=padding,
+                                                     align_corners=align)
+                     for mode in ["bilinear", "nearest", "bicubic"]
+                     for padding in ["zeros", "border", "reflection"]
+                     for align in [False, True])
+
+    example = [torch.randn(2, 2, 5, 6, device=device),
+               torch.rand(2, 4, 7, 2, device=device) * 2.4 - 1.2]
+    compiled = kiln.compile(fn, example, dynamic={0: [2, 3]})
+    for height, width in [(5, 6), (3, 9), (7, 2)]:
+        x = torch.randn(2, 2, height, width, device=device)
+        grid = torch.rand(2, 4, 7, 2, device=device) * 2.4 - 1.2
+        for got, want in zip(compiled(x, grid), fn(x, grid)):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_a_view_that_splits_dynamic_sizes_runs_at_every_size(tmp_path):
     # What torch 2.x's importer writes for x.view(s0, s1, 32) with x of
     # [s0*s1, 32] (a Linear's result on a 3-d input): the view names the

@@ -136,30 +136,30 @@ struct UpsampleBilinearLowering : OpRewritePattern<fx::UpsampleBilinear2dOp> {
   }
 };
 
-/// Reflects coordinate `at` about the bounds twiceLow / 2 and twiceHigh / 2
-/// until it lies between them, as PyTorch's grid sampler does.
-static Value reflectCoordinate(OpBuilder &b, Location loc, Value at,
-                               int64_t twiceLow, int64_t twiceHigh) {
+/// Reflects coordinate `at` about the bounds `low` and `low + span` until
+/// it lies between them, as PyTorch's grid sampler does (0 for an empty
+/// span).
+static Value reflectCoordinate(OpBuilder &b, Location loc, Value at, double low,
+                               Value span) {
   Type type = at.getType();
   auto constant = [&](double value) { return makeFloat(b, loc, type, value); };
-  if (twiceLow == twiceHigh)
-    return constant(0.0);
-  double low = twiceLow / 2.0, span = (twiceHigh - twiceLow) / 2.0;
   Value distance = math::AbsFOp::create(
       b, loc, arith::SubFOp::create(b, loc, at, constant(low)));
-  Value extra = arith::RemFOp::create(b, loc, distance, constant(span));
+  Value extra = arith::RemFOp::create(b, loc, distance, span);
   Value flips = math::FloorOp::create(
-      b, loc, arith::DivFOp::create(b, loc, distance, constant(span)));
+      b, loc, arith::DivFOp::create(b, loc, distance, span));
   Value halfFlips = math::FloorOp::create(
       b, loc, arith::MulFOp::create(b, loc, flips, constant(0.5)));
   Value even = arith::CmpFOp::create(
       b, loc, arith::CmpFPredicate::OEQ, flips,
       arith::MulFOp::create(b, loc, halfFlips, constant(2.0)));
-  return arith::SelectOp::create(
+  Value reflected = arith::SelectOp::create(
       b, loc, even, arith::AddFOp::create(b, loc, extra, constant(low)),
-      arith::AddFOp::create(
-          b, loc, arith::SubFOp::create(b, loc, constant(span), extra),
-          constant(low)));
+      arith::AddFOp::create(b, loc, arith::SubFOp::create(b, loc, span, extra),
+                            constant(low)));
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, span,
+                                      constant(0.0));
+  return arith::SelectOp::create(b, loc, empty, constant(0.0), reflected);
 }
 
 /// The weights of the four taps at -1, 0, 1 and 2 of cubic convolution at
@@ -219,16 +219,16 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
     if (interpolation > 2 || padding > 2)
       return rewriter.notifyMatchFailure(op,
                                          "unknown interpolation or padding");
-    // The input's height and width are constants of the coordinate maths;
-    // the batch, channels and the grid's sizes may be dynamic.
-    if (inputType.getRank() != 4 || inputType.isDynamicDim(2) ||
-        inputType.isDynamicDim(3))
-      return rewriter.notifyMatchFailure(op, "dynamic input height or width");
+    // Any size may be dynamic: the input's height and width enter the
+    // coordinate maths as floats.
+    if (inputType.getRank() != 4)
+      return rewriter.notifyMatchFailure(op, "not a 4-d input");
     bool alignCorners = op.getAlignCorners();
     bool border = padding == 1, reflection = padding == 2;
     Type dtype = type.getElementType();
     Type computeType = getComputeDtype(dtype, /*computeInF32=*/true);
-    int64_t height = inputType.getDimSize(2), width = inputType.getDimSize(3);
+    Value heightIndex = getDimSize(rewriter, loc, input, 2);
+    Value widthIndex = getDimSize(rewriter, loc, input, 3);
     SmallVector<Value> dynamicSizes =
         collectDynamicSizes(type, [&](int64_t dim) {
           // (N, C) from the input, (H, W) from the grid's (N, H, W, 2).
@@ -242,9 +242,20 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
           auto constant = [&](double value) {
             return makeFloat(b, loc, computeType, value);
           };
-          // The unpadded input coordinate along a dimension of `size` for
-          // grid component `component`.
-          auto unnormalized = [&](int64_t component, int64_t size) -> Value {
+          // A dimension of the input: its size and last coordinate as floats.
+          struct Extent {
+            Value size, last;
+          };
+          auto extentOf = [&](Value index) -> Extent {
+            Value size = arith::UIToFPOp::create(
+                b, loc, computeType,
+                arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index));
+            return {size, arith::SubFOp::create(b, loc, size, constant(1.0))};
+          };
+          Extent height = extentOf(heightIndex), width = extentOf(widthIndex);
+          // The unpadded input coordinate along dimension `size` for grid
+          // component `component`.
+          auto unnormalized = [&](int64_t component, Extent size) -> Value {
             Value g = convertScalar(
                 b, loc,
                 loop::LoadOp::create(b, loc, grid,
@@ -253,50 +264,53 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
                                                     b, loc, component)}),
                 gridType.getElementType(), computeType);
             Value shifted = arith::AddFOp::create(b, loc, g, constant(1.0));
-            return alignCorners
-                       ? arith::MulFOp::create(b, loc, shifted,
-                                               constant((size - 1) / 2.0))
-                             .getResult()
-                       : arith::DivFOp::create(
-                             b, loc,
-                             arith::SubFOp::create(
-                                 b, loc,
-                                 arith::MulFOp::create(b, loc, shifted,
-                                                       constant(size)),
-                                 constant(1.0)),
-                             constant(2.0))
-                             .getResult();
+            return alignCorners ? arith::MulFOp::create(
+                                      b, loc, shifted,
+                                      arith::MulFOp::create(b, loc, size.last,
+                                                            constant(0.5)))
+                                      .getResult()
+                                : arith::DivFOp::create(
+                                      b, loc,
+                                      arith::SubFOp::create(
+                                          b, loc,
+                                          arith::MulFOp::create(b, loc, shifted,
+                                                                size.size),
+                                          constant(1.0)),
+                                      constant(2.0))
+                                      .getResult();
+          };
+          // Coordinate `at` clamped into [0, size - 1].
+          auto clamp = [&](Value at, Extent size) -> Value {
+            return arith::MinimumFOp::create(
+                b, loc, arith::MaximumFOp::create(b, loc, at, constant(0.0)),
+                size.last);
           };
           // Coordinate `at` with the padding mode applied.
-          auto padded = [&](Value at, int64_t size) -> Value {
+          auto padded = [&](Value at, Extent size) -> Value {
             if (reflection)
               at = alignCorners
-                       ? reflectCoordinate(b, loc, at, 0, 2 * (size - 1))
-                       : reflectCoordinate(b, loc, at, -1, 2 * size - 1);
+                       ? reflectCoordinate(b, loc, at, 0.0, size.last)
+                       : reflectCoordinate(b, loc, at, -0.5, size.size);
             if (border || reflection)
-              at = arith::MinimumFOp::create(
-                  b, loc, arith::MaximumFOp::create(b, loc, at, constant(0.0)),
-                  constant(size - 1));
+              at = clamp(at, size);
             return at;
           };
           Value x = unnormalized(0, width), y = unnormalized(1, height);
           // The input at integral coordinates (yi, xi), or zero outside.
           auto tap = [&](Value yi, Value xi) -> Value {
-            auto inside = [&](Value at, int64_t size) {
+            auto inside = [&](Value at, Extent size) {
               return arith::AndIOp::create(
                   b, loc,
                   arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGE, at,
                                         constant(0.0)),
                   arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE, at,
-                                        constant(size - 1)));
+                                        size.last));
             };
-            auto toIndex = [&](Value at, int64_t size) -> Value {
-              Value clamped = arith::MinimumFOp::create(
-                  b, loc, arith::MaximumFOp::create(b, loc, at, constant(0.0)),
-                  constant(size - 1));
+            auto toIndex = [&](Value at, Extent size) -> Value {
               return arith::IndexCastOp::create(
                   b, loc, b.getIndexType(),
-                  arith::FPToSIOp::create(b, loc, b.getI64Type(), clamped));
+                  arith::FPToSIOp::create(b, loc, b.getI64Type(),
+                                          clamp(at, size)));
             };
             Value element = convertScalar(
                 b, loc,

@@ -52,7 +52,7 @@ fx.graph @grid_sampler(%x: tensor<1x2x4x5xf32>, %g: tensor<1x3x3x2xf32>) -> tens
 // -----
 
 // A dynamic batch (from the input) and grid sizes (from the grid) size the
-// node; the input's height and width stay constants.
+// node; the input's static height and width fold into constants.
 // CHECK-LABEL: fx.graph @dynamic_grid_sampler
 // CHECK-SAME: (%[[X:.+]]: tensor<?x2x4x5xf32>, %[[G:.+]]: tensor<?x?x3x2xf32>)
 // CHECK-DAG: %[[N:.+]] = tensor.dim %[[X]], %c0
@@ -62,6 +62,26 @@ fx.graph @grid_sampler(%x: tensor<1x2x4x5xf32>, %g: tensor<1x3x3x2xf32>) -> tens
 fx.graph @dynamic_grid_sampler(%x: tensor<?x2x4x5xf32>, %g: tensor<?x?x3x2xf32>) -> tensor<?x2x?x3xf32> {
   %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 0 : i64, padding_mode = 0 : i64, align_corners = false} : (tensor<?x2x4x5xf32>, tensor<?x?x3x2xf32>) -> tensor<?x2x?x3xf32>
   fx.output %0 : tensor<?x2x?x3xf32>
+}
+
+// -----
+
+// An input whose width is known only at run time: the coordinate maths
+// takes it as a float, W - 1 the last coordinate and the reflection span
+// (aligned corners), and an empty span reflects to 0.
+// CHECK-LABEL: fx.graph @dynamic_width_grid_sampler
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x4x?xf32>
+// CHECK: %[[W:.+]] = tensor.dim %[[X]], %c3
+// CHECK: loop.pointwise : tensor<1x2x3x3xf32>
+// CHECK: %[[WI:.+]] = arith.index_castui %[[W]] : index to i64
+// CHECK: %[[WF:.+]] = arith.uitofp %[[WI]] : i64 to f32
+// CHECK: %[[LAST:.+]] = arith.subf %[[WF]], %{{.+}} : f32
+// CHECK: arith.remf %{{.+}}, %[[LAST]] : f32
+// CHECK: arith.cmpf oeq, %[[LAST]]
+// CHECK: loop.yield
+fx.graph @dynamic_width_grid_sampler(%x: tensor<1x2x4x?xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> {
+  %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 0 : i64, padding_mode = 2 : i64, align_corners = true} : (tensor<1x2x4x?xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
+  fx.output %0 : tensor<1x2x3x3xf32>
 }
 
 // -----

@@ -100,16 +100,6 @@ fx.graph @long_scatter_prod(%x: tensor<2x5xf32>, %i: tensor<2x4097xsi64>, %s: te
 
 // -----
 
-// Grid sampling of an input whose width is known only at run time (the
-// coordinate maths takes the input's height and width as constants).
-fx.graph @dynamic_width_grid_sampler(%x: tensor<1x2x4x?xf32>, %g: tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.grid_sampler_2d' with these operand types}}
-  %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 2 : i64, padding_mode = 0 : i64, align_corners = false} : (tensor<1x2x4x?xf32>, tensor<1x3x3x2xf32>) -> tensor<1x2x3x3xf32>
-  fx.output %0 : tensor<1x2x3x3xf32>
-}
-
-// -----
-
 // randperm sorts its draws: up to the sort lowering's 2^24 elements.
 fx.graph @long_randperm(%seed: tensor<si64>) -> tensor<16777217xsi64> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.randperm' with these operand types}}
