@@ -284,6 +284,33 @@ def test_grid_sampling_of_images_of_any_size(device):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_diagonals_of_a_dynamic_size(tmp_path):
+    # A diagonal whose length follows the run-time rows: shorter or longer
+    # than the 5 columns, from row 1 (the importer refuses to write one, as
+    # its length is min(s0 - 1, 5), but fx graphs may hold it).
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    artifact = Artifact(compile_graph_text(DYNAMIC_DIAGONAL, cache_dir=tmp_path),
+                        guards=GraphGuards.parse(DYNAMIC_DIAGONAL))
+    for rows in [2, 4, 6, 9]:
+        x = torch.randn(rows, 5)
+        (result,) = artifact(x)
+        assert torch.equal(result, torch.diagonal(x, offset=-1) * 2)
+
+
+DYNAMIC_DIAGONAL = """
+fx.graph @forward(
+    %x: tensor<?x5xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 5], align = 16, device = "cpu">})
+    -> tensor<?xf32>
+    attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  %0 = fx.diagonal %x {offset = -1 : i64} : (tensor<?x5xf32>) -> tensor<?xf32>
+  %1 = fx.mul_scalar %0 {other = 2 : i64} : (tensor<?xf32>) -> tensor<?xf32>
+  fx.output %1 : tensor<?xf32>
+}
+"""
+
+
 def test_a_view_that_splits_dynamic_sizes_runs_at_every_size(tmp_path):
     # What torch 2.x's importer writes for x.view(s0, s1, 32) with x of
     # [s0*s1, 32] (a Linear's result on a 3-d input): the view names the

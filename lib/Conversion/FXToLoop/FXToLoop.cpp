@@ -4750,17 +4750,33 @@ struct DiagonalLowering : OpRewritePattern<fx::DiagonalOp> {
       dim1 += rank;
     if (dim2 < 0)
       dim2 += rank;
-    if (type.isDynamicDim(type.getRank() - 1))
-      return rewriter.notifyMatchFailure(op, "dynamic diagonal length");
     int64_t offset = static_cast<int64_t>(op.getOffset());
     // The result's other dimensions, in the source's order.
     SmallVector<int64_t> kept;
     for (int64_t dim = 0; dim < rank; ++dim)
       if (dim != dim1 && dim != dim2)
         kept.push_back(dim);
+    // A dynamic length: what both dimensions have past the offset's start,
+    // and none if either has nothing.
+    int64_t last = type.getRank() - 1;
+    Value length;
+    if (type.isDynamicDim(last)) {
+      auto remaining = [&](int64_t dim, int64_t start) -> Value {
+        return arith::SubIOp::create(
+            rewriter, loc, getDimSize(rewriter, loc, source, dim),
+            arith::ConstantIndexOp::create(rewriter, loc, start));
+      };
+      length = arith::MaxSIOp::create(
+          rewriter, loc,
+          arith::MinSIOp::create(rewriter, loc,
+                                 remaining(dim1, std::max<int64_t>(-offset, 0)),
+                                 remaining(dim2, std::max<int64_t>(offset, 0))),
+          arith::ConstantIndexOp::create(rewriter, loc, 0));
+    }
     SmallVector<Value> dynamicSizes =
         collectDynamicSizes(type, [&](int64_t dim) {
-          return getDimSize(rewriter, loc, source, kept[dim]);
+          return dim == last ? length
+                             : getDimSize(rewriter, loc, source, kept[dim]);
         });
     Value result = buildIndexMapNode(
         rewriter, loc, source, type, dynamicSizes,

@@ -63,15 +63,6 @@ fx.graph @index_put_with_mask(%x: tensor<10x4xf32>, %m: tensor<10xi1>, %v: tenso
 
 // -----
 
-// A diagonal whose length depends on a dynamic size.
-fx.graph @dynamic_diagonal(%m: tensor<?x5xf32>) -> tensor<?xf32> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.diagonal' with these operand types}}
-  %0 = fx.diagonal %m : (tensor<?x5xf32>) -> tensor<?xf32>
-  fx.output %0 : tensor<?xf32>
-}
-
-// -----
-
 // Evaluation mode needs running statistics.
 fx.graph @batch_norm_evaluation_without_statistics(%x: tensor<2x4x3xf32>) -> tensor<2x4x3xf32> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.native_batch_norm_legit_no_stats' with these operand types}}

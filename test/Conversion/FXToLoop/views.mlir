@@ -225,6 +225,22 @@ fx.graph @diagonal(%m: tensor<2x5x6xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// A diagonal of a dynamic length: what both dimensions have past the
+// offset's start (n - 1 rows from row 1, 5 columns), none if negative.
+// CHECK-LABEL: fx.graph @dynamic_diagonal
+// CHECK-SAME: (%[[M:.+]]: tensor<?x5xf32>)
+// CHECK: %[[N:.+]] = tensor.dim %[[M]], %c0
+// CHECK: %[[ROWS:.+]] = arith.subi %[[N]], %c1
+// CHECK: %[[SHORTER:.+]] = arith.minsi %[[ROWS]], %c5
+// CHECK: %[[LENGTH:.+]] = arith.maxsi %[[SHORTER]], %c0
+// CHECK: loop.pointwise(%[[LENGTH]]) : tensor<?xf32>
+fx.graph @dynamic_diagonal(%m: tensor<?x5xf32>) -> tensor<?xf32> {
+  %0 = fx.diagonal %m {offset = -1 : i64} : (tensor<?x5xf32>) -> tensor<?xf32>
+  fx.output %0 : tensor<?xf32>
+}
+
+// -----
+
 // A frozen constant becomes a builtin tensor constant that nodes load.
 // CHECK-LABEL: fx.graph @frozen_constant
 // CHECK: %[[W:.+]] = arith.constant dense<[1.000000e+00, 2.000000e+00]> : tensor<2xf32>
