@@ -321,17 +321,10 @@ static Value emitBlockReduce(OpBuilder &b, Location loc, StringRef combiner,
   return emitWarpReduce(b, loc, combiner, read.getResult(0), dtype);
 }
 
-/// The static number of columns of `node` in a kernel with `rows` row
-/// dimensions (the elements of a row it reads or writes), if known.
-static std::optional<int64_t> getStaticColumns(Operation *node, int64_t rows) {
-  ArrayRef<int64_t> columns =
-      isa<loop::ReduceOp>(node)
-          ? cast<loop::ReduceOp>(node).getReductionShape()
-          : cast<RankedTensorType>(node->getResult(0).getType())
-                .getShape()
-                .drop_front(rows);
+/// The product of `sizes`, if all are static.
+static std::optional<int64_t> getStaticProduct(ArrayRef<int64_t> sizes) {
   int64_t product = 1;
-  for (int64_t size : columns) {
+  for (int64_t size : sizes) {
     if (ShapedType::isDynamic(size))
       return std::nullopt;
     product *= size;
@@ -339,18 +332,14 @@ static std::optional<int64_t> getStaticColumns(Operation *node, int64_t rows) {
   return product;
 }
 
-/// The static number of rows of a row kernel whose nodes' first `rows`
-/// dimensions, those of `node`, index its rows, if known.
-static std::optional<int64_t> getStaticRows(Operation *node, int64_t rows) {
-  int64_t product = 1;
-  for (int64_t size : cast<RankedTensorType>(node->getResult(0).getType())
-                          .getShape()
-                          .take_front(rows)) {
-    if (ShapedType::isDynamic(size))
-      return std::nullopt;
-    product *= size;
-  }
-  return product;
+/// The static number of columns of `node` in a kernel with `rows` row
+/// dimensions (the elements of a row it reads or writes), if known.
+static std::optional<int64_t> getStaticColumns(Operation *node, int64_t rows) {
+  if (auto reduce = dyn_cast<loop::ReduceOp>(node))
+    return getStaticProduct(reduce.getReductionShape());
+  return getStaticProduct(cast<RankedTensorType>(node->getResult(0).getType())
+                              .getShape()
+                              .drop_front(rows));
 }
 
 /// The most column steps of a thread that are unrolled, so that their loads
@@ -386,7 +375,6 @@ struct RowMapping {
 /// (or 64) threads per row against 0.21 ms with 256 and 0.27 ms with 512
 /// (bench/sweep.py), so the option's default is 128.
 static RowMapping getRowMapping(ArrayRef<Operation *> nodes, int64_t rows,
-                                std::optional<int64_t> staticRows,
                                 const LoopToGPUOptions &options) {
   auto wholeWarps = [](int64_t threads) {
     return std::max(kWarpSize, threads / kWarpSize * kWarpSize);
@@ -408,6 +396,10 @@ static RowMapping getRowMapping(ArrayRef<Operation *> nodes, int64_t rows,
         llvm::PowerOf2Ceil(llvm::divideCeil(vectors, options.rowLaneVectors)));
     // A warp's shuffles need all its lanes: the rows that share a warp must
     // all be in bounds.
+    std::optional<int64_t> staticRows = getStaticProduct(
+        cast<RankedTensorType>(nodes.front()->getResult(0).getType())
+            .getShape()
+            .take_front(rows));
     if (!staticRows || *staticRows % (kWarpSize / lanes) != 0)
       lanes = kWarpSize;
     return {lanes, wholeWarps(options.shortRowBlockSize) / lanes};
@@ -478,8 +470,7 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   SmallVector<Value> rowSizes = getNodeSizes(b, loc, nodes.front(), mapping);
   rowSizes.resize(rows);
   Value numRows = getProduct(b, loc, rowSizes);
-  RowMapping rowMapping =
-      getRowMapping(nodes, rows, getStaticRows(nodes.front(), rows), options);
+  RowMapping rowMapping = getRowMapping(nodes, rows, options);
   int64_t threads = rowMapping.threadsPerRow;
   Value rowsPerBlock =
       arith::ConstantIndexOp::create(b, loc, rowMapping.rowsPerBlock);
