@@ -626,8 +626,9 @@ def masks_and_boolean_indexing():
 def advanced_indexing_positions():
     def fn(x, i, j, v, g):
         return (x[:, i, :], x[j, :, j],
-                x.index_put((j, torch.tensor([1, 3]), j), v[:, 0], accumulate=True),
-                torch.gather(g, -1, torch.tensor([[0], [1], [3]])))
+                x.index_put((j, torch.tensor([1, 3], device=x.device), j), v[:, 0],
+                            accumulate=True),
+                torch.gather(g, -1, torch.tensor([[0], [1], [3]], device=g.device)))
 
     return fn, [randn(3, 4, 3), torch.tensor([[0, 1], [2, 3]]), torch.tensor([0, 2]),
                 randn(2, 4), randn(3, 4)]
