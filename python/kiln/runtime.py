@@ -14,7 +14,9 @@ An artifact built from graph ``@g`` exports (see docs/ABI.md)::
 from __future__ import annotations
 
 import ctypes
+import functools
 import re
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
@@ -41,6 +43,19 @@ def _current_stream_function():
     if raw is not None:
         return lambda device: raw(device.index)
     return lambda device: torch.cuda.current_stream(device).cuda_stream
+
+
+@functools.lru_cache(maxsize=None)
+def _cuda_available() -> bool:
+    """torch.cuda.is_available(), asked once: it reads the environment and
+    may ask NVML, which costs microseconds on every call of an artifact."""
+    import torch
+
+    return torch.cuda.is_available()
+
+
+# Per thread: threads whose runs fail at once each keep their own message.
+_error_buffers = threading.local()
 
 
 def _aligned(tensor):
@@ -205,8 +220,9 @@ class Artifact:
         return ctypes.cast(getattr(self._lib, symbol), ctypes.c_char_p).value
 
     def _raise_cuda_error(self) -> None:
-        # A buffer per call: threads that fail at once keep their own message.
-        message = ctypes.create_string_buffer(1024)
+        message = getattr(_error_buffers, "message", None)
+        if message is None:
+            message = _error_buffers.message = ctypes.create_string_buffer(1024)
         if self._take_error(message, len(message)):
             raise RuntimeError(f"Kiln CUDA runtime: {message.value.decode()}")
 
@@ -221,7 +237,7 @@ class Artifact:
                    for t in tensors]
         except (AttributeError, TypeError):  # Not a tensor: the checks say why.
             return None
-        if self.device == "cuda" and torch.cuda.is_available():
+        if self.device == "cuda" and _cuda_available():
             key.append(torch.cuda.current_device())
         return tuple(key)
 
@@ -250,7 +266,7 @@ class Artifact:
         import torch
 
         if self.device == "cuda":
-            if not torch.cuda.is_available():
+            if not _cuda_available():
                 raise RuntimeError(f"{self.path} runs on CUDA GPUs, and PyTorch sees none")
             return torch.device("cuda", torch.cuda.current_device())
         return torch.device("cpu")
