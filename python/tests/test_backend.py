@@ -33,11 +33,11 @@ def partitioned(fn, inputs, tmp_path, **options):
     return compile_aten_graph(gm, inputs, options=BackendOptions(cache_dir=tmp_path, **options))
 
 
-# tanh of complex numbers has no lowering: it runs in PyTorch.
-def complex_tanh_twice(x, w):
+# asin of complex numbers has no lowering: it runs in PyTorch.
+def complex_asin_twice(x, w):
     y = torch.relu(x @ w) * 2
     t = y.double() * 0.001
-    s = torch.tanh(torch.tanh(torch.complex(t, t))).real
+    s = torch.asin(torch.asin(torch.complex(t, t))).real
     return (s[:, :2] + 1).tanh(), y.sum(0)
 
 
@@ -46,26 +46,26 @@ def test_unsupported_ops_run_in_pytorch_between_regions(device, tmp_path, caplog
     x, w = (torch.randn(8, 16, generator=generator).to(device),
             torch.randn(16, 40, generator=generator).to(device))
     with caplog.at_level(logging.INFO, logger="kiln"):
-        compiled = partitioned(complex_tanh_twice, [x, w], tmp_path)
-    # Complex tanh imports into fx but has no lowering: kiln-compile's
+        compiled = partitioned(complex_asin_twice, [x, w], tmp_path)
+    # Complex asin imports into fx but has no lowering: kiln-compile's
     # diagnostics name it, and it leaves the regions around it.
     report = compiled.kiln_report
     assert report.kernels == 2 and len(regions(compiled)) == 2
-    assert {op for op, _ in report.fallbacks} == {"aten.tanh.default"}
+    assert {op for op, _ in report.fallbacks} == {"aten.asin.default"}
     assert all("no lowering for 'fx." in reason for _, reason in report.fallbacks)
     assert "2 op(s) ran in PyTorch" in caplog.text
     fresh = torch.randn(8, 16, generator=generator).to(device)
-    for got, want in zip(compiled(fresh, w), complex_tanh_twice(fresh, w)):
+    for got, want in zip(compiled(fresh, w), complex_asin_twice(fresh, w)):
         torch.testing.assert_close(got, want)
 
 
 def test_regions_that_feed_each_other(tmp_path):
-    """y feeds the second region directly and through a complex tanh, which
+    """y feeds the second region directly and through a complex asin, which
     the partitioner must not put in between: two regions, one reading the
     other's result."""
     def fn(x):
         y = torch.relu(x) * 3
-        return y + torch.tanh(torch.complex(y, y * 0.01)).real
+        return y + torch.asin(torch.complex(y, y * 0.01)).real
     x = torch.randn(5, 40)
     compiled = partitioned(fn, [x], tmp_path)
     assert compiled.kiln_report.kernels == 2
@@ -85,9 +85,9 @@ def test_ops_the_importer_refuses_fall_back_with_its_reason(tmp_path):
 
 def test_fallback_error_names_the_op(tmp_path):
     x, w = torch.randn(8, 16), torch.randn(16, 40)
-    with pytest.raises(FallbackError, match=r"aten\.tanh\.default x\d: kiln-fx-to-loop: "
-                                            r"no lowering for 'fx\.tanh'"):
-        partitioned(complex_tanh_twice, [x, w], tmp_path, fallback="error")
+    with pytest.raises(FallbackError, match=r"aten\.asin\.default x\d: kiln-fx-to-loop: "
+                                            r"no lowering for 'fx\.asin'"):
+        partitioned(complex_asin_twice, [x, w], tmp_path, fallback="error")
 
 
 def test_a_fully_supported_graph_is_one_region(device, tmp_path):
@@ -202,11 +202,11 @@ def test_views_alone_stay_views(tmp_path):
 
 def test_second_compile_reuses_the_cached_artifacts(tmp_path):
     x, w = torch.randn(8, 16), torch.randn(16, 40)
-    partitioned(complex_tanh_twice, [x, w], tmp_path)
+    partitioned(complex_asin_twice, [x, w], tmp_path)
     cached = sorted(tmp_path.glob("*.so"))
     assert len(cached) == 2
     stamps = [p.stat().st_mtime_ns for p in cached]
-    partitioned(complex_tanh_twice, [x, w], tmp_path)
+    partitioned(complex_asin_twice, [x, w], tmp_path)
     assert sorted(tmp_path.glob("*.so")) == cached
     assert [p.stat().st_mtime_ns for p in cached] == stamps
 
@@ -252,7 +252,7 @@ def test_check_numerics_names_the_wrong_output(device, tmp_path, caplog):
     generator = torch.Generator().manual_seed(5)
     x, w = (torch.randn(8, 16, generator=generator).to(device),
             torch.randn(16, 40, generator=generator).to(device))
-    compiled = partitioned(complex_tanh_twice, [x, w], tmp_path, check_numerics="warn")
+    compiled = partitioned(complex_asin_twice, [x, w], tmp_path, check_numerics="warn")
     first, second = regions(compiled)
     assert first.check is not None and second.check is not None
     compiled(x, w)
@@ -451,10 +451,10 @@ def test_torch_compile_views_that_split_symbolic_sizes_compile(device, tmp_path)
 def test_torch_compile_fallback_error(tmp_path):
     import kiln.backend  # noqa: F401
     torch._dynamo.reset()
-    compiled = torch.compile(lambda x: torch.tanh(torch.complex(x, x)).real, backend="kiln",
+    compiled = torch.compile(lambda x: torch.asin(torch.complex(x, x)).real, backend="kiln",
                              options={"cache_dir": tmp_path, "fallback": "error"})
-    # Complex tanh has no lowering: it would stay in PyTorch.
-    with pytest.raises(Exception, match="aten.tanh.default"):
+    # Complex asin has no lowering: it would stay in PyTorch.
+    with pytest.raises(Exception, match="aten.asin.default"):
         compiled(torch.randn(4, 40).tanh())
 
 

@@ -584,6 +584,23 @@ def test_complex_logarithms_roots_powers_and_equality(device, tmp_path):
           device=device, tmp_path=tmp_path / "equality")
 
 
+def test_complex_trigonometric_and_hyperbolic_functions(device, tmp_path):
+    def functions(z):
+        return (torch.sin(z), torch.cos(z), torch.tan(z), torch.sinh(z), torch.cosh(z),
+                torch.tanh(z), torch.sigmoid(z))
+
+    for dtype in (torch.complex64, torch.complex128):
+        check(functions, [((4, 6), dtype)], device=device, tmp_path=tmp_path / str(dtype))
+
+    # tanh past |Re z| = 44 (f32's), where sinh^2 would overflow, and tan
+    # past |Im z| = 44; near 0, where the parts are tiny.
+    def far_and_near(z):
+        return (torch.tanh(z * 30), torch.tanh(z * 1e-4), torch.tan(z * 30),
+                torch.tanh(torch.complex(z.real * 300, z.imag)))
+
+    check(far_and_near, [((8, 16), torch.complex64)], device=device, tmp_path=tmp_path / "far")
+
+
 def test_siblings_share_a_kernel(device, tmp_path):
     # Three results that read x: one kernel over x's rows (sibling fusion),
     # each result right, with or without the fusion.

@@ -2,8 +2,9 @@
 //
 // Part of Kiln. fx.view_as_complex and fx.view_as_real become nodes that
 // pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
-// conj, exp, log, sqrt, pow, eq, ne, where, complex, polar, abs and angle
-// become pointwise nodes on the numbers' parts: what rotary embeddings written
+// conj, exp, log, sqrt, pow, the trigonometric and hyperbolic functions,
+// sigmoid, eq, ne, where, complex, polar, abs and angle become pointwise
+// nodes on the numbers' parts: what rotary embeddings written
 // with complex numbers (x viewed as complex, times e^{iθ}, viewed as real)
 // need. Inlining then fuses the views and the product into one kernel that
 // never stores a complex number. Complex mm and bmm (a Fourier neural
@@ -370,10 +371,107 @@ Parts emitPow(OpBuilder &b, Location loc, Parts base, Parts exponent) {
           arith::SelectOp::create(b, loc, isZero, zero, power.im)};
 }
 
-/// The math functions of one complex operand that have a form here.
-enum class ComplexFunction { Exp, Log, Sqrt };
+/// sin, cos, sinh and cosh of a + ib from the real functions of a and b:
+/// sin z = sin a cosh b + i cos a sinh b, cos z = cos a cosh b - i sin a
+/// sinh b, sinh z = sinh a cos b + i cosh a sin b, cosh z = cosh a cos b +
+/// i sinh a sin b.
+enum class Circular { Sin, Cos, Sinh, Cosh };
 
-/// Lowers fx.exp, fx.log and fx.sqrt of complex numbers.
+Parts emitCircular(OpBuilder &b, Location loc, Circular function,
+                   Parts parts) {
+  bool hyperbolic = function == Circular::Sinh || function == Circular::Cosh;
+  // The parts whose sine and cosine appear, and whose sinh and cosh do.
+  Value trigonometric = hyperbolic ? parts.im : parts.re;
+  Value other = hyperbolic ? parts.re : parts.im;
+  Value sin = math::SinOp::create(b, loc, trigonometric);
+  Value cos = math::CosOp::create(b, loc, trigonometric);
+  Value sinh = math::SinhOp::create(b, loc, other);
+  Value cosh = math::CoshOp::create(b, loc, other);
+  auto product = [&](Value x, Value y) {
+    return arith::MulFOp::create(b, loc, x, y).getResult();
+  };
+  switch (function) {
+  case Circular::Sin:
+    return {product(sin, cosh), product(cos, sinh)};
+  case Circular::Cos:
+    return {product(cos, cosh),
+            arith::NegFOp::create(b, loc, product(sin, sinh))};
+  case Circular::Sinh:
+    return {product(sinh, cos), product(cosh, sin)};
+  case Circular::Cosh:
+    return {product(cosh, cos), product(sinh, sin)};
+  }
+  llvm_unreachable("unknown function");
+}
+
+/// tanh(a + ib) = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b),
+/// sinh z times the conjugate of cosh z over |cosh z|^2, as glibc's ctanh:
+/// no cancellation, and no overflow while |a| is at most half the largest
+/// exponent's logarithm (44 for f32). Past it, where sinh^2 a would
+/// overflow, tanh z is copysign(1, a) + i 4 sin b cos b e^(-2|a|).
+Parts emitTanh(OpBuilder &b, Location loc, Parts parts) {
+  Type part = parts.re.getType();
+  auto constant = [&](double value) { return makeFloat(b, loc, part, value); };
+  auto product = [&](Value x, Value y) {
+    return arith::MulFOp::create(b, loc, x, y).getResult();
+  };
+  Value sin = math::SinOp::create(b, loc, parts.im);
+  Value cos = math::CosOp::create(b, loc, parts.im);
+  Value sinh = math::SinhOp::create(b, loc, parts.re);
+  Value cosh = math::CoshOp::create(b, loc, parts.re);
+  Value sinCos = product(sin, cos);
+  Value denominator = arith::AddFOp::create(b, loc, product(sinh, sinh),
+                                            product(cos, cos));
+  Parts near = {arith::DivFOp::create(b, loc, product(sinh, cosh), denominator),
+                arith::DivFOp::create(b, loc, sinCos, denominator)};
+  Value magnitude = math::AbsFOp::create(b, loc, parts.re);
+  Parts far = {math::CopySignOp::create(b, loc, constant(1.0), parts.re),
+               product(product(constant(4.0), sinCos),
+                       math::ExpOp::create(b, loc,
+                                           product(constant(-2.0), magnitude)))};
+  int maxExponent = part.getIntOrFloatBitWidth() == 64 ? 1024 : 128;
+  Value isFar = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OGT, magnitude,
+      constant((maxExponent - 1) * std::log(2.0) / 2));
+  return {arith::SelectOp::create(b, loc, isFar, far.re, near.re),
+          arith::SelectOp::create(b, loc, isFar, far.im, near.im)};
+}
+
+/// tan z = -i tanh(iz): with tanh(-b + ia) = u + iv, tan(a + ib) = v - iu.
+Parts emitTan(OpBuilder &b, Location loc, Parts parts) {
+  Parts rotated = emitTanh(
+      b, loc, {arith::NegFOp::create(b, loc, parts.im), parts.re});
+  return {rotated.im, arith::NegFOp::create(b, loc, rotated.re)};
+}
+
+/// sigmoid z = 1 / (1 + e^-z), as c10's complex sigmoid.
+Parts emitSigmoid(OpBuilder &b, Location loc, Parts parts) {
+  Type part = parts.re.getType();
+  Value zero = makeFloat(b, loc, part, 0.0);
+  Value one = makeFloat(b, loc, part, 1.0);
+  Parts exponential = emitExp(
+      b, loc, emitComplex(b, loc, ComplexKind::Neg, parts, Parts{zero, zero}));
+  Parts denominator = emitComplex(b, loc, ComplexKind::Add, Parts{one, zero},
+                                  exponential);
+  return emitComplex(b, loc, ComplexKind::Div, Parts{one, zero}, denominator);
+}
+
+/// The math functions of one complex operand that have a form here.
+enum class ComplexFunction {
+  Exp,
+  Log,
+  Sqrt,
+  Sin,
+  Cos,
+  Tan,
+  Sinh,
+  Cosh,
+  Tanh,
+  Sigmoid
+};
+
+/// Lowers fx.exp, fx.log, fx.sqrt, the trigonometric and hyperbolic
+/// functions and fx.sigmoid of complex numbers.
 template <typename OpTy, ComplexFunction Function>
 struct ComplexFunctionLowering
     : PartsLowering<OpTy, ComplexFunctionLowering<OpTy, Function>> {
@@ -389,6 +487,24 @@ struct ComplexFunctionLowering
       return createComplex(b, loc, emitLog(b, loc, parts));
     case ComplexFunction::Sqrt:
       return createComplex(b, loc, emitSqrt(b, loc, parts));
+    case ComplexFunction::Sin:
+      return createComplex(b, loc,
+                           emitCircular(b, loc, Circular::Sin, parts));
+    case ComplexFunction::Cos:
+      return createComplex(b, loc,
+                           emitCircular(b, loc, Circular::Cos, parts));
+    case ComplexFunction::Tan:
+      return createComplex(b, loc, emitTan(b, loc, parts));
+    case ComplexFunction::Sinh:
+      return createComplex(b, loc,
+                           emitCircular(b, loc, Circular::Sinh, parts));
+    case ComplexFunction::Cosh:
+      return createComplex(b, loc,
+                           emitCircular(b, loc, Circular::Cosh, parts));
+    case ComplexFunction::Tanh:
+      return createComplex(b, loc, emitTanh(b, loc, parts));
+    case ComplexFunction::Sigmoid:
+      return createComplex(b, loc, emitSigmoid(b, loc, parts));
     }
     llvm_unreachable("unknown complex function");
   }
@@ -693,6 +809,13 @@ void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
            ComplexFunctionLowering<fx::ExpOp, ComplexFunction::Exp>,
            ComplexFunctionLowering<fx::LogOp, ComplexFunction::Log>,
            ComplexFunctionLowering<fx::SqrtOp, ComplexFunction::Sqrt>,
+           ComplexFunctionLowering<fx::SinOp, ComplexFunction::Sin>,
+           ComplexFunctionLowering<fx::CosOp, ComplexFunction::Cos>,
+           ComplexFunctionLowering<fx::TanOp, ComplexFunction::Tan>,
+           ComplexFunctionLowering<fx::SinhOp, ComplexFunction::Sinh>,
+           ComplexFunctionLowering<fx::CoshOp, ComplexFunction::Cosh>,
+           ComplexFunctionLowering<fx::TanhOp, ComplexFunction::Tanh>,
+           ComplexFunctionLowering<fx::SigmoidOp, ComplexFunction::Sigmoid>,
            ComplexPowScalarLowering, ComplexPowLowering<fx::PowOp>,
            ComplexPowLowering<fx::PowScalarOp>,
            ComplexEqualityLowering<fx::EqOp, true>,

@@ -245,6 +245,110 @@ fx.graph @complex_sqrt(%z: tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>> {
 
 // -----
 
+// sin(a + ib) = sin a cosh b + i cos a sinh b; cosh(a + ib) = cosh a cos b
+// + i sinh a sin b.
+// CHECK-LABEL: fx.graph @complex_sin_and_cosh
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[A:.+]] = complex.re
+// CHECK: %[[B:.+]] = complex.im
+// CHECK: %[[SIN:.+]] = math.sin %[[A]]
+// CHECK: %[[COS:.+]] = math.cos %[[A]]
+// CHECK: %[[SINH:.+]] = math.sinh %[[B]]
+// CHECK: %[[COSH:.+]] = math.cosh %[[B]]
+// CHECK: %[[RE:.+]] = arith.mulf %[[SIN]], %[[COSH]]
+// CHECK: %[[IM:.+]] = arith.mulf %[[COS]], %[[SINH]]
+// CHECK: complex.create %[[RE]], %[[IM]]
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[A2:.+]] = complex.re
+// CHECK: %[[B2:.+]] = complex.im
+// CHECK: %[[SIN2:.+]] = math.sin %[[B2]]
+// CHECK: %[[COS2:.+]] = math.cos %[[B2]]
+// CHECK: %[[SINH2:.+]] = math.sinh %[[A2]]
+// CHECK: %[[COSH2:.+]] = math.cosh %[[A2]]
+// CHECK: %[[RE2:.+]] = arith.mulf %[[COSH2]], %[[COS2]]
+// CHECK: %[[IM2:.+]] = arith.mulf %[[SINH2]], %[[SIN2]]
+// CHECK: complex.create %[[RE2]], %[[IM2]]
+fx.graph @complex_sin_and_cosh(%z: tensor<4xcomplex<f32>>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
+  %0 = fx.sin %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %1 = fx.cosh %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0, %1 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>
+}
+
+// -----
+
+// tanh(a + ib) = (sinh a cosh a + i sin b cos b) / (sinh^2 a + cos^2 b)
+// while |a| <= 127 log(2) / 2 (f32's largest exponent); past it, where
+// sinh^2 a would overflow, copysign(1, a) + i 4 sin b cos b e^(-2|a|).
+// CHECK-LABEL: fx.graph @complex_tanh
+// CHECK-DAG: %[[LIMIT:.+]] = arith.constant 44.0148468 : f32
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[A:.+]] = complex.re
+// CHECK: %[[B:.+]] = complex.im
+// CHECK: %[[SIN:.+]] = math.sin %[[B]]
+// CHECK: %[[COS:.+]] = math.cos %[[B]]
+// CHECK: %[[SINH:.+]] = math.sinh %[[A]]
+// CHECK: %[[COSH:.+]] = math.cosh %[[A]]
+// CHECK: %[[SINCOS:.+]] = arith.mulf %[[SIN]], %[[COS]]
+// CHECK: %[[SQUARE:.+]] = arith.mulf %[[SINH]], %[[SINH]]
+// CHECK: %[[COS2:.+]] = arith.mulf %[[COS]], %[[COS]]
+// CHECK: %[[DEN:.+]] = arith.addf %[[SQUARE]], %[[COS2]]
+// CHECK: %[[PRODUCT:.+]] = arith.mulf %[[SINH]], %[[COSH]]
+// CHECK: %[[RE:.+]] = arith.divf %[[PRODUCT]], %[[DEN]]
+// CHECK: %[[IM:.+]] = arith.divf %[[SINCOS]], %[[DEN]]
+// CHECK: %[[ABS:.+]] = math.absf %[[A]]
+// CHECK: %[[SIGN:.+]] = math.copysign %[[ONE]], %[[A]]
+// CHECK: %[[DECAY:.+]] = math.exp
+// CHECK: %[[FARIM:.+]] = arith.mulf %{{.+}}, %[[DECAY]]
+// CHECK: %[[FAR:.+]] = arith.cmpf ogt, %[[ABS]], %[[LIMIT]]
+// CHECK: %[[R:.+]] = arith.select %[[FAR]], %[[SIGN]], %[[RE]]
+// CHECK: %[[I:.+]] = arith.select %[[FAR]], %[[FARIM]], %[[IM]]
+// CHECK: complex.create %[[R]], %[[I]]
+fx.graph @complex_tanh(%z: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = fx.tanh %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0 : tensor<4xcomplex<f32>>
+}
+
+// -----
+
+// tan z = -i tanh(iz): tanh of -b + ia, whose parts u + iv give v - iu;
+// f64's limit is 1023 log(2) / 2.
+// CHECK-LABEL: fx.graph @complex_tan
+// CHECK-DAG: arith.constant 354.54478285641204 : f64
+// CHECK: loop.pointwise : tensor<4xcomplex<f64>>
+// CHECK: %[[A:.+]] = complex.re
+// CHECK: %[[B:.+]] = complex.im
+// CHECK: %[[NEGB:.+]] = arith.negf %[[B]]
+// CHECK: math.sin %[[A]]
+// CHECK: math.sinh %[[NEGB]]
+// CHECK: %[[U:.+]] = arith.select
+// CHECK: %[[V:.+]] = arith.select
+// CHECK: %[[NEGU:.+]] = arith.negf %[[U]]
+// CHECK: complex.create %[[V]], %[[NEGU]]
+fx.graph @complex_tan(%z: tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>> {
+  %0 = fx.tan %z : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>
+  fx.output %0 : tensor<4xcomplex<f64>>
+}
+
+// -----
+
+// sigmoid z = 1 / (1 + e^-z): e^-z from its parts, then Smith's quotient.
+// CHECK-LABEL: fx.graph @complex_sigmoid
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[NEGA:.+]] = arith.negf
+// CHECK: %[[NEGB:.+]] = arith.negf
+// CHECK: %[[E:.+]] = math.exp %[[NEGA]]
+// CHECK: math.cos %[[NEGB]]
+// CHECK: math.sin %[[NEGB]]
+// CHECK: arith.cmpf oge
+// CHECK: complex.create
+fx.graph @complex_sigmoid(%z: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = fx.sigmoid %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0 : tensor<4xcomplex<f32>>
+}
+
+// -----
+
 // Powers with a scalar exponent: 2 is a complex product (no logarithm), 0.5
 // a square root, -1 a quotient; other exponents are e^(e log z), 0 for z = 0.
 // CHECK-LABEL: fx.graph @complex_scalar_powers

@@ -1,6 +1,6 @@
 // Rotary embeddings written with complex numbers (bf16 pairs as complex,
-// times e^{iθ}, back to real), a complex quotient, the conjugate of a power
-// of a root of a logarithm, numbers from polar coordinates, absolute values,
+// times e^{iθ}, back to real), a complex quotient, the conjugate of the
+// sigmoid of the sine of the tanh of a power of a root of a logarithm, numbers from polar coordinates, absolute values,
 // angles, a complex batched product and a complex fill.
 fx.graph @forward(%x: tensor<2x8x4x16xbf16>, %freqs: tensor<1x8x1x8xcomplex<f32>>, %r: tensor<8xf32>, %a: tensor<2x3x4xcomplex<f32>>, %b: tensor<2x4x5xcomplex<f32>>) -> (tensor<2x8x4x16xbf16>, tensor<1x8x1x8xcomplex<f32>>, tensor<1x8x1x8xcomplex<f32>>, tensor<8xcomplex<f32>>, tensor<1x8x1x8xf32>, tensor<1x8x1x8xf32>, tensor<2x3x5xcomplex<f32>>, tensor<4xcomplex<f32>>) {
   %0 = fx.to_copy %x {dtype = f32} : (tensor<2x8x4x16xbf16>) -> tensor<2x8x4x16xf32>
@@ -15,7 +15,10 @@ fx.graph @forward(%x: tensor<2x8x4x16xbf16>, %freqs: tensor<1x8x1x8xcomplex<f32>
   %l = fx.log %freqs : (tensor<1x8x1x8xcomplex<f32>>) -> tensor<1x8x1x8xcomplex<f32>>
   %s = fx.sqrt %l : (tensor<1x8x1x8xcomplex<f32>>) -> tensor<1x8x1x8xcomplex<f32>>
   %p = fx.pow_tensor_scalar %s {exponent = 1.500000e+00 : f64} : (tensor<1x8x1x8xcomplex<f32>>) -> tensor<1x8x1x8xcomplex<f32>>
-  %9 = fx.conj %p : tensor<1x8x1x8xcomplex<f32>>
+  %t = fx.tanh %p : (tensor<1x8x1x8xcomplex<f32>>) -> tensor<1x8x1x8xcomplex<f32>>
+  %u = fx.sin %t : (tensor<1x8x1x8xcomplex<f32>>) -> tensor<1x8x1x8xcomplex<f32>>
+  %v = fx.sigmoid %u : (tensor<1x8x1x8xcomplex<f32>>) -> tensor<1x8x1x8xcomplex<f32>>
+  %9 = fx.conj %v : tensor<1x8x1x8xcomplex<f32>>
   %10 = fx.polar %r, %r : (tensor<8xf32>, tensor<8xf32>) -> tensor<8xcomplex<f32>>
   %11 = fx.abs %8 : (tensor<1x8x1x8xcomplex<f32>>) -> tensor<1x8x1x8xf32>
   %12 = fx.angle %8 : (tensor<1x8x1x8xcomplex<f32>>) -> tensor<1x8x1x8xf32>
