@@ -601,6 +601,16 @@ def test_complex_trigonometric_and_hyperbolic_functions(device, tmp_path):
     check(far_and_near, [((8, 16), torch.complex64)], device=device, tmp_path=tmp_path / "far")
 
 
+def test_complex_cumulative_sums(device, tmp_path):
+    # Along a short dimension, a long one (a blocked scan) and the first.
+    def sums(z, w):
+        return torch.cumsum(z, -1), torch.cumsum(w, 1), torch.cumsum(z, 0)
+
+    for dtype in (torch.complex64, torch.complex128):
+        check(sums, [((4, 6), dtype), ((2, 3000), dtype)], device=device,
+              tmp_path=tmp_path / str(dtype))
+
+
 def test_siblings_share_a_kernel(device, tmp_path):
     # Three results that read x: one kernel over x's rows (sibling fusion),
     # each result right, with or without the fusion.

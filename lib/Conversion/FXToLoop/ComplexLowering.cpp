@@ -4,7 +4,7 @@
 // pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
 // conj, exp, log, sqrt, pow, the trigonometric and hyperbolic functions,
 // sigmoid, eq, ne, where, complex, polar, abs and angle become pointwise
-// nodes on the numbers' parts: what rotary embeddings written
+// nodes on the numbers' parts, and cumsum a real cumsum of them: what rotary embeddings written
 // with complex numbers (x viewed as complex, times e^{iθ}, viewed as real)
 // need. Inlining then fuses the views and the product into one kernel that
 // never stores a complex number. Complex mm and bmm (a Fourier neural
@@ -789,6 +789,38 @@ struct ViewAsRealLowering : OpRewritePattern<fx::ViewAsRealOp> {
   }
 };
 
+/// A complex cumsum is the cumsum of both parts along the same dimension:
+/// fx.view_as_real, a real cumsum, fx.view_as_complex, which lower (and
+/// fuse) as any others.
+struct ComplexCumsumLowering : OpRewritePattern<fx::CumsumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::CumsumOp op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto complexType = dyn_cast<ComplexType>(type.getElementType());
+    if (!complexType || op.getSelf().getType() != type)
+      return rewriter.notifyMatchFailure(op, "not a complex cumsum");
+    // A number scans as itself; its parts must not be summed together.
+    if (type.getRank() == 0) {
+      rewriter.replaceOp(op, op.getSelf());
+      return success();
+    }
+    SmallVector<int64_t> shape(type.getShape());
+    shape.push_back(2);
+    auto partsType = RankedTensorType::get(shape, complexType.getElementType());
+    int64_t dim = op.getDim();
+    if (dim < 0)
+      dim += type.getRank();
+    Value parts = fx::ViewAsRealOp::create(rewriter, op.getLoc(), partsType,
+                                           op.getSelf());
+    Value sums = fx::CumsumOp::create(rewriter, op.getLoc(), partsType, parts,
+                                      dim, /*dtype=*/nullptr);
+    rewriter.replaceOpWithNewOp<fx::ViewAsComplexOp>(op, type, sums);
+    return success();
+  }
+};
+
 } // namespace
 
 void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
@@ -822,5 +854,5 @@ void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
            ComplexEqualityLowering<fx::NeOp, false>,
            ComplexEqualityLowering<fx::EqScalarOp, true>,
            ComplexEqualityLowering<fx::NeScalarOp, false>, ComplexWhereLowering,
-           AngleLowering>(patterns.getContext());
+           AngleLowering, ComplexCumsumLowering>(patterns.getContext());
 }

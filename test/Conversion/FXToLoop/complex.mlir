@@ -349,6 +349,27 @@ fx.graph @complex_sigmoid(%z: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> 
 
 // -----
 
+// A complex cumsum is a real one over both parts (view_as_real, cumsum
+// along the same dimension, view_as_complex); a number scans as itself.
+// CHECK-LABEL: fx.graph @complex_cumsum
+// CHECK: %[[PARTS:.+]] = loop.pointwise(%{{.+}}) : tensor<?x5x2xf32>
+// CHECK: complex.re
+// CHECK: complex.im
+// CHECK: %[[SUMS:.+]] = loop.reduce "sum"(%{{.+}}) over [5] : tensor<?x5x2xf32>
+// CHECK: loop.load %[[PARTS]][%{{.+}}, %[[R:.+]], %{{.+}}]
+// CHECK: arith.cmpi ule, %[[R]]
+// CHECK: %[[Z:.+]] = loop.pointwise(%{{.+}}) : tensor<?x5xcomplex<f32>>
+// CHECK: loop.load %[[SUMS]]
+// CHECK: complex.create
+// CHECK: fx.output %[[Z]], %arg1
+fx.graph @complex_cumsum(%x: tensor<?x5xcomplex<f32>>, %s: tensor<complex<f64>>) -> (tensor<?x5xcomplex<f32>>, tensor<complex<f64>>) {
+  %0 = fx.cumsum %x {dim = -1 : i64} : (tensor<?x5xcomplex<f32>>) -> tensor<?x5xcomplex<f32>>
+  %1 = fx.cumsum %s {dim = 0 : i64} : (tensor<complex<f64>>) -> tensor<complex<f64>>
+  fx.output %0, %1 : tensor<?x5xcomplex<f32>>, tensor<complex<f64>>
+}
+
+// -----
+
 // Powers with a scalar exponent: 2 is a complex product (no logarithm), 0.5
 // a square root, -1 a quotient; other exponents are e^(e log z), 0 for z = 0.
 // CHECK-LABEL: fx.graph @complex_scalar_powers
