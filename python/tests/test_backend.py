@@ -83,6 +83,34 @@ def test_ops_the_importer_refuses_fall_back_with_its_reason(tmp_path):
     torch.testing.assert_close(compiled(x), fn(x))
 
 
+def test_cuda_convolutions_leave_their_bias_to_the_region_after_them():
+    """A CUDA convolution (cuDNN's, which adds a bias in a kernel of its
+    own) gets no bias; an add after it does, which the region that reads the
+    convolution takes in. CPU convolutions keep theirs (oneDNN's adds it
+    inside)."""
+    from kiln.backend import _record_values, _split_convolution_biases
+
+    def fn(x, w, b, v):
+        return (torch.relu(torch.nn.functional.conv2d(x, w, b, padding=1)),
+                torch.nn.functional.conv1d(x[:, :, 0], v))
+
+    inputs = [torch.randn(2, 3, 8, 8), torch.randn(4, 3, 3, 3), torch.randn(4),
+              torch.randn(5, 3, 2)]
+    gm = capture(fn, inputs)
+    values = _record_values(gm, inputs)
+    assert not _split_convolution_biases(gm, values, "cpu")
+    assert _split_convolution_biases(gm, values, "cuda")
+    gm.recompile()
+    convolutions = [n for n in gm.graph.nodes if n.target is torch.ops.aten.convolution.default]
+    assert len(convolutions) == 2 and all(n.args[2] is None for n in convolutions)
+    (total,) = convolutions[0].users
+    assert total.target is torch.ops.aten.add.Tensor
+    assert total.args[1].target is torch.ops.aten.view.default
+    assert total.args[1].args[1] == [-1, 1, 1]
+    for got, want in zip(gm(*inputs), fn(*inputs)):
+        torch.testing.assert_close(got, want)
+
+
 def test_fallback_error_names_the_op(tmp_path):
     x, w = torch.randn(8, 16), torch.randn(16, 40)
     with pytest.raises(FallbackError, match=r"aten\.asin\.default x\d: kiln-fx-to-loop: "
