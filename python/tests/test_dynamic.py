@@ -284,6 +284,26 @@ def test_grid_sampling_of_images_of_any_size(device):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_group_norm_of_images_of_any_size(device):
+    # The batch, height and width dynamic: the groups' statistics reduce over
+    # each group's channels and the dynamic extent; 3-d inputs too.
+    def fn(x, w, b, y):
+        out, mean, rstd = torch.ops.aten.native_group_norm(
+            x, w, b, x.shape[0], 6, x.shape[2] * x.shape[3], 3, 1e-5)
+        return out, mean, rstd, torch.nn.functional.group_norm(y, 2) * 2
+
+    example = [torch.randn(2, 6, 5, 4, device=device), torch.randn(6, device=device),
+               torch.randn(6, device=device), torch.randn(2, 4, 7, device=device)]
+    compiled = kiln.compile(fn, example, dynamic={0: [0, 2, 3], 3: [0, 2]})
+    for batch, height, width in [(2, 5, 4), (3, 2, 11), (5, 9, 3)]:
+        inputs = [torch.randn(batch, 6, height, width, device=device) * 3 + 1,
+                  torch.randn(6, device=device), torch.randn(6, device=device),
+                  torch.randn(batch, 4, height * width, device=device)]
+        for got, want in zip(compiled(*inputs), fn(*inputs)):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
 def test_diagonals_of_a_dynamic_size(tmp_path):
     # A diagonal whose length follows the run-time rows: shorter or longer
     # than the 5 columns, from row 1 (the importer refuses to write one, as

@@ -5,6 +5,8 @@
 // RUN: llvm-nm -D %t.so | FileCheck %s
 // RUN: kiln-compile %S/Inputs/cuda-group-norm.mlir --target=cuda -o %t-group.so
 // RUN: llvm-nm -D %t-group.so | FileCheck %s
+// RUN: kiln-compile %S/Inputs/cuda-group-norm-dynamic.mlir --target=cuda -o %t-group-dynamic.so
+// RUN: llvm-nm -D %t-group-dynamic.so | FileCheck %s
 // Welford's one-pass variances: states shuffled and kept in workgroup memory.
 // RUN: kiln-compile %s --target=cuda --pipeline-options='welford=true' -o %t-welford.so
 // RUN: llvm-nm -D %t-welford.so | FileCheck %s

@@ -2795,7 +2795,8 @@ struct LogSumExpLowering : OpRewritePattern<fx::LogsumexpOp> {
 };
 
 /// Lowers fx.native_group_norm: the input viewed as [N, G, C/G * spatial]
-/// (index arithmetic), LayerNorm's moments over the last dimension, then
+/// (index arithmetic; [N, G, C/G, ...spatial] when the spatial sizes are
+/// dynamic), LayerNorm's moments over all but the first two, then
 /// each element normalized by its group's statistics and scaled by its
 /// channel's weight and bias.
 struct GroupNormLowering : OpRewritePatternWithOptions<fx::NativeGroupNormOp> {
@@ -2810,29 +2811,42 @@ struct GroupNormLowering : OpRewritePatternWithOptions<fx::NativeGroupNormOp> {
     int64_t groups = static_cast<int64_t>(op.getGroup());
     if (rank < 2 || groups <= 0)
       return rewriter.notifyMatchFailure(op, "no channels");
-    for (int64_t dim = 1; dim < rank; ++dim)
-      if (inputType.isDynamicDim(dim))
-        return rewriter.notifyMatchFailure(op, "dynamic channels or extent");
+    if (inputType.isDynamicDim(1))
+      return rewriter.notifyMatchFailure(op, "dynamic channels");
     int64_t channels = inputType.getDimSize(1);
     int64_t groupChannels = channels / groups;
     ArrayRef<int64_t> extent = inputType.getShape().drop_front(2);
-    int64_t positions = 1;
-    for (int64_t size : extent)
-      positions *= size;
-
-    // [N, G, C/G * positions], a view the moments' reductions inline.
-    SmallVector<Value> batchSizes;
+    // A static extent flattens with each group's channels into one reduced
+    // dimension, [N, G, C/G * positions]; a dynamic one (images of any
+    // size) stays as it is, [N, G, C/G, ...extent], reduced over all but
+    // the first two. Either is a view the moments' reductions inline.
+    bool flatten = llvm::none_of(extent, ShapedType::isDynamic);
+    SmallVector<Value> batchSizes, groupedSizes;
     if (inputType.isDynamicDim(0))
       batchSizes.push_back(getDimSize(rewriter, loc, input, 0));
-    auto groupedType = RankedTensorType::get(
-        {inputType.getDimSize(0), groups, groupChannels * positions},
-        inputType.getElementType());
+    SmallVector<int64_t> groupedShape = {inputType.getDimSize(0), groups,
+                                         groupChannels};
+    groupedSizes = batchSizes;
+    if (flatten) {
+      for (int64_t size : extent)
+        groupedShape.back() *= size;
+    } else {
+      llvm::append_range(groupedShape, extent);
+      for (int64_t dim = 2; dim < rank; ++dim)
+        if (inputType.isDynamicDim(dim))
+          groupedSizes.push_back(getDimSize(rewriter, loc, input, dim));
+    }
+    auto groupedType =
+        RankedTensorType::get(groupedShape, inputType.getElementType());
     Value grouped = buildIndexMapNode(
-        rewriter, loc, input, groupedType, batchSizes,
+        rewriter, loc, input, groupedType, groupedSizes,
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          SmallVector<int64_t> shape = {groupChannels};
-          llvm::append_range(shape, extent);
-          SmallVector<Value> digits = delinearizeIndex(b, loc, ivs[2], shape);
+          SmallVector<Value> digits(ivs.drop_front(2));
+          if (flatten) {
+            SmallVector<int64_t> shape = {groupChannels};
+            llvm::append_range(shape, extent);
+            digits = delinearizeIndex(b, loc, ivs[2], shape);
+          }
           Value channel = arith::AddIOp::create(
               b, loc,
               arith::MulIOp::create(
@@ -2843,10 +2857,13 @@ struct GroupNormLowering : OpRewritePatternWithOptions<fx::NativeGroupNormOp> {
           llvm::append_range(indices, ArrayRef(digits).drop_front());
           return indices;
         });
+    SmallVector<int64_t> reduced =
+        llvm::to_vector(llvm::seq<int64_t>(2, groupedType.getRank()));
 
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
-    RankedTensorType statsType = getStatisticsType(groupedType, {2}, dtype);
-    Moments moments = buildMoments(rewriter, loc, grouped, {2}, dtype, options);
+    RankedTensorType statsType = getStatisticsType(groupedType, reduced, dtype);
+    Moments moments =
+        buildMoments(rewriter, loc, grouped, reduced, dtype, options);
     Value eps = arith::ConstantOp::create(
         rewriter, loc,
         rewriter.getFloatAttr(dtype, op.getEps().convertToDouble()));
@@ -2861,8 +2878,11 @@ struct GroupNormLowering : OpRewritePatternWithOptions<fx::NativeGroupNormOp> {
         });
 
     auto outputType = cast<RankedTensorType>(op.getOutput().getType());
-    auto output =
-        loop::PointwiseOp::create(rewriter, loc, outputType, batchSizes);
+    auto output = loop::PointwiseOp::create(
+        rewriter, loc, outputType,
+        collectDynamicSizes(outputType, [&](int64_t dim) {
+          return getDimSize(rewriter, loc, input, dim);
+        }));
     {
       OpBuilder::InsertionGuard guard(rewriter);
       Block *body =
@@ -2881,8 +2901,11 @@ struct GroupNormLowering : OpRewritePatternWithOptions<fx::NativeGroupNormOp> {
             cast<RankedTensorType>(tensor.getType()).getElementType(), dtype);
       };
       Value x = loadAs(input, ivs);
-      Value mean = loadAs(moments.mean, ValueRange{ivs[0], group, zero});
-      Value scale = loadAs(rstd, ValueRange{ivs[0], group, zero});
+      // The statistics' indices: [n, g, 0, ...].
+      SmallVector<Value> atGroup = {ivs[0], group};
+      atGroup.append(reduced.size(), zero);
+      Value mean = loadAs(moments.mean, atGroup);
+      Value scale = loadAs(rstd, atGroup);
       Value value = arith::MulFOp::create(
           rewriter, loc, arith::SubFOp::create(rewriter, loc, x, mean), scale);
       if (Value weight = op.getWeight())
@@ -2900,9 +2923,11 @@ struct GroupNormLowering : OpRewritePatternWithOptions<fx::NativeGroupNormOp> {
       auto type = cast<RankedTensorType>(result.getType());
       return buildIndexMapNode(
           rewriter, loc, stats, type.clone(dtype), batchSizes,
-          [](OpBuilder &b, Location loc, ValueRange ivs) {
-            return SmallVector<Value>{
-                ivs[0], ivs[1], arith::ConstantIndexOp::create(b, loc, 0)};
+          [&](OpBuilder &b, Location loc, ValueRange ivs) {
+            SmallVector<Value> indices = {ivs[0], ivs[1]};
+            indices.append(reduced.size(),
+                           arith::ConstantIndexOp::create(b, loc, 0));
+            return indices;
           });
     };
     auto convertStats = [&](Value stats, Value result) -> Value {

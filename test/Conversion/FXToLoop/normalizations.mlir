@@ -111,6 +111,27 @@ fx.graph @group_norm(%x: tensor<2x8x5x5xf32>, %w: tensor<8xf32>, %b: tensor<8xf3
 
 // -----
 
+// Images of any size: the view keeps the dynamic extent, [N, G, C/G, H, W],
+// and the moments reduce over its last three dimensions.
+// CHECK-LABEL: fx.graph @group_norm_of_a_dynamic_extent
+// CHECK-DAG: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK-DAG: %[[H:.+]] = tensor.dim %arg0, %c2
+// CHECK-DAG: %[[W:.+]] = tensor.dim %arg0, %c3
+// CHECK: %[[G:.+]] = loop.pointwise(%[[N]], %[[H]], %[[W]]) : tensor<?x2x2x?x?xf32>
+// CHECK-NEXT: ^bb0(%[[I0:.+]]: index, %[[I1:.+]]: index, %[[I2:.+]]: index, %[[I3:.+]]: index, %[[I4:.+]]: index):
+// CHECK: %[[C:.+]] = arith.addi %{{.+}}, %[[I2]]
+// CHECK: loop.load %arg0[%[[I0]], %[[C]], %[[I3]], %[[I4]]]
+// CHECK: loop.reduce "sum"(%[[N]]) over [2, %[[H]], %[[W]]] : tensor<?x2x1x1x1xf32>
+// CHECK: math.rsqrt
+// CHECK: loop.pointwise(%{{.+}}, %{{.+}}, %{{.+}}) : tensor<?x4x?x?xf32>
+// CHECK: loop.pointwise(%{{.+}}) : tensor<?x2xf32>
+fx.graph @group_norm_of_a_dynamic_extent(%x: tensor<?x4x?x?xf32>, %w: tensor<4xf32>) -> (tensor<?x4x?x?xf32>, tensor<?x2xf32>) {
+  %0:3 = fx.native_group_norm %x weight(%w) {group = 2 : i64, eps = 1.0e-05 : f64} : (tensor<?x4x?x?xf32>, tensor<4xf32>) -> (tensor<?x4x?x?xf32>, tensor<?x2xf32>, tensor<?x2xf32>)
+  fx.output %0#0, %0#1 : tensor<?x4x?x?xf32>, tensor<?x2xf32>
+}
+
+// -----
+
 // softmax's gradient: y * (g - sum(g * y)); log-softmax's: g - exp(y) *
 // sum(g); each one row sum and one pointwise node.
 // CHECK-LABEL: fx.graph @softmax_backward
