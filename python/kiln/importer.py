@@ -1075,7 +1075,55 @@ def _decompositions() -> Dict[Any, Callable]:
              if (op not in _OPS or str(op).startswith(_DECOMPOSED_ANYWAY))
              and not str(op).startswith(_NOT_DECOMPOSED)}
     table[aten.cudnn_grid_sampler.default] = _cudnn_grid_sampler
+    # Rearrangements that torch 1.13 has no decomposition of: views,
+    # permutes and gathers, which lower to index arithmetic.
+    table[aten.pixel_shuffle.default] = _pixel_shuffle
+    table[aten.pixel_unshuffle.default] = _pixel_unshuffle
+    table[aten.channel_shuffle.default] = _channel_shuffle
+    table[aten.unfold.default] = _unfold
     return table
+
+
+def _pixel_shuffle(x: torch.Tensor, factor: int) -> torch.Tensor:
+    """[..., C·r², H, W] -> [..., C, H·r, W·r]: channel c·r² + i·r + j
+    moves to row h·r + i, column w·r + j."""
+    *batch, channels, height, width = x.shape
+    lead = len(batch)
+    grouped = x.reshape(*batch, channels // (factor * factor), factor, factor, height, width)
+    moved = grouped.permute(*range(lead), lead, lead + 3, lead + 1, lead + 4, lead + 2)
+    return moved.reshape(*batch, channels // (factor * factor), height * factor, width * factor)
+
+
+def _pixel_unshuffle(x: torch.Tensor, factor: int) -> torch.Tensor:
+    """pixel_shuffle's inverse: [..., C, H·r, W·r] -> [..., C·r², H, W]."""
+    *batch, channels, height, width = x.shape
+    lead = len(batch)
+    split = x.reshape(*batch, channels, height // factor, factor, width // factor, factor)
+    moved = split.permute(*range(lead), lead, lead + 2, lead + 4, lead + 1, lead + 3)
+    return moved.reshape(*batch, channels * factor * factor, height // factor, width // factor)
+
+
+def _channel_shuffle(x: torch.Tensor, groups: int) -> torch.Tensor:
+    """[N, C, ...]: channel g·(C/G) + k moves to k·G + g."""
+    batch, channels, *extent = x.shape
+    grouped = x.reshape(batch, groups, channels // groups, *extent)
+    return grouped.transpose(1, 2).reshape(batch, channels, *extent)
+
+
+def _unfold(x: torch.Tensor, dimension: int, size: int, step: int) -> torch.Tensor:
+    """Tensor.unfold: the windows of `size` elements every `step` along
+    `dimension`, as a new last dimension. A gather of the windows' elements
+    (the graph's values have no storage to view), so writes into the result
+    do not reach `x`."""
+    if x.dim() == 0:
+        return x.reshape(1)
+    dimension %= x.dim()
+    count = (x.shape[dimension] - size) // step + 1
+    starts = torch.arange(count, device=x.device) * step
+    positions = starts.unsqueeze(1) + torch.arange(size, device=x.device)
+    windows = x.index_select(dimension, positions.reshape(-1))
+    windows = windows.reshape(*x.shape[:dimension], count, size, *x.shape[dimension + 1:])
+    return windows.movedim(dimension + 1, -1)
 
 
 def _cudnn_grid_sampler(input: torch.Tensor, grid: torch.Tensor) -> torch.Tensor:

@@ -611,6 +611,20 @@ def test_complex_cumulative_sums(device, tmp_path):
               tmp_path=tmp_path / str(dtype))
 
 
+def test_pixel_and_channel_shuffles_and_sliding_windows(device, tmp_path):
+    # Rearrangements the importer decomposes into views, permutes and
+    # gathers: pixel (un)shuffles with leading dimensions, ShuffleNet's
+    # channel shuffle and Tensor.unfold's windows (negative dimension,
+    # a step shorter and longer than the window).
+    def rearrangements(x, y, s):
+        return (torch.nn.functional.pixel_shuffle(x, 2), torch.nn.functional.pixel_unshuffle(y, 3),
+                torch.nn.functional.channel_shuffle(x, 4) + 1, s.unfold(1, 3, 2),
+                s.unfold(-1, 2, 3) * 2)
+
+    check(rearrangements, [((2, 8, 3, 5), F32), ((2, 2, 6, 9), F32), ((3, 10, 7), F32)],
+          device=device, tmp_path=tmp_path)
+
+
 def test_siblings_share_a_kernel(device, tmp_path):
     # Three results that read x: one kernel over x's rows (sibling fusion),
     # each result right, with or without the fusion.
