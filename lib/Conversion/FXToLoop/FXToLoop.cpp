@@ -4693,65 +4693,6 @@ struct EdgePadLowering : OpRewritePattern<OpTy> {
   }
 };
 
-/// fx.upsample_nearest2d: output position o reads min(floor(o * scale),
-/// size - 1), with PyTorch's scale (1 / scale_factor when given, else
-/// input size / output size), computed in f32 as PyTorch does.
-struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(fx::UpsampleNearest2dOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value source = op.getInput();
-    RankedTensorType sourceType = op.getInput().getType();
-    RankedTensorType type = op.getType();
-    int64_t rank = type.getRank();
-    if (!hasStaticSpatialSizes(sourceType, type, 2))
-      return rewriter.notifyMatchFailure(op, "dynamic spatial sizes");
-    std::optional<ArrayRef<double>> factors;
-    if (auto attr = op.getScaleFactorsAttr())
-      factors = attr.asArrayRef();
-    SmallVector<float> scales;
-    for (int64_t dim = 0; dim < 2; ++dim) {
-      int64_t in = sourceType.getDimSize(rank - 2 + dim);
-      int64_t out = type.getDimSize(rank - 2 + dim);
-      scales.push_back(factors && (*factors)[dim] > 0
-                           ? static_cast<float>(1.0 / (*factors)[dim])
-                           : static_cast<float>(in) / static_cast<float>(out));
-    }
-    SmallVector<Value> dynamicSizes =
-        collectDynamicSizes(type, [&](int64_t dim) {
-          return getDimSize(rewriter, loc, source, dim);
-        });
-    rewriter.replaceOp(
-        op,
-        buildIndexMapNode(
-            rewriter, loc, source, type, dynamicSizes,
-            [&](OpBuilder &b, Location loc, ValueRange ivs) {
-              SmallVector<Value> indices(ivs);
-              for (int64_t dim = 0; dim < 2; ++dim) {
-                int64_t at = rank - 2 + dim;
-                Value position = arith::UIToFPOp::create(
-                    b, loc, b.getF32Type(),
-                    arith::IndexCastUIOp::create(b, loc, b.getI64Type(),
-                                                 ivs[at]));
-                Value scaled = arith::MulFOp::create(
-                    b, loc, position,
-                    arith::ConstantOp::create(b, loc,
-                                              b.getF32FloatAttr(scales[dim])));
-                Value index = arith::IndexCastUIOp::create(
-                    b, loc, b.getIndexType(),
-                    arith::FPToUIOp::create(b, loc, b.getI64Type(), scaled));
-                indices[at] = arith::MinUIOp::create(
-                    b, loc, index,
-                    arith::ConstantIndexOp::create(
-                        b, loc, sourceType.getDimSize(at) - 1));
-              }
-              return indices;
-            }));
-    return success();
-  }
-};
 } // namespace
 
 namespace {
@@ -6293,8 +6234,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                EdgePadLowering<fx::ReflectionPad2dOp, true>,
                EdgePadLowering<fx::ReflectionPad3dOp, true>,
                EdgePadLowering<fx::ReplicationPad2dOp, false>,
-               EdgePadLowering<fx::ReplicationPad3dOp, false>,
-               UpsampleNearestLowering>(ctx);
+               EdgePadLowering<fx::ReplicationPad3dOp, false>>(ctx);
   patterns
       .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
            SoftmaxBackwardLowering<fx::SoftmaxBackwardDataOp>,

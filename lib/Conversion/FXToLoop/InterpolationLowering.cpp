@@ -1,8 +1,10 @@
 //===- InterpolationLowering.cpp - Upsampling and grid sampling -----------===//
 //
-// Part of Kiln. fx.upsample_bilinear2d and fx.grid_sampler_2d as nodes that
-// gather the neighbours of each output position and blend them with
-// PyTorch's weights and arithmetic (f32 for f32, f16 and bf16; f64 for f64).
+// Part of Kiln. fx.upsample_nearest2d, fx.upsample_bilinear2d and
+// fx.grid_sampler_2d as nodes that gather the neighbours of each output
+// position and blend them with PyTorch's weights and arithmetic (f32 for
+// f32, f16 and bf16; f64 for f64). Images may have any size: what depends
+// on the sizes is computed from them at run time where they are dynamic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -25,15 +27,88 @@ struct Neighbours {
   Value lower, upper, upperWeight;
 };
 
+/// `index` as a float of `type`.
+static Value indexToFloat(OpBuilder &b, Location loc, Value index, Type type) {
+  return arith::UIToFPOp::create(
+      b, loc, type,
+      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index));
+}
+
+/// Whether each of an upsampling's dynamic result sizes has its scale
+/// factor, which gives it.
+static bool hasResultSizes(RankedTensorType type,
+                           std::optional<ArrayRef<double>> factors) {
+  for (int64_t dim = 0; dim < 2; ++dim)
+    if (type.isDynamicDim(type.getRank() - 2 + dim) &&
+        (!factors || (*factors)[dim] <= 0))
+      return false;
+  return true;
+}
+
+/// The two spatial sizes of an upsampling's input and result: constants
+/// where static; a dynamic result size is the input's times the scale
+/// factor, floored (PyTorch's output size; hasResultSizes).
+struct SpatialSizes {
+  SmallVector<Value, 2> input, result;
+};
+
+static SpatialSizes getSpatialSizes(OpBuilder &b, Location loc, Value input,
+                                    RankedTensorType type,
+                                    std::optional<ArrayRef<double>> factors) {
+  SpatialSizes sizes;
+  int64_t rank = type.getRank();
+  for (int64_t dim = 0; dim < 2; ++dim) {
+    int64_t at = rank - 2 + dim;
+    Value in = getDimSize(b, loc, input, at);
+    sizes.input.push_back(in);
+    if (!type.isDynamicDim(at)) {
+      sizes.result.push_back(
+          arith::ConstantIndexOp::create(b, loc, type.getDimSize(at)));
+      continue;
+    }
+    Value scaled = arith::MulFOp::create(
+        b, loc, indexToFloat(b, loc, in, b.getF64Type()),
+        makeFloat(b, loc, b.getF64Type(), (*factors)[dim]));
+    sizes.result.push_back(arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        arith::FPToUIOp::create(b, loc, b.getI64Type(),
+                                math::FloorOp::create(b, loc, scaled))));
+  }
+  return sizes;
+}
+
+/// The result's dynamic sizes: the input's outside the spatial dimensions.
+static SmallVector<Value> getResultSizes(OpBuilder &b, Location loc,
+                                         Value input, RankedTensorType type,
+                                         const SpatialSizes &sizes) {
+  int64_t rank = type.getRank();
+  return collectDynamicSizes(type, [&](int64_t dim) {
+    return dim < rank - 2 ? getDimSize(b, loc, input, dim)
+                          : sizes.result[dim - (rank - 2)];
+  });
+}
+
+/// `numerator` / `denominator` as a float of `type`: a constant when both
+/// are static (rounded once from the exact quotient, as PyTorch's).
+static Value divideSizes(OpBuilder &b, Location loc, Value numerator,
+                         Value denominator, Type type) {
+  std::optional<int64_t> n = getConstantIntValue(numerator);
+  std::optional<int64_t> d = getConstantIntValue(denominator);
+  if (n && d) {
+    double quotient = static_cast<double>(*n) / static_cast<double>(*d);
+    return makeFloat(b, loc, type,
+                     type.isF32() ? static_cast<float>(quotient) : quotient);
+  }
+  return arith::DivFOp::create(b, loc, indexToFloat(b, loc, numerator, type),
+                               indexToFloat(b, loc, denominator, type));
+}
+
 /// PyTorch's area_pixel_compute_source_index for linear modes: `scale * o`
 /// with aligned corners, else `scale * (o + 0.5) - 0.5` clamped at 0.
 static Neighbours getNeighbours(OpBuilder &b, Location loc, Value position,
-                                double scale, bool alignCorners,
-                                int64_t inputSize, Type type) {
-  Value at = arith::UIToFPOp::create(
-      b, loc, type,
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), position));
-  Value scaleValue = makeFloat(b, loc, type, scale);
+                                Value scaleValue, bool alignCorners,
+                                Value inputSize, Type type) {
+  Value at = indexToFloat(b, loc, position, type);
   Value source;
   if (alignCorners) {
     source = arith::MulFOp::create(b, loc, scaleValue, at);
@@ -50,11 +125,10 @@ static Neighbours getNeighbours(OpBuilder &b, Location loc, Value position,
   Value lowerInt = arith::FPToUIOp::create(b, loc, b.getI64Type(), source);
   Value lower =
       arith::IndexCastUIOp::create(b, loc, b.getIndexType(), lowerInt);
-  Value upper = arith::MinUIOp::create(
-      b, loc,
-      arith::AddIOp::create(b, loc, lower,
-                            arith::ConstantIndexOp::create(b, loc, 1)),
-      arith::ConstantIndexOp::create(b, loc, inputSize - 1));
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value upper =
+      arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, lower, one),
+                             arith::SubIOp::create(b, loc, inputSize, one));
   Value weight = arith::SubFOp::create(
       b, loc, source, arith::UIToFPOp::create(b, loc, type, lowerInt));
   return {lower, upper, weight};
@@ -67,46 +141,49 @@ struct UpsampleBilinearLowering : OpRewritePattern<fx::UpsampleBilinear2dOp> {
                                 PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value input = op.getInput();
-    RankedTensorType inputType = op.getInput().getType();
     RankedTensorType type = op.getType();
     int64_t rank = type.getRank();
-    if (!hasStaticSpatialSizes(inputType, type, 2))
-      return rewriter.notifyMatchFailure(op, "dynamic spatial sizes");
     Type dtype = type.getElementType();
     Type computeType = getComputeDtype(dtype, /*computeInF32=*/true);
     bool alignCorners = op.getAlignCorners();
     std::optional<ArrayRef<double>> factors;
     if (auto attr = op.getScaleFactorsAttr())
       factors = attr.asArrayRef();
+    if (!hasResultSizes(type, factors))
+      return rewriter.notifyMatchFailure(op, "a dynamic size and no factor");
+    SpatialSizes sizes = getSpatialSizes(rewriter, loc, input, type, factors);
     // PyTorch's area_pixel_compute_scale, in the compute type.
-    SmallVector<double> scales;
+    SmallVector<Value> scales;
     for (int64_t dim = 0; dim < 2; ++dim) {
-      int64_t in = inputType.getDimSize(rank - 2 + dim);
-      int64_t out = type.getDimSize(rank - 2 + dim);
-      double scale;
-      if (alignCorners)
-        scale = out > 1 ? static_cast<double>(in - 1) / (out - 1) : 0.0;
-      else if (factors && (*factors)[dim] > 0)
-        scale = 1.0 / (*factors)[dim];
-      else
-        scale = static_cast<double>(in) / out;
-      if (computeType.isF32())
-        scale = static_cast<float>(scale);
-      scales.push_back(scale);
+      Value in = sizes.input[dim], out = sizes.result[dim];
+      if (alignCorners) {
+        Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
+        Value ratio = divideSizes(
+            rewriter, loc, rewriter.createOrFold<arith::SubIOp>(loc, in, one),
+            rewriter.createOrFold<arith::SubIOp>(loc, out, one), computeType);
+        Value several = arith::CmpIOp::create(
+            rewriter, loc, arith::CmpIPredicate::ugt, out, one);
+        scales.push_back(arith::SelectOp::create(
+            rewriter, loc, several, ratio,
+            makeFloat(rewriter, loc, computeType, 0.0)));
+      } else if (factors && (*factors)[dim] > 0) {
+        double scale = 1.0 / (*factors)[dim];
+        scales.push_back(
+            makeFloat(rewriter, loc, computeType,
+                      computeType.isF32() ? static_cast<float>(scale) : scale));
+      } else {
+        scales.push_back(divideSizes(rewriter, loc, in, out, computeType));
+      }
     }
-    SmallVector<Value> dynamicSizes =
-        collectDynamicSizes(type, [&](int64_t dim) {
-          return getDimSize(rewriter, loc, input, dim);
-        });
     Value result = buildGeneratorNode(
-        rewriter, loc, type, dynamicSizes,
+        rewriter, loc, type, getResultSizes(rewriter, loc, input, type, sizes),
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           Neighbours rows =
               getNeighbours(b, loc, ivs[rank - 2], scales[0], alignCorners,
-                            inputType.getDimSize(rank - 2), computeType);
+                            sizes.input[0], computeType);
           Neighbours columns =
               getNeighbours(b, loc, ivs[rank - 1], scales[1], alignCorners,
-                            inputType.getDimSize(rank - 1), computeType);
+                            sizes.input[1], computeType);
           auto load = [&](Value row, Value column) {
             SmallVector<Value> indices(ivs.drop_back(2));
             indices.append({row, column});
@@ -132,6 +209,58 @@ struct UpsampleBilinearLowering : OpRewritePattern<fx::UpsampleBilinear2dOp> {
                                computeType, dtype);
         });
     rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// fx.upsample_nearest2d: output position o reads min(floor(o * scale),
+/// size - 1), with PyTorch's scale (1 / scale_factor when given, else
+/// input size / output size), computed in f32 as PyTorch does.
+struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::UpsampleNearest2dOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op.getInput();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    std::optional<ArrayRef<double>> factors;
+    if (auto attr = op.getScaleFactorsAttr())
+      factors = attr.asArrayRef();
+    if (!hasResultSizes(type, factors))
+      return rewriter.notifyMatchFailure(op, "a dynamic size and no factor");
+    SpatialSizes sizes = getSpatialSizes(rewriter, loc, source, type, factors);
+    Type f32 = rewriter.getF32Type();
+    SmallVector<Value> scales;
+    for (int64_t dim = 0; dim < 2; ++dim)
+      scales.push_back(
+          factors && (*factors)[dim] > 0
+              ? makeFloat(rewriter, loc, f32,
+                          static_cast<float>(1.0 / (*factors)[dim]))
+              : divideSizes(rewriter, loc, sizes.input[dim], sizes.result[dim],
+                            f32));
+    rewriter.replaceOp(
+        op,
+        buildIndexMapNode(
+            rewriter, loc, source, type,
+            getResultSizes(rewriter, loc, source, type, sizes),
+            [&](OpBuilder &b, Location loc, ValueRange ivs) {
+              SmallVector<Value> indices(ivs);
+              Value one = arith::ConstantIndexOp::create(b, loc, 1);
+              for (int64_t dim = 0; dim < 2; ++dim) {
+                int64_t at = rank - 2 + dim;
+                Value scaled = arith::MulFOp::create(
+                    b, loc, indexToFloat(b, loc, ivs[at], f32), scales[dim]);
+                Value index = arith::IndexCastUIOp::create(
+                    b, loc, b.getIndexType(),
+                    arith::FPToUIOp::create(b, loc, b.getI64Type(), scaled));
+                indices[at] = arith::MinUIOp::create(
+                    b, loc, index,
+                    arith::SubIOp::create(b, loc, sizes.input[dim], one));
+              }
+              return indices;
+            }));
     return success();
   }
 };
@@ -388,6 +517,6 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
 } // namespace
 
 void fxtoloop::populateInterpolationPatterns(RewritePatternSet &patterns) {
-  patterns.add<UpsampleBilinearLowering, GridSamplerLowering>(
-      patterns.getContext());
+  patterns.add<UpsampleNearestLowering, UpsampleBilinearLowering,
+               GridSamplerLowering>(patterns.getContext());
 }

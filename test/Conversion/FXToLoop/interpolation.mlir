@@ -120,3 +120,47 @@ fx.graph @grid_sampler_bicubic(%x: tensor<1x2x4x5xbf16>, %g: tensor<1x3x3x2xbf16
   %0 = fx.grid_sampler_2d %x, %g {interpolation_mode = 2 : i64, padding_mode = 1 : i64, align_corners = true} : (tensor<1x2x4x5xbf16>, tensor<1x3x3x2xbf16>) -> tensor<1x2x3x3xbf16>
   fx.output %0 : tensor<1x2x3x3xbf16>
 }
+
+// -----
+
+// Images of any size: a dynamic result size is the input's times the scale
+// factor, floored; aligned corners take their scale from the run-time
+// sizes, (in - 1) / (out - 1), or 0 for one output; the upper neighbour is
+// clamped to the run-time last row. Nearest reads min(floor(o / 2), in - 1).
+// CHECK-LABEL: fx.graph @dynamic_upsampling
+// CHECK-DAG: %[[TWO:.+]] = arith.constant 2.000000e+00 : f64
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[H:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[HF:.+]] = arith.uitofp %{{.+}} : i64 to f64
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[HF]], %[[TWO]] : f64
+// CHECK: %[[FLOOR:.+]] = math.floor %[[SCALED]]
+// CHECK: %[[OUTI:.+]] = arith.fptoui %[[FLOOR]]
+// CHECK: %[[OUT:.+]] = arith.index_castui %[[OUTI]] : i64 to index
+// CHECK: %[[RATIO:.+]] = arith.divf
+// CHECK: %[[SEVERAL:.+]] = arith.cmpi ugt, %[[OUT]], %c1
+// CHECK: %[[SCALE:.+]] = arith.select %[[SEVERAL]], %[[RATIO]], %[[ZERO]]
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: loop.pointwise(%[[N]], %[[OUT]], %{{.+}}) : tensor<?x2x?x?xf32>
+// CHECK: arith.mulf %[[SCALE]]
+// CHECK: %[[LAST:.+]] = arith.subi %[[H]], %c1
+// CHECK: arith.minui %{{.+}}, %[[LAST]]
+// CHECK: loop.pointwise(%{{.+}}, %{{.+}}, %{{.+}}) : tensor<?x2x?x?xf32>
+// CHECK: arith.mulf %{{.+}}, %cst{{.*}} : f32
+// CHECK: arith.minui
+fx.graph @dynamic_upsampling(%x: tensor<?x2x?x?xf32>) -> (tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>) {
+  %0 = fx.upsample_bilinear2d %x {align_corners = true, scale_factors = array<f64: 2.0, 3.0>} : (tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  %1 = fx.upsample_nearest2d %x {scale_factors = array<f64: 2.0, 2.0>} : (tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  fx.output %0, %1 : tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>
+}
+
+// -----
+
+// A dynamic result size without a scale factor has nothing to give it.
+// CHECK-LABEL: fx.graph @do_not_lower_dynamic_upsampling_without_factors
+// CHECK: fx.upsample_nearest2d
+// CHECK: fx.upsample_bilinear2d
+fx.graph @do_not_lower_dynamic_upsampling_without_factors(%x: tensor<1x2x?x4xf32>) -> (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) {
+  %0 = fx.upsample_nearest2d %x : (tensor<1x2x?x4xf32>) -> tensor<1x2x?x8xf32>
+  %1 = fx.upsample_bilinear2d %x {align_corners = false} : (tensor<1x2x?x4xf32>) -> tensor<1x2x?x8xf32>
+  fx.output %0, %1 : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>
+}
