@@ -304,6 +304,22 @@ def test_upsampling_of_images_of_any_size(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_adaptive_pooling_of_images_of_any_size(device):
+    # A fixed output of images whose height and width are dynamic: windows
+    # bounded at run time, sizes that Out divides, that it does not, and
+    # smaller than Out (overlapping windows).
+    def fn(x):
+        return (torch.nn.functional.adaptive_avg_pool2d(x, (3, 4)),
+                torch.nn.functional.adaptive_avg_pool2d(x, 1) * 2)
+
+    compiled = kiln.compile(fn, [torch.randn(2, 3, 9, 8, device=device)], dynamic={0: [0, 2, 3]})
+    for batch, height, width in [(2, 9, 8), (3, 10, 13), (2, 2, 3), (4, 31, 7)]:
+        x = torch.randn(batch, 3, height, width, device=device)
+        for got, want in zip(compiled(x), fn(x)):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_group_norm_of_images_of_any_size(device):
     # The batch, height and width dynamic: the groups' statistics reduce over
     # each group's channels and the dynamic extent; 3-d inputs too.

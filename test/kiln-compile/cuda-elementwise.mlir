@@ -1,8 +1,8 @@
 // silu, a general power (libdevice powf), integer powers, bool not and
 // activations with expm1/log1p, creation and logical ops, flip, repeat,
 // split, padding, nearest upsampling, the rest of Core ATen's math and
-// sibling kernels, complex arithmetic and upsampling of dynamic sizes
-// assemble for sm_90a.
+// sibling kernels, complex arithmetic, and upsampling and adaptive pooling
+// of dynamic sizes assemble for sm_90a.
 // REQUIRES: ptxas
 // RUN: kiln-compile %s --target=cuda -o %t.so
 // RUN: llvm-nm -D %t.so | FileCheck %s
@@ -26,6 +26,8 @@
 // RUN: llvm-nm -D %t-complex.so | FileCheck %s
 // RUN: kiln-compile %S/Inputs/cuda-upsampling-dynamic.mlir --target=cuda -o %t-upsampling.so
 // RUN: llvm-nm -D %t-upsampling.so | FileCheck %s
+// RUN: kiln-compile %S/Inputs/cuda-adaptive-pool-dynamic.mlir --target=cuda -o %t-adaptive.so
+// RUN: llvm-nm -D %t-adaptive.so | FileCheck %s
 fx.graph @forward(%x: tensor<4x64xf32>, %i: tensor<4xsi64>, %p: tensor<4xi1>) -> (tensor<4x64xf32>, tensor<4x64xf32>, tensor<4xsi64>, tensor<4xi1>) {
   %0 = fx.silu %x : tensor<4x64xf32>
   %1 = fx.pow_tensor_scalar %x {exponent = 1.7 : f64} : (tensor<4x64xf32>) -> tensor<4x64xf32>

@@ -5302,24 +5302,31 @@ using WindowValueFn =
 
 /// Builds a loop.reduce of `resultType` ([leading..., spatial outputs...])
 /// that combines, with `combiner`, the elements of `input` in each output's
-/// window of `windowShape`; positions that do not count give the combiner's
-/// identity. `value`, if given, yields something else for each element.
+/// window of `windowShape` (a dynamic size of which `dynamicWindow` gives,
+/// in order); positions that do not count give the combiner's identity.
+/// `value`, if given, yields something else for each element.
 static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
                                   RankedTensorType resultType,
                                   StringRef combiner,
                                   ArrayRef<int64_t> windowShape,
                                   WindowPositionFn position,
-                                  WindowValueFn value = nullptr) {
+                                  WindowValueFn value = nullptr,
+                                  ValueRange dynamicWindow = {}) {
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
   int64_t spatial = windowShape.size();
   SmallVector<Value> dynamicSizes;
-  for (int64_t dim = 0; dim < rank - spatial; ++dim)
-    if (resultType.isDynamicDim(dim))
-      dynamicSizes.push_back(getDimSize(b, loc, input, dim));
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (!resultType.isDynamicDim(dim))
+      continue;
+    // A leading dimension's size is the input's; a spatial one's the
+    // caller's result has (adaptive pooling's are static).
+    assert(dim < rank - spatial && "a dynamic spatial result size");
+    dynamicSizes.push_back(getDimSize(b, loc, input, dim));
+  }
   auto node = loop::ReduceOp::create(
-      b, loc, resultType, b.getStringAttr(combiner), dynamicSizes, ValueRange{},
-      b.getDenseI64ArrayAttr(windowShape));
+      b, loc, resultType, b.getStringAttr(combiner), dynamicSizes,
+      dynamicWindow, b.getDenseI64ArrayAttr(windowShape));
   OpBuilder::InsertionGuard guard(b);
   Block *body = b.createBlock(&node.getBody());
   body->addArguments(SmallVector<Type>(rank + spatial, b.getIndexType()),
@@ -5332,10 +5339,8 @@ static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
                  body->getArgument(rank + dim));
     counts = counts ? arith::AndIOp::create(b, loc, counts, valid).getResult()
                     : valid;
-    indices.push_back(
-        clampToRange(b, loc, at,
-                     arith::ConstantIndexOp::create(
-                         b, loc, inputType.getDimSize(rank - spatial + dim))));
+    indices.push_back(clampToRange(
+        b, loc, at, getDimSize(b, loc, input, rank - spatial + dim)));
   }
   Type accumulator = loop::getScalarType(resultType.getElementType());
   Value element = loop::LoadOp::create(b, loc, input, indices);
@@ -5869,11 +5874,10 @@ struct AvgPoolBackwardLowering : OpRewritePattern<fx::AvgPool2dBackwardOp> {
 
 /// The input positions [floor(o In / Out), ceil((o + 1) In / Out)) that
 /// adaptive pooling's output `out` of `count` averages along a dimension of
-/// `extent` inputs.
+/// `extentValue` inputs.
 static std::pair<Value, Value> getAdaptiveWindow(OpBuilder &b, Location loc,
-                                                 Value out, int64_t extent,
+                                                 Value out, Value extentValue,
                                                  int64_t count) {
-  Value extentValue = arith::ConstantIndexOp::create(b, loc, extent);
   Value countValue = arith::ConstantIndexOp::create(b, loc, count);
   Value start = arith::DivUIOp::create(
       b, loc, arith::MulIOp::create(b, loc, out, extentValue), countValue);
@@ -5886,7 +5890,9 @@ static std::pair<Value, Value> getAdaptiveWindow(OpBuilder &b, Location loc,
 
 /// Lowers fx.adaptive_avg_pool2d: output o of an extent-In dimension with
 /// Out outputs averages input positions [floor(o In / Out),
-/// ceil((o + 1) In / Out)).
+/// ceil((o + 1) In / Out)). A dynamic In (images of any size; Out is
+/// static) bounds the windows by ceil(In / Out) + 1 at run time, one more
+/// than the widest unless Out divides In.
 template <typename OpTy>
 struct AdaptiveAvgPoolLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
@@ -5896,24 +5902,36 @@ struct AdaptiveAvgPoolLowering : OpRewritePattern<OpTy> {
     constexpr int64_t spatial = kPoolingRank<OpTy>;
     RankedTensorType inputType = op.getSelf().getType();
     RankedTensorType resultType = op.getType();
-    if (!hasStaticSpatialSizes(inputType, resultType, spatial))
-      return rewriter.notifyMatchFailure(op, "dynamic pooling");
     int64_t rank = inputType.getRank();
-    SmallVector<int64_t> extents, outputs, window;
+    for (int64_t dim = rank - spatial; dim < rank; ++dim)
+      if (resultType.isDynamicDim(dim) || resultType.getDimSize(dim) == 0)
+        return rewriter.notifyMatchFailure(op, "dynamic or empty output");
+    Location loc = op.getLoc();
+    SmallVector<Value> extents, dynamicWindow;
+    SmallVector<int64_t> outputs, window;
     for (int64_t dim = 0; dim < spatial; ++dim) {
-      int64_t extent = inputType.getDimSize(rank - spatial + dim);
       int64_t count = resultType.getDimSize(rank - spatial + dim);
-      if (count == 0)
-        return rewriter.notifyMatchFailure(op, "empty output");
-      int64_t widest = 0;
-      for (int64_t o = 0; o < count; ++o)
-        widest = std::max(widest, ((o + 1) * extent + count - 1) / count -
-                                      (o * extent) / count);
+      Value extent =
+          getDimSize(rewriter, loc, op.getSelf(), rank - spatial + dim);
       extents.push_back(extent);
       outputs.push_back(count);
+      if (inputType.isDynamicDim(rank - spatial + dim)) {
+        window.push_back(ShapedType::kDynamic);
+        dynamicWindow.push_back(arith::AddIOp::create(
+            rewriter, loc,
+            arith::CeilDivUIOp::create(
+                rewriter, loc, extent,
+                arith::ConstantIndexOp::create(rewriter, loc, count)),
+            arith::ConstantIndexOp::create(rewriter, loc, 1)));
+        continue;
+      }
+      int64_t size = inputType.getDimSize(rank - spatial + dim);
+      int64_t widest = 0;
+      for (int64_t o = 0; o < count; ++o)
+        widest = std::max(widest, ((o + 1) * size + count - 1) / count -
+                                      (o * size) / count);
       window.push_back(widest);
     }
-    Location loc = op.getLoc();
     auto bounds = [&](OpBuilder &b, Location loc, int64_t dim, Value out) {
       return getAdaptiveWindow(b, loc, out, extents[dim], outputs[dim]);
     };
@@ -5926,7 +5944,8 @@ struct AdaptiveAvgPoolLowering : OpRewritePattern<OpTy> {
           Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                               position, end);
           return std::make_pair(position, valid);
-        });
+        },
+        /*value=*/nullptr, dynamicWindow);
     Value result = buildWindowAverage(
         rewriter, loc, sums, resultType, spatial,
         [&](OpBuilder &b, Location loc, ValueRange outs) -> Value {
@@ -6000,8 +6019,10 @@ struct AdaptiveAvgPoolBackwardLowering
             Value last =
                 arith::ConstantIndexOp::create(b, loc, outputs[dim] - 1);
             Value clamped = arith::MinUIOp::create(b, loc, out, last);
-            auto [start, end] =
-                getAdaptiveWindow(b, loc, clamped, extents[dim], outputs[dim]);
+            auto [start, end] = getAdaptiveWindow(
+                b, loc, clamped,
+                arith::ConstantIndexOp::create(b, loc, extents[dim]),
+                outputs[dim]);
             Value valid = arith::AndIOp::create(
                 b, loc,
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, out,

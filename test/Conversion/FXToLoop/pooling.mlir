@@ -51,6 +51,25 @@ fx.graph @adaptive_avg_pool(%x: tensor<2x3x7x7xf32>) -> tensor<2x3x3x5xf32> {
 
 // -----
 
+// A dynamic input height bounds its windows at run time by ceil(In / 3) + 1
+// and clamps reads to the run-time last row; the static width keeps its
+// window of 3.
+// CHECK-LABEL: fx.graph @adaptive_avg_pool_of_a_dynamic_extent
+// CHECK: %[[H:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[CEIL:.+]] = arith.ceildivui %[[H]], %c3
+// CHECK: %[[WINDOW:.+]] = arith.addi %[[CEIL]], %c1
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: loop.reduce "sum"(%[[N]]) over [%[[WINDOW]], 3] : tensor<?x3x3x5xf32>
+// CHECK: arith.muli %{{.+}}, %[[H]]
+// CHECK: arith.cmpi ult
+// CHECK: loop.pointwise(%{{.+}}) : tensor<?x3x3x5xf32>
+fx.graph @adaptive_avg_pool_of_a_dynamic_extent(%x: tensor<?x3x?x7xf32>) -> tensor<?x3x3x5xf32> {
+  %0 = fx.adaptive_avg_pool2d %x : (tensor<?x3x?x7xf32>) -> tensor<?x3x3x5xf32>
+  fx.output %0 : tensor<?x3x3x5xf32>
+}
+
+// -----
+
 // The indices of the maxima: a second window reduction of h * W + w where
 // the element equals the maximum, negated where the maximum is NaN (the last
 // NaN wins, as in PyTorch), then negated back.
