@@ -736,11 +736,12 @@ def _adapt_as_strided_scatter(node: torch.fx.Node, bound: Dict[str, Any]) -> Non
 
 def _naming_size_symbols(least: int) -> Callable[[torch.fx.Node, Dict[str, Any]], None]:
     """An adapter for an op whose sizes are its result type's (torch 2.x):
-    with at least `least` symbolic sizes, each a size symbol of its own
-    (``s1``, not ``2*s1``), it names them (``size_symbols``), which the
-    graph's guards must bind. A view needs them to split ``[s0*s1, 64] ->
-    [s0, s1, 64]``, which the types leave ambiguous; a creation op for any
-    ``?``."""
+    with at least `least` symbolic sizes, each a size symbol or a multiple
+    of one plus a constant (``s1``, ``3*s0``, ``s0-1``; not ``s0*s1``), it
+    names them (``size_symbols``), from symbols the graph's guards must
+    bind. A view needs them to split ``[s0*s1, 64] -> [s0, s1, 64]`` or to
+    merge ``[s0, 3, s1] -> [3*s0, s1]``, which the types leave ambiguous; a
+    creation op for any ``?``."""
     def adapt(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
         names = _symbolic_size_names(node)
         if names is not None and len(names) >= least:
@@ -753,15 +754,22 @@ def _naming_size_symbols(least: int) -> Callable[[torch.fx.Node, Dict[str, Any]]
 _SIZE_SYMBOLS_META = "kiln_size_symbols"
 
 
+# A size that ``size_symbols`` can name: a size symbol, or a positive
+# multiple of one plus a constant, as fx::parseSizeExpression reads it.
+_SIZE_EXPRESSION_RE = re.compile(r"(?:[1-9][0-9]*\*)?[A-Za-z_][A-Za-z0-9_]*(?:[+-][0-9]+)?")
+
+
 def _symbolic_size_names(node: torch.fx.Node) -> Optional[List[str]]:
-    """The size symbol of each ``?`` of `node`'s result, or None unless each
-    is a symbol of its own (``s1``, not ``2*s1``)."""
+    """The size of each ``?`` of `node`'s result as ``size_symbols`` names
+    it, or None unless each is a size symbol or a multiple of one plus a
+    constant (``s1``, ``2*s1``, ``s1-1``; not ``s0*s1``)."""
     if _SIZE_SYMBOLS_META in node.meta:
         return node.meta[_SIZE_SYMBOLS_META]
     value = node.meta.get("val")
     symbolic = [s for s in getattr(value, "shape", ()) if not isinstance(s, int)]
-    names = [str(getattr(getattr(s, "node", None), "expr", s)) for s in symbolic]
-    return names if all(name.isidentifier() for name in names) else None
+    names = [str(getattr(getattr(s, "node", None), "expr", s)).replace(" ", "")
+             for s in symbolic]
+    return names if all(_SIZE_EXPRESSION_RE.fullmatch(name) for name in names) else None
 
 
 def _adapt_expand(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
@@ -2093,6 +2101,27 @@ def _symbol_valued(symbols: Dict[str, Tuple[int, int]], values: Tuple[Any, Any]
     return next((name for name, pair in symbols.items() if pair == values), None)
 
 
+def _size_expression(symbols: Dict[str, Tuple[int, int]], values: Tuple[int, int]
+                     ) -> Optional[str]:
+    """How ``size_symbols`` writes a size whose values in the two traces are
+    `values`: the size symbol with those values, else ``scale*s+offset`` of
+    the one symbol s that fits them (``3*s0``, ``s0-1``); None if none fits
+    or several do."""
+    name = _symbol_valued(symbols, values)
+    if name is not None:
+        return name
+    fits = []
+    for name, (value_a, value_b) in symbols.items():
+        growth, delta = value_b - value_a, values[1] - values[0]
+        if growth and delta % growth == 0 and delta // growth >= 1:
+            scale = delta // growth
+            fits.append((name, scale, values[0] - scale * value_a))
+    if len(fits) != 1:
+        return None
+    name, scale, offset = fits[0]
+    return (f"{scale}*" if scale != 1 else "") + name + (f"{offset:+d}" if offset else "")
+
+
 # Arguments that may be a size symbol's value: where one differs between the
 # traces exactly as a symbol does, it becomes that symbol's fx.symbol_value.
 _SYMBOLIC_ARGUMENTS = {
@@ -2155,9 +2184,10 @@ _NAMED_SIZE_OPS = {aten.view.default, aten._unsafe_view.default, aten.full.defau
 def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                        types_a: Dict, types_b: Dict, types: Dict,
                        symbols: Dict[str, Tuple[int, int]]) -> None:
-    """Records, for each _NAMED_SIZE_OPS node whose every ``?`` is one size
-    symbol's value in both traces, those symbols (``torch.zeros(x.shape[0],
-    4)`` is ``[s0, 4]``), for its ``size_symbols``."""
+    """Records, for each _NAMED_SIZE_OPS node whose every ``?`` is a size
+    symbol or a multiple of one plus a constant in both traces, those sizes
+    (``torch.zeros(x.shape[0], 4)`` is ``[s0, 4]``, ``x.view(-1, s1)`` of
+    ``[s0, 3, s1]`` is ``[3*s0, s1]``), for its ``size_symbols``."""
     for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
         merged = types.get(node_a)
         if node_a.op != "call_function" or aten_target(node_a) not in _NAMED_SIZE_OPS \
@@ -2166,7 +2196,7 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
         names = []
         for dim, size in enumerate(merged.shape):
             if size is None:
-                names.append(_symbol_valued(
+                names.append(_size_expression(
                     symbols, (types_a[node_a].shape[dim], types_b[node_b].shape[dim])))
         if all(names):
             node_a.meta[_SIZE_SYMBOLS_META] = names

@@ -320,6 +320,27 @@ def test_adaptive_pooling_of_images_of_any_size(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_views_that_merge_a_dynamic_size_with_a_static_one(device):
+    # Instance norm views [N, C, H, W] as [1, N*C, H, W], and attention's
+    # batched products [B, H, S, D] as [B*H, S, D]: merged sizes that are a
+    # multiple of a size symbol (`size_symbols` writes 3*s0), beside other
+    # dynamic sizes.
+    def fn(x, q, k, v):
+        scores = torch.softmax(q @ k.transpose(-1, -2) * 0.25, -1)
+        return torch.nn.functional.instance_norm(x), scores @ v
+
+    example = [torch.randn(2, 3, 5, 6, device=device)] + \
+        [torch.randn(2, 4, 7, 16, device=device) for _ in range(3)]
+    compiled = kiln.compile(fn, example, dynamic={0: [0, 2, 3], 1: [0, 2], 2: [0, 2], 3: [0, 2]})
+    assert "3*s" in compiled.graph_text and "4*s" in compiled.graph_text
+    for batch, height, width, length in [(2, 5, 6, 7), (3, 2, 9, 4), (5, 7, 3, 11)]:
+        inputs = [torch.randn(batch, 3, height, width, device=device)] + \
+            [torch.randn(batch, 4, length, 16, device=device) for _ in range(3)]
+        for got, want in zip(compiled(*inputs), fn(*inputs)):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_group_norm_of_images_of_any_size(device):
     # The batch, height and width dynamic: the groups' statistics reduce over
     # each group's channels and the dynamic extent; 3-d inputs too.

@@ -184,6 +184,25 @@ Value fxtoloop::getSizeSymbolValue(OpBuilder &b, Location loc, Operation *op,
   return {};
 }
 
+Value fxtoloop::getSizeExpressionValue(OpBuilder &b, Location loc,
+                                       Operation *op, StringRef text) {
+  std::optional<fx::SizeExpression> expression = fx::parseSizeExpression(text);
+  if (!expression)
+    return {};
+  Value size = getSizeSymbolValue(b, loc, op, expression->symbol);
+  if (!size)
+    return {};
+  if (expression->scale != 1)
+    size = arith::MulIOp::create(
+        b, loc, size,
+        arith::ConstantIndexOp::create(b, loc, expression->scale));
+  if (expression->offset != 0)
+    size = arith::AddIOp::create(
+        b, loc, size,
+        arith::ConstantIndexOp::create(b, loc, expression->offset));
+  return size;
+}
+
 FailureOr<SmallVector<Value>>
 fxtoloop::getNamedDynamicSizes(OpBuilder &b, Location loc, Operation *op,
                                RankedTensorType type) {
@@ -193,8 +212,8 @@ fxtoloop::getNamedDynamicSizes(OpBuilder &b, Location loc, Operation *op,
   auto symbols = op->getAttrOfType<ArrayAttr>("size_symbols");
   if (!symbols)
     return failure();
-  for (StringRef name : symbols.getAsValueRange<StringAttr>()) {
-    Value size = getSizeSymbolValue(b, loc, op, name);
+  for (StringRef text : symbols.getAsValueRange<StringAttr>()) {
+    Value size = getSizeExpressionValue(b, loc, op, text);
     if (!size)
       return failure();
     sizes.push_back(size);
@@ -1916,7 +1935,7 @@ getNamedViewSizes(OpBuilder &b, Location loc, Operation *op, Value source,
       sizes.result.push_back(Value());
       continue;
     }
-    Value size = getSizeSymbolValue(b, loc, op, *name++);
+    Value size = getSizeExpressionValue(b, loc, op, *name++);
     if (!size)
       return failure();
     sizes.result.push_back(size);

@@ -36,6 +36,11 @@ Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim);
 Value getSizeSymbolValue(OpBuilder &b, Location loc, Operation *op,
                          StringRef name);
 
+/// The run-time value of a `size_symbols` entry of `op` (a size symbol, or
+/// a multiple of one plus a constant: fx::parseSizeExpression), or null.
+Value getSizeExpressionValue(OpBuilder &b, Location loc, Operation *op,
+                             StringRef text);
+
 /// The dynamic sizes of `type`, the result of `op`, from the graph's size
 /// symbols that `op`'s `size_symbols` names; failure where it names none or
 /// no argument binds one.

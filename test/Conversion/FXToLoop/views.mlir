@@ -210,6 +210,27 @@ fx.graph @split_dynamic_view(
 
 // -----
 
+// Instance norm's view merges a dynamic batch with the channels and keeps a
+// dynamic extent: `size_symbols` writes the merged size as a multiple of a
+// symbol (3*s0) and the kept one as a symbol plus a constant (s1-1 here).
+// CHECK-LABEL: fx.graph @merge_dynamic_view
+// CHECK: loop.pointwise(%{{.+}}, %{{.+}}) : tensor<?x3x?xf32>
+// CHECK: %[[S0:.+]] = tensor.dim %arg0, %c0
+// CHECK-NEXT: %[[MERGED:.+]] = arith.muli %[[S0]], %c3
+// CHECK-NEXT: %[[S1:.+]] = tensor.dim %arg0, %c2
+// CHECK-NEXT: %[[KEPT:.+]] = arith.addi %[[S1]], %c-1
+// CHECK-NEXT: loop.pointwise(%[[MERGED]], %[[KEPT]]) : tensor<1x?x?xf32>
+fx.graph @merge_dynamic_view(
+    %x: tensor<?x3x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 3, s1]>})
+    -> tensor<1x?x?xf32>
+    attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 3>]} {
+  %0 = fx.slice %x {dim = 2 : i64, start = 1 : i64, end = 9223372036854775807 : i64} : (tensor<?x3x?xf32>) -> tensor<?x3x?xf32>
+  %1 = fx.view %0 {size_symbols = ["3*s0", "s1-1"]} : (tensor<?x3x?xf32>) -> tensor<1x?x?xf32>
+  fx.output %1 : tensor<1x?x?xf32>
+}
+
+// -----
+
 // A diagonal is index arithmetic: element i reads i + 3 along dim1 (a
 // negative offset) and i along dim2; the other dimension comes first.
 // CHECK-LABEL: fx.graph @diagonal

@@ -311,6 +311,26 @@ fx.graph @view_unknown_symbol(
 
 // -----
 
+fx.graph @view_size_of_two_symbols(
+    %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1]>})
+    -> tensor<?x?x1xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  // expected-error @+1 {{'fx.view' op `size_symbols` entry 's0*s1' is neither a size symbol nor a multiple of one plus a constant ('3*s0', 's0-1')}}
+  %0 = fx.view %x {size_symbols = ["s0*s1", "1*s0"]} : (tensor<?x?xf32>) -> tensor<?x?x1xf32>
+  fx.output %0 : tensor<?x?x1xf32>
+}
+
+// -----
+
+fx.graph @view_size_of_an_unknown_multiple(
+    %x: tensor<?x3xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 3]>})
+    -> tensor<?x?xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  // expected-error @+1 {{'fx.view' op `size_symbols` names 's2', which is not a size symbol of the graph}}
+  %0 = fx.view %x {size_symbols = ["3*s2", "s0"]} : (tensor<?x3xf32>) -> tensor<?x?xf32>
+  fx.output %0 : tensor<?x?xf32>
+}
+
+// -----
+
 fx.graph @slice_both_end_and_dynamic_end(%x: tensor<8x4xf32>) {
   %n = arith.constant 4 : i64
   // expected-error @+1 {{'fx.slice' op has both `end` and `dynamic_end`; a symbolic `end` is only the operand}}

@@ -99,6 +99,30 @@ static void printGuardStrides(AsmPrinter &printer, DenseI64ArrayAttr strides) {
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/FX/IR/FXAttrs.cpp.inc"
 
+std::optional<SizeExpression>
+mlir::kiln::fx::parseSizeExpression(StringRef text) {
+  SizeExpression expression;
+  // An optional "<scale>*" first.
+  if (auto [scale, rest] = text.split('*'); !rest.empty()) {
+    if (scale.getAsInteger(10, expression.scale) || expression.scale <= 0)
+      return std::nullopt;
+    text = rest;
+  }
+  // Then the symbol, and an optional "+<offset>" or "-<offset>".
+  size_t sign = text.find_first_of("+-");
+  expression.symbol = text.take_front(sign);
+  if (sign != StringRef::npos) {
+    uint64_t offset;
+    if (text.drop_front(sign + 1).getAsInteger(10, offset))
+      return std::nullopt;
+    expression.offset = text[sign] == '-' ? -static_cast<int64_t>(offset)
+                                          : static_cast<int64_t>(offset);
+  }
+  if (!isSymbolName(expression.symbol))
+    return std::nullopt;
+  return expression;
+}
+
 //===----------------------------------------------------------------------===//
 // SymbolAttr
 //===----------------------------------------------------------------------===//

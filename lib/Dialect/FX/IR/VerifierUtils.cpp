@@ -181,9 +181,16 @@ LogicalResult verifier::verifySizeSymbols(Operation *op,
            << symbols.size() << " sizes, but the result " << result << " has "
            << result.getNumDynamicDims() << " dynamic dimensions";
   auto graph = op->getParentOfType<GraphOp>();
-  for (auto name : symbols.getAsValueRange<StringAttr>())
-    if (graph && !graph.lookupSizeSymbol(name))
+  for (auto text : symbols.getAsValueRange<StringAttr>()) {
+    std::optional<SizeExpression> size = parseSizeExpression(text);
+    if (!size)
+      return op->emitOpError("`size_symbols` entry '")
+             << text
+             << "' is neither a size symbol nor a multiple of one plus a "
+                "constant ('3*s0', 's0-1')";
+    if (graph && !graph.lookupSizeSymbol(size->symbol))
       return op->emitOpError("`size_symbols` names '")
-             << name << "', which is not a size symbol of the graph";
+             << size->symbol << "', which is not a size symbol of the graph";
+  }
   return success();
 }
