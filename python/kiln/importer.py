@@ -759,6 +759,20 @@ _SIZE_SYMBOLS_META = "kiln_size_symbols"
 _SIZE_EXPRESSION_RE = re.compile(r"(?:[1-9][0-9]*\*)?[A-Za-z_][A-Za-z0-9_]*(?:[+-][0-9]+)?")
 
 
+def _naming_view_sizes(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    """_naming_size_symbols(2) for a view, unless its symbolic sizes are its
+    operand's, in order: the lowering pairs a view's dynamic dimensions in
+    order unless it names their sizes (``[s0, s1] -> [s1, s0]`` must)."""
+    def symbolic(value):
+        return [s for s in getattr(value, "shape", ()) if not isinstance(s, int)]
+    source = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+    before, after = symbolic(source), symbolic(node.meta.get("val"))
+    if _SIZE_SYMBOLS_META not in node.meta and before and len(before) == len(after) and all(
+            a.node.expr == b.node.expr for a, b in zip(before, after)):
+        return
+    _naming_size_symbols(2)(node, bound)
+
+
 def _symbolic_size_names(node: torch.fx.Node) -> Optional[List[str]]:
     """The size of each ``?`` of `node`'s result as ``size_symbols`` names
     it, or None unless each is a size symbol or a multiple of one plus a
@@ -798,8 +812,8 @@ def _stretches_to_symbolic(node: torch.fx.Node) -> bool:
 _ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] = {
     "aten.as_strided.default": _adapt_as_strided,
     "aten.as_strided_scatter.default": _adapt_as_strided_scatter,
-    "aten.view.default": _naming_size_symbols(2),
-    "aten._unsafe_view.default": _naming_size_symbols(2),
+    "aten.view.default": _naming_view_sizes,
+    "aten._unsafe_view.default": _naming_view_sizes,
     "aten.full.default": _naming_size_symbols(1),
     "aten.empty.memory_format": _naming_size_symbols(1),
     "aten.rand.default": _naming_size_symbols(1),
@@ -2043,8 +2057,9 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
     (``4 * s0`` after a flatten, ``s0 - 1`` after ``x[1:]``), with a positive
     integer scale; each symbol grows by another amount between the traces, so
     rarely more than one fits, and then only where none needs a narrower
-    range. `minimums` receives the least value of the symbol that keeps the
-    size at least 2, as a ``?`` is."""
+    range; or if it is a product of two symbols' values in both (a matmul's
+    ``[s0*s1, K]`` rows). `minimums` receives the least value of the symbol
+    that keeps the size at least 2, as a ``?`` is."""
     if size_a == size_b:
         return size_a
     fits = []
@@ -2061,11 +2076,19 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
         return None
     if fits and size_a >= 2 and all(least <= 2 for _, least in leasts):
         return None  # Whichever symbol it follows, it is at least 2.
+    # A product of two symbols (a matmul's rows [s0*s1, K] of a [s0, s1, K]
+    # operand): dynamic, at least 4, and what only element counts give;
+    # Kiln's view lowering derives a single such size, and an op that needs
+    # it named finds no name and is refused.
+    names = sorted(symbols)
+    if any(symbols[x][0] * symbols[y][0] == size_a and symbols[x][1] * symbols[y][1] == size_b
+           for i, x in enumerate(names) for y in names[i:]):
+        return None
     raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} depends on the "
                              f"dynamic sizes in a way the guards cannot express "
                              f"(size {size_a}, then {size_b} with other input sizes); "
-                             "only a multiple of one size symbol plus a constant can be "
-                             "dynamic")
+                             "only a multiple of one size symbol plus a constant, or a "
+                             "product of two, can be dynamic")
 
 
 def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.GraphModule,
@@ -2176,6 +2199,7 @@ def _make_symbolic_arguments(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphMod
 
 # Ops whose `?`s a `size_symbols` attribute names: views that split
 # dynamic sizes, creation ops, and expand's stretched dimensions.
+_VIEW_TARGETS = {aten.view.default, aten._unsafe_view.default}
 _NAMED_SIZE_OPS = {aten.view.default, aten._unsafe_view.default, aten.full.default,
                    aten.empty.memory_format, aten.rand.default, aten.randn.default,
                    aten.expand.default}
@@ -2193,11 +2217,17 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
         if node_a.op != "call_function" or aten_target(node_a) not in _NAMED_SIZE_OPS \
                 or not isinstance(merged, TensorType) or None not in merged.shape:
             continue
-        names = []
-        for dim, size in enumerate(merged.shape):
-            if size is None:
-                names.append(_size_expression(
-                    symbols, (types_a[node_a].shape[dim], types_b[node_b].shape[dim])))
+        pairs = [(types_a[node_a].shape[dim], types_b[node_b].shape[dim])
+                 for dim, size in enumerate(merged.shape) if size is None]
+        if aten_target(node_a) in _VIEW_TARGETS:
+            # A view's dynamic dimensions pair in order unless named.
+            source_a, source_b = node_a.args[0], node_b.args[0]
+            source = types.get(source_a)
+            if isinstance(source, TensorType) and pairs == [
+                    (types_a[source_a].shape[dim], types_b[source_b].shape[dim])
+                    for dim, size in enumerate(source.shape) if size is None]:
+                continue
+        names = [_size_expression(symbols, pair) for pair in pairs]
         if all(names):
             node_a.meta[_SIZE_SYMBOLS_META] = names
 

@@ -319,6 +319,33 @@ def test_adaptive_pooling_of_images_of_any_size(device):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_products_of_two_dynamic_sizes():
+    # A matmul of a [s0, s1, K] operand flattens its rows to [s0*s1, K]: a
+    # product of two symbols, which only the element count gives.
+    def fn(x, w):
+        return torch.relu(x @ w) + 1
+
+    compiled = kiln.compile(fn, [torch.randn(2, 3, 8), torch.randn(8, 5)], dynamic={0: [0, 1]})
+    for batch, length in [(2, 3), (4, 7), (3, 2)]:
+        x, w = torch.randn(batch, length, 8), torch.randn(8, 5)
+        torch.testing.assert_close(compiled(x, w), fn(x, w), rtol=1e-5, atol=1e-5)
+
+
+def test_views_that_move_dynamic_sizes_around():
+    # [s0, s1] -> [s1, s0] has its operand's type: the importer names the
+    # sizes, and neither folding nor the lowering may take it for the
+    # identity; a view of it pairs its sizes with the moved ones.
+    def fn(x):
+        swapped = x.view(x.shape[1], x.shape[0])
+        return swapped * 2, swapped.view(x.shape[1], x.shape[0], 1) + 1
+
+    compiled = kiln.compile(fn, [torch.randn(3, 5)], dynamic={0: [0, 1]})
+    for rows, columns in [(3, 5), (4, 7), (9, 2)]:
+        x = torch.randn(rows, columns)
+        for got, want in zip(compiled(x), fn(x)):
+            assert got.shape == want.shape and torch.equal(got, want)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_views_that_merge_a_dynamic_size_with_a_static_one(device):
     # Instance norm views [N, C, H, W] as [1, N*C, H, W], and attention's

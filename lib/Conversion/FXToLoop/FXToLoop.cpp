@@ -2131,16 +2131,20 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
         return indices;
       };
     } else {
-      // fx.view, fx.unsafe_view: dimensions regroup. Each group of source
+      // fx.view, fx.unsafe_view: dimensions regroup. With `size_symbols`,
+      // the result's dynamic sizes are the named sizes' run-time values, and
+      // the view is one group: the names say what the types cannot (sizes
+      // that split, merge or change places). Without, each group of source
       // dimensions and result dimensions with the same number of elements
       // maps through its linear index; a dynamic dimension is a group of its
-      // own on both sides. Failing that, a result with at most one dynamic
-      // dimension is one group: that dimension's size is the source's
-      // element count over the result's static sizes.
-      // With `size_symbols`, the result's dynamic sizes are the symbols'
-      // run-time values, and the view is one group.
+      // own on both sides, the same size in order (the importer names the
+      // sizes of views where they are not). Failing that, a result with at
+      // most one dynamic dimension is one group: that dimension's size is
+      // the source's element count over the result's static sizes.
+      ArrayAttr symbols = op.getSizeSymbolsAttr();
       FailureOr<SmallVector<ViewGroup>> grouped =
-          groupViewDimensions(sourceType, resultType);
+          symbols ? FailureOr<SmallVector<ViewGroup>>(failure())
+                  : groupViewDimensions(sourceType, resultType);
       SmallVector<ViewGroup> groups;
       auto allDims = [&] {
         return ViewGroup{llvm::to_vector(llvm::seq<int64_t>(0, sourceRank)),
@@ -2148,7 +2152,7 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
       };
       if (succeeded(grouped)) {
         groups = std::move(*grouped);
-      } else if (ArrayAttr symbols = op.getSizeSymbolsAttr()) {
+      } else if (symbols) {
         FailureOr<LinearizedViewSizes> named =
             getNamedViewSizes(rewriter, loc, op, source, resultType, symbols);
         if (failed(named))

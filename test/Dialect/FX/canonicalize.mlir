@@ -30,6 +30,29 @@ fx.graph @fold_view_of_view(%x: tensor<4x8xf32>) -> tensor<2x16xf32> {
 
 // -----
 
+// A view whose names move dynamic sizes around keeps its type and is no
+// identity ([s0, s1] -> [s1, s0]); nor does a view that pairs its sizes in
+// order with it read the original. Unnamed views with the type of their
+// operand, or with one `?`, fold.
+// CHECK-LABEL: fx.graph @do_not_fold_views_that_move_dynamic_sizes
+// CHECK-SAME: (%[[X:.+]]: tensor<?x?xf32>
+// CHECK: %[[SWAP:.+]] = fx.view %[[X]] {size_symbols = ["s1", "s0"]}
+// CHECK: %[[MORE:.+]] = fx.view %[[SWAP]] : (tensor<?x?xf32>) -> tensor<?x?x1xf32>
+// CHECK: %[[ONE:.+]] = fx.view %[[X]] : (tensor<?x?xf32>) -> tensor<?xf32>
+// CHECK: fx.output %[[SWAP]], %[[MORE]], %[[X]], %[[ONE]]
+fx.graph @do_not_fold_views_that_move_dynamic_sizes(
+    %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1]>})
+    -> (tensor<?x?xf32>, tensor<?x?x1xf32>, tensor<?x?xf32>, tensor<?xf32>)
+    attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  %0 = fx.view %x {size_symbols = ["s1", "s0"]} : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %1 = fx.view %0 : (tensor<?x?xf32>) -> tensor<?x?x1xf32>
+  %2 = fx.view %x : (tensor<?x?xf32>) -> tensor<?x?xf32>
+  %3 = fx.view %0 : (tensor<?x?xf32>) -> tensor<?xf32>
+  fx.output %0, %1, %2, %3 : tensor<?x?xf32>, tensor<?x?x1xf32>, tensor<?x?xf32>, tensor<?xf32>
+}
+
+// -----
+
 // Tests that two permutations compose into one: dims c[i] = a[b[i]].
 // CHECK-LABEL: fx.graph @fold_permute_of_permute
 // CHECK-SAME: (%[[X:.+]]: tensor<2x3x4xf32>)

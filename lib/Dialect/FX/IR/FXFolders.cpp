@@ -27,13 +27,30 @@ OpFoldResult LiftFreshCopyOp::fold(FoldAdaptor) { return getSelf(); }
 OpFoldResult ExpandOp::fold(FoldAdaptor) { return foldIdentity(*this); }
 OpFoldResult ToCopyOp::fold(FoldAdaptor) { return foldIdentity(*this); }
 
+/// Whether a view's dynamic sizes are its operand's, in order: it names
+/// none (`size_symbols`), and both have as many. A named view may move
+/// sizes around (`[s0, s1] -> [s1, s0]` has the same type).
+static bool keepsDynamicSizesInOrder(Operation *view) {
+  auto source = cast<RankedTensorType>(view->getOperand(0).getType());
+  auto result = cast<RankedTensorType>(view->getResult(0).getType());
+  return !view->hasAttr("size_symbols") &&
+         source.getNumDynamicDims() == result.getNumDynamicDims();
+}
+
 /// A view of `self`: the identity folds away, a view of a view reads the
-/// original directly.
+/// original directly. Both only where the view's sizes still follow: from
+/// the element count (at most one `?`), from its names, or in order from
+/// an operand whose sizes are the original's in order.
 template <typename OpTy> static OpFoldResult foldView(OpTy op) {
-  if (OpFoldResult identity = foldIdentity(op))
-    return identity;
+  auto type = cast<RankedTensorType>(op.getType());
+  bool counted = type.getNumDynamicDims() <= 1;
+  if (counted || keepsDynamicSizesInOrder(op))
+    if (OpFoldResult identity = foldIdentity(op))
+      return identity;
   Operation *producer = op.getSelf().getDefiningOp();
-  if (isa_and_nonnull<ViewOp, UnsafeViewOp>(producer)) {
+  if (isa_and_nonnull<ViewOp, UnsafeViewOp>(producer) &&
+      (counted || op.getSizeSymbolsAttr() ||
+       keepsDynamicSizesInOrder(producer))) {
     op.getSelfMutable().assign(producer->getOperand(0));
     return op.getResult();
   }
