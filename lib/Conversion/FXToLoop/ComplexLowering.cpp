@@ -4,12 +4,12 @@
 // pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
 // conj, exp, log, sqrt, pow, the trigonometric and hyperbolic functions,
 // sigmoid, eq, ne, where, complex, polar, abs and angle become pointwise
-// nodes on the numbers' parts, and cumsum a real cumsum of them: what rotary embeddings written
-// with complex numbers (x viewed as complex, times e^{iθ}, viewed as real)
-// need. Inlining then fuses the views and the product into one kernel that
-// never stores a complex number. Complex mm and bmm (a Fourier neural
-// operator's einsum over modes) become four real products of the operands'
-// parts.
+// nodes on the numbers' parts, and cumsum a real cumsum of them: what rotary
+// embeddings written with complex numbers (x viewed as complex, times e^{iθ},
+// viewed as real) need. Inlining then fuses the views and the product into one
+// kernel that never stores a complex number. Complex mm and bmm (a Fourier
+// neural operator's einsum over modes) become four real products of the
+// operands' parts.
 //
 // The arithmetic is PyTorch's (c10::complex): products from the four real
 // products, quotients by Smith's method (the larger of the divisor's parts
@@ -377,8 +377,7 @@ Parts emitPow(OpBuilder &b, Location loc, Parts base, Parts exponent) {
 /// i sinh a sin b.
 enum class Circular { Sin, Cos, Sinh, Cosh };
 
-Parts emitCircular(OpBuilder &b, Location loc, Circular function,
-                   Parts parts) {
+Parts emitCircular(OpBuilder &b, Location loc, Circular function, Parts parts) {
   bool hyperbolic = function == Circular::Sinh || function == Circular::Cosh;
   // The parts whose sine and cosine appear, and whose sinh and cosh do.
   Value trigonometric = hyperbolic ? parts.im : parts.re;
@@ -420,27 +419,27 @@ Parts emitTanh(OpBuilder &b, Location loc, Parts parts) {
   Value sinh = math::SinhOp::create(b, loc, parts.re);
   Value cosh = math::CoshOp::create(b, loc, parts.re);
   Value sinCos = product(sin, cos);
-  Value denominator = arith::AddFOp::create(b, loc, product(sinh, sinh),
-                                            product(cos, cos));
+  Value denominator =
+      arith::AddFOp::create(b, loc, product(sinh, sinh), product(cos, cos));
   Parts near = {arith::DivFOp::create(b, loc, product(sinh, cosh), denominator),
                 arith::DivFOp::create(b, loc, sinCos, denominator)};
   Value magnitude = math::AbsFOp::create(b, loc, parts.re);
-  Parts far = {math::CopySignOp::create(b, loc, constant(1.0), parts.re),
-               product(product(constant(4.0), sinCos),
-                       math::ExpOp::create(b, loc,
-                                           product(constant(-2.0), magnitude)))};
+  Parts far = {
+      math::CopySignOp::create(b, loc, constant(1.0), parts.re),
+      product(product(constant(4.0), sinCos),
+              math::ExpOp::create(b, loc, product(constant(-2.0), magnitude)))};
   int maxExponent = part.getIntOrFloatBitWidth() == 64 ? 1024 : 128;
-  Value isFar = arith::CmpFOp::create(
-      b, loc, arith::CmpFPredicate::OGT, magnitude,
-      constant((maxExponent - 1) * std::log(2.0) / 2));
+  Value isFar =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, magnitude,
+                            constant((maxExponent - 1) * std::log(2.0) / 2));
   return {arith::SelectOp::create(b, loc, isFar, far.re, near.re),
           arith::SelectOp::create(b, loc, isFar, far.im, near.im)};
 }
 
 /// tan z = -i tanh(iz): with tanh(-b + ia) = u + iv, tan(a + ib) = v - iu.
 Parts emitTan(OpBuilder &b, Location loc, Parts parts) {
-  Parts rotated = emitTanh(
-      b, loc, {arith::NegFOp::create(b, loc, parts.im), parts.re});
+  Parts rotated =
+      emitTanh(b, loc, {arith::NegFOp::create(b, loc, parts.im), parts.re});
   return {rotated.im, arith::NegFOp::create(b, loc, rotated.re)};
 }
 
@@ -451,8 +450,8 @@ Parts emitSigmoid(OpBuilder &b, Location loc, Parts parts) {
   Value one = makeFloat(b, loc, part, 1.0);
   Parts exponential = emitExp(
       b, loc, emitComplex(b, loc, ComplexKind::Neg, parts, Parts{zero, zero}));
-  Parts denominator = emitComplex(b, loc, ComplexKind::Add, Parts{one, zero},
-                                  exponential);
+  Parts denominator =
+      emitComplex(b, loc, ComplexKind::Add, Parts{one, zero}, exponential);
   return emitComplex(b, loc, ComplexKind::Div, Parts{one, zero}, denominator);
 }
 
@@ -488,19 +487,15 @@ struct ComplexFunctionLowering
     case ComplexFunction::Sqrt:
       return createComplex(b, loc, emitSqrt(b, loc, parts));
     case ComplexFunction::Sin:
-      return createComplex(b, loc,
-                           emitCircular(b, loc, Circular::Sin, parts));
+      return createComplex(b, loc, emitCircular(b, loc, Circular::Sin, parts));
     case ComplexFunction::Cos:
-      return createComplex(b, loc,
-                           emitCircular(b, loc, Circular::Cos, parts));
+      return createComplex(b, loc, emitCircular(b, loc, Circular::Cos, parts));
     case ComplexFunction::Tan:
       return createComplex(b, loc, emitTan(b, loc, parts));
     case ComplexFunction::Sinh:
-      return createComplex(b, loc,
-                           emitCircular(b, loc, Circular::Sinh, parts));
+      return createComplex(b, loc, emitCircular(b, loc, Circular::Sinh, parts));
     case ComplexFunction::Cosh:
-      return createComplex(b, loc,
-                           emitCircular(b, loc, Circular::Cosh, parts));
+      return createComplex(b, loc, emitCircular(b, loc, Circular::Cosh, parts));
     case ComplexFunction::Tanh:
       return createComplex(b, loc, emitTanh(b, loc, parts));
     case ComplexFunction::Sigmoid:
