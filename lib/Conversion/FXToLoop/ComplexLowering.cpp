@@ -479,27 +479,31 @@ struct ComplexFunctionLowering
   Value compute(OpTy, OpBuilder &b, Location loc, ValueRange elements,
                 ArrayRef<Type> dtypes, FloatType part) const {
     Parts parts = getParts(b, loc, elements[0], dtypes[0], part);
+    return createComplex(b, loc, emit(b, loc, parts));
+  }
+
+  static Parts emit(OpBuilder &b, Location loc, Parts parts) {
     switch (Function) {
     case ComplexFunction::Exp:
-      return createComplex(b, loc, emitExp(b, loc, parts));
+      return emitExp(b, loc, parts);
     case ComplexFunction::Log:
-      return createComplex(b, loc, emitLog(b, loc, parts));
+      return emitLog(b, loc, parts);
     case ComplexFunction::Sqrt:
-      return createComplex(b, loc, emitSqrt(b, loc, parts));
+      return emitSqrt(b, loc, parts);
     case ComplexFunction::Sin:
-      return createComplex(b, loc, emitCircular(b, loc, Circular::Sin, parts));
+      return emitCircular(b, loc, Circular::Sin, parts);
     case ComplexFunction::Cos:
-      return createComplex(b, loc, emitCircular(b, loc, Circular::Cos, parts));
+      return emitCircular(b, loc, Circular::Cos, parts);
     case ComplexFunction::Tan:
-      return createComplex(b, loc, emitTan(b, loc, parts));
+      return emitTan(b, loc, parts);
     case ComplexFunction::Sinh:
-      return createComplex(b, loc, emitCircular(b, loc, Circular::Sinh, parts));
+      return emitCircular(b, loc, Circular::Sinh, parts);
     case ComplexFunction::Cosh:
-      return createComplex(b, loc, emitCircular(b, loc, Circular::Cosh, parts));
+      return emitCircular(b, loc, Circular::Cosh, parts);
     case ComplexFunction::Tanh:
-      return createComplex(b, loc, emitTanh(b, loc, parts));
+      return emitTanh(b, loc, parts);
     case ComplexFunction::Sigmoid:
-      return createComplex(b, loc, emitSigmoid(b, loc, parts));
+      return emitSigmoid(b, loc, parts);
     }
     llvm_unreachable("unknown complex function");
   }
