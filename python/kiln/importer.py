@@ -1103,7 +1103,28 @@ def _decompositions() -> Dict[Any, Callable]:
     table[aten.pixel_unshuffle.default] = _pixel_unshuffle
     table[aten.channel_shuffle.default] = _channel_shuffle
     table[aten.unfold.default] = _unfold
+    table[aten.roll.default] = _roll
     return table
+
+
+def _roll(x: torch.Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> torch.Tensor:
+    """torch.roll as the concatenation of a dimension's last `shift`
+    elements and the others: slices with bounds counted from the end, which
+    mean the same at every size (PyTorch's decomposition slices at `size -
+    shift`, which a dynamic size changes). Without dimensions, the flattened
+    tensor rolls."""
+    if not dims:
+        return _roll(x.reshape(-1), shifts, [0]).view(x.shape)
+    for shift, dim in zip(shifts, dims):
+        if abs(shift) >= x.shape[dim]:
+            shift %= x.shape[dim]  # A static size's; a dynamic one refuses.
+        if shift:
+            # A positive shift puts the last `shift` elements first (bounds
+            # from the end), a negative one the first `-shift` last (bounds
+            # from the start): the same two slices.
+            x = torch.cat([aten.slice.Tensor(x, dim, -shift, _FULL_SLICE_END),
+                           aten.slice.Tensor(x, dim, 0, -shift)], dim)
+    return x
 
 
 def _pixel_shuffle(x: torch.Tensor, factor: int) -> torch.Tensor:

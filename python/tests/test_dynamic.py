@@ -6,7 +6,7 @@ torch = pytest.importorskip("torch")
 
 import kiln  # noqa: E402
 from kiln.guards import GraphGuards, GuardError, SizeSymbol, TensorGuard  # noqa: E402
-from kiln.importer import import_function  # noqa: E402
+from kiln.importer import KilnImportError, import_function  # noqa: E402
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no GPU on this machine"))]
@@ -317,6 +317,21 @@ def test_adaptive_pooling_of_images_of_any_size(device):
         x = torch.randn(batch, 3, height, width, device=device)
         for got, want in zip(compiled(x), fn(x)):
             torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_rolls_along_dynamic_dimensions():
+    # Both ways: slices whose bounds count from the end or the start, the
+    # same at every size; a shift past the traced sizes is refused.
+    def fn(x):
+        return torch.roll(x, 2, 1), torch.roll(x, (1, -3), (0, 1)) * 2
+
+    compiled = kiln.compile(fn, [torch.randn(4, 7)], dynamic={0: [0, 1]})
+    for rows, columns in [(4, 7), (5, 12), (3, 5)]:
+        x = torch.randn(rows, columns)
+        for got, want in zip(compiled(x), fn(x)):
+            assert torch.equal(got, want)
+    with pytest.raises(KilnImportError, match="depends on the dynamic input sizes"):
+        kiln.compile(lambda x: torch.roll(x, 8, 1), [torch.randn(4, 7)], dynamic={0: [0, 1]})
 
 
 def test_products_of_two_dynamic_sizes():

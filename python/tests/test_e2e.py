@@ -614,12 +614,14 @@ def test_complex_cumulative_sums(device, tmp_path):
 def test_pixel_and_channel_shuffles_and_sliding_windows(device, tmp_path):
     # Rearrangements the importer decomposes into views, permutes and
     # gathers: pixel (un)shuffles with leading dimensions, ShuffleNet's
-    # channel shuffle and Tensor.unfold's windows (negative dimension,
-    # a step shorter and longer than the window).
+    # channel shuffle, Tensor.unfold's windows (negative dimension, a step
+    # shorter and longer than the window) and rolls (both ways, flattened,
+    # by more than the size).
     def rearrangements(x, y, s):
         return (torch.nn.functional.pixel_shuffle(x, 2), torch.nn.functional.pixel_unshuffle(y, 3),
                 torch.nn.functional.channel_shuffle(x, 4) + 1, s.unfold(1, 3, 2),
-                s.unfold(-1, 2, 3) * 2)
+                s.unfold(-1, 2, 3) * 2, torch.roll(s, (1, -2), (0, 2)), torch.roll(s, -25),
+                torch.roll(x, 7, 1))
 
     check(rearrangements, [((2, 8, 3, 5), F32), ((2, 2, 6, 9), F32), ((3, 10, 7), F32)],
           device=device, tmp_path=tmp_path)
