@@ -2078,8 +2078,8 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
     (``4 * s0`` after a flatten, ``s0 - 1`` after ``x[1:]``), with a positive
     integer scale; each symbol grows by another amount between the traces, so
     rarely more than one fits, and then only where none needs a narrower
-    range; or if it is a product of two symbols' values in both (a matmul's
-    ``[s0*s1, K]`` rows). `minimums` receives the least value of the symbol
+    range; or if it is a product or a sum of two symbols' values in both (a
+    matmul's ``[s0*s1, K]`` rows, a cat's ``[s0+s1]``). `minimums` receives the least value of the symbol
     that keeps the size at least 2, as a ``?`` is."""
     if size_a == size_b:
         return size_a
@@ -2098,18 +2098,20 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
     if fits and size_a >= 2 and all(least <= 2 for _, least in leasts):
         return None  # Whichever symbol it follows, it is at least 2.
     # A product of two symbols (a matmul's rows [s0*s1, K] of a [s0, s1, K]
-    # operand): dynamic, at least 4, and what only element counts give;
-    # Kiln's view lowering derives a single such size, and an op that needs
-    # it named finds no name and is refused.
+    # operand) or a sum (a cat of [s0] and [s1]): dynamic, at least 4, and
+    # what only the operands' sizes give (element counts, the cat's parts);
+    # an op that needs it named finds no name and is refused.
     names = sorted(symbols)
-    if any(symbols[x][0] * symbols[y][0] == size_a and symbols[x][1] * symbols[y][1] == size_b
-           for i, x in enumerate(names) for y in names[i:]):
-        return None
+    for combine in (operator.mul, operator.add):
+        if any(combine(symbols[x][0], symbols[y][0]) == size_a
+               and combine(symbols[x][1], symbols[y][1]) == size_b
+               for i, x in enumerate(names) for y in names[i:]):
+            return None
     raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} depends on the "
                              f"dynamic sizes in a way the guards cannot express "
                              f"(size {size_a}, then {size_b} with other input sizes); "
                              "only a multiple of one size symbol plus a constant, or a "
-                             "product of two, can be dynamic")
+                             "product or sum of two, can be dynamic")
 
 
 def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.GraphModule,
@@ -2251,6 +2253,12 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
         names = [_size_expression(symbols, pair) for pair in pairs]
         if all(names):
             node_a.meta[_SIZE_SYMBOLS_META] = names
+        elif aten_target(node_a) in _VIEW_TARGETS and len(pairs) > 1:
+            # Unnamed, its sizes would pair in order, which they do not.
+            raise _unsupported(node_a, f"{_describe_op(node_a)} moves dynamic sizes that "
+                                       "are not each a multiple of one size symbol plus a "
+                                       "constant, which Kiln cannot name; compile with "
+                                       "static sizes")
 
 
 def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,

@@ -334,16 +334,25 @@ def test_rolls_along_dynamic_dimensions():
         kiln.compile(lambda x: torch.roll(x, 8, 1), [torch.randn(4, 7)], dynamic={0: [0, 1]})
 
 
-def test_products_of_two_dynamic_sizes():
-    # A matmul of a [s0, s1, K] operand flattens its rows to [s0*s1, K]: a
-    # product of two symbols, which only the element count gives.
-    def fn(x, w):
-        return torch.relu(x @ w) + 1
+def test_products_and_sums_of_two_dynamic_sizes():
+    # A matmul of a [s0, s1, K] operand flattens its rows to [s0*s1, K], and
+    # a cat of [.., s1] and [.., s2] has s1+s2 columns: sizes of two symbols,
+    # which only the operands' sizes give.
+    def fn(x, w, y):
+        rows = torch.cat([x[:, :, 0], y], 1)
+        return torch.relu(x @ w) + 1, torch.softmax(rows, 1) * 2
 
-    compiled = kiln.compile(fn, [torch.randn(2, 3, 8), torch.randn(8, 5)], dynamic={0: [0, 1]})
-    for batch, length in [(2, 3), (4, 7), (3, 2)]:
-        x, w = torch.randn(batch, length, 8), torch.randn(8, 5)
-        torch.testing.assert_close(compiled(x, w), fn(x, w), rtol=1e-5, atol=1e-5)
+    compiled = kiln.compile(fn, [torch.randn(2, 3, 8), torch.randn(8, 5), torch.randn(2, 4)],
+                            dynamic={0: [0, 1], 2: [0, 1]})
+    for batch, length, extra in [(2, 3, 4), (4, 7, 2), (3, 2, 9)]:
+        x, w, y = torch.randn(batch, length, 8), torch.randn(8, 5), torch.randn(batch, extra)
+        for got, want in zip(compiled(x, w, y), fn(x, w, y)):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    # Such a size has no name: a view that moves it among other dynamic
+    # sizes is refused (unnamed, they would pair in order).
+    with pytest.raises(KilnImportError, match="moves dynamic sizes"):
+        kiln.compile(lambda x, y: torch.cat([x, y], 1).view(x.shape[1] + y.shape[1], x.shape[0]),
+                     [torch.randn(3, 4), torch.randn(3, 5)], dynamic={0: [0, 1], 1: [0, 1]})
 
 
 def test_views_that_move_dynamic_sizes_around():
