@@ -771,6 +771,11 @@ def _naming_view_sizes(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
             a.node.expr == b.node.expr for a, b in zip(before, after)):
         return
     _naming_size_symbols(2)(node, bound)
+    if len(after) > 1 and "size_symbols" not in bound:
+        # Unnamed, its sizes would pair in order, which they do not.
+        raise _unsupported(node, f"{_describe_op(node)} moves dynamic sizes that are not "
+                                 "each a size symbol or a multiple of one plus a constant, "
+                                 "which Kiln cannot name; compile with static sizes")
 
 
 def _symbolic_size_names(node: torch.fx.Node) -> Optional[List[str]]:
@@ -2147,27 +2152,6 @@ def _symbol_valued(symbols: Dict[str, Tuple[int, int]], values: Tuple[Any, Any]
     return next((name for name, pair in symbols.items() if pair == values), None)
 
 
-def _size_expression(symbols: Dict[str, Tuple[int, int]], values: Tuple[int, int]
-                     ) -> Optional[str]:
-    """How ``size_symbols`` writes a size whose values in the two traces are
-    `values`: the size symbol with those values, else ``scale*s+offset`` of
-    the one symbol s that fits them (``3*s0``, ``s0-1``); None if none fits
-    or several do."""
-    name = _symbol_valued(symbols, values)
-    if name is not None:
-        return name
-    fits = []
-    for name, (value_a, value_b) in symbols.items():
-        growth, delta = value_b - value_a, values[1] - values[0]
-        if growth and delta % growth == 0 and delta // growth >= 1:
-            scale = delta // growth
-            fits.append((name, scale, values[0] - scale * value_a))
-    if len(fits) != 1:
-        return None
-    name, scale, offset = fits[0]
-    return (f"{scale}*" if scale != 1 else "") + name + (f"{offset:+d}" if offset else "")
-
-
 # Arguments that may be a size symbol's value: where one differs between the
 # traces exactly as a symbol does, it becomes that symbol's fx.symbol_value.
 _SYMBOLIC_ARGUMENTS = {
@@ -2231,10 +2215,10 @@ _NAMED_SIZE_OPS = {aten.view.default, aten._unsafe_view.default, aten.full.defau
 def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                        types_a: Dict, types_b: Dict, types: Dict,
                        symbols: Dict[str, Tuple[int, int]]) -> None:
-    """Records, for each _NAMED_SIZE_OPS node whose every ``?`` is a size
-    symbol or a multiple of one plus a constant in both traces, those sizes
-    (``torch.zeros(x.shape[0], 4)`` is ``[s0, 4]``, ``x.view(-1, s1)`` of
-    ``[s0, 3, s1]`` is ``[3*s0, s1]``), for its ``size_symbols``."""
+    """Records, for each _NAMED_SIZE_OPS node whose every ``?`` is one size
+    symbol's value in both traces, those symbols (``torch.zeros(x.shape[0],
+    4)`` is ``[s0, 4]``), for its ``size_symbols``; refuses a view whose
+    dynamic sizes neither pair with its operand's in order nor have names."""
     for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
         merged = types.get(node_a)
         if node_a.op != "call_function" or aten_target(node_a) not in _NAMED_SIZE_OPS \
@@ -2250,15 +2234,17 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                     (types_a[source_a].shape[dim], types_b[source_b].shape[dim])
                     for dim, size in enumerate(source.shape) if size is None]:
                 continue
-        names = [_size_expression(symbols, pair) for pair in pairs]
+        # Two traces cannot tell a multiple of a symbol (3*s0) from other
+        # growth (s1*s1 fits 13*s1-36 as well): only a symbol's own values
+        # name a size.
+        names = [_symbol_valued(symbols, pair) for pair in pairs]
         if all(names):
             node_a.meta[_SIZE_SYMBOLS_META] = names
         elif aten_target(node_a) in _VIEW_TARGETS and len(pairs) > 1:
             # Unnamed, its sizes would pair in order, which they do not.
             raise _unsupported(node_a, f"{_describe_op(node_a)} moves dynamic sizes that "
-                                       "are not each a multiple of one size symbol plus a "
-                                       "constant, which Kiln cannot name; compile with "
-                                       "static sizes")
+                                       "are not each a size symbol, which Kiln cannot "
+                                       "name from traces; compile with static sizes")
 
 
 def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
