@@ -1119,8 +1119,14 @@ def _roll(x: torch.Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> t
     shift`, which a dynamic size changes). Without dimensions, the flattened
     tensor rolls."""
     if not dims:
+        if len(shifts) != 1:
+            raise RuntimeError(f"roll: {len(shifts)} shifts need as many dims")
         return _roll(x.reshape(-1), shifts, [0]).view(x.shape)
+    if len(shifts) != len(dims):
+        raise RuntimeError(f"roll: {len(shifts)} shifts for {len(dims)} dims")
     for shift, dim in zip(shifts, dims):
+        if x.shape[dim] == 0:
+            continue  # Nothing to move.
         if abs(shift) >= x.shape[dim]:
             shift %= x.shape[dim]  # A static size's; a dynamic one refuses.
         if shift:
@@ -1164,7 +1170,7 @@ def _unfold(x: torch.Tensor, dimension: int, size: int, step: int) -> torch.Tens
     (the graph's values have no storage to view), so writes into the result
     do not reach `x`."""
     if x.dim() == 0:
-        return x.reshape(1)
+        return x.reshape(1)[:size]
     dimension %= x.dim()
     count = (x.shape[dimension] - size) // step + 1
     starts = torch.arange(count, device=x.device) * step

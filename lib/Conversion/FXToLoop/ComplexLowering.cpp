@@ -279,13 +279,19 @@ struct ComplexWhereLowering : PartsLowering<fx::WhereOp, ComplexWhereLowering> {
   }
 };
 
-/// e^a (cos b + i sin b) for a + ib.
+/// e^a (cos b + i sin b) for a + ib; a zero sin b keeps the imaginary part
+/// that zero where e^a overflows (glibc's cexp(x + 0i) = e^x + 0i), not
+/// inf * 0 = NaN.
 Parts emitExp(OpBuilder &b, Location loc, Parts parts) {
   Value magnitude = math::ExpOp::create(b, loc, parts.re);
-  return {arith::MulFOp::create(b, loc, magnitude,
-                                math::CosOp::create(b, loc, parts.im)),
-          arith::MulFOp::create(b, loc, magnitude,
-                                math::SinOp::create(b, loc, parts.im))};
+  Value sin = math::SinOp::create(b, loc, parts.im);
+  Value isZero = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sin,
+                                       makeFloat(b, loc, sin.getType(), 0.0));
+  return {
+      arith::MulFOp::create(b, loc, magnitude,
+                            math::CosOp::create(b, loc, parts.im)),
+      arith::SelectOp::create(b, loc, isZero, sin,
+                              arith::MulFOp::create(b, loc, magnitude, sin))};
 }
 
 /// |a + ib| as hypot(a, b), scaled so that squaring neither overflows nor
@@ -386,8 +392,19 @@ Parts emitCircular(OpBuilder &b, Location loc, Circular function, Parts parts) {
   Value cos = math::CosOp::create(b, loc, trigonometric);
   Value sinh = math::SinhOp::create(b, loc, other);
   Value cosh = math::CoshOp::create(b, loc, other);
-  auto product = [&](Value x, Value y) {
-    return arith::MulFOp::create(b, loc, x, y).getResult();
+  // A sine or cosine times a sinh or cosh; a zero sine or cosine gives a
+  // zero of the product's sign even where the other overflows (as glibc's
+  // csinh(x + 0i) = sinh x + 0i), not 0 * inf = NaN.
+  Value one = makeFloat(b, loc, trigonometric.getType(), 1.0);
+  Value zero = makeFloat(b, loc, trigonometric.getType(), 0.0);
+  auto product = [&](Value trig, Value hyperbolicPart) -> Value {
+    Value isZero =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, trig, zero);
+    Value signedZero = arith::MulFOp::create(
+        b, loc, trig, math::CopySignOp::create(b, loc, one, hyperbolicPart));
+    return arith::SelectOp::create(
+        b, loc, isZero, signedZero,
+        arith::MulFOp::create(b, loc, trig, hyperbolicPart));
   };
   switch (function) {
   case Circular::Sin:
@@ -396,9 +413,9 @@ Parts emitCircular(OpBuilder &b, Location loc, Circular function, Parts parts) {
     return {product(cos, cosh),
             arith::NegFOp::create(b, loc, product(sin, sinh))};
   case Circular::Sinh:
-    return {product(sinh, cos), product(cosh, sin)};
+    return {product(cos, sinh), product(sin, cosh)};
   case Circular::Cosh:
-    return {product(cosh, cos), product(sinh, sin)};
+    return {product(cos, cosh), product(sin, sinh)};
   }
   llvm_unreachable("unknown function");
 }
