@@ -3,7 +3,8 @@
 // device-to-device copy of the same bytes: what the code generator's choices
 // are worth when nothing else differs. docs/Performance.md has the results.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90a -o build/softmax_variants \
+//   mkdir -p build && nvcc -O3 -std=c++17 -arch=sm_90a \
+//       -o build/softmax_variants \
 //       bench/softmax_variants.cu && build/softmax_variants
 //
 // Each variant's output is compared with the plain kernel's: the same
