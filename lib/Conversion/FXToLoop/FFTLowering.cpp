@@ -78,10 +78,7 @@ Value buildPhase(OpBuilder &b, Location loc, ArrayRef<PhaseTerm> terms,
         b, loc, arith::MulIOp::create(b, loc, term.frequency, term.position),
         arith::ConstantIndexOp::create(b, loc, term.length));
     Value fraction = arith::DivFOp::create(
-        b, loc,
-        arith::UIToFPOp::create(
-            b, loc, dtype,
-            arith::IndexCastUIOp::create(b, loc, b.getI64Type(), product)),
+        b, loc, sizeToFloat(b, loc, product, dtype),
         makeFloat(b, loc, dtype, static_cast<double>(term.length)));
     turns = turns ? arith::AddFOp::create(b, loc, turns, fraction).getResult()
                   : fraction;
@@ -240,10 +237,7 @@ Value buildRadix2Transform(
               load(arith::AddIOp::create(b, loc, first, constant(span)));
           // w = e^{∓2πi j / 2h}: cos θ ∓ i sin θ with θ = 2π j / 2h.
           Value angle = arith::MulFOp::create(
-              b, loc,
-              arith::UIToFPOp::create(
-                  b, loc, dtype,
-                  arith::IndexCastUIOp::create(b, loc, b.getI64Type(), offset)),
+              b, loc, sizeToFloat(b, loc, offset, dtype),
               makeFloat(b, loc, dtype, llvm::numbers::pi / span));
           Value cos = math::CosOp::create(b, loc, angle);
           Value sin = math::SinOp::create(b, loc, angle);

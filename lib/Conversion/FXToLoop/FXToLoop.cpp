@@ -342,6 +342,11 @@ enum class BinaryKind {
   FloorDiv   // Division rounded down.
 };
 
+Value fxtoloop::sizeToFloat(OpBuilder &b, Location loc, Value size, Type type) {
+  return arith::UIToFPOp::create(
+      b, loc, type, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), size));
+}
+
 Value fxtoloop::makeFloat(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
@@ -1462,9 +1467,7 @@ static Value getAveragedCount(OpBuilder &b, Location loc, Value input,
       count =
           arith::MulIOp::create(b, loc, count, getDimSize(b, loc, input, dim));
   }
-  return arith::UIToFPOp::create(
-      b, loc, dtype,
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+  return sizeToFloat(b, loc, count, dtype);
 }
 
 /// Lowers fx.sum, fx.amax and fx.amin.
@@ -2472,9 +2475,7 @@ static Value getElementCount(OpBuilder &b, Location loc, Value tensor,
   for (int64_t dim : dims)
     count =
         arith::MulIOp::create(b, loc, count, getDimSize(b, loc, tensor, dim));
-  return arith::UIToFPOp::create(
-      b, loc, dtype,
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), count));
+  return sizeToFloat(b, loc, count, dtype);
 }
 
 /// A pointwise node of `resultType` from `inputs` of the kept shape (size 1
@@ -3096,9 +3097,7 @@ struct PdistLowering : OpRewritePattern<fx::PdistForwardOp> {
                     index(2));
               };
               Type f64 = b.getF64Type();
-              Value kf = arith::UIToFPOp::create(
-                  b, loc, f64,
-                  arith::IndexCastUIOp::create(b, loc, b.getI64Type(), k));
+              Value kf = sizeToFloat(b, loc, k, f64);
               double twoNMinusOne = 2.0 * rows - 1.0;
               Value root = math::SqrtOp::create(
                   b, loc,

@@ -27,13 +27,6 @@ struct Neighbours {
   Value lower, upper, upperWeight;
 };
 
-/// `index` as a float of `type`.
-static Value indexToFloat(OpBuilder &b, Location loc, Value index, Type type) {
-  return arith::UIToFPOp::create(
-      b, loc, type,
-      arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index));
-}
-
 /// Whether each of an upsampling's dynamic result sizes has its scale
 /// factor, which gives it.
 static bool hasResultSizes(RankedTensorType type,
@@ -67,7 +60,7 @@ static SpatialSizes getSpatialSizes(OpBuilder &b, Location loc, Value input,
       continue;
     }
     Value scaled = arith::MulFOp::create(
-        b, loc, indexToFloat(b, loc, in, b.getF64Type()),
+        b, loc, sizeToFloat(b, loc, in, b.getF64Type()),
         makeFloat(b, loc, b.getF64Type(), (*factors)[dim]));
     sizes.result.push_back(arith::IndexCastUIOp::create(
         b, loc, b.getIndexType(),
@@ -99,8 +92,8 @@ static Value divideSizes(OpBuilder &b, Location loc, Value numerator,
     return makeFloat(b, loc, type,
                      type.isF32() ? static_cast<float>(quotient) : quotient);
   }
-  return arith::DivFOp::create(b, loc, indexToFloat(b, loc, numerator, type),
-                               indexToFloat(b, loc, denominator, type));
+  return arith::DivFOp::create(b, loc, sizeToFloat(b, loc, numerator, type),
+                               sizeToFloat(b, loc, denominator, type));
 }
 
 /// PyTorch's area_pixel_compute_source_index for linear modes: `scale * o`
@@ -108,7 +101,7 @@ static Value divideSizes(OpBuilder &b, Location loc, Value numerator,
 static Neighbours getNeighbours(OpBuilder &b, Location loc, Value position,
                                 Value scaleValue, bool alignCorners,
                                 Value inputSize, Type type) {
-  Value at = indexToFloat(b, loc, position, type);
+  Value at = sizeToFloat(b, loc, position, type);
   Value source;
   if (alignCorners) {
     source = arith::MulFOp::create(b, loc, scaleValue, at);
@@ -251,7 +244,7 @@ struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
               for (int64_t dim = 0; dim < 2; ++dim) {
                 int64_t at = rank - 2 + dim;
                 Value scaled = arith::MulFOp::create(
-                    b, loc, indexToFloat(b, loc, ivs[at], f32), scales[dim]);
+                    b, loc, sizeToFloat(b, loc, ivs[at], f32), scales[dim]);
                 Value index = arith::IndexCastUIOp::create(
                     b, loc, b.getIndexType(),
                     arith::FPToUIOp::create(b, loc, b.getI64Type(), scaled));
@@ -376,9 +369,7 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
             Value size, last;
           };
           auto extentOf = [&](Value index) -> Extent {
-            Value size = arith::UIToFPOp::create(
-                b, loc, computeType,
-                arith::IndexCastUIOp::create(b, loc, b.getI64Type(), index));
+            Value size = sizeToFloat(b, loc, index, computeType);
             return {size, arith::SubFOp::create(b, loc, size, constant(1.0))};
           };
           Extent height = extentOf(heightIndex), width = extentOf(widthIndex);

@@ -145,6 +145,9 @@ Value makeScalar(OpBuilder &b, Location loc, Attribute scalar, Type dtype);
 /// A float constant of scalar type `type`.
 Value makeFloat(OpBuilder &b, Location loc, Type type, double value);
 
+/// A size, count or other non-negative index value as a float of `type`.
+Value sizeToFloat(OpBuilder &b, Location loc, Value size, Type type);
+
 /// Computes one element from the operand elements, all already converted to
 /// the compute dtype.
 using ScalarBodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
