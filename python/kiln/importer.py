@@ -971,8 +971,10 @@ def _masked_result_types(node: torch.fx.Node, types: Tuple[Any, ...],
     grad, input, weight = (type_of(a) for a in node.args[:3])
     if not all(isinstance(t, TensorType) for t in (grad, input, weight)):
         return types
-    # grad_input, grad_weight, and grad_bias of one element per filter.
-    filled = (input, weight, TensorType(weight.shape[:1], grad.dtype))
+    # grad_input, grad_weight, and grad_bias of one element per output
+    # channel (per filter, or a transposed convolution's groups times its
+    # weight's second dimension).
+    filled = (input, weight, TensorType(grad.shape[1:2], grad.dtype))
     return tuple(t if t is not None else f for t, f in zip(types, filled))
 
 

@@ -304,6 +304,21 @@ def test_upsampling_of_images_of_any_size(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_transposed_convolution_of_a_dynamic_batch(device):
+    # The batch sizes the regrouped input, the patches and every node after.
+    def fn(x, w, b):
+        return torch.relu(torch.nn.functional.conv_transpose2d(
+            x, w, b, stride=2, padding=1, output_padding=1, groups=2))
+
+    w, b = torch.randn(4, 3, 3, 3, device=device), torch.randn(6, device=device)
+    compiled = kiln.compile(fn, [torch.randn(3, 4, 5, 7, device=device), w, b],
+                            dynamic={0: [0]})
+    for batch in [2, 5]:
+        x = torch.randn(batch, 4, 5, 7, device=device)
+        torch.testing.assert_close(compiled(x, w, b), fn(x, w, b), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_adaptive_pooling_of_images_of_any_size(device):
     # A fixed output of images whose height and width are dynamic: windows
     # bounded at run time, sizes that Out divides, that it does not, and

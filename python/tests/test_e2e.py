@@ -1472,6 +1472,37 @@ def test_convolutions(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
 
 
+@pytest.mark.parametrize("name, fn, shapes", [
+    ("conv_transpose2d, stride, padding, output padding, groups",
+     lambda x, w, b: torch.nn.functional.conv_transpose2d(
+         x, w, b, stride=2, padding=1, output_padding=1, groups=2),
+     [((2, 4, 5, 7), F32), ((4, 3, 3, 3), F32), ((6,), F32)]),
+    ("conv_transpose2d, dilation, padding past the kernel",
+     lambda x, w: torch.nn.functional.conv_transpose2d(
+         x, w, stride=(3, 2), padding=(2, 0), output_padding=(1, 0), dilation=(2, 1)),
+     [((2, 4, 5, 7), F32), ((4, 3, 3, 2), F32)]),
+    ("depthwise conv_transpose2d + relu", lambda x, w: torch.relu(
+        torch.nn.functional.conv_transpose2d(x, w, stride=2, groups=4)),
+     [((2, 4, 5, 5), F32), ((4, 1, 4, 4), F32)]),
+    ("conv_transpose1d", lambda x, w: torch.nn.functional.conv_transpose1d(
+        x, w, stride=3, padding=4), [((3, 5, 9), F32), ((5, 2, 7), F32)]),
+    ("conv_transpose3d", lambda x, w, b: torch.nn.functional.conv_transpose3d(x, w, b, stride=2),
+     [((1, 2, 3, 4, 3), F32), ((2, 3, 2, 2, 2), F32), ((3,), F32)]),
+    # PyTorch's CPU kernels compute bf16 transposed convolutions wrongly
+    # (torch 1.13 gives a 1x1 result here), so bf16 is checked on CUDA.
+    ("bf16 conv_transpose2d", lambda x, w, b: torch.nn.functional.conv_transpose2d(
+        x, w, b, stride=2, padding=1, output_padding=1),
+     [((2, 16, 6, 6), torch.bfloat16), ((16, 8, 3, 3), torch.bfloat16),
+      ((8,), torch.bfloat16)]),
+])
+def test_transposed_convolutions(name, fn, shapes, device, tmp_path):
+    """Transposed convolutions lower as the input gradient of the
+    convolution that swaps their shapes (col2im of weightsᵀ·input)."""
+    if device == "cpu" and shapes[0][1] == torch.bfloat16:
+        pytest.skip("PyTorch's CPU bf16 transposed convolution is not a reference")
+    check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
+
+
 def test_convolution_gradients(device, tmp_path):
     """convolution_backward lowers through the forward's im2col matrices:
     grouped, strided, dilated and padded 2-d, 1-d without a bias (a masked
@@ -1501,6 +1532,34 @@ def test_convolution_gradients(device, tmp_path):
     for index, (result, expected) in enumerate(zip(got, fn(*args))):
         tolerance = 2e-2 if expected.dtype == torch.bfloat16 else 1e-4
         torch.testing.assert_close(result.cpu(), expected, rtol=tolerance, atol=tolerance,
+                                   msg=lambda m: f"result {index}: {m}")
+
+
+def test_transposed_convolution_gradients(device, tmp_path):
+    """A transposed convolution's gradients: the input's is a convolution of
+    the output's gradient, the weight's a product of the input and the
+    output gradient's patches. Strided, padded, dilated with an output
+    padding; grouped without a bias (a masked result); 1-d."""
+    aten = torch.ops.aten
+
+    def fn(g2, x2, w2, gg, xg, wg, g1, x1, w1):
+        two = aten.convolution_backward(g2, x2, w2, [3], [2, 1], [1, 0], [1, 2], True,
+                                        [1, 0], 1, [True, True, True])
+        grouped = aten.convolution_backward(gg, xg, wg, None, [2, 2], [1, 1], [1, 1], True,
+                                            [0, 1], 2, [True, True, False])
+        one = aten.convolution_backward(g1, x1, w1, [2], [3], [4], [1], True, [0], 1,
+                                        [False, True, True])
+        return (*two, grouped[0], grouped[1], one[1], one[2])
+
+    # The output gradients have the transposed convolutions' result shapes.
+    shapes = [(2, 3, 10, 8), (2, 4, 5, 6), (4, 3, 3, 2), (2, 6, 9, 12), (2, 4, 5, 6),
+              (4, 3, 3, 3), (3, 2, 23), (3, 5, 9), (5, 2, 7)]
+    generator = torch.Generator().manual_seed(15)
+    example = [torch.randn(*shape, generator=generator).to(device) for shape in shapes]
+    compiled = kiln.compile(fn, example, cache_dir=tmp_path)
+    args = [torch.randn(*shape, generator=generator).to(device) for shape in shapes]
+    for index, (result, expected) in enumerate(zip(compiled(*args), fn(*args))):
+        torch.testing.assert_close(result, expected, rtol=1e-4, atol=1e-4,
                                    msg=lambda m: f"result {index}: {m}")
 
 

@@ -19,7 +19,7 @@ RUNS = {
     "activations", "advanced_indexing_positions", "attention_block", "batch_norm_1d", "batched_matmul_bias",
     "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
     "comparisons_and_where", "complex_arithmetic", "contiguous_after_transpose",
-    "conv_bn_relu",
+    "conv1d_and_transposed_conv", "conv_bn_relu", "convolution_variants",
     "creation_ops", "cumulative_sum_prod", "dropout_eval", "dtype_casts", "elementwise_math",
     "embedding_lookup", "embedding_positional", "expand_repeat_cat_stack",
     "flip_roll_pad", "gather_scatter", "group_norm", "gru_cell_gates", "index_put",

@@ -5005,6 +5005,126 @@ static Value buildGroupedWeights(OpBuilder &b, Location loc, Value weight,
       });
 }
 
+/// Where element `ivs` ([n, g*Fg + f, o...]) of a convolution's output side
+/// lies among the columns of its im2col product: [g, f, (n, o...)].
+static SmallVector<Value> getProductIndices(OpBuilder &b, Location loc,
+                                            ValueRange ivs,
+                                            const ConvolutionGeometry &g) {
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value column = ivs[0];
+  for (int64_t dim = 0; dim < g.spatial; ++dim)
+    column = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, column, index(g.outExtent[dim])),
+        ivs[dim + 2]);
+  Value perGroup = index(g.groupFilters);
+  return {arith::DivUIOp::create(b, loc, ivs[1], perGroup),
+          arith::RemUIOp::create(b, loc, ivs[1], perGroup), column};
+}
+
+/// `value` ([N, G*Fg, o...], on a convolution's output side) regrouped as
+/// the columns of its im2col product: [G, Fg, (n, o...)].
+static Value buildGroupedColumns(OpBuilder &b, Location loc, Value value,
+                                 const ConvolutionGeometry &g, int64_t columns,
+                                 ValueRange columnSizes) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return buildIndexMapNode(
+      b, loc, value,
+      RankedTensorType::get({g.groups, g.groupFilters, columns},
+                            type.getElementType()),
+      columnSizes, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        SmallVector<Value> column =
+            delinearizeIndex(b, loc, ivs[2], g.getColumnDigits());
+        Value channel = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(
+                b, loc, ivs[0],
+                arith::ConstantIndexOp::create(b, loc, g.groupFilters)),
+            ivs[1]);
+        SmallVector<Value> indices = {column[0], channel};
+        indices.append(column.begin() + 1, column.end());
+        return indices;
+      });
+}
+
+/// The image of `type` ([N, C, X...], on a convolution's input side) whose
+/// elements sum the entries of `patches` ([G, depth, columns]) that stand
+/// for them (col2im): kernel position k of output position o = (x + p -
+/// k*d) / s stands for x when that divides and o is an output position.
+/// `batchSizes` holds N when it is dynamic.
+static Value buildImageFromPatches(OpBuilder &b, Location loc, Value patches,
+                                   const ConvolutionGeometry &g,
+                                   RankedTensorType type,
+                                   ValueRange batchSizes) {
+  int64_t rank = type.getRank();
+  Type dtype = cast<RankedTensorType>(patches.getType()).getElementType();
+  // Terms [N, C, X..., K...], zero where no output position's window puts
+  // kernel position k at x.
+  SmallVector<int64_t> termsShape(type.getShape());
+  termsShape.append(g.kernel);
+  Value terms = buildGeneratorNode(
+      b, loc, RankedTensorType::get(termsShape, dtype), batchSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        auto index = [&](int64_t value) -> Value {
+          return arith::ConstantIndexOp::create(b, loc, value);
+        };
+        Value perGroup = index(g.groupChannels);
+        Value group = arith::DivUIOp::create(b, loc, ivs[1], perGroup);
+        Value row = arith::RemUIOp::create(b, loc, ivs[1], perGroup);
+        Value column = ivs[0];
+        Value valid;
+        for (int64_t dim = 0; dim < g.spatial; ++dim) {
+          Value k = ivs[rank + dim];
+          row = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, row, index(g.kernel[dim])),
+              k);
+          auto [out, fits] =
+              getWindowAt(b, loc, ivs[2 + dim], k, g.padding[dim],
+                          g.dilation[dim], g.stride[dim], g.outExtent[dim]);
+          valid = valid ? arith::AndIOp::create(b, loc, valid, fits).getResult()
+                        : fits;
+          column = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, column, index(g.outExtent[dim])),
+              out);
+        }
+        Value element = loop::LoadOp::create(b, loc, patches,
+                                             ValueRange{group, row, column});
+        return arith::SelectOp::create(b, loc, valid, element,
+                                       makeFloat(b, loc, dtype, 0.0))
+            .getResult();
+      });
+  SmallVector<int64_t> kernelDims;
+  for (int64_t dim = 0; dim < g.spatial; ++dim)
+    kernelDims.push_back(rank + dim);
+  return buildReduction(b, loc, terms, kernelDims, /*keepdim=*/false, "sum",
+                        type);
+}
+
+/// A convolution's result of `type`: its `sums` (in `computeDtype`) plus
+/// the optional `bias`, rounded to the result's dtype, as the node that batch
+/// norm and relu inline into.
+static Value buildConvolutionResult(OpBuilder &b, Location loc, Value sums,
+                                    Value bias, RankedTensorType type,
+                                    ValueRange sizes, Type computeDtype) {
+  return buildGeneratorNode(
+      b, loc, type, sizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value value = loop::LoadOp::create(b, loc, sums, ivs);
+        if (bias) {
+          Value element = convertScalar(
+              b, loc, loop::LoadOp::create(b, loc, bias, ivs[1]),
+              cast<RankedTensorType>(bias.getType()).getElementType(),
+              computeDtype);
+          value =
+              emitBinary(b, loc, BinaryKind::Add, value, element, computeDtype);
+        }
+        return convertScalar(b, loc, value, computeDtype,
+                             type.getElementType());
+      });
+}
+
 /// Lowers a (not transposed, batched) fx.convolution to a loop.convolution
 /// of its input and weight, whose sums a pointwise node reads, adding the
 /// bias and rounding to the result's dtype (the node that batch norm and
@@ -5043,21 +5163,76 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
         rewriter.getDenseI64ArrayAttr(g.padding),
         rewriter.getDenseI64ArrayAttr(g.dilation),
         rewriter.getI64IntegerAttr(g.groups));
-    rewriter.replaceOp(
-        op, buildGeneratorNode(
-                rewriter, loc, resultType, resultSizes,
-                [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-                  Value value = loop::LoadOp::create(b, loc, sums, ivs);
-                  if (Value bias = op.getBias()) {
-                    Value element = convertScalar(
-                        b, loc, loop::LoadOp::create(b, loc, bias, ivs[1]),
-                        cast<RankedTensorType>(bias.getType()).getElementType(),
-                        computeDtype);
-                    value = emitBinary(b, loc, BinaryKind::Add, value, element,
-                                       computeDtype);
-                  }
-                  return convertScalar(b, loc, value, computeDtype, dtype);
-                }));
+    rewriter.replaceOp(op, buildConvolutionResult(rewriter, loc, sums,
+                                                  op.getBias(), resultType,
+                                                  resultSizes, computeDtype));
+    return success();
+  }
+
+  FXToLoopOptions options;
+};
+
+/// Lowers a transposed (batched) fx.convolution. It is the input gradient of
+/// the convolution that maps its result's shape to its input's with the
+/// same weight, stride, padding and dilation, so it reuses that
+/// convolution's geometry with the roles swapped; per group:
+///
+///   columns[g, c, (n, x...)]  = input[n, g*Cg + c, x...]
+///   patches[g, (f, k...), :]  = weights[g, c, (f, k...)]ᵀ x columns
+///   sums[n, g*Fg + f, o...]   = Σ_k patches[g, (f, k...), (n, x...)]
+///                               where x = (o + p - k*d) / s divides
+///
+/// and the bias joins before the rounding, as for other convolutions.
+/// (output_padding only lengthens the result: its last positions take what
+/// windows reach them.)
+struct TransposedConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
+  TransposedConvolutionLowering(MLIRContext *ctx,
+                                const FXToLoopOptions &options)
+      : OpRewritePattern<fx::ConvolutionOp>(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(fx::ConvolutionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getTransposed())
+      return rewriter.notifyMatchFailure(op, "not transposed");
+    Value input = op.getInput();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType resultType = op.getType();
+    FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
+        resultType, op.getWeight().getType(), inputType, op.getStride(),
+        op.getPadding(), op.getDilation(),
+        static_cast<int64_t>(op.getGroups()));
+    if (failed(geometry) ||
+        op.getWeight().getType().getElementType() != inputType.getElementType())
+      return rewriter.notifyMatchFailure(
+          op, "integer, mixed, unbatched or dynamic transposed convolution");
+    const ConvolutionGeometry &g = *geometry;
+    Location loc = op.getLoc();
+    Type computeDtype =
+        getComputeDtype(resultType.getElementType(), options.computeInF32);
+
+    SmallVector<Value> batchSizes, columnSizes;
+    int64_t columns = ShapedType::kDynamic;
+    if (inputType.isDynamicDim(0)) {
+      batchSizes.push_back(getDimSize(rewriter, loc, input, 0));
+      columnSizes.push_back(arith::MulIOp::create(
+          rewriter, loc, batchSizes.front(),
+          arith::ConstantIndexOp::create(rewriter, loc, g.positions)));
+    } else {
+      columns = inputType.getDimSize(0) * g.positions;
+    }
+    Value grouped =
+        buildGroupedColumns(rewriter, loc, input, g, columns, columnSizes);
+    Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
+    auto patches = loop::MatmulOp::create(
+        rewriter, loc,
+        RankedTensorType::get({g.groups, g.depth, columns}, computeDtype),
+        weights, grouped, columnSizes);
+    patches.setTransposeLhs(true);
+    Value sums = buildImageFromPatches(
+        rewriter, loc, patches, g, resultType.clone(computeDtype), batchSizes);
+    rewriter.replaceOp(op, buildConvolutionResult(rewriter, loc, sums,
+                                                  op.getBias(), resultType,
+                                                  batchSizes, computeDtype));
     return success();
   }
 
@@ -5109,37 +5284,34 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
 
     // The result: the product, regrouped by batch and position.
     rewriter.replaceOp(
-        op, buildIndexMapNode(
-                rewriter, loc, product, resultType, op.getDynamicSizes(),
-                [&](OpBuilder &b, Location loc, ValueRange ivs) {
-                  Value perGroup =
-                      arith::ConstantIndexOp::create(b, loc, g.groupFilters);
-                  Value column = ivs[0];
-                  for (int64_t dim = 0; dim < g.spatial; ++dim)
-                    column = arith::AddIOp::create(
-                        b, loc,
-                        arith::MulIOp::create(b, loc, column,
-                                              arith::ConstantIndexOp::create(
-                                                  b, loc, g.outExtent[dim])),
-                        ivs[dim + 2]);
-                  return SmallVector<Value>{
-                      arith::DivUIOp::create(b, loc, ivs[1], perGroup),
-                      arith::RemUIOp::create(b, loc, ivs[1], perGroup), column};
-                }));
+        op, buildIndexMapNode(rewriter, loc, product, resultType,
+                              op.getDynamicSizes(),
+                              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                                return getProductIndices(b, loc, ivs, g);
+                              }));
     return success();
   }
 };
 
-/// Lowers fx.convolution_backward of a (not transposed, batched, static)
-/// convolution through the forward's im2col matrices, with the output's
-/// gradient regrouped as dOut[g, f, (n, o...)]:
+/// Lowers fx.convolution_backward of a (batched, static) convolution through
+/// the forward's im2col matrices, with the output's gradient regrouped as
+/// dOut[g, f, (n, o...)]:
 ///
 ///   grad_weight[g*Fg + f, (c, k...)] = dOut x patchesᵀ
 ///   grad_input: dPatches = weightsᵀ x dOut, each input position summing
 ///               the patch entries that read it (col2im), over k...
 ///   grad_bias[f] = Σ dOut over the batch and positions
 ///
-/// Results that `output_mask` leaves out are zeros.
+/// A transposed convolution is the input gradient of the convolution with
+/// its input and output swapped, so its gradients swap them too: the
+/// geometry is that convolution's, its input is regrouped where dOut was and
+/// the output's gradient is the image the patches read,
+///
+///   grad_weight[g*Cg + c, (f, k...)] = input x patchesᵀ
+///   grad_input[n, g*Cg + c, x...]    = (weights x patches)[g, c, (n, x...)]
+///
+/// the latter being a convolution of the output's gradient. Results that
+/// `output_mask` leaves out are zeros.
 struct ConvolutionBackwardLowering
     : OpRewritePattern<fx::ConvolutionBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -5149,11 +5321,16 @@ struct ConvolutionBackwardLowering
     auto gradOutType = cast<RankedTensorType>(op.getGradOutput().getType());
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
     auto weightType = cast<RankedTensorType>(op.getWeight().getType());
-    if (op.getTransposed())
-      return rewriter.notifyMatchFailure(op, "transposed convolution");
+    bool transposed = op.getTransposed();
+    // The convolution whose im2col matrices the gradients use: its image is
+    // what the patches read, its columns what the products regroup.
+    Value image = transposed ? op.getGradOutput() : op.getInput();
+    Value columnSide = transposed ? op.getInput() : op.getGradOutput();
     FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
-        inputType, weightType, gradOutType, op.getStride(), op.getPadding(),
-        op.getDilation(), static_cast<int64_t>(op.getGroups()));
+        cast<RankedTensorType>(image.getType()), weightType,
+        cast<RankedTensorType>(columnSide.getType()), op.getStride(),
+        op.getPadding(), op.getDilation(),
+        static_cast<int64_t>(op.getGroups()));
     if (failed(geometry) || !inputType.hasStaticShape() ||
         !gradOutType.hasStaticShape())
       return rewriter.notifyMatchFailure(
@@ -5174,24 +5351,8 @@ struct ConvolutionBackwardLowering
       return gradients.maskedOff(result, result);
     };
 
-    // dOut[g, f, (n, o...)] = grad_output[n, g*Fg + f, o...].
-    Value gradOut = op.getGradOutput();
-    Value grouped = buildIndexMapNode(
-        rewriter, loc, gradOut,
-        RankedTensorType::get({g.groups, g.groupFilters, columns},
-                              gradOutType.getElementType()),
-        {}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          SmallVector<Value> column =
-              delinearizeIndex(b, loc, ivs[2], g.getColumnDigits());
-          SmallVector<Value> indices = {
-              column[0], arith::AddIOp::create(
-                             b, loc,
-                             arith::MulIOp::create(
-                                 b, loc, ivs[0], index(b, loc, g.groupFilters)),
-                             ivs[1])};
-          indices.append(column.begin() + 1, column.end());
-          return indices;
-        });
+    Value grouped =
+        buildGroupedColumns(rewriter, loc, columnSide, g, columns, {});
     auto product = [&](RankedTensorType type, Value lhs, Value rhs,
                        bool transposeLhs, bool transposeRhs) -> Value {
       auto node =
@@ -5202,65 +5363,39 @@ struct ConvolutionBackwardLowering
         node.setTransposeRhs(true);
       return node.getResult();
     };
+    Value patches;
+    if (mask[1] || (mask[0] && transposed))
+      patches = buildConvolutionPatches(rewriter, loc, image, g, columns, {});
 
     Value gradInput;
-    if (mask[0]) {
+    auto gradInputType = cast<RankedTensorType>(op.getGradInput().getType());
+    if (mask[0] && transposed) {
+      Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
+      Value sums =
+          product(RankedTensorType::get({g.groups, g.groupFilters, columns},
+                                        computeDtype),
+                  weights, patches, false, false);
+      gradInput = buildGeneratorNode(
+          rewriter, loc, gradInputType, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value element = loop::LoadOp::create(
+                b, loc, sums, getProductIndices(b, loc, ivs, g));
+            return convertScalar(b, loc, element, computeDtype,
+                                 gradInputType.getElementType());
+          });
+    } else if (mask[0]) {
       Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
       Value patchGrads = product(
           RankedTensorType::get({g.groups, g.depth, columns}, computeDtype),
           weights, grouped, /*transposeLhs=*/true, false);
-      // Terms [N, C, X..., K...]: the patch entry that kernel position k
-      // of output position o = (x + p - k·d) / s reads from x, when that
-      // divides and o is an output position; else zero.
-      SmallVector<int64_t> termsShape(inputType.getShape());
-      termsShape.append(g.kernel);
-      Value terms = buildGeneratorNode(
-          rewriter, loc, RankedTensorType::get(termsShape, computeDtype), {},
-          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-            Value perGroup = index(b, loc, g.groupChannels);
-            Value group = arith::DivUIOp::create(b, loc, ivs[1], perGroup);
-            Value row = arith::RemUIOp::create(b, loc, ivs[1], perGroup);
-            Value column = ivs[0];
-            Value valid;
-            for (int64_t dim = 0; dim < g.spatial; ++dim) {
-              Value k = ivs[rank + dim];
-              row = arith::AddIOp::create(
-                  b, loc,
-                  arith::MulIOp::create(b, loc, row,
-                                        index(b, loc, g.kernel[dim])),
-                  k);
-              auto [out, fits] =
-                  getWindowAt(b, loc, ivs[2 + dim], k, g.padding[dim],
-                              g.dilation[dim], g.stride[dim], g.outExtent[dim]);
-              valid =
-                  valid ? arith::AndIOp::create(b, loc, valid, fits).getResult()
-                        : fits;
-              column = arith::AddIOp::create(
-                  b, loc,
-                  arith::MulIOp::create(b, loc, column,
-                                        index(b, loc, g.outExtent[dim])),
-                  out);
-            }
-            Value element = loop::LoadOp::create(
-                b, loc, patchGrads, ValueRange{group, row, column});
-            return arith::SelectOp::create(b, loc, valid, element,
-                                           makeFloat(b, loc, computeDtype, 0.0))
-                .getResult();
-          });
-      SmallVector<int64_t> kernelDims;
-      for (int64_t dim = 0; dim < g.spatial; ++dim)
-        kernelDims.push_back(rank + dim);
-      gradInput = buildReduction(
-          rewriter, loc, terms, kernelDims, /*keepdim=*/false, "sum",
-          cast<RankedTensorType>(op.getGradInput().getType()));
+      gradInput = buildImageFromPatches(rewriter, loc, patchGrads, g,
+                                        gradInputType, {});
     } else {
       gradInput = zerosFor(op.getGradInput());
     }
 
     Value gradWeight;
     if (mask[1]) {
-      Value patches =
-          buildConvolutionPatches(rewriter, loc, op.getInput(), g, columns, {});
       Value perGroup =
           product(RankedTensorType::get({g.groups, g.groupFilters, g.depth},
                                         computeDtype),
@@ -5294,7 +5429,7 @@ struct ConvolutionBackwardLowering
       SmallVector<int64_t> dims = {0};
       for (int64_t dim = 2; dim < rank; ++dim)
         dims.push_back(dim);
-      gradBias = buildReduction(rewriter, loc, gradOut, dims,
+      gradBias = buildReduction(rewriter, loc, op.getGradOutput(), dims,
                                 /*keepdim=*/false, "sum", gradBiasType);
     } else {
       gradBias = zerosFor(op.getGradBias());
@@ -6295,6 +6430,7 @@ void mlir::kiln::populateFXToLoopMatmulPatterns(
   MLIRContext *ctx = patterns.getContext();
   patterns.add<MatmulLowering<fx::MmOp>, MatmulLowering<fx::BmmOp>>(ctx);
   patterns.add<AddMatmulLowering<fx::AddmmOp>, AddMatmulLowering<fx::BaddbmmOp>,
-               ConvolutionLowering>(ctx, options);
+               ConvolutionLowering, TransposedConvolutionLowering>(ctx,
+                                                                   options);
   patterns.add<ConvolutionBackwardLowering>(ctx);
 }

@@ -180,11 +180,38 @@ fx.graph @depthwise(%x: tensor<?x6x4x4xbf16>, %w: tensor<6x1x3x3xbf16>) -> tenso
 
 // -----
 
-// Transposed convolutions have no lowering yet.
+// A transposed convolution is the input gradient of the convolution that
+// swaps its shapes: its input regrouped [G, Cin/G, (n, x)], the patches
+// weightsᵀ·input, each output position summing the entries that stand for
+// it (col2im) in f32; then the bias and the rounding. A dynamic batch sizes
+// the columns and every node after them.
+// CHECK-LABEL: fx.graph @transposed
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[COLUMNS:.+]] = arith.muli %[[N]], %c16
+// CHECK: %[[X:.+]] = loop.pointwise(%[[COLUMNS]]) : tensor<2x2x?xbf16>
+// CHECK: %[[W:.+]] = loop.pointwise : tensor<2x2x27xbf16>
+// CHECK: %[[P:.+]] = loop.matmul(%[[COLUMNS]]) %[[W]], %[[X]] {transpose_lhs} : tensor<2x2x27xbf16>, tensor<2x2x?xbf16> -> tensor<2x27x?xf32>
+// CHECK: %[[TERMS:.+]] = loop.pointwise(%[[N]]) : tensor<?x6x8x8x3x3xf32>
+// CHECK: loop.load %[[P]]
+// CHECK: %[[SUMS:.+]] = loop.reduce "sum"(%[[N]]) over [3, 3] : tensor<?x6x8x8xf32>
+// CHECK: %[[Y:.+]] = loop.pointwise(%[[N]]) : tensor<?x6x8x8xbf16>
+// CHECK: loop.load %[[SUMS]]
+// CHECK: loop.load %arg2
+// CHECK: arith.addf
+// CHECK: arith.truncf
+// CHECK: fx.output %[[Y]]
+fx.graph @transposed(%x: tensor<?x4x4x4xbf16>, %w: tensor<4x3x3x3xbf16>, %b: tensor<6xbf16>) -> tensor<?x6x8x8xbf16> {
+  %0 = fx.convolution %x, %w bias(%b) {stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 1, 1>, groups = 2} : (tensor<?x4x4x4xbf16>, tensor<4x3x3x3xbf16>, tensor<6xbf16>) -> tensor<?x6x8x8xbf16>
+  fx.output %0 : tensor<?x6x8x8xbf16>
+}
+
+// -----
+
+// Transposed convolutions of images of dynamic sizes have no lowering.
 // ERROR: error: kiln-fx-to-loop: no lowering for 'fx.convolution' with these operand types
-fx.graph @transposed(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x3x6x6xf32> {
-  %0 = fx.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1} : (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x6x6xf32>
-  fx.output %0 : tensor<1x3x6x6xf32>
+fx.graph @do_not_lower_dynamic_transposed(%x: tensor<1x2x?x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x3x?x6xf32> {
+  %0 = fx.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1} : (tensor<1x2x?x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x?x6xf32>
+  fx.output %0 : tensor<1x3x?x6xf32>
 }
 
 // -----
@@ -195,13 +222,13 @@ fx.graph @transposed(%x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor
 // bias gradient a sum over the batch and the positions.
 // CHECK-LABEL: fx.graph @convolution_backward
 // CHECK: %[[DOUT:.+]] = loop.pointwise : tensor<1x4x32xf32>
+// CHECK: %[[PATCHES:.+]] = loop.pointwise : tensor<1x27x32xf32>
 // CHECK: %[[W:.+]] = loop.pointwise : tensor<1x4x27xf32>
 // CHECK: %[[DP:.+]] = loop.matmul %[[W]], %[[DOUT]] {transpose_lhs} : tensor<1x4x27xf32>, tensor<1x4x32xf32> -> tensor<1x27x32xf32>
 // CHECK: %[[TERMS:.+]] = loop.pointwise : tensor<2x3x6x6x3x3xf32>
 // CHECK: loop.load %[[DP]]
 // CHECK: %[[DX:.+]] = loop.reduce "sum" over [3, 3] : tensor<2x3x6x6xf32>
 // CHECK: loop.load %[[TERMS]]
-// CHECK: %[[PATCHES:.+]] = loop.pointwise : tensor<1x27x32xf32>
 // CHECK: %[[DWG:.+]] = loop.matmul %[[DOUT]], %[[PATCHES]] {transpose_rhs} : tensor<1x4x32xf32>, tensor<1x27x32xf32> -> tensor<1x4x27xf32>
 // CHECK: %[[DW:.+]] = loop.pointwise : tensor<4x3x3x3xf32>
 // CHECK: loop.load %[[DWG]]
@@ -226,11 +253,34 @@ fx.graph @convolution_weight_gradient_only(%g: tensor<2x4x4x4xf32>, %x: tensor<2
 
 // -----
 
-// The gradients of transposed convolutions have no lowering yet.
+// A transposed convolution's gradients swap the roles of its input and its
+// output's gradient: the patches read the output's gradient, the input
+// gradient is weights·patches regrouped (a convolution of the output's
+// gradient), dW = input·patchesᵀ, and the bias gradient sums the output's.
+// CHECK-LABEL: fx.graph @transposed_backward
+// CHECK: %[[X:.+]] = loop.pointwise : tensor<1x2x16xf32>
+// CHECK: %[[PATCHES:.+]] = loop.pointwise : tensor<1x27x16xf32>
+// CHECK: load %arg0
+// CHECK: %[[W:.+]] = loop.pointwise : tensor<1x2x27xf32>
+// CHECK: %[[SUMS:.+]] = loop.matmul %[[W]], %[[PATCHES]] : tensor<1x2x27xf32>, tensor<1x27x16xf32> -> tensor<1x2x16xf32>
+// CHECK: %[[DX:.+]] = loop.pointwise : tensor<1x2x4x4xf32>
+// CHECK: loop.load %[[SUMS]]
+// CHECK: %[[DWG:.+]] = loop.matmul %[[X]], %[[PATCHES]] {transpose_rhs} : tensor<1x2x16xf32>, tensor<1x27x16xf32> -> tensor<1x2x27xf32>
+// CHECK: %[[DW:.+]] = loop.pointwise : tensor<2x3x3x3xf32>
+// CHECK: %[[DB:.+]] = loop.reduce "sum" over [1, 6, 6] : tensor<3xf32>
+// CHECK: fx.output %[[DX]], %[[DW]], %[[DB]]
+fx.graph @transposed_backward(%g: tensor<1x3x6x6xf32>, %x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>) {
+  %0:3 = fx.convolution_backward %g, %x, %w {bias_sizes = array<i64: 3>, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, true, true>} : (tensor<1x3x6x6xf32>, tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>)
+  fx.output %0#0, %0#1, %0#2 : tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>
+}
+
+// -----
+
+// The gradients of a convolution with a dynamic batch have no lowering.
 // ERROR: error: kiln-fx-to-loop: no lowering for 'fx.convolution_backward' with these operand types
-fx.graph @transposed_backward(%g: tensor<1x3x6x6xf32>, %x: tensor<1x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x2x4x4xf32> {
-  %0:3 = fx.convolution_backward %g, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, false, false>} : (tensor<1x3x6x6xf32>, tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>) -> (tensor<1x2x4x4xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>)
-  fx.output %0#0 : tensor<1x2x4x4xf32>
+fx.graph @do_not_lower_dynamic_backward(%g: tensor<?x3x6x6xf32>, %x: tensor<?x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<?x2x4x4xf32> {
+  %0:3 = fx.convolution_backward %g, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, false, false>} : (tensor<?x3x6x6xf32>, tensor<?x2x4x4xf32>, tensor<2x3x3x3xf32>) -> (tensor<?x2x4x4xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>)
+  fx.output %0#0 : tensor<?x2x4x4xf32>
 }
 
 // -----
