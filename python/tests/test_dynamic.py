@@ -349,6 +349,21 @@ def test_rolls_along_dynamic_dimensions():
         kiln.compile(lambda x: torch.roll(x, 8, 1), [torch.randn(4, 7)], dynamic={0: [0, 1]})
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_transformer_encoder_layer_of_a_dynamic_batch(device):
+    # Attention merges the batch with the heads ([S, B, E] -> [S, B*H, D])
+    # and with the sequence ([B*S, E] for the projections): sizes that the
+    # result-sizes function reads off views of nodes.
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True,
+                                             dropout=0.0).eval().to(device)
+    compiled = kiln.compile(layer, [torch.randn(3, 5, 16, device=device)], dynamic={0: [0]})
+    for batch in [2, 6]:
+        x = torch.randn(batch, 5, 16, device=device)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), layer(x), rtol=1e-4, atol=1e-4)
+
+
 def test_products_and_sums_of_two_dynamic_sizes():
     # A matmul of a [s0, s1, K] operand flattens its rows to [s0*s1, K], and
     # a cat of [.., s1] and [.., s2] has s1+s2 columns: sizes of two symbols,

@@ -302,44 +302,53 @@ static LogicalResult buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
 
   IRMapping mapping;
   mapping.map(graph.getArguments(), entry->getArguments());
+  // The size of dimension `index` of `tensor`: static, a node's own size
+  // operand, read from an input's buffer, an expand's size operand, or the
+  // product of the sizes that a collapse merges (views of inputs or nodes).
+  std::function<Value(Value, int64_t)> getSize = [&](Value tensor,
+                                                     int64_t index) -> Value {
+    Location loc = tensor.getLoc();
+    auto type = cast<RankedTensorType>(tensor.getType());
+    if (!type.isDynamicDim(index))
+      return arith::ConstantIndexOp::create(b, loc, type.getDimSize(index));
+    Operation *node = tensor.getDefiningOp();
+    if (isComputation(node))
+      return mapping.lookupOrNull(
+          getDynamicSizesOfResult(tensor)[type.getDynamicDimIndex(index)]);
+    if (isa<BlockArgument>(tensor))
+      return memref::DimOp::create(b, loc, mapping.lookup(tensor), index);
+    if (auto expand = dyn_cast_or_null<tensor::ExpandShapeOp>(node))
+      if (auto size = dyn_cast<Value>(expand.getMixedOutputShape()[index]))
+        return mapping.lookupOrNull(size);
+    auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(node);
+    if (!collapse)
+      return {};
+    Value size = arith::ConstantIndexOp::create(b, loc, 1);
+    for (int64_t merged : collapse.getReassociationIndices()[index]) {
+      Value part = getSize(collapse.getSrc(), merged);
+      if (!part)
+        return {};
+      size = arith::MulIOp::create(b, loc, size, part);
+    }
+    return size;
+  };
   // Every size a node uses is computed outside nodes from the inputs, so
   // cloning the scalar ops (and reading input sizes) reproduces them.
   for (Operation &op : graph.getBody().front().without_terminator()) {
     if (auto dim = dyn_cast<tensor::DimOp>(op)) {
-      // Sizes of inputs are read from their buffers; sizes of nodes are the
-      // nodes' own size operands (canonicalization usually folds these).
       std::optional<int64_t> index = dim.getConstantIndex();
       auto type = cast<RankedTensorType>(dim.getSource().getType());
-      Operation *node = dim.getSource().getDefiningOp();
-      if (index && *index >= 0 && *index < type.getRank() &&
-          !type.isDynamicDim(*index)) {
-        mapping.map(dim.getResult(),
-                    arith::ConstantIndexOp::create(b, dim.getLoc(),
-                                                   type.getDimSize(*index)));
-      } else if (isComputation(node) && index) {
-        mapping.map(dim.getResult(),
-                    mapping.lookup(getDynamicSizesOfResult(
-                        dim.getSource())[type.getDynamicDimIndex(*index)]));
-      } else if (isa<BlockArgument>(dim.getSource())) {
-        mapping.map(dim.getResult(),
-                    memref::DimOp::create(b, dim.getLoc(),
-                                          mapping.lookup(dim.getSource()),
-                                          mapping.lookup(dim.getIndex())));
-      } else if (auto collapse =
-                     dyn_cast_or_null<tensor::CollapseShapeOp>(node);
-                 collapse && index && isa<BlockArgument>(collapse.getSrc())) {
-        // A merged dimension of an input: the product of its sizes.
-        Value input = mapping.lookup(collapse.getSrc());
-        Value size = arith::ConstantIndexOp::create(b, dim.getLoc(), 1);
-        for (int64_t merged : collapse.getReassociationIndices()[*index])
-          size = arith::MulIOp::create(
-              b, dim.getLoc(), size,
-              memref::DimOp::create(b, dim.getLoc(), input, merged));
-        mapping.map(dim.getResult(), size);
-      } else {
+      Value size;
+      if (index && *index >= 0 && *index < type.getRank())
+        size = getSize(dim.getSource(), *index);
+      else if (isa<BlockArgument>(dim.getSource()))
+        size = memref::DimOp::create(b, dim.getLoc(),
+                                     mapping.lookup(dim.getSource()),
+                                     mapping.lookup(dim.getIndex()));
+      if (!size)
         return dim.emitError("cannot compute this size from the graph's "
                              "inputs");
-      }
+      mapping.map(dim.getResult(), size);
     } else if (isScalarOp(&op)) {
       b.clone(op, mapping);
     }

@@ -58,6 +58,37 @@ fx.graph @graph(%x: tensor<?x4xf32>) -> tensor<?x4xf32> {
 
 // -----
 
+// Tests that a size read off a collapse of a node (a view merging a node's
+// dynamic dimension with a static one, as attention's heads are merged) is
+// the product of the node's sizes in the result-sizes function.
+// CHECK-LABEL: func.func @collapsed_node_result_sizes
+// CHECK-SAME: (%[[X:.+]]: memref<?x5xf32>) -> index
+// CHECK: %[[N:.+]] = memref.dim %[[X]], %{{.+}} : memref<?x5xf32>
+// CHECK: %[[PART:.+]] = arith.muli %{{.+}}, %[[N]]
+// CHECK: %[[C5:.+]] = arith.constant 5 : index
+// CHECK: %[[ROWS:.+]] = arith.muli %[[PART]], %[[C5]]
+// CHECK: return %[[ROWS]]
+fx.graph @collapsed_node(%x: tensor<?x5xf32>) -> tensor<?xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x5xf32>
+  %0 = loop.pointwise(%n) : tensor<?x5xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<?x5xf32>
+    loop.yield %v : f32
+  }
+  %1 = tensor.collapse_shape %0 [[0, 1]] : tensor<?x5xf32> into tensor<?xf32>
+  %rows = tensor.dim %1, %c0 : tensor<?xf32>
+  %2 = loop.pointwise(%rows) : tensor<?xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %1[%i] : tensor<?xf32>
+    %s = arith.addf %v, %v : f32
+    loop.yield %s : f32
+  }
+  fx.output %2 : tensor<?xf32>
+}
+
+// -----
+
 // Tests that signed integer tensors become signless buffers and that inputs
 // returned as they are, or values returned twice, are copied.
 // CHECK-LABEL: func.func @copies
