@@ -2222,18 +2222,23 @@ _NAMED_SIZE_OPS = {aten.view.default, aten._unsafe_view.default, aten.full.defau
 
 def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                        types_a: Dict, types_b: Dict, types: Dict,
-                       symbols: Dict[str, Tuple[int, int]]) -> None:
-    """Records, for each _NAMED_SIZE_OPS node whose every ``?`` is one size
-    symbol's value in both traces, those symbols (``torch.zeros(x.shape[0],
-    4)`` is ``[s0, 4]``), for its ``size_symbols``; refuses a view whose
-    dynamic sizes neither pair with its operand's in order nor have names."""
+                       symbols: Dict[str, Tuple[int, int]],
+                       third_trace: Callable[[], Tuple[Dict, Dict[str, int]]]) -> None:
+    """Records, for each _NAMED_SIZE_OPS node whose every ``?`` has a name,
+    those names, for its ``size_symbols``: a size symbol whose values the
+    two traces show (``torch.zeros(x.shape[0], 4)`` is ``[s0, 4]``), else a
+    multiple of one plus a constant that a third trace confirms
+    (`third_trace`, called only then: its types by the first trace's nodes
+    and each symbol's value in it). Refuses a view whose dynamic sizes
+    neither pair with its operand's in order nor have names."""
+    third: List[Tuple[Dict, Dict[str, int]]] = []
     for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
         merged = types.get(node_a)
         if node_a.op != "call_function" or aten_target(node_a) not in _NAMED_SIZE_OPS \
                 or not isinstance(merged, TensorType) or None not in merged.shape:
             continue
-        pairs = [(types_a[node_a].shape[dim], types_b[node_b].shape[dim])
-                 for dim, size in enumerate(merged.shape) if size is None]
+        dims = [dim for dim, size in enumerate(merged.shape) if size is None]
+        pairs = [(types_a[node_a].shape[dim], types_b[node_b].shape[dim]) for dim in dims]
         if aten_target(node_a) in _VIEW_TARGETS:
             # A view's dynamic dimensions pair in order unless named.
             source_a, source_b = node_a.args[0], node_b.args[0]
@@ -2242,17 +2247,44 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                     (types_a[source_a].shape[dim], types_b[source_b].shape[dim])
                     for dim, size in enumerate(source.shape) if size is None]:
                 continue
-        # Two traces cannot tell a multiple of a symbol (3*s0) from other
-        # growth (s1*s1 fits 13*s1-36 as well): only a symbol's own values
-        # name a size.
         names = [_symbol_valued(symbols, pair) for pair in pairs]
+        if not all(names):
+            # Two traces cannot tell a multiple of a symbol (3*s0) from other
+            # growth (s1*s1 fits 13*s1-36 as well); a third can.
+            if not third:
+                third.append(third_trace())
+            types_c, values_c = third[0]
+            shape_c = getattr(types_c.get(node_a), "shape", None)
+            names = [name or (shape_c is not None and _expression_valued(
+                {s: (*symbols[s], values_c[s]) for s in symbols},
+                (*pair, shape_c[dim])))
+                for name, pair, dim in zip(names, pairs, dims)]
         if all(names):
             node_a.meta[_SIZE_SYMBOLS_META] = names
         elif aten_target(node_a) in _VIEW_TARGETS and len(pairs) > 1:
             # Unnamed, its sizes would pair in order, which they do not.
             raise _unsupported(node_a, f"{_describe_op(node_a)} moves dynamic sizes that "
-                                       "are not each a size symbol, which Kiln cannot "
-                                       "name from traces; compile with static sizes")
+                                       "are not each a size symbol or a multiple of one "
+                                       "plus a constant; compile with static sizes")
+
+
+def _expression_valued(symbols: Dict[str, Tuple[int, int, int]],
+                       values: Tuple[int, int, int]) -> Optional[str]:
+    """The size expression (``3*s0``, ``s0-1``, as size_symbols writes it)
+    that gives `values` in three traces: a positive multiple of the one size
+    symbol whose values there are `symbols`' plus a constant; None when no
+    symbol fits, or more than one."""
+    fits = []
+    for name, (value_a, value_b, value_c) in symbols.items():
+        growth, delta = value_b - value_a, values[1] - values[0]
+        if delta <= 0 or delta % growth:
+            continue
+        scale = delta // growth
+        offset = values[0] - scale * value_a
+        if scale * value_c + offset == values[2]:
+            term = name if scale == 1 else f"{scale}*{name}"
+            fits.append(term + (f"{offset:+d}" if offset else ""))
+    return fits[0] if len(fits) == 1 else None
 
 
 def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
@@ -2439,24 +2471,47 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     offset = next(k for k in range(max(values), 1 << 40)
                   if not {v + k + i for i, v in enumerate(values)} & all_sizes)
     growth = {v: offset + i for i, v in enumerate(values)}
-    grown = list(flat)
-    for index, value in enumerate(flat):
-        dims = {d: s + growth[s] for (i, d), s in chosen.items() if i == index}
-        if dims:
-            shape = [dims.get(d, s) for d, s in enumerate(value.shape)]
-            grown[index] = _resized(value, shape)
-    grown_inputs = pytree.tree_unflatten(grown, spec)
 
-    try:
-        gm_b = capture(fn, grown_inputs)
-    except Exception as error:
-        raise KilnImportError(
-            f"the function fails on inputs whose dynamic dimensions have other sizes "
-            f"({error}): some of them must stay static; choose the dynamic dimensions "
-            "with dynamic={input index: [dimensions]}") from error
-    constants_b = _on_inputs_device(take_constants(gm_b), grown_inputs)
-    inputs_b = [*grown_inputs, *constants_b,
-                *_lift_seed(gm_b, device or _inputs_device(grown_inputs))]
+    def grown_trace(growth: Dict[int, int]) -> Tuple[torch.fx.GraphModule, List[Any]]:
+        """The graph of `fn` on the example inputs with each dynamic size
+        grown by `growth` of it, and its inputs."""
+        grown = list(flat)
+        for index, value in enumerate(flat):
+            dims = {d: s + growth[s] for (i, d), s in chosen.items() if i == index}
+            if dims:
+                shape = [dims.get(d, s) for d, s in enumerate(value.shape)]
+                grown[index] = _resized(value, shape)
+        grown_inputs = pytree.tree_unflatten(grown, spec)
+        try:
+            gm_grown = capture(fn, grown_inputs)
+        except Exception as error:
+            raise KilnImportError(
+                f"the function fails on inputs whose dynamic dimensions have other sizes "
+                f"({error}): some of them must stay static; choose the dynamic dimensions "
+                "with dynamic={input index: [dimensions]}") from error
+        constants_grown = _on_inputs_device(take_constants(gm_grown), grown_inputs)
+        return gm_grown, [*grown_inputs, *constants_grown,
+                          *_lift_seed(gm_grown, device or _inputs_device(grown_inputs))]
+
+    def third_trace() -> Tuple[Dict, Dict[str, int]]:
+        """The types of a trace whose sizes grow by yet other amounts, by
+        the first trace's nodes, and each symbol's value in it."""
+        offset_c = next(k for k in range(2 * offset + len(values), 1 << 40)
+                        if not {v + k + i for i, v in enumerate(values)} & all_sizes)
+        growth_c = {v: offset_c + i for i, v in enumerate(values)}
+        gm_c, inputs_c = grown_trace(growth_c)
+        types_c = _propagate_types(gm_c, _flatten_inputs(gm_c, inputs_c))
+        # The first trace's nodes less the symbol values it gained since.
+        nodes_a = [n for n in gm.graph.nodes if not isinstance(n.target, SymbolValue)]
+        nodes_c = list(gm_c.graph.nodes)
+        if len(nodes_a) != len(nodes_c) or any(
+                a.op != c.op or a.target != c.target for a, c in zip(nodes_a, nodes_c)):
+            raise KilnImportError("the graph depends on the dynamic input sizes: it has other "
+                                  "ops when they change; compile with static sizes")
+        return ({a: types_c.get(c) for a, c in zip(nodes_a, nodes_c)},
+                {names[v]: v + growth_c[v] for v in values})
+
+    gm_b, inputs_b = grown_trace(growth)
     symbols = {names[v]: (v, v + growth[v]) for v in values}
     _make_symbolic_arguments(gm, gm_b, symbols)
     text_a = import_graph(gm, inputs, name=name, guards=False)
@@ -2475,7 +2530,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     types_b = _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b))
     minimums: Dict[str, int] = {}
     types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums)
-    _name_size_symbols(gm, gm_b, types_a, types_b, types, symbols)
+    _name_size_symbols(gm, gm_b, types_a, types_b, types, symbols, third_trace)
     ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols, minimums)
     for symbol, (low, high) in ranges.items():
         value = symbols[symbol][0]

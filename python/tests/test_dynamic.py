@@ -403,17 +403,37 @@ def test_views_that_move_dynamic_sizes_around():
 def test_views_whose_sizes_traces_cannot_name_are_refused():
     # Two traces cannot tell a multiple of a symbol from other growth: H*W
     # of a square image grows 16 -> 81 as s1 grows 4 -> 9, which 13*s1-36
-    # fits too. Instance norm's [N*C, H, W] and such views are refused,
-    # never paired in order (graphs with symbolic sizes, torch 2's, name
-    # multiples: fx::parseSizeExpression and views.mlir).
-    cases = [
-        (lambda x: x.view(x.shape[0], 3, -1) * 2, [torch.randn(2, 3, 4, 4)], {0: [0, 2, 3]}),
-        (lambda x: torch.nn.functional.instance_norm(x), [torch.randn(2, 3, 5, 6)],
-         {0: [0, 2, 3]}),
-    ]
-    for fn, example, dynamic in cases:
-        with pytest.raises(KilnImportError, match="moves dynamic sizes"):
-            kiln.compile(fn, example, dynamic=dynamic)
+    # fits too; a third trace (s1 = 4, 9, 16 say) shows that no multiple of
+    # s1 plus a constant does. Such views are refused, never paired in order.
+    with pytest.raises(KilnImportError, match="moves dynamic sizes"):
+        kiln.compile(lambda x: x.view(x.shape[0], 3, -1) * 2, [torch.randn(2, 3, 4, 4)],
+                     dynamic={0: [0, 2, 3]})
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_views_named_by_a_third_trace(device):
+    # Instance norm's [1, N*C, H, W] view and attention's [S, B*heads, D]
+    # move dynamic sizes around: a third trace confirms that 3*s0 (4*s0) is
+    # the batch's multiple, which names the view's sizes.
+    def norm(x):
+        return torch.nn.functional.instance_norm(x)
+
+    compiled = kiln.compile(norm, [torch.randn(2, 3, 5, 6, device=device)],
+                            dynamic={0: [0, 2, 3]})
+    assert '"3*s0", "s1", "s2"' in compiled.graph_text
+    for batch, height, width in [(2, 5, 6), (3, 5, 5), (4, 7, 9), (2, 2, 2)]:
+        x = torch.randn(batch, 3, height, width, device=device)
+        torch.testing.assert_close(compiled(x), norm(x), rtol=1e-4, atol=1e-4)
+
+    torch.manual_seed(0)
+    layer = torch.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True,
+                                             dropout=0.0).eval().to(device)
+    compiled = kiln.compile(layer, [torch.randn(3, 5, 16, device=device)],
+                            dynamic={0: [0, 1]})
+    for batch, length in [(2, 5), (4, 9), (3, 2)]:
+        x = torch.randn(batch, length, 16, device=device)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), layer(x), rtol=1e-4, atol=1e-4)
 
 
 @pytest.mark.parametrize("device", DEVICES)
