@@ -1858,6 +1858,18 @@ groupViewDimensions(RankedTensorType sourceType, RankedTensorType resultType) {
       groups.push_back({{i++}, {j++}});
       continue;
     }
+    // A size-1 dimension before a dynamic one, or last, is a group of its
+    // own (a mask's [T, T] -> [1, 1, T, T]).
+    if (j < resultRank && resultType.getDimSize(j) == 1 &&
+        (i >= sourceRank || sourceType.isDynamicDim(i))) {
+      groups.push_back({{}, {j++}});
+      continue;
+    }
+    if (i < sourceRank && sourceType.getDimSize(i) == 1 &&
+        (j >= resultRank || resultType.isDynamicDim(j))) {
+      groups.push_back({{i++}, {}});
+      continue;
+    }
     int64_t sourceElements = 1, resultElements = 1;
     do {
       if (i < sourceRank &&

@@ -128,6 +128,28 @@ fx.graph @merge_dynamic(%x: tensor<?x?x32xf32>) -> tensor<?x32xf32> {
 
 // -----
 
+// Size-1 dimensions before dynamic ones group on their own, on either side
+// (a causal mask's [T, T] -> [1, 1, T, T]): the dynamic ones still pair in
+// order, and the unit ones read index 0.
+// CHECK-LABEL: fx.graph @unit_dimensions_around_dynamic_ones
+// CHECK-DAG: %[[T0:.+]] = tensor.dim %arg0, %c0
+// CHECK-DAG: %[[T1:.+]] = tensor.dim %arg0, %c1
+// CHECK: loop.pointwise(%[[T0]], %[[T1]]) : tensor<1x1x?x?xf32>
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: loop.load %arg0[%[[I]], %[[J]]] : tensor<?x?xf32>
+// CHECK-DAG: %[[S0:.+]] = tensor.dim %arg1, %c2
+// CHECK-DAG: %[[S1:.+]] = tensor.dim %arg1, %c3
+// CHECK: loop.pointwise(%[[S0]], %[[S1]]) : tensor<?x1x?xf32>
+// CHECK-NEXT: ^bb0(%[[A:.+]]: index, %{{.+}}: index, %[[B:.+]]: index):
+// CHECK: loop.load %arg1[%c0, %c0, %[[A]], %[[B]]] : tensor<1x1x?x?xf32>
+fx.graph @unit_dimensions_around_dynamic_ones(%x: tensor<?x?xf32>, %y: tensor<1x1x?x?xf32>) -> (tensor<1x1x?x?xf32>, tensor<?x1x?xf32>) {
+  %0 = fx.view %x : (tensor<?x?xf32>) -> tensor<1x1x?x?xf32>
+  %1 = fx.view %y : (tensor<1x1x?x?xf32>) -> tensor<?x1x?xf32>
+  fx.output %0, %1 : tensor<1x1x?x?xf32>, tensor<?x1x?xf32>
+}
+
+// -----
+
 // Two dynamic result dimensions that do not pair with the source's: their
 // sizes are not derived.
 // ERROR: error: kiln-fx-to-loop: no lowering for 'fx.view' with these operand types
