@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import functools
 import inspect
 import math
 import operator
@@ -1224,6 +1225,18 @@ def _masked_fill(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     return aten.where.self, (mask, fill, x), {}
 
 
+def _split_with_sizes(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``split(x, size, dim)`` as ``split_with_sizes``: pieces of `size`
+    along `dim`, the last one shorter if `size` does not divide it."""
+    names = ("self", "split_size", "dim")
+    bound = {**dict(zip(names, node.args)), **node.kwargs}
+    dim = bound.get("dim", 0)
+    length = _meta_of(bound["self"]).shape[dim]
+    size = bound["split_size"]
+    sizes = [min(size, length - start) for start in range(0, length, size)] or [0]
+    return aten.split_with_sizes.default, (bound["self"], sizes, dim), {}
+
+
 def _meta_of(node: torch.fx.Node) -> Any:
     """A traced node's value (or TensorMetadata): it has shape and dtype."""
     return node.meta["val"] if "val" in node.meta else node.meta["tensor_meta"]
@@ -1318,6 +1331,10 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     aten.floor_divide.default:
         lambda n: (aten.div.Tensor_mode, n.args, {"rounding_mode": "floor"}),
     aten.masked_fill.Scalar: _masked_fill,
+    # The unsafe splits differ only in autograd's view tracking (RNN cells).
+    aten.unsafe_split.Tensor: _split_with_sizes,
+    aten.unsafe_split_with_sizes.default:
+        lambda n: (aten.split_with_sizes.default, n.args, n.kwargs),
     # Kiln's sort is stable either way.
     aten.sort.stable:
         lambda n: (aten.sort.default,
@@ -1511,11 +1528,15 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
         view = _view_of_copy_op(node.target)
         if view is not None:
             node.target = view
+        # An unobserved in-place op becomes its functional overload, which
+        # the table may spell differently in turn (masked_fill_).
+        functionalized = node.target not in _EQUIVALENT_OPS and \
+            _functionalize_unobserved(node)
         equivalent = _EQUIVALENT_OPS.get(node.target)
         if equivalent is not None:
             node.target, node.args, node.kwargs = equivalent(node)
             node.kwargs = {k: v for k, v in node.kwargs.items() if v is not None}
-        elif not _functionalize_unobserved(node):
+        elif not functionalized:
             _rewrite_scalar_first(graph, node)
 
 
@@ -1572,8 +1593,10 @@ def _trace(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
     canonicalize(gm)
     if any(n.target is aten.copy_.default and "val" not in n.meta for n in gm.graph.nodes):
         # torch 1.13 records no values while tracing; _copy_into_fresh needs
-        # the shapes.
-        ShapeProp(gm).propagate(*pytree.tree_flatten(_input_list(inputs))[0])
+        # the shapes. Without autograd, which refuses writes into a split's
+        # pieces that the unsafe splits (now split_with_sizes) allowed.
+        with torch.no_grad():
+            ShapeProp(gm).propagate(*pytree.tree_flatten(_input_list(inputs))[0])
         canonicalize(gm)
     eliminate_dead_code(gm)
     gm.recompile()
@@ -2084,16 +2107,18 @@ def _without_types(text: str) -> List[str]:
 
 
 def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
-               symbols: Dict[str, Tuple[int, int]],
-               minimums: Dict[str, int]) -> Optional[int]:
+               symbols: Dict[str, Tuple[int, int]], minimums: Dict[str, int],
+               third_size: Callable[[], Tuple[int, Dict[str, int]]]) -> Optional[int]:
     """A value's dimension from the two traces: static where they agree, else
     None (dynamic) if it is ``scale * s + offset`` of one symbol s in both
     (``4 * s0`` after a flatten, ``s0 - 1`` after ``x[1:]``), with a positive
     integer scale; each symbol grows by another amount between the traces, so
     rarely more than one fits, and then only where none needs a narrower
     range; or if it is a product or a sum of two symbols' values in both (a
-    matmul's ``[s0*s1, K]`` rows, a cat's ``[s0+s1]``). `minimums` receives the least value of the symbol
-    that keeps the size at least 2, as a ``?`` is."""
+    matmul's ``[s0*s1, K]`` rows, a cat's ``[s0+s1]``). Where both kinds fit
+    (``s0*s1`` can fit ``15*s0-60`` too), `third_size` (the size and the
+    symbols' values in a third trace) tells. `minimums` receives the least
+    value of the symbol that keeps the size at least 2, as a ``?`` is."""
     if size_a == size_b:
         return size_a
     fits = []
@@ -2102,24 +2127,31 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
         if delta % growth == 0 and delta // growth >= 1:
             scale = delta // growth
             fits.append((name, scale, size_a - scale * value_a))
-    # The least value of each fitting symbol that keeps the size at least 2.
-    leasts = [(name, -(-(2 - offset) // scale)) for name, scale, offset in fits]
-    if len(fits) == 1 and size_a >= 2:
-        name, least = leasts[0]
-        minimums[name] = max(minimums.get(name, 2), least)
-        return None
-    if fits and size_a >= 2 and all(least <= 2 for _, least in leasts):
-        return None  # Whichever symbol it follows, it is at least 2.
     # A product of two symbols (a matmul's rows [s0*s1, K] of a [s0, s1, K]
     # operand) or a sum (a cat of [s0] and [s1]): dynamic, at least 4, and
     # what only the operands' sizes give (element counts, the cat's parts);
     # an op that needs it named finds no name and is refused.
     names = sorted(symbols)
-    for combine in (operator.mul, operator.add):
-        if any(combine(symbols[x][0], symbols[y][0]) == size_a
-               and combine(symbols[x][1], symbols[y][1]) == size_b
-               for i, x in enumerate(names) for y in names[i:]):
-            return None
+    combined = [(combine, x, y) for combine in (operator.mul, operator.add)
+                for i, x in enumerate(names) for y in names[i:]
+                if combine(symbols[x][0], symbols[y][0]) == size_a
+                and combine(symbols[x][1], symbols[y][1]) == size_b]
+    if fits and combined:
+        size_c, values_c = third_size()
+        fits = [(name, scale, offset) for name, scale, offset in fits
+                if scale * values_c[name] + offset == size_c]
+        combined = [(combine, x, y) for combine, x, y in combined
+                    if combine(values_c[x], values_c[y]) == size_c]
+    # The least value of each fitting symbol that keeps the size at least 2.
+    leasts = [(name, -(-(2 - offset) // scale)) for name, scale, offset in fits]
+    if len(fits) == 1 and size_a >= 2 and not combined:
+        name, least = leasts[0]
+        minimums[name] = max(minimums.get(name, 2), least)
+        return None
+    if fits and size_a >= 2 and all(least <= 2 for _, least in leasts):
+        return None  # Whichever symbol it follows, it is at least 2.
+    if combined and not fits:
+        return None
     raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} depends on the "
                              f"dynamic sizes in a way the guards cannot express "
                              f"(size {size_a}, then {size_b} with other input sizes); "
@@ -2129,9 +2161,11 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
 
 def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.GraphModule,
                  types_b: Dict, symbols: Dict[str, Tuple[int, int]],
-                 minimums: Dict[str, int]) -> Dict:
+                 minimums: Dict[str, int],
+                 third_trace: Callable[[], Tuple[Dict, Dict[str, int]]]) -> Dict:
     """Each value's type of trace a, dynamic where it differs from trace b
-    (_merge_dim, which fills `minimums`)."""
+    (_merge_dim, which fills `minimums` and may ask for `third_trace`:
+    _name_size_symbols says what it returns)."""
     merged = {}
     for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
         type_a, type_b = types_a.get(node_a), types_b.get(node_b)
@@ -2147,9 +2181,16 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
                     continue
                 raise _unsupported(node_a, f"the type of {_describe_op(node_a)} depends on "
                                            "the dynamic sizes beyond its sizes")
-            results.append(TensorType(tuple(_merge_dim(node_a, d, x, y, symbols, minimums)
-                                            for d, (x, y) in enumerate(zip(a.shape, b.shape))),
-                                      a.dtype))
+
+            def third_size(dim: int, result: int = len(results)) -> Tuple[int, Dict[str, int]]:
+                types_c, values_c = third_trace()
+                type_c = types_c.get(node_a)
+                type_c = type_c[result] if isinstance(type_c, tuple) else type_c
+                return type_c.shape[dim], values_c
+
+            results.append(TensorType(tuple(
+                _merge_dim(node_a, d, x, y, symbols, minimums, functools.partial(third_size, d))
+                for d, (x, y) in enumerate(zip(a.shape, b.shape))), a.dtype))
         merged[node_a] = tuple(results) if isinstance(type_a, tuple) else results[0]
     return merged
 
@@ -2228,10 +2269,9 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
     those names, for its ``size_symbols``: a size symbol whose values the
     two traces show (``torch.zeros(x.shape[0], 4)`` is ``[s0, 4]``), else a
     multiple of one plus a constant that a third trace confirms
-    (`third_trace`, called only then: its types by the first trace's nodes
+    (`third_trace`, asked only then: its types by the first trace's nodes
     and each symbol's value in it). Refuses a view whose dynamic sizes
     neither pair with its operand's in order nor have names."""
-    third: List[Tuple[Dict, Dict[str, int]]] = []
     for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
         merged = types.get(node_a)
         if node_a.op != "call_function" or aten_target(node_a) not in _NAMED_SIZE_OPS \
@@ -2251,9 +2291,7 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
         if not all(names):
             # Two traces cannot tell a multiple of a symbol (3*s0) from other
             # growth (s1*s1 fits 13*s1-36 as well); a third can.
-            if not third:
-                third.append(third_trace())
-            types_c, values_c = third[0]
+            types_c, values_c = third_trace()
             shape_c = getattr(types_c.get(node_a), "shape", None)
             names = [name or (shape_c is not None and _expression_valued(
                 {s: (*symbols[s], values_c[s]) for s in symbols},
@@ -2493,9 +2531,11 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
         return gm_grown, [*grown_inputs, *constants_grown,
                           *_lift_seed(gm_grown, device or _inputs_device(grown_inputs))]
 
+    @functools.lru_cache(maxsize=None)
     def third_trace() -> Tuple[Dict, Dict[str, int]]:
         """The types of a trace whose sizes grow by yet other amounts, by
-        the first trace's nodes, and each symbol's value in it."""
+        the first trace's nodes, and each symbol's value in it (traced once,
+        when a size needs it)."""
         offset_c = next(k for k in range(2 * offset + len(values), 1 << 40)
                         if not {v + k + i for i, v in enumerate(values)} & all_sizes)
         growth_c = {v: offset_c + i for i, v in enumerate(values)}
@@ -2529,7 +2569,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     types_a = _propagate_types(gm, _flatten_inputs(gm, inputs))
     types_b = _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b))
     minimums: Dict[str, int] = {}
-    types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums)
+    types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums, third_trace)
     _name_size_symbols(gm, gm_b, types_a, types_b, types, symbols, third_trace)
     ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols, minimums)
     for symbol, (low, high) in ranges.items():

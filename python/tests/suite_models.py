@@ -212,6 +212,33 @@ def transformer_layer():
 
 
 @case()
+def attention_with_padding_mask():
+    # nn.MultiheadAttention turns the padding mask into an additive one with
+    # masked_fill_ on a fresh tensor; lengths of at least 1 keep every row
+    # of the softmax finite.
+    attention = nn.MultiheadAttention(16, 4).eval()
+
+    def fn(x, lengths):
+        padding = torch.arange(x.shape[0], device=x.device) >= lengths[:, None]
+        return attention(x, x, x, key_padding_mask=padding, need_weights=False)[0]
+
+    return fn, [randn(6, 3, 16), torch.tensor([6, 1, 4])]
+
+
+@case()
+def lstm():
+    # torch 1.13 splits the gates with unsafe_split.
+    return nn.LSTM(8, 16, batch_first=True), [randn(3, 5, 8)]
+
+
+@case()
+def gru():
+    # Writes into the pieces of an unsafe_split, which a split's views
+    # refuse under autograd: the importer's shape propagation runs without.
+    return nn.GRU(8, 16, batch_first=True), [randn(3, 5, 8)]
+
+
+@case()
 def embedding_positional():
     return EmbeddingWithPositions(), [torch.randint(0, 100, (2, 12))]
 

@@ -364,6 +364,50 @@ def test_transformer_encoder_layer_of_a_dynamic_batch(device):
             torch.testing.assert_close(compiled(x), layer(x), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_causal_attention_of_any_batch_and_length(device):
+    # A GPT block: the causal mask [T, T] viewed as [1, 1, T, T] (size-1
+    # dimensions before dynamic ones group on their own), heads split off a
+    # dynamic batch and length; and nn.MultiheadAttention with a padding
+    # mask, whose [B*heads, 1, T] mask is a product that could pass for a
+    # multiple of one symbol in two traces (15*s0-60 fits s0*s1 with these
+    # sizes): a third trace tells, so no symbol's range narrows.
+    torch.manual_seed(0)
+    heads, width = 4, 16
+    qkv, out = torch.nn.Linear(width, 3 * width).to(device), torch.nn.Linear(width, width).to(device)
+
+    def gpt(x):
+        b, t, c = x.shape
+        q, k, v = (y.view(b, t, heads, c // heads).transpose(1, 2)
+                   for y in qkv(x).split(c, dim=2))
+        mask = torch.tril(torch.ones(t, t, device=x.device)).view(1, 1, t, t)
+        scores = (q @ k.transpose(-2, -1) * 0.5).masked_fill(mask == 0, float("-inf"))
+        return out((scores.softmax(-1) @ v).transpose(1, 2).contiguous().view(b, t, c))
+
+    compiled = kiln.compile(gpt, [torch.randn(3, 5, width, device=device)], dynamic={0: [0, 1]})
+    for batch, length in [(2, 5), (4, 9), (3, 2)]:
+        x = torch.randn(batch, length, width, device=device)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), gpt(x), rtol=1e-4, atol=1e-4)
+
+    attention = torch.nn.MultiheadAttention(width, heads).eval().to(device)
+
+    def padded(x, padding):
+        return attention(x, x, x, key_padding_mask=padding, need_weights=False)[0]
+
+    example = [torch.randn(5, 3, width, device=device),
+               torch.arange(5, device=device) >= torch.tensor([[5], [1], [3]], device=device)]
+    compiled = kiln.compile(padded, example, dynamic={0: [0, 1], 1: [0, 1]})
+    assert '#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>' in compiled.graph_text
+    for length, batch in [(5, 3), (2, 2), (7, 4)]:
+        x = torch.randn(length, batch, width, device=device)
+        lengths = torch.randint(1, length + 1, (batch, 1), device=device)
+        padding = torch.arange(length, device=device) >= lengths
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x, padding), padded(x, padding),
+                                       rtol=1e-4, atol=1e-4)
+
+
 def test_products_and_sums_of_two_dynamic_sizes():
     # A matmul of a [s0, s1, K] operand flattens its rows to [s0*s1, K], and
     # a cat of [.., s1] and [.., s2] has s1+s2 columns: sizes of two symbols,

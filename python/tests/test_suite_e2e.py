@@ -17,14 +17,14 @@ from test_e2e import poisoned_like  # noqa: E402
 
 RUNS = {
     "activations", "advanced_indexing_positions", "attention_block", "batch_norm_1d", "batched_matmul_bias",
-    "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
+    "attention_with_padding_mask", "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
     "comparisons_and_where", "complex_arithmetic", "contiguous_after_transpose",
     "conv1d_and_transposed_conv", "conv_bn_relu", "convolution_variants",
     "creation_ops", "cumulative_sum_prod", "dropout_eval", "dtype_casts", "elementwise_math",
     "embedding_lookup", "embedding_positional", "expand_repeat_cat_stack",
-    "flip_roll_pad", "gather_scatter", "group_norm", "gru_cell_gates", "index_put",
+    "flip_roll_pad", "gather_scatter", "group_norm", "gru", "gru_cell_gates", "index_put",
     "index_select_and_advanced_indexing",
-    "integer_and_promotion_edges", "integer_arithmetic", "layer_norm", "losses",
+    "integer_and_promotion_edges", "integer_arithmetic", "layer_norm", "losses", "lstm",
     "masked_fill", "matmul_variants", "mixed_promotion", "mlp",
     "mlp_with_parameters_as_inputs", "normalization_variants", "one_hot_by_comparison",
     "padding_and_resampling", "pooling", "pooling_variants", "reductions_logical",
