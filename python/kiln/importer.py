@@ -1112,7 +1112,21 @@ def _decompositions() -> Dict[Any, Callable]:
     table[aten.channel_shuffle.default] = _channel_shuffle
     table[aten.unfold.default] = _unfold
     table[aten.roll.default] = _roll
+    table[aten.repeat.default] = _repeat
     return table
+
+
+def _repeat(x: torch.Tensor, repeats: Sequence[int]) -> torch.Tensor:
+    """Tensor.repeat as an expand of `x` with a unit dimension before each of
+    its own, merged back: [d] repeated r times is [1, d] expanded to [r, d],
+    viewed as [r*d]. The same index arithmetic as a repeat's, and a count
+    that follows a dynamic size (instance norm's ``weight.repeat(N)``) is
+    then an expand's size, which a size symbol names."""
+    shape = [1] * (len(repeats) - x.dim()) + list(x.shape)
+    units = [size for own in shape for size in (1, own)]
+    stretched = [size for count, own in zip(repeats, shape) for size in (count, own)]
+    return x.reshape(units).expand(stretched).reshape(
+        [count * own for count, own in zip(repeats, shape)])
 
 
 def _roll(x: torch.Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> torch.Tensor:

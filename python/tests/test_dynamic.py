@@ -469,6 +469,17 @@ def test_views_named_by_a_third_trace(device):
         x = torch.randn(batch, 3, height, width, device=device)
         torch.testing.assert_close(compiled(x), norm(x), rtol=1e-4, atol=1e-4)
 
+    # With weights, instance norm repeats them N times: an expand to s0.
+    affine = torch.nn.InstanceNorm2d(3, affine=True).to(device)
+    torch.nn.init.normal_(affine.weight)
+    torch.nn.init.normal_(affine.bias)
+    compiled = kiln.compile(affine, [torch.randn(2, 3, 5, 6, device=device)],
+                            dynamic={0: [0, 2, 3]})
+    for batch, height, width in [(2, 5, 6), (4, 7, 9)]:
+        x = torch.randn(batch, 3, height, width, device=device)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(x), affine(x), rtol=1e-4, atol=1e-4)
+
     torch.manual_seed(0)
     layer = torch.nn.TransformerEncoderLayer(16, 4, 32, batch_first=True,
                                              dropout=0.0).eval().to(device)
