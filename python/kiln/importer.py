@@ -1113,7 +1113,22 @@ def _decompositions() -> Dict[Any, Callable]:
     table[aten.unfold.default] = _unfold
     table[aten.roll.default] = _roll
     table[aten.repeat.default] = _repeat
+    table.setdefault(aten.smooth_l1_loss.default, _smooth_l1_loss)
     return table
+
+
+def _smooth_l1_loss(x: torch.Tensor, y: torch.Tensor, reduction: int = 1,
+                    beta: float = 1.0) -> torch.Tensor:
+    """Squared below `beta` (halved and over `beta`), absolute above (less
+    half `beta`); `beta` 0 is the L1 loss. `reduction` is ATen's: 0 none,
+    1 mean, 2 sum."""
+    difference = (x - y).abs()
+    if beta == 0:
+        loss = difference
+    else:
+        loss = torch.where(difference < beta, 0.5 * difference * difference / beta,
+                           difference - 0.5 * beta)
+    return loss.mean() if reduction == 1 else loss.sum() if reduction == 2 else loss
 
 
 def _repeat(x: torch.Tensor, repeats: Sequence[int]) -> torch.Tensor:
@@ -1251,9 +1266,45 @@ def _split_with_sizes(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     return aten.split_with_sizes.default, (bound["self"], sizes, dim), {}
 
 
+def _index_put_by_mask(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``x[mask] = v`` with one bool mask over x's leading dimensions and a
+    single value (``loss[ignored] = 0``) as ``where(mask, v, x)``, the mask
+    unsqueezed over the trailing dimensions and `v` in x's dtype (or ``x +
+    where(mask, v, 0)`` when it accumulates): which elements are selected
+    changes no size. Other index_puts stay as they are."""
+    x, indices, value = node.args[:3]
+    accumulate = node.args[3] if len(node.args) > 3 else node.kwargs.get("accumulate", False)
+    unchanged = (node.target, node.args, node.kwargs)
+    if len(indices) != 1 or not isinstance(indices[0], torch.fx.Node) \
+            or not isinstance(value, torch.fx.Node):
+        return unchanged
+    mask, x_meta = indices[0], _meta_of(x)
+    mask_meta, value_meta = _meta_of(mask), _meta_of(value)
+    if mask_meta.dtype != torch.bool or len(value_meta.shape) != 0 \
+            or tuple(mask_meta.shape) != tuple(x_meta.shape[:len(mask_meta.shape)]):
+        return unchanged
+    for _ in range(len(x_meta.shape) - len(mask_meta.shape)):
+        mask = _new_node(node, aten.unsqueeze.default, (mask, -1))
+    if value_meta.dtype != x_meta.dtype:
+        value = _new_node(node, aten._to_copy.default, (value,), {"dtype": x_meta.dtype})
+    if not accumulate:
+        return aten.where.self, (mask, value, x), {}
+    zero = _new_node(node, aten.scalar_tensor.default, (0,), {"dtype": x_meta.dtype})
+    return aten.add.Tensor, (x, _new_node(node, aten.where.self, (mask, value, zero))), {}
+
+
 def _meta_of(node: torch.fx.Node) -> Any:
-    """A traced node's value (or TensorMetadata): it has shape and dtype."""
-    return node.meta["val"] if "val" in node.meta else node.meta["tensor_meta"]
+    """A traced node's value (or TensorMetadata): it has shape and dtype.
+    torch 1.13 records none for a constant (``get_attr``), which is its
+    module's tensor."""
+    if "val" in node.meta or "tensor_meta" in node.meta:
+        return node.meta["val"] if "val" in node.meta else node.meta["tensor_meta"]
+    if node.op == "get_attr":
+        value = node.graph.owning_module
+        for name in node.target.split("."):
+            value = getattr(value, name)
+        return value
+    raise KeyError(f"tracing recorded no value of {node.format_node()}")
 
 
 def _new_node(anchor: torch.fx.Node, target: Any, args: tuple,
@@ -1345,6 +1396,12 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     aten.floor_divide.default:
         lambda n: (aten.div.Tensor_mode, n.args, {"rounding_mode": "floor"}),
     aten.masked_fill.Scalar: _masked_fill,
+    aten.index_put.default: _index_put_by_mask,
+    # What an in-place clamp_min_ (cosine_similarity's) becomes.
+    aten.clamp_min.default: lambda n: (aten.clamp.default, (n.args[0], n.args[1]), {}),
+    aten.clamp_max.default: lambda n: (aten.clamp.default, (n.args[0], None, n.args[1]), {}),
+    aten.clamp_min.Tensor: lambda n: (aten.clamp.Tensor, (n.args[0], n.args[1]), {}),
+    aten.clamp_max.Tensor: lambda n: (aten.clamp.Tensor, (n.args[0], None, n.args[1]), {}),
     # The unsafe splits differ only in autograd's view tracking (RNN cells).
     aten.unsafe_split.Tensor: _split_with_sizes,
     aten.unsafe_split_with_sizes.default:
@@ -1552,6 +1609,37 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
             node.kwargs = {k: v for k, v in node.kwargs.items() if v is not None}
         elif not functionalized:
             _rewrite_scalar_first(graph, node)
+    _reduce_masked_selections(graph)
+
+
+def _reduce_masked_selections(graph: torch.fx.Graph) -> None:
+    """``masked_select(x, mask)`` that only sums and means of all its
+    elements read (cross_entropy's label smoothing averages the losses of
+    the targets it does not ignore): its size depends on the mask's values,
+    the sums' do not. A sum reads ``where(mask, x, 0)`` instead, and a mean
+    divides that by the number of elements selected (NaN for none, as the
+    mean of an empty tensor)."""
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not aten.masked_select.default \
+                or not node.users or any(
+                    user.target not in (aten.sum.default, aten.mean.default) or user.kwargs
+                    or len(user.args) > 1 for user in node.users):
+            continue
+        x, mask = node.args
+        dtype = _meta_of(x).dtype
+        zero = _new_node(node, aten.scalar_tensor.default, (0,), {"dtype": dtype})
+        selected = _new_node(node, aten.where.self, (mask, x, zero))
+        for user in list(node.users):
+            if user.target is aten.sum.default:
+                user.args = (selected,)
+                continue
+            # The count of the mask broadcast against x (means are of floats).
+            ones = _new_node(user, aten.full_like.default, (x, 1))
+            total = _new_node(user, aten.sum.default, (selected,))
+            count = _new_node(user, aten.sum.default,
+                              (_new_node(user, aten.where.self, (mask, ones, zero)),))
+            user.target, user.args = aten.div.Tensor, (total, count)
+        graph.erase_node(node)
 
 
 def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:

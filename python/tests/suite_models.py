@@ -698,6 +698,46 @@ def losses():
 
 
 @case()
+def more_losses():
+    # Label smoothing averages the losses of the targets it does not ignore
+    # with masked_select and zeroes the ignored ones with a mask index_put;
+    # cosine_similarity clamps in place; torch 1.13 has no decomposition of
+    # smooth_l1_loss.
+    def fn(logits, target, a, b):
+        return (F.cross_entropy(logits, target, label_smoothing=0.1), F.smooth_l1_loss(a, b),
+                F.smooth_l1_loss(a, b, beta=0.5, reduction="sum"),
+                F.smooth_l1_loss(a, b, beta=0.0, reduction="none"), F.cosine_similarity(a, b))
+
+    return fn, [randn(3, 5), torch.tensor([1, 0, 4]), randn(3, 5), randn(3, 5)]
+
+
+@case()
+def writes_through_boolean_masks():
+    # x[mask] = v of one value is where(mask, v, x), whatever the mask
+    # selects; masked_select's sums do not depend on how many it selects.
+    def fn(x, mask, i):
+        y = x.clone()
+        y[mask] = 0.5
+        z = i.clone()
+        z[mask[:, 0]] = 7
+        w = x.clone()
+        w[x < 0] = -1
+        v = x.clone()
+        v.index_put_((mask,), torch.tensor(2.0, device=x.device), accumulate=True)
+        return (y, z, w, v, x.masked_select(mask).sum(),
+                x.masked_select(mask[0] | (x > 0)).mean())
+
+    return fn, [randn(3, 4), torch.rand(3, 4) > 0.5, torch.randint(0, 9, (3, 5))]
+
+
+@case()
+def parametric_activations():
+    # PReLU's weight is a constant that torch 1.13 traces without a value.
+    return nn.Sequential(nn.Linear(8, 8), nn.PReLU(), nn.Linear(8, 8), nn.PReLU(8)), \
+        [randn(4, 8)]
+
+
+@case()
 def integer_and_promotion_edges():
     def fn(a, b8, f):
         return (a / a, torch.div(a, a, rounding_mode="trunc"), a % b8, a ** 2, torch.erf(a),

@@ -25,15 +25,16 @@ RUNS = {
     "flip_roll_pad", "gather_scatter", "group_norm", "gru", "gru_cell_gates", "index_put",
     "index_select_and_advanced_indexing",
     "integer_and_promotion_edges", "integer_arithmetic", "layer_norm", "losses", "lstm",
-    "masked_fill", "matmul_variants", "mixed_promotion", "mlp",
+    "masked_fill", "matmul_variants", "mixed_promotion", "mlp", "more_losses",
     "mlp_with_parameters_as_inputs", "normalization_variants", "one_hot_by_comparison",
-    "padding_and_resampling", "pooling", "pooling_variants", "reductions_logical",
+    "padding_and_resampling", "parametric_activations", "pooling", "pooling_variants", "reductions_logical",
     "reductions_logsumexp_norm",
     "reduction_arguments", "reductions_max_min", "reductions_sum_mean_prod",
     "reductions_var_std", "residual_block", "rms_norm",
     "scalar_rsub_and_division", "slicing", "small_cnn", "softmax_and_log_softmax",
     "scatter_views", "sort_and_topk",
     "transformer_layer", "upsample_nearest_and_bilinear", "views_and_reshapes",
+    "writes_through_boolean_masks",
     "zero_dim_and_empty_tensors",
 }
 # torch 2.x records the storage that as_strided reads; torch 1.13 does not.
