@@ -41,6 +41,7 @@ import torch.utils._pytree as pytree
 from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
 from torch.fx.passes.shape_prop import ShapeProp
 
+from kiln import decompositions as kiln_decompositions
 from kiln._fx_signatures import OPS as _FX_SIGNATURES
 from kiln.dtypes import mlir_element_types
 from kiln.guards import ALIGNMENT, GraphGuards, SizeSymbol, TensorGuard
@@ -1029,9 +1030,10 @@ def is_supported(node: torch.fx.Node) -> bool:
 # Capturing and importing
 # ===----------------------------------------------------------------------=== #
 
+_TORCH_MAJOR = int(re.findall(r"\d+", torch.__version__)[0])
 # torch 1.13's Tracer records `traceback.walk_stack(user_frame)`, innermost
 # frame first; later versions and Dynamo print innermost last, like Python.
-_TRACES_INNERMOST_FIRST = tuple(int(p) for p in re.findall(r"\d+", torch.__version__)[:2]) < (2, 0)
+_TRACES_INNERMOST_FIRST = _TORCH_MAJOR < 2
 _FRAME_START_RE = re.compile(r'^  File "', re.MULTILINE)
 
 
@@ -1114,6 +1116,12 @@ def _decompositions() -> Dict[Any, Callable]:
     table[aten.roll.default] = _roll
     table[aten.repeat.default] = _repeat
     table.setdefault(aten.smooth_l1_loss.default, _smooth_l1_loss)
+    # Gradients of resampling and padding, adaptive max pooling, index_add:
+    # where PyTorch has no decomposition, or (index_add, torch 1.13) one that
+    # does not trace.
+    for op, fn in kiln_decompositions.table().items():
+        if op not in table or (op is aten.index_add.default and _TORCH_MAJOR < 2):
+            table[op] = fn
     return table
 
 
@@ -1435,6 +1443,11 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     aten.ones_like.default:
         lambda n: (aten.full_like.default, (n.args[0], 1), {"dtype": n.kwargs.get("dtype")}),
 }
+# torch 1.13's linspace converts with prims.to_dtype, which later versions
+# lack.
+if hasattr(torch.ops.prims, "to_dtype"):
+    _EQUIVALENT_OPS[torch.ops.prims.to_dtype.default] = \
+        _EQUIVALENT_OPS[torch.ops.prims.convert_element_type.default]
 
 
 # In-place overloads whose functional counterpart has another overload name.

@@ -731,6 +731,20 @@ def writes_through_boolean_masks():
 
 
 @case()
+def adaptive_max_pooling_index_add_linspace():
+    # Kiln decomposes adaptive max pooling (windows that divide and that
+    # do not; the indices too) and index_add (torch 1.13's decomposition
+    # does not trace); torch 1.13's linspace converts with prims.to_dtype.
+    def fn(x, source, index):
+        values, indices = F.adaptive_max_pool2d(x, (3, 2), return_indices=True)
+        return (values, indices, F.adaptive_max_pool2d(x, (2, 4)),
+                x.index_add(3, index, source, alpha=0.5),
+                x * torch.linspace(-1, 1, 8, device=x.device))
+
+    return fn, [randn(2, 3, 7, 8), randn(2, 3, 7, 5), torch.tensor([0, 7, 2, 2, 7])]
+
+
+@case()
 def parametric_activations():
     # PReLU's weight is a constant that torch 1.13 traces without a value.
     return nn.Sequential(nn.Linear(8, 8), nn.PReLU(), nn.Linear(8, 8), nn.PReLU(8)), \

@@ -1503,6 +1503,33 @@ def test_transposed_convolutions(name, fn, shapes, device, tmp_path):
     check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
 
 
+def test_gradients_of_resampling_padding_and_adaptive_max_pooling(device, tmp_path):
+    """Kiln's decompositions of the gradients that torch 1.13 leaves whole:
+    nearest (integer and fractional factors) and bilinear (aligned corners
+    or not) upsampling, reflection and replication padding, adaptive max
+    pooling; each sums the output's gradient back into the positions read."""
+    functional = torch.nn.functional
+
+    def fn(x, w):
+        parts = (functional.interpolate(x, scale_factor=2, mode="nearest"),
+                 functional.interpolate(x, size=(7, 9), mode="nearest"),
+                 functional.interpolate(x, scale_factor=2, mode="bilinear"),
+                 functional.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
+                 functional.pad(x, (2, 1, 1, 2), mode="reflect"),
+                 functional.pad(x, (2, 1, 3, 2), mode="replicate"),
+                 functional.adaptive_max_pool2d(x, (3, 2)))
+        loss = sum((part * w[:part.shape[-1]]).sum() for part in parts)
+        return torch.autograd.grad(loss, x)[0]
+
+    generator = torch.Generator().manual_seed(16)
+    example = [torch.randn(2, 3, 4, 5, generator=generator).to(device).requires_grad_(),
+               torch.randn(10, generator=generator).to(device)]
+    compiled = kiln.compile(fn, example, cache_dir=tmp_path)
+    x = torch.randn(2, 3, 4, 5, generator=generator).to(device).requires_grad_()
+    w = torch.randn(10, generator=generator).to(device)
+    torch.testing.assert_close(compiled(x, w), fn(x, w), rtol=1e-5, atol=1e-5)
+
+
 def test_convolution_gradients(device, tmp_path):
     """convolution_backward lowers through the forward's im2col matrices:
     grouped, strided, dilated and padded 2-d, 1-d without a bias (a masked

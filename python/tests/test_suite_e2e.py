@@ -16,7 +16,7 @@ from suite_models import CASES  # noqa: E402
 from test_e2e import poisoned_like  # noqa: E402
 
 RUNS = {
-    "activations", "advanced_indexing_positions", "attention_block", "batch_norm_1d", "batched_matmul_bias",
+    "activations", "adaptive_max_pooling_index_add_linspace", "advanced_indexing_positions", "attention_block", "batch_norm_1d", "batched_matmul_bias",
     "attention_with_padding_mask", "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
     "comparisons_and_where", "complex_arithmetic", "contiguous_after_transpose",
     "conv1d_and_transposed_conv", "conv_bn_relu", "convolution_variants",

@@ -1,0 +1,228 @@
+"""Kiln's own decompositions of ATen ops that the fx dialect lacks and that
+torch 1.13 does not decompose (or decomposes into something that does not
+trace): the gradients of resampling and padding, adaptive max pooling, and
+index_add. Each is written in ops the fx dialect has; kiln.importer adds them
+to DECOMPOSITIONS.
+
+Resampling and padding read each output position from input positions that
+depend on that position's index along one dimension only, so their gradients
+are separable: along each dimension in turn, the gradient's slices are
+summed into the input positions they were read from (``index_add``, a
+``scatter_add``).
+"""
+
+from typing import Callable, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+aten = torch.ops.aten
+
+
+def index_add(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor,
+              alpha: float = 1) -> torch.Tensor:
+    """Tensor.index_add as a scatter_add of `source` at `index` broadcast
+    over its other dimensions (torch 1.13's decomposition does not trace)."""
+    if x.dim() == 0:
+        return index_add(x.reshape(1), 0, index, source.reshape(-1), alpha).reshape(())
+    dim %= x.dim()
+    shape = [1] * source.dim()
+    shape[dim] = -1
+    positions = index.long().view(shape).expand(source.shape)
+    return x.scatter_add(dim, positions, source * alpha if alpha != 1 else source)
+
+
+def _sum_into(grad: torch.Tensor, dim: int, positions: torch.Tensor, size: int,
+              weights: Optional[torch.Tensor] = None) -> torch.Tensor:
+    """The gradient of reading, along `dim`, input position ``positions[o]``
+    (of `size`) at each output position o (times ``weights[o]``): each
+    slice of `grad` summed into the position it was read from."""
+    if weights is not None:
+        shape = [1] * grad.dim()
+        shape[dim] = -1
+        grad = grad * weights.view(shape)
+    result_shape = list(grad.shape)
+    result_shape[dim] = size
+    return index_add(grad.new_zeros(result_shape), dim, positions, grad)
+
+
+def _scale(scales: Optional[Sequence[Optional[float]]], index: int) -> Optional[float]:
+    return scales[index] if scales is not None else None
+
+
+def _nearest_sources(out_size: int, in_size: int, scale: Optional[float],
+                     device: torch.device) -> torch.Tensor:
+    """The input position that nearest resampling reads at each output
+    position, as PyTorch computes it: floor(o * s) in f32, s being 1/scale
+    when the caller gave a scale factor and in/out otherwise, at most in - 1."""
+    step = 1.0 / scale if scale else in_size / out_size
+    positions = torch.arange(out_size, device=device, dtype=torch.float32) * step
+    return positions.floor().long().clamp(max=in_size - 1)
+
+
+def _linear_sources(out_size: int, in_size: int, align_corners: bool,
+                    scale: Optional[float], device: torch.device
+                    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The two input positions that linear resampling reads at each output
+    position and their weights, as PyTorch computes them
+    (area_pixel_compute_source_index) in f32."""
+    out = torch.arange(out_size, device=device, dtype=torch.float32)
+    if align_corners:
+        source = out * ((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0)
+    else:
+        step = 1.0 / scale if scale else in_size / out_size
+        source = ((out + 0.5) * step - 0.5).clamp(min=0)
+    low = source.floor().long()
+    high = low + (low < in_size - 1).long()
+    high_weight = source - low.float()
+    return low, high, 1 - high_weight, high_weight
+
+
+def _resampling_backward(grad: torch.Tensor, input_size: Sequence[int],
+                         read: Callable[[torch.Tensor, int, int, int, Optional[float]],
+                                        torch.Tensor],
+                         scales: Optional[Sequence[Optional[float]]]) -> torch.Tensor:
+    """The gradient of a separable resampling of the trailing dimensions:
+    `read` sums `grad` along one dimension into the input's size."""
+    spatial = len(input_size) - 2
+    for index in range(spatial):
+        dim = grad.dim() - spatial + index
+        grad = read(grad, dim, grad.shape[dim], input_size[dim], _scale(scales, index))
+    return grad
+
+
+def _nearest_backward(grad: torch.Tensor, output_size: Optional[Sequence[int]],
+                      input_size: Sequence[int],
+                      scale_factors: Optional[Sequence[float]]) -> torch.Tensor:
+    def read(grad: torch.Tensor, dim: int, out_size: int, in_size: int,
+             scale: Optional[float]) -> torch.Tensor:
+        return _sum_into(grad, dim, _nearest_sources(out_size, in_size, scale, grad.device),
+                         in_size)
+
+    return _resampling_backward(grad, input_size, read, scale_factors)
+
+
+def _linear_backward(grad: torch.Tensor, output_size: Optional[Sequence[int]],
+                     input_size: Sequence[int], align_corners: bool,
+                     scale_factors: Optional[Sequence[float]]) -> torch.Tensor:
+    def read(grad: torch.Tensor, dim: int, out_size: int, in_size: int,
+             scale: Optional[float]) -> torch.Tensor:
+        low, high, low_weight, high_weight = _linear_sources(
+            out_size, in_size, align_corners, scale, grad.device)
+        return (_sum_into(grad, dim, low, in_size, low_weight.to(grad.dtype))
+                + _sum_into(grad, dim, high, in_size, high_weight.to(grad.dtype)))
+
+    return _resampling_backward(grad, input_size, read, scale_factors)
+
+
+def _with_scales(count: int) -> Callable:
+    """An overload's arguments ``..., scales_h=None, scales_w=None`` as the
+    ``.vec`` overload's ``scale_factors`` list."""
+    def scales(values: Sequence[Optional[float]]) -> Optional[List[Optional[float]]]:
+        values = list(values) + [None] * (count - len(values))
+        return None if all(v is None for v in values) else values
+    return scales
+
+
+def _padding_backward(source: Callable[[torch.Tensor, int], torch.Tensor]) -> Callable:
+    """The gradient of a padding whose output position o, `before` positions
+    before the input along a dimension of n, reads ``source(o - before, n)``
+    (reflection, replication): summed back along each padded dimension."""
+    def backward(grad: torch.Tensor, input: torch.Tensor,
+                 padding: Sequence[int]) -> torch.Tensor:
+        # `padding` lists (before, after) pairs from the last dimension.
+        for pair in range(len(padding) // 2):
+            dim = grad.dim() - 1 - pair
+            size = input.shape[dim]
+            positions = torch.arange(grad.shape[dim], device=grad.device) - padding[2 * pair]
+            grad = _sum_into(grad, dim, source(positions, size), size)
+        return grad
+    return backward
+
+
+def _reflected(positions: torch.Tensor, size: int) -> torch.Tensor:
+    """Positions reflected into [0, size) about the edges (not repeating
+    them), as reflection padding reads."""
+    positions = positions.abs()
+    return torch.where(positions >= size, 2 * (size - 1) - positions, positions)
+
+
+def _replicated(positions: torch.Tensor, size: int) -> torch.Tensor:
+    return positions.clamp(0, size - 1)
+
+
+def _adaptive_windows(in_size: int, out_size: int,
+                      device: torch.device) -> Tuple[torch.Tensor, int]:
+    """The input positions of adaptive pooling's windows, [out * K] for the
+    longest window K: window o covers [floor(o*in/out), ceil((o+1)*in/out)),
+    shorter ones repeating their last position (which changes no maximum,
+    nor which element is its first)."""
+    longest = max(-(-(o + 1) * in_size // out_size) - o * in_size // out_size
+                  for o in range(out_size))
+    # Computed by ops, not a constant: a tensor made from a list traces as a
+    # detached constant.
+    out = torch.arange(out_size, device=device)
+    starts = out * in_size // out_size
+    ends = ((out + 1) * in_size + out_size - 1) // out_size
+    positions = torch.minimum(starts.unsqueeze(1) + torch.arange(longest, device=device),
+                              ends.unsqueeze(1) - 1)
+    return positions.reshape(-1), longest
+
+
+def adaptive_max_pool2d(x: torch.Tensor,
+                        output_size: Sequence[int]) -> Tuple[torch.Tensor, torch.Tensor]:
+    """Adaptive max pooling as a maximum over gathered windows: the values,
+    and the position in the input's plane (h * W + w) of each window's
+    first maximum."""
+    *lead, height, width = x.shape
+    out_h, out_w = output_size
+    rows, row_window = _adaptive_windows(height, out_h, x.device)
+    columns, column_window = _adaptive_windows(width, out_w, x.device)
+    windows = x.index_select(-2, rows).index_select(-1, columns)
+    windows = windows.view(*lead, out_h, row_window, out_w, column_window)
+    windows = windows.transpose(-3, -2).reshape(*lead, out_h, out_w,
+                                                row_window * column_window)
+    values, which = windows.max(-1)
+    row = rows.view(out_h, 1, row_window).expand(out_h, out_w, row_window)
+    column = columns.view(1, out_w, column_window).expand(out_h, out_w, column_window)
+    batch = [1] * len(lead)
+    row = row.reshape(*batch, out_h, out_w, row_window).expand(*which.shape, row_window)
+    column = column.reshape(*batch, out_h, out_w, column_window).expand(
+        *which.shape, column_window)
+    h = row.gather(-1, (which // column_window).unsqueeze(-1)).squeeze(-1)
+    w = column.gather(-1, (which % column_window).unsqueeze(-1)).squeeze(-1)
+    return values, h * width + w
+
+
+def _adaptive_max_pool2d_backward(grad: torch.Tensor, input: torch.Tensor,
+                                  indices: torch.Tensor) -> torch.Tensor:
+    """Each window's gradient summed into the position of its maximum."""
+    plane = input.shape[-2] * input.shape[-1]
+    flat = grad.new_zeros(*input.shape[:-2], plane)
+    return flat.scatter_add(-1, indices.flatten(-2), grad.flatten(-2)).view(input.shape)
+
+
+def table() -> Dict[object, Callable]:
+    """ATen overload -> Kiln's decomposition."""
+    decompositions: Dict[object, Callable] = {
+        aten.index_add.default: index_add,
+        aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
+        aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
+        aten.upsample_bilinear2d_backward.vec: _linear_backward,
+        aten.upsample_bilinear2d_backward.default:
+            lambda grad, output_size, input_size, align_corners, *scales: _linear_backward(
+                grad, output_size, input_size, align_corners, _with_scales(2)(scales)),
+        aten.upsample_linear1d_backward.vec: _linear_backward,
+    }
+    for spatial, name in ((1, "upsample_nearest1d_backward"), (2, "upsample_nearest2d_backward"),
+                          (3, "upsample_nearest3d_backward")):
+        packet = getattr(aten, name)
+        decompositions[packet.vec] = _nearest_backward
+        decompositions[packet.default] = (
+            lambda grad, output_size, input_size, *scales, count=spatial: _nearest_backward(
+                grad, output_size, input_size, _with_scales(count)(scales)))
+    for spatial in (1, 2, 3):
+        decompositions[getattr(aten, f"reflection_pad{spatial}d_backward").default] = \
+            _padding_backward(_reflected)
+        decompositions[getattr(aten, f"replication_pad{spatial}d_backward").default] = \
+            _padding_backward(_replicated)
+    return decompositions
