@@ -1,7 +1,7 @@
 """Kiln's own decompositions of ATen ops that the fx dialect lacks and that
 torch 1.13 does not decompose (or decomposes into something that does not
-trace): the gradients of resampling and padding, adaptive max pooling, and
-index_add. Each is written in ops the fx dialect has; kiln.importer adds them
+trace): the gradients of resampling and padding, adaptive max pooling,
+affine grids, embedding bags and index_add. Each is written in ops the fx dialect has; kiln.importer adds them
 to DECOMPOSITIONS.
 
 Resampling and padding read each output position from input positions that
@@ -11,6 +11,7 @@ summed into the input positions they were read from (``index_add``, a
 ``scatter_add``).
 """
 
+import warnings
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -201,10 +202,97 @@ def _adaptive_max_pool2d_backward(grad: torch.Tensor, input: torch.Tensor,
     return flat.scatter_add(-1, indices.flatten(-2), grad.flatten(-2)).view(input.shape)
 
 
+def _grid_steps(steps: int, align_corners: bool, like: torch.Tensor) -> torch.Tensor:
+    """Normalized coordinates of `steps` pixels in [-1, 1]: the centres of
+    the corner pixels at -1 and 1 with `align_corners`, else their outer
+    edges (PyTorch's linspace_from_neg_one)."""
+    if steps <= 1:
+        return torch.zeros(steps, dtype=like.dtype, device=like.device)
+    coordinates = torch.linspace(-1, 1, steps, dtype=like.dtype, device=like.device)
+    return coordinates if align_corners else coordinates * ((steps - 1) / steps)
+
+
+def affine_grid_generator(theta: torch.Tensor, size: Sequence[int],
+                          align_corners: bool) -> torch.Tensor:
+    """The sampling grid of affine transforms `theta` ([N, 2, 3], or [N, 3,
+    4] for volumes): each output pixel's homogeneous coordinates (x, y[, z],
+    1) times theta transposed."""
+    spatial = list(size[2:])
+    axes = [_grid_steps(steps, align_corners, theta) for steps in reversed(spatial)]
+    # (x, y[, z]) vary along (W, H[, D]): the last spatial dimension first.
+    shape = spatial + [1]
+    coordinates = []
+    for index, axis in enumerate(axes):
+        view = [1] * len(spatial) + [1]
+        view[len(spatial) - 1 - index] = -1
+        coordinates.append(axis.view(view).expand(shape))
+    coordinates.append(torch.ones(shape, dtype=theta.dtype, device=theta.device))
+    base = torch.cat(coordinates, -1).view(1, -1, len(spatial) + 1)
+    grid = base.expand(theta.shape[0], -1, -1).bmm(theta.transpose(1, 2))
+    return grid.view(theta.shape[0], *spatial, len(spatial))
+
+
+def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor,
+                  scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
+                  per_sample_weights: Optional[torch.Tensor] = None,
+                  include_last_offset: bool = False, padding_idx: int = -1
+                  ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """The sums (mode 0), means (1) or maxima (2) of the rows of `weight`
+    that each bag of `indices` picks, bag b starting at ``offsets[b]``
+    (``include_last_offset``: the last offset ends the last bag); entries
+    equal to `padding_idx` count for nothing, and an empty bag is zeros. The
+    bag of each entry is the number of bags begun by it (a cumulative sum of
+    the starts). Also returns each entry's bag, each bag's size and each
+    maximum's row (0 in other modes), which only the gradient reads."""
+    entries = indices.shape[0]
+    bags = offsets.shape[0] - (1 if include_last_offset else 0)
+    offsets = offsets.long()[:bags]
+    # Bag starts after the first, each a 1 at its entry (none past the end).
+    later = offsets[1:]
+    starts = torch.zeros(entries, dtype=torch.long, device=indices.device).scatter_add(
+        0, later.clamp(max=max(entries - 1, 0)), (later < entries).long())
+    bag = starts.cumsum(0)  # The first bag starts at 0, as PyTorch requires.
+    counted = indices != padding_idx if padding_idx >= 0 else \
+        torch.ones_like(indices, dtype=torch.bool)
+    rows = weight.index_select(0, indices.long())
+    if per_sample_weights is not None:
+        rows = rows * per_sample_weights.unsqueeze(1)
+    rows = rows * counted.unsqueeze(1).to(rows.dtype)
+    sizes = torch.zeros(bags, dtype=torch.long, device=indices.device).scatter_add(
+        0, bag, counted.long())
+    width = weight.shape[1]
+    positions = bag.unsqueeze(1).expand(entries, width)
+    if mode == 2:
+        lowest = torch.full((entries, width), float("-inf"), dtype=rows.dtype,
+                            device=rows.device)
+        candidates = torch.where(counted.unsqueeze(1), rows, lowest)
+        with warnings.catch_warnings():  # scatter_reduce is "in beta" on torch 1.13.
+            warnings.simplefilter("ignore")
+            maxima = weight.new_full((bags, width), float("-inf")).scatter_reduce(
+                0, positions, candidates, "amax")
+            # The row each maximum came from: the largest index among ties.
+            chosen = torch.where(
+                counted.unsqueeze(1) & (candidates == maxima.index_select(0, bag)),
+                indices.long().unsqueeze(1).expand(entries, width),
+                torch.full_like(positions, -1))
+            which = torch.full((bags, width), -1, dtype=torch.long,
+                               device=indices.device).scatter_reduce(0, positions, chosen, "amax")
+        output = torch.where(sizes.unsqueeze(1) > 0, maxima, weight.new_zeros(bags, width))
+    else:
+        output = weight.new_zeros(bags, width).scatter_add(0, positions, rows)
+        if mode == 1:
+            output = output / sizes.clamp(min=1).unsqueeze(1).to(output.dtype)
+        which = torch.zeros(bags, dtype=torch.long, device=indices.device)
+    return output, bag, sizes, which
+
+
 def table() -> Dict[object, Callable]:
     """ATen overload -> Kiln's decomposition."""
     decompositions: Dict[object, Callable] = {
         aten.index_add.default: index_add,
+        aten.affine_grid_generator.default: affine_grid_generator,
+        aten._embedding_bag.default: embedding_bag,
+        aten._embedding_bag_forward_only.default: embedding_bag,
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
         aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
         aten.upsample_bilinear2d_backward.vec: _linear_backward,

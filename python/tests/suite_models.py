@@ -745,6 +745,37 @@ def adaptive_max_pooling_index_add_linspace():
 
 
 @case()
+def embedding_bags():
+    # Bags by offsets (an empty one, the last offset ending the last bag),
+    # of a 2-d input, with per-sample weights and a padding index; sums,
+    # means and maxima.
+    def fn(weight, flat, grid, sample_weights):
+        # Constants: the suite draws other values for integer inputs.
+        offsets = torch.tensor([0, 2, 2, 5], device=weight.device)
+        last = torch.tensor([0, 3, 3, 7], device=weight.device)
+        return (F.embedding_bag(flat, weight, offsets, mode="sum"),
+                F.embedding_bag(flat, weight, offsets, mode="max"),
+                F.embedding_bag(flat, weight, last, mode="mean", include_last_offset=True),
+                F.embedding_bag(grid, weight, mode="mean", padding_idx=3),
+                F.embedding_bag(grid, weight, mode="max"),
+                F.embedding_bag(flat, weight, offsets, mode="sum",
+                                per_sample_weights=sample_weights))
+
+    return fn, [randn(10, 4), torch.tensor([1, 3, 3, 9, 0, 2, 7]),
+                torch.tensor([[3, 3, 1], [2, 3, 5], [3, 3, 3]]), randn(7)]
+
+
+@case()
+def affine_grids():
+    def fn(theta, theta3):
+        return (F.affine_grid(theta, (2, 3, 5, 4), align_corners=False),
+                F.affine_grid(theta, (2, 1, 1, 4), align_corners=True),
+                F.affine_grid(theta3, (2, 1, 3, 4, 5), align_corners=False))
+
+    return fn, [randn(2, 2, 3), randn(2, 3, 4)]
+
+
+@case()
 def parametric_activations():
     # PReLU's weight is a constant that torch 1.13 traces without a value.
     return nn.Sequential(nn.Linear(8, 8), nn.PReLU(), nn.Linear(8, 8), nn.PReLU(8)), \

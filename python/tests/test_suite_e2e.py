@@ -16,12 +16,13 @@ from suite_models import CASES  # noqa: E402
 from test_e2e import poisoned_like  # noqa: E402
 
 RUNS = {
-    "activations", "adaptive_max_pooling_index_add_linspace", "advanced_indexing_positions", "attention_block", "batch_norm_1d", "batched_matmul_bias",
+    "activations", "adaptive_max_pooling_index_add_linspace", "advanced_indexing_positions",
+    "affine_grids", "attention_block", "batch_norm_1d", "batched_matmul_bias",
     "attention_with_padding_mask", "bfloat16_linear", "causal_attention_mask", "chunk_and_unbind",
     "comparisons_and_where", "complex_arithmetic", "contiguous_after_transpose",
     "conv1d_and_transposed_conv", "conv_bn_relu", "convolution_variants",
     "creation_ops", "cumulative_sum_prod", "dropout_eval", "dtype_casts", "elementwise_math",
-    "embedding_lookup", "embedding_positional", "expand_repeat_cat_stack",
+    "embedding_bags", "embedding_lookup", "embedding_positional", "expand_repeat_cat_stack",
     "flip_roll_pad", "gather_scatter", "group_norm", "gru", "gru_cell_gates", "index_put",
     "index_select_and_advanced_indexing",
     "integer_and_promotion_edges", "integer_arithmetic", "layer_norm", "losses", "lstm",
