@@ -212,24 +212,29 @@ def _grid_steps(steps: int, align_corners: bool, like: torch.Tensor) -> torch.Te
     return coordinates if align_corners else coordinates * ((steps - 1) / steps)
 
 
-def affine_grid_generator(theta: torch.Tensor, size: Sequence[int],
-                          align_corners: bool) -> torch.Tensor:
-    """The sampling grid of affine transforms `theta` ([N, 2, 3], or [N, 3,
-    4] for volumes): each output pixel's homogeneous coordinates (x, y[, z],
-    1) times theta transposed."""
+def _base_grid(size: Sequence[int], align_corners: bool, like: torch.Tensor) -> torch.Tensor:
+    """[1, pixels, k + 1]: the homogeneous coordinates (x, y[, z], 1) of each
+    pixel of an image of `size`, x varying along the last dimension."""
     spatial = list(size[2:])
-    axes = [_grid_steps(steps, align_corners, theta) for steps in reversed(spatial)]
-    # (x, y[, z]) vary along (W, H[, D]): the last spatial dimension first.
+    axes = [_grid_steps(steps, align_corners, like) for steps in reversed(spatial)]
     shape = spatial + [1]
     coordinates = []
     for index, axis in enumerate(axes):
         view = [1] * len(spatial) + [1]
         view[len(spatial) - 1 - index] = -1
         coordinates.append(axis.view(view).expand(shape))
-    coordinates.append(torch.ones(shape, dtype=theta.dtype, device=theta.device))
-    base = torch.cat(coordinates, -1).view(1, -1, len(spatial) + 1)
+    coordinates.append(torch.ones(shape, dtype=like.dtype, device=like.device))
+    return torch.cat(coordinates, -1).view(1, -1, len(spatial) + 1)
+
+
+def affine_grid_generator(theta: torch.Tensor, size: Sequence[int],
+                          align_corners: bool) -> torch.Tensor:
+    """The sampling grid of affine transforms `theta` ([N, 2, 3], or [N, 3,
+    4] for volumes): each pixel's homogeneous coordinates times theta
+    transposed."""
+    base = _base_grid(size, align_corners, theta)
     grid = base.expand(theta.shape[0], -1, -1).bmm(theta.transpose(1, 2))
-    return grid.view(theta.shape[0], *spatial, len(spatial))
+    return grid.view(theta.shape[0], *size[2:], len(size) - 2)
 
 
 def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor,
@@ -286,6 +291,42 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
     return output, bag, sizes, which
 
 
+def embedding_bag_dense_backward(grad: torch.Tensor, indices: torch.Tensor,
+                                 offset2bag: torch.Tensor, bag_size: torch.Tensor,
+                                 maximum_indices: torch.Tensor, num_weights: int,
+                                 scale_grad_by_freq: bool, mode: int,
+                                 per_sample_weights: Optional[torch.Tensor],
+                                 padding_idx: int = -1) -> torch.Tensor:
+    """The weight's gradient of embedding_bag (given embedding_bag's other
+    results): each entry's bag gradient (over the bag's size for means,
+    times its weight) summed into its row, or for maxima each bag's gradient
+    into the rows its maxima came from; padding entries and empty bags add
+    nothing. `scale_grad_by_freq` is refused: PyTorch's CPU kernel scales
+    rows by other rows' counts, which Kiln would not match."""
+    if scale_grad_by_freq:
+        raise NotImplementedError("Kiln does not compile the gradient of embedding_bag with "
+                                  "scale_grad_by_freq=True")
+    width = grad.shape[1]
+    zeros = grad.new_zeros(num_weights, width)
+    if mode == 2:
+        chosen = maximum_indices.flatten()
+        found = (chosen >= 0).to(grad.dtype)
+        columns = torch.arange(width, device=grad.device).repeat(grad.shape[0])
+        flat = zeros.flatten().scatter_add(
+            0, chosen.clamp(min=0) * width + columns, grad.flatten() * found)
+        return flat.view(num_weights, width)
+    counted = (indices != padding_idx) if padding_idx >= 0 else \
+        torch.ones_like(indices, dtype=torch.bool)
+    scale = counted.to(grad.dtype)
+    if mode == 1:
+        scale = scale / bag_size.index_select(0, offset2bag).clamp(min=1).to(grad.dtype)
+    if per_sample_weights is not None:
+        scale = scale * per_sample_weights
+    rows = indices.long()
+    terms = grad.index_select(0, offset2bag) * scale.unsqueeze(1)
+    return zeros.scatter_add(0, rows.unsqueeze(1).expand(-1, width), terms)
+
+
 def table() -> Dict[object, Callable]:
     """ATen overload -> Kiln's decomposition."""
     decompositions: Dict[object, Callable] = {
@@ -293,6 +334,7 @@ def table() -> Dict[object, Callable]:
         aten.affine_grid_generator.default: affine_grid_generator,
         aten._embedding_bag.default: embedding_bag,
         aten._embedding_bag_forward_only.default: embedding_bag,
+        aten._embedding_bag_dense_backward.default: embedding_bag_dense_backward,
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
         aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
         aten.upsample_bilinear2d_backward.vec: _linear_backward,

@@ -1530,6 +1530,39 @@ def test_gradients_of_resampling_padding_and_adaptive_max_pooling(device, tmp_pa
     torch.testing.assert_close(compiled(x, w), fn(x, w), rtol=1e-5, atol=1e-5)
 
 
+def test_embedding_bag_gradients(device, tmp_path):
+    """The weight's gradient of embedding_bag (Kiln's decomposition): sums,
+    means with a padding index and maxima, with an empty bag; scaling by
+    frequency is refused."""
+    functional = torch.nn.functional
+    offsets = torch.tensor([0, 2, 2, 5], device=device)
+
+    def fn(weight, indices, columns):
+        bags = (functional.embedding_bag(indices, weight, offsets, mode="sum"),
+                functional.embedding_bag(indices, weight, offsets, mode="mean", padding_idx=3),
+                functional.embedding_bag(indices, weight, offsets, mode="max"))
+        loss = sum((bag * columns).sum() for bag in bags)
+        return torch.autograd.grad(loss, weight)[0]
+
+    generator = torch.Generator().manual_seed(17)
+
+    def inputs():
+        return [torch.randn(10, 4, generator=generator).to(device).requires_grad_(),
+                torch.randint(0, 10, (8,), generator=generator).to(device),
+                torch.randn(4, generator=generator).to(device)]
+
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    torch.testing.assert_close(compiled(*args), fn(*args), rtol=1e-5, atol=1e-5)
+
+    def scaled(weight, indices):
+        bags = functional.embedding_bag(indices, weight, offsets, scale_grad_by_freq=True)
+        return torch.autograd.grad(bags.sum(), weight)[0]
+
+    with pytest.raises(NotImplementedError, match="scale_grad_by_freq"):
+        kiln.compile(scaled, inputs()[:2], cache_dir=tmp_path)
+
+
 def test_convolution_gradients(device, tmp_path):
     """convolution_backward lowers through the forward's im2col matrices:
     grouped, strided, dilated and padded 2-d, 1-d without a bias (a masked
