@@ -304,6 +304,46 @@ def test_upsampling_of_images_of_any_size(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_convolutions_of_images_of_any_size(device):
+    # Stride-1 convolutions (padded, dilated, grouped; 1-d, 2-d and 3-d) and
+    # transposed ones grow their results with their inputs (s + c, s*k + c):
+    # loop.convolution and the im2col products take the run-time sizes. A
+    # super-resolution net (stride-1 convolutions, then a pixel shuffle) at
+    # any size.
+    torch.manual_seed(0)
+    nn = torch.nn
+    cases = [
+        (nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
+                       nn.Conv2d(8, 4, 5, padding=2, groups=4), nn.Conv2d(4, 4, 3)),
+         lambda n, h, w: torch.randn(n, 3, h, w, device=device), {0: [0, 2, 3]}),
+        (nn.Sequential(nn.Conv1d(4, 8, 3, padding=1), nn.ReLU(),
+                       nn.Conv1d(8, 4, 5, padding=4, dilation=2)),
+         lambda n, h, w: torch.randn(n, 4, h, device=device), {0: [0, 2]}),
+        (nn.Sequential(nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1),
+                       nn.ReLU(), nn.ConvTranspose2d(6, 2, 4, stride=2, padding=1)),
+         lambda n, h, w: torch.randn(n, 4, h, w, device=device), {0: [0, 2, 3]}),
+        (nn.Sequential(nn.Conv2d(1, 16, 5, padding=2), nn.Tanh(), nn.Conv2d(16, 4, 3, padding=1),
+                       nn.PixelShuffle(2)),
+         lambda n, h, w: torch.randn(n, 1, h, w, device=device), {0: [0, 2, 3]}),
+        (nn.Conv3d(2, 3, 3, padding=1),
+         lambda n, h, w: torch.randn(n, 2, 4, h, w, device=device), {0: [0, 3, 4]}),
+    ]
+    for module, make, dynamic in cases:
+        module = module.to(device)
+        compiled = kiln.compile(module, [make(2, 7, 9)], dynamic=dynamic)
+        for batch, height, width in [(2, 7, 9), (3, 5, 12), (2, 16, 6)]:
+            x = make(batch, height, width)
+            with torch.no_grad():
+                torch.testing.assert_close(compiled(x), module(x), rtol=1e-4, atol=1e-4)
+
+    # A strided convolution's sizes are floor divisions, which the guards do
+    # not express.
+    with pytest.raises(KilnImportError, match="depends on the dynamic sizes in a way"):
+        kiln.compile(nn.Conv2d(3, 4, 3, stride=2).to(device),
+                     [torch.randn(2, 3, 9, 9, device=device)], dynamic={0: [2, 3]})
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_transposed_convolution_of_a_dynamic_batch(device):
     # The batch sizes the regrouped input, the patches and every node after.
     def fn(x, w, b):

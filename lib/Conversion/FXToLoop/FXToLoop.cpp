@@ -4860,7 +4860,7 @@ constexpr int64_t kPoolingRank =
 static std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
                                            Value k, int64_t padding,
                                            int64_t dilation, int64_t stride,
-                                           int64_t outputs) {
+                                           Value outputs) {
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
@@ -4878,32 +4878,40 @@ static std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
               b, loc, arith::CmpIPredicate::eq,
               arith::RemSIOp::create(b, loc, shifted, index(stride)),
               index(0))),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out,
-                            index(outputs)));
-  return {clampToRange(b, loc, out, index(outputs)), fits};
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out, outputs));
+  return {clampToRange(b, loc, out, outputs), fits};
+}
+static std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
+                                           Value k, int64_t padding,
+                                           int64_t dilation, int64_t stride,
+                                           int64_t outputs) {
+  return getWindowAt(b, loc, x, k, padding, dilation, stride,
+                     arith::ConstantIndexOp::create(b, loc, outputs));
 }
 
 namespace {
 /// The shapes of a (not transposed, batched) convolution, as its im2col
 /// lowerings see them: G groups of Cg channels and Fg filters, `kernel`
-/// over input `extent` giving `outExtent`, patch depth Cg·|kernel|.
+/// over input `extent` giving `outExtent`, patch depth Cg·|kernel|. Spatial
+/// sizes may be dynamic (kDynamic): bind them before building.
 struct ConvolutionGeometry {
-  int64_t spatial, groups, groupChannels, groupFilters, depth, positions;
+  int64_t spatial, groups, groupChannels, groupFilters, depth;
   SmallVector<int64_t> kernel, extent, outExtent, stride, padding, dilation;
+  /// The run-time sizes of the dynamic entries of `extent` and `outExtent`
+  /// (null for static ones).
+  SmallVector<Value> extentSizes, outExtentSizes;
 
   /// The geometry, or failure for what the lowerings do not handle: other
-  /// than floats, unbatched, or sizes other than the batch dynamic.
+  /// than floats, unbatched, or dynamic channels.
   static FailureOr<ConvolutionGeometry>
   get(RankedTensorType input, RankedTensorType weight, RankedTensorType output,
       ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
       ArrayRef<int64_t> dilation, int64_t groups) {
     int64_t rank = input.getRank();
     if (!isa<FloatType>(output.getElementType()) || rank != weight.getRank() ||
-        rank < 3 || !weight.hasStaticShape())
+        rank < 3 || !weight.hasStaticShape() || input.isDynamicDim(1) ||
+        output.isDynamicDim(1))
       return failure();
-    for (int64_t dim = 1; dim < rank; ++dim)
-      if (input.isDynamicDim(dim) || output.isDynamicDim(dim))
-        return failure();
     ConvolutionGeometry g;
     g.spatial = rank - 2;
     g.groups = groups;
@@ -4918,15 +4926,106 @@ struct ConvolutionGeometry {
     g.depth = g.groupChannels;
     for (int64_t size : g.kernel)
       g.depth *= size;
-    g.positions = 1;
-    for (int64_t size : g.outExtent)
-      g.positions *= size;
     for (int64_t dim = 0; dim < g.spatial; ++dim) {
       g.stride.push_back(getSpatialAttr(stride, dim));
       g.padding.push_back(getSpatialAttr(padding, dim));
       g.dilation.push_back(getSpatialAttr(dilation, dim));
     }
+    g.extentSizes.resize(g.spatial);
+    g.outExtentSizes.resize(g.spatial);
     return g;
+  }
+
+  /// Binds the dynamic entries of `extent` (`outExtent` with `outputSide`)
+  /// to the run-time sizes of `tensor`'s spatial dimensions.
+  void bindSizes(OpBuilder &b, Location loc, Value tensor, bool outputSide) {
+    SmallVector<Value> &sizes = outputSide ? outExtentSizes : extentSizes;
+    ArrayRef<int64_t> shape = outputSide ? outExtent : extent;
+    for (int64_t dim = 0; dim < spatial; ++dim)
+      if (ShapedType::isDynamic(shape[dim]))
+        sizes[dim] = getDimSize(b, loc, tensor, dim + 2);
+  }
+  /// Binds the dynamic entries of `outExtent` to the sizes the convolution
+  /// computes from `extent`: (x + 2p - d(k - 1) - 1) / s + 1.
+  void computeOutExtent(OpBuilder &b, Location loc) {
+    for (int64_t dim = 0; dim < spatial; ++dim) {
+      if (!ShapedType::isDynamic(outExtent[dim]))
+        continue;
+      int64_t reach = 2 * padding[dim] - dilation[dim] * (kernel[dim] - 1) - 1;
+      Value size = arith::AddIOp::create(b, loc, getExtent(b, loc, dim),
+                                         constant(b, loc, reach));
+      size =
+          arith::DivSIOp::create(b, loc, size, constant(b, loc, stride[dim]));
+      outExtentSizes[dim] =
+          arith::AddIOp::create(b, loc, size, constant(b, loc, 1));
+    }
+  }
+  /// Binds the dynamic entries of `extent` to the sizes of the transposed
+  /// convolution whose input is `outExtent` wide: (o - 1)s - 2p + d(k - 1)
+  /// + outputPadding + 1.
+  void computeTransposedExtent(OpBuilder &b, Location loc,
+                               ArrayRef<int64_t> outputPadding) {
+    for (int64_t dim = 0; dim < spatial; ++dim) {
+      if (!ShapedType::isDynamic(extent[dim]))
+        continue;
+      int64_t added = -stride[dim] - 2 * padding[dim] +
+                      dilation[dim] * (kernel[dim] - 1) +
+                      getSpatialAttr(outputPadding, dim) + 1;
+      Value size = arith::MulIOp::create(b, loc, getOutExtent(b, loc, dim),
+                                         constant(b, loc, stride[dim]));
+      extentSizes[dim] =
+          arith::AddIOp::create(b, loc, size, constant(b, loc, added));
+    }
+  }
+
+  Value getExtent(OpBuilder &b, Location loc, int64_t dim) const {
+    return extentSizes[dim] ? extentSizes[dim] : constant(b, loc, extent[dim]);
+  }
+  Value getOutExtent(OpBuilder &b, Location loc, int64_t dim) const {
+    return outExtentSizes[dim] ? outExtentSizes[dim]
+                               : constant(b, loc, outExtent[dim]);
+  }
+  /// The output positions per image: static, or kDynamic.
+  int64_t getPositions() const {
+    int64_t positions = 1;
+    for (int64_t size : outExtent) {
+      if (ShapedType::isDynamic(size))
+        return ShapedType::kDynamic;
+      positions *= size;
+    }
+    return positions;
+  }
+  /// The patch columns of `batch` images (`batchSize` its run-time size
+  /// when dynamic): static, or kDynamic with its run-time size appended to
+  /// `sizes`.
+  int64_t getColumns(OpBuilder &b, Location loc, int64_t batch, Value batchSize,
+                     SmallVectorImpl<Value> &sizes) const {
+    int64_t positions = getPositions();
+    if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(positions))
+      return batch * positions;
+    Value columns = batchSize ? batchSize : constant(b, loc, batch);
+    if (!ShapedType::isDynamic(positions))
+      columns =
+          arith::MulIOp::create(b, loc, columns, constant(b, loc, positions));
+    for (int64_t dim = 0; dim < spatial && ShapedType::isDynamic(positions);
+         ++dim)
+      columns =
+          arith::MulIOp::create(b, loc, columns, getOutExtent(b, loc, dim));
+    sizes.push_back(columns);
+    return ShapedType::kDynamic;
+  }
+  /// The run-time sizes of a tensor of `type` on the `outputSide` (with
+  /// outExtent) or the input side: its dynamic batch `batchSize`, then its
+  /// dynamic spatial sizes.
+  SmallVector<Value> getDynamicSizes(RankedTensorType type, Value batchSize,
+                                     bool outputSide) const {
+    SmallVector<Value> sizes;
+    if (type.isDynamicDim(0))
+      sizes.push_back(batchSize);
+    for (int64_t dim = 0; dim < spatial; ++dim)
+      if (type.isDynamicDim(dim + 2))
+        sizes.push_back(outputSide ? outExtentSizes[dim] : extentSizes[dim]);
+    return sizes;
   }
 
   /// The sizes a patch row (Cg, kernel...) delinearizes into.
@@ -4937,10 +5036,16 @@ struct ConvolutionGeometry {
   }
   /// The sizes a patch column (batch, outExtent...) delinearizes into; the
   /// batch is the quotient left over.
-  SmallVector<int64_t> getColumnDigits() const {
-    SmallVector<int64_t> digits = {1};
-    llvm::append_range(digits, outExtent);
+  SmallVector<Value> getColumnDigits(OpBuilder &b, Location loc) const {
+    SmallVector<Value> digits = {Value()};
+    for (int64_t dim = 0; dim < spatial; ++dim)
+      digits.push_back(getOutExtent(b, loc, dim));
     return digits;
+  }
+
+private:
+  static Value constant(OpBuilder &b, Location loc, int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
   }
 };
 
@@ -4966,8 +5071,8 @@ static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
   Value group = body->getArgument(0);
   SmallVector<Value> row =
       delinearizeIndex(b, loc, body->getArgument(1), g.getRowDigits());
-  SmallVector<Value> column =
-      delinearizeIndex(b, loc, body->getArgument(2), g.getColumnDigits());
+  SmallVector<Value> column = delinearizeBySizes(b, loc, body->getArgument(2),
+                                                 g.getColumnDigits(b, loc));
   Value channel = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, group, index(g.groupChannels)),
       row[0]);
@@ -4981,7 +5086,7 @@ static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
         arith::MulIOp::create(b, loc, row[dim + 1], index(g.dilation[dim])));
     position = arith::SubIOp::create(b, loc, position, index(g.padding[dim]));
     auto [clamped, inRange] =
-        clampAndTest(b, loc, position, index(g.extent[dim]));
+        clampAndTest(b, loc, position, g.getExtent(b, loc, dim));
     inside = inside ? arith::AndIOp::create(b, loc, inside, inRange).getResult()
                     : inRange;
     indices.push_back(clamped);
@@ -5028,7 +5133,8 @@ static SmallVector<Value> getProductIndices(OpBuilder &b, Location loc,
   Value column = ivs[0];
   for (int64_t dim = 0; dim < g.spatial; ++dim)
     column = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, column, index(g.outExtent[dim])),
+        b, loc,
+        arith::MulIOp::create(b, loc, column, g.getOutExtent(b, loc, dim)),
         ivs[dim + 2]);
   Value perGroup = index(g.groupFilters);
   return {arith::DivUIOp::create(b, loc, ivs[1], perGroup),
@@ -5047,7 +5153,7 @@ static Value buildGroupedColumns(OpBuilder &b, Location loc, Value value,
                             type.getElementType()),
       columnSizes, [&](OpBuilder &b, Location loc, ValueRange ivs) {
         SmallVector<Value> column =
-            delinearizeIndex(b, loc, ivs[2], g.getColumnDigits());
+            delinearizeBySizes(b, loc, ivs[2], g.getColumnDigits(b, loc));
         Value channel = arith::AddIOp::create(
             b, loc,
             arith::MulIOp::create(
@@ -5064,11 +5170,10 @@ static Value buildGroupedColumns(OpBuilder &b, Location loc, Value value,
 /// elements sum the entries of `patches` ([G, depth, columns]) that stand
 /// for them (col2im): kernel position k of output position o = (x + p -
 /// k*d) / s stands for x when that divides and o is an output position.
-/// `batchSizes` holds N when it is dynamic.
+/// `sizes` holds the image's dynamic sizes.
 static Value buildImageFromPatches(OpBuilder &b, Location loc, Value patches,
                                    const ConvolutionGeometry &g,
-                                   RankedTensorType type,
-                                   ValueRange batchSizes) {
+                                   RankedTensorType type, ValueRange sizes) {
   int64_t rank = type.getRank();
   Type dtype = cast<RankedTensorType>(patches.getType()).getElementType();
   // Terms [N, C, X..., K...], zero where no output position's window puts
@@ -5076,7 +5181,7 @@ static Value buildImageFromPatches(OpBuilder &b, Location loc, Value patches,
   SmallVector<int64_t> termsShape(type.getShape());
   termsShape.append(g.kernel);
   Value terms = buildGeneratorNode(
-      b, loc, RankedTensorType::get(termsShape, dtype), batchSizes,
+      b, loc, RankedTensorType::get(termsShape, dtype), sizes,
       [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
         auto index = [&](int64_t value) -> Value {
           return arith::ConstantIndexOp::create(b, loc, value);
@@ -5091,14 +5196,15 @@ static Value buildImageFromPatches(OpBuilder &b, Location loc, Value patches,
           row = arith::AddIOp::create(
               b, loc, arith::MulIOp::create(b, loc, row, index(g.kernel[dim])),
               k);
-          auto [out, fits] =
-              getWindowAt(b, loc, ivs[2 + dim], k, g.padding[dim],
-                          g.dilation[dim], g.stride[dim], g.outExtent[dim]);
+          auto [out, fits] = getWindowAt(
+              b, loc, ivs[2 + dim], k, g.padding[dim], g.dilation[dim],
+              g.stride[dim], g.getOutExtent(b, loc, dim));
           valid = valid ? arith::AndIOp::create(b, loc, valid, fits).getResult()
                         : fits;
           column = arith::AddIOp::create(
               b, loc,
-              arith::MulIOp::create(b, loc, column, index(g.outExtent[dim])),
+              arith::MulIOp::create(b, loc, column,
+                                    g.getOutExtent(b, loc, dim)),
               out);
         }
         Value element = loop::LoadOp::create(b, loc, patches,
@@ -5160,15 +5266,19 @@ struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
         op.getWeight().getType().getElementType() != inputType.getElementType())
       return rewriter.notifyMatchFailure(
           op, "integer, mixed, unbatched or dynamic convolution");
-    const ConvolutionGeometry &g = *geometry;
+    ConvolutionGeometry &g = *geometry;
     Location loc = op.getLoc();
 
     // The sums, kept in f32 for 16-bit results: the bias joins before the
     // rounding.
     Type computeDtype = getComputeDtype(dtype, options.computeInF32);
-    SmallVector<Value> resultSizes;
-    if (resultType.isDynamicDim(0))
-      resultSizes.push_back(getDimSize(rewriter, loc, op.getInput(), 0));
+    g.bindSizes(rewriter, loc, op.getInput(), /*outputSide=*/false);
+    g.computeOutExtent(rewriter, loc);
+    SmallVector<Value> resultSizes = g.getDynamicSizes(
+        resultType,
+        resultType.isDynamicDim(0) ? getDimSize(rewriter, loc, op.getInput(), 0)
+                                   : Value(),
+        /*outputSide=*/true);
     Value sums = loop::ConvolutionOp::create(
         rewriter, loc, resultType.clone(computeDtype), op.getInput(),
         op.getWeight(), resultSizes, rewriter.getDenseI64ArrayAttr(g.stride),
@@ -5217,21 +5327,23 @@ struct TransposedConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
         op.getWeight().getType().getElementType() != inputType.getElementType())
       return rewriter.notifyMatchFailure(
           op, "integer, mixed, unbatched or dynamic transposed convolution");
-    const ConvolutionGeometry &g = *geometry;
+    ConvolutionGeometry &g = *geometry;
     Location loc = op.getLoc();
     Type computeDtype =
         getComputeDtype(resultType.getElementType(), options.computeInF32);
 
-    SmallVector<Value> batchSizes, columnSizes;
-    int64_t columns = ShapedType::kDynamic;
-    if (inputType.isDynamicDim(0)) {
-      batchSizes.push_back(getDimSize(rewriter, loc, input, 0));
-      columnSizes.push_back(arith::MulIOp::create(
-          rewriter, loc, batchSizes.front(),
-          arith::ConstantIndexOp::create(rewriter, loc, g.positions)));
-    } else {
-      columns = inputType.getDimSize(0) * g.positions;
-    }
+    // The input is the swapped convolution's output side; the result's
+    // spatial sizes follow from it.
+    g.bindSizes(rewriter, loc, input, /*outputSide=*/true);
+    g.computeTransposedExtent(rewriter, loc, op.getOutputPadding());
+    Value batch = inputType.isDynamicDim(0)
+                      ? getDimSize(rewriter, loc, input, 0)
+                      : Value();
+    SmallVector<Value> columnSizes;
+    int64_t columns = g.getColumns(rewriter, loc, inputType.getDimSize(0),
+                                   batch, columnSizes);
+    SmallVector<Value> resultSizes =
+        g.getDynamicSizes(resultType, batch, /*outputSide=*/false);
     Value grouped =
         buildGroupedColumns(rewriter, loc, input, g, columns, columnSizes);
     Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
@@ -5241,10 +5353,10 @@ struct TransposedConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
         weights, grouped, columnSizes);
     patches.setTransposeLhs(true);
     Value sums = buildImageFromPatches(
-        rewriter, loc, patches, g, resultType.clone(computeDtype), batchSizes);
+        rewriter, loc, patches, g, resultType.clone(computeDtype), resultSizes);
     rewriter.replaceOp(op, buildConvolutionResult(rewriter, loc, sums,
                                                   op.getBias(), resultType,
-                                                  batchSizes, computeDtype));
+                                                  resultSizes, computeDtype));
     return success();
   }
 
@@ -5275,18 +5387,21 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
         static_cast<int64_t>(op.getGroups()));
     if (failed(geometry))
       return rewriter.notifyMatchFailure(op, "unsupported geometry");
-    const ConvolutionGeometry &g = *geometry;
+    ConvolutionGeometry &g = *geometry;
     Location loc = op.getLoc();
+
+    // The run-time sizes: the input's, and the result's from the op.
+    g.bindSizes(rewriter, loc, op.getInput(), /*outputSide=*/false);
+    ValueRange resultSizes = op.getDynamicSizes();
+    Value batch = resultType.isDynamicDim(0) ? resultSizes.front() : Value();
+    for (int64_t dim = 0, next = batch ? 1 : 0; dim < g.spatial; ++dim)
+      if (resultType.isDynamicDim(dim + 2))
+        g.outExtentSizes[dim] = resultSizes[next++];
 
     // The patch columns: every batch's output positions, one after another.
     SmallVector<Value> columnSizes;
-    int64_t columns = ShapedType::kDynamic;
-    if (inputType.isDynamicDim(0))
-      columnSizes.push_back(arith::MulIOp::create(
-          rewriter, loc, op.getDynamicSizes().front(),
-          arith::ConstantIndexOp::create(rewriter, loc, g.positions)));
-    else
-      columns = inputType.getDimSize(0) * g.positions;
+    int64_t columns = g.getColumns(rewriter, loc, inputType.getDimSize(0),
+                                   batch, columnSizes);
     Value patches = buildConvolutionPatches(rewriter, loc, op.getInput(), g,
                                             columns, columnSizes);
     Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
@@ -5350,7 +5465,7 @@ struct ConvolutionBackwardLowering
     const ConvolutionGeometry &g = *geometry;
     Location loc = op.getLoc();
     int64_t rank = inputType.getRank();
-    int64_t columns = inputType.getDimSize(0) * g.positions;
+    int64_t columns = inputType.getDimSize(0) * g.getPositions();
     Type computeDtype = getComputeDtype(gradOutType.getElementType(),
                                         /*computeInF32=*/true);
     auto index = [](OpBuilder &b, Location loc, int64_t value) -> Value {

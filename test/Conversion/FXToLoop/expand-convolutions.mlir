@@ -43,3 +43,29 @@ fx.graph @depthwise(%x: tensor<?x6x4x4xbf16>, %w: tensor<6x1x3x3xbf16>) -> tenso
   %0 = loop.convolution(%n) %x, %w {dilation = array<i64: 1, 1>, groups = 6 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<?x6x4x4xbf16>, tensor<6x1x3x3xbf16> -> tensor<?x6x4x4xf32>
   fx.output %0 : tensor<?x6x4x4xf32>
 }
+
+// -----
+
+// Dynamic spatial sizes: the patch columns are the batch times the
+// result's run-time positions, the patches clamp reads to the input's
+// run-time extent, and the result regroups by the run-time sizes.
+// CHECK-LABEL: fx.graph @any_size
+// CHECK: %[[H:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[W:.+]] = tensor.dim %arg0, %c3
+// CHECK: %[[NH:.+]] = arith.muli %[[H]], %c2
+// CHECK: %[[C:.+]] = arith.muli %[[NH]], %[[W]]
+// CHECK: %[[P:.+]] = loop.pointwise(%[[C]]) : tensor<1x27x?xf32>
+// CHECK: arith.remui %{{.+}}, %[[W]]
+// CHECK: arith.remui %{{.+}}, %[[H]]
+// CHECK: loop.matmul(%[[C]]) %{{.+}}, %[[P]] : tensor<1x4x27xf32>, tensor<1x27x?xf32> -> tensor<1x4x?xf32>
+// CHECK: loop.pointwise(%[[H]], %[[W]]) : tensor<2x4x?x?xf32>
+// CHECK: arith.muli %{{.+}}, %[[H]]
+// CHECK: arith.muli %{{.+}}, %[[W]]
+fx.graph @any_size(%x: tensor<2x3x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x?x?xf32> {
+  %c2 = arith.constant 2 : index
+  %c3 = arith.constant 3 : index
+  %h = tensor.dim %x, %c2 : tensor<2x3x?x?xf32>
+  %w_ = tensor.dim %x, %c3 : tensor<2x3x?x?xf32>
+  %0 = loop.convolution(%h, %w_) %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<2x3x?x?xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x?x?xf32>
+  fx.output %0 : tensor<2x4x?x?xf32>
+}

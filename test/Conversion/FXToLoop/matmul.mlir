@@ -207,11 +207,50 @@ fx.graph @transposed(%x: tensor<?x4x4x4xbf16>, %w: tensor<4x3x3x3xbf16>, %b: ten
 
 // -----
 
-// Transposed convolutions of images of dynamic sizes have no lowering.
+// Dynamic spatial sizes: a convolution's result sizes are (x + 2p - d(k -
+// 1) - 1) / s + 1 of its input's, the loop.convolution's dynamic sizes; a
+// transposed one's (x - 1)s - 2p + d(k - 1) + output_padding + 1, and its
+// columns the batch times the input's positions.
+// CHECK-LABEL: fx.graph @convolution_of_any_size
+// CHECK-DAG: %[[H:.+]] = tensor.dim %arg0, %c2
+// CHECK-DAG: %[[W:.+]] = tensor.dim %arg0, %c3
+// CHECK: %[[H1:.+]] = arith.addi %[[H]], %c-1
+// CHECK: %[[OH:.+]] = arith.addi %[[H1]], %c1
+// CHECK: %[[W1:.+]] = arith.addi %[[W]], %c-3
+// CHECK: %[[OW:.+]] = arith.addi %[[W1]], %c1
+// CHECK: %[[N:.+]] = tensor.dim %arg0, %c0
+// CHECK: loop.convolution(%[[N]], %[[OH]], %[[OW]]) %arg0, %arg1
+// CHECK-SAME: tensor<?x3x?x?xf32>, tensor<4x3x3x3xf32> -> tensor<?x4x?x?xf32>
+// CHECK: loop.pointwise(%[[N]], %[[OH]], %[[OW]]) : tensor<?x4x?x?xf32>
+fx.graph @convolution_of_any_size(%x: tensor<?x3x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<?x4x?x?xf32> {
+  %0 = fx.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 1, 0>, dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>, groups = 1} : (tensor<?x3x?x?xf32>, tensor<4x3x3x3xf32>) -> tensor<?x4x?x?xf32>
+  fx.output %0 : tensor<?x4x?x?xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @transposed_of_any_size
+// CHECK: %[[H:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[H2:.+]] = arith.muli %[[H]], %c2
+// CHECK: %[[OH:.+]] = arith.addi %[[H2]], %c1
+// CHECK: %[[NH:.+]] = arith.muli %[[H]], %c2
+// CHECK: %[[COLUMNS:.+]] = arith.muli %[[NH]], %c4
+// CHECK: %[[X:.+]] = loop.pointwise(%[[COLUMNS]]) : tensor<1x2x?xf32>
+// CHECK: loop.matmul(%[[COLUMNS]]) %{{.+}}, %[[X]] {transpose_lhs} : tensor<1x2x27xf32>, tensor<1x2x?xf32> -> tensor<1x27x?xf32>
+// CHECK: loop.pointwise(%[[OH]]) : tensor<2x3x?x9x3x3xf32>
+// CHECK: loop.reduce "sum"(%[[OH]]) over [3, 3] : tensor<2x3x?x9xf32>
+fx.graph @transposed_of_any_size(%x: tensor<2x2x?x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<2x3x?x9xf32> {
+  %0 = fx.convolution %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1} : (tensor<2x2x?x4xf32>, tensor<2x3x3x3xf32>) -> tensor<2x3x?x9xf32>
+  fx.output %0 : tensor<2x3x?x9xf32>
+}
+
+// -----
+
+// Integer convolutions have no lowering.
 // ERROR: error: kiln-fx-to-loop: no lowering for 'fx.convolution' with these operand types
-fx.graph @do_not_lower_dynamic_transposed(%x: tensor<1x2x?x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<1x3x?x6xf32> {
-  %0 = fx.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1} : (tensor<1x2x?x4xf32>, tensor<2x3x3x3xf32>) -> tensor<1x3x?x6xf32>
-  fx.output %0 : tensor<1x3x?x6xf32>
+fx.graph @do_not_lower_integer_transposed(%x: tensor<1x2x4x4xsi64>, %w: tensor<2x3x3x3xsi64>) -> tensor<1x3x6x6xsi64> {
+  %0 = fx.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1} : (tensor<1x2x4x4xsi64>, tensor<2x3x3x3xsi64>) -> tensor<1x3x6x6xsi64>
+  fx.output %0 : tensor<1x3x6x6xsi64>
 }
 
 // -----

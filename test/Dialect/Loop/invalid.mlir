@@ -433,7 +433,15 @@ fx.graph @convolution_result_type(%x: tensor<1x3x8x8xbf16>, %w: tensor<4x3x3x3xb
 // -----
 
 fx.graph @convolution_dynamic_channels(%x: tensor<1x?x8x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
-  // expected-error @+1 {{'loop.convolution' op has a dynamic size at dimension 1; only the batch may be dynamic}}
+  // expected-error @+1 {{'loop.convolution' op has a dynamic number of channels; only the batch and spatial sizes may be dynamic}}
   %y = loop.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x?x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  fx.output %y : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+fx.graph @convolution_dynamic_on_one_side(%x: tensor<1x3x?x8xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32> {
+  // expected-error @+1 {{'loop.convolution' op has a dynamic size in spatial dimension 0 of only one of its input and result}}
+  %y = loop.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x3x?x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
   fx.output %y : tensor<1x4x6x6xf32>
 }

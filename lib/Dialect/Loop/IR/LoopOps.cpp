@@ -343,10 +343,9 @@ LogicalResult ConvolutionOp::verify() {
            << (element.getIntOrFloatBitWidth() == 16 ? " or f32" : "");
   if (!weight.hasStaticShape())
     return emitOpError("needs static filters, not ") << weight;
-  for (int64_t dim = 1; dim < rank; ++dim)
-    if (input.isDynamicDim(dim) || result.isDynamicDim(dim))
-      return emitOpError("has a dynamic size at dimension ")
-             << dim << "; only the batch may be dynamic";
+  if (input.isDynamicDim(1) || result.isDynamicDim(1))
+    return emitOpError("has a dynamic number of channels; only the batch and "
+                       "spatial sizes may be dynamic");
   if (static_cast<int64_t>(getDynamicSizes().size()) !=
       result.getNumDynamicDims())
     return emitOpError("has ")
@@ -381,6 +380,12 @@ LogicalResult ConvolutionOp::verify() {
     if (stride < 1 || dilation < 1 || getPadding()[dim] < 0)
       return emitOpError("needs positive strides and dilations and "
                          "non-negative padding");
+    if (input.isDynamicDim(dim + 2) || result.isDynamicDim(dim + 2)) {
+      if (input.isDynamicDim(dim + 2) != result.isDynamicDim(dim + 2))
+        return emitOpError("has a dynamic size in spatial dimension ")
+               << dim << " of only one of its input and result";
+      continue;
+    }
     int64_t span = dilation * (weight.getDimSize(dim + 2) - 1) + 1;
     int64_t reach = input.getDimSize(dim + 2) + 2 * getPadding()[dim];
     int64_t outputs = reach < span ? 0 : (reach - span) / stride + 1;

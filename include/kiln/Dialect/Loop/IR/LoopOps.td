@@ -252,8 +252,9 @@ def Loop_ConvolutionOp : Loop_Op<"convolution", [Pure]> {
     and `dilation` have one entry per spatial dimension. Sums accumulate as
     `loop.matmul`'s do, and the result holds them: the operands' element
     type, or f32 for f16 and bf16 operands (a bias, an activation and the
-    rounding are the reader's, as after a matrix product). Only the batch
-    may be dynamic; its size is `dynamic_sizes`.
+    rounding are the reader's, as after a matrix product). The batch and
+    the spatial sizes may be dynamic (a spatial size on both sides or
+    neither); `dynamic_sizes` are the result's dynamic sizes, in order.
 
     Like `loop.matmul` the node has no body: `kiln-loop-expand-convolutions`
     rewrites it into the input's patches and a matrix product of the
