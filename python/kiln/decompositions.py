@@ -327,6 +327,18 @@ def embedding_bag_dense_backward(grad: torch.Tensor, indices: torch.Tensor,
     return zeros.scatter_add(0, rows.unsqueeze(1).expand(-1, width), terms)
 
 
+def embedding_bag_per_sample_weights_backward(
+        grad: torch.Tensor, weight: torch.Tensor, indices: torch.Tensor,
+        offsets: torch.Tensor, offset2bag: torch.Tensor, mode: int,
+        padding_idx: int = -1) -> torch.Tensor:
+    """The gradient of embedding_bag's per-sample weights (sums only): each
+    entry's bag gradient dotted with the row it picks, 0 for padding."""
+    terms = (grad.index_select(0, offset2bag) * weight.index_select(0, indices.long())).sum(1)
+    if padding_idx >= 0:
+        terms = torch.where(indices != padding_idx, terms, torch.zeros_like(terms))
+    return terms
+
+
 def table() -> Dict[object, Callable]:
     """ATen overload -> Kiln's decomposition."""
     decompositions: Dict[object, Callable] = {
@@ -335,6 +347,8 @@ def table() -> Dict[object, Callable]:
         aten._embedding_bag.default: embedding_bag,
         aten._embedding_bag_forward_only.default: embedding_bag,
         aten._embedding_bag_dense_backward.default: embedding_bag_dense_backward,
+        aten._embedding_bag_per_sample_weights_backward.default:
+            embedding_bag_per_sample_weights_backward,
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
         aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
         aten.upsample_bilinear2d_backward.vec: _linear_backward,

@@ -1531,9 +1531,9 @@ def test_gradients_of_resampling_padding_and_adaptive_max_pooling(device, tmp_pa
 
 
 def test_embedding_bag_gradients(device, tmp_path):
-    """The weight's gradient of embedding_bag (Kiln's decomposition): sums,
-    means with a padding index and maxima, with an empty bag; scaling by
-    frequency is refused."""
+    """The gradients of embedding_bag (Kiln's decompositions): the weight's
+    for sums, means with a padding index and maxima, with an empty bag; the
+    per-sample weights'; scaling by frequency is refused."""
     functional = torch.nn.functional
     offsets = torch.tensor([0, 2, 2, 5], device=device)
 
@@ -1554,6 +1554,19 @@ def test_embedding_bag_gradients(device, tmp_path):
     compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
     args = inputs()
     torch.testing.assert_close(compiled(*args), fn(*args), rtol=1e-5, atol=1e-5)
+
+    def weighted(weight, indices, columns, sample_weights):
+        bags = functional.embedding_bag(indices, weight, offsets, mode="sum",
+                                        per_sample_weights=sample_weights, padding_idx=3)
+        return torch.autograd.grad((bags * columns).sum(), [weight, sample_weights])
+
+    def weighted_inputs():
+        return [*inputs(), torch.randn(8, generator=generator).to(device).requires_grad_()]
+
+    compiled = kiln.compile(weighted, weighted_inputs(), cache_dir=tmp_path)
+    args = weighted_inputs()
+    for got, want in zip(compiled(*args), weighted(*args)):
+        torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
     def scaled(weight, indices):
         bags = functional.embedding_bag(indices, weight, offsets, scale_grad_by_freq=True)
