@@ -250,13 +250,15 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
     the starts). Also returns each entry's bag, each bag's size and each
     maximum's row (0 in other modes), which only the gradient reads."""
     entries = indices.shape[0]
-    bags = offsets.shape[0] - (1 if include_last_offset else 0)
-    offsets = offsets.long()[:bags]
-    # Bag starts after the first, each a 1 at its entry (none past the end).
-    later = offsets[1:]
-    starts = torch.zeros(entries, dtype=torch.long, device=indices.device).scatter_add(
-        0, later.clamp(max=max(entries - 1, 0)), (later < entries).long())
-    bag = starts.cumsum(0)  # The first bag starts at 0, as PyTorch requires.
+    offsets = offsets.long()[:-1] if include_last_offset else offsets.long()
+    bags = offsets.shape[0]
+    # Each bag's start a 1 at its entry (the first at 0, as PyTorch
+    # requires); an empty bag at the end starts past the last entry, which
+    # the slice drops. Sizes and bounds that do not depend on the batch,
+    # which may be dynamic.
+    starts = torch.zeros(entries + 1, dtype=torch.long, device=indices.device).scatter_add(
+        0, offsets, torch.ones_like(offsets))[:-1]
+    bag = starts.cumsum(0) - 1
     counted = indices != padding_idx if padding_idx >= 0 else \
         torch.ones_like(indices, dtype=torch.bool)
     rows = weight.index_select(0, indices.long())
@@ -268,9 +270,8 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
     width = weight.shape[1]
     positions = bag.unsqueeze(1).expand(entries, width)
     if mode == 2:
-        lowest = torch.full((entries, width), float("-inf"), dtype=rows.dtype,
-                            device=rows.device)
-        candidates = torch.where(counted.unsqueeze(1), rows, lowest)
+        candidates = torch.where(counted.unsqueeze(1), rows,
+                                 torch.full_like(rows, float("-inf")))
         with warnings.catch_warnings():  # scatter_reduce is "in beta" on torch 1.13.
             warnings.simplefilter("ignore")
             maxima = weight.new_full((bags, width), float("-inf")).scatter_reduce(

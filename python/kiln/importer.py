@@ -382,7 +382,9 @@ def _emit_symbolic_int(p: "_Printer", node: torch.fx.Node,
     if isinstance(node.target, SymbolValue) or value_type.symbol is not None:
         symbol = node.target.name if isinstance(node.target, SymbolValue) else value_type.symbol
         return [f'{p.declare(node)} = fx.symbol_value "{symbol}"']
-    if value_type.constant is not None:
+    # Arithmetic on a symbol's value that import_function inserted computes
+    # at run time, whatever one trace's value.
+    if value_type.constant is not None and _SYMBOLIC_ARGUMENT_META not in node.meta:
         return [f"{p.declare(node)} = arith.constant {value_type.constant} : i64"]
     if node.target not in _SYMBOLIC_ARITHMETIC:
         raise _unsupported(node, f"{_describe_op(node)} is a size that is no size symbol "
@@ -2284,6 +2286,9 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
     merged = {}
     for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
         type_a, type_b = types_a.get(node_a), types_b.get(node_b)
+        if isinstance(type_a, SymbolicIntType) and type_a != type_b:
+            merged[node_a] = SymbolicIntType()  # Computed at run time.
+            continue
         if not isinstance(type_a, (TensorType, tuple)):
             merged[node_a] = type_a
             continue
@@ -2298,7 +2303,8 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
                                            "the dynamic sizes beyond its sizes")
 
             def third_size(dim: int, result: int = len(results)) -> Tuple[int, Dict[str, int]]:
-                types_c, values_c = third_trace()
+                trace_c = third_trace()
+                types_c, values_c = trace_c.types, trace_c.values
                 type_c = types_c.get(node_a)
                 type_c = type_c[result] if isinstance(type_c, tuple) else type_c
                 return type_c.shape[dim], values_c
@@ -2342,11 +2348,31 @@ def _set_argument(node: torch.fx.Node, name: str, value: Any) -> None:
         node.kwargs = {**node.kwargs, name: value}
 
 
+@dataclass(frozen=True)
+class _ThirdTrace:
+    """A third trace of a function with dynamic sizes: its values' types and
+    nodes by the first trace's nodes, and each size symbol's value in it."""
+    types: Dict[torch.fx.Node, Any]
+    values: Dict[str, int]
+    nodes: Dict[torch.fx.Node, torch.fx.Node]
+
+
+# Nodes that _make_symbolic_arguments inserts, which the other traces lack.
+_SYMBOLIC_ARGUMENT_META = "kiln_symbolic_argument"
+# Arguments that may also be a multiple of a symbol plus a constant, which a
+# third trace confirms: an arange's end (``arange(0, n * L, L)``, the bag
+# offsets of a 2-d embedding_bag input).
+_EXPRESSION_ARGUMENTS = {aten.arange.start_step, aten.arange.start, aten.arange.default}
+
+
 def _make_symbolic_arguments(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
-                             symbols: Dict[str, Tuple[int, int]]) -> None:
+                             symbols: Dict[str, Tuple[int, int]],
+                             third_trace: Callable[[], _ThirdTrace]) -> None:
     """Replaces, in both traces, each _SYMBOLIC_ARGUMENTS argument whose values
     are a size symbol's (``pe[:x.shape[0]]``, ``arange(x.shape[1])``) by a
-    SymbolValue node, which imports as the symbol's fx.symbol_value."""
+    SymbolValue node, which imports as the symbol's fx.symbol_value, and an
+    arange's end that is ``k*s + c`` in three traces by that arithmetic on
+    one."""
     for node_a, node_b in zip(list(gm_a.graph.nodes), list(gm_b.graph.nodes)):
         names = _SYMBOLIC_ARGUMENTS.get(node_a.target) if node_a.op == "call_function" \
             else None
@@ -2357,12 +2383,29 @@ def _make_symbolic_arguments(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphMod
             if value_a == value_b or not isinstance(value_a, int) \
                     or not isinstance(value_b, int):
                 continue
+            fit = None
             symbol = _symbol_valued(symbols, (value_a, value_b))
-            if symbol is None:
+            if symbol is not None:
+                fit = (symbol, 1, 0)
+            elif node_a.target in _EXPRESSION_ARGUMENTS:
+                trace_c = third_trace()
+                value_c = _argument(trace_c.nodes[node_a], name)
+                if isinstance(value_c, int):
+                    fit = _expression_fit({s: (*symbols[s], trace_c.values[s]) for s in symbols},
+                                          (value_a, value_b, value_c))
+            if fit is None:
                 continue
-            for node, value in ((node_a, value_a), (node_b, value_b)):
+            symbol, scale, offset = fit
+            for node, trace in ((node_a, 0), (node_b, 1)):
                 with node.graph.inserting_before(node):
-                    read = node.graph.call_function(SymbolValue(symbol, value), ())
+                    read = node.graph.call_function(SymbolValue(symbol, symbols[symbol][trace]),
+                                                    ())
+                    read.meta[_SYMBOLIC_ARGUMENT_META] = True
+                    for op, constant, identity in ((operator.mul, scale, 1),
+                                                   (operator.add, offset, 0)):
+                        if constant != identity:
+                            read = node.graph.call_function(op, (read, constant))
+                            read.meta[_SYMBOLIC_ARGUMENT_META] = True
                 _set_argument(node, name, read)
     gm_a.recompile()
     gm_b.recompile()
@@ -2406,7 +2449,8 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
         if not all(names):
             # Two traces cannot tell a multiple of a symbol (3*s0) from other
             # growth (s1*s1 fits 13*s1-36 as well); a third can.
-            types_c, values_c = third_trace()
+            trace_c = third_trace()
+            types_c, values_c = trace_c.types, trace_c.values
             shape_c = getattr(types_c.get(node_a), "shape", None)
             names = [name or (shape_c is not None and _expression_valued(
                 {s: (*symbols[s], values_c[s]) for s in symbols},
@@ -2421,12 +2465,11 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                                        "plus a constant; compile with static sizes")
 
 
-def _expression_valued(symbols: Dict[str, Tuple[int, int, int]],
-                       values: Tuple[int, int, int]) -> Optional[str]:
-    """The size expression (``3*s0``, ``s0-1``, as size_symbols writes it)
-    that gives `values` in three traces: a positive multiple of the one size
-    symbol whose values there are `symbols`' plus a constant; None when no
-    symbol fits, or more than one."""
+def _expression_fit(symbols: Dict[str, Tuple[int, int, int]],
+                    values: Tuple[int, int, int]) -> Optional[Tuple[str, int, int]]:
+    """(s, k, c) such that ``k*s + c`` gives `values` in three traces, k a
+    positive integer and s the one size symbol whose values there are
+    `symbols`'; None when no symbol fits, or more than one."""
     fits = []
     for name, (value_a, value_b, value_c) in symbols.items():
         growth, delta = value_b - value_a, values[1] - values[0]
@@ -2435,14 +2478,24 @@ def _expression_valued(symbols: Dict[str, Tuple[int, int, int]],
         scale = delta // growth
         offset = values[0] - scale * value_a
         if scale * value_c + offset == values[2]:
-            term = name if scale == 1 else f"{scale}*{name}"
-            fits.append(term + (f"{offset:+d}" if offset else ""))
+            fits.append((name, scale, offset))
     return fits[0] if len(fits) == 1 else None
+
+
+def _expression_valued(symbols: Dict[str, Tuple[int, int, int]],
+                       values: Tuple[int, int, int]) -> Optional[str]:
+    """_expression_fit as size_symbols writes it (``3*s0``, ``s0-1``)."""
+    fit = _expression_fit(symbols, values)
+    if fit is None:
+        return None
+    name, scale, offset = fit
+    return (name if scale == 1 else f"{scale}*{name}") + (f"{offset:+d}" if offset else "")
 
 
 def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                    types_a: Dict, types_b: Dict, types: Dict,
-                   symbols: Dict[str, Tuple[int, int]], minimums: Dict[str, int]
+                   symbols: Dict[str, Tuple[int, int]], minimums: Dict[str, int],
+                   third_trace: Callable[[], _ThirdTrace]
                    ) -> Dict[str, Tuple[int, Optional[int]]]:
     """The range each size symbol must keep for the graph's static bounds to
     mean what they meant in the traces, as Dynamo's guards would, from
@@ -2497,11 +2550,22 @@ def _symbol_ranges(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
             # The bounds clamp nowhere from the largest of them on, so the
             # result's size is linear in the symbol, as the traces saw it: a
             # static size (x[:8], x[-3:]) or the symbol plus a constant
-            # (x[1:], x[:-1]), which _merge_dim keeps at least 2.
+            # (x[1:], x[:-1]), which _merge_dim keeps at least 2. A size
+            # that is k*s + c (a third trace tells) needs s large enough.
+            least = max([abs(b) for b in bounds] + [2])
             symbol = symbol_of(source_a, source_b, dim)
-            if symbol is None:
+            if symbol is not None:
+                narrow(symbol, low=least)
+                continue
+            trace_c = third_trace()
+            shape_c = getattr(trace_c.types.get(source_a), "shape", None)
+            fit = shape_c is not None and _expression_fit(
+                {s: (*symbols[s], trace_c.values[s]) for s in symbols},
+                (operand_a.shape[dim], operand_b.shape[dim], shape_c[dim]))
+            if not fit:
                 raise refuse(node_a, source_a)
-            narrow(symbol, low=max([abs(b) for b in bounds] + [2]))
+            symbol, scale, offset = fit
+            narrow(symbol, low=-(-(least - offset) // scale))
         elif target is aten.topk.default:
             dim = _argument(node_a, "dim", -1) % len(operand_a.shape)
             if dim not in dynamic:
@@ -2647,28 +2711,28 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
                           *_lift_seed(gm_grown, device or _inputs_device(grown_inputs))]
 
     @functools.lru_cache(maxsize=None)
-    def third_trace() -> Tuple[Dict, Dict[str, int]]:
-        """The types of a trace whose sizes grow by yet other amounts, by
-        the first trace's nodes, and each symbol's value in it (traced once,
-        when a size needs it)."""
+    def third_trace() -> _ThirdTrace:
+        """A trace whose sizes grow by yet other amounts, by the first
+        trace's nodes (traced once, when a size needs it)."""
         offset_c = next(k for k in range(2 * offset + len(values), 1 << 40)
                         if not {v + k + i for i, v in enumerate(values)} & all_sizes)
         growth_c = {v: offset_c + i for i, v in enumerate(values)}
         gm_c, inputs_c = grown_trace(growth_c)
         types_c = _propagate_types(gm_c, _flatten_inputs(gm_c, inputs_c))
-        # The first trace's nodes less the symbol values it gained since.
-        nodes_a = [n for n in gm.graph.nodes if not isinstance(n.target, SymbolValue)]
+        # The first trace's nodes less the symbolic arguments it gained since.
+        nodes_a = [n for n in gm.graph.nodes if _SYMBOLIC_ARGUMENT_META not in n.meta]
         nodes_c = list(gm_c.graph.nodes)
         if len(nodes_a) != len(nodes_c) or any(
                 a.op != c.op or a.target != c.target for a, c in zip(nodes_a, nodes_c)):
             raise KilnImportError("the graph depends on the dynamic input sizes: it has other "
                                   "ops when they change; compile with static sizes")
-        return ({a: types_c.get(c) for a, c in zip(nodes_a, nodes_c)},
-                {names[v]: v + growth_c[v] for v in values})
+        return _ThirdTrace({a: types_c.get(c) for a, c in zip(nodes_a, nodes_c)},
+                           {names[v]: v + growth_c[v] for v in values},
+                           dict(zip(nodes_a, nodes_c)))
 
     gm_b, inputs_b = grown_trace(growth)
     symbols = {names[v]: (v, v + growth[v]) for v in values}
-    _make_symbolic_arguments(gm, gm_b, symbols)
+    _make_symbolic_arguments(gm, gm_b, symbols, third_trace)
     text_a = import_graph(gm, inputs, name=name, guards=False)
     text_b = import_graph(gm_b, inputs_b, name=name, guards=False)
     for line_a, line_b in zip(_without_types(text_a), _without_types(text_b)):
@@ -2686,7 +2750,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     minimums: Dict[str, int] = {}
     types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums, third_trace)
     _name_size_symbols(gm, gm_b, types_a, types_b, types, symbols, third_trace)
-    ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols, minimums)
+    ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols, minimums,
+                            third_trace)
     for symbol, (low, high) in ranges.items():
         value = symbols[symbol][0]
         if low > value or (high is not None and high < symbols[symbol][1]):
