@@ -53,11 +53,15 @@ def _scale(scales: Optional[Sequence[Optional[float]]], index: int) -> Optional[
 def _nearest_sources(out_size: int, in_size: int, scale: Optional[float],
                      device: torch.device) -> torch.Tensor:
     """The input position that nearest resampling reads at each output
-    position, as PyTorch computes it: floor(o * s) in f32, s being 1/scale
-    when the caller gave a scale factor and in/out otherwise, at most in - 1."""
+    position, as PyTorch computes it on `device`: floor(o * s) in f32, s
+    being 1/scale when the caller gave a scale factor and in/out otherwise,
+    at most in - 1; the CPU kernel reads o when out == in and o / 2 when
+    out == 2 in, whatever the scale."""
+    out = torch.arange(out_size, device=device)
+    if torch.device(device).type == "cpu" and out_size in (in_size, 2 * in_size):
+        return out if out_size == in_size else out // 2
     step = 1.0 / scale if scale else in_size / out_size
-    positions = torch.arange(out_size, device=device, dtype=torch.float32) * step
-    return positions.floor().long().clamp(max=in_size - 1)
+    return (out.float() * step).floor().long().clamp(max=in_size - 1)
 
 
 def _linear_sources(out_size: int, in_size: int, align_corners: bool,
@@ -113,6 +117,19 @@ def _linear_backward(grad: torch.Tensor, output_size: Optional[Sequence[int]],
                 + _sum_into(grad, dim, high, in_size, high_weight.to(grad.dtype)))
 
     return _resampling_backward(grad, input_size, read, scale_factors)
+
+
+def _smooth_l1_loss_backward(grad: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
+                             reduction: int, beta: float) -> torch.Tensor:
+    """The gradient of smooth_l1_loss (importer._smooth_l1_loss): the
+    difference over `beta` where it is below `beta`, its sign elsewhere."""
+    difference = x - y
+    if beta == 0:
+        slope = torch.sign(difference)
+    else:
+        slope = torch.where(difference.abs() < beta, difference / beta, torch.sign(difference))
+    scale = grad / x.numel() if reduction == 1 else grad
+    return slope * scale
 
 
 def _with_scales(count: int) -> Callable:
@@ -244,23 +261,30 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
                   ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """The sums (mode 0), means (1) or maxima (2) of the rows of `weight`
     that each bag of `indices` picks, bag b starting at ``offsets[b]``
-    (``include_last_offset``: the last offset ends the last bag); entries
-    equal to `padding_idx` count for nothing, and an empty bag is zeros. The
-    bag of each entry is the number of bags begun by it (a cumulative sum of
-    the starts). Also returns each entry's bag, each bag's size and each
-    maximum's row (0 in other modes), which only the gradient reads."""
+    (``include_last_offset``: the last offset ends the last bag, and entries
+    after it count for nothing); entries equal to `padding_idx` count for
+    nothing, and an empty bag is zeros. The bag of each entry is the number
+    of bags begun by it (a cumulative sum of the starts). Also returns each
+    entry's bag, each bag's size and the row of each maximum (the first of
+    equal ones in the bag, as PyTorch's kernel keeps; 0 for an empty bag and
+    in other modes), which the gradients read."""
     entries = indices.shape[0]
-    offsets = offsets.long()[:-1] if include_last_offset else offsets.long()
+    # Each entry's position, by ops whose sizes and bounds do not depend on
+    # the batch, which may be dynamic.
+    position = torch.ones_like(indices, dtype=torch.long).cumsum(0) - 1
+    counted = indices != padding_idx if padding_idx >= 0 else \
+        torch.ones_like(indices, dtype=torch.bool)
+    if include_last_offset:
+        counted = counted & (position < offsets[-1:].long())
+        offsets = offsets[:-1]
+    offsets = offsets.long()
     bags = offsets.shape[0]
     # Each bag's start a 1 at its entry (the first at 0, as PyTorch
     # requires); an empty bag at the end starts past the last entry, which
-    # the slice drops. Sizes and bounds that do not depend on the batch,
-    # which may be dynamic.
+    # the slice drops.
     starts = torch.zeros(entries + 1, dtype=torch.long, device=indices.device).scatter_add(
         0, offsets, torch.ones_like(offsets))[:-1]
     bag = starts.cumsum(0) - 1
-    counted = indices != padding_idx if padding_idx >= 0 else \
-        torch.ones_like(indices, dtype=torch.bool)
     rows = weight.index_select(0, indices.long())
     if per_sample_weights is not None:
         rows = rows * per_sample_weights.unsqueeze(1)
@@ -276,20 +300,28 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
             warnings.simplefilter("ignore")
             maxima = weight.new_full((bags, width), float("-inf")).scatter_reduce(
                 0, positions, candidates, "amax")
-            # The row each maximum came from: the largest index among ties.
-            chosen = torch.where(
+            # The first entry of the bag that holds each maximum.
+            first = torch.where(
                 counted.unsqueeze(1) & (candidates == maxima.index_select(0, bag)),
-                indices.long().unsqueeze(1).expand(entries, width),
-                torch.full_like(positions, -1))
-            which = torch.full((bags, width), -1, dtype=torch.long,
-                               device=indices.device).scatter_reduce(0, positions, chosen, "amax")
-        output = torch.where(sizes.unsqueeze(1) > 0, maxima, weight.new_zeros(bags, width))
+                position.unsqueeze(1).expand(entries, width),
+                torch.full_like(positions, _NO_ENTRY))
+            first = torch.full((bags, width), _NO_ENTRY, dtype=torch.long,
+                               device=indices.device).scatter_reduce(0, positions, first, "amin")
+        nonempty = sizes.unsqueeze(1) > 0
+        first = torch.where(nonempty, first, torch.zeros_like(first))
+        which = torch.where(nonempty, indices.long().index_select(0, first.flatten()).view(
+            bags, width), torch.zeros_like(first))
+        output = torch.where(nonempty, maxima, weight.new_zeros(bags, width))
     else:
         output = weight.new_zeros(bags, width).scatter_add(0, positions, rows)
         if mode == 1:
             output = output / sizes.clamp(min=1).unsqueeze(1).to(output.dtype)
         which = torch.zeros(bags, dtype=torch.long, device=indices.device)
     return output, bag, sizes, which
+
+
+# Past any entry's position.
+_NO_ENTRY = 1 << 62
 
 
 def embedding_bag_dense_backward(grad: torch.Tensor, indices: torch.Tensor,
@@ -310,12 +342,10 @@ def embedding_bag_dense_backward(grad: torch.Tensor, indices: torch.Tensor,
     width = grad.shape[1]
     zeros = grad.new_zeros(num_weights, width)
     if mode == 2:
-        chosen = maximum_indices.flatten()
-        found = (chosen >= 0).to(grad.dtype)
-        columns = torch.arange(width, device=grad.device).repeat(grad.shape[0])
-        flat = zeros.flatten().scatter_add(
-            0, chosen.clamp(min=0) * width + columns, grad.flatten() * found)
-        return flat.view(num_weights, width)
+        # Each bag's gradient into the rows of its maxima (none for an empty
+        # bag, whose row is 0).
+        found = (bag_size > 0).unsqueeze(1).to(grad.dtype)
+        return zeros.scatter_add(0, maximum_indices, grad * found)
     counted = (indices != padding_idx) if padding_idx >= 0 else \
         torch.ones_like(indices, dtype=torch.bool)
     scale = counted.to(grad.dtype)
@@ -344,6 +374,7 @@ def table() -> Dict[object, Callable]:
     """ATen overload -> Kiln's decomposition."""
     decompositions: Dict[object, Callable] = {
         aten.index_add.default: index_add,
+        aten.smooth_l1_loss_backward.default: _smooth_l1_loss_backward,
         aten.affine_grid_generator.default: affine_grid_generator,
         aten._embedding_bag.default: embedding_bag,
         aten._embedding_bag_forward_only.default: embedding_bag,

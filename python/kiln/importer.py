@@ -1148,6 +1148,8 @@ def _repeat(x: torch.Tensor, repeats: Sequence[int]) -> torch.Tensor:
     that follows a dynamic size (instance norm's ``weight.repeat(N)``) is
     then an expand's size, which a size symbol names."""
     shape = [1] * (len(repeats) - x.dim()) + list(x.shape)
+    if 0 in repeats:  # Nothing to expand: an empty result.
+        return x.new_zeros([count * own for count, own in zip(repeats, shape)])
     units = [size for own in shape for size in (1, own)]
     stretched = [size for count, own in zip(repeats, shape) for size in (count, own)]
     return x.reshape(units).expand(stretched).reshape(
@@ -1633,12 +1635,34 @@ def _reduce_masked_selections(graph: torch.fx.Graph) -> None:
     the targets it does not ignore): its size depends on the mask's values,
     the sums' do not. A sum reads ``where(mask, x, 0)`` instead, and a mean
     divides that by the number of elements selected (NaN for none, as the
-    mean of an empty tensor)."""
+    mean of an empty tensor). Tracing bakes the number selected into what
+    follows from the selection (a mean's gradient expands to it,
+    ``s.sum() / s.numel()``), so the rewrite is only made where nothing
+    downstream has that number among its arguments or is a masked_scatter
+    (a gradient's)."""
+    def integers(value: Any) -> List[int]:
+        if isinstance(value, (list, tuple)):
+            return [i for v in value for i in integers(v)]
+        return [value] if isinstance(value, int) and not isinstance(value, bool) else []
+
+    def downstream(node: torch.fx.Node) -> List[torch.fx.Node]:
+        seen, pending = {}, list(node.users)
+        while pending:
+            user = pending.pop()
+            if user not in seen:
+                seen[user] = None
+                pending.extend(user.users)
+        return list(seen)
+
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target is not aten.masked_select.default \
                 or not node.users or any(
                     user.target not in (aten.sum.default, aten.mean.default) or user.kwargs
                     or len(user.args) > 1 for user in node.users):
+            continue
+        count = _meta_of(node).shape[0]
+        if any(n.target is aten.masked_scatter.default or count in integers((n.args, n.kwargs))
+               for n in downstream(node) if n.op == "call_function"):
             continue
         x, mask = node.args
         dtype = _meta_of(x).dtype

@@ -420,7 +420,8 @@ def slicing():
 def expand_repeat_cat_stack():
     def fn(x, y):
         return (x.expand(3, 4, 5), x.repeat(2, 1, 2), torch.cat([x, y], dim=1),
-                torch.stack([x, x], dim=0), torch.split(y, [1, 2], dim=1))
+                torch.stack([x, x], dim=0), torch.split(y, [1, 2], dim=1),
+                x.repeat(3, 1, 1, 2), x.repeat(0, 2, 1))
 
     return fn, [randn(1, 4, 5), randn(1, 3, 5)]
 

@@ -1507,18 +1507,23 @@ def test_gradients_of_resampling_padding_and_adaptive_max_pooling(device, tmp_pa
     """Kiln's decompositions of the gradients that torch 1.13 leaves whole:
     nearest (integer and fractional factors) and bilinear (aligned corners
     or not) upsampling, reflection and replication padding, adaptive max
-    pooling; each sums the output's gradient back into the positions read."""
+    pooling, each summing the output's gradient back into the positions
+    read; smooth_l1_loss."""
     functional = torch.nn.functional
 
     def fn(x, w):
         parts = (functional.interpolate(x, scale_factor=2, mode="nearest"),
                  functional.interpolate(x, size=(7, 9), mode="nearest"),
+                 # Out = 2 in and out = in: the CPU kernel's special cases.
+                 functional.interpolate(x, scale_factor=2.1, mode="nearest"),
+                 functional.interpolate(x, scale_factor=1.1, mode="nearest"),
                  functional.interpolate(x, scale_factor=2, mode="bilinear"),
                  functional.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
                  functional.pad(x, (2, 1, 1, 2), mode="reflect"),
                  functional.pad(x, (2, 1, 3, 2), mode="replicate"),
                  functional.adaptive_max_pool2d(x, (3, 2)))
         loss = sum((part * w[:part.shape[-1]]).sum() for part in parts)
+        loss = loss + functional.smooth_l1_loss(x, x.flip(0), beta=0.5)
         return torch.autograd.grad(loss, x)[0]
 
     generator = torch.Generator().manual_seed(16)
@@ -1574,6 +1579,43 @@ def test_embedding_bag_gradients(device, tmp_path):
 
     with pytest.raises(NotImplementedError, match="scale_grad_by_freq"):
         kiln.compile(scaled, inputs()[:2], cache_dir=tmp_path)
+
+
+def test_embedding_bag_maxima_keep_the_first_of_ties(device, tmp_path):
+    """Among equal maxima in a bag PyTorch's kernel keeps the first entry's
+    row (and 0 for an empty bag): the rows returned, and where the gradient
+    goes; include_last_offset ignores entries after the last offset."""
+    aten = torch.ops.aten
+    weight = torch.zeros(6, 4, device=device)
+    weight[0] = weight[1] = 1
+    weight[3] = 2
+    indices = torch.tensor([1, 0, 5, 3, 2, 1, 4], device=device)
+    offsets = torch.tensor([0, 3, 3, 6], device=device)
+
+    def fn(weight, indices):
+        maxima = aten._embedding_bag(weight, indices, offsets[:3], False, 2)
+        last = torch.nn.functional.embedding_bag(indices, weight, offsets, mode="sum",
+                                                 include_last_offset=True)
+        # (PyTorch's own gradient of `last` reaches the ignored entries.)
+        loss = (maxima[0] * torch.arange(1., 5., device=weight.device)).sum()
+        return (*maxima, last, torch.autograd.grad(loss, weight)[0])
+
+    example = [weight.clone().requires_grad_(), indices]
+    compiled = kiln.compile(fn, example, cache_dir=tmp_path)
+    for got, want in zip(compiled(*example), fn(*example)):
+        torch.testing.assert_close(got, want)
+
+
+def test_masked_select_sizes_that_tracing_baked_in_are_refused(tmp_path):
+    """A mean of a masked_select becomes sums where nothing else uses the
+    number selected; its gradient expands to that number, and the function
+    is refused rather than compiled for the example's mask."""
+    def fn(x, mask):
+        return torch.autograd.grad(x.masked_select(mask).mean(), x)[0]
+
+    example = [torch.randn(4, 5, requires_grad=True), torch.rand(4, 5) > 0.5]
+    with pytest.raises(kiln.UnsupportedOpError, match="masked_select"):
+        kiln.compile(fn, example, cache_dir=tmp_path)
 
 
 def test_convolution_gradients(device, tmp_path):
