@@ -374,6 +374,34 @@ def test_convolutions_of_images_of_any_size(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_training_a_cnn_with_a_dynamic_batch(device):
+    # convolution_backward (of strided and transposed convolutions too) with
+    # the batch dynamic: each gradient's im2col columns are sized at run
+    # time. (A mean's gradient divides by the traced count: a sum here.)
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
+                          nn.Conv2d(8, 4, 3, stride=2, padding=1),
+                          nn.ConvTranspose2d(4, 2, 2, stride=2), nn.Flatten(),
+                          nn.Linear(2 * 8 * 8, 3)).to(device)
+    names = [name for name, _ in model.named_parameters()]
+
+    def step(*args):
+        params, x = args[:-1], args[-1]
+        state = dict(zip(names, params))
+        loss = torch.nn.utils.stateless.functional_call(model, state, (x,)).pow(2).sum()
+        return (loss, *torch.autograd.grad(loss, params))
+
+    params = [p.detach().clone().requires_grad_() for p in model.parameters()]
+    compiled = kiln.compile(step, [*params, torch.randn(4, 3, 8, 8, device=device)],
+                            dynamic={len(params): [0]})
+    for batch in [2, 7]:
+        x = torch.randn(batch, 3, 8, 8, device=device)
+        for got, want in zip(compiled(*params, x), step(*params, x)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_transposed_convolution_of_a_dynamic_batch(device):
     # The batch sizes the regrouped input, the patches and every node after.
     def fn(x, w, b):

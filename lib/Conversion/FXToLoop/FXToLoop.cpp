@@ -5420,7 +5420,7 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
   }
 };
 
-/// Lowers fx.convolution_backward of a (batched, static) convolution through
+/// Lowers fx.convolution_backward of a (batched) convolution through
 /// the forward's im2col matrices, with the output's gradient regrouped as
 /// dOut[g, f, (n, o...)]:
 ///
@@ -5458,32 +5458,40 @@ struct ConvolutionBackwardLowering
         cast<RankedTensorType>(columnSide.getType()), op.getStride(),
         op.getPadding(), op.getDilation(),
         static_cast<int64_t>(op.getGroups()));
-    if (failed(geometry) || !inputType.hasStaticShape() ||
-        !gradOutType.hasStaticShape())
-      return rewriter.notifyMatchFailure(
-          op, "integer, unbatched or dynamic convolution");
-    const ConvolutionGeometry &g = *geometry;
+    if (failed(geometry))
+      return rewriter.notifyMatchFailure(op,
+                                         "integer or unbatched convolution");
+    ConvolutionGeometry &g = *geometry;
     Location loc = op.getLoc();
     int64_t rank = inputType.getRank();
-    int64_t columns = inputType.getDimSize(0) * g.getPositions();
+    // Dynamic sizes are both sides' own.
+    g.bindSizes(rewriter, loc, image, /*outputSide=*/false);
+    g.bindSizes(rewriter, loc, columnSide, /*outputSide=*/true);
+    Value batch = inputType.isDynamicDim(0)
+                      ? getDimSize(rewriter, loc, op.getInput(), 0)
+                      : Value();
+    SmallVector<Value> columnSizes;
+    int64_t columns = g.getColumns(rewriter, loc, inputType.getDimSize(0),
+                                   batch, columnSizes);
     Type computeDtype = getComputeDtype(gradOutType.getElementType(),
                                         /*computeInF32=*/true);
     auto index = [](OpBuilder &b, Location loc, int64_t value) -> Value {
       return arith::ConstantIndexOp::create(b, loc, value);
     };
     ArrayRef<bool> mask = op.getOutputMask();
-    // Static shapes: a masked-off result sizes itself.
+    // A masked-off result sizes itself like the operand of its type.
     GradientBuilder gradients{rewriter, loc, computeDtype};
-    auto zerosFor = [&](Value result) {
-      return gradients.maskedOff(result, result);
+    auto zerosFor = [&](Value result, Value sizedLike) {
+      return gradients.maskedOff(result, sizedLike);
     };
 
     Value grouped =
-        buildGroupedColumns(rewriter, loc, columnSide, g, columns, {});
+        buildGroupedColumns(rewriter, loc, columnSide, g, columns, columnSizes);
     auto product = [&](RankedTensorType type, Value lhs, Value rhs,
                        bool transposeLhs, bool transposeRhs) -> Value {
-      auto node =
-          loop::MatmulOp::create(rewriter, loc, type, lhs, rhs, ValueRange{});
+      auto node = loop::MatmulOp::create(
+          rewriter, loc, type, lhs, rhs,
+          type.isDynamicDim(2) ? ValueRange(columnSizes) : ValueRange());
       if (transposeLhs)
         node.setTransposeLhs(true);
       if (transposeRhs)
@@ -5492,7 +5500,8 @@ struct ConvolutionBackwardLowering
     };
     Value patches;
     if (mask[1] || (mask[0] && transposed))
-      patches = buildConvolutionPatches(rewriter, loc, image, g, columns, {});
+      patches = buildConvolutionPatches(rewriter, loc, image, g, columns,
+                                        columnSizes);
 
     Value gradInput;
     auto gradInputType = cast<RankedTensorType>(op.getGradInput().getType());
@@ -5503,7 +5512,8 @@ struct ConvolutionBackwardLowering
                                         computeDtype),
                   weights, patches, false, false);
       gradInput = buildGeneratorNode(
-          rewriter, loc, gradInputType, {},
+          rewriter, loc, gradInputType,
+          g.getDynamicSizes(gradInputType, batch, /*outputSide=*/true),
           [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
             Value element = loop::LoadOp::create(
                 b, loc, sums, getProductIndices(b, loc, ivs, g));
@@ -5515,10 +5525,11 @@ struct ConvolutionBackwardLowering
       Value patchGrads = product(
           RankedTensorType::get({g.groups, g.depth, columns}, computeDtype),
           weights, grouped, /*transposeLhs=*/true, false);
-      gradInput = buildImageFromPatches(rewriter, loc, patchGrads, g,
-                                        gradInputType, {});
+      gradInput = buildImageFromPatches(
+          rewriter, loc, patchGrads, g, gradInputType,
+          g.getDynamicSizes(gradInputType, batch, /*outputSide=*/false));
     } else {
-      gradInput = zerosFor(op.getGradInput());
+      gradInput = zerosFor(op.getGradInput(), op.getInput());
     }
 
     Value gradWeight;
@@ -5547,7 +5558,7 @@ struct ConvolutionBackwardLowering
                                  weightType.getElementType());
           });
     } else {
-      gradWeight = zerosFor(op.getGradWeight());
+      gradWeight = zerosFor(op.getGradWeight(), op.getWeight());
     }
 
     Value gradBias;
@@ -5559,7 +5570,7 @@ struct ConvolutionBackwardLowering
       gradBias = buildReduction(rewriter, loc, op.getGradOutput(), dims,
                                 /*keepdim=*/false, "sum", gradBiasType);
     } else {
-      gradBias = zerosFor(op.getGradBias());
+      gradBias = zerosFor(op.getGradBias(), op.getGradBias());
     }
     rewriter.replaceOp(op, {gradInput, gradWeight, gradBias});
     return success();

@@ -315,11 +315,19 @@ fx.graph @transposed_backward(%g: tensor<1x3x6x6xf32>, %x: tensor<1x2x4x4xf32>, 
 
 // -----
 
-// The gradients of a convolution with a dynamic batch have no lowering.
-// ERROR: error: kiln-fx-to-loop: no lowering for 'fx.convolution_backward' with these operand types
-fx.graph @do_not_lower_dynamic_backward(%g: tensor<?x3x6x6xf32>, %x: tensor<?x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> tensor<?x2x4x4xf32> {
-  %0:3 = fx.convolution_backward %g, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, false, false>} : (tensor<?x3x6x6xf32>, tensor<?x2x4x4xf32>, tensor<2x3x3x3xf32>) -> (tensor<?x2x4x4xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>)
-  fx.output %0#0 : tensor<?x2x4x4xf32>
+// A dynamic batch sizes the gradients' columns (the batch times the
+// positions), the products along them and the input's gradient.
+// CHECK-LABEL: fx.graph @backward_of_a_dynamic_batch
+// CHECK: %[[N:.+]] = tensor.dim %arg1, %c0
+// CHECK: %[[COLUMNS:.+]] = arith.muli %[[N]], %c16
+// CHECK: %[[X:.+]] = loop.pointwise(%[[COLUMNS]]) : tensor<1x2x?xf32>
+// CHECK: %[[PATCHES:.+]] = loop.pointwise(%[[COLUMNS]]) : tensor<1x27x?xf32>
+// CHECK: loop.matmul(%[[COLUMNS]]) %{{.+}}, %[[PATCHES]] : tensor<1x2x27xf32>, tensor<1x27x?xf32> -> tensor<1x2x?xf32>
+// CHECK: %[[DX:.+]] = loop.pointwise(%[[N]]) : tensor<?x2x4x4xf32>
+// CHECK: loop.matmul %[[X]], %[[PATCHES]] {transpose_rhs} : tensor<1x2x?xf32>, tensor<1x27x?xf32> -> tensor<1x2x27xf32>
+fx.graph @backward_of_a_dynamic_batch(%g: tensor<?x3x6x6xf32>, %x: tensor<?x2x4x4xf32>, %w: tensor<2x3x3x3xf32>) -> (tensor<?x2x4x4xf32>, tensor<2x3x3x3xf32>) {
+  %0:3 = fx.convolution_backward %g, %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, transposed = true, output_padding = array<i64: 0, 0>, groups = 1, output_mask = array<i1: true, true, false>} : (tensor<?x3x6x6xf32>, tensor<?x2x4x4xf32>, tensor<2x3x3x3xf32>) -> (tensor<?x2x4x4xf32>, tensor<2x3x3x3xf32>, tensor<3xf32>)
+  fx.output %0#0, %0#1 : tensor<?x2x4x4xf32>, tensor<2x3x3x3xf32>
 }
 
 // -----
