@@ -294,10 +294,24 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
     width = weight.shape[1]
     positions = bag.unsqueeze(1).expand(entries, width)
     if mode == 2:
-        candidates = torch.where(counted.unsqueeze(1), rows,
-                                 torch.full_like(rows, float("-inf")))
+        # PyTorch's kernel keeps a bag's first entry and takes each later
+        # one that is greater: a NaN first entry stays, later NaNs never win.
         with warnings.catch_warnings():  # scatter_reduce is "in beta" on torch 1.13.
             warnings.simplefilter("ignore")
+            start = torch.full((bags,), _NO_ENTRY, dtype=torch.long,
+                               device=indices.device).scatter_reduce(
+                0, bag, torch.where(counted, position, torch.full_like(position, _NO_ENTRY)),
+                "amin")
+            nonempty = (sizes > 0).unsqueeze(1)
+            # Positions valid at any size (an empty bag reads position 0 of
+            # the entries with a 0 after the last, and keeps row 0).
+            rows_of = torch.cat([indices.long(), indices.new_zeros(1, dtype=torch.long)])
+            start = torch.where(sizes > 0, start, torch.zeros_like(start))
+            first_rows = torch.where(sizes > 0, rows_of.index_select(0, start),
+                                     torch.zeros_like(start))
+            nan_first = weight.index_select(0, first_rows).isnan() & nonempty
+            candidates = torch.where(counted.unsqueeze(1) & ~rows.isnan(), rows,
+                                     torch.full_like(rows, float("-inf")))
             maxima = weight.new_full((bags, width), float("-inf")).scatter_reduce(
                 0, positions, candidates, "amax")
             # The first entry of the bag that holds each maximum.
@@ -307,11 +321,13 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
                 torch.full_like(positions, _NO_ENTRY))
             first = torch.full((bags, width), _NO_ENTRY, dtype=torch.long,
                                device=indices.device).scatter_reduce(0, positions, first, "amin")
-        nonempty = sizes.unsqueeze(1) > 0
-        first = torch.where(nonempty, first, torch.zeros_like(first))
-        which = torch.where(nonempty, indices.long().index_select(0, first.flatten()).view(
-            bags, width), torch.zeros_like(first))
-        output = torch.where(nonempty, maxima, weight.new_zeros(bags, width))
+        found = nonempty & (first < _NO_ENTRY)
+        first = torch.where(found, first, torch.zeros_like(first))
+        which = torch.where(found, rows_of.index_select(0, first.flatten()).view(bags, width),
+                            torch.zeros_like(first))
+        which = torch.where(nan_first, first_rows.unsqueeze(1).expand(bags, width), which)
+        output = torch.where(nan_first, torch.full_like(maxima, float("nan")),
+                             torch.where(nonempty, maxima, weight.new_zeros(bags, width)))
     else:
         output = weight.new_zeros(bags, width).scatter_add(0, positions, rows)
         if mode == 1:

@@ -1626,59 +1626,6 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
             node.kwargs = {k: v for k, v in node.kwargs.items() if v is not None}
         elif not functionalized:
             _rewrite_scalar_first(graph, node)
-    _reduce_masked_selections(graph)
-
-
-def _reduce_masked_selections(graph: torch.fx.Graph) -> None:
-    """``masked_select(x, mask)`` that only sums and means of all its
-    elements read (cross_entropy's label smoothing averages the losses of
-    the targets it does not ignore): its size depends on the mask's values,
-    the sums' do not. A sum reads ``where(mask, x, 0)`` instead, and a mean
-    divides that by the number of elements selected (NaN for none, as the
-    mean of an empty tensor). Tracing bakes the number selected into what
-    follows from the selection (a mean's gradient expands to it,
-    ``s.sum() / s.numel()``), so the rewrite is only made where nothing
-    downstream has that number among its arguments or is a masked_scatter
-    (a gradient's)."""
-    def integers(value: Any) -> List[int]:
-        if isinstance(value, (list, tuple)):
-            return [i for v in value for i in integers(v)]
-        return [value] if isinstance(value, int) and not isinstance(value, bool) else []
-
-    def downstream(node: torch.fx.Node) -> List[torch.fx.Node]:
-        seen, pending = {}, list(node.users)
-        while pending:
-            user = pending.pop()
-            if user not in seen:
-                seen[user] = None
-                pending.extend(user.users)
-        return list(seen)
-
-    for node in list(graph.nodes):
-        if node.op != "call_function" or node.target is not aten.masked_select.default \
-                or not node.users or any(
-                    user.target not in (aten.sum.default, aten.mean.default) or user.kwargs
-                    or len(user.args) > 1 for user in node.users):
-            continue
-        count = _meta_of(node).shape[0]
-        if any(n.target is aten.masked_scatter.default or count in integers((n.args, n.kwargs))
-               for n in downstream(node) if n.op == "call_function"):
-            continue
-        x, mask = node.args
-        dtype = _meta_of(x).dtype
-        zero = _new_node(node, aten.scalar_tensor.default, (0,), {"dtype": dtype})
-        selected = _new_node(node, aten.where.self, (mask, x, zero))
-        for user in list(node.users):
-            if user.target is aten.sum.default:
-                user.args = (selected,)
-                continue
-            # The count of the mask broadcast against x (means are of floats).
-            ones = _new_node(user, aten.full_like.default, (x, 1))
-            total = _new_node(user, aten.sum.default, (selected,))
-            count = _new_node(user, aten.sum.default,
-                              (_new_node(user, aten.where.self, (mask, ones, zero)),))
-            user.target, user.args = aten.div.Tensor, (total, count)
-        graph.erase_node(node)
 
 
 def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:

@@ -1583,8 +1583,9 @@ def test_embedding_bag_gradients(device, tmp_path):
 
 def test_embedding_bag_maxima_keep_the_first_of_ties(device, tmp_path):
     """Among equal maxima in a bag PyTorch's kernel keeps the first entry's
-    row (and 0 for an empty bag): the rows returned, and where the gradient
-    goes; include_last_offset ignores entries after the last offset."""
+    row (and 0 for an empty bag), and a NaN only when it comes first: the
+    rows returned, and where the gradient goes; include_last_offset ignores
+    entries after the last offset."""
     aten = torch.ops.aten
     weight = torch.zeros(6, 4, device=device)
     weight[0] = weight[1] = 1
@@ -1604,12 +1605,18 @@ def test_embedding_bag_maxima_keep_the_first_of_ties(device, tmp_path):
     compiled = kiln.compile(fn, example, cache_dir=tmp_path)
     for got, want in zip(compiled(*example), fn(*example)):
         torch.testing.assert_close(got, want)
+    # A NaN first in its bag stays; later NaNs never win.
+    weight[0, :2] = float("nan")
+    example = [weight.clone().requires_grad_(), torch.tensor([0, 1, 5, 3, 0, 2, 4],
+                                                             device=device)]
+    for got, want in zip(compiled(*example), fn(*example)):
+        torch.testing.assert_close(got, want, equal_nan=True)
 
 
 def test_masked_select_sizes_that_tracing_baked_in_are_refused(tmp_path):
-    """A mean of a masked_select becomes sums where nothing else uses the
-    number selected; its gradient expands to that number, and the function
-    is refused rather than compiled for the example's mask."""
+    """Tracing bakes the number a masked_select selects into what follows
+    (a mean's gradient expands to it): refused, not compiled for the
+    example's mask."""
     def fn(x, mask):
         return torch.autograd.grad(x.masked_select(mask).mean(), x)[0]
 
