@@ -254,6 +254,10 @@ def affine_grid_generator(theta: torch.Tensor, size: Sequence[int],
     return grid.view(theta.shape[0], *size[2:], len(size) - 2)
 
 
+# Past any entry's position.
+_NO_ENTRY = 1 << 62
+
+
 def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor,
                   scale_grad_by_freq: bool = False, mode: int = 0, sparse: bool = False,
                   per_sample_weights: Optional[torch.Tensor] = None,
@@ -335,9 +339,6 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
         which = torch.zeros(bags, dtype=torch.long, device=indices.device)
     return output, bag, sizes, which
 
-
-# Past any entry's position.
-_NO_ENTRY = 1 << 62
 
 
 def embedding_bag_dense_backward(grad: torch.Tensor, indices: torch.Tensor,

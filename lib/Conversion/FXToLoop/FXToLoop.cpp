@@ -5004,13 +5004,14 @@ struct ConvolutionGeometry {
     if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(positions))
       return batch * positions;
     Value columns = batchSize ? batchSize : constant(b, loc, batch);
-    if (!ShapedType::isDynamic(positions))
+    if (!ShapedType::isDynamic(positions)) {
       columns =
           arith::MulIOp::create(b, loc, columns, constant(b, loc, positions));
-    for (int64_t dim = 0; dim < spatial && ShapedType::isDynamic(positions);
-         ++dim)
-      columns =
-          arith::MulIOp::create(b, loc, columns, getOutExtent(b, loc, dim));
+    } else {
+      for (int64_t dim = 0; dim < spatial; ++dim)
+        columns =
+            arith::MulIOp::create(b, loc, columns, getOutExtent(b, loc, dim));
+    }
     sizes.push_back(columns);
     return ShapedType::kDynamic;
   }
