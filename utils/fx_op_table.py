@@ -153,6 +153,30 @@ def pooling(kind, spatial_rank):
     return ("FX_PoolingOp", [f'"{kind}"', spatial_rank])
 
 
+def nearest_upsampling(rank, shape):
+    """upsample_nearest{rank}d: the input position of each output position
+    is the floor of its scaled coordinate."""
+    return op(f"aten.upsample_nearest{rank}d.vec", f"upsample_nearest{rank}d",
+              pooling("UpsampleNearest", rank),
+              [tensor("input", NONCOMPLEX), optional("scale_factors", F64S)],
+              [result("result", NONCOMPLEX)],
+              f"Nearest-neighbour resampling of {shape} to the result's size",
+              notes="ATen's `output_size` is the result's trailing sizes; "
+              "`scale_factors`, when given, also sets the sampling ratio.")
+
+
+def interpolating_upsampling(name, kind, rank, summary):
+    """upsample_{name}: blends the neighbours of each output position's
+    scaled coordinate."""
+    return op(f"aten.upsample_{name}.vec", f"upsample_{name}",
+              pooling(kind, rank),
+              [tensor("input", FLOAT), attr("align_corners", BOOLATTR),
+               optional("scale_factors", F64S)], [result("result", FLOAT)],
+              f"{summary} to the result's size",
+              notes="ATen's `output_size` is the result's trailing sizes; "
+              "`scale_factors`, when given, also sets the sampling ratio.")
+
+
 def creation(kind):
     return ("FX_CreationOp", [f'"{kind}"'])
 
@@ -1088,18 +1112,17 @@ OPS = [
        pooling("AdaptiveAvgPool", 3), [tensor("self", FLOAT)],
        [result("result", FLOAT)],
        "3-d average pooling to the result's spatial size"),
-    op("aten.upsample_nearest2d.vec", "upsample_nearest2d",
-       pooling("UpsampleNearest", 2),
-       [tensor("input", NONCOMPLEX), optional("scale_factors", F64S)],
-       [result("result", NONCOMPLEX)],
-       "Nearest-neighbour resampling of [N, C, H, W] to the result's size",
-       notes="ATen's `output_size` is the result's trailing sizes; "
-       "`scale_factors`, when given, also sets the sampling ratio."),
-    op("aten.upsample_bilinear2d.vec", "upsample_bilinear2d",
-       pooling("UpsampleBilinear", 2),
-       [tensor("input", FLOAT), attr("align_corners", BOOLATTR),
-        optional("scale_factors", F64S)], [result("result", FLOAT)],
-       "Bilinear resampling of [N, C, H, W] to the result's size"),
+    *(nearest_upsampling(rank, shape) for rank, shape in
+      ((1, "[N, C, W]"), (2, "[N, C, H, W]"), (3, "[N, C, D, H, W]"))),
+    *(interpolating_upsampling(name, kind, rank, shape)
+      for name, kind, rank, shape in
+      (("linear1d", "UpsampleLinear", 1, "Linear resampling of [N, C, W]"),
+       ("bilinear2d", "UpsampleLinear", 2,
+        "Bilinear resampling of [N, C, H, W]"),
+       ("trilinear3d", "UpsampleLinear", 3,
+        "Trilinear resampling of [N, C, D, H, W]"),
+       ("bicubic2d", "UpsampleBicubic", 2,
+        "Bicubic resampling of [N, C, H, W]"))),
 
     op("aten.grid_sampler_2d.default", "grid_sampler_2d",
        pooling("GridSampler", 2),

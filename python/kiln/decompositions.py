@@ -11,6 +11,8 @@ summed into the input positions they were read from (``index_add``, a
 ``scatter_add``).
 """
 
+import functools
+import operator
 import warnings
 from typing import Callable, Dict, List, Optional, Sequence, Tuple
 
@@ -64,22 +66,54 @@ def _nearest_sources(out_size: int, in_size: int, scale: Optional[float],
     return (out.float() * step).floor().long().clamp(max=in_size - 1)
 
 
-def _linear_sources(out_size: int, in_size: int, align_corners: bool,
-                    scale: Optional[float], device: torch.device
-                    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The two input positions that linear resampling reads at each output
-    position and their weights, as PyTorch computes them
-    (area_pixel_compute_source_index) in f32."""
+def _source_coordinates(out_size: int, in_size: int, align_corners: bool,
+                        scale: Optional[float], device: torch.device) -> torch.Tensor:
+    """Where each output position reads along one dimension, as PyTorch
+    computes it (area_pixel_compute_source_index) in f32, before linear
+    modes clamp it at 0."""
     out = torch.arange(out_size, device=device, dtype=torch.float32)
     if align_corners:
-        source = out * ((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0)
-    else:
-        step = 1.0 / scale if scale else in_size / out_size
-        source = ((out + 0.5) * step - 0.5).clamp(min=0)
+        return out * ((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0)
+    step = 1.0 / scale if scale else in_size / out_size
+    return (out + 0.5) * step - 0.5
+
+
+# The input positions that one output position reads along one dimension
+# and their weights: [(positions, weights)] over the output positions.
+Taps = List[Tuple[torch.Tensor, torch.Tensor]]
+
+
+def _linear_taps(out_size: int, in_size: int, align_corners: bool,
+                 scale: Optional[float], device: torch.device) -> Taps:
+    """The two input positions that linear resampling reads at each output
+    position and their weights."""
+    source = _source_coordinates(out_size, in_size, align_corners, scale,
+                                 device).clamp(min=0)
     low = source.floor().long()
     high = low + (low < in_size - 1).long()
     high_weight = source - low.float()
-    return low, high, 1 - high_weight, high_weight
+    return [(low, 1 - high_weight), (high, high_weight)]
+
+
+def _cubic_taps(out_size: int, in_size: int, align_corners: bool,
+                scale: Optional[float], device: torch.device) -> Taps:
+    """The four input positions that bicubic resampling reads at each output
+    position, from one before the source coordinate's floor to two after,
+    clamped to the input, with Keys' weights (A = -0.75), as PyTorch's."""
+    source = _source_coordinates(out_size, in_size, align_corners, scale, device)
+    floor = source.floor()
+    t = source - floor
+    a = -0.75
+
+    def near(d: torch.Tensor) -> torch.Tensor:  # |d| <= 1
+        return ((a + 2) * d - (a + 3)) * d * d + 1
+
+    def far(d: torch.Tensor) -> torch.Tensor:  # 1 < |d| < 2
+        return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
+
+    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    return [((floor.long() + offset).clamp(0, in_size - 1), weight)
+            for offset, weight in zip((-1, 0, 1, 2), weights)]
 
 
 def _resampling_backward(grad: torch.Tensor, input_size: Sequence[int],
@@ -106,17 +140,23 @@ def _nearest_backward(grad: torch.Tensor, output_size: Optional[Sequence[int]],
     return _resampling_backward(grad, input_size, read, scale_factors)
 
 
-def _linear_backward(grad: torch.Tensor, output_size: Optional[Sequence[int]],
-                     input_size: Sequence[int], align_corners: bool,
-                     scale_factors: Optional[Sequence[float]]) -> torch.Tensor:
-    def read(grad: torch.Tensor, dim: int, out_size: int, in_size: int,
-             scale: Optional[float]) -> torch.Tensor:
-        low, high, low_weight, high_weight = _linear_sources(
-            out_size, in_size, align_corners, scale, grad.device)
-        return (_sum_into(grad, dim, low, in_size, low_weight.to(grad.dtype))
-                + _sum_into(grad, dim, high, in_size, high_weight.to(grad.dtype)))
+def _interpolation_backward(taps: Callable[..., Taps]) -> Callable:
+    """The gradient of linear (bilinear, trilinear) or bicubic resampling:
+    along each dimension, the gradient times each tap's weight summed into
+    the tap's positions."""
+    def backward(grad: torch.Tensor, output_size: Optional[Sequence[int]],
+                 input_size: Sequence[int], align_corners: bool,
+                 scale_factors: Optional[Sequence[float]]) -> torch.Tensor:
+        def read(grad: torch.Tensor, dim: int, out_size: int, in_size: int,
+                 scale: Optional[float]) -> torch.Tensor:
+            sums = [_sum_into(grad, dim, positions, in_size, weights.to(grad.dtype))
+                    for positions, weights in taps(out_size, in_size, align_corners,
+                                                   scale, grad.device)]
+            return functools.reduce(operator.add, sums)
 
-    return _resampling_backward(grad, input_size, read, scale_factors)
+        return _resampling_backward(grad, input_size, read, scale_factors)
+
+    return backward
 
 
 def _smooth_l1_loss_backward(grad: torch.Tensor, x: torch.Tensor, y: torch.Tensor,
@@ -400,12 +440,17 @@ def table() -> Dict[object, Callable]:
             embedding_bag_per_sample_weights_backward,
         aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
         aten.adaptive_max_pool2d_backward.default: _adaptive_max_pool2d_backward,
-        aten.upsample_bilinear2d_backward.vec: _linear_backward,
-        aten.upsample_bilinear2d_backward.default:
-            lambda grad, output_size, input_size, align_corners, *scales: _linear_backward(
-                grad, output_size, input_size, align_corners, _with_scales(2)(scales)),
-        aten.upsample_linear1d_backward.vec: _linear_backward,
     }
+    for spatial, name, taps in ((1, "upsample_linear1d_backward", _linear_taps),
+                                (2, "upsample_bilinear2d_backward", _linear_taps),
+                                (3, "upsample_trilinear3d_backward", _linear_taps),
+                                (2, "upsample_bicubic2d_backward", _cubic_taps)):
+        packet, backward = getattr(aten, name), _interpolation_backward(taps)
+        decompositions[packet.vec] = backward
+        decompositions[packet.default] = (
+            lambda grad, output_size, input_size, align_corners, *scales, count=spatial,
+            backward=backward: backward(grad, output_size, input_size, align_corners,
+                                        _with_scales(count)(scales)))
     for spatial, name in ((1, "upsample_nearest1d_backward"), (2, "upsample_nearest2d_backward"),
                           (3, "upsample_nearest3d_backward")):
         packet = getattr(aten, name)

@@ -1278,6 +1278,32 @@ def _split_with_sizes(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     return aten.split_with_sizes.default, (bound["self"], sizes, dim), {}
 
 
+def _upsample_vec(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """An ``upsample_*.default`` overload (``output_size``, then
+    ``align_corners`` for interpolating modes, then a scale per spatial
+    dimension) as its ``.vec`` overload, which takes an output size or
+    scales that give it; with only some scales given, or scales that do not
+    give the output size (which then only set the sampling ratio), the node
+    stays as it is and is refused."""
+    arguments = node.target._schema.arguments
+    bound = {**{a.name: a.default_value for a in arguments if a.has_default_value()},
+             **dict(zip((a.name for a in arguments), node.args)), **node.kwargs}
+    scales = [bound[a.name] for a in arguments if a.name.startswith("scales")]
+    output_size = list(bound["output_size"])
+    if all(scale is None for scale in scales):
+        scales = None
+    else:
+        sizes = list(_meta_of(bound["self"]).shape[-len(scales):])
+        if not all(isinstance(n, int) and scale is not None
+                   and math.floor(n * scale) == out
+                   for n, scale, out in zip(sizes, scales, output_size)):
+            return node.target, node.args, node.kwargs
+        output_size = None
+    align = [bound["align_corners"]] if "align_corners" in bound else []
+    vec = getattr(aten, node.target.__name__.split(".")[0]).vec
+    return vec, (bound["self"], output_size, *align, scales), {}
+
+
 def _index_put_by_mask(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     """``x[mask] = v`` with one bool mask over x's leading dimensions and a
     single value (``loss[ignored] = 0``) as ``where(mask, v, x)``, the mask
@@ -1447,6 +1473,11 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     aten.ones_like.default:
         lambda n: (aten.full_like.default, (n.args[0], 1), {"dtype": n.kwargs.get("dtype")}),
 }
+# torch 2.x spells resampling with a scale argument per dimension.
+_EQUIVALENT_OPS.update({
+    getattr(aten, f"upsample_{mode}").default: _upsample_vec
+    for mode in ("nearest1d", "nearest2d", "nearest3d", "linear1d", "bilinear2d",
+                 "trilinear3d", "bicubic2d")})
 # torch 1.13's linspace converts with prims.to_dtype, which later versions
 # lack.
 if hasattr(torch.ops.prims, "to_dtype"):

@@ -520,6 +520,18 @@ def upsample_nearest_and_bilinear():
     return fn, [randn(1, 2, 3, 3)]
 
 
+@case()
+def resampling_of_sequences_volumes_and_bicubic():
+    def fn(x, v, h):
+        return (F.interpolate(x, scale_factor=2, mode="nearest"),
+                F.interpolate(x, size=11, mode="linear"),
+                F.interpolate(v, scale_factor=(1, 2, 2), mode="nearest"),
+                F.interpolate(v, scale_factor=2, mode="trilinear", align_corners=True),
+                F.interpolate(h, size=(7, 9), mode="bicubic"))
+
+    return fn, [randn(2, 3, 8), randn(1, 2, 3, 4, 5), randn(1, 2, 5, 6)]
+
+
 # ===--- dtypes ----------------------------------------------------------------------=== #
 
 

@@ -317,14 +317,19 @@ def test_grid_sampling_of_images_of_any_size(device):
 @pytest.mark.parametrize("device", DEVICES)
 def test_upsampling_of_images_of_any_size(device):
     # The batch, height and width dynamic: scale factors give the result's
-    # sizes; nearest and bilinear (aligned corners or not) compute their
-    # scales from the run-time sizes; a fixed output size too.
+    # sizes; nearest, linear, bilinear, trilinear and bicubic (aligned
+    # corners or not) compute their scales from the run-time sizes; a fixed
+    # output size too.
     def fn(x):
         up = torch.nn.functional.interpolate
         return (up(x, scale_factor=2, mode="nearest"), up(x, scale_factor=(3, 2), mode="nearest"),
                 up(x, scale_factor=2, mode="bilinear"),
                 up(x, scale_factor=2, mode="bilinear", align_corners=True),
-                up(x, size=(4, 5), mode="bilinear"), up(x, size=(7, 3), mode="nearest"))
+                up(x, size=(4, 5), mode="bilinear"), up(x, size=(7, 3), mode="nearest"),
+                up(x, scale_factor=2, mode="bicubic"),
+                up(x.flatten(1, 2), scale_factor=3, mode="nearest"),
+                up(x.flatten(1, 2), scale_factor=2, mode="linear", align_corners=True),
+                up(x[:, None], scale_factor=(1, 2, 1.5), mode="trilinear"))
 
     compiled = kiln.compile(fn, [torch.randn(2, 3, 5, 6, device=device)], dynamic={0: [0, 2, 3]})
     for batch, height, width in [(2, 5, 6), (3, 2, 9), (1 + 1, 8, 3)]:

@@ -351,6 +351,64 @@ def test_bilinear_upsampling(device, tmp_path):
           tmp_path=tmp_path)
 
 
+def test_resampling_of_one_to_three_spatial_dimensions(device, tmp_path):
+    """Nearest, linear and trilinear resampling of 1-d and 3-d inputs and
+    bicubic of 2-d ones: sizes, fractional scale factors and aligned
+    corners; bicubic reads past the edges at clamped positions; nearest
+    resamples integers."""
+    interpolate = torch.nn.functional.interpolate
+
+    def fn(x, v, i, h):
+        return (interpolate(x, scale_factor=2.5, mode="nearest"),
+                interpolate(x, size=5, mode="linear"),
+                interpolate(x, scale_factor=1.6, mode="linear", align_corners=True),
+                interpolate(v, scale_factor=(2, 1.5, 0.5), mode="nearest"),
+                interpolate(v, size=(3, 7, 2), mode="trilinear"),
+                interpolate(v, scale_factor=2, mode="trilinear", align_corners=True),
+                interpolate(h, size=(9, 4), mode="bicubic"),
+                interpolate(h, scale_factor=1.7, mode="bicubic", align_corners=True),
+                interpolate(i, scale_factor=(3, 2), mode="nearest"))
+
+    check(fn, [((2, 3, 7), F32), ((1, 2, 4, 5, 6), F32), ((1, 2, 3, 4), torch.uint8),
+               ((2, 3, 5, 6), F32)], device=device, tmp_path=tmp_path)
+
+
+def test_resampling_with_a_scale_per_dimension(device, tmp_path):
+    """torch 2.x spells resampling as ``upsample_*.default`` with a scale
+    argument per dimension: as the ``.vec`` overloads when no scale is given
+    or all give the output size; a mix, or scales that only set the sampling
+    ratio, have no fx form and are refused."""
+    aten = torch.ops.aten
+
+    def fn(x, v):
+        return (aten.upsample_bicubic2d.default(x, [7, 9], False, 1.5, 1.6),
+                aten.upsample_nearest3d.default(v, [6, 3, 5]),
+                aten.upsample_linear1d.default(x[0], [12], True, 2.0),
+                aten.upsample_nearest2d.default(x, [4, 4]))
+
+    check(fn, [((2, 3, 5, 6), F32), ((1, 2, 3, 4, 5), F32)], device=device, tmp_path=tmp_path)
+    x = torch.randn(1, 2, 4, 4, device=device)
+    for scales in [(2.0, None), (2.0, 1.4)]:  # 4 · 1.4 is not 6: a ratio only
+        with pytest.raises(kiln.UnsupportedOpError, match="upsample_bilinear2d.default"):
+            kiln.compile(lambda x: aten.upsample_bilinear2d.default(x, [8, 6], False, *scales),
+                         [x], cache_dir=tmp_path)
+
+
+def test_bf16_bicubic_resampling_computes_in_f32(device, tmp_path):
+    """bf16 bicubic resampling blends in f32 and rounds once: it matches the
+    f32 result rounded to bf16 (PyTorch's CPU kernel keeps its weights in
+    bf16, so its own bf16 result is no reference)."""
+    def fn(x):
+        return torch.nn.functional.interpolate(x, scale_factor=2, mode="bicubic")
+
+    generator = torch.Generator().manual_seed(3)
+    example = torch.randn(2, 3, 5, 6, generator=generator).to(device, torch.bfloat16)
+    compiled = kiln.compile(fn, [example], cache_dir=tmp_path)
+    x = torch.randn(2, 3, 5, 6, generator=generator).to(device, torch.bfloat16)
+    rtol, atol = ROUNDED_F32_TOLERANCES[torch.bfloat16]
+    torch.testing.assert_close(compiled(x), fn(x.float()).bfloat16(), rtol=rtol, atol=atol)
+
+
 def test_ops_that_capture_decomposes_lower_too(device, tmp_path):
     """Graphs written in the fx dialect may hold ops that capture decomposes
     (the softmax gradients) or that PyTorch's decompositions remove (the
@@ -1505,8 +1563,8 @@ def test_transposed_convolutions(name, fn, shapes, device, tmp_path):
 
 def test_gradients_of_resampling_padding_and_adaptive_max_pooling(device, tmp_path):
     """Kiln's decompositions of the gradients that torch 1.13 leaves whole:
-    nearest (integer and fractional factors) and bilinear (aligned corners
-    or not) upsampling, reflection and replication padding, adaptive max
+    nearest (integer and fractional factors), linear, bilinear, trilinear
+    and bicubic (aligned corners or not) upsampling, reflection and replication padding, adaptive max
     pooling, each summing the output's gradient back into the positions
     read; smooth_l1_loss."""
     functional = torch.nn.functional
@@ -1519,6 +1577,10 @@ def test_gradients_of_resampling_padding_and_adaptive_max_pooling(device, tmp_pa
                  functional.interpolate(x, scale_factor=1.1, mode="nearest"),
                  functional.interpolate(x, scale_factor=2, mode="bilinear"),
                  functional.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
+                 functional.interpolate(x, scale_factor=1.5, mode="bicubic"),
+                 functional.interpolate(x, size=(2, 9), mode="bicubic", align_corners=True),
+                 functional.interpolate(x.flatten(1, 2), size=7, mode="linear"),
+                 functional.interpolate(x[None], size=(3, 7, 6), mode="trilinear")[0],
                  functional.pad(x, (2, 1, 1, 2), mode="reflect"),
                  functional.pad(x, (2, 1, 3, 2), mode="replicate"),
                  functional.adaptive_max_pool2d(x, (3, 2)))

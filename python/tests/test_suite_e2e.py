@@ -34,7 +34,8 @@ RUNS = {
     "reductions_var_std", "residual_block", "rms_norm",
     "scalar_rsub_and_division", "slicing", "small_cnn", "softmax_and_log_softmax",
     "scatter_views", "sort_and_topk",
-    "transformer_layer", "upsample_nearest_and_bilinear", "views_and_reshapes",
+    "transformer_layer", "upsample_nearest_and_bilinear",
+    "resampling_of_sequences_volumes_and_bicubic", "views_and_reshapes",
     "writes_through_boolean_masks",
     "zero_dim_and_empty_tensors",
 }

@@ -1,10 +1,11 @@
 //===- InterpolationLowering.cpp - Upsampling and grid sampling -----------===//
 //
-// Part of Kiln. fx.upsample_nearest2d, fx.upsample_bilinear2d and
-// fx.grid_sampler_2d as nodes that gather the neighbours of each output
-// position and blend them with PyTorch's weights and arithmetic (f32 for
-// f32, f16 and bf16; f64 for f64). Images may have any size: what depends
-// on the sizes is computed from them at run time where they are dynamic.
+// Part of Kiln. fx.upsample_* (nearest, linear, bilinear, trilinear and
+// bicubic, over 1 to 3 spatial dimensions) and fx.grid_sampler_2d as nodes
+// that gather the neighbours of each output position and blend them with
+// PyTorch's weights and arithmetic (f32 for f32, f16 and bf16; f64 for
+// f64). Images may have any size: what depends on the sizes is computed
+// from them at run time where they are dynamic.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,269 +21,6 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::fxtoloop;
 
 namespace {
-
-/// Where output position `o` of one spatial dimension reads: the lower
-/// neighbour, the upper one (clamped to the input) and the upper one's weight.
-struct Neighbours {
-  Value lower, upper, upperWeight;
-};
-
-/// Whether each of an upsampling's dynamic result sizes has its scale
-/// factor, which gives it.
-static bool hasResultSizes(RankedTensorType type,
-                           std::optional<ArrayRef<double>> factors) {
-  for (int64_t dim = 0; dim < 2; ++dim)
-    if (type.isDynamicDim(type.getRank() - 2 + dim) &&
-        (!factors || (*factors)[dim] <= 0))
-      return false;
-  return true;
-}
-
-/// The two spatial sizes of an upsampling's input and result: constants
-/// where static; a dynamic result size is the input's times the scale
-/// factor, floored (PyTorch's output size; hasResultSizes).
-struct SpatialSizes {
-  SmallVector<Value, 2> input, result;
-};
-
-static SpatialSizes getSpatialSizes(OpBuilder &b, Location loc, Value input,
-                                    RankedTensorType type,
-                                    std::optional<ArrayRef<double>> factors) {
-  SpatialSizes sizes;
-  int64_t rank = type.getRank();
-  for (int64_t dim = 0; dim < 2; ++dim) {
-    int64_t at = rank - 2 + dim;
-    Value in = getDimSize(b, loc, input, at);
-    sizes.input.push_back(in);
-    if (!type.isDynamicDim(at)) {
-      sizes.result.push_back(
-          arith::ConstantIndexOp::create(b, loc, type.getDimSize(at)));
-      continue;
-    }
-    Value scaled = arith::MulFOp::create(
-        b, loc, sizeToFloat(b, loc, in, b.getF64Type()),
-        makeFloat(b, loc, b.getF64Type(), (*factors)[dim]));
-    sizes.result.push_back(arith::IndexCastUIOp::create(
-        b, loc, b.getIndexType(),
-        arith::FPToUIOp::create(b, loc, b.getI64Type(),
-                                math::FloorOp::create(b, loc, scaled))));
-  }
-  return sizes;
-}
-
-/// The result's dynamic sizes: the input's outside the spatial dimensions.
-static SmallVector<Value> getResultSizes(OpBuilder &b, Location loc,
-                                         Value input, RankedTensorType type,
-                                         const SpatialSizes &sizes) {
-  int64_t rank = type.getRank();
-  return collectDynamicSizes(type, [&](int64_t dim) {
-    return dim < rank - 2 ? getDimSize(b, loc, input, dim)
-                          : sizes.result[dim - (rank - 2)];
-  });
-}
-
-/// `numerator` / `denominator` as a float of `type`: a constant when both
-/// are static (rounded once from the exact quotient, as PyTorch's).
-static Value divideSizes(OpBuilder &b, Location loc, Value numerator,
-                         Value denominator, Type type) {
-  std::optional<int64_t> n = getConstantIntValue(numerator);
-  std::optional<int64_t> d = getConstantIntValue(denominator);
-  if (n && d) {
-    double quotient = static_cast<double>(*n) / static_cast<double>(*d);
-    return makeFloat(b, loc, type,
-                     type.isF32() ? static_cast<float>(quotient) : quotient);
-  }
-  return arith::DivFOp::create(b, loc, sizeToFloat(b, loc, numerator, type),
-                               sizeToFloat(b, loc, denominator, type));
-}
-
-/// PyTorch's area_pixel_compute_source_index for linear modes: `scale * o`
-/// with aligned corners, else `scale * (o + 0.5) - 0.5` clamped at 0.
-static Neighbours getNeighbours(OpBuilder &b, Location loc, Value position,
-                                Value scaleValue, bool alignCorners,
-                                Value inputSize, Type type) {
-  Value at = sizeToFloat(b, loc, position, type);
-  Value source;
-  if (alignCorners) {
-    source = arith::MulFOp::create(b, loc, scaleValue, at);
-  } else {
-    Value half = makeFloat(b, loc, type, 0.5);
-    source = arith::SubFOp::create(
-        b, loc,
-        arith::MulFOp::create(b, loc, scaleValue,
-                              arith::AddFOp::create(b, loc, at, half)),
-        half);
-    source =
-        arith::MaximumFOp::create(b, loc, source, makeFloat(b, loc, type, 0.0));
-  }
-  Value lowerInt = arith::FPToUIOp::create(b, loc, b.getI64Type(), source);
-  Value lower =
-      arith::IndexCastUIOp::create(b, loc, b.getIndexType(), lowerInt);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value upper =
-      arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, lower, one),
-                             arith::SubIOp::create(b, loc, inputSize, one));
-  Value weight = arith::SubFOp::create(
-      b, loc, source, arith::UIToFPOp::create(b, loc, type, lowerInt));
-  return {lower, upper, weight};
-}
-
-struct UpsampleBilinearLowering : OpRewritePattern<fx::UpsampleBilinear2dOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(fx::UpsampleBilinear2dOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value input = op.getInput();
-    RankedTensorType type = op.getType();
-    int64_t rank = type.getRank();
-    Type dtype = type.getElementType();
-    Type computeType = getComputeDtype(dtype, /*computeInF32=*/true);
-    bool alignCorners = op.getAlignCorners();
-    std::optional<ArrayRef<double>> factors;
-    if (auto attr = op.getScaleFactorsAttr())
-      factors = attr.asArrayRef();
-    if (!hasResultSizes(type, factors))
-      return rewriter.notifyMatchFailure(op, "a dynamic size and no factor");
-    SpatialSizes sizes = getSpatialSizes(rewriter, loc, input, type, factors);
-    // PyTorch's area_pixel_compute_scale, in the compute type.
-    SmallVector<Value> scales;
-    for (int64_t dim = 0; dim < 2; ++dim) {
-      Value in = sizes.input[dim], out = sizes.result[dim];
-      if (alignCorners) {
-        Value one = arith::ConstantIndexOp::create(rewriter, loc, 1);
-        Value ratio = divideSizes(
-            rewriter, loc, rewriter.createOrFold<arith::SubIOp>(loc, in, one),
-            rewriter.createOrFold<arith::SubIOp>(loc, out, one), computeType);
-        Value several = arith::CmpIOp::create(
-            rewriter, loc, arith::CmpIPredicate::ugt, out, one);
-        scales.push_back(arith::SelectOp::create(
-            rewriter, loc, several, ratio,
-            makeFloat(rewriter, loc, computeType, 0.0)));
-      } else if (factors && (*factors)[dim] > 0) {
-        double scale = 1.0 / (*factors)[dim];
-        scales.push_back(
-            makeFloat(rewriter, loc, computeType,
-                      computeType.isF32() ? static_cast<float>(scale) : scale));
-      } else {
-        scales.push_back(divideSizes(rewriter, loc, in, out, computeType));
-      }
-    }
-    Value result = buildGeneratorNode(
-        rewriter, loc, type, getResultSizes(rewriter, loc, input, type, sizes),
-        [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          Neighbours rows =
-              getNeighbours(b, loc, ivs[rank - 2], scales[0], alignCorners,
-                            sizes.input[0], computeType);
-          Neighbours columns =
-              getNeighbours(b, loc, ivs[rank - 1], scales[1], alignCorners,
-                            sizes.input[1], computeType);
-          auto load = [&](Value row, Value column) {
-            SmallVector<Value> indices(ivs.drop_back(2));
-            indices.append({row, column});
-            return convertScalar(b, loc,
-                                 loop::LoadOp::create(b, loc, input, indices),
-                                 dtype, computeType);
-          };
-          Value one = makeFloat(b, loc, computeType, 1.0);
-          auto blend = [&](Value lowerValue, Value upperValue,
-                           Value upperWeight) {
-            Value lowerWeight = arith::SubFOp::create(b, loc, one, upperWeight);
-            return arith::AddFOp::create(
-                b, loc, arith::MulFOp::create(b, loc, lowerWeight, lowerValue),
-                arith::MulFOp::create(b, loc, upperWeight, upperValue));
-          };
-          Value top =
-              blend(load(rows.lower, columns.lower),
-                    load(rows.lower, columns.upper), columns.upperWeight);
-          Value bottom =
-              blend(load(rows.upper, columns.lower),
-                    load(rows.upper, columns.upper), columns.upperWeight);
-          return convertScalar(b, loc, blend(top, bottom, rows.upperWeight),
-                               computeType, dtype);
-        });
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
-
-/// fx.upsample_nearest2d: output position o reads min(floor(o * scale),
-/// size - 1), with PyTorch's scale (1 / scale_factor when given, else
-/// input size / output size), computed in f32 as PyTorch does.
-struct UpsampleNearestLowering : OpRewritePattern<fx::UpsampleNearest2dOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(fx::UpsampleNearest2dOp op,
-                                PatternRewriter &rewriter) const override {
-    Location loc = op.getLoc();
-    Value source = op.getInput();
-    RankedTensorType type = op.getType();
-    int64_t rank = type.getRank();
-    std::optional<ArrayRef<double>> factors;
-    if (auto attr = op.getScaleFactorsAttr())
-      factors = attr.asArrayRef();
-    if (!hasResultSizes(type, factors))
-      return rewriter.notifyMatchFailure(op, "a dynamic size and no factor");
-    SpatialSizes sizes = getSpatialSizes(rewriter, loc, source, type, factors);
-    Type f32 = rewriter.getF32Type();
-    SmallVector<Value> scales;
-    for (int64_t dim = 0; dim < 2; ++dim)
-      scales.push_back(
-          factors && (*factors)[dim] > 0
-              ? makeFloat(rewriter, loc, f32,
-                          static_cast<float>(1.0 / (*factors)[dim]))
-              : divideSizes(rewriter, loc, sizes.input[dim], sizes.result[dim],
-                            f32));
-    rewriter.replaceOp(
-        op,
-        buildIndexMapNode(
-            rewriter, loc, source, type,
-            getResultSizes(rewriter, loc, source, type, sizes),
-            [&](OpBuilder &b, Location loc, ValueRange ivs) {
-              SmallVector<Value> indices(ivs);
-              Value one = arith::ConstantIndexOp::create(b, loc, 1);
-              for (int64_t dim = 0; dim < 2; ++dim) {
-                int64_t at = rank - 2 + dim;
-                Value scaled = arith::MulFOp::create(
-                    b, loc, sizeToFloat(b, loc, ivs[at], f32), scales[dim]);
-                Value index = arith::IndexCastUIOp::create(
-                    b, loc, b.getIndexType(),
-                    arith::FPToUIOp::create(b, loc, b.getI64Type(), scaled));
-                indices[at] = arith::MinUIOp::create(
-                    b, loc, index,
-                    arith::SubIOp::create(b, loc, sizes.input[dim], one));
-              }
-              return indices;
-            }));
-    return success();
-  }
-};
-
-/// Reflects coordinate `at` about the bounds `low` and `low + span` until
-/// it lies between them, as PyTorch's grid sampler does (0 for an empty
-/// span).
-static Value reflectCoordinate(OpBuilder &b, Location loc, Value at, double low,
-                               Value span) {
-  Type type = at.getType();
-  auto constant = [&](double value) { return makeFloat(b, loc, type, value); };
-  Value distance = math::AbsFOp::create(
-      b, loc, arith::SubFOp::create(b, loc, at, constant(low)));
-  Value extra = arith::RemFOp::create(b, loc, distance, span);
-  Value flips = math::FloorOp::create(
-      b, loc, arith::DivFOp::create(b, loc, distance, span));
-  Value halfFlips = math::FloorOp::create(
-      b, loc, arith::MulFOp::create(b, loc, flips, constant(0.5)));
-  Value even = arith::CmpFOp::create(
-      b, loc, arith::CmpFPredicate::OEQ, flips,
-      arith::MulFOp::create(b, loc, halfFlips, constant(2.0)));
-  Value reflected = arith::SelectOp::create(
-      b, loc, even, arith::AddFOp::create(b, loc, extra, constant(low)),
-      arith::AddFOp::create(b, loc, arith::SubFOp::create(b, loc, span, extra),
-                            constant(low)));
-  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, span,
-                                      constant(0.0));
-  return arith::SelectOp::create(b, loc, empty, constant(0.0), reflected);
-}
 
 /// The weights of the four taps at -1, 0, 1 and 2 of cubic convolution at
 /// fraction `t` (Keys' kernel with A = -0.75, as PyTorch's bicubic modes).
@@ -315,6 +53,322 @@ static SmallVector<Value, 4> buildCubicWeights(OpBuilder &b, Location loc,
   return {far(arith::AddFOp::create(b, loc, t, one)), near(t),
           near(arith::SubFOp::create(b, loc, one, t)),
           far(arith::SubFOp::create(b, loc, constant(2.0), t))};
+}
+
+/// The spatial dimensions of an upsampling: all but [N, C].
+static int64_t getSpatialRank(RankedTensorType type) {
+  return type.getRank() - 2;
+}
+
+/// Whether each of an upsampling's dynamic result sizes has its scale
+/// factor, which gives it.
+static bool hasResultSizes(RankedTensorType type,
+                           std::optional<ArrayRef<double>> factors) {
+  int64_t spatialRank = getSpatialRank(type);
+  for (int64_t dim = 0; dim < spatialRank; ++dim)
+    if (type.isDynamicDim(2 + dim) && (!factors || (*factors)[dim] <= 0))
+      return false;
+  return true;
+}
+
+/// The spatial sizes of an upsampling's input and result: constants where
+/// static; a dynamic result size is the input's times the scale factor,
+/// floored (PyTorch's output size; hasResultSizes).
+struct SpatialSizes {
+  SmallVector<Value, 3> input, result;
+};
+
+static SpatialSizes getSpatialSizes(OpBuilder &b, Location loc, Value input,
+                                    RankedTensorType type,
+                                    std::optional<ArrayRef<double>> factors) {
+  SpatialSizes sizes;
+  for (int64_t dim = 0, e = getSpatialRank(type); dim < e; ++dim) {
+    int64_t at = 2 + dim;
+    Value in = getDimSize(b, loc, input, at);
+    sizes.input.push_back(in);
+    if (!type.isDynamicDim(at)) {
+      sizes.result.push_back(
+          arith::ConstantIndexOp::create(b, loc, type.getDimSize(at)));
+      continue;
+    }
+    Value scaled = arith::MulFOp::create(
+        b, loc, sizeToFloat(b, loc, in, b.getF64Type()),
+        makeFloat(b, loc, b.getF64Type(), (*factors)[dim]));
+    sizes.result.push_back(arith::IndexCastUIOp::create(
+        b, loc, b.getIndexType(),
+        arith::FPToUIOp::create(b, loc, b.getI64Type(),
+                                math::FloorOp::create(b, loc, scaled))));
+  }
+  return sizes;
+}
+
+/// The result's dynamic sizes: the input's in [N, C].
+static SmallVector<Value> getResultSizes(OpBuilder &b, Location loc,
+                                         Value input, RankedTensorType type,
+                                         const SpatialSizes &sizes) {
+  return collectDynamicSizes(type, [&](int64_t dim) {
+    return dim < 2 ? getDimSize(b, loc, input, dim) : sizes.result[dim - 2];
+  });
+}
+
+/// `numerator` / `denominator` as a float of `type`: a constant when both
+/// are static (rounded once from the exact quotient, as PyTorch's).
+static Value divideSizes(OpBuilder &b, Location loc, Value numerator,
+                         Value denominator, Type type) {
+  std::optional<int64_t> n = getConstantIntValue(numerator);
+  std::optional<int64_t> d = getConstantIntValue(denominator);
+  if (n && d) {
+    double quotient = static_cast<double>(*n) / static_cast<double>(*d);
+    return makeFloat(b, loc, type,
+                     type.isF32() ? static_cast<float>(quotient) : quotient);
+  }
+  return arith::DivFOp::create(b, loc, sizeToFloat(b, loc, numerator, type),
+                               sizeToFloat(b, loc, denominator, type));
+}
+
+/// PyTorch's area_pixel_compute_scale for each spatial dimension, in
+/// `type`: (in - 1) / (out - 1) with aligned corners (0 for one output),
+/// else 1 / scale_factor when given, else in / out.
+static SmallVector<Value, 3>
+getSamplingScales(OpBuilder &b, Location loc, const SpatialSizes &sizes,
+                  std::optional<ArrayRef<double>> factors, bool alignCorners,
+                  Type type) {
+  SmallVector<Value, 3> scales;
+  for (auto [dim, in, out] : llvm::enumerate(sizes.input, sizes.result)) {
+    if (alignCorners) {
+      Value one = arith::ConstantIndexOp::create(b, loc, 1);
+      Value ratio =
+          divideSizes(b, loc, b.createOrFold<arith::SubIOp>(loc, in, one),
+                      b.createOrFold<arith::SubIOp>(loc, out, one), type);
+      Value several =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, out, one);
+      scales.push_back(arith::SelectOp::create(b, loc, several, ratio,
+                                               makeFloat(b, loc, type, 0.0)));
+    } else if (factors && (*factors)[dim] > 0) {
+      double scale = 1.0 / (*factors)[dim];
+      scales.push_back(makeFloat(
+          b, loc, type, type.isF32() ? static_cast<float>(scale) : scale));
+    } else {
+      scales.push_back(divideSizes(b, loc, in, out, type));
+    }
+  }
+  return scales;
+}
+
+/// PyTorch's area_pixel_compute_source_index: `scale * o` with aligned
+/// corners, else `scale * (o + 0.5) - 0.5`, which linear modes clamp at 0.
+static Value getSourceCoordinate(OpBuilder &b, Location loc, Value position,
+                                 Value scale, bool alignCorners,
+                                 bool clampAtZero) {
+  Type type = scale.getType();
+  Value at = sizeToFloat(b, loc, position, type);
+  if (alignCorners)
+    return arith::MulFOp::create(b, loc, scale, at);
+  Value half = makeFloat(b, loc, type, 0.5);
+  Value source = arith::SubFOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, scale,
+                            arith::AddFOp::create(b, loc, at, half)),
+      half);
+  if (!clampAtZero)
+    return source;
+  return arith::MaximumFOp::create(b, loc, source,
+                                   makeFloat(b, loc, type, 0.0));
+}
+
+/// The input positions that one output position of one spatial dimension
+/// reads, and their weights.
+struct Taps {
+  SmallVector<Value, 4> positions, weights;
+};
+
+/// Linear interpolation's taps: the lower neighbour of the source
+/// coordinate and the upper one (clamped to the input), weighted by their
+/// distances from it.
+static Taps getLinearTaps(OpBuilder &b, Location loc, Value position,
+                          Value scale, bool alignCorners, Value inputSize) {
+  Type type = scale.getType();
+  Value source = getSourceCoordinate(b, loc, position, scale, alignCorners,
+                                     /*clampAtZero=*/true);
+  Value lowerInt = arith::FPToUIOp::create(b, loc, b.getI64Type(), source);
+  Value lower =
+      arith::IndexCastUIOp::create(b, loc, b.getIndexType(), lowerInt);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value upper =
+      arith::MinUIOp::create(b, loc, arith::AddIOp::create(b, loc, lower, one),
+                             arith::SubIOp::create(b, loc, inputSize, one));
+  Value upperWeight = arith::SubFOp::create(
+      b, loc, source, arith::UIToFPOp::create(b, loc, type, lowerInt));
+  Value lowerWeight =
+      arith::SubFOp::create(b, loc, makeFloat(b, loc, type, 1.0), upperWeight);
+  return {{lower, upper}, {lowerWeight, upperWeight}};
+}
+
+/// Bicubic interpolation's taps: the four positions around the source
+/// coordinate's floor, from one before it to two after, each clamped to
+/// the input, with Keys' weights (PyTorch's bicubic upsampling).
+static Taps getCubicTaps(OpBuilder &b, Location loc, Value position,
+                         Value scale, bool alignCorners, Value inputSize) {
+  Value source = getSourceCoordinate(b, loc, position, scale, alignCorners,
+                                     /*clampAtZero=*/false);
+  Value floor = math::FloorOp::create(b, loc, source);
+  Value base = arith::IndexCastOp::create(
+      b, loc, b.getIndexType(),
+      arith::FPToSIOp::create(b, loc, b.getI64Type(), floor));
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value last = arith::SubIOp::create(b, loc, inputSize,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  Taps taps;
+  for (int64_t offset = -1; offset <= 2; ++offset) {
+    Value at = arith::AddIOp::create(
+        b, loc, base, arith::ConstantIndexOp::create(b, loc, offset));
+    taps.positions.push_back(arith::MinSIOp::create(
+        b, loc, arith::MaxSIOp::create(b, loc, at, zero), last));
+  }
+  taps.weights =
+      buildCubicWeights(b, loc, arith::SubFOp::create(b, loc, source, floor));
+  return taps;
+}
+
+/// Σ_i weight_i · value_i over the taps of spatial dimension `dim`, each
+/// value the same sum over the next dimension's taps, or the input where
+/// all are chosen: the first spatial dimension outermost, each sum from
+/// its first tap, as PyTorch's kernels nest them.
+static Value blendTaps(OpBuilder &b, Location loc, ArrayRef<Taps> taps,
+                       size_t dim, SmallVectorImpl<Value> &indices,
+                       function_ref<Value(ValueRange)> load) {
+  if (dim == taps.size())
+    return load(indices);
+  Value sum;
+  for (auto [position, weight] :
+       llvm::zip_equal(taps[dim].positions, taps[dim].weights)) {
+    indices[2 + dim] = position;
+    Value term = arith::MulFOp::create(
+        b, loc, blendTaps(b, loc, taps, dim + 1, indices, load), weight);
+    sum = sum ? arith::AddFOp::create(b, loc, sum, term).getResult() : term;
+  }
+  return sum;
+}
+
+/// fx.upsample_linear1d, fx.upsample_bilinear2d, fx.upsample_trilinear3d
+/// and fx.upsample_bicubic2d: each output position blends the taps of
+/// every spatial dimension (two neighbours, or four for bicubic).
+template <typename OpTy, bool isCubic>
+struct UpsampleInterpolationLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value input = op.getInput();
+    RankedTensorType type = op.getType();
+    Type dtype = type.getElementType();
+    Type computeType = getComputeDtype(dtype, /*computeInF32=*/true);
+    bool alignCorners = op.getAlignCorners();
+    std::optional<ArrayRef<double>> factors;
+    if (auto attr = op.getScaleFactorsAttr())
+      factors = attr.asArrayRef();
+    if (!hasResultSizes(type, factors))
+      return rewriter.notifyMatchFailure(op, "a dynamic size and no factor");
+    SpatialSizes sizes = getSpatialSizes(rewriter, loc, input, type, factors);
+    SmallVector<Value, 3> scales = getSamplingScales(
+        rewriter, loc, sizes, factors, alignCorners, computeType);
+    Value result = buildGeneratorNode(
+        rewriter, loc, type, getResultSizes(rewriter, loc, input, type, sizes),
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          SmallVector<Taps, 3> taps;
+          for (auto [dim, scale, inputSize] :
+               llvm::enumerate(scales, sizes.input)) {
+            Value at = ivs[2 + dim];
+            taps.push_back(isCubic ? getCubicTaps(b, loc, at, scale,
+                                                  alignCorners, inputSize)
+                                   : getLinearTaps(b, loc, at, scale,
+                                                   alignCorners, inputSize));
+          }
+          SmallVector<Value> indices(ivs);
+          Value value = blendTaps(b, loc, taps, 0, indices, [&](ValueRange at) {
+            return convertScalar(b, loc,
+                                 loop::LoadOp::create(b, loc, input, at), dtype,
+                                 computeType);
+          });
+          return convertScalar(b, loc, value, computeType, dtype);
+        });
+    rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// fx.upsample_nearest1d/2d/3d: output position o reads min(floor(o *
+/// scale), size - 1), with PyTorch's scale (1 / scale_factor when given,
+/// else input size / output size), computed in f32 as PyTorch does.
+template <typename OpTy>
+struct UpsampleNearestLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value source = op.getInput();
+    RankedTensorType type = op.getType();
+    std::optional<ArrayRef<double>> factors;
+    if (auto attr = op.getScaleFactorsAttr())
+      factors = attr.asArrayRef();
+    if (!hasResultSizes(type, factors))
+      return rewriter.notifyMatchFailure(op, "a dynamic size and no factor");
+    SpatialSizes sizes = getSpatialSizes(rewriter, loc, source, type, factors);
+    SmallVector<Value, 3> scales =
+        getSamplingScales(rewriter, loc, sizes, factors,
+                          /*alignCorners=*/false, rewriter.getF32Type());
+    rewriter.replaceOp(
+        op,
+        buildIndexMapNode(
+            rewriter, loc, source, type,
+            getResultSizes(rewriter, loc, source, type, sizes),
+            [&](OpBuilder &b, Location loc, ValueRange ivs) {
+              SmallVector<Value> indices(ivs);
+              Value one = arith::ConstantIndexOp::create(b, loc, 1);
+              for (auto [dim, scale, inputSize] :
+                   llvm::enumerate(scales, sizes.input)) {
+                Value scaled = arith::MulFOp::create(
+                    b, loc, sizeToFloat(b, loc, ivs[2 + dim], scale.getType()),
+                    scale);
+                Value index = arith::IndexCastUIOp::create(
+                    b, loc, b.getIndexType(),
+                    arith::FPToUIOp::create(b, loc, b.getI64Type(), scaled));
+                indices[2 + dim] = arith::MinUIOp::create(
+                    b, loc, index,
+                    arith::SubIOp::create(b, loc, inputSize, one));
+              }
+              return indices;
+            }));
+    return success();
+  }
+};
+
+/// Reflects coordinate `at` about the bounds `low` and `low + span` until
+/// it lies between them, as PyTorch's grid sampler does (0 for an empty
+/// span).
+static Value reflectCoordinate(OpBuilder &b, Location loc, Value at, double low,
+                               Value span) {
+  Type type = at.getType();
+  auto constant = [&](double value) { return makeFloat(b, loc, type, value); };
+  Value distance = math::AbsFOp::create(
+      b, loc, arith::SubFOp::create(b, loc, at, constant(low)));
+  Value extra = arith::RemFOp::create(b, loc, distance, span);
+  Value flips = math::FloorOp::create(
+      b, loc, arith::DivFOp::create(b, loc, distance, span));
+  Value halfFlips = math::FloorOp::create(
+      b, loc, arith::MulFOp::create(b, loc, flips, constant(0.5)));
+  Value even = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, flips,
+      arith::MulFOp::create(b, loc, halfFlips, constant(2.0)));
+  Value reflected = arith::SelectOp::create(
+      b, loc, even, arith::AddFOp::create(b, loc, extra, constant(low)),
+      arith::AddFOp::create(b, loc, arith::SubFOp::create(b, loc, span, extra),
+                            constant(low)));
+  Value empty = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, span,
+                                      constant(0.0));
+  return arith::SelectOp::create(b, loc, empty, constant(0.0), reflected);
 }
 
 /// Lowers fx.grid_sampler_2d with bilinear or nearest interpolation and
@@ -508,6 +562,12 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
 } // namespace
 
 void fxtoloop::populateInterpolationPatterns(RewritePatternSet &patterns) {
-  patterns.add<UpsampleNearestLowering, UpsampleBilinearLowering,
+  patterns.add<UpsampleNearestLowering<fx::UpsampleNearest1dOp>,
+               UpsampleNearestLowering<fx::UpsampleNearest2dOp>,
+               UpsampleNearestLowering<fx::UpsampleNearest3dOp>,
+               UpsampleInterpolationLowering<fx::UpsampleLinear1dOp, false>,
+               UpsampleInterpolationLowering<fx::UpsampleBilinear2dOp, false>,
+               UpsampleInterpolationLowering<fx::UpsampleTrilinear3dOp, false>,
+               UpsampleInterpolationLowering<fx::UpsampleBicubic2dOp, true>,
                GridSamplerLowering>(patterns.getContext());
 }

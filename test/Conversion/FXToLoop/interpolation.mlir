@@ -36,6 +36,68 @@ fx.graph @bilinear_aligned_bf16(%x: tensor<1x2x4x4xbf16>) -> tensor<1x2x8x8xbf16
 
 // -----
 
+// Linear resampling of one spatial dimension blends two loads; trilinear
+// blends eight, the depth's taps outermost, with one weight per dimension.
+// CHECK-LABEL: fx.graph @linear_and_trilinear
+// CHECK: loop.pointwise : tensor<2x3x7xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.+]]: index, %[[C:.+]]: index, %[[W:.+]]: index):
+// CHECK: arith.maximumf
+// CHECK-COUNT-2: loop.load %arg0[%[[N]], %[[C]], %{{.+}}] : tensor<2x3x4xf32>
+// CHECK-NOT: loop.load
+// CHECK: loop.yield
+// CHECK: loop.pointwise : tensor<1x2x4x6x8xf64> {
+// CHECK-COUNT-3: arith.fptoui %{{.+}} : f64 to i64
+// CHECK-COUNT-8: loop.load %arg1
+// CHECK-NOT: loop.load
+// CHECK: loop.yield
+fx.graph @linear_and_trilinear(%x: tensor<2x3x4xf32>, %v: tensor<1x2x2x3x4xf64>) -> (tensor<2x3x7xf32>, tensor<1x2x4x6x8xf64>) {
+  %0 = fx.upsample_linear1d %x {align_corners = false} : (tensor<2x3x4xf32>) -> tensor<2x3x7xf32>
+  %1 = fx.upsample_trilinear3d %v {align_corners = true, scale_factors = array<f64: 2.0, 2.0, 2.0>} : (tensor<1x2x2x3x4xf64>) -> tensor<1x2x4x6x8xf64>
+  fx.output %0, %1 : tensor<2x3x7xf32>, tensor<1x2x4x6x8xf64>
+}
+
+// -----
+
+// Bicubic resampling: the source coordinate is not clamped at 0; its floor
+// (signed, -1 near the top edge) gives four taps per dimension, each
+// clamped into the input; sixteen loads weighted by Keys' kernel.
+// CHECK-LABEL: fx.graph @bicubic
+// CHECK-DAG: arith.constant -6.000000e+00 : f32
+// CHECK-DAG: arith.constant 2.250000e+00 : f32
+// CHECK: loop.pointwise : tensor<1x2x8x10xf16> {
+// CHECK-NOT: arith.maximumf
+// CHECK: %[[FLOOR:.+]] = math.floor %{{.+}} : f32
+// CHECK: arith.fptosi %[[FLOOR]] : f32 to i64
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK-COUNT-16: loop.load %arg0
+// CHECK-NOT: loop.load
+// CHECK: arith.truncf %{{.+}} : f32 to f16
+fx.graph @bicubic(%x: tensor<1x2x4x5xf16>) -> tensor<1x2x8x10xf16> {
+  %0 = fx.upsample_bicubic2d %x {align_corners = false, scale_factors = array<f64: 2.0, 2.0>} : (tensor<1x2x4x5xf16>) -> tensor<1x2x8x10xf16>
+  fx.output %0 : tensor<1x2x8x10xf16>
+}
+
+// -----
+
+// Nearest resampling over one and three spatial dimensions maps each
+// output index to floor(o * scale), clamped: a view, not arithmetic on
+// values, so integers resample too.
+// CHECK-LABEL: fx.graph @nearest_ranks
+// CHECK: loop.pointwise : tensor<2x3x10xsi32>
+// CHECK: arith.minui
+// CHECK: loop.load %arg0[%{{.+}}, %{{.+}}, %{{.+}}] : tensor<2x3x4xsi32>
+// CHECK: loop.pointwise : tensor<1x1x4x6x3xf32>
+// CHECK-COUNT-3: arith.minui
+// CHECK: loop.load %arg1
+fx.graph @nearest_ranks(%x: tensor<2x3x4xsi32>, %v: tensor<1x1x2x3x4xf32>) -> (tensor<2x3x10xsi32>, tensor<1x1x4x6x3xf32>) {
+  %0 = fx.upsample_nearest1d %x {scale_factors = array<f64: 2.5>} : (tensor<2x3x4xsi32>) -> tensor<2x3x10xsi32>
+  %1 = fx.upsample_nearest3d %v : (tensor<1x1x2x3x4xf32>) -> tensor<1x1x4x6x3xf32>
+  fx.output %0, %1 : tensor<2x3x10xsi32>, tensor<1x1x4x6x3xf32>
+}
+
+// -----
+
 // Grid sampling, bilinear with zeros padding: four taps, each read at a
 // clamped position and replaced by zero outside the input.
 // CHECK-LABEL: fx.graph @grid_sampler
@@ -159,8 +221,10 @@ fx.graph @dynamic_upsampling(%x: tensor<?x2x?x?xf32>) -> (tensor<?x2x?x?xf32>, t
 // CHECK-LABEL: fx.graph @do_not_lower_dynamic_upsampling_without_factors
 // CHECK: fx.upsample_nearest2d
 // CHECK: fx.upsample_bilinear2d
-fx.graph @do_not_lower_dynamic_upsampling_without_factors(%x: tensor<1x2x?x4xf32>) -> (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) {
+// CHECK: fx.upsample_bicubic2d
+fx.graph @do_not_lower_dynamic_upsampling_without_factors(%x: tensor<1x2x?x4xf32>) -> (tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>) {
   %0 = fx.upsample_nearest2d %x : (tensor<1x2x?x4xf32>) -> tensor<1x2x?x8xf32>
   %1 = fx.upsample_bilinear2d %x {align_corners = false} : (tensor<1x2x?x4xf32>) -> tensor<1x2x?x8xf32>
-  fx.output %0, %1 : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>
+  %2 = fx.upsample_bicubic2d %x {align_corners = false} : (tensor<1x2x?x4xf32>) -> tensor<1x2x?x8xf32>
+  fx.output %0, %1, %2 : tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>, tensor<1x2x?x8xf32>
 }

@@ -117,6 +117,38 @@ fx.graph @upsample_scales_count(%x: tensor<1x2x8x8xf32>) {
 
 // -----
 
+fx.graph @upsample_linear_rank(%x: tensor<1x2x8x8xf32>) {
+  // expected-error @+1 {{'fx.upsample_linear1d' op `input` 'tensor<1x2x8x8xf32>' must have rank 3}}
+  %0 = fx.upsample_linear1d %x {align_corners = false} : (tensor<1x2x8x8xf32>) -> tensor<1x2x8x16xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @upsample_trilinear_scales_count(%x: tensor<1x2x4x8x8xf32>) {
+  // expected-error @+1 {{'fx.upsample_trilinear3d' op `scale_factors` has 2 entries; expected 3}}
+  %0 = fx.upsample_trilinear3d %x {align_corners = false, scale_factors = array<f64: 2.0, 2.0>} : (tensor<1x2x4x8x8xf32>) -> tensor<1x2x8x16x16xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @upsample_bicubic_integers(%x: tensor<1x2x8x8xsi32>) {
+  // expected-error @+1 {{'fx.upsample_bicubic2d' op operand #0 must be}}
+  %0 = fx.upsample_bicubic2d %x {align_corners = false} : (tensor<1x2x8x8xsi32>) -> tensor<1x2x16x16xsi32>
+  fx.output
+}
+
+// -----
+
+fx.graph @upsample_nearest3d_empty(%x: tensor<1x2x4x8x8xf32>) {
+  // expected-error @+1 {{'fx.upsample_nearest3d' op result 'tensor<1x2x0x16x16xf32>' must have positive spatial sizes}}
+  %0 = fx.upsample_nearest3d %x : (tensor<1x2x4x8x8xf32>) -> tensor<1x2x0x16x16xf32>
+  fx.output
+}
+
+// -----
+
 fx.graph @upsample_scales(%x: tensor<1x2x8x8xf32>) {
   // expected-error @+1 {{'fx.upsample_nearest2d' op result type 'tensor<1x2x16x16xf32>' does not match the inferred type 'tensor<1x2x16x12xf32>'}}
   %0 = fx.upsample_nearest2d %x {scale_factors = array<f64: 2.0, 1.5>} : (tensor<1x2x8x8xf32>) -> tensor<1x2x16x16xf32>

@@ -65,6 +65,26 @@ fx.graph @upsample(%x: tensor<2x3x16x16xf32>, %d: tensor<2x3x?x?xf32>) {
 
 // -----
 
+// Tests resampling over one and three spatial dimensions, and bicubic.
+// CHECK-LABEL: fx.graph @upsample_ranks
+fx.graph @upsample_ranks(%x: tensor<2x3x16xf32>, %v: tensor<1x2x4x6x8xbf16>, %i: tensor<2x3x16xsi64>, %b: tensor<1x2x5x7xf64>) {
+  // CHECK: fx.upsample_nearest1d %{{.*}} {scale_factors = array<f64: 2.500000e+00>} : (tensor<2x3x16xf32>) -> tensor<2x3x40xf32>
+  %0 = fx.upsample_nearest1d %x {scale_factors = array<f64: 2.5>} : (tensor<2x3x16xf32>) -> tensor<2x3x40xf32>
+  // CHECK: fx.upsample_nearest1d %{{.*}} : (tensor<2x3x16xsi64>) -> tensor<2x3x7xsi64>
+  %1 = fx.upsample_nearest1d %i : (tensor<2x3x16xsi64>) -> tensor<2x3x7xsi64>
+  // CHECK: fx.upsample_nearest3d %{{.*}} : (tensor<1x2x4x6x8xbf16>) -> tensor<1x2x8x12x16xbf16>
+  %2 = fx.upsample_nearest3d %v : (tensor<1x2x4x6x8xbf16>) -> tensor<1x2x8x12x16xbf16>
+  // CHECK: fx.upsample_linear1d %{{.*}} {align_corners = true} : (tensor<2x3x16xf32>) -> tensor<2x3x5xf32>
+  %3 = fx.upsample_linear1d %x {align_corners = true} : (tensor<2x3x16xf32>) -> tensor<2x3x5xf32>
+  // CHECK: fx.upsample_trilinear3d %{{.*}} {align_corners = false, scale_factors = array<f64: 2.000000e+00, 1.000000e+00, 5.000000e-01>} : (tensor<1x2x4x6x8xbf16>) -> tensor<1x2x8x6x4xbf16>
+  %4 = fx.upsample_trilinear3d %v {align_corners = false, scale_factors = array<f64: 2.0, 1.0, 0.5>} : (tensor<1x2x4x6x8xbf16>) -> tensor<1x2x8x6x4xbf16>
+  // CHECK: fx.upsample_bicubic2d %{{.*}} {align_corners = false} : (tensor<1x2x5x7xf64>) -> tensor<1x2x10x3xf64>
+  %5 = fx.upsample_bicubic2d %b {align_corners = false} : (tensor<1x2x5x7xf64>) -> tensor<1x2x10x3xf64>
+  fx.output
+}
+
+// -----
+
 // Tests grid sampling and col2im (the output size is the result's).
 // CHECK-LABEL: fx.graph @sampling_folding
 fx.graph @sampling_folding(%x: tensor<?x3x32x32xf32>, %grid: tensor<?x8x8x2xf32>, %cols: tensor<2x12x49xf16>) {

@@ -207,7 +207,8 @@ enum class PoolingKind {
   AdaptiveAvgPool,
   AdaptiveAvgPoolBackward,
   UpsampleNearest,
-  UpsampleBilinear,
+  UpsampleLinear,
+  UpsampleBicubic,
   /// grid_sampler_2d: [N, C, H, W] sampled at grid [N, Ho, Wo, 2].
   GridSampler,
   /// col2im: [N, C * kh * kw, L] folded into [N, C, H, W].

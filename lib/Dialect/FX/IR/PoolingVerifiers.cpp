@@ -197,7 +197,8 @@ LogicalResult mlir::kiln::fx::verifyPoolingOp(Operation *op, PoolingKind kind,
   }
   case PoolingKind::AdaptiveAvgPool:
   case PoolingKind::UpsampleNearest:
-  case PoolingKind::UpsampleBilinear: {
+  case PoolingKind::UpsampleLinear:
+  case PoolingKind::UpsampleBicubic: {
     bool isAdaptive = kind == PoolingKind::AdaptiveAvgPool;
     if (failed(verifyPoolingRank(op, isAdaptive ? "self" : "input", first,
                                  spatialRank,

@@ -3271,6 +3271,23 @@ def FX_AdaptiveAvgPool3dOp : FX_PoolingOp<"adaptive_avg_pool3d",
   let results = (outs FX_FloatTensor:$result);
 }
 
+def FX_UpsampleNearest1dOp : FX_PoolingOp<"upsample_nearest1d",
+    "aten.upsample_nearest1d.vec", "UpsampleNearest", 1> {
+  let summary = "Nearest-neighbour resampling of [N, C, W] to the result's size";
+  let description = [{
+    Core ATen `aten.upsample_nearest1d.vec`.
+
+    ATen's `output_size` is the result's trailing sizes; `scale_factors`,
+    when given, also sets the sampling ratio.
+
+    The window slides over the trailing spatial dimensions of a batched or
+    unbatched input.
+  }];
+  let arguments = (ins FX_NonComplexTensor:$input,
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+  let results = (outs FX_NonComplexTensor:$result);
+}
+
 def FX_UpsampleNearest2dOp : FX_PoolingOp<"upsample_nearest2d",
     "aten.upsample_nearest2d.vec", "UpsampleNearest", 2> {
   let summary = "Nearest-neighbour resampling of [N, C, H, W] to the result's size";
@@ -3288,11 +3305,82 @@ def FX_UpsampleNearest2dOp : FX_PoolingOp<"upsample_nearest2d",
   let results = (outs FX_NonComplexTensor:$result);
 }
 
+def FX_UpsampleNearest3dOp : FX_PoolingOp<"upsample_nearest3d",
+    "aten.upsample_nearest3d.vec", "UpsampleNearest", 3> {
+  let summary = "Nearest-neighbour resampling of [N, C, D, H, W] to the result's size";
+  let description = [{
+    Core ATen `aten.upsample_nearest3d.vec`.
+
+    ATen's `output_size` is the result's trailing sizes; `scale_factors`,
+    when given, also sets the sampling ratio.
+
+    The window slides over the trailing spatial dimensions of a batched or
+    unbatched input.
+  }];
+  let arguments = (ins FX_NonComplexTensor:$input,
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+  let results = (outs FX_NonComplexTensor:$result);
+}
+
+def FX_UpsampleLinear1dOp : FX_PoolingOp<"upsample_linear1d",
+    "aten.upsample_linear1d.vec", "UpsampleLinear", 1> {
+  let summary = "Linear resampling of [N, C, W] to the result's size";
+  let description = [{
+    Core ATen `aten.upsample_linear1d.vec`.
+
+    ATen's `output_size` is the result's trailing sizes; `scale_factors`,
+    when given, also sets the sampling ratio.
+
+    The window slides over the trailing spatial dimensions of a batched or
+    unbatched input.
+  }];
+  let arguments = (ins FX_FloatTensor:$input, BoolAttr:$align_corners,
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+  let results = (outs FX_FloatTensor:$result);
+}
+
 def FX_UpsampleBilinear2dOp : FX_PoolingOp<"upsample_bilinear2d",
-    "aten.upsample_bilinear2d.vec", "UpsampleBilinear", 2> {
+    "aten.upsample_bilinear2d.vec", "UpsampleLinear", 2> {
   let summary = "Bilinear resampling of [N, C, H, W] to the result's size";
   let description = [{
     Core ATen `aten.upsample_bilinear2d.vec`.
+
+    ATen's `output_size` is the result's trailing sizes; `scale_factors`,
+    when given, also sets the sampling ratio.
+
+    The window slides over the trailing spatial dimensions of a batched or
+    unbatched input.
+  }];
+  let arguments = (ins FX_FloatTensor:$input, BoolAttr:$align_corners,
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+  let results = (outs FX_FloatTensor:$result);
+}
+
+def FX_UpsampleTrilinear3dOp : FX_PoolingOp<"upsample_trilinear3d",
+    "aten.upsample_trilinear3d.vec", "UpsampleLinear", 3> {
+  let summary = "Trilinear resampling of [N, C, D, H, W] to the result's size";
+  let description = [{
+    Core ATen `aten.upsample_trilinear3d.vec`.
+
+    ATen's `output_size` is the result's trailing sizes; `scale_factors`,
+    when given, also sets the sampling ratio.
+
+    The window slides over the trailing spatial dimensions of a batched or
+    unbatched input.
+  }];
+  let arguments = (ins FX_FloatTensor:$input, BoolAttr:$align_corners,
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+  let results = (outs FX_FloatTensor:$result);
+}
+
+def FX_UpsampleBicubic2dOp : FX_PoolingOp<"upsample_bicubic2d",
+    "aten.upsample_bicubic2d.vec", "UpsampleBicubic", 2> {
+  let summary = "Bicubic resampling of [N, C, H, W] to the result's size";
+  let description = [{
+    Core ATen `aten.upsample_bicubic2d.vec`.
+
+    ATen's `output_size` is the result's trailing sizes; `scale_factors`,
+    when given, also sets the sampling ratio.
 
     The window slides over the trailing spatial dimensions of a batched or
     unbatched input.
