@@ -221,9 +221,10 @@ class GraphGuards:
                     continue
                 symbol = self.symbol(expected)
                 if not symbol.admits(size):
+                    why = (" (sizes 0 and 1 are specialised, never dynamic)" if size < 2
+                           else "")
                     raise GuardError(f"{describe(index)}: size {size} at dynamic dimension {dim} is "
-                                     f"outside the guarded range {symbol.describe()} "
-                                     "(sizes 0 and 1 are specialised, never dynamic)")
+                                     f"outside the guarded range {symbol.describe()}{why}")
                 if expected in bound and bound[expected][0] != size:
                     other_size, other, other_dim = bound[expected]
                     raise GuardError(f"{describe(index)}: size {size} at dimension {dim} differs from "

@@ -2225,10 +2225,174 @@ def _without_types(text: str) -> List[str]:
     return [re.sub(r"tensor<(?:[^<>]|<[^<>]*>)*>", "tensor", line) for line in body.splitlines()]
 
 
+def _canonical_steps(steps: Tuple[Tuple[Any, ...], ...]) -> Tuple[Tuple[Any, ...], ...]:
+    """_FloorChain steps in the one form that equal chains share: adjacent
+    affine steps and adjacent divisions composed, ``⌊x / q⌋ + b`` as
+    ``⌊(x + b·q) / q⌋``, ``⌊(a·x + b) / q⌋`` with q dividing a as
+    ``(a / q)·x + ⌊b / q⌋``, identities dropped."""
+    steps = list(steps)
+    changed = True
+    while changed:
+        changed = False
+        for i, step in enumerate(steps):
+            if step in (("affine", 1, 0), ("floordiv", 1)):
+                del steps[i]
+                changed = True
+                break
+            if i + 1 == len(steps):
+                break
+            after = steps[i + 1]
+            if step[0] == after[0] == "affine":
+                steps[i:i + 2] = [("affine", after[1] * step[1], after[1] * step[2] + after[2])]
+            elif step[0] == after[0] == "floordiv":
+                steps[i:i + 2] = [("floordiv", step[1] * after[1])]
+            elif step[0] == "floordiv" and after[0] == "affine" and after[1] == 1:
+                steps[i:i + 2] = [("affine", 1, after[2] * step[1]), step]
+            elif step[0] == "affine" and after[0] == "floordiv" and step[1] % after[1] == 0:
+                steps[i:i + 2] = [("affine", step[1] // after[1], step[2] // after[1])]
+            else:
+                continue
+            changed = True
+            break
+    return tuple(steps)
+
+
+@dataclasses.dataclass(frozen=True)
+class _FloorChain:
+    """A dynamic size as steps applied to size symbol `symbol`'s value:
+    ``("affine", a, b)`` takes x to a·x + b (a >= 1), ``("floordiv", q)`` to
+    ⌊x / q⌋ (a strided window's count). Canonical, so that sizes that are
+    equal for every value of the symbol are equal chains; non-decreasing in
+    the symbol."""
+    symbol: str
+    steps: Tuple[Tuple[Any, ...], ...] = ()
+
+    def then(self, *steps: Tuple[Any, ...]) -> "_FloorChain":
+        return _FloorChain(self.symbol, _canonical_steps(self.steps + steps))
+
+    def evaluate(self, value: int) -> int:
+        for step in self.steps:
+            value = value * step[1] + step[2] if step[0] == "affine" else value // step[1]
+        return value
+
+    def least(self, size: int) -> int:
+        """The least value of the symbol, 2 at least, whose size is `size`
+        or more."""
+        low, high = 2, 2
+        while self.evaluate(high) < size:
+            low, high = high + 1, high * 2
+        while low < high:
+            middle = (low + high) // 2
+            low, high = (middle + 1, high) if self.evaluate(middle) < size else (low, middle)
+        return low
+
+
+class _OpaqueSize:
+    """A dynamic size that no _FloorChain states (a product or a sum of
+    sizes): equal only to itself, so values inherit it as they are."""
+
+
+_SizeTerm = Union[_FloorChain, _OpaqueSize]
+
+
+def _is_linear_in_one(x: _FloorChain, y: _FloorChain) -> bool:
+    """Whether x + y is linear in one symbol, a chain that fits states."""
+    return x.symbol == y.symbol and all(step[0] == "affine" for step in x.steps + y.steps)
+
+
+def _window_counts(node: torch.fx.Node, shape_of: Callable[[torch.fx.Node], Sequence[int]]
+                   ) -> Optional[Tuple[List[List[Tuple[Any, ...]]], int, bool]]:
+    """For an op whose result's trailing spatial sizes a window or a scale
+    computes from its first operand's (a convolution, pooling, upsampling
+    by integer factors): each spatial dimension's size as _FloorChain steps
+    over the operand's, the number of spatial dimensions, and whether the
+    count rounds up (pooling's ``ceil_mode``, whose count also steps back
+    where the last window would start in the padding: no chain states it);
+    None for other ops."""
+    target = node.target
+    ceil_mode = False
+    if target is aten.convolution.default:
+        stride, padding, dilation, transposed, output_padding = (
+            _argument(node, name) for name in
+            ("stride", "padding", "dilation", "transposed", "output_padding"))
+        kernel = list(shape_of(_argument(node, "weight"))[2:])
+        if transposed:
+            return [[("affine", s, -s - 2 * p + d * (k - 1) + o + 1)]
+                    for k, s, p, d, o in zip(kernel, stride, padding, dilation,
+                                             output_padding)], len(kernel), False
+    elif target in _POOLING_WINDOWS:
+        spatial = _POOLING_WINDOWS[target]
+        names = [a.name for a in target._schema.arguments]
+        bound = {a.name: a.default_value for a in target._schema.arguments
+                 if a.has_default_value()}
+        bound.update(zip(names, node.args))
+        bound.update(node.kwargs)
+        ceil_mode = bool(bound.get("ceil_mode"))
+
+        def expand(values: Any, default: int) -> List[int]:
+            values = list(values) if values else [default] * spatial
+            return values * spatial if len(values) == 1 else values
+
+        kernel = expand(bound["kernel_size"], 1)
+        stride = expand(bound.get("stride"), 0) if bound.get("stride") else kernel
+        padding, dilation = expand(bound.get("padding"), 0), expand(bound.get("dilation"), 1)
+    elif target in _UPSAMPLINGS:
+        factors = _argument(node, "scale_factors")
+        if not factors or any(float(f) != int(f) for f in factors):
+            return None
+        return [[("affine", int(f), 0)] for f in factors], len(factors), False
+    else:
+        return None
+    return [[("affine", 1, 2 * p - d * (k - 1) - 1), ("floordiv", s), ("affine", 1, 1)]
+            for k, s, p, d in zip(kernel, stride, padding, dilation)], len(kernel), ceil_mode
+
+
+# Pooling ops whose window counts _window_counts states, by spatial rank.
+_POOLING_WINDOWS = {
+    aten.max_pool2d_with_indices.default: 2, aten.max_pool3d_with_indices.default: 3,
+    aten.avg_pool2d.default: 2, aten.avg_pool3d.default: 3,
+}
+_UPSAMPLINGS = {
+    getattr(aten, f"upsample_{mode}").vec
+    for mode in ("nearest1d", "nearest2d", "nearest3d", "linear1d", "bilinear2d",
+                 "trilinear3d", "bicubic2d")}
+
+
+def _window_term(node: torch.fx.Node, dim: int, rank: int,
+                 operand_term: Callable[[torch.fx.Node, int], Optional[_SizeTerm]],
+                 shape_of: Callable[[torch.fx.Node], Sequence[int]]) -> Optional[_FloorChain]:
+    """The size term of dimension `dim` (of `rank`) of a window op's result
+    whose operand's dimension is dynamic (_window_counts), else None.
+    Refuses an operand size that no _FloorChain states."""
+    counts = _window_counts(node, shape_of) if node.op == "call_function" else None
+    if counts is None:
+        return None
+    steps, spatial, ceil_mode = counts
+    if dim < rank - spatial:
+        return None
+    term = operand_term(node.args[0], dim)
+    if term is None:
+        return None
+    if ceil_mode:
+        raise _unsupported(node, f"{_describe_op(node)} with ceil_mode on a dynamic size is "
+                                 "not supported: its window count steps back where the last "
+                                 "window would start in the padding; compile with static "
+                                 "sizes")
+    if not isinstance(term, _FloorChain):
+        raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} slides a window "
+                                 "over a dynamic size that is not a multiple of one size "
+                                 "symbol plus a constant, which Kiln's guards cannot follow; "
+                                 "compile with static sizes")
+    return term.then(*steps[dim - (rank - spatial)])
+
+
 def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
                symbols: Dict[str, Tuple[int, int]], minimums: Dict[str, int],
-               third_size: Callable[[], Tuple[int, Dict[str, int]]]) -> Optional[int]:
-    """A value's dimension from the two traces: static where they agree, else
+               third_size: Callable[[], Tuple[int, Dict[str, int]]]
+               ) -> Tuple[Optional[int], Optional["_SizeTerm"]]:
+    """A value's dimension from the two traces, and its size term where it
+    is dynamic (a _FloorChain where one symbol's fit is known, else an
+    _OpaqueSize): static where they agree, else
     None (dynamic) if it is ``scale * s + offset`` of one symbol s in both
     (``4 * s0`` after a flatten, ``s0 - 1`` after ``x[1:]``), with a positive
     integer scale; each symbol grows by another amount between the traces, so
@@ -2239,7 +2403,7 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
     symbols' values in a third trace) tells. `minimums` receives the least
     value of the symbol that keeps the size at least 2, as a ``?`` is."""
     if size_a == size_b:
-        return size_a
+        return size_a, None
     fits = []
     for name, (value_a, value_b) in symbols.items():
         growth, delta = value_b - value_a, size_b - size_a
@@ -2266,11 +2430,12 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
     if len(fits) == 1 and size_a >= 2 and not combined:
         name, least = leasts[0]
         minimums[name] = max(minimums.get(name, 2), least)
-        return None
+        name, scale, offset = fits[0]
+        return None, _FloorChain(name).then(("affine", scale, offset))
     if fits and size_a >= 2 and all(least <= 2 for _, least in leasts):
-        return None  # Whichever symbol it follows, it is at least 2.
+        return None, _OpaqueSize()  # Whichever symbol it follows, it is at least 2.
     if combined and not fits:
-        return None
+        return None, _OpaqueSize()
     raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} depends on the "
                              f"dynamic sizes in a way the guards cannot express "
                              f"(size {size_a}, then {size_b} with other input sizes); "
@@ -2286,6 +2451,14 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
     (_merge_dim, which fills `minimums` and may ask for `third_trace`:
     _name_size_symbols says what it returns)."""
     merged = {}
+    # The size term of each dynamic dimension and its sizes in the two
+    # traces: (node, result, dim) -> (term, size a, size b).
+    terms: Dict[Tuple[torch.fx.Node, int, int], Tuple[_SizeTerm, int, int]] = {}
+
+    def operand_term(operand: Any, dim: int) -> Optional[_SizeTerm]:
+        entry = terms.get((operand, 0, dim)) if isinstance(operand, torch.fx.Node) else None
+        return entry[0] if entry else None
+
     for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
         type_a, type_b = types_a.get(node_a), types_b.get(node_b)
         if isinstance(type_a, SymbolicIntType) and type_a != type_b:
@@ -2311,11 +2484,137 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
                 type_c = type_c[result] if isinstance(type_c, tuple) else type_c
                 return type_c.shape[dim], values_c
 
-            results.append(TensorType(tuple(
-                _merge_dim(node_a, d, x, y, symbols, minimums, functools.partial(third_size, d))
-                for d, (x, y) in enumerate(zip(a.shape, b.shape))), a.dtype))
+            shape = []
+            for d, (x, y) in enumerate(zip(a.shape, b.shape)):
+                size, term = _merge_dim_term(
+                    node_a, len(results), d, len(a.shape), x, y, symbols, minimums,
+                    functools.partial(third_size, d), operand_term,
+                    _operand_terms(node_a, terms),
+                    lambda n: types_a[n].shape)
+                shape.append(size)
+                if term is not None:
+                    terms[(node_a, len(results), d)] = (term, x, y)
+            results.append(TensorType(tuple(shape), a.dtype))
         merged[node_a] = tuple(results) if isinstance(type_a, tuple) else results[0]
     return merged
+
+
+def _operand_terms(node: torch.fx.Node,
+                   terms: Dict[Tuple[torch.fx.Node, int, int], Tuple[_SizeTerm, int, int]]
+                   ) -> List[Tuple[_SizeTerm, int, int]]:
+    """The size terms of the dynamic dimensions of `node`'s tensor operands,
+    each with its sizes in the two traces."""
+    operands = {n for n in pytree.tree_flatten((node.args, node.kwargs))[0]
+                if isinstance(n, torch.fx.Node)}
+    return [entry for (operand, result, _), entry in terms.items()
+            if operand in operands and result == 0]
+
+
+def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_a: int,
+                    size_b: int, symbols: Dict[str, Tuple[int, int]],
+                    minimums: Dict[str, int],
+                    third_size: Callable[[], Tuple[int, Dict[str, int]]],
+                    operand_term: Callable[[Any, int], Optional[_SizeTerm]],
+                    operand_terms: List[Tuple[_SizeTerm, int, int]],
+                    shape_of: Callable[[torch.fx.Node], Sequence[int]]
+                    ) -> Tuple[Optional[int], Optional[_SizeTerm]]:
+    """A value's dimension from the two traces and its size term
+    (_merge_dim's), from what its operands' sizes say first:
+
+    * a strided window's count over a dynamic size (_window_term) is dynamic
+      even where the traces agree on it, and its symbol must keep it at
+      least 2;
+    * a size that is ``k * t + c`` of an operand's term t in both traces is
+      that term's chain, or t itself where k = 1 and c = 0 (an opaque term
+      is only ever itself). Where different terms fit, a third trace tells;
+      where they still do, the operands' sizes agree for the traces' sizes
+      only (a skip connection around a strided window), and the graph is
+      refused.
+
+    Otherwise _merge_dim fits the symbols' values."""
+    window = _window_term(node, dim, rank, operand_term, shape_of) if result == 0 or \
+        node.target in _POOLING_WINDOWS else None
+    if window is not None:
+        values_a = {name: pair[0] for name, pair in symbols.items()}
+        values_b = {name: pair[1] for name, pair in symbols.items()}
+        if (window.evaluate(values_a[window.symbol]), window.evaluate(values_b[window.symbol])) \
+                != (size_a, size_b):
+            raise KilnImportError(f"internal error: dimension {dim} of {_describe_op(node)} "
+                                  f"is {size_a}, then {size_b}, not the window count "
+                                  f"{window}")
+        minimums[window.symbol] = max(minimums.get(window.symbol, 2), window.least(2))
+        return None, window
+    if size_a == size_b:
+        return size_a, None
+    symbol = _symbol_valued(symbols, (size_a, size_b))
+    if node.op == "placeholder" and symbol is not None:
+        return None, _FloorChain(symbol)
+    def in_third_trace(terms: List[_SizeTerm]) -> List[_SizeTerm]:
+        """`terms` less the chains that the third trace's size refutes."""
+        size_c, values_c = third_size()
+        return [term for term in terms if not isinstance(term, _FloorChain)
+                or term.evaluate(values_c[term.symbol]) == size_c]
+
+    def keep_at_least_2(chain: _FloorChain) -> None:
+        minimums[chain.symbol] = max(minimums.get(chain.symbol, 2), chain.least(2))
+
+    # An operand's size as it is (an elementwise op's, a concatenation's
+    # other dimensions).
+    same = []
+    for term, operand_a, operand_b in operand_terms:
+        if (operand_a, operand_b) == (size_a, size_b) and term not in same:
+            same.append(term)
+    if len(same) > 1:
+        # Chains that differ are sizes that differ somewhere; an opaque term
+        # says less than a chain, and may be any of them.
+        same = in_third_trace(same)
+        chains = [term for term in same if isinstance(term, _FloorChain)]
+        if len(chains) > 1:
+            raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} joins sizes of "
+                                     "its operands that agree for the traced sizes only (such "
+                                     "as a skip connection around a strided window); compile "
+                                     "with static sizes")
+        same = chains or same
+    if same:
+        return None, same[0]
+    # A multiple of one plus a constant (a slice's, a padding's, a
+    # repeat's): several chains may fit by chance, as symbols grow by
+    # similar amounts; then the size stays dynamic, kept at least 2
+    # whichever it follows, but unnamed.
+    fits: List[_FloorChain] = []
+    for term, operand_a, operand_b in operand_terms:
+        if not isinstance(term, _FloorChain) or operand_a == operand_b \
+                or (size_b - size_a) % (operand_b - operand_a) \
+                or (size_b - size_a) // (operand_b - operand_a) < 1:
+            continue
+        scale = (size_b - size_a) // (operand_b - operand_a)
+        fit = term.then(("affine", scale, size_a - scale * operand_a))
+        if fit not in fits:
+            fits.append(fit)
+    # A product or a sum of two sizes (a flatten's, a concatenation's), of
+    # the operands or the symbols: a chain may fit it by chance too.
+    chains = [(term, operand_a, operand_b) for term, operand_a, operand_b in operand_terms
+              if isinstance(term, _FloorChain)]
+    chains += [(_FloorChain(name), value_a, value_b)
+               for name, (value_a, value_b) in symbols.items()]
+    combined = [(combine, x, y) for combine in (operator.mul, operator.add)
+                for i, (x, x_a, x_b) in enumerate(chains) for y, y_a, y_b in chains[i:]
+                if combine(x_a, y_a) == size_a and combine(x_b, y_b) == size_b
+                and not (combine is operator.add and _is_linear_in_one(x, y))]
+    if len(fits) > 1 or (fits and combined):
+        fits = in_third_trace(fits)
+        if combined:
+            size_c, values_c = third_size()
+            combined = [(combine, x, y) for combine, x, y in combined
+                        if combine(x.evaluate(values_c[x.symbol]),
+                                   y.evaluate(values_c[y.symbol])) == size_c]
+    for fit in fits:
+        keep_at_least_2(fit)
+    if len(fits) == 1 and not combined:
+        return None, fits[0]
+    if fits:
+        return None, _OpaqueSize()
+    return _merge_dim(node, dim, size_a, size_b, symbols, minimums, third_size)
 
 
 def _symbol_valued(symbols: Dict[str, Tuple[int, int]], values: Tuple[Any, Any]

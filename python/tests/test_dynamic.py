@@ -371,11 +371,12 @@ def test_convolutions_of_images_of_any_size(device):
             with torch.no_grad():
                 torch.testing.assert_close(compiled(x), module(x), rtol=1e-4, atol=1e-4)
 
-    # A strided convolution's sizes are floor divisions, which the guards do
-    # not express.
-    with pytest.raises(KilnImportError, match="depends on the dynamic sizes in a way"):
-        kiln.compile(nn.Conv2d(3, 4, 3, stride=2).to(device),
-                     [torch.randn(2, 3, 9, 9, device=device)], dynamic={0: [2, 3]})
+    # A window sliding over a product of sizes counts what no chain of one
+    # symbol states.
+    conv = nn.Conv1d(3, 4, 3, stride=2).to(device)
+    with pytest.raises(KilnImportError, match="not a multiple of one size symbol"):
+        kiln.compile(lambda x: conv(x.flatten(2)), [torch.randn(2, 3, 9, 9, device=device)],
+                     dynamic={0: [2, 3]})
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -404,6 +405,98 @@ def test_training_a_cnn_with_a_dynamic_batch(device):
         x = torch.randn(batch, 3, 8, 8, device=device)
         for got, want in zip(compiled(*params, x), step(*params, x)):
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+class _ResidualBlock(torch.nn.Module):
+    """A ResNet basic block, strided with a 1x1 strided shortcut."""
+
+    def __init__(self, channels_in, channels_out, stride):
+        super().__init__()
+        nn = torch.nn
+        self.conv1 = nn.Conv2d(channels_in, channels_out, 3, stride, 1, bias=False)
+        self.norm1 = nn.BatchNorm2d(channels_out)
+        self.conv2 = nn.Conv2d(channels_out, channels_out, 3, 1, 1, bias=False)
+        self.norm2 = nn.BatchNorm2d(channels_out)
+        self.shortcut = nn.Sequential(nn.Conv2d(channels_in, channels_out, 1, stride, bias=False),
+                                      nn.BatchNorm2d(channels_out))
+
+    def forward(self, x):
+        y = torch.relu(self.norm1(self.conv1(x)))
+        return torch.relu(self.norm2(self.conv2(y)) + self.shortcut(x))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_strided_convolutions_and_pooling_of_images_of_any_size(device):
+    # A ResNet stem (7x7 convolution and 3x3 max pooling, both strided), a
+    # strided residual block whose branches count their windows alike, then
+    # average and adaptive pooling: each window count is a floor division
+    # of the run-time size, and the guard keeps the last one at least 2.
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(nn.Conv2d(3, 8, 7, 2, 3), nn.BatchNorm2d(8), nn.ReLU(),
+                          nn.MaxPool2d(3, 2, 1), _ResidualBlock(8, 16, 2),
+                          nn.AvgPool2d(2, count_include_pad=False),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 5)).to(device).eval()
+    with torch.no_grad():
+        compiled = kiln.compile(model, [torch.randn(2, 3, 64, 48, device=device)],
+                                dynamic={0: [0, 2, 3]})
+        for shape in [(2, 3, 64, 48), (3, 3, 33, 40), (2, 3, 97, 129)]:
+            x = torch.randn(*shape, device=device)
+            torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-4)
+        # ⌊(s + 7) / 8⌋ after the three strided windows, halved: at least 2
+        # from s = 25 on.
+        with pytest.raises(GuardError, match="outside the guarded range 25 <= s1"):
+            compiled(torch.randn(2, 3, 24, 48, device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_training_on_images_of_any_size(device):
+    # The gradients of strided convolutions, max and average pooling and
+    # adaptive pooling take the run-time sizes of the images and windows.
+    # (Means and normalizations divide their gradients by traced counts,
+    # which are refused: sums here.)
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+                          nn.Conv2d(8, 8, 3, 1, 1), nn.AvgPool2d(2, count_include_pad=False),
+                          nn.AdaptiveAvgPool2d((2, 3)), nn.Flatten(), nn.Linear(48, 5)).to(device)
+    names = [name for name, _ in model.named_parameters()]
+
+    def step(*args):
+        params, x = args[:-1], args[-1]
+        state = dict(zip(names, params))
+        loss = torch.nn.utils.stateless.functional_call(model, state, (x,)).pow(2).sum()
+        return (loss, *torch.autograd.grad(loss, params))
+
+    params = [p.detach().clone().requires_grad_() for p in model.parameters()]
+    compiled = kiln.compile(step, [*params, torch.randn(2, 3, 32, 40, device=device)],
+                            dynamic={len(params): [0, 2, 3]})
+    for shape in [(3, 3, 21, 35), (4, 3, 50, 33)]:
+        x = torch.randn(*shape, device=device)
+        for got, want in zip(compiled(*params, x), step(*params, x)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_windows_whose_counts_guards_cannot_follow():
+    nn = torch.nn
+    # Pooling with ceil_mode steps back where the last window would start in
+    # the padding: refused on a dynamic size, compiled on a static one.
+    pool = nn.MaxPool2d(3, 2, ceil_mode=True)
+    with pytest.raises(kiln.UnsupportedOpError, match="ceil_mode on a dynamic size"):
+        kiln.compile(pool, [torch.randn(2, 2, 16, 16)], dynamic={0: [0, 2]})
+    compiled = kiln.compile(pool, [torch.randn(2, 2, 16, 17)], dynamic={0: [0]})
+    x = torch.randn(5, 2, 16, 17)
+    torch.testing.assert_close(compiled(x), pool(x))
+    # A U-Net's skip connection joins s with 2·⌊(s + 1) / 2⌋, which agree
+    # for even sizes only: refused whichever sizes the traces meet.
+    conv = nn.Conv2d(4, 4, 3, 2, 1)
+
+    def unet(x):
+        up = torch.nn.functional.interpolate(conv(x), scale_factor=2)
+        return torch.cat([x, up], 1)
+
+    with pytest.raises(KilnImportError):
+        kiln.compile(unet, [torch.randn(1, 4, 16, 16)], dynamic={0: [2, 3]})
 
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -723,3 +723,28 @@ def test_freeze_stores_a_tensor_read_under_two_names_once():
     assert text.count("fx.constant dense_resource<a>") == 2
     assert text.count(': "0x') == 1
 
+
+
+def test_floor_chains_of_window_counts():
+    """Dynamic sizes that strided windows count are chains of affine steps
+    and floor divisions in one canonical form, so that equal sizes compare
+    equal (a residual block's strided 3x3 and 1x1 branches)."""
+    from kiln.importer import _FloorChain
+
+    s = _FloorChain("s0")
+    three_by_three = s.then(("affine", 1, 2 - 2 - 1), ("floordiv", 2), ("affine", 1, 1))
+    one_by_one = s.then(("affine", 1, -1), ("floordiv", 2), ("affine", 1, 1))
+    assert three_by_three == one_by_one == s.then(("affine", 1, 1), ("floordiv", 2))
+    # ⌊(⌊(s + 1) / 2⌋ - 1) / 2⌋ is ⌊(s - 1) / 4⌋; a multiple of the divisor
+    # divides out; a doubling after a division stays.
+    twice = three_by_three.then(("affine", 1, -1), ("floordiv", 2))
+    assert twice == s.then(("affine", 1, -1), ("floordiv", 4))
+    assert s.then(("affine", 4, 6), ("floordiv", 2)) == s.then(("affine", 2, 3))
+    doubled = three_by_three.then(("affine", 2, 0))
+    assert doubled.steps[-1] == ("affine", 2, 0) and doubled != s.then(("affine", 1, 1))
+    for value in range(2, 40):
+        assert twice.evaluate(value) == ((value + 1) // 2 - 1) // 2
+        assert doubled.evaluate(value) == 2 * ((value + 1) // 2)
+    # The least symbol value whose size is at least 2.
+    assert twice.least(2) == 9 and twice.evaluate(8) == 1
+    assert s.least(2) == 2 and s.then(("affine", 1, 40), ("floordiv", 64)).least(2) == 88

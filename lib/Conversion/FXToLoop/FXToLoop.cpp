@@ -5600,14 +5600,13 @@ using WindowValueFn =
 /// that combines, with `combiner`, the elements of `input` in each output's
 /// window of `windowShape` (a dynamic size of which `dynamicWindow` gives,
 /// in order); positions that do not count give the combiner's identity.
-/// `value`, if given, yields something else for each element.
-static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
-                                  RankedTensorType resultType,
-                                  StringRef combiner,
-                                  ArrayRef<int64_t> windowShape,
-                                  WindowPositionFn position,
-                                  WindowValueFn value = nullptr,
-                                  ValueRange dynamicWindow = {}) {
+/// `value`, if given, yields something else for each element. A dynamic
+/// spatial result size is `windowCounts`' (buildWindowCounts).
+static Value buildWindowReduction(
+    OpBuilder &b, Location loc, Value input, RankedTensorType resultType,
+    StringRef combiner, ArrayRef<int64_t> windowShape,
+    WindowPositionFn position, WindowValueFn value = nullptr,
+    ValueRange dynamicWindow = {}, ArrayRef<Value> windowCounts = {}) {
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
   int64_t spatial = windowShape.size();
@@ -5616,10 +5615,18 @@ static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
     if (!resultType.isDynamicDim(dim))
       continue;
     // A leading dimension's size is the input's; a spatial one's the
-    // caller's result has (adaptive pooling's are static).
-    assert(dim < rank - spatial && "a dynamic spatial result size");
-    dynamicSizes.push_back(getDimSize(b, loc, input, dim));
+    // caller's (adaptive pooling's are static).
+    if (dim < rank - spatial) {
+      dynamicSizes.push_back(getDimSize(b, loc, input, dim));
+      continue;
+    }
+    assert(!windowCounts.empty() && windowCounts[dim - (rank - spatial)] &&
+           "a dynamic spatial result size without its count");
+    dynamicSizes.push_back(windowCounts[dim - (rank - spatial)]);
   }
+  SmallVector<Value> extents;
+  for (int64_t dim = rank - spatial; dim < rank; ++dim)
+    extents.push_back(getDimSize(b, loc, input, dim));
   auto node = loop::ReduceOp::create(
       b, loc, resultType, b.getStringAttr(combiner), dynamicSizes,
       dynamicWindow, b.getDenseI64ArrayAttr(windowShape));
@@ -5635,8 +5642,7 @@ static Value buildWindowReduction(OpBuilder &b, Location loc, Value input,
                  body->getArgument(rank + dim));
     counts = counts ? arith::AndIOp::create(b, loc, counts, valid).getResult()
                     : valid;
-    indices.push_back(clampToRange(
-        b, loc, at, getDimSize(b, loc, input, rank - spatial + dim)));
+    indices.push_back(clampToRange(b, loc, at, extents[dim]));
   }
   Type accumulator = loop::getScalarType(resultType.getElementType());
   Value element = loop::LoadOp::create(b, loc, input, indices);
@@ -5676,16 +5682,18 @@ static Value roundTo(OpBuilder &b, Location loc, Value value,
 
 /// Builds a pooling gradient as a gather: a "sum" loop.reduce over
 /// `candidates` (the outputs that may cover an input position, per spatial
-/// dimension) into `resultType`'s shape, in f32 for 16-bit results, whose
-/// body `value` builds from the input's indices then the candidates';
-/// rounded to `resultType`.
+/// dimension) into `resultType`'s shape (the pooling's `input`'s), in f32
+/// for 16-bit results, whose body `value` builds from the input's indices
+/// then the candidates'; rounded to `resultType`.
 static Value buildPoolingGather(
-    OpBuilder &b, Location loc, RankedTensorType resultType,
+    OpBuilder &b, Location loc, RankedTensorType resultType, Value input,
     ArrayRef<int64_t> candidates, Type sumDtype,
     function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
   int64_t numArgs = resultType.getRank() + candidates.size();
+  SmallVector<Value> dynamicSizes = collectDynamicSizes(
+      resultType, [&](int64_t dim) { return getDimSize(b, loc, input, dim); });
   auto node = loop::ReduceOp::create(
-      b, loc, resultType.clone(sumDtype), b.getStringAttr("sum"), ValueRange{},
+      b, loc, resultType.clone(sumDtype), b.getStringAttr("sum"), dynamicSizes,
       ValueRange{}, b.getDenseI64ArrayAttr(candidates));
   {
     OpBuilder::InsertionGuard guard(b);
@@ -5703,11 +5711,12 @@ static RankedTensorType getPoolingAccumulatorType(RankedTensorType type) {
       getComputeDtype(type.getElementType(), /*computeInF32=*/true));
 }
 
-/// Position and validity of strided, padded, dilated windows.
+/// Position and validity of strided, padded, dilated windows over `extent`
+/// input positions.
 static std::pair<Value, Value>
 getStridedWindowPosition(OpBuilder &b, Location loc, Value out, Value window,
                          int64_t stride, int64_t padding, int64_t dilation,
-                         int64_t extent) {
+                         Value extent) {
   Value at = arith::SubIOp::create(
       b, loc,
       arith::AddIOp::create(
@@ -5722,9 +5731,64 @@ getStridedWindowPosition(OpBuilder &b, Location loc, Value out, Value window,
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, at,
                             arith::ConstantIndexOp::create(b, loc, 0)),
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at,
-                            arith::ConstantIndexOp::create(b, loc, extent)));
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, at, extent));
   return {at, valid};
+}
+
+/// The number of windows of `kernel` positions `dilation` apart, every
+/// `stride`, over `extent` positions padded by `padding` on each side, as
+/// PyTorch's pooling_output_shape counts them: (extent + 2p - d(k - 1) - 1)
+/// / s + 1, rounded down, or with `ceilMode` up, less the last window where
+/// it would start in the right padding. A constant for a static extent.
+static Value buildWindowCount(OpBuilder &b, Location loc, Value extent,
+                              int64_t kernel, int64_t stride, int64_t padding,
+                              int64_t dilation, bool ceilMode) {
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  int64_t reach = 2 * padding - dilation * (kernel - 1) - 1;
+  Value count = b.createOrFold<arith::AddIOp>(
+      loc,
+      b.createOrFold<arith::DivSIOp>(
+          loc,
+          b.createOrFold<arith::AddIOp>(
+              loc, extent, constant(reach + (ceilMode ? stride - 1 : 0))),
+          constant(stride)),
+      constant(1));
+  if (!ceilMode)
+    return count;
+  Value lastStart = b.createOrFold<arith::MulIOp>(
+      loc, b.createOrFold<arith::SubIOp>(loc, count, constant(1)),
+      constant(stride));
+  Value inPadding = b.createOrFold<arith::CmpIOp>(
+      loc, arith::CmpIPredicate::sge, lastStart,
+      b.createOrFold<arith::AddIOp>(loc, extent, constant(padding)));
+  return b.createOrFold<arith::SelectOp>(
+      loc, inPadding, b.createOrFold<arith::SubIOp>(loc, count, constant(1)),
+      count);
+}
+
+/// The window counts of a pooling `op` over its input's spatial sizes
+/// (`spatial` trailing ones), where the result's are dynamic (null where
+/// they are static).
+template <typename OpTy>
+static SmallVector<Value> buildWindowCounts(OpBuilder &b, Location loc, OpTy op,
+                                            int64_t spatial,
+                                            ArrayRef<int64_t> dilation) {
+  RankedTensorType inputType = op.getSelf().getType();
+  RankedTensorType resultType = op.getResult().getType();
+  ArrayRef<int64_t> kernel = op.getKernelSize();
+  ArrayRef<int64_t> strides = op.getStride().empty() ? kernel : op.getStride();
+  int64_t rank = inputType.getRank();
+  SmallVector<Value> counts(spatial);
+  for (int64_t dim = 0; dim < spatial; ++dim)
+    if (resultType.isDynamicDim(rank - spatial + dim))
+      counts[dim] = buildWindowCount(
+          b, loc, getDimSize(b, loc, op.getSelf(), rank - spatial + dim),
+          getSpatialAttr(kernel, dim), getSpatialAttr(strides, dim),
+          getSpatialAttr(op.getPadding(), dim), getSpatialAttr(dilation, dim),
+          op.getCeilMode());
+  return counts;
 }
 
 /// An index value as a float of `type`.
@@ -5777,31 +5841,37 @@ template <typename OpTy> struct MaxPoolLowering : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     RankedTensorType inputType = op.getSelf().getType();
     RankedTensorType resultType = op.getResult().getType();
-    if (!isa<FloatType>(resultType.getElementType()) ||
-        !hasStaticSpatialSizes(inputType, resultType, spatial))
-      return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
+    if (!isa<FloatType>(resultType.getElementType()))
+      return rewriter.notifyMatchFailure(op, "integer pooling");
     ArrayRef<int64_t> kernel = op.getKernelSize();
     ArrayRef<int64_t> strides =
         op.getStride().empty() ? kernel : op.getStride();
     int64_t rank = inputType.getRank();
+    Location loc = op.getLoc();
     SmallVector<int64_t> window;
-    for (int64_t dim = 0; dim < spatial; ++dim)
+    SmallVector<Value> extents;
+    for (int64_t dim = 0; dim < spatial; ++dim) {
       window.push_back(getSpatialAttr(kernel, dim));
+      extents.push_back(
+          getDimSize(rewriter, loc, op.getSelf(), rank - spatial + dim));
+    }
     auto position = [&](OpBuilder &b, Location loc, int64_t dim, Value out,
                         Value at) {
       return getStridedWindowPosition(
           b, loc, out, at, getSpatialAttr(strides, dim),
           getSpatialAttr(op.getPadding(), dim),
-          getSpatialAttr(op.getDilation(), dim),
-          inputType.getDimSize(rank - spatial + dim));
+          getSpatialAttr(op.getDilation(), dim), extents[dim]);
     };
-    Location loc = op.getLoc();
+    SmallVector<Value> counts =
+        buildWindowCounts(rewriter, loc, op, spatial, op.getDilation());
     RankedTensorType maximaType = getPoolingAccumulatorType(resultType);
-    Value maxima = buildWindowReduction(rewriter, loc, op.getSelf(), maximaType,
-                                        "max", window, position);
+    Value maxima =
+        buildWindowReduction(rewriter, loc, op.getSelf(), maximaType, "max",
+                             window, position, nullptr, {}, counts);
     Value indices;
     if (!op.getIndices().use_empty())
-      indices = buildIndices(rewriter, loc, op, maxima, window, position);
+      indices = buildIndices(rewriter, loc, op, maxima, window, position,
+                             counts, extents);
     rewriter.replaceOp(op,
                        {roundTo(rewriter, loc, maxima, resultType), indices});
     return success();
@@ -5809,11 +5879,11 @@ template <typename OpTy> struct MaxPoolLowering : OpRewritePattern<OpTy> {
 
   static Value buildIndices(PatternRewriter &rewriter, Location loc, OpTy op,
                             Value maxima, ArrayRef<int64_t> window,
-                            WindowPositionFn position) {
+                            WindowPositionFn position, ArrayRef<Value> counts,
+                            ArrayRef<Value> extents) {
     RankedTensorType inputType = op.getSelf().getType();
     RankedTensorType indicesType = op.getIndices().getType();
     Type dtype = cast<RankedTensorType>(maxima.getType()).getElementType();
-    ArrayRef<int64_t> extents = inputType.getShape().take_back(spatial);
     Type i64 = rewriter.getI64Type();
     Value encoded = buildWindowReduction(
         rewriter, loc, op.getSelf(), indicesType.clone(i64), "min", window,
@@ -5828,10 +5898,7 @@ template <typename OpTy> struct MaxPoolLowering : OpRewritePattern<OpTy> {
           Value flat = positions.front();
           for (int64_t dim = 1; dim < spatial; ++dim)
             flat = arith::AddIOp::create(
-                b, loc,
-                arith::MulIOp::create(
-                    b, loc, flat,
-                    arith::ConstantIndexOp::create(b, loc, extents[dim])),
+                b, loc, arith::MulIOp::create(b, loc, flat, extents[dim]),
                 positions[dim]);
           Value index = arith::IndexCastOp::create(b, loc, i64, flat);
           Value bestIsNaN = arith::CmpFOp::create(
@@ -5845,7 +5912,8 @@ template <typename OpTy> struct MaxPoolLowering : OpRewritePattern<OpTy> {
           return arith::SelectOp::create(
               b, loc, matches, candidate,
               makeInteger(b, loc, i64, std::numeric_limits<int64_t>::max()));
-        });
+        },
+        {}, counts);
     return buildBroadcastPointwise(
         rewriter, loc, indicesType, encoded, i64, i64,
         [](OpBuilder &b, Location loc, ValueRange elements) -> Value {
@@ -5866,15 +5934,14 @@ struct PoolingGradient {
   int64_t rank;
 };
 
-/// The pooling gradient `op`'s types and strides; failure for integer or
-/// dynamic pooling.
+/// The pooling gradient `op`'s types and strides; failure for integer
+/// pooling.
 template <typename OpTy>
 static FailureOr<PoolingGradient> getPoolingGradient(OpTy op) {
   auto grad = cast<RankedTensorType>(op.getGradOutput().getType());
   auto input = cast<RankedTensorType>(op.getSelf().getType());
   auto result = cast<RankedTensorType>(op.getType());
-  if (!isa<FloatType>(result.getElementType()) ||
-      !hasStaticSpatialSizes(input, grad, 2) || !result.hasStaticShape())
+  if (!isa<FloatType>(result.getElementType()))
     return failure();
   ArrayRef<int64_t> strides =
       op.getStride().empty() ? op.getKernelSize() : op.getStride();
@@ -5900,21 +5967,20 @@ struct MaxPoolBackwardLowering
                                 PatternRewriter &rewriter) const override {
     FailureOr<PoolingGradient> pooling = getPoolingGradient(op);
     if (failed(pooling))
-      return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
-    RankedTensorType gradType = pooling->grad, inputType = pooling->input,
-                     resultType = pooling->result;
+      return rewriter.notifyMatchFailure(op, "integer pooling");
+    RankedTensorType gradType = pooling->grad, resultType = pooling->result;
     ArrayRef<int64_t> strides = pooling->strides;
     int64_t rank = pooling->rank;
-    int64_t width = inputType.getShape().back();
     SmallVector<int64_t> window = getPoolingWindow(op.getKernelSize());
     Location loc = op.getLoc();
+    Value width = getDimSize(rewriter, loc, op.getSelf(), rank - 1);
+    SmallVector<Value> outputs = {
+        getDimSize(rewriter, loc, op.getGradOutput(), rank - 2),
+        getDimSize(rewriter, loc, op.getGradOutput(), rank - 1)};
     Type sumDtype = getComputeDtype(resultType.getElementType(), true);
     Value result = buildPoolingGather(
-        rewriter, loc, resultType, window, sumDtype,
+        rewriter, loc, resultType, op.getSelf(), window, sumDtype,
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-          auto constant = [&](int64_t value) -> Value {
-            return arith::ConstantIndexOp::create(b, loc, value);
-          };
           SmallVector<Value> outIndices(ivs.take_front(rank - 2));
           Value covers;
           for (int64_t dim = 0; dim < 2; ++dim) {
@@ -5922,8 +5988,7 @@ struct MaxPoolBackwardLowering
                 getWindowAt(b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
                             getSpatialAttr(op.getPadding(), dim),
                             getSpatialAttr(op.getDilation(), dim),
-                            getSpatialAttr(strides, dim),
-                            gradType.getDimSize(rank - 2 + dim));
+                            getSpatialAttr(strides, dim), outputs[dim]);
             covers =
                 covers
                     ? arith::AndIOp::create(b, loc, covers, valid).getResult()
@@ -5932,8 +5997,7 @@ struct MaxPoolBackwardLowering
           }
           // The output's maximum came from this input position.
           Value plane = arith::AddIOp::create(
-              b, loc,
-              arith::MulIOp::create(b, loc, ivs[rank - 2], constant(width)),
+              b, loc, arith::MulIOp::create(b, loc, ivs[rank - 2], width),
               ivs[rank - 1]);
           Value index =
               loop::LoadOp::create(b, loc, op.getIndices(), outIndices);
@@ -5955,10 +6019,11 @@ struct MaxPoolBackwardLowering
 
 /// What avg_pool2d (or its gradient, `op`) divides the window sum of output
 /// position `outs` by: `divisor_override`, or PyTorch's count, the window
-/// clipped to the padded input or, without count_include_pad, to the input.
+/// clipped to the padded input (of spatial sizes `extents`) or, without
+/// count_include_pad, to the input.
 template <typename OpTy>
 static Value buildAvgPoolDivisor(OpBuilder &b, Location loc, OpTy op,
-                                 RankedTensorType inputType, ValueRange outs) {
+                                 ArrayRef<Value> extents, ValueRange outs) {
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
@@ -5966,12 +6031,11 @@ static Value buildAvgPoolDivisor(OpBuilder &b, Location loc, OpTy op,
     return constant(static_cast<int64_t>(*divisorOverride));
   ArrayRef<int64_t> kernel = op.getKernelSize();
   ArrayRef<int64_t> strides = op.getStride().empty() ? kernel : op.getStride();
-  int64_t rank = inputType.getRank();
   int64_t spatial = kPoolingRank<OpTy>;
   Value count;
   for (int64_t dim = 0; dim < spatial; ++dim) {
     int64_t padding = getSpatialAttr(op.getPadding(), dim);
-    int64_t extent = inputType.getDimSize(rank - spatial + dim);
+    Value extent = extents[dim];
     Value start = arith::SubIOp::create(
         b, loc,
         arith::MulIOp::create(b, loc, outs[dim],
@@ -5981,10 +6045,10 @@ static Value buildAvgPoolDivisor(OpBuilder &b, Location loc, OpTy op,
         b, loc,
         arith::AddIOp::create(b, loc, start,
                               constant(getSpatialAttr(kernel, dim))),
-        constant(extent + padding));
+        b.createOrFold<arith::AddIOp>(loc, extent, constant(padding)));
     if (!op.getCountIncludePad()) {
       start = arith::MaxSIOp::create(b, loc, start, constant(0));
-      end = arith::MinSIOp::create(b, loc, end, constant(extent));
+      end = arith::MinSIOp::create(b, loc, end, extent);
     }
     Value size = arith::SubIOp::create(b, loc, end, start);
     count =
@@ -6003,30 +6067,35 @@ template <typename OpTy> struct AvgPoolLowering : OpRewritePattern<OpTy> {
     constexpr int64_t spatial = kPoolingRank<OpTy>;
     RankedTensorType inputType = op.getSelf().getType();
     RankedTensorType resultType = op.getType();
-    if (!isa<FloatType>(resultType.getElementType()) ||
-        !hasStaticSpatialSizes(inputType, resultType, spatial))
-      return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
+    if (!isa<FloatType>(resultType.getElementType()))
+      return rewriter.notifyMatchFailure(op, "integer pooling");
     ArrayRef<int64_t> kernel = op.getKernelSize();
     ArrayRef<int64_t> strides =
         op.getStride().empty() ? kernel : op.getStride();
     int64_t rank = inputType.getRank();
-    SmallVector<int64_t> window;
-    for (int64_t dim = 0; dim < spatial; ++dim)
-      window.push_back(getSpatialAttr(kernel, dim));
     Location loc = op.getLoc();
+    SmallVector<int64_t> window;
+    SmallVector<Value> extents;
+    for (int64_t dim = 0; dim < spatial; ++dim) {
+      window.push_back(getSpatialAttr(kernel, dim));
+      extents.push_back(
+          getDimSize(rewriter, loc, op.getSelf(), rank - spatial + dim));
+    }
     Value sums = buildWindowReduction(
         rewriter, loc, op.getSelf(), getPoolingAccumulatorType(resultType),
         "sum", window,
         [&](OpBuilder &b, Location loc, int64_t dim, Value out, Value at) {
-          return getStridedWindowPosition(
-              b, loc, out, at, getSpatialAttr(strides, dim),
-              getSpatialAttr(op.getPadding(), dim), /*dilation=*/1,
-              inputType.getDimSize(rank - spatial + dim));
-        });
+          return getStridedWindowPosition(b, loc, out, at,
+                                          getSpatialAttr(strides, dim),
+                                          getSpatialAttr(op.getPadding(), dim),
+                                          /*dilation=*/1, extents[dim]);
+        },
+        nullptr, {},
+        buildWindowCounts(rewriter, loc, op, spatial, /*dilation=*/{1}));
     Value result = buildWindowAverage(
         rewriter, loc, sums, resultType, spatial,
         [&](OpBuilder &b, Location loc, ValueRange outs) {
-          return buildAvgPoolDivisor(b, loc, op, inputType, outs);
+          return buildAvgPoolDivisor(b, loc, op, extents, outs);
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -6127,25 +6196,29 @@ struct AvgPoolBackwardLowering : OpRewritePattern<fx::AvgPool2dBackwardOp> {
                                 PatternRewriter &rewriter) const override {
     FailureOr<PoolingGradient> pooling = getPoolingGradient(op);
     if (failed(pooling))
-      return rewriter.notifyMatchFailure(op, "integer or dynamic pooling");
-    RankedTensorType gradType = pooling->grad, inputType = pooling->input,
-                     resultType = pooling->result;
+      return rewriter.notifyMatchFailure(op, "integer pooling");
+    RankedTensorType gradType = pooling->grad, resultType = pooling->result;
     ArrayRef<int64_t> strides = pooling->strides;
     int64_t rank = pooling->rank;
     SmallVector<int64_t> window = getPoolingWindow(op.getKernelSize());
     Type sumDtype = getComputeDtype(resultType.getElementType(), true);
+    SmallVector<Value> extents, outputs;
+    for (int64_t dim = rank - 2; dim < rank; ++dim) {
+      extents.push_back(getDimSize(rewriter, op.getLoc(), op.getSelf(), dim));
+      outputs.push_back(
+          getDimSize(rewriter, op.getLoc(), op.getGradOutput(), dim));
+    }
     Value result = buildPoolingGather(
-        rewriter, op.getLoc(), resultType, window, sumDtype,
+        rewriter, op.getLoc(), resultType, op.getSelf(), window, sumDtype,
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           SmallVector<Value> outIndices(ivs.take_front(rank - 2));
           SmallVector<Value> outs;
           Value covers;
           for (int64_t dim = 0; dim < 2; ++dim) {
-            auto [out, valid] =
-                getWindowAt(b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
-                            getSpatialAttr(op.getPadding(), dim),
-                            /*dilation=*/1, getSpatialAttr(strides, dim),
-                            gradType.getDimSize(rank - 2 + dim));
+            auto [out, valid] = getWindowAt(
+                b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
+                getSpatialAttr(op.getPadding(), dim),
+                /*dilation=*/1, getSpatialAttr(strides, dim), outputs[dim]);
             covers =
                 covers
                     ? arith::AndIOp::create(b, loc, covers, valid).getResult()
@@ -6157,7 +6230,7 @@ struct AvgPoolBackwardLowering : OpRewritePattern<fx::AvgPool2dBackwardOp> {
               b, loc,
               loop::LoadOp::create(b, loc, op.getGradOutput(), outIndices),
               gradType.getElementType(), sumDtype);
-          Value divisor = buildAvgPoolDivisor(b, loc, op, inputType, outs);
+          Value divisor = buildAvgPoolDivisor(b, loc, op, extents, outs);
           Value share = arith::DivFOp::create(
               b, loc, grad, indexToFloat(b, loc, divisor, sumDtype));
           return arith::SelectOp::create(b, loc, covers, share,
@@ -6272,18 +6345,20 @@ struct AdaptiveAvgPoolBackwardLowering
     auto gradType = cast<RankedTensorType>(op.getGradOutput().getType());
     auto resultType = cast<RankedTensorType>(op.getType());
     int64_t rank = resultType.getRank();
-    if (!hasStaticSpatialSizes(resultType, gradType, 2) ||
-        !resultType.hasStaticShape())
+    if (gradType.isDynamicDim(rank - 2) || gradType.isDynamicDim(rank - 1))
       return rewriter.notifyMatchFailure(op, "dynamic pooling");
-    SmallVector<int64_t> extents, outputs, candidates;
+    Location loc = op.getLoc();
+    SmallVector<Value> extents;
+    SmallVector<int64_t> outputs, candidates;
     for (int64_t dim = 0; dim < 2; ++dim) {
       int64_t extent = resultType.getDimSize(rank - 2 + dim);
       int64_t count = gradType.getDimSize(rank - 2 + dim);
       if (count == 0 || extent == 0)
         return rewriter.notifyMatchFailure(op, "empty pooling");
-      // The most outputs whose windows hold one input position.
-      int64_t most = 0;
-      for (int64_t h = 0; h < extent; ++h) {
+      // The most outputs whose windows hold one input position; any of
+      // them for an input size known only at run time.
+      int64_t most = ShapedType::isDynamic(extent) ? count : 0;
+      for (int64_t h = 0; h < extent && !ShapedType::isDynamic(extent); ++h) {
         int64_t holding = 0;
         for (int64_t o = h * count / extent; o < count; ++o) {
           if (o * extent / count > h)
@@ -6292,14 +6367,14 @@ struct AdaptiveAvgPoolBackwardLowering
         }
         most = std::max(most, holding);
       }
-      extents.push_back(extent);
+      extents.push_back(
+          getDimSize(rewriter, loc, op.getSelf(), rank - 2 + dim));
       outputs.push_back(count);
       candidates.push_back(most);
     }
-    Location loc = op.getLoc();
     Type sumDtype = getComputeDtype(resultType.getElementType(), true);
     Value result = buildPoolingGather(
-        rewriter, loc, resultType, candidates, sumDtype,
+        rewriter, loc, resultType, op.getSelf(), candidates, sumDtype,
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           SmallVector<Value> outIndices(ivs.take_front(rank - 2));
           Value holds, size;
@@ -6310,15 +6385,13 @@ struct AdaptiveAvgPoolBackwardLowering
                 arith::MulIOp::create(
                     b, loc, h,
                     arith::ConstantIndexOp::create(b, loc, outputs[dim])),
-                arith::ConstantIndexOp::create(b, loc, extents[dim]));
+                extents[dim]);
             Value out = arith::AddIOp::create(b, loc, first, ivs[rank + dim]);
             Value last =
                 arith::ConstantIndexOp::create(b, loc, outputs[dim] - 1);
             Value clamped = arith::MinUIOp::create(b, loc, out, last);
-            auto [start, end] = getAdaptiveWindow(
-                b, loc, clamped,
-                arith::ConstantIndexOp::create(b, loc, extents[dim]),
-                outputs[dim]);
+            auto [start, end] =
+                getAdaptiveWindow(b, loc, clamped, extents[dim], outputs[dim]);
             Value valid = arith::AndIOp::create(
                 b, loc,
                 arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, out,

@@ -36,6 +36,78 @@ fx.graph @avg_pool(%x: tensor<2x3x7x7xbf16>) -> tensor<2x3x4x4xbf16> {
 
 // -----
 
+// Images of any size: each window count is (In + 2p - d(k - 1) - 1) / s + 1
+// of the run-time extent; windows stop at the run-time extents, and the
+// indices flatten positions by the run-time width.
+// CHECK-LABEL: fx.graph @dynamic_max_pool
+// CHECK-DAG: %[[H:.+]] = tensor.dim %arg0, %c2
+// CHECK-DAG: %[[W:.+]] = tensor.dim %arg0, %c3
+// CHECK: %[[HS:.+]] = arith.addi %{{.+}}, %c-1 : index
+// CHECK: %[[HQ:.+]] = arith.divsi %[[HS]], %c2 : index
+// CHECK: %[[OH:.+]] = arith.addi %[[HQ]], %c1 : index
+// CHECK: %[[WS:.+]] = arith.addi %{{.+}}, %c-1 : index
+// CHECK: %[[WQ:.+]] = arith.divsi %[[WS]], %c2 : index
+// CHECK: %[[OW:.+]] = arith.addi %[[WQ]], %c1 : index
+// CHECK: loop.reduce "max"(%{{.+}}, %[[OH]], %[[OW]]) over [3, 3] : tensor<?x4x?x?xf32>
+// CHECK: arith.cmpi slt, %{{.+}}, %[[H]] : index
+// CHECK: loop.reduce "min"(%{{.+}}, %[[OH]], %[[OW]]) over [3, 3] : tensor<?x4x?x?xi64>
+// CHECK: arith.muli %{{.+}}, %[[W]] : index
+fx.graph @dynamic_max_pool(%x: tensor<?x4x?x?xf32>) -> (tensor<?x4x?x?xf32>, tensor<?x4x?x?xsi64>) {
+  %0:2 = fx.max_pool2d_with_indices %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>} : (tensor<?x4x?x?xf32>) -> (tensor<?x4x?x?xf32>, tensor<?x4x?x?xsi64>)
+  fx.output %0#0, %0#1 : tensor<?x4x?x?xf32>, tensor<?x4x?x?xsi64>
+}
+
+// -----
+
+// With ceil_mode the count rounds up, (In + 1) / 2 + 1 here, less one where
+// the last window would start in the right padding: at (count - 1) * 2 >=
+// In + 1. Without count_include_pad the divisor clips each window to the
+// input.
+// CHECK-LABEL: fx.graph @dynamic_avg_pool_ceil_mode
+// CHECK: %[[Q:.+]] = arith.divsi %[[H:.+]], %c2 : index
+// CHECK: %[[UP:.+]] = arith.addi %[[Q]], %c1 : index
+// CHECK: %[[START:.+]] = arith.muli %[[Q]], %c2 : index
+// CHECK: %[[EDGE:.+]] = arith.addi %[[H]], %c1 : index
+// CHECK: %[[PAST:.+]] = arith.cmpi sge, %[[START]], %[[EDGE]] : index
+// CHECK: %[[OH:.+]] = arith.select %[[PAST]], %[[Q]], %[[UP]] : index
+// CHECK: loop.reduce "sum"(%[[OH]]) over [3, 3] : tensor<2x3x?x4xf32>
+// CHECK: loop.pointwise(%{{.+}}) : tensor<2x3x?x4xf32>
+// CHECK: arith.maxsi
+// CHECK: arith.minsi
+// CHECK: arith.divf
+fx.graph @dynamic_avg_pool_ceil_mode(%x: tensor<2x3x?x7xf32>) -> tensor<2x3x?x4xf32> {
+  %0 = fx.avg_pool2d %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = true, count_include_pad = false} : (tensor<2x3x?x7xf32>) -> tensor<2x3x?x4xf32>
+  fx.output %0 : tensor<2x3x?x4xf32>
+}
+
+// -----
+
+// The gradients of pooling images of any size gather over the outputs that
+// may cover each input position, up to the run-time output extents; the
+// max pooling gradient matches indices by the run-time width; adaptive
+// pooling over a run-time extent tries every output (3 by 1 here).
+// CHECK-LABEL: fx.graph @dynamic_pooling_gradients
+// CHECK: %[[W:.+]] = tensor.dim %arg1, %c3
+// CHECK: %[[OH:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[N:.+]] = tensor.dim %arg1, %c0
+// CHECK: %[[H:.+]] = tensor.dim %arg1, %c2
+// CHECK: %[[W2:.+]] = tensor.dim %arg1, %c3
+// CHECK: loop.reduce "sum"(%[[N]], %[[H]], %[[W2]]) over [3, 3] : tensor<?x2x?x?xf32>
+// CHECK: arith.cmpi slt, %{{.+}}, %[[OH]] : index
+// CHECK: arith.muli %{{.+}}, %[[W]] : index
+// CHECK: loop.reduce "sum"(%{{.+}}, %{{.+}}, %{{.+}}) over [3, 3] : tensor<?x2x?x?xf32>
+// CHECK: arith.divf
+// CHECK: loop.reduce "sum"(%{{.+}}, %{{.+}}, %{{.+}}) over [3, 1] : tensor<?x2x?x?xf32>
+// CHECK: arith.divui
+fx.graph @dynamic_pooling_gradients(%g: tensor<?x2x?x?xf32>, %x: tensor<?x2x?x?xf32>, %i: tensor<?x2x?x?xsi64>, %ga: tensor<?x2x3x1xf32>) -> (tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>) {
+  %0 = fx.max_pool2d_with_indices_backward %g, %x, %i {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, dilation = array<i64: 1, 1>, ceil_mode = false} : (tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xsi64>) -> tensor<?x2x?x?xf32>
+  %1 = fx.avg_pool2d_backward %g, %x {kernel_size = array<i64: 3, 3>, stride = array<i64: 2, 2>, padding = array<i64: 1, 1>, ceil_mode = false, count_include_pad = false} : (tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  %2 = fx.adaptive_avg_pool2d_backward %ga, %x : (tensor<?x2x3x1xf32>, tensor<?x2x?x?xf32>) -> tensor<?x2x?x?xf32>
+  fx.output %0, %1, %2 : tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>, tensor<?x2x?x?xf32>
+}
+
+// -----
+
 // Adaptive pooling windows [floor(o In / Out), ceil((o + 1) In / Out)) are
 // at most 3 wide for 7 inputs and 3 or 5 outputs.
 // CHECK-LABEL: fx.graph @adaptive_avg_pool
