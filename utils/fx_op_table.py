@@ -1152,9 +1152,12 @@ OPS = [
        [attr("stride", I64S), optional("dtype", DTYPE)], [result()],
        "An uninitialised tensor of the result's shape with `stride`"),
     op("aten.scalar_tensor.default", "scalar_tensor", creation("ScalarTensor"),
-       [attr("s", SCALAR), optional("dtype", DTYPE)], [result()],
+       [optional("s", SCALAR), optional("dtype", DTYPE),
+        symbolic_int("dynamic_s")], [result()],
        "A zero-dim tensor holding `s`",
-       notes="Without `dtype`: f32, whatever the kind of `s`."),
+       notes="Without `dtype`: f32, whatever the kind of `s`. A symbolic "
+       "`s` (an element count of dynamic sizes) is the operand `dynamic_s` "
+       "instead."),
     op("aten.arange.start_step", "arange", creation("Arange"),
        [attr("start", SCALAR), optional("end", SCALAR), optional("step", SCALAR),
         optional("dtype", DTYPE), symbolic_int("dynamic_end")], [result()],

@@ -2275,6 +2275,24 @@ class _FloorChain:
             value = value * step[1] + step[2] if step[0] == "affine" else value // step[1]
         return value
 
+    def at(self, node: torch.fx.Node, value: int
+           ) -> Callable[[Callable[..., torch.fx.Node]], torch.fx.Node]:
+        """A builder of the chain's nodes (by `add(target, args)`): the
+        symbol's run-time value (`value` in `node`'s trace), then each step
+        as integer arithmetic."""
+        def build(add: Callable[..., torch.fx.Node]) -> torch.fx.Node:
+            size = add(SymbolValue(self.symbol, value), ())
+            for step in self.steps:
+                if step[0] == "floordiv":
+                    size = add(operator.floordiv, (size, step[1]))
+                    continue
+                if step[1] != 1:
+                    size = add(operator.mul, (size, step[1]))
+                if step[2]:
+                    size = add(operator.add, (size, step[2]))
+            return size
+        return build
+
     def least(self, size: int) -> int:
         """The least value of the symbol, 2 at least, whose size is `size`
         or more."""
@@ -2443,17 +2461,22 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
                              "product or sum of two, can be dynamic")
 
 
+# The size term of each dynamic dimension and its sizes in the two traces:
+# (node, result, dim) -> (term, size a, size b).
+_SizeTerms = Dict[Tuple[torch.fx.Node, int, int], Tuple[_SizeTerm, int, int]]
+
+
 def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.GraphModule,
                  types_b: Dict, symbols: Dict[str, Tuple[int, int]],
                  minimums: Dict[str, int],
-                 third_trace: Callable[[], Tuple[Dict, Dict[str, int]]]) -> Dict:
+                 third_trace: Callable[[], Tuple[Dict, Dict[str, int]]],
+                 terms: Optional[_SizeTerms] = None) -> Dict:
     """Each value's type of trace a, dynamic where it differs from trace b
-    (_merge_dim, which fills `minimums` and may ask for `third_trace`:
-    _name_size_symbols says what it returns)."""
+    (_merge_dim_term, which fills `minimums` and may ask for `third_trace`:
+    _name_size_symbols says what it returns); `terms` receives the size
+    terms."""
     merged = {}
-    # The size term of each dynamic dimension and its sizes in the two
-    # traces: (node, result, dim) -> (term, size a, size b).
-    terms: Dict[Tuple[torch.fx.Node, int, int], Tuple[_SizeTerm, int, int]] = {}
+    terms = {} if terms is None else terms
 
     def operand_term(operand: Any, dim: int) -> Optional[_SizeTerm]:
         entry = terms.get((operand, 0, dim)) if isinstance(operand, torch.fx.Node) else None
@@ -2710,6 +2733,164 @@ def _make_symbolic_arguments(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphMod
                 _set_argument(node, name, read)
     gm_a.recompile()
     gm_b.recompile()
+
+
+# Ops that scale by a number: a mean's gradient divides by its element
+# count, a normalization's multiplies by its reciprocal.
+_COUNT_SCALINGS = {aten.div.Scalar, aten.div.Tensor, aten.mul.Scalar, aten.mul.Tensor}
+
+
+def _count_of(value: Any, divides: bool) -> Optional[int]:
+    """The element count that scaling by `value` divides by: `value` itself
+    for a division, its reciprocal for a product; None if it is none."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        return None
+    count = value if divides else round(1 / value)
+    if count < 1 or (divides and float(count) != count) or (not divides and 1 / count != value):
+        return None
+    return int(count)
+
+
+def _counted(node: torch.fx.Node) -> Optional[Tuple[Any, bool]]:
+    """The number that may be an element count, and whether it divides: a
+    scaling's (_COUNT_SCALINGS), a zero-dim fill's (nll_loss's total
+    weight); None for other nodes."""
+    if node.op != "call_function" or len(node.args) != 2:
+        return None
+    if node.target in _COUNT_SCALINGS:
+        return node.args[1], node.target not in (aten.mul.Scalar, aten.mul.Tensor)
+    if node.target is aten.full.default and list(node.args[0]) == []:
+        return node.args[1], True
+    return None
+
+
+def _baked_counts(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule
+                  ) -> List[Tuple[torch.fx.Node, torch.fx.Node, Tuple[int, int]]]:
+    """The nodes of the two traces that scale by, or fill with, an element
+    count that differs between them: (node a, node b, (count a, count b))."""
+    found = []
+    for node_a, node_b in zip(gm_a.graph.nodes, gm_b.graph.nodes):
+        counted_a, counted_b = _counted(node_a), _counted(node_b)
+        if counted_a is None or counted_b is None or node_a.target is not node_b.target:
+            continue
+        counts = (_count_of(*counted_a), _count_of(*counted_b))
+        if None not in counts and counts[0] != counts[1]:
+            found.append((node_a, node_b, counts))
+    return found
+
+
+def _count_fit(chains: List[Tuple[_FloorChain, int, int, int]],
+               counts: Tuple[int, int, int]) -> Optional[Tuple[int, Tuple[_FloorChain, ...]]]:
+    """(k, chains) such that k times one size or the product of two (perhaps
+    the same) is `counts` in three traces, k a positive integer, from
+    `chains` (each a size term with its sizes in the three traces); None
+    when none fits, or products that differ do."""
+    def value(fit: Tuple[int, Tuple[_FloorChain, ...]], at: Dict[str, int]) -> int:
+        return fit[0] * math.prod(chain.evaluate(at[chain.symbol]) for chain in fit[1])
+
+    # Fits that agree at many sizes are the same count written two ways
+    # (10 * s0 * s1 and s0 * (10 * s1)).
+    names = sorted({chain.symbol for chain, *_ in chains})
+    probes = [{name: 2 + 7919 * (i + 1) * (j + 3) % 4093 for j, name in enumerate(names)}
+              for i in range(16)]
+    fits = []
+    for i, (x, *x_sizes) in enumerate(chains):
+        for factors in [((x, x_sizes),)] + [((x, x_sizes), (y, y_sizes))
+                                            for y, *y_sizes in chains[i:]]:
+            sizes = [math.prod(f[1][t] for f in factors) for t in range(3)]
+            if counts[0] % sizes[0] == 0 and all(
+                    counts[0] // sizes[0] * size == count for size, count in zip(sizes, counts)):
+                fit = (counts[0] // sizes[0], tuple(f[0] for f in factors))
+                if not any(all(value(fit, at) == value(other, at) for at in probes)
+                           for other in fits):
+                    fits.append(fit)
+    return fits[0] if len(fits) == 1 else None
+
+
+def _make_symbolic_counts(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
+                          symbols: Dict[str, Tuple[int, int]], terms: _SizeTerms,
+                          types_a: Dict, third_trace: Callable[[], _ThirdTrace]) -> None:
+    """Replaces, in both traces, a division by an element count of dynamic
+    sizes (a mean's gradient: ``grad / (B * (T - 1))``) or a product with
+    its reciprocal (a normalization's ``1 / N``) by the same arithmetic on a
+    zero-dim f64 tensor of the count, and a zero-dim fill with the count
+    (nll_loss's total weight) by that tensor, computed at run time from the
+    size symbols: k times one dynamic size of the graph (`terms`' chains)
+    or the product of two, in three traces. f64 holds the count exactly,
+    and its reciprocal is what PyTorch multiplies by, rounded to the
+    operand's dtype as the scalar would be (`types_a` gives the operands'
+    dtypes: a zero-dim one takes the count in its own dtype, so that the
+    result keeps it; 16-bit floats scale in f32, as PyTorch's scalars do).
+    Counts that nothing fits, and scalings of integers, stay, for the
+    comparison of the traces to refuse."""
+    baked = _baked_counts(gm_a, gm_b)
+    if not baked:
+        return
+    trace_c = third_trace()  # Before the nodes change, as it matches them.
+    chains = list({term: (term, a, b, term.evaluate(trace_c.values[term.symbol]))
+                   for term, a, b in terms.values() if isinstance(term, _FloorChain)}.values())
+    for node_a, node_b, counts in baked:
+        counted_c = _counted(trace_c.nodes[node_a])
+        count_c = _count_of(*counted_c) if counted_c else None
+        fit = _count_fit(chains, (*counts, count_c)) if count_c is not None else None
+        operand = types_a.get(node_a.args[0]) if node_a.target in _COUNT_SCALINGS else None
+        if fit is None or (operand is not None and not (
+                isinstance(operand, TensorType) and operand.dtype.is_floating_point)):
+            continue
+        scale, factors = fit
+        for node, trace in ((node_a, 0), (node_b, 1)):
+            _count_at_run_time(node, [factor.at(node, symbols[factor.symbol][trace])
+                                      for factor in factors], scale, operand)
+    gm_a.recompile()
+    gm_b.recompile()
+
+
+def _count_at_run_time(node: torch.fx.Node,
+                       factors: List[Callable[[Callable[..., torch.fx.Node]], torch.fx.Node]],
+                       scale: int, operand: Optional[TensorType]) -> None:
+    """Rewrites `node` (a _counted node; a scaling of a floating `operand`)
+    to take its count from the product of `factors` (each builds its size's
+    nodes) and `scale`."""
+    graph = node.graph
+
+    def add(target: Any, args: tuple, kwargs: Optional[dict] = None) -> torch.fx.Node:
+        with graph.inserting_before(node):
+            new = graph.call_function(target, args, kwargs or {})
+        new.meta[_SYMBOLIC_ARGUMENT_META] = True
+        return new
+
+    count = None
+    for factor in factors:
+        size = factor(add)
+        count = size if count is None else add(operator.mul, (count, size))
+    if scale != 1:
+        count = add(operator.mul, (count, scale))
+    if node.target is aten.full.default:
+        dtype = node.kwargs.get("dtype") or torch.get_default_dtype()
+        node.target, node.args, node.kwargs = aten.scalar_tensor.default, (count,), {"dtype": dtype}
+        return
+    # PyTorch scales 16-bit floats by a scalar in f32 (its opmath), and a
+    # zero-dim operand would promote with a count in f64.
+    x = node.args[0]
+    narrow = operand.dtype in (torch.float16, torch.bfloat16)
+    if narrow:
+        x = add(aten._to_copy.default, (x,), {"dtype": torch.float32})
+    if len(operand.shape) == 0:
+        dtype = torch.float64 if operand.dtype == torch.float64 else torch.float32
+    else:
+        dtype = torch.float64
+    tensor = add(aten.scalar_tensor.default, (count,), {"dtype": dtype})
+    if node.target in (aten.div.Scalar, aten.div.Tensor):
+        node.target, node.args = aten.div.Tensor, (x, tensor)
+    else:
+        node.target = aten.mul.Tensor
+        node.args = (x, add(aten.reciprocal.default, (tensor,)))
+    if narrow:
+        with graph.inserting_after(node):
+            cast = graph.call_function(aten._to_copy.default, (node,),
+                                       {"dtype": operand.dtype})
+        cast.meta[_SYMBOLIC_ARGUMENT_META] = True
+        node.replace_all_uses_with(cast, delete_user_cb=lambda user: user is not cast)
 
 
 # Ops whose `?`s a `size_symbols` attribute names: views that split
@@ -3034,6 +3215,13 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     gm_b, inputs_b = grown_trace(growth)
     symbols = {names[v]: (v, v + growth[v]) for v in values}
     _make_symbolic_arguments(gm, gm_b, symbols, third_trace)
+    if _baked_counts(gm, gm_b):
+        # The sizes' terms tell which element counts the graph scales by.
+        terms: _SizeTerms = {}
+        types_a = _propagate_types(gm, _flatten_inputs(gm, inputs))
+        _merge_types(gm, types_a, gm_b, _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b)),
+                     symbols, {}, third_trace, terms)
+        _make_symbolic_counts(gm, gm_b, symbols, terms, types_a, third_trace)
     text_a = import_graph(gm, inputs, name=name, guards=False)
     text_b = import_graph(gm_b, inputs_b, name=name, guards=False)
     for line_a, line_b in zip(_without_types(text_a), _without_types(text_b)):

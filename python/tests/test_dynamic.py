@@ -58,11 +58,30 @@ def test_parameters_stay_static():
     # s0 // 2 equals 4 for s0 = 8 and 9: the traces must differ by more.
     (lambda x: x.view(x.shape[0] // 2, 8),
      r"dimension 0 of aten\.view\.default depends on the dynamic sizes .*size 4, then 8"),
-    (lambda x: x.sum() / x.numel(), r"'%div = fx\.div_scalar %sum_1 \{other = 32 : i64\}"),
+    # A count that is no multiple of one size or of a product of two.
+    (lambda x: x.sum() / x.shape[0] ** 3,
+     r"'%div = fx\.div_scalar %sum_1 \{other = 512 : i64\}"),
 ])
 def test_size_dependent_graphs_are_refused(fn, message):
     with pytest.raises(kiln.KilnImportError, match=message):
         import_function(fn, [torch.randn(8, 4)], dynamic={0: [0]})
+
+
+def test_element_counts_are_computed_at_run_time():
+    # x.sum() / x.numel() divides by 4 * s0, read from the symbol at run
+    # time; a mean of x[1:] multiplies its gradient by 1 / (4 * s0 - 4).
+    def fn(x, w):
+        y = x @ w
+        return x.sum() / x.numel(), torch.autograd.grad(y[1:].mean(), w)[0]
+
+    w = torch.randn(4, 3, requires_grad=True)
+    result = imported(fn, torch.randn(8, 4), w, dynamic={0: [0]})
+    assert "fx.scalar_tensor dynamic_s(" in result.text
+    compiled = kiln.compile(fn, [torch.randn(8, 4), w], dynamic={0: [0]})
+    for rows in [3, 5, 33]:
+        x = torch.randn(rows, 4)
+        for got, want in zip(compiled(x, w), fn(x, w)):
+            torch.testing.assert_close(got, want)
 
 
 def test_bounds_that_follow_a_size_become_symbolic():
@@ -383,7 +402,7 @@ def test_convolutions_of_images_of_any_size(device):
 def test_training_a_cnn_with_a_dynamic_batch(device):
     # convolution_backward (of strided and transposed convolutions too) with
     # the batch dynamic: each gradient's im2col columns are sized at run
-    # time. (A mean's gradient divides by the traced count: a sum here.)
+    # time.
     torch.manual_seed(0)
     nn = torch.nn
     model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(),
@@ -453,8 +472,8 @@ def test_strided_convolutions_and_pooling_of_images_of_any_size(device):
 def test_training_on_images_of_any_size(device):
     # The gradients of strided convolutions, max and average pooling and
     # adaptive pooling take the run-time sizes of the images and windows.
-    # (Means and normalizations divide their gradients by traced counts,
-    # which are refused: sums here.)
+    # (A mean over window counts divides its gradient by a count that no
+    # symbol expression states, which is refused: a sum here.)
     torch.manual_seed(0)
     nn = torch.nn
     model = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
@@ -497,6 +516,37 @@ def test_windows_whose_counts_guards_cannot_follow():
 
     with pytest.raises(KilnImportError):
         kiln.compile(unet, [torch.randn(1, 4, 16, 16)], dynamic={0: [2, 3]})
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mean_losses_of_a_dynamic_batch_and_length(device):
+    # Means divide their gradients by element counts of the dynamic sizes
+    # (B * T * 10 here, B * (T - 1) * 10 after a slice), and cross-entropy's
+    # total weight is B * T: each is computed at run time from the size
+    # symbols, not baked in from the trace.
+    torch.manual_seed(0)
+    nn = torch.nn
+    model = nn.Sequential(nn.Linear(16, 32), nn.LayerNorm(32), nn.GELU(),
+                          nn.Linear(32, 10)).to(device)
+    names = [name for name, _ in model.named_parameters()]
+
+    def step(*args):
+        params, x, labels = args[:-2], args[-2], args[-1]
+        logits = torch.nn.utils.stateless.functional_call(model, dict(zip(names, params)), (x,))
+        loss = nn.functional.cross_entropy(logits.flatten(0, 1), labels.flatten()) \
+            + logits.pow(2).mean() + logits[:, 1:].pow(2).mean()
+        return (loss, *torch.autograd.grad(loss, params))
+
+    params = [p.detach().clone().requires_grad_() for p in model.parameters()]
+    example = [torch.randn(3, 5, 16, device=device), torch.randint(0, 10, (3, 5), device=device)]
+    compiled = kiln.compile(step, [*params, *example],
+                            dynamic={len(params): [0, 1], len(params) + 1: [0, 1]})
+    assert "fx.scalar_tensor dynamic_s(" in compiled.graph_text
+    for batch, length in [(2, 9), (7, 4)]:
+        x = torch.randn(batch, length, 16, device=device)
+        labels = torch.randint(0, 10, (batch, length), device=device)
+        for got, want in zip(compiled(*params, x, labels), step(*params, x, labels)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
 @pytest.mark.parametrize("device", DEVICES)

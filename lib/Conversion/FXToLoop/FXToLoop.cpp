@@ -4393,9 +4393,19 @@ template <typename OpTy> struct FillLowering : OpRewritePattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "dynamic sizes");
     }
     Attribute fill;
-    if constexpr (std::is_same_v<OpTy, fx::ScalarTensorOp>)
-      fill = op.getS();
-    else if constexpr (std::is_same_v<OpTy, fx::FillScalarOp>)
+    if constexpr (std::is_same_v<OpTy, fx::ScalarTensorOp>) {
+      if (Value symbolic = op.getDynamicS()) {
+        rewriter.replaceOp(
+            op, buildGeneratorNode(rewriter, op.getLoc(), type, {},
+                                   [&](OpBuilder &b, Location loc, ValueRange) {
+                                     return convertScalar(b, loc, symbolic,
+                                                          b.getI64Type(),
+                                                          dtype);
+                                   }));
+        return success();
+      }
+      fill = *op.getS();
+    } else if constexpr (std::is_same_v<OpTy, fx::FillScalarOp>)
       fill = op.getValue();
     else if constexpr (std::is_same_v<OpTy, fx::EmptyOp> ||
                        std::is_same_v<OpTy, fx::EmptyStridedOp>)

@@ -340,6 +340,28 @@ fx.graph @symbolic_bounds(
   fx.output %1, %2, %3, %4 : tensor<?x64xf32>, tensor<64xf32>, tensor<?xsi64>, tensor<64xf32>
 }
 
+// -----
+
+// A symbolic count is a zero-dim node of the run-time value (the symbol is
+// its argument's size), converted to the result's dtype.
+// CHECK-LABEL: fx.graph @symbolic_count
+// CHECK: %[[DIM:.+]] = tensor.dim %arg0, %c0
+// CHECK: %[[N:.+]] = arith.index_cast %[[DIM]] : index to i64
+// CHECK: %[[COUNT:.+]] = arith.muli %[[N]], %{{.+}} : i64
+// CHECK: loop.pointwise : tensor<f64> {
+// CHECK-NEXT: %[[F:.+]] = arith.sitofp %[[COUNT]] : i64 to f64
+// CHECK-NEXT: loop.yield %[[F]] : f64
+// ERROR-NOT: no lowering
+fx.graph @symbolic_count(%g: tensor<?x16xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 16]>})
+    -> tensor<?x16xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  %n = fx.symbol_value "s0"
+  %c16 = arith.constant 16 : i64
+  %count = arith.muli %n, %c16 : i64
+  %0 = fx.scalar_tensor dynamic_s(%count) {dtype = f64} : (i64) -> tensor<f64>
+  %1 = fx.div %g, %0 : (tensor<?x16xf32>, tensor<f64>) -> tensor<?x16xf32>
+  fx.output %1 : tensor<?x16xf32>
+}
+
 
 // -----
 

@@ -100,6 +100,24 @@ fx.graph @symbolic_bounds(
 
 // -----
 
+// Tests a symbolic count: a mean's gradient divides by 16 * s0, a zero-dim
+// f64 tensor of the symbol's run-time value.
+// CHECK-LABEL: fx.graph @symbolic_count
+// CHECK: %[[N:.+]] = fx.symbol_value "s0"
+// CHECK: %[[COUNT:.+]] = arith.muli %[[N]], %{{.*}} : i64
+// CHECK: fx.scalar_tensor dynamic_s(%[[COUNT]]) {dtype = f64} : (i64) -> tensor<f64>
+fx.graph @symbolic_count(%g: tensor<?x16xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, 16]>})
+    -> tensor<?x16xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  %n = fx.symbol_value "s0"
+  %c16 = arith.constant 16 : i64
+  %count = arith.muli %n, %c16 : i64
+  %0 = fx.scalar_tensor dynamic_s(%count) {dtype = f64} : (i64) -> tensor<f64>
+  %1 = fx.div %g, %0 : (tensor<?x16xf32>, tensor<f64>) -> tensor<?x16xf32>
+  fx.output %1 : tensor<?x16xf32>
+}
+
+// -----
+
 // Tests a derived symbol: e0 = 2*s0 + 1, which the runtime checks.
 // CHECK-LABEL: fx.graph @derived_symbol
 // CHECK-SAME: attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"e0", min = 5, of = "s0", scale = 2, offset = 1>, #fx.symbol<"e1", min = 2, of = "s0">]}

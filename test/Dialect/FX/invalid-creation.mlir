@@ -25,6 +25,23 @@ fx.graph @scalar_tensor_rank() {
 
 // -----
 
+fx.graph @scalar_tensor_without_value() {
+  // expected-error @+1 {{'fx.scalar_tensor' op needs exactly one of `s` and `dynamic_s`}}
+  %0 = fx.scalar_tensor {dtype = f32} : () -> tensor<f32>
+  fx.output
+}
+
+// -----
+
+fx.graph @scalar_tensor_with_two_values(%x: tensor<?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0]>}) attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  %n = fx.symbol_value "s0"
+  // expected-error @+1 {{'fx.scalar_tensor' op needs exactly one of `s` and `dynamic_s`}}
+  %0 = fx.scalar_tensor dynamic_s(%n) {s = 1.0} : (i64) -> tensor<f32>
+  fx.output
+}
+
+// -----
+
 fx.graph @empty_strided_count() {
   // expected-error @+1 {{'fx.empty_strided' op `stride` has 1 entries, but the result 'tensor<4x4xf32>' has rank 2}}
   %0 = fx.empty_strided {stride = array<i64: 1>} : () -> tensor<4x4xf32>

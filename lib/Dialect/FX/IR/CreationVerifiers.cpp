@@ -98,6 +98,10 @@ LogicalResult mlir::kiln::fx::verifyCreationOp(Operation *op, CreationKind kind,
                         getDtypeOr(op, self.getElementType()));
   }
   case CreationKind::ScalarTensor:
+    // The value is the attribute `s` or a symbolic one, the operand
+    // `dynamic_s`.
+    if (groups(0).empty() == !op->getAttr("s"))
+      return op->emitOpError("needs exactly one of `s` and `dynamic_s`");
     return verifyResult(op, 0, {}, getDtypeOr(op, defaultFloat));
   case CreationKind::Arange: {
     // The end is the attribute `end` or a symbolic one, the operand

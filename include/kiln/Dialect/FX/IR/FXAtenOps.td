@@ -3494,14 +3494,21 @@ def FX_ScalarTensorOp : FX_CreationOp<"scalar_tensor",
   let description = [{
     Core ATen `aten.scalar_tensor.default`.
 
-    Without `dtype`: f32, whatever the kind of `s`.
+    Without `dtype`: f32, whatever the kind of `s`. A symbolic `s` (an
+    element count of dynamic sizes) is the operand `dynamic_s` instead.
 
     The result type gives the shape; the dtype is `dtype` or ATen's default.
     `size_symbols`, where the op has it, names the graph's size symbol of
     each `?` of the result.
   }];
-  let arguments = (ins FX_ScalarAttr:$s, OptionalAttr<FX_DtypeAttr>:$dtype);
+  let arguments = (ins OptionalAttr<FX_ScalarAttr>:$s,
+                       OptionalAttr<FX_DtypeAttr>:$dtype,
+                       Optional<I64>:$dynamic_s);
   let results = (outs FX_Tensor:$result);
+  let assemblyFormat = [{
+    (`dynamic_s` `(` $dynamic_s^ `)`)? attr-dict `:`
+    functional-type(operands, results)
+  }];
 }
 
 def FX_ArangeOp : FX_CreationOp<"arange", "aten.arange.start_step", "Arange"> {
