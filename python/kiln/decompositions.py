@@ -1,8 +1,8 @@
 """Kiln's own decompositions of ATen ops that the fx dialect lacks and that
 torch 1.13 does not decompose (or decomposes into something that does not
-trace): the gradients of resampling and padding, adaptive max pooling,
-affine grids, embedding bags and index_add. Each is written in ops the fx dialect has; kiln.importer adds them
-to DECOMPOSITIONS.
+trace): the gradients of resampling, grid sampling and padding, adaptive
+max pooling, affine grids, embedding bags and index_add. Each is written in
+ops the fx dialect has; kiln.importer adds them to DECOMPOSITIONS.
 
 Resampling and padding read each output position from input positions that
 depend on that position's index along one dimension only, so their gradients
@@ -294,6 +294,18 @@ def affine_grid_generator(theta: torch.Tensor, size: Sequence[int],
     return grid.view(theta.shape[0], *size[2:], len(size) - 2)
 
 
+def affine_grid_generator_backward(grad: torch.Tensor, size: Sequence[int],
+                                   align_corners: bool) -> torch.Tensor:
+    """The gradient of affine_grid_generator's `theta`: the grid's gradient
+    transposed times each pixel's homogeneous coordinates (PyTorch's own
+    builds those coordinates by writes, which functionalization cannot
+    differentiate)."""
+    base = _base_grid(size, align_corners, grad)
+    spatial = len(size) - 2
+    flat = grad.reshape(grad.shape[0], -1, spatial)
+    return flat.transpose(1, 2).bmm(base.expand(grad.shape[0], -1, -1))
+
+
 # Past any entry's position.
 _NO_ENTRY = 1 << 62
 
@@ -427,12 +439,104 @@ def embedding_bag_per_sample_weights_backward(
     return terms
 
 
+def _grid_source(coordinate: torch.Tensor, size: int, padding_mode: int,
+                 align_corners: bool) -> Tuple[torch.Tensor, torch.Tensor]:
+    """PyTorch's grid_sampler_compute_source_index_set_grad: where the
+    normalized grid `coordinate` samples a dimension of `size` pixels,
+    after zeros (0), border (1) or reflection (2) padding, and the
+    derivative of that position with respect to the coordinate."""
+    if align_corners:
+        source, slope = (coordinate + 1) / 2 * (size - 1), (size - 1) / 2
+    else:
+        source, slope = ((coordinate + 1) * size - 1) / 2, size / 2
+    slope = torch.full_like(source, slope)
+    if padding_mode == 2:
+        # Reflect about the corner pixels' centres (aligned) or their outer
+        # edges: the distance from the low bound folds into the span.
+        low, span = (0.0, size - 1.0) if align_corners else (-0.5, float(size))
+        if span <= 0:
+            source, slope = torch.zeros_like(source), torch.zeros_like(slope)
+        else:
+            distance = source - low
+            sign = torch.where(distance < 0, -torch.ones_like(source), torch.ones_like(source))
+            distance = distance.abs()
+            extra = torch.fmod(distance, span)
+            even = torch.remainder(torch.floor(distance / span), 2) == 0
+            source = torch.where(even, extra + low, span - extra + low)
+            slope = slope * torch.where(even, sign, -sign)
+    if padding_mode in (1, 2):
+        inside = (source > 0) & (source < size - 1)
+        slope = torch.where(inside, slope, torch.zeros_like(slope))
+        source = source.clamp(0, size - 1)
+    return source, slope
+
+
+def grid_sampler_2d_backward(grad: torch.Tensor, input: torch.Tensor, grid: torch.Tensor,
+                             interpolation_mode: int, padding_mode: int, align_corners: bool,
+                             output_mask: Sequence[bool]
+                             ) -> Tuple[Optional[torch.Tensor], Optional[torch.Tensor]]:
+    """The gradients of grid_sampler_2d with bilinear (0) or nearest (1)
+    interpolation, as PyTorch's kernels compute them: the input's is each
+    output's gradient times each in-bounds tap's weight, summed into the
+    tap's pixel; the grid's (bilinear) is the taps' values times the
+    weights' derivatives, times the source position's derivative (nearest:
+    zero). Bicubic's is refused."""
+    if interpolation_mode not in (0, 1):
+        raise NotImplementedError("Kiln does not compile the gradient of bicubic grid "
+                                  "sampling")
+    batch, channels, height, width = input.shape
+    ix, x_slope = _grid_source(grid[..., 0], width, padding_mode, align_corners)
+    iy, y_slope = _grid_source(grid[..., 1], height, padding_mode, align_corners)
+    flat_input = input.reshape(batch, channels, height * width)
+    flat_grad = grad.reshape(batch, channels, -1)
+
+    def tap(x: torch.Tensor, y: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+        """The flat pixel index of (x, y) broadcast over the channels, and
+        whether it lies in the input (N, C, Ho * Wo each)."""
+        inside = (x >= 0) & (x < width) & (y >= 0) & (y < height)
+        index = (y.clamp(0, height - 1) * width + x.clamp(0, width - 1)).long()
+        shape = (batch, channels, index[0].numel())
+        return (index.reshape(batch, 1, -1).expand(shape),
+                inside.reshape(batch, 1, -1).expand(shape))
+
+    if interpolation_mode == 1:
+        index, inside = tap(torch.round(ix), torch.round(iy))
+        grad_input = flat_input.new_zeros(flat_input.shape).scatter_add(
+            2, index, torch.where(inside, flat_grad, torch.zeros_like(flat_grad)))
+        return (grad_input.view(input.shape) if output_mask[0] else None,
+                torch.zeros_like(grid) if output_mask[1] else None)
+    west, north = torch.floor(ix), torch.floor(iy)
+    east, south = west + 1, north + 1
+    # (x, y, weight, d weight / d ix, d weight / d iy) of each tap.
+    taps = [(west, north, (east - ix) * (south - iy), -(south - iy), -(east - ix)),
+            (east, north, (ix - west) * (south - iy), south - iy, -(ix - west)),
+            (west, south, (east - ix) * (iy - north), -(iy - north), east - ix),
+            (east, south, (ix - west) * (iy - north), iy - north, ix - west)]
+    grad_input = flat_input.new_zeros(flat_input.shape) if output_mask[0] else None
+    grad_x = grad_y = None
+    for x, y, weight, d_x, d_y in taps:
+        index, inside = tap(x, y)
+        if grad_input is not None:
+            grad_input = grad_input.scatter_add(2, index, torch.where(
+                inside, flat_grad * weight.reshape(batch, 1, -1), torch.zeros_like(flat_grad)))
+        if output_mask[1]:
+            value = torch.where(inside, flat_input.gather(2, index), torch.zeros_like(flat_grad))
+            through = (value * flat_grad).sum(1).view(ix.shape)
+            grad_x = through * d_x if grad_x is None else grad_x + through * d_x
+            grad_y = through * d_y if grad_y is None else grad_y + through * d_y
+    grad_grid = torch.stack([grad_x * x_slope, grad_y * y_slope], -1) if output_mask[1] \
+        else None
+    return grad_input.view(input.shape) if grad_input is not None else None, grad_grid
+
+
 def table() -> Dict[object, Callable]:
     """ATen overload -> Kiln's decomposition."""
     decompositions: Dict[object, Callable] = {
         aten.index_add.default: index_add,
         aten.smooth_l1_loss_backward.default: _smooth_l1_loss_backward,
         aten.affine_grid_generator.default: affine_grid_generator,
+        aten.affine_grid_generator_backward.default: affine_grid_generator_backward,
+        aten.grid_sampler_2d_backward.default: grid_sampler_2d_backward,
         aten._embedding_bag.default: embedding_bag,
         aten._embedding_bag_forward_only.default: embedding_bag,
         aten._embedding_bag_dense_backward.default: embedding_bag_dense_backward,

@@ -1556,6 +1556,63 @@ def _copy_into_fresh(node: torch.fx.Node, fresh: torch.fx.Node) -> bool:
     return True
 
 
+# Views whose writes a scatter of the same arguments states.
+_SCATTERS_OF_VIEWS = {aten.select.int: aten.select_scatter.default,
+                      aten.slice.Tensor: aten.slice_scatter.default}
+
+
+def _scatter_into_fresh_views(gm: torch.fx.GraphModule) -> None:
+    """Writes into selects and slices of a fresh tensor (``copy_`` or
+    ``fill_`` of ``empty(...)[..., k]``), as scatters of the written values
+    into the tensor's value so far, when each view only takes its write and
+    every other reader of the tensor comes after the last write. A
+    composite gradient builds its coordinates so (affine_grid's); the
+    scatters keep autograd's graph functional, where retracing under
+    functionalization would lose it (torch 1.13)."""
+    graph = gm.graph
+    for base in list(graph.nodes):
+        if base.op != "call_function" or base.target in _SCATTERS_OF_VIEWS.values():
+            continue
+        returns = getattr(getattr(base.target, "_schema", None), "returns", None)
+        if not returns or any(r.alias_info is not None for r in returns) \
+                or "tensor_meta" not in base.meta and "val" not in base.meta:
+            continue
+        writes, readers = [], []
+        for user in base.users:
+            write = next(iter(user.users)) if len(user.users) == 1 else None
+            if user.target in _SCATTERS_OF_VIEWS and user.args[0] is base and write is not None \
+                    and write.target in (aten.copy_.default, aten.fill_.Scalar) \
+                    and write.args[0] is user and "tensor_meta" in user.meta:
+                writes.append((user, write))
+            else:
+                readers.append(user)
+        if not writes:
+            continue
+        writes.sort(key=lambda pair: list(graph.nodes).index(pair[1]))
+        last = writes[-1][1]
+        if any(not _precedes(last, reader) for reader in readers):
+            continue
+        dtype = _meta_of(base).dtype
+        value = base
+        for view, write in writes:
+            with graph.inserting_before(write):
+                if write.target is aten.fill_.Scalar:
+                    region = graph.call_function(view.target, (value, *view.args[1:]),
+                                                 view.kwargs)
+                    written = graph.call_function(aten.fill.Scalar, (region, write.args[1]))
+                else:
+                    shape = list(_meta_of(view).shape)
+                    written = graph.call_function(aten.expand.default, (write.args[1], shape))
+                    written = graph.call_function(aten._to_copy.default, (written,),
+                                                  {"dtype": dtype})
+                value = graph.call_function(_SCATTERS_OF_VIEWS[view.target],
+                                            (value, written, *view.args[1:]), view.kwargs)
+            for node in (write, view):
+                graph.erase_node(node)
+        for reader in readers:
+            reader.replace_input_with(base, value)
+
+
 def _writes_an_argument(node: torch.fx.Node) -> bool:
     """Whether `node` calls an op that writes one of its arguments in place
     (``copy_``, ``add_``, ``index_put_``, an ``out=`` overload)."""
@@ -1710,13 +1767,16 @@ def _trace(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
         if _TRACES_INNERMOST_FIRST and node.meta.get("stack_trace"):
             node.meta["stack_trace"] = _innermost_last(node.meta["stack_trace"])
     canonicalize(gm)
-    if any(n.target is aten.copy_.default and "val" not in n.meta for n in gm.graph.nodes):
-        # torch 1.13 records no values while tracing; _copy_into_fresh needs
-        # the shapes. Without autograd, which refuses writes into a split's
-        # pieces that the unsafe splits (now split_with_sizes) allowed.
+    if any(n.op == "call_function" and _writes_an_argument(n) and "val" not in n.meta
+           for n in gm.graph.nodes):
+        # torch 1.13 records no values while tracing; _copy_into_fresh and
+        # _scatter_into_fresh_views need the shapes. Without autograd, which
+        # refuses writes into a split's pieces that the unsafe splits (now
+        # split_with_sizes) allowed.
         with torch.no_grad():
             ShapeProp(gm).propagate(*pytree.tree_flatten(_input_list(inputs))[0])
         canonicalize(gm)
+        _scatter_into_fresh_views(gm)
     eliminate_dead_code(gm)
     gm.recompile()
     return gm

@@ -1597,6 +1597,68 @@ def test_gradients_of_resampling_padding_and_adaptive_max_pooling(device, tmp_pa
     torch.testing.assert_close(compiled(x, w), fn(x, w), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("mode", ["bilinear", "nearest"])
+def test_grid_sampling_gradients(mode, device, tmp_path):
+    """grid_sampler_2d's gradients (Kiln's decomposition) with zeros, border
+    and reflection padding, aligned corners or not, on grids that reach
+    past the image: the input's sums each tap's weighted gradient into its
+    pixel, the grid's (bilinear) differentiates the weights and the padding
+    (0 where border padding clamps)."""
+    functional = torch.nn.functional
+
+    def fn(x, grid):
+        loss = sum((functional.grid_sample(x, grid, mode=mode, padding_mode=padding,
+                                           align_corners=align) * weight).sum()
+                   for weight, (padding, align) in enumerate(
+                       [(p, a) for p in ("zeros", "border", "reflection")
+                        for a in (False, True)], 1))
+        return torch.autograd.grad(loss, [x, grid])
+
+    generator = torch.Generator().manual_seed(21)
+
+    def inputs():
+        x = torch.randn(2, 3, 5, 6, generator=generator)
+        grid = torch.rand(2, 4, 7, 2, generator=generator) * 2.6 - 1.3
+        return [x.to(device).requires_grad_(), grid.to(device).requires_grad_()]
+
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    x, grid = inputs()
+    for got, want in zip(compiled(x, grid), fn(x, grid)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_training_a_spatial_transformer(device, tmp_path):
+    """An affine grid sampled bilinearly, differentiated with respect to the
+    image and theta: affine_grid's gradient (Kiln's decomposition; PyTorch's
+    builds its coordinates by writes into a fresh tensor, which become
+    scatters) and grid sampling's. Bicubic sampling's gradient is refused."""
+    functional = torch.nn.functional
+
+    def fn(x, theta):
+        grid = functional.affine_grid(theta, list(x.shape), align_corners=False)
+        out = functional.grid_sample(x, grid, align_corners=False)
+        return torch.autograd.grad(out.pow(2).sum(), [x, theta])
+
+    generator = torch.Generator().manual_seed(22)
+
+    def inputs():
+        x = torch.randn(2, 3, 8, 9, generator=generator)
+        theta = torch.eye(2, 3).repeat(2, 1, 1) + 0.1 * torch.randn(2, 2, 3, generator=generator)
+        return [x.to(device).requires_grad_(), theta.to(device).requires_grad_()]
+
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    x, theta = inputs()
+    for got, want in zip(compiled(x, theta), fn(x, theta)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-3)
+
+    def bicubic(x, grid):
+        out = functional.grid_sample(x, grid, mode="bicubic", align_corners=False)
+        return torch.autograd.grad(out.sum(), x)
+
+    with pytest.raises(NotImplementedError, match="gradient of bicubic grid sampling"):
+        kiln.compile(bicubic, [x, torch.rand(2, 3, 3, 2, device=device)], cache_dir=tmp_path)
+
+
 def test_embedding_bag_gradients(device, tmp_path):
     """The gradients of embedding_bag (Kiln's decompositions): the weight's
     for sums, means with a padding index and maxima, with an empty bag; the
