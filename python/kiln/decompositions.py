@@ -67,11 +67,12 @@ def _nearest_sources(out_size: int, in_size: int, scale: Optional[float],
 
 
 def _source_coordinates(out_size: int, in_size: int, align_corners: bool,
-                        scale: Optional[float], device: torch.device) -> torch.Tensor:
+                        scale: Optional[float], like: torch.Tensor) -> torch.Tensor:
     """Where each output position reads along one dimension, as PyTorch
-    computes it (area_pixel_compute_source_index) in f32, before linear
-    modes clamp it at 0."""
-    out = torch.arange(out_size, device=device, dtype=torch.float32)
+    computes it (area_pixel_compute_source_index), in f64 for f64 `like`
+    and f32 otherwise, before linear modes clamp it at 0."""
+    dtype = torch.float64 if like.dtype == torch.float64 else torch.float32
+    out = torch.arange(out_size, device=like.device, dtype=dtype)
     if align_corners:
         return out * ((in_size - 1) / (out_size - 1) if out_size > 1 else 0.0)
     step = 1.0 / scale if scale else in_size / out_size
@@ -84,23 +85,28 @@ Taps = List[Tuple[torch.Tensor, torch.Tensor]]
 
 
 def _linear_taps(out_size: int, in_size: int, align_corners: bool,
-                 scale: Optional[float], device: torch.device) -> Taps:
+                 scale: Optional[float], like: torch.Tensor) -> Taps:
     """The two input positions that linear resampling reads at each output
-    position and their weights."""
+    position and their weights; where the sizes are equal, the position
+    itself, whatever the scale (PyTorch's compute_source_index_and_lambda)."""
+    if out_size == in_size:
+        same = torch.arange(out_size, device=like.device)
+        ones = torch.ones(out_size, device=like.device, dtype=like.dtype)
+        return [(same, ones), (same, torch.zeros_like(ones))]
     source = _source_coordinates(out_size, in_size, align_corners, scale,
-                                 device).clamp(min=0)
+                                 like).clamp(min=0)
     low = source.floor().long()
     high = low + (low < in_size - 1).long()
-    high_weight = source - low.float()
+    high_weight = source - low.to(source.dtype)
     return [(low, 1 - high_weight), (high, high_weight)]
 
 
 def _cubic_taps(out_size: int, in_size: int, align_corners: bool,
-                scale: Optional[float], device: torch.device) -> Taps:
+                scale: Optional[float], like: torch.Tensor) -> Taps:
     """The four input positions that bicubic resampling reads at each output
     position, from one before the source coordinate's floor to two after,
     clamped to the input, with Keys' weights (A = -0.75), as PyTorch's."""
-    source = _source_coordinates(out_size, in_size, align_corners, scale, device)
+    source = _source_coordinates(out_size, in_size, align_corners, scale, like)
     floor = source.floor()
     t = source - floor
     a = -0.75
@@ -111,7 +117,7 @@ def _cubic_taps(out_size: int, in_size: int, align_corners: bool,
     def far(d: torch.Tensor) -> torch.Tensor:  # 1 < |d| < 2
         return ((a * d - 5 * a) * d + 8 * a) * d - 4 * a
 
-    weights = (far(t + 1), near(t), near(1 - t), far(2 - t))
+    weights = (far(t + 1), near(t), near(1 - t), far((1 - t) + 1))
     return [((floor.long() + offset).clamp(0, in_size - 1), weight)
             for offset, weight in zip((-1, 0, 1, 2), weights)]
 
@@ -151,9 +157,12 @@ def _interpolation_backward(taps: Callable[..., Taps]) -> Callable:
                  scale: Optional[float]) -> torch.Tensor:
             sums = [_sum_into(grad, dim, positions, in_size, weights.to(grad.dtype))
                     for positions, weights in taps(out_size, in_size, align_corners,
-                                                   scale, grad.device)]
+                                                   scale, grad)]
             return functools.reduce(operator.add, sums)
 
+        # PyTorch's bicubic gradient passes through where no size changes.
+        if taps is _cubic_taps and list(grad.shape) == list(input_size):
+            return grad.clone()
         return _resampling_backward(grad, input_size, read, scale_factors)
 
     return backward

@@ -2286,10 +2286,10 @@ def _without_types(text: str) -> List[str]:
 
 
 def _canonical_steps(steps: Tuple[Tuple[Any, ...], ...]) -> Tuple[Tuple[Any, ...], ...]:
-    """_FloorChain steps in the one form that equal chains share: adjacent
-    affine steps and adjacent divisions composed, ``⌊x / q⌋ + b`` as
-    ``⌊(x + b·q) / q⌋``, ``⌊(a·x + b) / q⌋`` with q dividing a as
-    ``(a / q)·x + ⌊b / q⌋``, identities dropped."""
+    """_FloorChain steps in a canonical form: adjacent affine steps and
+    adjacent divisions composed, ``⌊x / q⌋ + b`` as ``⌊(x + b·q) / q⌋``,
+    ``⌊(a·x + b) / q⌋`` reduced by gcd(a, q) (to ``(a / q)·x + ⌊b / q⌋``
+    where q divides a), identities dropped."""
     steps = list(steps)
     changed = True
     while changed:
@@ -2308,8 +2308,13 @@ def _canonical_steps(steps: Tuple[Tuple[Any, ...], ...]) -> Tuple[Tuple[Any, ...
                 steps[i:i + 2] = [("floordiv", step[1] * after[1])]
             elif step[0] == "floordiv" and after[0] == "affine" and after[1] == 1:
                 steps[i:i + 2] = [("affine", 1, after[2] * step[1]), step]
-            elif step[0] == "affine" and after[0] == "floordiv" and step[1] % after[1] == 0:
-                steps[i:i + 2] = [("affine", step[1] // after[1], step[2] // after[1])]
+            elif step[0] == "affine" and after[0] == "floordiv" \
+                    and math.gcd(step[1], after[1]) > 1:
+                # ⌊(a·x + b) / q⌋ is ⌊((a/g)·x + ⌊b/g⌋) / (q/g)⌋ for g = gcd(a, q):
+                # the dropped b mod g adds less than 1 to an integer.
+                g = math.gcd(step[1], after[1])
+                steps[i:i + 2] = [("affine", step[1] // g, step[2] // g),
+                                  ("floordiv", after[1] // g)]
             else:
                 continue
             changed = True
@@ -2321,9 +2326,10 @@ def _canonical_steps(steps: Tuple[Tuple[Any, ...], ...]) -> Tuple[Tuple[Any, ...
 class _FloorChain:
     """A dynamic size as steps applied to size symbol `symbol`'s value:
     ``("affine", a, b)`` takes x to a·x + b (a >= 1), ``("floordiv", q)`` to
-    ⌊x / q⌋ (a strided window's count). Canonical, so that sizes that are
-    equal for every value of the symbol are equal chains; non-decreasing in
-    the symbol."""
+    ⌊x / q⌋ (a strided window's count). Canonical (_canonical_steps), so
+    that the sizes that windows and their inverses give compare equal when
+    they are (chains that still differ are refused where they meet);
+    non-decreasing in the symbol."""
     symbol: str
     steps: Tuple[Tuple[Any, ...], ...] = ()
 
@@ -2604,9 +2610,9 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
     """A value's dimension from the two traces and its size term
     (_merge_dim's), from what its operands' sizes say first:
 
-    * a strided window's count over a dynamic size (_window_term) is dynamic
-      even where the traces agree on it, and its symbol must keep it at
-      least 2;
+    * a strided window's count over a dynamic size (_window_term) is
+      dynamic (refused where the traces count alike: its readers would take
+      it for static), and its symbol must keep it at least 2;
     * a size that is ``k * t + c`` of an operand's term t in both traces is
       that term's chain, or t itself where k = 1 and c = 0 (an opaque term
       is only ever itself). Where different terms fit, a third trace tells;
@@ -2625,6 +2631,11 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
             raise KilnImportError(f"internal error: dimension {dim} of {_describe_op(node)} "
                                   f"is {size_a}, then {size_b}, not the window count "
                                   f"{window}")
+        if size_a == size_b:
+            # Its readers would take it for static.
+            raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} counts "
+                                     f"{size_a} windows in both traces, though its input's "
+                                     "size is dynamic: compile with larger example sizes")
         minimums[window.symbol] = max(minimums.get(window.symbol, 2), window.least(2))
         return None, window
     if size_a == size_b:
@@ -2805,10 +2816,12 @@ def _count_of(value: Any, divides: bool) -> Optional[int]:
     for a division, its reciprocal for a product; None if it is none."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
         return None
-    count = value if divides else round(1 / value)
-    if count < 1 or (divides and float(count) != count) or (not divides and 1 / count != value):
+    if divides and not float(value).is_integer():
         return None
-    return int(count)
+    count = int(value) if divides else round(1 / value)
+    if count < 1 or (not divides and 1 / count != value):
+        return None
+    return count
 
 
 def _counted(node: torch.fx.Node) -> Optional[Tuple[Any, bool]]:
@@ -2853,6 +2866,7 @@ def _count_fit(chains: List[Tuple[_FloorChain, int, int, int]],
     names = sorted({chain.symbol for chain, *_ in chains})
     probes = [{name: 2 + 7919 * (i + 1) * (j + 3) % 4093 for j, name in enumerate(names)}
               for i in range(16)]
+    chains = [chain for chain in chains if min(chain[1:]) >= 1]
     fits = []
     for i, (x, *x_sizes) in enumerate(chains):
         for factors in [((x, x_sizes),)] + [((x, x_sizes), (y, y_sizes))
@@ -2893,24 +2907,27 @@ def _make_symbolic_counts(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule
         counted_c = _counted(trace_c.nodes[node_a])
         count_c = _count_of(*counted_c) if counted_c else None
         fit = _count_fit(chains, (*counts, count_c)) if count_c is not None else None
-        operand = types_a.get(node_a.args[0]) if node_a.target in _COUNT_SCALINGS else None
-        if fit is None or (operand is not None and not (
-                isinstance(operand, TensorType) and operand.dtype.is_floating_point)):
+        scaling = node_a.target in _COUNT_SCALINGS
+        operand = types_a.get(node_a.args[0]) if scaling else None
+        result = types_a.get(node_a)
+        if fit is None or not isinstance(operand if scaling else result, TensorType) \
+                or (scaling and not operand.dtype.is_floating_point):
             continue
         scale, factors = fit
         for node, trace in ((node_a, 0), (node_b, 1)):
             _count_at_run_time(node, [factor.at(node, symbols[factor.symbol][trace])
-                                      for factor in factors], scale, operand)
+                                      for factor in factors], scale, operand, result)
     gm_a.recompile()
     gm_b.recompile()
 
 
 def _count_at_run_time(node: torch.fx.Node,
                        factors: List[Callable[[Callable[..., torch.fx.Node]], torch.fx.Node]],
-                       scale: int, operand: Optional[TensorType]) -> None:
-    """Rewrites `node` (a _counted node; a scaling of a floating `operand`)
-    to take its count from the product of `factors` (each builds its size's
-    nodes) and `scale`."""
+                       scale: int, operand: Optional[TensorType],
+                       result: Optional[TensorType]) -> None:
+    """Rewrites `node` (a _counted node; a scaling of a floating `operand`,
+    or a fill whose value has type `result`) to take its count from the
+    product of `factors` (each builds its size's nodes) and `scale`."""
     graph = node.graph
 
     def add(target: Any, args: tuple, kwargs: Optional[dict] = None) -> torch.fx.Node:
@@ -2926,8 +2943,8 @@ def _count_at_run_time(node: torch.fx.Node,
     if scale != 1:
         count = add(operator.mul, (count, scale))
     if node.target is aten.full.default:
-        dtype = node.kwargs.get("dtype") or torch.get_default_dtype()
-        node.target, node.args, node.kwargs = aten.scalar_tensor.default, (count,), {"dtype": dtype}
+        node.target, node.args = aten.scalar_tensor.default, (count,)
+        node.kwargs = {"dtype": result.dtype}
         return
     # PyTorch scales 16-bit floats by a scalar in f32 (its opmath), and a
     # zero-dim operand would promote with a count in f64.

@@ -58,9 +58,11 @@ def test_parameters_stay_static():
     # s0 // 2 equals 4 for s0 = 8 and 9: the traces must differ by more.
     (lambda x: x.view(x.shape[0] // 2, 8),
      r"dimension 0 of aten\.view\.default depends on the dynamic sizes .*size 4, then 8"),
-    # A count that is no multiple of one size or of a product of two.
+    # A count that is no multiple of one size or of a product of two, and a
+    # divisor that is no count.
     (lambda x: x.sum() / x.shape[0] ** 3,
      r"'%div = fx\.div_scalar %sum_1 \{other = 512 : i64\}"),
+    (lambda x: x / (x.shape[0] + 0.5), r"'%div = fx\.div_scalar %x_1 \{other = 8\.5"),
 ])
 def test_size_dependent_graphs_are_refused(fn, message):
     with pytest.raises(kiln.KilnImportError, match=message):
@@ -69,10 +71,12 @@ def test_size_dependent_graphs_are_refused(fn, message):
 
 def test_element_counts_are_computed_at_run_time():
     # x.sum() / x.numel() divides by 4 * s0, read from the symbol at run
-    # time; a mean of x[1:] multiplies its gradient by 1 / (4 * s0 - 4).
+    # time; a mean of x[1:] multiplies its gradient by 1 / (4 * s0 - 4); a
+    # zero-dim fill with the size keeps the fill's dtype (si64).
     def fn(x, w):
         y = x @ w
-        return x.sum() / x.numel(), torch.autograd.grad(y[1:].mean(), w)[0]
+        return x.sum() / x.numel(), torch.autograd.grad(y[1:].mean(), w)[0], \
+            torch.full((), x.shape[0])
 
     w = torch.randn(4, 3, requires_grad=True)
     result = imported(fn, torch.randn(8, 4), w, dynamic={0: [0]})
@@ -472,8 +476,9 @@ def test_strided_convolutions_and_pooling_of_images_of_any_size(device):
 def test_training_on_images_of_any_size(device):
     # The gradients of strided convolutions, max and average pooling and
     # adaptive pooling take the run-time sizes of the images and windows.
-    # (A mean over window counts divides its gradient by a count that no
-    # symbol expression states, which is refused: a sum here.)
+    # (The gradient of a reduction over sizes that windows count expands
+    # back to sizes no size_symbols entry states, which is refused: the
+    # loss reduces the linear layer's output.)
     torch.manual_seed(0)
     nn = torch.nn
     model = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(), nn.MaxPool2d(3, 2, 1),

@@ -362,6 +362,8 @@ def test_resampling_of_one_to_three_spatial_dimensions(device, tmp_path):
         return (interpolate(x, scale_factor=2.5, mode="nearest"),
                 interpolate(x, size=5, mode="linear"),
                 interpolate(x, scale_factor=1.6, mode="linear", align_corners=True),
+                # 7 · 1.1 rounds down to 7: an unchanged size reads in place.
+                interpolate(x, scale_factor=1.1, mode="linear"),
                 interpolate(v, scale_factor=(2, 1.5, 0.5), mode="nearest"),
                 interpolate(v, size=(3, 7, 2), mode="trilinear"),
                 interpolate(v, scale_factor=2, mode="trilinear", align_corners=True),
@@ -1578,6 +1580,9 @@ def test_gradients_of_resampling_padding_and_adaptive_max_pooling(device, tmp_pa
                  functional.interpolate(x, scale_factor=2, mode="bilinear"),
                  functional.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
                  functional.interpolate(x, scale_factor=1.5, mode="bicubic"),
+                 # Unchanged sizes pass their gradients through.
+                 functional.interpolate(x, scale_factor=1.1, mode="bilinear"),
+                 functional.interpolate(x, scale_factor=1.1, mode="bicubic"),
                  functional.interpolate(x, size=(2, 9), mode="bicubic", align_corners=True),
                  functional.interpolate(x.flatten(1, 2), size=7, mode="linear"),
                  functional.interpolate(x[None], size=(3, 7, 6), mode="trilinear")[0],

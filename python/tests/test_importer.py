@@ -740,6 +740,8 @@ def test_floor_chains_of_window_counts():
     twice = three_by_three.then(("affine", 1, -1), ("floordiv", 2))
     assert twice == s.then(("affine", 1, -1), ("floordiv", 4))
     assert s.then(("affine", 4, 6), ("floordiv", 2)) == s.then(("affine", 2, 3))
+    # ⌊(2s + 1) / 4⌋ is ⌊s / 2⌋: a gcd of the scale and the divisor reduces.
+    assert s.then(("affine", 2, 1), ("floordiv", 4)) == s.then(("floordiv", 2))
     doubled = three_by_three.then(("affine", 2, 0))
     assert doubled.steps[-1] == ("affine", 2, 0) and doubled != s.then(("affine", 1, 1))
     for value in range(2, 40):

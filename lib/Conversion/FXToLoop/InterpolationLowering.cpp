@@ -52,7 +52,8 @@ static SmallVector<Value, 4> buildCubicWeights(OpBuilder &b, Location loc,
   Value one = constant(1.0);
   return {far(arith::AddFOp::create(b, loc, t, one)), near(t),
           near(arith::SubFOp::create(b, loc, one, t)),
-          far(arith::SubFOp::create(b, loc, constant(2.0), t))};
+          far(arith::AddFOp::create(
+              b, loc, arith::SubFOp::create(b, loc, one, t), one))};
 }
 
 /// The spatial dimensions of an upsampling: all but [N, C].
@@ -184,9 +185,12 @@ struct Taps {
 
 /// Linear interpolation's taps: the lower neighbour of the source
 /// coordinate and the upper one (clamped to the input), weighted by their
-/// distances from it.
+/// distances from it; where the output has the input's size, the position
+/// itself twice, weighted 1 and 0, whatever the scale factor (PyTorch's
+/// compute_source_index_and_lambda).
 static Taps getLinearTaps(OpBuilder &b, Location loc, Value position,
-                          Value scale, bool alignCorners, Value inputSize) {
+                          Value scale, bool alignCorners, Value inputSize,
+                          Value outputSize) {
   Type type = scale.getType();
   Value source = getSourceCoordinate(b, loc, position, scale, alignCorners,
                                      /*clampAtZero=*/true);
@@ -199,6 +203,19 @@ static Taps getLinearTaps(OpBuilder &b, Location loc, Value position,
                              arith::SubIOp::create(b, loc, inputSize, one));
   Value upperWeight = arith::SubFOp::create(
       b, loc, source, arith::UIToFPOp::create(b, loc, type, lowerInt));
+  std::optional<int64_t> in = getConstantIntValue(inputSize);
+  std::optional<int64_t> out = getConstantIntValue(outputSize);
+  if (in && out && *in == *out)
+    return {{position, position},
+            {makeFloat(b, loc, type, 1.0), makeFloat(b, loc, type, 0.0)}};
+  if (!in || !out) {
+    Value same = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                       inputSize, outputSize);
+    lower = arith::SelectOp::create(b, loc, same, position, lower);
+    upper = arith::SelectOp::create(b, loc, same, position, upper);
+    upperWeight = arith::SelectOp::create(
+        b, loc, same, makeFloat(b, loc, type, 0.0), upperWeight);
+  }
   Value lowerWeight =
       arith::SubFOp::create(b, loc, makeFloat(b, loc, type, 1.0), upperWeight);
   return {{lower, upper}, {lowerWeight, upperWeight}};
@@ -277,13 +294,14 @@ struct UpsampleInterpolationLowering : OpRewritePattern<OpTy> {
         rewriter, loc, type, getResultSizes(rewriter, loc, input, type, sizes),
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           SmallVector<Taps, 3> taps;
-          for (auto [dim, scale, inputSize] :
-               llvm::enumerate(scales, sizes.input)) {
+          for (auto [dim, scale, inputSize, outputSize] :
+               llvm::enumerate(scales, sizes.input, sizes.result)) {
             Value at = ivs[2 + dim];
-            taps.push_back(isCubic ? getCubicTaps(b, loc, at, scale,
-                                                  alignCorners, inputSize)
-                                   : getLinearTaps(b, loc, at, scale,
-                                                   alignCorners, inputSize));
+            taps.push_back(
+                isCubic
+                    ? getCubicTaps(b, loc, at, scale, alignCorners, inputSize)
+                    : getLinearTaps(b, loc, at, scale, alignCorners, inputSize,
+                                    outputSize));
           }
           SmallVector<Value> indices(ivs);
           Value value = blendTaps(b, loc, taps, 0, indices, [&](ValueRange at) {

@@ -58,6 +58,28 @@ fx.graph @linear_and_trilinear(%x: tensor<2x3x4xf32>, %v: tensor<1x2x2x3x4xf64>)
 
 // -----
 
+// A dimension whose size the resampling keeps reads each position in place
+// (weights 1 and 0), whatever the scale factor: a constant choice for
+// static sizes, a select on the run-time sizes for dynamic ones.
+// CHECK-LABEL: fx.graph @linear_of_unchanged_sizes
+// CHECK: loop.pointwise : tensor<2x3x4xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.+]]: index, %[[C:.+]]: index, %[[W:.+]]: index):
+// CHECK-COUNT-2: loop.load %arg0[%[[N]], %[[C]], %[[W]]] : tensor<2x3x4xf32>
+// CHECK: %[[IN:.+]] = tensor.dim %arg1, %c2
+// CHECK: loop.pointwise(%[[OUT:.+]]) : tensor<2x3x?xf32> {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[O:.+]]: index):
+// CHECK: %[[SAME:.+]] = arith.cmpi eq, %[[IN]], %[[OUT]] : index
+// CHECK: arith.select %[[SAME]], %[[O]], %{{.+}} : index
+// CHECK: arith.select %[[SAME]], %[[O]], %{{.+}} : index
+// CHECK: arith.select %[[SAME]], %{{.+}}, %{{.+}} : f32
+fx.graph @linear_of_unchanged_sizes(%x: tensor<2x3x4xf32>, %d: tensor<2x3x?xf32>) -> (tensor<2x3x4xf32>, tensor<2x3x?xf32>) {
+  %0 = fx.upsample_linear1d %x {align_corners = false, scale_factors = array<f64: 1.2>} : (tensor<2x3x4xf32>) -> tensor<2x3x4xf32>
+  %1 = fx.upsample_linear1d %d {align_corners = false, scale_factors = array<f64: 1.1>} : (tensor<2x3x?xf32>) -> tensor<2x3x?xf32>
+  fx.output %0, %1 : tensor<2x3x4xf32>, tensor<2x3x?xf32>
+}
+
+// -----
+
 // Bicubic resampling: the source coordinate is not clamped at 0; its floor
 // (signed, -1 near the top edge) gives four taps per dimension, each
 // clamped into the input; sixteen loads weighted by Keys' kernel.
