@@ -402,6 +402,27 @@ def test_convolutions_of_images_of_any_size(device):
                      dynamic={0: [2, 3]})
 
 
+def _check_training_step(model, example_shape, dynamic_dims, shapes, device):
+    """Compiles a training step of `model` (the loss a sum of squares, the
+    gradients of its parameters) with `dynamic_dims` of the input dynamic,
+    and checks it against eager on inputs of `shapes`."""
+    names = [name for name, _ in model.named_parameters()]
+
+    def step(*args):
+        params, x = args[:-1], args[-1]
+        state = dict(zip(names, params))
+        loss = torch.nn.utils.stateless.functional_call(model, state, (x,)).pow(2).sum()
+        return (loss, *torch.autograd.grad(loss, params))
+
+    params = [p.detach().clone().requires_grad_() for p in model.parameters()]
+    compiled = kiln.compile(step, [*params, torch.randn(*example_shape, device=device)],
+                            dynamic={len(params): dynamic_dims})
+    for shape in shapes:
+        x = torch.randn(*shape, device=device)
+        for got, want in zip(compiled(*params, x), step(*params, x)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_training_a_cnn_with_a_dynamic_batch(device):
     # convolution_backward (of strided and transposed convolutions too) with
@@ -413,21 +434,7 @@ def test_training_a_cnn_with_a_dynamic_batch(device):
                           nn.Conv2d(8, 4, 3, stride=2, padding=1),
                           nn.ConvTranspose2d(4, 2, 2, stride=2), nn.Flatten(),
                           nn.Linear(2 * 8 * 8, 3)).to(device)
-    names = [name for name, _ in model.named_parameters()]
-
-    def step(*args):
-        params, x = args[:-1], args[-1]
-        state = dict(zip(names, params))
-        loss = torch.nn.utils.stateless.functional_call(model, state, (x,)).pow(2).sum()
-        return (loss, *torch.autograd.grad(loss, params))
-
-    params = [p.detach().clone().requires_grad_() for p in model.parameters()]
-    compiled = kiln.compile(step, [*params, torch.randn(4, 3, 8, 8, device=device)],
-                            dynamic={len(params): [0]})
-    for batch in [2, 7]:
-        x = torch.randn(batch, 3, 8, 8, device=device)
-        for got, want in zip(compiled(*params, x), step(*params, x)):
-            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    _check_training_step(model, (4, 3, 8, 8), [0], [(2, 3, 8, 8), (7, 3, 8, 8)], device)
 
 
 class _ResidualBlock(torch.nn.Module):
@@ -484,21 +491,8 @@ def test_training_on_images_of_any_size(device):
     model = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
                           nn.Conv2d(8, 8, 3, 1, 1), nn.AvgPool2d(2, count_include_pad=False),
                           nn.AdaptiveAvgPool2d((2, 3)), nn.Flatten(), nn.Linear(48, 5)).to(device)
-    names = [name for name, _ in model.named_parameters()]
-
-    def step(*args):
-        params, x = args[:-1], args[-1]
-        state = dict(zip(names, params))
-        loss = torch.nn.utils.stateless.functional_call(model, state, (x,)).pow(2).sum()
-        return (loss, *torch.autograd.grad(loss, params))
-
-    params = [p.detach().clone().requires_grad_() for p in model.parameters()]
-    compiled = kiln.compile(step, [*params, torch.randn(2, 3, 32, 40, device=device)],
-                            dynamic={len(params): [0, 2, 3]})
-    for shape in [(3, 3, 21, 35), (4, 3, 50, 33)]:
-        x = torch.randn(*shape, device=device)
-        for got, want in zip(compiled(*params, x), step(*params, x)):
-            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    _check_training_step(model, (2, 3, 32, 40), [0, 2, 3], [(3, 3, 21, 35), (4, 3, 50, 33)],
+                         device)
 
 
 def test_windows_whose_counts_guards_cannot_follow():
