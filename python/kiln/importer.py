@@ -2341,6 +2341,24 @@ class _FloorChain:
             value = value * step[1] + step[2] if step[0] == "affine" else value // step[1]
         return value
 
+    def divides(self) -> bool:
+        """Whether a step is a floor division (a window's count)."""
+        return any(step[0] == "floordiv" for step in self.steps)
+
+    def text(self) -> str:
+        """The chain as `size_symbols` writes it (fx::parseSizeExpression):
+        ``s0``, ``3*s0-1``, ``(s0+1)//2``, ``2*((s0-1)//4)+1``."""
+        text = self.symbol
+        for step in self.steps:
+            if step[0] == "floordiv":
+                text = f"({text})//{step[1]}"
+                continue
+            if step[1] != 1:
+                text = f"{step[1]}*" + (text if text == self.symbol else f"({text})")
+            if step[2]:
+                text += f"{step[2]:+d}"
+        return text
+
     def at(self, node: torch.fx.Node, value: int
            ) -> Callable[[Callable[..., torch.fx.Node]], torch.fx.Node]:
         """A builder of the chain's nodes (by `add(target, args)`): the
@@ -2579,7 +2597,7 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
                     node_a, len(results), d, len(a.shape), x, y, symbols, minimums,
                     functools.partial(third_size, d), operand_term,
                     _operand_terms(node_a, terms),
-                    lambda n: types_a[n].shape)
+                    lambda n: types_a[n].shape, terms)
                 shape.append(size)
                 if term is not None:
                     terms[(node_a, len(results), d)] = (term, x, y)
@@ -2605,8 +2623,8 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
                     third_size: Callable[[], Tuple[int, Dict[str, int]]],
                     operand_term: Callable[[Any, int], Optional[_SizeTerm]],
                     operand_terms: List[Tuple[_SizeTerm, int, int]],
-                    shape_of: Callable[[torch.fx.Node], Sequence[int]]
-                    ) -> Tuple[Optional[int], Optional[_SizeTerm]]:
+                    shape_of: Callable[[torch.fx.Node], Sequence[int]],
+                    terms: _SizeTerms) -> Tuple[Optional[int], Optional[_SizeTerm]]:
     """A value's dimension from the two traces and its size term
     (_merge_dim's), from what its operands' sizes say first:
 
@@ -2691,23 +2709,44 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
               if isinstance(term, _FloorChain)]
     chains += [(_FloorChain(name), value_a, value_b)
                for name, (value_a, value_b) in symbols.items()]
-    combined = [(combine, x, y) for combine in (operator.mul, operator.add)
+    def scale_of(combine: Callable, x_a: int, y_a: int, x_b: int, y_b: int) -> int:
+        """k where the size is k times the product (a group norm's [N, G,
+        C/G * H * W]), 1 for a sum; 0 if it is neither."""
+        if combine is operator.add:
+            return int(x_a + y_a == size_a and x_b + y_b == size_b)
+        scale = size_a // (x_a * y_a) if x_a * y_a > 0 else 0
+        return scale if scale * x_a * y_a == size_a and scale * x_b * y_b == size_b else 0
+
+    combined = [(combine, x, y, scale) for combine in (operator.mul, operator.add)
                 for i, (x, x_a, x_b) in enumerate(chains) for y, y_a, y_b in chains[i:]
-                if combine(x_a, y_a) == size_a and combine(x_b, y_b) == size_b
-                and not (combine is operator.add and _is_linear_in_one(x, y))]
+                for scale in [scale_of(combine, x_a, y_a, x_b, y_b)]
+                if scale and not (combine is operator.add and _is_linear_in_one(x, y))]
     if len(fits) > 1 or (fits and combined):
         fits = in_third_trace(fits)
         if combined:
             size_c, values_c = third_size()
-            combined = [(combine, x, y) for combine, x, y in combined
-                        if combine(x.evaluate(values_c[x.symbol]),
-                                   y.evaluate(values_c[y.symbol])) == size_c]
+            combined = [(combine, x, y, scale) for combine, x, y, scale in combined
+                        if scale * combine(x.evaluate(values_c[x.symbol]),
+                                           y.evaluate(values_c[y.symbol])) == size_c]
     for fit in fits:
         keep_at_least_2(fit)
     if len(fits) == 1 and not combined:
         return None, fits[0]
-    if fits:
+    if fits or any(combine is operator.mul and (x.divides() or y.divides())
+                   for combine, x, y, _ in combined):
         return None, _OpaqueSize()
+    # An op that states its sizes (an expand back over pooled sizes, in a
+    # mean's gradient) may take a window count that no operand has.
+    if aten_target(node) in _NAMED_SIZE_OPS:
+        counts = []
+        for term, term_a, term_b in terms.values():
+            if isinstance(term, _FloorChain) and term.divides() \
+                    and (term_a, term_b) == (size_a, size_b) and term not in counts:
+                counts.append(term)
+        if len(counts) > 1:
+            counts = in_third_trace(counts)
+        if len(counts) == 1:
+            return None, counts[0]
     return _merge_dim(node, dim, size_a, size_b, symbols, minimums, third_size)
 
 
@@ -2981,10 +3020,12 @@ _NAMED_SIZE_OPS = {aten.view.default, aten._unsafe_view.default, aten.full.defau
 def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                        types_a: Dict, types_b: Dict, types: Dict,
                        symbols: Dict[str, Tuple[int, int]],
-                       third_trace: Callable[[], Tuple[Dict, Dict[str, int]]]) -> None:
+                       third_trace: Callable[[], Tuple[Dict, Dict[str, int]]],
+                       terms: _SizeTerms) -> None:
     """Records, for each _NAMED_SIZE_OPS node whose every ``?`` has a name,
     those names, for its ``size_symbols``: a size symbol whose values the
-    two traces show (``torch.zeros(x.shape[0], 4)`` is ``[s0, 4]``), else a
+    two traces show (``torch.zeros(x.shape[0], 4)`` is ``[s0, 4]``), a
+    window count's chain (`terms`: ``(s0+1)//2``), else a
     multiple of one plus a constant that a third trace confirms
     (`third_trace`, asked only then: its types by the first trace's nodes
     and each symbol's value in it). Refuses a view whose dynamic sizes
@@ -3005,6 +3046,10 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
                     for dim, size in enumerate(source.shape) if size is None]:
                 continue
         names = [_symbol_valued(symbols, pair) for pair in pairs]
+        for index, dim in enumerate(dims):
+            term = terms.get((node_a, 0, dim), (None,))[0]
+            if not names[index] and isinstance(term, _FloorChain) and term.divides():
+                names[index] = term.text()
         if not all(names):
             # Two traces cannot tell a multiple of a symbol (3*s0) from other
             # growth (s1*s1 fits 13*s1-36 as well); a third can.
@@ -3314,8 +3359,9 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     types_a = _propagate_types(gm, _flatten_inputs(gm, inputs))
     types_b = _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b))
     minimums: Dict[str, int] = {}
-    types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums, third_trace)
-    _name_size_symbols(gm, gm_b, types_a, types_b, types, symbols, third_trace)
+    terms: _SizeTerms = {}
+    types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums, third_trace, terms)
+    _name_size_symbols(gm, gm_b, types_a, types_b, types, symbols, third_trace, terms)
     ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols, minimums,
                             third_trace)
     for symbol, (low, high) in ranges.items():

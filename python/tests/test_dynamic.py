@@ -483,14 +483,19 @@ def test_strided_convolutions_and_pooling_of_images_of_any_size(device):
 def test_training_on_images_of_any_size(device):
     # The gradients of strided convolutions, max and average pooling and
     # adaptive pooling take the run-time sizes of the images and windows.
-    # (The gradient of a reduction over sizes that windows count expands
-    # back to sizes no size_symbols entry states, which is refused: the
-    # loss reduces the linear layer's output.)
     torch.manual_seed(0)
     nn = torch.nn
     model = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
                           nn.Conv2d(8, 8, 3, 1, 1), nn.AvgPool2d(2, count_include_pad=False),
                           nn.AdaptiveAvgPool2d((2, 3)), nn.Flatten(), nn.Linear(48, 5)).to(device)
+    _check_training_step(model, (2, 3, 32, 40), [0, 2, 3], [(3, 3, 21, 35), (4, 3, 50, 33)],
+                         device)
+    # Global average pooling is a mean over window counts: its gradient
+    # divides by their product and expands back to them, named
+    # ``(s1+3)//8`` and so on.
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(), nn.MaxPool2d(3, 2, 1),
+                          nn.Conv2d(8, 4, 3, 2, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                          nn.Linear(4, 5)).to(device)
     _check_training_step(model, (2, 3, 32, 40), [0, 2, 3], [(3, 3, 21, 35), (4, 3, 50, 33)],
                          device)
 

@@ -747,6 +747,9 @@ def test_floor_chains_of_window_counts():
     for value in range(2, 40):
         assert twice.evaluate(value) == ((value + 1) // 2 - 1) // 2
         assert doubled.evaluate(value) == 2 * ((value + 1) // 2)
+    # As size_symbols writes them (fx::parseSizeExpression reads them).
+    assert twice.text() == "(s0-1)//4" and doubled.text() == "2*((s0+1)//2)"
+    assert s.then(("affine", 3, -1)).text() == "3*s0-1"
     # The least symbol value whose size is at least 2.
     assert twice.least(2) == 9 and twice.evaluate(8) == 1
     assert s.least(2) == 2 and s.then(("affine", 1, 40), ("floordiv", 64)).least(2) == 88

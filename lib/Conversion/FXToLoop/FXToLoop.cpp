@@ -192,14 +192,19 @@ Value fxtoloop::getSizeExpressionValue(OpBuilder &b, Location loc,
   Value size = getSizeSymbolValue(b, loc, op, expression->symbol);
   if (!size)
     return {};
-  if (expression->scale != 1)
-    size = arith::MulIOp::create(
-        b, loc, size,
-        arith::ConstantIndexOp::create(b, loc, expression->scale));
-  if (expression->offset != 0)
-    size = arith::AddIOp::create(
-        b, loc, size,
-        arith::ConstantIndexOp::create(b, loc, expression->offset));
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  for (const fx::SizeExpression::Step &step : expression->steps) {
+    if (step.divisor) {
+      size = arith::FloorDivSIOp::create(b, loc, size, constant(step.divisor));
+      continue;
+    }
+    if (step.scale != 1)
+      size = arith::MulIOp::create(b, loc, size, constant(step.scale));
+    if (step.offset != 0)
+      size = arith::AddIOp::create(b, loc, size, constant(step.offset));
+  }
   return size;
 }
 

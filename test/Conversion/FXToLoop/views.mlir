@@ -253,6 +253,29 @@ fx.graph @merge_dynamic_view(
 
 // -----
 
+// A window count in `size_symbols`: an expand back over pooled sizes (a
+// mean's gradient) names them as floor divisions of the symbols, which
+// lower to arith.floordivsi.
+// CHECK-LABEL: fx.graph @expand_to_window_counts
+// CHECK: %[[S1:.+]] = tensor.dim %arg1, %c2
+// CHECK-NEXT: %[[SHIFTED:.+]] = arith.addi %[[S1]], %c3
+// CHECK-NEXT: %[[H:.+]] = arith.floordivsi %[[SHIFTED]], %c8
+// CHECK: %[[S2:.+]] = tensor.dim %arg1, %c3
+// CHECK-NEXT: %[[DOUBLED:.+]] = arith.muli %[[S2]], %c2
+// CHECK-NEXT: %[[HALVED:.+]] = arith.floordivsi %[[DOUBLED]], %c4
+// CHECK-NEXT: %[[W:.+]] = arith.addi %[[HALVED]], %c1
+// CHECK: loop.pointwise(%[[H]], %[[W]]) : tensor<8x?x?xf32>
+fx.graph @expand_to_window_counts(
+    %g: tensor<8x1x1xf32> {fx.guard = #fx.tensor_guard<sizes = [8, 1, 1]>},
+    %x: tensor<1x8x?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [1, 8, s1, s2]>})
+    -> tensor<8x?x?xf32>
+    attributes {symbols = [#fx.symbol<"s1", min = 16>, #fx.symbol<"s2", min = 8>]} {
+  %0 = fx.expand %g {size_symbols = ["(s1+3)//8", "(2*s2)//4+1"], implicit = false} : (tensor<8x1x1xf32>) -> tensor<8x?x?xf32>
+  fx.output %0 : tensor<8x?x?xf32>
+}
+
+// -----
+
 // A diagonal is index arithmetic: element i reads i + 3 along dim1 (a
 // negative offset) and i along dim2; the other dimension comes first.
 // CHECK-LABEL: fx.graph @diagonal

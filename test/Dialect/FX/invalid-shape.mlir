@@ -314,9 +314,29 @@ fx.graph @view_unknown_symbol(
 fx.graph @view_size_of_two_symbols(
     %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1]>})
     -> tensor<?x?x1xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
-  // expected-error @+1 {{'fx.view' op `size_symbols` entry 's0*s1' is neither a size symbol nor a multiple of one plus a constant ('3*s0', 's0-1')}}
+  // expected-error @+1 {{'fx.view' op `size_symbols` entry 's0*s1' is not a size expression of one size symbol ('s0', '3*s0', 's0-1', '(s0+1)//2')}}
   %0 = fx.view %x {size_symbols = ["s0*s1", "1*s0"]} : (tensor<?x?xf32>) -> tensor<?x?x1xf32>
   fx.output %0 : tensor<?x?x1xf32>
+}
+
+// -----
+
+fx.graph @view_size_of_two_symbols_in_a_division(
+    %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1]>})
+    -> tensor<?xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  // expected-error @+1 {{'fx.view' op `size_symbols` entry '(s0+s1)//2' is not a size expression of one size symbol}}
+  %0 = fx.view %x {size_symbols = ["(s0+s1)//2"]} : (tensor<?x?xf32>) -> tensor<?xf32>
+  fx.output %0 : tensor<?xf32>
+}
+
+// -----
+
+fx.graph @view_size_of_an_unbalanced_division(
+    %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1]>})
+    -> tensor<?xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  // expected-error @+1 {{'fx.view' op `size_symbols` entry '((s0)//2' is not a size expression of one size symbol}}
+  %0 = fx.view %x {size_symbols = ["((s0)//2"]} : (tensor<?x?xf32>) -> tensor<?xf32>
+  fx.output %0 : tensor<?xf32>
 }
 
 // -----

@@ -99,26 +99,51 @@ static void printGuardStrides(AsmPrinter &printer, DenseI64ArrayAttr strides) {
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/FX/IR/FXAttrs.cpp.inc"
 
+/// Parses `[scale*] (symbol | '(' expression ')' ['//' divisor]) [+-offset]`
+/// from the front of `text`, appending its steps to `expression`.
+static bool parseSizeSteps(StringRef &text, SizeExpression &expression) {
+  SizeExpression::Step affine;
+  if (!text.empty() && llvm::isDigit(text.front())) {
+    if (text.consumeInteger(10, affine.scale) || affine.scale <= 0 ||
+        !text.consume_front("*"))
+      return false;
+  }
+  if (text.consume_front("(")) {
+    if (!parseSizeSteps(text, expression) || !text.consume_front(")"))
+      return false;
+    if (text.consume_front("//")) {
+      SizeExpression::Step division;
+      if (text.consumeInteger(10, division.divisor) || division.divisor <= 0)
+        return false;
+      expression.steps.push_back(division);
+    }
+  } else {
+    size_t end = text.find_first_of("+-*/()");
+    StringRef symbol = text.take_front(end);
+    if (!expression.symbol.empty() || !isSymbolName(symbol))
+      return false;
+    expression.symbol = symbol;
+    text = text.drop_front(symbol.size());
+  }
+  if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
+    bool negative = text.front() == '-';
+    text = text.drop_front();
+    uint64_t offset;
+    if (text.consumeInteger(10, offset))
+      return false;
+    affine.offset =
+        negative ? -static_cast<int64_t>(offset) : static_cast<int64_t>(offset);
+  }
+  if (affine.scale != 1 || affine.offset != 0)
+    expression.steps.push_back(affine);
+  return true;
+}
+
 std::optional<SizeExpression>
 mlir::kiln::fx::parseSizeExpression(StringRef text) {
   SizeExpression expression;
-  // An optional "<scale>*" first.
-  if (auto [scale, rest] = text.split('*'); !rest.empty()) {
-    if (scale.getAsInteger(10, expression.scale) || expression.scale <= 0)
-      return std::nullopt;
-    text = rest;
-  }
-  // Then the symbol, and an optional "+<offset>" or "-<offset>".
-  size_t sign = text.find_first_of("+-");
-  expression.symbol = text.take_front(sign);
-  if (sign != StringRef::npos) {
-    uint64_t offset;
-    if (text.drop_front(sign + 1).getAsInteger(10, offset))
-      return std::nullopt;
-    expression.offset = text[sign] == '-' ? -static_cast<int64_t>(offset)
-                                          : static_cast<int64_t>(offset);
-  }
-  if (!isSymbolName(expression.symbol))
+  if (!parseSizeSteps(text, expression) || !text.empty() ||
+      expression.symbol.empty())
     return std::nullopt;
   return expression;
 }

@@ -186,8 +186,8 @@ LogicalResult verifier::verifySizeSymbols(Operation *op,
     if (!size)
       return op->emitOpError("`size_symbols` entry '")
              << text
-             << "' is neither a size symbol nor a multiple of one plus a "
-                "constant ('3*s0', 's0-1')";
+             << "' is not a size expression of one size symbol ('s0', "
+                "'3*s0', 's0-1', '(s0+1)//2')";
     if (graph && !graph.lookupSizeSymbol(size->symbol))
       return op->emitOpError("`size_symbols` names '")
              << size->symbol << "', which is not a size symbol of the graph";

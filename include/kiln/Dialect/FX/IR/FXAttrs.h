@@ -12,17 +12,27 @@
 
 #include <optional>
 
+#include "llvm/ADT/SmallVector.h"
+
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/FX/IR/FXAttrs.h.inc"
 
 namespace mlir::kiln::fx {
 
-/// A size that an op's `size_symbols` gives: `scale * symbol + offset`,
-/// written `s0`, `3*s0`, `s0-1` or `2*s0+1` (scale positive).
+/// A size that an op's `size_symbols` gives: a size symbol's value taken
+/// through steps, each `scale * x + offset` (scale positive) or `x // divisor`
+/// (a strided window's count), written `s0`, `3*s0`, `s0-1`, `2*s0+1`,
+/// `(s0+1)//2` or `2*((s0-1)//4)+1`: an optional `scale*`, the symbol or a
+/// parenthesized expression (optionally `//divisor`), an optional offset.
 struct SizeExpression {
+  struct Step {
+    /// Zero for an affine step, else the divisor of a floor division.
+    int64_t divisor = 0;
+    int64_t scale = 1;
+    int64_t offset = 0;
+  };
   llvm::StringRef symbol;
-  int64_t scale = 1;
-  int64_t offset = 0;
+  llvm::SmallVector<Step, 2> steps;
 };
 
 /// Parses a `size_symbols` entry; none if it is not of that form.
