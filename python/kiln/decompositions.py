@@ -559,7 +559,8 @@ def table() -> Dict[object, Callable]:
                                 (3, "upsample_trilinear3d_backward", _linear_taps),
                                 (2, "upsample_bicubic2d_backward", _cubic_taps)):
         packet, backward = getattr(aten, name), _interpolation_backward(taps)
-        decompositions[packet.vec] = backward
+        if hasattr(packet, "vec"):  # torch 1.13's; later versions have none.
+            decompositions[packet.vec] = backward
         decompositions[packet.default] = (
             lambda grad, output_size, input_size, align_corners, *scales, count=spatial,
             backward=backward: backward(grad, output_size, input_size, align_corners,
@@ -567,7 +568,8 @@ def table() -> Dict[object, Callable]:
     for spatial, name in ((1, "upsample_nearest1d_backward"), (2, "upsample_nearest2d_backward"),
                           (3, "upsample_nearest3d_backward")):
         packet = getattr(aten, name)
-        decompositions[packet.vec] = _nearest_backward
+        if hasattr(packet, "vec"):
+            decompositions[packet.vec] = _nearest_backward
         decompositions[packet.default] = (
             lambda grad, output_size, input_size, *scales, count=spatial: _nearest_backward(
                 grad, output_size, input_size, _with_scales(count)(scales)))

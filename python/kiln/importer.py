@@ -1300,7 +1300,9 @@ def _upsample_vec(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
             return node.target, node.args, node.kwargs
         output_size = None
     align = [bound["align_corners"]] if "align_corners" in bound else []
-    vec = getattr(aten, node.target.__name__.split(".")[0]).vec
+    vec = getattr(getattr(aten, node.target.__name__.split(".")[0]), "vec", None)
+    if vec is None:
+        return node.target, node.args, node.kwargs
     return vec, (bound["self"], output_size, *align, scales), {}
 
 
@@ -2455,9 +2457,9 @@ _POOLING_WINDOWS = {
     aten.avg_pool2d.default: 2, aten.avg_pool3d.default: 3,
 }
 _UPSAMPLINGS = {
-    getattr(aten, f"upsample_{mode}").vec
+    getattr(getattr(aten, f"upsample_{mode}"), "vec", None)
     for mode in ("nearest1d", "nearest2d", "nearest3d", "linear1d", "bilinear2d",
-                 "trilinear3d", "bicubic2d")}
+                 "trilinear3d", "bicubic2d")} - {None}
 
 
 def _window_term(node: torch.fx.Node, dim: int, rank: int,
