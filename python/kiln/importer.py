@@ -1572,6 +1572,7 @@ def _scatter_into_fresh_views(gm: torch.fx.GraphModule) -> None:
     scatters keep autograd's graph functional, where retracing under
     functionalization would lose it (torch 1.13)."""
     graph = gm.graph
+    order = {node: index for index, node in enumerate(graph.nodes)}
     for base in list(graph.nodes):
         if base.op != "call_function" or base.target in _SCATTERS_OF_VIEWS.values():
             continue
@@ -1590,7 +1591,7 @@ def _scatter_into_fresh_views(gm: torch.fx.GraphModule) -> None:
                 readers.append(user)
         if not writes:
             continue
-        writes.sort(key=lambda pair: list(graph.nodes).index(pair[1]))
+        writes.sort(key=lambda pair: order[pair[1]])
         last = writes[-1][1]
         if any(not _precedes(last, reader) for reader in readers):
             continue
