@@ -82,7 +82,8 @@ from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
 from kiln.importer import (DECOMPOSITIONS, UnsupportedOpError, canonicalize,
                            check_supported, eliminate_dead_code, fake_mode_of,
-                           import_graph, running_in, source_location)
+                           import_graph, keeping_resampling_whole, running_in,
+                           source_location)
 from kiln.numerics import NumericsError, RegionCheck
 from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
 from kiln.runtime import Artifact
@@ -935,9 +936,10 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
             return make_boxed_func(compiled)
         return compile_graph
 
-    return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                        inference_compiler=compiler("inference"),
-                        decompositions=_BACKEND_DECOMPOSITIONS)(gm, example_inputs)
+    with keeping_resampling_whole():
+        return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+                            inference_compiler=compiler("inference"),
+                            decompositions=_BACKEND_DECOMPOSITIONS)(gm, example_inputs)
 
 
 def register() -> None:

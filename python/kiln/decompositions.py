@@ -436,6 +436,23 @@ def embedding_bag_dense_backward(grad: torch.Tensor, indices: torch.Tensor,
     return zeros.scatter_add(0, rows.unsqueeze(1).expand(-1, width), terms)
 
 
+def embedding_bag_backward(grad: torch.Tensor, indices: torch.Tensor, offsets: torch.Tensor,
+                           offset2bag: torch.Tensor, bag_size: torch.Tensor,
+                           maximum_indices: torch.Tensor, num_weights: int,
+                           scale_grad_by_freq: bool, mode: int, sparse: bool,
+                           per_sample_weights: Optional[torch.Tensor],
+                           padding_idx: int = -1) -> torch.Tensor:
+    """The weight's gradient of embedding_bag as torch 2.x's autograd
+    records it: the dense one (embedding_bag_dense_backward); a sparse
+    gradient is refused."""
+    if sparse:
+        raise NotImplementedError("Kiln does not compile the sparse gradient of embedding_bag "
+                                  "(sparse=True)")
+    return embedding_bag_dense_backward(grad, indices, offset2bag, bag_size, maximum_indices,
+                                        num_weights, scale_grad_by_freq, mode,
+                                        per_sample_weights, padding_idx)
+
+
 def embedding_bag_per_sample_weights_backward(
         grad: torch.Tensor, weight: torch.Tensor, indices: torch.Tensor,
         offsets: torch.Tensor, offset2bag: torch.Tensor, mode: int,
@@ -548,6 +565,7 @@ def table() -> Dict[object, Callable]:
         aten.grid_sampler_2d_backward.default: grid_sampler_2d_backward,
         aten._embedding_bag.default: embedding_bag,
         aten._embedding_bag_forward_only.default: embedding_bag,
+        aten._embedding_bag_backward.default: embedding_bag_backward,
         aten._embedding_bag_dense_backward.default: embedding_bag_dense_backward,
         aten._embedding_bag_per_sample_weights_backward.default:
             embedding_bag_per_sample_weights_backward,

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import fractions
 import functools
 import inspect
 import math
@@ -33,7 +34,8 @@ import re
 import struct
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple,
+                    Union)
 
 import torch
 import torch.fx
@@ -759,8 +761,13 @@ _SIZE_SYMBOLS_META = "kiln_size_symbols"
 
 
 # A size that ``size_symbols`` can name: a size symbol, or a positive
-# multiple of one plus a constant, as fx::parseSizeExpression reads it.
-_SIZE_EXPRESSION_RE = re.compile(r"(?:[1-9][0-9]*\*)?[A-Za-z_][A-Za-z0-9_]*(?:[+-][0-9]+)?")
+# multiple of one plus a constant, or a product of symbols (each maybe with
+# an offset), as fx::parseSizeExpression reads it.
+_SIZE_SYMBOL_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*"
+_SIZE_FACTOR_PATTERN = rf"(?:{_SIZE_SYMBOL_PATTERN}|\({_SIZE_SYMBOL_PATTERN}[+-][0-9]+\))"
+_SIZE_EXPRESSION_RE = re.compile(
+    rf"(?:[1-9][0-9]*\*)?{_SIZE_SYMBOL_PATTERN}(?:[+-][0-9]+)?"
+    rf"|(?:[1-9][0-9]*\*)?{_SIZE_FACTOR_PATTERN}(?:\*{_SIZE_FACTOR_PATTERN})+")
 
 
 def _naming_view_sizes(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
@@ -784,8 +791,9 @@ def _naming_view_sizes(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
 
 def _symbolic_size_names(node: torch.fx.Node) -> Optional[List[str]]:
     """The size of each ``?`` of `node`'s result as ``size_symbols`` names
-    it, or None unless each is a size symbol or a multiple of one plus a
-    constant (``s1``, ``2*s1``, ``s1-1``; not ``s0*s1``)."""
+    it, or None unless each is a size symbol, a multiple of one plus a
+    constant or a product of them (``s1``, ``2*s1``, ``s1-1``, ``s0*s1``;
+    not ``s0+s1``)."""
     if _SIZE_SYMBOLS_META in node.meta:
         return node.meta[_SIZE_SYMBOLS_META]
     value = node.meta.get("val")
@@ -1047,6 +1055,31 @@ def _innermost_last(trace: str) -> str:
 
 
 @contextlib.contextmanager
+def keeping_resampling_whole() -> Iterator[None]:
+    """Makes make_fx record the resampling ops whole: torch 2.x registers
+    Python kernels of them at the CompositeImplicitAutograd and Autograd
+    keys, which its python dispatcher runs while tracing. Without them the
+    ``.vec`` overloads reach ``.default`` through ATen's own composite and
+    autograd records ``upsample_*_backward``."""
+    keys = [getattr(torch._C.DispatchKey, name) for name in
+            ("CompositeImplicitAutograd", "Autograd")]
+    removed = [(op, key, op.py_kernels.pop(key)) for op in _RESAMPLING_OPS
+               for key in keys if key in getattr(op, "py_kernels", {})]
+
+    def forget_dispatch() -> None:
+        for op in {op for op, _, _ in removed}:
+            getattr(op, "_dispatch_cache", {}).clear()
+
+    forget_dispatch()
+    try:
+        yield
+    finally:
+        for op, key, kernel in removed:
+            op.py_kernels[key] = kernel
+        forget_dispatch()
+
+
+@contextlib.contextmanager
 def _recording_stack_traces() -> Iterator[None]:
     """Makes make_fx's tracer record each node's stack trace (torch 1.13,
     whose make_fx has no option for it)."""
@@ -1097,6 +1130,17 @@ _DECOMPOSED_ANYWAY = ("aten._native_batch_norm_legit", "aten._softmax_backward_d
                       "aten.native_group_norm_backward.", "aten.native_batch_norm_backward.")
 
 
+# The resampling ops, which the fx dialect has whole: torch 2.x decomposes
+# their ``.default`` overloads (the ``.vec`` ones call) into gathers with
+# the sizes baked in, in its table and as Python kernels at the Autograd
+# key (keeping_resampling_whole).
+_RESAMPLING_MODES = ("nearest1d", "nearest2d", "nearest3d", "linear1d", "bilinear2d",
+                     "trilinear3d", "bicubic2d")
+_RESAMPLING_OPS = tuple(op for mode in _RESAMPLING_MODES
+                        for op in (getattr(getattr(aten, f"upsample_{mode}"), "vec", None),
+                                   getattr(aten, f"upsample_{mode}").default) if op is not None)
+
+
 def _decompositions() -> Dict[Any, Callable]:
     """PyTorch's decompositions (``torch._decomp``, ``torch._refs``) of the
     ATen ops that the fx dialect lacks (``aten.t``, ``aten.transpose``,
@@ -1107,8 +1151,9 @@ def _decompositions() -> Dict[Any, Callable]:
 
     table = {op: fn for op, fn in decomposition_table.items()
              if (op not in _OPS or str(op).startswith(_DECOMPOSED_ANYWAY))
-             and not str(op).startswith(_NOT_DECOMPOSED)}
+             and not str(op).startswith(_NOT_DECOMPOSED) and op not in _RESAMPLING_OPS}
     table[aten.cudnn_grid_sampler.default] = _cudnn_grid_sampler
+    table[aten.cudnn_grid_sampler_backward.default] = _cudnn_grid_sampler_backward
     # Rearrangements that torch 1.13 has no decomposition of: views,
     # permutes and gathers, which lower to index arithmetic.
     table[aten.pixel_shuffle.default] = _pixel_shuffle
@@ -1228,6 +1273,13 @@ def _cudnn_grid_sampler(input: torch.Tensor, grid: torch.Tensor) -> torch.Tensor
     """What ``grid_sampler`` dispatches to on CUDA for the cases cuDNN has:
     bilinear sampling, zeros padding, aligned corners."""
     return aten.grid_sampler_2d.default(input, grid, 0, 0, True)
+
+
+def _cudnn_grid_sampler_backward(input: torch.Tensor, grid: torch.Tensor,
+                                 grad: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    """The gradient of _cudnn_grid_sampler, which autograd records when it
+    differentiates grid sampling on CUDA."""
+    return aten.grid_sampler_2d_backward.default(grad, input, grid, 0, 0, True, [True, True])
 
 
 # What capture decomposes while tracing: ATen overload -> its decomposition.
@@ -1476,10 +1528,8 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
         lambda n: (aten.full_like.default, (n.args[0], 1), {"dtype": n.kwargs.get("dtype")}),
 }
 # torch 2.x spells resampling with a scale argument per dimension.
-_EQUIVALENT_OPS.update({
-    getattr(aten, f"upsample_{mode}").default: _upsample_vec
-    for mode in ("nearest1d", "nearest2d", "nearest3d", "linear1d", "bilinear2d",
-                 "trilinear3d", "bicubic2d")})
+_EQUIVALENT_OPS.update({getattr(aten, f"upsample_{mode}").default: _upsample_vec
+                        for mode in _RESAMPLING_MODES})
 # torch 1.13's linspace converts with prims.to_dtype, which later versions
 # lack.
 if hasattr(torch.ops.prims, "to_dtype"):
@@ -1719,7 +1769,8 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
             _rewrite_scalar_first(graph, node)
 
 
-def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
+def capture(fn: Callable, example_inputs: Sequence[Any], *,
+            math_attention: bool = False) -> torch.fx.GraphModule:
     """Traces `fn` (a function or an nn.Module) to an ATen-level graph.
 
     Runs ``make_fx(fn)(*example_inputs)`` on copies of the inputs (so that
@@ -1738,12 +1789,27 @@ def capture(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule
     ``kiln_input_updates`` lists which inputs they are (see
     _return_input_updates). Writes into anything else (a module's buffer)
     stay in-place ops, which the importer refuses.
+
+    With `math_attention`, ``scaled_dot_product_attention`` (torch 2.x)
+    traces as its math, matrix products around a softmax, rather than as
+    the op of a fused kernel: Kiln lowers those ops for static sizes only.
     """
-    gm = _trace(fn, example_inputs)
-    if any(n.op == "call_function" and _writes_an_argument(n) for n in gm.graph.nodes):
-        gm = _trace(_functionalize(fn), example_inputs)
-        _return_input_updates(gm)
+    with _math_attention() if math_attention else contextlib.nullcontext():
+        gm = _trace(fn, example_inputs)
+        if any(n.op == "call_function" and _writes_an_argument(n) for n in gm.graph.nodes):
+            gm = _trace(_functionalize(fn), example_inputs)
+            _return_input_updates(gm)
     return gm
+
+
+def _math_attention() -> contextlib.AbstractContextManager:
+    """Makes scaled_dot_product_attention choose its math backend (torch
+    2.x; torch 1.13 has no fused attention)."""
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+    except ImportError:
+        return contextlib.nullcontext()
+    return sdpa_kernel(SDPBackend.MATH)
 
 
 def _functionalize(fn: Callable) -> Callable:
@@ -1762,7 +1828,8 @@ def _trace(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
     options = {"tracing_mode": "real", "decomposition_table": DECOMPOSITIONS}
     if "record_stack_traces" in inspect.signature(make_fx).parameters:
         # torch 2.x: the tracer is configured per call.
-        gm = make_fx(fn, record_stack_traces=True, **options)(*inputs)
+        with keeping_resampling_whole():
+            gm = make_fx(fn, record_stack_traces=True, **options)(*inputs)
     else:
         with _recording_stack_traces():
             gm = make_fx(fn, **options)(*inputs)
@@ -2393,11 +2460,34 @@ class _FloorChain:
 
 
 class _OpaqueSize:
-    """A dynamic size that no _FloorChain states (a product or a sum of
+    """A dynamic size that no _FloorChain or _ProductSize states (a sum of
     sizes): equal only to itself, so values inherit it as they are."""
 
 
-_SizeTerm = Union[_FloorChain, _OpaqueSize]
+@dataclasses.dataclass(frozen=True)
+class _ProductSize:
+    """A dynamic size that is `scale` times the product of two chains' sizes
+    (a flatten's B*T rows), its factors in a canonical order: named in
+    ``size_symbols`` as ``s0*s1`` or ``2*s0*(s1-1)``."""
+    factors: Tuple[_FloorChain, _FloorChain]
+    scale: int = 1
+
+    @staticmethod
+    def of(x: _FloorChain, y: _FloorChain, scale: int) -> "_ProductSize":
+        return _ProductSize(tuple(sorted((x, y), key=_FloorChain.text)), scale)
+
+    def evaluate(self, values: Dict[str, int]) -> int:
+        x, y = self.factors
+        return self.scale * x.evaluate(values[x.symbol]) * y.evaluate(values[y.symbol])
+
+    def text(self) -> str:
+        """The product as `size_symbols` writes it (fx::parseSizeExpression):
+        each factor parenthesized unless it is a symbol."""
+        factors = [f.text() if not f.steps else f"({f.text()})" for f in self.factors]
+        return "*".join(([str(self.scale)] if self.scale != 1 else []) + factors)
+
+
+_SizeTerm = Union[_FloorChain, _ProductSize, _OpaqueSize]
 
 
 def _is_linear_in_one(x: _FloorChain, y: _FloorChain) -> bool:
@@ -2442,10 +2532,14 @@ def _window_counts(node: torch.fx.Node, shape_of: Callable[[torch.fx.Node], Sequ
         stride = expand(bound.get("stride"), 0) if bound.get("stride") else kernel
         padding, dilation = expand(bound.get("padding"), 0), expand(bound.get("dilation"), 1)
     elif target in _UPSAMPLINGS:
-        factors = _argument(node, "scale_factors")
-        if not factors or any(float(f) != int(f) for f in factors):
+        # floor(s * f) is exact in doubles for a factor p / q with a small
+        # power of two q (2, 1.5, 0.25): (p * s) // q.
+        factors = [fractions.Fraction(float(f)) for f in _argument(node, "scale_factors") or ()]
+        if not factors or any(f <= 0 or f.denominator > 1024 for f in factors):
             return None
-        return [[("affine", int(f), 0)] for f in factors], len(factors), False
+        return [[("affine", f.numerator, 0)] + ([("floordiv", f.denominator)]
+                                                 if f.denominator > 1 else [])
+                for f in factors], len(factors), False
     else:
         return None
     return [[("affine", 1, 2 * p - d * (k - 1) - 1), ("floordiv", s), ("affine", 1, 1)]
@@ -2457,10 +2551,8 @@ _POOLING_WINDOWS = {
     aten.max_pool2d_with_indices.default: 2, aten.max_pool3d_with_indices.default: 3,
     aten.avg_pool2d.default: 2, aten.avg_pool3d.default: 3,
 }
-_UPSAMPLINGS = {
-    getattr(getattr(aten, f"upsample_{mode}"), "vec", None)
-    for mode in ("nearest1d", "nearest2d", "nearest3d", "linear1d", "bilinear2d",
-                 "trilinear3d", "bicubic2d")} - {None}
+_UPSAMPLINGS = {getattr(getattr(aten, f"upsample_{mode}"), "vec", None)
+                for mode in _RESAMPLING_MODES} - {None}
 
 
 def _window_term(node: torch.fx.Node, dim: int, rank: int,
@@ -2667,8 +2759,9 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
     def in_third_trace(terms: List[_SizeTerm]) -> List[_SizeTerm]:
         """`terms` less the chains that the third trace's size refutes."""
         size_c, values_c = third_size()
-        return [term for term in terms if not isinstance(term, _FloorChain)
-                or term.evaluate(values_c[term.symbol]) == size_c]
+        return [term for term in terms if isinstance(term, _OpaqueSize)
+                or (term.evaluate(values_c[term.symbol]) if isinstance(term, _FloorChain)
+                    else term.evaluate(values_c)) == size_c]
 
     def keep_at_least_2(chain: _FloorChain) -> None:
         minimums[chain.symbol] = max(minimums.get(chain.symbol, 2), chain.least(2))
@@ -2712,6 +2805,11 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
               if isinstance(term, _FloorChain)]
     chains += [(_FloorChain(name), value_a, value_b)
                for name, (value_a, value_b) in symbols.items()]
+    if aten_target(node) in _NAMED_SIZE_OPS:
+        # An op that states its sizes may take them from anywhere in the
+        # graph (the count of a loss over x[:, 1:], B*(T-1)).
+        chains += list({term: (term, term_a, term_b) for term, term_a, term_b in terms.values()
+                        if isinstance(term, _FloorChain) and term.steps}.values())
     def scale_of(combine: Callable, x_a: int, y_a: int, x_b: int, y_b: int) -> int:
         """k where the size is k times the product (a group norm's [N, G,
         C/G * H * W]), 1 for a sum; 0 if it is neither."""
@@ -2735,6 +2833,12 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
         keep_at_least_2(fit)
     if len(fits) == 1 and not combined:
         return None, fits[0]
+    # One product (of chains, or of a chain and a symbol, which may be the
+    # same chain twice) names the size: ``s0*s1``.
+    products = {_ProductSize.of(x, y, scale) for combine, x, y, scale in combined
+                if combine is operator.mul}
+    if not fits and len(products) == 1 and all(c is operator.mul for c, *_ in combined):
+        return None, products.pop()
     if fits or any(combine is operator.mul and (x.divides() or y.divides())
                    for combine, x, y, _ in combined):
         return None, _OpaqueSize()
@@ -2783,6 +2887,31 @@ def _set_argument(node: torch.fx.Node, name: str, value: Any) -> None:
         node.args = node.args[:index] + (value,) + node.args[index + 1:]
     else:
         node.kwargs = {**node.kwargs, name: value}
+
+
+# The primes up to 7, which no trace's growth is a multiple of.
+_SMALL_PRIMES = 2 * 3 * 5 * 7
+
+
+def _growths(values: Sequence[int], taken: Set[int], least: int) -> Dict[int, int]:
+    """How much a trace grows each dynamic size in `values`: by at least
+    `least` (at least the largest of them, so that a size computed as s // c
+    with c <= s differs between the traces, not only s), by an amount prime to 2,
+    3, 5 and 7 (so that s moves to another residue modulo every stride or
+    divisor a net is likely to have: traces at 16 and 32 would find a U-Net's
+    2*((s+1)//2) equal to s), and each by another amount (so that sizes of
+    two symbols that the first trace finds equal, as in x[1:] + y with y one
+    shorter than x, grow apart unless the function relates them: then the
+    trace fails). No grown size is one the inputs have, or another's."""
+    growth: Dict[int, int] = {}
+    amount = least
+    for value in values:
+        while math.gcd(amount, _SMALL_PRIMES) != 1 or value + amount in taken \
+                or value + amount in {v + g for v, g in growth.items()}:
+            amount += 1
+        growth[value] = amount
+        amount += 1
+    return growth
 
 
 @dataclass(frozen=True)
@@ -3051,7 +3180,8 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
         names = [_symbol_valued(symbols, pair) for pair in pairs]
         for index, dim in enumerate(dims):
             term = terms.get((node_a, 0, dim), (None,))[0]
-            if not names[index] and isinstance(term, _FloorChain) and term.divides():
+            if not names[index] and (isinstance(term, _ProductSize) or (
+                    isinstance(term, _FloorChain) and term.divides())):
                 names[index] = term.text()
         if not all(names):
             # Two traces cannot tell a multiple of a symbol (3*s0) from other
@@ -3249,7 +3379,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     second time on inputs whose dynamic sizes differ (each grown by at least
     the largest dynamic size, by repeating its elements; so the second trace
     costs up to twice the memory per dynamic dimension; each symbol grows by
-    its own amount): the two graphs must be the same op for op, with the same
+    its own amount, prime to 2, 3, 5 and 7: _growths): the two graphs must be the same op for op, with the same
     attributes, and a value's size may differ between them only as
     ``scale * s + offset`` of one symbol s (_merge_dim; the symbol's range
     then keeps it at least 2). A slice bound or an arange end that is a
@@ -3260,7 +3390,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     traces (``x[:, 3]`` needs at least 4 elements, ``pe[:s0]`` at most pe's);
     the other ops that compare a dynamic size with a static bound
     (``diagonal``, ``as_strided``) are refused. Raises UnsupportedOpError
-    naming the node otherwise.
+    naming the node otherwise. Attention traces as its math (capture's
+    `math_attention`).
 
     A graph with random ops reads a seed after the constants, on `device`
     (by default the inputs'): ImportedGraph.seed_device.
@@ -3270,7 +3401,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     lifted into inputs; ImportedGraph.constants then holds only those that
     cannot be frozen (bool, complex).
     """
-    gm = capture(fn, example_inputs)
+    # The fused attention ops lower for static sizes only.
+    gm = capture(fn, example_inputs, math_attention=bool(dynamic))
     take_constants = freeze_constants if freeze else lift_constants
     constants = _on_inputs_device(take_constants(gm), example_inputs)
     seed_device = device or _inputs_device(example_inputs)
@@ -3287,14 +3419,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     names = {value: f"s{i}" for i, value in enumerate(values)}
     all_sizes = {int(s) for t in [*flat, *constants, *_frozen_values(gm)]
                  if isinstance(t, torch.Tensor) for s in t.shape}
-    # Each dynamic size grows by at least the largest of them, so that a size
-    # computed as s // c (c <= s) differs between the traces, not only s;
-    # and each symbol by another amount, so that sizes of two symbols that
-    # the first trace finds equal (x[1:] + y with y one shorter than x) grow
-    # apart, unless the function relates them: then the second trace fails.
-    offset = next(k for k in range(max(values), 1 << 40)
-                  if not {v + k + i for i, v in enumerate(values)} & all_sizes)
-    growth = {v: offset + i for i, v in enumerate(values)}
+    growth = _growths(values, all_sizes, max(values))
 
     def grown_trace(growth: Dict[int, int]) -> Tuple[torch.fx.GraphModule, List[Any]]:
         """The graph of `fn` on the example inputs with each dynamic size
@@ -3307,7 +3432,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
                 grown[index] = _resized(value, shape)
         grown_inputs = pytree.tree_unflatten(grown, spec)
         try:
-            gm_grown = capture(fn, grown_inputs)
+            gm_grown = capture(fn, grown_inputs, math_attention=True)
         except Exception as error:
             raise KilnImportError(
                 f"the function fails on inputs whose dynamic dimensions have other sizes "
@@ -3321,9 +3446,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     def third_trace() -> _ThirdTrace:
         """A trace whose sizes grow by yet other amounts, by the first
         trace's nodes (traced once, when a size needs it)."""
-        offset_c = next(k for k in range(2 * offset + len(values), 1 << 40)
-                        if not {v + k + i for i, v in enumerate(values)} & all_sizes)
-        growth_c = {v: offset_c + i for i, v in enumerate(values)}
+        growth_c = _growths(values, all_sizes, 2 * max(growth.values()) + 1)
         gm_c, inputs_c = grown_trace(growth_c)
         types_c = _propagate_types(gm_c, _flatten_inputs(gm_c, inputs_c))
         # The first trace's nodes less the symbolic arguments it gained since.
@@ -3402,7 +3525,8 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
     """
     from torch.export.graph_signature import InputKind, OutputKind
 
-    program = program.run_decompositions(_export_decompositions())
+    with keeping_resampling_whole():
+        program = program.run_decompositions(_export_decompositions())
     signature = program.graph_signature
     updates = [spec for spec in signature.output_specs if spec.kind != OutputKind.USER_OUTPUT]
     if updates:
@@ -3457,7 +3581,7 @@ def _export_decompositions() -> Dict[Any, Callable]:
         table = core_aten_decompositions()
     for op in list(table.keys()):
         if (op in _OPS and not str(op).startswith(_DECOMPOSED_ANYWAY)) \
-                or str(op).startswith(_NOT_DECOMPOSED):
+                or str(op).startswith(_NOT_DECOMPOSED) or op in _RESAMPLING_OPS:
             table.pop(op)
     table.update(DECOMPOSITIONS)
     return table

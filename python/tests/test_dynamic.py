@@ -55,9 +55,17 @@ def test_parameters_stay_static():
     # n * n is no multiple of a symbol plus a constant (a third trace shows).
     (lambda x: x.sum() + torch.arange(x.shape[0] * x.shape[0]).sum(),
      r"depends on the dynamic input sizes beyond its types: '%arange = fx\.arange"),
-    # s0 // 2 equals 4 for s0 = 8 and 9: the traces must differ by more.
-    (lambda x: x.view(x.shape[0] // 2, 8),
-     r"dimension 0 of aten\.view\.default depends on the dynamic sizes .*size 4, then 8"),
+    # s0 // 2 equals 4 for s0 = 8 and 9: the traces must differ by more,
+    # and by an odd amount, so that a size that halves is no multiple of s0.
+    (lambda x: x.sum() + x.new_zeros(x.shape[0] // 2).sum(),
+     r"dimension 0 of aten\.full\.default depends on the dynamic sizes .*size 4, then 9"),
+    # 2 * ((s0 + 1) // 2) equals s0 for even s0 only: an odd second trace
+    # shows that it is no symbol's value (a U-Net's upsampled size).
+    (lambda x: x.sum() + torch.arange(2 * ((x.shape[0] + 1) // 2)).sum(),
+     r"beyond its types: '%arange = fx\.arange \{start = 0 : i64, end = 8 : i64\}"),
+    # A view that halves fails on the odd size of the second trace.
+    (lambda x: x.view(x.shape[0] // 2, 8), r"fails on inputs whose dynamic dimensions have "
+                                           r"other sizes \(shape '\[9, 8\]' is invalid"),
     # A count that is no multiple of one size or of a product of two, and a
     # divisor that is no count.
     (lambda x: x.sum() / x.shape[0] ** 3,
@@ -391,7 +399,8 @@ def test_convolutions_of_images_of_any_size(device):
         compiled = kiln.compile(module, [make(2, 7, 9)], dynamic=dynamic)
         for batch, height, width in [(2, 7, 9), (3, 5, 12), (2, 16, 6)]:
             x = make(batch, height, width)
-            with torch.no_grad():
+            # Eager in full f32 (cuDNN would round to TF32).
+            with torch.no_grad(), torch.backends.cudnn.flags(allow_tf32=False):
                 torch.testing.assert_close(compiled(x), module(x), rtol=1e-4, atol=1e-4)
 
     # A window sliding over a product of sizes counts what no chain of one
@@ -518,8 +527,17 @@ def test_windows_whose_counts_guards_cannot_follow():
         up = torch.nn.functional.interpolate(conv(x), scale_factor=2)
         return torch.cat([x, up], 1)
 
-    with pytest.raises(KilnImportError):
+    with pytest.raises(KilnImportError, match="fails on inputs whose dynamic dimensions"):
         kiln.compile(unet, [torch.randn(1, 4, 16, 16)], dynamic={0: [2, 3]})
+    # Without the skip connection, the upsampled size 2·⌊(s + 1) / 2⌋ is a
+    # window count's multiple, right for odd sizes too.
+    decoder = kiln.compile(lambda x: torch.nn.functional.interpolate(conv(x), scale_factor=2),
+                           [torch.randn(1, 4, 16, 12)], dynamic={0: [2, 3]})
+    for height, width in [(16, 16), (17, 9), (5, 6)]:
+        x = torch.randn(1, 4, height, width)
+        with torch.no_grad():
+            torch.testing.assert_close(decoder(x), torch.nn.functional.interpolate(
+                conv(x), scale_factor=2))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -694,14 +712,19 @@ def test_views_that_move_dynamic_sizes_around():
             assert got.shape == want.shape and torch.equal(got, want)
 
 
-def test_views_whose_sizes_traces_cannot_name_are_refused():
+def test_views_whose_sizes_a_third_trace_names_as_products():
     # Two traces cannot tell a multiple of a symbol from other growth: H*W
     # of a square image grows 16 -> 81 as s1 grows 4 -> 9, which 13*s1-36
-    # fits too; a third trace (s1 = 4, 9, 16 say) shows that no multiple of
-    # s1 plus a constant does. Such views are refused, never paired in order.
-    with pytest.raises(KilnImportError, match="moves dynamic sizes"):
-        kiln.compile(lambda x: x.view(x.shape[0], 3, -1) * 2, [torch.randn(2, 3, 4, 4)],
-                     dynamic={0: [0, 2, 3]})
+    # fits too; a third trace shows that no multiple of s1 plus a constant
+    # does, and the product s1*s1 names the size (never paired in order).
+    def fn(x):
+        return x.view(x.shape[0], 3, -1) * 2
+
+    compiled = kiln.compile(fn, [torch.randn(2, 3, 4, 4)], dynamic={0: [0, 2, 3]})
+    assert 'size_symbols = ["s0", "s1*s1"]' in compiled.graph_text
+    for batch, side in [(2, 4), (3, 7), (5, 2)]:
+        x = torch.randn(batch, 3, side, side)
+        torch.testing.assert_close(compiled(x), fn(x))
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -883,3 +906,21 @@ def test_unbounded_symbol_ranges_have_no_max():
     assert _finite_int(sympy.Integer(2 ** 63 - 1)) is None
     assert _finite_int(sympy.Integer(1024)) == 1024
     assert _finite_int(1024) == 1024
+
+
+def test_sizes_named_as_products_of_symbols():
+    # An expand over the flattened batch and length (a loss's total weight,
+    # as torch 2.x's CUDA graphs spell it) names its size s0*s1; one over
+    # the shifted length (the loss of x[:, 1:]) s0*(s1-1).
+    def fn(x):
+        total, shifted = x.sum(), x[:, 1:]
+        return (total.expand(x.shape[0] * x.shape[1], 1) * 2,
+                shifted.sum().expand(shifted.shape[0] * shifted.shape[1]) + 1)
+
+    compiled = kiln.compile(fn, [torch.randn(3, 5, 4)], dynamic={0: [0, 1]})
+    assert 'size_symbols = ["s0*s1"]' in compiled.graph_text
+    assert 'size_symbols = ["s0*(s1-1)"]' in compiled.graph_text
+    for batch, length in [(3, 5), (2, 9), (6, 3)]:
+        x = torch.randn(batch, length, 4)
+        for got, want in zip(compiled(x), fn(x)):
+            torch.testing.assert_close(got, want)

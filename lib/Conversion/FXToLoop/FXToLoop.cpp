@@ -189,23 +189,28 @@ Value fxtoloop::getSizeExpressionValue(OpBuilder &b, Location loc,
   std::optional<fx::SizeExpression> expression = fx::parseSizeExpression(text);
   if (!expression)
     return {};
-  Value size = getSizeSymbolValue(b, loc, op, expression->symbol);
-  if (!size)
-    return {};
   auto constant = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
-  for (const fx::SizeExpression::Step &step : expression->steps) {
-    if (step.divisor) {
-      size = arith::FloorDivSIOp::create(b, loc, size, constant(step.divisor));
-      continue;
+  Value product;
+  for (const fx::SizeExpression::Factor &factor : expression->factors) {
+    Value size = getSizeSymbolValue(b, loc, op, factor.symbol);
+    if (!size)
+      return {};
+    for (const fx::SizeExpression::Step &step : factor.steps) {
+      if (step.divisor) {
+        size =
+            arith::FloorDivSIOp::create(b, loc, size, constant(step.divisor));
+        continue;
+      }
+      if (step.scale != 1)
+        size = arith::MulIOp::create(b, loc, size, constant(step.scale));
+      if (step.offset != 0)
+        size = arith::AddIOp::create(b, loc, size, constant(step.offset));
     }
-    if (step.scale != 1)
-      size = arith::MulIOp::create(b, loc, size, constant(step.scale));
-    if (step.offset != 0)
-      size = arith::AddIOp::create(b, loc, size, constant(step.offset));
+    product = product ? arith::MulIOp::create(b, loc, product, size) : size;
   }
-  return size;
+  return product;
 }
 
 FailureOr<SmallVector<Value>>

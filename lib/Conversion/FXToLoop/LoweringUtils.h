@@ -37,7 +37,8 @@ Value getSizeSymbolValue(OpBuilder &b, Location loc, Operation *op,
                          StringRef name);
 
 /// The run-time value of a `size_symbols` entry of `op` (a size symbol, or
-/// a multiple of one plus a constant: fx::parseSizeExpression), or null.
+/// a multiple of one plus a constant, a window count, a product of those:
+/// fx::parseSizeExpression), or null.
 Value getSizeExpressionValue(OpBuilder &b, Location loc, Operation *op,
                              StringRef text);
 

@@ -276,6 +276,31 @@ fx.graph @expand_to_window_counts(
 
 // -----
 
+// A product of sizes in `size_symbols`: a loss's total weight expanded over
+// the flattened batch and length, B * T and 2 * B * (T - 1) rows.
+// CHECK-LABEL: fx.graph @expand_to_products_of_sizes
+// CHECK: %[[B:.+]] = tensor.dim %arg1, %c0
+// CHECK-NEXT: %[[T:.+]] = tensor.dim %arg1, %c1
+// CHECK-NEXT: %[[BT:.+]] = arith.muli %[[B]], %[[T]]
+// CHECK: loop.pointwise(%[[BT]]) : tensor<?x1xf32>
+// CHECK: %[[B2:.+]] = tensor.dim %arg1, %c0
+// CHECK-NEXT: %[[TWICE:.+]] = arith.muli %[[B2]], %c2
+// CHECK-NEXT: %[[T2:.+]] = tensor.dim %arg1, %c1
+// CHECK-NEXT: %[[SHORTER:.+]] = arith.addi %[[T2]], %c-1
+// CHECK-NEXT: %[[ROWS:.+]] = arith.muli %[[TWICE]], %[[SHORTER]]
+// CHECK: loop.pointwise(%[[ROWS]]) : tensor<?xf32>
+fx.graph @expand_to_products_of_sizes(
+    %w: tensor<f32> {fx.guard = #fx.tensor_guard<sizes = []>},
+    %x: tensor<?x?x4xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1, 4]>})
+    -> (tensor<?x1xf32>, tensor<?xf32>)
+    attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  %0 = fx.expand %w {size_symbols = ["s0*s1"], implicit = false} : (tensor<f32>) -> tensor<?x1xf32>
+  %1 = fx.expand %w {size_symbols = ["2*s0*(s1-1)"], implicit = false} : (tensor<f32>) -> tensor<?xf32>
+  fx.output %0, %1 : tensor<?x1xf32>, tensor<?xf32>
+}
+
+// -----
+
 // A diagonal is index arithmetic: element i reads i + 3 along dim1 (a
 // negative offset) and i along dim2; the other dimension comes first.
 // CHECK-LABEL: fx.graph @diagonal

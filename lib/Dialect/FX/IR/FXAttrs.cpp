@@ -99,9 +99,10 @@ static void printGuardStrides(AsmPrinter &printer, DenseI64ArrayAttr strides) {
 #define GET_ATTRDEF_CLASSES
 #include "kiln/Dialect/FX/IR/FXAttrs.cpp.inc"
 
-/// Parses `[scale*] (symbol | '(' expression ')' ['//' divisor]) [+-offset]`
-/// from the front of `text`, appending its steps to `expression`.
-static bool parseSizeSteps(StringRef &text, SizeExpression &expression) {
+/// Parses `[scale*] (symbol | '(' factor ')' ['//' divisor]) [+-offset]`
+/// from the front of `text`, appending its steps to `factor`. An offset
+/// ends a factor: `s0-1*s1` is refused, `(s0-1)*s1` is the product.
+static bool parseSizeSteps(StringRef &text, SizeExpression::Factor &factor) {
   SizeExpression::Step affine;
   if (!text.empty() && llvm::isDigit(text.front())) {
     if (text.consumeInteger(10, affine.scale) || affine.scale <= 0 ||
@@ -109,41 +110,45 @@ static bool parseSizeSteps(StringRef &text, SizeExpression &expression) {
       return false;
   }
   if (text.consume_front("(")) {
-    if (!parseSizeSteps(text, expression) || !text.consume_front(")"))
+    if (!parseSizeSteps(text, factor) || !text.consume_front(")"))
       return false;
     if (text.consume_front("//")) {
       SizeExpression::Step division;
       if (text.consumeInteger(10, division.divisor) || division.divisor <= 0)
         return false;
-      expression.steps.push_back(division);
+      factor.steps.push_back(division);
     }
   } else {
     size_t end = text.find_first_of("+-*/()");
     StringRef symbol = text.take_front(end);
-    if (!expression.symbol.empty() || !isSymbolName(symbol))
+    if (!factor.symbol.empty() || !isSymbolName(symbol))
       return false;
-    expression.symbol = symbol;
+    factor.symbol = symbol;
     text = text.drop_front(symbol.size());
   }
   if (!text.empty() && (text.front() == '+' || text.front() == '-')) {
     bool negative = text.front() == '-';
     text = text.drop_front();
     uint64_t offset;
-    if (text.consumeInteger(10, offset))
+    if (text.consumeInteger(10, offset) || text.starts_with("*"))
       return false;
     affine.offset =
         negative ? -static_cast<int64_t>(offset) : static_cast<int64_t>(offset);
   }
   if (affine.scale != 1 || affine.offset != 0)
-    expression.steps.push_back(affine);
+    factor.steps.push_back(affine);
   return true;
 }
 
 std::optional<SizeExpression>
 mlir::kiln::fx::parseSizeExpression(StringRef text) {
   SizeExpression expression;
-  if (!parseSizeSteps(text, expression) || !text.empty() ||
-      expression.symbol.empty())
+  do {
+    SizeExpression::Factor &factor = expression.factors.emplace_back();
+    if (!parseSizeSteps(text, factor) || factor.symbol.empty())
+      return std::nullopt;
+  } while (text.consume_front("*"));
+  if (!text.empty())
     return std::nullopt;
   return expression;
 }

@@ -186,11 +186,12 @@ LogicalResult verifier::verifySizeSymbols(Operation *op,
     if (!size)
       return op->emitOpError("`size_symbols` entry '")
              << text
-             << "' is not a size expression of one size symbol ('s0', "
-                "'3*s0', 's0-1', '(s0+1)//2')";
-    if (graph && !graph.lookupSizeSymbol(size->symbol))
-      return op->emitOpError("`size_symbols` names '")
-             << size->symbol << "', which is not a size symbol of the graph";
+             << "' is not a size expression of size symbols ('s0', "
+                "'3*s0', 's0-1', '(s0+1)//2', 's0*(s1-1)')";
+    for (const SizeExpression::Factor &factor : size->factors)
+      if (graph && !graph.lookupSizeSymbol(factor.symbol))
+        return op->emitOpError("`size_symbols` names '")
+               << factor.symbol << "', which is not a size symbol of the graph";
   }
   return success();
 }

@@ -19,11 +19,14 @@
 
 namespace mlir::kiln::fx {
 
-/// A size that an op's `size_symbols` gives: a size symbol's value taken
-/// through steps, each `scale * x + offset` (scale positive) or `x // divisor`
-/// (a strided window's count), written `s0`, `3*s0`, `s0-1`, `2*s0+1`,
-/// `(s0+1)//2` or `2*((s0-1)//4)+1`: an optional `scale*`, the symbol or a
-/// parenthesized expression (optionally `//divisor`), an optional offset.
+/// A size that an op's `size_symbols` gives: a product of factors, each a
+/// size symbol's value taken through steps, each `scale * x + offset` (scale
+/// positive) or `x // divisor` (a strided window's count). A factor is
+/// written `s0`, `3*s0`, `s0-1`, `2*s0+1`, `(s0+1)//2` or `2*((s0-1)//4)+1`:
+/// an optional `scale*`, the symbol or a parenthesized factor (optionally
+/// `//divisor`), an optional offset; a product joins factors with `*`
+/// (`s0*s1`, `2*s0*(s1-1)`), and a factor with an offset is parenthesized
+/// there.
 struct SizeExpression {
   struct Step {
     /// Zero for an affine step, else the divisor of a floor division.
@@ -31,8 +34,11 @@ struct SizeExpression {
     int64_t scale = 1;
     int64_t offset = 0;
   };
-  llvm::StringRef symbol;
-  llvm::SmallVector<Step, 2> steps;
+  struct Factor {
+    llvm::StringRef symbol;
+    llvm::SmallVector<Step, 2> steps;
+  };
+  llvm::SmallVector<Factor, 1> factors;
 };
 
 /// Parses a `size_symbols` entry; none if it is not of that form.
