@@ -153,16 +153,22 @@ def pooling(kind, spatial_rank):
     return ("FX_PoolingOp", [f'"{kind}"', spatial_rank])
 
 
+UPSAMPLING_NOTES = (
+    "ATen's `output_size` is the result's trailing sizes; `scale_factors`, "
+    "when given, also sets the sampling ratio. A dynamic size without a "
+    "scale factor (an output size that another tensor's sizes give) is the "
+    "one that `size_symbols` names.")
+
+
 def nearest_upsampling(rank, shape):
     """upsample_nearest{rank}d: the input position of each output position
     is the floor of its scaled coordinate."""
     return op(f"aten.upsample_nearest{rank}d.vec", f"upsample_nearest{rank}d",
               pooling("UpsampleNearest", rank),
-              [tensor("input", NONCOMPLEX), optional("scale_factors", F64S)],
+              [tensor("input", NONCOMPLEX), optional("scale_factors", F64S), SIZE_SYMBOLS],
               [result("result", NONCOMPLEX)],
               f"Nearest-neighbour resampling of {shape} to the result's size",
-              notes="ATen's `output_size` is the result's trailing sizes; "
-              "`scale_factors`, when given, also sets the sampling ratio.")
+              notes=UPSAMPLING_NOTES)
 
 
 def interpolating_upsampling(name, kind, rank, summary):
@@ -171,10 +177,9 @@ def interpolating_upsampling(name, kind, rank, summary):
     return op(f"aten.upsample_{name}.vec", f"upsample_{name}",
               pooling(kind, rank),
               [tensor("input", FLOAT), attr("align_corners", BOOLATTR),
-               optional("scale_factors", F64S)], [result("result", FLOAT)],
+               optional("scale_factors", F64S), SIZE_SYMBOLS], [result("result", FLOAT)],
               f"{summary} to the result's size",
-              notes="ATen's `output_size` is the result's trailing sizes; "
-              "`scale_factors`, when given, also sets the sampling ratio.")
+              notes=UPSAMPLING_NOTES)
 
 
 def creation(kind):

@@ -331,8 +331,8 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
     nothing, and an empty bag is zeros. The bag of each entry is the number
     of bags begun by it (a cumulative sum of the starts). Also returns each
     entry's bag, each bag's size and the row of each maximum (the first of
-    equal ones in the bag, as PyTorch's kernel keeps; 0 for an empty bag and
-    in other modes), which the gradients read."""
+    equal ones in the bag, as PyTorch's kernel keeps; for an empty bag 0 on
+    the CPU and -1 on CUDA; 0 in other modes), which the gradients read."""
     entries = indices.shape[0]
     # Each entry's position, by ops whose sizes and bounds do not depend on
     # the batch, which may be dynamic.
@@ -388,8 +388,10 @@ def embedding_bag(weight: torch.Tensor, indices: torch.Tensor, offsets: torch.Te
                                device=indices.device).scatter_reduce(0, positions, first, "amin")
         found = nonempty & (first < _NO_ENTRY)
         first = torch.where(found, first, torch.zeros_like(first))
+        # An empty bag's row: 0 on the CPU, -1 on CUDA, as each kernel writes.
+        none = torch.full_like(first, -1 if indices.device.type == "cuda" else 0)
         which = torch.where(found, rows_of.index_select(0, first.flatten()).view(bags, width),
-                            torch.zeros_like(first))
+                            none)
         which = torch.where(nan_first, first_rows.unsqueeze(1).expand(bags, width), which)
         output = torch.where(nan_first, torch.full_like(maxima, float("nan")),
                              torch.where(nonempty, maxima, weight.new_zeros(bags, width)))
@@ -423,7 +425,7 @@ def embedding_bag_dense_backward(grad: torch.Tensor, indices: torch.Tensor,
         # Each bag's gradient into the rows of its maxima (none for an empty
         # bag, whose row is 0).
         found = (bag_size > 0).unsqueeze(1).to(grad.dtype)
-        return zeros.scatter_add(0, maximum_indices, grad * found)
+        return zeros.scatter_add(0, maximum_indices.clamp(min=0), grad * found)
     counted = (indices != padding_idx) if padding_idx >= 0 else \
         torch.ones_like(indices, dtype=torch.bool)
     scale = counted.to(grad.dtype)

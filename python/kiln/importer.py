@@ -68,6 +68,16 @@ __all__ = [
 
 aten = torch.ops.aten
 
+# The resampling ops, which the fx dialect has whole: torch 2.x decomposes
+# their ``.default`` overloads (the ``.vec`` ones call) into gathers with
+# the sizes baked in, in its table and as Python kernels at the Autograd
+# key (keeping_resampling_whole).
+_RESAMPLING_MODES = ("nearest1d", "nearest2d", "nearest3d", "linear1d", "bilinear2d",
+                     "trilinear3d", "bicubic2d")
+_RESAMPLING_OPS = tuple(op for mode in _RESAMPLING_MODES
+                        for op in (getattr(getattr(aten, f"upsample_{mode}"), "vec", None),
+                                   getattr(aten, f"upsample_{mode}").default) if op is not None)
+
 
 # ===----------------------------------------------------------------------=== #
 # Errors
@@ -742,8 +752,9 @@ def _adapt_as_strided_scatter(node: torch.fx.Node, bound: Dict[str, Any]) -> Non
 
 def _naming_size_symbols(least: int) -> Callable[[torch.fx.Node, Dict[str, Any]], None]:
     """An adapter for an op whose sizes are its result type's (torch 2.x):
-    with at least `least` symbolic sizes, each a size symbol or a multiple
-    of one plus a constant (``s1``, ``3*s0``, ``s0-1``; not ``s0*s1``), it
+    with at least `least` symbolic sizes, each a size symbol, a multiple
+    of one plus a constant or a product (``s1``, ``3*s0``, ``s0-1``,
+    ``s0*s1``; not ``s0+s1``), it
     names them (``size_symbols``), from symbols the graph's guards must
     bind. A view needs them to split ``[s0*s1, 64] -> [s0, s1, 64]`` or to
     merge ``[s0, 3, s1] -> [3*s0, s1]``, which the types leave ambiguous; a
@@ -812,6 +823,13 @@ def _adapt_expand(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
         bound["size_symbols"] = names
 
 
+def _adapt_upsampling(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    """Names the sizes of a resampling to an output size (``size=
+    x.shape[-2:]`` in a feature pyramid), which no scale factor gives."""
+    if bound.get("scale_factors") is None:
+        _naming_size_symbols(1)(node, bound)
+
+
 def _stretches_to_symbolic(node: torch.fx.Node) -> bool:
     """Whether an expand makes a symbolic size of a size-1 or a new dimension."""
     source = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
@@ -840,6 +858,7 @@ _ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] =
     "aten.squeeze.default": _adapt_squeeze_default,
     "aten.var.dim": _adapt_var_dim,
     "aten.arange.default": _adapt_arange_default,
+    **{f"aten.upsample_{mode}.vec": _adapt_upsampling for mode in _RESAMPLING_MODES},
 }
 
 
@@ -1128,17 +1147,6 @@ _NOT_DECOMPOSED = ("aten.floor_divide.", "aten.masked_fill.")
 _DECOMPOSED_ANYWAY = ("aten._native_batch_norm_legit", "aten._softmax_backward_data.",
                       "aten._log_softmax_backward_data.", "aten.native_layer_norm_backward.",
                       "aten.native_group_norm_backward.", "aten.native_batch_norm_backward.")
-
-
-# The resampling ops, which the fx dialect has whole: torch 2.x decomposes
-# their ``.default`` overloads (the ``.vec`` ones call) into gathers with
-# the sizes baked in, in its table and as Python kernels at the Autograd
-# key (keeping_resampling_whole).
-_RESAMPLING_MODES = ("nearest1d", "nearest2d", "nearest3d", "linear1d", "bilinear2d",
-                     "trilinear3d", "bicubic2d")
-_RESAMPLING_OPS = tuple(op for mode in _RESAMPLING_MODES
-                        for op in (getattr(getattr(aten, f"upsample_{mode}"), "vec", None),
-                                   getattr(aten, f"upsample_{mode}").default) if op is not None)
 
 
 def _decompositions() -> Dict[Any, Callable]:
@@ -1463,6 +1471,19 @@ def _full_dtype(node: torch.fx.Node) -> Dict[str, Any]:
             "device": node.kwargs.get("device")}
 
 
+def _contiguous_empty(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``empty_strided`` with the contiguous strides of its sizes (which
+    decompositions create to write into) as ``empty``, whose sizes a size
+    symbol can name where they are dynamic; other strides stay."""
+    sizes, strides = node.args[0], node.args[1]
+    contiguous = [math.prod(sizes[d + 1:]) for d in range(len(sizes))]
+    if any(size > 1 and stride != expected
+           for size, stride, expected in zip(sizes, strides, contiguous)):
+        return node.target, node.args, node.kwargs
+    return aten.empty.memory_format, (sizes,), {
+        k: v for k, v in node.kwargs.items() if k in ("dtype", "device")}
+
+
 # ATen and prims ops that decompositions or factory functions leave in a
 # graph, as the table's op that means the same: op -> (op, new args, new
 # kwargs) from the node. ``zeros``/``ones`` name their dtype, which ``full``
@@ -1475,6 +1496,9 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
         lambda n: (aten.scalar_tensor.default, n.args[:1],
                    {"dtype": n.kwargs.get("dtype") or torch.get_default_dtype()}),
     torch.ops.prims.ne.default: lambda n: (aten.ne.Tensor, n.args, {}),
+    torch.ops.prims.add.default: lambda n: (aten.add.Tensor, n.args, {}),
+    torch.ops.prims.sub.default: lambda n: (aten.sub.Tensor, n.args, {}),
+    torch.ops.prims.mul.default: lambda n: (aten.mul.Tensor, n.args, {}),
     torch.ops.prims.sqrt.default: lambda n: (aten.sqrt.default, n.args, {}),
     torch.ops.prims.div.default: _prims_div,
     torch.ops.prims.var.default:
@@ -1515,6 +1539,7 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     aten.min.default: lambda n: (aten.amin.default, (n.args[0], _all_dims(n.args[0])), {}),
     aten.zeros.default:
         lambda n: (aten.full.default, (n.args[0], 0), _full_dtype(n)),
+    aten.empty_strided.default: _contiguous_empty,
     # torch 2.x's empty_like: a layout is not a value.
     **({aten.empty_permuted.default:
         lambda n: (aten.empty.memory_format, (n.args[0],),
@@ -1620,7 +1645,7 @@ def _scatter_into_fresh_views(gm: torch.fx.GraphModule) -> None:
     every other reader of the tensor comes after the last write. A
     composite gradient builds its coordinates so (affine_grid's); the
     scatters keep autograd's graph functional, where retracing under
-    functionalization would lose it (torch 1.13)."""
+    functionalization would lose it."""
     graph = gm.graph
     order = {node: index for index, node in enumerate(graph.nodes)}
     for base in list(graph.nodes):
@@ -1635,7 +1660,8 @@ def _scatter_into_fresh_views(gm: torch.fx.GraphModule) -> None:
             write = next(iter(user.users)) if len(user.users) == 1 else None
             if user.target in _SCATTERS_OF_VIEWS and user.args[0] is base and write is not None \
                     and write.target in (aten.copy_.default, aten.fill_.Scalar) \
-                    and write.args[0] is user and "tensor_meta" in user.meta:
+                    and write.args[0] is user \
+                    and ("tensor_meta" in user.meta or "val" in user.meta):
                 writes.append((user, write))
             else:
                 readers.append(user)
@@ -1749,10 +1775,16 @@ def _view_of_copy_op(target: Any) -> Optional[Any]:
 def canonicalize(gm: torch.fx.GraphModule) -> None:
     """Rewrites nodes that the table spells differently (_EQUIVALENT_OPS,
     _rewrite_scalar_first, _functionalize_unobserved) into the table's ops,
-    keeping their metadata."""
+    keeping their metadata, and drops in-place detaches."""
     graph = gm.graph
     for node in list(graph.nodes):
         if node.op != "call_function":
+            continue
+        if node.target is aten.detach_.default:
+            # Values do not change (torch 2.x detaches a torch.tensor(...)
+            # constant's fresh copy in place).
+            node.replace_all_uses_with(node.args[0])
+            graph.erase_node(node)
             continue
         view = _view_of_copy_op(node.target)
         if view is not None:
@@ -1826,26 +1858,31 @@ def _trace(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
     """capture's trace of `fn`, on copies of the inputs."""
     inputs = _tensor_copies(example_inputs)
     options = {"tracing_mode": "real", "decomposition_table": DECOMPOSITIONS}
-    if "record_stack_traces" in inspect.signature(make_fx).parameters:
-        # torch 2.x: the tracer is configured per call.
-        with keeping_resampling_whole():
-            gm = make_fx(fn, record_stack_traces=True, **options)(*inputs)
-    else:
-        with _recording_stack_traces():
-            gm = make_fx(fn, **options)(*inputs)
+    # Without cuDNN and oneDNN, RNNs trace as their cells (not as
+    # mkldnn_rnn_layer, or a cuDNN RNN over its flattened weights' storage)
+    # and grid sampling as grid_sampler_2d.
+    with torch.backends.cudnn.flags(enabled=False), torch.backends.mkldnn.flags(enabled=False):
+        if "record_stack_traces" in inspect.signature(make_fx).parameters:
+            # torch 2.x: the tracer is configured per call.
+            with keeping_resampling_whole():
+                gm = make_fx(fn, record_stack_traces=True, **options)(*inputs)
+        else:
+            with _recording_stack_traces():
+                gm = make_fx(fn, **options)(*inputs)
     for node in gm.graph.nodes:
         if _TRACES_INNERMOST_FIRST and node.meta.get("stack_trace"):
             node.meta["stack_trace"] = _innermost_last(node.meta["stack_trace"])
     canonicalize(gm)
-    if any(n.op == "call_function" and _writes_an_argument(n) and "val" not in n.meta
-           for n in gm.graph.nodes):
-        # torch 1.13 records no values while tracing; _copy_into_fresh and
-        # _scatter_into_fresh_views need the shapes. Without autograd, which
-        # refuses writes into a split's pieces that the unsafe splits (now
-        # split_with_sizes) allowed.
-        with torch.no_grad():
-            ShapeProp(gm).propagate(*pytree.tree_flatten(_input_list(inputs))[0])
-        canonicalize(gm)
+    writes = [n for n in gm.graph.nodes if n.op == "call_function" and _writes_an_argument(n)]
+    if writes:
+        if any("val" not in n.meta for n in writes):
+            # torch 1.13 records no values while tracing; _copy_into_fresh
+            # and _scatter_into_fresh_views need the shapes. Without
+            # autograd, which refuses writes into a split's pieces that the
+            # unsafe splits (now split_with_sizes) allowed.
+            with torch.no_grad():
+                ShapeProp(gm).propagate(*pytree.tree_flatten(_input_list(inputs))[0])
+            canonicalize(gm)
         _scatter_into_fresh_views(gm)
     eliminate_dead_code(gm)
     gm.recompile()
@@ -2822,7 +2859,9 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
                 for i, (x, x_a, x_b) in enumerate(chains) for y, y_a, y_b in chains[i:]
                 for scale in [scale_of(combine, x_a, y_a, x_b, y_b)]
                 if scale and not (combine is operator.add and _is_linear_in_one(x, y))]
-    if len(fits) > 1 or (fits and combined):
+    distinct = {(combine, *sorted((x, y), key=_FloorChain.text), scale)
+                for combine, x, y, scale in combined}
+    if len(fits) > 1 or (fits and combined) or len(distinct) > 1:
         fits = in_third_trace(fits)
         if combined:
             size_c, values_c = third_size()
@@ -3142,11 +3181,12 @@ def _count_at_run_time(node: torch.fx.Node,
 
 
 # Ops whose `?`s a `size_symbols` attribute names: views that split
-# dynamic sizes, creation ops, and expand's stretched dimensions.
+# dynamic sizes, creation ops, expand's stretched dimensions and
+# resamplings to an output size.
 _VIEW_TARGETS = {aten.view.default, aten._unsafe_view.default}
 _NAMED_SIZE_OPS = {aten.view.default, aten._unsafe_view.default, aten.full.default,
                    aten.empty.memory_format, aten.rand.default, aten.randn.default,
-                   aten.expand.default}
+                   aten.expand.default, *_UPSAMPLINGS}
 
 
 def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,

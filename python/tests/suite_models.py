@@ -216,13 +216,16 @@ def attention_with_padding_mask():
     # nn.MultiheadAttention turns the padding mask into an additive one with
     # masked_fill_ on a fresh tensor; lengths of at least 1 keep every row
     # of the softmax finite.
-    attention = nn.MultiheadAttention(16, 4).eval()
+    class PaddedAttention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.attention = nn.MultiheadAttention(16, 4)
 
-    def fn(x, lengths):
-        padding = torch.arange(x.shape[0], device=x.device) >= lengths[:, None]
-        return attention(x, x, x, key_padding_mask=padding, need_weights=False)[0]
+        def forward(self, x, lengths):
+            padding = torch.arange(x.shape[0], device=x.device) >= lengths[:, None]
+            return self.attention(x, x, x, key_padding_mask=padding, need_weights=False)[0]
 
-    return fn, [randn(6, 3, 16), torch.tensor([6, 1, 4])]
+    return PaddedAttention(), [randn(6, 3, 16), torch.tensor([6, 1, 4])]
 
 
 @case()
@@ -506,9 +509,16 @@ def pooling():
 
 @case()
 def conv1d_and_transposed_conv():
-    conv = nn.Conv1d(4, 6, 3, padding=1)
-    deconv = nn.ConvTranspose2d(3, 2, 2, stride=2)
-    return (lambda x, y: (conv(x), deconv(y))), [randn(2, 4, 10), randn(1, 3, 4, 4)]
+    class Convs(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv1d(4, 6, 3, padding=1)
+            self.deconv = nn.ConvTranspose2d(3, 2, 2, stride=2)
+
+        def forward(self, x, y):
+            return self.conv(x), self.deconv(y)
+
+    return Convs(), [randn(2, 4, 10), randn(1, 3, 4, 4)]
 
 
 @case()

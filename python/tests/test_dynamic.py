@@ -370,6 +370,30 @@ def test_upsampling_of_images_of_any_size(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_resampling_to_another_tensors_size(device):
+    # A feature pyramid resamples a coarse map to a finer one's size
+    # (``size=x.shape[-2:]``): no scale factor gives the result's sizes,
+    # which size_symbols names (s1, s2), and the sampling ratio is in / out.
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(4, 4, 3, 2, 1).to(device)
+
+    def fpn(x):
+        coarse = conv(x)
+        up = torch.nn.functional.interpolate
+        return (x + up(coarse, size=x.shape[-2:], mode="nearest"),
+                x * up(coarse, size=x.shape[-2:], mode="bilinear"))
+
+    compiled = kiln.compile(fpn, [torch.randn(2, 4, 16, 12, device=device)],
+                            dynamic={0: [0, 2, 3]})
+    assert 'size_symbols = ["s0", "s1", "s2"]' in compiled.graph_text
+    for batch, height, width in [(2, 16, 12), (3, 17, 9), (2, 5, 6)]:
+        x = torch.randn(batch, 4, height, width, device=device)
+        with torch.no_grad():
+            for got, want in zip(compiled(x), fpn(x)):
+                torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_convolutions_of_images_of_any_size(device):
     # Stride-1 convolutions (padded, dilated, grouped; 1-d, 2-d and 3-d) and
     # transposed ones grow their results with their inputs (s + c, s*k + c):
@@ -506,6 +530,13 @@ def test_training_on_images_of_any_size(device):
                           nn.Conv2d(8, 4, 3, 2, 1), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
                           nn.Linear(4, 5)).to(device)
     _check_training_step(model, (2, 3, 32, 40), [0, 2, 3], [(3, 3, 21, 35), (4, 3, 50, 33)],
+                         device)
+    # Group norm's gradient views [N, C, H', W'] as [N, C, H' * W'], the
+    # product of two window counts (``((s1+1)//2)*((s2+1)//2)``).
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.GroupNorm(2, 8), nn.SiLU(),
+                          nn.Conv2d(8, 8, 3, 2, 1), nn.GroupNorm(4, 8), nn.AdaptiveAvgPool2d(1),
+                          nn.Flatten(), nn.Linear(8, 3)).to(device)
+    _check_training_step(model, (2, 3, 32, 24), [0, 2, 3], [(3, 3, 17, 9), (2, 3, 40, 64)],
                          device)
 
 

@@ -164,3 +164,15 @@ def test_suite_case_through_dynamo(name, device, tmp_path):
         expected = pytree.tree_flatten(fn(*inputs))[0]
         got = pytree.tree_flatten(compiled(*inputs))[0]
     assert_matches(got, expected)
+
+
+def test_cases_that_run_move_to_the_device():
+    """A case that runs on every device holds its modules and tensors as an
+    nn.Module does, which on_device moves, not in a function's closure."""
+    for name in sorted(RUNS):
+        fn, _ = CASES[name].make()
+        if isinstance(fn, torch.nn.Module):
+            continue
+        held = [type(cell.cell_contents).__name__ for cell in fn.__closure__ or ()
+                if isinstance(cell.cell_contents, (torch.nn.Module, torch.Tensor))]
+        assert not held, f"suite case {name} holds {held} in a closure"

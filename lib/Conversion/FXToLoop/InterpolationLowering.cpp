@@ -62,9 +62,11 @@ static int64_t getSpatialRank(RankedTensorType type) {
 }
 
 /// Whether each of an upsampling's dynamic result sizes has its scale
-/// factor, which gives it.
-static bool hasResultSizes(RankedTensorType type,
+/// factor, which gives it, or a name in `size_symbols`.
+static bool hasResultSizes(Operation *op, RankedTensorType type,
                            std::optional<ArrayRef<double>> factors) {
+  if (op->hasAttr("size_symbols"))
+    return true;
   int64_t spatialRank = getSpatialRank(type);
   for (int64_t dim = 0; dim < spatialRank; ++dim)
     if (type.isDynamicDim(2 + dim) && (!factors || (*factors)[dim] <= 0))
@@ -73,16 +75,22 @@ static bool hasResultSizes(RankedTensorType type,
 }
 
 /// The spatial sizes of an upsampling's input and result: constants where
-/// static; a dynamic result size is the input's times the scale factor,
-/// floored (PyTorch's output size; hasResultSizes).
+/// static; a dynamic result size is the one `size_symbols` names, else the
+/// input's times the scale factor, floored (PyTorch's output size;
+/// hasResultSizes).
 struct SpatialSizes {
   SmallVector<Value, 3> input, result;
 };
 
-static SpatialSizes getSpatialSizes(OpBuilder &b, Location loc, Value input,
-                                    RankedTensorType type,
+static SpatialSizes getSpatialSizes(OpBuilder &b, Location loc, Operation *op,
+                                    Value input, RankedTensorType type,
                                     std::optional<ArrayRef<double>> factors) {
   SpatialSizes sizes;
+  SmallVector<StringRef> names;
+  if (auto named = op->getAttrOfType<ArrayAttr>("size_symbols"))
+    names = llvm::to_vector(named.getAsValueRange<StringAttr>());
+  // The names of the spatial sizes follow those of [N, C].
+  unsigned name = type.isDynamicDim(0) + type.isDynamicDim(1);
   for (int64_t dim = 0, e = getSpatialRank(type); dim < e; ++dim) {
     int64_t at = 2 + dim;
     Value in = getDimSize(b, loc, input, at);
@@ -90,6 +98,10 @@ static SpatialSizes getSpatialSizes(OpBuilder &b, Location loc, Value input,
     if (!type.isDynamicDim(at)) {
       sizes.result.push_back(
           arith::ConstantIndexOp::create(b, loc, type.getDimSize(at)));
+      continue;
+    }
+    if (!names.empty()) {
+      sizes.result.push_back(getSizeExpressionValue(b, loc, op, names[name++]));
       continue;
     }
     Value scaled = arith::MulFOp::create(
@@ -285,9 +297,10 @@ struct UpsampleInterpolationLowering : OpRewritePattern<OpTy> {
     std::optional<ArrayRef<double>> factors;
     if (auto attr = op.getScaleFactorsAttr())
       factors = attr.asArrayRef();
-    if (!hasResultSizes(type, factors))
+    if (!hasResultSizes(op, type, factors))
       return rewriter.notifyMatchFailure(op, "a dynamic size and no factor");
-    SpatialSizes sizes = getSpatialSizes(rewriter, loc, input, type, factors);
+    SpatialSizes sizes =
+        getSpatialSizes(rewriter, loc, op, input, type, factors);
     SmallVector<Value, 3> scales = getSamplingScales(
         rewriter, loc, sizes, factors, alignCorners, computeType);
     Value result = buildGeneratorNode(
@@ -331,9 +344,10 @@ struct UpsampleNearestLowering : OpRewritePattern<OpTy> {
     std::optional<ArrayRef<double>> factors;
     if (auto attr = op.getScaleFactorsAttr())
       factors = attr.asArrayRef();
-    if (!hasResultSizes(type, factors))
+    if (!hasResultSizes(op, type, factors))
       return rewriter.notifyMatchFailure(op, "a dynamic size and no factor");
-    SpatialSizes sizes = getSpatialSizes(rewriter, loc, source, type, factors);
+    SpatialSizes sizes =
+        getSpatialSizes(rewriter, loc, op, source, type, factors);
     SmallVector<Value, 3> scales =
         getSamplingScales(rewriter, loc, sizes, factors,
                           /*alignCorners=*/false, rewriter.getF32Type());

@@ -239,7 +239,30 @@ fx.graph @dynamic_upsampling(%x: tensor<?x2x?x?xf32>) -> (tensor<?x2x?x?xf32>, t
 
 // -----
 
-// A dynamic result size without a scale factor has nothing to give it.
+// Resampling to another tensor's size (a feature pyramid's): the size
+// symbols that `size_symbols` names size the result, and the scale is
+// in / out of the run-time sizes.
+// CHECK-LABEL: fx.graph @upsampling_to_named_sizes
+// CHECK: %[[IN:.+]] = tensor.dim %arg0, %c2
+// CHECK: %[[OUT:.+]] = tensor.dim %arg1, %c2
+// CHECK: %[[INF:.+]] = arith.uitofp %{{.+}} : i64 to f32
+// CHECK: %[[OUTF:.+]] = arith.uitofp %{{.+}} : i64 to f32
+// CHECK: %[[SCALE:.+]] = arith.divf %[[INF]], %[[OUTF]] : f32
+// CHECK: loop.pointwise(%[[OUT]]) : tensor<1x2x?x4xf32>
+// CHECK: arith.mulf %{{.+}}, %[[SCALE]] : f32
+fx.graph @upsampling_to_named_sizes(
+    %x: tensor<1x2x?x4xf32> {fx.guard = #fx.tensor_guard<sizes = [1, 2, s0, 4]>},
+    %y: tensor<1x2x?x4xf32> {fx.guard = #fx.tensor_guard<sizes = [1, 2, s1, 4]>})
+    -> tensor<1x2x?x4xf32>
+    attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  %0 = fx.upsample_nearest2d %x {size_symbols = ["s1"]} : (tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
+  fx.output %0 : tensor<1x2x?x4xf32>
+}
+
+// -----
+
+// A dynamic result size without a scale factor or a name has nothing to
+// give it.
 // CHECK-LABEL: fx.graph @do_not_lower_dynamic_upsampling_without_factors
 // CHECK: fx.upsample_nearest2d
 // CHECK: fx.upsample_bilinear2d

@@ -3278,13 +3278,16 @@ def FX_UpsampleNearest1dOp : FX_PoolingOp<"upsample_nearest1d",
     Core ATen `aten.upsample_nearest1d.vec`.
 
     ATen's `output_size` is the result's trailing sizes; `scale_factors`,
-    when given, also sets the sampling ratio.
+    when given, also sets the sampling ratio. A dynamic size without a scale
+    factor (an output size that another tensor's sizes give) is the one that
+    `size_symbols` names.
 
     The window slides over the trailing spatial dimensions of a batched or
     unbatched input.
   }];
   let arguments = (ins FX_NonComplexTensor:$input,
-                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_NonComplexTensor:$result);
 }
 
@@ -3295,13 +3298,16 @@ def FX_UpsampleNearest2dOp : FX_PoolingOp<"upsample_nearest2d",
     Core ATen `aten.upsample_nearest2d.vec`.
 
     ATen's `output_size` is the result's trailing sizes; `scale_factors`,
-    when given, also sets the sampling ratio.
+    when given, also sets the sampling ratio. A dynamic size without a scale
+    factor (an output size that another tensor's sizes give) is the one that
+    `size_symbols` names.
 
     The window slides over the trailing spatial dimensions of a batched or
     unbatched input.
   }];
   let arguments = (ins FX_NonComplexTensor:$input,
-                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_NonComplexTensor:$result);
 }
 
@@ -3312,13 +3318,16 @@ def FX_UpsampleNearest3dOp : FX_PoolingOp<"upsample_nearest3d",
     Core ATen `aten.upsample_nearest3d.vec`.
 
     ATen's `output_size` is the result's trailing sizes; `scale_factors`,
-    when given, also sets the sampling ratio.
+    when given, also sets the sampling ratio. A dynamic size without a scale
+    factor (an output size that another tensor's sizes give) is the one that
+    `size_symbols` names.
 
     The window slides over the trailing spatial dimensions of a batched or
     unbatched input.
   }];
   let arguments = (ins FX_NonComplexTensor:$input,
-                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_NonComplexTensor:$result);
 }
 
@@ -3329,13 +3338,16 @@ def FX_UpsampleLinear1dOp : FX_PoolingOp<"upsample_linear1d",
     Core ATen `aten.upsample_linear1d.vec`.
 
     ATen's `output_size` is the result's trailing sizes; `scale_factors`,
-    when given, also sets the sampling ratio.
+    when given, also sets the sampling ratio. A dynamic size without a scale
+    factor (an output size that another tensor's sizes give) is the one that
+    `size_symbols` names.
 
     The window slides over the trailing spatial dimensions of a batched or
     unbatched input.
   }];
   let arguments = (ins FX_FloatTensor:$input, BoolAttr:$align_corners,
-                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_FloatTensor:$result);
 }
 
@@ -3346,13 +3358,16 @@ def FX_UpsampleBilinear2dOp : FX_PoolingOp<"upsample_bilinear2d",
     Core ATen `aten.upsample_bilinear2d.vec`.
 
     ATen's `output_size` is the result's trailing sizes; `scale_factors`,
-    when given, also sets the sampling ratio.
+    when given, also sets the sampling ratio. A dynamic size without a scale
+    factor (an output size that another tensor's sizes give) is the one that
+    `size_symbols` names.
 
     The window slides over the trailing spatial dimensions of a batched or
     unbatched input.
   }];
   let arguments = (ins FX_FloatTensor:$input, BoolAttr:$align_corners,
-                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_FloatTensor:$result);
 }
 
@@ -3363,13 +3378,16 @@ def FX_UpsampleTrilinear3dOp : FX_PoolingOp<"upsample_trilinear3d",
     Core ATen `aten.upsample_trilinear3d.vec`.
 
     ATen's `output_size` is the result's trailing sizes; `scale_factors`,
-    when given, also sets the sampling ratio.
+    when given, also sets the sampling ratio. A dynamic size without a scale
+    factor (an output size that another tensor's sizes give) is the one that
+    `size_symbols` names.
 
     The window slides over the trailing spatial dimensions of a batched or
     unbatched input.
   }];
   let arguments = (ins FX_FloatTensor:$input, BoolAttr:$align_corners,
-                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_FloatTensor:$result);
 }
 
@@ -3380,13 +3398,16 @@ def FX_UpsampleBicubic2dOp : FX_PoolingOp<"upsample_bicubic2d",
     Core ATen `aten.upsample_bicubic2d.vec`.
 
     ATen's `output_size` is the result's trailing sizes; `scale_factors`,
-    when given, also sets the sampling ratio.
+    when given, also sets the sampling ratio. A dynamic size without a scale
+    factor (an output size that another tensor's sizes give) is the one that
+    `size_symbols` names.
 
     The window slides over the trailing spatial dimensions of a batched or
     unbatched input.
   }];
   let arguments = (ins FX_FloatTensor:$input, BoolAttr:$align_corners,
-                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors);
+                       OptionalAttr<DenseF64ArrayAttr>:$scale_factors,
+                       OptionalAttr<StrArrayAttr>:$size_symbols);
   let results = (outs FX_FloatTensor:$result);
 }
 
