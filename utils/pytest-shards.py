@@ -4,7 +4,7 @@ with many cores and a limit on how long one command runs (the GPU check).
 
     utils/pytest-shards.py [--shards N] [pytest options...] TESTS...
 
-Collects the test ids once, deals them round-robin to N shards (so that
+Collects the test ids once (relative to the working directory), deals them round-robin to N shards (so that
 each test file's slow cases spread out), runs each shard in its own process
 with its own --basetemp (pytest prunes other runs' temporary directories),
 and prints each shard's failures, then one line:
@@ -27,7 +27,8 @@ SUMMARY_RE = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)"
 def collect(pytest_args):
     """The test ids that pytest collects from `pytest_args`."""
     done = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q",
-                           "-p", "no:cacheprovider", *pytest_args],
+                           "-p", "no:cacheprovider", f"--rootdir={os.getcwd()}",
+                           *pytest_args],
                           capture_output=True, text=True)
     ids = [line for line in done.stdout.splitlines() if "::" in line]
     if done.returncode != 0 or not ids:
@@ -48,7 +49,8 @@ def main():
     for k, shard in enumerate(shards):
         log = open(os.path.join(root, f"shard{k}.log"), "w+")
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                   "-rfE", f"--basetemp={os.path.join(root, f'tmp{k}')}", *flags, *shard]
+                   "-rfE", f"--rootdir={os.getcwd()}",
+                   f"--basetemp={os.path.join(root, f'tmp{k}')}", *flags, *shard]
         running.append((k, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT),
                         log))
     totals = {}
