@@ -1476,6 +1476,8 @@ def _contiguous_empty(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     decompositions create to write into) as ``empty``, whose sizes a size
     symbol can name where they are dynamic; other strides stay."""
     sizes, strides = node.args[0], node.args[1]
+    if not all(isinstance(n, int) for n in [*sizes, *strides]):
+        return node.target, node.args, node.kwargs  # Symbolic (torch 2.x's).
     contiguous = [math.prod(sizes[d + 1:]) for d in range(len(sizes))]
     if any(size > 1 and stride != expected
            for size, stride, expected in zip(sizes, strides, contiguous)):
@@ -1660,7 +1662,7 @@ def _scatter_into_fresh_views(gm: torch.fx.GraphModule) -> None:
             write = next(iter(user.users)) if len(user.users) == 1 else None
             if user.target in _SCATTERS_OF_VIEWS and user.args[0] is base and write is not None \
                     and write.target in (aten.copy_.default, aten.fill_.Scalar) \
-                    and write.args[0] is user \
+                    and write.args[0] is user and not write.users \
                     and ("tensor_meta" in user.meta or "val" in user.meta):
                 writes.append((user, write))
             else:
@@ -1797,7 +1799,8 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
         if equivalent is not None:
             node.target, node.args, node.kwargs = equivalent(node)
             node.kwargs = {k: v for k, v in node.kwargs.items() if v is not None}
-        elif not functionalized:
+        if not functionalized:
+            # Also after an equivalent: prims.sub(2.0, x) is sub(2.0, x).
             _rewrite_scalar_first(graph, node)
 
 
@@ -1839,9 +1842,13 @@ def _math_attention() -> contextlib.AbstractContextManager:
     2.x; torch 1.13 has no fused attention)."""
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
+        return sdpa_kernel(SDPBackend.MATH)
     except ImportError:
+        pass
+    choose = getattr(getattr(torch.backends, "cuda", None), "sdp_kernel", None)  # torch < 2.2
+    if choose is None or _TORCH_MAJOR < 2:
         return contextlib.nullcontext()
-    return sdpa_kernel(SDPBackend.MATH)
+    return choose(enable_flash=False, enable_mem_efficient=False, enable_math=True)
 
 
 def _functionalize(fn: Callable) -> Callable:
@@ -2868,6 +2875,12 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
             combined = [(combine, x, y, scale) for combine, x, y, scale in combined
                         if scale * combine(x.evaluate(values_c[x.symbol]),
                                            y.evaluate(values_c[y.symbol])) == size_c]
+    # An op that states its sizes names them after its term: what two
+    # traces fit, a third must confirm (the sizes of windows of stride 4
+    # fit other chains at two sizes).
+    named = aten_target(node) in _NAMED_SIZE_OPS
+    if named and fits:
+        fits = in_third_trace(fits)
     for fit in fits:
         keep_at_least_2(fit)
     if len(fits) == 1 and not combined:
@@ -2876,21 +2889,23 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
     # same chain twice) names the size: ``s0*s1``.
     products = {_ProductSize.of(x, y, scale) for combine, x, y, scale in combined
                 if combine is operator.mul}
+    if named and products:
+        products = set(in_third_trace(list(products)))
     if not fits and len(products) == 1 and all(c is operator.mul for c, *_ in combined):
         return None, products.pop()
     if fits or any(combine is operator.mul and (x.divides() or y.divides())
                    for combine, x, y, _ in combined):
         return None, _OpaqueSize()
     # An op that states its sizes (an expand back over pooled sizes, in a
-    # mean's gradient) may take a window count that no operand has.
-    if aten_target(node) in _NAMED_SIZE_OPS:
+    # mean's gradient; a resampling to another map's size) may take a
+    # window count that no operand has.
+    if named:
         counts = []
         for term, term_a, term_b in terms.values():
             if isinstance(term, _FloorChain) and term.divides() \
                     and (term_a, term_b) == (size_a, size_b) and term not in counts:
                 counts.append(term)
-        if len(counts) > 1:
-            counts = in_third_trace(counts)
+        counts = in_third_trace(counts) if counts else counts
         if len(counts) == 1:
             return None, counts[0]
     return _merge_dim(node, dim, size_a, size_b, symbols, minimums, third_size)
@@ -2932,7 +2947,8 @@ def _set_argument(node: torch.fx.Node, name: str, value: Any) -> None:
 _SMALL_PRIMES = 2 * 3 * 5 * 7
 
 
-def _growths(values: Sequence[int], taken: Set[int], least: int) -> Dict[int, int]:
+def _growths(values: Sequence[int], taken: Set[int], least: int,
+             unlike: Optional[Dict[int, int]] = None) -> Dict[int, int]:
     """How much a trace grows each dynamic size in `values`: by at least
     `least` (at least the largest of them, so that a size computed as s // c
     with c <= s differs between the traces, not only s), by an amount prime to 2,
@@ -2941,12 +2957,16 @@ def _growths(values: Sequence[int], taken: Set[int], least: int) -> Dict[int, in
     2*((s+1)//2) equal to s), and each by another amount (so that sizes of
     two symbols that the first trace finds equal, as in x[1:] + y with y one
     shorter than x, grow apart unless the function relates them: then the
-    trace fails). No grown size is one the inputs have, or another's."""
+    trace fails). No grown size is one the inputs have, or another's. With
+    `unlike` (another trace's growths), each differs from it by 2 modulo 4,
+    so that three traces meet three residues modulo 4 (a window count of
+    stride 4, (s+3)//4, then fits no other chain in all three)."""
     growth: Dict[int, int] = {}
     amount = least
     for value in values:
         while math.gcd(amount, _SMALL_PRIMES) != 1 or value + amount in taken \
-                or value + amount in {v + g for v, g in growth.items()}:
+                or value + amount in {v + g for v, g in growth.items()} \
+                or (unlike is not None and (amount - unlike[value]) % 4 != 2):
             amount += 1
         growth[value] = amount
         amount += 1
@@ -3486,7 +3506,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     def third_trace() -> _ThirdTrace:
         """A trace whose sizes grow by yet other amounts, by the first
         trace's nodes (traced once, when a size needs it)."""
-        growth_c = _growths(values, all_sizes, 2 * max(growth.values()) + 1)
+        growth_c = _growths(values, all_sizes, 2 * max(growth.values()) + 1, growth)
         gm_c, inputs_c = grown_trace(growth_c)
         types_c = _propagate_types(gm_c, _flatten_inputs(gm_c, inputs_c))
         # The first trace's nodes less the symbolic arguments it gained since.

@@ -393,6 +393,28 @@ def test_resampling_to_another_tensors_size(device):
                 torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_sizes_named_after_three_traces():
+    # Windows of stride 4 count sizes that other chains fit at two traces'
+    # sizes (13 and 30 here): the size a resampling names is the one a third
+    # trace confirms, the first pooling's (s0+1)//2.
+    def pyramid(x):
+        fine = torch.nn.functional.max_pool2d(x, 3, 2, 1)
+        coarse = torch.nn.functional.max_pool2d(fine, 3, 2, 1)
+        return fine + torch.nn.functional.interpolate(coarse, size=fine.shape[-2:])
+
+    compiled = kiln.compile(pyramid, [torch.randn(1, 3, 13, 13)], dynamic={0: [2, 3]})
+    for side in [13, 12, 15, 30]:
+        x = torch.randn(1, 3, side, side)
+        torch.testing.assert_close(compiled(x), pyramid(x))
+    # A created size that a product of symbols fits at two traces' sizes
+    # (16 = 4 * 4, then ...) but a multiple of one fits at three.
+    ones = kiln.compile(lambda x: x.sum() + x.new_ones(19 * x.shape[0] - 60).sum(),
+                        [torch.randn(4)], dynamic={0: [0]})
+    assert "s0*s0" not in ones.graph_text
+    x = torch.randn(5)
+    torch.testing.assert_close(ones(x), x.sum() + 35)
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_convolutions_of_images_of_any_size(device):
     # Stride-1 convolutions (padded, dilated, grouped; 1-d, 2-d and 3-d) and

@@ -190,3 +190,23 @@ fx.graph @col2im_blocks(%x: tensor<2x12x50xf32>) {
       : (tensor<2x12x50xf32>) -> tensor<2x3x8x8xf32>
   fx.output
 }
+
+// -----
+
+fx.graph @upsample_names_too_few_sizes(
+    %x: tensor<1x2x?x4xf32> {fx.guard = #fx.tensor_guard<sizes = [1, 2, s0, 4]>})
+    attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  // expected-error @+1 {{'fx.upsample_nearest2d' op `size_symbols` names 1 sizes, but the result 'tensor<1x2x?x?xf32>' has 2 dynamic dimensions}}
+  %0 = fx.upsample_nearest2d %x {size_symbols = ["s0"]} : (tensor<1x2x?x4xf32>) -> tensor<1x2x?x?xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @upsample_names_an_unknown_symbol(
+    %x: tensor<1x2x?x4xf32> {fx.guard = #fx.tensor_guard<sizes = [1, 2, s0, 4]>})
+    attributes {symbols = [#fx.symbol<"s0", min = 2>]} {
+  // expected-error @+1 {{'fx.upsample_bilinear2d' op `size_symbols` names 'zz', which is not a size symbol of the graph}}
+  %0 = fx.upsample_bilinear2d %x {align_corners = false, size_symbols = ["zz"]} : (tensor<1x2x?x4xf32>) -> tensor<1x2x?x4xf32>
+  fx.output
+}

@@ -321,6 +321,17 @@ fx.graph @view_size_of_an_ambiguous_product(
 
 // -----
 
+// An offset on a product's last factor would bind to that factor alone.
+fx.graph @view_size_of_a_product_with_an_offset(
+    %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1]>})
+    -> tensor<?xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {
+  // expected-error @+1 {{'fx.view' op `size_symbols` entry 's0*s1-1' is not a size expression of size symbols}}
+  %0 = fx.view %x {size_symbols = ["s0*s1-1"]} : (tensor<?x?xf32>) -> tensor<?xf32>
+  fx.output %0 : tensor<?xf32>
+}
+
+// -----
+
 fx.graph @view_size_of_two_symbols_in_a_division(
     %x: tensor<?x?xf32> {fx.guard = #fx.tensor_guard<sizes = [s0, s1]>})
     -> tensor<?xf32> attributes {symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>]} {

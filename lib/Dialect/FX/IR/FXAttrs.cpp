@@ -100,9 +100,13 @@ static void printGuardStrides(AsmPrinter &printer, DenseI64ArrayAttr strides) {
 #include "kiln/Dialect/FX/IR/FXAttrs.cpp.inc"
 
 /// Parses `[scale*] (symbol | '(' factor ')' ['//' divisor]) [+-offset]`
-/// from the front of `text`, appending its steps to `factor`. An offset
-/// ends a factor: `s0-1*s1` is refused, `(s0-1)*s1` is the product.
-static bool parseSizeSteps(StringRef &text, SizeExpression::Factor &factor) {
+/// from the front of `text`, appending its steps to `factor`; `hasOffset`
+/// tells whether it ended with an offset outside parentheses, which a
+/// product's factors must not (`s0-1*s1` and `s0*s1-1` are refused,
+/// `(s0-1)*s1` is a product).
+static bool parseSizeSteps(StringRef &text, SizeExpression::Factor &factor,
+                           bool &hasOffset) {
+  hasOffset = false;
   SizeExpression::Step affine;
   if (!text.empty() && llvm::isDigit(text.front())) {
     if (text.consumeInteger(10, affine.scale) || affine.scale <= 0 ||
@@ -110,7 +114,8 @@ static bool parseSizeSteps(StringRef &text, SizeExpression::Factor &factor) {
       return false;
   }
   if (text.consume_front("(")) {
-    if (!parseSizeSteps(text, factor) || !text.consume_front(")"))
+    bool inner;
+    if (!parseSizeSteps(text, factor, inner) || !text.consume_front(")"))
       return false;
     if (text.consume_front("//")) {
       SizeExpression::Step division;
@@ -130,10 +135,11 @@ static bool parseSizeSteps(StringRef &text, SizeExpression::Factor &factor) {
     bool negative = text.front() == '-';
     text = text.drop_front();
     uint64_t offset;
-    if (text.consumeInteger(10, offset) || text.starts_with("*"))
+    if (text.consumeInteger(10, offset))
       return false;
     affine.offset =
         negative ? -static_cast<int64_t>(offset) : static_cast<int64_t>(offset);
+    hasOffset = true;
   }
   if (affine.scale != 1 || affine.offset != 0)
     factor.steps.push_back(affine);
@@ -143,12 +149,15 @@ static bool parseSizeSteps(StringRef &text, SizeExpression::Factor &factor) {
 std::optional<SizeExpression>
 mlir::kiln::fx::parseSizeExpression(StringRef text) {
   SizeExpression expression;
+  bool anyOffset = false;
   do {
     SizeExpression::Factor &factor = expression.factors.emplace_back();
-    if (!parseSizeSteps(text, factor) || factor.symbol.empty())
+    bool hasOffset;
+    if (!parseSizeSteps(text, factor, hasOffset) || factor.symbol.empty())
       return std::nullopt;
+    anyOffset |= hasOffset;
   } while (text.consume_front("*"));
-  if (!text.empty())
+  if (!text.empty() || (anyOffset && expression.factors.size() > 1))
     return std::nullopt;
   return expression;
 }

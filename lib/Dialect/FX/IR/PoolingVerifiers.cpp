@@ -228,7 +228,8 @@ LogicalResult mlir::kiln::fx::verifyPoolingOp(Operation *op, PoolingKind kind,
         return op->emitOpError("result ")
                << result << " must have positive spatial sizes";
     }
-    return success();
+    // Upsamplings name dynamic sizes that no scale factor gives.
+    return verifySizeSymbols(op, result);
   }
   case PoolingKind::GridSampler:
     return verifyGridSampler(op);
