@@ -21,6 +21,7 @@ import subprocess
 import sys
 import tempfile
 
+TEST_ID_RE = re.compile(r"\S+\.py::\S")
 SUMMARY_RE = re.compile(r"(\d+) (passed|failed|skipped|errors?|xfailed|xpassed)")
 
 
@@ -30,7 +31,7 @@ def collect(pytest_args):
                            "-p", "no:cacheprovider", f"--rootdir={os.getcwd()}",
                            *pytest_args],
                           capture_output=True, text=True)
-    ids = [line for line in done.stdout.splitlines() if "::" in line]
+    ids = [line for line in done.stdout.splitlines() if TEST_ID_RE.match(line)]
     if done.returncode != 0 or not ids:
         sys.stdout.write(done.stdout + done.stderr)
         sys.exit("pytest-shards: collection failed")
@@ -40,19 +41,25 @@ def collect(pytest_args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shards", type=int, default=min(8, os.cpu_count() or 1))
+    parser.add_argument("--log-dir", help="where each shard's log goes (default: a new "
+                        "temporary directory)")
     options, pytest_args = parser.parse_known_args()
     ids = collect(pytest_args)
     flags = [a for a in pytest_args if a.startswith("-")]
     shards = [ids[k::options.shards] for k in range(options.shards) if ids[k::options.shards]]
     root = tempfile.mkdtemp(prefix="kiln-pytest-shards.")
+    logs = options.log_dir or root
+    os.makedirs(logs, exist_ok=True)
+    # Summary lines whole, not cut to a terminal's width.
+    environment = {**os.environ, "COLUMNS": "400"}
     running = []
     for k, shard in enumerate(shards):
-        log = open(os.path.join(root, f"shard{k}.log"), "w+")
+        log = open(os.path.join(logs, f"shard{k}.log"), "w+")
         command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
                    "-rfE", f"--rootdir={os.getcwd()}",
                    f"--basetemp={os.path.join(root, f'tmp{k}')}", *flags, *shard]
-        running.append((k, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT),
-                        log))
+        running.append((k, subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT,
+                                            env=environment), log))
     totals = {}
     status = 0
     for k, process, log in running:
@@ -70,6 +77,7 @@ def main():
     summary = ", ".join(f"{totals.get(kind, 0)} {kind}"
                         for kind in ("passed", "failed", "skipped"))
     errors = totals.get("errors", 0)
+    print(f"shard logs: {logs}", file=sys.stderr)
     print(f"pytest shards: {summary}" + (f", {errors} errors" if errors else ""))
     return 1 if status or totals.get("failed") or errors else 0
 

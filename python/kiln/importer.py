@@ -1174,8 +1174,13 @@ def _decompositions() -> Dict[Any, Callable]:
     # Gradients of resampling and padding, adaptive max pooling, index_add:
     # where PyTorch has no decomposition, or (index_add, torch 1.13) one that
     # does not trace.
+    # Kiln's affine_grid builds its coordinates without writes into a fresh
+    # tensor, which torch 2.x's decomposition makes (and which would need
+    # functionalizing, losing autograd's graph of a training step).
+    preferred = {aten.affine_grid_generator.default}
     for op, fn in kiln_decompositions.table().items():
-        if op not in table or (op is aten.index_add.default and _TORCH_MAJOR < 2):
+        if op not in table or op in preferred \
+                or (op is aten.index_add.default and _TORCH_MAJOR < 2):
             table[op] = fn
     return table
 
