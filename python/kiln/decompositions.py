@@ -143,6 +143,11 @@ def _nearest_backward(grad: torch.Tensor, output_size: Optional[Sequence[int]],
         return _sum_into(grad, dim, _nearest_sources(out_size, in_size, scale, grad.device),
                          in_size)
 
+    # CUDA's 2-d kernel copies the gradient through where no size changes,
+    # whatever the scale factors.
+    if grad.device.type == "cuda" and len(input_size) == 4 \
+            and list(grad.shape) == list(input_size):
+        return grad.clone()
     return _resampling_backward(grad, input_size, read, scale_factors)
 
 
