@@ -1149,6 +1149,14 @@ _DECOMPOSED_ANYWAY = ("aten._native_batch_norm_legit", "aten._softmax_backward_d
                       "aten.native_group_norm_backward.", "aten.native_batch_norm_backward.")
 
 
+def _kept_whole(op: Any) -> bool:
+    """Whether tracing keeps `op` whole: an op of the fx table (less those
+    Kiln lowers best decomposed), or one whose decomposition leaves prims
+    without an fx op, or a resampling."""
+    return (op in _OPS and not str(op).startswith(_DECOMPOSED_ANYWAY)) \
+        or str(op).startswith(_NOT_DECOMPOSED) or op in _RESAMPLING_OPS
+
+
 def _decompositions() -> Dict[Any, Callable]:
     """PyTorch's decompositions (``torch._decomp``, ``torch._refs``) of the
     ATen ops that the fx dialect lacks (``aten.t``, ``aten.transpose``,
@@ -1157,9 +1165,7 @@ def _decompositions() -> Dict[Any, Callable]:
     leave become fx ops in canonicalize."""
     from torch._decomp import decomposition_table
 
-    table = {op: fn for op, fn in decomposition_table.items()
-             if (op not in _OPS or str(op).startswith(_DECOMPOSED_ANYWAY))
-             and not str(op).startswith(_NOT_DECOMPOSED) and op not in _RESAMPLING_OPS}
+    table = {op: fn for op, fn in decomposition_table.items() if not _kept_whole(op)}
     table[aten.cudnn_grid_sampler.default] = _cudnn_grid_sampler
     table[aten.cudnn_grid_sampler_backward.default] = _cudnn_grid_sampler_backward
     # Rearrangements that torch 1.13 has no decomposition of: views,
@@ -1173,10 +1179,9 @@ def _decompositions() -> Dict[Any, Callable]:
     table.setdefault(aten.smooth_l1_loss.default, _smooth_l1_loss)
     # Gradients of resampling and padding, adaptive max pooling, index_add:
     # where PyTorch has no decomposition, or (index_add, torch 1.13) one that
-    # does not trace.
-    # Kiln's affine_grid builds its coordinates without writes into a fresh
-    # tensor, which torch 2.x's decomposition makes (and which would need
-    # functionalizing, losing autograd's graph of a training step).
+    # does not trace; and affine_grid, whose coordinates Kiln's builds
+    # without the writes into a fresh tensor that torch 2.x's makes (which
+    # would need functionalizing, losing autograd's graph of a training step).
     preferred = {aten.affine_grid_generator.default}
     for op, fn in kiln_decompositions.table().items():
         if op not in table or op in preferred \
@@ -2600,8 +2605,7 @@ _POOLING_WINDOWS = {
     aten.max_pool2d_with_indices.default: 2, aten.max_pool3d_with_indices.default: 3,
     aten.avg_pool2d.default: 2, aten.avg_pool3d.default: 3,
 }
-_UPSAMPLINGS = {getattr(getattr(aten, f"upsample_{mode}"), "vec", None)
-                for mode in _RESAMPLING_MODES} - {None}
+_UPSAMPLINGS = {op for op in _RESAMPLING_OPS if op._overloadname == "vec"}
 
 
 def _window_term(node: torch.fx.Node, dim: int, rank: int,
@@ -2854,9 +2858,11 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
               if isinstance(term, _FloorChain)]
     chains += [(_FloorChain(name), value_a, value_b)
                for name, (value_a, value_b) in symbols.items()]
-    if aten_target(node) in _NAMED_SIZE_OPS:
-        # An op that states its sizes may take them from anywhere in the
-        # graph (the count of a loss over x[:, 1:], B*(T-1)).
+    # An op that states its sizes names them after its term.
+    named = aten_target(node) in _NAMED_SIZE_OPS
+    if named:
+        # It may take them from anywhere in the graph (the count of a loss
+        # over x[:, 1:], B*(T-1)).
         chains += list({term: (term, term_a, term_b) for term, term_a, term_b in terms.values()
                         if isinstance(term, _FloorChain) and term.steps}.values())
     def scale_of(combine: Callable, x_a: int, y_a: int, x_b: int, y_b: int) -> int:
@@ -2880,10 +2886,8 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
             combined = [(combine, x, y, scale) for combine, x, y, scale in combined
                         if scale * combine(x.evaluate(values_c[x.symbol]),
                                            y.evaluate(values_c[y.symbol])) == size_c]
-    # An op that states its sizes names them after its term: what two
-    # traces fit, a third must confirm (the sizes of windows of stride 4
-    # fit other chains at two sizes).
-    named = aten_target(node) in _NAMED_SIZE_OPS
+    # What two traces fit, a third must confirm where it names a size (the
+    # sizes of windows of stride 4 fit other chains at two sizes).
     if named and fits:
         fits = in_third_trace(fits)
     for fit in fits:
@@ -3222,7 +3226,8 @@ def _name_size_symbols(gm_a: torch.fx.GraphModule, gm_b: torch.fx.GraphModule,
     """Records, for each _NAMED_SIZE_OPS node whose every ``?`` has a name,
     those names, for its ``size_symbols``: a size symbol whose values the
     two traces show (``torch.zeros(x.shape[0], 4)`` is ``[s0, 4]``), a
-    window count's chain (`terms`: ``(s0+1)//2``), else a
+    window count's chain or a product (`terms`: ``(s0+1)//2``, ``s0*s1``),
+    else a
     multiple of one plus a constant that a third trace confirms
     (`third_trace`, asked only then: its types by the first trace's nodes
     and each symbol's value in it). Refuses a view whose dynamic sizes
@@ -3444,8 +3449,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     second time on inputs whose dynamic sizes differ (each grown by at least
     the largest dynamic size, by repeating its elements; so the second trace
     costs up to twice the memory per dynamic dimension; each symbol grows by
-    its own amount, prime to 2, 3, 5 and 7: _growths): the two graphs must be the same op for op, with the same
-    attributes, and a value's size may differ between them only as
+    its own amount, prime to 2, 3, 5 and 7: _growths): the two graphs must
+    be the same op for op, with the same attributes, and a value's size may differ between them only as
     ``scale * s + offset`` of one symbol s (_merge_dim; the symbol's range
     then keeps it at least 2). A slice bound or an arange end that is a
     symbol's value in both traces (``pe[:x.shape[0]]``) becomes that
@@ -3645,8 +3650,7 @@ def _export_decompositions() -> Dict[Any, Callable]:
         from torch._decomp import core_aten_decompositions
         table = core_aten_decompositions()
     for op in list(table.keys()):
-        if (op in _OPS and not str(op).startswith(_DECOMPOSED_ANYWAY)) \
-                or str(op).startswith(_NOT_DECOMPOSED) or op in _RESAMPLING_OPS:
+        if _kept_whole(op):
             table.pop(op)
     table.update(DECOMPOSITIONS)
     return table
