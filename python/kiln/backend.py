@@ -800,6 +800,29 @@ def _region_check(region: _Region, name: str,
                        options.check_tolerance)
 
 
+def _strided_library_operands(library: Sequence[torch.fx.Node],
+                              values: Mapping[torch.fx.Node, Any]) -> Set[torch.fx.Node]:
+    """The views whose strides a library kernel reads: those that feed one,
+    directly or through other such views, and are not contiguous. They stay
+    in PyTorch, over a region's buffer, because a region writes its results
+    contiguously, and a kernel may need eager's strides: memory-efficient
+    attention reads its bias through a slice of one padded to a multiple of
+    8 elements, and refuses a bias whose rows are not aligned."""
+    strided: Set[torch.fx.Node] = set()
+    pending = [a for n in library for a in pytree.tree_flatten((n.args, n.kwargs))[0]]
+    while pending:
+        node = pending.pop()
+        value = values.get(node)
+        if not isinstance(node, torch.fx.Node) or node in strided or \
+                node.target not in _VIEW_OPS or node.target is operator.getitem or \
+                not isinstance(value, torch.Tensor) or \
+                value.is_contiguous():
+            continue
+        strided.add(node)
+        pending.extend(a for a in node.args if isinstance(a, torch.fx.Node))
+    return strided
+
+
 def _propose_regions(gm: torch.fx.GraphModule, supported) -> List[List[torch.fx.Node]]:
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
     partitioner = CapabilityBasedPartitioner(gm, _Supported(supported),
@@ -839,10 +862,11 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         values = _record_values(gm, list(example_inputs))
     library = [n for n in gm.graph.nodes
                if n.op == "call_function" and str(n.target) in library_ops]
+    strided = _strided_library_operands(library, values)
     # Size arithmetic and the seed stay in Python, neither compiled nor a
     # fallback.
     ops = [n for n in gm.graph.nodes if n.op == "call_function" and n not in library
-           and n is not seed and not _is_size(values.get(n))]
+           and n not in strided and n is not seed and not _is_size(values.get(n))]
     problems: Dict[torch.fx.Node, str] = {}
     for node in ops:
         problem = _node_problem(node, values, device)

@@ -308,6 +308,28 @@ def affine_grid_generator(theta: torch.Tensor, size: Sequence[int],
     return grid.view(theta.shape[0], *size[2:], len(size) - 2)
 
 
+def affine_grid(theta: torch.Tensor, size: Sequence[int],
+                align_corners: Optional[bool] = None) -> torch.Tensor:
+    """torch.nn.functional.affine_grid through affine_grid_generator above:
+    the same argument checks and warnings, and a grid that autograd
+    differentiates as the product it is."""
+    if align_corners is None:
+        warnings.warn("affine_grid: align_corners defaults to False (since PyTorch 1.3.0); "
+                      "pass it explicitly")
+        align_corners = False
+    if not theta.is_floating_point():
+        raise ValueError(f"affine_grid: theta must be floating point, got {theta.dtype}")
+    if len(size) not in (4, 5):
+        raise NotImplementedError(f"affine_grid: sizes are 4-d or 5-d, got {list(size)}")
+    rows = len(size) - 2
+    if theta.dim() != 3 or tuple(theta.shape[1:]) != (rows, rows + 1):
+        raise ValueError(f"affine_grid: expected theta of shape Nx{rows}x{rows + 1} for "
+                         f"size {list(size)}, got {list(theta.shape)}")
+    if not (align_corners and min(size[2:]) == 1) and min(size) <= 0:
+        raise ValueError(f"affine_grid: sizes must be positive, got {list(size)}")
+    return affine_grid_generator(theta, list(size), align_corners)
+
+
 def affine_grid_generator_backward(grad: torch.Tensor, size: Sequence[int],
                                    align_corners: bool) -> torch.Tensor:
     """The gradient of affine_grid_generator's `theta`: the grid's gradient

@@ -41,9 +41,11 @@ import torch
 import torch.fx
 import torch.utils._pytree as pytree
 from torch.fx.experimental.proxy_tensor import PythonKeyTracer, make_fx
+from torch.overrides import TorchFunctionMode
 from torch.fx.passes.shape_prop import ShapeProp
 
 from kiln import decompositions as kiln_decompositions
+from kiln import recurrent
 from kiln._fx_signatures import OPS as _FX_SIGNATURES
 from kiln.dtypes import mlir_element_types
 from kiln.guards import ALIGNMENT, GraphGuards, SizeSymbol, TensorGuard
@@ -1098,6 +1100,37 @@ def keeping_resampling_whole() -> Iterator[None]:
         forget_dispatch()
 
 
+# A torch function mode sees a Python function (F.affine_grid) and not the
+# ops it calls, so both are here.
+_COMPOSITE_FUNCTIONS = {
+    torch.nn.functional.affine_grid: kiln_decompositions.affine_grid,
+    torch.affine_grid_generator: kiln_decompositions.affine_grid_generator,
+}
+
+
+class _Composites(TorchFunctionMode):
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        composite = recurrent.cells_of(func, args, kwargs)
+        composite = _COMPOSITE_FUNCTIONS.get(func, composite)
+        return (composite or func)(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def as_composites() -> Iterator[None]:
+    """Runs a few PyTorch functions as compositions of other ops while
+    tracing: above autograd, which then differentiates the composition
+    rather than recording the function's own gradient. Recurrent layers and
+    cells run their cells' arithmetic (kiln.recurrent), not fused CUDA
+    cells or oneDNN's layer; affine_grid_generator runs Kiln's
+    decomposition, whose gradient is a product with the pixels' coordinates,
+    not PyTorch's gradient, which builds them by writes into a fresh tensor
+    (and would need functionalizing, which loses autograd's graph of a
+    training step on torch 2.x)."""
+    with _Composites():
+        yield
+
+
 @contextlib.contextmanager
 def _recording_stack_traces() -> Iterator[None]:
     """Makes make_fx's tracer record each node's stack trace (torch 1.13,
@@ -1875,10 +1908,9 @@ def _trace(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
     """capture's trace of `fn`, on copies of the inputs."""
     inputs = _tensor_copies(example_inputs)
     options = {"tracing_mode": "real", "decomposition_table": DECOMPOSITIONS}
-    # Without cuDNN and oneDNN, RNNs trace as their cells (not as
-    # mkldnn_rnn_layer, or a cuDNN RNN over its flattened weights' storage)
-    # and grid sampling as grid_sampler_2d.
-    with torch.backends.cudnn.flags(enabled=False), torch.backends.mkldnn.flags(enabled=False):
+    # Without cuDNN and oneDNN, grid sampling traces as grid_sampler_2d.
+    with torch.backends.cudnn.flags(enabled=False), \
+            torch.backends.mkldnn.flags(enabled=False), as_composites():
         if "record_stack_traces" in inspect.signature(make_fx).parameters:
             # torch 2.x: the tracer is configured per call.
             with keeping_resampling_whole():

@@ -230,14 +230,12 @@ def attention_with_padding_mask():
 
 @case()
 def lstm():
-    # torch 1.13 splits the gates with unsafe_split.
+    # Traced as its cells (kiln.recurrent), on every device and torch.
     return nn.LSTM(8, 16, batch_first=True), [randn(3, 5, 8)]
 
 
 @case()
 def gru():
-    # Writes into the pieces of an unsafe_split, which a split's views
-    # refuse under autograd: the importer's shape propagation runs without.
     return nn.GRU(8, 16, batch_first=True), [randn(3, 5, 8)]
 
 

@@ -111,6 +111,30 @@ def test_cuda_convolutions_leave_their_bias_to_the_region_after_them():
         torch.testing.assert_close(got, want)
 
 
+def test_library_kernels_read_strided_views_of_region_buffers(tmp_path):
+    """A region writes its results contiguously; a view that feeds a
+    library kernel and is not contiguous (the transposes here, or
+    attention's slice of a padded bias) stays in PyTorch over the region's
+    buffer, so that the kernel sees eager's strides. A contiguous view (the
+    reshape) joins the region."""
+    def fn(a, b):
+        return torch.mm(a.relu().reshape(6, 8), (b * 2).t()).t()
+
+    a, b = torch.randn(3, 16), torch.randn(5, 8)
+    compiled = partitioned(fn, [a, b], tmp_path, fallback="error",
+                           library_ops=["aten.mm.default"])
+    assert compiled.kiln_report.kernels == 2
+    in_pytorch = [str(n.target) for n in compiled.graph.nodes if n.op == "call_function"]
+    assert in_pytorch.count("aten.mm.default") == 1
+    assert "aten.reshape.default" not in in_pytorch and "aten.view.default" not in in_pytorch
+    (mm,) = [n for n in compiled.graph.nodes if n.target is torch.ops.aten.mm.default]
+    assert mm.args[0].op == "call_module"
+    assert mm.args[1].target in (torch.ops.aten.t.default, torch.ops.aten.permute.default,
+                                 torch.ops.aten.transpose.int)
+    a, b = torch.randn(3, 16), torch.randn(5, 8)
+    torch.testing.assert_close(compiled(a, b), fn(a, b))
+
+
 def test_fallback_error_names_the_op(tmp_path):
     x, w = torch.randn(8, 16), torch.randn(16, 40)
     with pytest.raises(FallbackError, match=r"aten\.asin\.default x\d: kiln-fx-to-loop: "

@@ -1614,6 +1614,28 @@ def _check_on_fresh_inputs(fn, inputs, tmp_path, rtol, atol):
     return fresh
 
 
+def test_affine_grid_checks_its_arguments_as_pytorch_does(tmp_path):
+    """While tracing, F.affine_grid runs Kiln's composition, with PyTorch's
+    argument checks: the same exception types, and the warning when
+    align_corners is not given."""
+    theta = torch.randn(2, 2, 3)
+    cases = [(theta.long(), [2, 1, 4, 4], ValueError, "floating point"),
+             (theta, [2, 1, 4, 4, 4], ValueError, "Nx3x4"),
+             (theta, [2, 1, 4], NotImplementedError, "4-d or 5-d"),
+             (theta, [2, 1, 0, 4], ValueError, "positive")]
+    for bad_theta, size, error, message in cases:
+        with pytest.raises(error):
+            torch.nn.functional.affine_grid(bad_theta, size, align_corners=False)
+        with pytest.raises(error, match=message):
+            kiln.compile(lambda t: torch.nn.functional.affine_grid(t, size, align_corners=False),
+                         [bad_theta], cache_dir=tmp_path)
+    with pytest.warns(UserWarning, match="align_corners"):
+        compiled = kiln.compile(lambda t: torch.nn.functional.affine_grid(t, [2, 1, 3, 5]),
+                                [theta], cache_dir=tmp_path)
+    torch.testing.assert_close(
+        compiled(theta), torch.nn.functional.affine_grid(theta, [2, 1, 3, 5], align_corners=False))
+
+
 @pytest.mark.parametrize("mode", ["bilinear", "nearest"])
 def test_grid_sampling_gradients(mode, device, tmp_path):
     """grid_sampler_2d's gradients (Kiln's decomposition) with zeros, border
@@ -1643,9 +1665,10 @@ def test_grid_sampling_gradients(mode, device, tmp_path):
 
 def test_training_a_spatial_transformer(device, tmp_path):
     """An affine grid sampled bilinearly, differentiated with respect to the
-    image and theta: affine_grid's gradient (Kiln's decomposition; PyTorch's
-    builds its coordinates by writes into a fresh tensor, which become
-    scatters) and grid sampling's. Bicubic sampling's gradient is refused."""
+    image and theta: autograd's gradient of Kiln's affine_grid (PyTorch's
+    own gradient builds its coordinates by writes into a fresh tensor, which
+    would need functionalizing, and become scatters) and grid sampling's.
+    Bicubic sampling's gradient is refused."""
     functional = torch.nn.functional
 
     def fn(x, theta):
@@ -1661,6 +1684,9 @@ def test_training_a_spatial_transformer(device, tmp_path):
         return [x.to(device).requires_grad_(), theta.to(device).requires_grad_()]
 
     x, theta = _check_on_fresh_inputs(fn, inputs, tmp_path, rtol=1e-4, atol=1e-3)
+    targets = {str(n.target) for n in kiln.importer.capture(fn, inputs()).graph.nodes}
+    assert not targets & {"aten.copy_.default", "aten.select_scatter.default",
+                          "aten.slice_scatter.default"}, targets
 
     def bicubic(x, grid):
         out = functional.grid_sample(x, grid, mode="bicubic", align_corners=False)
