@@ -45,7 +45,7 @@ from torch.overrides import TorchFunctionMode
 from torch.fx.passes.shape_prop import ShapeProp
 
 from kiln import decompositions as kiln_decompositions
-from kiln import recurrent
+from kiln import ctc, recurrent
 from kiln._fx_signatures import OPS as _FX_SIGNATURES
 from kiln.dtypes import mlir_element_types
 from kiln.guards import ALIGNMENT, GraphGuards, SizeSymbol, TensorGuard
@@ -941,6 +941,14 @@ def _output_values(node: torch.fx.Node) -> List[torch.fx.Node]:
                              "at least one tensor")
 
 
+# Ops whose result's size depends on their operands' values, which no fx op
+# represents. (fx.index represents boolean-mask indexing, with a dynamic
+# size, which no lowering takes.)
+_SIZED_BY_VALUES = tuple(f"aten.{name}" + ("" if "." in name else ".") for name in (
+    "nonzero", "masked_select", "unique_dim", "unique_consecutive", "_unique", "_unique2",
+    "unique_dim_consecutive", "repeat_interleave.Tensor", "bincount", "argwhere"))
+
+
 def _check_structure(node: torch.fx.Node) -> None:
     """Raises UnsupportedOpError unless the importer knows `node`'s op and
     arguments. Types are checked separately (_check_type)."""
@@ -968,6 +976,10 @@ def _check_structure(node: torch.fx.Node) -> None:
             raise _unsupported(node, "getitem is supported only on the results of an "
                                      "imported op")
         return
+    if str(aten_target(node)).startswith(_SIZED_BY_VALUES):
+        raise _unsupported(node, f"unsupported op {_describe_op(node)}: the size of its result "
+                                 "depends on its operands' values, which no compiled kernel's "
+                                 "type can say (torch.where keeps a mask's size)")
     spec = _spec_for(node)
     if spec is None:
         raise _unsupported(node, f"unsupported op {_describe_op(node)}")
@@ -1105,6 +1117,8 @@ def keeping_resampling_whole() -> Iterator[None]:
 _COMPOSITE_FUNCTIONS = {
     torch.nn.functional.affine_grid: kiln_decompositions.affine_grid,
     torch.affine_grid_generator: kiln_decompositions.affine_grid_generator,
+    torch.nn.functional.ctc_loss: ctc.ctc_loss,
+    torch.ctc_loss: ctc.ctc_loss_reduced,
 }
 
 

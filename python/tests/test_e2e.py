@@ -1786,6 +1786,22 @@ def test_masked_select_sizes_that_tracing_baked_in_are_refused(tmp_path):
         kiln.compile(fn, example, cache_dir=tmp_path)
 
 
+@pytest.mark.parametrize("select", ["masked_select", "nonzero", "unique"])
+def test_results_sized_by_values_are_refused_by_name(select, tmp_path):
+    """Ops whose result's size depends on values (masked_select, nonzero,
+    unique) are refused at import, naming the op and why. (Boolean-mask
+    indexing imports as fx.index, which no lowering takes.)"""
+    functions = {
+        "masked_select": lambda x: torch.masked_select(x, x > 0),
+        "nonzero": lambda x: torch.nonzero(x > 0),
+        "unique": lambda x: torch.unique(x.round()),
+    }
+    with pytest.raises(kiln.UnsupportedOpError,
+                       match=r"unsupported op aten\.\w+\.\w+: the size of its result depends "
+                             r"on its operands' values"):
+        kiln.compile(functions[select], [torch.randn(4, 5)], cache_dir=tmp_path)
+
+
 def test_convolution_gradients(device, tmp_path):
     """convolution_backward lowers through the forward's im2col matrices:
     grouped, strided, dilated and padded 2-d, 1-d without a bias (a masked
