@@ -800,6 +800,9 @@ def _region_check(region: _Region, name: str,
                        options.check_tolerance)
 
 
+_CONVOLUTIONS = (aten.convolution.default, aten.convolution_backward.default)
+
+
 def _strided_library_operands(library: Sequence[torch.fx.Node],
                               values: Mapping[torch.fx.Node, Any]) -> Set[torch.fx.Node]:
     """The views whose strides a library kernel reads: those that feed one,
@@ -807,16 +810,19 @@ def _strided_library_operands(library: Sequence[torch.fx.Node],
     in PyTorch, over a region's buffer, because a region writes its results
     contiguously, and a kernel may need eager's strides: memory-efficient
     attention reads its bias through a slice of one padded to a multiple of
-    8 elements, and refuses a bias whose rows are not aligned."""
+    8 elements, and refuses a bias whose rows are not aligned. Convolutions
+    take any layout, and their inputs' is the channels-last pass's to
+    choose."""
     strided: Set[torch.fx.Node] = set()
-    pending = [a for n in library for a in pytree.tree_flatten((n.args, n.kwargs))[0]]
+    pending = [a for n in library if n.target not in _CONVOLUTIONS
+               for a in pytree.tree_flatten((n.args, n.kwargs))[0]]
     while pending:
         node = pending.pop()
-        value = values.get(node)
         if not isinstance(node, torch.fx.Node) or node in strided or \
-                node.target not in _VIEW_OPS or node.target is operator.getitem or \
-                not isinstance(value, torch.Tensor) or \
-                value.is_contiguous():
+                node.target not in _VIEW_OPS or node.target is operator.getitem:
+            continue
+        value = values.get(node)
+        if not isinstance(value, torch.Tensor) or value.is_contiguous():
             continue
         strided.add(node)
         pending.extend(a for a in node.args if isinstance(a, torch.fx.Node))

@@ -20,6 +20,8 @@ returns PyTorch's gradients whatever comes before it.
 
 from typing import Any, Sequence, Union
 
+import math
+
 import torch
 
 Lengths = Union[torch.Tensor, Sequence[int]]
@@ -39,25 +41,33 @@ def _log_add(*terms: torch.Tensor) -> torch.Tensor:
     return torch.where(impossible, top, shift + torch.log(total))
 
 
-def _as_lengths(lengths: Lengths, like: torch.Tensor) -> torch.Tensor:
+def _as_lengths(lengths: Lengths, like: torch.Tensor, what: str,
+               bound: int) -> torch.Tensor:
+    """Lengths as a tensor on `like`'s device; listed ones checked against
+    `bound` (tensors are data, read only when the loss runs)."""
     if isinstance(lengths, torch.Tensor):
+        if lengths.is_floating_point() or lengths.is_complex():
+            raise ValueError(f"ctc_loss: {what} must be integers, got {lengths.dtype}")
         return lengths.to(device=like.device, dtype=torch.long).reshape(-1)
-    return torch.tensor(list(lengths), dtype=torch.long, device=like.device)
+    lengths = [int(n) for n in (lengths if isinstance(lengths, (list, tuple)) else [lengths])]
+    if any(n < 0 or n > bound for n in lengths):
+        raise ValueError(f"ctc_loss: {what} {lengths} must lie in [0, {bound}]")
+    return torch.tensor(lengths, dtype=torch.long, device=like.device)
 
 
-def _padded_labels(targets: torch.Tensor, target_lengths: torch.Tensor,
+def _padded_labels(targets: torch.Tensor, target_lengths: torch.Tensor, longest: int,
                    batch: int, blank: int) -> torch.Tensor:
     """[N, S]: each sample's labels, blanks past its target length. Targets
     come padded ([N, S]) or concatenated ([sum of lengths]); concatenated
-    ones are read at each sample's offset, S their total as a bound that
-    does not depend on the lengths' values."""
+    ones are read at each sample's offset, up to `longest` labels (the
+    longest listed length, or the total where the lengths are data)."""
     targets = targets.long()
     if targets.dim() == 1:
         total = targets.shape[0]
         offsets = torch.cumsum(target_lengths, 0) - target_lengths
-        positions = offsets[:, None] + torch.arange(total, device=targets.device)
+        positions = offsets[:, None] + torch.arange(longest, device=targets.device)
         targets = targets.index_select(0, positions.clamp(0, total - 1).reshape(-1)).reshape(
-            batch, total) if total else targets.new_zeros(batch, 0)
+            batch, longest) if total and longest else targets.new_zeros(batch, 0)
     within = torch.arange(targets.shape[1], device=targets.device) < target_lengths[:, None]
     return torch.where(within, targets, torch.full_like(targets, blank))
 
@@ -72,17 +82,21 @@ def ctc_loss_reduced(log_probs: torch.Tensor, targets: torch.Tensor, input_lengt
                          f"got {list(log_probs.shape)}")
     if not log_probs.is_floating_point():
         raise ValueError(f"ctc_loss: log_probs must be floating point, got {log_probs.dtype}")
-    if targets.is_floating_point() or targets.is_complex():
-        raise ValueError(f"ctc_loss: targets must be integers, got {targets.dtype}")
     unbatched = log_probs.dim() == 2
     if unbatched:
         log_probs, targets = log_probs.unsqueeze(1), targets.reshape(1, -1)
     steps, batch, classes = log_probs.shape
     if not 0 <= blank < classes:
         raise ValueError(f"ctc_loss: blank {blank} is not a class of {classes}")
-    input_lengths = _as_lengths(input_lengths, log_probs)
-    target_lengths = _as_lengths(target_lengths, log_probs)
-    labels = _padded_labels(targets.to(log_probs.device), target_lengths, batch, blank)
+    concatenated = targets.dim() == 1 and not unbatched
+    longest = targets.shape[-1]
+    if concatenated and not isinstance(target_lengths, torch.Tensor):
+        longest = max([int(n) for n in target_lengths] or [0])
+    input_lengths = _as_lengths(input_lengths, log_probs, "input lengths", steps)
+    target_lengths = _as_lengths(target_lengths, log_probs, "target lengths",
+                                 targets.shape[0] if concatenated else targets.shape[-1])
+    labels = _padded_labels(targets.to(log_probs.device), target_lengths, longest, batch,
+                            blank)
 
     # The extended labels: blank, l1, blank, l2, ..., blank.
     blanks = torch.full_like(labels, blank)
@@ -115,12 +129,14 @@ def ctc_loss_reduced(log_probs: torch.Tensor, targets: torch.Tensor, input_lengt
                        torch.where(target_lengths > 0, -never[:, 0], torch.zeros_like(loss)))
 
     # Zero in value; exp(log_probs) in gradient where t < the input length
-    # (the module docstring says why).
-    within = (torch.arange(steps, device=log_probs.device)[:, None] < input_lengths)[..., None]
-    finite = within & (log_probs > float("-inf"))
+    # (the module docstring says why), and where exp(log_probs) is finite.
     detached = log_probs.detach()
-    offset = torch.where(finite, log_probs - detached, torch.zeros_like(log_probs))
-    loss = loss + (offset * torch.exp(detached)).sum((0, 2))
+    within = (torch.arange(steps, device=log_probs.device)[:, None] < input_lengths)[..., None]
+    finite = within & (detached > float("-inf")) & \
+        (detached < math.log(torch.finfo(log_probs.dtype).max))
+    zeros = torch.zeros_like(log_probs)
+    offset = torch.where(finite, log_probs - detached, zeros)
+    loss = loss + (offset * torch.exp(torch.where(finite, detached, zeros))).sum((0, 2))
 
     if zero_infinity:
         loss = torch.where(loss == float("inf"), torch.zeros_like(loss), loss)

@@ -311,7 +311,7 @@ def affine_grid_generator(theta: torch.Tensor, size: Sequence[int],
 def affine_grid(theta: torch.Tensor, size: Sequence[int],
                 align_corners: Optional[bool] = None) -> torch.Tensor:
     """torch.nn.functional.affine_grid through affine_grid_generator above:
-    the same argument checks and warnings, and a grid that autograd
+    PyTorch's argument checks and warnings, and a grid that autograd
     differentiates as the product it is."""
     if align_corners is None:
         warnings.warn("affine_grid: align_corners defaults to False (since PyTorch 1.3.0); "
@@ -319,14 +319,32 @@ def affine_grid(theta: torch.Tensor, size: Sequence[int],
         align_corners = False
     if not theta.is_floating_point():
         raise ValueError(f"affine_grid: theta must be floating point, got {theta.dtype}")
+    _check_affine_grid(theta, size)
+    if align_corners and min(size[2:]) == 1:
+        warnings.warn("affine_grid: a grid of unit size with align_corners=True is "
+                      "not an intended use (its behaviour changed in PyTorch 1.3.0)")
+    elif min(size) <= 0:
+        raise ValueError(f"affine_grid: sizes must be positive, got {list(size)}")
+    return affine_grid_generator(theta, list(size), align_corners)
+
+
+def _check_affine_grid(theta: torch.Tensor, size: Sequence[int]) -> None:
+    """What affine_grid_generator requires of its arguments."""
     if len(size) not in (4, 5):
         raise NotImplementedError(f"affine_grid: sizes are 4-d or 5-d, got {list(size)}")
     rows = len(size) - 2
     if theta.dim() != 3 or tuple(theta.shape[1:]) != (rows, rows + 1):
         raise ValueError(f"affine_grid: expected theta of shape Nx{rows}x{rows + 1} for "
                          f"size {list(size)}, got {list(theta.shape)}")
-    if not (align_corners and min(size[2:]) == 1) and min(size) <= 0:
-        raise ValueError(f"affine_grid: sizes must be positive, got {list(size)}")
+    if theta.shape[0] != size[0]:
+        raise RuntimeError(f"affine_grid: theta holds {theta.shape[0]} transforms for a "
+                           f"batch of {size[0]}")
+
+
+def checked_affine_grid_generator(theta: torch.Tensor, size: Sequence[int],
+                                  align_corners: bool) -> torch.Tensor:
+    """torch.affine_grid_generator, its arguments checked."""
+    _check_affine_grid(theta, size)
     return affine_grid_generator(theta, list(size), align_corners)
 
 

@@ -1116,7 +1116,7 @@ def keeping_resampling_whole() -> Iterator[None]:
 # ops it calls, so both are here.
 _COMPOSITE_FUNCTIONS = {
     torch.nn.functional.affine_grid: kiln_decompositions.affine_grid,
-    torch.affine_grid_generator: kiln_decompositions.affine_grid_generator,
+    torch.affine_grid_generator: kiln_decompositions.checked_affine_grid_generator,
     torch.nn.functional.ctc_loss: ctc.ctc_loss,
     torch.ctc_loss: ctc.ctc_loss_reduced,
 }
@@ -2684,7 +2684,8 @@ def _window_term(node: torch.fx.Node, dim: int, rank: int,
 
 def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
                symbols: Dict[str, Tuple[int, int]], minimums: Dict[str, int],
-               third_size: Callable[[], Tuple[int, Dict[str, int]]]
+               third_size: Callable[[], Tuple[int, Dict[str, int]]],
+               divisors: Optional[Dict[str, int]] = None
                ) -> Tuple[Optional[int], Optional["_SizeTerm"]]:
     """A value's dimension from the two traces, and its size term where it
     is dynamic (a _FloorChain where one symbol's fit is known, else an
@@ -2697,15 +2698,21 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
     matmul's ``[s0*s1, K]`` rows, a cat's ``[s0+s1]``). Where both kinds fit
     (``s0*s1`` can fit ``15*s0-60`` too), `third_size` (the size and the
     symbols' values in a third trace) tells. `minimums` receives the least
-    value of the symbol that keeps the size at least 2, as a ``?`` is."""
+    value of the symbol that keeps the size at least 2, as a ``?`` is. A
+    symbol whose values are multiples of d (`divisors`) may also scale by a
+    fraction p/q with q dividing d (``s0 // 2`` in a view that halves)."""
     if size_a == size_b:
         return size_a, None
     fits = []
     for name, (value_a, value_b) in symbols.items():
         growth, delta = value_b - value_a, size_b - size_a
-        if delta % growth == 0 and delta // growth >= 1:
-            scale = delta // growth
-            fits.append((name, scale, size_a - scale * value_a))
+        divisor = (divisors or {}).get(name, 1)
+        if delta * divisor % growth == 0 and delta * divisor // growth >= 1:
+            numerator = delta * divisor // growth
+            common = math.gcd(numerator, divisor)
+            # (p * s) // q + offset: exact where q divides s.
+            scale, quotient = numerator // common, divisor // common
+            fits.append((name, scale, size_a - scale * value_a // quotient, quotient))
     # A product of two symbols (a matmul's rows [s0*s1, K] of a [s0, s1, K]
     # operand) or a sum (a cat of [s0] and [s1]): dynamic, at least 4, and
     # what only the operands' sizes give (element counts, the cat's parts);
@@ -2717,17 +2724,21 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
                 and combine(symbols[x][1], symbols[y][1]) == size_b]
     if fits and combined:
         size_c, values_c = third_size()
-        fits = [(name, scale, offset) for name, scale, offset in fits
-                if scale * values_c[name] + offset == size_c]
+        fits = [(name, scale, offset, quotient) for name, scale, offset, quotient in fits
+                if scale * values_c[name] // quotient + offset == size_c]
         combined = [(combine, x, y) for combine, x, y in combined
                     if combine(values_c[x], values_c[y]) == size_c]
     # The least value of each fitting symbol that keeps the size at least 2.
-    leasts = [(name, -(-(2 - offset) // scale)) for name, scale, offset in fits]
+    leasts = [(name, -(-(2 - offset) * quotient // scale))
+              for name, scale, offset, quotient in fits]
     if len(fits) == 1 and size_a >= 2 and not combined:
         name, least = leasts[0]
         minimums[name] = max(minimums.get(name, 2), least)
-        name, scale, offset = fits[0]
-        return None, _FloorChain(name).then(("affine", scale, offset))
+        name, scale, offset, quotient = fits[0]
+        if quotient == 1:
+            return None, _FloorChain(name).then(("affine", scale, offset))
+        return None, _FloorChain(name).then(("affine", scale, 0), ("floordiv", quotient),
+                                            ("affine", 1, offset))
     if fits and size_a >= 2 and all(least <= 2 for _, least in leasts):
         return None, _OpaqueSize()  # Whichever symbol it follows, it is at least 2.
     if combined and not fits:
@@ -2748,11 +2759,12 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
                  types_b: Dict, symbols: Dict[str, Tuple[int, int]],
                  minimums: Dict[str, int],
                  third_trace: Callable[[], Tuple[Dict, Dict[str, int]]],
-                 terms: Optional[_SizeTerms] = None) -> Dict:
+                 terms: Optional[_SizeTerms] = None,
+                 divisors: Optional[Dict[str, int]] = None) -> Dict:
     """Each value's type of trace a, dynamic where it differs from trace b
     (_merge_dim_term, which fills `minimums` and may ask for `third_trace`:
     _name_size_symbols says what it returns); `terms` receives the size
-    terms."""
+    terms. `divisors` holds the symbols whose values are multiples of one."""
     merged = {}
     terms = {} if terms is None else terms
 
@@ -2791,7 +2803,7 @@ def _merge_types(gm_a: torch.fx.GraphModule, types_a: Dict, gm_b: torch.fx.Graph
                     node_a, len(results), d, len(a.shape), x, y, symbols, minimums,
                     functools.partial(third_size, d), operand_term,
                     _operand_terms(node_a, terms),
-                    lambda n: types_a[n].shape, terms)
+                    lambda n: types_a[n].shape, terms, divisors or {})
                 shape.append(size)
                 if term is not None:
                     terms[(node_a, len(results), d)] = (term, x, y)
@@ -2811,6 +2823,26 @@ def _operand_terms(node: torch.fx.Node,
             if operand in operands and result == 0]
 
 
+def _distinct_on_multiples(chains: List[_FloorChain],
+                           divisors: Dict[str, int]) -> List[_FloorChain]:
+    """`chains` less those that agree with a shorter one on every multiple of
+    their symbol's divisor. A chain is linear up to a term periodic in its
+    symbol, with a period dividing the product of its floor divisors, so two
+    that agree over two such periods of multiples agree on all of them."""
+    distinct: List[_FloorChain] = []
+    for chain in sorted(chains, key=lambda c: len(c.steps)):
+        divisor = divisors.get(chain.symbol, 1)
+        def agrees(other: _FloorChain) -> bool:
+            period = math.prod(step[1] for c in (chain, other) for step in c.steps
+                               if step[0] == "floordiv")
+            return divisor > 1 and other.symbol == chain.symbol and period <= 4096 and all(
+                chain.evaluate(divisor * q) == other.evaluate(divisor * q)
+                for q in range(1, 2 * period + 2))
+        if not any(agrees(other) for other in distinct):
+            distinct.append(chain)
+    return distinct
+
+
 def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_a: int,
                     size_b: int, symbols: Dict[str, Tuple[int, int]],
                     minimums: Dict[str, int],
@@ -2818,7 +2850,8 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
                     operand_term: Callable[[Any, int], Optional[_SizeTerm]],
                     operand_terms: List[Tuple[_SizeTerm, int, int]],
                     shape_of: Callable[[torch.fx.Node], Sequence[int]],
-                    terms: _SizeTerms) -> Tuple[Optional[int], Optional[_SizeTerm]]:
+                    terms: _SizeTerms, divisors: Dict[str, int]
+                    ) -> Tuple[Optional[int], Optional[_SizeTerm]]:
     """A value's dimension from the two traces and its size term
     (_merge_dim's), from what its operands' sizes say first:
 
@@ -2830,7 +2863,8 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
       is only ever itself). Where different terms fit, a third trace tells;
       where they still do, the operands' sizes agree for the traces' sizes
       only (a skip connection around a strided window), and the graph is
-      refused.
+      refused, unless they agree on every multiple of their symbol's
+      divisor (`divisors`; a U-Net's).
 
     Otherwise _merge_dim fits the symbols' values."""
     window = _window_term(node, dim, rank, operand_term, shape_of) if result == 0 or \
@@ -2875,7 +2909,8 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
         # Chains that differ are sizes that differ somewhere; an opaque term
         # says less than a chain, and may be any of them.
         same = in_third_trace(same)
-        chains = [term for term in same if isinstance(term, _FloorChain)]
+        chains = _distinct_on_multiples(
+            [term for term in same if isinstance(term, _FloorChain)], divisors)
         if len(chains) > 1:
             raise _unsupported(node, f"dimension {dim} of {_describe_op(node)} joins sizes of "
                                      "its operands that agree for the traced sizes only (such "
@@ -2963,7 +2998,7 @@ def _merge_dim_term(node: torch.fx.Node, result: int, dim: int, rank: int, size_
         counts = in_third_trace(counts) if counts else counts
         if len(counts) == 1:
             return None, counts[0]
-    return _merge_dim(node, dim, size_a, size_b, symbols, minimums, third_size)
+    return _merge_dim(node, dim, size_a, size_b, symbols, minimums, third_size, divisors)
 
 
 def _symbol_valued(symbols: Dict[str, Tuple[int, int]], values: Tuple[Any, Any]
@@ -3003,7 +3038,8 @@ _SMALL_PRIMES = 2 * 3 * 5 * 7
 
 
 def _growths(values: Sequence[int], taken: Set[int], least: int,
-             unlike: Optional[Dict[int, int]] = None) -> Dict[int, int]:
+             unlike: Optional[Dict[int, int]] = None,
+             divisors: Optional[Dict[int, int]] = None) -> Dict[int, int]:
     """How much a trace grows each dynamic size in `values`: by at least
     `least` (at least the largest of them, so that a size computed as s // c
     with c <= s differs between the traces, not only s), by an amount prime to 2,
@@ -3015,17 +3051,40 @@ def _growths(values: Sequence[int], taken: Set[int], least: int,
     trace fails). No grown size is one the inputs have, or another's. With
     `unlike` (another trace's growths), each differs from it by 2 modulo 4,
     so that three traces meet three residues modulo 4 (a window count of
-    stride 4, (s+3)//4, then fits no other chain in all three)."""
+    stride 4, (s+3)//4, then fits no other chain in all three). With
+    `divisors`, a size whose symbol takes multiples of d only grows by d
+    times such an amount: the residues are then those of s / d."""
     growth: Dict[int, int] = {}
     amount = least
     for value in values:
-        while math.gcd(amount, _SMALL_PRIMES) != 1 or value + amount in taken \
+        divisor = divisors[value] if divisors else 1
+        amount = -(-amount // divisor) * divisor
+        while math.gcd(amount // divisor, _SMALL_PRIMES) != 1 or value + amount in taken \
                 or value + amount in {v + g for v, g in growth.items()} \
-                or (unlike is not None and (amount - unlike[value]) % 4 != 2):
-            amount += 1
+                or (unlike is not None and (amount - unlike[value]) // divisor % 4 != 2):
+            amount += divisor
         growth[value] = amount
         amount += 1
     return growth
+
+
+def _size_symbol(name: str, low: int, high: Optional[int], divisor: int) -> SizeSymbol:
+    """A free size symbol; with a divisor, its least value a multiple."""
+    if divisor == 1:
+        return SizeSymbol(name, low, high)
+    return SizeSymbol(name, max(2, -(-low // divisor) * divisor), high, divisor)
+
+
+def _divisor_candidates(values: Sequence[int]) -> Iterator[Dict[int, int]]:
+    """Divisors to try for the size symbols of `values` (by value) when the
+    function fails on other sizes: 2, 4, 8, ... for each size that many
+    divide (a U-Net's skip connections join s with 2*((s+1)//2), equal for
+    even s only; with k poolings, multiples of 2**k), 1 for the others."""
+    largest = max(v & -v for v in values)  # The largest power of two dividing one.
+    divisor = 2
+    while divisor <= largest:
+        yield {v: math.gcd(v, divisor) for v in values}
+        divisor *= 2
 
 
 @dataclass(frozen=True)
@@ -3535,6 +3594,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     names = {value: f"s{i}" for i, value in enumerate(values)}
     all_sizes = {int(s) for t in [*flat, *constants, *_frozen_values(gm)]
                  if isinstance(t, torch.Tensor) for s in t.shape}
+    divisors = {v: 1 for v in values}
     growth = _growths(values, all_sizes, max(values))
 
     def grown_trace(growth: Dict[int, int]) -> Tuple[torch.fx.GraphModule, List[Any]]:
@@ -3562,7 +3622,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     def third_trace() -> _ThirdTrace:
         """A trace whose sizes grow by yet other amounts, by the first
         trace's nodes (traced once, when a size needs it)."""
-        growth_c = _growths(values, all_sizes, 2 * max(growth.values()) + 1, growth)
+        growth_c = _growths(values, all_sizes, 2 * max(growth.values()) + 1, growth,
+                            divisors)
         gm_c, inputs_c = grown_trace(growth_c)
         types_c = _propagate_types(gm_c, _flatten_inputs(gm_c, inputs_c))
         # The first trace's nodes less the symbolic arguments it gained since.
@@ -3576,7 +3637,21 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
                            {names[v]: v + growth_c[v] for v in values},
                            dict(zip(nodes_a, nodes_c)))
 
-    gm_b, inputs_b = grown_trace(growth)
+    try:
+        gm_b, inputs_b = grown_trace(growth)
+    except KilnImportError as refusal:
+        # Sizes that work as multiples of a power of two only (a U-Net's):
+        # the smallest divisors that the function takes, which the size
+        # symbols' guards then require.
+        for divisors in _divisor_candidates(values):
+            growth = _growths(values, all_sizes, max(values), divisors=divisors)
+            try:
+                gm_b, inputs_b = grown_trace(growth)
+                break
+            except KilnImportError:
+                continue
+        else:
+            raise refusal
     symbols = {names[v]: (v, v + growth[v]) for v in values}
     _make_symbolic_arguments(gm, gm_b, symbols, third_trace)
     if _baked_counts(gm, gm_b):
@@ -3584,7 +3659,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
         terms: _SizeTerms = {}
         types_a = _propagate_types(gm, _flatten_inputs(gm, inputs))
         _merge_types(gm, types_a, gm_b, _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b)),
-                     symbols, {}, third_trace, terms)
+                     symbols, {}, third_trace, terms, {names[v]: d for v, d in divisors.items()})
         _make_symbolic_counts(gm, gm_b, symbols, terms, types_a, third_trace)
     text_a = import_graph(gm, inputs, name=name, guards=False)
     text_b = import_graph(gm_b, inputs_b, name=name, guards=False)
@@ -3602,7 +3677,8 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     types_b = _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b))
     minimums: Dict[str, int] = {}
     terms: _SizeTerms = {}
-    types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums, third_trace, terms)
+    types = _merge_types(gm, types_a, gm_b, types_b, symbols, minimums, third_trace, terms,
+                         {names[v]: d for v, d in divisors.items()})
     _name_size_symbols(gm, gm_b, types_a, types_b, types, symbols, third_trace, terms)
     ranges = _symbol_ranges(gm, gm_b, types_a, types_b, types, symbols, minimums,
                             third_trace)
@@ -3621,7 +3697,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
                           for d, size in enumerate(guard.sizes)) if guard else None
             if guard is not None:
                 arguments[index] = TensorGuard(sizes, guard.strides, guard.align, guard.device)
-        graph_guards = GraphGuards(tuple(SizeSymbol(names[v], *ranges[names[v]])
+        graph_guards = GraphGuards(tuple(_size_symbol(names[v], *ranges[names[v]], divisors[v])
                                          for v in values), tuple(arguments))
     return ImportedGraph(_print_graph(gm, types, name, graph_guards), gm, constants,
                          graph_guards, seed_device)

@@ -112,8 +112,8 @@ def _recurrent(step: Step) -> Callable:
 
 
 def _cell(step: Step) -> Callable:
-    def cell(x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-        return step(F.linear(x, w_ih, b_ih), hx, w_hh, b_hh, None)[1]
+    def cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):  # ATen's argument names.
+        return step(F.linear(input, w_ih, b_ih), hx, w_hh, b_hh, None)[1]
     return cell
 
 

@@ -102,14 +102,30 @@ def test_ctc_loss_of_concatenated_targets_and_listed_lengths(device, tmp_path):
 
 
 def test_ctc_loss_arguments_are_checked(tmp_path):
+    """Listed lengths are checked when tracing; lengths must be integers;
+    float targets are labels, as PyTorch takes them."""
     log_probs, targets = torch.randn(T, N, C).log_softmax(2), torch.randint(1, C, (N, S))
     lengths = [torch.full((N,), T), torch.full((N,), S)]
-    with pytest.raises(ValueError, match="reduction"):
-        kiln.compile(lambda x, y: F.ctc_loss(x, y, *lengths, reduction="average"),
-                     [log_probs, targets], cache_dir=tmp_path)
-    with pytest.raises(ValueError, match="blank 6 is not a class"):
-        kiln.compile(lambda x, y: F.ctc_loss(x, y, *lengths, blank=6),
-                     [log_probs, targets], cache_dir=tmp_path)
-    with pytest.raises(ValueError, match="targets must be integers"):
-        kiln.compile(lambda x, y: F.ctc_loss(x, y.float(), *lengths),
-                     [log_probs, targets], cache_dir=tmp_path)
+    cases = [(lambda x, y: F.ctc_loss(x, y, *lengths, reduction="average"), "reduction"),
+             (lambda x, y: F.ctc_loss(x, y, *lengths, blank=6), "blank 6 is not a class"),
+             (lambda x, y: F.ctc_loss(x, y, [T + 1] * N, [S] * N),
+              r"input lengths \[11, 11, 11, 11\] must lie in \[0, 10\]"),
+             (lambda x, y: F.ctc_loss(x, y, [T] * N, [S + 1] * N), "target lengths"),
+             (lambda x, y: F.ctc_loss(x, y, lengths[0].float(), lengths[1]),
+              "input lengths must be integers")]
+    for fn, message in cases:
+        with pytest.raises(ValueError, match=message):
+            kiln.compile(fn, [log_probs, targets], cache_dir=tmp_path)
+    fn = lambda x, y: F.ctc_loss(x, y.float(), *lengths)  # noqa: E731
+    compiled = kiln.compile(fn, [log_probs, targets], cache_dir=tmp_path)
+    torch.testing.assert_close(compiled(log_probs, targets), fn(log_probs, targets))
+
+
+def test_ctc_loss_of_large_log_probabilities(tmp_path):
+    """Scores past log(float max) (raw logits passed by mistake): the loss
+    is PyTorch's, not NaN."""
+    fn = lambda x, y: F.ctc_loss(x, y, [T] * N, [S] * N, reduction="none")  # noqa: E731
+    inputs = [torch.randn(T, N, C) * 5 + 90, torch.randint(1, C, (N, S))]
+    compiled = kiln.compile(fn, inputs, cache_dir=tmp_path)
+    inputs[0] = torch.randn(T, N, C) * 5 + 90
+    torch.testing.assert_close(compiled(*inputs), fn(*inputs))

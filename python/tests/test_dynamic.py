@@ -63,9 +63,10 @@ def test_parameters_stay_static():
     # shows that it is no symbol's value (a U-Net's upsampled size).
     (lambda x: x.sum() + torch.arange(2 * ((x.shape[0] + 1) // 2)).sum(),
      r"beyond its types: '%arange = fx\.arange \{start = 0 : i64, end = 8 : i64\}"),
-    # A view that halves fails on the odd size of the second trace.
-    (lambda x: x.view(x.shape[0] // 2, 8), r"fails on inputs whose dynamic dimensions have "
-                                           r"other sizes \(shape '\[9, 8\]' is invalid"),
+    # A view of a fixed size fails on every other size, multiples of 2, 4
+    # and 8 included.
+    (lambda x: x.view(4, 8), r"fails on inputs whose dynamic dimensions have "
+                             r"other sizes \(shape '\[4, 8\]' is invalid"),
     # A count that is no multiple of one size or of a product of two, and a
     # divisor that is no count.
     (lambda x: x.sum() / x.shape[0] ** 3,
@@ -573,15 +574,8 @@ def test_windows_whose_counts_guards_cannot_follow():
     x = torch.randn(5, 2, 16, 17)
     torch.testing.assert_close(compiled(x), pool(x))
     # A U-Net's skip connection joins s with 2·⌊(s + 1) / 2⌋, which agree
-    # for even sizes only: refused whichever sizes the traces meet.
+    # for even sizes only: test_u_nets_take_multiples_of_a_divisor.
     conv = nn.Conv2d(4, 4, 3, 2, 1)
-
-    def unet(x):
-        up = torch.nn.functional.interpolate(conv(x), scale_factor=2)
-        return torch.cat([x, up], 1)
-
-    with pytest.raises(KilnImportError, match="fails on inputs whose dynamic dimensions"):
-        kiln.compile(unet, [torch.randn(1, 4, 16, 16)], dynamic={0: [2, 3]})
     # Without the skip connection, the upsampled size 2·⌊(s + 1) / 2⌋ is a
     # window count's multiple, right for odd sizes too.
     decoder = kiln.compile(lambda x: torch.nn.functional.interpolate(conv(x), scale_factor=2),
@@ -591,6 +585,62 @@ def test_windows_whose_counts_guards_cannot_follow():
         with torch.no_grad():
             torch.testing.assert_close(decoder(x), torch.nn.functional.interpolate(
                 conv(x), scale_factor=2))
+
+
+def test_u_nets_take_multiples_of_a_divisor():
+    """A U-Net's skip connections join s with 2·⌊(s + 1) / 2⌋ per level,
+    which agree for multiples of 2**levels only: eager fails on the second
+    trace's odd sizes, so the traces grow by multiples of 2, 4, ... until it
+    does not, and the size symbols guard that divisor. An odd dynamic size
+    (of another input here) keeps none; a view that halves takes multiples
+    of 2."""
+    nn = torch.nn
+    torch.manual_seed(0)
+
+    class UNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.down = nn.ModuleList([nn.Conv2d(3 if i == 0 else 4, 4, 3, 2, 1)
+                                       for i in range(3)])
+            self.up = nn.ModuleList([nn.Conv2d(4 if i == 2 else 8, 4, 3, 1, 1)
+                                     for i in range(3)])
+
+        def forward(self, x, bias):
+            skips = []
+            for down in self.down:
+                skips.append(x)
+                x = torch.relu(down(x))
+            for up in self.up:
+                x = nn.functional.interpolate(x, scale_factor=2, mode="bilinear",
+                                              align_corners=False)
+                skip = skips.pop()
+                x = torch.cat([x, skip], 1) if skip.shape[1] == 4 else \
+                    x + skip.mean(1, keepdim=True)
+                x = torch.relu(up(x))
+            return x + bias.sum()
+
+    model = UNet().eval()
+    compiled = kiln.compile(model, [torch.randn(1, 3, 16, 24), torch.randn(3)],
+                            dynamic={0: [2, 3], 1: [0]})
+    assert [(s.name, s.min, s.divisor) for s in compiled.artifact.guards.symbols] == \
+        [("s0", 16, 8), ("s1", 16, 8), ("s2", 2, None)]
+    for height, width, length in [(16, 24, 3), (24, 16, 8), (8, 40, 5)]:
+        if height < 16:
+            with pytest.raises(GuardError, match=r"size 8 at dynamic dimension 2 is outside "
+                                                 r"the guarded range 16 <= s0, a multiple of 8"):
+                compiled(torch.randn(1, 3, height, width), torch.randn(length))
+            continue
+        inputs = [torch.randn(1, 3, height, width), torch.randn(length)]
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(*inputs), model(*inputs), rtol=1e-4, atol=1e-5)
+    with pytest.raises(GuardError, match=r"a multiple of 8"):
+        compiled(torch.randn(1, 3, 20, 24), torch.randn(3))
+
+    halves = kiln.compile(lambda x: x.view(x.shape[0] // 2, 8) * 2, [torch.randn(8, 4)],
+                          dynamic={0: [0]})
+    assert halves.artifact.guards.symbols[0].divisor == 2
+    x = torch.randn(14, 4)
+    torch.testing.assert_close(halves(x), x.view(7, 8) * 2)
 
 
 @pytest.mark.parametrize("device", DEVICES)

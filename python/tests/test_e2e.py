@@ -1622,13 +1622,17 @@ def test_affine_grid_checks_its_arguments_as_pytorch_does(tmp_path):
     cases = [(theta.long(), [2, 1, 4, 4], ValueError, "floating point"),
              (theta, [2, 1, 4, 4, 4], ValueError, "Nx3x4"),
              (theta, [2, 1, 4], NotImplementedError, "4-d or 5-d"),
-             (theta, [2, 1, 0, 4], ValueError, "positive")]
+             (theta, [2, 1, 0, 4], ValueError, "positive"),
+             (theta, [3, 1, 4, 4], RuntimeError, "2 transforms for a batch of 3")]
     for bad_theta, size, error, message in cases:
         with pytest.raises(error):
             torch.nn.functional.affine_grid(bad_theta, size, align_corners=False)
         with pytest.raises(error, match=message):
             kiln.compile(lambda t: torch.nn.functional.affine_grid(t, size, align_corners=False),
                          [bad_theta], cache_dir=tmp_path)
+    with pytest.raises(RuntimeError, match="2 transforms for a batch of 3"):
+        kiln.compile(lambda t: torch.affine_grid_generator(t, [3, 1, 4, 4], False), [theta],
+                     cache_dir=tmp_path)
     with pytest.warns(UserWarning, match="align_corners"):
         compiled = kiln.compile(lambda t: torch.nn.functional.affine_grid(t, [2, 1, 3, 5]),
                                 [theta], cache_dir=tmp_path)

@@ -130,7 +130,7 @@ def test_training_an_lstm(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
 
 
-def test_as_cells_matches_pytorch_eagerly():
+def test_as_composites_matches_pytorch_eagerly():
     """Outside tracing too, as_composites computes what PyTorch's kernels do:
     dropout between layers included, with the same random stream."""
     torch.manual_seed(0)
@@ -143,12 +143,19 @@ def test_as_cells_matches_pytorch_eagerly():
         got = gru(x)
     for g, w in zip(got, want):
         torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-6)
+    # Cells called with ATen's argument names.
+    cell = nn.GRUCell(3, 4)
+    arguments = dict(input=x[0], hx=torch.randn(2, 4), w_ih=cell.weight_ih,
+                     w_hh=cell.weight_hh, b_ih=cell.bias_ih, b_hh=cell.bias_hh)
+    with as_composites():
+        got = torch.gru_cell(**arguments)
+    torch.testing.assert_close(got, torch.gru_cell(**arguments))
 
 
 def test_packed_sequences_go_to_pytorch():
-    """as_composites leaves a packed sequence's layer to PyTorch's kernel (which
-    reads its batch sizes, so it does not trace), and an empty sequence,
-which PyTorch's refuses."""
+    """as_composites leaves a packed sequence's layer to PyTorch's kernel
+    (which reads its batch sizes, so it does not trace), and an empty
+    sequence, which PyTorch's refuses."""
     torch.manual_seed(0)
     lstm = nn.LSTM(3, 4).eval()
     x = torch.randn(4, 2, 3)
