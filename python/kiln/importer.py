@@ -726,6 +726,12 @@ def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     value = operand.meta.get("val") if isinstance(operand, torch.fx.Node) else None
     storage = getattr(value, "untyped_storage", None)
     if not isinstance(value, torch.Tensor) or storage is None:
+        # torch 1.13 records no values: an op whose result aliases nothing
+        # allocates it, and owns that storage, when it is contiguous.
+        meta = operand.meta.get("tensor_meta") if isinstance(operand, torch.fx.Node) else None
+        if getattr(operand, "op", None) == "call_function" and returns and \
+                getattr(meta, "memory_format", None) == torch.contiguous_format:
+            return
         raise _unsupported(node, f"{node.target} needs its operand's storage, which "
                                  "tracing did not record")
     if not (value.is_contiguous() and value.storage_offset() == 0 and
@@ -1608,6 +1614,8 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
         lambda n: (aten.full.default, (n.args[0], 1), _full_dtype(n)),
     aten.zeros_like.default:
         lambda n: (aten.full_like.default, (n.args[0], 0), {"dtype": n.kwargs.get("dtype")}),
+    # What functionalization makes of an in-place zero_.
+    aten.zero.default: lambda n: (aten.full_like.default, (n.args[0], 0), {}),
     aten.ones_like.default:
         lambda n: (aten.full_like.default, (n.args[0], 1), {"dtype": n.kwargs.get("dtype")}),
 }
@@ -1889,9 +1897,39 @@ def capture(fn: Callable, example_inputs: Sequence[Any], *,
     with _math_attention() if math_attention else contextlib.nullcontext():
         gm = _trace(fn, example_inputs)
         if any(n.op == "call_function" and _writes_an_argument(n) for n in gm.graph.nodes):
-            gm = _trace(_functionalize(fn), example_inputs)
+            try:
+                functional = _trace(_functionalize(fn), example_inputs)
+            except RuntimeError:
+                # Autograd inside `fn` (torch.autograd.grad of a training
+                # step) sees functionalization's wrappers, which do not
+                # require grad. The first trace's graph has the gradients
+                # as ops already, and functionalizes without autograd.
+                if not any(isinstance(t, torch.Tensor) and t.requires_grad
+                           for t in pytree.tree_flatten(list(example_inputs))[0]):
+                    raise
+                functional = _trace(_functionalize(_replaying(gm)), example_inputs)
+            gm = functional
             _return_input_updates(gm)
     return gm
+
+
+def _replaying(gm: torch.fx.GraphModule) -> Callable:
+    """A function that runs `gm`'s graph op by op on its flattened
+    arguments, each op recording the stack trace of the node it replays, so
+    that a trace of it points at the user's code as `gm` did."""
+    preserving = getattr(torch.fx.traceback, "preserve_node_meta", None)
+    if preserving is None:  # torch 1.13: traces are recorded innermost first.
+        for node in gm.graph.nodes:
+            if node.stack_trace and _TRACES_INNERMOST_FIRST:
+                node.stack_trace = _innermost_last(node.stack_trace)
+        preserving = torch.fx.traceback.override_stack_trace
+
+    def replay(*args: Any) -> Any:
+        with preserving():
+            results = torch.fx.Interpreter(gm).run(*pytree.tree_flatten(list(args))[0],
+                                                   enable_io_processing=False)
+        return gm.graph.process_outputs(results)
+    return replay
 
 
 def _math_attention() -> contextlib.AbstractContextManager:

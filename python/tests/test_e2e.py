@@ -1778,6 +1778,38 @@ def test_embedding_bag_maxima_keep_the_first_of_ties(device, tmp_path):
         torch.testing.assert_close(got, want, equal_nan=True)
 
 
+def test_writes_into_views_under_autograd(device, tmp_path):
+    """In-place writes into views of intermediates (a row set to zero, a
+    column scaled, an in-place relu and masked_fill) in a function that
+    differentiates through them: functionalizing the function would hide
+    autograd's inputs, so the first trace's graph, whose gradients are ops
+    already, is functionalized instead, its nodes keeping their places in
+    the user's code."""
+    import kiln.importer
+
+    def fn(x, w):
+        y = x * w
+        y[0] = 0
+        y[:, 1] *= 3
+        y.relu_()
+        z = y @ w.t()
+        z.masked_fill_(z > 2, 2.0)
+        return torch.autograd.grad((z * z).sum() + y.sum(), [x, w])
+
+    generator = torch.Generator().manual_seed(30)
+
+    def inputs():
+        return [torch.randn(4, 5, generator=generator).to(device).requires_grad_(),
+                torch.randn(3, 5, generator=generator)[:1].expand(4, 5).contiguous()
+                .to(device).requires_grad_()]
+
+    _check_on_fresh_inputs(fn, inputs, tmp_path, rtol=1e-5, atol=1e-5)
+    gm = kiln.importer.capture(fn, inputs())
+    located = [n for n in gm.graph.nodes if n.op == "call_function"
+               and __file__ in (n.meta.get("stack_trace") or "")]
+    assert len(located) > len(list(gm.graph.nodes)) // 2
+
+
 def test_masked_select_sizes_that_tracing_baked_in_are_refused(tmp_path):
     """Tracing bakes the number a masked_select selects into what follows
     (a mean's gradient expands to it): refused, not compiled for the
