@@ -32,6 +32,7 @@ import math
 import operator
 import re
 import struct
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple,
@@ -1093,6 +1094,12 @@ def _innermost_last(trace: str) -> str:
     return "".join(f if f.endswith("\n") else f + "\n" for f in reversed(frames))
 
 
+# What tracing changes for its duration is the process's (cuDNN's and
+# oneDNN's switches, the attention backend, the resampling ops' Python
+# kernels): one thread traces at a time.
+_TRACING_LOCK = threading.RLock()
+
+
 @contextlib.contextmanager
 def keeping_resampling_whole() -> Iterator[None]:
     """Makes make_fx record the resampling ops whole: torch 2.x registers
@@ -1102,20 +1109,21 @@ def keeping_resampling_whole() -> Iterator[None]:
     autograd records ``upsample_*_backward``."""
     keys = [getattr(torch._C.DispatchKey, name) for name in
             ("CompositeImplicitAutograd", "Autograd")]
-    removed = [(op, key, op.py_kernels.pop(key)) for op in _RESAMPLING_OPS
-               for key in keys if key in getattr(op, "py_kernels", {})]
+    with _TRACING_LOCK:
+        removed = [(op, key, op.py_kernels.pop(key)) for op in _RESAMPLING_OPS
+                   for key in keys if key in getattr(op, "py_kernels", {})]
 
-    def forget_dispatch() -> None:
-        for op in {op for op, _, _ in removed}:
-            getattr(op, "_dispatch_cache", {}).clear()
+        def forget_dispatch() -> None:
+            for op in {op for op, _, _ in removed}:
+                getattr(op, "_dispatch_cache", {}).clear()
 
-    forget_dispatch()
-    try:
-        yield
-    finally:
-        for op, key, kernel in removed:
-            op.py_kernels[key] = kernel
         forget_dispatch()
+        try:
+            yield
+        finally:
+            for op, key, kernel in removed:
+                op.py_kernels[key] = kernel
+            forget_dispatch()
 
 
 # A torch function mode sees a Python function (F.affine_grid) and not the
@@ -1894,7 +1902,7 @@ def capture(fn: Callable, example_inputs: Sequence[Any], *,
     traces as its math, matrix products around a softmax, rather than as
     the op of a fused kernel: Kiln lowers those ops for static sizes only.
     """
-    with _math_attention() if math_attention else contextlib.nullcontext():
+    with _TRACING_LOCK, _math_attention() if math_attention else contextlib.nullcontext():
         gm = _trace(fn, example_inputs)
         if any(n.op == "call_function" and _writes_an_argument(n) for n in gm.graph.nodes):
             try:
@@ -3106,6 +3114,19 @@ def _growths(values: Sequence[int], taken: Set[int], least: int,
     return growth
 
 
+def _unrolled_hint(*traces: torch.fx.GraphModule) -> str:
+    """Why two traces differ where a recurrent layer unrolled over its
+    sequence (kiln.recurrent), which their node counts tell."""
+    def steps(gm: torch.fx.GraphModule) -> int:
+        return sum(1 for n in gm.graph.nodes
+                   if "kiln/recurrent.py" in (n.meta.get("stack_trace") or ""))
+    counts = [steps(gm) for gm in traces]
+    if counts[0] and len(set(counts)) > 1:
+        return (" (a recurrent layer unrolls over its sequence's time steps, so the "
+                "sequence length must stay static; its batch may be dynamic)")
+    return ""
+
+
 def _size_symbol(name: str, low: int, high: Optional[int], divisor: int) -> SizeSymbol:
     """A free size symbol; with a divisor, its least value a multiple."""
     if divisor == 1:
@@ -3706,10 +3727,11 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
             raise KilnImportError(
                 f"the graph depends on the dynamic input sizes beyond its types: "
                 f"'{line_a.strip()}' becomes '{line_b.strip()}' when they change; "
-                "compile with static sizes")
+                f"compile with static sizes{_unrolled_hint(gm, gm_b)}")
     if len(_without_types(text_a)) != len(_without_types(text_b)):
         raise KilnImportError("the graph depends on the dynamic input sizes: it has other "
-                              "ops when they change; compile with static sizes")
+                              f"ops when they change; compile with static sizes"
+                              f"{_unrolled_hint(gm, gm_b)}")
 
     types_a = _propagate_types(gm, _flatten_inputs(gm, inputs))
     types_b = _propagate_types(gm_b, _flatten_inputs(gm_b, inputs_b))

@@ -687,6 +687,19 @@ def test_complex_cumulative_sums(device, tmp_path):
               tmp_path=tmp_path / str(dtype))
 
 
+def test_complex_products(device, tmp_path):
+    # Trees of pairwise products (the reduced dimension even, odd, empty,
+    # every dimension at once) and a cumulative product scanned in
+    # ⌈log2 n⌉ steps.
+    def products(z, w):
+        return (z.prod(-1), w.prod(0, keepdim=True), z.prod(), z[:, :0].prod(1),
+                torch.cumprod(w, 1), torch.cumprod(z, 0))
+
+    for dtype in (torch.complex64, torch.complex128):
+        check(products, [((4, 6), dtype), ((5, 37), dtype)], device=device,
+              tmp_path=tmp_path / str(dtype))
+
+
 def test_pixel_and_channel_shuffles_and_sliding_windows(device, tmp_path):
     # Rearrangements the importer decomposes into views, permutes and
     # gathers: pixel (un)shuffles with leading dimensions, ShuffleNet's
@@ -1808,6 +1821,28 @@ def test_writes_into_views_under_autograd(device, tmp_path):
     located = [n for n in gm.graph.nodes if n.op == "call_function"
                and __file__ in (n.meta.get("stack_trace") or "")]
     assert len(located) > len(list(gm.graph.nodes)) // 2
+
+
+def test_threads_compile_at_once(tmp_path):
+    """Tracing changes process-wide switches (cuDNN's, oneDNN's) while it
+    runs: threads that compile at once trace one at a time, each gets its
+    function's results, and the switches are as they were afterwards."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    functions = [lambda x: torch.relu(x) * 2, lambda x: torch.sigmoid(x) + 1,
+                 lambda x: x.sum(0), torch.nn.GRU(3, 4)]
+
+    def compile_and_run(index):
+        fn, x = functions[index % len(functions)], torch.randn(5, 2, 3)
+        compiled = kiln.compile(fn, [x], cache_dir=tmp_path / str(index))
+        return [torch.allclose(got, want, atol=1e-5) for got, want in zip(
+            torch.utils._pytree.tree_flatten(compiled(x))[0],
+            torch.utils._pytree.tree_flatten(fn(x))[0])]
+
+    switches = (torch.backends.cudnn.enabled, torch.backends.mkldnn.enabled)
+    with ThreadPoolExecutor(4) as pool:
+        assert all(all(r) for r in pool.map(compile_and_run, range(8)))
+    assert (torch.backends.cudnn.enabled, torch.backends.mkldnn.enabled) == switches
 
 
 def test_masked_select_sizes_that_tracing_baked_in_are_refused(tmp_path):

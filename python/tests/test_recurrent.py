@@ -166,3 +166,18 @@ def test_packed_sequences_go_to_pytorch():
         with pytest.raises(RuntimeError, match="sequence length to be larger than 0"):
             lstm(torch.randn(0, 2, 3))
     torch.testing.assert_close(got, want)
+
+
+def test_dynamic_batches_and_static_sequences(tmp_path):
+    """A layer unrolls over its time steps: its batch may be dynamic, its
+    sequence length may not, which the refusal says."""
+    torch.manual_seed(0)
+    lstm = nn.LSTM(4, 6, num_layers=2, batch_first=True).eval()
+    compiled = kiln.compile(lstm, [torch.randn(3, 5, 4)], dynamic={0: [0]}, cache_dir=tmp_path)
+    for batch in (2, 7):
+        x = torch.randn(batch, 5, 4)
+        for got, want in zip(torch.utils._pytree.tree_flatten(compiled(x))[0],
+                             torch.utils._pytree.tree_flatten(lstm(x))[0]):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+    with pytest.raises(kiln.KilnImportError, match="the sequence length must stay static"):
+        kiln.compile(lstm, [torch.randn(3, 5, 4)], dynamic={0: [1]}, cache_dir=tmp_path)

@@ -4,7 +4,9 @@
 // pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
 // conj, exp, log, sqrt, pow, the trigonometric and hyperbolic functions,
 // sigmoid, eq, ne, where, complex, polar, abs and angle become pointwise
-// nodes on the numbers' parts, and cumsum a real cumsum of them: what rotary
+// nodes on the numbers' parts, cumsum a real cumsum of them, and prod and
+// cumprod trees of pairwise products (no loop combiner multiplies complex
+// numbers): what rotary
 // embeddings written with complex numbers (x viewed as complex, times e^{iθ},
 // viewed as real) need. Inlining then fuses the views and the product into one
 // kernel that never stores a complex number. Complex mm and bmm (a Fourier
@@ -837,38 +839,193 @@ struct ComplexCumsumLowering : OpRewritePattern<fx::CumsumOp> {
   }
 };
 
+/// The product of complex numbers `lhs` and `rhs` (of one complex type), as
+/// c10::complex computes it.
+Value multiplyComplex(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+  Type dtype = lhs.getType();
+  auto part = cast<FloatType>(cast<ComplexType>(dtype).getElementType());
+  return createComplex(b, loc,
+                       emitComplex(b, loc, ComplexKind::Mul,
+                                   getParts(b, loc, lhs, dtype, part),
+                                   getParts(b, loc, rhs, dtype, part)));
+}
+
+/// `condition ? onTrue : onFalse` of complex numbers, part by part.
+Value selectComplex(OpBuilder &b, Location loc, Value condition, Value onTrue,
+                    Value onFalse) {
+  Type dtype = onTrue.getType();
+  auto part = cast<FloatType>(cast<ComplexType>(dtype).getElementType());
+  Parts x = getParts(b, loc, onTrue, dtype, part);
+  Parts y = getParts(b, loc, onFalse, dtype, part);
+  return createComplex(
+      b, loc,
+      {arith::SelectOp::create(b, loc, condition, x.re, y.re),
+       arith::SelectOp::create(b, loc, condition, x.im, y.im)});
+}
+
+/// Whether `op` (a prod or cumprod) reads and makes complex numbers of one
+/// type, of static sizes: what the trees below take.
+bool isStaticComplexProduct(Operation *op) {
+  auto type = cast<RankedTensorType>(op->getOperand(0).getType());
+  return getPartType(type.getElementType()) && type.hasStaticShape() &&
+         type.getRank() > 0 &&
+         type.getElementType() ==
+             cast<RankedTensorType>(op->getResult(0).getType())
+                 .getElementType();
+}
+
+/// Lowers a complex fx.prod or fx.prod_dim_int as a tree of pairwise
+/// products along each reduced dimension in turn: ⌈log2 n⌉ nodes, each
+/// halving the dimension (an odd last element passes through; an empty
+/// dimension's product is 1), then a view without the reduced dimensions
+/// unless `keepdim`. The products associate otherwise than PyTorch's loop,
+/// within rounding.
+template <typename OpTy> struct ComplexProdLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    if (!isStaticComplexProduct(op))
+      return rewriter.notifyMatchFailure(op, "not a static complex product");
+    Value current = op.getSelf();
+    auto type = cast<RankedTensorType>(current.getType());
+    Type dtype = type.getElementType();
+    int64_t rank = type.getRank();
+    SmallVector<int64_t> dims;
+    if (auto dim = op->template getAttrOfType<IntegerAttr>("dim"))
+      dims.push_back(normalizeDim(dim.getInt(), rank));
+    else
+      dims = llvm::to_vector(llvm::seq<int64_t>(0, rank));
+    Location loc = op.getLoc();
+    SmallVector<int64_t> shape(type.getShape());
+    for (int64_t dim : dims) {
+      while (shape[dim] != 1) {
+        int64_t size = shape[dim];
+        shape[dim] = size == 0 ? 1 : (size + 1) / 2;
+        auto halfType = RankedTensorType::get(shape, dtype);
+        Value source = current;
+        current = buildGeneratorNode(
+            rewriter, loc, halfType, {},
+            [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+              auto part =
+                  cast<FloatType>(cast<ComplexType>(dtype).getElementType());
+              if (size == 0)
+                return createComplex(b, loc,
+                                     {makeFloat(b, loc, part, 1.0),
+                                      makeFloat(b, loc, part, 0.0)});
+              auto index = [&](int64_t value) -> Value {
+                return arith::ConstantIndexOp::create(b, loc, value);
+              };
+              SmallVector<Value> first(ivs), second(ivs);
+              first[dim] = arith::MulIOp::create(b, loc, ivs[dim], index(2));
+              Value next = arith::AddIOp::create(b, loc, first[dim], index(1));
+              second[dim] =
+                  arith::MinUIOp::create(b, loc, next, index(size - 1));
+              Value lhs = loop::LoadOp::create(b, loc, source, first);
+              Value product = multiplyComplex(
+                  b, loc, lhs, loop::LoadOp::create(b, loc, source, second));
+              if (size % 2 == 0)
+                return product;
+              Value paired = arith::CmpIOp::create(
+                  b, loc, arith::CmpIPredicate::ult, next, index(size));
+              return selectComplex(b, loc, paired, product, lhs);
+            });
+      }
+    }
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (resultType == current.getType()) { // keepdim
+      rewriter.replaceOp(op, current);
+      return success();
+    }
+    rewriter.replaceOp(
+        op, buildIndexMapNode(rewriter, loc, current, resultType, {},
+                              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                                SmallVector<Value> indices;
+                                Value zero =
+                                    arith::ConstantIndexOp::create(b, loc, 0);
+                                for (int64_t d = 0, kept = 0; d < rank; ++d)
+                                  indices.push_back(llvm::is_contained(dims, d)
+                                                        ? zero
+                                                        : ivs[kept++]);
+                                return indices;
+                              }));
+    return success();
+  }
+};
+
+/// Lowers a complex fx.cumprod as a scan of ⌈log2 n⌉ nodes (Hillis and
+/// Steele's): after the node of step k, element i holds the product of the
+/// up to 2k elements ending at i.
+struct ComplexCumprodLowering : OpRewritePattern<fx::CumprodOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::CumprodOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!isStaticComplexProduct(op))
+      return rewriter.notifyMatchFailure(op, "not a static complex cumprod");
+    Value current = op.getSelf();
+    auto type = cast<RankedTensorType>(current.getType());
+    int64_t dim = normalizeDim(op.getDim(), type.getRank());
+    int64_t size = type.getDimSize(dim);
+    Location loc = op.getLoc();
+    for (int64_t step = 1; step < size; step *= 2) {
+      Value source = current;
+      current = buildGeneratorNode(
+          rewriter, loc, type, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value stepValue = arith::ConstantIndexOp::create(b, loc, step);
+            SmallVector<Value> earlier(ivs);
+            // max(i, step) - step: in range where i < step, which keeps a[i].
+            earlier[dim] = arith::SubIOp::create(
+                b, loc, arith::MaxUIOp::create(b, loc, ivs[dim], stepValue),
+                stepValue);
+            Value element = loop::LoadOp::create(b, loc, source, ivs);
+            Value product = multiplyComplex(
+                b, loc, element, loop::LoadOp::create(b, loc, source, earlier));
+            Value reaches = arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::uge, ivs[dim], stepValue);
+            return selectComplex(b, loc, reaches, product, element);
+          });
+    }
+    rewriter.replaceOp(op, current);
+    return success();
+  }
+};
+
 } // namespace
 
 void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
-  patterns
-      .add<ComplexArithmeticLowering<fx::AddOp, ComplexKind::Add>,
-           ComplexArithmeticLowering<fx::SubOp, ComplexKind::Sub>,
-           ComplexArithmeticLowering<fx::MulOp, ComplexKind::Mul>,
-           ComplexArithmeticLowering<fx::DivOp, ComplexKind::Div>,
-           ComplexArithmeticLowering<fx::NegOp, ComplexKind::Neg>,
-           ComplexArithmeticLowering<fx::AddScalarOp, ComplexKind::Add>,
-           ComplexArithmeticLowering<fx::SubScalarOp, ComplexKind::Sub>,
-           ComplexArithmeticLowering<fx::MulScalarOp, ComplexKind::Mul>,
-           ComplexArithmeticLowering<fx::DivScalarOp, ComplexKind::Div>,
-           ViewAsComplexLowering, ViewAsRealLowering, ConjLowering,
-           ComplexFromRealsLowering<fx::ComplexOp>,
-           ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
-           ComplexMatmulLowering<fx::MmOp>, ComplexMatmulLowering<fx::BmmOp>,
-           ComplexFunctionLowering<fx::ExpOp, ComplexFunction::Exp>,
-           ComplexFunctionLowering<fx::LogOp, ComplexFunction::Log>,
-           ComplexFunctionLowering<fx::SqrtOp, ComplexFunction::Sqrt>,
-           ComplexFunctionLowering<fx::SinOp, ComplexFunction::Sin>,
-           ComplexFunctionLowering<fx::CosOp, ComplexFunction::Cos>,
-           ComplexFunctionLowering<fx::TanOp, ComplexFunction::Tan>,
-           ComplexFunctionLowering<fx::SinhOp, ComplexFunction::Sinh>,
-           ComplexFunctionLowering<fx::CoshOp, ComplexFunction::Cosh>,
-           ComplexFunctionLowering<fx::TanhOp, ComplexFunction::Tanh>,
-           ComplexFunctionLowering<fx::SigmoidOp, ComplexFunction::Sigmoid>,
-           ComplexPowScalarLowering, ComplexPowLowering<fx::PowOp>,
-           ComplexPowLowering<fx::PowScalarOp>,
-           ComplexEqualityLowering<fx::EqOp, true>,
-           ComplexEqualityLowering<fx::NeOp, false>,
-           ComplexEqualityLowering<fx::EqScalarOp, true>,
-           ComplexEqualityLowering<fx::NeScalarOp, false>, ComplexWhereLowering,
-           AngleLowering, ComplexCumsumLowering>(patterns.getContext());
+  patterns.add<
+      ComplexArithmeticLowering<fx::AddOp, ComplexKind::Add>,
+      ComplexArithmeticLowering<fx::SubOp, ComplexKind::Sub>,
+      ComplexArithmeticLowering<fx::MulOp, ComplexKind::Mul>,
+      ComplexArithmeticLowering<fx::DivOp, ComplexKind::Div>,
+      ComplexArithmeticLowering<fx::NegOp, ComplexKind::Neg>,
+      ComplexArithmeticLowering<fx::AddScalarOp, ComplexKind::Add>,
+      ComplexArithmeticLowering<fx::SubScalarOp, ComplexKind::Sub>,
+      ComplexArithmeticLowering<fx::MulScalarOp, ComplexKind::Mul>,
+      ComplexArithmeticLowering<fx::DivScalarOp, ComplexKind::Div>,
+      ViewAsComplexLowering, ViewAsRealLowering, ConjLowering,
+      ComplexFromRealsLowering<fx::ComplexOp>,
+      ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
+      ComplexMatmulLowering<fx::MmOp>, ComplexMatmulLowering<fx::BmmOp>,
+      ComplexFunctionLowering<fx::ExpOp, ComplexFunction::Exp>,
+      ComplexFunctionLowering<fx::LogOp, ComplexFunction::Log>,
+      ComplexFunctionLowering<fx::SqrtOp, ComplexFunction::Sqrt>,
+      ComplexFunctionLowering<fx::SinOp, ComplexFunction::Sin>,
+      ComplexFunctionLowering<fx::CosOp, ComplexFunction::Cos>,
+      ComplexFunctionLowering<fx::TanOp, ComplexFunction::Tan>,
+      ComplexFunctionLowering<fx::SinhOp, ComplexFunction::Sinh>,
+      ComplexFunctionLowering<fx::CoshOp, ComplexFunction::Cosh>,
+      ComplexFunctionLowering<fx::TanhOp, ComplexFunction::Tanh>,
+      ComplexFunctionLowering<fx::SigmoidOp, ComplexFunction::Sigmoid>,
+      ComplexPowScalarLowering, ComplexPowLowering<fx::PowOp>,
+      ComplexPowLowering<fx::PowScalarOp>,
+      ComplexEqualityLowering<fx::EqOp, true>,
+      ComplexEqualityLowering<fx::NeOp, false>,
+      ComplexEqualityLowering<fx::EqScalarOp, true>,
+      ComplexEqualityLowering<fx::NeScalarOp, false>, ComplexWhereLowering,
+      AngleLowering, ComplexCumsumLowering, ComplexProdLowering<fx::ProdOp>,
+      ComplexProdLowering<fx::ProdDimIntOp>, ComplexCumprodLowering>(
+      patterns.getContext());
 }

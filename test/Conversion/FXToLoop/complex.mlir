@@ -481,3 +481,59 @@ fx.graph @complex_sums_and_copies(%z: tensor<4x6xcomplex<f32>>, %m: tensor<4x6xi
   %4 = fx.constant_pad_nd %z {pad = array<i64: 1, 2>} : (tensor<4x6xcomplex<f32>>) -> tensor<4x9xcomplex<f32>>
   fx.output %0, %1, %2, %3, %4 : tensor<4xcomplex<f32>>, tensor<complex<f32>>, tensor<4x6xcomplex<f32>>, tensor<8x6xcomplex<f32>>, tensor<4x9xcomplex<f32>>
 }
+
+// -----
+
+// A complex product is a tree of pairwise products, halving the reduced
+// dimension per node (5 -> 3 -> 2 -> 1; an odd last element passes through),
+// then a view without it; a complex cumprod is a scan of nodes whose
+// element i takes in element i - k for k = 1, 2, 4.
+// CHECK-LABEL: fx.graph @complex_products
+// CHECK: %[[L1:.+]] = loop.pointwise : tensor<3x3xcomplex<f32>>
+// CHECK: arith.minui %{{.+}}, %c4
+// CHECK: arith.cmpi ult, %{{.+}}, %c5
+// CHECK: %[[L2:.+]] = loop.pointwise : tensor<3x2xcomplex<f32>>
+// CHECK: loop.load %[[L1]]
+// CHECK: %[[L3:.+]] = loop.pointwise : tensor<3x1xcomplex<f32>>
+// CHECK: loop.load %[[L2]]
+// CHECK-NOT: arith.select
+// CHECK: %[[P:.+]] = loop.pointwise : tensor<3xcomplex<f32>>
+// CHECK: loop.load %[[L3]][%{{.+}}, %c0]
+// CHECK: %[[S1:.+]] = loop.pointwise : tensor<3x5xcomplex<f32>>
+// CHECK: arith.maxui %{{.+}}, %c1
+// CHECK: %[[S2:.+]] = loop.pointwise : tensor<3x5xcomplex<f32>>
+// CHECK: arith.maxui %{{.+}}, %c2
+// CHECK: loop.load %[[S1]]
+// CHECK: %[[S4:.+]] = loop.pointwise : tensor<3x5xcomplex<f32>>
+// CHECK: arith.maxui %{{.+}}, %c4
+// CHECK-NOT: loop.pointwise
+// CHECK: fx.output %[[P]], %[[S4]]
+fx.graph @complex_products(%x: tensor<3x5xcomplex<f32>>) -> (tensor<3xcomplex<f32>>, tensor<3x5xcomplex<f32>>) {
+  %0 = fx.prod_dim_int %x {dim = -1 : i64, keepdim = false} : (tensor<3x5xcomplex<f32>>) -> tensor<3xcomplex<f32>>
+  %1 = fx.cumprod %x {dim = 1 : i64} : (tensor<3x5xcomplex<f32>>) -> tensor<3x5xcomplex<f32>>
+  fx.output %0, %1 : tensor<3xcomplex<f32>>, tensor<3x5xcomplex<f32>>
+}
+
+// -----
+
+// The product of every element reduces each dimension in turn; an empty
+// dimension's product is 1, and keepdim keeps the size-1 dimensions.
+// CHECK-LABEL: fx.graph @complex_product_of_all
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f64
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f64
+// CHECK: %[[A:.+]] = loop.pointwise : tensor<1x2xcomplex<f64>>
+// CHECK: %[[B:.+]] = loop.pointwise : tensor<1x1xcomplex<f64>>
+// CHECK: %[[C:.+]] = loop.pointwise : tensor<complex<f64>>
+// CHECK: loop.load %[[B]][%c0, %c0]
+// CHECK: %[[EMPTY:.+]] = loop.pointwise : tensor<2x1xcomplex<f64>>
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: complex.create %[[ONE]], %[[ZERO]]
+// CHECK: %[[E:.+]] = loop.pointwise : tensor<1x1xcomplex<f64>>
+// CHECK: loop.load %[[EMPTY]]
+// CHECK: fx.output %[[C]], %[[E]]
+fx.graph @complex_product_of_all(%x: tensor<1x3xcomplex<f64>>, %e: tensor<2x0xcomplex<f64>>) -> (tensor<complex<f64>>, tensor<1x1xcomplex<f64>>) {
+  %0 = fx.prod %x : (tensor<1x3xcomplex<f64>>) -> tensor<complex<f64>>
+  %1 = fx.prod_dim_int %e {dim = 1 : i64, keepdim = true} : (tensor<2x0xcomplex<f64>>) -> tensor<2x1xcomplex<f64>>
+  %2 = fx.prod_dim_int %1 {dim = 0 : i64, keepdim = true} : (tensor<2x1xcomplex<f64>>) -> tensor<1x1xcomplex<f64>>
+  fx.output %0, %2 : tensor<complex<f64>>, tensor<1x1xcomplex<f64>>
+}
