@@ -80,7 +80,7 @@ from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
 from kiln.compiler import compile_graph_text
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
-from kiln.importer import (DECOMPOSITIONS, UnsupportedOpError, canonicalize,
+from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError, canonicalize,
                            check_supported, eliminate_dead_code, fake_mode_of,
                            import_graph, keeping_resampling_whole, running_in,
                            source_location)
@@ -259,7 +259,9 @@ def _record_values(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]
 _SIZED_BY_RESULT = {aten.view.default: 1, aten._unsafe_view.default: 1,
                     aten.reshape.default: 1, aten.expand.default: 1,
                     aten.full.default: 0, aten.empty.memory_format: 0,
-                    aten.rand.default: 0, aten.randn.default: 0}
+                    aten.rand.default: 0, aten.randn.default: 0,
+                    # The output size of a resampling: its spatial sizes.
+                    **{op: 1 for op in RESAMPLING_OPS}}
 
 
 # The creation ops of _SIZED_BY_RESULT: the importer names their symbolic
@@ -675,7 +677,10 @@ def _drop_size_inputs(sub_gm: torch.fx.GraphModule, inputs: Sequence[torch.fx.No
         index = _size_argument(copy)
         if index is not None and any(
                 isinstance(a, torch.fx.Node) for a in pytree.tree_flatten(copy.args[index])[0]):
-            copy.args = (*copy.args[:index], list(values[node].shape), *copy.args[index + 1:])
+            sizes = list(values[node].shape)
+            if aten_target(node) in RESAMPLING_OPS:
+                sizes = sizes[2:]  # After the batch and the channels.
+            copy.args = (*copy.args[:index], sizes, *copy.args[index + 1:])
     kept = []
     for placeholder, node in zip([n for n in sub_gm.graph.nodes if n.op == "placeholder"],
                                  inputs):

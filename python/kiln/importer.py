@@ -77,7 +77,7 @@ aten = torch.ops.aten
 # key (keeping_resampling_whole).
 _RESAMPLING_MODES = ("nearest1d", "nearest2d", "nearest3d", "linear1d", "bilinear2d",
                      "trilinear3d", "bicubic2d")
-_RESAMPLING_OPS = tuple(op for mode in _RESAMPLING_MODES
+RESAMPLING_OPS = tuple(op for mode in _RESAMPLING_MODES
                         for op in (getattr(getattr(aten, f"upsample_{mode}"), "vec", None),
                                    getattr(aten, f"upsample_{mode}").default) if op is not None)
 
@@ -1110,7 +1110,7 @@ def keeping_resampling_whole() -> Iterator[None]:
     keys = [getattr(torch._C.DispatchKey, name) for name in
             ("CompositeImplicitAutograd", "Autograd")]
     with _TRACING_LOCK:
-        removed = [(op, key, op.py_kernels.pop(key)) for op in _RESAMPLING_OPS
+        removed = [(op, key, op.py_kernels.pop(key)) for op in RESAMPLING_OPS
                    for key in keys if key in getattr(op, "py_kernels", {})]
 
         def forget_dispatch() -> None:
@@ -1215,7 +1215,7 @@ def _kept_whole(op: Any) -> bool:
     Kiln lowers best decomposed), or one whose decomposition leaves prims
     without an fx op, or a resampling."""
     return (op in _OPS and not str(op).startswith(_DECOMPOSED_ANYWAY)) \
-        or str(op).startswith(_NOT_DECOMPOSED) or op in _RESAMPLING_OPS
+        or str(op).startswith(_NOT_DECOMPOSED) or op in RESAMPLING_OPS
 
 
 def _decompositions() -> Dict[Any, Callable]:
@@ -2697,7 +2697,7 @@ _POOLING_WINDOWS = {
     aten.max_pool2d_with_indices.default: 2, aten.max_pool3d_with_indices.default: 3,
     aten.avg_pool2d.default: 2, aten.avg_pool3d.default: 3,
 }
-_UPSAMPLINGS = {op for op in _RESAMPLING_OPS if op._overloadname == "vec"}
+_UPSAMPLINGS = {op for op in RESAMPLING_OPS if op._overloadname == "vec"}
 
 
 def _window_term(node: torch.fx.Node, dim: int, rank: int,

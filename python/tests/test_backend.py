@@ -500,6 +500,32 @@ def test_torch_compile_views_that_split_symbolic_sizes_compile(device, tmp_path)
 
 
 @needs_dynamo
+def test_torch_compile_resampling_of_symbolic_sizes(device, tmp_path):
+    """Resampling to another tensor's symbolic size (a feature pyramid's
+    `size=x.shape[-2:]`) and by a factor: the output size is the result's
+    spatial sizes, which the region names; everything compiles once."""
+    import kiln.backend
+    torch._dynamo.reset()
+    kiln.backend.REPORTS.clear()
+    functional = torch.nn.functional
+
+    def pyramid(fine, coarse):
+        up = functional.interpolate(coarse, size=fine.shape[-2:], mode="nearest")
+        return fine + up, functional.interpolate(fine, scale_factor=2, mode="bilinear")
+
+    compiled = torch.compile(pyramid, backend="kiln",
+                             options={"cache_dir": tmp_path, "fallback": "error"},
+                             dynamic=True)
+    for height, width in [(8, 12), (6, 10), (14, 4)]:
+        fine = torch.randn(2, 3, height, width, device=device)
+        coarse = torch.randn(2, 3, height // 2, width // 2, device=device)
+        for got, want in zip(compiled(fine, coarse), pyramid(fine, coarse)):
+            torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
+    assert len(kiln.backend.REPORTS) == 1, [r.summary() for r in kiln.backend.REPORTS]
+    assert not kiln.backend.REPORTS[0].fallbacks, kiln.backend.REPORTS[0].summary()
+
+
+@needs_dynamo
 def test_torch_compile_fallback_error(tmp_path):
     import kiln.backend  # noqa: F401
     torch._dynamo.reset()
