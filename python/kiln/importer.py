@@ -708,6 +708,11 @@ def _adapt_arange_default(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     bound["start"] = 0
 
 
+# Ops whose results alias their operand though their schemas do not say so.
+_UNANNOTATED_ALIASES = ("aten._unsafe_view.", "aten.unsafe_split", "aten.unsafe_chunk.",
+                        "aten.lift", "aten._reshape_alias.")
+
+
 def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     """fx.as_strided reads its operand's elements in row-major order: that
     is eager's storage only when the operand is contiguous and owns exactly
@@ -729,8 +734,10 @@ def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     if not isinstance(value, torch.Tensor) or storage is None:
         # torch 1.13 records no values: an op whose result aliases nothing
         # allocates it, and owns that storage, when it is contiguous.
+        # (The unsafe views and lifts alias their operand unannotated.)
         meta = operand.meta.get("tensor_meta") if isinstance(operand, torch.fx.Node) else None
         if getattr(operand, "op", None) == "call_function" and returns and \
+                not str(operand.target).startswith(_UNANNOTATED_ALIASES) and \
                 getattr(meta, "memory_format", None) == torch.contiguous_format:
             return
         raise _unsupported(node, f"{node.target} needs its operand's storage, which "
@@ -1907,15 +1914,15 @@ def capture(fn: Callable, example_inputs: Sequence[Any], *,
         if any(n.op == "call_function" and _writes_an_argument(n) for n in gm.graph.nodes):
             try:
                 functional = _trace(_functionalize(fn), example_inputs)
-            except RuntimeError:
+            except RuntimeError as error:
                 # Autograd inside `fn` (torch.autograd.grad of a training
                 # step) sees functionalization's wrappers, which do not
                 # require grad. The first trace's graph has the gradients
                 # as ops already, and functionalizes without autograd.
-                if not any(isinstance(t, torch.Tensor) and t.requires_grad
-                           for t in pytree.tree_flatten(list(example_inputs))[0]):
-                    raise
-                functional = _trace(_functionalize(_replaying(gm)), example_inputs)
+                try:
+                    functional = _trace(_functionalize(_replaying(gm)), example_inputs)
+                except Exception:
+                    raise error from None
             gm = functional
             _return_input_updates(gm)
     return gm
@@ -2879,8 +2886,8 @@ def _distinct_on_multiples(chains: List[_FloorChain],
     for chain in sorted(chains, key=lambda c: len(c.steps)):
         divisor = divisors.get(chain.symbol, 1)
         def agrees(other: _FloorChain) -> bool:
-            period = math.prod(step[1] for c in (chain, other) for step in c.steps
-                               if step[0] == "floordiv")
+            period = math.lcm(*(math.prod(step[1] for step in c.steps if step[0] == "floordiv")
+                                for c in (chain, other)))
             return divisor > 1 and other.symbol == chain.symbol and period <= 4096 and all(
                 chain.evaluate(divisor * q) == other.evaluate(divisor * q)
                 for q in range(1, 2 * period + 2))
@@ -3104,7 +3111,9 @@ def _growths(values: Sequence[int], taken: Set[int], least: int,
     amount = least
     for value in values:
         divisor = divisors[value] if divisors else 1
-        amount = -(-amount // divisor) * divisor
+        # A quotient of 1 would take the second size for a multiple of any
+        # size that the first trace's is.
+        amount = -(-max(amount, 2 * divisor) // divisor) * divisor
         while math.gcd(amount // divisor, _SMALL_PRIMES) != 1 or value + amount in taken \
                 or value + amount in {v + g for v, g in growth.items()} \
                 or (unlike is not None and (amount - unlike[value]) // divisor % 4 != 2):
@@ -3114,12 +3123,15 @@ def _growths(values: Sequence[int], taken: Set[int], least: int,
     return growth
 
 
+_RECURRENT_FRAME = re.compile(r"kiln[\\/]recurrent\.py")
+
+
 def _unrolled_hint(*traces: torch.fx.GraphModule) -> str:
     """Why two traces differ where a recurrent layer unrolled over its
     sequence (kiln.recurrent), which their node counts tell."""
     def steps(gm: torch.fx.GraphModule) -> int:
         return sum(1 for n in gm.graph.nodes
-                   if "kiln/recurrent.py" in (n.meta.get("stack_trace") or ""))
+                   if _RECURRENT_FRAME.search(n.meta.get("stack_trace") or ""))
     counts = [steps(gm) for gm in traces]
     if counts[0] and len(set(counts)) > 1:
         return (" (a recurrent layer unrolls over its sequence's time steps, so the "
@@ -3127,7 +3139,7 @@ def _unrolled_hint(*traces: torch.fx.GraphModule) -> str:
     return ""
 
 
-def _size_symbol(name: str, low: int, high: Optional[int], divisor: int) -> SizeSymbol:
+def _free_size_symbol(name: str, low: int, high: Optional[int], divisor: int) -> SizeSymbol:
     """A free size symbol; with a divisor, its least value a multiple."""
     if divisor == 1:
         return SizeSymbol(name, low, high)
@@ -3711,6 +3723,17 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
                 continue
         else:
             raise refusal
+        # Then each symbol's as small as the function takes with the others'
+        # kept: a batch need not be a multiple of what an image's sizes are.
+        for value in values:
+            while divisors[value] > 1:
+                fewer = {**divisors, value: divisors[value] // 2}
+                growth_fewer = _growths(values, all_sizes, max(values), divisors=fewer)
+                try:
+                    gm_b, inputs_b = grown_trace(growth_fewer)
+                except KilnImportError:
+                    break
+                divisors, growth = fewer, growth_fewer
     symbols = {names[v]: (v, v + growth[v]) for v in values}
     _make_symbolic_arguments(gm, gm_b, symbols, third_trace)
     if _baked_counts(gm, gm_b):
@@ -3757,7 +3780,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
                           for d, size in enumerate(guard.sizes)) if guard else None
             if guard is not None:
                 arguments[index] = TensorGuard(sizes, guard.strides, guard.align, guard.device)
-        graph_guards = GraphGuards(tuple(_size_symbol(names[v], *ranges[names[v]], divisors[v])
+        graph_guards = GraphGuards(tuple(_free_size_symbol(names[v], *ranges[names[v]], divisors[v])
                                          for v in values), tuple(arguments))
     return ImportedGraph(_print_graph(gm, types, name, graph_guards), gm, constants,
                          graph_guards, seed_device)

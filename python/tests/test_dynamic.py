@@ -636,6 +636,26 @@ def test_u_nets_take_multiples_of_a_divisor():
     with pytest.raises(GuardError, match=r"a multiple of 8"):
         compiled(torch.randn(1, 3, 20, 24), torch.randn(3))
 
+    # Each symbol's divisor is the least its own sizes need.
+    def rows_of_eight(x):
+        if x.shape[1] % 8:
+            raise ValueError("rows of 8")
+        return x * 2
+
+    rows = kiln.compile(rows_of_eight, [torch.randn(4, 16)], dynamic={0: [0, 1]})
+    assert [(s.name, s.min, s.divisor) for s in rows.artifact.guards.symbols] == \
+        [("s0", 2, None), ("s1", 8, 8)]
+    # A size that is the divisor itself grows by more than itself: a bound
+    # that the second trace would cross in step with the size (16 here) is
+    # seen as the bound it is.
+    def at_most_16(x):
+        if x.shape[0] % 8:
+            raise ValueError("multiples of 8")
+        return x[:min(x.shape[0], 16)] * 2
+
+    with pytest.raises(KilnImportError, match="beyond its types"):
+        kiln.compile(at_most_16, [torch.randn(8, 4)], dynamic={0: [0]})
+
     halves = kiln.compile(lambda x: x.view(x.shape[0] // 2, 8) * 2, [torch.randn(8, 4)],
                           dynamic={0: [0]})
     assert halves.artifact.guards.symbols[0].divisor == 2

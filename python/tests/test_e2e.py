@@ -1822,6 +1822,25 @@ def test_writes_into_views_under_autograd(device, tmp_path):
                and __file__ in (n.meta.get("stack_trace") or "")]
     assert len(located) > len(list(gm.graph.nodes)) // 2
 
+    # A module's gradient with respect to its own weight (no input requires
+    # grad).
+    class Step(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = torch.nn.Linear(5, 4)
+
+        def forward(self, x):
+            y = self.linear(x)
+            y[0] = 0
+            y.relu_()
+            return torch.autograd.grad(y.pow(2).sum(), [self.linear.weight])[0]
+
+    step = Step().to(device)
+    x = torch.randn(3, 5, generator=generator).to(device)
+    compiled = kiln.compile(step, [x], cache_dir=tmp_path / "module")
+    x = torch.randn(3, 5, generator=generator).to(device)
+    torch.testing.assert_close(compiled(x), step(x), rtol=1e-5, atol=1e-5)
+
 
 def test_threads_compile_at_once(tmp_path):
     """Tracing changes process-wide switches (cuDNN's, oneDNN's) while it
