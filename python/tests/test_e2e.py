@@ -693,7 +693,7 @@ def test_complex_products(device, tmp_path):
     # ⌈log2 n⌉ steps.
     def products(z, w):
         return (z.prod(-1), w.prod(0, keepdim=True), z.prod(), z[:, :0].prod(1),
-                torch.cumprod(w, 1), torch.cumprod(z, 0))
+                torch.cumprod(w, 1), torch.cumprod(z, 0), torch.cumprod(z[0, 0], 0))
 
     for dtype in (torch.complex64, torch.complex128):
         check(products, [((4, 6), dtype), ((5, 37), dtype)], device=device,

@@ -961,6 +961,13 @@ struct ComplexCumprodLowering : OpRewritePattern<fx::CumprodOp> {
 
   LogicalResult matchAndRewrite(fx::CumprodOp op,
                                 PatternRewriter &rewriter) const override {
+    // A number scans as itself.
+    if (op.getSelf().getType() == op.getType() &&
+        getPartType(getDtype(op.getSelf())) &&
+        cast<RankedTensorType>(op.getType()).getRank() == 0) {
+      rewriter.replaceOp(op, op.getSelf());
+      return success();
+    }
     if (!isStaticComplexProduct(op))
       return rewriter.notifyMatchFailure(op, "not a static complex cumprod");
     Value current = op.getSelf();

@@ -487,7 +487,8 @@ fx.graph @complex_sums_and_copies(%z: tensor<4x6xcomplex<f32>>, %m: tensor<4x6xi
 // A complex product is a tree of pairwise products, halving the reduced
 // dimension per node (5 -> 3 -> 2 -> 1; an odd last element passes through),
 // then a view without it; a complex cumprod is a scan of nodes whose
-// element i takes in element i - k for k = 1, 2, 4.
+// element i takes in element i - k for k = 1, 2, 4; a number scans as
+// itself.
 // CHECK-LABEL: fx.graph @complex_products
 // CHECK: %[[L1:.+]] = loop.pointwise : tensor<3x3xcomplex<f32>>
 // CHECK: arith.minui %{{.+}}, %c4
@@ -507,11 +508,12 @@ fx.graph @complex_sums_and_copies(%z: tensor<4x6xcomplex<f32>>, %m: tensor<4x6xi
 // CHECK: %[[S4:.+]] = loop.pointwise : tensor<3x5xcomplex<f32>>
 // CHECK: arith.maxui %{{.+}}, %c4
 // CHECK-NOT: loop.pointwise
-// CHECK: fx.output %[[P]], %[[S4]]
-fx.graph @complex_products(%x: tensor<3x5xcomplex<f32>>) -> (tensor<3xcomplex<f32>>, tensor<3x5xcomplex<f32>>) {
+// CHECK: fx.output %[[P]], %[[S4]], %arg1
+fx.graph @complex_products(%x: tensor<3x5xcomplex<f32>>, %s: tensor<complex<f32>>) -> (tensor<3xcomplex<f32>>, tensor<3x5xcomplex<f32>>, tensor<complex<f32>>) {
   %0 = fx.prod_dim_int %x {dim = -1 : i64, keepdim = false} : (tensor<3x5xcomplex<f32>>) -> tensor<3xcomplex<f32>>
   %1 = fx.cumprod %x {dim = 1 : i64} : (tensor<3x5xcomplex<f32>>) -> tensor<3x5xcomplex<f32>>
-  fx.output %0, %1 : tensor<3xcomplex<f32>>, tensor<3x5xcomplex<f32>>
+  %2 = fx.cumprod %s {dim = 0 : i64} : (tensor<complex<f32>>) -> tensor<complex<f32>>
+  fx.output %0, %1, %2 : tensor<3xcomplex<f32>>, tensor<3x5xcomplex<f32>>, tensor<complex<f32>>
 }
 
 // -----
