@@ -690,10 +690,11 @@ def test_complex_cumulative_sums(device, tmp_path):
 def test_complex_products(device, tmp_path):
     # Trees of pairwise products (the reduced dimension even, odd, empty,
     # every dimension at once) and a cumulative product scanned in
-    # ⌈log2 n⌉ steps.
+    # ⌈log2 n⌉ steps; a number's; in a wider dtype.
     def products(z, w):
         return (z.prod(-1), w.prod(0, keepdim=True), z.prod(), z[:, :0].prod(1),
-                torch.cumprod(w, 1), torch.cumprod(z, 0), torch.cumprod(z[0, 0], 0))
+                torch.cumprod(w, 1), torch.cumprod(z, 0), torch.cumprod(z[0, 0], 0),
+                z.prod(1, dtype=torch.complex128), torch.cumprod(w, 0, dtype=torch.complex128))
 
     for dtype in (torch.complex64, torch.complex128):
         check(products, [((4, 6), dtype), ((5, 37), dtype)], device=device,

@@ -863,15 +863,31 @@ Value selectComplex(OpBuilder &b, Location loc, Value condition, Value onTrue,
        arith::SelectOp::create(b, loc, condition, x.im, y.im)});
 }
 
-/// Whether `op` (a prod or cumprod) reads and makes complex numbers of one
-/// type, of static sizes: what the trees below take.
+/// Whether `op` (a prod or cumprod) reads and makes complex numbers, of
+/// static sizes: what the trees below take.
 bool isStaticComplexProduct(Operation *op) {
   auto type = cast<RankedTensorType>(op->getOperand(0).getType());
   return getPartType(type.getElementType()) && type.hasStaticShape() &&
          type.getRank() > 0 &&
-         type.getElementType() ==
-             cast<RankedTensorType>(op->getResult(0).getType())
-                 .getElementType();
+         getPartType(cast<RankedTensorType>(op->getResult(0).getType())
+                         .getElementType());
+}
+
+/// `value`, complex numbers, as numbers of complex type `dtype` (a `dtype`
+/// argument's conversion, complex64 to complex128 say).
+Value convertComplexElements(OpBuilder &b, Location loc, Value value,
+                             Type dtype) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == dtype)
+    return value;
+  auto part = cast<FloatType>(cast<ComplexType>(dtype).getElementType());
+  return buildGeneratorNode(
+      b, loc, type.clone(dtype), {},
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value number = loop::LoadOp::create(b, loc, value, ivs);
+        return createComplex(
+            b, loc, getParts(b, loc, number, type.getElementType(), part));
+      });
 }
 
 /// Lowers a complex fx.prod or fx.prod_dim_int as a tree of pairwise
@@ -887,16 +903,16 @@ template <typename OpTy> struct ComplexProdLowering : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     if (!isStaticComplexProduct(op))
       return rewriter.notifyMatchFailure(op, "not a static complex product");
-    Value current = op.getSelf();
+    Location loc = op.getLoc();
+    Type dtype = cast<RankedTensorType>(op.getType()).getElementType();
+    Value current = convertComplexElements(rewriter, loc, op.getSelf(), dtype);
     auto type = cast<RankedTensorType>(current.getType());
-    Type dtype = type.getElementType();
     int64_t rank = type.getRank();
     SmallVector<int64_t> dims;
     if (auto dim = op->template getAttrOfType<IntegerAttr>("dim"))
       dims.push_back(normalizeDim(dim.getInt(), rank));
     else
       dims = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    Location loc = op.getLoc();
     SmallVector<int64_t> shape(type.getShape());
     for (int64_t dim : dims) {
       while (shape[dim] != 1) {
@@ -970,11 +986,12 @@ struct ComplexCumprodLowering : OpRewritePattern<fx::CumprodOp> {
     }
     if (!isStaticComplexProduct(op))
       return rewriter.notifyMatchFailure(op, "not a static complex cumprod");
-    Value current = op.getSelf();
-    auto type = cast<RankedTensorType>(current.getType());
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(op.getType());
+    Value current = convertComplexElements(rewriter, loc, op.getSelf(),
+                                           type.getElementType());
     int64_t dim = normalizeDim(op.getDim(), type.getRank());
     int64_t size = type.getDimSize(dim);
-    Location loc = op.getLoc();
     for (int64_t step = 1; step < size; step *= 2) {
       Value source = current;
       current = buildGeneratorNode(

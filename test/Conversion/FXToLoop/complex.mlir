@@ -539,3 +539,20 @@ fx.graph @complex_product_of_all(%x: tensor<1x3xcomplex<f64>>, %e: tensor<2x0xco
   %2 = fx.prod_dim_int %1 {dim = 0 : i64, keepdim = true} : (tensor<2x1xcomplex<f64>>) -> tensor<1x1xcomplex<f64>>
   fx.output %0, %2 : tensor<complex<f64>>, tensor<1x1xcomplex<f64>>
 }
+
+// -----
+
+// A dtype argument converts the numbers first, then multiplies in it.
+// CHECK-LABEL: fx.graph @complex_products_in_another_dtype
+// CHECK: %[[WIDE:.+]] = loop.pointwise : tensor<2x3xcomplex<f64>>
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK: %[[HALF:.+]] = loop.pointwise : tensor<2x2xcomplex<f64>>
+// CHECK: loop.load %[[WIDE]]
+// CHECK: %[[WIDE2:.+]] = loop.pointwise : tensor<2x3xcomplex<f64>>
+// CHECK: %[[SCAN:.+]] = loop.pointwise : tensor<2x3xcomplex<f64>>
+// CHECK: loop.load %[[WIDE2]]
+fx.graph @complex_products_in_another_dtype(%z: tensor<2x3xcomplex<f32>>) -> (tensor<2xcomplex<f64>>, tensor<2x3xcomplex<f64>>) {
+  %0 = fx.prod_dim_int %z {dim = 1 : i64, dtype = complex<f64>} : (tensor<2x3xcomplex<f32>>) -> tensor<2xcomplex<f64>>
+  %1 = fx.cumprod %z {dim = 0 : i64, dtype = complex<f64>} : (tensor<2x3xcomplex<f32>>) -> tensor<2x3xcomplex<f64>>
+  fx.output %0, %1 : tensor<2xcomplex<f64>>, tensor<2x3xcomplex<f64>>
+}
