@@ -101,7 +101,6 @@ def ctc_loss_reduced(log_probs: torch.Tensor, targets: torch.Tensor, input_lengt
     # The extended labels: blank, l1, blank, l2, ..., blank.
     blanks = torch.full_like(labels, blank)
     extended = torch.cat([torch.stack([blanks, labels], -1).reshape(batch, -1),
-                          blanks[:, :1] if labels.shape[1] else
                           torch.full((batch, 1), blank, dtype=labels.dtype,
                                      device=labels.device)], 1)
     positions = extended.shape[1]

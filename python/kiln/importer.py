@@ -958,9 +958,10 @@ def _output_values(node: torch.fx.Node) -> List[torch.fx.Node]:
 # Ops whose result's size depends on their operands' values, which no fx op
 # represents. (fx.index represents boolean-mask indexing, with a dynamic
 # size, which no lowering takes.)
-_SIZED_BY_VALUES = tuple(f"aten.{name}" + ("" if "." in name else ".") for name in (
-    "nonzero", "masked_select", "unique_dim", "unique_consecutive", "_unique", "_unique2",
-    "unique_dim_consecutive", "repeat_interleave.Tensor", "bincount", "argwhere"))
+_SIZED_BY_VALUES = ("aten.nonzero.", "aten.masked_select.", "aten.unique_dim.",
+                    "aten.unique_consecutive.", "aten._unique.", "aten._unique2.",
+                    "aten.unique_dim_consecutive.", "aten.repeat_interleave.Tensor",
+                    "aten.bincount.", "aten.argwhere.")
 
 
 def _check_structure(node: torch.fx.Node) -> None:
@@ -1146,24 +1147,23 @@ _COMPOSITE_FUNCTIONS = {
 class _Composites(TorchFunctionMode):
     def __torch_function__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        composite = recurrent.cells_of(func, args, kwargs)
-        composite = _COMPOSITE_FUNCTIONS.get(func, composite)
+        composite = _COMPOSITE_FUNCTIONS.get(func) or recurrent.cells_of(func, args, kwargs)
         return (composite or func)(*args, **kwargs)
 
 
-@contextlib.contextmanager
-def as_composites() -> Iterator[None]:
-    """Runs a few PyTorch functions as compositions of other ops while
-    tracing: above autograd, which then differentiates the composition
-    rather than recording the function's own gradient. Recurrent layers and
-    cells run their cells' arithmetic (kiln.recurrent), not fused CUDA
-    cells or oneDNN's layer; affine_grid_generator runs Kiln's
-    decomposition, whose gradient is a product with the pixels' coordinates,
-    not PyTorch's gradient, which builds them by writes into a fresh tensor
-    (and would need functionalizing, which loses autograd's graph of a
-    training step on torch 2.x)."""
-    with _Composites():
-        yield
+def as_composites() -> TorchFunctionMode:
+    """A context in which a few PyTorch functions run as compositions of
+    other ops while tracing: above autograd, which then differentiates the
+    composition rather than recording the function's own gradient.
+    Recurrent layers and cells run their cells' arithmetic
+    (kiln.recurrent), not fused CUDA cells or oneDNN's layer;
+    affine_grid_generator runs Kiln's decomposition, whose gradient is a
+    product with the pixels' coordinates, not PyTorch's gradient, which
+    builds them by writes into a fresh tensor (and would need
+    functionalizing, which loses autograd's graph of a training step on
+    torch 2.x); the CTC loss runs its recursion (kiln.ctc), which no fx op
+    holds."""
+    return _Composites()
 
 
 @contextlib.contextmanager
@@ -2738,8 +2738,7 @@ def _window_term(node: torch.fx.Node, dim: int, rank: int,
 def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
                symbols: Dict[str, Tuple[int, int]], minimums: Dict[str, int],
                third_size: Callable[[], Tuple[int, Dict[str, int]]],
-               divisors: Optional[Dict[str, int]] = None
-               ) -> Tuple[Optional[int], Optional["_SizeTerm"]]:
+               divisors: Dict[str, int]) -> Tuple[Optional[int], Optional["_SizeTerm"]]:
     """A value's dimension from the two traces, and its size term where it
     is dynamic (a _FloorChain where one symbol's fit is known, else an
     _OpaqueSize): static where they agree, else
@@ -2759,7 +2758,7 @@ def _merge_dim(node: torch.fx.Node, dim: int, size_a: int, size_b: int,
     fits = []
     for name, (value_a, value_b) in symbols.items():
         growth, delta = value_b - value_a, size_b - size_a
-        divisor = (divisors or {}).get(name, 1)
+        divisor = divisors.get(name, 1)
         if delta * divisor % growth == 0 and delta * divisor // growth >= 1:
             numerator = delta * divisor // growth
             common = math.gcd(numerator, divisor)
