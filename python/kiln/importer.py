@@ -964,6 +964,17 @@ _SIZED_BY_VALUES = ("aten.nonzero.", "aten.masked_select.", "aten.unique_dim.",
                     "aten.bincount.", "aten.argwhere.")
 
 
+def _indexes_by_mask(node: torch.fx.Node) -> bool:
+    """Whether `node` is ``x[mask]`` (aten.index.Tensor with a bool or uint8
+    index), whose result has as many elements as the mask has true ones.
+    (index_put through a mask keeps its size.)"""
+    if aten_target(node) is not aten.index.Tensor:
+        return False
+    return any(isinstance(index, torch.fx.Node)
+               and _meta_of(index).dtype in (torch.bool, torch.uint8)
+               for index in node.args[1])
+
+
 def _check_structure(node: torch.fx.Node) -> None:
     """Raises UnsupportedOpError unless the importer knows `node`'s op and
     arguments. Types are checked separately (_check_type)."""
@@ -991,7 +1002,7 @@ def _check_structure(node: torch.fx.Node) -> None:
             raise _unsupported(node, "getitem is supported only on the results of an "
                                      "imported op")
         return
-    if str(aten_target(node)).startswith(_SIZED_BY_VALUES):
+    if str(aten_target(node)).startswith(_SIZED_BY_VALUES) or _indexes_by_mask(node):
         raise _unsupported(node, f"unsupported op {_describe_op(node)}: the size of its result "
                                  "depends on its operands' values, which no compiled kernel's "
                                  "type can say (torch.where keeps a mask's size)")

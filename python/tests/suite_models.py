@@ -662,8 +662,9 @@ def complex_arithmetic():
 
 @case()
 def masks_and_boolean_indexing():
+    # x[m] itself is refused: its size depends on m's values.
     def fn(x, m, i, s):
-        return (x[m], x.index_put((m,), torch.tensor(0.0)), torch.tril(x.view(2, 2)),
+        return (x.masked_fill(m, 1.5), x.index_put((m,), torch.tensor(0.0)), torch.tril(x.view(2, 2)),
                 x.scatter_reduce(0, i, s, "amax", include_self=False), F.threshold(x, 0.1, 20.0))
 
     return fn, [randn(4), torch.tensor([True, False, True, True]), torch.tensor([0, 1, 0, 3]),

@@ -6,6 +6,8 @@ compares with eager PyTorch under a tolerance for the dtype. Cases run on the
 CPU, and on the GPU where there is one.
 """
 
+import math
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -675,6 +677,138 @@ def test_complex_trigonometric_and_hyperbolic_functions(device, tmp_path):
         torch.testing.assert_close(got.cpu(), want, equal_nan=False)
     sigmoid = kiln.compile(torch.sigmoid, [z], cache_dir=tmp_path / "sigmoid")(z)
     assert torch.equal(sigmoid[1], torch.zeros((), dtype=torch.complex64, device=device))
+
+
+def test_math_keeps_its_digits_at_the_extremes(device, tmp_path):
+    """asinh, acosh and atanh of tiny and huge numbers and next to 1; f64
+    log1p and expm1 of tiny ones; f32 sin and cos near multiples of π (-0
+    included) and of large arguments: relative errors of a few ulp against
+    f64 eager, where the textbook forms lose every digit or overflow."""
+    tiny = torch.tensor([1e-30, -1e-20, 3e-12, -1e-7, 1e-4], dtype=torch.float64)
+    huge = torch.tensor([1e5, -3e9, 1e20, -3e38], dtype=torch.float64)
+    near_one = torch.tensor([1 + 1e-6, 1 + 1e-3, 1.5], dtype=torch.float64)
+    angles = torch.cat([-tiny, tiny, torch.tensor([math.pi, -math.pi, 2 * math.pi, 100 * math.pi,
+                                                   1e4 + 0.5, -3e5, 1e7 + 1],
+                                                  dtype=torch.float64)])
+
+    def functions(small, large, close, below_one, angle, small64):
+        return (torch.asinh(small), torch.asinh(large), torch.acosh(close),
+                torch.acosh(large.abs()), torch.atanh(small), torch.atanh(below_one),
+                torch.sin(angle), torch.cos(angle), torch.log1p(small64),
+                torch.expm1(small64))
+
+    inputs = [tiny.float(), huge.float(), near_one.float(),
+              torch.tensor([0.5, -0.999999, 0.9999], dtype=torch.float32),
+              angles.float(), tiny]
+    compiled = kiln.compile(functions, [v.to(device) for v in inputs], cache_dir=tmp_path)
+    got = compiled(*[v.to(device) for v in inputs])
+    # The reference: f64 eager on the very same (rounded) inputs.
+    want = functions(*[v.double() for v in inputs])
+    for index, (g, w) in enumerate(zip(got, want)):
+        ulps = 4 * (2.0 ** -52 if g.dtype == torch.float64 else 2.0 ** -23)
+        error = (g.cpu().double() - w).abs() / w.abs().clamp_min(1e-300)
+        assert error.max() <= ulps, (index, g, w)
+
+
+def _cmath_reference(name, z):
+    """cmath's `name` of every element of `z` (C99's branch cuts, accurate
+    to an ulp or two) as complex128; NaN where cmath raises (the poles)."""
+    import cmath
+
+    def value(v):
+        try:
+            return getattr(cmath, name)(v)
+        except ValueError:
+            return complex("nan")
+
+    return torch.tensor([value(v) for v in z.cpu().tolist()], dtype=torch.complex128)
+
+
+def test_complex_inverse_trigonometric_and_hyperbolic_functions(device, tmp_path):
+    """asin, acos, atan and their hyperbolic kin against cmath: random
+    numbers up to |z| ~ 10, tiny and huge ones, points next to the poles ±1
+    and ±i, and both signed zeros on each branch cut (eager's complex64
+    kernels cancel there, so cmath is the reference)."""
+    import cmath
+    generator = torch.Generator().manual_seed(7)
+    parts = torch.randn(2, 500, generator=generator, dtype=torch.float64) * 3
+    special = [complex(x, y) for x in (0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 1e-20, 1e20)
+               for y in (0.0, -0.0, 1e-20, 2.0, -2.0, 1e20)]
+    special += [1 + 1e-7j, -1 - 1e-7j, 1e-7 + 1j, -0.0153 + 0.983j, 1e30 - 1e30j]
+    z128 = torch.cat([torch.complex(parts[0], parts[1]),
+                      torch.complex(parts[0], parts[1]) * 1e-6,
+                      torch.tensor(special, dtype=torch.complex128)])
+    names = ("asin", "acos", "atan", "asinh", "acosh", "atanh")
+
+    def inverses(z):
+        return tuple(getattr(torch, name)(z) for name in names)
+
+    for dtype, tolerance in ((torch.complex64, 1e-6), (torch.complex128, 1e-14)):
+        z = z128.to(dtype)
+        compiled = kiln.compile(inverses, [z.to(device)], cache_dir=tmp_path / str(dtype))
+        for name, got in zip(names, compiled(z.to(device))):
+            want = _cmath_reference(name, z)
+            got = got.cpu().to(torch.complex128)
+            # cmath raises at the poles; C99 (and Kiln) give infinities.
+            defined = ~want.isnan()
+            error = (got - want).abs()[defined] / want.abs()[defined].clamp_min(1e-300)
+            assert error.max() < tolerance, (name, dtype, z[defined][error.argmax()])
+            # The sign of each zero part says which side of a cut a value is.
+            on_cuts = slice(-len(special) - 5, -5)
+            for g, w in zip(got[on_cuts].tolist(), want[on_cuts].tolist()):
+                if cmath.isnan(w):
+                    continue
+                assert math.copysign(1, g.real) == math.copysign(1, w.real), (name, g, w)
+                assert math.copysign(1, g.imag) == math.copysign(1, w.imag), (name, g, w)
+
+
+def test_complex_logarithms_reciprocals_and_activation_gradients(device, tmp_path):
+    """log2, log10, rsqrt, reciprocal and tanh's and sigmoid's gradients
+    against eager; log1p, expm1 and exp2 (which torch 1.13's CPU kernels
+    lack) against their cmath forms, near 0 too, as fx text."""
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    aten = torch.ops.aten
+
+    def functions(z, w):
+        return (torch.log2(z), torch.log10(z), torch.rsqrt(z), torch.reciprocal(z),
+                aten.tanh_backward(w, z), aten.sigmoid_backward(w, z))
+
+    for dtype in (torch.complex64, torch.complex128):
+        check(functions, [((4, 6), dtype), ((4, 6), dtype)], device=device,
+              tmp_path=tmp_path / str(dtype))
+
+    import cmath
+    generator = torch.Generator().manual_seed(8)
+    z = torch.randn(200, dtype=torch.complex128, generator=generator) * 2
+    z = torch.cat([z, z * 1e-9, torch.tensor([0j, -1e-8 + 0j, -0.5 + 0.5j, 1e-30 + 1e-30j])])
+    series = {  # Taylor series where the closed forms would cancel.
+        "log1p": (lambda v: cmath.log(1 + v), lambda v: v - v * v / 2 + v ** 3 / 3),
+        "expm1": (lambda v: cmath.exp(v) - 1, lambda v: v + v * v / 2 + v ** 3 / 6),
+        "exp2": (lambda v: 2 ** v, lambda v: 2 ** v),
+    }
+    for part, dtype, tolerance in (("f32", torch.complex64, 1e-6),
+                                   ("f64", torch.complex128, 1e-14)):
+        t = f"tensor<{len(z)}xcomplex<{part}>>"
+        text = f"""fx.graph @forward(%z: {t}) -> ({t}, {t}, {t}) {{
+  %0 = fx.log1p %z : ({t}) -> {t}
+  %1 = fx.expm1 %z : ({t}) -> {t}
+  %2 = fx.exp2 %z : ({t}) -> {t}
+  fx.output %0, %1, %2 : {t}, {t}, {t}
+}}
+"""
+        values = z.to(dtype)
+        path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                                  cache_dir=tmp_path / part)
+        results = Artifact(path)(values.to(device))
+        for (name, (closed, near_zero)), got in zip(series.items(), results):
+            want = torch.tensor([closed(v) if abs(v) > 1e-3 else near_zero(v)
+                                 for v in values.tolist()], dtype=torch.complex128)
+            error = (got.cpu().to(torch.complex128) - want).abs() / want.abs().clamp_min(1e-300)
+            # 0 maps to 0 (log1p, expm1): no relative error to take.
+            error = error[want != 0]
+            assert error.max() < tolerance, (name, part, values[want != 0][error.argmax()])
 
 
 def test_complex_cumulative_sums(device, tmp_path):
@@ -1877,15 +2011,18 @@ def test_masked_select_sizes_that_tracing_baked_in_are_refused(tmp_path):
         kiln.compile(fn, example, cache_dir=tmp_path)
 
 
-@pytest.mark.parametrize("select", ["masked_select", "nonzero", "unique"])
+@pytest.mark.parametrize("select", ["masked_select", "nonzero", "unique", "mask_index",
+                                    "uint8_mask_index"])
 def test_results_sized_by_values_are_refused_by_name(select, tmp_path):
     """Ops whose result's size depends on values (masked_select, nonzero,
-    unique) are refused at import, naming the op and why. (Boolean-mask
-    indexing imports as fx.index, which no lowering takes.)"""
+    unique, indexing by a boolean mask) are refused at import, naming the op
+    and why."""
     functions = {
         "masked_select": lambda x: torch.masked_select(x, x > 0),
         "nonzero": lambda x: torch.nonzero(x > 0),
         "unique": lambda x: torch.unique(x.round()),
+        "mask_index": lambda x: x[x[:, 0] > 0] * 2,
+        "uint8_mask_index": lambda x: x[:, (x[0] > 0).to(torch.uint8)],
     }
     with pytest.raises(kiln.UnsupportedOpError,
                        match=r"unsupported op aten\.\w+\.\w+: the size of its result depends "

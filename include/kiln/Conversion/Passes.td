@@ -243,8 +243,12 @@ def ApproximateMathPass : Pass<"kiln-approximate-math"> {
   let description = [{
     x86 has no instructions for `erf`, `exp`, `log`, `sin`, `cos` and their
     relatives, and LLVM turns a vector of them into one libm call per lane.
-    This pass replaces f32 ones with MLIR's polynomial approximations
-    (accurate to a few ulp), which work on vectors as on scalars. With
+    This pass replaces f32 ones with polynomial approximations (accurate to
+    a few ulp), which work on vectors as on scalars: MLIR's, but for sin and
+    cos, whose reduction is Kiln's (Cody and Waite's, which keeps the
+    digits of sin x near multiples of π, where upstream's does not), and f64
+    `log1p` and `expm1` with Kahan's ratios (log(1 + x) and e^x - 1, the
+    forms math-to-llvm gives them, lose every digit of a tiny x). With
     `libm-erf` (CPUs), f64 `erf`, which has neither a polynomial here nor an
     LLVM intrinsic, calls libm's `erf`, lane by lane.
 

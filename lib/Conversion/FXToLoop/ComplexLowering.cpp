@@ -2,11 +2,12 @@
 //
 // Part of Kiln. fx.view_as_complex and fx.view_as_real become nodes that
 // pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
-// conj, exp, log, sqrt, pow, the trigonometric and hyperbolic functions,
-// sigmoid, eq, ne, where, complex, polar, abs and angle become pointwise
-// nodes on the numbers' parts, cumsum a real cumsum of them, and prod and
-// cumprod trees of pairwise products (no loop combiner multiplies complex
-// numbers): what rotary
+// conj, the exponentials and logarithms, sqrt, rsqrt, reciprocal, pow, the
+// trigonometric and hyperbolic functions and their inverses, sigmoid, the
+// gradients of tanh and sigmoid, eq, ne,
+// where, complex, polar, abs and angle become pointwise nodes on the numbers'
+// parts, cumsum a real cumsum of them, and prod and cumprod trees of pairwise
+// products (no loop combiner multiplies complex numbers): what rotary
 // embeddings written with complex numbers (x viewed as complex, times e^{iθ},
 // viewed as real) need. Inlining then fuses the views and the product into one
 // kernel that never stores a complex number. Complex mm and bmm (a Fourier
@@ -27,6 +28,7 @@
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -474,6 +476,198 @@ Parts emitSigmoid(OpBuilder &b, Location loc, Parts parts) {
   return emitComplex(b, loc, ComplexKind::Div, Parts{one, zero}, denominator);
 }
 
+/// The principal square roots √(1 - z) and √(1 + z) of z = a + ib, whose
+/// parts Kahan's inverse functions combine: 1 - z is (1 - a) - ib, so that
+/// a zero b keeps its sign through the branch cuts.
+std::pair<Parts, Parts> emitRootsAroundOne(OpBuilder &b, Location loc,
+                                           Parts z) {
+  Value one = makeFloat(b, loc, z.re.getType(), 1.0);
+  return {emitSqrt(b, loc,
+                   {arith::SubFOp::create(b, loc, one, z.re),
+                    arith::NegFOp::create(b, loc, z.im)}),
+          emitSqrt(b, loc, {arith::AddFOp::create(b, loc, one, z.re), z.im})};
+}
+
+/// x.re y.re + sign x.im y.im: the real part of x y (sign -1) or of
+/// conj(x) y (sign 1).
+Value emitRealOfProduct(OpBuilder &b, Location loc, Parts x, Parts y,
+                        bool conjugateX) {
+  Value reals = arith::MulFOp::create(b, loc, x.re, y.re);
+  Value imaginaries = arith::MulFOp::create(b, loc, x.im, y.im);
+  if (conjugateX)
+    return arith::AddFOp::create(b, loc, reals, imaginaries);
+  return arith::SubFOp::create(b, loc, reals, imaginaries);
+}
+
+/// The imaginary part of conj(x) y: x.re y.im - x.im y.re.
+Value emitImaginaryOfConjugateProduct(OpBuilder &b, Location loc, Parts x,
+                                      Parts y) {
+  return arith::SubFOp::create(b, loc,
+                               arith::MulFOp::create(b, loc, x.re, y.im),
+                               arith::MulFOp::create(b, loc, x.im, y.re));
+}
+
+/// Kahan's forms ("Branch cuts for complex elementary functions"), which
+/// neither cancel nor overflow and put the branch cuts where C99 does: with
+/// s = √(1 - z) and t = √(1 + z),
+///   asin z = atan2(a, Re(s t)) + i asinh(Im(conj(s) t)),
+///   acos z = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s)).
+Parts emitAsin(OpBuilder &b, Location loc, Parts z) {
+  auto [s, t] = emitRootsAroundOne(b, loc, z);
+  return {math::Atan2Op::create(b, loc, z.re,
+                                emitRealOfProduct(b, loc, s, t, false)),
+          emitAsinh(b, loc, emitImaginaryOfConjugateProduct(b, loc, s, t))};
+}
+
+Parts emitAcos(OpBuilder &b, Location loc, Parts z) {
+  auto [s, t] = emitRootsAroundOne(b, loc, z);
+  return {arith::MulFOp::create(b, loc, makeFloat(b, loc, z.re.getType(), 2.0),
+                                math::Atan2Op::create(b, loc, s.re, t.re)),
+          emitAsinh(b, loc, emitImaginaryOfConjugateProduct(b, loc, t, s))};
+}
+
+/// acosh z = asinh(Re(conj(√(z - 1)) √(z + 1))) + i 2 atan2(Im √(z - 1),
+/// Re √(z + 1)) (Kahan).
+Parts emitAcosh(OpBuilder &b, Location loc, Parts z) {
+  Value one = makeFloat(b, loc, z.re.getType(), 1.0);
+  Parts below =
+      emitSqrt(b, loc, {arith::SubFOp::create(b, loc, z.re, one), z.im});
+  Parts above =
+      emitSqrt(b, loc, {arith::AddFOp::create(b, loc, z.re, one), z.im});
+  return {
+      emitAsinh(b, loc, emitRealOfProduct(b, loc, below, above, true)),
+      arith::MulFOp::create(b, loc, makeFloat(b, loc, z.re.getType(), 2.0),
+                            math::Atan2Op::create(b, loc, below.im, above.re))};
+}
+
+/// atanh z = ½ log((1 + z) / (1 - z)). Its real part is ½ (log |1 + z| -
+/// log |1 - z|) (hypots, which neither overflow nor underflow), or, where
+/// the two nearly cancel, ¼ log1p(4a / |1 - z|²) (|1 + z|² = |1 - z|² +
+/// 4a). Its imaginary part is ½ atan2(2b, (1 - a)(1 + a) - b²). Where b²
+/// would overflow, atanh z is 1/z ± iπ/2: (a / |z|) / |z| + i copysign(π/2,
+/// b) (the imaginary part of 1/z is below π/2's last digit there).
+Parts emitAtanh(OpBuilder &b, Location loc, Parts z) {
+  Type part = z.re.getType();
+  auto constant = [&](double value) { return makeFloat(b, loc, part, value); };
+  auto product = [&](Value x, Value y) {
+    return arith::MulFOp::create(b, loc, x, y).getResult();
+  };
+  Value one = constant(1.0);
+  Value oneMinusRe = arith::SubFOp::create(b, loc, one, z.re);
+  Value onePlusRe = arith::AddFOp::create(b, loc, one, z.re);
+  Value imSquared = product(z.im, z.im);
+  Value fraction = arith::DivFOp::create(
+      b, loc, product(constant(4.0), z.re),
+      arith::AddFOp::create(b, loc, product(oneMinusRe, oneMinusRe),
+                            imSquared));
+  Value logDifference = arith::SubFOp::create(
+      b, loc, math::LogOp::create(b, loc, emitHypot(b, loc, {onePlusRe, z.im})),
+      math::LogOp::create(b, loc, emitHypot(b, loc, {oneMinusRe, z.im})));
+  // A NaN fraction (0 / 0 at z = 1 + tiny i) takes the logarithms too.
+  Value cancels = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE,
+                                        math::AbsFOp::create(b, loc, fraction),
+                                        constant(0.5));
+  Parts near = {
+      arith::SelectOp::create(
+          b, loc, cancels,
+          product(constant(0.25), math::Log1pOp::create(b, loc, fraction)),
+          product(constant(0.5), logDifference)),
+      product(constant(0.5),
+              math::Atan2Op::create(
+                  b, loc, product(constant(2.0), z.im),
+                  arith::SubFOp::create(b, loc, product(oneMinusRe, onePlusRe),
+                                        imSquared)))};
+  Value magnitude = emitHypot(b, loc, z);
+  Parts far = {
+      arith::DivFOp::create(
+          b, loc, arith::DivFOp::create(b, loc, z.re, magnitude), magnitude),
+      math::CopySignOp::create(b, loc, constant(llvm::numbers::pi / 2), z.im)};
+  auto partType = cast<FloatType>(part);
+  int maxExponent = APFloat::semanticsMaxExponent(partType.getFloatSemantics());
+  Value isFar =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, magnitude,
+                            constant(std::ldexp(1.0, maxExponent / 2 - 1)));
+  return {arith::SelectOp::create(b, loc, isFar, far.re, near.re),
+          arith::SelectOp::create(b, loc, isFar, far.im, near.im)};
+}
+
+/// f(z) = -i g(iz) for g of iz = -b + ia: with g(iz) = u + iv, f(z) = v - iu
+/// (asinh from asin, atan from atanh).
+Parts emitRotated(OpBuilder &b, Location loc, Parts z,
+                  Parts (*function)(OpBuilder &, Location, Parts)) {
+  Parts rotated = function(b, loc, {arith::NegFOp::create(b, loc, z.im), z.re});
+  return {rotated.im, arith::NegFOp::create(b, loc, rotated.re)};
+}
+
+/// log z / log `base`, part by part, as PyTorch's log2 and log10.
+Parts emitLogToBase(OpBuilder &b, Location loc, Parts z, double base) {
+  Parts log = emitLog(b, loc, z);
+  Value scale = makeFloat(b, loc, z.re.getType(), 1.0 / std::log(base));
+  return {arith::MulFOp::create(b, loc, log.re, scale),
+          arith::MulFOp::create(b, loc, log.im, scale)};
+}
+
+/// 1 / z, a quotient as c10::complex computes it.
+Parts emitReciprocal(OpBuilder &b, Location loc, Parts z) {
+  Type part = z.re.getType();
+  return emitComplex(
+      b, loc, ComplexKind::Div,
+      {makeFloat(b, loc, part, 1.0), makeFloat(b, loc, part, 0.0)}, z);
+}
+
+/// 2^z = e^(z log 2), as PyTorch's exp2 of complex numbers.
+Parts emitExp2(OpBuilder &b, Location loc, Parts z) {
+  Value log2 = makeFloat(b, loc, z.re.getType(), std::log(2.0));
+  return emitExp(b, loc,
+                 {arith::MulFOp::create(b, loc, z.re, log2),
+                  arith::MulFOp::create(b, loc, z.im, log2)});
+}
+
+/// log(1 + z) as PyTorch's log1p of a + ib: the angle atan2(b, 1 + a); the
+/// magnitude's log ½ log1p(a (2 + a) + b²) for |z| < ½ (a where that sum
+/// underflows to 0), else log hypot(1 + a, b).
+Parts emitLog1p(OpBuilder &b, Location loc, Parts z) {
+  Type part = z.re.getType();
+  auto constant = [&](double value) { return makeFloat(b, loc, part, value); };
+  Value onePlusRe = arith::AddFOp::create(b, loc, constant(1.0), z.re);
+  Value sum = arith::AddFOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, z.re,
+                            arith::AddFOp::create(b, loc, constant(2.0), z.re)),
+      arith::MulFOp::create(b, loc, z.im, z.im));
+  Value nearZero = arith::SelectOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, sum,
+                            constant(0.0)),
+      z.re,
+      arith::MulFOp::create(b, loc, constant(0.5),
+                            math::Log1pOp::create(b, loc, sum)));
+  Value isSmall = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                                        emitHypot(b, loc, z), constant(0.5));
+  return {
+      arith::SelectOp::create(
+          b, loc, isSmall, nearZero,
+          math::LogOp::create(b, loc, emitHypot(b, loc, {onePlusRe, z.im}))),
+      math::Atan2Op::create(b, loc, z.im, onePlusRe)};
+}
+
+/// e^z - 1 as PyTorch's expm1 of a + ib: expm1(a) cos b - 2 sin²(b/2) +
+/// i e^a sin b, with no e^a - 1 that cancels.
+Parts emitExpm1(OpBuilder &b, Location loc, Parts z) {
+  Type part = z.re.getType();
+  Value halfSine = math::SinOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, z.im, makeFloat(b, loc, part, 0.5)));
+  Value re = arith::SubFOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, math::ExpM1Op::create(b, loc, z.re),
+                            math::CosOp::create(b, loc, z.im)),
+      arith::MulFOp::create(b, loc, makeFloat(b, loc, part, 2.0),
+                            arith::MulFOp::create(b, loc, halfSine, halfSine)));
+  return {re, arith::MulFOp::create(b, loc, math::ExpOp::create(b, loc, z.re),
+                                    math::SinOp::create(b, loc, z.im))};
+}
+
 /// The math functions of one complex operand that have a form here.
 enum class ComplexFunction {
   Exp,
@@ -485,11 +679,25 @@ enum class ComplexFunction {
   Sinh,
   Cosh,
   Tanh,
-  Sigmoid
+  Sigmoid,
+  Asin,
+  Acos,
+  Atan,
+  Asinh,
+  Acosh,
+  Atanh,
+  Log2,
+  Log10,
+  Log1p,
+  Exp2,
+  Expm1,
+  Reciprocal,
+  Rsqrt
 };
 
-/// Lowers fx.exp, fx.log, fx.sqrt, the trigonometric and hyperbolic
-/// functions and fx.sigmoid of complex numbers.
+/// Lowers the exponentials and logarithms (exp, exp2, expm1, log, log2,
+/// log10, log1p), sqrt, rsqrt, reciprocal, the trigonometric and hyperbolic
+/// functions, their inverses and sigmoid of complex numbers.
 template <typename OpTy, ComplexFunction Function>
 struct ComplexFunctionLowering
     : PartsLowering<OpTy, ComplexFunctionLowering<OpTy, Function>> {
@@ -523,8 +731,59 @@ struct ComplexFunctionLowering
       return emitTanh(b, loc, parts);
     case ComplexFunction::Sigmoid:
       return emitSigmoid(b, loc, parts);
+    case ComplexFunction::Asin:
+      return emitAsin(b, loc, parts);
+    case ComplexFunction::Acos:
+      return emitAcos(b, loc, parts);
+    case ComplexFunction::Atan:
+      return emitRotated(b, loc, parts, emitAtanh);
+    case ComplexFunction::Asinh:
+      return emitRotated(b, loc, parts, emitAsin);
+    case ComplexFunction::Acosh:
+      return emitAcosh(b, loc, parts);
+    case ComplexFunction::Atanh:
+      return emitAtanh(b, loc, parts);
+    case ComplexFunction::Log2:
+      return emitLogToBase(b, loc, parts, 2.0);
+    case ComplexFunction::Log10:
+      return emitLogToBase(b, loc, parts, 10.0);
+    case ComplexFunction::Log1p:
+      return emitLog1p(b, loc, parts);
+    case ComplexFunction::Exp2:
+      return emitExp2(b, loc, parts);
+    case ComplexFunction::Expm1:
+      return emitExpm1(b, loc, parts);
+    case ComplexFunction::Reciprocal:
+      return emitReciprocal(b, loc, parts);
+    case ComplexFunction::Rsqrt:
+      return emitReciprocal(b, loc, emitSqrt(b, loc, parts));
     }
     llvm_unreachable("unknown complex function");
+  }
+};
+
+/// Lowers fx.tanh_backward and fx.sigmoid_backward of complex numbers:
+/// grad conj(1 - y²) and grad conj((1 - y) y) for y the activation's
+/// output, as PyTorch's kernels.
+template <typename OpTy>
+struct ComplexActivationBackwardLowering
+    : PartsLowering<OpTy, ComplexActivationBackwardLowering<OpTy>> {
+  using PartsLowering<OpTy, ComplexActivationBackwardLowering>::PartsLowering;
+
+  Value compute(OpTy, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    Parts grad = getParts(b, loc, elements[0], dtypes[0], part);
+    Parts y = getParts(b, loc, elements[1], dtypes[1], part);
+    Parts one = {makeFloat(b, loc, part, 1.0), makeFloat(b, loc, part, 0.0)};
+    Parts derivative =
+        std::is_same_v<OpTy, fx::TanhBackwardOp>
+            ? emitComplex(b, loc, ComplexKind::Sub, one,
+                          emitComplex(b, loc, ComplexKind::Mul, y, y))
+            : emitComplex(b, loc, ComplexKind::Mul,
+                          emitComplex(b, loc, ComplexKind::Sub, one, y), y);
+    derivative.im = arith::NegFOp::create(b, loc, derivative.im);
+    return createComplex(
+        b, loc, emitComplex(b, loc, ComplexKind::Mul, grad, derivative));
   }
 };
 
@@ -1043,6 +1302,21 @@ void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
       ComplexFunctionLowering<fx::CoshOp, ComplexFunction::Cosh>,
       ComplexFunctionLowering<fx::TanhOp, ComplexFunction::Tanh>,
       ComplexFunctionLowering<fx::SigmoidOp, ComplexFunction::Sigmoid>,
+      ComplexFunctionLowering<fx::AsinOp, ComplexFunction::Asin>,
+      ComplexFunctionLowering<fx::AcosOp, ComplexFunction::Acos>,
+      ComplexFunctionLowering<fx::AtanOp, ComplexFunction::Atan>,
+      ComplexFunctionLowering<fx::AsinhOp, ComplexFunction::Asinh>,
+      ComplexFunctionLowering<fx::AcoshOp, ComplexFunction::Acosh>,
+      ComplexFunctionLowering<fx::AtanhOp, ComplexFunction::Atanh>,
+      ComplexFunctionLowering<fx::Log2Op, ComplexFunction::Log2>,
+      ComplexFunctionLowering<fx::Log10Op, ComplexFunction::Log10>,
+      ComplexFunctionLowering<fx::Log1pOp, ComplexFunction::Log1p>,
+      ComplexFunctionLowering<fx::Exp2Op, ComplexFunction::Exp2>,
+      ComplexFunctionLowering<fx::Expm1Op, ComplexFunction::Expm1>,
+      ComplexFunctionLowering<fx::ReciprocalOp, ComplexFunction::Reciprocal>,
+      ComplexFunctionLowering<fx::RsqrtOp, ComplexFunction::Rsqrt>,
+      ComplexActivationBackwardLowering<fx::TanhBackwardOp>,
+      ComplexActivationBackwardLowering<fx::SigmoidBackwardOp>,
       ComplexPowScalarLowering, ComplexPowLowering<fx::PowOp>,
       ComplexPowLowering<fx::PowScalarOp>,
       ComplexEqualityLowering<fx::EqOp, true>,

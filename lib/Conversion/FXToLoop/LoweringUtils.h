@@ -192,6 +192,13 @@ Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower, Value upper,
 /// sqrt 2))` and closer to the exact value (MathLowering.cpp).
 Value emitNormalCdfF32(OpBuilder &b, Location loc, Value x);
 
+/// asinh, acosh and atanh of a float scalar, accurate to a few ulp over
+/// their whole domains (MathLowering.cpp): log1p forms near 0 (and near 1
+/// for acosh), log 2x where x² + 1 rounds to x² (asinh, acosh).
+Value emitAsinh(OpBuilder &b, Location loc, Value x);
+Value emitAcosh(OpBuilder &b, Location loc, Value x);
+Value emitAtanh(OpBuilder &b, Location loc, Value x);
+
 /// Adds the lowerings of the elementwise math that PyTorch's Core ATen
 /// opset has beyond the common activations: inverse and hyperbolic
 /// trigonometry, rounding, sign and classification, pow with tensor

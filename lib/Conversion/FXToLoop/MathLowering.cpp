@@ -4,7 +4,9 @@
 // and hyperbolic trigonometry, rounding, sign and classification, powers
 // with tensor exponents or a scalar base, tensor clamps, lerp, addcmul,
 // addcdiv, erfinv and elu's gradient. Each is one loop.pointwise whose body
-// computes as PyTorch's CPU kernels do.
+// computes as PyTorch's CPU kernels do. asinh, acosh and atanh are written
+// out here: math-expand-ops' forms lose all digits near 0 (and acosh's
+// near 1) and overflow to inf past the square root of the largest float.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,6 +32,18 @@ struct FloatMathLowering
   Value computeElement(OpTy, OpBuilder &b, Location loc, ValueRange elements,
                        Type) const {
     return MathOp::create(b, loc, elements[0]);
+  }
+};
+
+/// A unary op computing in a floating dtype (integral inputs become the
+/// default float) with a function that Kiln writes out (`Emit`).
+template <typename OpTy, Value (*Emit)(OpBuilder &, Location, Value)>
+struct FloatFunctionLowering
+    : ElementwiseLowering<OpTy, FloatFunctionLowering<OpTy, Emit>> {
+  using ElementwiseLowering<OpTy, FloatFunctionLowering>::ElementwiseLowering;
+  Value computeElement(OpTy, OpBuilder &b, Location loc, ValueRange elements,
+                       Type) const {
+    return Emit(b, loc, elements[0]);
   }
 };
 
@@ -426,15 +440,87 @@ Value fxtoloop::emitNormalCdfF32(OpBuilder &b, Location loc, Value x) {
       b, loc, nonNegative, arith::SubFOp::create(b, loc, one, tail), tail);
 }
 
+/// 2^k, k about half the precision of `type`: past it, 1 is negligible next
+/// to x² (x² + 1 rounds to x²), and x² is still finite.
+static double getSquareDominatesOneBound(Type type) {
+  return std::ldexp(1.0, cast<FloatType>(type).getFPMantissaWidth() / 2 + 1);
+}
+
+/// log 2 + log x, for x past getSquareDominatesOneBound.
+static Value emitLogOfTwice(OpBuilder &b, Location loc, Value x) {
+  return arith::AddFOp::create(b, loc, math::LogOp::create(b, loc, x),
+                               makeFloat(b, loc, x.getType(), std::log(2.0)));
+}
+
+Value fxtoloop::emitAsinh(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  Value one = makeFloat(b, loc, type, 1.0);
+  Value a = math::AbsFOp::create(b, loc, x);
+  Value square = arith::MulFOp::create(b, loc, a, a);
+  // log(a + √(a² + 1)) = log1p(a + a² / (1 + √(1 + a²))): no log of 1 + tiny.
+  Value near = math::Log1pOp::create(
+      b, loc,
+      arith::AddFOp::create(
+          b, loc, a,
+          arith::DivFOp::create(
+              b, loc, square,
+              arith::AddFOp::create(
+                  b, loc, one,
+                  math::SqrtOp::create(
+                      b, loc, arith::AddFOp::create(b, loc, one, square))))));
+  Value isFar = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OGT, a,
+      makeFloat(b, loc, type, getSquareDominatesOneBound(type)));
+  return math::CopySignOp::create(
+      b, loc,
+      arith::SelectOp::create(b, loc, isFar, emitLogOfTwice(b, loc, a), near),
+      x);
+}
+
+Value fxtoloop::emitAcosh(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  // t = x - 1 is exact near 1, where log(x + √(x² - 1)) would lose it.
+  Value t = arith::SubFOp::create(b, loc, x, makeFloat(b, loc, type, 1.0));
+  Value near = math::Log1pOp::create(
+      b, loc,
+      arith::AddFOp::create(
+          b, loc, t,
+          math::SqrtOp::create(
+              b, loc,
+              arith::MulFOp::create(
+                  b, loc, t,
+                  arith::AddFOp::create(b, loc, t,
+                                        makeFloat(b, loc, type, 2.0))))));
+  Value isFar = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OGT, x,
+      makeFloat(b, loc, type, getSquareDominatesOneBound(type)));
+  return arith::SelectOp::create(b, loc, isFar, emitLogOfTwice(b, loc, x),
+                                 near);
+}
+
+Value fxtoloop::emitAtanh(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  Value a = math::AbsFOp::create(b, loc, x);
+  // ½ log((1 + a) / (1 - a)) = ½ log1p(2a / (1 - a)): no log of 1 + tiny.
+  Value ratio = arith::DivFOp::create(
+      b, loc, arith::AddFOp::create(b, loc, a, a),
+      arith::SubFOp::create(b, loc, makeFloat(b, loc, type, 1.0), a));
+  return math::CopySignOp::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, makeFloat(b, loc, type, 0.5),
+                            math::Log1pOp::create(b, loc, ratio)),
+      x);
+}
+
 void fxtoloop::populateMathPatterns(RewritePatternSet &patterns,
                                     const FXToLoopOptions &options) {
   patterns.add<
       FloatMathLowering<fx::AcosOp, math::AcosOp>,
-      FloatMathLowering<fx::AcoshOp, math::AcoshOp>,
+      FloatFunctionLowering<fx::AcoshOp, emitAcosh>,
       FloatMathLowering<fx::AsinOp, math::AsinOp>,
-      FloatMathLowering<fx::AsinhOp, math::AsinhOp>,
+      FloatFunctionLowering<fx::AsinhOp, emitAsinh>,
       FloatMathLowering<fx::AtanOp, math::AtanOp>,
-      FloatMathLowering<fx::AtanhOp, math::AtanhOp>,
+      FloatFunctionLowering<fx::AtanhOp, emitAtanh>,
       FloatMathLowering<fx::CoshOp, math::CoshOp>,
       FloatMathLowering<fx::SinhOp, math::SinhOp>,
       FloatMathLowering<fx::TanOp, math::TanOp>,

@@ -139,3 +139,100 @@ fx.graph @f64_erf(%x: tensor<64xf64>) -> tensor<64xf64> {
   }
   fx.output %0 : tensor<64xf64>
 }
+
+// -----
+
+// f64 log1p and expm1 (no polynomial here) become Kahan's ratios: log(u) x
+// / (u - 1) for u = 1 + x, (u - 1) x / log u for u = e^x, with x itself
+// where u rounds to 1, and u where it overflows. With fast-exp (GPUs, which
+// have libdevice) both stay.
+// CHECK-LABEL: fx.graph @f64_log1p_and_expm1
+// CHECK-DAG: %[[ONE:.+]] = arith.constant 1.000000e+00 : f64
+// CHECK-DAG: %[[INF:.+]] = arith.constant 0x7FF0000000000000 : f64
+// CHECK: %[[X:.+]] = loop.load
+// CHECK: %[[U:.+]] = arith.addf %[[X]], %[[ONE]] : f64
+// CHECK: %[[LOG:.+]] = math.log %[[U]] : f64
+// CHECK: %[[DENOMINATOR:.+]] = arith.subf %[[U]], %[[ONE]] : f64
+// CHECK: %[[QUOTIENT:.+]] = arith.divf %[[X]], %[[DENOMINATOR]] : f64
+// CHECK: %[[RATIO:.+]] = arith.mulf %[[LOG]], %[[QUOTIENT]] : f64
+// CHECK: %[[IS_INF:.+]] = arith.cmpf oeq, %[[U]], %[[INF]] : f64
+// CHECK: %[[FINITE:.+]] = arith.select %[[IS_INF]], %[[U]], %[[RATIO]] : f64
+// CHECK: %[[IS_ONE:.+]] = arith.cmpf oeq, %[[U]], %[[ONE]] : f64
+// CHECK: arith.select %[[IS_ONE]], %[[X]], %[[FINITE]] : f64
+// CHECK: %[[E:.+]] = math.exp %{{.+}} : f64
+// CHECK: %[[E_MINUS_ONE:.+]] = arith.subf %[[E]], %[[ONE]] : f64
+// CHECK: math.log %[[E]] : f64
+// CHECK: arith.cmpf oeq, %[[E_MINUS_ONE]], %{{.+}} : f64
+// CHECK-NOT: math.log1p
+// CHECK-NOT: math.expm1
+// FAST-LABEL: fx.graph @f64_log1p_and_expm1
+// FAST: math.log1p %{{.+}} : f64
+// FAST: math.expm1 %{{.+}} : f64
+fx.graph @f64_log1p_and_expm1(%x: tensor<64xf64>, %y: tensor<64xf64>) -> (tensor<64xf64>, tensor<64xf64>) {
+  %0 = loop.pointwise : tensor<64xf64> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf64>
+    %e = math.log1p %v : f64
+    loop.yield %e : f64
+  }
+  %1 = loop.pointwise : tensor<64xf64> {
+  ^bb0(%i: index):
+    %v = loop.load %y[%i] : tensor<64xf64>
+    %e = math.expm1 %v : f64
+    loop.yield %e : f64
+  }
+  fx.output %0, %1 : tensor<64xf64>, tensor<64xf64>
+}
+
+// -----
+
+// f32 sin and cos: j = round(2x/π) and x - jπ/2 in f64 (π/2 in three parts),
+// the polynomials in f32, the quadrant j mod 4 (cos one further) picking
+// ±sin y or ±cos y, and the result held in [-1, 1]. f64 stays; with fast-exp
+// (GPUs) f32 stays too.
+// CHECK-LABEL: fx.graph @sin_and_cos
+// CHECK-DAG: %[[TWO_OVER_PI:.+]] = arith.constant 0.63661977236758138 : f64
+// CHECK-DAG: %[[HALF_PI_HIGH:.+]] = arith.constant 1.5707963705062866 : f64
+// CHECK: %[[X:.+]] = loop.load
+// CHECK: %[[WIDE:.+]] = arith.extf %[[X]] : f32 to f64
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[WIDE]], %[[TWO_OVER_PI]] : f64
+// CHECK: %[[J:.+]] = math.roundeven %[[SCALED]] : f64
+// CHECK: %[[HIGH:.+]] = arith.mulf %[[J]], %[[HALF_PI_HIGH]] : f64
+// CHECK: arith.subf %[[WIDE]], %[[HIGH]] : f64
+// CHECK: %[[Y:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK: %[[Z:.+]] = arith.mulf %[[Y]], %[[Y]] : f32
+// CHECK: math.floor %{{.+}} : f64
+// CHECK: arith.cmpf oeq, %{{.+}} : f64
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: loop.yield
+// CHECK: arith.addf %[[J2:.+]], %{{.+}} : f64
+// CHECK: math.floor
+// CHECK: loop.yield
+// CHECK: math.sin %{{.+}} : f64
+// CHECK-NOT: math.sin %{{.+}} : f32
+// CHECK-NOT: math.cos %{{.+}} : f32
+// FAST-LABEL: fx.graph @sin_and_cos
+// FAST: math.sin %{{.+}} : f32
+// FAST: math.cos %{{.+}} : f32
+fx.graph @sin_and_cos(%x: tensor<64xf32>, %y: tensor<64xf64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf64>) {
+  %0 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf32>
+    %e = math.sin %v : f32
+    loop.yield %e : f32
+  }
+  %1 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf32>
+    %e = math.cos %v : f32
+    loop.yield %e : f32
+  }
+  %2 = loop.pointwise : tensor<64xf64> {
+  ^bb0(%i: index):
+    %v = loop.load %y[%i] : tensor<64xf64>
+    %e = math.sin %v : f64
+    loop.yield %e : f64
+  }
+  fx.output %0, %1, %2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf64>
+}

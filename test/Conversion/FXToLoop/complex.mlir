@@ -556,3 +556,145 @@ fx.graph @complex_products_in_another_dtype(%z: tensor<2x3xcomplex<f32>>) -> (te
   %1 = fx.cumprod %z {dim = 0 : i64, dtype = complex<f64>} : (tensor<2x3xcomplex<f32>>) -> tensor<2x3xcomplex<f64>>
   fx.output %0, %1 : tensor<2xcomplex<f64>>, tensor<2x3xcomplex<f64>>
 }
+
+// -----
+
+// Kahan's inverse sine and cosine: s = √(1 - z) and t = √(1 + z) (1 - z
+// negates b, so that a zero b keeps its sign on the branch cuts); asin z =
+// atan2(a, Re(s t)) + i asinh(Im(conj(s) t)), acos z = 2 atan2(Re s, Re t) +
+// i asinh(Im(conj(t) s)), asinh written out (no math.asinh).
+// CHECK-LABEL: fx.graph @complex_asin_and_acos
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[A:.+]] = complex.re
+// CHECK: %[[B:.+]] = complex.im
+// CHECK: %[[ONE_MINUS_A:.+]] = arith.subf %{{.+}}, %[[A]] : f32
+// CHECK: %[[NEG_B:.+]] = arith.negf %[[B]] : f32
+// CHECK: %[[ONE_PLUS_A:.+]] = arith.addf %[[A]], %{{.+}} : f32
+// CHECK: %[[RE:.+]] = math.atan2 %[[A]], %{{.+}} : f32
+// CHECK: math.log1p
+// CHECK: %[[IM:.+]] = math.copysign
+// CHECK: complex.create %[[RE]], %[[IM]] : complex<f32>
+// CHECK: loop.pointwise : tensor<4xcomplex<f64>>
+// CHECK: %[[ANGLE:.+]] = math.atan2 %{{.+}}, %{{.+}} : f64
+// CHECK: %[[TWICE:.+]] = arith.mulf %[[ANGLE]], %{{.+}} : f64
+// CHECK: math.log1p
+// CHECK: %[[IM2:.+]] = math.copysign
+// CHECK: complex.create %[[TWICE]], %[[IM2]] : complex<f64>
+// CHECK-NOT: math.asinh
+fx.graph @complex_asin_and_acos(%z: tensor<4xcomplex<f32>>, %w: tensor<4xcomplex<f64>>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f64>>) {
+  %0 = fx.asin %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %1 = fx.acos %w : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>
+  fx.output %0, %1 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f64>>
+}
+
+// -----
+
+// asinh z = -i asin(iz) and atan z = -i atanh(iz): the function of -b + ia,
+// whose parts u + iv give v - iu.
+// CHECK-LABEL: fx.graph @complex_asinh_and_atan
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[A:.+]] = complex.re
+// CHECK: %[[B:.+]] = complex.im
+// CHECK: %[[NEG_B:.+]] = arith.negf %[[B]] : f32
+// CHECK: arith.subf %{{.+}}, %[[NEG_B]] : f32
+// CHECK: %[[U:.+]] = math.atan2 %[[NEG_B]], %{{.+}} : f32
+// CHECK: %[[V:.+]] = math.copysign
+// CHECK: %[[NEG_U:.+]] = arith.negf %[[U]] : f32
+// CHECK: complex.create %[[V]], %[[NEG_U]] : complex<f32>
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[IM:.+]] = complex.im
+// CHECK: %[[NEG_IM:.+]] = arith.negf %[[IM]] : f32
+// CHECK: math.log1p
+// CHECK: %[[NEG_U2:.+]] = arith.negf %{{.+}} : f32
+// CHECK: complex.create %{{.+}}, %[[NEG_U2]] : complex<f32>
+fx.graph @complex_asinh_and_atan(%z: tensor<4xcomplex<f32>>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
+  %0 = fx.asinh %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %1 = fx.atan %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0, %1 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>
+}
+
+// -----
+
+// atanh z: ¼ log1p(4a / |1 - z|²) where that fraction is at most ½, else
+// ½ (log |1 + z| - log |1 - z|); the angle ½ atan2(2b, (1 - a)(1 + a) - b²);
+// past 2^62 (f32), where b² would soon overflow, 1/z + i copysign(π/2, b).
+// acosh z = asinh(Re(conj(√(z - 1)) √(z + 1))) + 2i atan2(Im √(z - 1),
+// Re √(z + 1)).
+// CHECK-LABEL: fx.graph @complex_atanh_and_acosh
+// CHECK-DAG: %[[HALF_PI:.+]] = arith.constant 1.57079637 : f32
+// CHECK-DAG: %[[BOUND:.+]] = arith.constant 4.61168602E+18 : f32
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[FRACTION:.+]] = arith.divf
+// CHECK: %[[SMALL:.+]] = arith.cmpf ole
+// CHECK: %[[LOG1P:.+]] = math.log1p %[[FRACTION]]
+// CHECK: %[[NEAR_RE:.+]] = arith.select %[[SMALL]]
+// CHECK: %[[FAR_IM:.+]] = math.copysign %[[HALF_PI]]
+// CHECK: %[[FAR:.+]] = arith.cmpf ogt, %{{.+}}, %[[BOUND]] : f32
+// CHECK: %[[RE:.+]] = arith.select %[[FAR]], %{{.+}}, %[[NEAR_RE]]
+// CHECK: %[[IM:.+]] = arith.select %[[FAR]], %[[FAR_IM]], %{{.+}}
+// CHECK: complex.create %[[RE]], %[[IM]]
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[ANGLE:.+]] = math.atan2
+// CHECK: %[[TWICE:.+]] = arith.mulf %[[ANGLE]]
+// CHECK: complex.create %{{.+}}, %[[TWICE]]
+fx.graph @complex_atanh_and_acosh(%z: tensor<4xcomplex<f32>>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
+  %0 = fx.atanh %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %1 = fx.acosh %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0, %1 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>
+}
+
+// -----
+
+// log2 and log10 scale both parts of log z; 2^z = e^(z log 2); log1p and
+// expm1 as PyTorch computes them (½ log1p(a (2 + a) + b²) near 0, where
+// |z| < ½; expm1(a) cos b - 2 sin²(b/2)); reciprocal and rsqrt are
+// quotients of 1.
+// CHECK-LABEL: fx.graph @complex_logarithms_and_exponentials
+// CHECK-DAG: %[[LOG2E:.+]] = arith.constant 1.4426950408889634 : f64
+// CHECK-DAG: %[[LN2:.+]] = arith.constant 0.69314718055994529 : f64
+// CHECK: loop.pointwise : tensor<4xcomplex<f64>>
+// CHECK: %[[ANGLE:.+]] = math.atan2
+// CHECK: %[[RE:.+]] = arith.mulf %{{.+}}, %[[LOG2E]] : f64
+// CHECK: %[[IM:.+]] = arith.mulf %[[ANGLE]], %[[LOG2E]] : f64
+// CHECK: complex.create %[[RE]], %[[IM]]
+// CHECK: loop.pointwise : tensor<4xcomplex<f64>>
+// CHECK: arith.mulf %{{.+}}, %[[LN2]] : f64
+// CHECK: arith.mulf %{{.+}}, %[[LN2]] : f64
+// CHECK: math.exp
+// CHECK: loop.pointwise : tensor<4xcomplex<f64>>
+// CHECK: %[[LOG1P:.+]] = math.log1p %[[SUM:.+]] : f64
+// CHECK: arith.cmpf olt
+// CHECK: math.atan2
+// CHECK: loop.pointwise : tensor<4xcomplex<f64>>
+// CHECK: math.sin
+// CHECK: math.expm1
+// CHECK: loop.pointwise : tensor<4xcomplex<f64>>
+// CHECK: math.sqrt
+// CHECK: arith.divf
+// CHECK: complex.create
+fx.graph @complex_logarithms_and_exponentials(%z: tensor<4xcomplex<f64>>) -> (tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>) {
+  %0 = fx.log2 %z : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>
+  %1 = fx.exp2 %z : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>
+  %2 = fx.log1p %z : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>
+  %3 = fx.expm1 %z : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>
+  %4 = fx.rsqrt %z : (tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>>
+  fx.output %0, %1, %2, %3, %4 : tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>, tensor<4xcomplex<f64>>
+}
+
+// -----
+
+// tanh's and sigmoid's gradients of complex numbers: grad conj(1 - y²) and
+// grad conj((1 - y) y).
+// CHECK-LABEL: fx.graph @complex_activation_gradients
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: %[[CONJUGATE:.+]] = arith.negf %{{.+}} : f32
+// CHECK: arith.mulf %{{.+}}, %[[CONJUGATE]] : f32
+// CHECK: complex.create
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: arith.negf
+// CHECK: complex.create
+fx.graph @complex_activation_gradients(%g: tensor<4xcomplex<f32>>, %y: tensor<4xcomplex<f32>>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
+  %0 = fx.tanh_backward %g, %y : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  %1 = fx.sigmoid_backward %g, %y : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
+  fx.output %0, %1 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>
+}

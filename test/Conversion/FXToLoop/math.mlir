@@ -1,14 +1,14 @@
 // RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop))' | FileCheck %s
 
-// Inverse and hyperbolic trigonometry are one math op each; integral inputs
-// compute in the default float.
+// Inverse and hyperbolic trigonometry are one math op each, but for asinh,
+// acosh and atanh (below); integral inputs compute in the default float.
 // CHECK-LABEL: fx.graph @trigonometry
 // CHECK: loop.pointwise
 // CHECK: math.acos %{{.+}} : f32
 // CHECK: loop.pointwise
 // CHECK: %[[I:.+]] = loop.load %{{.+}} : tensor<4xsi64>
 // CHECK: %[[F:.+]] = arith.sitofp %[[I]] : i64 to f32
-// CHECK: math.atanh %[[F]] : f32
+// CHECK: math.absf %[[F]] : f32
 // CHECK: loop.pointwise
 // CHECK: math.tan %{{.+}} : f32
 // CHECK: loop.pointwise
@@ -214,4 +214,46 @@ fx.graph @erfinv(%x: tensor<4xf32>, %y: tensor<4xf64>) -> (tensor<4xf32>, tensor
 fx.graph @elu_backward(%g: tensor<4xf32>, %r: tensor<4xf32>) -> tensor<4xf32> {
   %0 = fx.elu_backward %g, %r {alpha = 1.000000e+00 : f64, scale = 1.050000e+00 : f64, input_scale = 1.000000e+00 : f64, is_result = true} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+// asinh, acosh and atanh are written out: log1p forms that keep tiny
+// arguments' digits (and acosh's near 1), and log 2 + log x past the point
+// where x² + 1 rounds to x² (2^13 for f32, 2^27 for f64), where x² would
+// soon overflow.
+// CHECK-LABEL: fx.graph @inverse_hyperbolic
+// CHECK: loop.pointwise : tensor<4xf32>
+// CHECK: %[[X:.+]] = loop.load
+// CHECK: %[[A:.+]] = math.absf %[[X]] : f32
+// CHECK: %[[SQUARE:.+]] = arith.mulf %[[A]], %[[A]]
+// CHECK: %[[NEAR:.+]] = math.log1p
+// CHECK: %[[FAR:.+]] = arith.cmpf ogt, %[[A]], %{{.+}} : f32
+// CHECK: %[[LOG:.+]] = math.log %[[A]]
+// CHECK: %[[TWICE:.+]] = arith.addf %[[LOG]], %{{.+}} : f32
+// CHECK: %[[R:.+]] = arith.select %[[FAR]], %[[TWICE]], %[[NEAR]]
+// CHECK: math.copysign %[[R]], %[[X]] : f32
+// CHECK: loop.pointwise : tensor<4xf64>
+// CHECK: %[[Y:.+]] = loop.load
+// CHECK: %[[T:.+]] = arith.subf %[[Y]], %{{.+}} : f64
+// CHECK: math.sqrt
+// CHECK: math.log1p
+// CHECK: arith.cmpf ogt, %[[Y]], %{{.+}} : f64
+// CHECK: math.log %[[Y]]
+// CHECK: loop.pointwise : tensor<4xf32>
+// CHECK: %[[Z:.+]] = loop.load
+// CHECK: %[[B:.+]] = math.absf %[[Z]]
+// CHECK: %[[TWO_B:.+]] = arith.addf %[[B]], %[[B]]
+// CHECK: %[[RATIO:.+]] = arith.divf %[[TWO_B]]
+// CHECK: %[[LOG1P:.+]] = math.log1p %[[RATIO]]
+// CHECK: %[[HALF:.+]] = arith.mulf %[[LOG1P]], %{{.+}}
+// CHECK: math.copysign %[[HALF]], %[[Z]]
+// CHECK-NOT: math.asinh
+// CHECK-NOT: math.acosh
+// CHECK-NOT: math.atanh
+fx.graph @inverse_hyperbolic(%x: tensor<4xf32>, %y: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xf64>, tensor<4xf32>) {
+  %0 = fx.asinh %x : (tensor<4xf32>) -> tensor<4xf32>
+  %1 = fx.acosh %y : (tensor<4xf64>) -> tensor<4xf64>
+  %2 = fx.atanh %x : (tensor<4xf32>) -> tensor<4xf32>
+  fx.output %0, %1, %2 : tensor<4xf32>, tensor<4xf64>, tensor<4xf32>
 }

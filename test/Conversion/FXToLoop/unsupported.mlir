@@ -1,11 +1,11 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))'
 
-// Complex numbers have arithmetic, views, exp, log, sqrt, powers and the
-// trigonometric and hyperbolic functions, not their inverses.
-fx.graph @complex_asin(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.asin' with these operand types}}
-  %0 = fx.asin %x : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
-  fx.output %0 : tensor<4xcomplex<f32>>
+// Complex numbers have arithmetic, views, math functions, sums and
+// products, but no variance.
+fx.graph @complex_variance(%x: tensor<4xcomplex<f32>>) -> tensor<f32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.var' with these operand types}}
+  %0 = fx.var %x : (tensor<4xcomplex<f32>>) -> tensor<f32>
+  fx.output %0 : tensor<f32>
 }
 
 // -----
