@@ -956,8 +956,7 @@ def _output_values(node: torch.fx.Node) -> List[torch.fx.Node]:
 
 
 # Ops whose result's size depends on their operands' values, which no fx op
-# represents. (fx.index represents boolean-mask indexing, with a dynamic
-# size, which no lowering takes.)
+# represents (and indexing by a boolean mask: _indexes_by_mask).
 _SIZED_BY_VALUES = ("aten.nonzero.", "aten.masked_select.", "aten.unique_dim.",
                     "aten.unique_consecutive.", "aten._unique.", "aten._unique2.",
                     "aten.unique_dim_consecutive.", "aten.repeat_interleave.Tensor",
@@ -970,8 +969,10 @@ def _indexes_by_mask(node: torch.fx.Node) -> bool:
     (index_put through a mask keeps its size.)"""
     if aten_target(node) is not aten.index.Tensor:
         return False
+    # Nodes that Kiln's own rewrites made have no value yet: never masks.
     return any(isinstance(index, torch.fx.Node)
-               and _meta_of(index).dtype in (torch.bool, torch.uint8)
+               and getattr(index.meta.get("val", index.meta.get("tensor_meta")), "dtype",
+                           None) in (torch.bool, torch.uint8)
                for index in node.args[1])
 
 

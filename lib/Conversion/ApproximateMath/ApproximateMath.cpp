@@ -197,10 +197,13 @@ struct SinCosOfF32 : OpRewritePattern<OpTy> {
     constexpr double kHalfPi = llvm::numbers::pi / 2;
     Value j = math::RoundEvenOp::create(
         rewriter, loc, mul(wide, constantOf(wideType, 1.0 / kHalfPi)));
+    // kHalfPi falls short of π/2 by this much; the last part takes it in.
+    constexpr double kHalfPiTail = 6.123233995736766e-17;
     double remainder = kHalfPi;
     Value reduced = wide;
     for (int i = 0; i < 3; ++i) {
-      double part = i < 2 ? static_cast<float>(remainder) : remainder;
+      double part =
+          i < 2 ? static_cast<float>(remainder) : remainder + kHalfPiTail;
       remainder -= part;
       reduced = arith::SubFOp::create(rewriter, loc, reduced,
                                       mul(j, constantOf(wideType, part)));
@@ -238,6 +241,13 @@ struct SinCosOfF32 : OpRewritePattern<OpTy> {
             arith::SelectOp::create(rewriter, loc, isQuadrant(3.0),
                                     arith::NegFOp::create(rewriter, loc, cosY),
                                     sinY)));
+    // sin(±0) is ±0 (the reduction would give +0).
+    if (!IsCos)
+      result = arith::SelectOp::create(
+          rewriter, loc,
+          arith::CmpFOp::create(rewriter, loc, arith::CmpFPredicate::OEQ,
+                                op.getOperand(), constantOf(type, 0.0)),
+          op.getOperand(), result);
     // Past 2^29 π/2 the reduction loses digits; the result stays in [-1, 1]
     // (NaN stays NaN).
     result = arith::MinimumFOp::create(

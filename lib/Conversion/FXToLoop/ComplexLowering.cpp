@@ -507,23 +507,78 @@ Value emitImaginaryOfConjugateProduct(OpBuilder &b, Location loc, Parts x,
                                arith::MulFOp::create(b, loc, x.im, y.re));
 }
 
+/// Whether `x`'s sign bit is set (-0 included).
+Value emitSignBit(OpBuilder &b, Location loc, Value x) {
+  Value one = makeFloat(b, loc, x.getType(), 1.0);
+  return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT,
+                               math::CopySignOp::create(b, loc, one, x),
+                               makeFloat(b, loc, x.getType(), 0.0));
+}
+
+/// log 2z = log 2 + log z.
+Parts emitLogOfTwice(OpBuilder &b, Location loc, Parts z) {
+  Parts log = emitLog(b, loc, z);
+  return {
+      arith::AddFOp::create(b, loc, log.re,
+                            makeFloat(b, loc, log.re.getType(), std::log(2.0))),
+      log.im};
+}
+
+/// `far` where |z| is past 2^(p/2 + 1) for the parts' precision p, else
+/// `near`: there 1 is negligible next to z², and asin, acos and acosh take
+/// their asymptotic forms, which infinite parts reach too (Kahan's products
+/// would be 0 · inf).
+Parts selectFar(OpBuilder &b, Location loc, Parts z, Parts far, Parts near) {
+  auto part = cast<FloatType>(z.re.getType());
+  Value isFar = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OGT, emitHypot(b, loc, z),
+      makeFloat(b, loc, part,
+                std::ldexp(1.0, part.getFPMantissaWidth() / 2 + 1)));
+  return {arith::SelectOp::create(b, loc, isFar, far.re, near.re),
+          arith::SelectOp::create(b, loc, isFar, far.im, near.im)};
+}
+
 /// Kahan's forms ("Branch cuts for complex elementary functions"), which
-/// neither cancel nor overflow and put the branch cuts where C99 does: with
+/// do not cancel and put the branch cuts where C99 does: with
 /// s = √(1 - z) and t = √(1 + z),
 ///   asin z = atan2(a, Re(s t)) + i asinh(Im(conj(s) t)),
 ///   acos z = 2 atan2(Re s, Re t) + i asinh(Im(conj(t) s)).
 Parts emitAsin(OpBuilder &b, Location loc, Parts z) {
   auto [s, t] = emitRootsAroundOne(b, loc, z);
-  return {math::Atan2Op::create(b, loc, z.re,
-                                emitRealOfProduct(b, loc, s, t, false)),
-          emitAsinh(b, loc, emitImaginaryOfConjugateProduct(b, loc, s, t))};
+  Parts near = {
+      math::Atan2Op::create(b, loc, z.re,
+                            emitRealOfProduct(b, loc, s, t, false)),
+      emitAsinh(b, loc, emitImaginaryOfConjugateProduct(b, loc, s, t))};
+  // Far out asin z = -i asinh(iz), and asinh w = ±log(±2w), the sign that
+  // makes the real part of ±w non-negative.
+  Parts w = {arith::NegFOp::create(b, loc, z.im), z.re};
+  Value negative = emitSignBit(b, loc, w.re);
+  auto flip = [&](Value x) -> Value {
+    return arith::SelectOp::create(b, loc, negative,
+                                   arith::NegFOp::create(b, loc, x), x);
+  };
+  Parts log = emitLogOfTwice(b, loc, {flip(w.re), flip(w.im)});
+  Parts asinhW = {flip(log.re), flip(log.im)};
+  return selectFar(b, loc, z,
+                   {asinhW.im, arith::NegFOp::create(b, loc, asinhW.re)}, near);
 }
 
 Parts emitAcos(OpBuilder &b, Location loc, Parts z) {
   auto [s, t] = emitRootsAroundOne(b, loc, z);
-  return {arith::MulFOp::create(b, loc, makeFloat(b, loc, z.re.getType(), 2.0),
-                                math::Atan2Op::create(b, loc, s.re, t.re)),
-          emitAsinh(b, loc, emitImaginaryOfConjugateProduct(b, loc, t, s))};
+  Parts near = {
+      arith::MulFOp::create(b, loc, makeFloat(b, loc, z.re.getType(), 2.0),
+                            math::Atan2Op::create(b, loc, s.re, t.re)),
+      emitAsinh(b, loc, emitImaginaryOfConjugateProduct(b, loc, t, s))};
+  // Far out acos z = -i acosh z where b's sign bit is clear, i acosh z
+  // where it is set, and acosh z = log 2z.
+  Parts acosh = emitLogOfTwice(b, loc, z);
+  Value negative = emitSignBit(b, loc, z.im);
+  Parts far = {
+      arith::SelectOp::create(
+          b, loc, negative, arith::NegFOp::create(b, loc, acosh.im), acosh.im),
+      arith::SelectOp::create(b, loc, negative, acosh.re,
+                              arith::NegFOp::create(b, loc, acosh.re))};
+  return selectFar(b, loc, z, far, near);
 }
 
 /// acosh z = asinh(Re(conj(√(z - 1)) √(z + 1))) + i 2 atan2(Im √(z - 1),
@@ -534,10 +589,12 @@ Parts emitAcosh(OpBuilder &b, Location loc, Parts z) {
       emitSqrt(b, loc, {arith::SubFOp::create(b, loc, z.re, one), z.im});
   Parts above =
       emitSqrt(b, loc, {arith::AddFOp::create(b, loc, z.re, one), z.im});
-  return {
+  Parts near = {
       emitAsinh(b, loc, emitRealOfProduct(b, loc, below, above, true)),
       arith::MulFOp::create(b, loc, makeFloat(b, loc, z.re.getType(), 2.0),
                             math::Atan2Op::create(b, loc, below.im, above.re))};
+  // Far out acosh z = log 2z.
+  return selectFar(b, loc, z, emitLogOfTwice(b, loc, z), near);
 }
 
 /// atanh z = ½ log((1 + z) / (1 - z)). Its real part is ½ (log |1 + z| -
@@ -563,7 +620,7 @@ Parts emitAtanh(OpBuilder &b, Location loc, Parts z) {
   Value logDifference = arith::SubFOp::create(
       b, loc, math::LogOp::create(b, loc, emitHypot(b, loc, {onePlusRe, z.im})),
       math::LogOp::create(b, loc, emitHypot(b, loc, {oneMinusRe, z.im})));
-  // A NaN fraction (0 / 0 at z = 1 + tiny i) takes the logarithms too.
+  // An infinite fraction (4 / 0 at z = 1) takes the logarithms too.
   Value cancels = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLE,
                                         math::AbsFOp::create(b, loc, fraction),
                                         constant(0.5));
@@ -578,9 +635,17 @@ Parts emitAtanh(OpBuilder &b, Location loc, Parts z) {
                   arith::SubFOp::create(b, loc, product(oneMinusRe, onePlusRe),
                                         imSquared)))};
   Value magnitude = emitHypot(b, loc, z);
+  // 1/z's real part; ±0 for an infinite a (inf / inf would be NaN).
+  Value isInfinite = arith::CmpFOp::create(
+      b, loc, arith::CmpFPredicate::OEQ, math::AbsFOp::create(b, loc, z.re),
+      constant(std::numeric_limits<double>::infinity()));
   Parts far = {
-      arith::DivFOp::create(
-          b, loc, arith::DivFOp::create(b, loc, z.re, magnitude), magnitude),
+      arith::SelectOp::create(
+          b, loc, isInfinite,
+          math::CopySignOp::create(b, loc, constant(0.0), z.re),
+          arith::DivFOp::create(b, loc,
+                                arith::DivFOp::create(b, loc, z.re, magnitude),
+                                magnitude)),
       math::CopySignOp::create(b, loc, constant(llvm::numbers::pi / 2), z.im)};
   auto partType = cast<FloatType>(part);
   int maxExponent = APFloat::semanticsMaxExponent(partType.getFloatSemantics());
@@ -602,9 +667,9 @@ Parts emitRotated(OpBuilder &b, Location loc, Parts z,
 /// log z / log `base`, part by part, as PyTorch's log2 and log10.
 Parts emitLogToBase(OpBuilder &b, Location loc, Parts z, double base) {
   Parts log = emitLog(b, loc, z);
-  Value scale = makeFloat(b, loc, z.re.getType(), 1.0 / std::log(base));
-  return {arith::MulFOp::create(b, loc, log.re, scale),
-          arith::MulFOp::create(b, loc, log.im, scale)};
+  Value divisor = makeFloat(b, loc, z.re.getType(), std::log(base));
+  return {arith::DivFOp::create(b, loc, log.re, divisor),
+          arith::DivFOp::create(b, loc, log.im, divisor)};
 }
 
 /// 1 / z, a quotient as c10::complex computes it.
@@ -623,9 +688,9 @@ Parts emitExp2(OpBuilder &b, Location loc, Parts z) {
                   arith::MulFOp::create(b, loc, z.im, log2)});
 }
 
-/// log(1 + z) as PyTorch's log1p of a + ib: the angle atan2(b, 1 + a); the
-/// magnitude's log ½ log1p(a (2 + a) + b²) for |z| < ½ (a where that sum
-/// underflows to 0), else log hypot(1 + a, b).
+/// log(1 + z) as PyTorch's log1p of a + ib (its CUDA form): the angle atan2(b,
+/// 1 + a); the magnitude's log ½ log1p(a (2 + a) + b²) for |z| < ½ (a where
+/// that sum underflows to 0), else log hypot(1 + a, b).
 Parts emitLog1p(OpBuilder &b, Location loc, Parts z) {
   Type part = z.re.getType();
   auto constant = [&](double value) { return makeFloat(b, loc, part, value); };

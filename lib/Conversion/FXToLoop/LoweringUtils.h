@@ -192,9 +192,9 @@ Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower, Value upper,
 /// sqrt 2))` and closer to the exact value (MathLowering.cpp).
 Value emitNormalCdfF32(OpBuilder &b, Location loc, Value x);
 
-/// asinh, acosh and atanh of a float scalar, accurate to a few ulp over
-/// their whole domains (MathLowering.cpp): log1p forms near 0 (and near 1
-/// for acosh), log 2x where x² + 1 rounds to x² (asinh, acosh).
+/// asinh, acosh and atanh of a float scalar (MathLowering.cpp): log1p forms
+/// near 0 (and near 1 for acosh), log 2x where x² + 1 rounds to x² (asinh,
+/// acosh), so as accurate as the target's log1p over the whole domains.
 Value emitAsinh(OpBuilder &b, Location loc, Value x);
 Value emitAcosh(OpBuilder &b, Location loc, Value x);
 Value emitAtanh(OpBuilder &b, Location loc, Value x);

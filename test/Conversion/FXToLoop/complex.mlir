@@ -562,24 +562,35 @@ fx.graph @complex_products_in_another_dtype(%z: tensor<2x3xcomplex<f32>>) -> (te
 // Kahan's inverse sine and cosine: s = √(1 - z) and t = √(1 + z) (1 - z
 // negates b, so that a zero b keeps its sign on the branch cuts); asin z =
 // atan2(a, Re(s t)) + i asinh(Im(conj(s) t)), acos z = 2 atan2(Re s, Re t) +
-// i asinh(Im(conj(t) s)), asinh written out (no math.asinh).
+// i asinh(Im(conj(t) s)), asinh written out (no math.asinh). Past |z| =
+// 2^13 (f32; 2^27 for f64), where Kahan's products would meet 0 · inf for
+// an infinite part, the asymptotic forms: asin z = -i asinh(iz) with asinh
+// w = ±log(±2w), acos z = ∓i log 2z.
 // CHECK-LABEL: fx.graph @complex_asin_and_acos
+// CHECK-DAG: %[[BOUND:.+]] = arith.constant 8.192000e+03 : f32
+// CHECK-DAG: %[[BOUND64:.+]] = arith.constant 0x41A0000000000000 : f64
 // CHECK: loop.pointwise : tensor<4xcomplex<f32>>
 // CHECK: %[[A:.+]] = complex.re
 // CHECK: %[[B:.+]] = complex.im
 // CHECK: %[[ONE_MINUS_A:.+]] = arith.subf %{{.+}}, %[[A]] : f32
 // CHECK: %[[NEG_B:.+]] = arith.negf %[[B]] : f32
 // CHECK: %[[ONE_PLUS_A:.+]] = arith.addf %[[A]], %{{.+}} : f32
-// CHECK: %[[RE:.+]] = math.atan2 %[[A]], %{{.+}} : f32
+// CHECK: %[[NEAR_RE:.+]] = math.atan2 %[[A]], %{{.+}} : f32
 // CHECK: math.log1p
-// CHECK: %[[IM:.+]] = math.copysign
+// CHECK: %[[NEAR_IM:.+]] = math.copysign
+// CHECK: %[[FAR:.+]] = arith.cmpf ogt, %{{.+}}, %[[BOUND]] : f32
+// CHECK: %[[RE:.+]] = arith.select %[[FAR]], %{{.+}}, %[[NEAR_RE]] : f32
+// CHECK: %[[IM:.+]] = arith.select %[[FAR]], %{{.+}}, %[[NEAR_IM]] : f32
 // CHECK: complex.create %[[RE]], %[[IM]] : complex<f32>
 // CHECK: loop.pointwise : tensor<4xcomplex<f64>>
 // CHECK: %[[ANGLE:.+]] = math.atan2 %{{.+}}, %{{.+}} : f64
 // CHECK: %[[TWICE:.+]] = arith.mulf %[[ANGLE]], %{{.+}} : f64
 // CHECK: math.log1p
 // CHECK: %[[IM2:.+]] = math.copysign
-// CHECK: complex.create %[[TWICE]], %[[IM2]] : complex<f64>
+// CHECK: %[[FAR64:.+]] = arith.cmpf ogt, %{{.+}}, %[[BOUND64]] : f64
+// CHECK: %[[RE3:.+]] = arith.select %[[FAR64]], %{{.+}}, %[[TWICE]] : f64
+// CHECK: %[[IM3:.+]] = arith.select %[[FAR64]], %{{.+}}, %[[IM2]] : f64
+// CHECK: complex.create %[[RE3]], %[[IM3]] : complex<f64>
 // CHECK-NOT: math.asinh
 fx.graph @complex_asin_and_acos(%z: tensor<4xcomplex<f32>>, %w: tensor<4xcomplex<f64>>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f64>>) {
   %0 = fx.asin %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
@@ -597,10 +608,10 @@ fx.graph @complex_asin_and_acos(%z: tensor<4xcomplex<f32>>, %w: tensor<4xcomplex
 // CHECK: %[[B:.+]] = complex.im
 // CHECK: %[[NEG_B:.+]] = arith.negf %[[B]] : f32
 // CHECK: arith.subf %{{.+}}, %[[NEG_B]] : f32
-// CHECK: %[[U:.+]] = math.atan2 %[[NEG_B]], %{{.+}} : f32
-// CHECK: %[[V:.+]] = math.copysign
-// CHECK: %[[NEG_U:.+]] = arith.negf %[[U]] : f32
-// CHECK: complex.create %[[V]], %[[NEG_U]] : complex<f32>
+// CHECK: math.atan2 %[[NEG_B]], %{{.+}} : f32
+// CHECK: arith.cmpf ogt
+// CHECK: arith.negf
+// CHECK: complex.create %{{.+}}, %{{.+}} : complex<f32>
 // CHECK: loop.pointwise : tensor<4xcomplex<f32>>
 // CHECK: %[[IM:.+]] = complex.im
 // CHECK: %[[NEG_IM:.+]] = arith.negf %[[IM]] : f32
@@ -636,7 +647,8 @@ fx.graph @complex_asinh_and_atan(%z: tensor<4xcomplex<f32>>) -> (tensor<4xcomple
 // CHECK: loop.pointwise : tensor<4xcomplex<f32>>
 // CHECK: %[[ANGLE:.+]] = math.atan2
 // CHECK: %[[TWICE:.+]] = arith.mulf %[[ANGLE]]
-// CHECK: complex.create %{{.+}}, %[[TWICE]]
+// CHECK: arith.select %{{.+}}, %{{.+}}, %[[TWICE]]
+// CHECK: complex.create
 fx.graph @complex_atanh_and_acosh(%z: tensor<4xcomplex<f32>>) -> (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) {
   %0 = fx.atanh %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
   %1 = fx.acosh %z : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
@@ -645,17 +657,16 @@ fx.graph @complex_atanh_and_acosh(%z: tensor<4xcomplex<f32>>) -> (tensor<4xcompl
 
 // -----
 
-// log2 and log10 scale both parts of log z; 2^z = e^(z log 2); log1p and
+// log2 and log10 divide both parts of log z by log 2 and log 10; 2^z = e^(z log 2); log1p and
 // expm1 as PyTorch computes them (½ log1p(a (2 + a) + b²) near 0, where
 // |z| < ½; expm1(a) cos b - 2 sin²(b/2)); reciprocal and rsqrt are
 // quotients of 1.
 // CHECK-LABEL: fx.graph @complex_logarithms_and_exponentials
-// CHECK-DAG: %[[LOG2E:.+]] = arith.constant 1.4426950408889634 : f64
 // CHECK-DAG: %[[LN2:.+]] = arith.constant 0.69314718055994529 : f64
 // CHECK: loop.pointwise : tensor<4xcomplex<f64>>
 // CHECK: %[[ANGLE:.+]] = math.atan2
-// CHECK: %[[RE:.+]] = arith.mulf %{{.+}}, %[[LOG2E]] : f64
-// CHECK: %[[IM:.+]] = arith.mulf %[[ANGLE]], %[[LOG2E]] : f64
+// CHECK: %[[RE:.+]] = arith.divf %{{.+}}, %[[LN2]] : f64
+// CHECK: %[[IM:.+]] = arith.divf %[[ANGLE]], %[[LN2]] : f64
 // CHECK: complex.create %[[RE]], %[[IM]]
 // CHECK: loop.pointwise : tensor<4xcomplex<f64>>
 // CHECK: arith.mulf %{{.+}}, %[[LN2]] : f64
