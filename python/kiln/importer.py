@@ -33,6 +33,7 @@ import operator
 import re
 import struct
 import threading
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import (Any, Callable, Dict, Iterator, List, Optional, Sequence, Set, Tuple,
@@ -1483,6 +1484,30 @@ def _index_put_by_mask(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     return aten.add.Tensor, (x, _new_node(node, aten.where.self, (mask, value, zero))), {}
 
 
+@functools.lru_cache(maxsize=None)
+def _complex_to_bool_reads_both_parts() -> bool:
+    """Whether this PyTorch casts a complex number to bool as ``re != 0 or
+    im != 0`` (Kiln's fx.to_copy), not by its real part alone (torch 1.x,
+    which warns that it discards the imaginary part)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return bool(torch.tensor([1j]).to(torch.bool).item())
+
+
+def _to_copy_of_complex(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """A cast of complex numbers to bool as this PyTorch casts them: of their
+    real parts where it discards the imaginary ones (torch 1.x). Other casts
+    stay as they are."""
+    unchanged = (node.target, node.args, node.kwargs)
+    source = node.args[0]
+    if node.kwargs.get("dtype") is not torch.bool or not isinstance(source, torch.fx.Node) \
+            or not _meta_of(source).dtype.is_complex or _complex_to_bool_reads_both_parts():
+        return unchanged
+    parts = _new_node(node, aten.view_as_real.default, (source,))
+    real = _new_node(node, aten.select.int, (parts, -1, 0))
+    return node.target, (real, *node.args[1:]), node.kwargs
+
+
 def _meta_of(node: torch.fx.Node) -> Any:
     """A traced node's value (or TensorMetadata): it has shape and dtype.
     torch 1.13 records none for a constant (``get_attr``), which is its
@@ -1619,6 +1644,7 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
         lambda n: (aten.sort.default,
                    (n.args[0], n.kwargs.get("dim", -1), n.kwargs.get("descending", False)), {}),
     aten.fill.Tensor: _fill_with_tensor,
+    aten._to_copy.default: _to_copy_of_complex,
     # Python's << and >> on tensors.
     aten.__lshift__.Scalar:
         lambda n: (aten.bitwise_left_shift.Tensor_Scalar, n.args, {}),
@@ -3658,7 +3684,10 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     lifted into inputs; ImportedGraph.constants then holds only those that
     cannot be frozen (bool, complex).
     """
-    # The fused attention ops lower for static sizes only.
+    # Dynamic imports trace attention as its math, whose sizes all follow the
+    # sequence length: CUDA's fused kernel pads its logsumexp to a multiple of
+    # 32, which the traces' size inference cannot follow. (The fused ops
+    # lower for dynamic sizes too: the backend takes Dynamo's.)
     gm = capture(fn, example_inputs, math_attention=bool(dynamic))
     take_constants = freeze_constants if freeze else lift_constants
     constants = _on_inputs_device(take_constants(gm), example_inputs)

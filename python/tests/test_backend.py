@@ -33,13 +33,14 @@ def partitioned(fn, inputs, tmp_path, **options):
     return compile_aten_graph(gm, inputs, options=BackendOptions(cache_dir=tmp_path, **options))
 
 
-# The variance of complex numbers has no lowering: it runs in PyTorch.
-def complex_variances(x, w):
+# Float scatter_reduce products along more than 4096 elements have no
+# lowering (Kiln's gathers quadratically): they run in PyTorch.
+def long_scatter_products(x, w):
     y = torch.relu(x @ w) * 2
-    t = y.double() * 0.001
-    z = torch.complex(t, t)
-    s = torch.var(z, 1, keepdim=True) + torch.var(z, 0)[:2]
-    return (s + 1).tanh(), y.sum(0)
+    t = y.double().reshape(-1).repeat(16) * 0.001 + 1
+    index = (t * 1e6).long() % 4500
+    s = t[:4500].scatter_reduce(0, index, t, "prod") + t[1:4501].scatter_reduce(0, index, t, "prod")
+    return (s[:2] + 1).tanh(), y.sum(0)
 
 
 def test_unsupported_ops_run_in_pytorch_between_regions(device, tmp_path, caplog):
@@ -47,26 +48,29 @@ def test_unsupported_ops_run_in_pytorch_between_regions(device, tmp_path, caplog
     x, w = (torch.randn(8, 16, generator=generator).to(device),
             torch.randn(16, 40, generator=generator).to(device))
     with caplog.at_level(logging.INFO, logger="kiln"):
-        compiled = partitioned(complex_variances, [x, w], tmp_path)
-    # A complex variance imports into fx but has no lowering: kiln-compile's
-    # diagnostics name it, and it leaves the regions around it.
+        compiled = partitioned(long_scatter_products, [x, w], tmp_path)
+    # A long scatter product imports into fx but has no lowering:
+    # kiln-compile's diagnostics name it, and it leaves the regions around
+    # it.
     report = compiled.kiln_report
     assert report.kernels == 2 and len(regions(compiled)) == 2
-    assert {op for op, _ in report.fallbacks} == {"aten.var.correction"}
+    assert {op for op, _ in report.fallbacks} == {"aten.scatter_reduce.two"}
     assert all("no lowering for 'fx." in reason for _, reason in report.fallbacks)
     assert "2 op(s) ran in PyTorch" in caplog.text
     fresh = torch.randn(8, 16, generator=generator).to(device)
-    for got, want in zip(compiled(fresh, w), complex_variances(fresh, w)):
+    for got, want in zip(compiled(fresh, w), long_scatter_products(fresh, w)):
         torch.testing.assert_close(got, want)
 
 
 def test_regions_that_feed_each_other(tmp_path):
-    """y feeds the second region directly and through a complex variance,
-    which the partitioner must not put in between: two regions, one reading
-    the other's result."""
+    """y feeds the second region directly and through a long scatter
+    product, which the partitioner must not put in between: two regions,
+    one reading the other's result."""
     def fn(x):
         y = torch.relu(x) * 3
-        return y + torch.var(torch.complex(y, y * 0.01), 1, keepdim=True)
+        flat = y.reshape(-1).repeat(25) * 0.01 + 1
+        index = (flat * 1e5).long() % 200
+        return y + flat[:200].scatter_reduce(0, index, flat, "prod").reshape(5, 40)
     x = torch.randn(5, 40)
     compiled = partitioned(fn, [x], tmp_path)
     assert compiled.kiln_report.kernels == 2
@@ -138,9 +142,10 @@ def test_library_kernels_read_strided_views_of_region_buffers(tmp_path):
 
 def test_fallback_error_names_the_op(tmp_path):
     x, w = torch.randn(8, 16), torch.randn(16, 40)
-    with pytest.raises(FallbackError, match=r"aten\.var\.correction x\d: kiln-fx-to-loop: "
-                                            r"no lowering for 'fx\.var'"):
-        partitioned(complex_variances, [x, w], tmp_path, fallback="error")
+    with pytest.raises(FallbackError,
+                       match=r"aten\.scatter_reduce\.two x\d: kiln-fx-to-loop: "
+                             r"no lowering for 'fx\.scatter_reduce'"):
+        partitioned(long_scatter_products, [x, w], tmp_path, fallback="error")
 
 
 def test_a_fully_supported_graph_is_one_region(device, tmp_path):
@@ -255,11 +260,12 @@ def test_views_alone_stay_views(tmp_path):
 
 def test_second_compile_reuses_the_cached_artifacts(tmp_path):
     x, w = torch.randn(8, 16), torch.randn(16, 40)
-    partitioned(complex_variances, [x, w], tmp_path)
+    partitioned(long_scatter_products, [x, w], tmp_path)
+    # The two final regions, and one that a failed op's blame split later.
     cached = sorted(tmp_path.glob("*.so"))
-    assert len(cached) == 2
+    assert len(cached) == 3
     stamps = [p.stat().st_mtime_ns for p in cached]
-    partitioned(complex_variances, [x, w], tmp_path)
+    partitioned(long_scatter_products, [x, w], tmp_path)
     assert sorted(tmp_path.glob("*.so")) == cached
     assert [p.stat().st_mtime_ns for p in cached] == stamps
 
@@ -305,7 +311,7 @@ def test_check_numerics_names_the_wrong_output(device, tmp_path, caplog):
     generator = torch.Generator().manual_seed(5)
     x, w = (torch.randn(8, 16, generator=generator).to(device),
             torch.randn(16, 40, generator=generator).to(device))
-    compiled = partitioned(complex_variances, [x, w], tmp_path, check_numerics="warn")
+    compiled = partitioned(long_scatter_products, [x, w], tmp_path, check_numerics="warn")
     first, second = regions(compiled)
     assert first.check is not None and second.check is not None
     compiled(x, w)
@@ -530,11 +536,12 @@ def test_torch_compile_resampling_of_symbolic_sizes(device, tmp_path):
 def test_torch_compile_fallback_error(tmp_path):
     import kiln.backend  # noqa: F401
     torch._dynamo.reset()
-    compiled = torch.compile(lambda x: torch.var(torch.complex(x, x), 1), backend="kiln",
-                             options={"cache_dir": tmp_path, "fallback": "error"})
-    # A complex variance has no lowering: it would stay in PyTorch.
-    with pytest.raises(Exception, match="aten.var.correction"):
-        compiled(torch.randn(4, 40).tanh())
+    compiled = torch.compile(
+        lambda x: x.scatter_reduce(0, torch.arange(5000, device=x.device) % 5, x, "prod"),
+        backend="kiln", options={"cache_dir": tmp_path, "fallback": "error"})
+    # A long scatter product has no lowering: it would stay in PyTorch.
+    with pytest.raises(Exception, match="aten.scatter_reduce.two"):
+        compiled(torch.randn(5000).tanh())
 
 
 def test_the_entry_point_names_the_backend():

@@ -831,6 +831,57 @@ def test_complex_logarithms_reciprocals_and_activation_gradients(device, tmp_pat
             assert error.max() < tolerance, (name, part, values[want != 0][error.argmax()])
 
 
+def test_complex_casts_classes_variances_moves_and_addmm(device, tmp_path):
+    """Complex casts (between complex dtypes, from and to real ones and
+    bool), isnan and isinf, var, std and var_mean, index_put, index_add,
+    index_copy, scatter, scatter_add, masked_scatter, a complex sum into
+    complex128, and addmm and baddbmm: on the parts, against eager."""
+    def casts_and_classes(z, x):
+        # NaN and inf in either part, alone; parts zero alone and together.
+        special = torch.where(x > 1, float("nan"), torch.where(x < -1, float("inf"), x))
+        odd = torch.where(x > 0, torch.complex(special, x), torch.complex(x, special))
+        zeros = torch.zeros_like(x)
+        sparse = torch.where(x > 0.5, torch.complex(zeros, x),
+                             torch.where(x < -0.5, torch.complex(x, zeros), 0 * z))
+        return (z.to(torch.complex128), x.to(torch.complex64) + z, z.to(torch.bfloat16),
+                (z * 10).to(torch.int32), z.to(torch.float64), sparse.to(torch.bool),
+                torch.isnan(odd), torch.isinf(odd), z.sum(1, dtype=torch.complex128))
+
+    def statistics(z):
+        return (z.var(1), z.std(0), *torch.var_mean(z, 1, correction=0),
+                z.var((0, 1), keepdim=True))
+
+    def moves(z, v):
+        device = z.device
+        # Computed, not constants: distinct rows 2, 1, 0; columns r, r + 2.
+        index = (torch.arange(3, device=device) * 3 + 2) % 4
+        columns = (torch.arange(4, device=device)[:, None]
+                   + torch.arange(2, device=device) * 2) % 4
+        mask = torch.arange(16, device=device).view(4, 4) % 3 == 0
+        # Adding forms take duplicate indices too.
+        twice = index % 2
+        return (z.index_put((index,), v), z.index_put((twice,), v, accumulate=True),
+                z.index_add(0, twice, v * 2), z.index_copy(0, index, v),
+                z.scatter_add(1, columns % 2, z[:, :2]),
+                z.scatter(1, columns, z[:, :2]), z.scatter_add(1, columns, z[:, :2]),
+                z.masked_scatter(mask, v.flatten()))
+
+    def products(b, m1, m2, bb, b1, b2):
+        # beta = 0 ignores self, NaNs too.
+        return (torch.addmm(b, m1, m2, beta=0.5, alpha=2),
+                torch.addmm(b * float("nan"), m1, m2, beta=0), torch.baddbmm(bb, b1, b2))
+
+    c64 = torch.complex64
+    check(casts_and_classes, [((4, 6), c64), ((4, 6), F32)], device=device,
+          tmp_path=tmp_path / "casts")
+    for dtype in (c64, torch.complex128):
+        check(statistics, [((4, 6), dtype)], device=device, tmp_path=tmp_path / str(dtype))
+    check(moves, [((4, 4), c64), ((3, 4), c64)], device=device, tmp_path=tmp_path / "moves")
+    check(products, [((3,), c64), ((4, 5), c64), ((5, 3), c64), ((2, 4, 3), c64),
+                     ((2, 4, 5), c64), ((2, 5, 3), c64)],
+          device=device, tmp_path=tmp_path / "products")
+
+
 def test_complex_cumulative_sums(device, tmp_path):
     # Along a short dimension, a long one (a blocked scan) and the first.
     def sums(z, w):
@@ -1067,6 +1118,62 @@ def test_cpu_flash_attention_gradient_as_written(device, tmp_path):
     got = Artifact(path)(*[t.detach().to(device) for t in inputs])
     for result, expected in zip(got, want):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
+
+
+def test_fused_attention_of_dynamic_sizes(device, tmp_path):
+    """The fused attention ops over dynamic batches and sequence lengths
+    (torch.compile's dynamic shapes): the CPU's flash kernel with a mask,
+    its gradient, and CUDA's memory-efficient kernel, whose logsumexp pads
+    its rows to a multiple of 32 with +inf. One artifact, two sets of
+    sizes."""
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    def guarded(name, sizes):
+        type = "tensor<" + "x".join("?" if isinstance(d, str) else str(d) for d in sizes) + "xf32>"
+        guard = ", ".join(str(d) for d in sizes)
+        return type, (f"%{name}: {type} {{fx.guard = #fx.tensor_guard<sizes = [{guard}], "
+                      f'align = 16, device = "{device}">}}')
+
+    q, q_arg = guarded("q", ["s0", 2, "s1", 8])
+    k, k_arg = guarded("k", ["s0", 2, "s2", 8])
+    v, v_arg = guarded("v", ["s0", 2, "s2", 4])
+    m, m_arg = guarded("m", ["s0", 1, "s1", "s2"])
+    o, do_arg = guarded("do", ["s0", 2, "s1", 4])
+    lse, padded = "tensor<?x2x?xf32>", "tensor<?x2x?xf32>"
+    state = "tensor<si64>"
+    text = f"""fx.graph @forward({q_arg}, {k_arg}, {v_arg}, {m_arg}, {do_arg}) -> ({o}, {lse}, {q}, {k}, {v}, {o}, {padded})
+    attributes {{symbols = [#fx.symbol<"s0", min = 2>, #fx.symbol<"s1", min = 2>, #fx.symbol<"s2", min = 2>]}} {{
+  %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %v attn_mask(%m) {{scale = 0.3 : f64}} : ({q}, {k}, {v}, {m}) -> ({o}, {lse})
+  %1:3 = fx.scaled_dot_product_flash_attention_for_cpu_backward %do, %q, %k, %v, %0#0, %0#1 attn_mask(%m) {{dropout_p = 0.0 : f64, is_causal = false, scale = 0.3 : f64}} : ({o}, {q}, {k}, {v}, {o}, {lse}, {m}) -> ({q}, {k}, {v})
+  %2:4 = fx.scaled_dot_product_efficient_attention %q, %k, %v {{compute_log_sumexp = true, is_causal = true}} : ({q}, {k}, {v}) -> ({o}, {padded}, {state}, {state})
+  fx.output %0#0, %0#1, %1#0, %1#1, %1#2, %2#0, %2#1 : {o}, {lse}, {q}, {k}, {v}, {o}, {padded}
+}}
+"""
+    artifact = Artifact(compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                                           cache_dir=tmp_path))
+    generator = torch.Generator().manual_seed(10)
+    for batch, queries, keys in [(2, 5, 7), (3, 37, 37)]:
+        query, key, value = (torch.randn(*shape, generator=generator).requires_grad_()
+                             for shape in [(batch, 2, queries, 8), (batch, 2, keys, 8),
+                                           (batch, 2, keys, 4)])
+        mask = torch.randn(batch, 1, queries, keys, generator=generator)
+        grad = torch.randn(batch, 2, queries, 4, generator=generator)
+        scores = query @ key.transpose(-1, -2)
+        masked = scores * 0.3 + mask
+        out = masked.softmax(-1) @ value
+        causal = torch.ones(queries, keys, dtype=torch.bool).tril()
+        causal_scores = (scores / 8 ** 0.5).masked_fill(~causal, float("-inf"))
+        rows = -(-queries // 32) * 32
+        padded_lse = torch.full((batch, 2, rows), float("inf"))
+        padded_lse[..., :queries] = causal_scores.logsumexp(-1)
+        want = [out, masked.logsumexp(-1),
+                *torch.autograd.grad(out, (query, key, value), grad),
+                causal_scores.softmax(-1) @ value, padded_lse]
+        got = artifact(*[t.detach().to(device) for t in (query, key, value, mask, grad)])
+        for index, (result, expected) in enumerate(zip(got, want)):
+            torch.testing.assert_close(result.cpu(), expected.detach(), rtol=1e-4, atol=1e-4,
+                                       msg=lambda text: f"result {index}: {text}")
 
 
 @pytest.mark.parametrize("options", [None, {"welford": True}, {"split-reductions": True}])

@@ -26,7 +26,7 @@ RUNS = {
     "flip_roll_pad", "gather_scatter", "group_norm", "gru", "gru_cell_gates", "index_put",
     "index_select_and_advanced_indexing",
     "integer_and_promotion_edges", "integer_arithmetic", "layer_norm", "losses", "lstm",
-    "masked_fill", "matmul_variants", "mixed_promotion", "mlp", "more_losses",
+    "masked_fill", "masks_and_boolean_indexing", "matmul_variants", "mixed_promotion", "mlp", "more_losses",
     "mlp_with_parameters_as_inputs", "normalization_variants", "one_hot_by_comparison",
     "padding_and_resampling", "parametric_activations", "pooling", "pooling_variants", "reductions_logical",
     "reductions_logsumexp_norm",

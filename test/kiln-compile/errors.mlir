@@ -1,22 +1,22 @@
 // Tests that kiln-compile refuses bad input and bad options with a located
 // diagnostic or a clear message, and a non-zero exit.
 // RUN: split-file %s %t
-// RUN: not kiln-compile %t/complex.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=COMPLEX
+// RUN: not kiln-compile %t/unsupported.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=NOLOWERING
 // RUN: not kiln-compile %t/malformed.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // RUN: not kiln-compile %t/ok.mlir --pipeline-options='no-such-option=1' -o %t.so 2>&1 | FileCheck %s --check-prefix=OPTIONS
 // RUN: not kiln-compile %t/ok.mlir 2>&1 | FileCheck %s --check-prefix=NOOUTPUT
 // RUN: not kiln-compile %t/missing.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// COMPLEX: complex.mlir:2:8: error: kiln-fx-to-loop: no lowering for 'fx.var' with these operand types
+// NOLOWERING: unsupported.mlir:2:8: error: kiln-fx-to-loop: no lowering for 'fx.scatter_reduce' with these operand types
 // MALFORMED: malformed.mlir:2:18: error: expected ':'
 // OPTIONS: kiln-compile: invalid --pipeline-options 'no-such-option=1'
 // NOOUTPUT: error: a shared object needs an output file (-o)
 // MISSING: kiln-compile: cannot open input file '{{.*}}missing.mlir'
 
-//--- complex.mlir
-fx.graph @forward(%x: tensor<4xcomplex<f32>>) -> tensor<f32> {
-  %0 = fx.var %x : (tensor<4xcomplex<f32>>) -> tensor<f32>
-  fx.output %0 : tensor<f32>
+//--- unsupported.mlir
+fx.graph @forward(%x: tensor<5000xf32>, %i: tensor<5000xsi64>) -> tensor<5000xf32> {
+  %0 = fx.scatter_reduce %x, %i, %x {dim = 0, reduce = "prod"} : (tensor<5000xf32>, tensor<5000xsi64>, tensor<5000xf32>) -> tensor<5000xf32>
+  fx.output %0 : tensor<5000xf32>
 }
 //--- malformed.mlir
 fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {

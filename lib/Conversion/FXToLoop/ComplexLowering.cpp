@@ -27,6 +27,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/Support/MathExtras.h"
 
@@ -168,9 +169,20 @@ struct PartsLowering : OpRewritePattern<OpTy> {
         [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
           return derived.compute(op, b, loc, elements, inputDtypes, part);
         });
+    // A cast that the program asks for keeps its rounding (inlining may
+    // drop Kiln's own roundings of f32 values).
+    if (derived.isExplicitConversion())
+      if (auto rounding = result.getDefiningOp<loop::PointwiseOp>()
+                              .getYield()
+                              .getValue()
+                              .getDefiningOp<arith::TruncFOp>())
+        rounding->setAttr(loop::kExplicitRoundingAttrName,
+                          rewriter.getUnitAttr());
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  bool isExplicitConversion() const { return false; }
 
   /// By default, the parts of the complex result.
   FloatType getPart(OpTy op) const {
@@ -1025,6 +1037,251 @@ SmallVector<Value> getLeadingSizes(OpBuilder &b, Location loc,
   });
 }
 
+/// The real (`imaginary` false) or imaginary parts of `tensor`, a tensor
+/// of complex numbers, as a node.
+Value buildPartTensor(OpBuilder &b, Location loc, Value tensor,
+                      bool imaginary) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  auto partType =
+      type.clone(cast<ComplexType>(type.getElementType()).getElementType());
+  return buildGeneratorNode(
+      b, loc, partType, getLeadingSizes(b, loc, partType, tensor),
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value number = loop::LoadOp::create(b, loc, tensor, ivs);
+        return imaginary ? complex::ImOp::create(b, loc, number).getResult()
+                         : complex::ReOp::create(b, loc, number).getResult();
+      });
+}
+
+/// `op` on the real or imaginary parts (`imaginary`) of its complex
+/// operands, with its results of complex type `complexType` of the parts'
+/// type instead: a clone, which lowers as any real op of its kind. (`op`
+/// has no dtype attribute, which the clone would keep.)
+Operation *cloneOnParts(PatternRewriter &rewriter, Operation *op,
+                        ComplexType complexType, bool imaginary) {
+  assert(!op->hasAttr("dtype") && "a dtype attribute would stay complex");
+  IRMapping mapping;
+  for (Value operand : op->getOperands())
+    if (getDtype(operand) == complexType && !mapping.contains(operand))
+      mapping.map(operand,
+                  buildPartTensor(rewriter, op->getLoc(), operand, imaginary));
+  Operation *clone = rewriter.clone(*op, mapping);
+  for (OpResult result : clone->getResults()) {
+    auto type = cast<RankedTensorType>(result.getType());
+    if (type.getElementType() == complexType)
+      result.setType(type.clone(complexType.getElementType()));
+  }
+  return clone;
+}
+
+/// Whether the adding scatter `op` (scatter_add, or index_put with
+/// accumulate through integer indices) lowers on real parts.
+bool addsWithIntegerIndices(fx::ScatterAddOp) { return true; }
+bool addsWithIntegerIndices(fx::IndexPutOp op) {
+  return op.getAccumulate() && llvm::none_of(op.getIndices(), [](Value index) {
+           return getDtype(index).isInteger(1);
+         });
+}
+
+/// Lowers the scatters that add complex numbers (scatter_add, index_put
+/// with accumulate) part by part: the op on the real parts and on the
+/// imaginary parts of its complex operands (clones that lower as real
+/// ones), and a node that pairs the two results. (Scatters that replace
+/// numbers move them whole, so that duplicate indices pick one update for
+/// both parts.)
+template <typename OpTy>
+struct ComplexByPartsLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    auto complexType = dyn_cast<ComplexType>(type.getElementType());
+    if (!complexType || !getPartType(complexType))
+      return rewriter.notifyMatchFailure(op, "not complex of f32 or f64");
+    if (!addsWithIntegerIndices(op))
+      return rewriter.notifyMatchFailure(op, "not an addition by indices");
+    for (Value operand : op->getOperands())
+      if (isa<ComplexType>(getDtype(operand)) &&
+          getDtype(operand) != complexType)
+        return rewriter.notifyMatchFailure(op, "operands of other dtypes");
+    Location loc = op.getLoc();
+    SmallVector<Value> halves;
+    for (bool imaginary : {false, true})
+      halves.push_back(
+          cloneOnParts(rewriter, op, complexType, imaginary)->getResult(0));
+    FloatType part = getPartType(complexType);
+    rewriter.replaceOp(
+        op, buildBroadcastPointwise(
+                rewriter, loc, type, halves, {part, part}, complexType,
+                [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+                  return createComplex(b, loc, {e[0], e[1]});
+                }));
+    return success();
+  }
+};
+
+/// Lowers fx.var and fx.var_mean of complex numbers as PyTorch defines
+/// them: the variance is the sum of the parts' variances, the mean the
+/// number of the parts' means (the op on each part, then a node each).
+template <typename OpTy>
+struct ComplexVarianceLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto complexType = dyn_cast<ComplexType>(getDtype(op.getSelf()));
+    if (!complexType || !getPartType(complexType))
+      return rewriter.notifyMatchFailure(op, "not complex of f32 or f64");
+    Location loc = op.getLoc();
+    Operation *re = cloneOnParts(rewriter, op, complexType, false);
+    Operation *im = cloneOnParts(rewriter, op, complexType, true);
+    FloatType part = getPartType(complexType);
+    SmallVector<Value> results;
+    for (auto [index, result] : llvm::enumerate(op->getResults())) {
+      auto type = cast<RankedTensorType>(result.getType());
+      bool isMean = isa<ComplexType>(type.getElementType());
+      results.push_back(buildBroadcastPointwise(
+          rewriter, loc, type, {re->getResult(index), im->getResult(index)},
+          {part, part}, type.getElementType(),
+          [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+            if (isMean)
+              return createComplex(b, loc, {e[0], e[1]});
+            return convertScalar(b, loc,
+                                 arith::AddFOp::create(b, loc, e[0], e[1]),
+                                 part, type.getElementType());
+          }));
+    }
+    rewriter.replaceOp(op, results);
+    return success();
+  }
+};
+
+/// Lowers fx.to_copy to, from or between complex dtypes: the parts
+/// converted (a real number has imaginary part 0); a complex number cast to
+/// a real dtype keeps its real part, as PyTorch's cast does, and to bool
+/// says whether it is nonzero.
+struct ComplexToCopyLowering
+    : PartsLowering<fx::ToCopyOp, ComplexToCopyLowering> {
+  using PartsLowering::PartsLowering;
+
+  bool isExplicitConversion() const { return true; }
+  FloatType getPart(fx::ToCopyOp op) const {
+    if (FloatType part = getPartType(getDtype(op.getResult())))
+      return part;
+    return getPartType(getDtype(op.getSelf()));
+  }
+  Value compute(fx::ToCopyOp op, OpBuilder &b, Location loc,
+                ValueRange elements, ArrayRef<Type> dtypes,
+                FloatType part) const {
+    Parts parts = getParts(b, loc, elements[0], dtypes[0], part);
+    Type dtype = getDtype(op.getResult());
+    if (isa<ComplexType>(dtype))
+      return createComplex(b, loc, parts);
+    if (dtype.isInteger(1)) {
+      Value zero = makeFloat(b, loc, part, 0.0);
+      return arith::OrIOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, parts.re,
+                                zero),
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, parts.im,
+                                zero));
+    }
+    return convertScalar(b, loc, parts.re, part, dtype);
+  }
+};
+
+/// Lowers fx.isnan and fx.isinf of complex numbers: whether either part is
+/// NaN, or infinite.
+template <typename OpTy, bool IsNaN>
+struct ComplexClassifyLowering
+    : PartsLowering<OpTy, ComplexClassifyLowering<OpTy, IsNaN>> {
+  using PartsLowering<OpTy, ComplexClassifyLowering>::PartsLowering;
+
+  FloatType getPart(OpTy op) const {
+    return getPartType(getDtype(op.getSelf()));
+  }
+  Value compute(OpTy, OpBuilder &b, Location loc, ValueRange elements,
+                ArrayRef<Type> dtypes, FloatType part) const {
+    Parts parts = getParts(b, loc, elements[0], dtypes[0], part);
+    auto classify = [&](Value x) -> Value {
+      if (IsNaN)
+        return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, x, x);
+      return arith::CmpFOp::create(
+          b, loc, arith::CmpFPredicate::OEQ, math::AbsFOp::create(b, loc, x),
+          makeFloat(b, loc, part, std::numeric_limits<double>::infinity()));
+    };
+    return arith::OrIOp::create(b, loc, classify(parts.re), classify(parts.im));
+  }
+};
+
+/// Lowers fx.sum of complex numbers into another complex dtype: a cast
+/// (fx.to_copy), then the sum in that dtype.
+struct ComplexSumInDtypeLowering : OpRewritePattern<fx::SumOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::SumOp op,
+                                PatternRewriter &rewriter) const override {
+    Type dtype = getDtype(op.getResult());
+    if (!isa<ComplexType>(getDtype(op.getSelf())) || !op.getDtypeAttr() ||
+        dtype == getDtype(op.getSelf()))
+      return rewriter.notifyMatchFailure(op, "not a complex sum to convert");
+    auto selfType = cast<RankedTensorType>(op.getSelf().getType());
+    Value converted =
+        fx::ToCopyOp::create(rewriter, op.getLoc(), selfType.clone(dtype),
+                             op.getSelf(), op.getDtypeAttr());
+    rewriter.modifyOpInPlace(op, [&] {
+      op.getSelfMutable().assign(converted);
+      op.removeDtypeAttr();
+    });
+    return success();
+  }
+};
+
+/// Lowers fx.addmm and fx.baddbmm of complex numbers: the complex product
+/// (fx.mm or fx.bmm, four real ones), then beta self + alpha product on the
+/// parts (self ignored for a zero beta, as PyTorch does).
+template <typename OpTy, typename ProductOp>
+struct ComplexAddMatmulLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
+    auto type = cast<RankedTensorType>(op.getType());
+    FloatType part = getPartType(type.getElementType());
+    if (!part)
+      return rewriter.notifyMatchFailure(op, "not complex of f32 or f64");
+    for (Value operand : op->getOperands())
+      if (getDtype(operand) != type.getElementType())
+        return rewriter.notifyMatchFailure(op, "operands of other dtypes");
+    Location loc = op.getLoc();
+    Value product = ProductOp::create(rewriter, loc, type, op->getOperand(1),
+                                      op->getOperand(2));
+    std::optional<Attribute> beta = op.getBeta(), alpha = op.getAlpha();
+    bool zeroBeta = isZeroScalar(beta);
+    SmallVector<Value> inputs = {product};
+    if (!zeroBeta)
+      inputs.push_back(op.getSelf());
+    Type dtype = type.getElementType();
+    rewriter.replaceOp(
+        op, buildBroadcastPointwise(
+                rewriter, loc, type, inputs,
+                SmallVector<Type>(inputs.size(), dtype), dtype,
+                [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+                  Parts scaled = scaleByAlpha(
+                      b, loc, getParts(b, loc, e[0], dtype, part), alpha);
+                  if (zeroBeta)
+                    return createComplex(b, loc, scaled);
+                  Parts self = scaleByAlpha(
+                      b, loc, getParts(b, loc, e[1], dtype, part), beta);
+                  return createComplex(
+                      b, loc,
+                      emitComplex(b, loc, ComplexKind::Add, self, scaled));
+                }));
+    return success();
+  }
+};
+
 /// Lowers fx.mm and fx.bmm of complex matrices as four real products,
 /// (A_r B_r - A_i B_i) + i (A_r B_i + A_i B_r) as a complex BLAS computes
 /// them: nodes that take the operands' parts, fx products of those (which
@@ -1042,19 +1299,8 @@ template <typename OpTy> struct ComplexMatmulLowering : OpRewritePattern<OpTy> {
       if (getDtype(operand) != type.getElementType())
         return rewriter.notifyMatchFailure(op, "operands of other dtypes");
     Location loc = op.getLoc();
-    // The real (`imaginary` false) or imaginary parts of `matrix`.
-    auto getPart = [&](Value matrix, bool imaginary) -> Value {
-      auto matrixType = cast<RankedTensorType>(matrix.getType());
-      auto partType = matrixType.clone(part);
-      return buildGeneratorNode(
-          rewriter, loc, partType,
-          getLeadingSizes(rewriter, loc, partType, matrix),
-          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-            Value number = loop::LoadOp::create(b, loc, matrix, ivs);
-            return imaginary
-                       ? complex::ImOp::create(b, loc, number).getResult()
-                       : complex::ReOp::create(b, loc, number).getResult();
-          });
+    auto getPart = [&](Value matrix, bool imaginary) {
+      return buildPartTensor(rewriter, loc, matrix, imaginary);
     };
     Value lhs = op->getOperand(0), rhs = op->getOperand(1);
     Value lhsRe = getPart(lhs, false), lhsIm = getPart(lhs, true);
@@ -1381,6 +1627,14 @@ void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
       ComplexFunctionLowering<fx::ReciprocalOp, ComplexFunction::Reciprocal>,
       ComplexFunctionLowering<fx::RsqrtOp, ComplexFunction::Rsqrt>,
       ComplexActivationBackwardLowering<fx::TanhBackwardOp>,
+      ComplexByPartsLowering<fx::IndexPutOp>,
+      ComplexByPartsLowering<fx::ScatterAddOp>,
+      ComplexVarianceLowering<fx::VarOp>,
+      ComplexVarianceLowering<fx::VarMeanOp>, ComplexToCopyLowering,
+      ComplexClassifyLowering<fx::IsnanOp, true>,
+      ComplexClassifyLowering<fx::IsinfOp, false>, ComplexSumInDtypeLowering,
+      ComplexAddMatmulLowering<fx::AddmmOp, fx::MmOp>,
+      ComplexAddMatmulLowering<fx::BaddbmmOp, fx::BmmOp>,
       ComplexActivationBackwardLowering<fx::SigmoidBackwardOp>,
       ComplexPowScalarLowering, ComplexPowLowering<fx::PowOp>,
       ComplexPowLowering<fx::PowScalarOp>,

@@ -3168,16 +3168,55 @@ struct PdistLowering : OpRewritePattern<fx::PdistForwardOp> {
   }
 };
 
-/// The operands of the CPU's flash attention ops that their lowerings check
-/// alike: static [B, H, L, E] query, key and value of one dtype.
-static bool hasStaticAttentionOperands(Value query, Value key, Value value) {
+/// The operands of the attention ops that their lowerings check alike:
+/// [B, H, L, E] query, key and value of one rank and dtype, whose head sizes
+/// (E, the scale's and the products' inner size) are static; batches, heads
+/// and sequence lengths may be dynamic.
+static bool hasAttentionOperands(Value query, Value key, Value value) {
   auto queryType = cast<RankedTensorType>(query.getType());
-  auto keyType = cast<RankedTensorType>(key.getType());
-  auto valueType = cast<RankedTensorType>(value.getType());
-  return queryType.getRank() >= 3 && queryType.hasStaticShape() &&
-         keyType.hasStaticShape() && valueType.hasStaticShape() &&
-         keyType.getElementType() == queryType.getElementType() &&
-         valueType.getElementType() == queryType.getElementType();
+  int64_t rank = queryType.getRank();
+  if (rank < 3)
+    return false;
+  for (Value operand : {key, value}) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (type.getRank() != rank ||
+        type.getElementType() != queryType.getElementType() ||
+        type.isDynamicDim(rank - 1))
+      return false;
+  }
+  return !queryType.isDynamicDim(rank - 1);
+}
+
+/// The dynamic sizes of `type` read from the same dimensions of `source`.
+static SmallVector<Value> getSizesLike(OpBuilder &b, Location loc,
+                                       RankedTensorType type, Value source) {
+  return collectDynamicSizes(type, [&](int64_t dim) -> Value {
+    return getDimSize(b, loc, source, dim);
+  });
+}
+
+/// A loop.matmul of type `type` (batched [..., M, N]) from `lhs` and `rhs`,
+/// either read transposed in place; dynamic sizes are read from the
+/// operands (M from lhs, N from rhs, batches from lhs, whose batch sizes
+/// must be the result's: no broadcast 1s).
+static Value createMatmul(OpBuilder &b, Location loc, RankedTensorType type,
+                          Value lhs, Value rhs, bool transposeLhs,
+                          bool transposeRhs) {
+  int64_t rank = type.getRank();
+  SmallVector<Value> dynamicSizes =
+      collectDynamicSizes(type, [&](int64_t dim) -> Value {
+        if (dim == rank - 2)
+          return getDimSize(b, loc, lhs, transposeLhs ? rank - 1 : rank - 2);
+        if (dim == rank - 1)
+          return getDimSize(b, loc, rhs, transposeRhs ? rank - 2 : rank - 1);
+        return getDimSize(b, loc, lhs, dim);
+      });
+  auto matmul = loop::MatmulOp::create(b, loc, type, lhs, rhs, dynamicSizes);
+  if (transposeLhs)
+    matmul.setTransposeLhs(true);
+  if (transposeRhs)
+    matmul.setTransposeRhs(true);
+  return matmul.getResult();
 }
 
 /// The attention scores [B, H, L, S] in `accumulator`: q·kᵀ (a loop.matmul
@@ -3193,14 +3232,13 @@ static Value buildAttentionScores(OpBuilder &b, Location loc, Value query,
   SmallVector<int64_t> shape(queryType.getShape().drop_back());
   shape.push_back(keyType.getDimSize(rank - 2));
   auto type = RankedTensorType::get(shape, accumulator);
-  auto products =
-      loop::MatmulOp::create(b, loc, type, query, key, ValueRange{});
-  products.setTransposeRhs(true);
+  Value products = createMatmul(b, loc, type, query, key,
+                                /*transposeLhs=*/false, /*transposeRhs=*/true);
   return buildGeneratorNode(
-      b, loc, type, {},
+      b, loc, type, getSizesLike(b, loc, type, products),
       [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
         Value score = arith::MulFOp::create(
-            b, loc, loop::LoadOp::create(b, loc, products.getResult(), ivs),
+            b, loc, loop::LoadOp::create(b, loc, products, ivs),
             makeFloat(b, loc, accumulator, scale));
         if (mask) {
           auto maskType = cast<RankedTensorType>(mask.getType());
@@ -3279,24 +3317,36 @@ struct AttentionForward {
         [](OpBuilder &b, Location loc, ValueRange e) -> Value {
           return arith::DivFOp::create(b, loc, e[0], e[1]);
         });
-    Value output = loop::MatmulOp::create(b, loc, outputType, probabilities,
-                                          value, ValueRange{})
-                       .getResult();
+    Value output = createMatmul(b, loc, outputType, probabilities, value,
+                                /*transposeLhs=*/false, /*transposeRhs=*/false);
     return {output, max, sum, accumulator};
   }
 
-  /// logsumexp = max + log Σ exp per query, as `type` [B, H, rows]; rows
-  /// past the L queries (CUDA's kernel pads them to a multiple of 32) are
-  /// +inf, as that kernel writes them.
-  Value buildLogsumexp(OpBuilder &b, Location loc,
-                       RankedTensorType type) const {
-    int64_t queries =
-        cast<RankedTensorType>(max.getType()).getShape().end()[-2];
+  /// logsumexp = max + log Σ exp per query, as `type` [B, H, rows] (its
+  /// rows `rows` where dynamic); rows past the L queries (CUDA's kernel pads
+  /// them to a multiple of 32: `padsRows`) are +inf, as that kernel writes
+  /// them.
+  Value buildLogsumexp(OpBuilder &b, Location loc, RankedTensorType type,
+                       Value rows, bool padsRows) const {
+    auto maxType = cast<RankedTensorType>(max.getType());
+    int64_t queries = maxType.getShape().end()[-2];
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(type, [&](int64_t dim) -> Value {
+          return dim == type.getRank() - 1 ? rows
+                                           : getDimSize(b, loc, max, dim);
+        });
+    // Whether rows are padded is known only at run time where either count
+    // is dynamic.
+    bool padded = padsRows && (ShapedType::isDynamic(queries) ||
+                               type.isDynamicDim(type.getRank() - 1) ||
+                               type.getShape().back() > queries);
     return buildGeneratorNode(
-        b, loc, type, {}, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        b, loc, type, dynamicSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
           Value row = ivs.back();
-          Value lastQuery = arith::ConstantIndexOp::create(b, loc, queries - 1);
-          bool padded = type.getShape().back() > queries;
+          Value lastQuery = arith::SubIOp::create(
+              b, loc, getDimSize(b, loc, max, maxType.getRank() - 2),
+              arith::ConstantIndexOp::create(b, loc, 1));
           SmallVector<Value> indices(ivs.drop_back());
           // A padded row loads the last query's statistics and drops them.
           indices.push_back(
@@ -3331,15 +3381,34 @@ buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
   Value query = op.getQuery(), value = op.getValue();
   if (op.getDropoutP().convertToDouble() != 0.0)
     return rewriter.notifyMatchFailure(op, "dropout");
-  if (!hasStaticAttentionOperands(query, op.getKey(), value))
-    return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
+  if (!hasAttentionOperands(query, op.getKey(), value))
+    return rewriter.notifyMatchFailure(op,
+                                       "dynamic head sizes or mixed operands");
+  Location loc = op.getLoc();
   auto forward = AttentionForward::build(
-      rewriter, op.getLoc(), query, op.getKey(), value, mask, op.getIsCausal(),
+      rewriter, loc, query, op.getKey(), value, mask, op.getIsCausal(),
       op.getScale(), cast<RankedTensorType>(output.getType()));
+  auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
+  // The CPU's kernel keeps a row per query; CUDA's pads to a multiple of 32
+  // (its rows are dynamic only where it computes them).
+  constexpr bool padsRows =
+      std::is_same_v<OpTy, fx::ScaledDotProductEfficientAttentionOp>;
+  // (Without compute_log_sumexp, the verifier makes the rows a static 0.)
+  Value rows;
+  if (logsumexpType.isDynamicDim(logsumexpType.getRank() - 1)) {
+    int64_t rank = cast<RankedTensorType>(query.getType()).getRank();
+    rows = getDimSize(rewriter, loc, query, rank - 2);
+    if constexpr (padsRows) {
+      Value alignment = arith::ConstantIndexOp::create(rewriter, loc, 32);
+      rows = arith::MulIOp::create(
+          rewriter, loc,
+          arith::CeilDivUIOp::create(rewriter, loc, rows, alignment),
+          alignment);
+    }
+  }
   return std::make_pair(
       forward.output,
-      forward.buildLogsumexp(rewriter, op.getLoc(),
-                             cast<RankedTensorType>(logsumexp.getType())));
+      forward.buildLogsumexp(rewriter, loc, logsumexpType, rows, padsRows));
 }
 
 /// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout):
@@ -3403,8 +3472,9 @@ struct FlashAttentionForCpuBackwardLowering
     Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
     if (op.getDropoutP().convertToDouble() != 0.0)
       return rewriter.notifyMatchFailure(op, "dropout");
-    if (!hasStaticAttentionOperands(query, key, value))
-      return rewriter.notifyMatchFailure(op, "dynamic or mixed operands");
+    if (!hasAttentionOperands(query, key, value))
+      return rewriter.notifyMatchFailure(
+          op, "dynamic head sizes or mixed operands");
     auto queryType = cast<RankedTensorType>(query.getType());
     Type dtype = queryType.getElementType();
     Type accumulator = getNormalizationDtype(rewriter, dtype);
@@ -3416,7 +3486,8 @@ struct FlashAttentionForCpuBackwardLowering
     Value logsumexp = op.getLogsumexp();
     auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
     Value probabilities = buildGeneratorNode(
-        rewriter, loc, scoresType.clone(dtype), {},
+        rewriter, loc, scoresType.clone(dtype),
+        getSizesLike(rewriter, loc, scoresType, scores),
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           Value rowLse = convertScalar(
               b, loc, loop::LoadOp::create(b, loc, logsumexp, ivs.drop_back()),
@@ -3429,14 +3500,9 @@ struct FlashAttentionForCpuBackwardLowering
         });
     Value gradOut = op.getGradOut();
     auto matmul = [&](RankedTensorType type, Value lhs, Value rhs,
-                      bool transposeLhs, bool transposeRhs) -> Value {
-      auto product =
-          loop::MatmulOp::create(rewriter, loc, type, lhs, rhs, ValueRange{});
-      if (transposeLhs)
-        product.setTransposeLhs(true);
-      if (transposeRhs)
-        product.setTransposeRhs(true);
-      return product.getResult();
+                      bool transposeLhs, bool transposeRhs) {
+      return createMatmul(rewriter, loc, type, lhs, rhs, transposeLhs,
+                          transposeRhs);
     };
     Value gradValue =
         matmul(cast<RankedTensorType>(op.getGradValue().getType()),
@@ -4238,10 +4304,13 @@ static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
   return matmul.getResult();
 }
 
-/// Whether the optional PyTorch Scalar `scalar` is present and zero.
-static bool isZeroScalar(std::optional<Attribute> scalar) {
+} // namespace
+
+bool fxtoloop::isZeroScalar(std::optional<Attribute> scalar) {
   return scalar && getScalarValue(*scalar).first == 0.0;
 }
+
+namespace {
 
 /// Whether matrix products of `type`'s elements lower: floating point only.
 static bool hasFloatElements(Type type) {

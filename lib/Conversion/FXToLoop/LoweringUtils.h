@@ -143,6 +143,9 @@ Value buildScatter(
 /// A PyTorch Scalar attribute (bool, i64 or f64) as a constant of `dtype`.
 Value makeScalar(OpBuilder &b, Location loc, Attribute scalar, Type dtype);
 
+/// Whether the optional PyTorch Scalar `scalar` is present and zero.
+bool isZeroScalar(std::optional<Attribute> scalar);
+
 /// A float constant of scalar type `type`.
 Value makeFloat(OpBuilder &b, Location loc, Type type, double value);
 

@@ -794,8 +794,7 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
     auto sourceType = cast<RankedTensorType>(op.getSource().getType());
     if (!type.hasStaticShape() || !maskType.hasStaticShape() ||
         !sourceType.hasStaticShape() || type.getNumElements() == 0 ||
-        sourceType.getNumElements() == 0 ||
-        isa<ComplexType>(type.getElementType()))
+        sourceType.getNumElements() == 0)
       return rewriter.notifyMatchFailure(op, "dynamic or empty");
     Location loc = op.getLoc();
     ArrayRef<int64_t> shape = type.getShape();

@@ -110,7 +110,9 @@ static bool isAddable(RankedTensorType type) {
 }
 
 /// Lowers fx.scatter_add, fx.scatter and fx.scatter_value: src[i] (or the
-/// value) adds into, or replaces, result[i with index[i] at `dim`].
+/// value) adds into, or replaces, result[i with index[i] at `dim`]. A
+/// complex src replaces whole numbers, so that duplicate indices pick one
+/// update for both parts (complex adds go part by part: ComplexLowering).
 template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
@@ -118,7 +120,9 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
                                 PatternRewriter &rewriter) const override {
     constexpr bool adds = std::is_same_v<OpTy, fx::ScatterAddOp>;
     auto type = cast<RankedTensorType>(op.getType());
-    if (isa<ComplexType>(type.getElementType()) || (adds && !isAddable(type)))
+    bool isComplex = isa<ComplexType>(type.getElementType());
+    if ((adds && !isAddable(type)) ||
+        (isComplex && std::is_same_v<OpTy, fx::ScatterValueOp>))
       return rewriter.notifyMatchFailure(op, "elements not combined");
     int64_t rank = type.getRank();
     int64_t dim = static_cast<int64_t>(op.getDim());
@@ -413,8 +417,8 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
   LogicalResult matchAndRewrite(fx::IndexPutOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
-    if (isa<ComplexType>(type.getElementType()) ||
-        (op.getAccumulate() && !isAddable(type)))
+    // Complex numbers are replaced whole (added part by part elsewhere).
+    if (op.getAccumulate() && !isAddable(type))
       return rewriter.notifyMatchFailure(op, "elements not combined");
     FailureOr<AdvancedIndexing> indexing = AdvancedIndexing::get(
         op.getSelf(), op.getIndices(), op.getIndexPositions());

@@ -96,3 +96,48 @@ fx.graph @efficient_attention_with_dropout(%q: tensor<1x1x4x8xf16>) -> tensor<1x
   %0:4 = fx.scaled_dot_product_efficient_attention %q, %q, %q {compute_log_sumexp = true, dropout_p = 0.1 : f64} : (tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>, tensor<1x1x4x8xf16>) -> (tensor<1x1x4x8xf16>, tensor<1x1x32xf32>, tensor<si64>, tensor<si64>)
   fx.output %0#0 : tensor<1x1x4x8xf16>
 }
+
+// -----
+
+// Dynamic batches and sequence lengths (the head size stays static): the
+// products and nodes take their dynamic sizes from the operands, and the
+// logsumexp's rows, where dynamic, are the queries' count (the CPU's
+// kernel) or that count rounded up to 32 (CUDA's), the padding found at
+// run time.
+// CHECK-LABEL: fx.graph @dynamic_attention
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x4x?x16xf32>, %[[K:.+]]: tensor<?x4x?x16xf32>, %[[V:.+]]: tensor<?x4x?x16xf32>)
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
+// CHECK: %[[B:.+]] = tensor.dim %[[Q]], %[[C0]]
+// CHECK: %[[L:.+]] = tensor.dim %[[Q]], %[[C2]]
+// CHECK: %[[S:.+]] = tensor.dim %[[K]], %[[C2]]
+// CHECK: loop.matmul(%[[B]], %[[L]], %[[S]]) %[[Q]], %[[K]] {transpose_rhs} : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x?xf32>
+// CHECK: loop.pointwise(%[[B]], %[[L]], %[[S]]) : tensor<?x4x?x?xf32>
+// CHECK: loop.reduce "max"(%[[B]], %[[L]]) over [%[[S]]] : tensor<?x4x?x1xf32>
+// CHECK: loop.reduce "sum"(%[[B]], %[[L]]) over [%[[S]]] : tensor<?x4x?x1xf32>
+// CHECK: loop.matmul(%[[B]], %[[L]]) %{{.+}}, %[[V]] : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
+// CHECK: %[[ROWS:.+]] = tensor.dim %[[Q]], %[[C2]]
+// CHECK: loop.pointwise(%[[B]], %[[ROWS]]) : tensor<?x4x?xf32>
+// CHECK-NOT: arith.minui
+// CHECK: loop.yield
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C32]] : index
+// CHECK: %[[PADDED:.+]] = arith.muli %[[BLOCKS]], %[[C32]] : index
+// CHECK: loop.pointwise(%{{.+}}, %[[PADDED]]) : tensor<?x4x?xf32>
+// CHECK: arith.minui
+// CHECK: arith.cmpi ugt
+fx.graph @dynamic_attention(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tensor<?x4x?x16xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x4x?xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?xf32>) {
+  %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %v : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x4x?xf32>)
+  %1:4 = fx.scaled_dot_product_efficient_attention %q, %k, %v {compute_log_sumexp = true} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x4x?xf32>, tensor<si64>, tensor<si64>)
+  fx.output %0#0, %0#1, %1#0, %1#1 : tensor<?x4x?x16xf32>, tensor<?x4x?xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?xf32>
+}
+
+// -----
+
+// A dynamic head size has no static scale or inner product size.
+// CHECK-LABEL: fx.graph @dynamic_head_size
+fx.graph @dynamic_head_size(%q: tensor<1x2x4x?xf32>) -> tensor<1x2x4x?xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.scaled_dot_product_flash_attention_for_cpu' with these operand types}}
+  %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %q, %q : (tensor<1x2x4x?xf32>, tensor<1x2x4x?xf32>, tensor<1x2x4x?xf32>) -> (tensor<1x2x4x?xf32>, tensor<1x2x4xf32>)
+  fx.output %0#0 : tensor<1x2x4x?xf32>
+}

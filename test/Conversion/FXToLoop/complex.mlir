@@ -709,3 +709,118 @@ fx.graph @complex_activation_gradients(%g: tensor<4xcomplex<f32>>, %y: tensor<4x
   %1 = fx.sigmoid_backward %g, %y : (tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
   fx.output %0, %1 : tensor<4xcomplex<f32>>, tensor<4xcomplex<f32>>
 }
+
+// -----
+
+// Scatters that add complex numbers run on each part: index_put with
+// accumulate (and scatter_add) twice, on nodes that take the parts of their
+// complex operands (the indices stay), and a node pairs the two results.
+// Scatters that replace numbers (scatter, masked_scatter) move them whole,
+// so that duplicate indices pick one update for both parts.
+// CHECK-LABEL: fx.graph @complex_moves_by_parts
+// CHECK: %[[SELF_RE:.+]] = loop.pointwise : tensor<4x3xf32>
+// CHECK: complex.re
+// CHECK: %[[VALUES_RE:.+]] = loop.pointwise : tensor<2x3xf32>
+// CHECK: complex.re
+// CHECK: %[[PUT_RE:.+]] = loop.scatter "sum" %[[SELF_RE]] over [2, 3] : tensor<4x3xf32>
+// CHECK: loop.load %[[VALUES_RE]]
+// CHECK: %[[SELF_IM:.+]] = loop.pointwise : tensor<4x3xf32>
+// CHECK: complex.im
+// CHECK: %[[VALUES_IM:.+]] = loop.pointwise : tensor<2x3xf32>
+// CHECK: complex.im
+// CHECK: %[[PUT_IM:.+]] = loop.scatter "sum" %[[SELF_IM]] over [2, 3] : tensor<4x3xf32>
+// CHECK: loop.load %[[VALUES_IM]]
+// CHECK: loop.pointwise : tensor<4x3xcomplex<f32>>
+// CHECK: %[[RE:.+]] = loop.load %[[PUT_RE]]
+// CHECK: %[[IM:.+]] = loop.load %[[PUT_IM]]
+// CHECK: complex.create %[[RE]], %[[IM]]
+// CHECK: loop.scatter "assign" %{{.+}} over [4, 3] : tensor<4x3xcomplex<f32>> -> tensor<4x3xcomplex<f32>>
+// CHECK: loop.scatter_yield %{{.+}} at [%{{.+}}, %{{.+}}] : complex<f32>
+// CHECK: loop.pointwise : tensor<4x3xcomplex<f32>>
+// CHECK: arith.select %{{.+}}, %{{.+}}, %{{.+}} : complex<f32>
+// CHECK-NOT: fx.index_put
+// CHECK-NOT: fx.scatter
+// CHECK-NOT: fx.masked_scatter
+fx.graph @complex_moves_by_parts(%z: tensor<4x3xcomplex<f32>>, %i: tensor<2xsi64>, %v: tensor<2x3xcomplex<f32>>, %j: tensor<4x3xsi64>, %m: tensor<4x3xi1>) -> (tensor<4x3xcomplex<f32>>, tensor<4x3xcomplex<f32>>, tensor<4x3xcomplex<f32>>) {
+  %0 = fx.index_put %z, %i, %v {accumulate = true} : (tensor<4x3xcomplex<f32>>, tensor<2xsi64>, tensor<2x3xcomplex<f32>>) -> tensor<4x3xcomplex<f32>>
+  %1 = fx.scatter %z, %j, %z {dim = 1 : i64} : (tensor<4x3xcomplex<f32>>, tensor<4x3xsi64>, tensor<4x3xcomplex<f32>>) -> tensor<4x3xcomplex<f32>>
+  %2 = fx.masked_scatter %z, %m, %z : (tensor<4x3xcomplex<f32>>, tensor<4x3xi1>, tensor<4x3xcomplex<f32>>) -> tensor<4x3xcomplex<f32>>
+  fx.output %0, %1, %2 : tensor<4x3xcomplex<f32>>, tensor<4x3xcomplex<f32>>, tensor<4x3xcomplex<f32>>
+}
+
+// -----
+
+// The variance of complex numbers is the sum of their parts' variances; the
+// mean of var_mean is the pair of the parts' means.
+// CHECK-LABEL: fx.graph @complex_variance
+// CHECK: loop.pointwise : tensor<4x6xf64>
+// CHECK: complex.re
+// CHECK: loop.pointwise : tensor<4x6xf64>
+// CHECK: complex.im
+// CHECK: loop.pointwise : tensor<4xf64>
+// CHECK: arith.addf
+// CHECK: loop.pointwise : tensor<6xcomplex<f64>>
+// CHECK: complex.create
+fx.graph @complex_variance(%z: tensor<4x6xcomplex<f64>>) -> (tensor<4xf64>, tensor<6xf64>, tensor<6xcomplex<f64>>) {
+  %0 = fx.var %z {dim = array<i64: 1>, correction = 1 : i64} : (tensor<4x6xcomplex<f64>>) -> tensor<4xf64>
+  %1:2 = fx.var_mean %z {dim = array<i64: 0>, correction = 0 : i64} : (tensor<4x6xcomplex<f64>>) -> (tensor<6xf64>, tensor<6xcomplex<f64>>)
+  fx.output %0, %1#0, %1#1 : tensor<4xf64>, tensor<6xf64>, tensor<6xcomplex<f64>>
+}
+
+// -----
+
+// Casts to, from and between complex dtypes convert the parts: a real
+// number gets imaginary part 0, a complex one cast to a real dtype keeps
+// its real part, to bool says whether it is nonzero; isnan and isinf ask
+// of either part.
+// CHECK-LABEL: fx.graph @complex_casts_and_classes
+// CHECK: loop.pointwise : tensor<4xcomplex<f64>>
+// CHECK: arith.extf %{{.+}} : f32 to f64
+// CHECK: loop.pointwise : tensor<4xcomplex<f32>>
+// CHECK: arith.sitofp
+// CHECK: loop.pointwise : tensor<4xbf16>
+// CHECK: %[[RE:.+]] = complex.re
+// CHECK: arith.truncf %[[RE]] {loop.explicit_rounding} : f32 to bf16
+// CHECK: loop.pointwise : tensor<4xi1>
+// CHECK: arith.cmpf une
+// CHECK: arith.cmpf une
+// CHECK: arith.ori
+// CHECK: loop.pointwise : tensor<4xi1>
+// CHECK: arith.cmpf uno
+// CHECK: arith.cmpf uno
+// CHECK: arith.ori
+// CHECK: loop.pointwise : tensor<4xi1>
+// CHECK: math.absf
+// CHECK: arith.cmpf oeq
+fx.graph @complex_casts_and_classes(%z: tensor<4xcomplex<f32>>, %i: tensor<4xsi64>) -> (tensor<4xcomplex<f64>>, tensor<4xcomplex<f32>>, tensor<4xbf16>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>) {
+  %0 = fx.to_copy %z {dtype = complex<f64>} : (tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f64>>
+  %1 = fx.to_copy %i {dtype = complex<f32>} : (tensor<4xsi64>) -> tensor<4xcomplex<f32>>
+  %2 = fx.to_copy %z {dtype = bf16} : (tensor<4xcomplex<f32>>) -> tensor<4xbf16>
+  %3 = fx.to_copy %z {dtype = i1} : (tensor<4xcomplex<f32>>) -> tensor<4xi1>
+  %4 = fx.isnan %z : (tensor<4xcomplex<f32>>) -> tensor<4xi1>
+  %5 = fx.isinf %z : (tensor<4xcomplex<f32>>) -> tensor<4xi1>
+  fx.output %0, %1, %2, %3, %4, %5 : tensor<4xcomplex<f64>>, tensor<4xcomplex<f32>>, tensor<4xbf16>, tensor<4xi1>, tensor<4xi1>, tensor<4xi1>
+}
+
+// -----
+
+// A complex sum into a wider dtype casts first; complex addmm is the
+// complex product (four real ones) and beta self + alpha product on the
+// parts.
+// CHECK-LABEL: fx.graph @complex_sum_in_dtype_and_addmm
+// CHECK-DAG: %[[HALF:.+]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[TWO:.+]] = arith.constant 2.000000e+00 : f32
+// CHECK: %[[WIDE:.+]] = loop.pointwise : tensor<4x6xcomplex<f64>>
+// CHECK: loop.reduce
+// CHECK-COUNT-4: loop.matmul
+// CHECK: loop.pointwise : tensor<4x3xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<4x3xcomplex<f32>>
+// CHECK-DAG: arith.mulf %{{.+}}, %[[TWO]] : f32
+// CHECK-DAG: arith.mulf %{{.+}}, %[[HALF]] : f32
+// CHECK: complex.create
+// CHECK-NOT: fx.addmm
+fx.graph @complex_sum_in_dtype_and_addmm(%z: tensor<4x6xcomplex<f32>>, %w: tensor<6x3xcomplex<f32>>, %b: tensor<3xcomplex<f32>>) -> (tensor<4xcomplex<f64>>, tensor<4x3xcomplex<f32>>) {
+  %0 = fx.sum %z {dim = array<i64: 1>, dtype = complex<f64>} : (tensor<4x6xcomplex<f32>>) -> tensor<4xcomplex<f64>>
+  %1 = fx.addmm %b, %z, %w {beta = 0.5 : f64, alpha = 2 : i64} : (tensor<3xcomplex<f32>>, tensor<4x6xcomplex<f32>>, tensor<6x3xcomplex<f32>>) -> tensor<4x3xcomplex<f32>>
+  fx.output %0, %1 : tensor<4xcomplex<f64>>, tensor<4x3xcomplex<f32>>
+}

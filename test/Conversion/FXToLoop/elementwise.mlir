@@ -123,12 +123,12 @@ fx.graph @sub_alpha(%x: tensor<3xf64>, %y: tensor<3xf64>) -> tensor<3xf64> {
 // -----
 
 // Tests that ops without a lowering stay as they are.
-// CHECK-LABEL: fx.graph @do_not_lower_complex
-// CHECK: fx.var
+// CHECK-LABEL: fx.graph @do_not_lower_long_scatter_products
+// CHECK: fx.scatter_reduce
 // CHECK-NOT: loop.reduce
-fx.graph @do_not_lower_complex(%x: tensor<4xcomplex<f32>>) -> tensor<f32> {
-  %0 = fx.var %x : (tensor<4xcomplex<f32>>) -> tensor<f32>
-  fx.output %0 : tensor<f32>
+fx.graph @do_not_lower_long_scatter_products(%x: tensor<5000xf32>, %i: tensor<5000xsi64>) -> tensor<5000xf32> {
+  %0 = fx.scatter_reduce %x, %i, %x {dim = 0, reduce = "prod"} : (tensor<5000xf32>, tensor<5000xsi64>, tensor<5000xf32>) -> tensor<5000xf32>
+  fx.output %0 : tensor<5000xf32>
 }
 
 // -----

@@ -1,11 +1,11 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))'
 
-// Complex numbers have arithmetic, views, math functions, sums and
-// products, but no variance.
-fx.graph @complex_variance(%x: tensor<4xcomplex<f32>>) -> tensor<f32> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.var' with these operand types}}
-  %0 = fx.var %x : (tensor<4xcomplex<f32>>) -> tensor<f32>
-  fx.output %0 : tensor<f32>
+// A float scatter_reduce product gathers quadratically along its
+// dimension, so only up to 4096 elements.
+fx.graph @long_scatter_product(%x: tensor<5000xf32>, %i: tensor<5000xsi64>) -> tensor<5000xf32> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.scatter_reduce' with these operand types}}
+  %0 = fx.scatter_reduce %x, %i, %x {dim = 0, reduce = "prod"} : (tensor<5000xf32>, tensor<5000xsi64>, tensor<5000xf32>) -> tensor<5000xf32>
+  fx.output %0 : tensor<5000xf32>
 }
 
 // -----
