@@ -1408,12 +1408,95 @@ def _rewrite_scalar_first(graph: torch.fx.Graph, node: torch.fx.Node) -> bool:
     return True
 
 
+def _device_of(node: torch.fx.Node) -> Optional[torch.device]:
+    """The device of `node`'s traced value, if it has one."""
+    value = node.meta.get("val")
+    return value.device if isinstance(value, torch.Tensor) else None
+
+
+def _scalar_tensor(anchor: torch.fx.Node, value: Any, dtype: torch.dtype) -> torch.fx.Node:
+    """A zero-dim tensor of `dtype` holding the Python number `value`, made
+    before `anchor` (on its device): ``scalar_tensor``, or for a complex
+    `dtype` (no fx attribute holds a complex number) ``complex`` of its two
+    parts. A real `dtype` takes a complex number's real part, as casts do."""
+    if not dtype.is_complex:
+        value = value.real if isinstance(value, complex) else value
+        kwargs = {"dtype": dtype}
+        if _device_of(anchor) is not None:
+            kwargs["device"] = _device_of(anchor)
+        return _new_node(anchor, aten.scalar_tensor.default, (value,), kwargs)
+    return _new_node(anchor, *_complex_of_parts(anchor, complex(value), dtype))
+
+
+# The dtype of a complex dtype's parts.
+_COMPLEX_PARTS = {torch.complex128: torch.float64, torch.complex64: torch.float32,
+                  torch.complex32: torch.float16}
+
+
+def _complex_of_parts(anchor: torch.fx.Node, value: complex,
+                      dtype: torch.dtype) -> Tuple[Any, tuple]:
+    """``complex(re, im)`` of zero-dim tensors made before `anchor` (on its
+    device) that hold `value`'s parts, for a complex number of `dtype`."""
+    return aten.complex.default, tuple(
+        _scalar_tensor(anchor, p, _COMPLEX_PARTS[dtype]) for p in (value.real, value.imag))
+
+
+def _complex_scalars_as_tensors(node: torch.fx.Node) -> None:
+    """The Python complex numbers that tracing records as tensor operands
+    (``z * 1j`` is ``aten.mul.Tensor(z, 1j)``) as zero-dim tensors of the
+    dtype the number promotes the first tensor operand to, which promotes
+    alike."""
+    if not any(isinstance(a, complex) for a in node.args):
+        return
+    # A functional .Scalar overload (eq.Scalar) takes the number as a tensor
+    # in its .Tensor overload. (In-place ones stay: writes match by name; so
+    # do those that _EQUIVALENT_OPS rewrites, masked_fill.Scalar.)
+    if getattr(node.target, "_overloadname", None) == "Scalar" \
+            and node.target not in _EQUIVALENT_OPS \
+            and not node.target.overloadpacket.__name__.endswith("_"):
+        tensor_overload = getattr(node.target.overloadpacket, "Tensor", None)
+        if tensor_overload is not None:
+            node.target = tensor_overload
+    schema = getattr(node.target, "_schema", None)
+    tensors = [a for a in node.args if isinstance(a, torch.fx.Node)]
+    if schema is None or not tensors:
+        return
+    arguments = schema.arguments
+    args = list(node.args)
+    for index, value in enumerate(args):
+        if not isinstance(value, complex) or index >= len(arguments) \
+                or not isinstance(arguments[index].type, torch.TensorType):
+            continue
+        dtype = torch.result_type(torch.empty((), dtype=_meta_of(tensors[0]).dtype), value)
+        args[index] = _scalar_tensor(node, value, dtype)
+    node.args = tuple(args)
+
+
+def _scalar_tensor_of_complex(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``scalar_tensor(s)`` of a complex `s` as ``complex`` of its parts."""
+    value = node.args[0] if node.args else node.kwargs.get("s")
+    if not isinstance(value, complex):
+        return node.target, node.args, node.kwargs
+    dtype = node.kwargs.get("dtype") or _meta_of(node).dtype
+    return (*_complex_of_parts(node, value, dtype), {})
+
+
+def _full_of_complex(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
+    """``full(size, z)`` of a complex `z` (and static sizes) as the complex
+    number expanded to `size`."""
+    size, value = node.args[:2]
+    if not isinstance(value, complex) or not all(isinstance(d, int) for d in size):
+        return node.target, node.args, node.kwargs
+    number = _scalar_tensor(node, value, node.kwargs.get("dtype") or _meta_of(node).dtype)
+    shaped = _new_node(node, aten.view.default, (number, [1] * len(size)))
+    return aten.expand.default, (shaped, list(size)), {}
+
+
 def _masked_fill(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     """``masked_fill(x, mask, v)`` as ``where(mask, v, x)``, with `v` a zero-dim
     tensor of x's dtype (``masked_fill`` casts it), made by a new node."""
     x, mask, value = node.args
-    dtype = _meta_of(x).dtype
-    fill = _new_node(node, aten.scalar_tensor.default, (value,), {"dtype": dtype})
+    fill = _scalar_tensor(node, value, _meta_of(x).dtype)
     return aten.where.self, (mask, fill, x), {}
 
 
@@ -1536,8 +1619,8 @@ def _where_with_scalars(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     """``where(c, x, 0.0)`` with its Python numbers as zero-dim tensors of the
     result's dtype: where casts them to it, so the values are the same."""
     dtype = _meta_of(node).dtype
-    args = tuple(_new_node(node, aten.scalar_tensor.default, (a,), {"dtype": dtype})
-                 if isinstance(a, _NUMBER) else a for a in node.args)
+    args = tuple(_scalar_tensor(node, a, dtype) if isinstance(a, (*_NUMBER, complex)) else a
+                 for a in node.args)
     return aten.where.self, args, {}
 
 
@@ -1645,6 +1728,8 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
                    (n.args[0], n.kwargs.get("dim", -1), n.kwargs.get("descending", False)), {}),
     aten.fill.Tensor: _fill_with_tensor,
     aten._to_copy.default: _to_copy_of_complex,
+    aten.scalar_tensor.default: _scalar_tensor_of_complex,
+    aten.full.default: _full_of_complex,
     # Python's << and >> on tensors.
     aten.__lshift__.Scalar:
         lambda n: (aten.bitwise_left_shift.Tensor_Scalar, n.args, {}),
@@ -1911,6 +1996,7 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
             node.target = view
         # An unobserved in-place op becomes its functional overload, which
         # the table may spell differently in turn (masked_fill_).
+        _complex_scalars_as_tensors(node)
         functionalized = node.target not in _EQUIVALENT_OPS and \
             _functionalize_unobserved(node)
         equivalent = _EQUIVALENT_OPS.get(node.target)
@@ -1920,6 +2006,7 @@ def canonicalize(gm: torch.fx.GraphModule) -> None:
         if not functionalized:
             # Also after an equivalent: prims.sub(2.0, x) is sub(2.0, x).
             _rewrite_scalar_first(graph, node)
+        _complex_scalars_as_tensors(node)
 
 
 def capture(fn: Callable, example_inputs: Sequence[Any], *,

@@ -682,8 +682,9 @@ def test_complex_trigonometric_and_hyperbolic_functions(device, tmp_path):
 def test_math_keeps_its_digits_at_the_extremes(device, tmp_path):
     """asinh, acosh and atanh of tiny and huge numbers and next to 1; f64
     log1p and expm1 of tiny ones; f32 sin and cos near multiples of π (-0
-    included) and of large arguments: relative errors of a few ulp against
-    f64 eager, where the textbook forms lose every digit or overflow."""
+    included) and of large arguments; tanh of tiny and huge ones; f32 log
+    and log2 of subnormal numbers: relative errors of a few ulp against f64
+    eager, where the textbook forms lose every digit or overflow."""
     tiny = torch.tensor([1e-30, -1e-20, 3e-12, -1e-7, 1e-4], dtype=torch.float64)
     huge = torch.tensor([1e5, -3e9, 1e20, -3e38], dtype=torch.float64)
     near_one = torch.tensor([1 + 1e-6, 1 + 1e-3, 1.5], dtype=torch.float64)
@@ -697,7 +698,8 @@ def test_math_keeps_its_digits_at_the_extremes(device, tmp_path):
         return (torch.asinh(small), torch.asinh(large), torch.acosh(close),
                 torch.acosh(large.abs()), torch.atanh(small), torch.atanh(below_one),
                 torch.sin(angle), torch.cos(angle), torch.log1p(small64),
-                torch.expm1(small64))
+                torch.expm1(small64), torch.tanh(small), torch.tanh(small64),
+                torch.tanh(large), torch.log(small.abs() * 1e-10), torch.log2(small.abs() * 1e-10))
 
     inputs = [tiny.float(), huge.float(), near_one.float(),
               torch.tensor([0.5, -0.999999, 0.9999], dtype=torch.float32),
@@ -880,6 +882,22 @@ def test_complex_casts_classes_variances_moves_and_addmm(device, tmp_path):
     check(products, [((3,), c64), ((4, 5), c64), ((5, 3), c64), ((2, 4, 3), c64),
                      ((2, 4, 5), c64), ((2, 5, 3), c64)],
           device=device, tmp_path=tmp_path / "products")
+
+
+def test_complex_python_scalars(device, tmp_path):
+    """Python complex numbers (``z * 1j``, ``1j * x``, ``(1 + 2j) - z``,
+    ``z == 1j``, fills, masks, ``torch.where`` with ``0j`` inside tril and
+    sgn) become zero-dim complex tensors that promote as the numbers do."""
+    def scalars(z, x):
+        # A real dtype takes a complex number's real part (masked_fill's 0j).
+        return (z * 1j, 1j * x, (1 + 2j) - z, z / (2 - 1j), x.double() * (1 + 1j),
+                x.masked_fill(x > 0, 2 + 0j),
+                torch.full((4, 6), 1 + 1j, device=z.device) + z, z.masked_fill(x > 0, 1j),
+                torch.tril(z), torch.sgn(z), torch.where(x > 0, z, 2j),
+                (z * 0 + 1j) == 1j, z != 2j, torch.exp(1j * x) * z)
+
+    check(scalars, [((4, 6), torch.complex64), ((4, 6), F32)], device=device,
+          tmp_path=tmp_path)
 
 
 def test_complex_cumulative_sums(device, tmp_path):

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import re
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -441,6 +443,20 @@ def test_scalar_operands_import_as_scalar_overloads(fn, expected):
     # wrapped number, which is what the .Scalar overloads mean.
     text = import_and_verify(fn, f32(3))
     assert expected in text
+
+
+def test_complex_python_numbers_import_as_zero_dim_tensors():
+    """No fx attribute holds a complex number: ``x * 1j`` multiplies by
+    ``complex`` of two zero-dim tensors, in the dtype the number promotes
+    x to (complex128 for f64), and ``eq.Scalar`` takes its .Tensor form."""
+    text = import_and_verify(lambda x: (x * 1j, torch.eq(x.to(torch.complex64), 2j)),
+                             torch.randn(3, dtype=torch.float64))
+    assert "fx.scalar_tensor {s = 0.000000e+00 : f64, dtype = f64}" in text, text
+    assert "fx.scalar_tensor {s = 1.000000e+00 : f64, dtype = f64}" in text, text
+    assert "-> tensor<complex<f64>>" in text
+    assert re.search(r"fx.mul %x_1, %\w+ : \(tensor<3xf64>, tensor<complex<f64>>\) "
+                     r"-> tensor<3xcomplex<f64>>", text), text
+    assert "fx.eq %" in text and "fx.eq_scalar" not in text
 
 
 @pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")

@@ -246,9 +246,12 @@ def ApproximateMathPass : Pass<"kiln-approximate-math"> {
     This pass replaces f32 ones with polynomial approximations (accurate to
     a few ulp), which work on vectors as on scalars: MLIR's, but for sin and
     cos, whose reduction is Kiln's (Cody and Waite's, which keeps the
-    digits of sin x near multiples of π, where upstream's does not), and f64
-    `log1p` and `expm1` with Kahan's ratios (log(1 + x) and e^x - 1, the
-    forms math-to-llvm gives them, lose every digit of a tiny x). With
+    digits of sin x near multiples of π, where upstream's does not), log and
+    log2, whose subnormal arguments are scaled first, and tanh, whose
+    polynomial serves |x| < 0.625 (beyond, (1 - e^-2|x|) / (1 + e^-2|x|),
+    exactly ±1 far out); f64 `log1p`, `expm1` and `tanh` with Kahan's ratios
+    (log(1 + x), e^x - 1 and math-expand-ops' tanh lose every digit of a
+    tiny x). With
     `libm-erf` (CPUs), f64 `erf`, which has neither a polynomial here nor an
     LLVM intrinsic, calls libm's `erf`, lane by lane.
 

@@ -95,64 +95,64 @@ Value selectWhereEqual(OpBuilder &b, Location loc, Value value, double constant,
 /// f64 log1p(x) as log(u) · x / (u - 1) for u = 1 + x, whose rounding error
 /// cancels in the ratio (Kahan); x where u rounds to 1 and inf where it
 /// overflows. math-to-llvm's log(1 + x) loses every digit of a tiny x.
-struct Log1pOfF64 : OpRewritePattern<math::Log1pOp> {
-  using OpRewritePattern::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(math::Log1pOp op,
-                                PatternRewriter &rewriter) const override {
-    Type type = op.getType();
-    if (!getElementTypeOrSelf(type).isF64())
-      return rewriter.notifyMatchFailure(op, "only f64");
-    Location loc = op.getLoc();
-    Value x = op.getOperand();
-    Value u = arith::AddFOp::create(
-        rewriter, loc, createFloatConstant(rewriter, loc, type, 1.0), x);
-    Value logU = math::LogOp::create(rewriter, loc, u);
-    Value ratio = arith::MulFOp::create(
-        rewriter, loc, logU,
-        arith::DivFOp::create(
-            rewriter, loc, x,
-            arith::SubFOp::create(
-                rewriter, loc, u,
-                createFloatConstant(rewriter, loc, type, 1.0))));
-    Value result = selectWhereEqual(
-        rewriter, loc, u, 1.0, x,
-        selectWhereEqual(rewriter, loc, u,
-                         std::numeric_limits<double>::infinity(), u, ratio));
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-};
+Value emitLog1p(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  Value one = createFloatConstant(b, loc, type, 1.0);
+  Value u = arith::AddFOp::create(b, loc, one, x);
+  Value ratio = arith::MulFOp::create(
+      b, loc, math::LogOp::create(b, loc, u),
+      arith::DivFOp::create(b, loc, x, arith::SubFOp::create(b, loc, u, one)));
+  return selectWhereEqual(
+      b, loc, u, 1.0, x,
+      selectWhereEqual(b, loc, u, std::numeric_limits<double>::infinity(), u,
+                       ratio));
+}
 
 /// f64 expm1(x) as (u - 1) · x / log u for u = e^x, whose rounding error
 /// cancels in the ratio (Kahan); x where u rounds to 1, -1 where u - 1 does
 /// and inf where u overflows. math-to-llvm's e^x - 1 loses every digit of
 /// a tiny x.
-struct Expm1OfF64 : OpRewritePattern<math::ExpM1Op> {
-  using OpRewritePattern::OpRewritePattern;
+Value emitExpm1(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  Value u = math::ExpOp::create(b, loc, x);
+  Value uMinusOne =
+      arith::SubFOp::create(b, loc, u, createFloatConstant(b, loc, type, 1.0));
+  Value ratio = arith::MulFOp::create(
+      b, loc, uMinusOne,
+      arith::DivFOp::create(b, loc, x, math::LogOp::create(b, loc, u)));
+  return selectWhereEqual(
+      b, loc, u, 1.0, x,
+      selectWhereEqual(b, loc, uMinusOne, -1.0, uMinusOne,
+                       selectWhereEqual(b, loc, u,
+                                        std::numeric_limits<double>::infinity(),
+                                        u, ratio)));
+}
 
-  LogicalResult matchAndRewrite(math::ExpM1Op op,
+/// f64 tanh(x) as copysign(-t / (t + 2), x) for t = expm1(-2|x|): no
+/// cancellation near 0, where math-expand-ops' (1 - e^-2x) / (1 + e^-2x)
+/// loses every digit of a tiny x, and exactly ±1 far out.
+Value emitTanh(OpBuilder &b, Location loc, Value x) {
+  Type type = x.getType();
+  Value t = math::ExpM1Op::create(
+      b, loc,
+      arith::MulFOp::create(b, loc, createFloatConstant(b, loc, type, -2.0),
+                            math::AbsFOp::create(b, loc, x)));
+  Value magnitude = arith::DivFOp::create(
+      b, loc, arith::NegFOp::create(b, loc, t),
+      arith::AddFOp::create(b, loc, t, createFloatConstant(b, loc, type, 2.0)));
+  return math::CopySignOp::create(b, loc, magnitude, x);
+}
+
+/// Replaces f64 (scalar or vector) `OpTy` with `Emit` of its operand.
+template <typename OpTy, Value (*Emit)(OpBuilder &, Location, Value)>
+struct F64Expansion : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    Type type = op.getType();
-    if (!getElementTypeOrSelf(type).isF64())
+    if (!getElementTypeOrSelf(op.getType()).isF64())
       return rewriter.notifyMatchFailure(op, "only f64");
-    Location loc = op.getLoc();
-    Value x = op.getOperand();
-    Value u = math::ExpOp::create(rewriter, loc, x);
-    Value uMinusOne = arith::SubFOp::create(
-        rewriter, loc, u, createFloatConstant(rewriter, loc, type, 1.0));
-    Value ratio = arith::MulFOp::create(
-        rewriter, loc, uMinusOne,
-        arith::DivFOp::create(rewriter, loc, x,
-                              math::LogOp::create(rewriter, loc, u)));
-    Value result = selectWhereEqual(
-        rewriter, loc, u, 1.0, x,
-        selectWhereEqual(
-            rewriter, loc, uMinusOne, -1.0, uMinusOne,
-            selectWhereEqual(rewriter, loc, u,
-                             std::numeric_limits<double>::infinity(), u,
-                             ratio)));
-    rewriter.replaceOp(op, result);
+    rewriter.replaceOp(op, Emit(rewriter, op.getLoc(), op.getOperand()));
     return success();
   }
 };
@@ -260,6 +260,79 @@ struct SinCosOfF32 : OpRewritePattern<OpTy> {
   }
 };
 
+/// Gives f32 log and log2 normal arguments: a subnormal x (below 2^-126,
+/// where the polynomials' exponent extraction reads 0) is scaled by 2^24,
+/// and 24 log 2 (24) taken off the result.
+void scaleSubnormalLogArguments(Operation *root) {
+  SmallVector<Operation *> logs;
+  root->walk([&](Operation *op) {
+    if (isa<math::LogOp, math::Log2Op>(op) &&
+        getElementTypeOrSelf(op->getResult(0).getType()).isF32())
+      logs.push_back(op);
+  });
+  for (Operation *op : logs) {
+    OpBuilder b(op);
+    Location loc = op->getLoc();
+    Type type = op->getResult(0).getType();
+    Value x = op->getOperand(0);
+    Value isSubnormal = arith::CmpFOp::create(
+        b, loc, arith::CmpFPredicate::OLT, x,
+        createFloatConstant(b, loc, type, std::ldexp(1.0, -126)));
+    Value scaled = arith::SelectOp::create(
+        b, loc, isSubnormal,
+        arith::MulFOp::create(b, loc, x,
+                              createFloatConstant(b, loc, type, 0x1p24)),
+        x);
+    op->setOperand(0, scaled);
+    b.setInsertionPointAfter(op);
+    double shift = isa<math::LogOp>(op) ? 24 * std::log(2.0) : 24.0;
+    Value result = op->getResult(0);
+    auto shifted = arith::SubFOp::create(
+        b, loc, result, createFloatConstant(b, loc, type, shift));
+    auto corrected =
+        arith::SelectOp::create(b, loc, isSubnormal, shifted, result);
+    result.replaceUsesWithIf(corrected, [&](OpOperand &use) {
+      return use.getOwner() != shifted && use.getOwner() != corrected;
+    });
+  }
+}
+
+/// f32 tanh: upstream's polynomial where |x| < 0.625 (where it is
+/// accurate; math-expand-ops' (1 - e^-2x) / (1 + e^-2x) loses every digit
+/// of a tiny x), and copysign((1 - e) / (1 + e), x) for e = e^-2|x|
+/// beyond, which saturates at exactly ±1 (the polynomial stops at 1 - 2^-22,
+/// so a GELU's 1 + tanh of a large negative x would not be 0).
+void splitF32Tanh(Operation *root) {
+  SmallVector<math::TanhOp> tanhs;
+  root->walk([&](math::TanhOp op) {
+    if (getElementTypeOrSelf(op.getType()).isF32())
+      tanhs.push_back(op);
+  });
+  for (math::TanhOp op : tanhs) {
+    OpBuilder b(op->getContext());
+    b.setInsertionPointAfter(op);
+    Location loc = op.getLoc();
+    Type type = op.getType();
+    Value x = op.getOperand();
+    Value magnitude = math::AbsFOp::create(b, loc, x);
+    Value e = math::ExpOp::create(
+        b, loc,
+        arith::MulFOp::create(b, loc, createFloatConstant(b, loc, type, -2.0),
+                              magnitude));
+    Value one = createFloatConstant(b, loc, type, 1.0);
+    Value far = math::CopySignOp::create(
+        b, loc,
+        arith::DivFOp::create(b, loc, arith::SubFOp::create(b, loc, one, e),
+                              arith::AddFOp::create(b, loc, one, e)),
+        x);
+    Value isNear =
+        arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OLT, magnitude,
+                              createFloatConstant(b, loc, type, 0.625));
+    auto result = arith::SelectOp::create(b, loc, isNear, op.getResult(), far);
+    op.getResult().replaceAllUsesExcept(result, result);
+  }
+}
+
 struct ApproximateMathPass
     : kiln::impl::ApproximateMathPassBase<ApproximateMathPass> {
   using Base::Base;
@@ -271,16 +344,23 @@ struct ApproximateMathPass
     } else {
       // f32 polynomials that work on vectors: LLVM would call libm once per
       // lane for these.
+      scaleSubnormalLogArguments(getOperation());
+      splitF32Tanh(getOperation());
       populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
         return llvm::is_contained(
             {math::ErfOp::getOperationName(), math::ExpOp::getOperationName(),
              math::ExpM1Op::getOperationName(), math::LogOp::getOperationName(),
              math::Log1pOp::getOperationName(),
-             math::Log2Op::getOperationName()},
+             math::Log2Op::getOperationName(),
+             math::TanhOp::getOperationName()},
             name);
       });
-      patterns.add<Log1pOfF64, Expm1OfF64, SinCosOfF32<math::SinOp, false>,
-                   SinCosOfF32<math::CosOp, true>>(&getContext());
+      patterns
+          .add<F64Expansion<math::Log1pOp, emitLog1p>,
+               F64Expansion<math::ExpM1Op, emitExpm1>,
+               F64Expansion<math::TanhOp, emitTanh>,
+               SinCosOfF32<math::SinOp, false>, SinCosOfF32<math::CosOp, true>>(
+              &getContext());
     }
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -1238,6 +1238,18 @@ struct ComplexSumInDtypeLowering : OpRewritePattern<fx::SumOp> {
   }
 };
 
+/// The parts' type of `op`'s complex result where every operand has its
+/// dtype (complex of f32 or f64), else null.
+FloatType getUniformPartType(Operation *op) {
+  Type dtype = getDtype(op->getResult(0));
+  FloatType part = getPartType(dtype);
+  if (!part || llvm::any_of(op->getOperands(), [&](Value operand) {
+        return getDtype(operand) != dtype;
+      }))
+    return nullptr;
+  return part;
+}
+
 /// Lowers fx.addmm and fx.baddbmm of complex numbers: the complex product
 /// (fx.mm or fx.bmm, four real ones), then beta self + alpha product on the
 /// parts (self ignored for a zero beta, as PyTorch does).
@@ -1248,12 +1260,9 @@ struct ComplexAddMatmulLowering : OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
-    FloatType part = getPartType(type.getElementType());
+    FloatType part = getUniformPartType(op);
     if (!part)
-      return rewriter.notifyMatchFailure(op, "not complex of f32 or f64");
-    for (Value operand : op->getOperands())
-      if (getDtype(operand) != type.getElementType())
-        return rewriter.notifyMatchFailure(op, "operands of other dtypes");
+      return rewriter.notifyMatchFailure(op, "not complex of one dtype");
     Location loc = op.getLoc();
     Value product = ProductOp::create(rewriter, loc, type, op->getOperand(1),
                                       op->getOperand(2));
@@ -1292,12 +1301,9 @@ template <typename OpTy> struct ComplexMatmulLowering : OpRewritePattern<OpTy> {
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
-    FloatType part = getPartType(type.getElementType());
+    FloatType part = getUniformPartType(op);
     if (!part)
-      return rewriter.notifyMatchFailure(op, "not complex of f32 or f64");
-    for (Value operand : op->getOperands())
-      if (getDtype(operand) != type.getElementType())
-        return rewriter.notifyMatchFailure(op, "operands of other dtypes");
+      return rewriter.notifyMatchFailure(op, "not complex of one dtype");
     Location loc = op.getLoc();
     auto getPart = [&](Value matrix, bool imaginary) {
       return buildPartTensor(rewriter, loc, matrix, imaginary);

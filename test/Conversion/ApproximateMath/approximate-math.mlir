@@ -236,3 +236,53 @@ fx.graph @sin_and_cos(%x: tensor<64xf32>, %y: tensor<64xf64>) -> (tensor<64xf32>
   }
   fx.output %0, %1, %2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf64>
 }
+
+// -----
+
+// f32 log and log2 scale a subnormal argument by 2^24 and take 24 log 2 (24)
+// off; f32 tanh keeps the polynomial below |x| = 0.625 and is (1 - e) / (1 +
+// e), e = e^-2|x|, beyond (exactly ±1 far out); f64 tanh is -t / (t + 2),
+// t = expm1(-2|x|) (itself Kahan's ratio of e^-2|x| and its log).
+// CHECK-LABEL: fx.graph @logs_and_tanhs
+// CHECK-DAG: %[[MIN_NORMAL:.+]] = arith.constant 1.17549435E-38 : f32
+// CHECK-DAG: %[[SCALE:.+]] = arith.constant 0x4B800000 : f32
+// CHECK-DAG: %[[SHIFT:.+]] = arith.constant 16.6355324 : f32
+// CHECK-DAG: %[[NEAR:.+]] = arith.constant 6.250000e-01 : f32
+// CHECK: %[[X:.+]] = loop.load
+// CHECK: %[[SUBNORMAL:.+]] = arith.cmpf olt, %[[X]], %[[MIN_NORMAL]] : f32
+// CHECK: %[[SCALED:.+]] = arith.mulf %[[X]], %[[SCALE]] : f32
+// CHECK: arith.select %[[SUBNORMAL]], %[[SCALED]], %[[X]] : f32
+// CHECK: %[[SHIFTED:.+]] = arith.subf %{{.+}}, %[[SHIFT]] : f32
+// CHECK: arith.select %[[SUBNORMAL]], %[[SHIFTED]], %{{.+}} : f32
+// CHECK: loop.yield
+// CHECK: %[[Y:.+]] = loop.load
+// CHECK: %[[IS_NEAR:.+]] = arith.cmpf olt, %{{.+}}, %[[NEAR]] : f32
+// CHECK: arith.select %[[IS_NEAR]], %{{.+}}, %{{.+}} : f32
+// CHECK: loop.yield
+// CHECK: %[[Z:.+]] = loop.load
+// CHECK: math.exp %{{.+}} : f64
+// CHECK: math.log %{{.+}} : f64
+// CHECK: math.copysign %{{.+}}, %[[Z]] : f64
+// CHECK-NOT: math.tanh
+// CHECK-NOT: math.log %{{.+}} : f32
+fx.graph @logs_and_tanhs(%x: tensor<64xf32>, %z: tensor<64xf64>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf64>) {
+  %0 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf32>
+    %e = math.log %v : f32
+    loop.yield %e : f32
+  }
+  %1 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf32>
+    %e = math.tanh %v : f32
+    loop.yield %e : f32
+  }
+  %2 = loop.pointwise : tensor<64xf64> {
+  ^bb0(%i: index):
+    %v = loop.load %z[%i] : tensor<64xf64>
+    %e = math.tanh %v : f64
+    loop.yield %e : f64
+  }
+  fx.output %0, %1, %2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf64>
+}
