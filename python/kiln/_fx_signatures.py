@@ -55,6 +55,7 @@ OPS = {
     'aten.atanh.default': ('atanh', False, [('operand', 'self', 'FX_Tensor')], [('result', 'FX_FloatOrComplexTensor')]),
     'aten.erf.default': ('erf', False, [('operand', 'self', 'FX_NonComplexTensor')], [('result', 'FX_FloatOrComplexTensor')]),
     'aten.erfinv.default': ('erfinv', False, [('operand', 'self', 'FX_NonComplexTensor')], [('result', 'FX_FloatOrComplexTensor')]),
+    'aten.erfc.default': ('erfc', False, [('operand', 'self', 'FX_NonComplexTensor')], [('result', 'FX_FloatOrComplexTensor')]),
     'aten.sigmoid.default': ('sigmoid', False, [('operand', 'self', 'FX_Tensor')], [('result', 'FX_FloatOrComplexTensor')]),
     'aten.reciprocal.default': ('reciprocal', False, [('operand', 'self', 'FX_Tensor')], [('result', 'FX_FloatOrComplexTensor')]),
     'aten.abs.default': ('abs', False, [('operand', 'self', 'FX_NumericTensor')], [('result', 'FX_NumericTensor')]),

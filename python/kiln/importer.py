@@ -1700,6 +1700,7 @@ _EQUIVALENT_OPS: Dict[Any, Callable[[torch.fx.Node], Tuple[Any, tuple, dict]]] =
     torch.ops.prims.sub.default: lambda n: (aten.sub.Tensor, n.args, {}),
     torch.ops.prims.mul.default: lambda n: (aten.mul.Tensor, n.args, {}),
     torch.ops.prims.sqrt.default: lambda n: (aten.sqrt.default, n.args, {}),
+    torch.ops.prims.erfc.default: lambda n: (aten.erfc.default, n.args, {}),
     torch.ops.prims.div.default: _prims_div,
     torch.ops.prims.var.default:
         lambda n: (aten.var.correction, (n.args[0], list(n.args[1])),

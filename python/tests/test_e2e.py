@@ -683,7 +683,8 @@ def test_math_keeps_its_digits_at_the_extremes(device, tmp_path):
     """asinh, acosh and atanh of tiny and huge numbers and next to 1; f64
     log1p and expm1 of tiny ones; f32 sin and cos near multiples of π (-0
     included) and of large arguments; tanh of tiny and huge ones; f32 log
-    and log2 of subnormal numbers: relative errors of a few ulp against f64
+    and log2 of subnormal numbers; erfc's tails (where 1 - erf would be 0)
+    and near 0: relative errors of a few ulp against f64
     eager, where the textbook forms lose every digit or overflow."""
     tiny = torch.tensor([1e-30, -1e-20, 3e-12, -1e-7, 1e-4], dtype=torch.float64)
     huge = torch.tensor([1e5, -3e9, 1e20, -3e38], dtype=torch.float64)
@@ -694,16 +695,17 @@ def test_math_keeps_its_digits_at_the_extremes(device, tmp_path):
                                                    42781604.0, 252.8982086],
                                                   dtype=torch.float64)])
 
-    def functions(small, large, close, below_one, angle, small64):
+    def functions(small, large, close, below_one, angle, small64, tails):
         return (torch.asinh(small), torch.asinh(large), torch.acosh(close),
                 torch.acosh(large.abs()), torch.atanh(small), torch.atanh(below_one),
                 torch.sin(angle), torch.cos(angle), torch.log1p(small64),
                 torch.expm1(small64), torch.tanh(small), torch.tanh(small64),
-                torch.tanh(large), torch.log(small.abs() * 1e-10), torch.log2(small.abs() * 1e-10))
+                torch.tanh(large), torch.log(small.abs() * 1e-10), torch.log2(small.abs() * 1e-10),
+                torch.erfc(tails), torch.erfc(small64))
 
     inputs = [tiny.float(), huge.float(), near_one.float(),
               torch.tensor([0.5, -0.999999, 0.9999], dtype=torch.float32),
-              angles.float(), tiny]
+              angles.float(), tiny, torch.tensor([3.0, 5.005, 7.5, 9.0])]
     compiled = kiln.compile(functions, [v.to(device) for v in inputs], cache_dir=tmp_path)
     got = compiled(*[v.to(device) for v in inputs])
     # The reference: f64 eager on the very same (rounded) inputs.

@@ -251,9 +251,9 @@ def ApproximateMathPass : Pass<"kiln-approximate-math"> {
     polynomial serves |x| < 0.625 (beyond, (1 - e^-2|x|) / (1 + e^-2|x|),
     exactly ±1 far out); f64 `log1p`, `expm1` and `tanh` with Kahan's ratios
     (log(1 + x), e^x - 1 and math-expand-ops' tanh lose every digit of a
-    tiny x). With
-    `libm-erf` (CPUs), f64 `erf`, which has neither a polynomial here nor an
-    LLVM intrinsic, calls libm's `erf`, lane by lane.
+    tiny x); f32 `erfc` takes upstream's polynomial too. With
+    `libm-erf` (CPUs), f64 `erf` and `erfc`, which have neither a polynomial
+    here nor an LLVM intrinsic, call libm's, lane by lane.
 
     GPUs have libdevice; with `fast-exp` (for them) the pass approximates
     nothing, and f32 `math.exp(x)` becomes `math.exp2(x * log2(e))`,
@@ -266,7 +266,7 @@ def ApproximateMathPass : Pass<"kiln-approximate-math"> {
     Option<"fastExp", "fast-exp", "bool", /*default=*/"false",
            "Compute f32 exp as exp2 of a product (GPUs)">,
     Option<"libmErf", "libm-erf", "bool", /*default=*/"false",
-           "Compute f64 erf with calls to libm's erf (CPUs)">,
+           "Compute f64 erf and erfc with calls to libm (CPUs)">,
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect",

@@ -348,9 +348,9 @@ struct ApproximateMathPass
       splitF32Tanh(getOperation());
       populateMathPolynomialApproximationPatterns(patterns, [](StringRef name) {
         return llvm::is_contained(
-            {math::ErfOp::getOperationName(), math::ExpOp::getOperationName(),
-             math::ExpM1Op::getOperationName(), math::LogOp::getOperationName(),
-             math::Log1pOp::getOperationName(),
+            {math::ErfOp::getOperationName(), math::ErfcOp::getOperationName(),
+             math::ExpOp::getOperationName(), math::ExpM1Op::getOperationName(),
+             math::LogOp::getOperationName(), math::Log1pOp::getOperationName(),
              math::Log2Op::getOperationName(),
              math::TanhOp::getOperationName()},
             name);
@@ -368,13 +368,13 @@ struct ApproximateMathPass
       signalPassFailure();
   }
 
-  /// f64 erf as calls to libm's erf (vectors lane by lane): upstream's
+  /// f64 erf and erfc as calls to libm's (vectors lane by lane): upstream's
   /// math-to-libm patterns, applied to nothing else.
   LogicalResult callLibmForF64Erf() {
     ConversionTarget target(getContext());
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
-    target.addDynamicallyLegalOp<math::ErfOp>([](math::ErfOp op) {
-      return !getElementTypeOrSelf(op.getType()).isF64();
+    target.addDynamicallyLegalOp<math::ErfOp, math::ErfcOp>([](Operation *op) {
+      return !getElementTypeOrSelf(op->getResult(0).getType()).isF64();
     });
     RewritePatternSet patterns(&getContext());
     populateMathToLibmConversionPatterns(patterns);

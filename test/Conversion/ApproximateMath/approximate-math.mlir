@@ -286,3 +286,31 @@ fx.graph @logs_and_tanhs(%x: tensor<64xf32>, %z: tensor<64xf64>) -> (tensor<64xf
   }
   fx.output %0, %1, %2 : tensor<64xf32>, tensor<64xf32>, tensor<64xf64>
 }
+
+// -----
+
+// erfc: f32 takes upstream's polynomial (no 1 - erf, which would lose the
+// tail); f64 stays, or with libm-erf (the CPU pipeline) calls libm's erfc.
+// CHECK-LABEL: fx.graph @complementary_error_function
+// CHECK-NOT: math.erfc %{{.+}} : f32
+// CHECK: math.erfc %{{.+}} : f64
+// LIBM: func.func private @erfc(f64) -> f64
+// LIBM-LABEL: fx.graph @complementary_error_function
+// LIBM-NOT: math.erfc %{{.+}} : f32
+// LIBM: func.call @erfc(%{{.+}}) : (f64) -> f64
+// LIBM-NOT: math.erfc
+fx.graph @complementary_error_function(%x: tensor<64xf32>, %y: tensor<64xf64>) -> (tensor<64xf32>, tensor<64xf64>) {
+  %0 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<64xf32>
+    %e = math.erfc %v : f32
+    loop.yield %e : f32
+  }
+  %1 = loop.pointwise : tensor<64xf64> {
+  ^bb0(%i: index):
+    %v = loop.load %y[%i] : tensor<64xf64>
+    %e = math.erfc %v : f64
+    loop.yield %e : f64
+  }
+  fx.output %0, %1 : tensor<64xf32>, tensor<64xf64>
+}

@@ -13,12 +13,15 @@
 // CHECK: math.tan %{{.+}} : f32
 // CHECK: loop.pointwise
 // CHECK: math.log10 %{{.+}} : f32
-fx.graph @trigonometry(%x: tensor<4xf32>, %i: tensor<4xsi64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) {
+// CHECK: loop.pointwise
+// CHECK: math.erfc %{{.+}} : f64
+fx.graph @trigonometry(%x: tensor<4xf32>, %i: tensor<4xsi64>, %y: tensor<4xf64>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>) {
   %0 = fx.acos %x : (tensor<4xf32>) -> tensor<4xf32>
   %1 = fx.atanh %i : (tensor<4xsi64>) -> tensor<4xf32>
   %2 = fx.tan %x : (tensor<4xf32>) -> tensor<4xf32>
   %3 = fx.log10 %x : (tensor<4xf32>) -> tensor<4xf32>
-  fx.output %0, %1, %2, %3 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  %4 = fx.erfc %y : (tensor<4xf64>) -> tensor<4xf64>
+  fx.output %0, %1, %2, %3, %4 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf64>
 }
 
 // -----

@@ -110,6 +110,8 @@ fx.graph @int_to_float(%i: tensor<4xsi64>, %h: tensor<4xf16>, %p: tensor<4xi1>,
   %21 = fx.erf %i : (tensor<4xsi64>) -> tensor<4xf32>
   // CHECK: fx.erfinv %{{.*}} : (tensor<4xf16>) -> tensor<4xf16>
   %22 = fx.erfinv %h : (tensor<4xf16>) -> tensor<4xf16>
+  // CHECK: fx.erfc %{{.*}} : (tensor<4xsi64>) -> tensor<4xf32>
+  %erfc = fx.erfc %i : (tensor<4xsi64>) -> tensor<4xf32>
   // CHECK: fx.sigmoid %{{.*}} : (tensor<4xi1>) -> tensor<4xf32>
   %23 = fx.sigmoid %p : (tensor<4xi1>) -> tensor<4xf32>
   // CHECK: fx.reciprocal %{{.*}} : (tensor<4xsi64>) -> tensor<4xf32>

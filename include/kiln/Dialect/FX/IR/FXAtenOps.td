@@ -624,6 +624,19 @@ def FX_ErfinvOp : FX_ElementwiseOp<"erfinv", "aten.erfinv.default",
   let results = (outs FX_FloatOrComplexTensor:$result);
 }
 
+def FX_ErfcOp : FX_ElementwiseOp<"erfc", "aten.erfc.default", "IntToFloat"> {
+  let summary = "Elementwise complementary error function, `1 - erf(self)`";
+  let description = [{
+    Core ATen `aten.erfc.default`.
+
+    The tensor operands broadcast to the result's shape. Type promotion over
+    the tensor operands gives the result's dtype: the promoted dtype, or f32
+    (the default dtype) when that is integral or bool.
+  }];
+  let arguments = (ins FX_NonComplexTensor:$self);
+  let results = (outs FX_FloatOrComplexTensor:$result);
+}
+
 def FX_SigmoidOp : FX_ElementwiseOp<"sigmoid", "aten.sigmoid.default",
     "IntToFloat"> {
   let summary = "Elementwise logistic sigmoid, `1 / (1 + exp(-self))`";
