@@ -1027,16 +1027,6 @@ struct AngleLowering : PartsLowering<fx::AngleOp, AngleLowering> {
   }
 };
 
-/// The dynamic sizes of `type` read from `source`'s dimensions: its
-/// dimension d is the result's dimension d (where only one of them has a
-/// dimension, it is static).
-SmallVector<Value> getLeadingSizes(OpBuilder &b, Location loc,
-                                   RankedTensorType type, Value source) {
-  return collectDynamicSizes(type, [&](int64_t dim) -> Value {
-    return getDimSize(b, loc, source, dim);
-  });
-}
-
 /// The real (`imaginary` false) or imaginary parts of `tensor`, a tensor
 /// of complex numbers, as a node.
 Value buildPartTensor(OpBuilder &b, Location loc, Value tensor,
@@ -1045,7 +1035,7 @@ Value buildPartTensor(OpBuilder &b, Location loc, Value tensor,
   auto partType =
       type.clone(cast<ComplexType>(type.getElementType()).getElementType());
   return buildGeneratorNode(
-      b, loc, partType, getLeadingSizes(b, loc, partType, tensor),
+      b, loc, partType, getSizesLike(b, loc, partType, tensor),
       [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
         Value number = loop::LoadOp::create(b, loc, tensor, ivs);
         return imaginary ? complex::ImOp::create(b, loc, number).getResult()
@@ -1342,7 +1332,7 @@ struct ViewAsComplexLowering : OpRewritePattern<fx::ViewAsComplexOp> {
     Value self = op.getSelf();
     Location loc = op.getLoc();
     Value result = buildGeneratorNode(
-        rewriter, loc, type, getLeadingSizes(rewriter, loc, type, self),
+        rewriter, loc, type, getSizesLike(rewriter, loc, type, self),
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           auto partAt = [&](int64_t index) -> Value {
             SmallVector<Value> indices(ivs);
@@ -1368,7 +1358,7 @@ struct ViewAsRealLowering : OpRewritePattern<fx::ViewAsRealOp> {
     Value self = op.getSelf();
     Location loc = op.getLoc();
     Value result = buildGeneratorNode(
-        rewriter, loc, type, getLeadingSizes(rewriter, loc, type, self),
+        rewriter, loc, type, getSizesLike(rewriter, loc, type, self),
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           Value number = loop::LoadOp::create(b, loc, self, ivs.drop_back());
           Value isReal = arith::CmpIOp::create(

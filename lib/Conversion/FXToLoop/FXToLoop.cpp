@@ -99,6 +99,13 @@ Value fxtoloop::getDimSize(OpBuilder &b, Location loc, Value tensor,
   return tensor::DimOp::create(b, loc, tensor, dim);
 }
 
+SmallVector<Value> fxtoloop::getSizesLike(OpBuilder &b, Location loc,
+                                          RankedTensorType type, Value source) {
+  return collectDynamicSizes(type, [&](int64_t dim) -> Value {
+    return getDimSize(b, loc, source, dim);
+  });
+}
+
 Value fxtoloop::buildBroadcastPointwise(OpBuilder &b, Location loc,
                                         RankedTensorType resultType,
                                         ValueRange inputs,
@@ -3185,14 +3192,6 @@ static bool hasAttentionOperands(Value query, Value key, Value value) {
       return false;
   }
   return !queryType.isDynamicDim(rank - 1);
-}
-
-/// The dynamic sizes of `type` read from the same dimensions of `source`.
-static SmallVector<Value> getSizesLike(OpBuilder &b, Location loc,
-                                       RankedTensorType type, Value source) {
-  return collectDynamicSizes(type, [&](int64_t dim) -> Value {
-    return getDimSize(b, loc, source, dim);
-  });
 }
 
 /// A loop.matmul of type `type` (batched [..., M, N]) from `lhs` and `rhs`,

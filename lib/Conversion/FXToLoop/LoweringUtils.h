@@ -31,6 +31,11 @@ inline int64_t normalizeDim(int64_t dim, int64_t rank) {
 /// The size of dimension `dim` of `tensor` as an index value.
 Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim);
 
+/// The dynamic sizes of `type` read from the same dimensions of `source`
+/// (where only one of them has a dimension d, it is static).
+SmallVector<Value> getSizesLike(OpBuilder &b, Location loc,
+                                RankedTensorType type, Value source);
+
 /// The run-time value of the size symbol `name` of the graph around `op`:
 /// the size of the first guarded argument dimension it names, or null.
 Value getSizeSymbolValue(OpBuilder &b, Location loc, Operation *op,
