@@ -79,14 +79,15 @@ void mlir::kiln::buildLoopToSCFCPUPipeline(
 void mlir::kiln::buildSCFToLLVMCPUPipeline(
     OpPassManager &pm, const SCFToLLVMCPUPipelineOptions &options) {
   // Math without an LLVM intrinsic becomes exp and arithmetic (sinh, cosh,
-  // tan, powf, ...), then polynomials (f32) or accurate forms (f64 log1p,
-  // expm1), erf calls to libm (f64). tanh is kiln-approximate-math's alone
-  // (upstream's expansion loses every digit of a tiny x), and fma and
-  // roundeven stay LLVM intrinsics, which the polynomials use.
+  // tan, ...), then polynomials (f32) or accurate forms (f64 log1p, expm1),
+  // erf calls to libm (f64). tanh and f32 powf are kiln-approximate-math's
+  // alone (upstream's expansions lose digits: every one of a tiny x's tanh,
+  // |y ln x| ulp of x^y), f64 powf calls libm's pow, and fma and roundeven
+  // stay LLVM intrinsics, which the polynomials use.
   math::MathExpandOpsPassOptions expand;
-  expand.opMnemonics = {"ctlz",  "sinh",  "cosh",  "tan",   "asinh",
-                        "acosh", "atanh", "ceil",  "exp2",  "powf",
-                        "fpowi", "round", "rsqrt", "clampf"};
+  expand.opMnemonics = {"ctlz",  "sinh",  "cosh",  "tan",  "asinh",
+                        "acosh", "atanh", "ceil",  "exp2", "fpowi",
+                        "round", "rsqrt", "clampf"};
   pm.addPass(math::createMathExpandOpsPass(expand));
   ApproximateMathPassOptions approximate;
   approximate.libmErf = true;

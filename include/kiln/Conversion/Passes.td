@@ -251,7 +251,9 @@ def ApproximateMathPass : Pass<"kiln-approximate-math"> {
     polynomial serves |x| < 0.625 (beyond, (1 - e^-2|x|) / (1 + e^-2|x|),
     exactly ±1 far out); f64 `log1p`, `expm1` and `tanh` with Kahan's ratios
     (log(1 + x), e^x - 1 and math-expand-ops' tanh lose every digit of a
-    tiny x); f32 `erfc` takes upstream's polynomial too. With
+    tiny x); f32 `erfc` takes upstream's polynomial too; f32 `powf` is
+    e^(y ln|x|) evaluated in f64 (in f32 it would err by |y ln x| ulp),
+    with C99's special values. With
     `libm-erf` (CPUs), f64 `erf` and `erfc`, which have neither a polynomial
     here nor an LLVM intrinsic, call libm's, lane by lane.
 

@@ -260,6 +260,166 @@ struct SinCosOfF32 : OpRewritePattern<OpTy> {
   }
 };
 
+/// The integer constant `value` of `type`, an integer or a vector of them.
+Value createIntConstant(OpBuilder &b, Location loc, Type type, int64_t value) {
+  TypedAttr attr = b.getIntegerAttr(getElementTypeOrSelf(type), value);
+  if (auto vectorType = dyn_cast<VectorType>(type))
+    attr = DenseElementsAttr::get(vectorType, attr);
+  return arith::ConstantOp::create(b, loc, attr);
+}
+
+/// f32 pow(x, y) as e^(y ln|x|) in f64, whose error stays far below an f32
+/// ulp: math-expand-ops' form in f32 errs by |y ln x| ulp (4e-6 at tiny
+/// bases). ln|x| is the exponent's and a series in s = (m - 1) / (m + 1)
+/// for the mantissa m in [√½, √2] (|s| < 0.172); e^t is 2^n e^r for
+/// t = n ln 2 + r, with Taylor's polynomial for e^r (|r| < 0.35). Both
+/// vectorize, as libm's pow would not. C99's special values: x^0 and 1^y
+/// are 1, (-1)^±inf too; a negative x gives a negative power for an odd
+/// integer y and NaN for a y that is not an integer (a finite x only).
+struct PowOfF32 : OpRewritePattern<math::PowFOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(math::PowFOp op,
+                                PatternRewriter &rewriter) const override {
+    Type type = op.getType();
+    if (!getElementTypeOrSelf(type).isF32())
+      return rewriter.notifyMatchFailure(op, "only f32");
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    auto likeType = [&](Type element) -> Type {
+      if (auto vectorType = dyn_cast<VectorType>(type))
+        return vectorType.clone(element);
+      return element;
+    };
+    Type wideType = likeType(b.getF64Type());
+    Type bitsType = likeType(b.getI64Type());
+    auto constant = [&](double value) {
+      return createFloatConstant(b, loc, wideType, value);
+    };
+    auto bitsConstant = [&](int64_t value) {
+      return createIntConstant(b, loc, bitsType, value);
+    };
+    auto add = [&](Value u, Value v) -> Value {
+      return arith::AddFOp::create(b, loc, u, v);
+    };
+    auto sub = [&](Value u, Value v) -> Value {
+      return arith::SubFOp::create(b, loc, u, v);
+    };
+    auto mul = [&](Value u, Value v) -> Value {
+      return arith::MulFOp::create(b, loc, u, v);
+    };
+    auto compare = [&](arith::CmpFPredicate predicate, Value u, Value v) {
+      return arith::CmpFOp::create(b, loc, predicate, u, v);
+    };
+    auto select = [&](Value condition, Value u, Value v) -> Value {
+      return arith::SelectOp::create(b, loc, condition, u, v);
+    };
+    auto both = [&](Value u, Value v) -> Value {
+      return arith::AndIOp::create(b, loc, u, v);
+    };
+    constexpr double kInfinity = std::numeric_limits<double>::infinity();
+    constexpr double kLn2 = llvm::numbers::ln2;
+
+    Value x = arith::ExtFOp::create(b, loc, wideType, op.getLhs());
+    Value y = arith::ExtFOp::create(b, loc, wideType, op.getRhs());
+    Value magnitude = math::AbsFOp::create(b, loc, x);
+
+    // ln|x|, for a finite nonzero |x|: normal in f64, an f32 subnormal too.
+    Value bits = arith::BitcastOp::create(b, loc, bitsType, magnitude);
+    Value exponent = arith::SIToFPOp::create(
+        b, loc, wideType,
+        arith::SubIOp::create(
+            b, loc, arith::ShRUIOp::create(b, loc, bits, bitsConstant(52)),
+            bitsConstant(1023)));
+    Value mantissa = arith::BitcastOp::create(
+        b, loc, wideType,
+        arith::OrIOp::create(
+            b, loc,
+            arith::AndIOp::create(b, loc, bits,
+                                  bitsConstant((int64_t(1) << 52) - 1)),
+            bitsConstant(int64_t(1023) << 52)));
+    Value isHigh = compare(arith::CmpFPredicate::OGT, mantissa,
+                           constant(llvm::numbers::sqrt2));
+    mantissa = select(isHigh, mul(mantissa, constant(0.5)), mantissa);
+    exponent = add(exponent, select(isHigh, constant(1.0), constant(0.0)));
+    Value s = arith::DivFOp::create(b, loc, sub(mantissa, constant(1.0)),
+                                    add(mantissa, constant(1.0)));
+    Value s2 = mul(s, s);
+    // 2 atanh s = ln m; the first term left out is below 2e-14.
+    Value series = constant(1.0 / 15);
+    for (int k = 13; k >= 1; k -= 2)
+      series = add(mul(series, s2), constant(1.0 / k));
+    Value ln =
+        add(mul(exponent, constant(kLn2)), mul(mul(constant(2.0), s), series));
+    // ln 0 = -inf; ln inf and ln NaN are themselves.
+    Value isRegular = both(
+        compare(arith::CmpFPredicate::OGT, magnitude, constant(0.0)),
+        compare(arith::CmpFPredicate::OLT, magnitude, constant(kInfinity)));
+    ln = select(
+        isRegular, ln,
+        select(compare(arith::CmpFPredicate::OEQ, magnitude, constant(0.0)),
+               constant(-kInfinity), magnitude));
+
+    // t = y ln|x|; 0 for x^0 and (±1)^y, whose product may be NaN (a NaN x,
+    // an infinite y).
+    Value isOne = arith::OrIOp::create(
+        b, loc, compare(arith::CmpFPredicate::OEQ, y, constant(0.0)),
+        compare(arith::CmpFPredicate::OEQ, magnitude, constant(1.0)));
+    Value t = select(isOne, constant(0.0), mul(y, ln));
+    // Outside [-110, 100] an f32 power is 0 or inf; NaN stays NaN.
+    t = arith::MinimumFOp::create(
+        b, loc, arith::MaximumFOp::create(b, loc, t, constant(-110.0)),
+        constant(100.0));
+
+    // e^t = 2^n e^r, ln 2 in two parts so that n ln 2 is exact (fdlibm's).
+    Value n = math::RoundEvenOp::create(b, loc, mul(t, constant(1.0 / kLn2)));
+    Value r = sub(sub(t, mul(n, constant(6.93147180369123816490e-01))),
+                  mul(n, constant(1.90821492927058770002e-10)));
+    Value polynomial = constant(1.0 / 39916800); // 1/11!
+    double factorial = 39916800;
+    for (int k = 10; k >= 0; --k) {
+      factorial /= k + 1;
+      polynomial = add(mul(polynomial, r), constant(1.0 / factorial));
+    }
+    // A NaN n would make the conversion poison; the polynomial is NaN.
+    Value safeN =
+        select(compare(arith::CmpFPredicate::UNO, n, n), constant(0.0), n);
+    Value twoToN = arith::BitcastOp::create(
+        b, loc, wideType,
+        arith::ShLIOp::create(
+            b, loc,
+            arith::AddIOp::create(
+                b, loc, arith::FPToSIOp::create(b, loc, bitsType, safeN),
+                bitsConstant(1023)),
+            bitsConstant(52)));
+    Value result = mul(polynomial, twoToN);
+
+    // Signs: -x^y for a negative x (-0 and -inf too) and an odd integer y;
+    // NaN for a finite negative x and a y that is not an integer.
+    Value isInteger =
+        compare(arith::CmpFPredicate::OEQ, math::FloorOp::create(b, loc, y), y);
+    Value half = mul(y, constant(0.5));
+    Value isOdd =
+        both(isInteger, compare(arith::CmpFPredicate::ONE,
+                                math::FloorOp::create(b, loc, half), half));
+    Value isSignNegative = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::slt,
+        arith::BitcastOp::create(b, loc, bitsType, x), bitsConstant(0));
+    result = select(both(isSignNegative, isOdd),
+                    arith::NegFOp::create(b, loc, result), result);
+    Value isNotReal =
+        both(both(compare(arith::CmpFPredicate::OLT, x, constant(0.0)),
+                  compare(arith::CmpFPredicate::OLT, magnitude,
+                          constant(kInfinity))),
+             arith::XOrIOp::create(
+                 b, loc, isInteger,
+                 createIntConstant(b, loc, likeType(b.getI1Type()), 1)));
+    result = select(isNotReal, constant(std::nan("")), result);
+    rewriter.replaceOpWithNewOp<arith::TruncFOp>(op, type, result);
+    return success();
+  }
+};
+
 /// Gives f32 log and log2 normal arguments: a subnormal x (below 2^-126,
 /// where the polynomials' exponent extraction reads 0) is scaled by 2^24,
 /// and 24 log 2 (24) taken off the result.
@@ -355,12 +515,11 @@ struct ApproximateMathPass
              math::TanhOp::getOperationName()},
             name);
       });
-      patterns
-          .add<F64Expansion<math::Log1pOp, emitLog1p>,
-               F64Expansion<math::ExpM1Op, emitExpm1>,
-               F64Expansion<math::TanhOp, emitTanh>,
-               SinCosOfF32<math::SinOp, false>, SinCosOfF32<math::CosOp, true>>(
-              &getContext());
+      patterns.add<F64Expansion<math::Log1pOp, emitLog1p>,
+                   F64Expansion<math::ExpM1Op, emitExpm1>,
+                   F64Expansion<math::TanhOp, emitTanh>,
+                   SinCosOfF32<math::SinOp, false>,
+                   SinCosOfF32<math::CosOp, true>, PowOfF32>(&getContext());
     }
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();

@@ -314,3 +314,51 @@ fx.graph @complementary_error_function(%x: tensor<64xf32>, %y: tensor<64xf64>) -
   }
   fx.output %0, %1 : tensor<64xf32>, tensor<64xf64>
 }
+
+// -----
+
+// f32 powf: e^(y ln|x|) in f64, ln|x| from the exponent bits and a series
+// in the mantissa, e^t as 2^n (exponent bits) times a polynomial, signs and
+// NaN for negative bases chosen last, then rounded once to f32. f64 stays
+// (the CPU pipeline calls libm's pow); with fast-exp (GPUs) f32 stays too.
+// CHECK-LABEL: fx.graph @powers
+// CHECK: %[[X:.+]] = arith.extf %{{.+}} : f32 to f64
+// CHECK: %[[Y:.+]] = arith.extf %{{.+}} : f32 to f64
+// CHECK: %[[ABS:.+]] = math.absf %[[X]] : f64
+// CHECK: arith.bitcast %[[ABS]] : f64 to i64
+// CHECK: arith.shrui
+// CHECK: arith.divf
+// CHECK: arith.mulf %[[Y]], %{{.+}} : f64
+// CHECK: arith.maximumf
+// CHECK: arith.minimumf
+// CHECK: math.roundeven %{{.+}} : f64
+// CHECK: arith.fptosi %{{.+}} : f64 to i64
+// CHECK: arith.shli
+// CHECK: math.floor %[[Y]] : f64
+// CHECK: arith.negf
+// CHECK: %[[POWER:.+]] = arith.truncf %{{.+}} : f64 to f32
+// CHECK: loop.yield %[[POWER]] : f32
+// CHECK-NOT: math.powf %{{.+}} : f32
+// CHECK: math.powf %{{.+}} : f64
+// FAST-LABEL: fx.graph @powers
+// FAST: math.powf %{{.+}} : f32
+// LLVM-LABEL: llvm.func internal @powers(
+// LLVM-NOT: llvm.intr.pow({{.*}}xf32>
+// LLVM: llvm.intr.pow(%{{.+}}) : (vector<{{[0-9]+}}xf64>, vector<{{[0-9]+}}xf64>) -> vector<{{[0-9]+}}xf64>
+// LLVM-LABEL: llvm.func internal @powers_result_sizes
+fx.graph @powers(%x: tensor<64xf32>, %y: tensor<64xf32>, %z: tensor<64xf64>) -> (tensor<64xf32>, tensor<64xf64>) {
+  %0 = loop.pointwise : tensor<64xf32> {
+  ^bb0(%i: index):
+    %u = loop.load %x[%i] : tensor<64xf32>
+    %v = loop.load %y[%i] : tensor<64xf32>
+    %e = math.powf %u, %v : f32
+    loop.yield %e : f32
+  }
+  %1 = loop.pointwise : tensor<64xf64> {
+  ^bb0(%i: index):
+    %u = loop.load %z[%i] : tensor<64xf64>
+    %e = math.powf %u, %u : f64
+    loop.yield %e : f64
+  }
+  fx.output %0, %1 : tensor<64xf32>, tensor<64xf64>
+}
