@@ -33,6 +33,7 @@ import operator
 import re
 import struct
 import threading
+import traceback
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -709,17 +710,26 @@ def _adapt_arange_default(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     bound["start"] = 0
 
 
-# Ops whose results alias their operand though their schemas do not say so.
-_UNANNOTATED_ALIASES = ("aten._unsafe_view.", "aten.unsafe_split", "aten.unsafe_chunk.",
-                        "aten.lift", "aten._reshape_alias.")
+# Ops whose results alias their operand though their schemas do not say so:
+# all of its storage, or a piece of it.
+_UNANNOTATED_WHOLE_ALIASES = ("aten._unsafe_view.", "aten.lift", "aten._reshape_alias.")
+_UNANNOTATED_PIECES = ("aten.unsafe_split", "aten.unsafe_chunk.")
 
 
 def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     """fx.as_strided reads its operand's elements in row-major order: that
     is eager's storage only when the operand is contiguous and owns exactly
     that storage (not a slice of a larger one), which the traced value says
-    (torch 2.x records it; TensorMetadata does not)."""
+    (torch 2.x records it; TensorMetadata does not). An alias that the
+    schema does not annotate reads its operand's storage, which must be
+    such; its traced value may be a copy."""
     operand = bound["self"]
+    while isinstance(operand, torch.fx.Node) and operand.op == "call_function" and \
+            str(operand.target).startswith(_UNANNOTATED_WHOLE_ALIASES):
+        operand = operand.args[0]
+    if isinstance(operand, torch.fx.Node) and str(operand.target).startswith(_UNANNOTATED_PIECES):
+        raise _unsupported(node, f"{node.target} of a view, which may share a larger "
+                                 "storage, is not supported")
     if isinstance(operand, torch.fx.Node) and operand.op == "placeholder":
         raise _unsupported(node, f"{node.target} of a graph input reads the storage of "
                                  "whatever tensor each call passes, which Kiln does not see")
@@ -735,10 +745,8 @@ def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     if not isinstance(value, torch.Tensor) or storage is None:
         # torch 1.13 records no values: an op whose result aliases nothing
         # allocates it, and owns that storage, when it is contiguous.
-        # (The unsafe views and lifts alias their operand unannotated.)
         meta = operand.meta.get("tensor_meta") if isinstance(operand, torch.fx.Node) else None
         if getattr(operand, "op", None) == "call_function" and returns and \
-                not str(operand.target).startswith(_UNANNOTATED_ALIASES) and \
                 getattr(meta, "memory_format", None) == torch.contiguous_format:
             return
         raise _unsupported(node, f"{node.target} needs its operand's storage, which "
@@ -1121,18 +1129,55 @@ def _innermost_last(trace: str) -> str:
 _TRACING_LOCK = threading.RLock()
 
 
+def _resampling_by_default(vec: Any) -> Callable:
+    """A kernel of a resampling op's ``.vec`` overload (an output size or
+    scale factors) that calls its ``.default`` overload (the output size and
+    a scale per spatial dimension), as ATen's composite does, with sizes
+    that may be symbolic: ATen's own composite takes concrete sizes only."""
+    default = vec.overloadpacket.default
+
+    def kernel(input, output_size, *rest):
+        # Linear modes take align_corners between the size and the factors.
+        *align_corners, scale_factors = rest
+        spatial = input.dim() - 2
+        if output_size is not None:
+            sizes, scales = list(output_size), [None] * spatial
+        else:
+            scales = list(scale_factors)
+            sizes = [_scaled_size(input.shape[2 + d], scales[d]) for d in range(spatial)]
+        return default(input, sizes, *align_corners, *scales)
+    return kernel
+
+
+def _scaled_size(size: Any, scale: float) -> Any:
+    """⌊size · scale⌋ as ATen computes it, in f64. For a symbolic size and a
+    scale p/q with q a power of two up to 1024, in integers, (size · p) // q,
+    which size inference follows: the f64 product's rounding cannot cross
+    an integer then (the fraction is 0 or at least 1/q)."""
+    if isinstance(size, int):
+        return int(size * scale)
+    p, q = fractions.Fraction(scale).as_integer_ratio()
+    if q > 1024:
+        return torch.sym_int(torch.sym_float(size) * scale)
+    return size * p // q
+
+
 @contextlib.contextmanager
 def keeping_resampling_whole() -> Iterator[None]:
     """Makes make_fx record the resampling ops whole: torch 2.x registers
     Python kernels of them at the CompositeImplicitAutograd and Autograd
-    keys, which its python dispatcher runs while tracing. Without them the
-    ``.vec`` overloads reach ``.default`` through ATen's own composite and
-    autograd records ``upsample_*_backward``."""
+    keys, which its python dispatcher runs while tracing, and which
+    decompose them. In their place the ``.vec`` overloads reach
+    ``.default`` through _resampling_by_default, and autograd records
+    ``upsample_*_backward``."""
     keys = [getattr(torch._C.DispatchKey, name) for name in
             ("CompositeImplicitAutograd", "Autograd")]
     with _TRACING_LOCK:
         removed = [(op, key, op.py_kernels.pop(key)) for op in RESAMPLING_OPS
                    for key in keys if key in getattr(op, "py_kernels", {})]
+        replaced = {op for op, _, _ in removed if op._overloadname == "vec"}
+        for op in replaced:
+            op.py_kernels[keys[0]] = _resampling_by_default(op)
 
         def forget_dispatch() -> None:
             for op in {op for op, _, _ in removed}:
@@ -1142,6 +1187,8 @@ def keeping_resampling_whole() -> Iterator[None]:
         try:
             yield
         finally:
+            for op in replaced:
+                del op.py_kernels[keys[0]]
             for op, key, kernel in removed:
                 op.py_kernels[key] = kernel
             forget_dispatch()
@@ -1193,6 +1240,39 @@ def _recording_stack_traces() -> Iterator[None]:
             PythonKeyTracer.record_stack_traces = saved
         else:
             del PythonKeyTracer.record_stack_traces  # Inherit Tracer's default again.
+
+
+def _frames_outside_torch(tracer: Any, frames: traceback.StackSummary) -> traceback.StackSummary:
+    """Every frame of a node's stack outside torch: the user's, wherever
+    they are, and Kiln's (which _unrolled_hint reads)."""
+    return traceback.StackSummary.from_list(
+        [frame for frame in frames if not _is_torch_file(frame.filename)])
+
+
+@functools.lru_cache(maxsize=None)
+def _is_torch_file(filename: str) -> bool:
+    return _TORCH_DIR in Path(filename).resolve().parents
+
+
+@contextlib.contextmanager
+def _keeping_user_frames() -> Iterator[None]:
+    """Makes make_fx's tracer (torch 2.x) keep the user's frames in each
+    node's stack trace. Its own filter keeps the frames from the first
+    ``forward`` on, and none where no module's forward is on the stack, as
+    when the traced function is a plain function: the nodes would lose
+    their source locations."""
+    if not hasattr(PythonKeyTracer, "_filter_traceback_frames"):
+        yield
+        return
+    saved = PythonKeyTracer.__dict__.get("_filter_traceback_frames")
+    PythonKeyTracer._filter_traceback_frames = _frames_outside_torch
+    try:
+        yield
+    finally:
+        if saved is None:
+            del PythonKeyTracer._filter_traceback_frames  # Inherit Tracer's again.
+        else:
+            PythonKeyTracer._filter_traceback_frames = saved
 
 
 def _input_list(example_inputs: Sequence[Any]) -> List[Any]:
@@ -2106,7 +2186,7 @@ def _trace(fn: Callable, example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
             torch.backends.mkldnn.flags(enabled=False), as_composites():
         if "record_stack_traces" in inspect.signature(make_fx).parameters:
             # torch 2.x: the tracer is configured per call.
-            with keeping_resampling_whole():
+            with keeping_resampling_whole(), _keeping_user_frames():
                 gm = make_fx(fn, record_stack_traces=True, **options)(*inputs)
         else:
             with _recording_stack_traces():

@@ -128,7 +128,9 @@ def test_library_kernels_read_strided_views_of_region_buffers(tmp_path):
     a, b = torch.randn(3, 16), torch.randn(5, 8)
     compiled = partitioned(fn, [a, b], tmp_path, fallback="error",
                            library_ops=["aten.mm.default"])
-    assert compiled.kiln_report.kernels == 2
+    # Both pointwise ops compile (torch 1.13's partitioner makes a region of
+    # each, later ones one region of both).
+    assert compiled.kiln_report.compiled_ops == 3 and not compiled.kiln_report.fallbacks
     in_pytorch = [str(n.target) for n in compiled.graph.nodes if n.op == "call_function"]
     assert in_pytorch.count("aten.mm.default") == 1
     assert "aten.reshape.default" not in in_pytorch and "aten.view.default" not in in_pytorch

@@ -56,17 +56,6 @@ DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
 
 
 
-@pytest.fixture(autouse=True)
-def exact_float32_convolutions():
-    """Eager convolutions in f32, not TF32 (cuDNN's default), whose
-    rounding the f32 tolerance does not allow for: which algorithm cuDNN
-    picks depends on the layout Kiln hands it."""
-    saved = torch.backends.cudnn.allow_tf32
-    torch.backends.cudnn.allow_tf32 = False
-    yield
-    torch.backends.cudnn.allow_tf32 = saved
-
-
 IMPORTED = sorted(name for name, case in CASES.items() if case.xfail is None)
 
 
