@@ -33,14 +33,17 @@ def partitioned(fn, inputs, tmp_path, **options):
     return compile_aten_graph(gm, inputs, options=BackendOptions(cache_dir=tmp_path, **options))
 
 
-# Float scatter_reduce products along more than 4096 elements have no
-# lowering (Kiln's gathers quadratically): they run in PyTorch.
-def long_scatter_products(x, w):
+# Fourier transforms along more than 2^22 elements, of a length other than a
+# power of two, have no lowering (Bluestein's transform takes up to 2^22):
+# they run in PyTorch. 9 · 2^19 is one that eager transforms quickly.
+LONG_FFT = 9 * 2 ** 19
+
+
+def long_fourier_transforms(x, w):
     y = torch.relu(x @ w) * 2
-    t = y.double().reshape(-1).repeat(16) * 0.001 + 1
-    index = (t * 1e6).long() % 4500
-    s = t[:4500].scatter_reduce(0, index, t, "prod") + t[1:4501].scatter_reduce(0, index, t, "prod")
-    return (s[:2] + 1).tanh(), y.sum(0)
+    t = y.reshape(-1).repeat(-(-LONG_FFT // y.numel()))[:LONG_FFT] * 0.001 + 1
+    s = torch.fft.rfft(t).abs()[:4] + torch.fft.rfft(t * 2).abs()[1:5]
+    return (s[:2] * 1e-6).tanh(), y.sum(0)
 
 
 def test_unsupported_ops_run_in_pytorch_between_regions(device, tmp_path, caplog):
@@ -48,29 +51,28 @@ def test_unsupported_ops_run_in_pytorch_between_regions(device, tmp_path, caplog
     x, w = (torch.randn(8, 16, generator=generator).to(device),
             torch.randn(16, 40, generator=generator).to(device))
     with caplog.at_level(logging.INFO, logger="kiln"):
-        compiled = partitioned(long_scatter_products, [x, w], tmp_path)
-    # A long scatter product imports into fx but has no lowering:
+        compiled = partitioned(long_fourier_transforms, [x, w], tmp_path)
+    # A long Fourier transform imports into fx but has no lowering:
     # kiln-compile's diagnostics name it, and it leaves the regions around
     # it.
     report = compiled.kiln_report
     assert report.kernels == 2 and len(regions(compiled)) == 2
-    assert {op for op, _ in report.fallbacks} == {"aten.scatter_reduce.two"}
+    assert {op for op, _ in report.fallbacks} == {"aten._fft_r2c.default"}
     assert all("no lowering for 'fx." in reason for _, reason in report.fallbacks)
     assert "2 op(s) ran in PyTorch" in caplog.text
     fresh = torch.randn(8, 16, generator=generator).to(device)
-    for got, want in zip(compiled(fresh, w), long_scatter_products(fresh, w)):
+    for got, want in zip(compiled(fresh, w), long_fourier_transforms(fresh, w)):
         torch.testing.assert_close(got, want)
 
 
 def test_regions_that_feed_each_other(tmp_path):
-    """y feeds the second region directly and through a long scatter
-    product, which the partitioner must not put in between: two regions,
+    """y feeds the second region directly and through a long Fourier
+    transform, which the partitioner must not put in between: two regions,
     one reading the other's result."""
     def fn(x):
         y = torch.relu(x) * 3
-        flat = y.reshape(-1).repeat(25) * 0.01 + 1
-        index = (flat * 1e5).long() % 200
-        return y + flat[:200].scatter_reduce(0, index, flat, "prod").reshape(5, 40)
+        flat = y.reshape(-1).repeat(-(-LONG_FFT // 200))[:LONG_FFT] * 0.01 + 1
+        return y + torch.fft.rfft(flat).abs()[:200].reshape(5, 40) * 1e-6
     x = torch.randn(5, 40)
     compiled = partitioned(fn, [x], tmp_path)
     assert compiled.kiln_report.kernels == 2
@@ -145,9 +147,9 @@ def test_library_kernels_read_strided_views_of_region_buffers(tmp_path):
 def test_fallback_error_names_the_op(tmp_path):
     x, w = torch.randn(8, 16), torch.randn(16, 40)
     with pytest.raises(FallbackError,
-                       match=r"aten\.scatter_reduce\.two x\d: kiln-fx-to-loop: "
-                             r"no lowering for 'fx\.scatter_reduce'"):
-        partitioned(long_scatter_products, [x, w], tmp_path, fallback="error")
+                       match=r"aten\._fft_r2c\.default x\d: kiln-fx-to-loop: "
+                             r"no lowering for 'fx\.fft_r2c'"):
+        partitioned(long_fourier_transforms, [x, w], tmp_path, fallback="error")
 
 
 def test_a_fully_supported_graph_is_one_region(device, tmp_path):
@@ -262,12 +264,12 @@ def test_views_alone_stay_views(tmp_path):
 
 def test_second_compile_reuses_the_cached_artifacts(tmp_path):
     x, w = torch.randn(8, 16), torch.randn(16, 40)
-    partitioned(long_scatter_products, [x, w], tmp_path)
+    partitioned(long_fourier_transforms, [x, w], tmp_path)
     # The two final regions, and one that a failed op's blame split later.
     cached = sorted(tmp_path.glob("*.so"))
     assert len(cached) == 3
     stamps = [p.stat().st_mtime_ns for p in cached]
-    partitioned(long_scatter_products, [x, w], tmp_path)
+    partitioned(long_fourier_transforms, [x, w], tmp_path)
     assert sorted(tmp_path.glob("*.so")) == cached
     assert [p.stat().st_mtime_ns for p in cached] == stamps
 
@@ -313,7 +315,7 @@ def test_check_numerics_names_the_wrong_output(device, tmp_path, caplog):
     generator = torch.Generator().manual_seed(5)
     x, w = (torch.randn(8, 16, generator=generator).to(device),
             torch.randn(16, 40, generator=generator).to(device))
-    compiled = partitioned(long_scatter_products, [x, w], tmp_path, check_numerics="warn")
+    compiled = partitioned(long_fourier_transforms, [x, w], tmp_path, check_numerics="warn")
     first, second = regions(compiled)
     assert first.check is not None and second.check is not None
     compiled(x, w)
@@ -539,11 +541,11 @@ def test_torch_compile_fallback_error(tmp_path):
     import kiln.backend  # noqa: F401
     torch._dynamo.reset()
     compiled = torch.compile(
-        lambda x: x.scatter_reduce(0, torch.arange(5000, device=x.device) % 5, x, "prod"),
+        lambda x: torch.fft.rfft(x.tanh()).abs(),
         backend="kiln", options={"cache_dir": tmp_path, "fallback": "error"})
-    # A long scatter product has no lowering: it would stay in PyTorch.
-    with pytest.raises(Exception, match="aten.scatter_reduce.two"):
-        compiled(torch.randn(5000).tanh())
+    # A long Fourier transform has no lowering: it would stay in PyTorch.
+    with pytest.raises(Exception, match="aten._fft_r2c"):
+        compiled(torch.randn(LONG_FFT))
 
 
 def test_the_entry_point_names_the_backend():

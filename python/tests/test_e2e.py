@@ -1494,6 +1494,33 @@ def test_scatter_reduce(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=tolerance, atol=tolerance)
 
 
+@pytest.mark.filterwarnings("ignore:scatter_reduce\\(\\) is in beta")
+def test_long_scatter_products(device, tmp_path):
+    """Float products along more than 4096 elements (which Kiln would gather
+    quadratically) scatter by compare-and-swap on the elements' bits: many
+    duplicates per element, a zero, a NaN, an infinity, and bf16."""
+    def fn(x, y, index, wide_index, src):
+        return (x.scatter_reduce(0, index, src, "prod"),
+                x.scatter_reduce(0, index, src.flip(0), "prod", include_self=False),
+                y.bfloat16().scatter_reduce(0, wide_index, src.bfloat16(), "prod"))
+
+    generator = torch.Generator().manual_seed(11)
+    n = 6000
+    # Factors near 1 keep 600 of them per element within range.
+    src = 1 + 0.01 * torch.randn(n, generator=generator)
+    src[7], src[123], src[4000] = 0.0, float("nan"), float("inf")
+    inputs = [torch.randn(10, generator=generator), torch.randn(3000, generator=generator),
+              torch.randint(0, 10, (n,), generator=generator),
+              torch.randint(0, 3000, (n,), generator=generator), src]
+    compiled = kiln.compile(fn, [t.to(device) for t in inputs], cache_dir=tmp_path)
+    args = [t.to(device) for t in inputs]
+    for got, want in zip(compiled(*args), fn(*args)):
+        # The threads multiply in any order, which rounds differently (bf16
+        # at each of a few steps).
+        tolerance = 2e-2 if want.dtype == torch.bfloat16 else 1e-5
+        torch.testing.assert_close(got, want, rtol=tolerance, atol=tolerance, equal_nan=True)
+
+
 def test_as_strided_scatter(device, tmp_path):
     # src's elements go to self's row-major positions offset + Σ index·stride;
     # overlapping positions (stride 0) keep one of the values.

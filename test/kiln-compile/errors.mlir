@@ -7,16 +7,16 @@
 // RUN: not kiln-compile %t/ok.mlir 2>&1 | FileCheck %s --check-prefix=NOOUTPUT
 // RUN: not kiln-compile %t/missing.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
 
-// NOLOWERING: unsupported.mlir:2:8: error: kiln-fx-to-loop: no lowering for 'fx.scatter_reduce' with these operand types
+// NOLOWERING: unsupported.mlir:2:8: error: kiln-fx-to-loop: no lowering for 'fx.fft_r2c' with these operand types
 // MALFORMED: malformed.mlir:2:18: error: expected ':'
 // OPTIONS: kiln-compile: invalid --pipeline-options 'no-such-option=1'
 // NOOUTPUT: error: a shared object needs an output file (-o)
 // MISSING: kiln-compile: cannot open input file '{{.*}}missing.mlir'
 
 //--- unsupported.mlir
-fx.graph @forward(%x: tensor<5000xf32>, %i: tensor<5000xsi64>) -> tensor<5000xf32> {
-  %0 = fx.scatter_reduce %x, %i, %x {dim = 0, reduce = "prod"} : (tensor<5000xf32>, tensor<5000xsi64>, tensor<5000xf32>) -> tensor<5000xf32>
-  fx.output %0 : tensor<5000xf32>
+fx.graph @forward(%x: tensor<4194306xf32>) -> tensor<2097154xcomplex<f32>> {
+  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<4194306xf32>) -> tensor<2097154xcomplex<f32>>
+  fx.output %0 : tensor<2097154xcomplex<f32>>
 }
 //--- malformed.mlir
 fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {

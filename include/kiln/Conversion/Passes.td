@@ -152,6 +152,8 @@ def ConvertLoopToSCFPass : Pass<"kiln-loop-to-scf", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::vector::VectorDialect",
+    // Scatters' products compare and swap (llvm.cmpxchg).
+    "::mlir::LLVM::LLVMDialect",
   ];
   let options = [
     Option<"parallel", "parallel", "bool", /*default=*/"true",

@@ -10,7 +10,9 @@
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
@@ -157,6 +159,68 @@ Value mlir::kiln::emitBodyValue(OpBuilder &b, Block &body,
                        cast<loop::YieldOp>(body.getTerminator()).getValue());
 }
 
+/// dest[indices] = combine(dest[indices]) by compare-and-swap on the
+/// element's bits until no other thread wrote in between: an scf.while
+/// around llvm.cmpxchg at the element's address. LLVM compares and swaps
+/// integers only, and memref.generic_atomic_rmw lowers to a cmpxchg of the
+/// element type (so not of floats) in blocks that it splits, which a
+/// structured loop's body may not hold. Comparing bits also ends the loop
+/// where the element is NaN.
+static void emitCompareAndSwapUpdate(
+    OpBuilder &b, Location loc, Value dest, ValueRange indices,
+    function_ref<Value(OpBuilder &, Location, Value)> combine) {
+  Type element = cast<MemRefType>(dest.getType()).getElementType();
+  Type bitsType = b.getIntegerType(element.getIntOrFloatBitWidth());
+  Type i64 = b.getI64Type();
+  // The element's address: the aligned pointer, plus the offset and each
+  // index times its stride, in elements.
+  auto metadata = memref::ExtractStridedMetadataOp::create(b, loc, dest);
+  Value offset = metadata.getOffset();
+  for (auto [index, stride] : llvm::zip(indices, metadata.getStrides()))
+    offset = arith::AddIOp::create(
+        b, loc, offset, arith::MulIOp::create(b, loc, index, stride));
+  auto pointerType = LLVM::LLVMPointerType::get(b.getContext());
+  Value base = LLVM::IntToPtrOp::create(
+      b, loc, pointerType,
+      arith::IndexCastOp::create(
+          b, loc, i64,
+          memref::ExtractAlignedPointerAsIndexOp::create(b, loc, dest)),
+      /*dereferenceable=*/nullptr);
+  Value address = LLVM::GEPOp::create(
+      b, loc, pointerType, bitsType, base,
+      ValueRange{arith::IndexCastOp::create(b, loc, i64, offset)});
+  auto toBits = [&](OpBuilder &b, Value value) -> Value {
+    return value.getType() == bitsType
+               ? value
+               : arith::BitcastOp::create(b, loc, bitsType, value);
+  };
+  auto fromBits = [&](OpBuilder &b, Value bits) -> Value {
+    return element == bitsType
+               ? bits
+               : arith::BitcastOp::create(b, loc, element, bits);
+  };
+  Value initial = toBits(b, memref::LoadOp::create(b, loc, dest, indices));
+  scf::WhileOp::create(
+      b, loc, TypeRange{bitsType}, ValueRange{initial},
+      [&](OpBuilder &b, Location loc, ValueRange expected) {
+        Value desired = toBits(b, combine(b, loc, fromBits(b, expected[0])));
+        auto exchange = LLVM::AtomicCmpXchgOp::create(
+            b, loc, address, expected[0], desired,
+            LLVM::AtomicOrdering::acq_rel, LLVM::AtomicOrdering::monotonic);
+        Value observed = LLVM::ExtractValueOp::create(b, loc, exchange,
+                                                      ArrayRef<int64_t>{0});
+        Value swapped = LLVM::ExtractValueOp::create(b, loc, exchange,
+                                                     ArrayRef<int64_t>{1});
+        Value retry = arith::XOrIOp::create(
+            b, loc, swapped,
+            arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+        scf::ConditionOp::create(b, loc, retry, ValueRange{observed});
+      },
+      [&](OpBuilder &b, Location loc, ValueRange observed) {
+        scf::YieldOp::create(b, loc, observed);
+      });
+}
+
 void mlir::kiln::emitScatterUpdate(OpBuilder &b, loop::ScatterOp node,
                                    Value dest, const IRMapping &mapping,
                                    ValueRange ivs) {
@@ -175,18 +239,14 @@ void mlir::kiln::emitScatterUpdate(OpBuilder &b, loop::ScatterOp node,
   Type element = node.getResultType().getElementType();
   bool isFloat = isa<FloatType>(element);
   if (node.getCombiner() == "prod") {
-    // No target has an atomic product: a compare-and-swap loop.
-    auto update =
-        memref::GenericAtomicRMWOp::create(b, yield.getLoc(), dest, indices);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(update.getBody());
-    Value current = update.getCurrentValue();
-    Value product =
-        isFloat ? arith::MulFOp::create(b, yield.getLoc(), current, value)
-                      .getResult()
-                : arith::MulIOp::create(b, yield.getLoc(), current, value)
-                      .getResult();
-    memref::AtomicYieldOp::create(b, yield.getLoc(), product);
+    // No target has an atomic product.
+    emitCompareAndSwapUpdate(
+        b, yield.getLoc(), dest, indices,
+        [&](OpBuilder &b, Location loc, Value current) -> Value {
+          if (isFloat)
+            return arith::MulFOp::create(b, loc, current, value);
+          return arith::MulIOp::create(b, loc, current, value);
+        });
     return;
   }
   bool isUnsigned = element.isUnsignedInteger();

@@ -170,8 +170,28 @@ static Value getCombinerIdentity(OpBuilder &b, Location loc, StringRef combiner,
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalar, bound));
 }
 
-/// Lowers fx.scatter_reduce ("sum", "mean", "amax", "amin", and "prod" of
-/// integers): a loop.scatter combining src into self along `dim`. Without
+/// Whether fx.scatter_reduce `op` is a float product that
+/// ScatterProductLowering gathers: along a `dim` of at most
+/// kMaxGatheredProduct elements in self and in the index, static shapes.
+static constexpr int64_t kMaxGatheredProduct = 4096;
+static bool isGatheredProduct(fx::ScatterReduceOp op) {
+  auto type = cast<RankedTensorType>(op.getType());
+  auto indexType = cast<RankedTensorType>(op.getIndex().getType());
+  int64_t rank = type.getRank();
+  int64_t dim = static_cast<int64_t>(op.getDim());
+  if (dim < 0)
+    dim += rank;
+  return op.getReduce() == "prod" && isa<FloatType>(type.getElementType()) &&
+         rank != 0 && type.hasStaticShape() && indexType.hasStaticShape() &&
+         indexType.getRank() == rank &&
+         type.getDimSize(dim) <= kMaxGatheredProduct &&
+         indexType.getDimSize(dim) <= kMaxGatheredProduct &&
+         indexType.getNumElements() != 0;
+}
+
+/// Lowers fx.scatter_reduce ("sum", "mean", "amax", "amin", and "prod" but
+/// the float products that ScatterProductLowering gathers): a loop.scatter
+/// combining src into self along `dim`, products by compare-and-swap. Without
 /// `include_self`, the elements that receive values first take the
 /// combiner's identity (an "assign" scatter); "mean" divides by the number
 /// of values each element received (plus one for self's), floats only.
@@ -192,8 +212,7 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
                              .Default("");
     bool mean = reduce == "mean";
     if (combiner.empty() || !isAddable(type) ||
-        (mean && !isa<FloatType>(dtype)) ||
-        (combiner == "prod" && !isa<IntegerType>(dtype)))
+        (mean && !isa<FloatType>(dtype)) || isGatheredProduct(op))
       return rewriter.notifyMatchFailure(op, "reduction not combined");
     int64_t rank = type.getRank();
     int64_t dim = static_cast<int64_t>(op.getDim());
@@ -253,19 +272,21 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
   }
 };
 
-/// Lowers fx.scatter_reduce "prod" of floats, which no target multiplies
-/// atomically, as a gather: output element o multiplies the src elements
+/// Lowers fx.scatter_reduce "prod" of floats along short dimensions
+/// (isGatheredProduct) as a gather, in the index's order, as eager's CPU
+/// kernel multiplies (a scatter's compare-and-swap multiplies in whichever
+/// order threads come): output element o multiplies the src elements
 /// whose index along `dim` names it, a loop.reduce "prod" over the index's
 /// extent along `dim` (the factor is 1 where the index names another
 /// element), and a loop.reduce "max" of the matches says whether any did
-/// (else o keeps self's). Quadratic along `dim`, so that extent and self's
-/// are at most kMaxGatheredProduct; static shapes.
+/// (else o keeps self's). Quadratic along `dim`.
 struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
   using OpRewritePattern::OpRewritePattern;
-  static constexpr int64_t kMaxGatheredProduct = 4096;
 
   LogicalResult matchAndRewrite(fx::ScatterReduceOp op,
                                 PatternRewriter &rewriter) const override {
+    if (!isGatheredProduct(op))
+      return rewriter.notifyMatchFailure(op, "not a float product to gather");
     auto type = cast<RankedTensorType>(op.getType());
     Type dtype = type.getElementType();
     Value self = op.getSelf(), index = op.getIndex(), src = op.getSrc();
@@ -275,13 +296,6 @@ struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
     int64_t dim = static_cast<int64_t>(op.getDim());
     if (dim < 0)
       dim += rank;
-    if (op.getReduce() != "prod" || !isa<FloatType>(dtype) || rank == 0 ||
-        !type.hasStaticShape() || !indexType.hasStaticShape() ||
-        indexType.getRank() != rank ||
-        type.getDimSize(dim) > kMaxGatheredProduct ||
-        indexType.getDimSize(dim) > kMaxGatheredProduct ||
-        indexType.getNumElements() == 0)
-      return rewriter.notifyMatchFailure(op, "not a float product to gather");
     Location loc = op.getLoc();
     Type accumulator =
         dtype.isF16() || dtype.isBF16() ? Type(rewriter.getF32Type()) : dtype;

@@ -123,12 +123,12 @@ fx.graph @sub_alpha(%x: tensor<3xf64>, %y: tensor<3xf64>) -> tensor<3xf64> {
 // -----
 
 // Tests that ops without a lowering stay as they are.
-// CHECK-LABEL: fx.graph @do_not_lower_long_scatter_products
-// CHECK: fx.scatter_reduce
-// CHECK-NOT: loop.reduce
-fx.graph @do_not_lower_long_scatter_products(%x: tensor<5000xf32>, %i: tensor<5000xsi64>) -> tensor<5000xf32> {
-  %0 = fx.scatter_reduce %x, %i, %x {dim = 0, reduce = "prod"} : (tensor<5000xf32>, tensor<5000xsi64>, tensor<5000xf32>) -> tensor<5000xf32>
-  fx.output %0 : tensor<5000xf32>
+// CHECK-LABEL: fx.graph @do_not_lower_long_fourier_transforms
+// CHECK: fx.fft_r2c
+// CHECK-NOT: loop.
+fx.graph @do_not_lower_long_fourier_transforms(%x: tensor<4194306xf32>) -> tensor<2097154xcomplex<f32>> {
+  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<4194306xf32>) -> tensor<2097154xcomplex<f32>>
+  fx.output %0 : tensor<2097154xcomplex<f32>>
 }
 
 // -----

@@ -208,3 +208,20 @@ fx.graph @scatter_prod_of_floats(%x: tensor<8x5xbf16>, %i: tensor<6x3xsi64>, %s:
   %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod"} : (tensor<8x5xbf16>, tensor<6x3xsi64>, tensor<8x3xbf16>) -> tensor<8x5xbf16>
   fx.output %0 : tensor<8x5xbf16>
 }
+
+// -----
+
+// Past 4096 elements along `dim` (or over dynamic sizes) a float product
+// scatters: each element of src multiplies into the one its index names,
+// by compare-and-swap, in whichever order the threads come.
+// CHECK-LABEL: fx.graph @long_scatter_prod_of_floats
+// CHECK-SAME: (%[[X:.+]]: tensor<2x5xf32>, %[[I:.+]]: tensor<2x4097xsi64>, %[[S:.+]]: tensor<2x4097xf32>)
+// CHECK-NOT: loop.reduce
+// CHECK: loop.scatter "prod" %[[X]] over [2, 4097] : tensor<2x5xf32> -> tensor<2x5xf32>
+// CHECK-DAG: loop.load %[[S]]
+// CHECK-DAG: loop.load %[[I]]
+// CHECK: loop.scatter_yield
+fx.graph @long_scatter_prod_of_floats(%x: tensor<2x5xf32>, %i: tensor<2x4097xsi64>, %s: tensor<2x4097xf32>) -> tensor<2x5xf32> {
+  %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod"} : (tensor<2x5xf32>, tensor<2x4097xsi64>, tensor<2x4097xf32>) -> tensor<2x5xf32>
+  fx.output %0 : tensor<2x5xf32>
+}

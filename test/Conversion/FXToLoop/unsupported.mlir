@@ -1,15 +1,5 @@
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))'
 
-// A float scatter_reduce product gathers quadratically along its
-// dimension, so only up to 4096 elements.
-fx.graph @long_scatter_product(%x: tensor<5000xf32>, %i: tensor<5000xsi64>) -> tensor<5000xf32> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.scatter_reduce' with these operand types}}
-  %0 = fx.scatter_reduce %x, %i, %x {dim = 0, reduce = "prod"} : (tensor<5000xf32>, tensor<5000xsi64>, tensor<5000xf32>) -> tensor<5000xf32>
-  fx.output %0 : tensor<5000xf32>
-}
-
-// -----
-
 fx.graph @bool_add_alpha(%p: tensor<4xi1>) -> tensor<4xi1> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.add' with these operand types}}
   %0 = fx.add %p, %p {alpha = 2 : i64} : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
@@ -77,16 +67,6 @@ fx.graph @dynamic_channels_group_norm_backward(%dy: tensor<2x?x3xf32>, %m: tenso
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.native_group_norm_backward' with these operand types}}
   %0:3 = fx.native_group_norm_backward %dy, %dy, %m, %m {group = 2 : i64, output_mask = array<i1: true, false, false>} : (tensor<2x?x3xf32>, tensor<2x?x3xf32>, tensor<2x2xf32>, tensor<2x2xf32>) -> (tensor<2x?x3xf32>, tensor<?xf32>, tensor<?xf32>)
   fx.output %0#0 : tensor<2x?x3xf32>
-}
-
-// -----
-
-// A product of floats has no atomic form (LLVM compares and swaps integers)
-// and gathers quadratically, so along at most 4096 index elements.
-fx.graph @long_scatter_prod(%x: tensor<2x5xf32>, %i: tensor<2x4097xsi64>, %s: tensor<2x4097xf32>) -> tensor<2x5xf32> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.scatter_reduce' with these operand types}}
-  %0 = fx.scatter_reduce %x, %i, %s {dim = 1 : i64, reduce = "prod"} : (tensor<2x5xf32>, tensor<2x4097xsi64>, tensor<2x4097xf32>) -> tensor<2x5xf32>
-  fx.output %0 : tensor<2x5xf32>
 }
 
 // -----

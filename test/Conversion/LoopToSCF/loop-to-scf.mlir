@@ -316,16 +316,29 @@ fx.graph @scatter_extrema(%x: tensor<4xf32>, %u: tensor<4xui8>) -> (tensor<4xf32
 
 // -----
 
-// A "prod" scatter multiplies in a compare-and-swap loop: no target has an
-// atomic product.
+// A "prod" scatter multiplies in a compare-and-swap loop (no target has an
+// atomic product) on the element's bits at its address: floats' through
+// bitcasts, as LLVM compares and swaps integers only.
 // CHECK-LABEL: func.func @scatter_product
-// CHECK: memref.generic_atomic_rmw %{{.+}}[%{{.+}}] : memref<4xi8>
-// CHECK-NEXT: ^bb0(%[[OLD:.+]]: i8):
-// CHECK-NEXT: %[[NEW:.+]] = arith.muli %[[OLD]], %{{.+}} : i8
-// CHECK-NEXT: memref.atomic_yield %[[NEW]] : i8
-// CHECK: memref.generic_atomic_rmw %{{.+}}[%{{.+}}] : memref<4xi64>
-// CHECK: arith.muli
-fx.graph @scatter_product(%x: tensor<4xui8>, %n: tensor<4xsi64>) -> (tensor<4xui8>, tensor<4xsi64>) {
+// CHECK: %[[BASE:.+]], %[[OFFSET:.+]], %{{.+}} = memref.extract_strided_metadata %[[INTS:.+]] : memref<4xi8>
+// CHECK: %[[POINTER:.+]] = memref.extract_aligned_pointer_as_index %[[INTS]]
+// CHECK: %[[ADDRESS:.+]] = llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
+// CHECK: %[[FIRST:.+]] = memref.load %[[INTS]]
+// CHECK: scf.while (%[[EXPECTED:.+]] = %[[FIRST]]) : (i8) -> i8 {
+// CHECK-NEXT: %[[PRODUCT:.+]] = arith.muli %[[EXPECTED]], %{{.+}} : i8
+// CHECK-NEXT: %[[PAIR:.+]] = llvm.cmpxchg %[[ADDRESS]], %[[EXPECTED]], %[[PRODUCT]] acq_rel monotonic : !llvm.ptr, i8
+// CHECK-NEXT: %[[OBSERVED:.+]] = llvm.extractvalue %[[PAIR]][0]
+// CHECK-NEXT: %[[SWAPPED:.+]] = llvm.extractvalue %[[PAIR]][1]
+// CHECK: %[[RETRY:.+]] = arith.xori %[[SWAPPED]], %{{.+}} : i1
+// CHECK-NEXT: scf.condition(%[[RETRY]]) %[[OBSERVED]] : i8
+// CHECK: llvm.cmpxchg %{{.+}} : !llvm.ptr, i64
+// CHECK: %[[FLOAT_BITS:.+]] = arith.bitcast %{{.+}} : f32 to i32
+// CHECK: scf.while (%[[OLD_BITS:.+]] = %[[FLOAT_BITS]]) : (i32) -> i32 {
+// CHECK-NEXT: %[[OLD:.+]] = arith.bitcast %[[OLD_BITS]] : i32 to f32
+// CHECK-NEXT: %[[NEW:.+]] = arith.mulf %[[OLD]], %{{.+}} : f32
+// CHECK-NEXT: %[[NEW_BITS:.+]] = arith.bitcast %[[NEW]] : f32 to i32
+// CHECK-NEXT: llvm.cmpxchg %{{.+}}, %[[OLD_BITS]], %[[NEW_BITS]] acq_rel monotonic : !llvm.ptr, i32
+fx.graph @scatter_product(%x: tensor<4xui8>, %n: tensor<4xsi64>, %f: tensor<4xf32>) -> (tensor<4xui8>, tensor<4xsi64>, tensor<4xf32>) {
   %0 = loop.scatter "prod" %x over [4] : tensor<4xui8> -> tensor<4xui8> {
   ^bb0(%i: index):
     %v = loop.load %x[%i] : tensor<4xui8>
@@ -336,7 +349,12 @@ fx.graph @scatter_product(%x: tensor<4xui8>, %n: tensor<4xsi64>) -> (tensor<4xui
     %v = loop.load %n[%i] : tensor<4xsi64>
     loop.scatter_yield %v at [%i] : i64
   }
-  fx.output %0, %1 : tensor<4xui8>, tensor<4xsi64>
+  %2 = loop.scatter "prod" %f over [4] : tensor<4xf32> -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %f[%i] : tensor<4xf32>
+    loop.scatter_yield %v at [%i] : f32
+  }
+  fx.output %0, %1, %2 : tensor<4xui8>, tensor<4xsi64>, tensor<4xf32>
 }
 
 // -----

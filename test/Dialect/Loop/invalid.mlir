@@ -376,18 +376,6 @@ fx.graph @scatter_init(%x: tensor<4xf32>) -> tensor<5xf32> {
 
 // -----
 
-fx.graph @scatter_float_product(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'loop.scatter' op multiplies integers only, not 'f32'}}
-  %0 = loop.scatter "prod" %x over [4] : tensor<4xf32> -> tensor<4xf32> {
-  ^bb0(%i: index):
-    %v = loop.load %x[%i] : tensor<4xf32>
-    loop.scatter_yield %v at [%i] : f32
-  }
-  fx.output %0 : tensor<4xf32>
-}
-
-// -----
-
 fx.graph @welford_of_integers(%x: tensor<4x8xsi32>) -> tensor<4xsi32> {
   // expected-error @+1 {{'loop.reduce' op "welford" reduces floats, not 'si32'}}
   %0 = loop.reduce "welford" over [8] : tensor<4xsi32> {

@@ -150,9 +150,6 @@ LogicalResult ScatterOp::verify() {
   if (getCombiner() != "assign" && !isa<FloatType>(element) &&
       !(isa<IntegerType>(element) && !element.isInteger(1)))
     return emitOpError("combines floats or integers, not ") << element;
-  // LLVM's compare-and-swap, which a product needs, takes integers only.
-  if (getCombiner() == "prod" && !isa<IntegerType>(element))
-    return emitOpError("multiplies integers only, not ") << element;
   int64_t numDynamic = getResultType().getNumDynamicDims();
   if (static_cast<int64_t>(getDynamicSizes().size()) != numDynamic)
     return emitOpError("has ")
