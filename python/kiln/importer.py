@@ -711,9 +711,10 @@ def _adapt_arange_default(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
 
 
 # Ops whose results alias their operand though their schemas do not say so:
-# all of its storage, or a piece of it.
-_UNANNOTATED_WHOLE_ALIASES = ("aten._unsafe_view.", "aten.lift", "aten._reshape_alias.")
-_UNANNOTATED_PIECES = ("aten.unsafe_split", "aten.unsafe_chunk.")
+# all of its storage, or pieces of it (a list that getitem picks from).
+_UNANNOTATED_WHOLE_ALIASES = ("aten._unsafe_view.default", "aten.lift.default")
+_UNANNOTATED_PIECES = ("aten.unsafe_split.", "aten.unsafe_split_with_sizes.",
+                       "aten.unsafe_chunk.")
 
 
 def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
@@ -725,11 +726,16 @@ def _adapt_as_strided(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
     such; its traced value may be a copy."""
     operand = bound["self"]
     while isinstance(operand, torch.fx.Node) and operand.op == "call_function" and \
-            str(operand.target).startswith(_UNANNOTATED_WHOLE_ALIASES):
+            str(operand.target) in _UNANNOTATED_WHOLE_ALIASES:
         operand = operand.args[0]
-    if isinstance(operand, torch.fx.Node) and str(operand.target).startswith(_UNANNOTATED_PIECES):
-        raise _unsupported(node, f"{node.target} of a view, which may share a larger "
-                                 "storage, is not supported")
+    if isinstance(operand, torch.fx.Node) and operand.target is operator.getitem and \
+            isinstance(operand.args[0], torch.fx.Node):
+        pieces = operand.args[0].target
+        piece_returns = getattr(getattr(pieces, "_schema", None), "returns", ())
+        if str(pieces).startswith(_UNANNOTATED_PIECES) or \
+                any(r.alias_info is not None for r in piece_returns):
+            raise _unsupported(node, f"{node.target} of a view, which may share a larger "
+                                     "storage, is not supported")
     if isinstance(operand, torch.fx.Node) and operand.op == "placeholder":
         raise _unsupported(node, f"{node.target} of a graph input reads the storage of "
                                  "whatever tensor each call passes, which Kiln does not see")

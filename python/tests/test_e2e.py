@@ -722,6 +722,21 @@ def test_math_keeps_its_digits_at_the_extremes(device, tmp_path):
     assert signs.tolist() == [1.0, -1.0]
 
 
+def test_powers_of_special_values(device, tmp_path):
+    """f32 pow of every pair of special values (signed zeros, ±1, negative
+    bases with odd, even and fractional exponents, infinities, NaN, a
+    subnormal) is eager's, signs of zeros included."""
+    special = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 1e-45, -1e-45,
+               float("inf"), -float("inf"), float("nan")]
+    bases = torch.tensor([a for a in special for _ in special], device=device)
+    exponents = torch.tensor([b for _ in special for b in special], device=device)
+    compiled = kiln.compile(torch.pow, [bases, exponents], cache_dir=tmp_path)
+    got, want = compiled(bases, exponents), torch.pow(bases, exponents)
+    torch.testing.assert_close(got, want, rtol=1e-6, atol=0, equal_nan=True)
+    numbers = ~want.isnan()
+    assert torch.equal(torch.signbit(got[numbers]), torch.signbit(want[numbers]))
+
+
 def _cmath_reference(name, z):
     """cmath's `name` of every element of `z` (C99's branch cuts, accurate
     to an ulp or two) as complex128; NaN where cmath raises (the poles)."""

@@ -703,6 +703,9 @@ def test_as_strided_needs_an_operand_that_owns_its_storage():
         # _unsafe_view aliases its operand though its schema does not say so.
         "(view, which may share|needs its operand's storage)": lambda x: torch.as_strided(
             torch.ops.aten._unsafe_view(x[1], [4]), (4,), (1,), 0),
+        # A piece of a split shares its operand's storage.
+        "view, which may share ": lambda x: torch.unsafe_split(x * 2, 2)[1].as_strided(
+            (2, 2), (1, 2), 0),
     }
     for message, fn in refusals.items():
         with pytest.raises(kiln.UnsupportedOpError, match=f"as_strided.* {message}"):

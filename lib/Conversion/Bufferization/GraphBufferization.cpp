@@ -163,9 +163,9 @@ Value mlir::kiln::emitBodyValue(OpBuilder &b, Block &body,
 /// element's bits until no other thread wrote in between: an scf.while
 /// around llvm.cmpxchg at the element's address. LLVM compares and swaps
 /// integers only, and memref.generic_atomic_rmw lowers to a cmpxchg of the
-/// element type (so not of floats) in blocks that it splits, which a
-/// structured loop's body may not hold. Comparing bits also ends the loop
-/// where the element is NaN.
+/// element type, so not of floats (and the CPU pipeline without OpenMP left
+/// it unconverted). Comparing bits also ends the loop where the element is
+/// NaN.
 static void emitCompareAndSwapUpdate(
     OpBuilder &b, Location loc, Value dest, ValueRange indices,
     function_ref<Value(OpBuilder &, Location, Value)> combine) {
@@ -199,7 +199,14 @@ static void emitCompareAndSwapUpdate(
                ? bits
                : arith::BitcastOp::create(b, loc, element, bits);
   };
-  Value initial = toBits(b, memref::LoadOp::create(b, loc, dest, indices));
+  // The first guess, read atomically: other threads may be swapping.
+  unsigned bytes = element.getIntOrFloatBitWidth() / 8;
+  Value initial = LLVM::LoadOp::create(b, loc, bitsType, address, bytes,
+                                       /*isVolatile=*/false,
+                                       /*isNonTemporal=*/false,
+                                       /*isInvariant=*/false,
+                                       /*isInvariantGroup=*/false,
+                                       LLVM::AtomicOrdering::monotonic);
   scf::WhileOp::create(
       b, loc, TypeRange{bitsType}, ValueRange{initial},
       [&](OpBuilder &b, Location loc, ValueRange expected) {

@@ -273,9 +273,9 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
 };
 
 /// Lowers fx.scatter_reduce "prod" of floats along short dimensions
-/// (isGatheredProduct) as a gather, in the index's order, as eager's CPU
-/// kernel multiplies (a scatter's compare-and-swap multiplies in whichever
-/// order threads come): output element o multiplies the src elements
+/// (isGatheredProduct) as a gather, whose result does not depend on
+/// threads (a scatter's compare-and-swap multiplies in whichever order
+/// they come): output element o multiplies the src elements
 /// whose index along `dim` names it, a loop.reduce "prod" over the index's
 /// extent along `dim` (the factor is 1 where the index names another
 /// element), and a loop.reduce "max" of the matches says whether any did

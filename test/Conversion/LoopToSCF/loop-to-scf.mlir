@@ -323,7 +323,7 @@ fx.graph @scatter_extrema(%x: tensor<4xf32>, %u: tensor<4xui8>) -> (tensor<4xf32
 // CHECK: %[[BASE:.+]], %[[OFFSET:.+]], %{{.+}} = memref.extract_strided_metadata %[[INTS:.+]] : memref<4xi8>
 // CHECK: %[[POINTER:.+]] = memref.extract_aligned_pointer_as_index %[[INTS]]
 // CHECK: %[[ADDRESS:.+]] = llvm.getelementptr %{{.+}}[%{{.+}}] : (!llvm.ptr, i64) -> !llvm.ptr, i8
-// CHECK: %[[FIRST:.+]] = memref.load %[[INTS]]
+// CHECK: %[[FIRST:.+]] = llvm.load %[[ADDRESS]] atomic monotonic {alignment = 1 : i64} : !llvm.ptr -> i8
 // CHECK: scf.while (%[[EXPECTED:.+]] = %[[FIRST]]) : (i8) -> i8 {
 // CHECK-NEXT: %[[PRODUCT:.+]] = arith.muli %[[EXPECTED]], %{{.+}} : i8
 // CHECK-NEXT: %[[PAIR:.+]] = llvm.cmpxchg %[[ADDRESS]], %[[EXPECTED]], %[[PRODUCT]] acq_rel monotonic : !llvm.ptr, i8
@@ -332,7 +332,7 @@ fx.graph @scatter_extrema(%x: tensor<4xf32>, %u: tensor<4xui8>) -> (tensor<4xf32
 // CHECK: %[[RETRY:.+]] = arith.xori %[[SWAPPED]], %{{.+}} : i1
 // CHECK-NEXT: scf.condition(%[[RETRY]]) %[[OBSERVED]] : i8
 // CHECK: llvm.cmpxchg %{{.+}} : !llvm.ptr, i64
-// CHECK: %[[FLOAT_BITS:.+]] = arith.bitcast %{{.+}} : f32 to i32
+// CHECK: %[[FLOAT_BITS:.+]] = llvm.load %{{.+}} atomic monotonic {alignment = 4 : i64} : !llvm.ptr -> i32
 // CHECK: scf.while (%[[OLD_BITS:.+]] = %[[FLOAT_BITS]]) : (i32) -> i32 {
 // CHECK-NEXT: %[[OLD:.+]] = arith.bitcast %[[OLD_BITS]] : i32 to f32
 // CHECK-NEXT: %[[NEW:.+]] = arith.mulf %[[OLD]], %{{.+}} : f32

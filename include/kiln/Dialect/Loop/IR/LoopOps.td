@@ -123,8 +123,8 @@ def Loop_ScatterOp : Loop_Op<"scatter", [
     combines into with `combiner`; the result is `init` with every value
     combined. With "sum", several values at one element add up, in an
     unspecified order (atomically where updates run in parallel); "prod"
-    multiplies integers likewise (a compare-and-swap loop, as no target has
-    an atomic product); "max" and "min" keep the largest or smallest (NaN
+    multiplies likewise (a compare-and-swap loop on the element's bits, as
+    no target has an atomic product); "max" and "min" keep the largest or smallest (NaN
     propagating for floats); with
     "assign", the element takes one of them, unspecified which (as in
     PyTorch's scatters and `index_put` with duplicate indices).
