@@ -2,7 +2,7 @@
 // scatter_add of integers) compile into GPU kernels with atomic additions
 // that ptxas assembles for sm_90a, and a scan and a top-k (reductions and
 // assigning scatters) beside them; scatter_reduce's atomic maxima and
-// minima and its products too.
+// minima and its products (integers and floats) too.
 // REQUIRES: ptxas
 // RUN: kiln-compile %s --target=cuda -o %t.so
 // RUN: llvm-nm -D %t.so | FileCheck %s
