@@ -943,6 +943,24 @@ def test_complex_products(device, tmp_path):
               tmp_path=tmp_path / str(dtype))
 
 
+def test_complex_products_of_dynamic_sizes(device, tmp_path):
+    """Products along a dynamic dimension multiply chunks of 32 numbers in
+    turn, eight nodes deep: lengths of one chunk, a few, more than 32^2, a
+    static dimension beside it (a tree), every dimension at once and
+    keepdim."""
+    def products(z):
+        return z.prod(0), (z * 0.999).prod(), torch.prod(z, 1, keepdim=True)
+
+    def numbers(n):
+        return torch.polar(1 + 0.01 * torch.randn(n, 4), 0.1 * torch.randn(n, 4)).to(device)
+
+    compiled = kiln.compile(products, [numbers(7)], dynamic={0: [0]}, cache_dir=tmp_path)
+    for n in (2, 5, 33, 1100):
+        z = numbers(n)
+        for got, want in zip(compiled(z), products(z)):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
+
+
 def test_pixel_and_channel_shuffles_and_sliding_windows(device, tmp_path):
     # Rearrangements the importer decomposes into views, permutes and
     # gathers: pixel (un)shuffles with leading dimensions, ShuffleNet's

@@ -1430,11 +1430,11 @@ Value selectComplex(OpBuilder &b, Location loc, Value condition, Value onTrue,
 }
 
 /// Whether `op` (a prod or cumprod) reads and makes complex numbers, of
-/// static sizes: what the trees below take.
-bool isStaticComplexProduct(Operation *op) {
+/// rank one or more (of static sizes where `staticOnly`).
+bool isComplexProduct(Operation *op, bool staticOnly) {
   auto type = cast<RankedTensorType>(op->getOperand(0).getType());
-  return getPartType(type.getElementType()) && type.hasStaticShape() &&
-         type.getRank() > 0 &&
+  return getPartType(type.getElementType()) &&
+         (type.hasStaticShape() || !staticOnly) && type.getRank() > 0 &&
          getPartType(cast<RankedTensorType>(op->getResult(0).getType())
                          .getElementType());
 }
@@ -1448,7 +1448,7 @@ Value convertComplexElements(OpBuilder &b, Location loc, Value value,
     return value;
   auto part = cast<FloatType>(cast<ComplexType>(dtype).getElementType());
   return buildGeneratorNode(
-      b, loc, type.clone(dtype), {},
+      b, loc, type.clone(dtype), getSizesLike(b, loc, type.clone(dtype), value),
       [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
         Value number = loop::LoadOp::create(b, loc, value, ivs);
         return createComplex(
@@ -1456,19 +1456,28 @@ Value convertComplexElements(OpBuilder &b, Location loc, Value value,
       });
 }
 
-/// Lowers a complex fx.prod or fx.prod_dim_int as a tree of pairwise
-/// products along each reduced dimension in turn: ⌈log2 n⌉ nodes, each
-/// halving the dimension (an odd last element passes through; an empty
-/// dimension's product is 1), then a view without the reduced dimensions
-/// unless `keepdim`. The products associate otherwise than PyTorch's loop,
-/// within rounding.
+/// A dynamic dimension's product runs in chunks of this many numbers, each
+/// multiplied in turn by one element of a node; kDynamicProductStages such
+/// nodes take any length up to 32^8 = 2^40 numbers (8 TB of complex64,
+/// more than any device holds).
+constexpr int64_t kDynamicProductChunk = 32;
+constexpr int kDynamicProductStages = 8;
+
+/// Lowers a complex fx.prod or fx.prod_dim_int along each reduced dimension
+/// in turn: a static one as a tree of pairwise products, ⌈log2 n⌉ nodes,
+/// each halving the dimension (an odd last element passes through; an
+/// empty dimension's product is 1); a dynamic one in kDynamicProductStages
+/// nodes, each multiplying chunks of kDynamicProductChunk numbers (the
+/// last one's size 1 is static). Then a view without the reduced
+/// dimensions unless `keepdim`. The products associate otherwise than
+/// PyTorch's loop, within rounding.
 template <typename OpTy> struct ComplexProdLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    if (!isStaticComplexProduct(op))
-      return rewriter.notifyMatchFailure(op, "not a static complex product");
+    if (!isComplexProduct(op, /*staticOnly=*/false))
+      return rewriter.notifyMatchFailure(op, "not a complex product");
     Location loc = op.getLoc();
     Type dtype = cast<RankedTensorType>(op.getType()).getElementType();
     Value current = convertComplexElements(rewriter, loc, op.getSelf(), dtype);
@@ -1480,17 +1489,70 @@ template <typename OpTy> struct ComplexProdLowering : OpRewritePattern<OpTy> {
     else
       dims = llvm::to_vector(llvm::seq<int64_t>(0, rank));
     SmallVector<int64_t> shape(type.getShape());
+    auto part = cast<FloatType>(cast<ComplexType>(dtype).getElementType());
     for (int64_t dim : dims) {
+      if (ShapedType::isDynamic(shape[dim])) {
+        for (int stage = 0; stage < kDynamicProductStages; ++stage) {
+          Value source = current;
+          Value size = getDimSize(rewriter, loc, source, dim);
+          Value chunk = arith::ConstantIndexOp::create(rewriter, loc,
+                                                       kDynamicProductChunk);
+          bool last = stage + 1 == kDynamicProductStages;
+          shape[dim] = last ? 1 : ShapedType::kDynamic;
+          auto chunksType = RankedTensorType::get(shape, dtype);
+          // ⌈n / 32⌉ chunks, at least one (an empty dimension's product is
+          // 1).
+          Value chunks = arith::MaxUIOp::create(
+              rewriter, loc,
+              arith::CeilDivUIOp::create(rewriter, loc, size, chunk),
+              arith::ConstantIndexOp::create(rewriter, loc, 1));
+          SmallVector<Value> sizes =
+              collectDynamicSizes(chunksType, [&](int64_t d) -> Value {
+                return d == dim ? chunks : getDimSize(rewriter, loc, source, d);
+              });
+          current = buildGeneratorNode(
+              rewriter, loc, chunksType, sizes,
+              [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+                auto index = [&](int64_t value) -> Value {
+                  return arith::ConstantIndexOp::create(b, loc, value);
+                };
+                Value lastIndex = arith::SubIOp::create(
+                    b, loc, arith::MaxUIOp::create(b, loc, size, index(1)),
+                    index(1));
+                Value first = arith::MulIOp::create(
+                    b, loc, ivs[dim], index(kDynamicProductChunk));
+                Value product = createComplex(b, loc,
+                                              {makeFloat(b, loc, part, 1.0),
+                                               makeFloat(b, loc, part, 0.0)});
+                for (int64_t k = 0; k < kDynamicProductChunk; ++k) {
+                  Value at = arith::AddIOp::create(b, loc, first, index(k));
+                  SmallVector<Value> indices(ivs);
+                  indices[dim] = arith::MinUIOp::create(b, loc, at, lastIndex);
+                  Value factor = loop::LoadOp::create(b, loc, source, indices);
+                  Value inside = arith::CmpIOp::create(
+                      b, loc, arith::CmpIPredicate::ult, at, size);
+                  // The first number as it is (1 · z would turn an
+                  // infinite part's 0 · inf into NaN).
+                  product = selectComplex(
+                      b, loc, inside,
+                      k == 0 ? factor
+                             : multiplyComplex(b, loc, product, factor),
+                      product);
+                }
+                return product;
+              });
+        }
+        continue;
+      }
       while (shape[dim] != 1) {
         int64_t size = shape[dim];
         shape[dim] = size == 0 ? 1 : (size + 1) / 2;
         auto halfType = RankedTensorType::get(shape, dtype);
         Value source = current;
         current = buildGeneratorNode(
-            rewriter, loc, halfType, {},
+            rewriter, loc, halfType,
+            getSizesLike(rewriter, loc, halfType, source),
             [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-              auto part =
-                  cast<FloatType>(cast<ComplexType>(dtype).getElementType());
               if (size == 0)
                 return createComplex(b, loc,
                                      {makeFloat(b, loc, part, 1.0),
@@ -1519,8 +1581,16 @@ template <typename OpTy> struct ComplexProdLowering : OpRewritePattern<OpTy> {
       rewriter.replaceOp(op, current);
       return success();
     }
+    SmallVector<int64_t> keptDims;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!llvm::is_contained(dims, d))
+        keptDims.push_back(d);
+    SmallVector<Value> resultSizes =
+        collectDynamicSizes(resultType, [&](int64_t d) {
+          return getDimSize(rewriter, loc, current, keptDims[d]);
+        });
     rewriter.replaceOp(
-        op, buildIndexMapNode(rewriter, loc, current, resultType, {},
+        op, buildIndexMapNode(rewriter, loc, current, resultType, resultSizes,
                               [&](OpBuilder &b, Location loc, ValueRange ivs) {
                                 SmallVector<Value> indices;
                                 Value zero =
@@ -1550,7 +1620,7 @@ struct ComplexCumprodLowering : OpRewritePattern<fx::CumprodOp> {
       rewriter.replaceOp(op, op.getSelf());
       return success();
     }
-    if (!isStaticComplexProduct(op))
+    if (!isComplexProduct(op, /*staticOnly=*/true))
       return rewriter.notifyMatchFailure(op, "not a static complex cumprod");
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());

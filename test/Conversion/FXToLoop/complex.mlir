@@ -824,3 +824,29 @@ fx.graph @complex_sum_in_dtype_and_addmm(%z: tensor<4x6xcomplex<f32>>, %w: tenso
   %1 = fx.addmm %b, %z, %w {beta = 0.5 : f64, alpha = 2 : i64} : (tensor<3xcomplex<f32>>, tensor<4x6xcomplex<f32>>, tensor<6x3xcomplex<f32>>) -> tensor<4x3xcomplex<f32>>
   fx.output %0, %1 : tensor<4xcomplex<f64>>, tensor<4x3xcomplex<f32>>
 }
+
+// -----
+
+// A complex product along a dynamic dimension: eight nodes, each
+// multiplying chunks of 32 numbers in turn (masked past the end), ⌈n / 32⌉
+// (at least one) chunks each; the last one's size 1 is static. A static
+// dimension beside it stays a tree.
+// CHECK-LABEL: fx.graph @complex_prod_of_a_dynamic_size
+// CHECK-SAME: (%[[X:.+]]: tensor<?x4xcomplex<f32>>)
+// CHECK: %[[N:.+]] = tensor.dim %[[X]], %c0
+// CHECK: %[[CHUNKS:.+]] = arith.ceildivui %[[N]], %c32
+// CHECK: %[[SIZE:.+]] = arith.maxui %[[CHUNKS]], %c1
+// CHECK: %[[FIRST:.+]] = loop.pointwise(%[[SIZE]]) : tensor<?x4xcomplex<f32>>
+// CHECK: loop.load %[[X]]
+// CHECK-COUNT-31: arith.subf
+// CHECK: loop.yield
+// CHECK-COUNT-6: loop.pointwise(%{{.+}}) : tensor<?x4xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<1x4xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<1x2xcomplex<f32>>
+// CHECK: %[[ONE:.+]] = loop.pointwise : tensor<1x1xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<complex<f32>>
+// CHECK: loop.load %[[ONE]][%c0, %c0]
+fx.graph @complex_prod_of_a_dynamic_size(%x: tensor<?x4xcomplex<f32>>) -> tensor<complex<f32>> {
+  %0 = fx.prod %x : (tensor<?x4xcomplex<f32>>) -> tensor<complex<f32>>
+  fx.output %0 : tensor<complex<f32>>
+}

@@ -109,9 +109,10 @@ fx.graph @bool_shift(%p: tensor<4xi1>) -> tensor<4xi1> {
 
 // -----
 
-// Complex products unroll into trees over static sizes only.
-fx.graph @complex_prod_of_a_dynamic_size(%x: tensor<?x4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.prod_dim_int' with these operand types}}
-  %0 = fx.prod_dim_int %x {dim = 0 : i64, keepdim = false} : (tensor<?x4xcomplex<f32>>) -> tensor<4xcomplex<f32>>
-  fx.output %0 : tensor<4xcomplex<f32>>
+// Complex cumulative products scan in ⌈log2 n⌉ steps over static sizes
+// only.
+fx.graph @complex_cumprod_of_a_dynamic_size(%x: tensor<?x4xcomplex<f32>>) -> tensor<?x4xcomplex<f32>> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.cumprod' with these operand types}}
+  %0 = fx.cumprod %x {dim = 0 : i64} : (tensor<?x4xcomplex<f32>>) -> tensor<?x4xcomplex<f32>>
+  fx.output %0 : tensor<?x4xcomplex<f32>>
 }
