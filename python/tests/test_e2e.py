@@ -945,11 +945,14 @@ def test_complex_products(device, tmp_path):
 
 def test_complex_products_of_dynamic_sizes(device, tmp_path):
     """Products along a dynamic dimension multiply chunks of 32 numbers in
-    turn, eight nodes deep: lengths of one chunk, a few, more than 32^2, a
-    static dimension beside it (a tree), every dimension at once and
-    keepdim."""
+    turn, eight nodes deep, and cumulative ones scan within chunks, then
+    the chunks' products: lengths of one chunk, a few, more than 32^2, a
+    static dimension beside it (a tree, a scan in steps), every dimension
+    at once, keepdim, a wider dtype."""
     def products(z):
-        return z.prod(0), (z * 0.999).prod(), torch.prod(z, 1, keepdim=True)
+        return (z.prod(0), (z * 0.999).prod(), torch.prod(z, 1, keepdim=True),
+                torch.cumprod(z, 0), torch.cumprod(z, 1),
+                torch.cumprod(z, 0, dtype=torch.complex128))
 
     def numbers(n):
         return torch.polar(1 + 0.01 * torch.randn(n, 4), 0.1 * torch.randn(n, 4)).to(device)

@@ -1605,9 +1605,85 @@ template <typename OpTy> struct ComplexProdLowering : OpRewritePattern<OpTy> {
   }
 };
 
-/// Lowers a complex fx.cumprod as a scan of ⌈log2 n⌉ nodes (Hillis and
-/// Steele's): after the node of step k, element i holds the product of the
-/// up to 2k elements ending at i.
+/// The cumulative product of complex `source` along its dynamic dimension
+/// `dim`, in chunks of kDynamicProductChunk: a node of each element's
+/// product from its chunk's start, the chunks' products (each chunk's
+/// last), their cumulative product (the same way, one level deeper; at
+/// the deepest level, kDynamicProductStages, one chunk is all there is),
+/// and a node that multiplies each element's by the product of the chunks
+/// before.
+Value emitChunkedCumprod(OpBuilder &b, Location loc, Value source, int64_t dim,
+                         int level) {
+  auto type = cast<RankedTensorType>(source.getType());
+  Value size = getDimSize(b, loc, source, dim);
+  auto index = [&](OpBuilder &b, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value chunk = index(b, kDynamicProductChunk);
+  auto chunkOf = [&](OpBuilder &b, Value i) -> Value {
+    return arith::DivUIOp::create(b, loc, i, chunk);
+  };
+  SmallVector<Value> sizes = getSizesLike(b, loc, type, source);
+  Value within = buildGeneratorNode(
+      b, loc, type, sizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value i = ivs[dim];
+        Value start = arith::MulIOp::create(b, loc, chunkOf(b, i), chunk);
+        SmallVector<Value> indices(ivs);
+        indices[dim] = start;
+        Value product = loop::LoadOp::create(b, loc, source, indices);
+        for (int64_t k = 1; k < kDynamicProductChunk; ++k) {
+          Value at = arith::AddIOp::create(b, loc, start, index(b, k));
+          indices[dim] = arith::MinUIOp::create(b, loc, at, i);
+          Value factor = loop::LoadOp::create(b, loc, source, indices);
+          Value takes =
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, at, i);
+          product = selectComplex(
+              b, loc, takes, multiplyComplex(b, loc, product, factor), product);
+        }
+        return product;
+      });
+  if (level + 1 == kDynamicProductStages)
+    return within;
+  Value chunks = arith::CeilDivUIOp::create(b, loc, size, chunk);
+  SmallVector<Value> chunkSizes =
+      collectDynamicSizes(type, [&](int64_t d) -> Value {
+        return d == dim ? chunks : getDimSize(b, loc, source, d);
+      });
+  Value lastIndex = arith::SubIOp::create(b, loc, size, index(b, 1));
+  Value totals = buildGeneratorNode(
+      b, loc, type, chunkSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        SmallVector<Value> indices(ivs);
+        Value end = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, ivs[dim], chunk),
+            index(b, kDynamicProductChunk - 1));
+        indices[dim] = arith::MinUIOp::create(b, loc, end, lastIndex);
+        return loop::LoadOp::create(b, loc, within, indices);
+      });
+  Value scanned = emitChunkedCumprod(b, loc, totals, dim, level + 1);
+  return buildGeneratorNode(
+      b, loc, type, sizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value own = loop::LoadOp::create(b, loc, within, ivs);
+        Value c = chunkOf(b, ivs[dim]);
+        SmallVector<Value> before(ivs);
+        before[dim] = arith::SubIOp::create(
+            b, loc, arith::MaxUIOp::create(b, loc, c, index(b, 1)),
+            index(b, 1));
+        Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, c,
+                                            index(b, 0));
+        return selectComplex(
+            b, loc, first, own,
+            multiplyComplex(
+                b, loc, loop::LoadOp::create(b, loc, scanned, before), own));
+      });
+}
+
+/// Lowers a complex fx.cumprod: along a static dimension as a scan of
+/// ⌈log2 n⌉ nodes (Hillis and Steele's): after the node of step k, element
+/// i holds the product of the up to 2k elements ending at i; along a
+/// dynamic one in chunks (emitChunkedCumprod).
 struct ComplexCumprodLowering : OpRewritePattern<fx::CumprodOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -1620,18 +1696,23 @@ struct ComplexCumprodLowering : OpRewritePattern<fx::CumprodOp> {
       rewriter.replaceOp(op, op.getSelf());
       return success();
     }
-    if (!isComplexProduct(op, /*staticOnly=*/true))
-      return rewriter.notifyMatchFailure(op, "not a static complex cumprod");
+    if (!isComplexProduct(op, /*staticOnly=*/false))
+      return rewriter.notifyMatchFailure(op, "not a complex cumprod");
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());
     Value current = convertComplexElements(rewriter, loc, op.getSelf(),
                                            type.getElementType());
     int64_t dim = normalizeDim(op.getDim(), type.getRank());
     int64_t size = type.getDimSize(dim);
+    if (ShapedType::isDynamic(size)) {
+      rewriter.replaceOp(op, emitChunkedCumprod(rewriter, loc, current, dim,
+                                                /*level=*/0));
+      return success();
+    }
     for (int64_t step = 1; step < size; step *= 2) {
       Value source = current;
       current = buildGeneratorNode(
-          rewriter, loc, type, {},
+          rewriter, loc, type, getSizesLike(rewriter, loc, type, source),
           [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
             Value stepValue = arith::ConstantIndexOp::create(b, loc, step);
             SmallVector<Value> earlier(ivs);

@@ -850,3 +850,29 @@ fx.graph @complex_prod_of_a_dynamic_size(%x: tensor<?x4xcomplex<f32>>) -> tensor
   %0 = fx.prod %x : (tensor<?x4xcomplex<f32>>) -> tensor<complex<f32>>
   fx.output %0 : tensor<complex<f32>>
 }
+
+// -----
+
+// A complex cumulative product along a dynamic dimension: each element's
+// product from its chunk of 32's start (up to 31 masked products), the
+// chunks' products (each chunk's last), their cumulative product one level
+// deeper (eight levels; the deepest is one chunk), and each element's
+// product times the chunks' before it.
+// CHECK-LABEL: fx.graph @complex_cumprod_of_a_dynamic_size
+// CHECK-SAME: (%[[X:.+]]: tensor<?x4xcomplex<f32>>)
+// CHECK: %[[WITHIN:.+]] = loop.pointwise(%{{.+}}) : tensor<?x4xcomplex<f32>>
+// CHECK: arith.divui %{{.+}}, %c32
+// CHECK-COUNT-31: arith.cmpi ule
+// CHECK: loop.yield
+// CHECK: %[[CHUNKS:.+]] = arith.ceildivui %{{.+}}, %c32
+// CHECK: %[[TOTALS:.+]] = loop.pointwise(%[[CHUNKS]]) : tensor<?x4xcomplex<f32>>
+// CHECK: loop.load %[[WITHIN]]
+// CHECK-COUNT-19: loop.pointwise
+// CHECK: %[[RESULT:.+]] = loop.pointwise(%{{.+}}) : tensor<?x4xcomplex<f32>>
+// CHECK-DAG: loop.load %[[WITHIN]]
+// CHECK-DAG: arith.cmpi eq
+// CHECK: fx.output %[[RESULT]]
+fx.graph @complex_cumprod_of_a_dynamic_size(%x: tensor<?x4xcomplex<f32>>) -> tensor<?x4xcomplex<f32>> {
+  %0 = fx.cumprod %x {dim = 0 : i64} : (tensor<?x4xcomplex<f32>>) -> tensor<?x4xcomplex<f32>>
+  fx.output %0 : tensor<?x4xcomplex<f32>>
+}

@@ -106,13 +106,3 @@ fx.graph @bool_shift(%p: tensor<4xi1>) -> tensor<4xi1> {
   %0 = fx.bitwise_left_shift %p, %p : (tensor<4xi1>, tensor<4xi1>) -> tensor<4xi1>
   fx.output %0 : tensor<4xi1>
 }
-
-// -----
-
-// Complex cumulative products scan in ⌈log2 n⌉ steps over static sizes
-// only.
-fx.graph @complex_cumprod_of_a_dynamic_size(%x: tensor<?x4xcomplex<f32>>) -> tensor<?x4xcomplex<f32>> {
-  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.cumprod' with these operand types}}
-  %0 = fx.cumprod %x {dim = 0 : i64} : (tensor<?x4xcomplex<f32>>) -> tensor<?x4xcomplex<f32>>
-  fx.output %0 : tensor<?x4xcomplex<f32>>
-}
