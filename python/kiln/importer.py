@@ -1248,37 +1248,54 @@ def _recording_stack_traces() -> Iterator[None]:
             del PythonKeyTracer.record_stack_traces  # Inherit Tracer's default again.
 
 
-def _frames_outside_torch(tracer: Any, frames: traceback.StackSummary) -> traceback.StackSummary:
-    """Every frame of a node's stack outside torch: the user's, wherever
-    they are, and Kiln's (which _unrolled_hint reads)."""
-    return traceback.StackSummary.from_list(
-        [frame for frame in frames if not _is_torch_file(frame.filename)])
-
-
 @functools.lru_cache(maxsize=None)
 def _is_torch_file(filename: str) -> bool:
     return _TORCH_DIR in Path(filename).resolve().parents
 
 
+# Whether this thread's make_fx keeps the user's frames (_keeping_user_frames).
+_USER_FRAMES = threading.local()
+
+
+def _install_user_frame_filter() -> bool:
+    """Gives PythonKeyTracer (torch 2.x) a frame filter that keeps every
+    frame outside torch while _keeping_user_frames holds on this thread, and
+    is torch's own filter elsewhere (other threads' traces included). Its
+    own keeps the frames from the first ``forward`` on, and none where no
+    module's forward is on the stack, as when the traced function is a
+    plain function: the nodes would lose their source locations. False
+    where the tracer has no filter (torch 1.13)."""
+    inherited = getattr(PythonKeyTracer, "_filter_traceback_frames", None)
+    if inherited is None:
+        return False
+    if getattr(inherited, "kiln_keeps_user_frames", False):
+        return True
+
+    def filter_frames(tracer: Any, frames: traceback.StackSummary) -> traceback.StackSummary:
+        if not getattr(_USER_FRAMES, "active", False):
+            return inherited(tracer, frames)
+        # The user's frames, wherever they are, and Kiln's (which
+        # _unrolled_hint reads).
+        return traceback.StackSummary.from_list(
+            [frame for frame in frames if not _is_torch_file(frame.filename)])
+
+    filter_frames.kiln_keeps_user_frames = True  # type: ignore[attr-defined]
+    PythonKeyTracer._filter_traceback_frames = filter_frames
+    return True
+
+
 @contextlib.contextmanager
 def _keeping_user_frames() -> Iterator[None]:
-    """Makes make_fx's tracer (torch 2.x) keep the user's frames in each
-    node's stack trace. Its own filter keeps the frames from the first
-    ``forward`` on, and none where no module's forward is on the stack, as
-    when the traced function is a plain function: the nodes would lose
-    their source locations."""
-    if not hasattr(PythonKeyTracer, "_filter_traceback_frames"):
-        yield
-        return
-    saved = PythonKeyTracer.__dict__.get("_filter_traceback_frames")
-    PythonKeyTracer._filter_traceback_frames = _frames_outside_torch
+    """Makes this thread's make_fx (torch 2.x) keep the user's frames in
+    each node's stack trace (_install_user_frame_filter)."""
+    with _TRACING_LOCK:
+        installed = _install_user_frame_filter()
+    saved = getattr(_USER_FRAMES, "active", False)
+    _USER_FRAMES.active = installed
     try:
         yield
     finally:
-        if saved is None:
-            del PythonKeyTracer._filter_traceback_frames  # Inherit Tracer's again.
-        else:
-            PythonKeyTracer._filter_traceback_frames = saved
+        _USER_FRAMES.active = saved
 
 
 def _input_list(example_inputs: Sequence[Any]) -> List[Any]:
