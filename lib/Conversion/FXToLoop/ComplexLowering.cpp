@@ -1430,11 +1430,10 @@ Value selectComplex(OpBuilder &b, Location loc, Value condition, Value onTrue,
 }
 
 /// Whether `op` (a prod or cumprod) reads and makes complex numbers, of
-/// rank one or more (of static sizes where `staticOnly`).
-bool isComplexProduct(Operation *op, bool staticOnly) {
+/// rank one or more.
+bool isComplexProduct(Operation *op) {
   auto type = cast<RankedTensorType>(op->getOperand(0).getType());
-  return getPartType(type.getElementType()) &&
-         (type.hasStaticShape() || !staticOnly) && type.getRank() > 0 &&
+  return getPartType(type.getElementType()) && type.getRank() > 0 &&
          getPartType(cast<RankedTensorType>(op->getResult(0).getType())
                          .getElementType());
 }
@@ -1476,7 +1475,7 @@ template <typename OpTy> struct ComplexProdLowering : OpRewritePattern<OpTy> {
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
-    if (!isComplexProduct(op, /*staticOnly=*/false))
+    if (!isComplexProduct(op))
       return rewriter.notifyMatchFailure(op, "not a complex product");
     Location loc = op.getLoc();
     Type dtype = cast<RankedTensorType>(op.getType()).getElementType();
@@ -1500,12 +1499,10 @@ template <typename OpTy> struct ComplexProdLowering : OpRewritePattern<OpTy> {
           bool last = stage + 1 == kDynamicProductStages;
           shape[dim] = last ? 1 : ShapedType::kDynamic;
           auto chunksType = RankedTensorType::get(shape, dtype);
-          // ⌈n / 32⌉ chunks, at least one (an empty dimension's product is
-          // 1).
-          Value chunks = arith::MaxUIOp::create(
-              rewriter, loc,
-              arith::CeilDivUIOp::create(rewriter, loc, size, chunk),
-              arith::ConstantIndexOp::create(rewriter, loc, 1));
+          // ⌈n / 32⌉ chunks. Dynamic sizes are at least 2 (their guards'
+          // least value), so there is one at least, and each reads an
+          // element.
+          Value chunks = arith::CeilDivUIOp::create(rewriter, loc, size, chunk);
           SmallVector<Value> sizes =
               collectDynamicSizes(chunksType, [&](int64_t d) -> Value {
                 return d == dim ? chunks : getDimSize(rewriter, loc, source, d);
@@ -1516,9 +1513,7 @@ template <typename OpTy> struct ComplexProdLowering : OpRewritePattern<OpTy> {
                 auto index = [&](int64_t value) -> Value {
                   return arith::ConstantIndexOp::create(b, loc, value);
                 };
-                Value lastIndex = arith::SubIOp::create(
-                    b, loc, arith::MaxUIOp::create(b, loc, size, index(1)),
-                    index(1));
+                Value lastIndex = arith::SubIOp::create(b, loc, size, index(1));
                 Value first = arith::MulIOp::create(
                     b, loc, ivs[dim], index(kDynamicProductChunk));
                 Value product = createComplex(b, loc,
@@ -1696,7 +1691,7 @@ struct ComplexCumprodLowering : OpRewritePattern<fx::CumprodOp> {
       rewriter.replaceOp(op, op.getSelf());
       return success();
     }
-    if (!isComplexProduct(op, /*staticOnly=*/false))
+    if (!isComplexProduct(op))
       return rewriter.notifyMatchFailure(op, "not a complex cumprod");
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(op.getType());

@@ -829,14 +829,13 @@ fx.graph @complex_sum_in_dtype_and_addmm(%z: tensor<4x6xcomplex<f32>>, %w: tenso
 
 // A complex product along a dynamic dimension: eight nodes, each
 // multiplying chunks of 32 numbers in turn (masked past the end), ⌈n / 32⌉
-// (at least one) chunks each; the last one's size 1 is static. A static
-// dimension beside it stays a tree.
+// chunks each; the last one's size 1 is static. A static dimension beside
+// it stays a tree.
 // CHECK-LABEL: fx.graph @complex_prod_of_a_dynamic_size
 // CHECK-SAME: (%[[X:.+]]: tensor<?x4xcomplex<f32>>)
 // CHECK: %[[N:.+]] = tensor.dim %[[X]], %c0
 // CHECK: %[[CHUNKS:.+]] = arith.ceildivui %[[N]], %c32
-// CHECK: %[[SIZE:.+]] = arith.maxui %[[CHUNKS]], %c1
-// CHECK: %[[FIRST:.+]] = loop.pointwise(%[[SIZE]]) : tensor<?x4xcomplex<f32>>
+// CHECK: %[[FIRST:.+]] = loop.pointwise(%[[CHUNKS]]) : tensor<?x4xcomplex<f32>>
 // CHECK: loop.load %[[X]]
 // CHECK-COUNT-31: arith.subf
 // CHECK: loop.yield
