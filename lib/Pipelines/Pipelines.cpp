@@ -44,7 +44,9 @@ void mlir::kiln::buildLowerToLoopPipeline(
   toLoop.normalCdfFromTail = options.normalCdfFromTail;
   toLoop.failOnUnsupported = options.failOnUnsupported;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
-  graphPm.addPass(createExpandConvolutionsPass());
+  ExpandConvolutionsPassOptions expand;
+  expand.directDepth = options.directConvolutionDepth;
+  graphPm.addPass(createExpandConvolutionsPass(expand));
   graphPm.addPass(createCanonicalizerPass());
   graphPm.addPass(createCSEPass());
   if (options.inlinePointwise) {
@@ -140,6 +142,7 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   toLoop.fuseEpilogues = options.fuseEpilogues;
   toLoop.libraryEpilogues = libraryEpilogues;
   toLoop.splitReductions = options.splitReductions;
+  toLoop.directConvolutionDepth = options.directConvolutionDepth;
   toLoop.failOnUnsupported = true;
   buildLowerToLoopPipeline(pm, toLoop);
 }

@@ -1886,6 +1886,19 @@ def test_matrix_products(name, fn, shapes, device, tmp_path):
      [((2, 8, 10, 10), F32), ((8, 1, 7, 7), F32)]),
     ("conv1d", lambda x, w, b: torch.nn.functional.conv1d(x, w, b, stride=3, padding=1),
      [((2, 5, 20), F32), ((7, 5, 4), F32), ((7,), F32)]),
+    # Filters that read more than 64 inputs are a product of patches; the
+    # others sum their windows directly.
+    ("conv2d past the direct depth, stride and dilation",
+     lambda x, w: torch.nn.functional.conv2d(x, w, stride=2, padding=2, dilation=2),
+     [((2, 8, 13, 10), F32), ((6, 8, 3, 3), F32)]),
+    ("depthwise conv2d, channel multiplier, stride, bf16 + silu",
+     lambda x, w, b: torch.nn.functional.silu(
+         torch.nn.functional.conv2d(x, w, b, stride=2, padding=2, groups=4)),
+     [((2, 4, 11, 9), torch.bfloat16), ((8, 1, 5, 5), torch.bfloat16),
+      ((8,), torch.bfloat16)]),
+    ("depthwise conv3d, dilation", lambda x, w: torch.nn.functional.conv3d(
+        x, w, padding=1, dilation=(1, 2, 1), groups=3),
+     [((2, 3, 5, 6, 4), F32), ((3, 1, 2, 2, 3), F32)]),
     ("conv2d + relu, bf16", lambda x, w, b: torch.relu(torch.nn.functional.conv2d(x, w, b)),
      [((2, 16, 6, 6), torch.bfloat16), ((8, 16, 3, 3), torch.bfloat16),
       ((8,), torch.bfloat16)]),

@@ -67,9 +67,16 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
 
 def ExpandConvolutionsPass
     : Pass<"kiln-loop-expand-convolutions", "::mlir::kiln::fx::GraphOp"> {
-  let summary = "Expands loop.convolution into patches and a matrix product";
+  let summary = "Expands loop.convolution into window sums, or patches and "
+                "a matrix product";
   let description = [{
-    Rewrites each `loop.convolution` of a graph into the input's patches
+    Rewrites each `loop.convolution` of a graph whose filters read at most
+    `direct-depth` inputs each (channels per group times kernel positions)
+    and whose groups have at most that many filters (the patches would be
+    at least as large as the result: depthwise convolutions, say) into a
+    `loop.reduce "sum"` over each output's window of the input times the
+    filter, which fuses like a pooling window, and every other one into the
+    input's patches
     (im2col: a pointwise node of `[groups, channels per group x kernel
     positions, batch x output positions]`, 0 where a window leaves the
     image), the filters regrouped per group, a `loop.matmul` of the two, and
@@ -91,7 +98,21 @@ def ExpandConvolutionsPass
         : tensor<1x4x27xf32>, tensor<1x27x128xf32> -> tensor<1x4x128xf32>
     %y = loop.pointwise : tensor<2x4x8x8xf32> { ... }
     ```
+
+    A depthwise convolution (`groups = 6` over 6 channels, 3x3 filters)
+    becomes one node instead:
+    ```mlir
+    %y = loop.reduce "sum" over [1, 3, 3] : tensor<2x6x8x8xf32> {
+    ^bb0(%n: index, %f: index, %h: index, %w: index, %c: index, %i: index, %j: index):
+      ... // input[n, f + c, h + i - 1, w + j - 1] (0 outside) * weight[f, c, i, j]
+    }
+    ```
   }];
+  let options = [
+    Option<"directDepth", "direct-depth", "int64_t", /*default=*/"64",
+           "Compute convolutions whose filters read at most this many "
+           "inputs directly, as window sums (0: none)">,
+  ];
   let dependentDialects = [
     "::mlir::kiln::loop::LoopDialect",
     "::mlir::arith::ArithDialect",

@@ -47,6 +47,13 @@ struct GraphLoweringOptions : public Base {
       *this, "fuse-siblings",
       llvm::cl::desc("Fuse pointwise nodes that read a common tensor per row"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<int64_t> directConvolutionDepth{
+      *this, "direct-convolution-depth",
+      llvm::cl::desc("Compute convolutions whose filters read at most this "
+                     "many inputs, no fewer than there are filters per "
+                     "group, directly, as window sums (0: every one as "
+                     "patches and a product)"),
+      llvm::cl::init(64)};
   detail::PassOptions::Option<bool> normalCdfFromTail{
       *this, "normal-cdf-from-tail",
       llvm::cl::desc("Compute the exact GELU's normal CDF in f32 from its "

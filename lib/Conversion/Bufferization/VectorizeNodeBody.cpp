@@ -9,6 +9,7 @@
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/IRMapping.h"
 #include <numeric>
@@ -67,22 +68,26 @@ public:
   BodyVectorizer(OpBuilder &b, Block &body, const IRMapping &mapping,
                  ValueRange ivs, int64_t width, int64_t bufferAlignment,
                  VectorLoadCache *cache, bool loadsOnly = false,
-                 function_ref<bool(loop::LoadOp)> filter = nullptr)
+                 function_ref<bool(loop::LoadOp)> filter = nullptr,
+                 std::optional<unsigned> columnIndex = std::nullopt,
+                 bool branchOnClamps = false)
       : b(b), body(body), mapping(mapping), ivs(ivs.begin(), ivs.end()),
         width(width), bufferAlignment(bufferAlignment), cache(cache),
-        loadsOnly(loadsOnly), filter(filter) {}
+        loadsOnly(loadsOnly), filter(filter),
+        columnIndex(columnIndex.value_or(ivs.size() - 1)),
+        branchOnClamps(branchOnClamps) {}
 
   FailureOr<Value> run() {
     if (!canVectorizeBody(body))
       return failure();
-    BlockArgument column = body.getArguments().back();
+    BlockArgument column = body.getArgument(columnIndex);
     for (auto [arg, iv] : llvm::zip(body.getArguments(), ivs))
       if (arg != column)
         uniform.map(arg, iv);
     // Loads-only mode emits contiguous loads, which take the step's first
     // column as it is: the vector of columns is never read.
     if (loadsOnly) {
-      vectors.map(column, ivs.back());
+      vectors.map(column, firstColumn());
       columnValue = column;
       for (auto load : body.getOps<loop::LoadOp>())
         if (!filter || filter(load))
@@ -99,7 +104,7 @@ public:
     for (int64_t k = 0; k < width; ++k)
       steps.push_back(APInt(64, k));
     Value columns = arith::AddIOp::create(
-        b, loc, vector::BroadcastOp::create(b, loc, indexVector, ivs.back()),
+        b, loc, vector::BroadcastOp::create(b, loc, indexVector, firstColumn()),
         arith::ConstantOp::create(b, loc,
                                   DenseElementsAttr::get(indexVector, steps)));
     vectors.map(column, columns);
@@ -115,6 +120,9 @@ public:
 
 private:
   Type vectorOf(Type scalar) { return VectorType::get({width}, scalar); }
+
+  /// The column of the step's first element.
+  Value firstColumn() const { return ivs[columnIndex]; }
 
   /// `value` as a vector: vectors as they are, uniform values broadcast.
   Value asVector(Value value) {
@@ -154,6 +162,12 @@ private:
       return;
     }
     Value buffer = mapping.lookup(load.getSource());
+    // A tensor held as a vector (an earlier node of a kernel that computes
+    // element by element) has this step's elements.
+    if (isa<VectorType>(buffer.getType())) {
+      vectors.map(load.getResult(), buffer);
+      return;
+    }
     // A tensor held as a scalar (a reduction fused into this kernel) has one
     // value per row: the same for every element.
     if (!isa<MemRefType>(buffer.getType())) {
@@ -191,8 +205,9 @@ private:
         scalarIndices.push_back(getUniform(index));
       Value offset = shifted.lookup(indices.back());
       scalarIndices.push_back(
-          offset ? arith::AddIOp::create(b, loc, ivs.back(), offset).getResult()
-                 : ivs.back());
+          offset
+              ? arith::AddIOp::create(b, loc, firstColumn(), offset).getResult()
+              : firstColumn());
       if (cache) {
         if (Value cached = cache->lookup(buffer, scalarIndices, width)) {
           vectors.map(load.getResult(), cached);
@@ -211,20 +226,65 @@ private:
         cache->insert(buffer, scalarIndices, width, vectorLoad.getResult());
       return;
     }
-    // Any other pattern: read each element on its own.
+    // A column clamped into a range reads whole vectors where the step's
+    // columns are all inside it, and gathers at the range's ends.
+    if (auto clamp = clamped.find(indices.back());
+        branchOnClamps && clamp != clamped.end() &&
+        llvm::all_of(indices.drop_back(), [&](Value index) {
+          return isUniform(index) && index != column;
+        })) {
+      const ClampedColumn &range = clamp->second;
+      Value start = range.offset ? arith::AddIOp::create(b, loc, firstColumn(),
+                                                         range.offset)
+                                       .getResult()
+                                 : firstColumn();
+      Value end = arith::AddIOp::create(
+          b, loc, start, arith::ConstantIndexOp::create(b, loc, width - 1));
+      Value inside = arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, start,
+                                range.low),
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, end,
+                                range.high));
+      for (Value index : indices.drop_back())
+        scalarIndices.push_back(getUniform(index));
+      scalarIndices.push_back(start);
+      auto branch = scf::IfOp::create(
+          b, loc, inside,
+          [&](OpBuilder &then, Location loc) {
+            scf::YieldOp::create(then, loc,
+                                 vector::LoadOp::create(then, loc, vectorType,
+                                                        buffer, scalarIndices)
+                                     .getResult());
+          },
+          [&](OpBuilder &otherwise, Location loc) {
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPoint(otherwise.getInsertionBlock(),
+                                otherwise.getInsertionPoint());
+            scf::YieldOp::create(b, loc, emitGather(load, buffer, column));
+          });
+      vectors.map(load.getResult(), branch.getResult(0));
+      return;
+    }
+    vectors.map(load.getResult(), emitGather(load, buffer, column));
+  }
+
+  /// `load`'s elements read one at a time, as a vector.
+  Value emitGather(loop::LoadOp load, Value buffer, BlockArgument column) {
+    Location loc = load.getLoc();
     SmallVector<Value> elements;
     for (int64_t k = 0; k < width; ++k) {
-      Value columnK = ivs.back();
+      Value columnK = firstColumn();
       if (k > 0)
         columnK = arith::AddIOp::create(
-            b, loc, ivs.back(), arith::ConstantIndexOp::create(b, loc, k));
+            b, loc, firstColumn(), arith::ConstantIndexOp::create(b, loc, k));
       SmallVector<Value> indicesK;
-      for (Value index : indices)
+      for (Value index : load.getIndices())
         indicesK.push_back(index == column ? columnK : element(index, k));
       elements.push_back(memref::LoadOp::create(b, loc, buffer, indicesK));
     }
-    vectors.map(load.getResult(),
-                vector::FromElementsOp::create(b, loc, vectorType, elements));
+    return vector::FromElementsOp::create(b, loc, vectorOf(load.getType()),
+                                          elements);
   }
 
   /// Whether `value` is the column plus a uniform offset: its elements are
@@ -234,8 +294,37 @@ private:
   }
 
   /// Records `op`'s result as a shifted column when it adds a uniform value
-  /// to one.
+  /// to one or subtracts one from it, and as a clamped column when it
+  /// bounds a shifted column by uniform values (arith.maxsi, then
+  /// arith.minsi, as clamps to [0, size) are built).
   void recordShiftedColumn(Operation &op) {
+    if (auto sub = dyn_cast<arith::SubIOp>(op)) {
+      if (isShiftedColumn(sub.getLhs()) && isUniform(sub.getRhs())) {
+        Value offset = arith::SubIOp::create(
+            b, op.getLoc(),
+            shifted.lookup(sub.getLhs())
+                ? shifted.lookup(sub.getLhs())
+                : arith::ConstantIndexOp::create(b, op.getLoc(), 0),
+            getUniform(sub.getRhs()));
+        shifted[sub.getResult()] = offset;
+      }
+      return;
+    }
+    if (auto max = dyn_cast<arith::MaxSIOp>(op)) {
+      if (isShiftedColumn(max.getLhs()) && isUniform(max.getRhs()))
+        lowClamped[max.getResult()] = {shifted.lookup(max.getLhs()),
+                                       getUniform(max.getRhs()), Value()};
+      return;
+    }
+    if (auto min = dyn_cast<arith::MinSIOp>(op)) {
+      auto low = lowClamped.find(min.getLhs());
+      if (low != lowClamped.end() && isUniform(min.getRhs())) {
+        ClampedColumn range = low->second;
+        range.high = getUniform(min.getRhs());
+        clamped[min.getResult()] = range;
+      }
+      return;
+    }
     auto add = dyn_cast<arith::AddIOp>(op);
     if (!add)
       return;
@@ -309,6 +398,11 @@ private:
   bool loadsOnly;
   /// Which loads loads-only mode emits (all if null).
   function_ref<bool(loop::LoadOp)> filter;
+  /// The body argument that varies by element.
+  unsigned columnIndex;
+  /// Whether loads at clamped columns branch between a vector load and a
+  /// gather.
+  bool branchOnClamps;
   /// Body values that are the same scalar for every element.
   IRMapping uniform;
   /// Body values that differ by element, as vectors.
@@ -317,6 +411,13 @@ private:
   /// offset (the offset's scalar).
   Value columnValue;
   DenseMap<Value, Value> shifted;
+  /// A shifted column (its offset, null for none) clamped to [low, high].
+  struct ClampedColumn {
+    Value offset, low, high;
+  };
+  /// Values that are a shifted column bounded below (high unset), and
+  /// bounded on both sides.
+  DenseMap<Value, ClampedColumn> lowClamped, clamped;
 };
 } // namespace
 
@@ -330,8 +431,11 @@ mlir::kiln::emitVectorNodeElements(OpBuilder &b, loop::PointwiseOp node,
 
 FailureOr<Value> mlir::kiln::emitVectorBodyElements(
     OpBuilder &b, Block &body, const IRMapping &mapping, ValueRange ivs,
-    int64_t width, int64_t bufferAlignment, VectorLoadCache *cache) {
-  return BodyVectorizer(b, body, mapping, ivs, width, bufferAlignment, cache)
+    int64_t width, int64_t bufferAlignment, VectorLoadCache *cache,
+    std::optional<unsigned> columnIndex, bool branchOnClamps) {
+  return BodyVectorizer(b, body, mapping, ivs, width, bufferAlignment, cache,
+                        /*loadsOnly=*/false, /*filter=*/nullptr, columnIndex,
+                        branchOnClamps)
       .run();
 }
 

@@ -5138,41 +5138,23 @@ private:
   }
 };
 
-/// The input's patches (im2col) [G, depth, columns], columns being every
-/// batch's output positions one after another:
-///   patches[g, (c, k...), (n, o...)] = input[n, g*Cg + c, o*s + k*d - p]
-/// (0 outside the input).
-static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
-                                     const ConvolutionGeometry &g,
-                                     int64_t columns, ValueRange columnSizes) {
-  auto inputType = cast<RankedTensorType>(input.getType());
-  Type inputScalar = loop::getScalarType(inputType.getElementType());
-  auto patchesType = RankedTensorType::get({g.groups, g.depth, columns},
-                                           inputType.getElementType());
-  auto patches = loop::PointwiseOp::create(b, loc, patchesType, columnSizes);
-  OpBuilder::InsertionGuard guard(b);
-  Block *body = b.createBlock(&patches.getBody(), {},
-                              SmallVector<Type>(3, b.getIndexType()),
-                              SmallVector<Location>(3, loc));
+/// The element of `input` that kernel position `kernel` (one index per
+/// spatial dimension) of output position `out` reads in image `batch` and
+/// channel `channel`: input[batch, channel, o*s + k*d - p], 0 outside the
+/// image.
+static Value buildWindowElement(OpBuilder &b, Location loc, Value input,
+                                const ConvolutionGeometry &g, Value batch,
+                                Value channel, ValueRange out,
+                                ValueRange kernel) {
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
-  Value group = body->getArgument(0);
-  SmallVector<Value> row =
-      delinearizeIndex(b, loc, body->getArgument(1), g.getRowDigits());
-  SmallVector<Value> column = delinearizeBySizes(b, loc, body->getArgument(2),
-                                                 g.getColumnDigits(b, loc));
-  Value channel = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, group, index(g.groupChannels)),
-      row[0]);
-  SmallVector<Value> indices = {column[0], channel};
+  SmallVector<Value> indices = {batch, channel};
   Value inside;
   for (int64_t dim = 0; dim < g.spatial; ++dim) {
-    // o * stride + k * dilation - padding, which may fall outside.
     Value position = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, column[dim + 1], index(g.stride[dim])),
-        arith::MulIOp::create(b, loc, row[dim + 1], index(g.dilation[dim])));
+        b, loc, arith::MulIOp::create(b, loc, out[dim], index(g.stride[dim])),
+        arith::MulIOp::create(b, loc, kernel[dim], index(g.dilation[dim])));
     position = arith::SubIOp::create(b, loc, position, index(g.padding[dim]));
     auto [clamped, inRange] =
         clampAndTest(b, loc, position, g.getExtent(b, loc, dim));
@@ -5181,12 +5163,91 @@ static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
     indices.push_back(clamped);
   }
   Value element = loop::LoadOp::create(b, loc, input, indices);
+  Type scalar = loop::getScalarType(
+      cast<RankedTensorType>(input.getType()).getElementType());
   Value padding =
-      arith::ConstantOp::create(b, loc, b.getFloatAttr(inputScalar, 0.0));
-  loop::YieldOp::create(
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(scalar, 0.0));
+  return arith::SelectOp::create(b, loc, inside, element, padding);
+}
+
+/// The input's patches (im2col) [G, depth, columns], columns being every
+/// batch's output positions one after another:
+///   patches[g, (c, k...), (n, o...)] = input[n, g*Cg + c, o*s + k*d - p]
+/// (0 outside the input).
+static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
+                                     const ConvolutionGeometry &g,
+                                     int64_t columns, ValueRange columnSizes) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto patchesType = RankedTensorType::get({g.groups, g.depth, columns},
+                                           inputType.getElementType());
+  auto patches = loop::PointwiseOp::create(b, loc, patchesType, columnSizes);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&patches.getBody(), {},
+                              SmallVector<Type>(3, b.getIndexType()),
+                              SmallVector<Location>(3, loc));
+  Value group = body->getArgument(0);
+  SmallVector<Value> row =
+      delinearizeIndex(b, loc, body->getArgument(1), g.getRowDigits());
+  SmallVector<Value> column = delinearizeBySizes(b, loc, body->getArgument(2),
+                                                 g.getColumnDigits(b, loc));
+  Value channel = arith::AddIOp::create(
       b, loc,
-      arith::SelectOp::create(b, loc, inside, element, padding).getResult());
+      arith::MulIOp::create(
+          b, loc, group,
+          arith::ConstantIndexOp::create(b, loc, g.groupChannels)),
+      row[0]);
+  loop::YieldOp::create(b, loc,
+                        buildWindowElement(b, loc, input, g, column[0], channel,
+                                           ArrayRef<Value>(column).drop_front(),
+                                           ArrayRef<Value>(row).drop_front()));
   return patches.getResult();
+}
+
+/// A convolution as each output's sum over its window:
+///   result[n, f, o...] = Σ_{c, k...} input[n, (f / Fg)*Cg + c, o*s + k*d - p]
+///                                    * weight[f, c, k...]
+/// in the result's dtype (f32 for 16-bit operands). For filters that read
+/// few inputs (depthwise ones) the patches would be the image as many times
+/// over as a window holds, for a product too shallow to pay for them.
+static Value buildDirectConvolution(OpBuilder &b, Location loc,
+                                    loop::ConvolutionOp op,
+                                    const ConvolutionGeometry &g) {
+  RankedTensorType resultType = op.getResultType();
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
+  Type accumulator = loop::getScalarType(resultType.getElementType());
+  auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
+                                     op.getDynamicSizes(), ValueRange{},
+                                     b.getDenseI64ArrayAttr(g.getRowDigits()));
+  OpBuilder::InsertionGuard guard(b);
+  int64_t numArgs = resultType.getRank() + 1 + g.spatial;
+  Block *body = b.createBlock(&node.getBody(), {},
+                              SmallVector<Type>(numArgs, b.getIndexType()),
+                              SmallVector<Location>(numArgs, loc));
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  ValueRange args = body->getArguments();
+  Value filter = args[1];
+  ValueRange out = args.slice(2, g.spatial);
+  Value groupChannel = args[2 + g.spatial];
+  ValueRange kernel = args.take_back(g.spatial);
+  Value channel = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, filter, index(g.groupFilters)),
+          index(g.groupChannels)),
+      groupChannel);
+  Value element = buildWindowElement(b, loc, op.getInput(), g, args[0], channel,
+                                     out, kernel);
+  SmallVector<Value> weightIndices = {filter, groupChannel};
+  llvm::append_range(weightIndices, kernel);
+  Value weight = loop::LoadOp::create(b, loc, op.getWeight(), weightIndices);
+  Type dtype = inputType.getElementType();
+  Value product = arith::MulFOp::create(
+      b, loc, convertScalar(b, loc, element, dtype, accumulator),
+      convertScalar(b, loc, weight, dtype, accumulator));
+  loop::YieldOp::create(b, loc, product);
+  return node.getResult();
 }
 
 /// The weights per group, [G, Fg, depth]: weight[g*Fg + f, (c, k...)].
@@ -5463,8 +5524,11 @@ struct TransposedConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
 ///
 /// Patches and weights are nodes the product reads; the result is an
 /// index-map node that its readers inline (the bias, batch norm, relu).
+/// Filters that read few inputs, fewer than there are filters per group,
+/// sum their windows directly instead (buildDirectConvolution).
 struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ExpandConvolution(MLIRContext *ctx, int64_t directDepth)
+      : OpRewritePattern<loop::ConvolutionOp>(ctx), directDepth(directDepth) {}
 
   LogicalResult matchAndRewrite(loop::ConvolutionOp op,
                                 PatternRewriter &rewriter) const override {
@@ -5481,6 +5545,10 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
 
     // The run-time sizes: the input's, and the result's from the op.
     g.bindSizes(rewriter, loc, op.getInput(), /*outputSide=*/false);
+    if (isDirect(g)) {
+      rewriter.replaceOp(op, buildDirectConvolution(rewriter, loc, op, g));
+      return success();
+    }
     ValueRange resultSizes = op.getDynamicSizes();
     Value batch = resultType.isDynamicDim(0) ? resultSizes.front() : Value();
     for (int64_t dim = 0, next = batch ? 1 : 0; dim < g.spatial; ++dim)
@@ -5507,6 +5575,19 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
                               }));
     return success();
   }
+
+  /// Whether the convolution of `g` is computed directly: its filters read
+  /// at most `directDepth` inputs (channels per group times kernel
+  /// positions), a window a thread sums on its own, and its patches would
+  /// be at least as large as its result (depth / Fg times it), so the
+  /// product would not pay for them.
+  bool isDirect(const ConvolutionGeometry &g) const {
+    return g.depth <= directDepth && g.groupFilters <= g.depth;
+  }
+
+  /// The most inputs a filter reads for the convolution to be computed
+  /// directly.
+  int64_t directDepth;
 };
 
 /// Lowers fx.convolution_backward of a (batched) convolution through
@@ -6516,9 +6597,11 @@ struct AdaptiveAvgPoolBackwardLowering
 
 struct ExpandConvolutionsPass
     : kiln::impl::ExpandConvolutionsPassBase<ExpandConvolutionsPass> {
+  using Base::Base;
+
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandConvolution>(&getContext());
+    patterns.add<ExpandConvolution>(&getContext(), directDepth);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult result = getOperation().walk([](loop::ConvolutionOp op) {

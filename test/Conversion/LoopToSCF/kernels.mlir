@@ -1,10 +1,12 @@
-// RUN: kiln-opt %s --kiln-loop-to-scf | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='vector-bytes=0' | FileCheck %s --check-prefix=SCALAR
 
 // Tests that a kernel runs its rows in parallel and, in each row, its nodes
 // in order: the maximum accumulates in vectors, then a scalar tail, into a
 // register that the next node reads; only the yielded node is stored, as
 // vectors.
 // CHECK-LABEL: func.func @kernel
+// SCALAR-LABEL: func.func @kernel
 // CHECK-SAME: (%[[X:.+]]: memref<8x64xf32>, %[[OUT:.+]]: memref<8x64xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK: scf.parallel (%[[I:.+]]) =
@@ -38,4 +40,100 @@ fx.graph @kernel(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
     loop.kernel_yield %y : tensor<8x64xf32>
   }
   fx.output %k : tensor<8x64xf32>
+}
+
+// -----
+
+// A kernel that computes element by element (every node has only the row
+// dimensions: a window sum and the relu that reads it) runs its innermost
+// row dimension in vectors: the window accumulates 8 elements' sums at
+// once, its clamped read loads a whole vector where the step's columns stay
+// inside the row and gathers where they do not, and the relu reads the
+// sums' vector. The columns after the last whole vector run one at a time.
+// CHECK-LABEL: func.func @window_kernel
+// CHECK-SAME: (%[[X:[a-z0-9_]+]]: memref<4x18xf32>, %[[OUT:[a-z0-9_]+]]: memref<4x18xf32>)
+// CHECK: %[[REM:[a-z0-9_]+]] = arith.remui %c18, %c8
+// CHECK: %[[END:[a-z0-9_]+]] = arith.subi %c18, %[[REM]]
+// CHECK: scf.parallel (%[[I:[a-z0-9_]+]], %[[J:[a-z0-9_]+]]) = (%{{.+}}, %{{.+}}) to (%c4, %[[END]]) step (%{{.+}}, %c8
+// CHECK: %[[SUM:[a-z0-9_]+]] = scf.for %[[K:[a-z0-9_]+]] = %{{.+}} to %c3 step %{{.+}} iter_args(%[[ACC:[a-z0-9_]+]] = %{{.+}}) -> (vector<8xf32>) {
+// CHECK: %[[SHIFT:[a-z0-9_]+]] = arith.subi %[[K]], %c1 : index
+// CHECK: %[[INSIDE:[a-z0-9_]+]] = arith.andi %{{.+}}, %{{.+}} : vector<8xi1>
+// CHECK: %[[START:[a-z0-9_]+]] = arith.addi %[[J]], %[[SHIFT]] : index
+// CHECK: %[[LAST:[a-z0-9_]+]] = arith.addi %[[START]], %c7
+// CHECK: %[[FROM:[a-z0-9_]+]] = arith.cmpi sge, %[[START]], %c0 : index
+// CHECK: %[[TO:[a-z0-9_]+]] = arith.cmpi sle, %[[LAST]], %c17 : index
+// CHECK: %[[WHOLE:[a-z0-9_]+]] = arith.andi %[[FROM]], %[[TO]] : i1
+// CHECK: %[[V:[a-z0-9_]+]] = scf.if %[[WHOLE]] -> (vector<8xf32>) {
+// CHECK: vector.load %[[X]][%[[I]], %[[START]]] : memref<4x18xf32>, vector<8xf32>
+// CHECK: } else {
+// CHECK-COUNT-8: memref.load %[[X]][%[[I]], %{{.+}}] : memref<4x18xf32>
+// CHECK: vector.from_elements
+// CHECK: }
+// CHECK: %[[W:[a-z0-9_]+]] = arith.select %[[INSIDE]], %[[V]], %{{.+}} : vector<8xi1>, vector<8xf32>
+// CHECK: arith.addf %[[ACC]], %[[W]] : vector<8xf32>
+// CHECK: %[[RELU:[a-z0-9_]+]] = arith.maximumf %[[SUM]], %{{.+}} : vector<8xf32>
+// CHECK: vector.store %[[RELU]], %[[OUT]][%[[I]], %[[J]]] : memref<4x18xf32>, vector<8xf32>
+// CHECK: scf.parallel (%{{.+}}, %[[TAIL:[a-z0-9_]+]]) = (%{{.+}}, %[[END]]) to (%c4, %c18)
+// CHECK: memref.store %{{.+}}, %[[OUT]][%{{.+}}, %[[TAIL]]] : memref<4x18xf32>
+// Without vectors, one element at a time.
+// SCALAR-LABEL: func.func @window_kernel
+// SCALAR-NOT: vector
+// SCALAR: scf.parallel (%{{.+}}, %{{.+}}) = (%{{.+}}, %{{.+}}) to (%c4, %c18)
+// SCALAR-NOT: vector
+fx.graph @window_kernel(%x: tensor<4x18xf32>) -> tensor<4x18xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c17 = arith.constant 17 : index
+  %zero = arith.constant 0.0 : f32
+  %k = loop.kernel rows(2) -> tensor<4x18xf32> {
+    %s = loop.reduce "sum" over [3] : tensor<4x18xf32> {
+    ^bb0(%i: index, %j: index, %r: index):
+      %a = arith.addi %j, %r : index
+      %p = arith.subi %a, %c1 : index
+      %lo = arith.cmpi sge, %p, %c0 : index
+      %hi = arith.cmpi sle, %p, %c17 : index
+      %in = arith.andi %lo, %hi : i1
+      %m = arith.maxsi %p, %c0 : index
+      %q = arith.minsi %m, %c17 : index
+      %v = loop.load %x[%i, %q] : tensor<4x18xf32>
+      %w = arith.select %in, %v, %zero : f32
+      loop.yield %w : f32
+    }
+    %y = loop.pointwise : tensor<4x18xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %s[%i, %j] : tensor<4x18xf32>
+      %r = arith.maximumf %v, %zero : f32
+      loop.yield %r : f32
+    }
+    loop.kernel_yield %y : tensor<4x18xf32>
+  }
+  fx.output %k : tensor<4x18xf32>
+}
+
+// -----
+
+// A long reduction per element (512 values) accumulates along its own
+// innermost dimension instead, one element of the kernel at a time.
+// CHECK-LABEL: func.func @long_element_reduction
+// CHECK: scf.parallel (%{{.+}}, %{{.+}}) = (%{{.+}}, %{{.+}}) to (%c4, %c16) step
+// CHECK: scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>)
+// CHECK: vector.load %{{.+}} : memref<4x16x512xf32>, vector<8xf32>
+// CHECK: memref.store %{{.+}} : memref<4x16xf32>
+// CHECK-NOT: vector.store
+fx.graph @long_element_reduction(%x: tensor<4x16x512xf32>) -> tensor<4x16xf32> {
+  %k = loop.kernel rows(2) -> tensor<4x16xf32> {
+    %s = loop.reduce "sum" over [512] : tensor<4x16xf32> {
+    ^bb0(%i: index, %j: index, %r: index):
+      %v = loop.load %x[%i, %j, %r] : tensor<4x16x512xf32>
+      loop.yield %v : f32
+    }
+    %y = loop.pointwise : tensor<4x16xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %s[%i, %j] : tensor<4x16xf32>
+      %r = arith.negf %v : f32
+      loop.yield %r : f32
+    }
+    loop.kernel_yield %y : tensor<4x16xf32>
+  }
+  fx.output %k : tensor<4x16xf32>
 }

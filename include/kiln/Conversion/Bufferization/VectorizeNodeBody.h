@@ -15,6 +15,7 @@
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
 #include <map>
+#include <optional>
 
 namespace mlir {
 class Block;
@@ -57,16 +58,21 @@ private:
   std::map<Key, Value> loads;
 };
 
-/// emitVectorNodeElements for any node body (a reduction's too): its last
-/// argument is the column that varies by element. Contiguous loads come
-/// from and go to `cache` when one is given; the caller makes sure that the
-/// cached loads dominate the code it emits and that nothing stores to their
-/// buffers in between.
-FailureOr<Value> emitVectorBodyElements(OpBuilder &b, Block &body,
-                                        const IRMapping &mapping,
-                                        ValueRange ivs, int64_t width,
-                                        int64_t bufferAlignment,
-                                        VectorLoadCache *cache = nullptr);
+/// emitVectorNodeElements for any node body (a reduction's too): its
+/// argument `columnIndex` (by default its last) is the column that varies
+/// by element. Contiguous loads come from and go to `cache` when one is
+/// given; the caller makes sure that the cached loads dominate the code it
+/// emits and that nothing stores to their buffers in between. A tensor that
+/// `mapping` maps to a vector is an earlier node of the same elements: its
+/// loads take the vector. With `branchOnClamps`, a load at a column clamped
+/// into a range (a window's, say) reads a whole vector where all of the
+/// step's columns are inside the range, else gathers.
+FailureOr<Value>
+emitVectorBodyElements(OpBuilder &b, Block &body, const IRMapping &mapping,
+                       ValueRange ivs, int64_t width, int64_t bufferAlignment,
+                       VectorLoadCache *cache = nullptr,
+                       std::optional<unsigned> columnIndex = std::nullopt,
+                       bool branchOnClamps = false);
 
 /// Emits only the contiguous vector loads that emitVectorBodyElements would
 /// emit for `body` at `ivs` (and the index arithmetic they need), into
