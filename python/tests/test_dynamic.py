@@ -440,11 +440,14 @@ def test_convolutions_of_images_of_any_size(device):
          lambda n, h, w: torch.randn(n, 1, h, w, device=device), {0: [0, 2, 3]}),
         (nn.Conv3d(2, 3, 3, padding=1),
          lambda n, h, w: torch.randn(n, 2, 4, h, w, device=device), {0: [0, 3, 4]}),
+        # Depthwise: window sums over rows of any width.
+        (nn.Sequential(nn.Conv2d(4, 4, 3, padding=1, groups=4), nn.SiLU()),
+         lambda n, h, w: torch.randn(n, 4, h, w, device=device), {0: [0, 2, 3]}),
     ]
     for module, make, dynamic in cases:
         module = module.to(device)
         compiled = kiln.compile(module, [make(2, 7, 9)], dynamic=dynamic)
-        for batch, height, width in [(2, 7, 9), (3, 5, 12), (2, 16, 6)]:
+        for batch, height, width in [(2, 7, 9), (3, 5, 12), (2, 16, 6), (2, 4, 45)]:
             x = make(batch, height, width)
             # Eager in full f32 (cuDNN would round to TF32).
             with torch.no_grad(), torch.backends.cudnn.flags(allow_tf32=False):

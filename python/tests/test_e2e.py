@@ -1896,6 +1896,11 @@ def test_matrix_products(name, fn, shapes, device, tmp_path):
          torch.nn.functional.conv2d(x, w, b, stride=2, padding=2, groups=4)),
      [((2, 4, 11, 9), torch.bfloat16), ((8, 1, 5, 5), torch.bfloat16),
       ((8,), torch.bfloat16)]),
+    # Rows of 45: whole vectors inside the row, windows at its ends, and a
+    # tail on CPUs with 8 or 16 lanes.
+    ("depthwise conv2d, wide rows, + relu", lambda x, w, b: torch.relu(
+        torch.nn.functional.conv2d(x, w, b, padding=1, groups=3)),
+     [((2, 3, 5, 45), F32), ((3, 1, 3, 3), F32), ((3,), F32)]),
     ("depthwise conv3d, dilation", lambda x, w: torch.nn.functional.conv3d(
         x, w, padding=1, dilation=(1, 2, 1), groups=3),
      [((2, 3, 5, 6, 4), F32), ((3, 1, 2, 2, 3), F32)]),

@@ -72,8 +72,8 @@ def ExpandConvolutionsPass
   let description = [{
     Rewrites each `loop.convolution` of a graph whose filters read at most
     `direct-depth` inputs each (channels per group times kernel positions)
-    and whose groups have at most that many filters (the patches would be
-    at least as large as the result: depthwise convolutions, say) into a
+    and no fewer than there are filters per group (the patches would be at
+    least as large as the result: depthwise convolutions, say) into a
     `loop.reduce "sum"` over each output's window of the input times the
     filter, which fuses like a pooling window, and every other one into the
     input's patches

@@ -5206,15 +5206,18 @@ static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
 /// A convolution as each output's sum over its window:
 ///   result[n, f, o...] = Σ_{c, k...} input[n, (f / Fg)*Cg + c, o*s + k*d - p]
 ///                                    * weight[f, c, k...]
-/// in the result's dtype (f32 for 16-bit operands). For filters that read
-/// few inputs (depthwise ones) the patches would be the image as many times
-/// over as a window holds, for a product too shallow to pay for them.
+/// summed in f32 for 16-bit results (as a product's sums), else in the
+/// result's dtype. For filters that read few inputs (depthwise ones) the
+/// patches would be the image as many times over as a window holds, for a
+/// product too shallow to pay for them.
 static Value buildDirectConvolution(OpBuilder &b, Location loc,
                                     loop::ConvolutionOp op,
                                     const ConvolutionGeometry &g) {
   RankedTensorType resultType = op.getResultType();
   auto inputType = cast<RankedTensorType>(op.getInput().getType());
   Type accumulator = loop::getScalarType(resultType.getElementType());
+  if (accumulator.isF16() || accumulator.isBF16())
+    accumulator = b.getF32Type();
   auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
                                      op.getDynamicSizes(), ValueRange{},
                                      b.getDenseI64ArrayAttr(g.getRowDigits()));
@@ -5524,8 +5527,8 @@ struct TransposedConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
 ///
 /// Patches and weights are nodes the product reads; the result is an
 /// index-map node that its readers inline (the bias, batch norm, relu).
-/// Filters that read few inputs, fewer than there are filters per group,
-/// sum their windows directly instead (buildDirectConvolution).
+/// Filters that read few inputs, and no fewer than there are filters per
+/// group, sum their windows directly instead (buildDirectConvolution).
 struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
   ExpandConvolution(MLIRContext *ctx, int64_t directDepth)
       : OpRewritePattern<loop::ConvolutionOp>(ctx), directDepth(directDepth) {}

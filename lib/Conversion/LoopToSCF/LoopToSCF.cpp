@@ -481,12 +481,31 @@ static void emitScatterLoops(OpBuilder &b, loop::ScatterOp node, Value dest,
 /// longer ones vectorize along their own innermost dimension instead.
 constexpr int64_t kMaxElementReduction = 256;
 
+/// Whether every load of `body` whose indices depend on its argument
+/// `column` has an index computed from it last, so that a vector of
+/// consecutive columns reads nearby elements: a load whose last index is a
+/// reduction's (a row's elements, summed) would gather from as many rows.
+static bool readsAlongColumn(Block &body, unsigned column) {
+  DenseSet<Value> dependent = {body.getArgument(column)};
+  auto isDependent = [&](Value value) { return dependent.contains(value); };
+  for (Operation &op : body.without_terminator()) {
+    if (!llvm::any_of(op.getOperands(), isDependent))
+      continue;
+    if (auto load = dyn_cast<loop::LoadOp>(op);
+        load && !isDependent(load.getIndices().back()))
+      return false;
+    dependent.insert(op.result_begin(), op.result_end());
+  }
+  return true;
+}
+
 /// The elements of a kernel that computes element by element (each node's
 /// result has only the row dimensions: a pooling or a small convolution's
 /// window sums with what reads them) that a vector step computes, along the
 /// innermost row dimension: `vectorBytes` of the widest type its nodes
-/// compute in, or 1 where a body does not vectorize or a reduction is long
-/// (or keeps a state other than its result).
+/// compute in, or 1 where a body does not vectorize or reads across the
+/// rows (readsAlongColumn) or a reduction is long (or keeps a state other
+/// than its result).
 static int64_t getElementKernelWidth(loop::KernelOp kernel,
                                      int64_t vectorBytes) {
   int64_t rows = kernel.getRows();
@@ -496,7 +515,8 @@ static int64_t getElementKernelWidth(loop::KernelOp kernel,
   for (Operation &op : kernel.getNodes()) {
     auto type = cast<RankedTensorType>(op.getResult(0).getType());
     if (type.getRank() != rows || op.getNumRegions() != 1 ||
-        !canVectorizeBody(op.getRegion(0).front()))
+        !canVectorizeBody(op.getRegion(0).front()) ||
+        !readsAlongColumn(op.getRegion(0).front(), rows - 1))
       return 1;
     widestBits = std::max<int64_t>(
         widestBits, loop::getElementBitWidth(type.getElementType()));

@@ -100,8 +100,13 @@ fx.graph @depthwise(%x: tensor<?x6x4x4xbf16>, %w: tensor<6x1x3x3xbf16>) -> tenso
 // DIRECT-LABEL: fx.graph @any_size
 // DIRECT: %[[H:.+]] = tensor.dim %arg0, %c2
 // DIRECT: %[[W:.+]] = tensor.dim %arg0, %c3
+// DIRECT: %[[XH:.+]] = tensor.dim %arg0, %c2
+// DIRECT: %[[XW:.+]] = tensor.dim %arg0, %c3
 // DIRECT: loop.reduce "sum"(%[[H]], %[[W]]) over [3, 3, 3] : tensor<2x4x?x?xf32>
-// DIRECT: arith.minsi %{{.+}}, %{{.+}} : index
+// DIRECT: %[[HL:.+]] = arith.subi %[[XH]], %c1
+// DIRECT: arith.cmpi sle, %{{.+}}, %[[HL]] : index
+// DIRECT: %[[WL:.+]] = arith.subi %[[XW]], %c1
+// DIRECT: arith.cmpi sle, %{{.+}}, %[[WL]] : index
 fx.graph @any_size(%x: tensor<2x3x?x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<2x4x?x?xf32> {
   %c2 = arith.constant 2 : index
   %c3 = arith.constant 3 : index
@@ -161,4 +166,19 @@ fx.graph @channel_multiplier(%x: tensor<3x2x21xf64>, %w: tensor<4x1x5xf64>) -> t
 fx.graph @many_filters(%x: tensor<2x4x5x5xf32>, %w: tensor<16x4x1x1xf32>) -> tensor<2x16x5x5xf32> {
   %0 = loop.convolution %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 0, 0>, stride = array<i64: 1, 1>} : tensor<2x4x5x5xf32>, tensor<16x4x1x1xf32> -> tensor<2x16x5x5xf32>
   fx.output %0 : tensor<2x16x5x5xf32>
+}
+
+// -----
+
+// A 16-bit result (compute-in-f32=false) still sums in f32, as a product's
+// sums do, and rounds once.
+// DIRECT-LABEL: fx.graph @half_sums
+// DIRECT: loop.reduce "sum" over [1, 3] : tensor<2x4x8xbf16> {
+// DIRECT: %[[X:.+]] = arith.extf %{{.+}} : bf16 to f32
+// DIRECT: %[[W:.+]] = arith.extf %{{.+}} : bf16 to f32
+// DIRECT: %[[P:.+]] = arith.mulf %[[X]], %[[W]] : f32
+// DIRECT: loop.yield %[[P]] : f32
+fx.graph @half_sums(%x: tensor<2x4x8xbf16>, %w: tensor<4x1x3xbf16>) -> tensor<2x4x8xbf16> {
+  %0 = loop.convolution %x, %w {dilation = array<i64: 1>, groups = 4 : i64, padding = array<i64: 1>, stride = array<i64: 1>} : tensor<2x4x8xbf16>, tensor<4x1x3xbf16> -> tensor<2x4x8xbf16>
+  fx.output %0 : tensor<2x4x8xbf16>
 }

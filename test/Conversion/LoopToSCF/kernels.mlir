@@ -137,3 +137,31 @@ fx.graph @long_element_reduction(%x: tensor<4x16x512xf32>) -> tensor<4x16xf32> {
   }
   fx.output %k : tensor<4x16xf32>
 }
+
+// -----
+
+// A short reduction along a row's own elements (64 values) keeps vectors
+// along them too: vectors along the kernel's rows would gather from 8 rows.
+// CHECK-LABEL: func.func @short_reduction_along_rows
+// CHECK: scf.parallel (%{{.+}}, %{{.+}}) = (%{{.+}}, %{{.+}}) to (%c4, %c16) step
+// CHECK: scf.for %{{.+}} iter_args(%{{.+}} = %{{.+}}) -> (vector<8xf32>)
+// CHECK: vector.load %{{.+}} : memref<4x16x64xf32>, vector<8xf32>
+// CHECK: memref.store %{{.+}} : memref<4x16xf32>
+// CHECK-NOT: vector.store
+fx.graph @short_reduction_along_rows(%x: tensor<4x16x64xf32>) -> tensor<4x16xf32> {
+  %k = loop.kernel rows(2) -> tensor<4x16xf32> {
+    %s = loop.reduce "sum" over [64] : tensor<4x16xf32> {
+    ^bb0(%i: index, %j: index, %r: index):
+      %v = loop.load %x[%i, %j, %r] : tensor<4x16x64xf32>
+      loop.yield %v : f32
+    }
+    %y = loop.pointwise : tensor<4x16xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %s[%i, %j] : tensor<4x16xf32>
+      %r = arith.negf %v : f32
+      loop.yield %r : f32
+    }
+    loop.kernel_yield %y : tensor<4x16xf32>
+  }
+  fx.output %k : tensor<4x16xf32>
+}

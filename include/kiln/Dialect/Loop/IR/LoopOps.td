@@ -258,7 +258,9 @@ def Loop_ConvolutionOp : Loop_Op<"convolution", [Pure]> {
 
     Like `loop.matmul` the node has no body: `kiln-loop-expand-convolutions`
     rewrites it into the input's patches and a matrix product of the
-    filters with them (im2col).
+    filters with them (im2col), or, for filters that read few inputs
+    (depthwise ones), into a `loop.reduce` of each output's window (summed
+    in f32 for 16-bit operands too).
 
     ```mlir
     %y = loop.convolution(%n) %x, %w {stride = array<i64: 1, 1>,
