@@ -1615,6 +1615,28 @@ def _split_with_sizes(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     return aten.split_with_sizes.default, (bound["self"], sizes, dim), {}
 
 
+def _is_scaled_size(size: Any, scale: float, output: Any) -> bool:
+    """Whether `output` is ⌊size · scale⌋, the size a resampling by `scale`
+    gives: for symbolic sizes (torch 2.x's composites compute the output
+    size of a scaled resampling from the input's), when the shape
+    environment proves it."""
+    if isinstance(size, int) and isinstance(output, int):
+        return math.floor(size * scale) == output
+    try:
+        from torch.fx.experimental.symbolic_shapes import statically_known_true
+    except ImportError:
+        return False
+    candidates = [lambda: _scaled_size(size, scale),
+                  lambda: torch.sym_int(torch.sym_float(size) * scale)]
+    for candidate in candidates:
+        try:
+            if statically_known_true(candidate() == output):
+                return True
+        except Exception:  # An expression the shape environment cannot compare.
+            continue
+    return False
+
+
 def _upsample_vec(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
     """An ``upsample_*.default`` overload (``output_size``, then
     ``align_corners`` for interpolating modes, then a scale per spatial
@@ -1631,9 +1653,9 @@ def _upsample_vec(node: torch.fx.Node) -> Tuple[Any, tuple, dict]:
         scales = None
     else:
         sizes = list(_meta_of(bound["self"]).shape[-len(scales):])
-        if not all(isinstance(n, int) and scale is not None
-                   and math.floor(n * scale) == out
-                   for n, scale, out in zip(sizes, scales, output_size)):
+        outputs = list(_meta_of(node).shape[-len(scales):])
+        if not all(scale is not None and _is_scaled_size(n, scale, out)
+                   for n, scale, out in zip(sizes, scales, outputs)):
             return node.target, node.args, node.kwargs
         output_size = None
     align = [bound["align_corners"]] if "align_corners" in bound else []
