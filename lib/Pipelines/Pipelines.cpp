@@ -166,6 +166,7 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   toGPU.rowCache = options.rowCache;
   toGPU.rowLaneVectors = options.rowLaneVectors;
   toGPU.shortRowBlockSize = options.shortRowBlockSize;
+  toGPU.elementKernelVectorBytes = options.elementKernelVectorBytes;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   // Complex numbers (Fourier transforms) are structs of their parts, in
@@ -215,6 +216,7 @@ void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
   toLLVM.rowCache = options.rowCache;
   toLLVM.rowLaneVectors = options.rowLaneVectors;
   toLLVM.shortRowBlockSize = options.shortRowBlockSize;
+  toLLVM.elementKernelVectorBytes = options.elementKernelVectorBytes;
   toLLVM.rowMinBlocks = options.rowMinBlocks;
   toLLVM.fastExp = options.fastExp;
   toLLVM.fpContract = options.fpContract;

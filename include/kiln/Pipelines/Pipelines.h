@@ -143,6 +143,12 @@ struct GPUBackendOptions : public Base {
       llvm::cl::desc("Threads per block of row kernels whose rows take a warp "
                      "or less"),
       llvm::cl::init(32)};
+  detail::PassOptions::Option<int64_t> elementKernelVectorBytes{
+      *this, "element-kernel-vector-bytes",
+      llvm::cl::desc("Bytes of the widest type per thread of kernels that "
+                     "compute element by element, as vectors (0: a thread "
+                     "per element)"),
+      llvm::cl::init(16)};
   detail::PassOptions::Option<int64_t> rowMinBlocks{
       *this, "row-min-blocks",
       llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "

@@ -11,6 +11,7 @@
 #include "GPUKernels.h"
 #include "MatmulToGPU.h"
 
+#include "kiln/Conversion/Bufferization/ElementKernels.h"
 #include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -719,6 +720,76 @@ static void emitRowKernel(OpBuilder &b, Location loc,
   gpu::TerminatorOp::create(b, loc);
 }
 
+/// Emits a kernel that computes element by element (getElementKernelWidth
+/// gave `width`, which divides the static innermost row size) with
+/// `width` consecutive elements per thread, as vectors: the reads of a
+/// window step load whole vectors where they stay inside the row.
+static void
+emitElementKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
+                  int64_t rows, int64_t width,
+                  const DenseMap<Value, SmallVector<Value, 1>> &stores,
+                  IRMapping &mapping, const LoopToGPUOptions &options,
+                  StreamOrder &order, ValueRange extraArgs) {
+  SmallVector<Value> sizes = getNodeSizes(b, loc, nodes.front(), mapping);
+  Value total = getProduct(b, loc, sizes);
+  Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
+  Value perBlock =
+      arith::ConstantIndexOp::create(b, loc, options.blockSize * width);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, total, perBlock);
+  auto [launch, thread] =
+      createFlatLaunch(b, loc, "elements", blocks, threads, order, extraArgs);
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(thread);
+  AlignedViews align(b, loc);
+  IRMapping kernelMapping = mapping;
+  for (Operation *node : nodes)
+    align.alignSources(node, mapping, kernelMapping);
+  Value first = arith::MulIOp::create(
+      b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
+  // The innermost size is a multiple of `width`: a thread's elements are
+  // all in bounds or all out.
+  Value inBounds =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, first, total);
+  auto guardIf = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(&guardIf.getThenRegion().front());
+  SmallVector<Value> ivs = delinearize(b, loc, first, sizes);
+  emitElementKernelStep(b, nodes, rows, kernelMapping, ivs, width,
+                        kBufferAlignment, [&](Value result, Value elements) {
+                          for (Value dest : stores.lookup(result)) {
+                            Value alignedDest = align(dest);
+                            auto store = vector::StoreOp::create(
+                                b, loc, elements, alignedDest, ivs);
+                            if (int64_t alignment = getVectorAccessAlignment(
+                                    alignedDest, width, kBufferAlignment))
+                              store.setAlignment(alignment);
+                          }
+                        });
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+}
+
+/// The elements per thread of `nodes` (a kernel over `rows` row
+/// dimensions) as an element kernel (emitElementKernel): as many as the
+/// option asks for, or the largest power of two below that which divides
+/// the static innermost row size; 1 where they do not compute element by
+/// element, the option is off, or the innermost row size is dynamic.
+static int64_t getGPUElementKernelWidth(ArrayRef<Operation *> nodes,
+                                        int64_t rows,
+                                        const LoopToGPUOptions &options) {
+  int64_t width =
+      getElementKernelWidth(nodes, rows, options.elementKernelVectorBytes);
+  int64_t innermost =
+      cast<RankedTensorType>(nodes.front()->getResult(0).getType())
+          .getDimSize(rows - 1);
+  if (width == 1 || ShapedType::isDynamic(innermost))
+    return 1;
+  width = llvm::bit_floor(static_cast<uint64_t>(width));
+  while (width > 1 && innermost % width != 0)
+    width /= 2;
+  return width;
+}
+
 GraphBufferizationTarget
 mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
                                       const LoopToGPUOptions &options) {
@@ -758,8 +829,13 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
       stores[value].push_back(dest);
     SmallVector<Operation *> nodes = llvm::map_to_vector(
         kernel.getNodes(), [](Operation &op) { return &op; });
-    emitRowKernel(b, kernel.getLoc(), nodes, kernel.getRows(), stores, mapping,
-                  options, *order, extraArgs);
+    int64_t rows = kernel.getRows();
+    if (int64_t width = getGPUElementKernelWidth(nodes, rows, options);
+        width > 1)
+      return emitElementKernel(b, kernel.getLoc(), nodes, rows, width, stores,
+                               mapping, options, *order, extraArgs);
+    emitRowKernel(b, kernel.getLoc(), nodes, rows, stores, mapping, options,
+                  *order, extraArgs);
   };
   target.emitConstant = [](OpBuilder &b, Location loc, ElementsAttr value,
                            ValueRange extraArgs) -> Value {
@@ -888,6 +964,7 @@ struct ConvertLoopToGPUPass
     options.rowCache = rowCache;
     options.rowLaneVectors = rowLaneVectors;
     options.shortRowBlockSize = shortRowBlockSize;
+    options.elementKernelVectorBytes = elementKernelVectorBytes;
     GraphBufferizationTarget target =
         getGPUBufferizationTarget(&getContext(), options);
     if (failed(bufferizeGraphs(getOperation(), target)))

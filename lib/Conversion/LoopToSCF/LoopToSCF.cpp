@@ -10,6 +10,7 @@
 
 #include "MatmulToSCF.h"
 
+#include "kiln/Conversion/Bufferization/ElementKernels.h"
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
 #include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
@@ -476,125 +477,6 @@ static void emitScatterLoops(OpBuilder &b, loop::ScatterOp node, Value dest,
                });
 }
 
-/// The longest reduction a kernel that computes element by element
-/// accumulates `width` elements' states of at once (a window's, say);
-/// longer ones vectorize along their own innermost dimension instead.
-constexpr int64_t kMaxElementReduction = 256;
-
-/// Whether every load of `body` whose indices depend on its argument
-/// `column` has an index computed from it last, so that a vector of
-/// consecutive columns reads nearby elements: a load whose last index is a
-/// reduction's (a row's elements, summed) would gather from as many rows.
-static bool readsAlongColumn(Block &body, unsigned column) {
-  DenseSet<Value> dependent = {body.getArgument(column)};
-  auto isDependent = [&](Value value) { return dependent.contains(value); };
-  for (Operation &op : body.without_terminator()) {
-    if (!llvm::any_of(op.getOperands(), isDependent))
-      continue;
-    if (auto load = dyn_cast<loop::LoadOp>(op);
-        load && !isDependent(load.getIndices().back()))
-      return false;
-    dependent.insert(op.result_begin(), op.result_end());
-  }
-  return true;
-}
-
-/// The elements of a kernel that computes element by element (each node's
-/// result has only the row dimensions: a pooling or a small convolution's
-/// window sums with what reads them) that a vector step computes, along the
-/// innermost row dimension: `vectorBytes` of the widest type its nodes
-/// compute in, or 1 where a body does not vectorize or reads across the
-/// rows (readsAlongColumn) or a reduction is long (or keeps a state other
-/// than its result).
-static int64_t getElementKernelWidth(loop::KernelOp kernel,
-                                     int64_t vectorBytes) {
-  int64_t rows = kernel.getRows();
-  if (vectorBytes <= 0 || rows == 0)
-    return 1;
-  int64_t widestBits = 0;
-  for (Operation &op : kernel.getNodes()) {
-    auto type = cast<RankedTensorType>(op.getResult(0).getType());
-    if (type.getRank() != rows || op.getNumRegions() != 1 ||
-        !canVectorizeBody(op.getRegion(0).front()) ||
-        !readsAlongColumn(op.getRegion(0).front(), rows - 1))
-      return 1;
-    widestBits = std::max<int64_t>(
-        widestBits, loop::getElementBitWidth(type.getElementType()));
-    if (auto reduce = dyn_cast<loop::ReduceOp>(op)) {
-      ArrayRef<int64_t> shape = reduce.getReductionShape();
-      if (hasReductionState(reduce.getCombiner()) ||
-          ShapedType::isDynamicShape(shape) ||
-          ShapedType::getNumElements(shape) > kMaxElementReduction)
-        return 1;
-      widestBits = std::max<int64_t>(
-          widestBits,
-          reduce.getYield().getValue().getType().getIntOrFloatBitWidth());
-    } else if (!isa<loop::PointwiseOp>(op)) {
-      return 1;
-    }
-  }
-  return std::max<int64_t>(vectorBytes * 8 / widestBits, 1);
-}
-
-/// Emits the nodes of an element-by-element kernel (getElementKernelWidth)
-/// for the `width` elements from `ivs` on along its innermost row
-/// dimension: each node's elements as one vector, which the nodes after it
-/// read; a reduction accumulates the vector over its reduction space.
-static void
-emitElementKernelVector(OpBuilder &b, loop::KernelOp kernel,
-                        const DenseMap<Value, SmallVector<Value, 1>> &stores,
-                        IRMapping &mapping, ValueRange ivs, int64_t width) {
-  Location loc = kernel.getLoc();
-  auto columnIndex = static_cast<unsigned>(kernel.getRows() - 1);
-  for (Operation &op : kernel.getNodes()) {
-    Value result = op.getResult(0);
-    Block &body = op.getRegion(0).front();
-    Value value;
-    if (auto reduce = dyn_cast<loop::ReduceOp>(op)) {
-      StringRef combiner = reduce.getCombiner();
-      Type dtype = reduce.getResultType().getElementType();
-      auto accumulatorType =
-          VectorType::get({width}, reduce.getYield().getValue().getType());
-      SmallVector<Value> sizes = getReductionSizes(b, loc, reduce, mapping);
-      Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-      Value one = arith::ConstantIndexOp::create(b, loc, 1);
-      scf::LoopNest nest = scf::buildLoopNest(
-          b, loc, SmallVector<Value>(sizes.size(), zero), sizes,
-          SmallVector<Value>(sizes.size(), one),
-          ValueRange{
-              getCombinerIdentity(b, loc, combiner, accumulatorType, dtype)},
-          [&](OpBuilder &nested, Location, ValueRange reductionIvs,
-              ValueRange accumulator) -> scf::ValueVector {
-            SmallVector<Value> bodyIvs(ivs);
-            llvm::append_range(bodyIvs, reductionIvs);
-            FailureOr<Value> elements = emitVectorBodyElements(
-                nested, body, mapping, bodyIvs, width, kCPUBufferAlignment,
-                /*cache=*/nullptr, columnIndex, /*branchOnClamps=*/true);
-            assert(succeeded(elements) && "checked by getElementKernelWidth");
-            return {emitCombine(nested, loc, combiner, accumulator.front(),
-                                *elements, dtype)};
-          });
-      value = emitReductionResult(b, loc, combiner, nest.results.front());
-      auto resultType = VectorType::get({width}, loop::getScalarType(dtype));
-      if (value.getType() != resultType)
-        value = arith::TruncFOp::create(b, loc, resultType, value);
-    } else {
-      FailureOr<Value> elements = emitVectorBodyElements(
-          b, body, mapping, ivs, width, kCPUBufferAlignment, /*cache=*/nullptr,
-          /*columnIndex=*/std::nullopt, /*branchOnClamps=*/true);
-      assert(succeeded(elements) && "checked by getElementKernelWidth");
-      value = *elements;
-    }
-    for (Value dest : stores.lookup(result)) {
-      auto store = vector::StoreOp::create(b, loc, value, dest, ivs);
-      if (int64_t alignment =
-              getVectorAccessAlignment(dest, width, kCPUBufferAlignment))
-        store.setAlignment(alignment);
-    }
-    mapping.map(result, value);
-  }
-}
-
 /// Emits a fused kernel: its rows in parallel (or serially); in each row the
 /// nodes in order, row values (reductions) kept in registers for the nodes
 /// after them, so that a row's inputs are read while they are in cache. A
@@ -671,7 +553,9 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
     row(b, loc, {});
     return;
   }
-  int64_t width = getElementKernelWidth(kernel, options.vectorBytes);
+  SmallVector<Operation *> nodes =
+      llvm::map_to_vector(kernel.getNodes(), [](Operation &op) { return &op; });
+  int64_t width = getElementKernelWidth(nodes, rows, options.vectorBytes);
   if (width == 1) {
     emitLoopNest(b, loc, rowSizes, options, row);
     return;
@@ -685,7 +569,17 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
   SmallVector<Value> lowerBounds(rows, zero), upperBounds(rowSizes),
       steps(rows, one);
   auto vectorStep = [&](OpBuilder &nested, Location, ValueRange ivs) {
-    emitElementKernelVector(nested, kernel, stores, mapping, ivs, width);
+    emitElementKernelStep(
+        nested, nodes, rows, mapping, ivs, width, kCPUBufferAlignment,
+        [&](Value result, Value elements) {
+          for (Value dest : stores.lookup(result)) {
+            auto store =
+                vector::StoreOp::create(nested, loc, elements, dest, ivs);
+            if (int64_t alignment =
+                    getVectorAccessAlignment(dest, width, kCPUBufferAlignment))
+              store.setAlignment(alignment);
+          }
+        });
   };
   upperBounds.back() = vectorEnd;
   steps.back() = arith::ConstantIndexOp::create(b, loc, width);

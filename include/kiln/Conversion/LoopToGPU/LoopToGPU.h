@@ -33,6 +33,10 @@ struct LoopToGPUOptions {
   int64_t rowLaneVectors = 4;
   /// Threads per block of row kernels whose rows take a warp or less.
   int64_t shortRowBlockSize = 32;
+  /// Bytes of the widest type per thread of kernels that compute element by
+  /// element (a window's sums and their readers): each thread computes
+  /// consecutive elements as vectors. 0: a thread per element.
+  int64_t elementKernelVectorBytes = 16;
 };
 
 /// The GPU's bufferization: one gpu.launch per node on the stream the graph
