@@ -113,6 +113,26 @@ createFlatLaunch(OpBuilder &b, Location loc, StringRef kind, Value blocks,
   return {launch, thread};
 }
 
+/// A 1-D launch over `total` elements, `perThread` consecutive ones per
+/// thread, after the stream's work; returns it with the first element of
+/// the thread that runs its body.
+static std::pair<gpu::LaunchOp, Value>
+createElementLaunch(OpBuilder &b, Location loc, StringRef kind, Value total,
+                    int64_t perThread, const LoopToGPUOptions &options,
+                    StreamOrder &order, ValueRange extraArgs) {
+  Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
+  Value perBlock =
+      arith::ConstantIndexOp::create(b, loc, options.blockSize * perThread);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, total, perBlock);
+  auto [launch, thread] =
+      createFlatLaunch(b, loc, kind, blocks, threads, order, extraArgs);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(thread);
+  Value first = arith::MulIOp::create(
+      b, loc, thread, arith::ConstantIndexOp::create(b, loc, perThread));
+  return {launch, first};
+}
+
 /// Emits `node` as a kernel over its flattened index space: each thread
 /// computes `perThread` consecutive elements of one row.
 static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
@@ -125,23 +145,17 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
   Value total = one;
   for (auto [index, size] : llvm::enumerate(sizes))
     total = index == 0 ? size : arith::MulIOp::create(b, loc, total, size);
-  Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
-  Value step = arith::ConstantIndexOp::create(b, loc, perThread);
-  Value perBlock =
-      arith::ConstantIndexOp::create(b, loc, options.blockSize * perThread);
-  Value blocks = arith::CeilDivUIOp::create(b, loc, total, perBlock);
-  auto [launch, thread] =
-      createFlatLaunch(b, loc, "pointwise", blocks, threads, order, extraArgs);
+  auto [launch, first] = createElementLaunch(
+      b, loc, "pointwise", total, perThread, options, order, extraArgs);
 
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfterValue(thread);
+  b.setInsertionPointAfterValue(first);
   // The kernel reads and writes through aligned views of the buffers.
   AlignedViews align(b, loc);
   IRMapping kernelMapping = mapping;
   align.alignSources(node, mapping, kernelMapping);
   Value alignedDest = align(dest);
 
-  Value first = arith::MulIOp::create(b, loc, thread, step);
   // With several elements per thread the innermost size is a multiple of
   // their count, so a thread's elements are all in bounds or all out.
   Value inBounds =
@@ -732,21 +746,15 @@ emitElementKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
                   StreamOrder &order, ValueRange extraArgs) {
   SmallVector<Value> sizes = getNodeSizes(b, loc, nodes.front(), mapping);
   Value total = getProduct(b, loc, sizes);
-  Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
-  Value perBlock =
-      arith::ConstantIndexOp::create(b, loc, options.blockSize * width);
-  Value blocks = arith::CeilDivUIOp::create(b, loc, total, perBlock);
-  auto [launch, thread] =
-      createFlatLaunch(b, loc, "elements", blocks, threads, order, extraArgs);
+  auto [launch, first] = createElementLaunch(b, loc, "elements", total, width,
+                                             options, order, extraArgs);
 
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfterValue(thread);
+  b.setInsertionPointAfterValue(first);
   AlignedViews align(b, loc);
   IRMapping kernelMapping = mapping;
   for (Operation *node : nodes)
     align.alignSources(node, mapping, kernelMapping);
-  Value first = arith::MulIOp::create(
-      b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
   // The innermost size is a multiple of `width`: a thread's elements are
   // all in bounds or all out.
   Value inBounds =

@@ -19,9 +19,9 @@
 // CHECK: %[[T2:.+]] = gpu.launch async [%[[T1]]] blocks(%[[BX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %[[GRID]], %{{.+}} = %{{.+}}, %{{.+}} = %{{.+}}) threads(%[[TX:.+]], %{{.+}}, %{{.+}}) in (%{{.+}} = %{{.+}},
 // CHECK: %[[BASE:.+]] = arith.muli %[[BX]], %{{.+}}
 // CHECK: %[[THREAD:.+]] = arith.addi %[[BASE]], %[[TX]]
+// CHECK: %[[FLAT:.+]] = arith.muli %[[THREAD]], %{{.+}}
 // CHECK: %[[AX:.+]] = memref.assume_alignment %[[X]], 16
 // CHECK: %[[ATMP:.+]] = memref.assume_alignment %[[TMP]], 16
-// CHECK: %[[FLAT:.+]] = arith.muli %[[THREAD]], %{{.+}}
 // CHECK: %[[IN:.+]] = arith.cmpi ult, %[[FLAT]], %[[TOTAL]]
 // CHECK: scf.if %[[IN]]
 // CHECK: %[[J:.+]] = arith.remui %[[FLAT]], %{{.+}}
