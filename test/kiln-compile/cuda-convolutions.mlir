@@ -6,7 +6,9 @@
 // RUN: kiln-compile %s --target=cuda -o %t.so
 // RUN: llvm-nm -D %t.so | FileCheck %s
 // RUN: kiln-opt %s --kiln-lower-to-loop | FileCheck %s --check-prefix=LOOP
-// The same as products only.
+// Element kernels in vectors; the same as products only.
+// RUN: kiln-compile %s --target=cuda --pipeline-options='element-kernel-vector-bytes=16' -o %t-vectors.so
+// RUN: llvm-nm -D %t-vectors.so | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --pipeline-options='direct-convolution-depth=0' -o %t-products.so
 // RUN: llvm-nm -D %t-products.so | FileCheck %s
 

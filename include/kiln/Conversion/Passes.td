@@ -259,7 +259,7 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            /*default=*/"32",
            "Threads per block of row kernels whose rows take a warp or less">,
     Option<"elementKernelVectorBytes", "element-kernel-vector-bytes",
-           "int64_t", /*default=*/"16",
+           "int64_t", /*default=*/"0",
            "Bytes of the widest type per thread of kernels that compute "
            "element by element, as vectors (0: a thread per element)">,
   ];

@@ -148,7 +148,7 @@ struct GPUBackendOptions : public Base {
       llvm::cl::desc("Bytes of the widest type per thread of kernels that "
                      "compute element by element, as vectors (0: a thread "
                      "per element)"),
-      llvm::cl::init(16)};
+      llvm::cl::init(0)};
   detail::PassOptions::Option<int64_t> rowMinBlocks{
       *this, "row-min-blocks",
       llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "

@@ -36,7 +36,7 @@ struct LoopToGPUOptions {
   /// Bytes of the widest type per thread of kernels that compute element by
   /// element (a window's sums and their readers): each thread computes
   /// consecutive elements as vectors. 0: a thread per element.
-  int64_t elementKernelVectorBytes = 16;
+  int64_t elementKernelVectorBytes = 0;
 };
 
 /// The GPU's bufferization: one gpu.launch per node on the stream the graph
