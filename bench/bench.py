@@ -21,9 +21,6 @@ import torch
 
 import kiln
 
-# Measured copy bandwidth of the H200 (../shared/ANCHORS.md's machine), the
-# yardstick for memory-bound kernels.
-
 
 def workloads(device):
     """(name, function, inputs factory, bytes a perfect kernel moves, and
@@ -259,7 +256,7 @@ def main():
             row["inductor_ms"] = timeit(inductor, inputs, device)
         results.append(row)
 
-    copy_rate = copy_bandwidth(device) if device == "cuda" else None
+    copy_rate = copy_bandwidth(device) if device.startswith("cuda") else None
     print(f"torch {torch.__version__}, {platform.node()}, device {device}"
           + (f" ({torch.cuda.get_device_name()})" if device == "cuda" else ""))
     header = f"{'workload':38} {'eager ms':>9} {'inductor ms':>12} {'kiln ms':>8} " \
@@ -279,7 +276,7 @@ def main():
               f"{r['eager_ms'] / r['kiln_ms']:9.2f}x "
               f"{ratio} {rate:>18} "
               f"{'yes' if r['kiln_correct'] else 'NO':>3}")
-    if device == "cuda":
+    if copy_rate:
         print(f"(a device-to-device copy measured {copy_rate / 1e9:.0f} GB/s in this run; "
               "GB/s counts each input read once and each output written once, with the "
               "share of the copy's rate; TF/s counts the products' flops)")

@@ -787,10 +787,13 @@ static int64_t getGPUElementKernelWidth(ArrayRef<Operation *> nodes,
                                         const LoopToGPUOptions &options) {
   int64_t width =
       getElementKernelWidth(nodes, rows, options.elementKernelVectorBytes);
+  // A width above 1 means rows == rank >= 1.
+  if (width == 1)
+    return 1;
   int64_t innermost =
       cast<RankedTensorType>(nodes.front()->getResult(0).getType())
           .getDimSize(rows - 1);
-  if (width == 1 || ShapedType::isDynamic(innermost))
+  if (ShapedType::isDynamic(innermost))
     return 1;
   width = llvm::bit_floor(static_cast<uint64_t>(width));
   while (width > 1 && innermost % width != 0)
@@ -956,6 +959,15 @@ struct ConvertLoopToGPUPass
           << "kiln-loop-to-gpu: short-row-block-size must be in [32, 1024], "
              "got "
           << static_cast<int64_t>(shortRowBlockSize);
+      return signalPassFailure();
+    }
+    if (elementKernelVectorBytes != 0 &&
+        (elementKernelVectorBytes < 4 || elementKernelVectorBytes > 64 ||
+         !llvm::isPowerOf2_64(elementKernelVectorBytes))) {
+      emitError(getOperation().getLoc())
+          << "kiln-loop-to-gpu: element-kernel-vector-bytes must be 0 or a "
+             "power of two in [4, 64], got "
+          << static_cast<int64_t>(elementKernelVectorBytes);
       return signalPassFailure();
     }
     WalkResult unsupported = getOperation().walk([](loop::MatmulOp node) {

@@ -18,9 +18,11 @@
 // CHECK: %[[RELU:.+]] = arith.maximumf %{{.+}}, %{{.+}} : vector<4xf32>
 // CHECK: vector.store %[[RELU]], %{{.+}} {alignment = 16 : i64} : memref<4x16xf32>, vector<4xf32>
 // A thread per element by default.
+// SCALAR-NOT: kiln_elements
 // SCALAR-LABEL: func.func @window_kernel
 // SCALAR: function(@kiln_rows)
 // SCALAR-NOT: vector.load
+// SCALAR-LABEL: func.func @window_kernel_result_sizes
 fx.graph @window_kernel(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -53,25 +55,36 @@ fx.graph @window_kernel(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 
 // -----
 
-// Rows of 6 take 2 elements per thread, the most that divide them.
+// Rows of 6 take 2 elements per thread, the most that divide them; the
+// batch is dynamic: the grid covers its run-time elements, 2 per thread
+// for blocks of 256, and threads past the end do nothing.
 // CHECK-LABEL: func.func @short_rows
-// CHECK: function(@kiln_elements)
-// CHECK: arith.muli %{{.+}}, %c2{{(_[0-9]+)?}} : index
-// CHECK: vector.store %{{.+}} : memref<3x6xf32>, vector<2xf32>
-fx.graph @short_rows(%x: tensor<3x6x4xf32>) -> tensor<3x6xf32> {
-  %k = loop.kernel rows(2) -> tensor<3x6xf32> {
-    %s = loop.reduce "max" over [4] : tensor<3x6xf32> {
+// CHECK: %[[N:.+]] = memref.dim %{{.+}}, %c0
+// CHECK: %[[ROWS:.+]] = arith.muli %{{.+}}, %[[N]] : index
+// CHECK: %[[TOTAL:.+]] = arith.muli %[[ROWS]], %c6 : index
+// CHECK: %[[GRID:.+]] = arith.ceildivui %[[TOTAL]], %c512 : index
+// CHECK: gpu.launch {{.+}} in (%{{.+}} = %[[GRID]], {{.+}} function(@kiln_elements)
+// CHECK: %[[FIRST:.+]] = arith.muli %{{.+}}, %c2{{(_[0-9]+)?}} : index
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[FIRST]], %[[TOTAL]] : index
+// CHECK: scf.if %[[IN]] {
+// CHECK: vector.load %{{.+}} : memref<?x4x6xf32>, vector<2xf32>
+// CHECK: vector.store %{{.+}} {alignment = 8 : i64} : memref<?x6xf32>, vector<2xf32>
+fx.graph @short_rows(%x: tensor<?x4x6xf32>) -> tensor<?x6xf32> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x4x6xf32>
+  %k = loop.kernel rows(2) -> tensor<?x6xf32> {
+    %s = loop.reduce "max"(%n) over [4] : tensor<?x6xf32> {
     ^bb0(%i: index, %j: index, %r: index):
-      %v = loop.load %x[%i, %r, %j] : tensor<3x6x4xf32>
+      %v = loop.load %x[%i, %r, %j] : tensor<?x4x6xf32>
       loop.yield %v : f32
     }
-    %y = loop.pointwise : tensor<3x6xf32> {
+    %y = loop.pointwise(%n) : tensor<?x6xf32> {
     ^bb0(%i: index, %j: index):
-      %v = loop.load %s[%i, %j] : tensor<3x6xf32>
+      %v = loop.load %s[%i, %j] : tensor<?x6xf32>
       %r = arith.negf %v : f32
       loop.yield %r : f32
     }
-    loop.kernel_yield %y : tensor<3x6xf32>
+    loop.kernel_yield %y : tensor<?x6xf32>
   }
-  fx.output %k : tensor<3x6xf32>
+  fx.output %k : tensor<?x6xf32>
 }
