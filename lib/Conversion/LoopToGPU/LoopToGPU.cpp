@@ -821,9 +821,15 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
                           IRMapping &mapping, ValueRange extraArgs) {
     DenseMap<Value, SmallVector<Value, 1>> stores;
     stores[node.getResult()].push_back(dest);
-    emitRowKernel(b, node.getLoc(), {node.getOperation()},
-                  node.getResultType().getRank(), stores, mapping, options,
-                  *order, extraArgs);
+    int64_t rank = node.getResultType().getRank();
+    if (int64_t width =
+            getGPUElementKernelWidth({node.getOperation()}, rank, options);
+        width > 1)
+      return emitElementKernel(b, node.getLoc(), {node.getOperation()}, rank,
+                               width, stores, mapping, options, *order,
+                               extraArgs);
+    emitRowKernel(b, node.getLoc(), {node.getOperation()}, rank, stores,
+                  mapping, options, *order, extraArgs);
   };
   target.emitMatmul = [](OpBuilder &b, loop::MatmulOp node, Value dest,
                          IRMapping &mapping, ValueRange extraArgs) {

@@ -425,6 +425,57 @@ static Value emitMergedChunks(OpBuilder &b, loop::ReduceOp node, Value partials,
   return emitReduceResult(b, node, merge.getResult(0));
 }
 
+/// Emits the loops of `nodes` over their `rowSizes` (all but the innermost
+/// in parallel): when they compute element by element in vectors
+/// (getElementKernelWidth), whole vectors of the innermost row dimension
+/// that store into `stores`, then the rest one element at a time by
+/// `scalarRow`; else only `scalarRow`.
+static void emitElementLoops(
+    OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
+    ArrayRef<Value> rowSizes,
+    const DenseMap<Value, SmallVector<Value, 1>> &stores, IRMapping &mapping,
+    const LoopToSCFOptions &options,
+    function_ref<void(OpBuilder &, Location, ValueRange)> scalarRow) {
+  auto rows = static_cast<int64_t>(rowSizes.size());
+  int64_t width = getElementKernelWidth(nodes, rows, options.vectorBytes);
+  if (width == 1) {
+    emitLoopNest(b, loc, rowSizes, options, scalarRow);
+    return;
+  }
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value columns = rowSizes.back();
+  Value vectorEnd = getVectorEnd(b, loc, columns, width);
+  SmallVector<Value> lowerBounds(rows, zero), upperBounds(rowSizes),
+      steps(rows, one);
+  auto vectorStep = [&](OpBuilder &nested, Location, ValueRange ivs) {
+    emitElementKernelStep(
+        nested, nodes, rows, mapping, ivs, width, kCPUBufferAlignment,
+        [&](Value result, Value elements) {
+          for (Value dest : stores.lookup(result)) {
+            auto store =
+                vector::StoreOp::create(nested, loc, elements, dest, ivs);
+            if (int64_t alignment =
+                    getVectorAccessAlignment(dest, width, kCPUBufferAlignment))
+              store.setAlignment(alignment);
+          }
+        });
+  };
+  auto nest = [&](function_ref<void(OpBuilder &, Location, ValueRange)> body) {
+    if (options.parallel)
+      scf::ParallelOp::create(b, loc, lowerBounds, upperBounds, steps, body);
+    else
+      scf::buildLoopNest(b, loc, lowerBounds, upperBounds, steps, body);
+  };
+  upperBounds.back() = vectorEnd;
+  steps.back() = arith::ConstantIndexOp::create(b, loc, width);
+  nest(vectorStep);
+  lowerBounds.back() = vectorEnd;
+  upperBounds.back() = columns;
+  steps.back() = one;
+  nest(scalarRow);
+}
+
 /// Emits a reduction node: its result dimensions in parallel (or serially),
 /// and for each element a serial accumulation; or, for few long ones
 /// (getReductionSplit), the chunks of every element in parallel, then their
@@ -461,7 +512,12 @@ static void emitReduceLoops(OpBuilder &b, loop::ReduceOp node, Value dest,
     element(b, loc, {});
     return;
   }
-  emitLoopNest(b, loc, resultSizes, options, element);
+  // A short reduction per element (a pooling window) runs a vector of
+  // elements at a time.
+  DenseMap<Value, SmallVector<Value, 1>> stores;
+  stores[node.getResult()].push_back(dest);
+  emitElementLoops(b, loc, {node.getOperation()}, resultSizes, stores, mapping,
+                   options, element);
 }
 
 /// Emits a scatter: its updates in parallel (or serially), each an atomic
@@ -555,46 +611,7 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
   }
   SmallVector<Operation *> nodes =
       llvm::map_to_vector(kernel.getNodes(), [](Operation &op) { return &op; });
-  int64_t width = getElementKernelWidth(nodes, rows, options.vectorBytes);
-  if (width == 1) {
-    emitLoopNest(b, loc, rowSizes, options, row);
-    return;
-  }
-  // Whole vectors of the innermost row dimension, then the rest one
-  // element at a time.
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value columns = rowSizes.back();
-  Value vectorEnd = getVectorEnd(b, loc, columns, width);
-  SmallVector<Value> lowerBounds(rows, zero), upperBounds(rowSizes),
-      steps(rows, one);
-  auto vectorStep = [&](OpBuilder &nested, Location, ValueRange ivs) {
-    emitElementKernelStep(
-        nested, nodes, rows, mapping, ivs, width, kCPUBufferAlignment,
-        [&](Value result, Value elements) {
-          for (Value dest : stores.lookup(result)) {
-            auto store =
-                vector::StoreOp::create(nested, loc, elements, dest, ivs);
-            if (int64_t alignment =
-                    getVectorAccessAlignment(dest, width, kCPUBufferAlignment))
-              store.setAlignment(alignment);
-          }
-        });
-  };
-  upperBounds.back() = vectorEnd;
-  steps.back() = arith::ConstantIndexOp::create(b, loc, width);
-  if (options.parallel)
-    scf::ParallelOp::create(b, loc, lowerBounds, upperBounds, steps,
-                            vectorStep);
-  else
-    scf::buildLoopNest(b, loc, lowerBounds, upperBounds, steps, vectorStep);
-  lowerBounds.back() = vectorEnd;
-  upperBounds.back() = columns;
-  steps.back() = one;
-  if (options.parallel)
-    scf::ParallelOp::create(b, loc, lowerBounds, upperBounds, steps, row);
-  else
-    scf::buildLoopNest(b, loc, lowerBounds, upperBounds, steps, row);
+  emitElementLoops(b, loc, nodes, rowSizes, stores, mapping, options, row);
 }
 
 GraphBufferizationTarget

@@ -88,3 +88,28 @@ fx.graph @short_rows(%x: tensor<?x4x6xf32>) -> tensor<?x6xf32> {
   }
   fx.output %k : tensor<?x6xf32>
 }
+
+// -----
+
+// A standalone reduction per element takes the same kernel.
+// CHECK-LABEL: func.func @window_reduce
+// CHECK: function(@kiln_elements)
+// CHECK: scf.if %{{.+}} -> (vector<4xf32>)
+// CHECK: vector.store %{{.+}} {alignment = 16 : i64} : memref<4x16xf32>, vector<4xf32>
+// SCALAR-LABEL: func.func @window_reduce
+// SCALAR: function(@kiln_rows)
+fx.graph @window_reduce(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c15 = arith.constant 15 : index
+  %s = loop.reduce "max" over [3] : tensor<4x16xf32> {
+  ^bb0(%i: index, %j: index, %r: index):
+    %a = arith.addi %j, %r : index
+    %p = arith.subi %a, %c1 : index
+    %m = arith.maxsi %p, %c0 : index
+    %q = arith.minsi %m, %c15 : index
+    %v = loop.load %x[%i, %q] : tensor<4x16xf32>
+    loop.yield %v : f32
+  }
+  fx.output %s : tensor<4x16xf32>
+}

@@ -165,3 +165,33 @@ fx.graph @short_reduction_along_rows(%x: tensor<4x16x64xf32>) -> tensor<4x16xf32
   }
   fx.output %k : tensor<4x16xf32>
 }
+
+// -----
+
+// A standalone reduction per element (a max-pooling window) runs a vector of
+// elements at a time too, then the tail one at a time.
+// CHECK-LABEL: func.func @window_reduce
+// CHECK: scf.parallel (%{{.+}}, %[[J:[a-z0-9_]+]]) = {{.+}} step (%{{.+}}, %c8
+// CHECK: scf.for {{.+}} -> (vector<8xf32>)
+// CHECK: scf.if %{{.+}} -> (vector<8xf32>)
+// CHECK: arith.maximumf %{{.+}}, %{{.+}} : vector<8xf32>
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %[[J]]] {alignment = 16 : i64} : memref<4x16xf32>, vector<8xf32>
+// CHECK: scf.parallel
+// CHECK: memref.store
+// SCALAR-LABEL: func.func @window_reduce
+// SCALAR-NOT: vector.store
+fx.graph @window_reduce(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c15 = arith.constant 15 : index
+  %s = loop.reduce "max" over [3] : tensor<4x16xf32> {
+  ^bb0(%i: index, %j: index, %r: index):
+    %a = arith.addi %j, %r : index
+    %p = arith.subi %a, %c1 : index
+    %m = arith.maxsi %p, %c0 : index
+    %q = arith.minsi %m, %c15 : index
+    %v = loop.load %x[%i, %q] : tensor<4x16xf32>
+    loop.yield %v : f32
+  }
+  fx.output %s : tensor<4x16xf32>
+}
