@@ -32,6 +32,16 @@ int64_t mlir::kiln::getVectorAccessAlignment(Value buffer, int64_t width,
   return alignment > type.getElementTypeBitWidth() / 8 ? alignment : 0;
 }
 
+void mlir::kiln::emitVectorStore(OpBuilder &b, Location loc, Value vector,
+                                 Value buffer, ValueRange indices,
+                                 int64_t bufferAlignment) {
+  auto store = vector::StoreOp::create(b, loc, vector, buffer, indices);
+  int64_t width = cast<VectorType>(vector.getType()).getNumElements();
+  if (int64_t alignment =
+          getVectorAccessAlignment(buffer, width, bufferAlignment))
+    store.setAlignment(alignment);
+}
+
 bool mlir::kiln::canVectorizeNodeBody(loop::PointwiseOp node) {
   return canVectorizeBody(node.getBody().front());
 }
@@ -124,6 +134,13 @@ private:
   /// The column of the step's first element.
   Value firstColumn() const { return ivs[columnIndex]; }
 
+  /// The step's first column plus `offset` (a scalar, or null for none).
+  Value columnPlus(Value offset) {
+    if (!offset)
+      return firstColumn();
+    return arith::AddIOp::create(b, offset.getLoc(), firstColumn(), offset);
+  }
+
   /// `value` as a vector: vectors as they are, uniform values broadcast.
   Value asVector(Value value) {
     if (Value vector = vectors.lookupOrNull(value))
@@ -141,6 +158,12 @@ private:
   }
 
   bool isUniform(Value value) { return !vectors.contains(value); }
+
+  /// Whether `index` is the same for every element (and not the column,
+  /// which loads-only mode keeps as a scalar).
+  bool isUniformIndex(Value index) {
+    return isUniform(index) && index != body.getArgument(columnIndex);
+  }
 
   /// The scalar at element `k` of `value`.
   Value element(Value value, int64_t k) {
@@ -177,11 +200,10 @@ private:
     ValueRange indices = load.getIndices();
     bool contiguous = !indices.empty() && isShiftedColumn(indices.back()) &&
                       llvm::all_of(indices.drop_back(), [&](Value index) {
-                        return isUniform(index) && index != column;
+                        return isUniformIndex(index);
                       });
-    bool independent = llvm::all_of(indices, [&](Value index) {
-      return isUniform(index) && index != column;
-    });
+    bool independent = llvm::all_of(
+        indices, [&](Value index) { return isUniformIndex(index); });
     SmallVector<Value> scalarIndices;
     // Loads-only mode emits what the full emission will look up in the
     // cache: contiguous loads at indices that are the same values then
@@ -204,10 +226,7 @@ private:
       for (Value index : indices.drop_back())
         scalarIndices.push_back(getUniform(index));
       Value offset = shifted.lookup(indices.back());
-      scalarIndices.push_back(
-          offset
-              ? arith::AddIOp::create(b, loc, firstColumn(), offset).getResult()
-              : firstColumn());
+      scalarIndices.push_back(columnPlus(offset));
       if (cache) {
         if (Value cached = cache->lookup(buffer, scalarIndices, width)) {
           vectors.map(load.getResult(), cached);
@@ -230,14 +249,10 @@ private:
     // columns are all inside it, and gathers at the range's ends.
     if (auto clamp = clamped.find(indices.back());
         branchOnClamps && clamp != clamped.end() &&
-        llvm::all_of(indices.drop_back(), [&](Value index) {
-          return isUniform(index) && index != column;
-        })) {
+        llvm::all_of(indices.drop_back(),
+                     [&](Value index) { return isUniformIndex(index); })) {
       const ClampedColumn &range = clamp->second;
-      Value start = range.offset ? arith::AddIOp::create(b, loc, firstColumn(),
-                                                         range.offset)
-                                       .getResult()
-                                 : firstColumn();
+      Value start = columnPlus(range.offset);
       Value end = arith::AddIOp::create(
           b, loc, start, arith::ConstantIndexOp::create(b, loc, width - 1));
       Value inside = arith::AndIOp::create(
@@ -300,13 +315,11 @@ private:
   void recordShiftedColumn(Operation &op) {
     if (auto sub = dyn_cast<arith::SubIOp>(op)) {
       if (isShiftedColumn(sub.getLhs()) && isUniform(sub.getRhs())) {
-        Value offset = arith::SubIOp::create(
-            b, op.getLoc(),
-            shifted.lookup(sub.getLhs())
-                ? shifted.lookup(sub.getLhs())
-                : arith::ConstantIndexOp::create(b, op.getLoc(), 0),
-            getUniform(sub.getRhs()));
-        shifted[sub.getResult()] = offset;
+        Value previous = shifted.lookup(sub.getLhs());
+        if (!previous)
+          previous = arith::ConstantIndexOp::create(b, op.getLoc(), 0);
+        shifted[sub.getResult()] = arith::SubIOp::create(
+            b, op.getLoc(), previous, getUniform(sub.getRhs()));
       }
       return;
     }

@@ -170,10 +170,7 @@ static void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
     FailureOr<Value> elements = emitVectorNodeElements(
         b, node, kernelMapping, ivs, perThread, kBufferAlignment);
     if (succeeded(elements)) {
-      auto store = vector::StoreOp::create(b, loc, *elements, alignedDest, ivs);
-      if (int64_t alignment = getVectorAccessAlignment(alignedDest, perThread,
-                                                       kBufferAlignment))
-        store.setAlignment(alignment);
+      emitVectorStore(b, loc, *elements, alignedDest, ivs, kBufferAlignment);
       b.setInsertionPointToEnd(&launch.getBody().front());
       gpu::TerminatorOp::create(b, loc);
       return;
@@ -713,11 +710,8 @@ static void emitRowKernel(OpBuilder &b, Location loc,
               Value elements = *emitVectorBodyElements(
                   b, body, kernelMapping, ivs, width, kBufferAlignment,
                   unrolled ? &loadCache : nullptr);
-              auto store =
-                  vector::StoreOp::create(b, loc, elements, alignedDest, ivs);
-              if (int64_t alignment = getVectorAccessAlignment(
-                      alignedDest, width, kBufferAlignment))
-                store.setAlignment(alignment);
+              emitVectorStore(b, loc, elements, alignedDest, ivs,
+                              kBufferAlignment);
             } else {
               memref::StoreOp::create(
                   b, loc, emitBodyValue(b, body, kernelMapping, ivs),
@@ -764,14 +758,9 @@ emitElementKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
   SmallVector<Value> ivs = delinearize(b, loc, first, sizes);
   emitElementKernelStep(b, nodes, rows, kernelMapping, ivs, width,
                         kBufferAlignment, [&](Value result, Value elements) {
-                          for (Value dest : stores.lookup(result)) {
-                            Value alignedDest = align(dest);
-                            auto store = vector::StoreOp::create(
-                                b, loc, elements, alignedDest, ivs);
-                            if (int64_t alignment = getVectorAccessAlignment(
-                                    alignedDest, width, kBufferAlignment))
-                              store.setAlignment(alignment);
-                          }
+                          for (Value dest : stores.lookup(result))
+                            emitVectorStore(b, loc, elements, align(dest), ivs,
+                                            kBufferAlignment);
                         });
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);

@@ -339,11 +339,7 @@ void mlir::kiln::emitTransposeTiledKernel(OpBuilder &b, loop::PointwiseOp node,
         }
         Value elements = *emitVectorNodeElements(b, node, kernelMapping, ivs,
                                                  width, kBufferAlignment);
-        auto store =
-            vector::StoreOp::create(b, loc, elements, alignedDest, ivs);
-        if (int64_t alignment =
-                getVectorAccessAlignment(alignedDest, width, kBufferAlignment))
-          store.setAlignment(alignment);
+        emitVectorStore(b, loc, elements, alignedDest, ivs, kBufferAlignment);
       });
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);

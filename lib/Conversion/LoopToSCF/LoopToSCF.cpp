@@ -73,10 +73,7 @@ static void emitVectorColumns(OpBuilder &b, Location loc,
   FailureOr<Value> elements =
       emitVectorNodeElements(b, node, mapping, ivs, width, kCPUBufferAlignment);
   assert(succeeded(elements) && "checked by canVectorizeNodeBody");
-  auto store = vector::StoreOp::create(b, loc, *elements, dest, ivs);
-  if (int64_t alignment =
-          getVectorAccessAlignment(dest, width, kCPUBufferAlignment))
-    store.setAlignment(alignment);
+  emitVectorStore(b, loc, *elements, dest, ivs, kCPUBufferAlignment);
 }
 
 /// Where the whole vectors of `width` elements of a row of `columns` end.
@@ -449,17 +446,13 @@ static void emitElementLoops(
   SmallVector<Value> lowerBounds(rows, zero), upperBounds(rowSizes),
       steps(rows, one);
   auto vectorStep = [&](OpBuilder &nested, Location, ValueRange ivs) {
-    emitElementKernelStep(
-        nested, nodes, rows, mapping, ivs, width, kCPUBufferAlignment,
-        [&](Value result, Value elements) {
-          for (Value dest : stores.lookup(result)) {
-            auto store =
-                vector::StoreOp::create(nested, loc, elements, dest, ivs);
-            if (int64_t alignment =
-                    getVectorAccessAlignment(dest, width, kCPUBufferAlignment))
-              store.setAlignment(alignment);
-          }
-        });
+    emitElementKernelStep(nested, nodes, rows, mapping, ivs, width,
+                          kCPUBufferAlignment,
+                          [&](Value result, Value elements) {
+                            for (Value dest : stores.lookup(result))
+                              emitVectorStore(nested, loc, elements, dest, ivs,
+                                              kCPUBufferAlignment);
+                          });
   };
   auto nest = [&](function_ref<void(OpBuilder &, Location, ValueRange)> body) {
     if (options.parallel)

@@ -88,6 +88,11 @@ void emitVectorBodyLoads(OpBuilder &b, Block &body, const IRMapping &mapping,
 /// Whether emitVectorBodyElements can vectorize `body`.
 bool canVectorizeBody(Block &body);
 
+/// Stores `vector` into `buffer` at `indices`, with the alignment that
+/// getVectorAccessAlignment proves for a `bufferAlignment`-aligned buffer.
+void emitVectorStore(OpBuilder &b, Location loc, Value vector, Value buffer,
+                     ValueRange indices, int64_t bufferAlignment);
+
 /// The alignment, in bytes, of a `width`-element vector access to `buffer`
 /// at a row offset that is a multiple of `width`, if the buffer is aligned to
 /// `bufferAlignment`; 0 if nothing better than the element's is known.
