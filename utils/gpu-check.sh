@@ -3,10 +3,11 @@
 # repository root with the bundle carried in dist/:
 #   utils/gpu-check.sh [dist/kiln-bundle.tar.xz]
 # Logs go to $OUT when it is set. The last lines are a table of the checks.
-# GPU_CHECK_PART=tests runs the checks up to the Python tests and
-# GPU_CHECK_PART=perf the benchmarks and models (each after the bundle's
-# basic checks), for machines that limit how long one command runs; the
-# default runs all.
+# GPU_CHECK_PART=tests runs the checks up to the Python tests,
+# GPU_CHECK_PART=perf the benchmarks and the models' inference and
+# GPU_CHECK_PART=train the training step (each after the bundle's basic
+# checks), for machines that limit how long one command runs; the default
+# runs all.
 set -uo pipefail
 
 BUNDLE="${1:-dist/kiln-bundle.tar.xz}"
@@ -17,7 +18,7 @@ KILN="$UNPACK/kiln"
 RESULTS=()
 failures=0
 PART="${GPU_CHECK_PART:-all}"
-case "$PART" in all|tests|perf) ;; *) echo "gpu-check: GPU_CHECK_PART is all, tests or perf" >&2; exit 2 ;; esac
+case "$PART" in all|tests|perf|train) ;; *) echo "gpu-check: GPU_CHECK_PART is all, tests, perf or train" >&2; exit 2 ;; esac
 in_part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 
 record() { # name, status, detail
@@ -83,8 +84,8 @@ in_part tests && CHECK_TIMEOUT=300 check "compute-sanitizer memcheck" env PATH="
 in_part tests && CHECK_TIMEOUT=360 check "python tests (CPU+GPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" python3 utils/pytest-shards.py --shards 8 --log-dir "$LOG_DIR/pytest" --tb=short python/tests
 in_part perf && check "benchmarks (GPU)" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/bench.py' --json '$LOG_DIR/bench.json' > '$LOG_DIR/bench.txt' 2>&1; status=\$?; cat '$LOG_DIR/bench.txt'; exit \$status"
 in_part perf && CHECK_TIMEOUT=300 check "anchor models under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --check > '$LOG_DIR/models-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-check.txt'; exit \$status"
-in_part perf && CHECK_TIMEOUT=200 check "a training step under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --train --models gpt2 --check > '$LOG_DIR/models-train-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-train-check.txt'; exit \$status"
-in_part perf && check "OpenMP layer loads" python3 -c "import ctypes, torch; lib = ctypes.CDLL('$KILN/lib/libkiln_openmp.so'); lib.kiln_openmp_library.restype = ctypes.c_char_p; print('on', lib.kiln_openmp_library().decode())"
+in_part train && CHECK_TIMEOUT=200 check "a training step under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --train --models gpt2 --check > '$LOG_DIR/models-train-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-train-check.txt'; exit \$status"
+in_part train && check "OpenMP layer loads" python3 -c "import ctypes, torch; lib = ctypes.CDLL('$KILN/lib/libkiln_openmp.so'); lib.kiln_openmp_library.restype = ctypes.c_char_p; print('on', lib.kiln_openmp_library().decode())"
 
 head -4 "$LOG"
 [ -f "$LOG_DIR/bench.txt" ] && { echo; cat "$LOG_DIR/bench.txt"; }

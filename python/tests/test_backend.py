@@ -34,10 +34,10 @@ def partitioned(fn, inputs, tmp_path, **options):
     return compile_aten_graph(gm, inputs, options=BackendOptions(cache_dir=tmp_path, **options))
 
 
-# Fourier transforms along more than 2^22 elements, of a length other than a
-# power of two, have no lowering (Bluestein's transform takes up to 2^22):
-# they run in PyTorch. 9 · 2^19 is one that eager transforms quickly.
-LONG_FFT = 9 * 2 ** 19
+# Fourier transforms along more than 2^23 elements, of a length other than a
+# power of two, have no lowering (Bluestein's transform takes up to 2^23):
+# they run in PyTorch. 9 · 2^20 is one that eager transforms quickly.
+LONG_FFT = 9 * 2 ** 20
 
 
 def long_fourier_transforms(x, w):

@@ -146,7 +146,7 @@ constexpr int64_t kMinRadix2Length = 64;
 /// The longest signal of a length other than a power of two that
 /// Bluestein's transform handles: its power-of-two FFTs, of at least
 /// 2n - 1 elements, stay within kMaxRadix2Length.
-constexpr int64_t kMaxBluesteinLength = kMaxRadix2Length / 4;
+constexpr int64_t kMaxBluesteinLength = kMaxRadix2Length / 2;
 
 /// Whether one dimension of `length` can be transformed on its own: by
 /// radix-2 butterflies (a power of two), a direct sum (short enough) or

@@ -231,11 +231,26 @@ fx.graph @complex_to_complex(%z: tensor<6x64xcomplex<f32>>) -> tensor<6x64xcompl
 
 // -----
 
+// Tests that the longest transform of a length other than a power of two,
+// 2^23 - 1, is Bluestein's through FFTs of 2^24 points (24 butterfly
+// nodes each), with k² reduced modulo 2n = 2^24 - 2.
+// CHECK-LABEL: fx.graph @longest_bluestein_transform
+// CHECK-NOT: fx.fft_c2c
+// CHECK: arith.remui %{{.+}}, %c16777214
+// CHECK-COUNT-24: loop.pointwise : tensor<16777216xcomplex<f32>>
+// CHECK: loop.pointwise : tensor<8388607xcomplex<f32>>
+fx.graph @longest_bluestein_transform(%z: tensor<8388607xcomplex<f32>>) -> tensor<8388607xcomplex<f32>> {
+  %0 = fx.fft_c2c %z {dim = array<i64: 0>, normalization = 0, forward = true} : (tensor<8388607xcomplex<f32>>) -> tensor<8388607xcomplex<f32>>
+  fx.output %0 : tensor<8388607xcomplex<f32>>
+}
+
+// -----
+
 // Tests that a transform along a dimension too long for Bluestein's
-// transform stays an fx op.
+// transform (2^23 + 2) stays an fx op.
 // CHECK-LABEL: fx.graph @too_long_complex_transform
 // CHECK: fx.fft_c2c
-fx.graph @too_long_complex_transform(%z: tensor<4194306xcomplex<f32>>) -> tensor<4194306xcomplex<f32>> {
-  %0 = fx.fft_c2c %z {dim = array<i64: 0>, normalization = 0, forward = true} : (tensor<4194306xcomplex<f32>>) -> tensor<4194306xcomplex<f32>>
-  fx.output %0 : tensor<4194306xcomplex<f32>>
+fx.graph @too_long_complex_transform(%z: tensor<8388610xcomplex<f32>>) -> tensor<8388610xcomplex<f32>> {
+  %0 = fx.fft_c2c %z {dim = array<i64: 0>, normalization = 0, forward = true} : (tensor<8388610xcomplex<f32>>) -> tensor<8388610xcomplex<f32>>
+  fx.output %0 : tensor<8388610xcomplex<f32>>
 }

@@ -91,11 +91,11 @@ fx.graph @as_strided_scatter_past_the_end(%x: tensor<4x5xf32>, %s: tensor<5x3xf3
 
 // Fourier transforms along a dimension of a length other than a power of
 // two go through power-of-two FFTs of at least twice the length: up to
-// 2^22 (2^22 + 2 is too long).
-fx.graph @too_long_odd_rfft(%x: tensor<4194306xf32>) -> tensor<2097154xcomplex<f32>> {
+// 2^23 (2^23 + 2 is too long).
+fx.graph @too_long_odd_rfft(%x: tensor<8388610xf32>) -> tensor<4194306xcomplex<f32>> {
   // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.fft_r2c' with these operand types}}
-  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<4194306xf32>) -> tensor<2097154xcomplex<f32>>
-  fx.output %0 : tensor<2097154xcomplex<f32>>
+  %0 = fx.fft_r2c %x {dim = array<i64: 0>, normalization = 0, onesided = true} : (tensor<8388610xf32>) -> tensor<4194306xcomplex<f32>>
+  fx.output %0 : tensor<4194306xcomplex<f32>>
 }
 
 // -----
