@@ -155,6 +155,21 @@ def workloads(device):
 
     out.append((f"dwconv3x3+BN+SiLU {images}x{channels}x{side}x{side} bf16", depthwise_bn_silu,
                 depthwise_factory, 2 * 2 * images * channels * side * side))
+
+    # The same convolution's input and weight gradients (a training step's
+    # convolution_backward): the output's gradient, the input and the
+    # weight in; the two gradients out.
+    def depthwise_gradients(grad, x, w):
+        return torch.ops.aten.convolution_backward(
+            grad, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], x.shape[1],
+            [True, True, False])[:2]
+
+    depthwise_gradients.sums = True
+    elements = images * channels * side * side
+    out.append((f"dwconv3x3 gradients {images}x{channels}x{side}x{side} bf16",
+                depthwise_gradients,
+                make(dtype, [(images, channels, side, side)] * 2 + [(channels, 1, 3, 3)]),
+                2 * (3 * elements + 2 * channels * 9)))
     batch, heads, seq, head = (16, 16, 1024, 64) if device == "cuda" else (2, 4, 256, 64)
     qkv = [(batch, heads, seq, head)] * 3
     out.append((f"attention {batch}x{heads}x{seq}x{head} {tag}", attention,
@@ -195,6 +210,9 @@ def matches(fn, inputs, got, sums):
     products (`sums`) sum in another order than eager's library: their
     largest error against a float64 reference may be at most twice eager's
     own."""
+    if isinstance(got, (tuple, list)):
+        return all(matches(lambda *a, i=i: fn(*a)[i], inputs, result, sums)
+                   for i, result in enumerate(got))
     dtype = got.dtype
     if sums:
         reference = fn(*[t.double() for t in inputs])

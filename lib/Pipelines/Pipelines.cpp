@@ -43,6 +43,7 @@ void mlir::kiln::buildLowerToLoopPipeline(
   toLoop.welford = options.welford;
   toLoop.normalCdfFromTail = options.normalCdfFromTail;
   toLoop.failOnUnsupported = options.failOnUnsupported;
+  toLoop.directConvolutionDepth = options.directConvolutionDepth;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
   ExpandConvolutionsPassOptions expand;
   expand.directDepth = options.directConvolutionDepth;

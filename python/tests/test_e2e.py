@@ -2260,10 +2260,17 @@ def test_results_sized_by_values_are_refused_by_name(select, tmp_path):
         kiln.compile(functions[select], [torch.randn(4, 5)], cache_dir=tmp_path)
 
 
-def test_convolution_gradients(device, tmp_path):
-    """convolution_backward lowers through the forward's im2col matrices:
-    grouped, strided, dilated and padded 2-d, 1-d without a bias (a masked
-    result), 3-d, and bf16."""
+# Convolution gradients with every filter through the forward's im2col
+# matrices (0), and with filters that read at most 64 inputs as direct sums.
+DIRECT_DEPTHS = [pytest.param(0, id="patches"), pytest.param(64, id="direct")]
+
+
+@pytest.mark.parametrize("direct_depth", DIRECT_DEPTHS)
+def test_convolution_gradients(device, direct_depth, tmp_path):
+    """convolution_backward lowers through the forward's im2col matrices,
+    or for shallow filters (the 2-d and 1-d ones here, not the 3-d and bf16
+    ones) as direct sums: grouped, strided, dilated and padded 2-d, 1-d
+    without a bias (a masked result), 3-d, and bf16."""
     aten = torch.ops.aten
 
     def fn(g2, x2, w2, g1, x1, w1, g3, x3, w3, gh, xh, wh):
@@ -2283,7 +2290,8 @@ def test_convolution_gradients(device, tmp_path):
               (8, 16, 3, 3)]
     inputs = [torch.randn(*shape, generator=generator) for shape in shapes]
     inputs[9:] = [t.bfloat16() for t in inputs[9:]]
-    compiled = kiln.compile(fn, [t.to(device) for t in inputs], cache_dir=tmp_path)
+    compiled = kiln.compile(fn, [t.to(device) for t in inputs], cache_dir=tmp_path,
+                            options={"direct-convolution-depth": direct_depth})
     args = [torch.randn(t.shape, generator=generator).to(t.dtype) for t in inputs]
     got = compiled(*[t.to(device) for t in args])
     for index, (result, expected) in enumerate(zip(got, fn(*args))):
@@ -2292,10 +2300,12 @@ def test_convolution_gradients(device, tmp_path):
                                    msg=lambda m: f"result {index}: {m}")
 
 
-def test_transposed_convolution_gradients(device, tmp_path):
+@pytest.mark.parametrize("direct_depth", DIRECT_DEPTHS)
+def test_transposed_convolution_gradients(device, direct_depth, tmp_path):
     """A transposed convolution's gradients: the input's is a convolution of
     the output's gradient, the weight's a product of the input and the
-    output gradient's patches. Strided, padded, dilated with an output
+    output gradient's patches (both direct sums for these shallow filters,
+    unless direct_depth is 0). Strided, padded, dilated with an output
     padding; grouped without a bias (a masked result); 1-d."""
     aten = torch.ops.aten
 
@@ -2313,10 +2323,50 @@ def test_transposed_convolution_gradients(device, tmp_path):
               (4, 3, 3, 3), (3, 2, 23), (3, 5, 9), (5, 2, 7)]
     generator = torch.Generator().manual_seed(15)
     example = [torch.randn(*shape, generator=generator).to(device) for shape in shapes]
-    compiled = kiln.compile(fn, example, cache_dir=tmp_path)
+    compiled = kiln.compile(fn, example, cache_dir=tmp_path,
+                            options={"direct-convolution-depth": direct_depth})
     args = [torch.randn(*shape, generator=generator).to(device) for shape in shapes]
     for index, (result, expected) in enumerate(zip(compiled(*args), fn(*args))):
         torch.testing.assert_close(result, expected, rtol=1e-4, atol=1e-4,
+                                   msg=lambda m: f"result {index}: {m}")
+
+
+def test_depthwise_convolution_gradients(device, tmp_path):
+    """Depthwise filters' gradients are direct sums: strided and padded with a
+    bias, two filters per channel with dilation, bf16 (summed in f32), 1-d,
+    and a transposed depthwise convolution with an output padding."""
+    aten = torch.ops.aten
+
+    def fn(gs, xs, ws, gm, xm, wm, gh, xh, wh, g1, x1, w1, gt, xt, wt):
+        strided = aten.convolution_backward(gs, xs, ws, [6], [2, 2], [1, 1], [1, 1], False,
+                                            [0, 0], 6, [True, True, True])
+        multiplied = aten.convolution_backward(gm, xm, wm, None, [1, 1], [2, 2], [2, 2],
+                                               False, [0, 0], 3, [True, True, False])
+        half = aten.convolution_backward(gh, xh, wh, [8], [1, 1], [1, 1], [1, 1], False,
+                                         [0, 0], 8, [True, True, True])
+        one = aten.convolution_backward(g1, x1, w1, None, [3], [2], [1], False, [0], 4,
+                                        [True, True, False])
+        transposed = aten.convolution_backward(gt, xt, wt, None, [2, 2], [1, 1], [1, 1], True,
+                                               [1, 1], 5, [True, True, False])
+        return (*strided, multiplied[0], multiplied[1], *half, one[0], one[1],
+                transposed[0], transposed[1])
+
+    # The output gradients have the convolutions' result shapes.
+    shapes = [(2, 6, 5, 4), (2, 6, 9, 7), (6, 1, 3, 3),
+              (2, 6, 7, 9), (2, 3, 7, 9), (6, 1, 3, 3),
+              (2, 8, 6, 6), (2, 8, 6, 6), (8, 1, 3, 3),
+              (3, 4, 6), (3, 4, 17), (4, 1, 5),
+              (2, 5, 10, 8), (2, 5, 5, 4), (5, 1, 3, 3)]
+    generator = torch.Generator().manual_seed(16)
+    half = range(6, 9)
+    example = [torch.randn(*shape, generator=generator) for shape in shapes]
+    example = [t.bfloat16() if i in half else t for i, t in enumerate(example)]
+    compiled = kiln.compile(fn, [t.to(device) for t in example], cache_dir=tmp_path)
+    args = [torch.randn(t.shape, generator=generator).to(t.dtype) for t in example]
+    got = compiled(*[t.to(device) for t in args])
+    for index, (result, expected) in enumerate(zip(got, fn(*args))):
+        tolerance = 2e-2 if expected.dtype == torch.bfloat16 else 1e-4
+        torch.testing.assert_close(result.cpu(), expected, rtol=tolerance, atol=tolerance,
                                    msg=lambda m: f"result {index}: {m}")
 
 

@@ -62,6 +62,14 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
            /*default=*/"false",
            "Compute the exact GELU's normal CDF in f32 from its upper tail "
            "(exp and a reciprocal) instead of erf (GPUs)">,
+    Option<"directConvolutionDepth", "direct-convolution-depth", "int64_t",
+           /*default=*/"64",
+           "Compute convolution gradients as direct sums, not patches and "
+           "products, where each result sums few terms: the weight gradient "
+           "of filters that read at most this many inputs (no fewer than a "
+           "group's filters), the input gradient where each element sums "
+           "at most this many filter entries (no fewer than a group's "
+           "channels) (0: none)">,
   ];
 }
 

@@ -51,8 +51,8 @@ struct GraphLoweringOptions : public Base {
       *this, "direct-convolution-depth",
       llvm::cl::desc("Compute convolutions whose filters read at most this "
                      "many inputs, no fewer than there are filters per "
-                     "group, directly, as window sums (0: every one as "
-                     "patches and a product)"),
+                     "group, and their gradients directly, as window sums "
+                     "(0: every one as patches and products)"),
       llvm::cl::init(64)};
   detail::PassOptions::Option<bool> normalCdfFromTail{
       *this, "normal-cdf-from-tail",

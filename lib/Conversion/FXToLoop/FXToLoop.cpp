@@ -5024,6 +5024,25 @@ struct ConvolutionGeometry {
     return g;
   }
 
+  /// Whether the convolution is computed directly, as each output's sum over
+  /// its window: its filters read at most `directDepth` inputs (channels per
+  /// group times kernel positions), a window a thread sums on its own, and
+  /// its patches would be at least as large as its result (depth / Fg times
+  /// it), so a product would not pay for them. Its weight gradient, whose
+  /// product would be [Fg x columns] x [columns x depth], is direct alike.
+  bool isDirect(int64_t directDepth) const {
+    return depth <= directDepth && groupFilters <= depth;
+  }
+  /// The same for its transposed convolution (the input gradient), whose
+  /// outputs each sum over the group's filters times the kernel positions,
+  /// and whose product would be only Fg deep.
+  bool isDirectTransposed(int64_t directDepth) const {
+    int64_t transposedDepth = groupFilters;
+    for (int64_t size : kernel)
+      transposedDepth *= size;
+    return transposedDepth <= directDepth && groupChannels <= transposedDepth;
+  }
+
   /// Binds the dynamic entries of `extent` (`outExtent` with `outputSide`)
   /// to the run-time sizes of `tensor`'s spatial dimensions.
   void bindSizes(OpBuilder &b, Location loc, Value tensor, bool outputSide) {
@@ -5203,23 +5222,39 @@ static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
   return patches.getResult();
 }
 
-/// A convolution as each output's sum over its window:
+/// The type a direct convolution's sums of `resultType` accumulate in: f32
+/// for 16-bit results (as a product's sums), else the result's.
+static Type getDirectAccumulator(OpBuilder &b, RankedTensorType resultType) {
+  Type accumulator = loop::getScalarType(resultType.getElementType());
+  if (accumulator.isF16() || accumulator.isBF16())
+    return b.getF32Type();
+  return accumulator;
+}
+
+/// `lhs` * `rhs`, two elements of dtype `dtype`, in `accumulator`.
+static Value multiplyIn(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                        Type dtype, Type accumulator) {
+  return arith::MulFOp::create(b, loc,
+                               convertScalar(b, loc, lhs, dtype, accumulator),
+                               convertScalar(b, loc, rhs, dtype, accumulator));
+}
+
+/// A convolution of `input` by `weight` as each output's sum over its
+/// window:
 ///   result[n, f, o...] = Σ_{c, k...} input[n, (f / Fg)*Cg + c, o*s + k*d - p]
 ///                                    * weight[f, c, k...]
 /// summed in f32 for 16-bit results (as a product's sums), else in the
-/// result's dtype. For filters that read few inputs (depthwise ones) the
-/// patches would be the image as many times over as a window holds, for a
-/// product too shallow to pay for them.
-static Value buildDirectConvolution(OpBuilder &b, Location loc,
-                                    loop::ConvolutionOp op,
+/// result's dtype; `sizes` are the result's dynamic sizes. For filters that
+/// read few inputs (depthwise ones) the patches would be the image as many
+/// times over as a window holds, for a product too shallow to pay for them.
+static Value buildDirectConvolution(OpBuilder &b, Location loc, Value input,
+                                    Value weight, RankedTensorType resultType,
+                                    ValueRange sizes,
                                     const ConvolutionGeometry &g) {
-  RankedTensorType resultType = op.getResultType();
-  auto inputType = cast<RankedTensorType>(op.getInput().getType());
-  Type accumulator = loop::getScalarType(resultType.getElementType());
-  if (accumulator.isF16() || accumulator.isBF16())
-    accumulator = b.getF32Type();
+  auto inputType = cast<RankedTensorType>(input.getType());
+  Type accumulator = getDirectAccumulator(b, resultType);
   auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
-                                     op.getDynamicSizes(), ValueRange{},
+                                     sizes, ValueRange{},
                                      b.getDenseI64ArrayAttr(g.getRowDigits()));
   OpBuilder::InsertionGuard guard(b);
   int64_t numArgs = resultType.getRank() + 1 + g.spatial;
@@ -5240,16 +5275,128 @@ static Value buildDirectConvolution(OpBuilder &b, Location loc,
           b, loc, arith::DivUIOp::create(b, loc, filter, index(g.groupFilters)),
           index(g.groupChannels)),
       groupChannel);
-  Value element = buildWindowElement(b, loc, op.getInput(), g, args[0], channel,
-                                     out, kernel);
+  Value element =
+      buildWindowElement(b, loc, input, g, args[0], channel, out, kernel);
   SmallVector<Value> weightIndices = {filter, groupChannel};
   llvm::append_range(weightIndices, kernel);
-  Value weight = loop::LoadOp::create(b, loc, op.getWeight(), weightIndices);
-  Type dtype = inputType.getElementType();
-  Value product = arith::MulFOp::create(
-      b, loc, convertScalar(b, loc, element, dtype, accumulator),
-      convertScalar(b, loc, weight, dtype, accumulator));
-  loop::YieldOp::create(b, loc, product);
+  Value filterElement = loop::LoadOp::create(b, loc, weight, weightIndices);
+  loop::YieldOp::create(b, loc,
+                        multiplyIn(b, loc, element, filterElement,
+                                   inputType.getElementType(), accumulator));
+  return node.getResult();
+}
+
+/// The input gradient of a convolution (a transposed convolution of the
+/// output's gradient `gradOut`) as each input element's sum over the
+/// outputs whose windows read it:
+///   result[n, g*Cg + c, x...] = Σ_{f, k...} gradOut[n, g*Fg + f, o...]
+///                                           * weight[g*Fg + f, c, k...]
+/// with o = (x + p - k*d) / s where that divides and is an output position
+/// (else no term). `sizes` are the result's dynamic sizes. In place of
+/// col2im, whose patch gradients would come from a product Fg deep.
+static Value buildDirectImageGradient(OpBuilder &b, Location loc, Value gradOut,
+                                      Value weight, RankedTensorType resultType,
+                                      ValueRange sizes,
+                                      const ConvolutionGeometry &g) {
+  Type dtype = cast<RankedTensorType>(gradOut.getType()).getElementType();
+  Type accumulator = getDirectAccumulator(b, resultType);
+  SmallVector<int64_t> window = {g.groupFilters};
+  llvm::append_range(window, g.kernel);
+  auto node =
+      loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"), sizes,
+                             ValueRange{}, b.getDenseI64ArrayAttr(window));
+  OpBuilder::InsertionGuard guard(b);
+  int64_t numArgs = resultType.getRank() + 1 + g.spatial;
+  Block *body = b.createBlock(&node.getBody(), {},
+                              SmallVector<Type>(numArgs, b.getIndexType()),
+                              SmallVector<Location>(numArgs, loc));
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  ValueRange args = body->getArguments();
+  Value perGroup = index(g.groupChannels);
+  Value group = arith::DivUIOp::create(b, loc, args[1], perGroup);
+  Value groupChannel = arith::RemUIOp::create(b, loc, args[1], perGroup);
+  Value filter = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, group, index(g.groupFilters)),
+      args[2 + g.spatial]);
+  ValueRange kernel = args.take_back(g.spatial);
+  SmallVector<Value> gradIndices = {args[0], filter};
+  Value valid;
+  for (int64_t dim = 0; dim < g.spatial; ++dim) {
+    auto [out, fits] = getWindowAt(b, loc, args[2 + dim], kernel[dim],
+                                   g.padding[dim], g.dilation[dim],
+                                   g.stride[dim], g.getOutExtent(b, loc, dim));
+    valid =
+        valid ? arith::AndIOp::create(b, loc, valid, fits).getResult() : fits;
+    gradIndices.push_back(out);
+  }
+  Value element = loop::LoadOp::create(b, loc, gradOut, gradIndices);
+  SmallVector<Value> weightIndices = {filter, groupChannel};
+  llvm::append_range(weightIndices, kernel);
+  Value filterElement = loop::LoadOp::create(b, loc, weight, weightIndices);
+  Value product =
+      multiplyIn(b, loc, element, filterElement, dtype, accumulator);
+  loop::YieldOp::create(
+      b, loc,
+      arith::SelectOp::create(b, loc, valid, product,
+                              makeFloat(b, loc, accumulator, 0.0)));
+  return node.getResult();
+}
+
+/// The weight gradient of a convolution whose output side is `outputSide`
+/// (the output's gradient; a transposed convolution's input) and whose
+/// input side is `image`, as each filter element's sum over the batch and
+/// the output positions:
+///   result[f, c, k...] = Σ_{n, o...} outputSide[n, f, o...]
+///                          * image[n, (f / Fg)*Cg + c, o*s + k*d - p]
+/// In place of a product [Fg x columns] x [columns x depth], which is
+/// shallow on both sides for the filters isDirect takes.
+static Value buildDirectWeightGradient(OpBuilder &b, Location loc,
+                                       Value outputSide, Value image,
+                                       RankedTensorType resultType,
+                                       const ConvolutionGeometry &g) {
+  auto sideType = cast<RankedTensorType>(outputSide.getType());
+  Type dtype = sideType.getElementType();
+  Type accumulator = getDirectAccumulator(b, resultType);
+  // Summed over [N, O...], whose dynamic sizes are the output side's.
+  SmallVector<int64_t> reductionShape = {sideType.getDimSize(0)};
+  llvm::append_range(reductionShape, g.outExtent);
+  SmallVector<Value> reductionSizes;
+  for (auto [dim, size] : llvm::enumerate(reductionShape))
+    if (ShapedType::isDynamic(size))
+      reductionSizes.push_back(
+          dim == 0 ? getDimSize(b, loc, outputSide, 0)
+                   : g.getOutExtent(b, loc, static_cast<int64_t>(dim) - 1));
+  auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
+                                     ValueRange{}, reductionSizes,
+                                     b.getDenseI64ArrayAttr(reductionShape));
+  OpBuilder::InsertionGuard guard(b);
+  int64_t numArgs = resultType.getRank() + 1 + g.spatial;
+  Block *body = b.createBlock(&node.getBody(), {},
+                              SmallVector<Type>(numArgs, b.getIndexType()),
+                              SmallVector<Location>(numArgs, loc));
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  ValueRange args = body->getArguments();
+  Value filter = args[0];
+  ValueRange kernel = args.slice(2, g.spatial);
+  Value batch = args[2 + g.spatial];
+  ValueRange out = args.take_back(g.spatial);
+  Value channel = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc, arith::DivUIOp::create(b, loc, filter, index(g.groupFilters)),
+          index(g.groupChannels)),
+      args[1]);
+  Value element =
+      buildWindowElement(b, loc, image, g, batch, channel, out, kernel);
+  SmallVector<Value> sideIndices = {batch, filter};
+  llvm::append_range(sideIndices, out);
+  Value sideElement = loop::LoadOp::create(b, loc, outputSide, sideIndices);
+  loop::YieldOp::create(
+      b, loc, multiplyIn(b, loc, sideElement, element, dtype, accumulator));
   return node.getResult();
 }
 
@@ -5548,8 +5695,10 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
 
     // The run-time sizes: the input's, and the result's from the op.
     g.bindSizes(rewriter, loc, op.getInput(), /*outputSide=*/false);
-    if (isDirect(g)) {
-      rewriter.replaceOp(op, buildDirectConvolution(rewriter, loc, op, g));
+    if (g.isDirect(directDepth)) {
+      rewriter.replaceOp(op, buildDirectConvolution(
+                                 rewriter, loc, op.getInput(), op.getWeight(),
+                                 resultType, op.getDynamicSizes(), g));
       return success();
     }
     ValueRange resultSizes = op.getDynamicSizes();
@@ -5579,15 +5728,6 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
     return success();
   }
 
-  /// Whether the convolution of `g` is computed directly: its filters read
-  /// at most `directDepth` inputs (channels per group times kernel
-  /// positions), a window a thread sums on its own, and its patches would
-  /// be at least as large as its result (depth / Fg times it), so the
-  /// product would not pay for them.
-  bool isDirect(const ConvolutionGeometry &g) const {
-    return g.depth <= directDepth && g.groupFilters <= g.depth;
-  }
-
   /// The most inputs a filter reads for the convolution to be computed
   /// directly.
   int64_t directDepth;
@@ -5612,9 +5752,20 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
 ///
 /// the latter being a convolution of the output's gradient. Results that
 /// `output_mask` leaves out are zeros.
+///
+/// Where those products would be shallow (depthwise filters, say), direct
+/// sums instead, with `direct-convolution-depth`: for filters that read few
+/// inputs (ConvolutionGeometry::isDirect) the weight gradient sums over the
+/// batch and output positions (buildDirectWeightGradient) and a transposed
+/// convolution's input gradient over each output's window
+/// (buildDirectConvolution); where each input element sums few filter
+/// entries (isDirectTransposed) a convolution's input gradient sums over
+/// the outputs that read it (buildDirectImageGradient).
 struct ConvolutionBackwardLowering
     : OpRewritePattern<fx::ConvolutionBackwardOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ConvolutionBackwardLowering(MLIRContext *ctx, const FXToLoopOptions &options)
+      : OpRewritePattern<fx::ConvolutionBackwardOp>(ctx),
+        directDepth(options.directConvolutionDepth) {}
 
   LogicalResult matchAndRewrite(fx::ConvolutionBackwardOp op,
                                 PatternRewriter &rewriter) const override {
@@ -5658,8 +5809,14 @@ struct ConvolutionBackwardLowering
       return gradients.maskedOff(result, sizedLike);
     };
 
-    Value grouped =
-        buildGroupedColumns(rewriter, loc, columnSide, g, columns, columnSizes);
+    bool directForward = g.isDirect(directDepth);
+    bool directImageGradient =
+        transposed ? directForward : g.isDirectTransposed(directDepth);
+    Value grouped;
+    if ((mask[0] && !transposed && !directImageGradient) ||
+        (mask[1] && !directForward))
+      grouped = buildGroupedColumns(rewriter, loc, columnSide, g, columns,
+                                    columnSizes);
     auto product = [&](RankedTensorType type, Value lhs, Value rhs,
                        bool transposeLhs, bool transposeRhs) -> Value {
       auto node = loop::MatmulOp::create(
@@ -5672,13 +5829,25 @@ struct ConvolutionBackwardLowering
       return node.getResult();
     };
     Value patches;
-    if (mask[1] || (mask[0] && transposed))
+    if ((mask[1] && !directForward) ||
+        (mask[0] && transposed && !directImageGradient))
       patches = buildConvolutionPatches(rewriter, loc, image, g, columns,
                                         columnSizes);
 
     Value gradInput;
     auto gradInputType = cast<RankedTensorType>(op.getGradInput().getType());
-    if (mask[0] && transposed) {
+    if (mask[0] && directImageGradient) {
+      // (A 16-bit result's sums are f32, rounded once by the reduce.)
+      SmallVector<Value> sizes =
+          g.getDynamicSizes(gradInputType, batch, /*outputSide=*/transposed);
+      gradInput =
+          transposed
+              ? buildDirectConvolution(rewriter, loc, image, op.getWeight(),
+                                       gradInputType, sizes, g)
+              : buildDirectImageGradient(rewriter, loc, columnSide,
+                                         op.getWeight(), gradInputType, sizes,
+                                         g);
+    } else if (mask[0] && transposed) {
       Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
       Value sums =
           product(RankedTensorType::get({g.groups, g.groupFilters, columns},
@@ -5706,7 +5875,10 @@ struct ConvolutionBackwardLowering
     }
 
     Value gradWeight;
-    if (mask[1]) {
+    if (mask[1] && directForward) {
+      gradWeight = buildDirectWeightGradient(rewriter, loc, columnSide, image,
+                                             weightType, g);
+    } else if (mask[1]) {
       Value perGroup =
           product(RankedTensorType::get({g.groups, g.groupFilters, g.depth},
                                         computeDtype),
@@ -5748,6 +5920,9 @@ struct ConvolutionBackwardLowering
     rewriter.replaceOp(op, {gradInput, gradWeight, gradBias});
     return success();
   }
+
+  /// The most inputs a filter reads for its gradients to be direct sums.
+  int64_t directDepth;
 };
 } // namespace
 
@@ -6626,6 +6801,7 @@ struct ConvertFXToLoopPass
     options.computeInF32 = computeInF32;
     options.welford = welford;
     options.normalCdfFromTail = normalCdfFromTail;
+    options.directConvolutionDepth = directConvolutionDepth;
     // Matrix products first, while their operands are still fx views whose
     // transposes and merged batches they can read through.
     RewritePatternSet matmulPatterns(&getContext());
@@ -6817,7 +6993,6 @@ void mlir::kiln::populateFXToLoopMatmulPatterns(
   MLIRContext *ctx = patterns.getContext();
   patterns.add<MatmulLowering<fx::MmOp>, MatmulLowering<fx::BmmOp>>(ctx);
   patterns.add<AddMatmulLowering<fx::AddmmOp>, AddMatmulLowering<fx::BaddbmmOp>,
-               ConvolutionLowering, TransposedConvolutionLowering>(ctx,
-                                                                   options);
-  patterns.add<ConvolutionBackwardLowering>(ctx);
+               ConvolutionLowering, TransposedConvolutionLowering,
+               ConvolutionBackwardLowering>(ctx, options);
 }

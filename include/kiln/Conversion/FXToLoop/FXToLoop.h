@@ -23,6 +23,13 @@ struct FXToLoopOptions {
   /// instructions on GPUs, where erf takes two dozen. On CPUs, whose exp
   /// and division cost more, erf's polynomials are cheaper.
   bool normalCdfFromTail = false;
+  /// The most terms a convolution gradient's element sums for the gradient
+  /// to be direct sums rather than products of patches (0: never): the
+  /// inputs a filter reads for the weight gradient, the filter entries
+  /// (filters per group times kernel positions) for the input gradient.
+  /// The forward convolution's is kiln-loop-expand-convolutions'
+  /// `direct-depth`.
+  int64_t directConvolutionDepth = 64;
 };
 
 /// Adds the patterns that rewrite fx ops into loop nodes.
