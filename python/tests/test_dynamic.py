@@ -151,6 +151,30 @@ def test_scans_and_sorts_of_dynamic_rows(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_masked_scatter_over_dynamic_sizes(device):
+    # Image features merged into a sequence's embeddings (vision-language
+    # models): the sequence and the number of features are dynamic, the
+    # mask broadcasts along the width. The mask's counts scan in blocks of
+    # 64 over the run-time number of elements.
+    def fn(embeddings, is_image, features):
+        return embeddings.masked_scatter(is_image, features) * 2
+
+    def example(length, images):
+        generator = torch.Generator().manual_seed(length)
+        is_image = torch.zeros(2, length, 1, dtype=torch.bool)
+        is_image[0, 1:1 + images] = True
+        is_image[1, -images:] = True
+        return [torch.randn(2, length, 16, generator=generator).to(device),
+                is_image.to(device),
+                torch.randn(2 * images + 5, 16, generator=generator).to(device)]
+
+    compiled = kiln.compile(fn, example(9, 3), dynamic={0: [1], 1: [1], 2: [0]})
+    for length, images in [(9, 3), (40, 17), (300, 150)]:
+        inputs = example(length, images)
+        assert torch.equal(compiled(*inputs), fn(*inputs))
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_arange_ends_that_are_multiples_of_a_symbol(device):
     # arange(1, n + 1) and arange(0, 3n, 3) end at k*s + c, which a third
     # trace confirms and the graph computes at run time; embedding_bag of a

@@ -1615,10 +1615,12 @@ def test_masked_scatter(device, tmp_path):
     # broadcasts; integers too. Past 4096 elements the counts of the mask
     # are a long scan (in blocks; doubling past 65536): image features
     # merged into a sequence's embeddings, as vision-language models do.
+    # Self broadcasts against the mask too (a column against rows).
     def fn(x, mask, source, ints, row_mask, int_source, embeddings, is_image, features):
         return (x.masked_scatter(mask, source),
                 ints.masked_scatter(row_mask, int_source),
-                embeddings.masked_scatter(is_image, features))
+                embeddings.masked_scatter(is_image, features),
+                x[:, :1].masked_scatter(row_mask[:3].repeat(2), source))
 
     generator = torch.Generator().manual_seed(15)
     inputs = [torch.randn(4, 6, generator=generator),

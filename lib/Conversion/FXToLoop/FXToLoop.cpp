@@ -112,25 +112,8 @@ Value fxtoloop::buildBroadcastPointwise(OpBuilder &b, Location loc,
                                         TypeRange inputDtypes, Type bodyDtype,
                                         ScalarBodyFn bodyFn) {
   int64_t rank = resultType.getRank();
-  SmallVector<Value> dynamicSizes;
-  for (int64_t dim = 0; dim < rank; ++dim) {
-    if (!resultType.isDynamicDim(dim))
-      continue;
-    // A dynamic result dimension comes from some input's dynamic dimension
-    // (a `?` broadcast against a static size other than 1 is that size).
-    for (Value input : inputs) {
-      auto inputType = cast<RankedTensorType>(input.getType());
-      int64_t inputDim = dim - (rank - inputType.getRank());
-      if (inputDim >= 0 && inputType.isDynamicDim(inputDim)) {
-        dynamicSizes.push_back(getDimSize(b, loc, input, inputDim));
-        break;
-      }
-    }
-  }
-  assert(static_cast<int64_t>(dynamicSizes.size()) ==
-             resultType.getNumDynamicDims() &&
-         "verified broadcast has a source for every dynamic dimension");
-
+  SmallVector<Value> dynamicSizes =
+      getBroadcastDynamicSizes(b, loc, resultType, inputs);
   auto node = loop::PointwiseOp::create(b, loc, resultType, dynamicSizes);
   Block *body = b.createBlock(&node.getBody());
   SmallVector<Location> argLocs(rank, loc);
@@ -291,6 +274,53 @@ Value fxtoloop::wrapAndClampIndex(OpBuilder &b, Location loc, Value value,
                                      arith::ConstantIndexOp::create(b, loc, 1));
   return arith::MinSIOp::create(
       b, loc, arith::MaxSIOp::create(b, loc, wrapped, zero), last);
+}
+
+SmallVector<Value> fxtoloop::delinearizeBySizes(OpBuilder &b, Location loc,
+                                                Value value,
+                                                ArrayRef<Value> sizes) {
+  SmallVector<Value> digits(sizes.size());
+  for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
+    digits[dim] = arith::RemUIOp::create(b, loc, value, sizes[dim]);
+    value = arith::DivUIOp::create(b, loc, value, sizes[dim]);
+  }
+  digits.front() = value;
+  return digits;
+}
+
+Value fxtoloop::linearizeBySizes(OpBuilder &b, Location loc, ValueRange indices,
+                                 ArrayRef<Value> sizes) {
+  Value flat = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [index, size] : llvm::zip_equal(indices, sizes))
+    flat = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, flat, size), index);
+  return flat;
+}
+
+SmallVector<Value>
+fxtoloop::getBroadcastDynamicSizes(OpBuilder &b, Location loc,
+                                   RankedTensorType resultType,
+                                   ValueRange inputs) {
+  int64_t rank = resultType.getRank();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (!resultType.isDynamicDim(dim))
+      continue;
+    // A dynamic result dimension comes from some input's dynamic dimension
+    // (a `?` broadcast against a static size other than 1 is that size).
+    for (Value input : inputs) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      int64_t inputDim = dim - (rank - inputType.getRank());
+      if (inputDim >= 0 && inputType.isDynamicDim(inputDim)) {
+        dynamicSizes.push_back(getDimSize(b, loc, input, inputDim));
+        break;
+      }
+    }
+  }
+  assert(static_cast<int64_t>(dynamicSizes.size()) ==
+             resultType.getNumDynamicDims() &&
+         "verified broadcast has a source for every dynamic dimension");
+  return dynamicSizes;
 }
 
 SmallVector<Value> fxtoloop::delinearizeIndex(OpBuilder &b, Location loc,
@@ -1802,21 +1832,6 @@ template <typename OpTy> struct ExtremumDimLowering : OpRewritePattern<OpTy> {
 //===----------------------------------------------------------------------===//
 // Views: index arithmetic, not copies
 //===----------------------------------------------------------------------===//
-
-/// `value` split into digits of the row-major `sizes` (the last varies
-/// fastest). The first digit is the quotient left over: its size is not
-/// used, and may be null. (delinearizeIndex takes static sizes.)
-static SmallVector<Value> delinearizeBySizes(OpBuilder &b, Location loc,
-                                             Value value,
-                                             ArrayRef<Value> sizes) {
-  SmallVector<Value> digits(sizes.size());
-  for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
-    digits[dim] = arith::RemUIOp::create(b, loc, value, sizes[dim]);
-    value = arith::DivUIOp::create(b, loc, value, sizes[dim]);
-  }
-  digits.front() = value;
-  return digits;
-}
 
 } // namespace
 

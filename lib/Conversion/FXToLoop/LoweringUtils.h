@@ -112,6 +112,22 @@ private:
 SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc, Value value,
                                     ArrayRef<int64_t> sizes);
 
+/// `value` split into digits of the row-major `sizes`, static or not (the
+/// last varies fastest). The first digit is the quotient left over: its size
+/// is not used, and may be null.
+SmallVector<Value> delinearizeBySizes(OpBuilder &b, Location loc, Value value,
+                                      ArrayRef<Value> sizes);
+
+/// `indices` of a tensor of row-major `sizes` as its position.
+Value linearizeBySizes(OpBuilder &b, Location loc, ValueRange indices,
+                       ArrayRef<Value> sizes);
+
+/// The run-time sizes of the dynamic dimensions of `resultType`, the
+/// broadcast of `inputs`' shapes, each read off an input that has it.
+SmallVector<Value> getBroadcastDynamicSizes(OpBuilder &b, Location loc,
+                                            RankedTensorType resultType,
+                                            ValueRange inputs);
+
 /// offset + Σ ivs[i]·strides[i]: where element `ivs` of an as_strided view
 /// lies among the viewed tensor's row-major elements.
 Value buildStridedPosition(OpBuilder &b, Location loc, ValueRange ivs,

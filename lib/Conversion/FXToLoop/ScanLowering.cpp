@@ -766,71 +766,95 @@ struct TopkToSort : OpRewritePattern<fx::TopkOp> {
   }
 };
 
-/// `indices` of a tensor of static `shape` as its row-major position.
-static Value linearize(OpBuilder &b, Location loc, ValueRange indices,
-                       ArrayRef<int64_t> shape) {
-  Value flat = arith::ConstantIndexOp::create(b, loc, 0);
-  for (auto [index, size] : llvm::zip(indices, shape))
-    flat = arith::AddIOp::create(
-        b, loc,
-        arith::MulIOp::create(b, loc, flat,
-                              arith::ConstantIndexOp::create(b, loc, size)),
-        index);
-  return flat;
-}
-
-/// Lowers fx.masked_scatter: element i of self where the (broadcast) mask
-/// is true takes source's element k, k counting the true mask elements
-/// before i in row-major order. The counts are a scan of the mask: a
-/// quadratic loop.reduce up to kMaxScanLength elements, a long scan (in
-/// blocks, or doubling) of its flags beyond.
+/// Lowers fx.masked_scatter: element i of the result (self and the mask
+/// broadcast) where the mask is true takes source's element k, k counting
+/// the true mask elements before i in row-major order; elsewhere self's.
+/// The counts are a scan of the mask: a quadratic loop.reduce up to
+/// kMaxScanLength elements, a long scan (in blocks, or doubling) of its
+/// flags beyond, and in blocks over dynamic sizes. (A dynamic size is at
+/// least 2, so the source is never empty then; the reads of source that the
+/// mask discards stay inside it.)
 struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
   using OpRewritePattern::OpRewritePattern;
 
   LogicalResult matchAndRewrite(fx::MaskedScatterOp op,
                                 PatternRewriter &rewriter) const override {
     auto type = cast<RankedTensorType>(op.getType());
-    auto maskType = cast<RankedTensorType>(op.getMask().getType());
     auto sourceType = cast<RankedTensorType>(op.getSource().getType());
-    if (!type.hasStaticShape() || !maskType.hasStaticShape() ||
-        !sourceType.hasStaticShape() || type.getNumElements() == 0 ||
-        sourceType.getNumElements() == 0)
-      return rewriter.notifyMatchFailure(op, "dynamic or empty");
+    auto isEmpty = [](RankedTensorType type) {
+      return llvm::is_contained(type.getShape(), 0);
+    };
+    if (isEmpty(type) || isEmpty(sourceType))
+      return rewriter.notifyMatchFailure(op, "empty");
     Location loc = op.getLoc();
-    ArrayRef<int64_t> shape = type.getShape();
-    int64_t count = type.getNumElements();
-    // The mask at self's indices `ivs`, broadcast from its trailing sizes.
-    auto maskAt = [&](OpBuilder &b, ValueRange ivs) -> Value {
-      ValueRange trailing = ivs.take_back(maskType.getRank());
+    SmallVector<Value> dynamicSizes = getBroadcastDynamicSizes(
+        rewriter, loc, type, {op.getSelf(), op.getMask()});
+    // The result's and source's sizes, their element counts.
+    auto index = [&](int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(rewriter, loc, value);
+    };
+    SmallVector<Value> sizes, sourceSizes;
+    for (auto [dim, size] : llvm::enumerate(type.getShape()))
+      sizes.push_back(ShapedType::isDynamic(size)
+                          ? dynamicSizes[type.getDynamicDimIndex(dim)]
+                          : index(size));
+    for (auto [dim, size] : llvm::enumerate(sourceType.getShape()))
+      sourceSizes.push_back(ShapedType::isDynamic(size)
+                                ? getDimSize(rewriter, loc, op.getSource(), dim)
+                                : index(size));
+    auto product = [&](ArrayRef<Value> values) {
+      Value result = index(1);
+      for (Value value : values)
+        result = arith::MulIOp::create(rewriter, loc, result, value);
+      return result;
+    };
+    Value count = product(sizes);
+    Value sourceCount = product(sourceSizes);
+    bool isStatic = type.hasStaticShape();
+    int64_t staticCount =
+        isStatic ? type.getNumElements() : ShapedType::kDynamic;
+    SmallVector<Value> countSizes;
+    if (!isStatic)
+      countSizes.push_back(count);
+
+    // `tensor` (the mask, or self) at the result's indices `ivs`,
+    // broadcast from its trailing sizes.
+    auto readBroadcast = [&](OpBuilder &b, Value tensor, ValueRange ivs) {
+      auto tensorType = cast<RankedTensorType>(tensor.getType());
       SmallVector<Value> indices;
-      for (auto [dim, iv] : llvm::enumerate(trailing))
-        indices.push_back(maskType.getDimSize(dim) == 1
+      for (auto [dim, iv] :
+           llvm::enumerate(ivs.take_back(tensorType.getRank())))
+        indices.push_back(tensorType.getDimSize(dim) == 1
                               ? arith::ConstantIndexOp::create(b, loc, 0)
                               : iv);
-      return loop::LoadOp::create(b, loc, op.getMask(), indices);
+      return loop::LoadOp::create(b, loc, tensor, indices).getResult();
     };
     // How many true mask elements come up to each position, inclusive.
     Type i64 = rewriter.getI64Type();
     auto countsType = RankedTensorType::get(
-        {count},
+        {staticCount},
         IntegerType::get(rewriter.getContext(), 64, IntegerType::Signed));
     Value counts;
-    if (count > kMaxScanLength) {
-      // Many elements: the mask's flags in row-major order, scanned.
+    if (!isStatic || staticCount > kMaxScanLength) {
+      // The mask's flags in row-major order, scanned.
       Value flags = buildGeneratorNode(
-          rewriter, loc, countsType, {},
+          rewriter, loc, countsType, countSizes,
           [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
             return arith::ExtUIOp::create(
                 b, loc, i64,
-                maskAt(b, delinearizeIndex(b, loc, ivs[0], shape)));
+                readBroadcast(b, op.getMask(),
+                              delinearizeBySizes(b, loc, ivs[0], sizes)));
           });
-      ScanSpec scan{flags, 0, count, "sum", i64, countsType.getElementType(),
-                    {}};
-      counts = buildLongScan(rewriter, loc, countsType, scan);
+      ScanSpec scan{flags,     0,   staticCount,
+                    "sum",     i64, countsType.getElementType(),
+                    countSizes};
+      counts = isStatic ? buildLongScan(rewriter, loc, countsType, scan)
+                        : buildBlockedScan(rewriter, loc, countsType, scan);
     } else {
       auto reduce = loop::ReduceOp::create(
           rewriter, loc, countsType, rewriter.getStringAttr("sum"),
-          ValueRange{}, ValueRange{}, rewriter.getDenseI64ArrayAttr({count}));
+          ValueRange{}, ValueRange{},
+          rewriter.getDenseI64ArrayAttr({staticCount}));
       counts = reduce.getResult();
       OpBuilder::InsertionGuard guard(rewriter);
       Block *body = rewriter.createBlock(&reduce.getBody());
@@ -838,7 +862,8 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
                          {loc, loc});
       Value position = body->getArgument(0), other = body->getArgument(1);
       Value set =
-          maskAt(rewriter, delinearizeIndex(rewriter, loc, other, shape));
+          readBroadcast(rewriter, op.getMask(),
+                        delinearizeBySizes(rewriter, loc, other, sizes));
       Value before = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::ule, other, position);
       loop::YieldOp::create(
@@ -847,11 +872,13 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
               rewriter, loc, i64,
               arith::AndIOp::create(rewriter, loc, before, set)));
     }
+    Value lastSource =
+        arith::SubIOp::create(rewriter, loc, sourceCount, index(1));
     Value result = buildGeneratorNode(
-        rewriter, loc, type, {},
+        rewriter, loc, type, dynamicSizes,
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-          Value flat = linearize(b, loc, ivs, shape);
-          Value taken = loop::LoadOp::create(b, loc, counts, flat);
+          Value taken = loop::LoadOp::create(
+              b, loc, counts, linearizeBySizes(b, loc, ivs, sizes));
           // The source element: the count less one, kept inside source.
           Value k = arith::IndexCastOp::create(
               b, loc, b.getIndexType(),
@@ -861,19 +888,13 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
                                         arith::ConstantOp::create(
                                             b, loc, b.getIntegerAttr(i64, 1))),
                   arith::ConstantOp::create(b, loc, b.getIntegerAttr(i64, 0))));
-          k = arith::MinUIOp::create(
-              b, loc, k,
-              arith::ConstantIndexOp::create(b, loc,
-                                             sourceType.getNumElements() - 1));
-          Value fromSource = convertScalar(
-              b, loc,
-              loop::LoadOp::create(
-                  b, loc, op.getSource(),
-                  delinearizeIndex(b, loc, k, sourceType.getShape())),
-              sourceType.getElementType(), type.getElementType());
-          Value kept = loop::LoadOp::create(b, loc, op.getSelf(), ivs);
-          return arith::SelectOp::create(b, loc, maskAt(b, ivs), fromSource,
-                                         kept);
+          k = arith::MinUIOp::create(b, loc, k, lastSource);
+          Value fromSource =
+              loop::LoadOp::create(b, loc, op.getSource(),
+                                   delinearizeBySizes(b, loc, k, sourceSizes));
+          Value kept = readBroadcast(b, op.getSelf(), ivs);
+          return arith::SelectOp::create(
+              b, loc, readBroadcast(b, op.getMask(), ivs), fromSource, kept);
         });
     rewriter.replaceOp(op, result);
     return success();

@@ -214,6 +214,51 @@ fx.graph @long_masked_scatter(%x: tensor<2x3000xf32>, %m: tensor<3000xi1>, %s: t
 
 // -----
 
+// Tests that self broadcasts against the mask: a column read at column 0.
+// CHECK-LABEL: fx.graph @masked_scatter_into_a_broadcast_column
+// CHECK: %[[COUNTS:.+]] = loop.reduce "sum" over [12] : tensor<12xsi64>
+// CHECK: loop.pointwise : tensor<4x3xf32>
+// CHECK: loop.load %[[COUNTS]]
+// CHECK: %[[SOURCE:.+]] = loop.load %arg2[%{{.+}}] : tensor<20xf32>
+// CHECK: %[[KEPT:.+]] = loop.load %arg0[%{{.+}}, %c0] : tensor<4x1xf32>
+// CHECK: %[[SET:.+]] = loop.load %arg1[%{{.+}}] : tensor<3xi1>
+// CHECK: arith.select %[[SET]], %[[SOURCE]], %[[KEPT]] : f32
+fx.graph @masked_scatter_into_a_broadcast_column(%x: tensor<4x1xf32>, %m: tensor<3xi1>, %s: tensor<20xf32>) -> tensor<4x3xf32> {
+  %0 = fx.masked_scatter %x, %m, %s : (tensor<4x1xf32>, tensor<3xi1>, tensor<20xf32>) -> tensor<4x3xf32>
+  fx.output %0 : tensor<4x3xf32>
+}
+
+// -----
+
+// Tests masked_scatter over dynamic sizes: the mask's flags over the
+// run-time element count (rows times 8), scanned in blocks of 64; the
+// source's element read at the count less one, delinearized by its own
+// run-time sizes and clamped to its last element.
+// CHECK-LABEL: fx.graph @dynamic_masked_scatter
+// CHECK-DAG: %[[ROWS:.+]] = tensor.dim %arg0, %c0
+// CHECK-DAG: %[[SOURCE_ROWS:.+]] = tensor.dim %arg2, %c0
+// CHECK-DAG: %[[COUNT:.+]] = arith.muli %[[ROWS]], %c8
+// CHECK-DAG: %[[SOURCE_COUNT:.+]] = arith.muli %[[SOURCE_ROWS]], %c8
+// CHECK: %[[FLAGS:.+]] = loop.pointwise(%[[COUNT]]) : tensor<?xsi64>
+// CHECK: loop.load %arg1[%{{.+}}, %c0] : tensor<?x1xi1>
+// CHECK: loop.reduce "sum"(%{{.+}}) over [64] : tensor<?xsi64>
+// CHECK: loop.load %[[FLAGS]]
+// CHECK: %[[COUNTS:.+]] = loop.reduce "sum"(%[[COUNT]]) over [64] : tensor<?xsi64>
+// CHECK: %[[LAST:.+]] = arith.subi %[[SOURCE_COUNT]], %c1
+// CHECK: loop.pointwise(%[[ROWS]]) : tensor<?x8xf32>
+// CHECK: loop.load %[[COUNTS]]
+// CHECK: %[[K:.+]] = arith.minui %{{.+}}, %[[LAST]] : index
+// CHECK: arith.remui %[[K]], %c8
+// CHECK: arith.divui %[[K]], %c8
+// CHECK: loop.load %arg2
+// CHECK: loop.load %arg0[%{{.+}}, %{{.+}}] : tensor<?x8xf32>
+fx.graph @dynamic_masked_scatter(%x: tensor<?x8xf32>, %m: tensor<?x1xi1>, %s: tensor<?x8xf32>) -> tensor<?x8xf32> {
+  %0 = fx.masked_scatter %x, %m, %s : (tensor<?x8xf32>, tensor<?x1xi1>, tensor<?x8xf32>) -> tensor<?x8xf32>
+  fx.output %0 : tensor<?x8xf32>
+}
+
+// -----
+
 // A row of dynamic length scans in blocks of 64: ceil(n / 64) block totals,
 // each block's combination of the totals before it (over the run-time
 // number of blocks), then each element over its block. It sorts in blocks
