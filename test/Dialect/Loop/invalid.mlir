@@ -60,6 +60,31 @@ fx.graph @load_rank(%x: tensor<4x4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// A broadcast read at its induction variable instead of index 0.
+fx.graph @load_past_a_broadcast_dimension(%x: tensor<4x1xf32>) -> tensor<4x3xf32> {
+  %0 = loop.pointwise : tensor<4x3xf32> {
+  ^bb0(%i: index, %j: index):
+    // expected-error @+1 {{'loop.load' op reads dimension 1 of its source (size 1) at an induction variable that runs to 2}}
+    %v = loop.load %x[%i, %j] : tensor<4x1xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0 : tensor<4x3xf32>
+}
+
+// -----
+
+fx.graph @load_past_a_short_dimension(%x: tensor<8xf32>) -> tensor<f32> {
+  %0 = loop.reduce "sum" over [10] : tensor<f32> {
+  ^bb0(%k: index):
+    // expected-error @+1 {{'loop.load' op reads dimension 0 of its source (size 8) at an induction variable that runs to 9}}
+    %v = loop.load %x[%k] : tensor<8xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0 : tensor<f32>
+}
+
+// -----
+
 fx.graph @yield_outside_node(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c = arith.constant 1.0 : f32
   // expected-error @+1 {{'loop.yield' op expects parent op to be one of 'loop.pointwise, loop.reduce, loop.matmul'}}

@@ -491,12 +491,46 @@ LogicalResult LoadOp::inferReturnTypes(
   return success();
 }
 
+/// The static extent of `index` where it is an induction variable of the
+/// pointwise or reduce node whose body holds it (a result dimension's size,
+/// or a reduction dimension's), else nullopt.
+static std::optional<int64_t> getStaticInductionExtent(Value index) {
+  auto argument = dyn_cast<BlockArgument>(index);
+  if (!argument)
+    return std::nullopt;
+  Operation *node = argument.getOwner()->getParentOp();
+  int64_t number = argument.getArgNumber();
+  int64_t extent = ShapedType::kDynamic;
+  if (auto pointwise = dyn_cast_or_null<PointwiseOp>(node)) {
+    extent = pointwise.getResultType().getDimSize(number);
+  } else if (auto reduce = dyn_cast_or_null<ReduceOp>(node)) {
+    int64_t rank = reduce.getResultType().getRank();
+    extent = number < rank ? reduce.getResultType().getDimSize(number)
+                           : reduce.getReductionShape()[number - rank];
+  }
+  if (ShapedType::isDynamic(extent))
+    return std::nullopt;
+  return extent;
+}
+
 LogicalResult LoadOp::verify() {
-  int64_t rank = getSource().getType().getRank();
+  RankedTensorType sourceType = getSource().getType();
+  int64_t rank = sourceType.getRank();
   if (static_cast<int64_t>(getIndices().size()) != rank)
     return emitOpError("has ")
-           << getIndices().size() << " indices, but its source "
-           << getSource().getType() << " has rank " << rank;
+           << getIndices().size() << " indices, but its source " << sourceType
+           << " has rank " << rank;
+  // Loads are pure and run at every index of their node: an induction
+  // variable that outruns the dimension it indexes reads past the source
+  // (a broadcast lowered without reading index 0, say).
+  for (auto [dim, index] : llvm::enumerate(getIndices())) {
+    std::optional<int64_t> extent = getStaticInductionExtent(index);
+    int64_t size = sourceType.getDimSize(dim);
+    if (extent && !ShapedType::isDynamic(size) && *extent > size)
+      return emitOpError("reads dimension ")
+             << dim << " of its source (size " << size
+             << ") at an induction variable that runs to " << *extent - 1;
+  }
   return success();
 }
 

@@ -352,7 +352,10 @@ def Loop_LoadOp : Loop_Op<"load", [
   let summary = "Reads one element of a tensor inside a node's body";
   let description = [{
     Reads the element of `source` at `indices` (one per dimension) and yields
-    it as a signless scalar: `si*`/`ui*` elements load as `i*`.
+    it as a signless scalar: `si*`/`ui*` elements load as `i*`. Loads are
+    pure and run at every index of their node, so every index must stay
+    inside its dimension; the verifier rejects an induction variable of the
+    node that runs past the static dimension it indexes.
 
     ```mlir
     %v = loop.load %t[%i, %c0] : tensor<8x1xsi64>
