@@ -117,28 +117,6 @@ SmallVector<Value> getTransformDynamicSizes(OpBuilder &b, Location loc,
       resultType, [&](int64_t dim) { return getDimSize(b, loc, self, dim); });
 }
 
-/// Builds the loop.reduce "sum" of `resultType` over `reductionShape` whose
-/// terms `term` computes from the result's and the reduction's indices.
-Value buildSum(OpBuilder &b, Location loc, RankedTensorType resultType,
-               ValueRange dynamicSizes, ArrayRef<int64_t> reductionShape,
-               function_ref<Value(OpBuilder &, Location, ValueRange out,
-                                  ValueRange reduction)>
-                   term) {
-  auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
-                                     dynamicSizes, ValueRange{},
-                                     b.getDenseI64ArrayAttr(reductionShape));
-  OpBuilder::InsertionGuard guard(b);
-  Block *body = b.createBlock(&node.getBody());
-  int64_t numArgs = resultType.getRank() + reductionShape.size();
-  body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),
-                     SmallVector<Location>(numArgs, loc));
-  ValueRange args = body->getArguments();
-  loop::YieldOp::create(b, loc,
-                        term(b, loc, args.take_front(resultType.getRank()),
-                             args.drop_front(resultType.getRank())));
-  return node.getResult();
-}
-
 /// The shortest dimension transformed by radix-2 butterflies (log2(n)
 /// passes) rather than a direct sum (one pass of n terms per element).
 constexpr int64_t kMinRadix2Length = 64;
@@ -392,7 +370,7 @@ Value buildTransformAlong(OpBuilder &b, Location loc, Value signal, int64_t dim,
     return buildBluesteinTransform(b, loc, signal, dim, inverse, dynamicSizes);
   auto sumPart = [&](bool imaginary) {
     return buildSum(
-        b, loc, type.clone(dtype), dynamicSizes, {length},
+        b, loc, type.clone(dtype), dynamicSizes, {length}, {},
         [&](OpBuilder &b, Location loc, ValueRange out,
             ValueRange reduction) -> Value {
           SmallVector<Value> at(out);
@@ -537,7 +515,7 @@ struct FftR2cLowering : OpRewritePattern<fx::FftR2cOp> {
     RankedTensorType partType = resultType.clone(dtype);
     auto buildPart = [&](bool imaginary) {
       return buildSum(
-          rewriter, loc, partType, dynamicSizes, reductionShape,
+          rewriter, loc, partType, dynamicSizes, reductionShape, {},
           [&](OpBuilder &b, Location loc, ValueRange out,
               ValueRange reduction) -> Value {
             SmallVector<Value> indices(out);
@@ -674,7 +652,7 @@ struct FftC2rLowering : OpRewritePattern<fx::FftC2rOp> {
       return success();
     }
     Value sums = buildSum(
-        rewriter, loc, resultType, dynamicSizes, reductionShape,
+        rewriter, loc, resultType, dynamicSizes, reductionShape, {},
         [&](OpBuilder &b, Location loc, ValueRange out,
             ValueRange reduction) -> Value {
           SmallVector<Value> indices(out);

@@ -288,6 +288,28 @@ SmallVector<Value> fxtoloop::delinearizeBySizes(OpBuilder &b, Location loc,
   return digits;
 }
 
+Value fxtoloop::buildSum(
+    OpBuilder &b, Location loc, RankedTensorType resultType,
+    ValueRange dynamicSizes, ArrayRef<int64_t> reductionShape,
+    ValueRange reductionSizes,
+    function_ref<Value(OpBuilder &, Location, ValueRange out,
+                       ValueRange reduction)>
+        term) {
+  auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
+                                     dynamicSizes, reductionSizes,
+                                     b.getDenseI64ArrayAttr(reductionShape));
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  int64_t numArgs = resultType.getRank() + reductionShape.size();
+  body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),
+                     SmallVector<Location>(numArgs, loc));
+  ValueRange args = body->getArguments();
+  loop::YieldOp::create(b, loc,
+                        term(b, loc, args.take_front(resultType.getRank()),
+                             args.drop_front(resultType.getRank())));
+  return node.getResult();
+}
+
 Value fxtoloop::linearizeBySizes(OpBuilder &b, Location loc, ValueRange indices,
                                  ArrayRef<Value> sizes) {
   Value flat = arith::ConstantIndexOp::create(b, loc, 0);
@@ -5058,6 +5080,18 @@ struct ConvolutionGeometry {
     return transposedDepth <= directDepth && groupChannels <= transposedDepth;
   }
 
+  /// The input channel that channel `groupChannel` of filter `filter`'s
+  /// group reads: (f / Fg)·Cg + c.
+  Value getInputChannel(OpBuilder &b, Location loc, Value filter,
+                        Value groupChannel) const {
+    Value group =
+        arith::DivUIOp::create(b, loc, filter, constant(b, loc, groupFilters));
+    return arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, group, constant(b, loc, groupChannels)),
+        groupChannel);
+  }
+
   /// Binds the dynamic entries of `extent` (`outExtent` with `outputSide`)
   /// to the run-time sizes of `tensor`'s spatial dimensions.
   void bindSizes(OpBuilder &b, Location loc, Value tensor, bool outputSide) {
@@ -5266,39 +5300,25 @@ static Value buildDirectConvolution(OpBuilder &b, Location loc, Value input,
                                     Value weight, RankedTensorType resultType,
                                     ValueRange sizes,
                                     const ConvolutionGeometry &g) {
-  auto inputType = cast<RankedTensorType>(input.getType());
+  Type dtype = cast<RankedTensorType>(input.getType()).getElementType();
   Type accumulator = getDirectAccumulator(b, resultType);
-  auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
-                                     sizes, ValueRange{},
-                                     b.getDenseI64ArrayAttr(g.getRowDigits()));
-  OpBuilder::InsertionGuard guard(b);
-  int64_t numArgs = resultType.getRank() + 1 + g.spatial;
-  Block *body = b.createBlock(&node.getBody(), {},
-                              SmallVector<Type>(numArgs, b.getIndexType()),
-                              SmallVector<Location>(numArgs, loc));
-  auto index = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  };
-  ValueRange args = body->getArguments();
-  Value filter = args[1];
-  ValueRange out = args.slice(2, g.spatial);
-  Value groupChannel = args[2 + g.spatial];
-  ValueRange kernel = args.take_back(g.spatial);
-  Value channel = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, filter, index(g.groupFilters)),
-          index(g.groupChannels)),
-      groupChannel);
-  Value element =
-      buildWindowElement(b, loc, input, g, args[0], channel, out, kernel);
-  SmallVector<Value> weightIndices = {filter, groupChannel};
-  llvm::append_range(weightIndices, kernel);
-  Value filterElement = loop::LoadOp::create(b, loc, weight, weightIndices);
-  loop::YieldOp::create(b, loc,
-                        multiplyIn(b, loc, element, filterElement,
-                                   inputType.getElementType(), accumulator));
-  return node.getResult();
+  return buildSum(
+      b, loc, resultType, sizes, g.getRowDigits(), {},
+      [&](OpBuilder &b, Location loc, ValueRange out,
+          ValueRange window) -> Value {
+        Value filter = out[1];
+        Value groupChannel = window.front();
+        ValueRange kernel = window.drop_front();
+        Value element =
+            buildWindowElement(b, loc, input, g, out[0],
+                               g.getInputChannel(b, loc, filter, groupChannel),
+                               out.drop_front(2), kernel);
+        SmallVector<Value> weightIndices = {filter, groupChannel};
+        llvm::append_range(weightIndices, kernel);
+        Value filterElement =
+            loop::LoadOp::create(b, loc, weight, weightIndices);
+        return multiplyIn(b, loc, element, filterElement, dtype, accumulator);
+      });
 }
 
 /// The input gradient of a convolution (a transposed convolution of the
@@ -5317,46 +5337,40 @@ static Value buildDirectImageGradient(OpBuilder &b, Location loc, Value gradOut,
   Type accumulator = getDirectAccumulator(b, resultType);
   SmallVector<int64_t> window = {g.groupFilters};
   llvm::append_range(window, g.kernel);
-  auto node =
-      loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"), sizes,
-                             ValueRange{}, b.getDenseI64ArrayAttr(window));
-  OpBuilder::InsertionGuard guard(b);
-  int64_t numArgs = resultType.getRank() + 1 + g.spatial;
-  Block *body = b.createBlock(&node.getBody(), {},
-                              SmallVector<Type>(numArgs, b.getIndexType()),
-                              SmallVector<Location>(numArgs, loc));
-  auto index = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  };
-  ValueRange args = body->getArguments();
-  Value perGroup = index(g.groupChannels);
-  Value group = arith::DivUIOp::create(b, loc, args[1], perGroup);
-  Value groupChannel = arith::RemUIOp::create(b, loc, args[1], perGroup);
-  Value filter = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, group, index(g.groupFilters)),
-      args[2 + g.spatial]);
-  ValueRange kernel = args.take_back(g.spatial);
-  SmallVector<Value> gradIndices = {args[0], filter};
-  Value valid;
-  for (int64_t dim = 0; dim < g.spatial; ++dim) {
-    auto [out, fits] = getWindowAt(b, loc, args[2 + dim], kernel[dim],
-                                   g.padding[dim], g.dilation[dim],
-                                   g.stride[dim], g.getOutExtent(b, loc, dim));
-    valid =
-        valid ? arith::AndIOp::create(b, loc, valid, fits).getResult() : fits;
-    gradIndices.push_back(out);
-  }
-  Value element = loop::LoadOp::create(b, loc, gradOut, gradIndices);
-  SmallVector<Value> weightIndices = {filter, groupChannel};
-  llvm::append_range(weightIndices, kernel);
-  Value filterElement = loop::LoadOp::create(b, loc, weight, weightIndices);
-  Value product =
-      multiplyIn(b, loc, element, filterElement, dtype, accumulator);
-  loop::YieldOp::create(
-      b, loc,
-      arith::SelectOp::create(b, loc, valid, product,
-                              makeFloat(b, loc, accumulator, 0.0)));
-  return node.getResult();
+  return buildSum(
+      b, loc, resultType, sizes, window, {},
+      [&](OpBuilder &b, Location loc, ValueRange in,
+          ValueRange terms) -> Value {
+        auto index = [&](int64_t value) -> Value {
+          return arith::ConstantIndexOp::create(b, loc, value);
+        };
+        Value perGroup = index(g.groupChannels);
+        Value group = arith::DivUIOp::create(b, loc, in[1], perGroup);
+        Value groupChannel = arith::RemUIOp::create(b, loc, in[1], perGroup);
+        Value filter = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, group, index(g.groupFilters)),
+            terms.front());
+        ValueRange kernel = terms.drop_front();
+        SmallVector<Value> gradIndices = {in[0], filter};
+        Value valid;
+        for (int64_t dim = 0; dim < g.spatial; ++dim) {
+          auto [out, fits] = getWindowAt(
+              b, loc, in[2 + dim], kernel[dim], g.padding[dim], g.dilation[dim],
+              g.stride[dim], g.getOutExtent(b, loc, dim));
+          valid = valid ? arith::AndIOp::create(b, loc, valid, fits).getResult()
+                        : fits;
+          gradIndices.push_back(out);
+        }
+        Value element = loop::LoadOp::create(b, loc, gradOut, gradIndices);
+        SmallVector<Value> weightIndices = {filter, groupChannel};
+        llvm::append_range(weightIndices, kernel);
+        Value filterElement =
+            loop::LoadOp::create(b, loc, weight, weightIndices);
+        Value product =
+            multiplyIn(b, loc, element, filterElement, dtype, accumulator);
+        return arith::SelectOp::create(b, loc, valid, product,
+                                       makeFloat(b, loc, accumulator, 0.0));
+      });
 }
 
 /// The weight gradient of a convolution whose output side is `outputSide`
@@ -5383,36 +5397,23 @@ static Value buildDirectWeightGradient(OpBuilder &b, Location loc,
       reductionSizes.push_back(
           dim == 0 ? getDimSize(b, loc, outputSide, 0)
                    : g.getOutExtent(b, loc, static_cast<int64_t>(dim) - 1));
-  auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
-                                     ValueRange{}, reductionSizes,
-                                     b.getDenseI64ArrayAttr(reductionShape));
-  OpBuilder::InsertionGuard guard(b);
-  int64_t numArgs = resultType.getRank() + 1 + g.spatial;
-  Block *body = b.createBlock(&node.getBody(), {},
-                              SmallVector<Type>(numArgs, b.getIndexType()),
-                              SmallVector<Location>(numArgs, loc));
-  auto index = [&](int64_t value) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  };
-  ValueRange args = body->getArguments();
-  Value filter = args[0];
-  ValueRange kernel = args.slice(2, g.spatial);
-  Value batch = args[2 + g.spatial];
-  ValueRange out = args.take_back(g.spatial);
-  Value channel = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(
-          b, loc, arith::DivUIOp::create(b, loc, filter, index(g.groupFilters)),
-          index(g.groupChannels)),
-      args[1]);
-  Value element =
-      buildWindowElement(b, loc, image, g, batch, channel, out, kernel);
-  SmallVector<Value> sideIndices = {batch, filter};
-  llvm::append_range(sideIndices, out);
-  Value sideElement = loop::LoadOp::create(b, loc, outputSide, sideIndices);
-  loop::YieldOp::create(
-      b, loc, multiplyIn(b, loc, sideElement, element, dtype, accumulator));
-  return node.getResult();
+  return buildSum(
+      b, loc, resultType, {}, reductionShape, reductionSizes,
+      [&](OpBuilder &b, Location loc, ValueRange entry,
+          ValueRange position) -> Value {
+        Value filter = entry[0];
+        ValueRange kernel = entry.drop_front(2);
+        Value batch = position.front();
+        ValueRange out = position.drop_front();
+        Value element = buildWindowElement(
+            b, loc, image, g, batch,
+            g.getInputChannel(b, loc, filter, entry[1]), out, kernel);
+        SmallVector<Value> sideIndices = {batch, filter};
+        llvm::append_range(sideIndices, out);
+        Value sideElement =
+            loop::LoadOp::create(b, loc, outputSide, sideIndices);
+        return multiplyIn(b, loc, sideElement, element, dtype, accumulator);
+      });
 }
 
 /// The weights per group, [G, Fg, depth]: weight[g*Fg + f, (c, k...)].

@@ -118,6 +118,16 @@ SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc, Value value,
 SmallVector<Value> delinearizeBySizes(OpBuilder &b, Location loc, Value value,
                                       ArrayRef<Value> sizes);
 
+/// Builds the loop.reduce "sum" of `resultType` (`dynamicSizes` for its
+/// `?`s) over `reductionShape` (`reductionSizes` for its `?`s) whose terms
+/// `term` computes from the result's and the reduction's indices.
+Value buildSum(OpBuilder &b, Location loc, RankedTensorType resultType,
+               ValueRange dynamicSizes, ArrayRef<int64_t> reductionShape,
+               ValueRange reductionSizes,
+               function_ref<Value(OpBuilder &, Location, ValueRange out,
+                                  ValueRange reduction)>
+                   term);
+
 /// `indices` of a tensor of row-major `sizes` as its position.
 Value linearizeBySizes(OpBuilder &b, Location loc, ValueRange indices,
                        ArrayRef<Value> sizes);
