@@ -45,7 +45,10 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
   compiles them: by default the convolutions, whose vendor libraries (cuDNN,
   oneDNN) are faster than Kiln's patch-matrix products, and CUDA's fused
   attention kernels (memory-efficient, cuDNN, flash) and their gradients.
-  ``[]`` compiles everything Kiln can.
+  With ``aten.scaled_dot_product_attention.default`` among them (the
+  default), attention that a CUDA graph writes out (``softmax(q @ kᵀ · c +
+  mask) @ v``, its weights used nowhere else) becomes that one call
+  (kiln.attention). ``[]`` compiles everything Kiln can.
 
 Shapes: a static size is part of a region's type; a symbolic one (Dynamo's
 ``dynamic=True``, ``mark_dynamic``, or its automatic dynamic shapes after a
@@ -77,6 +80,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from torch.fx.passes.tools_common import legalize_graph
 from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
 
+from kiln.attention import fuse_explicit_attention
 from kiln.compiler import compile_graph_text
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
@@ -129,7 +133,10 @@ _BACKEND_DECOMPOSITIONS = {
 # the scores on chip where Kiln's lowering materializes them. Kiln lowers the
 # convolutions and the memory-efficient kernel's forward; cuDNN's and flash
 # attention and the gradients of all three it does not (they are not fx
-# ops), but a compiler calls such kernels by choice, as Inductor does.
+# ops), but a compiler calls such kernels by choice, as Inductor does. On
+# CUDA, attention written out (products around a softmax) becomes
+# scaled_dot_product_attention while that op is a library op
+# (kiln.attention).
 DEFAULT_LIBRARY_OPS = (
     "aten.convolution.default", "aten.convolution_backward.default",
     "aten._scaled_dot_product_efficient_attention.default",
@@ -137,7 +144,8 @@ DEFAULT_LIBRARY_OPS = (
     "aten._scaled_dot_product_cudnn_attention.default",
     "aten._scaled_dot_product_cudnn_attention_backward.default",
     "aten._scaled_dot_product_flash_attention.default",
-    "aten._scaled_dot_product_flash_attention_backward.default")
+    "aten._scaled_dot_product_flash_attention_backward.default",
+    "aten.scaled_dot_product_attention.default")
 
 
 class FallbackError(RuntimeError):
@@ -867,6 +875,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         gm.recompile()
         values = _record_values(gm, list(example_inputs))
     library_ops = set(options.library_ops)
+    # Attention written out, on CUDA: one fused call (torch 2.x).
+    fused_attention = getattr(aten, "scaled_dot_product_attention", None)
+    if device == "cuda" and fused_attention is not None and \
+            str(fused_attention.default) in library_ops and \
+            fuse_explicit_attention(gm, values, fused_attention.default):
+        values = _record_values(gm, list(example_inputs))
     if "aten.convolution.default" in library_ops and \
             _split_convolution_biases(gm, values, device):
         gm.recompile()

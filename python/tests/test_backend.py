@@ -192,6 +192,32 @@ def test_convolutions_call_the_library_by_default(device, tmp_path):
     torch.testing.assert_close(everything(*args), conv_bn_relu(*args), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.skipif(not torch.cuda.is_available() or
+                    not hasattr(torch.ops.aten, "scaled_dot_product_attention"),
+                    reason="needs a GPU and torch 2.x's fused attention")
+def test_explicit_attention_becomes_one_fused_call(tmp_path):
+    """Attention written out (BERT's: products around a softmax of scaled,
+    masked scores) runs as scaled_dot_product_attention on CUDA, a library
+    call; with library_ops=[] Kiln compiles it all."""
+    def fn(q, k, v, mask):
+        scores = torch.matmul(q, k.transpose(-1, -2)) / 8.0
+        out = torch.matmul(torch.softmax(scores + mask, dim=-1), v)
+        return out.transpose(1, 2).reshape(2, 128, 256) * 2
+
+    generator = torch.Generator().manual_seed(9)
+    shapes = [(2, 4, 128, 64)] * 3 + [(2, 1, 1, 128)]
+    inputs = [torch.randn(*s, generator=generator).cuda().bfloat16() for s in shapes]
+    fused = partitioned(fn, inputs, tmp_path, fallback="error")
+    assert fused.kiln_report.library_calls.get("aten.scaled_dot_product_attention.default") == 1
+    everything = partitioned(fn, inputs, tmp_path, fallback="error", library_ops=[])
+    assert not everything.kiln_report.library_calls
+    fresh = [torch.randn(*s, generator=generator).cuda().bfloat16() for s in shapes]
+    # Both against f32 arithmetic: the fused kernel keeps the scores in f32.
+    want = fn(*[t.float() for t in fresh])
+    for compiled in (fused, everything):
+        torch.testing.assert_close(compiled(*fresh).float(), want, rtol=3e-2, atol=3e-2)
+
+
 def test_convolution_gradients_compile_without_the_library(device, tmp_path):
     """A training step's convolution_backward (no bias: a masked-off
     result) is a library call by default and compiles with library_ops=[]."""

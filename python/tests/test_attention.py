@@ -1,0 +1,127 @@
+"""Explicit attention found in traced graphs and rewritten into one fused
+call (kiln.attention): which chains match, and that the rewritten graph
+computes what the function does."""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from torch.fx.experimental.proxy_tensor import make_fx  # noqa: E402
+
+from kiln.attention import (find_explicit_attention, fuse_explicit_attention,  # noqa: E402
+                            reference_attention)
+from kiln.backend import _record_values  # noqa: E402
+from kiln.importer import DECOMPOSITIONS  # noqa: E402
+
+
+def scaled(q, k, v):
+    scores = torch.matmul(q, k.transpose(-1, -2)) * (q.shape[-1] ** -0.5)
+    return torch.matmul(torch.softmax(scores, dim=-1), v)
+
+
+def divided_and_masked(q, k, v, mask):  # BERT's
+    scores = torch.matmul(q, k.transpose(-1, -2)) / 4.0
+    return torch.matmul(torch.softmax(scores + mask, dim=-1), v) * 2
+
+
+def biased_unscaled(q, k, v, bias):  # T5's: a position bias, no scale
+    scores = torch.matmul(q, k.permute(0, 1, 3, 2))
+    return torch.matmul(torch.softmax(bias + scores, dim=-1), v)
+
+
+def softmax_in_f32(q, k, v, mask):  # HuggingFace's eager attention, 16-bit
+    weights = torch.matmul(q, k.transpose(2, 3)) * 0.5
+    weights = weights + mask[:, :, :, : k.shape[-2]]
+    weights = torch.nn.functional.softmax(weights, dim=-1, dtype=torch.float32).to(q.dtype)
+    weights = torch.nn.functional.dropout(weights, p=0.0, training=False)
+    return torch.matmul(weights, v)
+
+
+def math_attention(q, k, v, mask):  # PyTorch's math SDPA of a 16-bit model, traced
+    factor = 0.125 ** 0.5
+    scores = torch.matmul(q.float() * factor, k.float().permute(0, 1, 3, 2) * factor) + mask
+    weights = torch.softmax(scores, dim=-1)
+    fully_masked = (scores == float("-inf")).all(dim=-1, keepdim=True)
+    weights = torch.where(fully_masked, torch.zeros_like(weights), weights)
+    return torch.matmul(weights, v.float()).to(q.dtype)
+
+
+def heads_from_sequence(x, w):  # q, k, v split off one projection
+    b, s, _ = x.shape
+    q, k, v = (x @ w).view(b, s, 3, 2, 8).permute(2, 0, 3, 1, 4)
+    weights = torch.softmax(q @ k.transpose(-2, -1) * 0.25, dim=-1)
+    return (weights @ v).transpose(1, 2).reshape(b, s, 16)
+
+
+def weights_also_returned(q, k, v):
+    weights = torch.softmax(torch.matmul(q, k.transpose(-1, -2)), dim=-1)
+    return torch.matmul(weights, v), weights
+
+
+def softmax_over_queries(q, k, v):
+    weights = torch.softmax(torch.matmul(q, k.transpose(-1, -2)), dim=-2)
+    return torch.matmul(weights, v)
+
+
+def scaled_by_a_tensor(q, k, v, c):
+    weights = torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * c, dim=-1)
+    return torch.matmul(weights, v)
+
+
+def three_dimensional(q, k, v):
+    return torch.bmm(torch.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1), v)
+
+
+def qkv(*shape):
+    generator = torch.Generator().manual_seed(0)
+    return [torch.randn(*shape, generator=generator) for _ in range(3)]
+
+
+MATCHED = [
+    ("scaled", scaled, qkv(2, 3, 5, 4), 0.5),
+    ("divided and masked", divided_and_masked,
+     qkv(2, 3, 5, 4) + [torch.randn(2, 1, 1, 5)], 0.25),
+    ("biased, unscaled", biased_unscaled, qkv(1, 2, 6, 4) + [torch.randn(1, 2, 6, 6)], 1.0),
+    ("softmax in f32", softmax_in_f32,
+     [t.double() for t in qkv(2, 3, 5, 4)] + [torch.randn(2, 1, 5, 7).double()], 0.5),
+    ("PyTorch's math attention", math_attention,
+     [t.bfloat16() for t in qkv(2, 3, 5, 4) + [torch.randn(2, 1, 1, 5)]], 0.125),
+    ("heads from a sequence", heads_from_sequence,
+     [torch.randn(2, 7, 16), torch.randn(16, 48)], 0.25),
+]
+
+
+def trace(fn, inputs):
+    gm = make_fx(fn, decomposition_table=DECOMPOSITIONS)(*inputs)
+    return gm, _record_values(gm, inputs)
+
+
+@pytest.mark.parametrize("name, fn, inputs, scale", MATCHED, ids=[m[0] for m in MATCHED])
+def test_explicit_attention_is_fused(name, fn, inputs, scale):
+    gm, values = trace(fn, inputs)
+    matches = find_explicit_attention(gm, values)
+    assert len(matches) == 1 and matches[0].scale == pytest.approx(scale)
+    assert fuse_explicit_attention(gm, values, reference_attention) == 1
+    # The chain is gone: one call, no products or softmax left.
+    targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert targets.count(reference_attention) == 1
+    assert torch.ops.aten._softmax.default not in targets
+    assert torch.ops.aten.bmm.default not in targets
+    fresh = [torch.randn_like(t) for t in inputs]
+    # Within the roundings of the dtypes each computes in (the fused call
+    # in the operands').
+    tolerance = 3e-2 if inputs[0].dtype == torch.bfloat16 else 1e-5
+    torch.testing.assert_close(gm(*fresh), fn(*fresh), rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.parametrize("fn, inputs", [
+    (weights_also_returned, qkv(2, 3, 5, 4)),
+    (softmax_over_queries, qkv(2, 3, 5, 4)),
+    (scaled_by_a_tensor, qkv(2, 3, 5, 4) + [torch.tensor(0.5)]),
+    (three_dimensional, qkv(6, 5, 4)),
+], ids=["weights also returned", "softmax over queries", "scaled by a tensor",
+        "three-dimensional"])
+def test_other_chains_are_left_alone(fn, inputs):
+    gm, values = trace(fn, inputs)
+    assert find_explicit_attention(gm, values) == []
+    assert fuse_explicit_attention(gm, values, reference_attention) == 0
