@@ -35,6 +35,8 @@ from typing import Any, Callable, List, Mapping, Optional, Sequence
 import torch
 import torch.fx
 
+from kiln.importer import eliminate_dead_code
+
 aten = torch.ops.aten
 
 _CONVERT_ELEMENT_TYPE = getattr(getattr(torch.ops, "prims", None), "convert_element_type",
@@ -111,18 +113,33 @@ def _transposed_key(node: torch.fx.Node) -> Optional[torch.fx.Node]:
     return None
 
 
-def _cast_of(node: Any, values: Mapping[torch.fx.Node, Any]) -> Optional[torch.fx.Node]:
-    """x where `node` only converts x to another dtype (on its device)."""
+def _holds(wide: torch.dtype, narrow: torch.dtype) -> bool:
+    """Whether every value of floating-point dtype `narrow` is one of
+    `wide`'s (f32 holds bf16 and f16; neither 16-bit type holds the
+    other)."""
+    wide_info, narrow_info = torch.finfo(wide), torch.finfo(narrow)
+    return wide_info.eps <= narrow_info.eps and wide_info.max >= narrow_info.max and \
+        wide_info.tiny <= narrow_info.tiny
+
+
+def _cast_of(node: Any, values: Mapping[torch.fx.Node, Any],
+             widening: bool = False) -> Optional[torch.fx.Node]:
+    """x where `node` only converts x, floating-point, to another
+    floating-point dtype (on its device); with `widening`, to one at least as
+    wide, so that computing in x's dtype instead loses nothing."""
     if not isinstance(node, torch.fx.Node) or not node.args or \
             not isinstance(node.args[0], torch.fx.Node):
         return None
+    source, result = values.get(node.args[0]), values.get(node)
+    if not isinstance(source, torch.Tensor) or not isinstance(result, torch.Tensor) or \
+            not source.dtype.is_floating_point or not result.dtype.is_floating_point or \
+            (widening and not _holds(result.dtype, source.dtype)):
+        return None
     if node.target is aten._to_copy.default and len(node.args) == 1 and \
-            set(node.kwargs) <= {"dtype", "layout", "device"}:
-        source = values.get(node.args[0])
-        if node.kwargs.get("layout", torch.strided) == torch.strided and \
-                isinstance(source, torch.Tensor) and \
-                node.kwargs.get("device", source.device) == source.device:
-            return node.args[0]
+            set(node.kwargs) <= {"dtype", "layout", "device"} and \
+            node.kwargs.get("layout", torch.strided) == torch.strided and \
+            node.kwargs.get("device", source.device) == source.device:
+        return node.args[0]
     if node.target is _CONVERT_ELEMENT_TYPE:
         return node.args[0]
     return None
@@ -143,25 +160,37 @@ def _scaled_by(node: Any) -> Optional[tuple]:
 
 def _strip(node: Any, values: Mapping[torch.fx.Node, Any]) -> tuple:
     """(x, c) where `node` is x times c through multiplications and
-    divisions by numbers and dtype casts (the operands of the products, in
-    whatever dtype they are computed)."""
+    divisions by numbers and widening casts (the operands of the products,
+    in whatever wider dtype they are computed)."""
     factor = 1.0
     while True:
         scaled = _scaled_by(node)
         if scaled is not None:
             node, factor = scaled[0], factor * scaled[1]
             continue
-        cast = _cast_of(node, values)
+        cast = _cast_of(node, values, widening=True)
         if cast is not None:
             node = cast
             continue
         return node, factor
 
 
-def _safe_softmax_result(softmax: torch.fx.Node) -> Optional[torch.fx.Node]:
+def _is_fully_masked_rows(node: Any, scores: Sequence[Any]) -> bool:
+    """Whether `node` is all(eq(x, -inf), -1, keepdim=True) of one of
+    `scores` (the softmax's input, or what it was cast from)."""
+    if not isinstance(node, torch.fx.Node) or node.target is not aten.all.dim or \
+            tuple(node.args[1:]) not in ((-1, True), (3, True)) or node.kwargs:
+        return False
+    equal = node.args[0]
+    return isinstance(equal, torch.fx.Node) and equal.target is aten.eq.Scalar and \
+        equal.args[0] in scores and equal.args[1] == float("-inf")
+
+
+def _safe_softmax_result(softmax: torch.fx.Node,
+                         values: Mapping[torch.fx.Node, Any]) -> Optional[torch.fx.Node]:
     """The weights of a softmax that fully masked rows set to zero
-    (PyTorch's _safe_softmax: where(rows all -inf, zeros, softmax)), or the
-    softmax itself when nothing else reads it."""
+    (PyTorch's _safe_softmax: where(all(eq(x, -inf)), zeros, softmax)), or
+    the softmax itself when nothing else reads it."""
     users = list(softmax.users)
     if len(users) == 1:
         return softmax
@@ -174,7 +203,17 @@ def _safe_softmax_result(softmax: torch.fx.Node) -> Optional[torch.fx.Node]:
             (zeros.target is aten.full_like.default and zeros.args[1] != 0) or \
             where.args[1:] != (zeros, softmax):
         return None
+    scores = softmax.args[0]
+    if not _is_fully_masked_rows(where.args[0], (scores, _cast_of(scores, values))):
+        return None
     return where
+
+
+def _is_scores_product(node: Any) -> bool:
+    """Whether `node` views a batched product 4-d."""
+    return isinstance(node, torch.fx.Node) and \
+        node.target in (aten._unsafe_view.default, aten.view.default) and \
+        isinstance(node.args[0], torch.fx.Node) and node.args[0].target is aten.bmm.default
 
 
 def _match(softmax: torch.fx.Node, values: Mapping[torch.fx.Node, Any]
@@ -188,7 +227,7 @@ def _match(softmax: torch.fx.Node, values: Mapping[torch.fx.Node, Any]
 
     # Down: the weights (cast back, for a softmax computed in f32), their
     # product with v, viewed 4-d, and cast back.
-    node = _safe_softmax_result(softmax)
+    node = _safe_softmax_result(softmax, values)
     while node is not None:
         user = _only_user(node)
         if user is None:
@@ -217,24 +256,20 @@ def _match(softmax: torch.fx.Node, values: Mapping[torch.fx.Node, Any]
         output = downcast
 
     # Up: the mask, the scale and the scores' product.
-    biased = _cast_of(softmax.args[0], values) or softmax.args[0]
+    biased = _cast_of(softmax.args[0], values, widening=True) or softmax.args[0]
     mask, scores = None, biased
     if biased.target is aten.add.Tensor and len(biased.args) == 2 and not biased.kwargs:
-        for scores_side, mask_side in ((0, 1), (1, 0)):
-            side, other = biased.args[scores_side], biased.args[mask_side]
+        for side, other in (biased.args, reversed(biased.args)):
             if isinstance(side, torch.fx.Node) and isinstance(other, torch.fx.Node) and \
-                    _strip(side, values)[0].target in (aten._unsafe_view.default,
-                                                       aten.view.default):
+                    _is_scores_product(_strip(side, values)[0]):
                 scores, mask = side, other
                 break
         else:
             return None
     first, scale = _strip(scores, values)
-    if first.target not in (aten._unsafe_view.default, aten.view.default):
+    if not _is_scores_product(first):
         return None
     first = first.args[0]
-    if not isinstance(first, torch.fx.Node) or first.target is not aten.bmm.default:
-        return None
     query_operand = _source_4d(first.args[0], values)
     key_operand = _source_4d(first.args[1], values)
     if query_operand is None or key_operand is None:
@@ -291,8 +326,14 @@ def fuse_explicit_attention(gm: torch.fx.GraphModule, values: Mapping[torch.fx.N
     (``aten.scaled_dot_product_attention.default``, or a function of the
     same signature); the chain it replaces is left for dead-code
     elimination. Returns how many it replaced."""
-    matches = find_explicit_attention(gm, values)
-    for match in matches:
+    replaced = 0
+    # One at a time: a fused call may be the next attention's operand, and
+    # the chain it replaces must be gone before that one matches.
+    while True:
+        matches = find_explicit_attention(gm, values)
+        if not matches:
+            break
+        match = matches[0]
         with gm.graph.inserting_before(match.output):
             fused = gm.graph.call_function(
                 target, (match.query, match.key, match.value),
@@ -300,11 +341,15 @@ def fuse_explicit_attention(gm: torch.fx.GraphModule, values: Mapping[torch.fx.N
                  "scale": match.scale})
         fused.meta.update({key: value for key, value in match.output.meta.items()
                            if key in ("stack_trace", "nn_module_stack")})
+        # The fused call's value is the one it replaces (as the matcher
+        # reads it for a later attention).
+        values = {**values, fused: values[match.output]}
         match.output.replace_all_uses_with(fused)
-    if matches:
-        gm.graph.eliminate_dead_code()
+        eliminate_dead_code(gm)
+        replaced += 1
+    if replaced:
         gm.recompile()
-    return len(matches)
+    return replaced
 
 
 def reference_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,

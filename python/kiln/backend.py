@@ -875,11 +875,14 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         gm.recompile()
         values = _record_values(gm, list(example_inputs))
     library_ops = set(options.library_ops)
-    # Attention written out, on CUDA: one fused call (torch 2.x).
-    fused_attention = getattr(aten, "scaled_dot_product_attention", None)
+    # Attention written out, on CUDA: one fused call (torch 2.1 and later,
+    # whose fused attention takes a scale).
+    fused_attention = getattr(getattr(aten, "scaled_dot_product_attention", None),
+                              "default", None)
     if device == "cuda" and fused_attention is not None and \
-            str(fused_attention.default) in library_ops and \
-            fuse_explicit_attention(gm, values, fused_attention.default):
+            any(a.name == "scale" for a in fused_attention._schema.arguments) and \
+            str(fused_attention) in library_ops and \
+            fuse_explicit_attention(gm, values, fused_attention):
         values = _record_values(gm, list(example_inputs))
     if "aten.convolution.default" in library_ops and \
             _split_convolution_biases(gm, values, device):

@@ -72,6 +72,28 @@ def three_dimensional(q, k, v):
     return torch.bmm(torch.softmax(torch.bmm(q, k.transpose(1, 2)), dim=-1), v)
 
 
+def zeroed_by_another_condition(q, k, v, keep):
+    weights = torch.softmax(torch.matmul(q, k.transpose(-1, -2)), dim=-1)
+    weights = torch.where(keep, torch.zeros_like(weights), weights)
+    return torch.matmul(weights, v)
+
+
+def quantized_query(q, k, v):  # a cast from integers is kept
+    q = (q * 4).to(torch.int32).to(q.dtype) / 4
+    return torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)), dim=-1), v)
+
+
+def narrowed_values(q, k, v):  # v rounded to bf16 on its way
+    weights = torch.softmax(torch.matmul(q, k.transpose(-1, -2)), dim=-1)
+    return torch.matmul(weights, v.bfloat16().float())
+
+
+def two_in_a_row(q, k, v, mask):  # one attention's result is the next's query
+    first = torch.matmul(torch.softmax(torch.matmul(q, k.transpose(-1, -2)) * 0.5, -1), v)
+    scores = mask + torch.matmul(first, k.transpose(-1, -2)) * 0.5
+    return torch.matmul(torch.softmax(scores, -1), v)
+
+
 def qkv(*shape):
     generator = torch.Generator().manual_seed(0)
     return [torch.randn(*shape, generator=generator) for _ in range(3)]
@@ -83,9 +105,12 @@ MATCHED = [
      qkv(2, 3, 5, 4) + [torch.randn(2, 1, 1, 5)], 0.25),
     ("biased, unscaled", biased_unscaled, qkv(1, 2, 6, 4) + [torch.randn(1, 2, 6, 6)], 1.0),
     ("softmax in f32", softmax_in_f32,
-     [t.double() for t in qkv(2, 3, 5, 4)] + [torch.randn(2, 1, 5, 7).double()], 0.5),
+     [t.bfloat16() for t in qkv(2, 3, 5, 4) + [torch.randn(2, 1, 5, 7)]], 0.5),
+    # The query as its cast from integers, the division a scale.
+    ("quantized query", quantized_query, qkv(2, 3, 5, 4), 0.25),
     ("PyTorch's math attention", math_attention,
      [t.bfloat16() for t in qkv(2, 3, 5, 4) + [torch.randn(2, 1, 1, 5)]], 0.125),
+    ("mask first", two_in_a_row, qkv(2, 3, 5, 4) + [torch.randn(2, 1, 1, 5)], 0.5),
     ("heads from a sequence", heads_from_sequence,
      [torch.randn(2, 7, 16), torch.randn(16, 48)], 0.25),
 ]
@@ -100,11 +125,12 @@ def trace(fn, inputs):
 def test_explicit_attention_is_fused(name, fn, inputs, scale):
     gm, values = trace(fn, inputs)
     matches = find_explicit_attention(gm, values)
-    assert len(matches) == 1 and matches[0].scale == pytest.approx(scale)
-    assert fuse_explicit_attention(gm, values, reference_attention) == 1
-    # The chain is gone: one call, no products or softmax left.
+    assert matches and matches[0].scale == pytest.approx(scale)
+    count = 2 if fn is two_in_a_row else 1
+    assert fuse_explicit_attention(gm, values, reference_attention) == count
+    # The chains are gone: fused calls, no products or softmax left.
     targets = [n.target for n in gm.graph.nodes if n.op == "call_function"]
-    assert targets.count(reference_attention) == 1
+    assert targets.count(reference_attention) == count
     assert torch.ops.aten._softmax.default not in targets
     assert torch.ops.aten.bmm.default not in targets
     fresh = [torch.randn_like(t) for t in inputs]
@@ -119,8 +145,10 @@ def test_explicit_attention_is_fused(name, fn, inputs, scale):
     (softmax_over_queries, qkv(2, 3, 5, 4)),
     (scaled_by_a_tensor, qkv(2, 3, 5, 4) + [torch.tensor(0.5)]),
     (three_dimensional, qkv(6, 5, 4)),
+    (zeroed_by_another_condition, qkv(2, 3, 5, 4) + [torch.rand(2, 3, 5, 1) > 0.5]),
+    (narrowed_values, qkv(2, 3, 5, 4)),
 ], ids=["weights also returned", "softmax over queries", "scaled by a tensor",
-        "three-dimensional"])
+        "three-dimensional", "zeroed by another condition", "narrowed values"])
 def test_other_chains_are_left_alone(fn, inputs):
     gm, values = trace(fn, inputs)
     assert find_explicit_attention(gm, values) == []

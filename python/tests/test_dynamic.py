@@ -155,7 +155,8 @@ def test_masked_scatter_over_dynamic_sizes(device):
     # Image features merged into a sequence's embeddings (vision-language
     # models): the sequence and the number of features are dynamic, the
     # mask broadcasts along the width. The mask's counts scan in blocks of
-    # 64 over the run-time number of elements.
+    # 64 over the run-time number of elements, their totals in blocks in
+    # turn (288000 elements take all three levels).
     def fn(embeddings, is_image, features):
         return embeddings.masked_scatter(is_image, features) * 2
 
@@ -169,7 +170,7 @@ def test_masked_scatter_over_dynamic_sizes(device):
                 torch.randn(2 * images + 5, 16, generator=generator).to(device)]
 
     compiled = kiln.compile(fn, example(9, 3), dynamic={0: [1], 1: [1], 2: [0]})
-    for length, images in [(9, 3), (40, 17), (300, 150)]:
+    for length, images in [(9, 3), (40, 17), (300, 150), (9000, 4000)]:
         inputs = example(length, images)
         assert torch.equal(compiled(*inputs), fn(*inputs))
 

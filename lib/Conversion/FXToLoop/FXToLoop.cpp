@@ -280,6 +280,8 @@ SmallVector<Value> fxtoloop::delinearizeBySizes(OpBuilder &b, Location loc,
                                                 Value value,
                                                 ArrayRef<Value> sizes) {
   SmallVector<Value> digits(sizes.size());
+  if (sizes.empty())
+    return digits;
   for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
     digits[dim] = arith::RemUIOp::create(b, loc, value, sizes[dim]);
     value = arith::DivUIOp::create(b, loc, value, sizes[dim]);
@@ -349,6 +351,8 @@ SmallVector<Value> fxtoloop::delinearizeIndex(OpBuilder &b, Location loc,
                                               Value value,
                                               ArrayRef<int64_t> sizes) {
   SmallVector<Value> digits(sizes.size());
+  if (sizes.empty())
+    return digits;
   for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
     Value size = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
     digits[dim] = arith::RemUIOp::create(b, loc, value, size);

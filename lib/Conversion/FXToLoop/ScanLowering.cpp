@@ -118,14 +118,22 @@ struct ScanSpec {
   }
 };
 
+/// How many times a scan of dynamic length scans its blocks' totals in
+/// blocks in turn (64, 4096, then 262144 elements a block), so that the
+/// direct combination of the last level's totals reads (n / 262144)^2
+/// rather than (n / 64)^2.
+constexpr int64_t kDynamicScanLevels = 3;
+
 /// A scan of a row of n elements in blocks of B (ceil(sqrt(n)) for a static
 /// n, kDynamicScanBlock for a dynamic one): each block's total (one
 /// reduction over B), the combination of the totals of the blocks before
-/// each block (one over ceil(n / B)), then each element combines that with
-/// its block's elements up to itself (one over B). n·B element reads
-/// instead of n^2 / 2.
+/// each block (one over ceil(n / B); for a dynamic n, up to `levels` times
+/// a blocked scan of the totals, read one block back), then each element
+/// combines that with its block's elements up to itself (one over B). n·B
+/// element reads instead of n^2 / 2.
 Value buildBlockedScan(OpBuilder &b, Location loc, RankedTensorType resultType,
-                       const ScanSpec &scan) {
+                       const ScanSpec &scan,
+                       int64_t levels = kDynamicScanLevels) {
   bool dynamic = ShapedType::isDynamic(scan.length);
   int64_t block = dynamic ? kDynamicScanBlock
                           : static_cast<int64_t>(std::ceil(
@@ -161,17 +169,41 @@ Value buildBlockedScan(OpBuilder &b, Location loc, RankedTensorType resultType,
         return arith::SelectOp::create(b, loc, inside, element,
                                        scan.identity(b, loc));
       });
-  Value before = scan.buildReduce(
-      b, loc, blockType, blockSizes, blocks, blockCount,
-      [&](ValueRange ivs, Value earlier) -> Value {
-        SmallVector<Value> at(ivs);
-        at[scan.dim] = earlier;
-        Value total = loop::LoadOp::create(b, loc, totals, at);
-        Value counts = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                             earlier, ivs[scan.dim]);
-        return arith::SelectOp::create(b, loc, counts, total,
-                                       scan.identity(b, loc));
-      });
+  Value before;
+  if (dynamic && levels > 1) {
+    // The totals scanned in blocks in turn; a block's "before" is the scan
+    // at the block before it.
+    ScanSpec totalsScan{totals,        scan.dim,         ShapedType::kDynamic,
+                        scan.combiner, scan.accumulator, scan.accumulatorDtype,
+                        blockSizes};
+    Value scanned = buildBlockedScan(b, loc, blockType, totalsScan, levels - 1);
+    before = buildGeneratorNode(
+        b, loc, blockType, blockSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          Value current = ivs[scan.dim];
+          Value first = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              current, index(0));
+          SmallVector<Value> at(ivs);
+          at[scan.dim] = arith::SelectOp::create(
+              b, loc, first, current,
+              arith::SubIOp::create(b, loc, current, index(1)));
+          return arith::SelectOp::create(
+              b, loc, first, scan.identity(b, loc),
+              loop::LoadOp::create(b, loc, scanned, at));
+        });
+  } else {
+    before = scan.buildReduce(
+        b, loc, blockType, blockSizes, blocks, blockCount,
+        [&](ValueRange ivs, Value earlier) -> Value {
+          SmallVector<Value> at(ivs);
+          at[scan.dim] = earlier;
+          Value total = loop::LoadOp::create(b, loc, totals, at);
+          Value counts = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, earlier, ivs[scan.dim]);
+          return arith::SelectOp::create(b, loc, counts, total,
+                                         scan.identity(b, loc));
+        });
+  }
   return scan.buildReduce(
       b, loc, resultType, scan.dynamicSizes, block, Value(),
       [&](ValueRange ivs, Value offset) -> Value {

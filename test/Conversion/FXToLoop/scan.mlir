@@ -260,8 +260,10 @@ fx.graph @dynamic_masked_scatter(%x: tensor<?x8xf32>, %m: tensor<?x1xi1>, %s: te
 // -----
 
 // A row of dynamic length scans in blocks of 64: ceil(n / 64) block totals,
-// each block's combination of the totals before it (over the run-time
-// number of blocks), then each element over its block. It sorts in blocks
+// the totals scanned in blocks of 64 in turn (two levels more, the last
+// combining its totals over the run-time number of blocks), each block's
+// "before" the scan at the block before it, then each element over its
+// block. It sorts in blocks
 // of 1024: each element's rank in its block (over min(n, 1024)), the blocks
 // sorted by those ranks, then per element and other block a binary search
 // of 11 steps (1024, 512, ..., 1) over the sorted block (over the
@@ -274,8 +276,18 @@ fx.graph @dynamic_masked_scatter(%x: tensor<?x8xf32>, %m: tensor<?x1xi1>, %s: te
 // CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[LEN]], %c64
 // CHECK: %[[TOTALS:.+]] = loop.reduce "sum"(%[[BLOCKS]]) over [64] : tensor<4x?xf32> {
 // CHECK: arith.cmpi ule, %{{.+}}, %[[LAST]]
-// CHECK: %[[BEFORE:.+]] = loop.reduce "sum"(%[[BLOCKS]]) over [%[[BLOCKS]]] : tensor<4x?xf32> {
+// CHECK: %[[BLOCKS2:.+]] = arith.ceildivui %[[BLOCKS]], %c64
+// CHECK: loop.reduce "sum"(%[[BLOCKS2]]) over [64] : tensor<4x?xf32> {
 // CHECK: loop.load %[[TOTALS]]
+// CHECK: %[[BLOCKS3:.+]] = arith.ceildivui %[[BLOCKS2]], %c64
+// CHECK: loop.reduce "sum"(%[[BLOCKS3]]) over [64] : tensor<4x?xf32> {
+// CHECK: loop.reduce "sum"(%[[BLOCKS3]]) over [%[[BLOCKS3]]] : tensor<4x?xf32> {
+// CHECK: loop.reduce "sum"(%[[BLOCKS2]]) over [64] : tensor<4x?xf32> {
+// CHECK: loop.pointwise(%[[BLOCKS2]]) : tensor<4x?xf32> {
+// CHECK: %[[SCANNED:.+]] = loop.reduce "sum"(%[[BLOCKS]]) over [64] : tensor<4x?xf32> {
+// CHECK: %[[BEFORE:.+]] = loop.pointwise(%[[BLOCKS]]) : tensor<4x?xf32> {
+// CHECK: arith.subi %{{.+}}, %c1
+// CHECK: loop.load %[[SCANNED]]
 // CHECK: loop.reduce "sum"(%{{.+}}) over [64] : tensor<4x?xf32> {
 // CHECK: loop.load %[[BEFORE]]
 // CHECK: tensor.dim %[[X]], %c1

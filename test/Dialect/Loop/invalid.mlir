@@ -60,6 +60,20 @@ fx.graph @load_rank(%x: tensor<4x4xf32>) -> tensor<4xf32> {
 
 // -----
 
+// A load at a block argument past the node's dimensions leaves the error
+// to the node.
+fx.graph @load_at_an_extra_argument(%x: tensor<4x4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loop.pointwise' op body has 2 arguments, but the index space of 'tensor<4xf32>' has 1 dimensions}}
+  %0 = loop.pointwise : tensor<4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<4x4xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
 // A broadcast read at its induction variable instead of index 0.
 fx.graph @load_past_a_broadcast_dimension(%x: tensor<4x1xf32>) -> tensor<4x3xf32> {
   %0 = loop.pointwise : tensor<4x3xf32> {

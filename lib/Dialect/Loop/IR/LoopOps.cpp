@@ -501,12 +501,18 @@ static std::optional<int64_t> getStaticInductionExtent(Value index) {
   Operation *node = argument.getOwner()->getParentOp();
   int64_t number = argument.getArgNumber();
   int64_t extent = ShapedType::kDynamic;
+  // (A body with more arguments than its node has dimensions is the node's
+  // verifier's to report.)
   if (auto pointwise = dyn_cast_or_null<PointwiseOp>(node)) {
-    extent = pointwise.getResultType().getDimSize(number);
+    if (number < pointwise.getResultType().getRank())
+      extent = pointwise.getResultType().getDimSize(number);
   } else if (auto reduce = dyn_cast_or_null<ReduceOp>(node)) {
     int64_t rank = reduce.getResultType().getRank();
-    extent = number < rank ? reduce.getResultType().getDimSize(number)
-                           : reduce.getReductionShape()[number - rank];
+    ArrayRef<int64_t> reductionShape = reduce.getReductionShape();
+    if (number < rank)
+      extent = reduce.getResultType().getDimSize(number);
+    else if (number - rank < static_cast<int64_t>(reductionShape.size()))
+      extent = reductionShape[number - rank];
   }
   if (ShapedType::isDynamic(extent))
     return std::nullopt;
