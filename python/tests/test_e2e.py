@@ -2292,9 +2292,16 @@ def test_convolution_gradients(device, direct_depth, tmp_path):
               (8, 16, 3, 3)]
     inputs = [torch.randn(*shape, generator=generator) for shape in shapes]
     inputs[9:] = [t.bfloat16() for t in inputs[9:]]
-    compiled = kiln.compile(fn, [t.to(device) for t in inputs], cache_dir=tmp_path,
-                            options={"direct-convolution-depth": direct_depth})
-    args = [torch.randn(t.shape, generator=generator).to(t.dtype) for t in inputs]
+    check_gradients(fn, inputs, generator, device, tmp_path,
+                    {"direct-convolution-depth": direct_depth})
+
+
+def check_gradients(fn, example, generator, device, tmp_path, options=None):
+    """Compiles `fn` for inputs like `example` and checks it on fresh ones
+    against eager, bf16 results within a rounding or two."""
+    compiled = kiln.compile(fn, [t.to(device) for t in example], cache_dir=tmp_path,
+                            options=options)
+    args = [torch.randn(t.shape, generator=generator).to(t.dtype) for t in example]
     got = compiled(*[t.to(device) for t in args])
     for index, (result, expected) in enumerate(zip(got, fn(*args))):
         tolerance = 2e-2 if expected.dtype == torch.bfloat16 else 1e-4
@@ -2363,13 +2370,7 @@ def test_depthwise_convolution_gradients(device, tmp_path):
     half = range(6, 9)
     example = [torch.randn(*shape, generator=generator) for shape in shapes]
     example = [t.bfloat16() if i in half else t for i, t in enumerate(example)]
-    compiled = kiln.compile(fn, [t.to(device) for t in example], cache_dir=tmp_path)
-    args = [torch.randn(t.shape, generator=generator).to(t.dtype) for t in example]
-    got = compiled(*[t.to(device) for t in args])
-    for index, (result, expected) in enumerate(zip(got, fn(*args))):
-        tolerance = 2e-2 if expected.dtype == torch.bfloat16 else 1e-4
-        torch.testing.assert_close(result.cpu(), expected, rtol=tolerance, atol=tolerance,
-                                   msg=lambda m: f"result {index}: {m}")
+    check_gradients(fn, example, generator, device, tmp_path)
 
 
 @pytest.mark.parametrize("name, fn, shapes", [
