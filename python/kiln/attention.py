@@ -21,9 +21,15 @@ to ``expand``, ``view`` or ``clone`` + ``_unsafe_view``, ``bmm`` and
     out     = bmm(weights viewed [B·H, S, T], v viewed [B·H, T, E]) viewed [B, H, S, E]
 
 with q, k and v 4-d and static, of one floating dtype, kᵀ a transpose of
-the last two dimensions of k, no broadcast in the views, and every
-intermediate used only by the next (a training graph keeps the weights for
-the backward pass, and is left alone).
+the last two dimensions of k, no broadcast in the views, and the weights
+used only on their way to the second product (a training graph keeps them
+for the backward pass, and is left alone). The operands may reach the
+products scaled by numbers (the factors multiply into c) and cast to wider
+float dtypes, and the product cast back; the weights may be PyTorch's
+_safe_softmax, where(all(eq(biased, -inf), -1), zeros, weights). That
+covers PyTorch's math attention as AOTAutograd traces a masked
+``scaled_dot_product_attention`` of a 16-bit model: q and kᵀ cast to f32
+and each scaled by √c, v cast to f32, the result cast back.
 """
 
 from __future__ import annotations

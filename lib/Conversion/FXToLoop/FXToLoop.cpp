@@ -5277,11 +5277,8 @@ static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
 
 /// The type a direct convolution's sums of `resultType` accumulate in: f32
 /// for 16-bit results (as a product's sums), else the result's.
-static Type getDirectAccumulator(OpBuilder &b, RankedTensorType resultType) {
-  Type accumulator = loop::getScalarType(resultType.getElementType());
-  if (accumulator.isF16() || accumulator.isBF16())
-    return b.getF32Type();
-  return accumulator;
+static Type getDirectAccumulator(RankedTensorType resultType) {
+  return getComputeDtype(resultType.getElementType(), /*computeInF32=*/true);
 }
 
 /// `lhs` * `rhs`, two elements of dtype `dtype`, in `accumulator`.
@@ -5305,7 +5302,7 @@ static Value buildDirectConvolution(OpBuilder &b, Location loc, Value input,
                                     ValueRange sizes,
                                     const ConvolutionGeometry &g) {
   Type dtype = cast<RankedTensorType>(input.getType()).getElementType();
-  Type accumulator = getDirectAccumulator(b, resultType);
+  Type accumulator = getDirectAccumulator(resultType);
   return buildSum(
       b, loc, resultType, sizes, g.getRowDigits(), {},
       [&](OpBuilder &b, Location loc, ValueRange out,
@@ -5338,7 +5335,7 @@ static Value buildDirectImageGradient(OpBuilder &b, Location loc, Value gradOut,
                                       ValueRange sizes,
                                       const ConvolutionGeometry &g) {
   Type dtype = cast<RankedTensorType>(gradOut.getType()).getElementType();
-  Type accumulator = getDirectAccumulator(b, resultType);
+  Type accumulator = getDirectAccumulator(resultType);
   SmallVector<int64_t> window = {g.groupFilters};
   llvm::append_range(window, g.kernel);
   return buildSum(
@@ -5391,7 +5388,7 @@ static Value buildDirectWeightGradient(OpBuilder &b, Location loc,
                                        const ConvolutionGeometry &g) {
   auto sideType = cast<RankedTensorType>(outputSide.getType());
   Type dtype = sideType.getElementType();
-  Type accumulator = getDirectAccumulator(b, resultType);
+  Type accumulator = getDirectAccumulator(resultType);
   // Summed over [N, O...], whose dynamic sizes are the output side's.
   SmallVector<int64_t> reductionShape = {sideType.getDimSize(0)};
   llvm::append_range(reductionShape, g.outExtent);
