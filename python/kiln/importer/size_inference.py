@@ -165,7 +165,7 @@ class TensorType:
 
 _FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _TORCH_DIR = Path(torch.__file__).resolve().parent
-_KILN_DIR = Path(__file__).resolve().parent
+_KILN_DIR = Path(__file__).resolve().parent.parent
 
 
 def _is_library_file(filename: str) -> bool:
