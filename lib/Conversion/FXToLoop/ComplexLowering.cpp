@@ -21,6 +21,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Lowerings.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -1730,7 +1731,7 @@ struct ComplexCumprodLowering : OpRewritePattern<fx::CumprodOp> {
 
 } // namespace
 
-void fxtoloop::populateComplexPatterns(RewritePatternSet &patterns) {
+void fxtoloop::populateComplexLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<
       ComplexArithmeticLowering<fx::AddOp, ComplexKind::Add>,
       ComplexArithmeticLowering<fx::SubOp, ComplexKind::Sub>,

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Lowerings.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -738,7 +739,8 @@ struct FftC2cLowering : OpRewritePattern<fx::FftC2cOp> {
 
 } // namespace
 
-void mlir::kiln::fxtoloop::populateFFTPatterns(RewritePatternSet &patterns) {
+void mlir::kiln::fxtoloop::populateFFTLoweringPatterns(
+    RewritePatternSet &patterns) {
   patterns.add<FftR2cLowering, FftC2rLowering, FftC2cLowering>(
       patterns.getContext());
 }

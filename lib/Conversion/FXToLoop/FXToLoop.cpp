@@ -8,6 +8,7 @@
 
 #include "kiln/Conversion/FXToLoop/FXToLoop.h"
 #include "ElementwiseLowering.h"
+#include "Lowerings.h"
 #include "kiln/Conversion/Passes.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
@@ -401,20 +402,6 @@ bool fxtoloop::hasStaticSpatialSizes(RankedTensorType input,
 // Elementwise patterns
 //===----------------------------------------------------------------------===//
 
-/// The kinds of binary arithmetic the elementwise lowerings share.
-enum class BinaryKind {
-  Add,
-  Sub,
-  Mul,
-  Div,
-  Max,
-  Min,
-  Fmod,      // C's fmod: the sign of the dividend.
-  Remainder, // Python's %: the sign of the divisor.
-  TruncDiv,  // Division rounded toward zero.
-  FloorDiv   // Division rounded down.
-};
-
 Value fxtoloop::sizeToFloat(OpBuilder &b, Location loc, Value size, Type type) {
   return arith::UIToFPOp::create(
       b, loc, type, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), size));
@@ -424,8 +411,8 @@ Value fxtoloop::makeFloat(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
 
-/// An integer constant of scalar type `type`.
-static Value makeInteger(OpBuilder &b, Location loc, Type type, int64_t value) {
+Value fxtoloop::makeInteger(OpBuilder &b, Location loc, Type type,
+                            int64_t value) {
   return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
 }
 
@@ -548,9 +535,8 @@ static Value emitFloatFloorDivision(OpBuilder &b, Location loc, Value lhs,
   return arith::SelectOp::create(b, loc, byZero, quotient, result);
 }
 
-/// `lhs <kind> rhs` on scalars of PyTorch dtype `dtype` (bools: or, and).
-static Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value lhs,
-                        Value rhs, Type dtype) {
+Value fxtoloop::emitBinary(OpBuilder &b, Location loc, BinaryKind kind,
+                           Value lhs, Value rhs, Type dtype) {
   bool isFloat = isa<FloatType>(dtype);
   bool isUnsigned = isUnsignedOrBool(dtype);
   switch (kind) {
@@ -612,10 +598,8 @@ static bool isUnitAlpha(std::optional<Attribute> alpha) {
   return cast<IntegerAttr>(*alpha).getInt() == 1;
 }
 
-/// Multiplies `value`, of PyTorch dtype `dtype`, by the op's `alpha`, if it
-/// has one other than 1.
-static Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
-                          std::optional<Attribute> alpha) {
+Value fxtoloop::scaleByAlpha(OpBuilder &b, Location loc, Value value,
+                             Type dtype, std::optional<Attribute> alpha) {
   if (isUnitAlpha(alpha))
     return value;
   Value factor = makeScalar(b, loc, *alpha, dtype);
@@ -978,14 +962,17 @@ struct ClampLowering : ElementwiseLowering<fx::ClampOp, ClampLowering> {
   }
 };
 
-/// A PyTorch Scalar attribute as a double, and whether it is integral.
-static std::pair<double, bool> getScalarValue(Attribute scalar) {
+} // namespace
+
+std::pair<double, bool> fxtoloop::getScalarValue(Attribute scalar) {
   if (auto boolAttr = dyn_cast<BoolAttr>(scalar))
     return {boolAttr.getValue() ? 1.0 : 0.0, true};
   if (auto floatAttr = dyn_cast<FloatAttr>(scalar))
     return {floatAttr.getValueAsDouble(), false};
   return {static_cast<double>(cast<IntegerAttr>(scalar).getInt()), true};
 }
+
+namespace {
 
 /// `self ** exponent` with a scalar exponent: the exponents PyTorch
 /// special-cases (±0.5, ±1, ±2, 3) as it computes them, others with powf;
@@ -1408,23 +1395,90 @@ struct ToCopyLowering : ElementwiseLowering<fx::ToCopyOp, ToCopyLowering> {
   }
 };
 
+} // namespace
+
+void fxtoloop::populateElementwiseLoweringPatterns(
+    RewritePatternSet &patterns, const FXToLoopOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<AddLowering, SubLowering, NegLowering, ReluLowering>(ctx,
+                                                                    options);
+  patterns
+      .add<BinaryLowering<fx::MulOp, BinaryKind::Mul>,
+           BinaryLowering<fx::DivOp, BinaryKind::Div>,
+           BinaryLowering<fx::MaximumOp, BinaryKind::Max>,
+           BinaryLowering<fx::MinimumOp, BinaryKind::Min>,
+           BinaryLowering<fx::FmodOp, BinaryKind::Fmod>,
+           BinaryLowering<fx::RemainderOp, BinaryKind::Remainder>,
+           ScalarBinaryLowering<fx::FmodScalarOp, BinaryKind::Fmod>,
+           ScalarBinaryLowering<fx::RemainderScalarOp, BinaryKind::Remainder>,
+           DivModeLowering<fx::DivModeOp>, DivModeLowering<fx::DivScalarModeOp>,
+           ScalarBinaryLowering<fx::AddScalarOp, BinaryKind::Add>,
+           ScalarBinaryLowering<fx::SubScalarOp, BinaryKind::Sub>,
+           ScalarBinaryLowering<fx::MulScalarOp, BinaryKind::Mul>,
+           ScalarBinaryLowering<fx::DivScalarOp, BinaryKind::Div>>(ctx,
+                                                                   options);
+  patterns.add<CompareLowering<fx::EqOp, CompareKind::Eq, false>,
+               CompareLowering<fx::NeOp, CompareKind::Ne, false>,
+               CompareLowering<fx::LtOp, CompareKind::Lt, false>,
+               CompareLowering<fx::LeOp, CompareKind::Le, false>,
+               CompareLowering<fx::GtOp, CompareKind::Gt, false>,
+               CompareLowering<fx::GeOp, CompareKind::Ge, false>,
+               CompareLowering<fx::EqScalarOp, CompareKind::Eq, true>,
+               CompareLowering<fx::NeScalarOp, CompareKind::Ne, true>,
+               CompareLowering<fx::LtScalarOp, CompareKind::Lt, true>,
+               CompareLowering<fx::LeScalarOp, CompareKind::Le, true>,
+               CompareLowering<fx::GtScalarOp, CompareKind::Gt, true>,
+               CompareLowering<fx::GeScalarOp, CompareKind::Ge, true>>(ctx,
+                                                                       options);
+  patterns.add<
+      FloatUnaryLowering<fx::ExpOp, ApplyMath<math::ExpOp>>,
+      FloatUnaryLowering<fx::LogOp, ApplyMath<math::LogOp>>,
+      FloatUnaryLowering<fx::Log1pOp, ApplyMath<math::Log1pOp>>,
+      FloatUnaryLowering<fx::Log2Op, ApplyMath<math::Log2Op>>,
+      FloatUnaryLowering<fx::Expm1Op, ApplyMath<math::ExpM1Op>>,
+      FloatUnaryLowering<fx::SqrtOp, ApplyMath<math::SqrtOp>>,
+      FloatUnaryLowering<fx::RsqrtOp, ApplyMath<math::RsqrtOp>>,
+      FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
+      FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
+      FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
+      FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
+      FloatUnaryLowering<fx::ErfcOp, ApplyMath<math::ErfcOp>>,
+      FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
+      FloatUnaryLowering<fx::SiluOp, ApplySilu>,
+      FloatUnaryLowering<fx::HardsigmoidOp, ApplyHardSigmoid>,
+      FloatUnaryLowering<fx::HardswishOp, ApplyHardSwish>,
+      FloatUnaryLowering<fx::MishOp, ApplyMish>, EluLowering, LeakyReluLowering,
+      SoftplusLowering, HardtanhLowering, ClampLowering, GeluLowering,
+      PowScalarLowering, ThresholdBackwardLowering, HardtanhBackwardLowering,
+      LeakyReluBackwardLowering, SigmoidBackwardLowering, TanhBackwardLowering,
+      SiluBackwardLowering, GeluBackwardLowering, NativeDropoutBackwardLowering,
+      BitwiseNotLowering<fx::BitwiseNotOp>,
+      BitwiseNotLowering<fx::LogicalNotOp>,
+      BitwiseLowering<fx::LogicalAndOp, BitwiseKind::And, false>,
+      BitwiseLowering<fx::LogicalOrOp, BitwiseKind::Or, false>,
+      BitwiseLowering<fx::LogicalXorOp, BitwiseKind::Xor, false>,
+      BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
+      BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
+      BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
+      ShiftLowering<fx::BitwiseLeftShiftOp, true, false>,
+      ShiftLowering<fx::BitwiseRightShiftOp, false, false>,
+      ShiftLowering<fx::BitwiseLeftShiftScalarOp, true, true>,
+      ShiftLowering<fx::BitwiseRightShiftScalarOp, false, true>,
+      BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
+      BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
+      BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
+      FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>, AbsLowering,
+      Atan2Lowering, WhereLowering, ToCopyLowering>(ctx, options);
+}
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
 
-/// What a reduction's body yields at the input's `indices`, given the
-/// reduction's own indices (of the reduced dimensions, in order).
-using ReductionValueFn = function_ref<Value(
-    OpBuilder &, Location, ValueRange indices, ValueRange reductionIndices)>;
-
-/// Builds a loop.reduce combining `input` over `dims` (all dimensions when
-/// empty) with `combiner`, into `resultType` (with size-1 reduced dimensions
-/// when `keepdim`). Elements convert to the result's dtype, accumulated in
-/// f32 for f16/bf16 results; `value`, if given, yields something else.
-static Value buildReduction(OpBuilder &b, Location loc, Value input,
-                            ArrayRef<int64_t> dims, bool keepdim,
-                            StringRef combiner, RankedTensorType resultType,
-                            ReductionValueFn value = nullptr) {
+Value fxtoloop::buildReduction(OpBuilder &b, Location loc, Value input,
+                               ArrayRef<int64_t> dims, bool keepdim,
+                               StringRef combiner, RankedTensorType resultType,
+                               ReductionValueFn value) {
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
   SmallVector<bool> reduced(rank, dims.empty());
@@ -1485,8 +1539,8 @@ static Value buildReduction(OpBuilder &b, Location loc, Value input,
   return node.getResult();
 }
 
-/// Whether scalars `lhs` and `rhs` are the same value: equal, or both NaN.
-static Value emitSameValue(OpBuilder &b, Location loc, Value lhs, Value rhs) {
+Value fxtoloop::emitSameValue(OpBuilder &b, Location loc, Value lhs,
+                              Value rhs) {
   if (!isa<FloatType>(lhs.getType()))
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
   Value equal =
@@ -1497,6 +1551,8 @@ static Value emitSameValue(OpBuilder &b, Location loc, Value lhs, Value rhs) {
       arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, rhs, rhs));
   return arith::OrIOp::create(b, loc, equal, bothNaN);
 }
+
+namespace {
 
 /// Reduces a zero-dim tensor as a one-element vector (fx.unsqueeze), over
 /// its dimension, keeping none: the reductions' lowerings need a dimension
@@ -1660,7 +1716,6 @@ static bool getKeepdim(Operation *op) {
   return keepdim && keepdim.getValue();
 }
 
-namespace {
 /// Lowers fx.prod and fx.prod_dim_int to a "prod" reduction in the
 /// result's dtype (f32 for f16/bf16).
 template <typename OpTy> struct ProdLowering : OpRewritePattern<OpTy> {
@@ -1710,7 +1765,6 @@ template <typename OpTy> struct AnyAllLowering : OpRewritePattern<OpTy> {
 
   std::string combiner;
 };
-} // namespace
 
 /// The first extremum of each row of `input` (along `dims`, or all of it
 /// when empty), as two reductions, which row fusion runs as one kernel: the
@@ -1772,7 +1826,6 @@ buildArgExtremum(OpBuilder &b, Location loc, Value input,
   return {extremum, indices};
 }
 
-namespace {
 /// Lowers fx.argmax and fx.argmin (buildArgExtremum); without `dim`,
 /// indices count all of the input's elements.
 template <typename OpTy> struct ArgExtremumLowering : OpRewritePattern<OpTy> {
@@ -1858,8 +1911,6 @@ template <typename OpTy> struct ExtremumDimLowering : OpRewritePattern<OpTy> {
 //===----------------------------------------------------------------------===//
 // Views: index arithmetic, not copies
 //===----------------------------------------------------------------------===//
-
-} // namespace
 
 Value fxtoloop::buildIndexMapNode(OpBuilder &b, Location loc, Value source,
                                   RankedTensorType resultType,
@@ -2302,13 +2353,14 @@ template <typename OpTy> struct ViewLowering : OpRewritePattern<OpTy> {
     return success();
   }
 };
+} // namespace
 
 //===----------------------------------------------------------------------===//
 // Indexing and concatenation: loads at loaded indices
 //===----------------------------------------------------------------------===//
 
-/// `index` clamped to [0, size), so that a read there stays in the tensor.
-static Value clampToRange(OpBuilder &b, Location loc, Value index, Value size) {
+Value fxtoloop::clampToRange(OpBuilder &b, Location loc, Value index,
+                             Value size) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value last = arith::SubIOp::create(b, loc, size,
                                      arith::ConstantIndexOp::create(b, loc, 1));
@@ -2316,11 +2368,8 @@ static Value clampToRange(OpBuilder &b, Location loc, Value index, Value size) {
       b, loc, arith::MaxSIOp::create(b, loc, index, zero), last);
 }
 
-/// `index` clamped to [0, size), and whether it already was: a read at the
-/// clamped index stays in the tensor, and the flag selects a fill value for
-/// positions outside it (padding).
-static std::pair<Value, Value> clampAndTest(OpBuilder &b, Location loc,
-                                            Value index, Value size) {
+std::pair<Value, Value> fxtoloop::clampAndTest(OpBuilder &b, Location loc,
+                                               Value index, Value size) {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   Value last = arith::SubIOp::create(b, loc, size,
                                      arith::ConstantIndexOp::create(b, loc, 1));
@@ -2330,6 +2379,8 @@ static std::pair<Value, Value> clampAndTest(OpBuilder &b, Location loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, index, last));
   return {clampToRange(b, loc, index, size), inRange};
 }
+
+namespace {
 
 /// `value` (a loaded index element) as an index clamped to [0, size): an
 /// index out of range is an error in PyTorch; here it reads the nearest
@@ -2518,25 +2569,33 @@ struct CatLowering : OpRewritePattern<fx::CatOp> {
     return success();
   }
 };
+} // namespace
+
+void fxtoloop::populateIndexingLoweringPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<IndexingLowering<fx::EmbeddingOp>,
+               IndexingLowering<fx::IndexSelectOp>,
+               IndexingLowering<fx::GatherOp>, IndexLowering, CatLowering>(ctx);
+}
 
 //===----------------------------------------------------------------------===//
 // Normalizations
 //===----------------------------------------------------------------------===//
 
-/// The dtype PyTorch computes normalizations in: f32 for f16/bf16 inputs.
-static Type getNormalizationDtype(OpBuilder &b, Type dtype) {
+Type fxtoloop::getNormalizationDtype(OpBuilder &b, Type dtype) {
   return getComputeDtype(dtype, /*computeInF32=*/true);
 }
 
-/// `type`'s shape with size 1 at `dims`, and elements of `dtype`: the shape
-/// of per-row statistics.
-static RankedTensorType getStatisticsType(RankedTensorType type,
-                                          ArrayRef<int64_t> dims, Type dtype) {
+RankedTensorType fxtoloop::getStatisticsType(RankedTensorType type,
+                                             ArrayRef<int64_t> dims,
+                                             Type dtype) {
   SmallVector<int64_t> shape(type.getShape());
   for (int64_t dim : dims)
     shape[dim] = 1;
   return RankedTensorType::get(shape, dtype);
 }
+
+namespace {
 
 /// The number of elements of `tensor` over `dims`, as a float of `dtype`.
 static Value getElementCount(OpBuilder &b, Location loc, Value tensor,
@@ -3041,6 +3100,13 @@ struct GroupNormLowering : OpRewritePatternWithOptions<fx::NativeGroupNormOp> {
     return success();
   }
 };
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Distances
+//===----------------------------------------------------------------------===//
+
+namespace {
 
 /// The elements of a pair of rows, at the indices of a distance (`ivs`) and
 /// a position `m` along the rows, in the compute dtype.
@@ -3215,6 +3281,42 @@ struct PdistLowering : OpRewritePattern<fx::PdistForwardOp> {
     return success();
   }
 };
+} // namespace
+
+void fxtoloop::populateReductionLoweringPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns
+      .add<ZeroDimReduction<fx::SumOp>, ZeroDimReduction<fx::MeanOp>,
+           ZeroDimReduction<fx::AmaxOp>, ZeroDimReduction<fx::AminOp>,
+           ZeroDimReduction<fx::ProdOp>, ZeroDimReduction<fx::ProdDimIntOp>,
+           ZeroDimReduction<fx::ArgmaxOp>, ZeroDimReduction<fx::ArgminOp>,
+           ZeroDimReduction<fx::MaxDimOp>, ZeroDimReduction<fx::MinDimOp>,
+           ZeroDimReduction<fx::AnyOp>, ZeroDimReduction<fx::AnyDimOp>,
+           ZeroDimReduction<fx::AnyDimsOp>, ZeroDimReduction<fx::AllOp>,
+           ZeroDimReduction<fx::AllDimOp>, ZeroDimReduction<fx::VarOp>,
+           ZeroDimReduction<fx::VarMeanOp>, ZeroDimReduction<fx::LogsumexpOp>>(
+          ctx);
+  patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
+  patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
+  patterns.add<ArgExtremumLowering<fx::ArgmaxOp>>(ctx, "max");
+  patterns.add<ArgExtremumLowering<fx::ArgminOp>>(ctx, "min");
+  patterns.add<ExtremumDimLowering<fx::MaxDimOp>>(ctx, "max");
+  patterns.add<ExtremumDimLowering<fx::MinDimOp>>(ctx, "min");
+  patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
+  patterns.add<ReductionLowering<fx::MeanOp>>(ctx, "sum");
+  patterns.add<ProdLowering<fx::ProdOp>, ProdLowering<fx::ProdDimIntOp>>(ctx);
+  patterns.add<AnyAllLowering<fx::AnyOp>, AnyAllLowering<fx::AnyDimOp>,
+               AnyAllLowering<fx::AnyDimsOp>>(ctx, "max");
+  patterns.add<AnyAllLowering<fx::AllOp>, AnyAllLowering<fx::AllDimOp>>(ctx,
+                                                                        "min");
+  patterns.add<CdistLowering, PdistLowering>(ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// Attention
+//===----------------------------------------------------------------------===//
+
+namespace {
 
 /// The operands of the attention ops that their lowerings check alike:
 /// [B, H, L, E] query, key and value of one rank and dtype, whose head sizes
@@ -3583,6 +3685,20 @@ struct FlashAttentionForCpuBackwardLowering
     return success();
   }
 };
+} // namespace
+
+void fxtoloop::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns
+      .add<FlashAttentionForCpuLowering, FlashAttentionForCpuBackwardLowering,
+           EfficientAttentionLowering>(ctx);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalizations: batch, layer and group
+//===----------------------------------------------------------------------===//
+
+namespace {
 
 /// Lowers the batch normalizations of an [N, C, *] input (evaluation mode,
 /// training mode with the running statistics' updates returned, and
@@ -3743,7 +3859,6 @@ struct BatchNormLowering : OpRewritePatternWithOptions<OpTy> {
 
 /// Helpers of the normalization gradients: pointwise nodes and sums in the
 /// statistics dtype `dtype`.
-namespace {
 struct GradientBuilder {
   PatternRewriter &rewriter;
   Location loc;
@@ -3785,7 +3900,6 @@ struct GradientBuilder {
     });
   }
 };
-} // namespace
 
 /// Lowers fx.native_batch_norm_backward as PyTorch's kernels compute it,
 /// per channel c over N and the extent (n elements): with xmu = x - mean,
@@ -4237,6 +4351,24 @@ struct LayerNormLowering : OpRewritePatternWithOptions<fx::NativeLayerNormOp> {
     return success();
   }
 };
+} // namespace
+
+void fxtoloop::populateNormalizationLoweringPatterns(
+    RewritePatternSet &patterns, const FXToLoopOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>,
+               BatchNormLowering<fx::NativeBatchNormLegitNoTrainingOp>,
+               BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,
+               BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
+               LayerNormLowering, GroupNormLowering>(ctx, options);
+  patterns
+      .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
+           SoftmaxBackwardLowering<fx::SoftmaxBackwardDataOp>,
+           BatchNormBackwardLowering, LayerNormBackwardLowering,
+           GroupNormBackwardLowering,
+           SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
+           LogSumExpLowering>(ctx);
+}
 
 //===----------------------------------------------------------------------===//
 // Matrix products
@@ -4305,11 +4437,8 @@ static Value collapseMergedRows(OpBuilder &b, Location loc, Value value) {
   return tensor::CollapseShapeOp::create(b, loc, type, source, groups);
 }
 
-/// Builds `lhs x rhs` as a loop.matmul of `resultType`, reading operands
-/// that are transposed views from their sources in place, and a 2-d lhs
-/// that merges the rows of a larger tensor as a collapse of it.
-static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                         RankedTensorType resultType) {
+Value fxtoloop::buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                            RankedTensorType resultType) {
   bool transposeLhs = false, transposeRhs = false;
   if (resultType.getRank() == 2)
     lhs = collapseMergedRows(b, loc, lhs);
@@ -4343,8 +4472,6 @@ static Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
     matmul.setTransposeRhs(true);
   return matmul.getResult();
 }
-
-} // namespace
 
 bool fxtoloop::isZeroScalar(std::optional<Attribute> scalar) {
   return scalar && getScalarValue(*scalar).first == 0.0;
@@ -4416,7 +4543,6 @@ static LogicalResult lowerUnmergedBmm(fx::BmmOp op, PatternRewriter &rewriter) {
   return success();
 }
 
-namespace {
 /// Lowers fx.mm and fx.bmm to loop.matmul.
 template <typename OpTy> struct MatmulLowering : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
@@ -4478,6 +4604,15 @@ template <typename OpTy> struct AddMatmulLowering : OpRewritePattern<OpTy> {
   FXToLoopOptions options;
 };
 } // namespace
+
+void fxtoloop::populateMatmulLoweringPatterns(RewritePatternSet &patterns,
+                                              const FXToLoopOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<MatmulLowering<fx::MmOp>, MatmulLowering<fx::BmmOp>>(ctx);
+  patterns
+      .add<AddMatmulLowering<fx::AddmmOp>, AddMatmulLowering<fx::BaddbmmOp>>(
+          ctx, options);
+}
 
 //===----------------------------------------------------------------------===//
 // Creation
@@ -4609,6 +4744,15 @@ struct ArangeLowering : OpRewritePattern<fx::ArangeOp> {
   }
 };
 } // namespace
+
+void fxtoloop::populateCreationLoweringPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns
+      .add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
+           FillLowering<fx::FillScalarOp>, FillLowering<fx::EmptyOp>,
+           FillLowering<fx::EmptyStridedOp>, FillLowering<fx::ScalarTensorOp>,
+           ArangeLowering, ConstantLowering>(ctx);
+}
 
 //===----------------------------------------------------------------------===//
 // Flip, repeat, split and padding: more index arithmetic
@@ -4961,13 +5105,31 @@ struct AsStridedLowering : OpRewritePattern<fx::AsStridedOp> {
 };
 } // namespace
 
+void fxtoloop::populateViewLoweringPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns
+      .add<ViewLowering<fx::CloneOp>, ViewLowering<fx::AliasOp>,
+           ViewLowering<fx::LiftFreshCopyOp>, ViewLowering<fx::PermuteOp>,
+           ViewLowering<fx::ExpandOp>, ViewLowering<fx::SqueezeOp>,
+           ViewLowering<fx::UnsqueezeOp>, ViewLowering<fx::SliceOp>,
+           ViewLowering<fx::SelectOp>, ViewLowering<fx::ViewOp>,
+           ViewLowering<fx::UnsafeViewOp>, AsStridedLowering, DiagonalLowering>(
+          ctx);
+  patterns
+      .add<FlipLowering, RepeatLowering, SplitLowering, ConstantPadLowering>(
+          ctx);
+  patterns.add<EdgePadLowering<fx::ReflectionPad1dOp, true>,
+               EdgePadLowering<fx::ReflectionPad2dOp, true>,
+               EdgePadLowering<fx::ReflectionPad3dOp, true>,
+               EdgePadLowering<fx::ReplicationPad2dOp, false>,
+               EdgePadLowering<fx::ReplicationPad3dOp, false>>(ctx);
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//
 
-/// The value of a per-spatial-dimension attribute for dimension `dim`
-/// (PyTorch accepts one value for all).
-static int64_t getSpatialAttr(ArrayRef<int64_t> values, int64_t dim) {
+int64_t fxtoloop::getSpatialAttr(ArrayRef<int64_t> values, int64_t dim) {
   return values.size() == 1 ? values.front() : values[dim];
 }
 
@@ -4980,16 +5142,10 @@ constexpr int64_t kPoolingRank =
         ? 3
         : 2;
 
-/// The output position (patch column, block, pooling output) whose window
-/// puts kernel position `k` at input position `x` along one dimension: (x +
-/// padding - k·dilation) / stride when that divides and lies in [0,
-/// outputs); the position clamped into range, so that reading there stays in
-/// bounds, and whether it does (the gathers of col2im and of the pooling and
-/// convolution gradients).
-static std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
-                                           Value k, int64_t padding,
-                                           int64_t dilation, int64_t stride,
-                                           Value outputs) {
+std::pair<Value, Value> fxtoloop::getWindowAt(OpBuilder &b, Location loc,
+                                              Value x, Value k, int64_t padding,
+                                              int64_t dilation, int64_t stride,
+                                              Value outputs) {
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
@@ -5010,10 +5166,10 @@ static std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out, outputs));
   return {clampToRange(b, loc, out, outputs), fits};
 }
-static std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
-                                           Value k, int64_t padding,
-                                           int64_t dilation, int64_t stride,
-                                           int64_t outputs) {
+std::pair<Value, Value> fxtoloop::getWindowAt(OpBuilder &b, Location loc,
+                                              Value x, Value k, int64_t padding,
+                                              int64_t dilation, int64_t stride,
+                                              int64_t outputs) {
   return getWindowAt(b, loc, x, k, padding, dilation, stride,
                      arith::ConstantIndexOp::create(b, loc, outputs));
 }
@@ -5943,6 +6099,18 @@ struct ConvolutionBackwardLowering
 };
 } // namespace
 
+void fxtoloop::populateConvolutionLoweringPatterns(
+    RewritePatternSet &patterns, const FXToLoopOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ConvolutionLowering, TransposedConvolutionLowering,
+               ConvolutionBackwardLowering>(ctx, options);
+}
+
+void fxtoloop::populateExpandConvolutionPatterns(RewritePatternSet &patterns,
+                                                 int64_t directDepth) {
+  patterns.add<ExpandConvolution>(patterns.getContext(), directDepth);
+}
+
 //===----------------------------------------------------------------------===//
 // Pooling
 //===----------------------------------------------------------------------===//
@@ -6786,9 +6954,23 @@ struct AdaptiveAvgPoolBackwardLowering
 };
 } // namespace
 
+void fxtoloop::populatePoolingLoweringPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns
+      .add<MaxPoolLowering<fx::MaxPool2dWithIndicesOp>,
+           MaxPoolLowering<fx::MaxPool3dWithIndicesOp>, MaxPoolBackwardLowering,
+           Col2imLowering, AvgPoolLowering<fx::AvgPool2dOp>,
+           AvgPoolLowering<fx::AvgPool3dOp>, AvgPoolBackwardLowering,
+           AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool2dOp>,
+           AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool3dOp>,
+           AdaptiveAvgPoolBackwardLowering>(ctx);
+}
+
 //===----------------------------------------------------------------------===//
 // Pass
 //===----------------------------------------------------------------------===//
+
+namespace {
 
 struct ExpandConvolutionsPass
     : kiln::impl::ExpandConvolutionsPassBase<ExpandConvolutionsPass> {
@@ -6796,7 +6978,7 @@ struct ExpandConvolutionsPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<ExpandConvolution>(&getContext(), directDepth);
+    populateExpandConvolutionPatterns(patterns, directDepth);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
     WalkResult result = getOperation().walk([](loop::ConvolutionOp op) {
@@ -6855,161 +7037,28 @@ struct ConvertFXToLoopPass
 
 void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                                           const FXToLoopOptions &options) {
-  MLIRContext *ctx = patterns.getContext();
-  patterns.add<AddLowering, SubLowering, NegLowering, ReluLowering>(ctx,
-                                                                    options);
-  patterns
-      .add<BinaryLowering<fx::MulOp, BinaryKind::Mul>,
-           BinaryLowering<fx::DivOp, BinaryKind::Div>,
-           BinaryLowering<fx::MaximumOp, BinaryKind::Max>,
-           BinaryLowering<fx::MinimumOp, BinaryKind::Min>,
-           BinaryLowering<fx::FmodOp, BinaryKind::Fmod>,
-           BinaryLowering<fx::RemainderOp, BinaryKind::Remainder>,
-           ScalarBinaryLowering<fx::FmodScalarOp, BinaryKind::Fmod>,
-           ScalarBinaryLowering<fx::RemainderScalarOp, BinaryKind::Remainder>,
-           DivModeLowering<fx::DivModeOp>, DivModeLowering<fx::DivScalarModeOp>,
-           ScalarBinaryLowering<fx::AddScalarOp, BinaryKind::Add>,
-           ScalarBinaryLowering<fx::SubScalarOp, BinaryKind::Sub>,
-           ScalarBinaryLowering<fx::MulScalarOp, BinaryKind::Mul>,
-           ScalarBinaryLowering<fx::DivScalarOp, BinaryKind::Div>>(ctx,
-                                                                   options);
-  patterns.add<CompareLowering<fx::EqOp, CompareKind::Eq, false>,
-               CompareLowering<fx::NeOp, CompareKind::Ne, false>,
-               CompareLowering<fx::LtOp, CompareKind::Lt, false>,
-               CompareLowering<fx::LeOp, CompareKind::Le, false>,
-               CompareLowering<fx::GtOp, CompareKind::Gt, false>,
-               CompareLowering<fx::GeOp, CompareKind::Ge, false>,
-               CompareLowering<fx::EqScalarOp, CompareKind::Eq, true>,
-               CompareLowering<fx::NeScalarOp, CompareKind::Ne, true>,
-               CompareLowering<fx::LtScalarOp, CompareKind::Lt, true>,
-               CompareLowering<fx::LeScalarOp, CompareKind::Le, true>,
-               CompareLowering<fx::GtScalarOp, CompareKind::Gt, true>,
-               CompareLowering<fx::GeScalarOp, CompareKind::Ge, true>>(ctx,
-                                                                       options);
-  patterns.add<
-      FloatUnaryLowering<fx::ExpOp, ApplyMath<math::ExpOp>>,
-      FloatUnaryLowering<fx::LogOp, ApplyMath<math::LogOp>>,
-      FloatUnaryLowering<fx::Log1pOp, ApplyMath<math::Log1pOp>>,
-      FloatUnaryLowering<fx::Log2Op, ApplyMath<math::Log2Op>>,
-      FloatUnaryLowering<fx::Expm1Op, ApplyMath<math::ExpM1Op>>,
-      FloatUnaryLowering<fx::SqrtOp, ApplyMath<math::SqrtOp>>,
-      FloatUnaryLowering<fx::RsqrtOp, ApplyMath<math::RsqrtOp>>,
-      FloatUnaryLowering<fx::SinOp, ApplyMath<math::SinOp>>,
-      FloatUnaryLowering<fx::CosOp, ApplyMath<math::CosOp>>,
-      FloatUnaryLowering<fx::TanhOp, ApplyMath<math::TanhOp>>,
-      FloatUnaryLowering<fx::ErfOp, ApplyMath<math::ErfOp>>,
-      FloatUnaryLowering<fx::ErfcOp, ApplyMath<math::ErfcOp>>,
-      FloatUnaryLowering<fx::SigmoidOp, ApplySigmoid>,
-      FloatUnaryLowering<fx::SiluOp, ApplySilu>,
-      FloatUnaryLowering<fx::HardsigmoidOp, ApplyHardSigmoid>,
-      FloatUnaryLowering<fx::HardswishOp, ApplyHardSwish>,
-      FloatUnaryLowering<fx::MishOp, ApplyMish>, EluLowering, LeakyReluLowering,
-      SoftplusLowering, HardtanhLowering, ClampLowering, GeluLowering,
-      PowScalarLowering, ThresholdBackwardLowering, HardtanhBackwardLowering,
-      LeakyReluBackwardLowering, SigmoidBackwardLowering, TanhBackwardLowering,
-      SiluBackwardLowering, GeluBackwardLowering, NativeDropoutBackwardLowering,
-      BitwiseNotLowering<fx::BitwiseNotOp>,
-      BitwiseNotLowering<fx::LogicalNotOp>,
-      BitwiseLowering<fx::LogicalAndOp, BitwiseKind::And, false>,
-      BitwiseLowering<fx::LogicalOrOp, BitwiseKind::Or, false>,
-      BitwiseLowering<fx::LogicalXorOp, BitwiseKind::Xor, false>,
-      BitwiseLowering<fx::BitwiseAndOp, BitwiseKind::And, false>,
-      BitwiseLowering<fx::BitwiseOrOp, BitwiseKind::Or, false>,
-      BitwiseLowering<fx::BitwiseXorOp, BitwiseKind::Xor, false>,
-      ShiftLowering<fx::BitwiseLeftShiftOp, true, false>,
-      ShiftLowering<fx::BitwiseRightShiftOp, false, false>,
-      ShiftLowering<fx::BitwiseLeftShiftScalarOp, true, true>,
-      ShiftLowering<fx::BitwiseRightShiftScalarOp, false, true>,
-      BitwiseLowering<fx::BitwiseAndScalarOp, BitwiseKind::And, true>,
-      BitwiseLowering<fx::BitwiseOrScalarOp, BitwiseKind::Or, true>,
-      BitwiseLowering<fx::BitwiseXorScalarOp, BitwiseKind::Xor, true>,
-      FloatUnaryLowering<fx::ReciprocalOp, ApplyReciprocal>, AbsLowering,
-      Atan2Lowering, WhereLowering, ToCopyLowering>(ctx, options);
-  patterns
-      .add<ZeroDimReduction<fx::SumOp>, ZeroDimReduction<fx::MeanOp>,
-           ZeroDimReduction<fx::AmaxOp>, ZeroDimReduction<fx::AminOp>,
-           ZeroDimReduction<fx::ProdOp>, ZeroDimReduction<fx::ProdDimIntOp>,
-           ZeroDimReduction<fx::ArgmaxOp>, ZeroDimReduction<fx::ArgminOp>,
-           ZeroDimReduction<fx::MaxDimOp>, ZeroDimReduction<fx::MinDimOp>,
-           ZeroDimReduction<fx::AnyOp>, ZeroDimReduction<fx::AnyDimOp>,
-           ZeroDimReduction<fx::AnyDimsOp>, ZeroDimReduction<fx::AllOp>,
-           ZeroDimReduction<fx::AllDimOp>, ZeroDimReduction<fx::VarOp>,
-           ZeroDimReduction<fx::VarMeanOp>, ZeroDimReduction<fx::LogsumexpOp>>(
-          ctx);
-  patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
-  patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
-  patterns.add<ArgExtremumLowering<fx::ArgmaxOp>>(ctx, "max");
-  patterns.add<ArgExtremumLowering<fx::ArgminOp>>(ctx, "min");
-  patterns.add<ExtremumDimLowering<fx::MaxDimOp>>(ctx, "max");
-  patterns.add<ExtremumDimLowering<fx::MinDimOp>>(ctx, "min");
-  patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
-  patterns.add<ReductionLowering<fx::MeanOp>>(ctx, "sum");
-  patterns.add<ProdLowering<fx::ProdOp>, ProdLowering<fx::ProdDimIntOp>>(ctx);
-  patterns.add<AnyAllLowering<fx::AnyOp>, AnyAllLowering<fx::AnyDimOp>,
-               AnyAllLowering<fx::AnyDimsOp>>(ctx, "max");
-  patterns.add<AnyAllLowering<fx::AllOp>, AnyAllLowering<fx::AllDimOp>>(ctx,
-                                                                        "min");
-  patterns.add<IndexingLowering<fx::EmbeddingOp>,
-               IndexingLowering<fx::IndexSelectOp>,
-               IndexingLowering<fx::GatherOp>, IndexLowering, CatLowering>(ctx);
-  patterns.add<ViewLowering<fx::CloneOp>, ViewLowering<fx::AliasOp>,
-               ViewLowering<fx::LiftFreshCopyOp>, ViewLowering<fx::PermuteOp>,
-               ViewLowering<fx::ExpandOp>, ViewLowering<fx::SqueezeOp>,
-               ViewLowering<fx::UnsqueezeOp>, ViewLowering<fx::SliceOp>,
-               ViewLowering<fx::SelectOp>, ViewLowering<fx::ViewOp>,
-               ViewLowering<fx::UnsafeViewOp>, AsStridedLowering,
-               DiagonalLowering, ConstantLowering>(ctx);
-  patterns.add<VarianceLowering<fx::VarOp>, VarianceLowering<fx::VarMeanOp>,
-               BatchNormLowering<fx::NativeBatchNormLegitNoTrainingOp>,
-               BatchNormLowering<fx::NativeBatchNormLegitFunctionalOp>,
-               BatchNormLowering<fx::NativeBatchNormLegitNoStatsOp>,
-               LayerNormLowering, GroupNormLowering>(ctx, options);
-  patterns
-      .add<MaxPoolLowering<fx::MaxPool2dWithIndicesOp>,
-           MaxPoolLowering<fx::MaxPool3dWithIndicesOp>, MaxPoolBackwardLowering,
-           Col2imLowering, AvgPoolLowering<fx::AvgPool2dOp>,
-           AvgPoolLowering<fx::AvgPool3dOp>, AvgPoolBackwardLowering,
-           AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool2dOp>,
-           AdaptiveAvgPoolLowering<fx::AdaptiveAvgPool3dOp>,
-           AdaptiveAvgPoolBackwardLowering>(ctx);
-  patterns.add<FillLowering<fx::FullOp>, FillLowering<fx::FullLikeOp>,
-               FillLowering<fx::FillScalarOp>, FillLowering<fx::EmptyOp>,
-               FillLowering<fx::EmptyStridedOp>,
-               FillLowering<fx::ScalarTensorOp>, ArangeLowering>(ctx);
-  populateMathPatterns(patterns, options);
-  populateComplexPatterns(patterns);
-  populateFFTPatterns(patterns);
-  populateInterpolationPatterns(patterns);
-  populateRandomPatterns(patterns);
-  populateViewScatterPatterns(patterns);
-  populateScatterPatterns(patterns);
-  populateScanPatterns(patterns);
-  populateSymbolicBoundsPatterns(patterns);
-  patterns
-      .add<FlipLowering, RepeatLowering, SplitLowering, ConstantPadLowering>(
-          ctx);
-  patterns.add<EdgePadLowering<fx::ReflectionPad1dOp, true>,
-               EdgePadLowering<fx::ReflectionPad2dOp, true>,
-               EdgePadLowering<fx::ReflectionPad3dOp, true>,
-               EdgePadLowering<fx::ReplicationPad2dOp, false>,
-               EdgePadLowering<fx::ReplicationPad3dOp, false>>(ctx);
-  patterns
-      .add<SoftmaxLowering<fx::SoftmaxOp>, SoftmaxLowering<fx::LogSoftmaxOp>,
-           SoftmaxBackwardLowering<fx::SoftmaxBackwardDataOp>,
-           BatchNormBackwardLowering, LayerNormBackwardLowering,
-           FlashAttentionForCpuLowering, FlashAttentionForCpuBackwardLowering,
-           EfficientAttentionLowering, CdistLowering, PdistLowering,
-           GroupNormBackwardLowering,
-           SoftmaxBackwardLowering<fx::LogSoftmaxBackwardDataOp>,
-           LogSumExpLowering>(ctx);
+  populateElementwiseLoweringPatterns(patterns, options);
+  populateReductionLoweringPatterns(patterns);
+  populateIndexingLoweringPatterns(patterns);
+  populateViewLoweringPatterns(patterns);
+  populateNormalizationLoweringPatterns(patterns, options);
+  populatePoolingLoweringPatterns(patterns);
+  populateCreationLoweringPatterns(patterns);
+  populateMathLoweringPatterns(patterns, options);
+  populateComplexLoweringPatterns(patterns);
+  populateFFTLoweringPatterns(patterns);
+  populateInterpolationLoweringPatterns(patterns);
+  populateRandomLoweringPatterns(patterns);
+  populateViewScatterLoweringPatterns(patterns);
+  populateScatterLoweringPatterns(patterns);
+  populateScanLoweringPatterns(patterns);
+  populateSymbolicBoundsLoweringPatterns(patterns);
+  populateAttentionLoweringPatterns(patterns);
   populateFXToLoopMatmulPatterns(patterns, options);
 }
 
 void mlir::kiln::populateFXToLoopMatmulPatterns(
     RewritePatternSet &patterns, const FXToLoopOptions &options) {
-  MLIRContext *ctx = patterns.getContext();
-  patterns.add<MatmulLowering<fx::MmOp>, MatmulLowering<fx::BmmOp>>(ctx);
-  patterns.add<AddMatmulLowering<fx::AddmmOp>, AddMatmulLowering<fx::BaddbmmOp>,
-               ConvolutionLowering, TransposedConvolutionLowering,
-               ConvolutionBackwardLowering>(ctx, options);
+  populateMatmulLoweringPatterns(patterns, options);
+  populateConvolutionLoweringPatterns(patterns, options);
 }

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementwiseLowering.h"
+#include "Lowerings.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -593,7 +594,8 @@ struct GridSamplerLowering : OpRewritePattern<fx::GridSampler2dOp> {
 
 } // namespace
 
-void fxtoloop::populateInterpolationPatterns(RewritePatternSet &patterns) {
+void fxtoloop::populateInterpolationLoweringPatterns(
+    RewritePatternSet &patterns) {
   patterns.add<UpsampleNearestLowering<fx::UpsampleNearest1dOp>,
                UpsampleNearestLowering<fx::UpsampleNearest2dOp>,
                UpsampleNearestLowering<fx::UpsampleNearest3dOp>,

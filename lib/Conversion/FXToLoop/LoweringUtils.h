@@ -12,9 +12,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir {
-class RewritePatternSet;
 namespace kiln {
-struct FXToLoopOptions;
 namespace fxtoloop {
 
 /// Converts a scalar holding an element of PyTorch dtype `from` into one of
@@ -221,6 +219,92 @@ Value buildGeneratorNode(
 Value emitClamp(OpBuilder &b, Location loc, Value x, Value lower, Value upper,
                 Type dtype);
 
+/// An integer constant of scalar type `type`.
+Value makeInteger(OpBuilder &b, Location loc, Type type, int64_t value);
+
+/// A PyTorch Scalar attribute as a double, and whether it is integral.
+std::pair<double, bool> getScalarValue(Attribute scalar);
+
+/// The kinds of binary arithmetic the elementwise lowerings share.
+enum class BinaryKind {
+  Add,
+  Sub,
+  Mul,
+  Div,
+  Max,
+  Min,
+  Fmod,      // C's fmod: the sign of the dividend.
+  Remainder, // Python's %: the sign of the divisor.
+  TruncDiv,  // Division rounded toward zero.
+  FloorDiv   // Division rounded down.
+};
+
+/// `lhs <kind> rhs` on scalars of PyTorch dtype `dtype` (bools: or, and).
+Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value lhs,
+                 Value rhs, Type dtype);
+
+/// Multiplies `value`, of PyTorch dtype `dtype`, by the op's `alpha`, if it
+/// has one other than 1.
+Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
+                   std::optional<Attribute> alpha);
+
+/// What a reduction's body yields at the input's `indices`, given the
+/// reduction's own indices (of the reduced dimensions, in order).
+using ReductionValueFn = function_ref<Value(
+    OpBuilder &, Location, ValueRange indices, ValueRange reductionIndices)>;
+
+/// Builds a loop.reduce combining `input` over `dims` (all dimensions when
+/// empty) with `combiner`, into `resultType` (with size-1 reduced dimensions
+/// when `keepdim`). Elements convert to the result's dtype, accumulated in
+/// f32 for f16/bf16 results; `value`, if given, yields something else.
+Value buildReduction(OpBuilder &b, Location loc, Value input,
+                     ArrayRef<int64_t> dims, bool keepdim, StringRef combiner,
+                     RankedTensorType resultType,
+                     ReductionValueFn value = nullptr);
+
+/// Whether scalars `lhs` and `rhs` are the same value: equal, or both NaN.
+Value emitSameValue(OpBuilder &b, Location loc, Value lhs, Value rhs);
+
+/// `index` clamped to [0, size), so that a read there stays in the tensor.
+Value clampToRange(OpBuilder &b, Location loc, Value index, Value size);
+
+/// `index` clamped to [0, size), and whether it already was: a read at the
+/// clamped index stays in the tensor, and the flag selects a fill value for
+/// positions outside it (padding).
+std::pair<Value, Value> clampAndTest(OpBuilder &b, Location loc, Value index,
+                                     Value size);
+
+/// The dtype PyTorch computes normalizations in: f32 for f16/bf16 inputs.
+Type getNormalizationDtype(OpBuilder &b, Type dtype);
+
+/// `type`'s shape with size 1 at `dims`, and elements of `dtype`: the shape
+/// of per-row statistics.
+RankedTensorType getStatisticsType(RankedTensorType type,
+                                   ArrayRef<int64_t> dims, Type dtype);
+
+/// Builds `lhs x rhs` as a loop.matmul of `resultType`, reading operands
+/// that are transposed views from their sources in place, and a 2-d lhs
+/// that merges the rows of a larger tensor as a collapse of it.
+Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                  RankedTensorType resultType);
+
+/// The value of a per-spatial-dimension attribute for dimension `dim`
+/// (PyTorch accepts one value for all).
+int64_t getSpatialAttr(ArrayRef<int64_t> values, int64_t dim);
+
+/// The output position (patch column, block, pooling output) whose window
+/// puts kernel position `k` at input position `x` along one dimension: (x +
+/// padding - k·dilation) / stride when that divides and lies in [0,
+/// outputs); the position clamped into range, so that reading there stays in
+/// bounds, and whether it does (the gathers of col2im and of the pooling and
+/// convolution gradients).
+std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
+                                    Value k, int64_t padding, int64_t dilation,
+                                    int64_t stride, Value outputs);
+std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
+                                    Value k, int64_t padding, int64_t dilation,
+                                    int64_t stride, int64_t outputs);
+
 /// The standard normal distribution's CDF Φ(x) of an f32 scalar, for the
 /// exact GELU and its gradient: cheaper on GPUs than `0.5 (1 + erf(x /
 /// sqrt 2))` and closer to the exact value (MathLowering.cpp).
@@ -232,41 +316,6 @@ Value emitNormalCdfF32(OpBuilder &b, Location loc, Value x);
 Value emitAsinh(OpBuilder &b, Location loc, Value x);
 Value emitAcosh(OpBuilder &b, Location loc, Value x);
 Value emitAtanh(OpBuilder &b, Location loc, Value x);
-
-/// Adds the lowerings of the elementwise math that PyTorch's Core ATen
-/// opset has beyond the common activations: inverse and hyperbolic
-/// trigonometry, rounding, sign and classification, pow with tensor
-/// exponents, tensor clamps, lerp, addcmul and addcdiv (MathLowering.cpp).
-void populateMathPatterns(RewritePatternSet &patterns,
-                          const FXToLoopOptions &options);
-
-/// Adds the lowerings of view_as_complex, view_as_real and complex add,
-/// sub, mul, div and neg (ComplexLowering.cpp).
-void populateComplexPatterns(RewritePatternSet &patterns);
-
-/// Adds the lowerings of the real-to-complex and complex-to-real Fourier
-/// transforms (FFTLowering.cpp).
-void populateFFTPatterns(RewritePatternSet &patterns);
-
-/// Adds the lowering of bilinear upsampling (InterpolationLowering.cpp).
-void populateInterpolationPatterns(RewritePatternSet &patterns);
-
-/// Adds the lowerings of the random ops (RandomLowering.cpp).
-void populateRandomPatterns(RewritePatternSet &patterns);
-
-/// Adds the lowerings of cumsum and cumprod (ScanLowering.cpp).
-void populateScanPatterns(RewritePatternSet &patterns);
-
-/// Adds the lowerings of the accumulating scatters (ScatterLowering.cpp).
-void populateScatterPatterns(RewritePatternSet &patterns);
-
-/// Adds the lowerings of fx.symbol_value and of slices and selects whose
-/// bounds are known only at run time (SymbolicBoundsLowering.cpp).
-void populateSymbolicBoundsPatterns(RewritePatternSet &patterns);
-
-/// Adds the lowerings of slice_scatter and select_scatter
-/// (ViewScatterLowering.cpp).
-void populateViewScatterPatterns(RewritePatternSet &patterns);
 
 } // namespace fxtoloop
 } // namespace kiln

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementwiseLowering.h"
+#include "Lowerings.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 
@@ -512,8 +513,8 @@ Value fxtoloop::emitAtanh(OpBuilder &b, Location loc, Value x) {
       x);
 }
 
-void fxtoloop::populateMathPatterns(RewritePatternSet &patterns,
-                                    const FXToLoopOptions &options) {
+void fxtoloop::populateMathLoweringPatterns(RewritePatternSet &patterns,
+                                            const FXToLoopOptions &options) {
   patterns.add<
       FloatMathLowering<fx::AcosOp, math::AcosOp>,
       FloatFunctionLowering<fx::AcoshOp, emitAcosh>,

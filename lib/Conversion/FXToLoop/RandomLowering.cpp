@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Lowerings.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -358,7 +359,7 @@ struct RandpermLowering : OpRewritePattern<fx::RandpermOp> {
 
 } // namespace
 
-void fxtoloop::populateRandomPatterns(RewritePatternSet &patterns) {
+void fxtoloop::populateRandomLoweringPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<RandomLowering<fx::RandOp>, RandomLowering<fx::RandnOp>,
                BernoulliLowering, NativeDropoutLowering, RandpermLowering>(ctx);

@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Lowerings.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -935,7 +936,7 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
 
 } // namespace
 
-void fxtoloop::populateScanPatterns(RewritePatternSet &patterns) {
+void fxtoloop::populateScanLoweringPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<ScanLowering<fx::CumsumOp>>(ctx, "sum");
   patterns.add<ScanLowering<fx::CumprodOp>>(ctx, "prod");

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Lowerings.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -528,7 +529,7 @@ struct EmbeddingDenseBackwardLowering
 
 } // namespace
 
-void fxtoloop::populateScatterPatterns(RewritePatternSet &patterns) {
+void fxtoloop::populateScatterLoweringPatterns(RewritePatternSet &patterns) {
   patterns.add<AsStridedScatterLowering, ScatterProductLowering,
                ScatterAlongLowering<fx::ScatterAddOp>,
                ScatterAlongLowering<fx::ScatterOp>,

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Lowerings.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -185,7 +186,8 @@ struct SymbolicSelectLowering : SymbolicBoundsPattern<fx::SelectOp> {
 
 } // namespace
 
-void fxtoloop::populateSymbolicBoundsPatterns(RewritePatternSet &patterns) {
+void fxtoloop::populateSymbolicBoundsLoweringPatterns(
+    RewritePatternSet &patterns) {
   patterns
       .add<SymbolValueLowering, SymbolicSliceLowering, SymbolicSelectLowering>(
           patterns.getContext());

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "LoweringUtils.h"
+#include "Lowerings.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -193,7 +194,8 @@ struct CopyLowering : OpRewritePattern<fx::CopyOp> {
 
 } // namespace
 
-void fxtoloop::populateViewScatterPatterns(RewritePatternSet &patterns) {
+void fxtoloop::populateViewScatterLoweringPatterns(
+    RewritePatternSet &patterns) {
   patterns.add<SliceScatterLowering, SelectScatterLowering, CopyLowering>(
       patterns.getContext());
 }
