@@ -10,8 +10,14 @@ forward and a backward pass of a loss reading every output; the answer is
 the output and every parameter's gradient). For each, in one process on the
 same inputs:
 
-* eager time; Inductor (torch.compile, default mode) and Kiln
-  (torch.compile(backend="kiln")) times and their answers against eager;
+* eager time; the times of the systems compared (``--systems``):
+  ``inductor`` (torch.compile, default mode), ``inductor-cudagraphs``
+  (``mode="reduce-overhead"``), ``kiln`` (torch.compile(backend="kiln")) and
+  ``kiln-cudagraphs`` (its ``cuda_graphs`` option), each with the host time
+  of one call (from the call to its return, the GPU idle before it: what a
+  model waits for when the host is the bottleneck), and their answers
+  against eager, taken from a call after warm-up (a replay, under CUDA
+  graphs);
   an answer is right if each of its tensors is within the dtype's tolerance
   of eager's or, as PyTorch's own accuracy checks judge, no further from a
   float64 run of the same model (same rounded weights and inputs) than
@@ -26,7 +32,7 @@ same inputs:
     PYTHONPATH=python python3 bench/models.py --device cuda --dtype bf16 \\
         [--models resnet50,bert_base] [--out docs/perf] \\
         [--kiln-options '{"library_ops": []}'] [--profile] [--systems kiln --small --check] \\
-        [--train]
+        [--systems inductor,inductor-cudagraphs,kiln,kiln-cudagraphs] [--train]
 
 --check exits with status 1 unless every Kiln answer was right: with
 --systems kiln --small, a quick check that every model runs under Kiln.
@@ -183,6 +189,36 @@ def median_time(fn, device, budget_s=1.0):
     return sorted(times)[len(times) // 2]
 
 
+def host_time(fn, device, count=20):
+    """Median seconds from the call of `fn` to its return, with the GPU idle
+    before each call: the host's part of a call."""
+    for _ in range(3):
+        fn()
+    times = []
+    for _ in range(count):
+        synchronize(device)
+        begin = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - begin)
+    synchronize(device)
+    return sorted(times)[len(times) // 2]
+
+
+SYSTEMS = ("inductor", "inductor-cudagraphs", "kiln", "kiln-cudagraphs")
+
+
+def compile_system(system, model, kiln_options):
+    """(compiled model, the Kiln options it uses, if Kiln) for `system`."""
+    if system.startswith("kiln"):
+        options = {"cache_dir": tempfile.mkdtemp(prefix="kiln-bench-"), **kiln_options}
+        if system == "kiln-cudagraphs":
+            options["cuda_graphs"] = True
+        return torch.compile(model, backend="kiln", options=options), options
+    if system == "inductor-cudagraphs":
+        return torch.compile(model, mode="reduce-overhead"), None
+    return torch.compile(model), None
+
+
 def tensors_of(output):
     return [t for t in pytree.tree_flatten(output)[0] if isinstance(t, torch.Tensor)]
 
@@ -310,15 +346,17 @@ def measure(name, make, device, dtype, tolerance, systems, kiln_options, profile
         for system in systems:
             try:
                 torch._dynamo.reset()
-                if system == "kiln":
-                    kiln.backend.REPORTS.clear()
-                    cache = tempfile.mkdtemp(prefix="kiln-bench-")
-                    options = {"cache_dir": cache, **kiln_options}
-                    compiled = torch.compile(model, backend="kiln", options=options)
-                else:
-                    compiled = torch.compile(model)
-                output, record[f"{system}_compile_s"] = first_call(step(compiled), device)
+                kiln.backend.REPORTS.clear()
+                compiled, options = compile_system(system, model, kiln_options)
+                _, record[f"{system}_compile_s"] = first_call(step(compiled), device)
+                # Warm-up and recording (CUDA graphs); the answer judged is a
+                # replay's, before the next call overwrites it.
+                for _ in range(2):
+                    step(compiled)()
+                output = step(compiled)()
+                synchronize(device)
                 ok, errors, errors64 = judge(output, expected, reference, tolerance)
+                del output
                 record[f"{system}_error"] = max(errors)
                 record[f"{system}_ok"] = ok
                 if errors64 is not None:
@@ -330,29 +368,39 @@ def measure(name, make, device, dtype, tolerance, systems, kiln_options, profile
                     if errors64 is not None:
                         record[f"{system}_worst_f64"] = worst_tensors(errors64, names)
                 record[f"{system}_ms"] = median_time(step(compiled), device) * 1e3
+                record[f"{system}_host_ms"] = host_time(step(compiled), device) * 1e3
                 record[f"{system}_mib"] = peak_memory(step(compiled), device)
                 if profile:
                     print(f"== {name}, {system}: kernels of one call\n"
                           f"{profile_kernels(step(compiled), device)}", flush=True)
-                if system == "kiln":
+                if options is not None:
                     fallbacks, reasons, library = (collections.Counter() for _ in range(3))
                     for report in kiln.backend.REPORTS:
                         fallbacks.update({op: n for (op, _), n in report.fallbacks.items()})
                         reasons.update(report.fallbacks)
                         library.update(report.library_calls)
-                    record["kiln_fallbacks"] = dict(fallbacks)
-                    record["kiln_library_calls"] = dict(library)
-                    record["kiln_fallback_reasons"] = [
+                    record[f"{system}_fallbacks"] = dict(fallbacks)
+                    record[f"{system}_library_calls"] = dict(library)
+                    record[f"{system}_fallback_reasons"] = [
                         f"{op} x{n}: {reason}" for (op, reason), n in sorted(reasons.items())]
-                    record["kiln_compiled_ops"] = sum(r.compiled_ops for r in kiln.backend.REPORTS)
-                    record["kiln_artifacts"] = sum(r.kernels for r in kiln.backend.REPORTS)
+                    record[f"{system}_compiled_ops"] = sum(
+                        r.compiled_ops for r in kiln.backend.REPORTS)
+                    record[f"{system}_artifacts"] = sum(r.kernels for r in kiln.backend.REPORTS)
+                    record[f"{system}_cuda_graphs"] = sorted(
+                        {f"{r.name}: {r.cuda_graphs}" for r in kiln.backend.REPORTS
+                         if r.cuda_graphs is not None})
+                    del compiled
                     torch._dynamo.reset()
                     warm = torch.compile(model, backend="kiln", options=options)
-                    record["kiln_warm_compile_s"] = first_call(step(warm), device)[1]
+                    record[f"{system}_warm_compile_s"] = first_call(step(warm), device)[1]
             except Exception as error:  # Report and go on with the next.
                 record[f"{system}_failure"] = f"{type(error).__name__}: {str(error)[:400]}"
                 traceback.print_exc()
-    for system in ("inductor", "kiln"):
+            finally:
+                compiled = warm = None
+                torch._dynamo.reset()
+        record["eager_host_ms"] = host_time(step(model), device) * 1e3
+    for system in SYSTEMS:
         if f"{system}_ms" in record:
             record[f"{system}_speedup"] = record["eager_ms"] / record[f"{system}_ms"]
     return record
@@ -367,40 +415,63 @@ def fmt(value, spec):
     return "—" if value is None else format(value, spec)
 
 
-def table(records):
-    lines = ["| workload | eager ms | Inductor ms (÷ eager) | Kiln ms (÷ eager) | "
-             "Kiln ÷ Inductor | compile s: Inductor / Kiln cold / Kiln warm | "
-             "peak MiB: eager / Inductor / Kiln | Kiln correct (error vs eager; vs f64) | "
-             "ran in PyTorch |",
-             "|---|---|---|---|---|---|---|---|---|"]
+def ratio(record, numerator, denominator):
+    """How many times faster `denominator`'s system is than `numerator`'s."""
+    if f"{numerator}_ms" in record and f"{denominator}_ms" in record:
+        return record[f"{numerator}_ms"] / record[f"{denominator}_ms"]
+    return None
+
+
+def table(records, systems):
+    """Markdown: per model, eager and each system's time (speedup over
+    eager; host ms per call), the Kiln ÷ Inductor ratios, compile times,
+    peak memory, whether Kiln's answers were right and what it left to
+    PyTorch."""
+    names = {"inductor": "Inductor", "inductor-cudagraphs": "Inductor graphs",
+             "kiln": "Kiln", "kiln-cudagraphs": "Kiln graphs"}
+    pairs = [(a, b) for a, b in (("inductor", "kiln"),
+                                 ("inductor-cudagraphs", "kiln-cudagraphs"))
+             if a in systems and b in systems]
+    kilns = [s for s in systems if s.startswith("kiln")]
+    header = ["workload", "eager ms (host)"]
+    header += [f"{names[s]} ms (÷ eager; host)" for s in systems]
+    header += [f"{names[b]} ÷ {names[a]}" for a, b in pairs]
+    header += ["compile s: " + " / ".join(names[s] for s in systems),
+               "peak MiB: eager / " + " / ".join(names[s] for s in systems),
+               "Kiln correct (error vs eager; vs f64)", "ran in PyTorch"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for r in records:
-        ratio = (r["inductor_ms"] / r["kiln_ms"]) if "kiln_ms" in r and "inductor_ms" in r else None
-        fallbacks = ", ".join(f"{op.replace('aten.', '')} ×{n}"
-                              for op, n in sorted(r.get("kiln_fallbacks", {}).items()))
-        library = ", ".join(f"{op.replace('aten.', '')} ×{n} (lib)"
-                            for op, n in sorted(r.get("kiln_library_calls", {}).items()))
-        fallbacks = ", ".join(part for part in (fallbacks, library) if part)
-        if "kiln_failure" in r:
-            fallbacks = f"failed: {r['kiln_failure'][:120]}"
-        correct = "—"
-        if "kiln_error" in r:
-            # Off eager by; and off the float64 run by, next to eager's own.
-            correct = ("yes" if r.get("kiln_ok") else "NO") + \
-                f" ({fmt(r.get('kiln_error'), '.1e')}"
-            if "kiln_error_f64" in r:
-                correct += (f"; f64: {fmt(r['kiln_error_f64'], '.1e')}, "
-                            f"eager {fmt(r.get('eager_error_f64'), '.1e')}")
-            correct += ")"
-        lines.append(
-            f"| {r['model']} | {fmt(r.get('eager_ms'), '.3f')} | "
-            f"{fmt(r.get('inductor_ms'), '.3f')} ({fmt(r.get('inductor_speedup'), '.2f')}×) | "
-            f"{fmt(r.get('kiln_ms'), '.3f')} ({fmt(r.get('kiln_speedup'), '.2f')}×) | "
-            f"{fmt(ratio, '.2f')}× | {fmt(r.get('inductor_compile_s'), '.1f')} / "
-            f"{fmt(r.get('kiln_compile_s'), '.1f')} / {fmt(r.get('kiln_warm_compile_s'), '.1f')} | "
-            f"{fmt(r.get('eager_mib'), '.0f')} / {fmt(r.get('inductor_mib'), '.0f')} / "
-            f"{fmt(r.get('kiln_mib'), '.0f')} | {correct} | {fallbacks or 'nothing'} |")
-    lines.append(f"| **geomean** | | ({fmt(geomean(r.get('inductor_speedup') for r in records), '.2f')}×) "
-                 f"| ({fmt(geomean(r.get('kiln_speedup') for r in records), '.2f')}×) | | | | | |")
+        cells = [r["model"], f"{fmt(r.get('eager_ms'), '.3f')} ({fmt(r.get('eager_host_ms'), '.2f')})"]
+        cells += [f"{fmt(r.get(f'{s}_ms'), '.3f')} ({fmt(r.get(f'{s}_speedup'), '.2f')}×; "
+                  f"{fmt(r.get(f'{s}_host_ms'), '.2f')})" for s in systems]
+        cells += [f"{fmt(ratio(r, a, b), '.2f')}×" for a, b in pairs]
+        cells.append(" / ".join(fmt(r.get(f"{s}_compile_s"), ".1f") for s in systems))
+        cells.append(" / ".join(fmt(r.get(f"{s}_mib"), ".0f") for s in ("eager", *systems)))
+        correct = []
+        for s in kilns:
+            if f"{s}_failure" in r:
+                correct.append(f"{names[s]} failed: {r[f'{s}_failure'][:120]}")
+            elif f"{s}_error" in r:
+                text = ("yes" if r.get(f"{s}_ok") else "NO") + f" ({fmt(r[f'{s}_error'], '.1e')}"
+                if f"{s}_error_f64" in r:
+                    text += (f"; f64: {fmt(r[f'{s}_error_f64'], '.1e')}, "
+                             f"eager {fmt(r.get('eager_error_f64'), '.1e')}")
+                correct.append(text + ")")
+        cells.append("; ".join(correct) or "—")
+        kiln_system = kilns[0] if kilns else None
+        fallbacks = ", ".join(f"{op.replace('aten.', '')} ×{n}" for op, n in sorted(
+            r.get(f"{kiln_system}_fallbacks", {}).items()))
+        library = ", ".join(f"{op.replace('aten.', '')} ×{n} (lib)" for op, n in sorted(
+            r.get(f"{kiln_system}_library_calls", {}).items()))
+        cells.append(", ".join(part for part in (fallbacks, library) if part) or
+                     ("—" if kiln_system is None else "nothing"))
+        lines.append("| " + " | ".join(cells) + " |")
+    means = ["**geomean**", ""]
+    means += [f"({fmt(geomean(r.get(f'{s}_speedup') for r in records), '.2f')}×)"
+              for s in systems]
+    means += [f"{fmt(geomean(ratio(r, a, b) for r in records), '.2f')}×" for a, b in pairs]
+    means += [""] * 4
+    lines.append("| " + " | ".join(means) + " |")
     return "\n".join(lines)
 
 
@@ -412,12 +483,13 @@ def plot(records, path, title):
     except ImportError:
         return False
     names = [r["model"] for r in records]
-    width = 0.4
     fig, ax = plt.subplots(figsize=(max(6, len(names) * 1.1), 4))
-    for offset, system in ((-width / 2, "inductor"), (width / 2, "kiln")):
+    systems = [s for s in SYSTEMS if any(f"{s}_speedup" in r for r in records)]
+    width = 0.8 / max(len(systems), 1)
+    for index, system in enumerate(systems):
+        offset = (index - (len(systems) - 1) / 2) * width
         ax.bar([i + offset for i in range(len(names))],
-               [r.get(f"{system}_speedup") or 0 for r in records], width,
-               label="Inductor" if system == "inductor" else "Kiln")
+               [r.get(f"{system}_speedup") or 0 for r in records], width, label=system)
     ax.axhline(1.0, color="gray", linewidth=0.8)
     ax.set_xticks(range(len(names)))
     ax.set_xticklabels(names, rotation=30, ha="right")
@@ -443,7 +515,8 @@ def main():
     parser.add_argument("--profile", action="store_true",
                         help="print each compiled model's slowest kernels")
     parser.add_argument("--systems", default="inductor,kiln",
-                        help="compilers to compare with eager, comma-separated")
+                        help="compilers to compare with eager, comma-separated: "
+                             + ", ".join(SYSTEMS))
     parser.add_argument("--small", action="store_true",
                         help="small batches and sequences, also on the GPU")
     parser.add_argument("--train", action="store_true",
@@ -456,8 +529,8 @@ def main():
     tolerance = {"bf16": 5e-2, "fp16": 1e-2, "fp32": 1e-3}[args.dtype]
     factories = model_factories(args.device == "cuda" and not args.small, args.suite)
     systems = [s for s in args.systems.split(",") if s]
-    if not set(systems) <= {"inductor", "kiln"}:
-        parser.error(f"unknown systems {systems}; known: inductor, kiln")
+    if not set(systems) <= set(SYSTEMS):
+        parser.error(f"unknown systems {systems}; known: {', '.join(SYSTEMS)}")
     names = [n for n in args.models.split(",") if n] or list(factories)
     unknown = [n for n in names if n not in factories]
     if unknown:
@@ -476,7 +549,7 @@ def main():
              f"{' (' + torch.cuda.get_device_name() + ')' if args.device == 'cuda' else ''}"
              f", {args.dtype}, {'training steps' if args.train else 'inference'}")
     command = "PYTHONPATH=python python3 bench/models.py " + " ".join(sys.argv[1:])
-    text = f"{title}; host {platform.node() or 'unknown'}\n\n{table(records)}\n"
+    text = f"{title}; host {platform.node() or 'unknown'}\n\n{table(records, systems)}\n"
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -486,9 +559,12 @@ def main():
             {"command": command, "title": title, "records": records}, indent=1))
         stem.with_suffix(".md").write_text(f"`{command}`\n\n{text}")
         plot(records, stem.with_suffix(".png"), title)
-    if args.check and "kiln" in systems:
-        wrong = [r["model"] for r in records if not r.get("kiln_ok")]
-        print(f"models: {len(records) - len(wrong)} of {len(records)} right under Kiln"
+    checked = [s for s in systems if s.startswith("kiln")]
+    if args.check and checked:
+        wrong = [f"{r['model']} ({s})" for r in records for s in checked
+                 if not r.get(f"{s}_ok")]
+        runs = len(records) * len(checked)
+        print(f"models: {runs - len(wrong)} of {runs} right under Kiln"
               + (f"; wrong or failed: {', '.join(wrong)}" if wrong else ""))
         sys.exit(1 if wrong else 0)
 

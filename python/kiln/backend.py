@@ -48,7 +48,17 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
   With ``aten.scaled_dot_product_attention.default`` among them (the
   default), attention that a CUDA graph writes out (``softmax(q @ kᵀ · c +
   mask) @ v``, its weights used nowhere else) becomes that one call
-  (kiln.attention). ``[]`` compiles everything Kiln can.
+  (kiln.attention). ``[]`` compiles everything Kiln can;
+* ``cuda_graphs``: ``False`` (default) or ``True``: every CUDA graph runs
+  as CUDA graphs, recorded per set of input sizes and replayed, through
+  PyTorch's CUDA graph trees as Inductor's ``reduce-overhead`` mode does
+  (kiln.cudagraphs). torch.compile's ``mode="reduce-overhead"`` (or
+  ``"max-autotune"``) turns it on, as it does for Inductor; outputs then
+  stay valid until the same graph runs again;
+* ``cuda_graph_limit``: how many sets of symbolic sizes a graph records
+  before new ones run without graphs (default 8);
+* ``clone_outputs``: with ``cuda_graphs``, return copies of the outputs,
+  valid after later calls (default False).
 
 Shapes: a static size is part of a region's type; a symbolic one (Dynamo's
 ``dynamic=True``, ``mark_dynamic``, or its automatic dynamic shapes after a
@@ -82,6 +92,8 @@ from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
 
 from kiln.attention import fuse_explicit_attention
 from kiln.compiler import compile_graph_text
+from kiln.cudagraphs import (DEFAULT_LIMIT, CudaGraphState, graph_mode_options,
+                             record_graphs, recording_problem)
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
 from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError, canonicalize,
@@ -164,6 +176,9 @@ class BackendOptions:
     check_numerics: Any = False
     check_tolerance: Optional[float] = None
     check_granularity: str = "regions"
+    cuda_graphs: bool = False
+    cuda_graph_limit: int = DEFAULT_LIMIT
+    clone_outputs: bool = False
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":
@@ -171,7 +186,8 @@ class BackendOptions:
         values are errors, not silently ignored."""
         options = dict(options or {})
         known = {"fallback", "pipeline_options", "cache_dir", "library_ops", "channels_last",
-                 "check_numerics", "check_tolerance", "check_granularity"}
+                 "check_numerics", "check_tolerance", "check_granularity", "cuda_graphs",
+                 "cuda_graph_limit", "clone_outputs"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown Kiln backend options {unknown}; "
@@ -195,6 +211,14 @@ class BackendOptions:
                                       not tolerance >= 0):
             raise ValueError(f"Kiln backend option check_tolerance={tolerance!r}: "
                              "expected None or a number of at least 0")
+        for flag in ("cuda_graphs", "clone_outputs"):
+            if getattr(parsed, flag) not in (True, False):
+                raise ValueError(f"Kiln backend option {flag}: expected True or False, not "
+                                 f"{getattr(parsed, flag)!r}")
+        limit = parsed.cuda_graph_limit
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"Kiln backend option cuda_graph_limit={limit!r}: expected an "
+                             "integer of at least 1")
         if isinstance(parsed.library_ops, str) or not all(
                 isinstance(op, str) for op in parsed.library_ops):
             raise ValueError("Kiln backend option library_ops: expected a list of ATen "
@@ -214,6 +238,11 @@ class GraphReport:
     # op -> how many nodes called PyTorch's library kernel by choice
     # (BackendOptions.library_ops), not counted as fallbacks.
     library_calls: Dict[str, int] = field(default_factory=dict)
+    # With the cuda_graphs option: why the graph cannot run as CUDA graphs
+    # (None if it can), and what the backend did ("recorded ..." or "not
+    # used: ...").
+    cuda_graph_problem: Optional[str] = None
+    cuda_graphs: Optional[str] = None
 
     def summary(self) -> str:
         lines = [f"kiln: {self.name}: {self.compiled_ops} ops compiled into "
@@ -226,6 +255,8 @@ class GraphReport:
         if self.library_calls:
             calls = ", ".join(f"{op} x{n}" for op, n in sorted(self.library_calls.items()))
             lines.append(f"  library kernels (option library_ops): {calls}")
+        if self.cuda_graphs is not None:
+            lines.append(f"  CUDA graphs: {self.cuda_graphs}")
         return "\n".join(lines)
 
 
@@ -943,6 +974,9 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         if n not in in_regions and n in problems and n.target is not operator.getitem)
     report.fallbacks = dict(fallbacks)
     report.library_calls = dict(collections.Counter(str(n.target) for n in library))
+    if options.cuda_graphs:
+        report.cuda_graph_problem = recording_problem(gm, values, device) or (
+            "check_numerics reads results on the host" if options.check_numerics else None)
     if fallbacks and options.fallback == "error":
         raise FallbackError(report.summary())
 
@@ -968,30 +1002,48 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
 
 
 def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
-                 options: Optional[Mapping[str, Any]] = None, **unused: Any) -> Callable:
+                 options: Optional[Mapping[str, Any]] = None, mode: Optional[str] = None,
+                 **unused: Any) -> Callable:
     """The ``"kiln"`` backend of torch.compile (torch 2.x): AOTAutograd with
     Kiln's decompositions, compile_aten_graph for the forward, backward and
-    inference graphs."""
+    inference graphs, run as CUDA graphs with the ``cuda_graphs`` option
+    (which torch.compile's `mode` may imply: kiln.cudagraphs)."""
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
 
-    parsed = BackendOptions.parse(options)
+    parsed = BackendOptions.parse({**graph_mode_options(mode), **(options or {})})
     counter = collections.Counter()
+    graphs = CudaGraphState()
 
     def compiler(kind):
         def compile_graph(graph_module, inputs):
             counter[kind] += 1
-            compiled = compile_aten_graph(graph_module, inputs,
-                                          name=f"{kind} graph {counter[kind]}",
-                                          options=parsed)
-            # AOTAutograd's runtime passes the arguments as one list.
-            return make_boxed_func(compiled)
+            name = f"{kind} graph {counter[kind]}"
+            compiled = compile_aten_graph(graph_module, inputs, name=name, options=parsed)
+            if not parsed.cuda_graphs:
+                # AOTAutograd's runtime passes the arguments as one list.
+                return make_boxed_func(compiled)
+            report = compiled.kiln_report
+            run, report.cuda_graphs = record_graphs(
+                compiled, inputs, kind=kind, name=name, problem=report.cuda_graph_problem,
+                state=graphs, dynamo_inputs=len(example_inputs),
+                limit=parsed.cuda_graph_limit)
+            (log.info if report.cuda_graphs.startswith("recorded") else log.warning)(
+                "kiln: %s: CUDA graphs %s", name, report.cuda_graphs)
+            return run
         return compile_graph
 
     with keeping_resampling_whole():
-        return aot_autograd(fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
-                            inference_compiler=compiler("inference"),
-                            decompositions=_BACKEND_DECOMPOSITIONS)(gm, example_inputs)
+        compiled_model = aot_autograd(
+            fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
+            inference_compiler=compiler("inference"),
+            decompositions=_BACKEND_DECOMPOSITIONS)(gm, example_inputs)
+    if not (parsed.cuda_graphs and parsed.clone_outputs):
+        return compiled_model
+
+    def cloning(*args):
+        return pytree.tree_map_only(torch.Tensor, torch.clone, compiled_model(*args))
+    return cloning
 
 
 def register() -> None:

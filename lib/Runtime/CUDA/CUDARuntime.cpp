@@ -356,15 +356,10 @@ extern "C" void *kiln_cuda_constant(const void *host, uint64_t bytes,
     if (auto it = deviceConstants.find(key); it != deviceConstants.end())
       return reinterpret_cast<void *>(it->second.device);
   }
-  if (driver->cuStreamIsCapturing) {
-    int capturing = 0;
-    if (check(*driver, driver->cuStreamIsCapturing(stream, &capturing),
-              "cuStreamIsCapturing") &&
-        capturing) {
-      recordError("a graph with frozen constants must run once before its "
-                  "stream is captured (the constants' upload cannot be)");
-      return nullptr;
-    }
+  if (isCapturing(*driver, stream)) {
+    recordError("a graph with frozen constants must run once before its "
+                "stream is captured (the constants' upload cannot be)");
+    return nullptr;
   }
   CUdeviceptr device = 0;
   if (!check(*driver, driver->cuMemAlloc(&device, std::max<uint64_t>(bytes, 1)),

@@ -91,6 +91,17 @@ struct Driver {
   CUresult (*cuStreamIsCapturing)(CUstream, int *);
 };
 
+/// Whether `stream` is being captured into a CUDA graph, where calls that
+/// may synchronize (cuMemAlloc, events waited for) are not allowed. A query
+/// that fails counts as a capture: the caller then takes the safe path.
+inline bool isCapturing(const Driver &driver, CUstream stream) {
+  if (!driver.cuStreamIsCapturing)
+    return false;
+  int status = 0;
+  return driver.cuStreamIsCapturing(stream, &status) != kCudaSuccess ||
+         status != 0;
+}
+
 /// Guards firstError and the library's caches.
 extern std::mutex mutex;
 /// The first error since the caller last took it; empty if none.

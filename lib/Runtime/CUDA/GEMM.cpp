@@ -193,13 +193,11 @@ timeCandidates(const Driver &driver, CUstream stream,
                const std::vector<MatmulAlgo> &candidates,
                const std::function<bool(const MatmulAlgo &)> &run,
                std::string &trace) {
-  int capturing = 0;
   if (!driver.cuEventCreate) {
     trace += " (no driver events: not timed)";
     return std::nullopt;
   }
-  if (driver.cuStreamIsCapturing(stream, &capturing) != kCudaSuccess ||
-      capturing != 0) {
+  if (isCapturing(driver, stream)) {
     trace += " (stream being captured: not timed)";
     return std::nullopt;
   }
@@ -453,19 +451,36 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
       return;
     }
     handle = entry->second;
-    auto [space, created] =
-        workspaces.try_emplace(WorkspaceKey{context, stream}, 0);
-    if (created) {
-      CUresult status = driver->cuMemAlloc(&space->second, kWorkspaceBytes);
-      if (status != kCudaSuccess) {
-        workspaces.erase(space);
-        fail("cuMemAlloc of the " + std::to_string(kWorkspaceBytes >> 20) +
-             " MiB workspace failed (CUDA error " + std::to_string(status) +
-             ")");
-        return;
-      }
+    if (auto space = workspaces.find(WorkspaceKey{context, stream});
+        space != workspaces.end())
+      workspace = space->second;
+  }
+  // A stream's first product makes its workspace. On a stream being captured
+  // into a CUDA graph, cuMemAlloc would invalidate the capture: the product
+  // takes a stream-ordered workspace instead, which the graph allocates and
+  // frees around it on every replay.
+  StreamTemporary captureWorkspace(*driver, stream);
+  if (!workspace && isCapturing(*driver, stream)) {
+    if (!check(*driver,
+               driver->cuMemAllocAsync(&captureWorkspace.pointer,
+                                       kWorkspaceBytes, stream),
+               "cuMemAllocAsync"))
+      return;
+    workspace = captureWorkspace.pointer;
+  } else if (!workspace) {
+    CUdeviceptr made = 0;
+    CUresult status = driver->cuMemAlloc(&made, kWorkspaceBytes);
+    if (status != kCudaSuccess) {
+      fail("cuMemAlloc of the " + std::to_string(kWorkspaceBytes >> 20) +
+           " MiB workspace failed (CUDA error " + std::to_string(status) + ")");
+      return;
     }
-    workspace = space->second;
+    std::lock_guard<std::mutex> lock(gemmMutex);
+    // Another thread on the same stream may have made one meanwhile.
+    workspace = workspaces.try_emplace(WorkspaceKey{context, stream}, made)
+                    .first->second;
+    if (workspace != made)
+      driver->cuMemFree(made);
   }
 
   // cuBLASLt's first operand is B: column-major N x K (ld N), or with
