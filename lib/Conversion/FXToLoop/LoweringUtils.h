@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/PatternMatch.h"
 
 namespace mlir {
 namespace kiln {
@@ -316,6 +317,50 @@ Value emitNormalCdfF32(OpBuilder &b, Location loc, Value x);
 Value emitAsinh(OpBuilder &b, Location loc, Value x);
 Value emitAcosh(OpBuilder &b, Location loc, Value x);
 Value emitAtanh(OpBuilder &b, Location loc, Value x);
+
+/// Helpers of the normalization gradients: pointwise nodes and sums in the
+/// statistics dtype `dtype`.
+struct GradientBuilder {
+  PatternRewriter &rewriter;
+  Location loc;
+  Type dtype;
+
+  Value pointwise(RankedTensorType type, ValueRange inputs,
+                  ScalarBodyFn body) const {
+    return buildBroadcastPointwise(rewriter, loc, type, inputs,
+                                   SmallVector<Type>(inputs.size(), dtype),
+                                   dtype, body);
+  }
+  /// `input`'s elements summed over `dims` into `type` (kept dimensions if
+  /// its rank is `input`'s).
+  Value sum(Value input, ArrayRef<int64_t> dims, RankedTensorType type) const {
+    bool keepdim =
+        type.getRank() == cast<RankedTensorType>(input.getType()).getRank();
+    return buildReduction(rewriter, loc, input, dims, keepdim, "sum", type);
+  }
+  /// `values` as `type` (their elements converted).
+  Value convertTo(RankedTensorType type, Value values) const {
+    if (cast<RankedTensorType>(values.getType()) == type)
+      return values;
+    return pointwise(type, {values},
+                     [](OpBuilder &, Location, ValueRange e) { return e[0]; });
+  }
+  /// `values` summed over `dims` into `result`'s type; `values` themselves
+  /// when there are no dimensions to sum.
+  Value sumInto(Value result, Value values, ArrayRef<int64_t> dims) const {
+    auto type = cast<RankedTensorType>(result.getType());
+    if (dims.empty())
+      return convertTo(type, values);
+    return convertTo(type, sum(values, dims, type.clone(dtype)));
+  }
+  /// A result that `output_mask` leaves out: zeros of its type.
+  Value maskedOff(Value result, Value sizedLike) const {
+    auto type = cast<RankedTensorType>(result.getType());
+    return buildZeros(rewriter, loc, type, [&](int64_t dim) {
+      return getDimSize(rewriter, loc, sizedLike, dim);
+    });
+  }
+};
 
 } // namespace fxtoloop
 } // namespace kiln

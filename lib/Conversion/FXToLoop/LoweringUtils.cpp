@@ -1,0 +1,587 @@
+//===- LoweringUtils.cpp - Shared fx-to-loop helpers ----------------------===//
+//
+// Part of Kiln. The scalar and node builders that the lowerings of
+// kiln-fx-to-loop share (LoweringUtils.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "LoweringUtils.h"
+#include "ElementwiseLowering.h"
+#include "kiln/Dialect/FX/IR/FXOps.h"
+#include "kiln/Dialect/FX/IR/ShapeFunctions.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::fxtoloop;
+
+//===----------------------------------------------------------------------===//
+// Scalar helpers
+//===----------------------------------------------------------------------===//
+
+Value fxtoloop::convertScalar(OpBuilder &b, Location loc, Value value,
+                              Type from, Type to) {
+  if (from == to)
+    return value;
+  Type target = loop::getScalarType(to);
+  auto fromFloat = dyn_cast<FloatType>(from);
+  auto toFloat = dyn_cast<FloatType>(to);
+  if (fromFloat && toFloat) {
+    if (fromFloat.getWidth() == toFloat.getWidth()) {
+      // f16 <-> bf16 has no direct cast; go through f32.
+      Value wide = arith::ExtFOp::create(b, loc, b.getF32Type(), value);
+      return arith::TruncFOp::create(b, loc, target, wide);
+    }
+    if (fromFloat.getWidth() < toFloat.getWidth())
+      return arith::ExtFOp::create(b, loc, target, value);
+    return arith::TruncFOp::create(b, loc, target, value);
+  }
+  if (toFloat) {
+    if (isUnsignedOrBool(from))
+      return arith::UIToFPOp::create(b, loc, target, value);
+    return arith::SIToFPOp::create(b, loc, target, value);
+  }
+  if (to.isInteger(1)) {
+    if (fromFloat) {
+      Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(from, 0.0));
+      return arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNE, value,
+                                   zero);
+    }
+    Value zero = arith::ConstantOp::create(
+        b, loc, b.getIntegerAttr(loop::getScalarType(from), 0));
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, value, zero);
+  }
+  if (fromFloat) {
+    if (isUnsignedOrBool(to))
+      return arith::FPToUIOp::create(b, loc, target, value);
+    return arith::FPToSIOp::create(b, loc, target, value);
+  }
+  unsigned fromWidth = cast<IntegerType>(from).getWidth();
+  unsigned toWidth = cast<IntegerType>(to).getWidth();
+  if (fromWidth > toWidth)
+    return arith::TruncIOp::create(b, loc, target, value);
+  if (fromWidth == toWidth)
+    return value;
+  if (isUnsignedOrBool(from))
+    return arith::ExtUIOp::create(b, loc, target, value);
+  return arith::ExtSIOp::create(b, loc, target, value);
+}
+
+// Sizes of loop node results come from the node's own size operands, so that
+// reading a size never keeps a producer alive.
+Value fxtoloop::getDimSize(OpBuilder &b, Location loc, Value tensor,
+                           int64_t dim) {
+  auto type = cast<RankedTensorType>(tensor.getType());
+  if (!type.isDynamicDim(dim))
+    return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+  if (Operation *node = tensor.getDefiningOp();
+      node && loop::isTensorNode(node))
+    return loop::getNodeDynamicSizes(node)[type.getDynamicDimIndex(dim)];
+  return tensor::DimOp::create(b, loc, tensor, dim);
+}
+
+SmallVector<Value> fxtoloop::getSizesLike(OpBuilder &b, Location loc,
+                                          RankedTensorType type, Value source) {
+  return collectDynamicSizes(type, [&](int64_t dim) -> Value {
+    return getDimSize(b, loc, source, dim);
+  });
+}
+
+Value fxtoloop::buildBroadcastPointwise(OpBuilder &b, Location loc,
+                                        RankedTensorType resultType,
+                                        ValueRange inputs,
+                                        TypeRange inputDtypes, Type bodyDtype,
+                                        ScalarBodyFn bodyFn) {
+  int64_t rank = resultType.getRank();
+  SmallVector<Value> dynamicSizes =
+      getBroadcastDynamicSizes(b, loc, resultType, inputs);
+  auto node = loop::PointwiseOp::create(b, loc, resultType, dynamicSizes);
+  Block *body = b.createBlock(&node.getBody());
+  SmallVector<Location> argLocs(rank, loc);
+  body->addArguments(SmallVector<Type>(rank, b.getIndexType()), argLocs);
+
+  Value zeroIndex;
+  SmallVector<Value> elements;
+  for (auto [input, inputDtype] : llvm::zip(inputs, inputDtypes)) {
+    auto inputType = cast<RankedTensorType>(input.getType());
+    int64_t offset = rank - inputType.getRank();
+    SmallVector<Value> indices;
+    for (int64_t dim = 0; dim < inputType.getRank(); ++dim) {
+      bool broadcast = inputType.getDimSize(dim) == 1 &&
+                       resultType.getDimSize(dim + offset) != 1;
+      if (broadcast && !zeroIndex)
+        zeroIndex = arith::ConstantIndexOp::create(b, loc, 0);
+      indices.push_back(broadcast ? zeroIndex
+                                  : body->getArgument(dim + offset));
+    }
+    Value element = loop::LoadOp::create(b, loc, input, indices);
+    elements.push_back(
+        convertScalar(b, loc, element, inputType.getElementType(), inputDtype));
+  }
+  Value computed = bodyFn(b, loc, elements);
+  Value result =
+      convertScalar(b, loc, computed, bodyDtype, resultType.getElementType());
+  loop::YieldOp::create(b, loc, result);
+  b.setInsertionPointAfter(node);
+  return node.getResult();
+}
+
+Value fxtoloop::buildGeneratorNode(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamicSizes,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> elementFn) {
+  auto node = loop::PointwiseOp::create(b, loc, type, dynamicSizes);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  body->addArguments(SmallVector<Type>(type.getRank(), b.getIndexType()),
+                     SmallVector<Location>(type.getRank(), loc));
+  loop::YieldOp::create(b, loc, elementFn(b, loc, body->getArguments()));
+  return node.getResult();
+}
+
+Value fxtoloop::getSizeSymbolValue(OpBuilder &b, Location loc, Operation *op,
+                                   StringRef name) {
+  auto graph = op->getParentOfType<fx::GraphOp>();
+  if (!graph)
+    return {};
+  for (unsigned index = 0, e = graph.getNumArguments(); index < e; ++index) {
+    fx::TensorGuardAttr guard = graph.getArgumentGuard(index);
+    if (!guard)
+      continue;
+    for (auto [dim, size] : llvm::enumerate(guard.getSizes()))
+      if (auto symbol = dyn_cast<StringAttr>(size);
+          symbol && symbol.getValue() == name)
+        return getDimSize(b, loc, graph.getArgument(index), dim);
+  }
+  return {};
+}
+
+Value fxtoloop::getSizeExpressionValue(OpBuilder &b, Location loc,
+                                       Operation *op, StringRef text) {
+  std::optional<fx::SizeExpression> expression = fx::parseSizeExpression(text);
+  if (!expression)
+    return {};
+  auto constant = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value product;
+  for (const fx::SizeExpression::Factor &factor : expression->factors) {
+    Value size = getSizeSymbolValue(b, loc, op, factor.symbol);
+    if (!size)
+      return {};
+    for (const fx::SizeExpression::Step &step : factor.steps) {
+      if (step.divisor) {
+        size =
+            arith::FloorDivSIOp::create(b, loc, size, constant(step.divisor));
+        continue;
+      }
+      if (step.scale != 1)
+        size = arith::MulIOp::create(b, loc, size, constant(step.scale));
+      if (step.offset != 0)
+        size = arith::AddIOp::create(b, loc, size, constant(step.offset));
+    }
+    product = product ? arith::MulIOp::create(b, loc, product, size) : size;
+  }
+  return product;
+}
+
+FailureOr<SmallVector<Value>>
+fxtoloop::getNamedDynamicSizes(OpBuilder &b, Location loc, Operation *op,
+                               RankedTensorType type) {
+  SmallVector<Value> sizes;
+  if (type.hasStaticShape())
+    return sizes;
+  auto symbols = op->getAttrOfType<ArrayAttr>("size_symbols");
+  if (!symbols)
+    return failure();
+  for (StringRef text : symbols.getAsValueRange<StringAttr>()) {
+    Value size = getSizeExpressionValue(b, loc, op, text);
+    if (!size)
+      return failure();
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+SmallVector<Value>
+fxtoloop::collectDynamicSizes(RankedTensorType type,
+                              function_ref<Value(int64_t)> sizeOf) {
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim))
+      sizes.push_back(sizeOf(dim));
+  return sizes;
+}
+
+Value fxtoloop::makeScalar(OpBuilder &b, Location loc, Attribute scalar,
+                           Type dtype) {
+  // A complex number with the (real) scalar as its real part, created from
+  // its parts (which later passes handle as any float constants).
+  if (auto complexType = dyn_cast<ComplexType>(dtype)) {
+    Type part = complexType.getElementType();
+    return complex::CreateOp::create(b, loc, complexType,
+                                     makeScalar(b, loc, scalar, part),
+                                     makeFloat(b, loc, part, 0.0));
+  }
+  Type scalarType = loop::getScalarType(dtype);
+  double asDouble = 0.0;
+  int64_t asInt = 0;
+  if (auto boolAttr = dyn_cast<BoolAttr>(scalar)) {
+    asDouble = asInt = boolAttr.getValue();
+  } else if (auto intAttr = dyn_cast<IntegerAttr>(scalar)) {
+    asInt = intAttr.getInt();
+    asDouble = static_cast<double>(asInt);
+  } else {
+    asDouble = cast<FloatAttr>(scalar).getValueAsDouble();
+    asInt = static_cast<int64_t>(asDouble);
+  }
+  if (isa<FloatType>(scalarType))
+    return arith::ConstantOp::create(b, loc,
+                                     b.getFloatAttr(scalarType, asDouble));
+  if (scalarType.isInteger(1))
+    return arith::ConstantOp::create(b, loc,
+                                     b.getBoolAttr(asInt != 0 || asDouble));
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalarType, asInt));
+}
+
+Value fxtoloop::wrapAndClampIndex(OpBuilder &b, Location loc, Value value,
+                                  Value size) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), value);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value negative =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, zero);
+  Value wrapped = arith::SelectOp::create(
+      b, loc, negative, arith::AddIOp::create(b, loc, index, size), index);
+  Value last = arith::SubIOp::create(b, loc, size,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, wrapped, zero), last);
+}
+
+SmallVector<Value> fxtoloop::delinearizeBySizes(OpBuilder &b, Location loc,
+                                                Value value,
+                                                ArrayRef<Value> sizes) {
+  SmallVector<Value> digits(sizes.size());
+  if (sizes.empty())
+    return digits;
+  for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
+    digits[dim] = arith::RemUIOp::create(b, loc, value, sizes[dim]);
+    value = arith::DivUIOp::create(b, loc, value, sizes[dim]);
+  }
+  digits.front() = value;
+  return digits;
+}
+
+Value fxtoloop::buildSum(
+    OpBuilder &b, Location loc, RankedTensorType resultType,
+    ValueRange dynamicSizes, ArrayRef<int64_t> reductionShape,
+    ValueRange reductionSizes,
+    function_ref<Value(OpBuilder &, Location, ValueRange out,
+                       ValueRange reduction)>
+        term) {
+  auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
+                                     dynamicSizes, reductionSizes,
+                                     b.getDenseI64ArrayAttr(reductionShape));
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&node.getBody());
+  int64_t numArgs = resultType.getRank() + reductionShape.size();
+  body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),
+                     SmallVector<Location>(numArgs, loc));
+  ValueRange args = body->getArguments();
+  loop::YieldOp::create(b, loc,
+                        term(b, loc, args.take_front(resultType.getRank()),
+                             args.drop_front(resultType.getRank())));
+  return node.getResult();
+}
+
+Value fxtoloop::linearizeBySizes(OpBuilder &b, Location loc, ValueRange indices,
+                                 ArrayRef<Value> sizes) {
+  Value flat = arith::ConstantIndexOp::create(b, loc, 0);
+  for (auto [index, size] : llvm::zip_equal(indices, sizes))
+    flat = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, flat, size), index);
+  return flat;
+}
+
+SmallVector<Value>
+fxtoloop::getBroadcastDynamicSizes(OpBuilder &b, Location loc,
+                                   RankedTensorType resultType,
+                                   ValueRange inputs) {
+  int64_t rank = resultType.getRank();
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (!resultType.isDynamicDim(dim))
+      continue;
+    // A dynamic result dimension comes from some input's dynamic dimension
+    // (a `?` broadcast against a static size other than 1 is that size).
+    for (Value input : inputs) {
+      auto inputType = cast<RankedTensorType>(input.getType());
+      int64_t inputDim = dim - (rank - inputType.getRank());
+      if (inputDim >= 0 && inputType.isDynamicDim(inputDim)) {
+        dynamicSizes.push_back(getDimSize(b, loc, input, inputDim));
+        break;
+      }
+    }
+  }
+  assert(static_cast<int64_t>(dynamicSizes.size()) ==
+             resultType.getNumDynamicDims() &&
+         "verified broadcast has a source for every dynamic dimension");
+  return dynamicSizes;
+}
+
+SmallVector<Value> fxtoloop::delinearizeIndex(OpBuilder &b, Location loc,
+                                              Value value,
+                                              ArrayRef<int64_t> sizes) {
+  SmallVector<Value> digits(sizes.size());
+  if (sizes.empty())
+    return digits;
+  for (int64_t dim = sizes.size() - 1; dim > 0; --dim) {
+    Value size = arith::ConstantIndexOp::create(b, loc, sizes[dim]);
+    digits[dim] = arith::RemUIOp::create(b, loc, value, size);
+    value = arith::DivUIOp::create(b, loc, value, size);
+  }
+  digits.front() = value;
+  return digits;
+}
+
+Value fxtoloop::buildStridedPosition(OpBuilder &b, Location loc, ValueRange ivs,
+                                     ArrayRef<int64_t> strides,
+                                     int64_t offset) {
+  Value position = arith::ConstantIndexOp::create(b, loc, offset);
+  for (auto [iv, stride] : llvm::zip_equal(ivs, strides))
+    position = arith::AddIOp::create(
+        b, loc, position,
+        arith::MulIOp::create(b, loc, iv,
+                              arith::ConstantIndexOp::create(b, loc, stride)));
+  return position;
+}
+
+bool fxtoloop::isStridedViewWithin(ArrayRef<int64_t> shape,
+                                   ArrayRef<int64_t> strides, int64_t offset,
+                                   int64_t elements) {
+  if (offset < 0 || shape.size() != strides.size())
+    return false;
+  int64_t last = offset, count = 1;
+  for (auto [size, stride] : llvm::zip_equal(shape, strides)) {
+    if (stride < 0)
+      return false;
+    last += size == 0 ? 0 : (size - 1) * stride;
+    count *= size;
+  }
+  return count == 0 || last < elements;
+}
+
+bool fxtoloop::hasStaticSpatialSizes(RankedTensorType input,
+                                     RankedTensorType result, int64_t spatial) {
+  for (int64_t dim = input.getRank() - spatial; dim < input.getRank(); ++dim)
+    if (input.isDynamicDim(dim) || result.isDynamicDim(dim))
+      return false;
+  return true;
+}
+
+Value fxtoloop::sizeToFloat(OpBuilder &b, Location loc, Value size, Type type) {
+  return arith::UIToFPOp::create(
+      b, loc, type, arith::IndexCastUIOp::create(b, loc, b.getI64Type(), size));
+}
+
+Value fxtoloop::makeFloat(OpBuilder &b, Location loc, Type type, double value) {
+  return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+}
+
+Value fxtoloop::makeInteger(OpBuilder &b, Location loc, Type type,
+                            int64_t value) {
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+}
+
+Value fxtoloop::emitClamp(OpBuilder &b, Location loc, Value x, Value lower,
+                          Value upper, Type dtype) {
+  bool isFloat = isa<FloatType>(dtype);
+  bool isUnsigned = isUnsignedOrBool(dtype);
+  if (lower)
+    x = isFloat      ? arith::MaximumFOp::create(b, loc, x, lower).getResult()
+        : isUnsigned ? arith::MaxUIOp::create(b, loc, x, lower).getResult()
+                     : arith::MaxSIOp::create(b, loc, x, lower).getResult();
+  if (upper)
+    x = isFloat      ? arith::MinimumFOp::create(b, loc, x, upper).getResult()
+        : isUnsigned ? arith::MinUIOp::create(b, loc, x, upper).getResult()
+                     : arith::MinSIOp::create(b, loc, x, upper).getResult();
+  return x;
+}
+
+std::pair<double, bool> fxtoloop::getScalarValue(Attribute scalar) {
+  if (auto boolAttr = dyn_cast<BoolAttr>(scalar))
+    return {boolAttr.getValue() ? 1.0 : 0.0, true};
+  if (auto floatAttr = dyn_cast<FloatAttr>(scalar))
+    return {floatAttr.getValueAsDouble(), false};
+  return {static_cast<double>(cast<IntegerAttr>(scalar).getInt()), true};
+}
+
+Value fxtoloop::buildReduction(OpBuilder &b, Location loc, Value input,
+                               ArrayRef<int64_t> dims, bool keepdim,
+                               StringRef combiner, RankedTensorType resultType,
+                               ReductionValueFn value) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  int64_t rank = inputType.getRank();
+  SmallVector<bool> reduced(rank, dims.empty());
+  for (int64_t dim : dims)
+    reduced[dim < 0 ? dim + rank : dim] = true;
+
+  SmallVector<Value> dynamicSizes, reductionDynamicSizes;
+  SmallVector<int64_t> reductionShape;
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    bool dynamic = inputType.isDynamicDim(dim);
+    if (reduced[dim]) {
+      reductionShape.push_back(inputType.getDimSize(dim));
+      if (dynamic)
+        reductionDynamicSizes.push_back(getDimSize(b, loc, input, dim));
+    } else if (dynamic) {
+      dynamicSizes.push_back(getDimSize(b, loc, input, dim));
+    }
+  }
+  Type dtype = resultType.getElementType();
+  Type accumulator = (dtype.isF16() || dtype.isBF16())
+                         ? Type(b.getF32Type())
+                         : loop::getScalarType(dtype);
+  Type accumulatorDtype = isa<FloatType>(accumulator) ? accumulator : dtype;
+
+  auto node = loop::ReduceOp::create(
+      b, loc, resultType, b.getStringAttr(combiner), dynamicSizes,
+      reductionDynamicSizes, b.getDenseI64ArrayAttr(reductionShape));
+  Block *body = b.createBlock(&node.getBody());
+  int64_t numArgs = resultType.getRank() + reductionShape.size();
+  body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),
+                     SmallVector<Location>(numArgs, loc));
+  // The input's index of each dimension: a reduction argument for reduced
+  // ones, else the result's argument (skipping the kept size-1 dimensions).
+  SmallVector<Value> indices;
+  int64_t nextResult = 0, nextReduction = resultType.getRank();
+  for (int64_t dim = 0; dim < rank; ++dim) {
+    if (reduced[dim]) {
+      indices.push_back(body->getArgument(nextReduction++));
+      if (keepdim)
+        ++nextResult;
+    } else {
+      indices.push_back(body->getArgument(nextResult++));
+    }
+  }
+  if (value) {
+    loop::YieldOp::create(
+        b, loc,
+        value(b, loc, indices,
+              body->getArguments().drop_front(resultType.getRank())));
+  } else {
+    Value element = loop::LoadOp::create(b, loc, input, indices);
+    loop::YieldOp::create(b, loc,
+                          convertScalar(b, loc, element,
+                                        inputType.getElementType(),
+                                        accumulatorDtype));
+  }
+  b.setInsertionPointAfter(node);
+  return node.getResult();
+}
+
+Value fxtoloop::emitSameValue(OpBuilder &b, Location loc, Value lhs,
+                              Value rhs) {
+  if (!isa<FloatType>(lhs.getType()))
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
+  Value equal =
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, lhs, rhs);
+  Value bothNaN = arith::AndIOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, lhs, lhs),
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::UNO, rhs, rhs));
+  return arith::OrIOp::create(b, loc, equal, bothNaN);
+}
+
+Value fxtoloop::buildIndexMapNode(OpBuilder &b, Location loc, Value source,
+                                  RankedTensorType resultType,
+                                  ValueRange dynamicSizes,
+                                  IndexMapFn indexMap) {
+  auto node = loop::PointwiseOp::create(b, loc, resultType, dynamicSizes);
+  Block *body = b.createBlock(&node.getBody());
+  int64_t rank = resultType.getRank();
+  body->addArguments(SmallVector<Type>(rank, b.getIndexType()),
+                     SmallVector<Location>(rank, loc));
+  SmallVector<Value> indices = indexMap(b, loc, body->getArguments());
+  Value element = loop::LoadOp::create(b, loc, source, indices);
+  loop::YieldOp::create(b, loc, element);
+  b.setInsertionPointAfter(node);
+  return node.getResult();
+}
+
+Value fxtoloop::clampToRange(OpBuilder &b, Location loc, Value index,
+                             Value size) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value last = arith::SubIOp::create(b, loc, size,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  return arith::MinSIOp::create(
+      b, loc, arith::MaxSIOp::create(b, loc, index, zero), last);
+}
+
+std::pair<Value, Value> fxtoloop::clampAndTest(OpBuilder &b, Location loc,
+                                               Value index, Value size) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value last = arith::SubIOp::create(b, loc, size,
+                                     arith::ConstantIndexOp::create(b, loc, 1));
+  Value inRange = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index, zero),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, index, last));
+  return {clampToRange(b, loc, index, size), inRange};
+}
+
+Type fxtoloop::getNormalizationDtype(OpBuilder &b, Type dtype) {
+  return getComputeDtype(dtype, /*computeInF32=*/true);
+}
+
+RankedTensorType fxtoloop::getStatisticsType(RankedTensorType type,
+                                             ArrayRef<int64_t> dims,
+                                             Type dtype) {
+  SmallVector<int64_t> shape(type.getShape());
+  for (int64_t dim : dims)
+    shape[dim] = 1;
+  return RankedTensorType::get(shape, dtype);
+}
+
+bool fxtoloop::isZeroScalar(std::optional<Attribute> scalar) {
+  return scalar && getScalarValue(*scalar).first == 0.0;
+}
+
+int64_t fxtoloop::getSpatialAttr(ArrayRef<int64_t> values, int64_t dim) {
+  return values.size() == 1 ? values.front() : values[dim];
+}
+
+std::pair<Value, Value> fxtoloop::getWindowAt(OpBuilder &b, Location loc,
+                                              Value x, Value k, int64_t padding,
+                                              int64_t dilation, int64_t stride,
+                                              Value outputs) {
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value shifted = arith::SubIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, x, index(padding)),
+      arith::MulIOp::create(b, loc, k, index(dilation)));
+  Value out = arith::DivSIOp::create(b, loc, shifted, index(stride));
+  Value fits = arith::AndIOp::create(
+      b, loc,
+      arith::AndIOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, shifted,
+                                index(0)),
+          arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::eq,
+              arith::RemSIOp::create(b, loc, shifted, index(stride)),
+              index(0))),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, out, outputs));
+  return {clampToRange(b, loc, out, outputs), fits};
+}
+std::pair<Value, Value> fxtoloop::getWindowAt(OpBuilder &b, Location loc,
+                                              Value x, Value k, int64_t padding,
+                                              int64_t dilation, int64_t stride,
+                                              int64_t outputs) {
+  return getWindowAt(b, loc, x, k, padding, dilation, stride,
+                     arith::ConstantIndexOp::create(b, loc, outputs));
+}
