@@ -232,7 +232,7 @@ def compile(
     """
     import torch
 
-    from kiln.importer import import_function
+    from kiln.importer import graph_device, import_function
 
     if capture not in ("make_fx", "export"):
         raise ValueError(f"capture must be 'make_fx' or 'export', not {capture!r}")
@@ -250,12 +250,9 @@ def compile(
         return _compile_exported(fn, device=device, options=options, cache_dir=cache_dir)
     tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
     # A zero-dim CPU tensor is a scalar that PyTorch lets other devices' ops
-    # read: it does not choose the device.
-    devices = ({t.device.type for t in tensors if not _is_cpu_scalar(t)}
-               or {t.device.type for t in tensors})
-    if len(devices) > 1:
-        raise ValueError(f"example inputs are on several devices: {sorted(devices)}")
-    target = torch.device(device).type if device else (devices.pop() if devices else "cpu")
+    # read: it does not choose the device (graph_device).
+    inputs_device = graph_device(example_inputs, single=True)
+    target = torch.device(device).type if device else inputs_device
     if target not in ("cpu", "cuda"):
         raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
     scalar_device = target if target != "cpu" and any(map(_is_cpu_scalar, tensors)) else None
@@ -321,12 +318,11 @@ def _compile_exported(program: Any, *, device: Optional[str],
     values give the types, its dynamic_shapes the size symbols."""
     import torch
 
-    from kiln.importer import import_exported
+    from kiln.importer import graph_device, import_exported
 
     placeholders = [n for n in program.graph_module.graph.nodes if n.op == "placeholder"]
-    devices = {n.meta["val"].device.type for n in placeholders
-               if isinstance(n.meta.get("val"), torch.Tensor)}
-    target = torch.device(device).type if device else ("cuda" if "cuda" in devices else "cpu")
+    target = (torch.device(device).type if device
+              else graph_device([n.meta.get("val") for n in placeholders]))
     imported = import_exported(program, device=target)
     path = compile_graph_text(imported.text, target=target, options=options,
                               cache_dir=cache_dir)

@@ -33,7 +33,8 @@ its names is used, so the rest of the kiln package works without torch.
 from kiln.importer.constants import freeze_constants, lift_constants
 from kiln.importer.errors import (KilnImportError, UnsupportedDtypeError,  # noqa: F401
                                   UnsupportedOpError, source_location)
-from kiln.importer.functions import ImportedGraph, import_exported, import_function
+from kiln.importer.functions import (ImportedGraph, graph_device, import_exported,
+                                     import_function)
 from kiln.importer.graph import (fake_mode_of, import_graph, input_guards,  # noqa: F401
                                  running_in)
 from kiln.importer.op_table import RESAMPLING_OPS, _TableOp  # noqa: F401
@@ -54,6 +55,7 @@ __all__ = [
     "capture",
     "check_supported",
     "DECOMPOSITIONS",
+    "graph_device",
     "ImportedGraph",
     "import_function",
     "import_exported",

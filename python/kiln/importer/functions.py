@@ -55,13 +55,28 @@ class ImportedGraph:
     output_spec: Any = None
 
 
-def _inputs_device(example_inputs: Sequence[Any]) -> str:
-    """The device of the example inputs' tensors (the first one's), or the
-    CPU without tensors."""
-    for value in pytree.tree_flatten(_input_list(example_inputs))[0]:
-        if isinstance(value, torch.Tensor):
-            return value.device.type
-    return "cpu"
+def graph_device(example_inputs: Sequence[Any], *, single: bool = False) -> str:
+    """The type of the device that a graph of these example inputs runs on:
+    that of their tensors (nested ones too; real, fake or a placeholder's
+    ``meta["val"]``), where a zero-dim CPU tensor does not count unless all
+    are such (PyTorch's CUDA ops read one as a scalar: kiln.compile moves it
+    to the GPU). Among several devices CUDA wins, then the CPU; without
+    tensors, the CPU. With `single`, tensors on several devices raise
+    ValueError.
+
+    The one rule for kiln.compile (when not given a device), the random
+    seed of import_function and import_exported (when not given one), and
+    the torch.compile backend's regions."""
+    tensors = [value for value in pytree.tree_flatten(list(example_inputs))[0]
+               if isinstance(value, torch.Tensor)]
+    devices = ({t.device.type for t in tensors if t.dim() != 0 or t.device.type != "cpu"}
+               or {t.device.type for t in tensors})
+    if single and len(devices) > 1:
+        raise ValueError(f"example inputs are on several devices: {sorted(devices)}")
+    for device in ("cuda", "cpu"):
+        if device in devices:
+            return device
+    return min(devices, default="cpu")
 
 
 def _lift_seed(gm: torch.fx.GraphModule, device: str) -> List[torch.Tensor]:
@@ -123,7 +138,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     `math_attention`).
 
     A graph with random ops reads a seed after the constants, on `device`
-    (by default the inputs'): ImportedGraph.seed_device.
+    (by default graph_device of the inputs): ImportedGraph.seed_device.
 
     With `freeze`, the parameters, buffers and tensor constants are frozen
     into the graph as ``fx.constant`` values (freeze_constants) instead of
@@ -137,7 +152,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
     gm = capture(fn, example_inputs, math_attention=bool(dynamic))
     take_constants = freeze_constants if freeze else lift_constants
     constants = _on_inputs_device(take_constants(gm), example_inputs)
-    seed_device = device or _inputs_device(example_inputs)
+    seed_device = device or graph_device(example_inputs)
     inputs = [*example_inputs, *constants, *_lift_seed(gm, seed_device)]
     seed_device = seed_device if len(inputs) > len(example_inputs) + len(constants) else None
     if not dynamic:
@@ -173,7 +188,7 @@ def import_function(fn: Callable, example_inputs: Sequence[Any], *, name: str = 
                 "with dynamic={input index: [dimensions]}") from error
         constants_grown = _on_inputs_device(take_constants(gm_grown), grown_inputs)
         return gm_grown, [*grown_inputs, *constants_grown,
-                          *_lift_seed(gm_grown, device or _inputs_device(grown_inputs))]
+                          *_lift_seed(gm_grown, device or graph_device(grown_inputs))]
 
     @functools.lru_cache(maxsize=None)
     def third_trace() -> _ThirdTrace:
@@ -282,7 +297,7 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
     lift_constants makes them (ImportedGraph.constants); the sizes that
     ``dynamic_shapes`` made symbolic become size symbols. A program that updates buffers or inputs
     (a module exported in training mode) is refused. Random ops read a seed
-    on `device` (by default the user inputs') after the constants.
+    on `device` (by default graph_device of the user inputs) after the constants.
     """
     from torch.export.graph_signature import InputKind, OutputKind
 
@@ -318,7 +333,7 @@ def import_exported(program: Any, *, name: str = "forward", guards: bool = True,
         anchor = node
     user_values = [n.meta["val"] for n in user]
     constants = _on_inputs_device(constants, user_values)
-    seed_device = device or _inputs_device(user_values)
+    seed_device = device or graph_device(user_values)
     seed = _lift_seed(gm, seed_device)
     drop_implied_assertions(gm)
     eliminate_dead_code(gm)
