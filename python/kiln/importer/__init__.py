@@ -12,7 +12,7 @@ Every value's type is exact: the importer runs the graph on the example inputs
 and reads each node's shape and dtype from the tensor it produced, so the
 verifiers of the ``fx`` ops check the importer against PyTorch itself.
 
-Importing is a table lookup (``_OPS``): one row per supported ATen overload,
+Importing is a table lookup (``op_table._OPS``): one row per supported ATen overload,
 naming the ``fx`` op that prints it. Anything the table does not cover raises
 ``UnsupportedOpError``, naming the ATen op and, when the node recorded one, the
 line of user code that produced it.

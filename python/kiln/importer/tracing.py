@@ -314,6 +314,11 @@ def _repeat(x: torch.Tensor, repeats: Sequence[int]) -> torch.Tensor:
         [count * own for count, own in zip(repeats, shape)])
 
 
+# The end of a slice that runs to the end of its dimension (ATen's INT64_MAX),
+# which means the same at every size.
+_FULL_SLICE_END = 2 ** 63 - 1
+
+
 def _roll(x: torch.Tensor, shifts: Sequence[int], dims: Sequence[int] = ()) -> torch.Tensor:
     """torch.roll as the concatenation of a dimension's last `shift`
     elements and the others: slices with bounds counted from the end, which
@@ -541,6 +546,3 @@ def _return_input_updates(gm: torch.fx.GraphModule) -> None:
         output = next(n for n in graph.nodes if n.op == "output")
         output.args = ((output.args[0], tuple(value for _, value in updates)),)
     gm.recompile()
-
-
-_FULL_SLICE_END = 2 ** 63 - 1
