@@ -1,0 +1,402 @@
+//===- AttentionLowering.cpp - Attention ----------------------------------===//
+//
+// Part of Kiln. The CPU's flash attention and its gradient and CUDA's
+// memory-efficient attention (without dropout): the scores' product, a
+// softmax over the keys and the product with the values, which row fusion
+// turns into two products around one kernel, over static or dynamic batches,
+// heads and sequence lengths.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementwiseLowering.h"
+#include "Lowerings.h"
+#include "kiln/Dialect/FX/IR/FXOps.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/PatternMatch.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::fxtoloop;
+
+namespace {
+
+/// The operands of the attention ops that their lowerings check alike:
+/// [B, H, L, E] query, key and value of one rank and dtype, whose head sizes
+/// (E, the scale's and the products' inner size) are static; batches, heads
+/// and sequence lengths may be dynamic.
+static bool hasAttentionOperands(Value query, Value key, Value value) {
+  auto queryType = cast<RankedTensorType>(query.getType());
+  int64_t rank = queryType.getRank();
+  if (rank < 3)
+    return false;
+  for (Value operand : {key, value}) {
+    auto type = cast<RankedTensorType>(operand.getType());
+    if (type.getRank() != rank ||
+        type.getElementType() != queryType.getElementType() ||
+        type.isDynamicDim(rank - 1))
+      return false;
+  }
+  return !queryType.isDynamicDim(rank - 1);
+}
+
+/// A loop.matmul of type `type` (batched [..., M, N]) from `lhs` and `rhs`,
+/// either read transposed in place; dynamic sizes are read from the
+/// operands (M from lhs, N from rhs, batches from lhs, whose batch sizes
+/// must be the result's: no broadcast 1s).
+static Value createMatmul(OpBuilder &b, Location loc, RankedTensorType type,
+                          Value lhs, Value rhs, bool transposeLhs,
+                          bool transposeRhs) {
+  int64_t rank = type.getRank();
+  SmallVector<Value> dynamicSizes =
+      collectDynamicSizes(type, [&](int64_t dim) -> Value {
+        if (dim == rank - 2)
+          return getDimSize(b, loc, lhs, transposeLhs ? rank - 1 : rank - 2);
+        if (dim == rank - 1)
+          return getDimSize(b, loc, rhs, transposeRhs ? rank - 2 : rank - 1);
+        return getDimSize(b, loc, lhs, dim);
+      });
+  auto matmul = loop::MatmulOp::create(b, loc, type, lhs, rhs, dynamicSizes);
+  if (transposeLhs)
+    matmul.setTransposeLhs(true);
+  if (transposeRhs)
+    matmul.setTransposeRhs(true);
+  return matmul.getResult();
+}
+
+/// The attention scores [B, H, L, S] in `accumulator`: q·kᵀ (a loop.matmul
+/// reading k transposed in place) times `scale` (getAttentionScale), plus
+/// `mask` (broadcast from its trailing dimensions), with keys after the
+/// query's position at -inf when `causal` (PyTorch's top-left alignment).
+static Value buildAttentionScores(OpBuilder &b, Location loc, Value query,
+                                  Value key, Value mask, bool causal,
+                                  double scale, Type accumulator) {
+  auto queryType = cast<RankedTensorType>(query.getType());
+  auto keyType = cast<RankedTensorType>(key.getType());
+  int64_t rank = queryType.getRank();
+  SmallVector<int64_t> shape(queryType.getShape().drop_back());
+  shape.push_back(keyType.getDimSize(rank - 2));
+  auto type = RankedTensorType::get(shape, accumulator);
+  Value products = createMatmul(b, loc, type, query, key,
+                                /*transposeLhs=*/false, /*transposeRhs=*/true);
+  return buildGeneratorNode(
+      b, loc, type, getSizesLike(b, loc, type, products),
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value score = arith::MulFOp::create(
+            b, loc, loop::LoadOp::create(b, loc, products, ivs),
+            makeFloat(b, loc, accumulator, scale));
+        if (mask) {
+          auto maskType = cast<RankedTensorType>(mask.getType());
+          int64_t skipped = rank - maskType.getRank();
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          SmallVector<Value> indices;
+          for (int64_t dim = 0; dim < maskType.getRank(); ++dim)
+            indices.push_back(maskType.getDimSize(dim) == 1 &&
+                                      shape[skipped + dim] != 1
+                                  ? zero
+                                  : ivs[skipped + dim]);
+          score = arith::AddFOp::create(
+              b, loc, score,
+              convertScalar(b, loc, loop::LoadOp::create(b, loc, mask, indices),
+                            maskType.getElementType(), accumulator));
+        }
+        if (causal) {
+          Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                              ivs[rank - 1], ivs[rank - 2]);
+          score = arith::SelectOp::create(
+              b, loc, later,
+              makeFloat(b, loc, accumulator,
+                        -std::numeric_limits<double>::infinity()),
+              score);
+        }
+        return score;
+      });
+}
+
+/// The factor of attention's scores: `scaleAttr`, else 1/√E for queries
+/// [..., E].
+static double getAttentionScale(Value query, std::optional<APFloat> scaleAttr) {
+  if (scaleAttr)
+    return scaleAttr->convertToDouble();
+  auto type = cast<RankedTensorType>(query.getType());
+  return 1.0 / std::sqrt(static_cast<double>(type.getShape().back()));
+}
+
+/// Attention's forward math, as PyTorch's kernels compute it in blocks: the
+/// scores (buildAttentionScores), a softmax over the keys with the row
+/// statistics kept, and out = p·v. Row fusion turns the softmax into one
+/// kernel between the two products.
+struct AttentionForward {
+  Value output;
+  Value max; // Per query [B, H, L, 1], in `accumulator`.
+  Value sum; // Σ exp(score - max), likewise.
+  Type accumulator;
+
+  static AttentionForward build(OpBuilder &b, Location loc, Value query,
+                                Value key, Value value, Value mask, bool causal,
+                                std::optional<APFloat> scale,
+                                RankedTensorType outputType) {
+    Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
+    Type accumulator = getNormalizationDtype(b, dtype);
+    Value scores =
+        buildAttentionScores(b, loc, query, key, mask, causal,
+                             getAttentionScale(query, scale), accumulator);
+    auto scoresType = cast<RankedTensorType>(scores.getType());
+    int64_t last = scoresType.getRank() - 1;
+    RankedTensorType statsType =
+        getStatisticsType(scoresType, {last}, accumulator);
+    Value max = buildReduction(b, loc, scores, {last}, /*keepdim=*/true, "max",
+                               statsType);
+    Value exps = buildBroadcastPointwise(
+        b, loc, scoresType, ValueRange{scores, max},
+        TypeRange{accumulator, accumulator}, accumulator,
+        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return math::ExpOp::create(b, loc,
+                                     arith::SubFOp::create(b, loc, e[0], e[1]));
+        });
+    Value sum = buildReduction(b, loc, exps, {last}, /*keepdim=*/true, "sum",
+                               statsType);
+    Value probabilities = buildBroadcastPointwise(
+        b, loc, scoresType.clone(dtype), ValueRange{exps, sum},
+        TypeRange{accumulator, accumulator}, accumulator,
+        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return arith::DivFOp::create(b, loc, e[0], e[1]);
+        });
+    Value output = createMatmul(b, loc, outputType, probabilities, value,
+                                /*transposeLhs=*/false, /*transposeRhs=*/false);
+    return {output, max, sum, accumulator};
+  }
+
+  /// logsumexp = max + log Σ exp per query, as `type` [B, H, rows] (its
+  /// rows `rows` where dynamic); rows past the L queries (CUDA's kernel pads
+  /// them to a multiple of 32: `padsRows`) are +inf, as that kernel writes
+  /// them.
+  Value buildLogsumexp(OpBuilder &b, Location loc, RankedTensorType type,
+                       Value rows, bool padsRows) const {
+    auto maxType = cast<RankedTensorType>(max.getType());
+    int64_t queries = maxType.getShape().end()[-2];
+    SmallVector<Value> dynamicSizes =
+        collectDynamicSizes(type, [&](int64_t dim) -> Value {
+          return dim == type.getRank() - 1 ? rows
+                                           : getDimSize(b, loc, max, dim);
+        });
+    // Whether rows are padded is known only at run time where either count
+    // is dynamic.
+    bool padded = padsRows && (ShapedType::isDynamic(queries) ||
+                               type.isDynamicDim(type.getRank() - 1) ||
+                               type.getShape().back() > queries);
+    return buildGeneratorNode(
+        b, loc, type, dynamicSizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          Value row = ivs.back();
+          Value lastQuery = arith::SubIOp::create(
+              b, loc, getDimSize(b, loc, max, maxType.getRank() - 2),
+              arith::ConstantIndexOp::create(b, loc, 1));
+          SmallVector<Value> indices(ivs.drop_back());
+          // A padded row loads the last query's statistics and drops them.
+          indices.push_back(
+              padded ? arith::MinUIOp::create(b, loc, row, lastQuery) : row);
+          indices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+          Value result = arith::AddFOp::create(
+              b, loc, loop::LoadOp::create(b, loc, max, indices),
+              math::LogOp::create(b, loc,
+                                  loop::LoadOp::create(b, loc, sum, indices)));
+          if (padded)
+            result = arith::SelectOp::create(
+                b, loc,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, row,
+                                      lastQuery),
+                makeFloat(b, loc, accumulator,
+                          std::numeric_limits<double>::infinity()),
+                result);
+          return convertScalar(b, loc, result, accumulator,
+                               type.getElementType());
+        });
+  }
+};
+
+/// The output and logsumexp of attention op `op` (without dropout; its
+/// mask or bias `mask`) as AttentionForward computes them, into the types
+/// of `op`'s results `output` and `logsumexp`; failure where it does not
+/// lower.
+template <typename OpTy>
+static FailureOr<std::pair<Value, Value>>
+buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
+                      Value output, Value logsumexp) {
+  Value query = op.getQuery(), value = op.getValue();
+  if (op.getDropoutP().convertToDouble() != 0.0)
+    return rewriter.notifyMatchFailure(op, "dropout");
+  if (!hasAttentionOperands(query, op.getKey(), value))
+    return rewriter.notifyMatchFailure(op,
+                                       "dynamic head sizes or mixed operands");
+  Location loc = op.getLoc();
+  auto forward = AttentionForward::build(
+      rewriter, loc, query, op.getKey(), value, mask, op.getIsCausal(),
+      op.getScale(), cast<RankedTensorType>(output.getType()));
+  auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
+  // The CPU's kernel keeps a row per query; CUDA's pads to a multiple of 32
+  // (its rows are dynamic only where it computes them).
+  constexpr bool padsRows =
+      std::is_same_v<OpTy, fx::ScaledDotProductEfficientAttentionOp>;
+  // (Without compute_log_sumexp, the verifier makes the rows a static 0.)
+  Value rows;
+  if (logsumexpType.isDynamicDim(logsumexpType.getRank() - 1)) {
+    int64_t rank = cast<RankedTensorType>(query.getType()).getRank();
+    rows = getDimSize(rewriter, loc, query, rank - 2);
+    if constexpr (padsRows) {
+      Value alignment = arith::ConstantIndexOp::create(rewriter, loc, 32);
+      rows = arith::MulIOp::create(
+          rewriter, loc,
+          arith::CeilDivUIOp::create(rewriter, loc, rows, alignment),
+          alignment);
+    }
+  }
+  return std::make_pair(
+      forward.output,
+      forward.buildLogsumexp(rewriter, loc, logsumexpType, rows, padsRows));
+}
+
+/// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout):
+/// AttentionForward and its logsumexp.
+struct FlashAttentionForCpuLowering
+    : OpRewritePattern<fx::ScaledDotProductFlashAttentionForCpuOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ScaledDotProductFlashAttentionForCpuOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<std::pair<Value, Value>> results = buildAttentionResults(
+        rewriter, op, op.getAttnMask(), op.getOutput(), op.getLogsumexp());
+    if (failed(results))
+      return failure();
+    rewriter.replaceOp(op, {results->first, results->second});
+    return success();
+  }
+};
+
+/// Lowers fx.scaled_dot_product_efficient_attention (without dropout), the
+/// math of CUDA's memory-efficient kernel: AttentionForward, its logsumexp
+/// (padded, or empty without `compute_log_sumexp`), and a zero Philox state
+/// (no dropout draws nothing).
+struct EfficientAttentionLowering
+    : OpRewritePattern<fx::ScaledDotProductEfficientAttentionOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(fx::ScaledDotProductEfficientAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    FailureOr<std::pair<Value, Value>> results = buildAttentionResults(
+        rewriter, op, op.getAttnBias(), op.getOutput(), op.getLogSumexp());
+    if (failed(results))
+      return failure();
+    auto stateType = cast<RankedTensorType>(op.getPhiloxSeed().getType());
+    auto zeroState = [&]() {
+      return buildGeneratorNode(
+          rewriter, op.getLoc(), stateType, {},
+          [&](OpBuilder &b, Location loc, ValueRange) -> Value {
+            return makeInteger(b, loc, b.getI64Type(), 0);
+          });
+    };
+    rewriter.replaceOp(
+        op, {results->first, results->second, zeroState(), zeroState()});
+    return success();
+  }
+};
+
+/// Lowers fx.scaled_dot_product_flash_attention_for_cpu_backward (without
+/// dropout) from the saved logsumexp: p = exp(scores - lse) recomputed,
+/// dV = pᵀ·dO, dP = dO·vᵀ, D = Σ dO·O per query, dS = p·(dP - D), and
+/// dQ = dS·k·scale, dK = dSᵀ·q·scale; the products read their transposed
+/// operands in place.
+struct FlashAttentionForCpuBackwardLowering
+    : OpRewritePattern<fx::ScaledDotProductFlashAttentionForCpuBackwardOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult
+  matchAndRewrite(fx::ScaledDotProductFlashAttentionForCpuBackwardOp op,
+                  PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+    if (op.getDropoutP().convertToDouble() != 0.0)
+      return rewriter.notifyMatchFailure(op, "dropout");
+    if (!hasAttentionOperands(query, key, value))
+      return rewriter.notifyMatchFailure(
+          op, "dynamic head sizes or mixed operands");
+    auto queryType = cast<RankedTensorType>(query.getType());
+    Type dtype = queryType.getElementType();
+    Type accumulator = getNormalizationDtype(rewriter, dtype);
+    double scale = getAttentionScale(query, op.getScale());
+    Value scores =
+        buildAttentionScores(rewriter, loc, query, key, op.getAttnMask(),
+                             op.getIsCausal(), scale, accumulator);
+    auto scoresType = cast<RankedTensorType>(scores.getType());
+    Value logsumexp = op.getLogsumexp();
+    auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
+    Value probabilities = buildGeneratorNode(
+        rewriter, loc, scoresType.clone(dtype),
+        getSizesLike(rewriter, loc, scoresType, scores),
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          Value rowLse = convertScalar(
+              b, loc, loop::LoadOp::create(b, loc, logsumexp, ivs.drop_back()),
+              logsumexpType.getElementType(), accumulator);
+          Value p = math::ExpOp::create(
+              b, loc,
+              arith::SubFOp::create(
+                  b, loc, loop::LoadOp::create(b, loc, scores, ivs), rowLse));
+          return convertScalar(b, loc, p, accumulator, dtype);
+        });
+    Value gradOut = op.getGradOut();
+    auto matmul = [&](RankedTensorType type, Value lhs, Value rhs,
+                      bool transposeLhs, bool transposeRhs) {
+      return createMatmul(rewriter, loc, type, lhs, rhs, transposeLhs,
+                          transposeRhs);
+    };
+    Value gradValue =
+        matmul(cast<RankedTensorType>(op.getGradValue().getType()),
+               probabilities, gradOut, /*transposeLhs=*/true, false);
+    Value gradProbabilities =
+        matmul(scoresType, gradOut, value, false, /*transposeRhs=*/true);
+    int64_t last = scoresType.getRank() - 1;
+    auto outputType = cast<RankedTensorType>(op.getOut().getType());
+    Value rowDot = buildReduction(
+        rewriter, loc,
+        buildBroadcastPointwise(
+            rewriter, loc, outputType.clone(accumulator),
+            ValueRange{gradOut, op.getOut()},
+            TypeRange{accumulator, accumulator}, accumulator,
+            [](OpBuilder &b, Location loc, ValueRange e) -> Value {
+              return arith::MulFOp::create(b, loc, e[0], e[1]);
+            }),
+        {last}, /*keepdim=*/true, "sum",
+        getStatisticsType(outputType, {last}, accumulator));
+    // dS, scaled once here for both products.
+    Value gradScores = buildBroadcastPointwise(
+        rewriter, loc, scoresType.clone(dtype),
+        ValueRange{probabilities, gradProbabilities, rowDot},
+        TypeRange{accumulator, accumulator, accumulator}, accumulator,
+        [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
+          return arith::MulFOp::create(
+              b, loc,
+              arith::MulFOp::create(b, loc, e[0],
+                                    arith::SubFOp::create(b, loc, e[1], e[2])),
+              makeFloat(b, loc, accumulator, scale));
+        });
+    Value gradQuery =
+        matmul(cast<RankedTensorType>(op.getGradQuery().getType()), gradScores,
+               key, false, false);
+    Value gradKey = matmul(cast<RankedTensorType>(op.getGradKey().getType()),
+                           gradScores, query, /*transposeLhs=*/true, false);
+    rewriter.replaceOp(op, {gradQuery, gradKey, gradValue});
+    return success();
+  }
+};
+} // namespace
+
+void fxtoloop::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns
+      .add<FlashAttentionForCpuLowering, FlashAttentionForCpuBackwardLowering,
+           EfficientAttentionLowering>(ctx);
+}
