@@ -1,0 +1,957 @@
+//===- ConvolutionLowering.cpp - Convolutions -----------------------------===//
+//
+// Part of Kiln. Convolutions, transposed or not, and their gradients: the
+// forward convolution becomes a loop.convolution, which
+// kiln-loop-expand-convolutions turns into window sums or into patches
+// (im2col) and a product; the gradients are direct sums when their elements
+// sum few terms, else products of patches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementwiseLowering.h"
+#include "Lowerings.h"
+#include "kiln/Dialect/FX/IR/FXOps.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/PatternMatch.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::fxtoloop;
+
+namespace {
+/// The shapes of a (not transposed, batched) convolution, as its im2col
+/// lowerings see them: G groups of Cg channels and Fg filters, `kernel`
+/// over input `extent` giving `outExtent`, patch depth Cg·|kernel|. Spatial
+/// sizes may be dynamic (kDynamic): bind them before building.
+struct ConvolutionGeometry {
+  int64_t spatial, groups, groupChannels, groupFilters, depth;
+  SmallVector<int64_t> kernel, extent, outExtent, stride, padding, dilation;
+  /// The run-time sizes of the dynamic entries of `extent` and `outExtent`
+  /// (null for static ones).
+  SmallVector<Value> extentSizes, outExtentSizes;
+
+  /// The geometry, or failure for what the lowerings do not handle: other
+  /// than floats, unbatched, or dynamic channels.
+  static FailureOr<ConvolutionGeometry>
+  get(RankedTensorType input, RankedTensorType weight, RankedTensorType output,
+      ArrayRef<int64_t> stride, ArrayRef<int64_t> padding,
+      ArrayRef<int64_t> dilation, int64_t groups) {
+    int64_t rank = input.getRank();
+    if (!isa<FloatType>(output.getElementType()) || rank != weight.getRank() ||
+        rank < 3 || !weight.hasStaticShape() || input.isDynamicDim(1) ||
+        output.isDynamicDim(1))
+      return failure();
+    ConvolutionGeometry g;
+    g.spatial = rank - 2;
+    g.groups = groups;
+    g.groupChannels = input.getDimSize(1) / groups;
+    g.groupFilters = weight.getDimSize(0) / groups;
+    g.kernel.assign(weight.getShape().drop_front(2).begin(),
+                    weight.getShape().end());
+    g.extent.assign(input.getShape().drop_front(2).begin(),
+                    input.getShape().end());
+    g.outExtent.assign(output.getShape().drop_front(2).begin(),
+                       output.getShape().end());
+    g.depth = g.groupChannels;
+    for (int64_t size : g.kernel)
+      g.depth *= size;
+    for (int64_t dim = 0; dim < g.spatial; ++dim) {
+      g.stride.push_back(getSpatialAttr(stride, dim));
+      g.padding.push_back(getSpatialAttr(padding, dim));
+      g.dilation.push_back(getSpatialAttr(dilation, dim));
+    }
+    g.extentSizes.resize(g.spatial);
+    g.outExtentSizes.resize(g.spatial);
+    return g;
+  }
+
+  /// Whether the convolution is computed directly, as each output's sum over
+  /// its window: its filters read at most `directDepth` inputs (channels per
+  /// group times kernel positions), a window a thread sums on its own, and
+  /// its patches would be at least as large as its result (depth / Fg times
+  /// it), so a product would not pay for them. Its weight gradient, whose
+  /// product would be [Fg x columns] x [columns x depth], is direct alike.
+  bool isDirect(int64_t directDepth) const {
+    return depth <= directDepth && groupFilters <= depth;
+  }
+  /// The same for its transposed convolution (the input gradient), whose
+  /// outputs each sum over the group's filters times the kernel positions,
+  /// and whose product would be only Fg deep.
+  bool isDirectTransposed(int64_t directDepth) const {
+    int64_t transposedDepth = groupFilters;
+    for (int64_t size : kernel)
+      transposedDepth *= size;
+    return transposedDepth <= directDepth && groupChannels <= transposedDepth;
+  }
+
+  /// The input channel that channel `groupChannel` of filter `filter`'s
+  /// group reads: (f / Fg)·Cg + c.
+  Value getInputChannel(OpBuilder &b, Location loc, Value filter,
+                        Value groupChannel) const {
+    Value group =
+        arith::DivUIOp::create(b, loc, filter, constant(b, loc, groupFilters));
+    return arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, group, constant(b, loc, groupChannels)),
+        groupChannel);
+  }
+
+  /// Binds the dynamic entries of `extent` (`outExtent` with `outputSide`)
+  /// to the run-time sizes of `tensor`'s spatial dimensions.
+  void bindSizes(OpBuilder &b, Location loc, Value tensor, bool outputSide) {
+    SmallVector<Value> &sizes = outputSide ? outExtentSizes : extentSizes;
+    ArrayRef<int64_t> shape = outputSide ? outExtent : extent;
+    for (int64_t dim = 0; dim < spatial; ++dim)
+      if (ShapedType::isDynamic(shape[dim]))
+        sizes[dim] = getDimSize(b, loc, tensor, dim + 2);
+  }
+  /// Binds the dynamic entries of `outExtent` to the sizes the convolution
+  /// computes from `extent`: (x + 2p - d(k - 1) - 1) / s + 1.
+  void computeOutExtent(OpBuilder &b, Location loc) {
+    for (int64_t dim = 0; dim < spatial; ++dim) {
+      if (!ShapedType::isDynamic(outExtent[dim]))
+        continue;
+      int64_t reach = 2 * padding[dim] - dilation[dim] * (kernel[dim] - 1) - 1;
+      Value size = arith::AddIOp::create(b, loc, getExtent(b, loc, dim),
+                                         constant(b, loc, reach));
+      size =
+          arith::DivSIOp::create(b, loc, size, constant(b, loc, stride[dim]));
+      outExtentSizes[dim] =
+          arith::AddIOp::create(b, loc, size, constant(b, loc, 1));
+    }
+  }
+  /// Binds the dynamic entries of `extent` to the sizes of the transposed
+  /// convolution whose input is `outExtent` wide: (o - 1)s - 2p + d(k - 1)
+  /// + outputPadding + 1.
+  void computeTransposedExtent(OpBuilder &b, Location loc,
+                               ArrayRef<int64_t> outputPadding) {
+    for (int64_t dim = 0; dim < spatial; ++dim) {
+      if (!ShapedType::isDynamic(extent[dim]))
+        continue;
+      int64_t added = -stride[dim] - 2 * padding[dim] +
+                      dilation[dim] * (kernel[dim] - 1) +
+                      getSpatialAttr(outputPadding, dim) + 1;
+      Value size = arith::MulIOp::create(b, loc, getOutExtent(b, loc, dim),
+                                         constant(b, loc, stride[dim]));
+      extentSizes[dim] =
+          arith::AddIOp::create(b, loc, size, constant(b, loc, added));
+    }
+  }
+
+  Value getExtent(OpBuilder &b, Location loc, int64_t dim) const {
+    return extentSizes[dim] ? extentSizes[dim] : constant(b, loc, extent[dim]);
+  }
+  Value getOutExtent(OpBuilder &b, Location loc, int64_t dim) const {
+    return outExtentSizes[dim] ? outExtentSizes[dim]
+                               : constant(b, loc, outExtent[dim]);
+  }
+  /// The output positions per image: static, or kDynamic.
+  int64_t getPositions() const {
+    int64_t positions = 1;
+    for (int64_t size : outExtent) {
+      if (ShapedType::isDynamic(size))
+        return ShapedType::kDynamic;
+      positions *= size;
+    }
+    return positions;
+  }
+  /// The patch columns of `batch` images (`batchSize` its run-time size
+  /// when dynamic): static, or kDynamic with its run-time size appended to
+  /// `sizes`.
+  int64_t getColumns(OpBuilder &b, Location loc, int64_t batch, Value batchSize,
+                     SmallVectorImpl<Value> &sizes) const {
+    int64_t positions = getPositions();
+    if (!ShapedType::isDynamic(batch) && !ShapedType::isDynamic(positions))
+      return batch * positions;
+    Value columns = batchSize ? batchSize : constant(b, loc, batch);
+    if (!ShapedType::isDynamic(positions)) {
+      columns =
+          arith::MulIOp::create(b, loc, columns, constant(b, loc, positions));
+    } else {
+      for (int64_t dim = 0; dim < spatial; ++dim)
+        columns =
+            arith::MulIOp::create(b, loc, columns, getOutExtent(b, loc, dim));
+    }
+    sizes.push_back(columns);
+    return ShapedType::kDynamic;
+  }
+  /// The run-time sizes of a tensor of `type` on the `outputSide` (with
+  /// outExtent) or the input side: its dynamic batch `batchSize`, then its
+  /// dynamic spatial sizes.
+  SmallVector<Value> getDynamicSizes(RankedTensorType type, Value batchSize,
+                                     bool outputSide) const {
+    SmallVector<Value> sizes;
+    if (type.isDynamicDim(0))
+      sizes.push_back(batchSize);
+    for (int64_t dim = 0; dim < spatial; ++dim)
+      if (type.isDynamicDim(dim + 2))
+        sizes.push_back(outputSide ? outExtentSizes[dim] : extentSizes[dim]);
+    return sizes;
+  }
+
+  /// The sizes a patch row (Cg, kernel...) delinearizes into.
+  SmallVector<int64_t> getRowDigits() const {
+    SmallVector<int64_t> digits = {groupChannels};
+    llvm::append_range(digits, kernel);
+    return digits;
+  }
+  /// The sizes a patch column (batch, outExtent...) delinearizes into; the
+  /// batch is the quotient left over.
+  SmallVector<Value> getColumnDigits(OpBuilder &b, Location loc) const {
+    SmallVector<Value> digits = {Value()};
+    for (int64_t dim = 0; dim < spatial; ++dim)
+      digits.push_back(getOutExtent(b, loc, dim));
+    return digits;
+  }
+
+private:
+  static Value constant(OpBuilder &b, Location loc, int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+};
+
+/// The element of `input` that kernel position `kernel` (one index per
+/// spatial dimension) of output position `out` reads in image `batch` and
+/// channel `channel`: input[batch, channel, o*s + k*d - p], 0 outside the
+/// image.
+static Value buildWindowElement(OpBuilder &b, Location loc, Value input,
+                                const ConvolutionGeometry &g, Value batch,
+                                Value channel, ValueRange out,
+                                ValueRange kernel) {
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  SmallVector<Value> indices = {batch, channel};
+  Value inside;
+  for (int64_t dim = 0; dim < g.spatial; ++dim) {
+    Value position = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, out[dim], index(g.stride[dim])),
+        arith::MulIOp::create(b, loc, kernel[dim], index(g.dilation[dim])));
+    position = arith::SubIOp::create(b, loc, position, index(g.padding[dim]));
+    auto [clamped, inRange] =
+        clampAndTest(b, loc, position, g.getExtent(b, loc, dim));
+    inside = inside ? arith::AndIOp::create(b, loc, inside, inRange).getResult()
+                    : inRange;
+    indices.push_back(clamped);
+  }
+  Value element = loop::LoadOp::create(b, loc, input, indices);
+  Type scalar = loop::getScalarType(
+      cast<RankedTensorType>(input.getType()).getElementType());
+  Value padding =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(scalar, 0.0));
+  return arith::SelectOp::create(b, loc, inside, element, padding);
+}
+
+/// The input's patches (im2col) [G, depth, columns], columns being every
+/// batch's output positions one after another:
+///   patches[g, (c, k...), (n, o...)] = input[n, g*Cg + c, o*s + k*d - p]
+/// (0 outside the input).
+static Value buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
+                                     const ConvolutionGeometry &g,
+                                     int64_t columns, ValueRange columnSizes) {
+  auto inputType = cast<RankedTensorType>(input.getType());
+  auto patchesType = RankedTensorType::get({g.groups, g.depth, columns},
+                                           inputType.getElementType());
+  auto patches = loop::PointwiseOp::create(b, loc, patchesType, columnSizes);
+  OpBuilder::InsertionGuard guard(b);
+  Block *body = b.createBlock(&patches.getBody(), {},
+                              SmallVector<Type>(3, b.getIndexType()),
+                              SmallVector<Location>(3, loc));
+  Value group = body->getArgument(0);
+  SmallVector<Value> row =
+      delinearizeIndex(b, loc, body->getArgument(1), g.getRowDigits());
+  SmallVector<Value> column = delinearizeBySizes(b, loc, body->getArgument(2),
+                                                 g.getColumnDigits(b, loc));
+  Value channel = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(
+          b, loc, group,
+          arith::ConstantIndexOp::create(b, loc, g.groupChannels)),
+      row[0]);
+  loop::YieldOp::create(b, loc,
+                        buildWindowElement(b, loc, input, g, column[0], channel,
+                                           ArrayRef<Value>(column).drop_front(),
+                                           ArrayRef<Value>(row).drop_front()));
+  return patches.getResult();
+}
+
+/// The type a direct convolution's sums of `resultType` accumulate in: f32
+/// for 16-bit results (as a product's sums), else the result's.
+static Type getDirectAccumulator(RankedTensorType resultType) {
+  return getComputeDtype(resultType.getElementType(), /*computeInF32=*/true);
+}
+
+/// `lhs` * `rhs`, two elements of dtype `dtype`, in `accumulator`.
+static Value multiplyIn(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                        Type dtype, Type accumulator) {
+  return arith::MulFOp::create(b, loc,
+                               convertScalar(b, loc, lhs, dtype, accumulator),
+                               convertScalar(b, loc, rhs, dtype, accumulator));
+}
+
+/// A convolution of `input` by `weight` as each output's sum over its
+/// window:
+///   result[n, f, o...] = Σ_{c, k...} input[n, (f / Fg)*Cg + c, o*s + k*d - p]
+///                                    * weight[f, c, k...]
+/// summed in f32 for 16-bit results (as a product's sums), else in the
+/// result's dtype; `sizes` are the result's dynamic sizes. For filters that
+/// read few inputs (depthwise ones) the patches would be the image as many
+/// times over as a window holds, for a product too shallow to pay for them.
+static Value buildDirectConvolution(OpBuilder &b, Location loc, Value input,
+                                    Value weight, RankedTensorType resultType,
+                                    ValueRange sizes,
+                                    const ConvolutionGeometry &g) {
+  Type dtype = cast<RankedTensorType>(input.getType()).getElementType();
+  Type accumulator = getDirectAccumulator(resultType);
+  return buildSum(
+      b, loc, resultType, sizes, g.getRowDigits(), {},
+      [&](OpBuilder &b, Location loc, ValueRange out,
+          ValueRange window) -> Value {
+        Value filter = out[1];
+        Value groupChannel = window.front();
+        ValueRange kernel = window.drop_front();
+        Value element =
+            buildWindowElement(b, loc, input, g, out[0],
+                               g.getInputChannel(b, loc, filter, groupChannel),
+                               out.drop_front(2), kernel);
+        SmallVector<Value> weightIndices = {filter, groupChannel};
+        llvm::append_range(weightIndices, kernel);
+        Value filterElement =
+            loop::LoadOp::create(b, loc, weight, weightIndices);
+        return multiplyIn(b, loc, element, filterElement, dtype, accumulator);
+      });
+}
+
+/// The input gradient of a convolution (a transposed convolution of the
+/// output's gradient `gradOut`) as each input element's sum over the
+/// outputs whose windows read it:
+///   result[n, g*Cg + c, x...] = Σ_{f, k...} gradOut[n, g*Fg + f, o...]
+///                                           * weight[g*Fg + f, c, k...]
+/// with o = (x + p - k*d) / s where that divides and is an output position
+/// (else no term). `sizes` are the result's dynamic sizes. In place of
+/// col2im, whose patch gradients would come from a product Fg deep.
+static Value buildDirectImageGradient(OpBuilder &b, Location loc, Value gradOut,
+                                      Value weight, RankedTensorType resultType,
+                                      ValueRange sizes,
+                                      const ConvolutionGeometry &g) {
+  Type dtype = cast<RankedTensorType>(gradOut.getType()).getElementType();
+  Type accumulator = getDirectAccumulator(resultType);
+  SmallVector<int64_t> window = {g.groupFilters};
+  llvm::append_range(window, g.kernel);
+  return buildSum(
+      b, loc, resultType, sizes, window, {},
+      [&](OpBuilder &b, Location loc, ValueRange in,
+          ValueRange terms) -> Value {
+        auto index = [&](int64_t value) -> Value {
+          return arith::ConstantIndexOp::create(b, loc, value);
+        };
+        Value perGroup = index(g.groupChannels);
+        Value group = arith::DivUIOp::create(b, loc, in[1], perGroup);
+        Value groupChannel = arith::RemUIOp::create(b, loc, in[1], perGroup);
+        Value filter = arith::AddIOp::create(
+            b, loc, arith::MulIOp::create(b, loc, group, index(g.groupFilters)),
+            terms.front());
+        ValueRange kernel = terms.drop_front();
+        SmallVector<Value> gradIndices = {in[0], filter};
+        Value valid;
+        for (int64_t dim = 0; dim < g.spatial; ++dim) {
+          auto [out, fits] = getWindowAt(
+              b, loc, in[2 + dim], kernel[dim], g.padding[dim], g.dilation[dim],
+              g.stride[dim], g.getOutExtent(b, loc, dim));
+          valid = valid ? arith::AndIOp::create(b, loc, valid, fits).getResult()
+                        : fits;
+          gradIndices.push_back(out);
+        }
+        Value element = loop::LoadOp::create(b, loc, gradOut, gradIndices);
+        SmallVector<Value> weightIndices = {filter, groupChannel};
+        llvm::append_range(weightIndices, kernel);
+        Value filterElement =
+            loop::LoadOp::create(b, loc, weight, weightIndices);
+        Value product =
+            multiplyIn(b, loc, element, filterElement, dtype, accumulator);
+        return arith::SelectOp::create(b, loc, valid, product,
+                                       makeFloat(b, loc, accumulator, 0.0));
+      });
+}
+
+/// The weight gradient of a convolution whose output side is `outputSide`
+/// (the output's gradient; a transposed convolution's input) and whose
+/// input side is `image`, as each filter element's sum over the batch and
+/// the output positions:
+///   result[f, c, k...] = Σ_{n, o...} outputSide[n, f, o...]
+///                          * image[n, (f / Fg)*Cg + c, o*s + k*d - p]
+/// In place of a product [Fg x columns] x [columns x depth], which is
+/// shallow on both sides for the filters isDirect takes.
+static Value buildDirectWeightGradient(OpBuilder &b, Location loc,
+                                       Value outputSide, Value image,
+                                       RankedTensorType resultType,
+                                       const ConvolutionGeometry &g) {
+  auto sideType = cast<RankedTensorType>(outputSide.getType());
+  Type dtype = sideType.getElementType();
+  Type accumulator = getDirectAccumulator(resultType);
+  // Summed over [N, O...], whose dynamic sizes are the output side's.
+  SmallVector<int64_t> reductionShape = {sideType.getDimSize(0)};
+  llvm::append_range(reductionShape, g.outExtent);
+  SmallVector<Value> reductionSizes;
+  for (auto [dim, size] : llvm::enumerate(reductionShape))
+    if (ShapedType::isDynamic(size))
+      reductionSizes.push_back(
+          dim == 0 ? getDimSize(b, loc, outputSide, 0)
+                   : g.getOutExtent(b, loc, static_cast<int64_t>(dim) - 1));
+  return buildSum(
+      b, loc, resultType, {}, reductionShape, reductionSizes,
+      [&](OpBuilder &b, Location loc, ValueRange entry,
+          ValueRange position) -> Value {
+        Value filter = entry[0];
+        ValueRange kernel = entry.drop_front(2);
+        Value batch = position.front();
+        ValueRange out = position.drop_front();
+        Value element = buildWindowElement(
+            b, loc, image, g, batch,
+            g.getInputChannel(b, loc, filter, entry[1]), out, kernel);
+        SmallVector<Value> sideIndices = {batch, filter};
+        llvm::append_range(sideIndices, out);
+        Value sideElement =
+            loop::LoadOp::create(b, loc, outputSide, sideIndices);
+        return multiplyIn(b, loc, sideElement, element, dtype, accumulator);
+      });
+}
+
+/// The weights per group, [G, Fg, depth]: weight[g*Fg + f, (c, k...)].
+static Value buildGroupedWeights(OpBuilder &b, Location loc, Value weight,
+                                 const ConvolutionGeometry &g) {
+  auto weightType = cast<RankedTensorType>(weight.getType());
+  auto type = RankedTensorType::get({g.groups, g.groupFilters, g.depth},
+                                    weightType.getElementType());
+  return buildIndexMapNode(
+      b, loc, weight, type, {},
+      [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        Value filter = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(
+                b, loc, ivs[0],
+                arith::ConstantIndexOp::create(b, loc, g.groupFilters)),
+            ivs[1]);
+        SmallVector<Value> indices = {filter};
+        llvm::append_range(indices,
+                           delinearizeIndex(b, loc, ivs[2], g.getRowDigits()));
+        return indices;
+      });
+}
+
+/// Where element `ivs` ([n, g*Fg + f, o...]) of a convolution's output side
+/// lies among the columns of its im2col product: [g, f, (n, o...)].
+static SmallVector<Value> getProductIndices(OpBuilder &b, Location loc,
+                                            ValueRange ivs,
+                                            const ConvolutionGeometry &g) {
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value column = ivs[0];
+  for (int64_t dim = 0; dim < g.spatial; ++dim)
+    column = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, column, g.getOutExtent(b, loc, dim)),
+        ivs[dim + 2]);
+  Value perGroup = index(g.groupFilters);
+  return {arith::DivUIOp::create(b, loc, ivs[1], perGroup),
+          arith::RemUIOp::create(b, loc, ivs[1], perGroup), column};
+}
+
+/// `value` ([N, G*Fg, o...], on a convolution's output side) regrouped as
+/// the columns of its im2col product: [G, Fg, (n, o...)].
+static Value buildGroupedColumns(OpBuilder &b, Location loc, Value value,
+                                 const ConvolutionGeometry &g, int64_t columns,
+                                 ValueRange columnSizes) {
+  auto type = cast<RankedTensorType>(value.getType());
+  return buildIndexMapNode(
+      b, loc, value,
+      RankedTensorType::get({g.groups, g.groupFilters, columns},
+                            type.getElementType()),
+      columnSizes, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        SmallVector<Value> column =
+            delinearizeBySizes(b, loc, ivs[2], g.getColumnDigits(b, loc));
+        Value channel = arith::AddIOp::create(
+            b, loc,
+            arith::MulIOp::create(
+                b, loc, ivs[0],
+                arith::ConstantIndexOp::create(b, loc, g.groupFilters)),
+            ivs[1]);
+        SmallVector<Value> indices = {column[0], channel};
+        indices.append(column.begin() + 1, column.end());
+        return indices;
+      });
+}
+
+/// The image of `type` ([N, C, X...], on a convolution's input side) whose
+/// elements sum the entries of `patches` ([G, depth, columns]) that stand
+/// for them (col2im): kernel position k of output position o = (x + p -
+/// k*d) / s stands for x when that divides and o is an output position.
+/// `sizes` holds the image's dynamic sizes.
+static Value buildImageFromPatches(OpBuilder &b, Location loc, Value patches,
+                                   const ConvolutionGeometry &g,
+                                   RankedTensorType type, ValueRange sizes) {
+  int64_t rank = type.getRank();
+  Type dtype = cast<RankedTensorType>(patches.getType()).getElementType();
+  // Terms [N, C, X..., K...], zero where no output position's window puts
+  // kernel position k at x.
+  SmallVector<int64_t> termsShape(type.getShape());
+  termsShape.append(g.kernel);
+  Value terms = buildGeneratorNode(
+      b, loc, RankedTensorType::get(termsShape, dtype), sizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        auto index = [&](int64_t value) -> Value {
+          return arith::ConstantIndexOp::create(b, loc, value);
+        };
+        Value perGroup = index(g.groupChannels);
+        Value group = arith::DivUIOp::create(b, loc, ivs[1], perGroup);
+        Value row = arith::RemUIOp::create(b, loc, ivs[1], perGroup);
+        Value column = ivs[0];
+        Value valid;
+        for (int64_t dim = 0; dim < g.spatial; ++dim) {
+          Value k = ivs[rank + dim];
+          row = arith::AddIOp::create(
+              b, loc, arith::MulIOp::create(b, loc, row, index(g.kernel[dim])),
+              k);
+          auto [out, fits] = getWindowAt(
+              b, loc, ivs[2 + dim], k, g.padding[dim], g.dilation[dim],
+              g.stride[dim], g.getOutExtent(b, loc, dim));
+          valid = valid ? arith::AndIOp::create(b, loc, valid, fits).getResult()
+                        : fits;
+          column = arith::AddIOp::create(
+              b, loc,
+              arith::MulIOp::create(b, loc, column,
+                                    g.getOutExtent(b, loc, dim)),
+              out);
+        }
+        Value element = loop::LoadOp::create(b, loc, patches,
+                                             ValueRange{group, row, column});
+        return arith::SelectOp::create(b, loc, valid, element,
+                                       makeFloat(b, loc, dtype, 0.0))
+            .getResult();
+      });
+  SmallVector<int64_t> kernelDims;
+  for (int64_t dim = 0; dim < g.spatial; ++dim)
+    kernelDims.push_back(rank + dim);
+  return buildReduction(b, loc, terms, kernelDims, /*keepdim=*/false, "sum",
+                        type);
+}
+
+/// A convolution's result of `type`: its `sums` (in `computeDtype`) plus
+/// the optional `bias`, rounded to the result's dtype, as the node that batch
+/// norm and relu inline into.
+static Value buildConvolutionResult(OpBuilder &b, Location loc, Value sums,
+                                    Value bias, RankedTensorType type,
+                                    ValueRange sizes, Type computeDtype) {
+  return buildGeneratorNode(
+      b, loc, type, sizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value value = loop::LoadOp::create(b, loc, sums, ivs);
+        if (bias) {
+          Value element = convertScalar(
+              b, loc, loop::LoadOp::create(b, loc, bias, ivs[1]),
+              cast<RankedTensorType>(bias.getType()).getElementType(),
+              computeDtype);
+          value =
+              emitBinary(b, loc, BinaryKind::Add, value, element, computeDtype);
+        }
+        return convertScalar(b, loc, value, computeDtype,
+                             type.getElementType());
+      });
+}
+
+/// Lowers a (not transposed, batched) fx.convolution to a loop.convolution
+/// of its input and weight, whose sums a pointwise node reads, adding the
+/// bias and rounding to the result's dtype (the node that batch norm and
+/// relu inline into).
+struct ConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
+  ConvolutionLowering(MLIRContext *ctx, const FXToLoopOptions &options)
+      : OpRewritePattern<fx::ConvolutionOp>(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(fx::ConvolutionOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType resultType = op.getType();
+    Type dtype = resultType.getElementType();
+    if (op.getTransposed())
+      return rewriter.notifyMatchFailure(op, "transposed convolution");
+    FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
+        inputType, op.getWeight().getType(), resultType, op.getStride(),
+        op.getPadding(), op.getDilation(),
+        static_cast<int64_t>(op.getGroups()));
+    if (failed(geometry) ||
+        op.getWeight().getType().getElementType() != inputType.getElementType())
+      return rewriter.notifyMatchFailure(
+          op, "integer, mixed, unbatched or dynamic convolution");
+    ConvolutionGeometry &g = *geometry;
+    Location loc = op.getLoc();
+
+    // The sums, kept in f32 for 16-bit results: the bias joins before the
+    // rounding.
+    Type computeDtype = getComputeDtype(dtype, options.computeInF32);
+    g.bindSizes(rewriter, loc, op.getInput(), /*outputSide=*/false);
+    g.computeOutExtent(rewriter, loc);
+    SmallVector<Value> resultSizes = g.getDynamicSizes(
+        resultType,
+        resultType.isDynamicDim(0) ? getDimSize(rewriter, loc, op.getInput(), 0)
+                                   : Value(),
+        /*outputSide=*/true);
+    Value sums = loop::ConvolutionOp::create(
+        rewriter, loc, resultType.clone(computeDtype), op.getInput(),
+        op.getWeight(), resultSizes, rewriter.getDenseI64ArrayAttr(g.stride),
+        rewriter.getDenseI64ArrayAttr(g.padding),
+        rewriter.getDenseI64ArrayAttr(g.dilation),
+        rewriter.getI64IntegerAttr(g.groups));
+    rewriter.replaceOp(op, buildConvolutionResult(rewriter, loc, sums,
+                                                  op.getBias(), resultType,
+                                                  resultSizes, computeDtype));
+    return success();
+  }
+
+  FXToLoopOptions options;
+};
+
+/// Lowers a transposed (batched) fx.convolution. It is the input gradient of
+/// the convolution that maps its result's shape to its input's with the
+/// same weight, stride, padding and dilation, so it reuses that
+/// convolution's geometry with the roles swapped; per group:
+///
+///   columns[g, c, (n, x...)]  = input[n, g*Cg + c, x...]
+///   patches[g, (f, k...), :]  = weights[g, c, (f, k...)]ᵀ x columns
+///   sums[n, g*Fg + f, o...]   = Σ_k patches[g, (f, k...), (n, x...)]
+///                               where x = (o + p - k*d) / s divides
+///
+/// and the bias joins before the rounding, as for other convolutions.
+/// (output_padding only lengthens the result: its last positions take what
+/// windows reach them.)
+struct TransposedConvolutionLowering : OpRewritePattern<fx::ConvolutionOp> {
+  TransposedConvolutionLowering(MLIRContext *ctx,
+                                const FXToLoopOptions &options)
+      : OpRewritePattern<fx::ConvolutionOp>(ctx), options(options) {}
+
+  LogicalResult matchAndRewrite(fx::ConvolutionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getTransposed())
+      return rewriter.notifyMatchFailure(op, "not transposed");
+    Value input = op.getInput();
+    RankedTensorType inputType = op.getInput().getType();
+    RankedTensorType resultType = op.getType();
+    FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
+        resultType, op.getWeight().getType(), inputType, op.getStride(),
+        op.getPadding(), op.getDilation(),
+        static_cast<int64_t>(op.getGroups()));
+    if (failed(geometry) ||
+        op.getWeight().getType().getElementType() != inputType.getElementType())
+      return rewriter.notifyMatchFailure(
+          op, "integer, mixed, unbatched or dynamic transposed convolution");
+    ConvolutionGeometry &g = *geometry;
+    Location loc = op.getLoc();
+    Type computeDtype =
+        getComputeDtype(resultType.getElementType(), options.computeInF32);
+
+    // The input is the swapped convolution's output side; the result's
+    // spatial sizes follow from it.
+    g.bindSizes(rewriter, loc, input, /*outputSide=*/true);
+    g.computeTransposedExtent(rewriter, loc, op.getOutputPadding());
+    Value batch = inputType.isDynamicDim(0)
+                      ? getDimSize(rewriter, loc, input, 0)
+                      : Value();
+    SmallVector<Value> columnSizes;
+    int64_t columns = g.getColumns(rewriter, loc, inputType.getDimSize(0),
+                                   batch, columnSizes);
+    SmallVector<Value> resultSizes =
+        g.getDynamicSizes(resultType, batch, /*outputSide=*/false);
+    Value grouped =
+        buildGroupedColumns(rewriter, loc, input, g, columns, columnSizes);
+    Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
+    auto patches = loop::MatmulOp::create(
+        rewriter, loc,
+        RankedTensorType::get({g.groups, g.depth, columns}, computeDtype),
+        weights, grouped, columnSizes);
+    patches.setTransposeLhs(true);
+    Value sums = buildImageFromPatches(
+        rewriter, loc, patches, g, resultType.clone(computeDtype), resultSizes);
+    rewriter.replaceOp(op, buildConvolutionResult(rewriter, loc, sums,
+                                                  op.getBias(), resultType,
+                                                  resultSizes, computeDtype));
+    return success();
+  }
+
+  FXToLoopOptions options;
+};
+
+/// Expands a loop.convolution into a matrix product of its filters and the
+/// input's patches (im2col), per group:
+///
+///   patches[g, (c, k...), (n, o...)] = input[n, g*Cg + c, o*s + k*d - p]
+///                                      (0 outside the input)
+///   weights[g, f, (c, k...)]         = weight[g*Fg + f, c, k...]
+///   product[g, f, (n, o...)]         = weights x patches
+///   result[n, g*Fg + f, o...]        = product[g, f, (n, o...)]
+///
+/// Patches and weights are nodes the product reads; the result is an
+/// index-map node that its readers inline (the bias, batch norm, relu).
+/// Filters that read few inputs, and no fewer than there are filters per
+/// group, sum their windows directly instead (buildDirectConvolution).
+struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
+  ExpandConvolution(MLIRContext *ctx, int64_t directDepth)
+      : OpRewritePattern<loop::ConvolutionOp>(ctx), directDepth(directDepth) {}
+
+  LogicalResult matchAndRewrite(loop::ConvolutionOp op,
+                                PatternRewriter &rewriter) const override {
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    RankedTensorType resultType = op.getResultType();
+    FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
+        inputType, cast<RankedTensorType>(op.getWeight().getType()), resultType,
+        op.getStride(), op.getPadding(), op.getDilation(),
+        static_cast<int64_t>(op.getGroups()));
+    if (failed(geometry))
+      return rewriter.notifyMatchFailure(op, "unsupported geometry");
+    ConvolutionGeometry &g = *geometry;
+    Location loc = op.getLoc();
+
+    // The run-time sizes: the input's, and the result's from the op.
+    g.bindSizes(rewriter, loc, op.getInput(), /*outputSide=*/false);
+    if (g.isDirect(directDepth)) {
+      rewriter.replaceOp(op, buildDirectConvolution(
+                                 rewriter, loc, op.getInput(), op.getWeight(),
+                                 resultType, op.getDynamicSizes(), g));
+      return success();
+    }
+    ValueRange resultSizes = op.getDynamicSizes();
+    Value batch = resultType.isDynamicDim(0) ? resultSizes.front() : Value();
+    for (int64_t dim = 0, next = batch ? 1 : 0; dim < g.spatial; ++dim)
+      if (resultType.isDynamicDim(dim + 2))
+        g.outExtentSizes[dim] = resultSizes[next++];
+
+    // The patch columns: every batch's output positions, one after another.
+    SmallVector<Value> columnSizes;
+    int64_t columns = g.getColumns(rewriter, loc, inputType.getDimSize(0),
+                                   batch, columnSizes);
+    Value patches = buildConvolutionPatches(rewriter, loc, op.getInput(), g,
+                                            columns, columnSizes);
+    Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
+    auto productType = RankedTensorType::get(
+        {g.groups, g.groupFilters, columns}, resultType.getElementType());
+    Value product = buildMatmul(rewriter, loc, weights, patches, productType);
+
+    // The result: the product, regrouped by batch and position.
+    rewriter.replaceOp(
+        op, buildIndexMapNode(rewriter, loc, product, resultType,
+                              op.getDynamicSizes(),
+                              [&](OpBuilder &b, Location loc, ValueRange ivs) {
+                                return getProductIndices(b, loc, ivs, g);
+                              }));
+    return success();
+  }
+
+  /// The most inputs a filter reads for the convolution to be computed
+  /// directly.
+  int64_t directDepth;
+};
+
+/// Lowers fx.convolution_backward of a (batched) convolution through
+/// the forward's im2col matrices, with the output's gradient regrouped as
+/// dOut[g, f, (n, o...)]:
+///
+///   grad_weight[g*Fg + f, (c, k...)] = dOut x patchesᵀ
+///   grad_input: dPatches = weightsᵀ x dOut, each input position summing
+///               the patch entries that read it (col2im), over k...
+///   grad_bias[f] = Σ dOut over the batch and positions
+///
+/// A transposed convolution is the input gradient of the convolution with
+/// its input and output swapped, so its gradients swap them too: the
+/// geometry is that convolution's, its input is regrouped where dOut was and
+/// the output's gradient is the image the patches read,
+///
+///   grad_weight[g*Cg + c, (f, k...)] = input x patchesᵀ
+///   grad_input[n, g*Cg + c, x...]    = (weights x patches)[g, c, (n, x...)]
+///
+/// the latter being a convolution of the output's gradient. Results that
+/// `output_mask` leaves out are zeros.
+///
+/// Where those products would be shallow (depthwise filters, say), direct
+/// sums instead, with `direct-convolution-depth`: for filters that read few
+/// inputs (ConvolutionGeometry::isDirect) the weight gradient sums over the
+/// batch and output positions (buildDirectWeightGradient) and a transposed
+/// convolution's input gradient over each output's window
+/// (buildDirectConvolution); where each input element sums few filter
+/// entries (isDirectTransposed) a convolution's input gradient sums over
+/// the outputs that read it (buildDirectImageGradient).
+struct ConvolutionBackwardLowering
+    : OpRewritePattern<fx::ConvolutionBackwardOp> {
+  ConvolutionBackwardLowering(MLIRContext *ctx, const FXToLoopOptions &options)
+      : OpRewritePattern<fx::ConvolutionBackwardOp>(ctx),
+        directDepth(options.directConvolutionDepth) {}
+
+  LogicalResult matchAndRewrite(fx::ConvolutionBackwardOp op,
+                                PatternRewriter &rewriter) const override {
+    auto gradOutType = cast<RankedTensorType>(op.getGradOutput().getType());
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    auto weightType = cast<RankedTensorType>(op.getWeight().getType());
+    bool transposed = op.getTransposed();
+    // The convolution whose im2col matrices the gradients use: its image is
+    // what the patches read, its columns what the products regroup.
+    Value image = transposed ? op.getGradOutput() : op.getInput();
+    Value columnSide = transposed ? op.getInput() : op.getGradOutput();
+    FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
+        cast<RankedTensorType>(image.getType()), weightType,
+        cast<RankedTensorType>(columnSide.getType()), op.getStride(),
+        op.getPadding(), op.getDilation(),
+        static_cast<int64_t>(op.getGroups()));
+    if (failed(geometry))
+      return rewriter.notifyMatchFailure(op,
+                                         "integer or unbatched convolution");
+    ConvolutionGeometry &g = *geometry;
+    Location loc = op.getLoc();
+    int64_t rank = inputType.getRank();
+    // Dynamic sizes are both sides' own.
+    g.bindSizes(rewriter, loc, image, /*outputSide=*/false);
+    g.bindSizes(rewriter, loc, columnSide, /*outputSide=*/true);
+    Value batch = inputType.isDynamicDim(0)
+                      ? getDimSize(rewriter, loc, op.getInput(), 0)
+                      : Value();
+    SmallVector<Value> columnSizes;
+    int64_t columns = g.getColumns(rewriter, loc, inputType.getDimSize(0),
+                                   batch, columnSizes);
+    Type computeDtype = getComputeDtype(gradOutType.getElementType(),
+                                        /*computeInF32=*/true);
+    auto index = [](OpBuilder &b, Location loc, int64_t value) -> Value {
+      return arith::ConstantIndexOp::create(b, loc, value);
+    };
+    ArrayRef<bool> mask = op.getOutputMask();
+    // A masked-off result sizes itself like the operand of its type.
+    GradientBuilder gradients{rewriter, loc, computeDtype};
+    auto zerosFor = [&](Value result, Value sizedLike) {
+      return gradients.maskedOff(result, sizedLike);
+    };
+
+    bool directForward = g.isDirect(directDepth);
+    bool directImageGradient =
+        transposed ? directForward : g.isDirectTransposed(directDepth);
+    Value grouped;
+    if ((mask[0] && !transposed && !directImageGradient) ||
+        (mask[1] && !directForward))
+      grouped = buildGroupedColumns(rewriter, loc, columnSide, g, columns,
+                                    columnSizes);
+    auto product = [&](RankedTensorType type, Value lhs, Value rhs,
+                       bool transposeLhs, bool transposeRhs) -> Value {
+      auto node = loop::MatmulOp::create(
+          rewriter, loc, type, lhs, rhs,
+          type.isDynamicDim(2) ? ValueRange(columnSizes) : ValueRange());
+      if (transposeLhs)
+        node.setTransposeLhs(true);
+      if (transposeRhs)
+        node.setTransposeRhs(true);
+      return node.getResult();
+    };
+    Value patches;
+    if ((mask[1] && !directForward) ||
+        (mask[0] && transposed && !directImageGradient))
+      patches = buildConvolutionPatches(rewriter, loc, image, g, columns,
+                                        columnSizes);
+
+    Value gradInput;
+    auto gradInputType = cast<RankedTensorType>(op.getGradInput().getType());
+    if (mask[0] && directImageGradient) {
+      // (A 16-bit result's sums are f32, rounded once by the reduce.)
+      SmallVector<Value> sizes =
+          g.getDynamicSizes(gradInputType, batch, /*outputSide=*/transposed);
+      gradInput =
+          transposed
+              ? buildDirectConvolution(rewriter, loc, image, op.getWeight(),
+                                       gradInputType, sizes, g)
+              : buildDirectImageGradient(rewriter, loc, columnSide,
+                                         op.getWeight(), gradInputType, sizes,
+                                         g);
+    } else if (mask[0] && transposed) {
+      Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
+      Value sums =
+          product(RankedTensorType::get({g.groups, g.groupFilters, columns},
+                                        computeDtype),
+                  weights, patches, false, false);
+      gradInput = buildGeneratorNode(
+          rewriter, loc, gradInputType,
+          g.getDynamicSizes(gradInputType, batch, /*outputSide=*/true),
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value element = loop::LoadOp::create(
+                b, loc, sums, getProductIndices(b, loc, ivs, g));
+            return convertScalar(b, loc, element, computeDtype,
+                                 gradInputType.getElementType());
+          });
+    } else if (mask[0]) {
+      Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
+      Value patchGrads = product(
+          RankedTensorType::get({g.groups, g.depth, columns}, computeDtype),
+          weights, grouped, /*transposeLhs=*/true, false);
+      gradInput = buildImageFromPatches(
+          rewriter, loc, patchGrads, g, gradInputType,
+          g.getDynamicSizes(gradInputType, batch, /*outputSide=*/false));
+    } else {
+      gradInput = zerosFor(op.getGradInput(), op.getInput());
+    }
+
+    Value gradWeight;
+    if (mask[1] && directForward) {
+      gradWeight = buildDirectWeightGradient(rewriter, loc, columnSide, image,
+                                             weightType, g);
+    } else if (mask[1]) {
+      Value perGroup =
+          product(RankedTensorType::get({g.groups, g.groupFilters, g.depth},
+                                        computeDtype),
+                  grouped, patches, false, /*transposeRhs=*/true);
+      gradWeight = buildGeneratorNode(
+          rewriter, loc, weightType, {},
+          [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+            Value filters = index(b, loc, g.groupFilters);
+            Value row = ivs[1];
+            for (int64_t dim = 0; dim < g.spatial; ++dim)
+              row = arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(b, loc, row,
+                                        index(b, loc, g.kernel[dim])),
+                  ivs[2 + dim]);
+            Value element = loop::LoadOp::create(
+                b, loc, perGroup,
+                ValueRange{arith::DivUIOp::create(b, loc, ivs[0], filters),
+                           arith::RemUIOp::create(b, loc, ivs[0], filters),
+                           row});
+            return convertScalar(b, loc, element, computeDtype,
+                                 weightType.getElementType());
+          });
+    } else {
+      gradWeight = zerosFor(op.getGradWeight(), op.getWeight());
+    }
+
+    Value gradBias;
+    auto gradBiasType = cast<RankedTensorType>(op.getGradBias().getType());
+    if (mask[2]) {
+      SmallVector<int64_t> dims = {0};
+      for (int64_t dim = 2; dim < rank; ++dim)
+        dims.push_back(dim);
+      gradBias = buildReduction(rewriter, loc, op.getGradOutput(), dims,
+                                /*keepdim=*/false, "sum", gradBiasType);
+    } else {
+      gradBias = zerosFor(op.getGradBias(), op.getGradBias());
+    }
+    rewriter.replaceOp(op, {gradInput, gradWeight, gradBias});
+    return success();
+  }
+
+  /// The most inputs a filter reads for its gradients to be direct sums.
+  int64_t directDepth;
+};
+} // namespace
+
+void fxtoloop::populateConvolutionLoweringPatterns(
+    RewritePatternSet &patterns, const FXToLoopOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ConvolutionLowering, TransposedConvolutionLowering,
+               ConvolutionBackwardLowering>(ctx, options);
+}
+
+void fxtoloop::populateExpandConvolutionPatterns(RewritePatternSet &patterns,
+                                                 int64_t directDepth) {
+  patterns.add<ExpandConvolution>(patterns.getContext(), directDepth);
+}
