@@ -1,7 +1,7 @@
 //===- ElementwiseLowering.h - The elementwise pattern ----------*- C++ -*-===//
 //
 // Part of Kiln. Elementwise fx ops lower through one pattern template, which
-// FXToLoop.cpp and MathLowering.cpp instantiate.
+// ElementwiseLowering.cpp and MathLowering.cpp instantiate.
 //
 //===----------------------------------------------------------------------===//
 

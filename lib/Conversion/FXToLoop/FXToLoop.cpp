@@ -2,28 +2,24 @@
 //
 // Part of Kiln. Each fx op becomes a loop node that computes its result tensor
 // element by element; broadcasting becomes index arithmetic, dtype promotion
-// becomes scalar casts inside the body.
+// becomes scalar casts inside the body. The lowerings live in one file per op
+// family (Lowerings.h); this file assembles them into kiln-fx-to-loop, and
+// holds kiln-loop-expand-convolutions.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/FXToLoop/FXToLoop.h"
-#include "ElementwiseLowering.h"
 #include "Lowerings.h"
 #include "kiln/Conversion/Passes.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
-#include "kiln/Dialect/FX/IR/ShapeFunctions.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
-#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-
-#include <cmath>
-#include <limits>
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CONVERTFXTOLOOPPASS
@@ -106,6 +102,9 @@ struct ConvertFXToLoopPass
 
 void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
                                           const FXToLoopOptions &options) {
+  // The patterns of one op are tried in the order they are added: the
+  // reductions' rewrite of zero-dim operands comes before the lowerings of
+  // var and logsumexp (normalizations).
   populateElementwiseLoweringPatterns(patterns, options);
   populateReductionLoweringPatterns(patterns);
   populateIndexingLoweringPatterns(patterns);

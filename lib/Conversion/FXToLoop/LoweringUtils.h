@@ -240,12 +240,13 @@ enum class BinaryKind {
   FloorDiv   // Division rounded down.
 };
 
-/// `lhs <kind> rhs` on scalars of PyTorch dtype `dtype` (bools: or, and).
+/// `lhs <kind> rhs` on scalars of PyTorch dtype `dtype` (bools: or, and)
+/// (ElementwiseLowering.cpp).
 Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value lhs,
                  Value rhs, Type dtype);
 
 /// Multiplies `value`, of PyTorch dtype `dtype`, by the op's `alpha`, if it
-/// has one other than 1.
+/// has one other than 1 (ElementwiseLowering.cpp).
 Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
                    std::optional<Attribute> alpha);
 
@@ -285,7 +286,8 @@ RankedTensorType getStatisticsType(RankedTensorType type,
 
 /// Builds `lhs x rhs` as a loop.matmul of `resultType`, reading operands
 /// that are transposed views from their sources in place, and a 2-d lhs
-/// that merges the rows of a larger tensor as a collapse of it.
+/// that merges the rows of a larger tensor as a collapse of it
+/// (MatmulLowering.cpp).
 Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
                   RankedTensorType resultType);
 
