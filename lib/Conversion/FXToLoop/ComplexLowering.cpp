@@ -20,7 +20,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "LoweringUtils.h"
+#include "ComplexLowering.h"
 #include "Lowerings.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
@@ -39,17 +39,8 @@ using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::fxtoloop;
 
-namespace {
-
-/// The real and imaginary parts of a complex number.
-struct Parts {
-  Value re, im;
-};
-
-/// `element`, of PyTorch dtype `dtype` (complex or real), as parts of type
-/// `part`: a real number has imaginary part 0.
-Parts getParts(OpBuilder &b, Location loc, Value element, Type dtype,
-               FloatType part) {
+Parts fxtoloop::getParts(OpBuilder &b, Location loc, Value element, Type dtype,
+                         FloatType part) {
   if (auto complexType = dyn_cast<ComplexType>(dtype)) {
     Type from = complexType.getElementType();
     return {convertScalar(b, loc, complex::ReOp::create(b, loc, element), from,
@@ -61,12 +52,8 @@ Parts getParts(OpBuilder &b, Location loc, Value element, Type dtype,
           makeFloat(b, loc, part, 0.0)};
 }
 
-/// The arithmetic that has a complex form here.
-enum class ComplexKind { Add, Sub, Mul, Div, Neg };
-
-/// `lhs <kind> rhs` on complex parts, as c10::complex computes it.
-Parts emitComplex(OpBuilder &b, Location loc, ComplexKind kind, Parts lhs,
-                  Parts rhs) {
+Parts fxtoloop::emitComplex(OpBuilder &b, Location loc, ComplexKind kind,
+                            Parts lhs, Parts rhs) {
   auto add = [&](Value x, Value y) -> Value {
     return arith::AddFOp::create(b, loc, x, y);
   };
@@ -123,9 +110,8 @@ Parts emitComplex(OpBuilder &b, Location loc, ComplexKind kind, Parts lhs,
   llvm_unreachable("unknown complex arithmetic");
 }
 
-/// The scalar `alpha` times `parts`, unless it is absent or 1.
-Parts scaleByAlpha(OpBuilder &b, Location loc, Parts parts,
-                   std::optional<Attribute> alpha) {
+Parts fxtoloop::scaleByAlpha(OpBuilder &b, Location loc, Parts parts,
+                             std::optional<Attribute> alpha) {
   if (!alpha)
     return parts;
   Type part = parts.re.getType();
@@ -134,86 +120,23 @@ Parts scaleByAlpha(OpBuilder &b, Location loc, Parts parts,
           arith::MulFOp::create(b, loc, parts.im, factor)};
 }
 
-/// The f32 or f64 parts of complex dtype `dtype`, or null.
-FloatType getPartType(Type dtype) {
+FloatType fxtoloop::getPartType(Type dtype) {
   auto complexType = dyn_cast<ComplexType>(dtype);
   auto part =
       complexType ? dyn_cast<FloatType>(complexType.getElementType()) : nullptr;
   return part && (part.isF32() || part.isF64()) ? part : nullptr;
 }
 
-/// The dtype of the elements of `value`, a tensor.
-Type getDtype(Value value) {
+Type fxtoloop::getDtype(Value value) {
   return cast<RankedTensorType>(value.getType()).getElementType();
 }
 
-/// Lowers an op to, from or on complex numbers to one pointwise node over
-/// its broadcast operands. `Derived` gives the parts' type (`getPart`, null
-/// if it does not apply), the dtypes the operands' elements are read as
-/// (`getInputDtypes`; by default their own), the body's dtype
-/// (`getBodyDtype`; by default the result's) and the body (`compute`).
-template <typename OpTy, typename Derived>
-struct PartsLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
-
-  LogicalResult matchAndRewrite(OpTy op,
-                                PatternRewriter &rewriter) const override {
-    const Derived &derived = *static_cast<const Derived *>(this);
-    FloatType part = derived.getPart(op);
-    if (!part)
-      return rewriter.notifyMatchFailure(op, "no f32 or f64 parts");
-    auto type = cast<RankedTensorType>(op->getResult(0).getType());
-    SmallVector<Type> inputDtypes = derived.getInputDtypes(op, part);
-    Value result = buildBroadcastPointwise(
-        rewriter, op.getLoc(), type, op->getOperands(), inputDtypes,
-        derived.getBodyDtype(op, part),
-        [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
-          return derived.compute(op, b, loc, elements, inputDtypes, part);
-        });
-    // A cast that the program asks for keeps its rounding (inlining may
-    // drop Kiln's own roundings of f32 values).
-    if (derived.isExplicitConversion())
-      if (auto rounding = result.getDefiningOp<loop::PointwiseOp>()
-                              .getYield()
-                              .getValue()
-                              .getDefiningOp<arith::TruncFOp>())
-        rounding->setAttr(loop::kExplicitRoundingAttrName,
-                          rewriter.getUnitAttr());
-    rewriter.replaceOp(op, result);
-    return success();
-  }
-
-  bool isExplicitConversion() const { return false; }
-
-  /// By default, the parts of the complex result.
-  FloatType getPart(OpTy op) const {
-    return getPartType(getDtype(op->getResult(0)));
-  }
-  SmallVector<Type> getInputDtypes(OpTy op, FloatType) const {
-    return llvm::map_to_vector(op->getOperands(), getDtype);
-  }
-  Type getBodyDtype(OpTy op, FloatType) const {
-    return getDtype(op->getResult(0));
-  }
-};
-
-/// The complex number with parts `parts`, of type complex<part>.
-Value createComplex(OpBuilder &b, Location loc, Parts parts) {
+Value fxtoloop::createComplex(OpBuilder &b, Location loc, Parts parts) {
   return complex::CreateOp::create(b, loc, ComplexType::get(parts.re.getType()),
                                    parts.re, parts.im);
 }
 
-/// The parts of a binary op's second operand: the scalar attribute `other`
-/// of its `*_scalar` form (`Scalar`), else its element.
-template <bool Scalar, typename OpTy>
-Parts getOtherParts(OpTy op, OpBuilder &b, Location loc, ValueRange elements,
-                    ArrayRef<Type> dtypes, FloatType part) {
-  if constexpr (Scalar)
-    return {makeScalar(b, loc, op.getOther(), part),
-            makeFloat(b, loc, part, 0.0)};
-  else
-    return getParts(b, loc, elements[1], dtypes[1], part);
-}
+namespace {
 
 /// Lowers add, sub, mul, div and neg (and their scalar forms) whose result
 /// is complex; an operand may be real or complex.
@@ -295,6 +218,14 @@ struct ComplexWhereLowering : PartsLowering<fx::WhereOp, ComplexWhereLowering> {
                                                   whenTrue.im, whenFalse.im)});
   }
 };
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Elementary functions
+//===----------------------------------------------------------------------===//
+
+namespace {
 
 /// e^a (cos b + i sin b) for a + ib; a zero sin b keeps the imaginary part
 /// that zero where e^a overflows (glibc's cexp(x + 0i) = e^x + 0i), not
@@ -1028,6 +959,48 @@ struct AngleLowering : PartsLowering<fx::AngleOp, AngleLowering> {
   }
 };
 
+} // namespace
+
+void fxtoloop::populateComplexMathLoweringPatterns(
+    RewritePatternSet &patterns) {
+  patterns.add<
+      ComplexAbsLowering,
+      ComplexFunctionLowering<fx::ExpOp, ComplexFunction::Exp>,
+      ComplexFunctionLowering<fx::LogOp, ComplexFunction::Log>,
+      ComplexFunctionLowering<fx::SqrtOp, ComplexFunction::Sqrt>,
+      ComplexFunctionLowering<fx::SinOp, ComplexFunction::Sin>,
+      ComplexFunctionLowering<fx::CosOp, ComplexFunction::Cos>,
+      ComplexFunctionLowering<fx::TanOp, ComplexFunction::Tan>,
+      ComplexFunctionLowering<fx::SinhOp, ComplexFunction::Sinh>,
+      ComplexFunctionLowering<fx::CoshOp, ComplexFunction::Cosh>,
+      ComplexFunctionLowering<fx::TanhOp, ComplexFunction::Tanh>,
+      ComplexFunctionLowering<fx::SigmoidOp, ComplexFunction::Sigmoid>,
+      ComplexFunctionLowering<fx::AsinOp, ComplexFunction::Asin>,
+      ComplexFunctionLowering<fx::AcosOp, ComplexFunction::Acos>,
+      ComplexFunctionLowering<fx::AtanOp, ComplexFunction::Atan>,
+      ComplexFunctionLowering<fx::AsinhOp, ComplexFunction::Asinh>,
+      ComplexFunctionLowering<fx::AcoshOp, ComplexFunction::Acosh>,
+      ComplexFunctionLowering<fx::AtanhOp, ComplexFunction::Atanh>,
+      ComplexFunctionLowering<fx::Log2Op, ComplexFunction::Log2>,
+      ComplexFunctionLowering<fx::Log10Op, ComplexFunction::Log10>,
+      ComplexFunctionLowering<fx::Log1pOp, ComplexFunction::Log1p>,
+      ComplexFunctionLowering<fx::Exp2Op, ComplexFunction::Exp2>,
+      ComplexFunctionLowering<fx::Expm1Op, ComplexFunction::Expm1>,
+      ComplexFunctionLowering<fx::ReciprocalOp, ComplexFunction::Reciprocal>,
+      ComplexFunctionLowering<fx::RsqrtOp, ComplexFunction::Rsqrt>,
+      ComplexActivationBackwardLowering<fx::TanhBackwardOp>,
+      ComplexActivationBackwardLowering<fx::SigmoidBackwardOp>,
+      ComplexPowScalarLowering, ComplexPowLowering<fx::PowOp>,
+      ComplexPowLowering<fx::PowScalarOp>,
+      ComplexEqualityLowering<fx::EqOp, true>,
+      ComplexEqualityLowering<fx::NeOp, false>,
+      ComplexEqualityLowering<fx::EqScalarOp, true>,
+      ComplexEqualityLowering<fx::NeScalarOp, false>, AngleLowering>(
+      patterns.getContext());
+}
+
+namespace {
+
 /// The real (`imaginary` false) or imaginary parts of `tensor`, a tensor
 /// of complex numbers, as a node.
 Value buildPartTensor(OpBuilder &b, Location loc, Value tensor,
@@ -1744,48 +1717,16 @@ void fxtoloop::populateComplexLoweringPatterns(RewritePatternSet &patterns) {
       ComplexArithmeticLowering<fx::DivScalarOp, ComplexKind::Div>,
       ViewAsComplexLowering, ViewAsRealLowering, ConjLowering,
       ComplexFromRealsLowering<fx::ComplexOp>,
-      ComplexFromRealsLowering<fx::PolarOp>, ComplexAbsLowering,
-      ComplexMatmulLowering<fx::MmOp>, ComplexMatmulLowering<fx::BmmOp>,
-      ComplexFunctionLowering<fx::ExpOp, ComplexFunction::Exp>,
-      ComplexFunctionLowering<fx::LogOp, ComplexFunction::Log>,
-      ComplexFunctionLowering<fx::SqrtOp, ComplexFunction::Sqrt>,
-      ComplexFunctionLowering<fx::SinOp, ComplexFunction::Sin>,
-      ComplexFunctionLowering<fx::CosOp, ComplexFunction::Cos>,
-      ComplexFunctionLowering<fx::TanOp, ComplexFunction::Tan>,
-      ComplexFunctionLowering<fx::SinhOp, ComplexFunction::Sinh>,
-      ComplexFunctionLowering<fx::CoshOp, ComplexFunction::Cosh>,
-      ComplexFunctionLowering<fx::TanhOp, ComplexFunction::Tanh>,
-      ComplexFunctionLowering<fx::SigmoidOp, ComplexFunction::Sigmoid>,
-      ComplexFunctionLowering<fx::AsinOp, ComplexFunction::Asin>,
-      ComplexFunctionLowering<fx::AcosOp, ComplexFunction::Acos>,
-      ComplexFunctionLowering<fx::AtanOp, ComplexFunction::Atan>,
-      ComplexFunctionLowering<fx::AsinhOp, ComplexFunction::Asinh>,
-      ComplexFunctionLowering<fx::AcoshOp, ComplexFunction::Acosh>,
-      ComplexFunctionLowering<fx::AtanhOp, ComplexFunction::Atanh>,
-      ComplexFunctionLowering<fx::Log2Op, ComplexFunction::Log2>,
-      ComplexFunctionLowering<fx::Log10Op, ComplexFunction::Log10>,
-      ComplexFunctionLowering<fx::Log1pOp, ComplexFunction::Log1p>,
-      ComplexFunctionLowering<fx::Exp2Op, ComplexFunction::Exp2>,
-      ComplexFunctionLowering<fx::Expm1Op, ComplexFunction::Expm1>,
-      ComplexFunctionLowering<fx::ReciprocalOp, ComplexFunction::Reciprocal>,
-      ComplexFunctionLowering<fx::RsqrtOp, ComplexFunction::Rsqrt>,
-      ComplexActivationBackwardLowering<fx::TanhBackwardOp>,
-      ComplexByPartsLowering<fx::IndexPutOp>,
+      ComplexFromRealsLowering<fx::PolarOp>, ComplexMatmulLowering<fx::MmOp>,
+      ComplexMatmulLowering<fx::BmmOp>, ComplexByPartsLowering<fx::IndexPutOp>,
       ComplexByPartsLowering<fx::ScatterAddOp>,
       ComplexVarianceLowering<fx::VarOp>,
       ComplexVarianceLowering<fx::VarMeanOp>, ComplexToCopyLowering,
       ComplexClassifyLowering<fx::IsnanOp, true>,
       ComplexClassifyLowering<fx::IsinfOp, false>, ComplexSumInDtypeLowering,
       ComplexAddMatmulLowering<fx::AddmmOp, fx::MmOp>,
-      ComplexAddMatmulLowering<fx::BaddbmmOp, fx::BmmOp>,
-      ComplexActivationBackwardLowering<fx::SigmoidBackwardOp>,
-      ComplexPowScalarLowering, ComplexPowLowering<fx::PowOp>,
-      ComplexPowLowering<fx::PowScalarOp>,
-      ComplexEqualityLowering<fx::EqOp, true>,
-      ComplexEqualityLowering<fx::NeOp, false>,
-      ComplexEqualityLowering<fx::EqScalarOp, true>,
-      ComplexEqualityLowering<fx::NeScalarOp, false>, ComplexWhereLowering,
-      AngleLowering, ComplexCumsumLowering, ComplexProdLowering<fx::ProdOp>,
+      ComplexAddMatmulLowering<fx::BaddbmmOp, fx::BmmOp>, ComplexWhereLowering,
+      ComplexCumsumLowering, ComplexProdLowering<fx::ProdOp>,
       ComplexProdLowering<fx::ProdDimIntOp>, ComplexCumprodLowering>(
       patterns.getContext());
 }

@@ -114,6 +114,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   populateCreationLoweringPatterns(patterns);
   populateMathLoweringPatterns(patterns, options);
   populateComplexLoweringPatterns(patterns);
+  populateComplexMathLoweringPatterns(patterns);
   populateFFTLoweringPatterns(patterns);
   populateInterpolationLoweringPatterns(patterns);
   populateRandomLoweringPatterns(patterns);

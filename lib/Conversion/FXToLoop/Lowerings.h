@@ -76,9 +76,17 @@ void populateCreationLoweringPatterns(RewritePatternSet &patterns);
 void populateMathLoweringPatterns(RewritePatternSet &patterns,
                                   const FXToLoopOptions &options);
 
-/// Adds the lowerings of view_as_complex, view_as_real and complex add,
-/// sub, mul, div and neg (ComplexLowering.cpp).
+/// Adds the lowerings of view_as_complex, view_as_real, complex add, sub,
+/// mul, div and neg, and of the ops on complex tensors that work on the
+/// parts' tensors: scatters, variances, sums, products, scans
+/// (ComplexLowering.cpp).
 void populateComplexLoweringPatterns(RewritePatternSet &patterns);
+
+/// Adds the lowerings of the elementary functions of complex numbers:
+/// exponentials, logarithms, roots, powers, the trigonometric and hyperbolic
+/// functions and their inverses, sigmoid, abs, angle, eq and ne
+/// (ComplexMathLowering.cpp).
+void populateComplexMathLoweringPatterns(RewritePatternSet &patterns);
 
 /// Adds the lowerings of the real-to-complex and complex-to-real Fourier
 /// transforms (FFTLowering.cpp).
