@@ -2,17 +2,15 @@
 //
 // Part of Kiln. fx.view_as_complex and fx.view_as_real become nodes that
 // pair up or split a last dimension of size 2, and add, sub, mul, div, neg,
-// conj, the exponentials and logarithms, sqrt, rsqrt, reciprocal, pow, the
-// trigonometric and hyperbolic functions and their inverses, sigmoid, the
-// gradients of tanh and sigmoid, eq, ne,
-// where, complex, polar, abs and angle become pointwise nodes on the numbers'
-// parts, cumsum a real cumsum of them, and prod and cumprod trees of pairwise
-// products (no loop combiner multiplies complex numbers): what rotary
-// embeddings written with complex numbers (x viewed as complex, times e^{iθ},
-// viewed as real) need. Inlining then fuses the views and the product into one
-// kernel that never stores a complex number. Complex mm and bmm (a Fourier
-// neural operator's einsum over modes) become four real products of the
-// operands' parts.
+// conj, where, complex and polar become pointwise nodes on the numbers'
+// parts (the elementary functions are in ComplexMathLowering.cpp), cumsum a
+// real cumsum of them, and prod and cumprod trees of pairwise products (no
+// loop combiner multiplies complex numbers): what rotary embeddings written
+// with complex numbers (x viewed as complex, times e^{iθ}, viewed as real)
+// need. Inlining then fuses the views and the product into one kernel that
+// never stores a complex number. Complex mm and bmm (a Fourier neural
+// operator's einsum over modes) become four real products of the operands'
+// parts.
 //
 // The arithmetic is PyTorch's (c10::complex): products from the four real
 // products, quotients by Smith's method (the larger of the divisor's parts
@@ -30,9 +28,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/Support/MathExtras.h"
 
-#include <cmath>
 #include <limits>
 
 using namespace mlir;
@@ -218,10 +214,6 @@ struct ComplexWhereLowering : PartsLowering<fx::WhereOp, ComplexWhereLowering> {
                                                   whenTrue.im, whenFalse.im)});
   }
 };
-
-} // namespace
-
-namespace {
 
 /// The real (`imaginary` false) or imaginary parts of `tensor`, a tensor
 /// of complex numbers, as a node.
