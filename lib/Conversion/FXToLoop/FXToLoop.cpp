@@ -23,7 +23,6 @@
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CONVERTFXTOLOOPPASS
-#define GEN_PASS_DEF_EXPANDCONVOLUTIONSPASS
 #include "kiln/Conversion/Passes.h.inc"
 } // namespace mlir::kiln
 
@@ -36,25 +35,6 @@ using namespace mlir::kiln::fxtoloop;
 //===----------------------------------------------------------------------===//
 
 namespace {
-
-struct ExpandConvolutionsPass
-    : kiln::impl::ExpandConvolutionsPassBase<ExpandConvolutionsPass> {
-  using Base::Base;
-
-  void runOnOperation() override {
-    RewritePatternSet patterns(&getContext());
-    populateExpandConvolutionPatterns(patterns, directDepth);
-    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
-      return signalPassFailure();
-    WalkResult result = getOperation().walk([](loop::ConvolutionOp op) {
-      op.emitError("kiln-loop-expand-convolutions: cannot expand this "
-                   "convolution");
-      return WalkResult::interrupt();
-    });
-    if (result.wasInterrupted())
-      signalPassFailure();
-  }
-};
 
 struct ConvertFXToLoopPass
     : kiln::impl::ConvertFXToLoopPassBase<ConvertFXToLoopPass> {
