@@ -3,8 +3,7 @@
 // Part of Kiln. Each fx op becomes a loop node that computes its result tensor
 // element by element; broadcasting becomes index arithmetic, dtype promotion
 // becomes scalar casts inside the body. The lowerings live in one file per op
-// family (Lowerings.h); this file assembles them into kiln-fx-to-loop, and
-// holds kiln-loop-expand-convolutions.
+// family (Lowerings.h); this file assembles them into kiln-fx-to-loop.
 //
 //===----------------------------------------------------------------------===//
 

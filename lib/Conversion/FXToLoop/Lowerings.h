@@ -57,7 +57,7 @@ void populateConvolutionLoweringPatterns(RewritePatternSet &patterns,
 
 /// Adds the pattern of kiln-loop-expand-convolutions: a loop.convolution
 /// whose filters read at most `directDepth` inputs into window sums, others
-/// into patches and a product.
+/// into patches and a product (ExpandConvolutions.cpp).
 void populateExpandConvolutionPatterns(RewritePatternSet &patterns,
                                        int64_t directDepth);
 
