@@ -93,11 +93,11 @@ from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
 from kiln.attention import fuse_explicit_attention
 from kiln.compiler import compile_graph_text
 from kiln.cudagraphs import (DEFAULT_LIMIT, CudaGraphState, graph_mode_options,
-                             record_graphs, recording_problem)
+                             output_stack_traces, record_graphs, recording_problem)
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
 from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError, canonicalize,
-                           check_supported, eliminate_dead_code, fake_mode_of,
+                           check_supported, eliminate_dead_code, fake_mode_of, graph_device,
                            import_graph, keeping_resampling_whole, running_in,
                            source_location)
 from kiln.numerics import NumericsError, RegionCheck
@@ -330,12 +330,6 @@ def _is_size(value: Any) -> bool:
     if isinstance(value, (list, tuple)):
         return bool(value) and all(_is_size(v) for v in value)
     return isinstance(value, (int, float, bool, *_SYMBOLIC_NUMBERS))
-
-
-def _graph_device(example_inputs: Sequence[Any]) -> str:
-    """Where the graph's compiled regions run: CUDA if any input is there."""
-    devices = {v.device.type for v in example_inputs if isinstance(v, torch.Tensor)}
-    return "cuda" if "cuda" in devices else "cpu"
 
 
 def _seed_random_ops(gm: torch.fx.GraphModule, device: str) -> Optional[torch.fx.Node]:
@@ -898,7 +892,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     options = options or BackendOptions()
     canonicalize(gm)
     eliminate_dead_code(gm)
-    device = _graph_device(example_inputs)
+    device = graph_device(example_inputs)
     seed = _seed_random_ops(gm, device)
     gm.recompile()
     values = _record_values(gm, list(example_inputs))
@@ -1019,6 +1013,7 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
         def compile_graph(graph_module, inputs):
             counter[kind] += 1
             name = f"{kind} graph {counter[kind]}"
+            stack_traces = output_stack_traces(graph_module)
             compiled = compile_aten_graph(graph_module, inputs, name=name, options=parsed)
             if not parsed.cuda_graphs:
                 # AOTAutograd's runtime passes the arguments as one list.
@@ -1027,7 +1022,7 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
             run, report.cuda_graphs = record_graphs(
                 compiled, inputs, kind=kind, name=name, problem=report.cuda_graph_problem,
                 state=graphs, dynamo_inputs=len(example_inputs),
-                limit=parsed.cuda_graph_limit)
+                limit=parsed.cuda_graph_limit, stack_traces=stack_traces)
             (log.info if report.cuda_graphs.startswith("recorded") else log.warning)(
                 "kiln: %s: CUDA graphs %s", name, report.cuda_graphs)
             return run

@@ -37,8 +37,8 @@ import torch.utils._pytree as pytree
 
 from kiln.rng import aten_target
 
-__all__ = ["CudaGraphState", "DEFAULT_LIMIT", "graph_mode_options", "record_graphs",
-           "recording_problem"]
+__all__ = ["CudaGraphState", "DEFAULT_LIMIT", "graph_mode_options", "output_stack_traces",
+           "record_graphs", "recording_problem"]
 
 log = logging.getLogger("kiln")
 
@@ -147,6 +147,18 @@ def _static_inputs(kind: str, gm: torch.fx.GraphModule, dynamo_inputs: int,
     return list(range(max(inputs - dynamo_inputs, 0)))
 
 
+def output_stack_traces(gm: torch.fx.GraphModule) -> List[Optional[str]]:
+    """Per output of the ATen graph `gm`, where the model computes it: what
+    the CUDA graph trees name when a caller reads an overwritten output.
+    Taken before partitioning, which replaces the nodes that carry them."""
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    results = output.args[0]
+    if not isinstance(results, (list, tuple)):
+        results = [results]
+    return [r.meta.get("stack_trace") if isinstance(r, torch.fx.Node) else None
+            for r in results]
+
+
 def _placeholder_info(gm: torch.fx.GraphModule) -> Sequence[Any]:
     try:
         from torch._inductor.cudagraph_utils import get_placeholder_info
@@ -202,7 +214,8 @@ class _SizeBoundGraphs:
 
 def record_graphs(compiled: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
                   kind: str, name: str, problem: Optional[str], state: CudaGraphState,
-                  dynamo_inputs: int, limit: int) -> "tuple[Callable, str]":
+                  dynamo_inputs: int, limit: int,
+                  stack_traces: List[Optional[str]]) -> "tuple[Callable, str]":
     """The boxed function that runs `compiled` (compile_aten_graph's module
     for an AOT graph of `kind`: "inference", "forward" or "backward") as
     CUDA graphs, and what its report says of them; or, when it cannot (the
@@ -246,7 +259,7 @@ def record_graphs(compiled: torch.fx.GraphModule, example_inputs: Sequence[Any],
         return cudagraph_trees.cudagraphify_impl(
             model, args, static, device_index=device_index,
             is_backward=kind == "backward", is_inference=kind == "inference",
-            stack_traces=None, placeholders=placeholders)
+            stack_traces=stack_traces, placeholders=placeholders)
 
     runner = _SizeBoundGraphs(compiled, name, record, limit)
     return runner, f"recorded per set of input sizes (at most {limit})"

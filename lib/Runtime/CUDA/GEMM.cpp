@@ -22,6 +22,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -335,6 +336,9 @@ struct Descriptors {
   }
 };
 
+/// Each thread's descriptors, by shape, options and alignment (AlgoKey).
+thread_local std::map<AlgoKey, std::unique_ptr<Descriptors>> threadDescriptors;
+
 } // namespace
 
 extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
@@ -514,6 +518,12 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
       return;
   }
   void *result = padded.pointer ? reinterpret_cast<void *>(padded.pointer) : c;
+  auto setDesc = [&](Descriptors &descriptors, int attribute, const void *value,
+                     size_t size) {
+    return checkLt(lt->cublasLtMatmulDescSetAttribute(descriptors.matmul,
+                                                      attribute, value, size),
+                   "cublasLtMatmulDescSetAttribute");
+  };
   // Multiplies columns [first, first + columns) of C (rows of cuBLASLt's
   // column-major result): B's and the bias's part, the same A.
   auto multiplyColumns = [&](int64_t first, int64_t columns) -> bool {
@@ -522,53 +532,6 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
     void *resultPart = static_cast<char *>(result) + first * resultBytes;
     const void *biasPart =
         bias ? static_cast<const char *>(bias) + first * resultBytes : nullptr;
-    Descriptors descriptors(*lt);
-    if (!checkLt(lt->cublasLtMatmulDescCreate(&descriptors.matmul,
-                                              kCublasCompute32F, kCudaR32F),
-                 "cublasLtMatmulDescCreate"))
-      return false;
-    auto setDesc = [&](int attribute, const void *value, size_t size) {
-      return checkLt(lt->cublasLtMatmulDescSetAttribute(descriptors.matmul,
-                                                        attribute, value, size),
-                     "cublasLtMatmulDescSetAttribute");
-    };
-    // The bias has the result's type, cuBLASLt's default for it.
-    if (!setDesc(kDescTransA, &opFirst, sizeof(opFirst)) ||
-        !setDesc(kDescTransB, &opSecond, sizeof(opSecond)) ||
-        !setDesc(kDescEpilogue, &epilogue, sizeof(epilogue)) ||
-        (biasPart && !setDesc(kDescBiasPointer, &biasPart, sizeof(biasPart))))
-      return false;
-
-    auto makeLayout = [&](cublasLtMatrixLayout_t &layout, int type,
-                          int64_t rows, int64_t cols, int64_t ld,
-                          int64_t stride) {
-      if (!checkLt(
-              lt->cublasLtMatrixLayoutCreate(&layout, type, rows, cols, ld),
-              "cublasLtMatrixLayoutCreate"))
-        return false;
-      if (batch == 1)
-        return true;
-      int32_t count = static_cast<int32_t>(batch);
-      return checkLt(lt->cublasLtMatrixLayoutSetAttribute(
-                         layout, kLayoutBatchCount, &count, sizeof(count)),
-                     "cublasLtMatrixLayoutSetAttribute") &&
-             checkLt(lt->cublasLtMatrixLayoutSetAttribute(
-                         layout, kLayoutStridedBatchOffset, &stride,
-                         sizeof(stride)),
-                     "cublasLtMatrixLayoutSetAttribute");
-    };
-
-    int64_t secondRows = transposeA ? m : k;
-    if (transposeB
-            ? !makeLayout(descriptors.first, dataType, k, columns, k, k * n)
-            : !makeLayout(descriptors.first, dataType, columns, k, n, n * k))
-      return false;
-    if (!makeLayout(descriptors.second, dataType, secondRows,
-                    transposeA ? k : m, secondRows, m * k) ||
-        !makeLayout(descriptors.result, resultDataType, columns, m, resultLd,
-                    resultLd * m))
-      return false;
-
     int64_t strideBytes = batch > 1 ? bytes : 0;
     int64_t resultStrideBytes = batch > 1 ? resultBytes : 0;
     AlgoKey key{context,
@@ -587,6 +550,58 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
                 alignment(bPart, strideBytes * k * n),
                 alignment(resultPart, resultStrideBytes * m * resultLd),
                 biasPart ? alignment(biasPart, 0) : 0};
+    // A thread's descriptors for a shape are made at its first product and
+    // kept: making them costs more host time than the product's launch. The
+    // bias pointer, which changes from call to call, is set on each.
+    std::unique_ptr<Descriptors> &cached = threadDescriptors[key];
+    if (!cached) {
+      auto made = std::make_unique<Descriptors>(*lt);
+      Descriptors &descriptors = *made;
+      if (!checkLt(lt->cublasLtMatmulDescCreate(&descriptors.matmul,
+                                                kCublasCompute32F, kCudaR32F),
+                   "cublasLtMatmulDescCreate"))
+        return false;
+      // The bias has the result's type, cuBLASLt's default for it.
+      if (!setDesc(descriptors, kDescTransA, &opFirst, sizeof(opFirst)) ||
+          !setDesc(descriptors, kDescTransB, &opSecond, sizeof(opSecond)) ||
+          !setDesc(descriptors, kDescEpilogue, &epilogue, sizeof(epilogue)))
+        return false;
+
+      auto makeLayout = [&](cublasLtMatrixLayout_t &layout, int type,
+                            int64_t rows, int64_t cols, int64_t ld,
+                            int64_t stride) {
+        if (!checkLt(
+                lt->cublasLtMatrixLayoutCreate(&layout, type, rows, cols, ld),
+                "cublasLtMatrixLayoutCreate"))
+          return false;
+        if (batch == 1)
+          return true;
+        int32_t count = static_cast<int32_t>(batch);
+        return checkLt(lt->cublasLtMatrixLayoutSetAttribute(
+                           layout, kLayoutBatchCount, &count, sizeof(count)),
+                       "cublasLtMatrixLayoutSetAttribute") &&
+               checkLt(lt->cublasLtMatrixLayoutSetAttribute(
+                           layout, kLayoutStridedBatchOffset, &stride,
+                           sizeof(stride)),
+                       "cublasLtMatrixLayoutSetAttribute");
+      };
+
+      int64_t secondRows = transposeA ? m : k;
+      if (transposeB
+              ? !makeLayout(descriptors.first, dataType, k, columns, k, k * n)
+              : !makeLayout(descriptors.first, dataType, columns, k, n, n * k))
+        return false;
+      if (!makeLayout(descriptors.second, dataType, secondRows,
+                      transposeA ? k : m, secondRows, m * k) ||
+          !makeLayout(descriptors.result, resultDataType, columns, m, resultLd,
+                      resultLd * m))
+        return false;
+      cached = std::move(made);
+    }
+    Descriptors &descriptors = *cached;
+    if (biasPart &&
+        !setDesc(descriptors, kDescBiasPointer, &biasPart, sizeof(biasPart)))
+      return false;
     // The product with algorithm `candidate`, queued on the stream.
     auto multiply = [&](const MatmulAlgo &candidate) {
       float alpha = 1.0f, beta = 0.0f;
@@ -603,7 +618,8 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
       if (found != algos.end()) {
         algo = found->second;
       } else {
-        if (!checkLt(
+        if (!descriptors.preference &&
+            !checkLt(
                 lt->cublasLtMatmulPreferenceCreate(&descriptors.preference),
                 "cublasLtMatmulPreferenceCreate"))
           return false;
