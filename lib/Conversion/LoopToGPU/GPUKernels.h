@@ -81,6 +81,23 @@ gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, StringRef kind,
                            Value blocks, Value threads, StreamOrder &order,
                            ValueRange extraArgs);
 
+/// The product of `sizes` (1 for none).
+Value getProduct(OpBuilder &b, Location loc, ArrayRef<Value> sizes);
+
+/// A 1-D launch of `blocks` blocks of `threads` threads after the stream's
+/// work; returns it with the global index of the thread that runs its body.
+std::pair<gpu::LaunchOp, Value>
+createFlatLaunch(OpBuilder &b, Location loc, StringRef kind, Value blocks,
+                 Value threads, StreamOrder &order, ValueRange extraArgs);
+
+/// A 1-D launch over `total` elements, `perThread` consecutive ones per
+/// thread, after the stream's work; returns it with the first element of
+/// the thread that runs its body.
+std::pair<gpu::LaunchOp, Value>
+createElementLaunch(OpBuilder &b, Location loc, StringRef kind, Value total,
+                    int64_t perThread, const LoopToGPUOptions &options,
+                    StreamOrder &order, ValueRange extraArgs);
+
 /// A buffer of `shape` x `element` in `launch`'s workgroup (shared) memory.
 inline Value addWorkgroupBuffer(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
                                 Type element, Location loc) {

@@ -35,20 +35,6 @@ namespace mlir::kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-Value StreamOrder::current(OpBuilder &b, Location loc, ValueRange extraArgs) {
-  Value stream = extraArgs.front();
-  auto it = tokens.find(stream);
-  if (it != tokens.end())
-    return it->second;
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfterValue(stream);
-  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  Value token = UnrealizedConversionCastOp::create(b, loc, tokenType, stream)
-                    .getResult(0);
-  tokens[stream] = token;
-  return token;
-}
-
 /// How many consecutive elements of `node` one thread computes: enough for
 /// 16-byte accesses to the result (`requested` if positive), or the largest
 /// power of two below that which divides the static innermost dimension
@@ -71,66 +57,6 @@ static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
   while (perThread > 1 && innermost % perThread != 0)
     perThread /= 2;
   return perThread;
-}
-
-/// The product of `sizes` (1 for none).
-static Value getProduct(OpBuilder &b, Location loc, ArrayRef<Value> sizes) {
-  Value product = arith::ConstantIndexOp::create(b, loc, 1);
-  for (Value size : sizes)
-    product = arith::MulIOp::create(b, loc, product, size);
-  return product;
-}
-
-gpu::LaunchOp mlir::kiln::createLaunch(OpBuilder &b, Location loc,
-                                       StringRef kind, Value blocks,
-                                       Value threads, StreamOrder &order,
-                                       ValueRange extraArgs) {
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
-  Value token = order.current(b, loc, extraArgs);
-  auto launch = gpu::LaunchOp::create(
-      b, loc, blocks, one, one, threads, one, one,
-      /*dynamicSharedMemorySize=*/nullptr,
-      gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
-  order.advance(extraArgs, launch.getAsyncToken());
-  // Outlining names the kernel after it: profiles then tell kernels apart.
-  launch.setFunctionAttr(
-      FlatSymbolRefAttr::get(b.getContext(), ("kiln_" + kind).str()));
-  return launch;
-}
-
-/// A 1-D launch of `blocks` blocks of `threads` threads after the stream's
-/// work; returns it with the global index of the thread that runs its body.
-static std::pair<gpu::LaunchOp, Value>
-createFlatLaunch(OpBuilder &b, Location loc, StringRef kind, Value blocks,
-                 Value threads, StreamOrder &order, ValueRange extraArgs) {
-  gpu::LaunchOp launch =
-      createLaunch(b, loc, kind, blocks, threads, order, extraArgs);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  Value thread = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
-      launch.getThreadIds().x);
-  return {launch, thread};
-}
-
-/// A 1-D launch over `total` elements, `perThread` consecutive ones per
-/// thread, after the stream's work; returns it with the first element of
-/// the thread that runs its body.
-static std::pair<gpu::LaunchOp, Value>
-createElementLaunch(OpBuilder &b, Location loc, StringRef kind, Value total,
-                    int64_t perThread, const LoopToGPUOptions &options,
-                    StreamOrder &order, ValueRange extraArgs) {
-  Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
-  Value perBlock =
-      arith::ConstantIndexOp::create(b, loc, options.blockSize * perThread);
-  Value blocks = arith::CeilDivUIOp::create(b, loc, total, perBlock);
-  auto [launch, thread] =
-      createFlatLaunch(b, loc, kind, blocks, threads, order, extraArgs);
-  OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointAfterValue(thread);
-  Value first = arith::MulIOp::create(
-      b, loc, thread, arith::ConstantIndexOp::create(b, loc, perThread));
-  return {launch, first};
 }
 
 /// Emits `node` as a kernel over its flattened index space: each thread

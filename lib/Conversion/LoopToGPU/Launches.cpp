@@ -1,0 +1,84 @@
+//===- Launches.cpp - Kernel launches on the caller's stream --------------===//
+//
+// Part of Kiln. How the GPU kernels launch: in order on the stream the graph
+// function receives, over one dimension of blocks and threads, each named
+// for outlining.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPUKernels.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+Value StreamOrder::current(OpBuilder &b, Location loc, ValueRange extraArgs) {
+  Value stream = extraArgs.front();
+  auto it = tokens.find(stream);
+  if (it != tokens.end())
+    return it->second;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(stream);
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  Value token = UnrealizedConversionCastOp::create(b, loc, tokenType, stream)
+                    .getResult(0);
+  tokens[stream] = token;
+  return token;
+}
+
+Value mlir::kiln::getProduct(OpBuilder &b, Location loc,
+                             ArrayRef<Value> sizes) {
+  Value product = arith::ConstantIndexOp::create(b, loc, 1);
+  for (Value size : sizes)
+    product = arith::MulIOp::create(b, loc, product, size);
+  return product;
+}
+
+gpu::LaunchOp mlir::kiln::createLaunch(OpBuilder &b, Location loc,
+                                       StringRef kind, Value blocks,
+                                       Value threads, StreamOrder &order,
+                                       ValueRange extraArgs) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value token = order.current(b, loc, extraArgs);
+  auto launch = gpu::LaunchOp::create(
+      b, loc, blocks, one, one, threads, one, one,
+      /*dynamicSharedMemorySize=*/nullptr,
+      gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
+  order.advance(extraArgs, launch.getAsyncToken());
+  // Outlining names the kernel after it: profiles then tell kernels apart.
+  launch.setFunctionAttr(
+      FlatSymbolRefAttr::get(b.getContext(), ("kiln_" + kind).str()));
+  return launch;
+}
+
+std::pair<gpu::LaunchOp, Value>
+mlir::kiln::createFlatLaunch(OpBuilder &b, Location loc, StringRef kind,
+                             Value blocks, Value threads, StreamOrder &order,
+                             ValueRange extraArgs) {
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, kind, blocks, threads, order, extraArgs);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  Value thread = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.getBlockIds().x, threads),
+      launch.getThreadIds().x);
+  return {launch, thread};
+}
+
+std::pair<gpu::LaunchOp, Value> mlir::kiln::createElementLaunch(
+    OpBuilder &b, Location loc, StringRef kind, Value total, int64_t perThread,
+    const LoopToGPUOptions &options, StreamOrder &order, ValueRange extraArgs) {
+  Value threads = arith::ConstantIndexOp::create(b, loc, options.blockSize);
+  Value perBlock =
+      arith::ConstantIndexOp::create(b, loc, options.blockSize * perThread);
+  Value blocks = arith::CeilDivUIOp::create(b, loc, total, perBlock);
+  auto [launch, thread] =
+      createFlatLaunch(b, loc, kind, blocks, threads, order, extraArgs);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfterValue(thread);
+  Value first = arith::MulIOp::create(
+      b, loc, thread, arith::ConstantIndexOp::create(b, loc, perThread));
+  return {launch, first};
+}
