@@ -3066,6 +3066,27 @@ def test_reductions_of_zero_dim_tensors(device, tmp_path):
             torch.testing.assert_close(g, w, equal_nan=True, rtol=0, atol=0)
 
 
+def test_batches_of_zero(device, tmp_path):
+    """Graphs over a batch of 0, whose temporaries take zero bytes: a linear
+    layer summed over the batch (PyTorch's identity, 0), a softmax and a
+    log-softmax of no rows, a batched product of no rows."""
+    def fn(x, w, b, s, q, k):
+        return (torch.relu(x @ w + b).sum(0), torch.log_softmax(s * 2, -1),
+                torch.softmax(s + 1, -1), (q @ k).softmax(-1))
+    generator = torch.Generator().manual_seed(17)
+    shapes = [(0, 16), (16, 8), (8,), (0, 10), (2, 0, 4), (2, 4, 5)]
+    args = [torch.randn(*s, generator=generator).to(device) for s in shapes]
+    compiled = kiln.compile(fn, args, cache_dir=tmp_path)
+    expected = fn(*args)
+    out = [poisoned_like(e) for e in expected]
+    results = compiled.artifact(*args, out=out)
+    if device == "cuda":
+        torch.cuda.synchronize()
+    for got, want in zip(results, expected):
+        assert got.shape == want.shape
+        torch.testing.assert_close(got, want)
+
+
 def test_shifts(device, tmp_path):
     """<< and >> as PyTorch shifts within [0, bits) (outside it torch 1.13's
     CPU kernels wrap the amount, torch 2.x gives 0 or the sign, as Kiln

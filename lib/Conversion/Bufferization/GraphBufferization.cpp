@@ -18,6 +18,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -28,12 +29,21 @@ MemRefType mlir::kiln::getBufferType(Type tensorType) {
                          loop::getScalarType(tensor.getElementType()));
 }
 
+/// The largest buffer Kiln plans (2^48 bytes, more than any machine has):
+/// sums of thousands of such sizes, aligned, still fit in int64_t.
+constexpr int64_t kMaxBufferBytes = int64_t(1) << 48;
+
 /// The bytes a static buffer of `type` takes, or nullopt for dynamic ones.
+/// Sizes past kMaxBufferBytes saturate to it (bufferizeGraph refuses them
+/// first): a size that wrapped around would plan too small a workspace.
 static std::optional<int64_t> getStaticByteSize(MemRefType type) {
   if (!type.hasStaticShape())
     return std::nullopt;
   int64_t bytes = (loop::getElementBitWidth(type.getElementType()) + 7) / 8;
-  return type.getNumElements() * bytes;
+  for (int64_t size : type.getShape())
+    if (llvm::MulOverflow(bytes, size, bytes) || bytes > kMaxBufferBytes)
+      return kMaxBufferBytes;
+  return bytes;
 }
 
 Value mlir::kiln::emitConstantGlobal(OpBuilder &b, Location loc,
@@ -551,8 +561,14 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
         expand && !expand.getResultType().hasStaticShape())
       return op.emitError("kiln-loop-to-scf: a tensor.expand_shape with "
                           "dynamic sizes has no buffer form");
-    if (isComputation(&op) ||
-        isa<tensor::DimOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+    if (isComputation(&op)) {
+      for (Type type : op.getResultTypes())
+        if (getStaticByteSize(getBufferType(type)) >= kMaxBufferBytes)
+          return op.emitError("a result of ")
+                 << type << " takes 2^48 bytes or more, more than Kiln plans";
+      continue;
+    }
+    if (isa<tensor::DimOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
             op) ||
         isScalarOp(&op))
       continue;
@@ -686,6 +702,10 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   mapping.map(graph.getArguments(),
               entry->getArguments().take_front(numInputs));
   rewriter.setInsertionPointToEnd(entry);
+  // Temporaries of zero bytes (a batch of 0) are views too, of a workspace
+  // that then holds one aligned block.
+  if (!planned.empty())
+    workspaceBytes = std::max(workspaceBytes, kWorkspaceAlignment);
   Value workspace;
   if (workspaceBytes > 0)
     workspace = target.allocate(

@@ -56,3 +56,24 @@ fx.graph @short_resource(%x: tensor<2xf32>) -> tensor<2xf32> {
     }
   }
 #-}
+
+// -----
+
+// A temporary whose bytes do not fit in 2^48 (nor, multiplied out, in
+// int64_t) is refused by name, not planned into a workspace that wrapped
+// around to a small size.
+fx.graph @huge_temporary(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{a result of 'tensor<4611686018427387904x4xf32>' takes 2^48 bytes or more, more than Kiln plans}}
+  %a = loop.pointwise : tensor<4611686018427387904x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%j] : tensor<4xf32>
+    loop.yield %v : f32
+  }
+  %b = loop.pointwise : tensor<4xf32> {
+  ^bb0(%j: index):
+    %c0 = arith.constant 0 : index
+    %v = loop.load %a[%c0, %j] : tensor<4611686018427387904x4xf32>
+    loop.yield %v : f32
+  }
+  fx.output %b : tensor<4xf32>
+}

@@ -514,3 +514,27 @@ fx.graph @zero_dim_constant(%x: tensor<3xf32>) -> tensor<3xf32> {
     }
   }
 #-}
+
+// -----
+
+// A batch of 0: temporaries of zero bytes are views of a workspace of one
+// aligned block (a workspace is allocated even though nothing is stored).
+// CHECK-LABEL: func.func @zero_size_temporaries
+// CHECK: %[[WS:.+]] = memref.alloc() : memref<256xi8>
+// CHECK: memref.view %[[WS]][%{{.+}}][] : memref<256xi8> to memref<0x8xf32>
+// CHECK: memref.dealloc %[[WS]]
+// SERIAL-LABEL: func.func @zero_size_temporaries
+fx.graph @zero_size_temporaries(%x: tensor<0x8xf32>) -> tensor<8xf32> {
+  %a = loop.pointwise : tensor<0x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<0x8xf32>
+    %r = arith.addf %v, %v : f32
+    loop.yield %r : f32
+  }
+  %s = loop.reduce "sum" over [0] : tensor<8xf32> {
+  ^bb0(%j: index, %i: index):
+    %v = loop.load %a[%i, %j] : tensor<0x8xf32>
+    loop.yield %v : f32
+  }
+  fx.output %s : tensor<8xf32>
+}
