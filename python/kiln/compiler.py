@@ -1,23 +1,27 @@
 """Compiling PyTorch functions with Kiln: capture, import, compile, load.
 
-Compilation runs ``kiln-compile`` in a subprocess. Artifacts are cached on
-disk, keyed by the graph's text, the options, the compiler itself and the
-host CPU (code is generated for its features), so the second compilation of
-the same graph only loads a shared object.
+Compilation runs ``kiln-compile`` in a subprocess, which dies with the
+process that started it. Artifacts are cached on disk (kiln.cache), keyed by
+the graph's text, the options, the compiler itself and the host CPU (code is
+generated for its features), so the second compilation of the same graph
+only verifies and loads a shared object.
 """
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import hashlib
 import os
 import shutil
+import signal
 import subprocess
-import tempfile
+import sys
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import kiln
+from kiln.cache import open_cache
 from kiln.diagnostics import KilnError, parse_diagnostics
 from kiln.guards import GraphGuards
 from kiln.runtime import Artifact
@@ -74,48 +78,89 @@ def compile_graph_text(
     """Compiles fx-dialect text into a shared object for `target` ("cpu" or
     "cuda"); returns its path. `options` are the target pipeline's options.
 
+    The path is a verified copy (a hard link where it can) of the cache's
+    entry, private to this process and removed at its exit: see kiln.cache
+    for how entries are verified, rebuilt, published and cleaned up, and for
+    the fallback when `cache_dir` is not writable.
+
     Raises KilnError with kiln-compile's diagnostics when compilation fails.
     """
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown Kiln target '{target}' (expected 'cpu' or 'cuda')")
     tool = find_tool("kiln-compile", tool_dir)
     pipeline = _pipeline_options(options)
-    key = hashlib.sha256(
+    full_key = hashlib.sha256(
         "\0".join([text, target, pipeline, _compiler_fingerprint(tool),
                    _host_cpu_fingerprint()]).encode()
-    ).hexdigest()[:32]
-    cache = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    artifact = cache / f"{key}.so"
-    if artifact.is_file():
-        return artifact
+    ).hexdigest()
+    key = full_key[:32]
+    cache = open_cache(cache_dir if cache_dir is not None else default_cache_dir())
+    found = cache.lookup(key, full_key)
+    if found is not None:
+        return found
 
-    cache.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="kiln-compile-", dir=cache) as work:
-        source = Path(work) / "graph.mlir"
+    with cache.work_dir() as work:
+        source = work / "graph.mlir"
         source.write_text(text)
-        built = Path(work) / "graph.so"
+        built = work / "graph.so"
         command = [str(tool), str(source), f"--target={target}", "-o", str(built)]
         if pipeline:
             command.append(f"--pipeline-options={pipeline}")
-        result = subprocess.run(command, capture_output=True, text=True, check=False)
+        # kiln-compile's own temporary files (the object file) go to the
+        # compile's folder, which is removed however the compile ends.
+        env = dict(os.environ, TMPDIR=str(work))
+        # subprocess.run kills the child if this thread is interrupted
+        # (KeyboardInterrupt); _die_with_parent, if this process is killed.
+        result = subprocess.run(command, capture_output=True, text=True, check=False,
+                                env=env, preexec_fn=_child_setup())
         if result.returncode != 0:
             diagnostics = parse_diagnostics(result.stderr)
             error = KilnError(f"kiln-compile failed with exit code {result.returncode}",
                               diagnostics, result.stderr)
             if result.returncode < 0 or not any(d.severity == "error" for d in diagnostics):
                 # A crash, or a failure that says nothing: keep what reproduces it.
-                error.reproducer = _keep_reproducer(cache, key, source, result.stderr)
+                error.reproducer = _keep_reproducer(cache.failed_dir(), key, source,
+                                                    result.stderr)
             raise error
         # Atomic publish: concurrent compilers of one graph both succeed.
-        os.replace(built, artifact)
-    return artifact
+        return cache.publish(key, full_key, built, work)
 
 
-def _keep_reproducer(cache: Path, key: str, source: Path, stderr: str) -> Path:
+_PR_SET_PDEATHSIG = 1
+
+
+@functools.lru_cache(maxsize=None)
+def _prctl() -> Optional[Callable]:
+    """libc's prctl (Linux), looked up before any fork, or None."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+
+def _child_setup() -> Optional[Callable[[], None]]:
+    """A preexec_fn that makes kiln-compile die with the thread that starts
+    it (this process's, killed or not), or None where Linux's prctl is
+    missing."""
+    prctl = _prctl()
+    if prctl is None:
+        return None
+    return functools.partial(_die_with_parent, prctl, os.getpid())
+
+
+def _die_with_parent(prctl: Callable, parent: int) -> None:
+    # Runs in the forked child before exec: SIGKILL when the parent dies,
+    # kept across exec. A parent dead already would never send it.
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _keep_reproducer(failed: Path, key: str, source: Path, stderr: str) -> Path:
     """Copies a graph that kiln-compile failed on without an error
     diagnostic to ``<cache>/failed/<key>.mlir``, its stderr beside it."""
-    failed = cache / "failed"
-    failed.mkdir(exist_ok=True)
     kept = failed / f"{key}.mlir"
     shutil.copyfile(source, kept)
     kept.with_suffix(".log").write_text(stderr)

@@ -171,8 +171,15 @@ class Artifact:
 
     def __init__(self, path: Union[str, Path], graph: str = "forward",
                  guards: Optional[GraphGuards] = None):
+        from kiln.cache import elf_problem
+
         self.path = Path(path)
         self.graph = graph
+        # A cheap guard before dlopen, which may crash the process on a
+        # truncated file (kiln.compiler's artifacts are verified in full).
+        problem = elf_problem(self.path)
+        if problem:
+            raise ValueError(f"{self.path} is not a Kiln artifact: {problem}")
         self._lib = ctypes.CDLL(str(self.path))
         try:
             version = ctypes.c_int32.in_dll(self._lib, "kiln_abi_version").value
