@@ -44,6 +44,13 @@ private:
 /// accesses into vector loads and stores.
 inline constexpr int64_t kBufferAlignment = 16;
 
+/// Threads per warp on NVIDIA GPUs.
+inline constexpr int64_t kWarpSize = 32;
+
+/// The most column steps of a thread that are unrolled, so that their loads
+/// are in flight together.
+inline constexpr int64_t kMaxUnrolledSteps = 16;
+
 /// A kernel's aligned views of the buffers it uses, one per buffer, made at
 /// the builder's insertion point on first use.
 class AlignedViews {
@@ -107,6 +114,17 @@ inline Value addWorkgroupBuffer(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
       MemRefType::get(shape, element, MemRefLayoutAttrInterface(), workgroup),
       loc);
 }
+
+/// Emits `nodes` as one kernel over rows (the first `rows` dimensions of
+/// every node's result), a warp or a block per row (getRowMapping): each node
+/// in turn strides over the row's columns with the row's threads;
+/// reductions combine across them and stay in registers as row values for
+/// later nodes. Nodes in `stores` are written to their buffers.
+void emitRowKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
+                   int64_t rows,
+                   const DenseMap<Value, SmallVector<Value, 1>> &stores,
+                   IRMapping &mapping, const LoopToGPUOptions &options,
+                   StreamOrder &order, ValueRange extraArgs);
 
 /// How a pointwise node that reads a source transposed runs in tiles: its
 /// `stagedLoads` read their sources' innermost dimension along result
