@@ -6,6 +6,7 @@
 
 #include "kiln/Compiler/Compiler.h"
 
+#include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Pipelines/Pipelines.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
@@ -60,6 +61,10 @@ LogicalResult mlir::kiln::buildCompilePipeline(OpPassManager &pm,
 LogicalResult mlir::kiln::lowerToLLVM(
     ModuleOp module, const CompileOptions &options,
     llvm::function_ref<LogicalResult(PassManager &)> configure) {
+  // An empty input would link into an artifact with no entry points.
+  if (module.getOps<fx::GraphOp>().empty())
+    return emitError(module.getLoc(),
+                     "the module holds no fx.graph to compile");
   PassManager pm(module.getContext());
   std::string error;
   if (failed(buildCompilePipeline(pm, options, error)))

@@ -6,12 +6,27 @@
 // RUN: not kiln-compile %t/ok.mlir --pipeline-options='no-such-option=1' -o %t.so 2>&1 | FileCheck %s --check-prefix=OPTIONS
 // RUN: not kiln-compile %t/ok.mlir 2>&1 | FileCheck %s --check-prefix=NOOUTPUT
 // RUN: not kiln-compile %t/missing.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
+// RUN: not kiln-compile %t/ok.mlir -o '' 2>&1 | FileCheck %s --check-prefix=EMPTYOUT
+// RUN: cp %t/ok.mlir %t/same.mlir
+// RUN: not kiln-compile %t/same.mlir -o %t/same.mlir 2>&1 | FileCheck %s --check-prefix=SAME
+// RUN: FileCheck %s --check-prefix=UNTOUCHED --input-file=%t/same.mlir
+// RUN: not kiln-compile %t/empty.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=EMPTY
+// RUN: not kiln-compile %t/ok.mlir --mcpu=bogus -o %t.so 2>&1 | FileCheck %s --check-prefix=MCPU
+// RUN: not kiln-compile %t/ok.mlir -O7 -o %t.so 2>&1 | FileCheck %s --check-prefix=OPT
 
 // NOLOWERING: unsupported.mlir:2:8: error: kiln-fx-to-loop: no lowering for 'fx.fft_r2c' with these operand types
 // MALFORMED: malformed.mlir:2:18: error: expected ':'
 // OPTIONS: kiln-compile: invalid --pipeline-options 'no-such-option=1'
 // NOOUTPUT: error: a shared object needs an output file (-o)
 // MISSING: kiln-compile: cannot open input file '{{.*}}missing.mlir'
+// EMPTYOUT: kiln-compile: -o needs a file name
+// SAME: kiln-compile: the output '{{.*}}same.mlir' is the input file
+// UNTOUCHED: fx.graph @forward
+// EMPTY: empty.mlir:0:0: error: the module holds no fx.graph to compile
+// EMPTY-NOT: see current operation
+// MCPU: kiln-compile: unknown CPU 'bogus' for x86_64
+// MCPU-NOT: LLVM ERROR
+// OPT: kiln-compile: optimization level 7 is not one of 0-3
 
 //--- unsupported.mlir
 fx.graph @forward(%x: tensor<8388610xf32>) -> tensor<4194306xcomplex<f32>> {
@@ -26,3 +41,4 @@ fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
 fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {
   fx.output %x : tensor<4xf32>
 }
+//--- empty.mlir

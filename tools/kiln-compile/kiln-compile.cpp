@@ -19,7 +19,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/PrettyStackTrace.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -67,6 +69,9 @@ cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  llvm::setBugReportMsg("kiln-compile crashed: this is a bug in Kiln. Please "
+                        "report it with the input file and the command line, "
+                        "and the stack dump below.\n");
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
@@ -84,6 +89,21 @@ int main(int argc, char **argv) {
   options.cpu.optLevel = optLevel;
 
   // Bad options are reported before the input is read.
+  if (outputFilename.empty()) {
+    llvm::errs() << "kiln-compile: -o needs a file name\n";
+    return 1;
+  }
+  if (outputFilename != "-" && inputFilename != "-" &&
+      (outputFilename == inputFilename ||
+       llvm::sys::fs::equivalent(outputFilename, inputFilename))) {
+    llvm::errs() << "kiln-compile: the output '" << outputFilename
+                 << "' is the input file\n";
+    return 1;
+  }
+  if (std::string error; failed(verifyCPUTargetOptions(options.cpu, error))) {
+    llvm::errs() << "kiln-compile: " << error << "\n";
+    return 1;
+  }
   {
     OpPassManager scratch(ModuleOp::getOperationName());
     std::string error;

@@ -50,6 +50,15 @@ createTargetMachine(const CPUTargetOptions &options, std::string &error) {
   }
   bool native = options.cpu == "native";
   std::string cpu = native ? llvm::sys::getHostCPUName().str() : options.cpu;
+  // LLVM only warns of an unknown CPU, then generates code for a subtarget
+  // without 64-bit mode and aborts.
+  std::unique_ptr<llvm::MCSubtargetInfo> subtarget(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (!subtarget || !subtarget->isCPUStringValid(cpu)) {
+    error = "unknown CPU '" + cpu + "' for " + triple.str() +
+            " (LLVM's x86 CPU names, e.g. x86-64, x86-64-v3, sapphirerapids)";
+    return nullptr;
+  }
   std::string features = native ? getHostFeatures() : std::string();
   if (!options.features.empty())
     features += (features.empty() ? "" : ",") + options.features;
@@ -66,6 +75,17 @@ createTargetMachine(const CPUTargetOptions &options, std::string &error) {
   if (!machine)
     error = "cannot create an LLVM target machine for CPU '" + cpu + "'";
   return machine;
+}
+
+LogicalResult
+mlir::kiln::verifyCPUTargetOptions(const CPUTargetOptions &options,
+                                   std::string &error) {
+  if (options.optLevel > 3) {
+    error = "optimization level " + std::to_string(options.optLevel) +
+            " is not one of 0-3";
+    return failure();
+  }
+  return success(createTargetMachine(options, error) != nullptr);
 }
 
 int64_t mlir::kiln::getVectorBytes(const CPUTargetOptions &options) {

@@ -30,6 +30,11 @@ struct CPUTargetOptions {
   unsigned optLevel = 3;
 };
 
+/// Whether LLVM can generate code for `options` (a CPU it knows, an
+/// optimization level of 0-3); if not, says why in `error`.
+LogicalResult verifyCPUTargetOptions(const CPUTargetOptions &options,
+                                     std::string &error);
+
 /// Translates `module`, which must be fully in the LLVM dialect, to LLVM IR,
 /// optimizes it and writes it to `os` as an object file (`asObject`) or as
 /// LLVM IR text.
