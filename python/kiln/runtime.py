@@ -63,6 +63,14 @@ def _aligned(tensor):
     return tensor if tensor.data_ptr() % ALIGNMENT == 0 else tensor.clone()
 
 
+def _as_stored(tensor):
+    """`tensor` with its values in memory: a conjugate or negative view
+    (``x.conj()``, its ``.imag``) keeps its data unchanged and a bit that
+    PyTorch's kernels read; Kiln's read the data, so such views are
+    materialized first."""
+    return tensor.resolve_conj().resolve_neg()
+
+
 @dataclass(frozen=True)
 class _CallPlan:
     """What a checked call found: where results go, their shapes and dtypes,
@@ -240,8 +248,8 @@ class Artifact:
 
         # Every call of a compiled model computes this: it is kept lean.
         try:
-            key = [(t.dtype, t.shape, t.stride(), t.device, t.data_ptr() % ALIGNMENT == 0)
-                   for t in tensors]
+            key = [(t.dtype, t.shape, t.stride(), t.device, t.data_ptr() % ALIGNMENT == 0,
+                    t.is_conj() or t.is_neg()) for t in tensors]
         except (AttributeError, TypeError):  # Not a tensor: the checks say why.
             return None
         if self.device == "cuda" and _cuda_available():
@@ -257,7 +265,7 @@ class Artifact:
         if plan is not None:
             return list(tensors), plan
         self.check_guards(tensors)
-        inputs = [_aligned(t.contiguous()) for t in tensors]
+        inputs = [_aligned(_as_stored(t).contiguous()) for t in tensors]
         self.guards.check_layout(inputs, describe=self._describe_input)
         plan = _CallPlan(self._expected_device(), self.result_shapes(inputs),
                          [torch_dtype(spec.dtype) for spec in self.results],

@@ -3087,6 +3087,26 @@ def test_batches_of_zero(device, tmp_path):
         torch.testing.assert_close(got, want)
 
 
+def test_conjugate_and_negative_views_are_read_as_their_values(device, tmp_path):
+    """x.conj() and its .imag are views whose data PyTorch leaves as it was,
+    with a bit saying to conjugate or negate on reading; the compiled
+    function sees their values, also after calls with plain tensors of the
+    same shapes."""
+    def fn(z, r):
+        return z * 2 + 1, r * 3 - 1
+    generator = torch.Generator().manual_seed(18)
+
+    def fresh_complex():
+        return torch.randn(4, 3, dtype=torch.complex64, generator=generator).to(device)
+
+    args = [fresh_complex(), torch.randn(4, 3, generator=generator).to(device)]
+    compiled = kiln.compile(fn, args, cache_dir=tmp_path)
+    for z, r in [args, (fresh_complex().conj(), fresh_complex().conj().imag), args]:
+        assert not (z.is_conj() or r.is_neg()) or (z.is_conj() and r.is_neg())
+        for got, want in zip(compiled(z, r), fn(z, r)):
+            torch.testing.assert_close(got, want)
+
+
 def test_shifts(device, tmp_path):
     """<< and >> as PyTorch shifts within [0, bits) (outside it torch 1.13's
     CPU kernels wrap the amount, torch 2.x gives 0 or the sign, as Kiln
