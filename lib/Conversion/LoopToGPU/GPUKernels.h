@@ -115,6 +115,36 @@ inline Value addWorkgroupBuffer(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
       loc);
 }
 
+/// Emits `node` as a kernel over its flattened index space: each thread
+/// computes `perThread` consecutive elements of one row.
+void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
+                IRMapping &mapping, const LoopToGPUOptions &options,
+                StreamOrder &order, ValueRange extraArgs);
+
+/// Emits a scatter as a kernel with a thread per update, each an atomic
+/// addition into `dest` (which holds the scatter's `init` by then).
+void emitScatterKernel(OpBuilder &b, loop::ScatterOp node, Value dest,
+                       IRMapping &mapping, const LoopToGPUOptions &options,
+                       StreamOrder &order, ValueRange extraArgs);
+
+/// Emits a kernel that computes element by element (getElementKernelWidth
+/// gave `width`, which divides the static innermost row size) with
+/// `width` consecutive elements per thread, as vectors: the reads of a
+/// window step load whole vectors where they stay inside the row.
+void emitElementKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
+                       int64_t rows, int64_t width,
+                       const DenseMap<Value, SmallVector<Value, 1>> &stores,
+                       IRMapping &mapping, const LoopToGPUOptions &options,
+                       StreamOrder &order, ValueRange extraArgs);
+
+/// The elements per thread of `nodes` (a kernel over `rows` row
+/// dimensions) as an element kernel (emitElementKernel): as many as the
+/// option asks for, or the largest power of two below that which divides
+/// the static innermost row size; 1 where they do not compute element by
+/// element, the option is off, or the innermost row size is dynamic.
+int64_t getGPUElementKernelWidth(ArrayRef<Operation *> nodes, int64_t rows,
+                                 const LoopToGPUOptions &options);
+
 /// Emits `nodes` as one kernel over rows (the first `rows` dimensions of
 /// every node's result), a warp or a block per row (getRowMapping): each node
 /// in turn strides over the row's columns with the row's threads;
