@@ -263,15 +263,97 @@ static bool readsPerRow(loop::LoadOp load, int64_t rows) {
   return false;
 }
 
-void mlir::kiln::emitRowKernel(
-    OpBuilder &b, Location loc, ArrayRef<Operation *> nodes, int64_t rows,
-    const DenseMap<Value, SmallVector<Value, 1>> &stores, IRMapping &mapping,
-    const LoopToGPUOptions &options, StreamOrder &order, ValueRange extraArgs) {
+namespace {
+/// Emits one row kernel (emitRowKernel): the launch, the thread's place in
+/// its row, and the state that the kernel's nodes share as they are emitted
+/// one after another into the launch's body.
+class RowKernelEmitter {
+public:
+  RowKernelEmitter(OpBuilder &b, Location loc, int64_t rows,
+                   const DenseMap<Value, SmallVector<Value, 1>> &stores,
+                   const IRMapping &mapping, const LoopToGPUOptions &options)
+      : b(b), loc(loc), rows(rows), stores(stores), mapping(mapping),
+        options(options), align(b, loc), kernelMapping(mapping) {}
+
+  /// Emits the launch of `nodes` on the stream and their computation in it.
+  void emit(ArrayRef<Operation *> nodes, StreamOrder &order,
+            ValueRange extraArgs);
+
+private:
+  /// Emits a reduction: the thread's partial over its columns, combined
+  /// across the row's threads; the total is a row value.
+  void emitReduction(loop::ReduceOp reduce);
+
+  /// Emits a node whose result has no columns: a row value, computed by
+  /// every thread of the row.
+  void emitRowValue(Operation *node);
+
+  /// Emits a node with columns: the row's threads stride over them and store
+  /// them to the node's buffers.
+  void emitColumns(Operation *node);
+
+  /// Has thread 0 store a row value (all threads hold it) to `result`'s
+  /// buffers, if it has any.
+  void storeRowValue(Value value, Value result, ValueRange ivs);
+
+  /// The thread's steps over a row of `columns` (`staticColumns` if known),
+  /// `width` columns each; `body` takes the step's first column and the
+  /// values carried from the step before (`inits` first) and returns the
+  /// values for the next. Few static steps are unrolled, so that their loads
+  /// are in flight at once; their columns are computed once for the whole
+  /// kernel, so that nodes reading the same elements share their loads
+  /// (`loadCache`): the row stays in registers from one node to the next
+  /// (with `options.rowCache`).
+  /// `prefetch` emits a step's loads into the cache: all steps' loads come
+  /// first, in flight together.
+  SmallVector<Value>
+  forColumns(Value columns, std::optional<int64_t> staticColumns, int64_t width,
+             ValueRange inits,
+             function_ref<SmallVector<Value>(Value, ValueRange)> body,
+             function_ref<void(Value)> prefetch = nullptr);
+
+  /// A vectorized body's loads at the step of `column` (forColumns's
+  /// prefetch), after the indices `outerIvs` of the row. Only the row's own
+  /// elements: what every row reads (LayerNorm's weight) comes from the
+  /// cache, and held for all steps at once it would only take registers.
+  void emitStepLoads(Block &body, ArrayRef<Value> outerIvs,
+                     ArrayRef<Value> columnSizes, int64_t width, Value column);
+
+  OpBuilder &b;
+  Location loc;
+  int64_t rows;
+  const DenseMap<Value, SmallVector<Value, 1>> &stores;
+  const IRMapping &mapping;
+  const LoopToGPUOptions &options;
+
+  /// The kernel reads and writes through aligned views of the buffers.
+  AlignedViews align;
+  IRMapping kernelMapping;
+  /// The threads that share a row.
+  int64_t threads = 0;
+  /// One warp total per warp for each reduction.
+  DenseMap<Operation *, Value> scratch;
+  /// The thread's place in its row, whether it is the first, and the row's
+  /// indices.
+  Value thread;
+  Value isFirstThread;
+  Value zero;
+  SmallVector<Value> rowIvs;
+  /// forColumns's unrolled steps' first columns, by width and step.
+  DenseMap<std::pair<int64_t, int64_t>, Value> stepColumns;
+  VectorLoadCache loadCache;
+  /// Whether forColumns is emitting unrolled steps.
+  bool unrolled = false;
+};
+} // namespace
+
+void RowKernelEmitter::emit(ArrayRef<Operation *> nodes, StreamOrder &order,
+                            ValueRange extraArgs) {
   SmallVector<Value> rowSizes = getNodeSizes(b, loc, nodes.front(), mapping);
   rowSizes.resize(rows);
   Value numRows = getProduct(b, loc, rowSizes);
   RowMapping rowMapping = getRowMapping(nodes, rows, options);
-  int64_t threads = rowMapping.threadsPerRow;
+  threads = rowMapping.threadsPerRow;
   Value rowsPerBlock =
       arith::ConstantIndexOp::create(b, loc, rowMapping.rowsPerBlock);
   Value blocks = arith::CeilDivUIOp::create(b, loc, numRows, rowsPerBlock);
@@ -279,8 +361,6 @@ void mlir::kiln::emitRowKernel(
       arith::ConstantIndexOp::create(b, loc, threads * rowMapping.rowsPerBlock);
   gpu::LaunchOp launch =
       createLaunch(b, loc, "rows", blocks, threadsValue, order, extraArgs);
-  // One warp total per warp for each reduction.
-  DenseMap<Operation *, Value> scratch;
   if (threads > kWarpSize) {
     for (Operation *node : nodes) {
       if (auto reduce = dyn_cast<loop::ReduceOp>(node))
@@ -294,16 +374,13 @@ void mlir::kiln::emitRowKernel(
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
-  // The kernel reads and writes through aligned views of the buffers.
-  AlignedViews align(b, loc);
-  IRMapping kernelMapping = mapping;
   for (Operation *node : nodes)
     align.alignSources(node, mapping, kernelMapping);
 
   // The thread's place in its row, and the row.
-  Value thread = launch.getThreadIds().x;
+  thread = launch.getThreadIds().x;
   Value row = launch.getBlockIds().x;
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  zero = arith::ConstantIndexOp::create(b, loc, 0);
   if (rowMapping.rowsPerBlock > 1) {
     Value rowThreads = arith::ConstantIndexOp::create(b, loc, threads);
     row = arith::AddIOp::create(
@@ -318,200 +395,201 @@ void mlir::kiln::emitRowKernel(
     auto ifOp = scf::IfOp::create(b, loc, inBounds, /*withElseRegion=*/false);
     b.setInsertionPointToStart(&ifOp.getThenRegion().front());
   }
-  Value isFirstThread =
+  isFirstThread =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, thread, zero);
-  SmallVector<Value> rowIvs = delinearize(b, loc, row, rowSizes);
-  // Thread 0 stores a row value (all threads hold it).
-  auto storeRowValue = [&](Value value, Value result, ValueRange ivs) {
-    auto it = stores.find(result);
-    if (it == stores.end())
-      return;
-    auto ifOp = scf::IfOp::create(b, loc, isFirstThread, false);
-    OpBuilder::InsertionGuard thenGuard(b);
-    b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-    for (Value dest : it->second)
-      memref::StoreOp::create(b, loc, value, align(dest), ivs);
-  };
-  // The thread's steps over a row of `columns` (`staticColumns` if known),
-  // `width` columns each; `body` takes the step's first column and the
-  // values carried from the step before (`inits` first) and returns the
-  // values for the next. Few static steps are unrolled, so that their loads
-  // are in flight at once; their columns are computed once for the whole
-  // kernel, so that nodes reading the same elements share their loads
-  // (`loadCache`): the row stays in registers from one node to the next
-  // (with `options.rowCache`).
-  // `prefetch` emits a step's loads into the cache: all steps' loads come
-  // first, in flight together.
-  DenseMap<std::pair<int64_t, int64_t>, Value> stepColumns;
-  VectorLoadCache loadCache;
-  bool unrolled = false;
-  auto forColumns =
-      [&](Value columns, std::optional<int64_t> staticColumns, int64_t width,
-          ValueRange inits,
-          function_ref<SmallVector<Value>(Value, ValueRange)> body,
-          function_ref<void(Value)> prefetch = nullptr) -> SmallVector<Value> {
-    int64_t stride = threads * width;
-    if (staticColumns && *staticColumns % stride == 0 &&
-        *staticColumns / stride <= kMaxUnrolledSteps) {
-      SmallVector<Value> steps;
-      for (int64_t step = 0; step < *staticColumns / stride; ++step) {
-        Value &column = stepColumns[{width, step}];
-        if (!column) {
-          column = arith::MulIOp::create(
-              b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
-          if (step > 0)
-            column = arith::AddIOp::create(
-                b, loc, column,
-                arith::ConstantIndexOp::create(b, loc, step * stride));
-        }
-        steps.push_back(column);
-      }
-      if (prefetch)
-        llvm::for_each(steps, prefetch);
-      SmallVector<Value> values(inits);
-      unrolled = true;
-      for (Value column : steps)
-        values = body(column, values);
-      unrolled = false;
-      return values;
-    }
-    Value first = arith::MulIOp::create(
-        b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
-    Value stepValue = arith::ConstantIndexOp::create(b, loc, stride);
-    auto loop = scf::ForOp::create(
-        b, loc, first, columns, stepValue, inits,
-        [&](OpBuilder &nested, Location, Value column, ValueRange iterArgs) {
-          OpBuilder::InsertionGuard loopGuard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
-          scf::YieldOp::create(b, loc, body(column, iterArgs));
-        });
-    return SmallVector<Value>(loop.getResults());
-  };
-
-  // A vectorized body's loads at the step of `column` (forColumns's
-  // prefetch), after the indices `outerIvs` of the row. Only the row's own
-  // elements: what every row reads (LayerNorm's weight) comes from the
-  // cache, and held for all steps at once it would only take registers.
-  auto emitStepLoads = [&](Block &body, ArrayRef<Value> outerIvs,
-                           ArrayRef<Value> columnSizes, int64_t width,
-                           Value column) {
-    if (width == 1)
-      return;
-    SmallVector<Value> ivs(outerIvs);
-    llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
-    emitVectorBodyLoads(
-        b, body, kernelMapping, ivs, width, kBufferAlignment, loadCache,
-        [&](loop::LoadOp load) { return readsPerRow(load, rows); });
-  };
+  rowIvs = delinearize(b, loc, row, rowSizes);
 
   for (Operation *node : nodes) {
     // Without the row cache each node issues its own loads.
     if (!options.rowCache)
       loadCache = VectorLoadCache();
-    Value result = node->getResult(0);
-    auto type = cast<RankedTensorType>(result.getType());
-    Block &body = node->getRegion(0).front();
-    SmallVector<Value> rowValueIvs(rowIvs);
-    rowValueIvs.append(type.getRank() - rows, zero);
-
-    if (auto reduce = dyn_cast<loop::ReduceOp>(node)) {
-      SmallVector<Value> columnSizes =
-          getReductionSizes(b, loc, reduce, mapping);
-      StringRef combiner = reduce.getCombiner();
-      Type dtype = type.getElementType();
-      Type accumulatorType = reduce.getYield().getValue().getType();
-      // A state other than the result ("welford") takes one column at a
-      // time.
-      Type stateType = getReductionStateType(combiner, accumulatorType);
-      int64_t width =
-          stateType == accumulatorType
-              ? getRowVectorWidth(body, reduce.getReductionShape().back(),
-                                  kernelMapping)
-              : 1;
-      Type partialType = width > 1
-                             ? Type(VectorType::get({width}, accumulatorType))
-                             : stateType;
-      Value init = getCombinerIdentity(b, loc, combiner, partialType, dtype);
-      SmallVector<Value> partials = forColumns(
-          getProduct(b, loc, columnSizes), getStaticColumns(node, rows), width,
-          ValueRange{init},
-          [&](Value column, ValueRange partials) -> SmallVector<Value> {
-            SmallVector<Value> ivs(rowValueIvs);
-            llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
-            Value value =
-                width > 1
-                    ? *emitVectorBodyElements(b, body, kernelMapping, ivs,
-                                              width, kBufferAlignment,
-                                              unrolled ? &loadCache : nullptr)
-                    : emitBodyValue(b, body, kernelMapping, ivs);
-            return {
-                emitCombine(b, loc, combiner, partials.front(), value, dtype)};
-          },
-          [&](Value column) {
-            emitStepLoads(body, rowValueIvs, columnSizes, width, column);
-          });
-      Value partial = partials.front();
-      if (width > 1) {
-        Value vector = partial;
-        partial = vector::ExtractOp::create(b, loc, vector, int64_t(0));
-        for (int64_t k = 1; k < width; ++k)
-          partial =
-              emitCombine(b, loc, combiner, partial,
-                          vector::ExtractOp::create(b, loc, vector, k), dtype);
-      }
-      Value total = emitReductionResult(
-          b, loc, combiner,
-          emitBlockReduce(b, loc, combiner, partial, dtype, thread, threads,
-                          scratch.lookup(node)));
-      Type scalarType = loop::getScalarType(dtype);
-      if (total.getType() != scalarType)
-        total = arith::TruncFOp::create(b, loc, scalarType, total);
-      storeRowValue(total, result, rowValueIvs);
-      kernelMapping.map(result, total);
-      continue;
-    }
-
-    if (loop::isRowValue(result, rows)) {
-      Value value = emitBodyValue(b, body, kernelMapping, rowValueIvs);
-      storeRowValue(value, result, rowValueIvs);
-      kernelMapping.map(result, value);
-      continue;
-    }
-
-    // A node with columns: the block's threads stride over them.
-    SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
-    ArrayRef<Value> columnSizes = ArrayRef<Value>(sizes).drop_front(rows);
-    int64_t width =
-        getRowVectorWidth(body, type.getShape().back(), kernelMapping);
-    auto it = stores.find(result);
-    assert(it != stores.end() && "a kernel yields every node with columns");
-    for (Value dest : it->second) {
-      Value alignedDest = align(dest);
-      forColumns(
-          getProduct(b, loc, columnSizes), getStaticColumns(node, rows), width,
-          ValueRange{},
-          [&](Value column, ValueRange) -> SmallVector<Value> {
-            SmallVector<Value> ivs(rowIvs);
-            llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
-            if (width > 1) {
-              Value elements = *emitVectorBodyElements(
-                  b, body, kernelMapping, ivs, width, kBufferAlignment,
-                  unrolled ? &loadCache : nullptr);
-              emitVectorStore(b, loc, elements, alignedDest, ivs,
-                              kBufferAlignment);
-            } else {
-              memref::StoreOp::create(
-                  b, loc, emitBodyValue(b, body, kernelMapping, ivs),
-                  alignedDest, ivs);
-            }
-            return {};
-          },
-          [&](Value column) {
-            emitStepLoads(body, rowIvs, columnSizes, width, column);
-          });
-    }
+    if (auto reduce = dyn_cast<loop::ReduceOp>(node))
+      emitReduction(reduce);
+    else if (loop::isRowValue(node->getResult(0), rows))
+      emitRowValue(node);
+    else
+      emitColumns(node);
   }
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
+}
+
+void RowKernelEmitter::storeRowValue(Value value, Value result,
+                                     ValueRange ivs) {
+  auto it = stores.find(result);
+  if (it == stores.end())
+    return;
+  auto ifOp = scf::IfOp::create(b, loc, isFirstThread, false);
+  OpBuilder::InsertionGuard thenGuard(b);
+  b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+  for (Value dest : it->second)
+    memref::StoreOp::create(b, loc, value, align(dest), ivs);
+}
+
+SmallVector<Value> RowKernelEmitter::forColumns(
+    Value columns, std::optional<int64_t> staticColumns, int64_t width,
+    ValueRange inits, function_ref<SmallVector<Value>(Value, ValueRange)> body,
+    function_ref<void(Value)> prefetch) {
+  int64_t stride = threads * width;
+  if (staticColumns && *staticColumns % stride == 0 &&
+      *staticColumns / stride <= kMaxUnrolledSteps) {
+    SmallVector<Value> steps;
+    for (int64_t step = 0; step < *staticColumns / stride; ++step) {
+      Value &column = stepColumns[{width, step}];
+      if (!column) {
+        column = arith::MulIOp::create(
+            b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
+        if (step > 0)
+          column = arith::AddIOp::create(
+              b, loc, column,
+              arith::ConstantIndexOp::create(b, loc, step * stride));
+      }
+      steps.push_back(column);
+    }
+    if (prefetch)
+      llvm::for_each(steps, prefetch);
+    SmallVector<Value> values(inits);
+    unrolled = true;
+    for (Value column : steps)
+      values = body(column, values);
+    unrolled = false;
+    return values;
+  }
+  Value first = arith::MulIOp::create(
+      b, loc, thread, arith::ConstantIndexOp::create(b, loc, width));
+  Value stepValue = arith::ConstantIndexOp::create(b, loc, stride);
+  auto loop = scf::ForOp::create(
+      b, loc, first, columns, stepValue, inits,
+      [&](OpBuilder &nested, Location, Value column, ValueRange iterArgs) {
+        OpBuilder::InsertionGuard loopGuard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        scf::YieldOp::create(b, loc, body(column, iterArgs));
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
+void RowKernelEmitter::emitStepLoads(Block &body, ArrayRef<Value> outerIvs,
+                                     ArrayRef<Value> columnSizes, int64_t width,
+                                     Value column) {
+  if (width == 1)
+    return;
+  SmallVector<Value> ivs(outerIvs);
+  llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
+  emitVectorBodyLoads(
+      b, body, kernelMapping, ivs, width, kBufferAlignment, loadCache,
+      [&](loop::LoadOp load) { return readsPerRow(load, rows); });
+}
+
+void RowKernelEmitter::emitReduction(loop::ReduceOp reduce) {
+  Value result = reduce.getResult();
+  auto type = cast<RankedTensorType>(result.getType());
+  Block &body = reduce->getRegion(0).front();
+  SmallVector<Value> rowValueIvs(rowIvs);
+  rowValueIvs.append(type.getRank() - rows, zero);
+  SmallVector<Value> columnSizes = getReductionSizes(b, loc, reduce, mapping);
+  StringRef combiner = reduce.getCombiner();
+  Type dtype = type.getElementType();
+  Type accumulatorType = reduce.getYield().getValue().getType();
+  // A state other than the result ("welford") takes one column at a
+  // time.
+  Type stateType = getReductionStateType(combiner, accumulatorType);
+  int64_t width =
+      stateType == accumulatorType
+          ? getRowVectorWidth(body, reduce.getReductionShape().back(),
+                              kernelMapping)
+          : 1;
+  Type partialType =
+      width > 1 ? Type(VectorType::get({width}, accumulatorType)) : stateType;
+  Value init = getCombinerIdentity(b, loc, combiner, partialType, dtype);
+  SmallVector<Value> partials = forColumns(
+      getProduct(b, loc, columnSizes),
+      getStaticColumns(reduce.getOperation(), rows), width, ValueRange{init},
+      [&](Value column, ValueRange partials) -> SmallVector<Value> {
+        SmallVector<Value> ivs(rowValueIvs);
+        llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
+        Value value =
+            width > 1 ? *emitVectorBodyElements(b, body, kernelMapping, ivs,
+                                                width, kBufferAlignment,
+                                                unrolled ? &loadCache : nullptr)
+                      : emitBodyValue(b, body, kernelMapping, ivs);
+        return {emitCombine(b, loc, combiner, partials.front(), value, dtype)};
+      },
+      [&](Value column) {
+        emitStepLoads(body, rowValueIvs, columnSizes, width, column);
+      });
+  Value partial = partials.front();
+  if (width > 1) {
+    Value vector = partial;
+    partial = vector::ExtractOp::create(b, loc, vector, int64_t(0));
+    for (int64_t k = 1; k < width; ++k)
+      partial =
+          emitCombine(b, loc, combiner, partial,
+                      vector::ExtractOp::create(b, loc, vector, k), dtype);
+  }
+  Value total = emitReductionResult(
+      b, loc, combiner,
+      emitBlockReduce(b, loc, combiner, partial, dtype, thread, threads,
+                      scratch.lookup(reduce.getOperation())));
+  Type scalarType = loop::getScalarType(dtype);
+  if (total.getType() != scalarType)
+    total = arith::TruncFOp::create(b, loc, scalarType, total);
+  storeRowValue(total, result, rowValueIvs);
+  kernelMapping.map(result, total);
+}
+
+void RowKernelEmitter::emitRowValue(Operation *node) {
+  Value result = node->getResult(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  Block &body = node->getRegion(0).front();
+  SmallVector<Value> rowValueIvs(rowIvs);
+  rowValueIvs.append(type.getRank() - rows, zero);
+  Value value = emitBodyValue(b, body, kernelMapping, rowValueIvs);
+  storeRowValue(value, result, rowValueIvs);
+  kernelMapping.map(result, value);
+}
+
+void RowKernelEmitter::emitColumns(Operation *node) {
+  Value result = node->getResult(0);
+  auto type = cast<RankedTensorType>(result.getType());
+  Block &body = node->getRegion(0).front();
+  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
+  ArrayRef<Value> columnSizes = ArrayRef<Value>(sizes).drop_front(rows);
+  int64_t width =
+      getRowVectorWidth(body, type.getShape().back(), kernelMapping);
+  auto it = stores.find(result);
+  assert(it != stores.end() && "a kernel yields every node with columns");
+  for (Value dest : it->second) {
+    Value alignedDest = align(dest);
+    forColumns(
+        getProduct(b, loc, columnSizes), getStaticColumns(node, rows), width,
+        ValueRange{},
+        [&](Value column, ValueRange) -> SmallVector<Value> {
+          SmallVector<Value> ivs(rowIvs);
+          llvm::append_range(ivs, delinearize(b, loc, column, columnSizes));
+          if (width > 1) {
+            Value elements = *emitVectorBodyElements(
+                b, body, kernelMapping, ivs, width, kBufferAlignment,
+                unrolled ? &loadCache : nullptr);
+            emitVectorStore(b, loc, elements, alignedDest, ivs,
+                            kBufferAlignment);
+          } else {
+            memref::StoreOp::create(b, loc,
+                                    emitBodyValue(b, body, kernelMapping, ivs),
+                                    alignedDest, ivs);
+          }
+          return {};
+        },
+        [&](Value column) {
+          emitStepLoads(body, rowIvs, columnSizes, width, column);
+        });
+  }
+}
+
+void mlir::kiln::emitRowKernel(
+    OpBuilder &b, Location loc, ArrayRef<Operation *> nodes, int64_t rows,
+    const DenseMap<Value, SmallVector<Value, 1>> &stores, IRMapping &mapping,
+    const LoopToGPUOptions &options, StreamOrder &order, ValueRange extraArgs) {
+  RowKernelEmitter(b, loc, rows, stores, mapping, options)
+      .emit(nodes, order, extraArgs);
 }
