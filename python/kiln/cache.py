@@ -58,7 +58,7 @@ import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
 log = logging.getLogger("kiln")
 
@@ -250,6 +250,7 @@ class Cache:
         self.root = root
         self.read_dirs = [root]
         self._load: Optional[_Private] = None
+        self._reported: Set[Tuple[Path, str]] = set()
         try:
             root.mkdir(parents=True, exist_ok=True)
             # Creating it is this process's test of writing there.
@@ -288,7 +289,10 @@ class Cache:
                     break
             if problem is not None:
                 # An older Kiln's entries have no record: no cause for alarm.
-                level = logging.INFO if problem == _NO_RECORD else logging.WARNING
+                # Nor is a bad entry of a read-only cache found again.
+                seen = (directory, key) in self._reported
+                self._reported.add((directory, key))
+                level = logging.INFO if problem == _NO_RECORD or seen else logging.WARNING
                 log.log(level, "kiln: the cached artifact %s fails verification (%s); "
                         "compiling it again", directory / f"{key}.so", problem)
         return None

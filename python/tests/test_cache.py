@@ -206,6 +206,32 @@ def test_a_read_only_cache_is_still_read(tmp_path, monkeypatch, caplog):
     check_runs(path, double_relu, text)
 
 
+def test_a_junk_entry_of_a_read_only_cache_is_rebuilt_privately(tmp_path, monkeypatch,
+                                                                 caplog):
+    text = graph_text(double_relu)
+    compile_graph_text(text, cache_dir=tmp_path / "a")
+    cache = tmp_path / "shared"
+    corrupted_copy(tmp_path / "a", cache, lambda data: os.urandom(len(data)))
+    junk = {so: so.read_bytes() for so in cache.glob("*.so")}
+    monkeypatch.setattr(kiln.cache, "_fallback", {})
+    mkdtemp = kiln.cache.tempfile.mkdtemp
+
+    def read_only(*args, dir=None, **kwargs):
+        if dir is not None and Path(dir) == cache:
+            raise PermissionError(13, "Read-only file system", str(dir))
+        return mkdtemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(kiln.cache.tempfile, "mkdtemp", read_only)
+    with caplog.at_level(logging.WARNING, logger="kiln"):
+        for _ in range(2):
+            check_runs(compile_graph_text(text, cache_dir=cache), double_relu, text)
+    failed = [r for r in caplog.records if "fails verification" in r.getMessage()]
+    assert len(failed) == 1
+    assert {so: so.read_bytes() for so in cache.glob("*.so")} == junk  # Left alone.
+    (rebuilt,) = open_cache(cache).write_dir.glob("*.so")
+    assert_whole(rebuilt)
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only folders")
 def test_a_chmod_read_only_cache_falls_back(tmp_path):
     text = graph_text(double_relu)
