@@ -271,3 +271,27 @@ def test_outputs_live_until_the_next_call_unless_cloned(tmp_path, clone):
             assert second.data_ptr() != address
         else:  # The replay wrote its output where the last one was.
             assert second.data_ptr() == address
+
+
+@needs_graphs
+def test_random_ops_draw_anew_at_every_replay(tmp_path):
+    """The seed of Kiln's random ops comes from PyTorch's CUDA generator
+    inside the graph, whose captured offsets advance at every replay: each
+    replay's dropout mask is new, and its kept elements are scaled."""
+    fresh_reports()
+
+    def drop(x):
+        return torch.nn.functional.dropout(x * 1.0, 0.5, training=True)
+
+    compiled = torch.compile(drop, backend="kiln",
+                             options={"cache_dir": tmp_path, "cuda_graphs": True})
+    x = torch.rand(4096, device="cuda") + 1
+    masks = []
+    for _ in range(5):
+        out = compiled(x).clone()
+        kept = out != 0
+        torch.testing.assert_close(out[kept], x[kept] * 2)
+        assert 0.4 < kept.float().mean().item() < 0.6
+        masks.append(kept)
+    # The last three calls replay the graph; no two masks are the same.
+    assert all(not torch.equal(a, b) for i, a in enumerate(masks) for b in masks[i + 1:])
