@@ -194,6 +194,8 @@ class CompiledFunction:
 
         from kiln.rng import draw_seed
 
+        if self._input_updates:
+            _check_unaliased_writes(args, self._input_updates)
         # A graph with random ops samples anew at each call.
         seed = [draw_seed(self.seed_device)] if self.seed_device else []
         inputs = _scalars_to(args, self._scalar_device) if self._scalar_device else args
@@ -208,6 +210,35 @@ class CompiledFunction:
         for index, value in zip(self._input_updates, updates):
             args[index].copy_(value)
         return results
+
+
+def _memory_range(tensor) -> Tuple[int, int]:
+    """The bytes [first, last) that `tensor`'s elements span (PyTorch's
+    strides are never negative)."""
+    if tensor.numel() == 0:
+        return (0, 0)
+    extent = sum((size - 1) * stride for size, stride in zip(tensor.shape, tensor.stride()))
+    return (tensor.data_ptr(), tensor.data_ptr() + (extent + 1) * tensor.element_size())
+
+
+def _check_unaliased_writes(args: Sequence[Any], written: Sequence[int]) -> None:
+    """Raises GuardError if an input that the function writes into shares
+    memory with another input: the compiled graph reads every input before
+    it writes, where eager's later reads of the other would see the write."""
+    import torch
+
+    from kiln.runtime import GuardError
+
+    ranges = [_memory_range(a) if isinstance(a, torch.Tensor) else (0, 0) for a in args]
+    for index in written:
+        first, last = ranges[index]
+        for other, (begin, end) in enumerate(ranges):
+            if other != index and first < end and begin < last and \
+                    args[other].device == args[index].device:
+                raise GuardError(
+                    f"input {index}, which the function writes into, shares memory with "
+                    f"input {other}; the compiled function reads every input before "
+                    "writing, so pass separate tensors (e.g. a .clone())")
 
 
 def _output_spec(gm) -> Any:

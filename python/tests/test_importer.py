@@ -363,6 +363,31 @@ def test_writes_into_inputs_are_computed_and_copied_back(fn, make):
         torch.testing.assert_close(got_input, want_input)
 
 
+def _add_one_and_multiply(x, y):
+    x.add_(1)
+    return x * y
+
+
+def test_writes_into_an_input_that_aliases_another_are_refused(tmp_path):
+    """The compiled function reads every input before it writes one back;
+    eager reads the write through any other input that shares its memory.
+    So a call whose written input overlaps another is refused by name;
+    disjoint parts of one tensor are fine."""
+    compiled = kiln.compile(_add_one_and_multiply, [f32(4, 3), f32(4, 3)],
+                            cache_dir=tmp_path)
+    x = f32(4, 3)
+    with pytest.raises(kiln.runtime.GuardError, match="input 0, which the function "
+                       "writes into, shares memory with input 1"):
+        compiled(x, x)
+    whole = f32(8, 3)
+    with pytest.raises(kiln.runtime.GuardError, match="shares memory"):
+        compiled(whole[:4], whole[2:6])
+    eager = whole.clone()
+    want = _add_one_and_multiply(eager[:4], eager[4:])
+    torch.testing.assert_close(compiled(whole[:4], whole[4:]), want)
+    torch.testing.assert_close(whole, eager)
+
+
 def _eager_writes(fn, inputs):
     """The inputs after an eager call of `fn` on copies of them."""
     copies = [t.clone() for t in inputs]
