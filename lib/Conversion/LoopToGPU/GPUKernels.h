@@ -156,6 +156,12 @@ void emitRowKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
                    IRMapping &mapping, const LoopToGPUOptions &options,
                    StreamOrder &order, ValueRange extraArgs);
 
+/// Replaces the kernels' float remainders by calls of libdevice's fmod:
+/// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which
+/// NVPTX has no exact instruction for) before its libdevice patterns could
+/// see it. Outlining copies the declarations into the kernels' module.
+void callLibdeviceForRemainders(ModuleOp module);
+
 /// How a pointwise node that reads a source transposed runs in tiles: its
 /// `stagedLoads` read their sources' innermost dimension along result
 /// dimension `tileDim` instead of the innermost one, so a warp that walks the
