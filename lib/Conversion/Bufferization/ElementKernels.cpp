@@ -58,7 +58,7 @@ int64_t mlir::kiln::getElementKernelWidth(ArrayRef<Operation *> nodes,
         widestBits, loop::getElementBitWidth(type.getElementType()));
     if (auto reduce = dyn_cast<loop::ReduceOp>(op)) {
       ArrayRef<int64_t> shape = reduce.getReductionShape();
-      if (hasReductionState(reduce.getCombiner()) ||
+      if (hasReductionState(reduce.getKind()) ||
           ShapedType::isDynamicShape(shape) ||
           ShapedType::getNumElements(shape) > kMaxElementReduction)
         return 1;
@@ -84,7 +84,7 @@ void mlir::kiln::emitElementKernelStep(
     Block &body = op.getRegion(0).front();
     Value value;
     if (auto reduce = dyn_cast<loop::ReduceOp>(op)) {
-      StringRef combiner = reduce.getCombiner();
+      loop::CombiningKind combiner = reduce.getKind();
       Type dtype = reduce.getResultType().getElementType();
       auto accumulatorType =
           VectorType::get({width}, reduce.getYield().getValue().getType());

@@ -149,8 +149,8 @@ struct AttentionForward {
     int64_t last = scoresType.getRank() - 1;
     RankedTensorType statsType =
         getStatisticsType(scoresType, {last}, accumulator);
-    Value max = buildReduction(b, loc, scores, {last}, /*keepdim=*/true, "max",
-                               statsType);
+    Value max = buildReduction(b, loc, scores, {last}, /*keepdim=*/true,
+                               CombiningKind::max, statsType);
     Value exps = buildBroadcastPointwise(
         b, loc, scoresType, ValueRange{scores, max},
         TypeRange{accumulator, accumulator}, accumulator,
@@ -158,8 +158,8 @@ struct AttentionForward {
           return math::ExpOp::create(b, loc,
                                      arith::SubFOp::create(b, loc, e[0], e[1]));
         });
-    Value sum = buildReduction(b, loc, exps, {last}, /*keepdim=*/true, "sum",
-                               statsType);
+    Value sum = buildReduction(b, loc, exps, {last}, /*keepdim=*/true,
+                               CombiningKind::sum, statsType);
     Value probabilities = buildBroadcastPointwise(
         b, loc, scoresType.clone(dtype), ValueRange{exps, sum},
         TypeRange{accumulator, accumulator}, accumulator,
@@ -369,7 +369,7 @@ struct FlashAttentionForCpuBackwardLowering
             [](OpBuilder &b, Location loc, ValueRange e) -> Value {
               return arith::MulFOp::create(b, loc, e[0], e[1]);
             }),
-        {last}, /*keepdim=*/true, "sum",
+        {last}, /*keepdim=*/true, CombiningKind::sum,
         getStatisticsType(outputType, {last}, accumulator));
     // dS, scaled once here for both products.
     Value gradScores = buildBroadcastPointwise(

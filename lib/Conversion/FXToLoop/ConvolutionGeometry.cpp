@@ -305,6 +305,6 @@ Value fxtoloop::buildImageFromPatches(OpBuilder &b, Location loc, Value patches,
   SmallVector<int64_t> kernelDims;
   for (int64_t dim = 0; dim < g.spatial; ++dim)
     kernelDims.push_back(rank + dim);
-  return buildReduction(b, loc, terms, kernelDims, /*keepdim=*/false, "sum",
-                        type);
+  return buildReduction(b, loc, terms, kernelDims, /*keepdim=*/false,
+                        CombiningKind::sum, type);
 }

@@ -344,8 +344,9 @@ struct ConvolutionBackwardLowering
       SmallVector<int64_t> dims = {0};
       for (int64_t dim = 2; dim < rank; ++dim)
         dims.push_back(dim);
-      gradBias = buildReduction(rewriter, loc, op.getGradOutput(), dims,
-                                /*keepdim=*/false, "sum", gradBiasType);
+      gradBias =
+          buildReduction(rewriter, loc, op.getGradOutput(), dims,
+                         /*keepdim=*/false, CombiningKind::sum, gradBiasType);
     } else {
       gradBias = zerosFor(op.getGradBias(), op.getGradBias());
     }

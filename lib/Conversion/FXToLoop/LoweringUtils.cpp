@@ -78,9 +78,8 @@ Value fxtoloop::getDimSize(OpBuilder &b, Location loc, Value tensor,
   auto type = cast<RankedTensorType>(tensor.getType());
   if (!type.isDynamicDim(dim))
     return arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
-  if (Operation *node = tensor.getDefiningOp();
-      node && loop::isTensorNode(node))
-    return loop::getNodeDynamicSizes(node)[type.getDynamicDimIndex(dim)];
+  if (auto node = tensor.getDefiningOp<loop::LoopNodeOpInterface>())
+    return node.getDynamicSizes()[type.getDynamicDimIndex(dim)];
   return tensor::DimOp::create(b, loc, tensor, dim);
 }
 
@@ -282,9 +281,10 @@ Value fxtoloop::buildSum(
     function_ref<Value(OpBuilder &, Location, ValueRange out,
                        ValueRange reduction)>
         term) {
-  auto node = loop::ReduceOp::create(b, loc, resultType, b.getStringAttr("sum"),
-                                     dynamicSizes, reductionSizes,
-                                     b.getDenseI64ArrayAttr(reductionShape));
+  auto node = loop::ReduceOp::create(
+      b, loc, resultType,
+      b.getAttr<loop::CombiningKindAttr>(CombiningKind::sum), dynamicSizes,
+      reductionSizes, b.getDenseI64ArrayAttr(reductionShape));
   OpBuilder::InsertionGuard guard(b);
   Block *body = b.createBlock(&node.getBody());
   int64_t numArgs = resultType.getRank() + reductionShape.size();
@@ -421,7 +421,8 @@ std::pair<double, bool> fxtoloop::getScalarValue(Attribute scalar) {
 
 Value fxtoloop::buildReduction(OpBuilder &b, Location loc, Value input,
                                ArrayRef<int64_t> dims, bool keepdim,
-                               StringRef combiner, RankedTensorType resultType,
+                               CombiningKind combiner,
+                               RankedTensorType resultType,
                                ReductionValueFn value) {
   auto inputType = cast<RankedTensorType>(input.getType());
   int64_t rank = inputType.getRank();
@@ -448,8 +449,9 @@ Value fxtoloop::buildReduction(OpBuilder &b, Location loc, Value input,
   Type accumulatorDtype = isa<FloatType>(accumulator) ? accumulator : dtype;
 
   auto node = loop::ReduceOp::create(
-      b, loc, resultType, b.getStringAttr(combiner), dynamicSizes,
-      reductionDynamicSizes, b.getDenseI64ArrayAttr(reductionShape));
+      b, loc, resultType, b.getAttr<loop::CombiningKindAttr>(combiner),
+      dynamicSizes, reductionDynamicSizes,
+      b.getDenseI64ArrayAttr(reductionShape));
   Block *body = b.createBlock(&node.getBody());
   int64_t numArgs = resultType.getRank() + reductionShape.size();
   body->addArguments(SmallVector<Type>(numArgs, b.getIndexType()),

@@ -8,6 +8,7 @@
 #ifndef KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGUTILS_H
 #define KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGUTILS_H
 
+#include "kiln/Dialect/Loop/IR/LoopAttrs.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -15,6 +16,8 @@
 namespace mlir {
 namespace kiln {
 namespace fxtoloop {
+
+using loop::CombiningKind;
 
 /// Converts a scalar holding an element of PyTorch dtype `from` into one of
 /// dtype `to`, with PyTorch's cast semantics (signedness comes from the dtype,
@@ -166,7 +169,7 @@ struct ScatterUpdate {
 /// space of `updateShape` (`updateDynamicSizes` for its `?`s): `updateFn`
 /// gives the update at each index.
 Value buildScatter(
-    OpBuilder &b, Location loc, StringRef combiner, Value init,
+    OpBuilder &b, Location loc, CombiningKind combiner, Value init,
     ArrayRef<int64_t> updateShape, ValueRange updateDynamicSizes,
     function_ref<ScatterUpdate(OpBuilder &, Location, ValueRange)> updateFn);
 
@@ -260,8 +263,8 @@ using ReductionValueFn = function_ref<Value(
 /// when `keepdim`). Elements convert to the result's dtype, accumulated in
 /// f32 for f16/bf16 results; `value`, if given, yields something else.
 Value buildReduction(OpBuilder &b, Location loc, Value input,
-                     ArrayRef<int64_t> dims, bool keepdim, StringRef combiner,
-                     RankedTensorType resultType,
+                     ArrayRef<int64_t> dims, bool keepdim,
+                     CombiningKind combiner, RankedTensorType resultType,
                      ReductionValueFn value = nullptr);
 
 /// Whether scalars `lhs` and `rhs` are the same value: equal, or both NaN.
@@ -338,7 +341,8 @@ struct GradientBuilder {
   Value sum(Value input, ArrayRef<int64_t> dims, RankedTensorType type) const {
     bool keepdim =
         type.getRank() == cast<RankedTensorType>(input.getType()).getRank();
-    return buildReduction(rewriter, loc, input, dims, keepdim, "sum", type);
+    return buildReduction(rewriter, loc, input, dims, keepdim,
+                          CombiningKind::sum, type);
   }
   /// `values` as `type` (their elements converted).
   Value convertTo(RankedTensorType type, Value values) const {

@@ -98,8 +98,8 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
   auto inputType = cast<RankedTensorType>(input.getType());
   RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
   Value count = getElementCount(b, loc, input, dims, dtype);
-  Value sum =
-      buildReduction(b, loc, input, dims, /*keepdim=*/true, "sum", statsType);
+  Value sum = buildReduction(b, loc, input, dims, /*keepdim=*/true,
+                             CombiningKind::sum, statsType);
   Value mean = buildBroadcastPointwise(
       b, loc, statsType, ValueRange{sum}, TypeRange{dtype}, dtype,
       [&](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
@@ -107,8 +107,9 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
       });
   if (options.welford) {
     // One pass beside the sum's: Welford's M2.
-    Value squaredDeviations = buildReduction(
-        b, loc, input, dims, /*keepdim=*/true, "welford", statsType);
+    Value squaredDeviations =
+        buildReduction(b, loc, input, dims, /*keepdim=*/true,
+                       CombiningKind::welford, statsType);
     return {count, mean, squaredDeviations};
   }
   auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
@@ -119,8 +120,9 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
             arith::SubFOp::create(nested, loc, elements[0], elements[1]);
         return arith::MulFOp::create(nested, loc, deviation, deviation);
       });
-  Value squaredDeviations = buildReduction(b, loc, squares, dims,
-                                           /*keepdim=*/true, "sum", statsType);
+  Value squaredDeviations =
+      buildReduction(b, loc, squares, dims,
+                     /*keepdim=*/true, CombiningKind::sum, statsType);
   return {count, mean, squaredDeviations};
 }
 
@@ -214,7 +216,7 @@ template <typename OpTy> struct SoftmaxLowering : OpRewritePattern<OpTy> {
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
     RankedTensorType statsType = getStatisticsType(inputType, {dim}, dtype);
     Value max = buildReduction(rewriter, loc, input, {dim}, /*keepdim=*/true,
-                               "max", statsType);
+                               CombiningKind::max, statsType);
     auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
     Value exps = buildBroadcastPointwise(
         rewriter, loc, computeType, ValueRange{input, max},
@@ -224,7 +226,7 @@ template <typename OpTy> struct SoftmaxLowering : OpRewritePattern<OpTy> {
               b, loc, arith::SubFOp::create(b, loc, elements[0], elements[1]));
         });
     Value sum = buildReduction(rewriter, loc, exps, {dim}, /*keepdim=*/true,
-                               "sum", statsType);
+                               CombiningKind::sum, statsType);
     Value result;
     if constexpr (std::is_same_v<OpTy, fx::SoftmaxOp>) {
       // One division per row: the elements multiply by the reciprocal.
@@ -283,7 +285,7 @@ struct SoftmaxBackwardLowering : OpRewritePattern<OpTy> {
             return arith::MulFOp::create(b, loc, elements[0], elements[1]);
           });
     Value sum = buildReduction(rewriter, loc, summed, {dim}, /*keepdim=*/true,
-                               "sum", statsType);
+                               CombiningKind::sum, statsType);
     Value result = buildBroadcastPointwise(
         rewriter, loc, cast<RankedTensorType>(op.getResult().getType()),
         ValueRange{grad, output, sum}, TypeRange{dtype, dtype, dtype}, dtype,
@@ -334,7 +336,7 @@ struct LogSumExpLowering : OpRewritePattern<fx::LogsumexpOp> {
     Type dtype = getNormalizationDtype(rewriter, inputType.getElementType());
     RankedTensorType statsType = getStatisticsType(inputType, dims, dtype);
     Value max = buildReduction(rewriter, loc, input, dims, /*keepdim=*/true,
-                               "max", statsType);
+                               CombiningKind::max, statsType);
     Value shift = buildBroadcastPointwise(
         rewriter, loc, statsType, max, dtype, dtype,
         [&](OpBuilder &b, Location loc, ValueRange elements) -> Value {
@@ -359,7 +361,7 @@ struct LogSumExpLowering : OpRewritePattern<fx::LogsumexpOp> {
               b, loc, arith::SubFOp::create(b, loc, elements[0], elements[1]));
         });
     Value sum = buildReduction(rewriter, loc, exps, dims, /*keepdim=*/true,
-                               "sum", statsType);
+                               CombiningKind::sum, statsType);
     Value result = buildFromKeptShape(
         rewriter, loc, resultType, ValueRange{sum, shift}, reduced, dtype,
         [](OpBuilder &b, Location loc, ValueRange elements) -> Value {

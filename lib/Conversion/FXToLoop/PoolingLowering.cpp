@@ -10,6 +10,7 @@
 #include "Lowerings.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/Combiners.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -49,7 +50,7 @@ using WindowValueFn =
 /// spatial result size is `windowCounts`' (buildWindowCounts).
 static Value buildWindowReduction(
     OpBuilder &b, Location loc, Value input, RankedTensorType resultType,
-    StringRef combiner, ArrayRef<int64_t> windowShape,
+    CombiningKind combiner, ArrayRef<int64_t> windowShape,
     WindowPositionFn position, WindowValueFn value = nullptr,
     ValueRange dynamicWindow = {}, ArrayRef<Value> windowCounts = {}) {
   auto inputType = cast<RankedTensorType>(input.getType());
@@ -73,8 +74,8 @@ static Value buildWindowReduction(
   for (int64_t dim = rank - spatial; dim < rank; ++dim)
     extents.push_back(getDimSize(b, loc, input, dim));
   auto node = loop::ReduceOp::create(
-      b, loc, resultType, b.getStringAttr(combiner), dynamicSizes,
-      dynamicWindow, b.getDenseI64ArrayAttr(windowShape));
+      b, loc, resultType, b.getAttr<loop::CombiningKindAttr>(combiner),
+      dynamicSizes, dynamicWindow, b.getDenseI64ArrayAttr(windowShape));
   OpBuilder::InsertionGuard guard(b);
   Block *body = b.createBlock(&node.getBody());
   body->addArguments(SmallVector<Type>(rank + spatial, b.getIndexType()),
@@ -99,14 +100,8 @@ static Value buildWindowReduction(
   }
   element = convertScalar(b, loc, element, inputType.getElementType(),
                           resultType.getElementType());
-  auto floatType = cast<FloatType>(accumulator);
-  Value identity = arith::ConstantOp::create(
-      b, loc,
-      b.getFloatAttr(floatType,
-                     combiner == "max"
-                         ? APFloat::getInf(floatType.getFloatSemantics(),
-                                           /*Negative=*/true)
-                         : APFloat::getZero(floatType.getFloatSemantics())));
+  Value identity = getCombinerIdentity(b, loc, combiner, accumulator,
+                                       resultType.getElementType());
   loop::YieldOp::create(
       b, loc,
       arith::SelectOp::create(b, loc, counts, element, identity).getResult());
@@ -138,7 +133,8 @@ static Value buildPoolingGather(
   SmallVector<Value> dynamicSizes = collectDynamicSizes(
       resultType, [&](int64_t dim) { return getDimSize(b, loc, input, dim); });
   auto node = loop::ReduceOp::create(
-      b, loc, resultType.clone(sumDtype), b.getStringAttr("sum"), dynamicSizes,
+      b, loc, resultType.clone(sumDtype),
+      b.getAttr<loop::CombiningKindAttr>(CombiningKind::sum), dynamicSizes,
       ValueRange{}, b.getDenseI64ArrayAttr(candidates));
   {
     OpBuilder::InsertionGuard guard(b);
@@ -310,9 +306,9 @@ template <typename OpTy> struct MaxPoolLowering : OpRewritePattern<OpTy> {
     SmallVector<Value> counts =
         buildWindowCounts(rewriter, loc, op, spatial, op.getDilation());
     RankedTensorType maximaType = getPoolingAccumulatorType(resultType);
-    Value maxima =
-        buildWindowReduction(rewriter, loc, op.getSelf(), maximaType, "max",
-                             window, position, nullptr, {}, counts);
+    Value maxima = buildWindowReduction(rewriter, loc, op.getSelf(), maximaType,
+                                        CombiningKind::max, window, position,
+                                        nullptr, {}, counts);
     Value indices;
     if (!op.getIndices().use_empty())
       indices = buildIndices(rewriter, loc, op, maxima, window, position,
@@ -331,8 +327,8 @@ template <typename OpTy> struct MaxPoolLowering : OpRewritePattern<OpTy> {
     Type dtype = cast<RankedTensorType>(maxima.getType()).getElementType();
     Type i64 = rewriter.getI64Type();
     Value encoded = buildWindowReduction(
-        rewriter, loc, op.getSelf(), indicesType.clone(i64), "min", window,
-        position,
+        rewriter, loc, op.getSelf(), indicesType.clone(i64), CombiningKind::min,
+        window, position,
         [&](OpBuilder &b, Location loc, ValueRange out, Value element,
             Value counts, ValueRange inputIndices) -> Value {
           element =
@@ -528,7 +524,7 @@ template <typename OpTy> struct AvgPoolLowering : OpRewritePattern<OpTy> {
     }
     Value sums = buildWindowReduction(
         rewriter, loc, op.getSelf(), getPoolingAccumulatorType(resultType),
-        "sum", window,
+        CombiningKind::sum, window,
         [&](OpBuilder &b, Location loc, int64_t dim, Value out, Value at) {
           return getStridedWindowPosition(b, loc, out, at,
                                           getSpatialAttr(strides, dim),
@@ -624,9 +620,9 @@ struct Col2imLowering : OpRewritePattern<fx::Col2imOp> {
                                          makeFloat(b, loc, sumType, 0.0))
               .getResult();
         });
-    Value sums =
-        buildReduction(rewriter, loc, terms, {rank, rank + 1},
-                       /*keepdim=*/false, "sum", resultType.clone(sumType));
+    Value sums = buildReduction(rewriter, loc, terms, {rank, rank + 1},
+                                /*keepdim=*/false, CombiningKind::sum,
+                                resultType.clone(sumType));
     rewriter.replaceOp(op, roundTo(rewriter, loc, sums, resultType));
     return success();
   }
@@ -751,7 +747,7 @@ struct AdaptiveAvgPoolLowering : OpRewritePattern<OpTy> {
     };
     Value sums = buildWindowReduction(
         rewriter, loc, op.getSelf(), getPoolingAccumulatorType(resultType),
-        "sum", window,
+        CombiningKind::sum, window,
         [&](OpBuilder &b, Location loc, int64_t dim, Value out, Value at) {
           auto [start, end] = bounds(b, loc, dim, out);
           Value position = arith::AddIOp::create(b, loc, start, at);

@@ -72,7 +72,7 @@ static Value getAveragedCount(OpBuilder &b, Location loc, Value input,
 
 /// Lowers fx.sum, fx.amax and fx.amin.
 template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
-  ReductionLowering(MLIRContext *ctx, StringRef combiner)
+  ReductionLowering(MLIRContext *ctx, CombiningKind combiner)
       : OpRewritePattern<OpTy>(ctx), combiner(combiner) {}
 
   LogicalResult matchAndRewrite(OpTy op,
@@ -91,7 +91,7 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
     }
     if (isa<ComplexType>(resultType.getElementType()) ||
         isa<ComplexType>(inputType.getElementType())) {
-      if (combiner != "sum" ||
+      if (combiner != CombiningKind::sum ||
           inputType.getElementType() != resultType.getElementType())
         return rewriter.notifyMatchFailure(op, "complex dtypes");
       rewriter.replaceOp(op,
@@ -120,7 +120,8 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
     Type part = complexType.getElementType();
     auto sumPart = [&](bool imaginary) {
       return buildReduction(
-          b, loc, input, dims, keepdim, "sum", resultType.clone(part),
+          b, loc, input, dims, keepdim, CombiningKind::sum,
+          resultType.clone(part),
           [&](OpBuilder &b, Location loc, ValueRange indices,
               ValueRange) -> Value {
             Value number = loop::LoadOp::create(b, loc, input, indices);
@@ -156,7 +157,8 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
     Type dtype = resultType.getElementType();
     Type sumDtype = (dtype.isF16() || dtype.isBF16()) ? b.getF32Type() : dtype;
     auto sumType = RankedTensorType::get(resultType.getShape(), sumDtype);
-    Value sum = buildReduction(b, loc, input, dims, keepdim, "sum", sumType);
+    Value sum = buildReduction(b, loc, input, dims, keepdim, CombiningKind::sum,
+                               sumType);
 
     Value countF = getAveragedCount(b, loc, input, dims, sumDtype);
     return buildBroadcastPointwise(
@@ -167,7 +169,7 @@ template <typename OpTy> struct ReductionLowering : OpRewritePattern<OpTy> {
         });
   }
 
-  std::string combiner;
+  CombiningKind combiner;
 };
 
 /// The dimensions an fx reduction reduces: its `dim` attribute, one or a
@@ -202,7 +204,7 @@ template <typename OpTy> struct ProdLowering : OpRewritePattern<OpTy> {
       return rewriter.notifyMatchFailure(op, "complex or rank-0 product");
     rewriter.replaceOp(op, buildReduction(rewriter, op.getLoc(), op.getSelf(),
                                           getReducedDims(op), getKeepdim(op),
-                                          "prod", resultType));
+                                          CombiningKind::prod, resultType));
     return success();
   }
 };
@@ -211,7 +213,7 @@ template <typename OpTy> struct ProdLowering : OpRewritePattern<OpTy> {
 /// casts to bool, so NaN counts), combined by or ("max" of bools) or and
 /// ("min"), into bool (or uint8 for uint8 inputs, as 0 and 1).
 template <typename OpTy> struct AnyAllLowering : OpRewritePattern<OpTy> {
-  AnyAllLowering(MLIRContext *ctx, StringRef combiner)
+  AnyAllLowering(MLIRContext *ctx, CombiningKind combiner)
       : OpRewritePattern<OpTy>(ctx), combiner(combiner) {}
 
   LogicalResult matchAndRewrite(OpTy op,
@@ -234,7 +236,7 @@ template <typename OpTy> struct AnyAllLowering : OpRewritePattern<OpTy> {
     return success();
   }
 
-  std::string combiner;
+  CombiningKind combiner;
 };
 
 /// The first extremum of each row of `input` (along `dims`, or all of it
@@ -246,7 +248,7 @@ template <typename OpTy> struct AnyAllLowering : OpRewritePattern<OpTy> {
 /// indices, of `indicesType`.
 static std::pair<Value, Value>
 buildArgExtremum(OpBuilder &b, Location loc, Value input,
-                 ArrayRef<int64_t> dims, bool keepdim, StringRef combiner,
+                 ArrayRef<int64_t> dims, bool keepdim, CombiningKind combiner,
                  RankedTensorType indicesType) {
   auto inputType = cast<RankedTensorType>(input.getType());
   Type dtype = inputType.getElementType();
@@ -272,7 +274,7 @@ buildArgExtremum(OpBuilder &b, Location loc, Value input,
     if (reduced[dim])
       reductionSizes.push_back(getDimSize(b, loc, input, dim));
   Value indices = buildReduction(
-      b, loc, input, dims, keepdim, "min", indicesType,
+      b, loc, input, dims, keepdim, CombiningKind::min, indicesType,
       [&](OpBuilder &b, Location loc, ValueRange indices,
           ValueRange reductionIndices) -> Value {
         Value zero = arith::ConstantIndexOp::create(b, loc, 0);
@@ -300,7 +302,7 @@ buildArgExtremum(OpBuilder &b, Location loc, Value input,
 /// Lowers fx.argmax and fx.argmin (buildArgExtremum); without `dim`,
 /// indices count all of the input's elements.
 template <typename OpTy> struct ArgExtremumLowering : OpRewritePattern<OpTy> {
-  ArgExtremumLowering(MLIRContext *ctx, StringRef combiner)
+  ArgExtremumLowering(MLIRContext *ctx, CombiningKind combiner)
       : OpRewritePattern<OpTy>(ctx), combiner(combiner) {}
 
   LogicalResult matchAndRewrite(OpTy op,
@@ -319,14 +321,14 @@ template <typename OpTy> struct ArgExtremumLowering : OpRewritePattern<OpTy> {
     return success();
   }
 
-  std::string combiner;
+  CombiningKind combiner;
 };
 
 /// Lowers fx.max_dim and fx.min_dim: the values are the extremum that
 /// buildArgExtremum computes for the indices, read back in the input's
 /// dtype.
 template <typename OpTy> struct ExtremumDimLowering : OpRewritePattern<OpTy> {
-  ExtremumDimLowering(MLIRContext *ctx, StringRef combiner)
+  ExtremumDimLowering(MLIRContext *ctx, CombiningKind combiner)
       : OpRewritePattern<OpTy>(ctx), combiner(combiner) {}
 
   LogicalResult matchAndRewrite(OpTy op,
@@ -375,7 +377,7 @@ template <typename OpTy> struct ExtremumDimLowering : OpRewritePattern<OpTy> {
     return success();
   }
 
-  std::string combiner;
+  CombiningKind combiner;
 };
 } // namespace
 
@@ -422,7 +424,8 @@ static Value buildPairwiseDistances(OpBuilder &b, Location loc,
                                     makeFloat(b, loc, dtype, norm));
       });
   Value sums = buildReduction(b, loc, differences, {last}, /*keepdim=*/false,
-                              isInf ? "max" : "sum", resultType.clone(dtype));
+                              isInf ? CombiningKind::max : CombiningKind::sum,
+                              resultType.clone(dtype));
   return buildBroadcastPointwise(
       b, loc, resultType, ValueRange{sums}, TypeRange{dtype}, dtype,
       [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
@@ -573,18 +576,18 @@ void fxtoloop::populateReductionLoweringPatterns(RewritePatternSet &patterns) {
            ZeroDimReduction<fx::AllDimOp>, ZeroDimReduction<fx::VarOp>,
            ZeroDimReduction<fx::VarMeanOp>, ZeroDimReduction<fx::LogsumexpOp>>(
           ctx);
-  patterns.add<ReductionLowering<fx::SumOp>>(ctx, "sum");
-  patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, "max");
-  patterns.add<ArgExtremumLowering<fx::ArgmaxOp>>(ctx, "max");
-  patterns.add<ArgExtremumLowering<fx::ArgminOp>>(ctx, "min");
-  patterns.add<ExtremumDimLowering<fx::MaxDimOp>>(ctx, "max");
-  patterns.add<ExtremumDimLowering<fx::MinDimOp>>(ctx, "min");
-  patterns.add<ReductionLowering<fx::AminOp>>(ctx, "min");
-  patterns.add<ReductionLowering<fx::MeanOp>>(ctx, "sum");
+  patterns.add<ReductionLowering<fx::SumOp>>(ctx, CombiningKind::sum);
+  patterns.add<ReductionLowering<fx::AmaxOp>>(ctx, CombiningKind::max);
+  patterns.add<ArgExtremumLowering<fx::ArgmaxOp>>(ctx, CombiningKind::max);
+  patterns.add<ArgExtremumLowering<fx::ArgminOp>>(ctx, CombiningKind::min);
+  patterns.add<ExtremumDimLowering<fx::MaxDimOp>>(ctx, CombiningKind::max);
+  patterns.add<ExtremumDimLowering<fx::MinDimOp>>(ctx, CombiningKind::min);
+  patterns.add<ReductionLowering<fx::AminOp>>(ctx, CombiningKind::min);
+  patterns.add<ReductionLowering<fx::MeanOp>>(ctx, CombiningKind::sum);
   patterns.add<ProdLowering<fx::ProdOp>, ProdLowering<fx::ProdDimIntOp>>(ctx);
   patterns.add<AnyAllLowering<fx::AnyOp>, AnyAllLowering<fx::AnyDimOp>,
-               AnyAllLowering<fx::AnyDimsOp>>(ctx, "max");
-  patterns.add<AnyAllLowering<fx::AllOp>, AnyAllLowering<fx::AllDimOp>>(ctx,
-                                                                        "min");
+               AnyAllLowering<fx::AnyDimsOp>>(ctx, CombiningKind::max);
+  patterns.add<AnyAllLowering<fx::AllOp>, AnyAllLowering<fx::AllDimOp>>(
+      ctx, CombiningKind::min);
   patterns.add<CdistLowering, PdistLowering>(ctx);
 }

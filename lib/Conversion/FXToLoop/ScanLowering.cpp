@@ -70,7 +70,7 @@ constexpr int64_t kDynamicSortBlock = 1024;
 struct ScanSpec {
   Value input;
   int64_t dim, length;
-  StringRef combiner;
+  CombiningKind combiner;
   Type accumulator, accumulatorDtype;
   SmallVector<Value> dynamicSizes;
 
@@ -104,7 +104,7 @@ struct ScanSpec {
               ValueRange sizes, int64_t extent, Value dynamicExtent,
               function_ref<Value(ValueRange ivs, Value position)> value) const {
     auto node = loop::ReduceOp::create(
-        b, loc, type, b.getStringAttr(combiner), sizes,
+        b, loc, type, b.getAttr<loop::CombiningKindAttr>(combiner), sizes,
         dynamicExtent ? ValueRange{dynamicExtent} : ValueRange{},
         b.getDenseI64ArrayAttr({extent}));
     OpBuilder::InsertionGuard guard(b);
@@ -290,8 +290,8 @@ Value buildLongScan(OpBuilder &b, Location loc, RankedTensorType resultType,
 
 /// Lowers fx.cumsum ("sum") and fx.cumprod ("prod").
 template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
-  ScanLowering(MLIRContext *ctx, StringRef combiner)
-      : OpRewritePattern<OpTy>(ctx), combiner(combiner.str()) {}
+  ScanLowering(MLIRContext *ctx, CombiningKind combiner)
+      : OpRewritePattern<OpTy>(ctx), combiner(combiner) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -326,8 +326,9 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
       return success();
     }
     auto node = loop::ReduceOp::create(
-        rewriter, loc, resultType, rewriter.getStringAttr(combiner),
-        dynamicSizes, ValueRange{}, rewriter.getDenseI64ArrayAttr({length}));
+        rewriter, loc, resultType,
+        rewriter.getAttr<loop::CombiningKindAttr>(combiner), dynamicSizes,
+        ValueRange{}, rewriter.getDenseI64ArrayAttr({length}));
     Block *body = rewriter.createBlock(&node.getBody());
     body->addArguments(SmallVector<Type>(rank + 1, rewriter.getIndexType()),
                        SmallVector<Location>(rank + 1, loc));
@@ -341,14 +342,8 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
         loop::LoadOp::create(rewriter, loc, op.getSelf(), indices),
         inputType.getElementType(), accumulatorDtype);
     // Positions after the element's own add the combiner's identity.
-    Value identity =
-        isa<FloatType>(accumulator)
-            ? makeFloat(rewriter, loc, accumulator, combiner == "sum" ? 0 : 1)
-            : arith::ConstantOp::create(
-                  rewriter, loc,
-                  rewriter.getIntegerAttr(accumulator,
-                                          combiner == "sum" ? 0 : 1))
-                  .getResult();
+    Value identity = getCombinerIdentity(rewriter, loc, combiner, accumulator,
+                                         accumulatorDtype);
     Value current =
         rank > 0 ? ivs[dim]
                  : arith::ConstantIndexOp::create(rewriter, loc, 0).getResult();
@@ -362,7 +357,7 @@ template <typename OpTy> struct ScanLowering : OpRewritePattern<OpTy> {
     return success();
   }
 
-  std::string combiner;
+  CombiningKind combiner;
 };
 
 /// Whether `a` goes before `b` in an ascending (or, with `descending`, a
@@ -546,9 +541,9 @@ static Value buildCount(
   if (ShapedType::isDynamic(staticExtent))
     extents.push_back(extent);
   int64_t rank = rankType.getRank();
-  auto reduce = loop::ReduceOp::create(b, loc, rankType, b.getStringAttr("sum"),
-                                       dynamicSizes, extents,
-                                       b.getDenseI64ArrayAttr({staticExtent}));
+  auto reduce = loop::ReduceOp::create(
+      b, loc, rankType, b.getAttr<loop::CombiningKindAttr>(CombiningKind::sum),
+      dynamicSizes, extents, b.getDenseI64ArrayAttr({staticExtent}));
   OpBuilder::InsertionGuard guard(b);
   Block *body = b.createBlock(&reduce.getBody());
   body->addArguments(SmallVector<Type>(rank + 1, b.getIndexType()),
@@ -611,7 +606,7 @@ static std::pair<Value, Value> buildBlockedSortRanks(OpBuilder &b, Location loc,
 
   // Each block sorted: its elements at their ranks within it.
   Value blocks = buildScatter(
-      b, loc, "assign", self, type.getShape(), dynamicSizes,
+      b, loc, CombiningKind::assign, self, type.getShape(), dynamicSizes,
       [&](OpBuilder &b, Location loc, ValueRange ivs) {
         SmallVector<Value> target(ivs);
         target[dim] = arith::AddIOp::create(
@@ -738,8 +733,8 @@ struct SortLowering : OpRewritePattern<fx::SortOp> {
         return getDimSize(rewriter, loc, self, d);
       });
       return buildScatter(
-          rewriter, loc, "assign", zeros, type.getShape(), dynamicSizes,
-          [&](OpBuilder &b, Location loc, ValueRange ivs) {
+          rewriter, loc, CombiningKind::assign, zeros, type.getShape(),
+          dynamicSizes, [&](OpBuilder &b, Location loc, ValueRange ivs) {
             Value rank;
             for (Value part : rankParts) {
               Value loaded = loop::LoadOp::create(b, loc, part, ivs);
@@ -878,14 +873,16 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
                 readBroadcast(b, op.getMask(),
                               delinearizeBySizes(b, loc, ivs[0], sizes)));
           });
-      ScanSpec scan{flags,     0,   staticCount,
-                    "sum",     i64, countsType.getElementType(),
+      ScanSpec scan{flags,       0,
+                    staticCount, CombiningKind::sum,
+                    i64,         countsType.getElementType(),
                     countSizes};
       counts = isStatic ? buildLongScan(rewriter, loc, countsType, scan)
                         : buildBlockedScan(rewriter, loc, countsType, scan);
     } else {
       auto reduce = loop::ReduceOp::create(
-          rewriter, loc, countsType, rewriter.getStringAttr("sum"),
+          rewriter, loc, countsType,
+          rewriter.getAttr<loop::CombiningKindAttr>(CombiningKind::sum),
           ValueRange{}, ValueRange{},
           rewriter.getDenseI64ArrayAttr({staticCount}));
       counts = reduce.getResult();
@@ -938,7 +935,7 @@ struct MaskedScatterLowering : OpRewritePattern<fx::MaskedScatterOp> {
 
 void fxtoloop::populateScanLoweringPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns.add<ScanLowering<fx::CumsumOp>>(ctx, "sum");
-  patterns.add<ScanLowering<fx::CumprodOp>>(ctx, "prod");
+  patterns.add<ScanLowering<fx::CumsumOp>>(ctx, CombiningKind::sum);
+  patterns.add<ScanLowering<fx::CumprodOp>>(ctx, CombiningKind::prod);
   patterns.add<SortLowering, TopkToSort, MaskedScatterLowering>(ctx);
 }

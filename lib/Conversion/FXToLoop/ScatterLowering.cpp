@@ -15,6 +15,7 @@
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/Combiners.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -25,15 +26,15 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::fxtoloop;
 
 Value fxtoloop::buildScatter(
-    OpBuilder &b, Location loc, StringRef combiner, Value init,
+    OpBuilder &b, Location loc, CombiningKind combiner, Value init,
     ArrayRef<int64_t> updateShape, ValueRange updateDynamicSizes,
     function_ref<ScatterUpdate(OpBuilder &, Location, ValueRange)> updateFn) {
   auto type = cast<RankedTensorType>(init.getType());
   SmallVector<Value> dynamicSizes = collectDynamicSizes(
       type, [&](int64_t dim) { return getDimSize(b, loc, init, dim); });
-  auto node = loop::ScatterOp::create(b, loc, type, b.getStringAttr(combiner),
-                                      init, dynamicSizes, updateDynamicSizes,
-                                      b.getDenseI64ArrayAttr(updateShape));
+  auto node = loop::ScatterOp::create(
+      b, loc, type, b.getAttr<loop::CombiningKindAttr>(combiner), init,
+      dynamicSizes, updateDynamicSizes, b.getDenseI64ArrayAttr(updateShape));
   OpBuilder::InsertionGuard guard(b);
   Block *body = b.createBlock(&node.getBody());
   body->addArguments(SmallVector<Type>(updateShape.size(), b.getIndexType()),
@@ -56,7 +57,7 @@ namespace {
 
 /// A loop.scatter with `combiner` over the index space of tensor `space`.
 static Value buildScatterOver(
-    OpBuilder &b, Location loc, StringRef combiner, Value init, Value space,
+    OpBuilder &b, Location loc, CombiningKind combiner, Value init, Value space,
     function_ref<ScatterUpdate(OpBuilder &, Location, ValueRange)> fn) {
   auto spaceType = cast<RankedTensorType>(space.getType());
   SmallVector<Value> sizes = collectDynamicSizes(
@@ -76,7 +77,7 @@ static Value loadIndex(OpBuilder &b, Location loc, Value indices,
 /// values (`value` at the update's indices) go to `init`'s elements with
 /// index's value at `dim` (scatter_add's and scatter_reduce's placement).
 static Value buildScatterAlong(
-    OpBuilder &b, Location loc, StringRef combiner, Value init, Value index,
+    OpBuilder &b, Location loc, CombiningKind combiner, Value init, Value index,
     int64_t dim, function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
   Value size = getDimSize(b, loc, init, dim);
   return buildScatterOver(b, loc, combiner, init, index,
@@ -132,7 +133,8 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
     Type dtype = type.getElementType();
     rewriter.replaceOp(
         op, buildScatterAlong(
-                rewriter, op.getLoc(), adds ? "sum" : "assign", op.getSelf(),
+                rewriter, op.getLoc(),
+                adds ? CombiningKind::sum : CombiningKind::assign, op.getSelf(),
                 op.getIndex(), dim,
                 [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
                   if constexpr (std::is_same_v<OpTy, fx::ScatterValueOp>) {
@@ -148,28 +150,6 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
     return success();
   }
 };
-
-/// The identity of a scatter combiner over `dtype`: what an element that
-/// receives values but not `self`'s starts from.
-static Value getCombinerIdentity(OpBuilder &b, Location loc, StringRef combiner,
-                                 Type dtype) {
-  Type scalar = loop::getScalarType(dtype);
-  if (combiner == "sum" || combiner == "prod")
-    return makeScalar(b, loc, b.getI64IntegerAttr(combiner == "prod"), dtype);
-  bool isMax = combiner == "max";
-  if (auto floatType = dyn_cast<FloatType>(dtype))
-    return arith::ConstantOp::create(
-        b, loc,
-        b.getFloatAttr(scalar, APFloat::getInf(floatType.getFloatSemantics(),
-                                               /*Negative=*/isMax)));
-  unsigned width = dtype.getIntOrFloatBitWidth();
-  APInt bound =
-      dtype.isUnsignedInteger()
-          ? (isMax ? APInt::getMinValue(width) : APInt::getMaxValue(width))
-          : (isMax ? APInt::getSignedMinValue(width)
-                   : APInt::getSignedMaxValue(width));
-  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(scalar, bound));
-}
 
 /// Whether fx.scatter_reduce `op` is a float product that
 /// ScatterProductLowering gathers: along a `dim` of at most
@@ -204,16 +184,17 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
     auto type = cast<RankedTensorType>(op.getType());
     Type dtype = type.getElementType();
     StringRef reduce = op.getReduce();
-    StringRef combiner = llvm::StringSwitch<StringRef>(reduce)
-                             .Case("sum", "sum")
-                             .Case("prod", "prod")
-                             .Case("mean", "sum")
-                             .Case("amax", "max")
-                             .Case("amin", "min")
-                             .Default("");
+    std::optional<CombiningKind> combiner =
+        llvm::StringSwitch<std::optional<CombiningKind>>(reduce)
+            .Case("sum", CombiningKind::sum)
+            .Case("prod", CombiningKind::prod)
+            .Case("mean", CombiningKind::sum)
+            .Case("amax", CombiningKind::max)
+            .Case("amin", CombiningKind::min)
+            .Default(std::nullopt);
     bool mean = reduce == "mean";
-    if (combiner.empty() || !isAddable(type) ||
-        (mean && !isa<FloatType>(dtype)) || isGatheredProduct(op))
+    if (!combiner || !isAddable(type) || (mean && !isa<FloatType>(dtype)) ||
+        isGatheredProduct(op))
       return rewriter.notifyMatchFailure(op, "reduction not combined");
     int64_t rank = type.getRank();
     int64_t dim = static_cast<int64_t>(op.getDim());
@@ -223,7 +204,7 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
     Value self = op.getSelf(), index = op.getIndex();
     bool includeSelf = op.getIncludeSelf();
     auto scatter =
-        [&](StringRef how, Value init,
+        [&](CombiningKind how, Value init,
             function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
           return buildScatterAlong(rewriter, loc, how, init, index, dim, value);
         };
@@ -234,13 +215,17 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
     };
     Value init = self;
     if (!includeSelf)
-      init =
-          scatter("assign", self, [&](OpBuilder &b, Location loc, ValueRange) {
-            return getCombinerIdentity(b, loc, combiner, dtype);
-          });
+      init = scatter(CombiningKind::assign, self,
+                     [&](OpBuilder &b, Location loc, ValueRange) {
+                       // What an element that receives values but not self's
+                       // starts from.
+                       return getCombinerIdentity(b, loc, *combiner,
+                                                  loop::getScalarType(dtype),
+                                                  dtype);
+                     });
     auto srcType = cast<RankedTensorType>(op.getSrc().getType());
     Value result = scatter(
-        combiner, init, [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        *combiner, init, [&](OpBuilder &b, Location loc, ValueRange ivs) {
           return convertScalar(b, loc,
                                loop::LoadOp::create(b, loc, op.getSrc(), ivs),
                                srcType.getElementType(), dtype);
@@ -256,7 +241,7 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
           [&](OpBuilder &b, Location loc, ValueRange ivs) {
             return constant(includeSelf ? 1.0 : 0.0)(b, loc, ivs);
           });
-      counts = scatter("sum", counts, constant(1.0));
+      counts = scatter(CombiningKind::sum, counts, constant(1.0));
       result = buildBroadcastPointwise(
           rewriter, loc, type, ValueRange{result, counts},
           TypeRange{dtype, dtype}, dtype,
@@ -306,12 +291,13 @@ struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
     // element: `factor` gets the element, the index's value along `dim`
     // (wrapped and clamped) and whether it names the element.
     auto gather =
-        [&](StringRef combiner,
+        [&](CombiningKind combiner,
             function_ref<Value(OpBuilder &, Location, ValueRange, Value)>
                 factor) -> Value {
       auto node = loop::ReduceOp::create(
-          rewriter, loc, accumulatorType, rewriter.getStringAttr(combiner),
-          ValueRange{}, ValueRange{}, rewriter.getDenseI64ArrayAttr({extent}));
+          rewriter, loc, accumulatorType,
+          rewriter.getAttr<loop::CombiningKindAttr>(combiner), ValueRange{},
+          ValueRange{}, rewriter.getDenseI64ArrayAttr({extent}));
       OpBuilder::InsertionGuard guard(rewriter);
       Block *body = rewriter.createBlock(&node.getBody());
       body->addArguments(SmallVector<Type>(rank + 1, rewriter.getIndexType()),
@@ -350,7 +336,7 @@ struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
     Value one = makeFloat(rewriter, loc, accumulator, 1.0);
     Value zero = makeFloat(rewriter, loc, accumulator, 0.0);
     Value products = gather(
-        "prod",
+        CombiningKind::prod,
         [&](OpBuilder &b, Location loc, ValueRange at, Value matches) -> Value {
           Value element =
               convertScalar(b, loc, loop::LoadOp::create(b, loc, src, at),
@@ -358,7 +344,7 @@ struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
           return arith::SelectOp::create(b, loc, matches, element, one);
         });
     Value matched = gather(
-        "max",
+        CombiningKind::max,
         [&](OpBuilder &b, Location loc, ValueRange, Value matches) -> Value {
           return arith::SelectOp::create(b, loc, matches, one, zero);
         });
@@ -407,7 +393,7 @@ struct AsStridedScatterLowering : OpRewritePattern<fx::AsStridedScatterOp> {
     Value src = op.getSrc();
     rewriter.replaceOp(
         op, buildScatterOver(
-                rewriter, loc, "assign", op.getSelf(), src,
+                rewriter, loc, CombiningKind::assign, op.getSelf(), src,
                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
                   Value position =
                       buildStridedPosition(b, loc, ivs, strides, offset);
@@ -443,8 +429,10 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
     SmallVector<Value> indexedSizes = indexing->getIndexedSizes(rewriter, loc);
     Type dtype = type.getElementType();
     Value result = buildScatter(
-        rewriter, loc, op.getAccumulate() ? "sum" : "assign", op.getSelf(),
-        indexing->spaceShape, indexing->getDynamicSizes(rewriter, loc),
+        rewriter, loc,
+        op.getAccumulate() ? CombiningKind::sum : CombiningKind::assign,
+        op.getSelf(), indexing->spaceShape,
+        indexing->getDynamicSizes(rewriter, loc),
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           SmallVector<Value> indices =
               indexing->getSelfIndices(b, loc, ivs, indexedSizes);
@@ -486,7 +474,7 @@ struct EmbeddingDenseBackwardLowering
           {type.getDimSize(0)},
           IntegerType::get(getContext(), 64, IntegerType::Signed));
       counts = buildScatterOver(
-          rewriter, loc, "sum",
+          rewriter, loc, CombiningKind::sum,
           buildZeros(rewriter, loc, countsType,
                      [](int64_t) { return Value(); }),
           indices, [&](OpBuilder &b, Location loc, ValueRange ivs) {
@@ -497,7 +485,7 @@ struct EmbeddingDenseBackwardLowering
     }
     rewriter.replaceOp(
         op, buildScatterOver(
-                rewriter, loc, "sum", zeros, grad,
+                rewriter, loc, CombiningKind::sum, zeros, grad,
                 [&](OpBuilder &b, Location loc, ValueRange ivs) {
                   Value row = loadIndex(b, loc, indices, ivs.drop_back(), rows);
                   Value value = convertScalar(

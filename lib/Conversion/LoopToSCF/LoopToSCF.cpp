@@ -192,7 +192,7 @@ static Value emitReducePartial(OpBuilder &b, loop::ReduceOp node,
     reductionSizes.front() = hi;
   }
   Type dtype = node.getResultType().getElementType();
-  StringRef combiner = node.getCombiner();
+  loop::CombiningKind combiner = node.getKind();
   Type accumulatorType = node.getYield().getValue().getType();
   // A reduction state other than the result ("welford") accumulates one
   // element at a time.
@@ -201,7 +201,8 @@ static Value emitReducePartial(OpBuilder &b, loop::ReduceOp node,
   if (vectorBytes > 0 && canVectorizeBody(body) && stateType == accumulatorType)
     width = std::max<int64_t>(
         vectorBytes * 8 / accumulatorType.getIntOrFloatBitWidth(), 1);
-  bool blocked = combiner == "sum" && isa<FloatType>(accumulatorType);
+  bool blocked =
+      combiner == loop::CombiningKind::sum && isa<FloatType>(accumulatorType);
 
   // The outer reduction dimensions serially; the innermost one in vectors
   // then a scalar tail, each with its own accumulator.
@@ -298,7 +299,7 @@ static Value emitReducePartial(OpBuilder &b, loop::ReduceOp node,
 /// rounded once to the result's dtype.
 static Value emitReduceResult(OpBuilder &b, loop::ReduceOp node, Value state) {
   Location loc = node.getLoc();
-  Value total = emitReductionResult(b, loc, node.getCombiner(), state);
+  Value total = emitReductionResult(b, loc, node.getKind(), state);
   Type scalarType = loop::getScalarType(node.getResultType().getElementType());
   if (total.getType() != scalarType)
     total = arith::TruncFOp::create(b, loc, scalarType, total);
@@ -370,7 +371,7 @@ static Value emitReduceChunks(OpBuilder &b, loop::ReduceOp node,
                               const ReductionSplit &split) {
   Location loc = node.getLoc();
   RankedTensorType type = node.getResultType();
-  Type stateType = getReductionStateType(node.getCombiner(),
+  Type stateType = getReductionStateType(node.getKind(),
                                          node.getYield().getValue().getType());
   int64_t results = type.getNumElements();
   Value partials = memref::AllocOp::create(
@@ -404,7 +405,7 @@ static Value emitReduceChunks(OpBuilder &b, loop::ReduceOp node,
 static Value emitMergedChunks(OpBuilder &b, loop::ReduceOp node, Value partials,
                               Value result, const ReductionSplit &split) {
   Location loc = node.getLoc();
-  StringRef combiner = node.getCombiner();
+  loop::CombiningKind combiner = node.getKind();
   Type dtype = node.getResultType().getElementType();
   Type stateType = cast<MemRefType>(partials.getType()).getElementType();
   auto merge = scf::ForOp::create(

@@ -16,6 +16,7 @@ using namespace mlir::kiln::loop;
 #include "kiln/Dialect/Loop/IR/LoopOpsDialect.cpp.inc"
 
 void LoopDialect::initialize() {
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "kiln/Dialect/Loop/IR/LoopOps.cpp.inc"
@@ -30,15 +31,15 @@ struct FoldDimOfNode : OpRewritePattern<tensor::DimOp> {
 
   LogicalResult matchAndRewrite(tensor::DimOp dimOp,
                                 PatternRewriter &rewriter) const override {
-    Operation *node = dimOp.getSource().getDefiningOp();
+    auto node = dimOp.getSource().getDefiningOp<LoopNodeOpInterface>();
     std::optional<int64_t> dim = dimOp.getConstantIndex();
-    if (!isTensorNode(node) || !dim)
+    if (!node || !dim)
       return failure();
-    auto type = cast<RankedTensorType>(node->getResult(0).getType());
+    RankedTensorType type = node.getResultType();
     if (*dim < 0 || *dim >= type.getRank() || !type.isDynamicDim(*dim))
       return failure();
-    rewriter.replaceOp(
-        dimOp, getNodeDynamicSizes(node)[type.getDynamicDimIndex(*dim)]);
+    rewriter.replaceOp(dimOp,
+                       node.getDynamicSizes()[type.getDynamicDimIndex(*dim)]);
     return success();
   }
 };
@@ -54,17 +55,11 @@ bool mlir::kiln::loop::isNode(Operation *op) {
 }
 
 bool mlir::kiln::loop::isTensorNode(Operation *op) {
-  return isNode(op) || isa_and_nonnull<MatmulOp, ScatterOp>(op);
+  return isa_and_nonnull<LoopNodeOpInterface>(op);
 }
 
 ValueRange mlir::kiln::loop::getNodeDynamicSizes(Operation *node) {
-  if (auto reduce = dyn_cast<ReduceOp>(node))
-    return reduce.getDynamicSizes();
-  if (auto matmul = dyn_cast<MatmulOp>(node))
-    return matmul.getDynamicSizes();
-  if (auto scatter = dyn_cast<ScatterOp>(node))
-    return scatter.getDynamicSizes();
-  return cast<PointwiseOp>(node).getDynamicSizes();
+  return cast<LoopNodeOpInterface>(node).getDynamicSizes();
 }
 
 int64_t mlir::kiln::loop::getElementBitWidth(Type elementType) {

@@ -14,6 +14,72 @@ using namespace mlir;
 using namespace mlir::kiln::loop;
 
 //===----------------------------------------------------------------------===//
+// Combining kinds
+//===----------------------------------------------------------------------===//
+
+/// The combiners of loop.reduce and of loop.scatter.
+static constexpr CombiningKind kReduceKinds[] = {
+    CombiningKind::sum, CombiningKind::prod, CombiningKind::max,
+    CombiningKind::min, CombiningKind::welford};
+static constexpr CombiningKind kScatterKinds[] = {
+    CombiningKind::sum, CombiningKind::prod, CombiningKind::max,
+    CombiningKind::min, CombiningKind::assign};
+
+/// "combiner must be "a", "b" or "c", not "<name>"".
+static std::string describeCombinerError(ArrayRef<CombiningKind> allowed,
+                                         StringRef name) {
+  std::string message = "combiner must be ";
+  for (auto [i, kind] : llvm::enumerate(allowed)) {
+    if (i > 0)
+      message += i + 1 == allowed.size() ? " or " : ", ";
+    message += ("\"" + stringifyCombiningKind(kind) + "\"").str();
+  }
+  return message + (", not \"" + name + "\"").str();
+}
+
+/// Parses a combiner written as a string ("sum") into `kind`; names other
+/// than those `allowed` for `opName` are errors.
+static ParseResult parseCombiningKind(OpAsmParser &parser,
+                                      CombiningKindAttr &kind, StringRef opName,
+                                      ArrayRef<CombiningKind> allowed) {
+  SMLoc loc = parser.getCurrentLocation();
+  std::string name;
+  if (parser.parseString(&name))
+    return failure();
+  std::optional<CombiningKind> parsed = symbolizeCombiningKind(name);
+  if (!parsed || !llvm::is_contained(allowed, *parsed))
+    return parser.emitError(loc)
+           << "'" << opName << "' op " << describeCombinerError(allowed, name);
+  kind = CombiningKindAttr::get(parser.getContext(), *parsed);
+  return success();
+}
+
+static ParseResult parseReduceCombiningKind(OpAsmParser &parser,
+                                            CombiningKindAttr &kind) {
+  return parseCombiningKind(parser, kind, "loop.reduce", kReduceKinds);
+}
+
+static ParseResult parseScatterCombiningKind(OpAsmParser &parser,
+                                             CombiningKindAttr &kind) {
+  return parseCombiningKind(parser, kind, "loop.scatter", kScatterKinds);
+}
+
+/// Prints a combiner as the string it is written as.
+static void printCombiningKind(OpAsmPrinter &printer, CombiningKindAttr kind) {
+  printer << '"' << stringifyCombiningKind(kind.getValue()) << '"';
+}
+
+static void printReduceCombiningKind(OpAsmPrinter &printer, Operation *,
+                                     CombiningKindAttr kind) {
+  printCombiningKind(printer, kind);
+}
+
+static void printScatterCombiningKind(OpAsmPrinter &printer, Operation *,
+                                      CombiningKindAttr kind) {
+  printCombiningKind(printer, kind);
+}
+
+//===----------------------------------------------------------------------===//
 // PointwiseOp
 //===----------------------------------------------------------------------===//
 
@@ -78,13 +144,17 @@ void ReduceOp::getAsmBlockArgumentNames(Region &region,
   }
 }
 
+SmallVector<int64_t> ReduceOp::getIndexSpaceShape() {
+  SmallVector<int64_t> shape = llvm::to_vector(getResultType().getShape());
+  llvm::append_range(shape, getReductionShape());
+  return shape;
+}
+
 LogicalResult ReduceOp::verify() {
-  if (!llvm::is_contained({"sum", "prod", "max", "min", "welford"},
-                          getCombiner()))
-    return emitOpError("combiner must be \"sum\", \"prod\", \"max\", "
-                       "\"min\" or \"welford\", not \"")
-           << getCombiner() << "\"";
-  if (getCombiner() == "welford" &&
+  if (!llvm::is_contained(kReduceKinds, getKind()))
+    return emitOpError(
+        describeCombinerError(kReduceKinds, stringifyCombiningKind(getKind())));
+  if (getKind() == CombiningKind::welford &&
       !isa<FloatType>(getResultType().getElementType()))
     return emitOpError("\"welford\" reduces floats, not ")
            << getResultType().getElementType();
@@ -138,16 +208,14 @@ void ScatterOp::getAsmBlockArgumentNames(Region &region,
 }
 
 LogicalResult ScatterOp::verify() {
-  if (!llvm::is_contained({"sum", "prod", "max", "min", "assign"},
-                          getCombiner()))
-    return emitOpError("combiner must be \"sum\", \"prod\", \"max\", "
-                       "\"min\" or \"assign\", not \"")
-           << getCombiner() << "\"";
+  if (!llvm::is_contained(kScatterKinds, getKind()))
+    return emitOpError(describeCombinerError(
+        kScatterKinds, stringifyCombiningKind(getKind())));
   if (getInit().getType() != getResultType())
     return emitOpError("starts from ")
            << getInit().getType() << ", but defines " << getResultType();
   Type element = getResultType().getElementType();
-  if (getCombiner() != "assign" && !isa<FloatType>(element) &&
+  if (getKind() != CombiningKind::assign && !isa<FloatType>(element) &&
       !(isa<IntegerType>(element) && !element.isInteger(1)))
     return emitOpError("combines floats or integers, not ") << element;
   int64_t numDynamic = getResultType().getNumDynamicDims();
@@ -210,14 +278,11 @@ static bool isAlwaysZero(Value index) {
   if (!arg)
     return false;
   Operation *node = arg.getOwner()->getParentOp();
+  if (!isNode(node))
+    return false;
+  SmallVector<int64_t> space =
+      cast<LoopNodeOpInterface>(node).getIndexSpaceShape();
   int64_t position = arg.getArgNumber();
-  SmallVector<int64_t> space;
-  if (auto pointwise = dyn_cast_or_null<PointwiseOp>(node)) {
-    llvm::append_range(space, pointwise.getResultType().getShape());
-  } else if (auto reduce = dyn_cast_or_null<ReduceOp>(node)) {
-    llvm::append_range(space, reduce.getResultType().getShape());
-    llvm::append_range(space, reduce.getReductionShape());
-  }
   return position < static_cast<int64_t>(space.size()) && space[position] == 1;
 }
 
@@ -499,24 +564,17 @@ static std::optional<int64_t> getStaticInductionExtent(Value index) {
   if (!argument)
     return std::nullopt;
   Operation *node = argument.getOwner()->getParentOp();
+  if (!isNode(node))
+    return std::nullopt;
+  SmallVector<int64_t> space =
+      cast<LoopNodeOpInterface>(node).getIndexSpaceShape();
   int64_t number = argument.getArgNumber();
-  int64_t extent = ShapedType::kDynamic;
   // (A body with more arguments than its node has dimensions is the node's
   // verifier's to report.)
-  if (auto pointwise = dyn_cast_or_null<PointwiseOp>(node)) {
-    if (number < pointwise.getResultType().getRank())
-      extent = pointwise.getResultType().getDimSize(number);
-  } else if (auto reduce = dyn_cast_or_null<ReduceOp>(node)) {
-    int64_t rank = reduce.getResultType().getRank();
-    ArrayRef<int64_t> reductionShape = reduce.getReductionShape();
-    if (number < rank)
-      extent = reduce.getResultType().getDimSize(number);
-    else if (number - rank < static_cast<int64_t>(reductionShape.size()))
-      extent = reductionShape[number - rank];
-  }
-  if (ShapedType::isDynamic(extent))
+  if (number >= static_cast<int64_t>(space.size()) ||
+      ShapedType::isDynamic(space[number]))
     return std::nullopt;
-  return extent;
+  return space[number];
 }
 
 LogicalResult LoadOp::verify() {
@@ -539,6 +597,8 @@ LogicalResult LoadOp::verify() {
   }
   return success();
 }
+
+#include "kiln/Dialect/Loop/IR/LoopInterfaces.cpp.inc"
 
 #define GET_OP_CLASSES
 #include "kiln/Dialect/Loop/IR/LoopOps.cpp.inc"

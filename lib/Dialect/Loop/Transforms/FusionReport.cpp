@@ -40,14 +40,14 @@ FusionReport mlir::kiln::loop::computeFusionReport(Block &body) {
   FusionReport report;
   report.bytesMoved = 0;
   for (Operation &op : body) {
-    if (!isTensorNode(&op) && !isa<KernelOp>(op))
+    if (!isa<LoopNodeOpInterface, KernelOp>(op))
       continue;
     KernelReport kernel;
     kernel.op = &op;
     llvm::SetVector<Value> reads;
     llvm::SetVector<Location> sources;
     op.walk([&](Operation *inner) {
-      if (isTensorNode(inner)) {
+      if (isa<LoopNodeOpInterface>(inner)) {
         ++kernel.numNodes;
         kernel.numReductions += isa<ReduceOp>(inner);
       }

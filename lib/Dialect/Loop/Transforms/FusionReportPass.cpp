@@ -77,7 +77,7 @@ struct FusionReportPass
     // The blocks that hold nodes or kernels directly: graph bodies.
     llvm::SetVector<Block *> bodies;
     getOperation()->walk([&](Operation *op) {
-      if ((isTensorNode(op) && !op->getParentOfType<KernelOp>()) ||
+      if ((isa<LoopNodeOpInterface>(op) && !op->getParentOfType<KernelOp>()) ||
           isa<KernelOp>(op))
         bodies.insert(op->getBlock());
     });

@@ -129,12 +129,12 @@ public:
 
 private:
   /// The dynamic sizes of `node`'s row dimensions.
-  SmallVector<Value> getRowDynamicSizes(Operation *node) const {
-    auto type = cast<RankedTensorType>(node->getResult(0).getType());
+  SmallVector<Value> getRowDynamicSizes(Operation *op) const {
+    auto node = cast<LoopNodeOpInterface>(op);
     int64_t numDynamic = 0;
-    for (int64_t size : type.getShape().take_front(rows))
+    for (int64_t size : node.getResultType().getShape().take_front(rows))
       numDynamic += ShapedType::isDynamic(size);
-    return SmallVector<Value>(getNodeDynamicSizes(node).take_front(numDynamic));
+    return SmallVector<Value>(node.getDynamicSizes().take_front(numDynamic));
   }
 
   int64_t rows;
@@ -204,7 +204,7 @@ unsigned mlir::kiln::loop::fuseSiblings(RewriterBase &rewriter, Block &block,
       PointwiseOp sibling = nodes[other];
       const llvm::SmallSetVector<Value, 4> &loaded = loadedBy[other];
       if (grouped.contains(sibling) || sibling.getType() != type ||
-          getNodeDynamicSizes(sibling) != getNodeDynamicSizes(seed))
+          sibling.getDynamicSizes() != seed.getDynamicSizes())
         continue;
       // Siblings read a common tensor and none of each other.
       bool readsMember = llvm::any_of(members, [&](Operation *member) {

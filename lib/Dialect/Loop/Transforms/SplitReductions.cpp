@@ -7,6 +7,7 @@
 #include "kiln/Dialect/Loop/Transforms/SplitReductions.h"
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/Combiners.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
@@ -29,9 +30,8 @@ struct Split {
 static Split getSplit(ReduceOp reduce, const SplitReductionsOptions &options) {
   RankedTensorType type = reduce.getResultType();
   ArrayRef<int64_t> reduction = reduce.getReductionShape();
-  if (!llvm::is_contained({"sum", "prod", "max", "min"},
-                          reduce.getCombiner()) ||
-      !type.hasStaticShape() || type.getNumElements() >= options.maxResults ||
+  if (hasReductionState(reduce.getKind()) || !type.hasStaticShape() ||
+      type.getNumElements() >= options.maxResults ||
       llvm::any_of(reduction, ShapedType::isDynamic))
     return {};
   int64_t elements = 1;
@@ -60,7 +60,7 @@ static void splitReduction(RewriterBase &rewriter, ReduceOp reduce,
   Location loc = reduce.getLoc();
   RankedTensorType type = reduce.getResultType();
   int64_t rank = type.getRank();
-  StringRef combiner = reduce.getCombiner();
+  CombiningKind kind = reduce.getKind();
   ArrayRef<int64_t> reduction = reduce.getReductionShape();
   int64_t chunks = split.chunks;
   int64_t extent = reduction[split.dim];
@@ -79,7 +79,7 @@ static void splitReduction(RewriterBase &rewriter, ReduceOp reduce,
   rewriter.setInsertionPoint(reduce);
   auto partials = ReduceOp::create(
       rewriter, loc, RankedTensorType::get(partialShape, partialDtype),
-      reduce.getCombinerAttr(), ValueRange{}, ValueRange{},
+      reduce.getKindAttr(), ValueRange{}, ValueRange{},
       rewriter.getDenseI64ArrayAttr(chunkShape));
   {
     Block &body = reduce.getBody().front();
@@ -114,24 +114,18 @@ static void splitReduction(RewriterBase &rewriter, ReduceOp reduce,
     Value value = mapping.lookupOrDefault(reduce.getYield().getValue());
     // Past the end, max and min read the last element again (harmless);
     // sums and products take their identity.
-    if (combiner == "sum" || combiner == "prod") {
-      TypedAttr identity =
-          isa<FloatType>(accumulator)
-              ? TypedAttr(rewriter.getFloatAttr(accumulator,
-                                                combiner == "prod" ? 1.0 : 0.0))
-              : TypedAttr(rewriter.getIntegerAttr(accumulator,
-                                                  combiner == "prod" ? 1 : 0));
+    if (kind == CombiningKind::sum || kind == CombiningKind::prod)
       value = arith::SelectOp::create(
           rewriter, loc, inside, value,
-          arith::ConstantOp::create(rewriter, loc, identity));
-    }
+          getCombinerIdentity(rewriter, loc, kind, accumulator,
+                              type.getElementType()));
     YieldOp::create(rewriter, loc, value);
   }
 
   rewriter.setInsertionPoint(reduce);
-  auto total = ReduceOp::create(rewriter, loc, type, reduce.getCombinerAttr(),
-                                ValueRange{}, ValueRange{},
-                                rewriter.getDenseI64ArrayAttr({chunks}));
+  auto total =
+      ReduceOp::create(rewriter, loc, type, reduce.getKindAttr(), ValueRange{},
+                       ValueRange{}, rewriter.getDenseI64ArrayAttr({chunks}));
   {
     Block *totalBody = rewriter.createBlock(&total.getBody());
     totalBody->addArguments(

@@ -13,6 +13,7 @@
 
 using namespace mlir;
 using namespace mlir::kiln;
+using loop::CombiningKind;
 
 static bool isUnsignedDtype(Type dtype) {
   return isa<IntegerType>(dtype) &&
@@ -20,32 +21,50 @@ static bool isUnsignedDtype(Type dtype) {
 }
 
 Value mlir::kiln::getCombinerIdentity(OpBuilder &b, Location loc,
-                                      StringRef combiner, Type type,
+                                      CombiningKind kind, Type type,
                                       Type dtype) {
   Type scalarType = getElementTypeOrSelf(type);
   TypedAttr scalar;
   if (auto floatType = dyn_cast<FloatType>(scalarType)) {
     const llvm::fltSemantics &semantics = floatType.getFloatSemantics();
     llvm::APFloat value(semantics);
-    if (combiner == "sum" || combiner == "welford")
+    switch (kind) {
+    case CombiningKind::sum:
+    case CombiningKind::welford:
+    case CombiningKind::assign:
       value = llvm::APFloat::getZero(semantics);
-    else if (combiner == "prod")
+      break;
+    case CombiningKind::prod:
       value = llvm::APFloat(semantics, 1);
-    else
-      value = llvm::APFloat::getInf(semantics, /*Negative=*/combiner == "max");
+      break;
+    case CombiningKind::max:
+    case CombiningKind::min:
+      value = llvm::APFloat::getInf(semantics,
+                                    /*Negative=*/kind == CombiningKind::max);
+      break;
+    }
     scalar = b.getFloatAttr(scalarType, value);
   } else {
     bool isUnsigned = isUnsignedDtype(dtype);
     unsigned width = scalarType.getIntOrFloatBitWidth();
     llvm::APInt value(width, 0);
-    if (combiner == "prod")
+    switch (kind) {
+    case CombiningKind::sum:
+    case CombiningKind::welford:
+    case CombiningKind::assign:
+      break;
+    case CombiningKind::prod:
       value = llvm::APInt(width, 1);
-    else if (combiner == "max")
+      break;
+    case CombiningKind::max:
       value = isUnsigned ? llvm::APInt::getMinValue(width)
                          : llvm::APInt::getSignedMinValue(width);
-    else if (combiner == "min")
+      break;
+    case CombiningKind::min:
       value = isUnsigned ? llvm::APInt::getMaxValue(width)
                          : llvm::APInt::getSignedMaxValue(width);
+      break;
+    }
     scalar = b.getIntegerAttr(scalarType, value);
   }
   if (auto vectorType = dyn_cast<VectorType>(type))
@@ -54,12 +73,12 @@ Value mlir::kiln::getCombinerIdentity(OpBuilder &b, Location loc,
   return arith::ConstantOp::create(b, loc, scalar);
 }
 
-bool mlir::kiln::hasReductionState(StringRef combiner) {
-  return combiner == "welford";
+bool mlir::kiln::hasReductionState(CombiningKind kind) {
+  return kind == CombiningKind::welford;
 }
 
-Type mlir::kiln::getReductionStateType(StringRef combiner, Type accumulator) {
-  if (hasReductionState(combiner))
+Type mlir::kiln::getReductionStateType(CombiningKind kind, Type accumulator) {
+  if (hasReductionState(kind))
     return VectorType::get({3}, accumulator);
   return accumulator;
 }
@@ -101,10 +120,10 @@ static Value emitWelfordUpdate(OpBuilder &b, Location loc, Value state,
   return WelfordState{count, mean, m2}.pack(b, loc);
 }
 
-Value mlir::kiln::emitMerge(OpBuilder &b, Location loc, StringRef combiner,
+Value mlir::kiln::emitMerge(OpBuilder &b, Location loc, CombiningKind kind,
                             Value lhs, Value rhs, Type dtype) {
-  if (!hasReductionState(combiner))
-    return emitCombine(b, loc, combiner, lhs, rhs, dtype);
+  if (!hasReductionState(kind))
+    return emitCombine(b, loc, kind, lhs, rhs, dtype);
   // Chan et al.: the counts add, the mean moves toward rhs's by its share
   // of the count, and M2 gains the squared distance of the means.
   WelfordState x = WelfordState::unpack(b, loc, lhs);
@@ -128,36 +147,75 @@ Value mlir::kiln::emitMerge(OpBuilder &b, Location loc, StringRef combiner,
 }
 
 Value mlir::kiln::emitReductionResult(OpBuilder &b, Location loc,
-                                      StringRef combiner, Value state) {
-  if (!hasReductionState(combiner))
+                                      CombiningKind kind, Value state) {
+  if (!hasReductionState(kind))
     return state;
   return vector::ExtractOp::create(b, loc, state, int64_t(2));
 }
 
-Value mlir::kiln::emitCombine(OpBuilder &b, Location loc, StringRef combiner,
+Value mlir::kiln::emitCombine(OpBuilder &b, Location loc, CombiningKind kind,
                               Value accumulator, Value value, Type dtype) {
-  if (hasReductionState(combiner))
-    return emitWelfordUpdate(b, loc, accumulator, value);
   bool isFloat = isa<FloatType>(getElementTypeOrSelf(value.getType()));
   bool isUnsigned = isUnsignedDtype(dtype);
-  if (combiner == "sum")
+  switch (kind) {
+  case CombiningKind::welford:
+    return emitWelfordUpdate(b, loc, accumulator, value);
+  case CombiningKind::sum:
     return isFloat
                ? arith::AddFOp::create(b, loc, accumulator, value)
                : arith::AddIOp::create(b, loc, accumulator, value).getResult();
-  if (combiner == "prod")
+  case CombiningKind::prod:
     return isFloat
                ? arith::MulFOp::create(b, loc, accumulator, value)
                : arith::MulIOp::create(b, loc, accumulator, value).getResult();
-  if (combiner == "max") {
+  case CombiningKind::max:
     if (isFloat)
       return arith::MaximumFOp::create(b, loc, accumulator, value);
     if (isUnsigned)
       return arith::MaxUIOp::create(b, loc, accumulator, value);
     return arith::MaxSIOp::create(b, loc, accumulator, value);
+  case CombiningKind::min:
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, accumulator, value);
+    if (isUnsigned)
+      return arith::MinUIOp::create(b, loc, accumulator, value);
+    return arith::MinSIOp::create(b, loc, accumulator, value);
+  case CombiningKind::assign:
+    break;
   }
-  if (isFloat)
-    return arith::MinimumFOp::create(b, loc, accumulator, value);
-  if (isUnsigned)
-    return arith::MinUIOp::create(b, loc, accumulator, value);
-  return arith::MinSIOp::create(b, loc, accumulator, value);
+  llvm_unreachable("a scatter's \"assign\" stores without combining");
+}
+
+//===----------------------------------------------------------------------===//
+// Temporary overloads by name, for LoopToGPU
+//===----------------------------------------------------------------------===//
+
+static CombiningKind getKindByName(StringRef combiner) {
+  return *loop::symbolizeCombiningKind(combiner);
+}
+
+Value mlir::kiln::getCombinerIdentity(OpBuilder &b, Location loc,
+                                      StringRef combiner, Type type,
+                                      Type dtype) {
+  return getCombinerIdentity(b, loc, getKindByName(combiner), type, dtype);
+}
+
+Value mlir::kiln::emitCombine(OpBuilder &b, Location loc, StringRef combiner,
+                              Value accumulator, Value value, Type dtype) {
+  return emitCombine(b, loc, getKindByName(combiner), accumulator, value,
+                     dtype);
+}
+
+Type mlir::kiln::getReductionStateType(StringRef combiner, Type accumulator) {
+  return getReductionStateType(getKindByName(combiner), accumulator);
+}
+
+Value mlir::kiln::emitMerge(OpBuilder &b, Location loc, StringRef combiner,
+                            Value lhs, Value rhs, Type dtype) {
+  return emitMerge(b, loc, getKindByName(combiner), lhs, rhs, dtype);
+}
+
+Value mlir::kiln::emitReductionResult(OpBuilder &b, Location loc,
+                                      StringRef combiner, Value state) {
+  return emitReductionResult(b, loc, getKindByName(combiner), state);
 }

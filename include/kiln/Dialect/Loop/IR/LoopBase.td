@@ -28,6 +28,15 @@ def Loop_Dialect : Dialect {
   let dependentDialects = ["::mlir::arith::ArithDialect"];
   // Folds `tensor.dim` of a node's result to the node's size operand.
   let hasCanonicalizer = 1;
+  // `#loop.kind<...>`, the combining kind (LoopAttrs.td).
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+  private:
+    /// Registers the attributes of LoopAttrs.td (LoopAttrs.cpp).
+    void registerAttributes();
+
+  public:
+  }];
 }
 
 class Loop_Op<string mnemonic, list<Trait> traits = []>

@@ -7,7 +7,9 @@
 #ifndef KILN_DIALECT_LOOP_IR_LOOPOPS_H
 #define KILN_DIALECT_LOOP_IR_LOOPOPS_H
 
+#include "kiln/Dialect/Loop/IR/LoopAttrs.h"
 #include "kiln/Dialect/Loop/IR/LoopDialect.h"
+#include "kiln/Dialect/Loop/IR/LoopInterfaces.h"
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"

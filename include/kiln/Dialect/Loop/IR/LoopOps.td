@@ -7,14 +7,16 @@
 #ifndef KILN_DIALECT_LOOP_IR_LOOPOPS_TD
 #define KILN_DIALECT_LOOP_IR_LOOPOPS_TD
 
+include "kiln/Dialect/Loop/IR/LoopAttrs.td"
 include "kiln/Dialect/Loop/IR/LoopBase.td"
+include "kiln/Dialect/Loop/IR/LoopInterfaces.td"
 include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Loop_PointwiseOp : Loop_Op<"pointwise", [
-    RecursiveMemoryEffects, SingleBlock,
+    RecursiveMemoryEffects, SingleBlock, Loop_NodeOpInterface,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
   ]> {
   let summary = "Defines a tensor element by element";
@@ -53,18 +55,23 @@ def Loop_PointwiseOp : Loop_Op<"pointwise", [
     ::mlir::RankedTensorType getResultType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
     }
+    ::llvm::SmallVector<int64_t> getIndexSpaceShape() {
+      return ::llvm::to_vector(getResultType().getShape());
+    }
   }];
 }
 
 def Loop_ReduceOp : Loop_Op<"reduce", [
     RecursiveMemoryEffects, SingleBlock, AttrSizedOperandSegments,
+    Loop_NodeOpInterface,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
   ]> {
   let summary = "Defines a tensor by combining values over a reduction space";
   let description = [{
     For every index of the result, combines the values the body yields over
     every index of the reduction space (`over`, whose dynamic sizes follow
-    it) with `combiner`: "sum", "prod", "max" or "min" (max and min propagate
+    it) with its combiner (`kind`, written as a string): "sum", "prod",
+    "max" or "min" (max and min propagate
     NaN, as PyTorch's do), or "welford": the sum of squared deviations from
     the values' mean (M2), accumulated in one pass by Welford's update and
     Chan's merge of partial (count, mean, M2) states; floats only. The body has one `index` argument per result
@@ -81,13 +88,14 @@ def Loop_ReduceOp : Loop_Op<"reduce", [
     }
     ```
   }];
-  let arguments = (ins StrAttr:$combiner, Variadic<Index>:$dynamic_sizes,
+  let arguments = (ins Loop_CombiningKindAttr:$kind,
+                       Variadic<Index>:$dynamic_sizes,
                        Variadic<Index>:$reduction_dynamic_sizes,
                        DenseI64ArrayAttr:$reduction_shape);
   let results = (outs AnyRankedTensor:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $combiner (`(` $dynamic_sizes^ `)`)? `over`
+    custom<ReduceCombiningKind>($kind) (`(` $dynamic_sizes^ `)`)? `over`
     custom<DynamicIndexList>($reduction_dynamic_sizes, $reduction_shape)
     `:` type($result) attr-dict-with-keyword $body
   }];
@@ -99,6 +107,10 @@ def Loop_ReduceOp : Loop_Op<"reduce", [
     ::mlir::RankedTensorType getResultType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
     }
+    ::llvm::SmallVector<int64_t> getIndexSpaceShape();
+    /// The combiner's name. Temporary: LoopToGPU's, until it compares
+    /// kinds.
+    ::llvm::StringRef getCombiner() { return stringifyCombiningKind(getKind()); }
     /// The induction variables of the result's dimensions.
     ::llvm::ArrayRef<::mlir::BlockArgument> getResultInductionVars() {
       return getBody().front().getArguments().take_front(
@@ -114,13 +126,15 @@ def Loop_ReduceOp : Loop_Op<"reduce", [
 
 def Loop_ScatterOp : Loop_Op<"scatter", [
     RecursiveMemoryEffects, SingleBlock, AttrSizedOperandSegments,
+    Loop_NodeOpInterface,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
   ]> {
   let summary = "Defines a tensor as `init` plus values added at indices the body computes";
   let description = [{
     For every index of the update space (`over`, whose dynamic sizes follow
     it), the body yields a value and the indices of the result element it
-    combines into with `combiner`; the result is `init` with every value
+    combines into with its combiner (`kind`, written as a string); the
+    result is `init` with every value
     combined. With "sum", several values at one element add up, in an
     unspecified order (atomically where updates run in parallel); "prod"
     multiplies likewise (a compare-and-swap loop on the element's bits, as
@@ -145,14 +159,14 @@ def Loop_ScatterOp : Loop_Op<"scatter", [
     Scatters are not nodes that inlining or fusion rewrite: their producers
     are stored, and a scatter runs as a kernel of its own.
   }];
-  let arguments = (ins StrAttr:$combiner, AnyRankedTensor:$init,
+  let arguments = (ins Loop_CombiningKindAttr:$kind, AnyRankedTensor:$init,
                        Variadic<Index>:$dynamic_sizes,
                        Variadic<Index>:$update_dynamic_sizes,
                        DenseI64ArrayAttr:$update_shape);
   let results = (outs AnyRankedTensor:$result);
   let regions = (region SizedRegion<1>:$body);
   let assemblyFormat = [{
-    $combiner $init (`(` $dynamic_sizes^ `)`)? `over`
+    custom<ScatterCombiningKind>($kind) $init (`(` $dynamic_sizes^ `)`)? `over`
     custom<DynamicIndexList>($update_dynamic_sizes, $update_shape)
     `:` type($init) `->` type($result) attr-dict-with-keyword $body
   }];
@@ -164,6 +178,12 @@ def Loop_ScatterOp : Loop_Op<"scatter", [
     ::mlir::RankedTensorType getResultType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
     }
+    ::llvm::SmallVector<int64_t> getIndexSpaceShape() {
+      return ::llvm::to_vector(getUpdateShape());
+    }
+    /// The combiner's name. Temporary: GraphBufferization's, until it
+    /// compares kinds.
+    ::llvm::StringRef getCombiner() { return stringifyCombiningKind(getKind()); }
   }];
 }
 
@@ -178,7 +198,7 @@ def Loop_ScatterYieldOp : Loop_Op<"scatter_yield", [
 }
 
 def Loop_MatmulOp : Loop_Op<"matmul", [
-    RecursiveMemoryEffects, SingleBlock,
+    RecursiveMemoryEffects, SingleBlock, Loop_NodeOpInterface,
     DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
   ]> {
   let summary = "Multiplies matrices, or batches of matrices";
@@ -229,6 +249,9 @@ def Loop_MatmulOp : Loop_Op<"matmul", [
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getResultType() {
       return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
+    }
+    ::llvm::SmallVector<int64_t> getIndexSpaceShape() {
+      return ::llvm::to_vector(getResultType().getShape());
     }
     /// The number of leading batch dimensions.
     int64_t getNumBatchDims() { return getResultType().getRank() - 2; }

@@ -9,6 +9,7 @@
 #ifndef KILN_DIALECT_LOOP_UTILS_COMBINERS_H
 #define KILN_DIALECT_LOOP_UTILS_COMBINERS_H
 
+#include "kiln/Dialect/Loop/IR/LoopAttrs.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
@@ -18,33 +19,46 @@ namespace mlir {
 class OpBuilder;
 namespace kiln {
 
-/// The value `combiner` starts from for accumulators of `type` (a scalar or
-/// a vector of them); the signedness of integers comes from the result's
-/// `dtype`.
-Value getCombinerIdentity(OpBuilder &b, Location loc, llvm::StringRef combiner,
+/// The value `kind` starts from for accumulators of `type` (a scalar or a
+/// vector of them): 0 for sum and welford, 1 for prod, the lowest value for
+/// max and the highest for min; the signedness of integers comes from the
+/// result's `dtype`.
+Value getCombinerIdentity(OpBuilder &b, Location loc, loop::CombiningKind kind,
                           Type type, Type dtype);
 
-/// `accumulator <combiner> value`, for scalars or vectors; max and min
-/// propagate NaN, as PyTorch's do. A "welford" accumulator is its state
+/// `accumulator <kind> value`, for scalars or vectors; max and min
+/// propagate NaN, as PyTorch's do. A welford accumulator is its state
 /// (getReductionStateType) and `value` one element.
-Value emitCombine(OpBuilder &b, Location loc, llvm::StringRef combiner,
+Value emitCombine(OpBuilder &b, Location loc, loop::CombiningKind kind,
                   Value accumulator, Value value, Type dtype);
 
-/// Whether `combiner` accumulates a state other than its result: "welford"
-/// keeps (count, mean, M2) of the values seen, Welford's one-pass moments.
-bool hasReductionState(llvm::StringRef combiner);
+/// Whether `kind` accumulates a state other than its result: welford keeps
+/// (count, mean, M2) of the values seen, Welford's one-pass moments.
+bool hasReductionState(loop::CombiningKind kind);
 
-/// What a reduction with `combiner` accumulates values of type
-/// `accumulator` in: vector<3> of it for "welford", else `accumulator`.
-Type getReductionStateType(llvm::StringRef combiner, Type accumulator);
+/// What a reduction with `kind` accumulates values of type `accumulator`
+/// in: vector<3> of it for welford, else `accumulator`.
+Type getReductionStateType(loop::CombiningKind kind, Type accumulator);
 
-/// Combines two partial states of `combiner` (of disjoint values): Chan's
-/// merge of Welford states, else emitCombine.
-Value emitMerge(OpBuilder &b, Location loc, llvm::StringRef combiner, Value lhs,
+/// Combines two partial states of `kind` (of disjoint values): Chan's merge
+/// of Welford states, else emitCombine.
+Value emitMerge(OpBuilder &b, Location loc, loop::CombiningKind kind, Value lhs,
                 Value rhs, Type dtype);
 
-/// A reduction's result from its final state: M2 for "welford" (the sum of
+/// A reduction's result from its final state: M2 for welford (the sum of
 /// squared deviations from the mean), else the state itself.
+Value emitReductionResult(OpBuilder &b, Location loc, loop::CombiningKind kind,
+                          Value state);
+
+/// Temporary overloads that take the combiner's name, for LoopToGPU until it
+/// compares kinds.
+Value getCombinerIdentity(OpBuilder &b, Location loc, llvm::StringRef combiner,
+                          Type type, Type dtype);
+Value emitCombine(OpBuilder &b, Location loc, llvm::StringRef combiner,
+                  Value accumulator, Value value, Type dtype);
+Type getReductionStateType(llvm::StringRef combiner, Type accumulator);
+Value emitMerge(OpBuilder &b, Location loc, llvm::StringRef combiner, Value lhs,
+                Value rhs, Type dtype);
 Value emitReductionResult(OpBuilder &b, Location loc, llvm::StringRef combiner,
                           Value state);
 
