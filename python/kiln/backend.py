@@ -769,6 +769,10 @@ class KilnRegion(torch.nn.Module):
             self.check.run(self.artifact, args)
         return tuple(results) if self.returns_tuple else results[0]
 
+    # Once per region per call of the model: straight to forward, without
+    # nn.Module's hook dispatch (nothing hooks a region).
+    __call__ = forward
+
 
 def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
              replaced: Dict[torch.fx.Node, torch.fx.Node],
