@@ -1,8 +1,12 @@
 //===- GPUKernels.h - What Kiln's GPU kernel emitters share -----*- C++ -*-===//
 //
 // Part of Kiln. Internal to the LoopToGPU library: ordering on the caller's
-// stream, aligned buffer views, launches, and the kernels that live in files
-// of their own.
+// stream and launches (Launches.cpp), aligned buffer views, and the kernel
+// emitters by file: pointwise, scatter and element kernels
+// (PointwiseKernels.cpp), row kernels (RowKernels.cpp), transposed reads in
+// tiles (TransposeTiles.cpp); and libdevice's remainders
+// (LibdeviceRemainders.cpp). LoopToGPU.cpp's bufferization target calls the
+// emitters; they call Launches.cpp, not one another nor LoopToGPU.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,9 +121,9 @@ inline Value addWorkgroupBuffer(gpu::LaunchOp launch, ArrayRef<int64_t> shape,
 
 /// Emits `node` as a kernel over its flattened index space: each thread
 /// computes `perThread` consecutive elements of one row.
-void emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
-                IRMapping &mapping, const LoopToGPUOptions &options,
-                StreamOrder &order, ValueRange extraArgs);
+void emitPointwiseKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
+                         IRMapping &mapping, const LoopToGPUOptions &options,
+                         StreamOrder &order, ValueRange extraArgs);
 
 /// Emits a scatter as a kernel with a thread per update, each an atomic
 /// addition into `dest` (which holds the scatter's `init` by then).

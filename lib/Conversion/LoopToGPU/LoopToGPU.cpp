@@ -1,31 +1,21 @@
 //===- LoopToGPU.cpp - Bufferizing graphs into GPU kernels ----------------===//
 //
-// Part of Kiln. The GPU's way to bufferize a graph: each loop node becomes a
-// kernel with one thread per element, launched on the caller's stream.
+// Part of Kiln. The GPU's way to bufferize a graph: each loop node or fused
+// kernel becomes a kernel launched on the caller's stream (the emitters are in
+// PointwiseKernels.cpp, TransposeTiles.cpp and RowKernels.cpp), products call
+// the GEMM library (MatmulToGPU.cpp), and temporaries and copies go on the
+// stream too. The pass that uses it is in LoopToGPUPass.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
-#include "kiln/Conversion/Passes.h"
 
 #include "GPUKernels.h"
 #include "MatmulToGPU.h"
 
-#include "kiln/Conversion/Bufferization/ElementKernels.h"
-#include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
-#include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
-#include "kiln/Dialect/Loop/Utils/Combiners.h"
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Vector/IR/VectorOps.h"
-#include "mlir/IR/IRMapping.h"
-#include "mlir/IR/PatternMatch.h"
-#include <algorithm>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -44,7 +34,7 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
         return emitTransposeTiledKernel(b, node, *tiling, dest, mapping, *order,
                                         extraArgs);
     }
-    emitKernel(b, node, dest, mapping, options, *order, extraArgs);
+    emitPointwiseKernel(b, node, dest, mapping, options, *order, extraArgs);
   };
   target.emitReduce = [=](OpBuilder &b, loop::ReduceOp node, Value dest,
                           IRMapping &mapping, ValueRange extraArgs) {

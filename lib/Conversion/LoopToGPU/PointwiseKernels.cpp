@@ -45,9 +45,10 @@ static int64_t getElementsPerThread(loop::PointwiseOp node, int64_t requested) {
   return perThread;
 }
 
-void mlir::kiln::emitKernel(OpBuilder &b, loop::PointwiseOp node, Value dest,
-                            IRMapping &mapping, const LoopToGPUOptions &options,
-                            StreamOrder &order, ValueRange extraArgs) {
+void mlir::kiln::emitPointwiseKernel(OpBuilder &b, loop::PointwiseOp node,
+                                     Value dest, IRMapping &mapping,
+                                     const LoopToGPUOptions &options,
+                                     StreamOrder &order, ValueRange extraArgs) {
   Location loc = node.getLoc();
   int64_t perThread = getElementsPerThread(node, options.elementsPerThread);
   SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
