@@ -782,13 +782,20 @@ def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
     input of this region may be one)."""
     source = region.source
     name = f"kiln_region_{index}"
-    gm.add_submodule(name, KilnRegion(region.artifact, source.text,
-                                      len(source.outputs) > 1, check))
+    artifact, views = region.artifact, bool(source.nhwc)
+    if views and check is None:
+        # The artifact reads and writes the channels-last NCHW tensors
+        # themselves as its NHWC buffers: no views made at every call.
+        artifact = artifact.permuted(
+            [_NCHW_TO_NHWC if n in source.nhwc else None for n in source.inputs],
+            [_NCHW_TO_NHWC if n in source.nhwc else None for n in source.outputs])
+        views = False
+    gm.add_submodule(name, KilnRegion(artifact, source.text, len(source.outputs) > 1, check))
     graph = gm.graph
     inputs = [replaced.get(n, n) for n in source.inputs]
     anchor = source.nodes[-1]
     for i, node in enumerate(source.inputs):
-        if node in source.nhwc:  # A view of the NHWC buffer, free in PyTorch.
+        if views and node in source.nhwc:  # A view of the NHWC buffer, free in PyTorch.
             with graph.inserting_after(anchor):
                 anchor = inputs[i] = graph.call_function(aten.permute.default,
                                                          (inputs[i], _NCHW_TO_NHWC))
@@ -803,7 +810,7 @@ def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
                 anchor = graph.call_function(operator.getitem, (call, i))
             results.append(anchor)
     for output, result in zip(source.outputs, results):
-        if output in source.nhwc:
+        if views and output in source.nhwc:
             with graph.inserting_after(result):
                 result = graph.call_function(aten.permute.default, (result, _NHWC_TO_NCHW))
         output.replace_all_uses_with(result)

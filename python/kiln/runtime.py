@@ -13,6 +13,7 @@ An artifact built from graph ``@g`` exports (see docs/ABI.md)::
 
 from __future__ import annotations
 
+import copy
 import ctypes
 import functools
 import re
@@ -74,12 +75,23 @@ def _as_stored(tensor):
 @dataclass(frozen=True)
 class _CallPlan:
     """What a checked call found: where results go, their shapes and dtypes,
-    and the inputs' dynamic sizes as the C entry takes them."""
+    and the inputs' dynamic sizes as the C entry takes them. With result
+    orders (Artifact.permuted), `result_shapes` and `result_strides` are the
+    caller's views of the graph's contiguous results."""
 
     device: Any
     result_shapes: List[Tuple[int, ...]]
     result_dtypes: List[Any]
     input_sizes: Any
+    result_strides: Optional[List[Tuple[int, ...]]] = None
+
+
+def _contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
 
 
 # Plans an artifact keeps: enough for a few shapes of dynamic inputs.
@@ -218,6 +230,10 @@ class Artifact:
             self._take_error.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
             self._take_error.restype = ctypes.c_int
             self._current_stream = _current_stream_function()
+        # Per argument, the order of the caller's dimensions that gives the
+        # graph's (Artifact.permuted), or None: the caller's tensor as it is.
+        self._input_orders: Tuple[Optional[Tuple[int, ...]], ...] = (None,) * len(self.inputs)
+        self._result_orders: Tuple[Optional[Tuple[int, ...]], ...] = (None,) * len(self.results)
         self._input_array = ctypes.c_void_p * max(len(self.inputs), 1)
         self._output_array = ctypes.c_void_p * max(len(self.results), 1)
         # What the checks of a call found, by everything they depend on
@@ -230,6 +246,23 @@ class Artifact:
         self._run.restype = ctypes.c_int32
         self._result_sizes.argtypes = [sizes, sizes]
         self._result_sizes.restype = ctypes.c_int32
+
+    def permuted(self, input_orders: Sequence[Optional[Sequence[int]]],
+                 result_orders: Sequence[Optional[Sequence[int]]]) -> "Artifact":
+        """This artifact for callers whose tensors hold the graph's arguments
+        and results in another order of dimensions: the graph's argument i
+        is ``tensors[i].permute(input_orders[i])``, and its result j is
+        ``result.permute(result_orders[j])`` of the tensor returned (None:
+        the tensor as it is). An NCHW tensor in channels-last memory is an
+        NHWC argument with order (0, 2, 3, 1), without a view made per call."""
+        if len(input_orders) != len(self.inputs) or len(result_orders) != len(self.results):
+            raise ValueError(f"{self.path}: expected {len(self.inputs)} input and "
+                             f"{len(self.results)} result orders")
+        permuted = copy.copy(self)
+        permuted._input_orders = tuple(None if o is None else tuple(o) for o in input_orders)
+        permuted._result_orders = tuple(None if o is None else tuple(o) for o in result_orders)
+        permuted._plans = {}
+        return permuted
 
     def _string(self, symbol: str) -> bytes:
         return ctypes.cast(getattr(self._lib, symbol), ctypes.c_char_p).value
@@ -264,13 +297,31 @@ class Artifact:
         plan = self._plans.get(key) if key is not None else None
         if plan is not None:
             return list(tensors), plan
+        tensors = [t.permute(order) if order is not None and getattr(t, "ndim", None) ==
+                   len(order) else t for t, order in zip(tensors, self._input_orders)] + \
+            list(tensors[len(self._input_orders):])
         self.check_guards(tensors)
         inputs = [_aligned(_as_stored(t).contiguous()) for t in tensors]
         self.guards.check_layout(inputs, describe=self._describe_input)
-        plan = _CallPlan(self._expected_device(), self.result_shapes(inputs),
+        shapes = self.result_shapes(inputs)
+        strides = None
+        if any(order is not None for order in self._result_orders):
+            strides = []
+            for index, (shape, order) in enumerate(zip(list(shapes), self._result_orders)):
+                contiguous = _contiguous_strides(shape)
+                if order is not None:
+                    # The caller's dimension order[d] is the graph's d.
+                    inverse = sorted(range(len(order)), key=order.__getitem__)
+                    shape = tuple(shape[i] for i in inverse)
+                    contiguous = tuple(contiguous[i] for i in inverse)
+                    shapes[index] = shape
+                strides.append(contiguous)
+        plan = _CallPlan(self._expected_device(), shapes,
                          [torch_dtype(spec.dtype) for spec in self.results],
-                         self._input_sizes(inputs))
-        # Inputs used as they are make the plan valid for the same key.
+                         self._input_sizes(inputs), strides)
+        # Inputs used as they are (the caller's, or views of them in the
+        # graph's order, at the same address) make the plan valid for the
+        # same key.
         if key is not None and all(a is b for a, b in zip(inputs, tensors)):
             if len(self._plans) >= _MAX_PLANS:
                 self._plans.clear()
@@ -362,12 +413,23 @@ class Artifact:
         inputs, plan = self._plan(tensors)
         if out is None:
             device = plan.device
-            out = [torch.empty(shape, dtype=dtype, device=device)
-                   for shape, dtype in zip(plan.result_shapes, plan.result_dtypes)]
+            if plan.result_strides is None:
+                out = [torch.empty(shape, dtype=dtype, device=device)
+                       for shape, dtype in zip(plan.result_shapes, plan.result_dtypes)]
+            else:
+                out = [torch.empty_strided(shape, strides, dtype=dtype, device=device)
+                       for shape, strides, dtype in zip(plan.result_shapes, plan.result_strides,
+                                                        plan.result_dtypes)]
+            written = out
         else:
-            self._check_results(out, plan.result_shapes, plan.device, inputs)
+            written = [o.permute(order) if order is not None else o
+                       for o, order in zip(out, self._result_orders)] \
+                if len(out) == len(self._result_orders) else out
+            graph_shapes = [tuple(shape[d] for d in order) if order is not None else shape
+                             for shape, order in zip(plan.result_shapes, self._result_orders)]
+            self._check_results(written, graph_shapes, plan.device, inputs)
         in_ptrs = self._input_array(*[t.data_ptr() for t in inputs])
-        out_ptrs = self._output_array(*[t.data_ptr() for t in out])
+        out_ptrs = self._output_array(*[t.data_ptr() for t in written])
         stream = self._current_stream(plan.device) if self.device == "cuda" else None
         if self._set_omp_threads is not None:
             # Per calling thread, as OpenMP keeps it (autograd's threads too).

@@ -262,9 +262,18 @@ def test_regions_exchange_nhwc_buffers_with_convolutions(tmp_path, channels_last
         for text in texts:
             assert "dims = array<i64: 0, 3, 1, 2>" in text  # Reads NHWC.
         assert "dims = array<i64: 0, 2, 3, 1>" in texts[0]  # Writes NHWC.
+    # The regions read and write the channels-last tensors themselves: no
+    # permute views between them and the convolutions.
+    assert "aten.permute" not in compiled.code, compiled.code
     fresh = [torch.randn(a.shape, generator=generator) for a in args]
     torch.testing.assert_close(compiled(*fresh), two_convolutions(*fresh),
                                rtol=1e-4, atol=1e-4)
+    if channels_last:  # The same under check_numerics, through views.
+        checked = partitioned(two_convolutions, args, tmp_path, channels_last=True,
+                              check_numerics="error")
+        assert "aten.permute" in checked.code
+        torch.testing.assert_close(checked(*fresh), two_convolutions(*fresh),
+                                   rtol=1e-4, atol=1e-4)
 
 
 def test_values_that_pytorch_ops_read_keep_their_layout(tmp_path):

@@ -3107,6 +3107,39 @@ def test_conjugate_and_negative_views_are_read_as_their_values(device, tmp_path)
             torch.testing.assert_close(got, want)
 
 
+def test_an_artifact_reads_and_writes_tensors_in_another_dimension_order(device,
+                                                                          tmp_path):
+    """Artifact.permuted: a graph over NHWC buffers called with NCHW
+    tensors in channels-last memory reads and writes them in place; NCHW
+    tensors in other memory are copied first; result buffers given by the
+    caller are in the caller's order."""
+    def fn(x):
+        return torch.relu(x) * 2, x.sum(-1)
+    generator = torch.Generator().manual_seed(19)
+    nhwc = torch.randn(2, 4, 5, 3, generator=generator).to(device)
+    artifact = kiln.compile(fn, [nhwc], cache_dir=tmp_path).artifact.permuted(
+        [(0, 2, 3, 1)], [(0, 2, 3, 1), None])
+
+    def want(x):
+        y, z = fn(x.permute(0, 2, 3, 1))
+        return y.permute(0, 3, 1, 2), z
+
+    for _ in range(2):  # The second call takes the kept plan.
+        x = torch.randn(2, 3, 4, 5, generator=generator).to(device).contiguous(
+            memory_format=torch.channels_last)
+        y, z = artifact(x)
+        assert y.shape == (2, 3, 4, 5) and y.is_contiguous(memory_format=torch.channels_last)
+        for got, expected in zip((y, z), want(x)):
+            torch.testing.assert_close(got, expected)
+    x = torch.randn(2, 3, 4, 5, generator=generator).to(device)  # NCHW memory.
+    out = [poisoned_like(e) for e in want(x)]
+    out[0] = out[0].contiguous(memory_format=torch.channels_last)
+    for got, expected in zip(artifact(x, out=out), want(x)):
+        torch.testing.assert_close(got, expected)
+    with pytest.raises(kiln.runtime.GuardError):
+        artifact(torch.randn(2, 3, 4, 6).to(device))
+
+
 def test_shifts(device, tmp_path):
     """<< and >> as PyTorch shifts within [0, bits) (outside it torch 1.13's
     CPU kernels wrap the amount, torch 2.x gives 0 or the sign, as Kiln
