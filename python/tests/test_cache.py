@@ -182,13 +182,9 @@ def test_an_unwritable_cache_falls_back_to_a_private_one(tmp_path, monkeypatch, 
     check_runs(second, double_relu, text)
 
 
-def test_a_read_only_cache_is_still_read(tmp_path, monkeypatch, caplog):
-    """Tests run as root, for whom chmod does not forbid: the cache's
-    writes fail by a patched mkdtemp instead."""
-    text = graph_text(double_relu)
-    cache = tmp_path / "shared"
-    compile_graph_text(text, cache_dir=cache)
-    monkeypatch.setattr(kiln.cache, "_caches", {})  # As a new process.
+def make_read_only(cache, monkeypatch):
+    """Makes writes into `cache` fail as on a read-only file system: tests
+    run as root, for whom chmod does not forbid, so mkdtemp is patched."""
     monkeypatch.setattr(kiln.cache, "_fallback", {})
     mkdtemp = kiln.cache.tempfile.mkdtemp
 
@@ -198,6 +194,14 @@ def test_a_read_only_cache_is_still_read(tmp_path, monkeypatch, caplog):
         return mkdtemp(*args, dir=dir, **kwargs)
 
     monkeypatch.setattr(kiln.cache.tempfile, "mkdtemp", read_only)
+
+
+def test_a_read_only_cache_is_still_read(tmp_path, monkeypatch, caplog):
+    text = graph_text(double_relu)
+    cache = tmp_path / "shared"
+    compile_graph_text(text, cache_dir=cache)
+    monkeypatch.setattr(kiln.cache, "_caches", {})  # As a new process.
+    make_read_only(cache, monkeypatch)
     with caplog.at_level(logging.WARNING, logger="kiln"):
         path = compile_graph_text(text, cache_dir=cache)
     assert any("not writable" in r.getMessage() for r in caplog.records)
@@ -213,15 +217,7 @@ def test_a_junk_entry_of_a_read_only_cache_is_rebuilt_privately(tmp_path, monkey
     cache = tmp_path / "shared"
     corrupted_copy(tmp_path / "a", cache, lambda data: os.urandom(len(data)))
     junk = {so: so.read_bytes() for so in cache.glob("*.so")}
-    monkeypatch.setattr(kiln.cache, "_fallback", {})
-    mkdtemp = kiln.cache.tempfile.mkdtemp
-
-    def read_only(*args, dir=None, **kwargs):
-        if dir is not None and Path(dir) == cache:
-            raise PermissionError(13, "Read-only file system", str(dir))
-        return mkdtemp(*args, dir=dir, **kwargs)
-
-    monkeypatch.setattr(kiln.cache.tempfile, "mkdtemp", read_only)
+    make_read_only(cache, monkeypatch)
     with caplog.at_level(logging.WARNING, logger="kiln"):
         for _ in range(2):
             check_runs(compile_graph_text(text, cache_dir=cache), double_relu, text)
