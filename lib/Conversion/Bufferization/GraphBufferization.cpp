@@ -8,6 +8,7 @@
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/Combiners.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -17,7 +18,6 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
-#include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
@@ -101,8 +101,9 @@ SmallVector<Value> mlir::kiln::getNodeSizes(OpBuilder &b, Location loc,
                                             Operation *node,
                                             const IRMapping &mapping) {
   SmallVector<Value> sizes;
-  auto type = cast<RankedTensorType>(node->getResult(0).getType());
-  ValueRange dynamicSizes = loop::getNodeDynamicSizes(node);
+  auto tensorNode = cast<loop::LoopNodeOpInterface>(node);
+  RankedTensorType type = tensorNode.getResultType();
+  ValueRange dynamicSizes = tensorNode.getDynamicSizes();
   unsigned nextDynamic = 0;
   for (int64_t size : type.getShape()) {
     if (ShapedType::isDynamic(size))
@@ -134,13 +135,13 @@ ValueRange mlir::kiln::getDynamicSizesOfResult(Value tensor) {
     op = kernel.getYield()
              .getValues()[cast<OpResult>(tensor).getResultNumber()]
              .getDefiningOp();
-  return loop::getNodeDynamicSizes(op);
+  return cast<loop::LoopNodeOpInterface>(op).getDynamicSizes();
 }
 
 /// Whether `op` defines tensors that bufferization stores: a node or a
 /// kernel.
 static bool isComputation(Operation *op) {
-  return loop::isTensorNode(op) || isa_and_nonnull<loop::KernelOp>(op);
+  return isa_and_nonnull<loop::LoopNodeOpInterface, loop::KernelOp>(op);
 }
 
 Value mlir::kiln::emitNodeElement(OpBuilder &b, loop::PointwiseOp node,
@@ -249,35 +250,23 @@ void mlir::kiln::emitScatterUpdate(OpBuilder &b, loop::ScatterOp node,
       llvm::map_to_vector(yield.getIndices(), [&](Value index) {
         return lookupEmitted(bodyMapping, mapping, index);
       });
-  if (node.getCombiner() == "assign") {
+  loop::CombiningKind combiner = node.getKind();
+  if (combiner == loop::CombiningKind::assign) {
     memref::StoreOp::create(b, yield.getLoc(), value, dest, indices);
     return;
   }
   Type element = node.getResultType().getElementType();
-  bool isFloat = isa<FloatType>(element);
-  if (node.getCombiner() == "prod") {
-    // No target has an atomic product.
-    emitCompareAndSwapUpdate(
-        b, yield.getLoc(), dest, indices,
-        [&](OpBuilder &b, Location loc, Value current) -> Value {
-          if (isFloat)
-            return arith::MulFOp::create(b, loc, current, value);
-          return arith::MulIOp::create(b, loc, current, value);
-        });
+  if (std::optional<arith::AtomicRMWKind> kind =
+          getAtomicCombineKind(combiner, element)) {
+    memref::AtomicRMWOp::create(b, yield.getLoc(), *kind, value, dest, indices);
     return;
   }
-  bool isUnsigned = element.isUnsignedInteger();
-  arith::AtomicRMWKind kind =
-      llvm::StringSwitch<arith::AtomicRMWKind>(node.getCombiner())
-          .Case("max", isFloat      ? arith::AtomicRMWKind::maximumf
-                       : isUnsigned ? arith::AtomicRMWKind::maxu
-                                    : arith::AtomicRMWKind::maxs)
-          .Case("min", isFloat      ? arith::AtomicRMWKind::minimumf
-                       : isUnsigned ? arith::AtomicRMWKind::minu
-                                    : arith::AtomicRMWKind::mins)
-          .Default(isFloat ? arith::AtomicRMWKind::addf
-                           : arith::AtomicRMWKind::addi);
-  memref::AtomicRMWOp::create(b, yield.getLoc(), kind, value, dest, indices);
+  // No target has an atomic product.
+  emitCompareAndSwapUpdate(b, yield.getLoc(), dest, indices,
+                           [&](OpBuilder &b, Location loc, Value current) {
+                             return emitCombine(b, loc, combiner, current,
+                                                value, element);
+                           });
 }
 
 SmallVector<Value> mlir::kiln::delinearize(OpBuilder &b, Location loc,

@@ -54,14 +54,6 @@ bool mlir::kiln::loop::isNode(Operation *op) {
   return isa_and_nonnull<PointwiseOp, ReduceOp>(op);
 }
 
-bool mlir::kiln::loop::isTensorNode(Operation *op) {
-  return isa_and_nonnull<LoopNodeOpInterface>(op);
-}
-
-ValueRange mlir::kiln::loop::getNodeDynamicSizes(Operation *node) {
-  return cast<LoopNodeOpInterface>(node).getDynamicSizes();
-}
-
 int64_t mlir::kiln::loop::getElementBitWidth(Type elementType) {
   if (auto complex = dyn_cast<ComplexType>(elementType))
     return 2 * getElementBitWidth(complex.getElementType());

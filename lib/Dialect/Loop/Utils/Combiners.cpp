@@ -73,6 +73,29 @@ Value mlir::kiln::getCombinerIdentity(OpBuilder &b, Location loc,
   return arith::ConstantOp::create(b, loc, scalar);
 }
 
+std::optional<arith::AtomicRMWKind>
+mlir::kiln::getAtomicCombineKind(CombiningKind kind, Type dtype) {
+  bool isFloat = isa<FloatType>(dtype);
+  bool isUnsigned = dtype.isUnsignedInteger();
+  switch (kind) {
+  case CombiningKind::sum:
+    return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+  case CombiningKind::max:
+    return isFloat      ? arith::AtomicRMWKind::maximumf
+           : isUnsigned ? arith::AtomicRMWKind::maxu
+                        : arith::AtomicRMWKind::maxs;
+  case CombiningKind::min:
+    return isFloat      ? arith::AtomicRMWKind::minimumf
+           : isUnsigned ? arith::AtomicRMWKind::minu
+                        : arith::AtomicRMWKind::mins;
+  case CombiningKind::prod:
+  case CombiningKind::welford:
+  case CombiningKind::assign:
+    return std::nullopt;
+  }
+  llvm_unreachable("unknown combining kind");
+}
+
 bool mlir::kiln::hasReductionState(CombiningKind kind) {
   return kind == CombiningKind::welford;
 }

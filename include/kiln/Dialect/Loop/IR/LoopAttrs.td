@@ -27,8 +27,9 @@ def Loop_CombiningKind : I32EnumAttr<"CombiningKind",
     min propagate NaN, as PyTorch's do). "welford" (loop.reduce only, floats
     only) accumulates the values' count, mean and sum of squared deviations
     (M2) and yields M2. "assign" (loop.scatter only) keeps one of the values
-    at an element, unspecified which. `include/kiln/Dialect/Loop/Utils/
-    Combiners.h` holds each kind's identity and combine rule.
+    at an element, unspecified which. `Combiners.h` (in
+    `include/kiln/Dialect/Loop/Utils`) holds each kind's identity and
+    combine rule.
   }];
 }
 

@@ -29,15 +29,9 @@ Type getScalarType(Type elementType);
 int64_t getElementBitWidth(Type elementType);
 
 /// Whether `op` is a loop node with a scalar body (loop.pointwise or
-/// loop.reduce): the nodes that inlining and fusion rewrite.
+/// loop.reduce): the nodes that inlining and fusion rewrite. Every tensor
+/// node (these, loop.matmul and loop.scatter) is a LoopNodeOpInterface.
 bool isNode(Operation *op);
-
-/// Whether `op` defines one tensor by a node of the loop dialect: a node with
-/// a body, a loop.matmul or a loop.scatter.
-bool isTensorNode(Operation *op);
-
-/// The dynamic sizes of a tensor node's result, in order.
-ValueRange getNodeDynamicSizes(Operation *node);
 
 } // namespace mlir::kiln::loop
 

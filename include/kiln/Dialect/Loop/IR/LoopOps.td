@@ -181,9 +181,6 @@ def Loop_ScatterOp : Loop_Op<"scatter", [
     ::llvm::SmallVector<int64_t> getIndexSpaceShape() {
       return ::llvm::to_vector(getUpdateShape());
     }
-    /// The combiner's name. Temporary: GraphBufferization's, until it
-    /// compares kinds.
-    ::llvm::StringRef getCombiner() { return stringifyCombiningKind(getKind()); }
   }];
 }
 

@@ -10,6 +10,7 @@
 #define KILN_DIALECT_LOOP_UTILS_COMBINERS_H
 
 #include "kiln/Dialect/Loop/IR/LoopAttrs.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
@@ -31,6 +32,13 @@ Value getCombinerIdentity(OpBuilder &b, Location loc, loop::CombiningKind kind,
 /// (getReductionStateType) and `value` one element.
 Value emitCombine(OpBuilder &b, Location loc, loop::CombiningKind kind,
                   Value accumulator, Value value, Type dtype);
+
+/// The atomic read-modify-write that combines a value into an element of
+/// `dtype` in memory with `kind` (a scatter's update), or nullopt where no
+/// target has one: prod (a compare-and-swap loop of emitCombine instead) and
+/// assign (a plain store).
+std::optional<arith::AtomicRMWKind>
+getAtomicCombineKind(loop::CombiningKind kind, Type dtype);
 
 /// Whether `kind` accumulates a state other than its result: welford keeps
 /// (count, mean, M2) of the values seen, Welford's one-pass moments.
