@@ -76,9 +76,9 @@ static Value emitShuffleXorOfState(OpBuilder &b, Location loc, Value value,
 
 /// Combines partial state `value` across each aligned group of `lanes` lanes
 /// (a power of two, at most a warp); every lane gets its group's total.
-static Value emitWarpReduce(OpBuilder &b, Location loc, StringRef combiner,
-                            Value value, Type dtype,
-                            int64_t lanes = kWarpSize) {
+static Value emitWarpReduce(OpBuilder &b, Location loc,
+                            loop::CombiningKind combiner, Value value,
+                            Type dtype, int64_t lanes = kWarpSize) {
   for (int32_t offset = lanes / 2; offset > 0; offset /= 2)
     value = emitMerge(b, loc, combiner, value,
                       emitShuffleXorOfState(b, loc, value, offset), dtype);
@@ -90,9 +90,10 @@ static Value emitWarpReduce(OpBuilder &b, Location loc, StringRef combiner,
 /// gets the total.
 /// `scratch` (workgroup memory, one element per warp) passes the warps'
 /// totals.
-static Value emitBlockReduce(OpBuilder &b, Location loc, StringRef combiner,
-                             Value partial, Type dtype, Value thread,
-                             int64_t threads, Value scratch) {
+static Value emitBlockReduce(OpBuilder &b, Location loc,
+                             loop::CombiningKind combiner, Value partial,
+                             Type dtype, Value thread, int64_t threads,
+                             Value scratch) {
   if (threads == 1)
     return partial;
   if (threads <= kWarpSize)
@@ -366,7 +367,7 @@ void RowKernelEmitter::emit(ArrayRef<Operation *> nodes, StreamOrder &order,
       if (auto reduce = dyn_cast<loop::ReduceOp>(node))
         scratch[node] = addWorkgroupBuffer(
             launch, {threads / kWarpSize},
-            getReductionStateType(reduce.getCombiner(),
+            getReductionStateType(reduce.getKind(),
                                   reduce.getYield().getValue().getType()),
             loc);
     }
@@ -488,7 +489,7 @@ void RowKernelEmitter::emitReduction(loop::ReduceOp reduce) {
   SmallVector<Value> rowValueIvs(rowIvs);
   rowValueIvs.append(type.getRank() - rows, zero);
   SmallVector<Value> columnSizes = getReductionSizes(b, loc, reduce, mapping);
-  StringRef combiner = reduce.getCombiner();
+  loop::CombiningKind combiner = reduce.getKind();
   Type dtype = type.getElementType();
   Type accumulatorType = reduce.getYield().getValue().getType();
   // A state other than the result ("welford") takes one column at a

@@ -208,37 +208,3 @@ Value mlir::kiln::emitCombine(OpBuilder &b, Location loc, CombiningKind kind,
   }
   llvm_unreachable("a scatter's \"assign\" stores without combining");
 }
-
-//===----------------------------------------------------------------------===//
-// Temporary overloads by name, for LoopToGPU
-//===----------------------------------------------------------------------===//
-
-static CombiningKind getKindByName(StringRef combiner) {
-  return *loop::symbolizeCombiningKind(combiner);
-}
-
-Value mlir::kiln::getCombinerIdentity(OpBuilder &b, Location loc,
-                                      StringRef combiner, Type type,
-                                      Type dtype) {
-  return getCombinerIdentity(b, loc, getKindByName(combiner), type, dtype);
-}
-
-Value mlir::kiln::emitCombine(OpBuilder &b, Location loc, StringRef combiner,
-                              Value accumulator, Value value, Type dtype) {
-  return emitCombine(b, loc, getKindByName(combiner), accumulator, value,
-                     dtype);
-}
-
-Type mlir::kiln::getReductionStateType(StringRef combiner, Type accumulator) {
-  return getReductionStateType(getKindByName(combiner), accumulator);
-}
-
-Value mlir::kiln::emitMerge(OpBuilder &b, Location loc, StringRef combiner,
-                            Value lhs, Value rhs, Type dtype) {
-  return emitMerge(b, loc, getKindByName(combiner), lhs, rhs, dtype);
-}
-
-Value mlir::kiln::emitReductionResult(OpBuilder &b, Location loc,
-                                      StringRef combiner, Value state) {
-  return emitReductionResult(b, loc, getKindByName(combiner), state);
-}

@@ -108,9 +108,6 @@ def Loop_ReduceOp : Loop_Op<"reduce", [
       return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
     }
     ::llvm::SmallVector<int64_t> getIndexSpaceShape();
-    /// The combiner's name. Temporary: LoopToGPU's, until it compares
-    /// kinds.
-    ::llvm::StringRef getCombiner() { return stringifyCombiningKind(getKind()); }
     /// The induction variables of the result's dimensions.
     ::llvm::ArrayRef<::mlir::BlockArgument> getResultInductionVars() {
       return getBody().front().getArguments().take_front(

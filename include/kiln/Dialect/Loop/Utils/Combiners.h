@@ -14,7 +14,6 @@
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Types.h"
 #include "mlir/IR/Value.h"
-#include "llvm/ADT/StringRef.h"
 
 namespace mlir {
 class OpBuilder;
@@ -56,18 +55,6 @@ Value emitMerge(OpBuilder &b, Location loc, loop::CombiningKind kind, Value lhs,
 /// A reduction's result from its final state: M2 for welford (the sum of
 /// squared deviations from the mean), else the state itself.
 Value emitReductionResult(OpBuilder &b, Location loc, loop::CombiningKind kind,
-                          Value state);
-
-/// Temporary overloads that take the combiner's name, for LoopToGPU until it
-/// compares kinds.
-Value getCombinerIdentity(OpBuilder &b, Location loc, llvm::StringRef combiner,
-                          Type type, Type dtype);
-Value emitCombine(OpBuilder &b, Location loc, llvm::StringRef combiner,
-                  Value accumulator, Value value, Type dtype);
-Type getReductionStateType(llvm::StringRef combiner, Type accumulator);
-Value emitMerge(OpBuilder &b, Location loc, llvm::StringRef combiner, Value lhs,
-                Value rhs, Type dtype);
-Value emitReductionResult(OpBuilder &b, Location loc, llvm::StringRef combiner,
                           Value state);
 
 } // namespace kiln
