@@ -117,9 +117,11 @@ def ExpandConvolutionsPass
     ```
   }];
   let options = [
-    Option<"directDepth", "direct-depth", "int64_t", /*default=*/"64",
+    Option<"directDepth", "direct-depth", "int64_t",
+           /*default=*/"ConvertFXToLoopPassOptions().directConvolutionDepth",
            "Compute convolutions whose filters read at most this many "
-           "inputs directly, as window sums (0: none)">,
+           "inputs directly, as window sums (0: none; the default is "
+           "kiln-fx-to-loop's direct-convolution-depth)">,
   ];
   let dependentDialects = [
     "::mlir::kiln::loop::LoopDialect",

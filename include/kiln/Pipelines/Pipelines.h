@@ -8,6 +8,7 @@
 #ifndef KILN_PIPELINES_PIPELINES_H
 #define KILN_PIPELINES_PIPELINES_H
 
+#include "kiln/Conversion/FXToLoop/FXToLoop.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -16,16 +17,17 @@ namespace kiln {
 
 /// The options of lowering fx graphs to loop nodes, for every pipeline that
 /// starts from fx graphs. `Base` chains option groups into one struct.
+/// kiln-fx-to-loop's options take their defaults from its own (Passes.td).
 template <typename Derived, typename Base = PassPipelineOptions<Derived>>
 struct GraphLoweringOptions : public Base {
   detail::PassOptions::Option<bool> computeInF32{
       *this, "compute-in-f32",
       llvm::cl::desc("Compute f16 and bf16 elementwise math in f32"),
-      llvm::cl::init(true)};
+      llvm::cl::init(FXToLoopOptions().computeInF32)};
   detail::PassOptions::Option<bool> welford{
       *this, "welford",
       llvm::cl::desc("Compute variances in one pass (Welford) instead of two"),
-      llvm::cl::init(false)};
+      llvm::cl::init(FXToLoopOptions().welford)};
   detail::PassOptions::Option<bool> inlinePointwise{
       *this, "inline",
       llvm::cl::desc("Inline pointwise producers into their readers"),
@@ -53,12 +55,12 @@ struct GraphLoweringOptions : public Base {
                      "many inputs, no fewer than there are filters per "
                      "group, and their gradients directly, as window sums "
                      "(0: every one as patches and products)"),
-      llvm::cl::init(64)};
+      llvm::cl::init(FXToLoopOptions().directConvolutionDepth)};
   detail::PassOptions::Option<bool> normalCdfFromTail{
       *this, "normal-cdf-from-tail",
       llvm::cl::desc("Compute the exact GELU's normal CDF in f32 from its "
                      "upper tail instead of erf (the GPU pipeline's default)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(FXToLoopOptions().normalCdfFromTail)};
 };
 
 /// The options of the CPU back end.
@@ -87,7 +89,7 @@ struct LowerToLoopPipelineOptions
   detail::PassOptions::Option<bool> failOnUnsupported{
       *this, "fail-on-unsupported",
       llvm::cl::desc("Fail on fx ops without a lowering (else leave them)"),
-      llvm::cl::init(false)};
+      llvm::cl::init(FXToLoopOptions().failOnUnsupported)};
 };
 
 struct LoopToLLVMCPUPipelineOptions

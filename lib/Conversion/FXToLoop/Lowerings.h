@@ -9,12 +9,13 @@
 #ifndef KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGS_H
 #define KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGS_H
 
+#include "kiln/Conversion/FXToLoop/FXToLoop.h"
+
 #include <cstdint>
 
 namespace mlir {
 class RewritePatternSet;
 namespace kiln {
-struct FXToLoopOptions;
 namespace fxtoloop {
 
 /// Adds the lowerings of arithmetic, comparisons, bitwise ops, the common

@@ -7,30 +7,31 @@
 #ifndef KILN_CONVERSION_FXTOLOOP_FXTOLOOP_H
 #define KILN_CONVERSION_FXTOLOOP_FXTOLOOP_H
 
+#include "mlir/Pass/Pass.h"
 #include "mlir/Support/LLVM.h"
 
 namespace mlir {
 class RewritePatternSet;
 namespace kiln {
 
-struct FXToLoopOptions {
-  /// Compute f16/bf16 math in f32: extend after loads, round before yields.
-  bool computeInF32 = true;
-  /// Variances in one pass ("welford" reductions) instead of two.
-  bool welford = false;
-  /// The exact GELU's Φ in f32 (and its gradient's) from the normal
-  /// distribution's upper tail: one exp and one reciprocal, single
-  /// instructions on GPUs, where erf takes two dozen. On CPUs, whose exp
-  /// and division cost more, erf's polynomials are cheaper.
-  bool normalCdfFromTail = false;
-  /// The most terms a convolution gradient's element sums for the gradient
-  /// to be direct sums rather than products of patches (0: never): the
-  /// inputs a filter reads for the weight gradient, the filter entries
-  /// (filters per group times kernel positions) for the input gradient.
-  /// The forward convolution's is kiln-loop-expand-convolutions'
-  /// `direct-depth`.
-  int64_t directConvolutionDepth = 64;
-};
+#define GEN_PASS_DECL_CONVERTFXTOLOOPPASS
+#include "kiln/Conversion/Passes.h.inc"
+
+/// The options of the lowering: kiln-fx-to-loop's, declared with their
+/// defaults in Passes.td. `computeInF32`: f16/bf16 math in f32 (extend after
+/// loads, round before yields). `welford`: variances in one pass ("welford"
+/// reductions) instead of two. `normalCdfFromTail`: the exact GELU's Φ in
+/// f32 (and its gradient's) from the normal distribution's upper tail, one
+/// exp and one reciprocal, single instructions on GPUs, where erf takes two
+/// dozen (on CPUs, whose exp and division cost more, erf's polynomials are
+/// cheaper). `directConvolutionDepth`: the most terms a convolution
+/// gradient's element sums for the gradient to be direct sums rather than
+/// products of patches (0: never), the inputs a filter reads for the weight
+/// gradient, the filter entries (filters per group times kernel positions)
+/// for the input gradient; the forward convolution's is
+/// kiln-loop-expand-convolutions' `direct-depth`, whose default is this
+/// one's. `failOnUnsupported` is the pass's alone.
+using FXToLoopOptions = ConvertFXToLoopPassOptions;
 
 /// Adds the patterns that rewrite fx ops into loop nodes.
 void populateFXToLoopPatterns(RewritePatternSet &patterns,
