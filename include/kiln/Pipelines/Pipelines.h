@@ -9,6 +9,8 @@
 #define KILN_PIPELINES_PIPELINES_H
 
 #include "kiln/Conversion/FXToLoop/FXToLoop.h"
+#include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
+#include "kiln/Conversion/LoopToSCF/LoopToSCF.h"
 #include "mlir/Pass/PassOptions.h"
 
 namespace mlir {
@@ -63,18 +65,19 @@ struct GraphLoweringOptions : public Base {
       llvm::cl::init(FXToLoopOptions().normalCdfFromTail)};
 };
 
-/// The options of the CPU back end.
+/// The options of the CPU back end; kiln-loop-to-scf's take their defaults
+/// from its own (Passes.td).
 template <typename Derived, typename Base = PassPipelineOptions<Derived>>
 struct CPUBackendOptions : public Base {
   detail::PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run loop nests in parallel with OpenMP (else serially)"),
-      llvm::cl::init(true)};
+      llvm::cl::init(LoopToSCFOptions().parallel)};
   detail::PassOptions::Option<int64_t> vectorBytes{
       *this, "vector-bytes",
       llvm::cl::desc("Bytes per vector (32: AVX2, 64: AVX-512, 0: scalar; "
                      "kiln-compile's default: the target CPU's widest)"),
-      llvm::cl::init(32)};
+      llvm::cl::init(LoopToSCFOptions().vectorBytes)};
 };
 
 struct LowerToLoopPipelineOptions
@@ -110,47 +113,48 @@ struct CPUPipelineOptions
     : public GraphLoweringOptions<CPUPipelineOptions,
                                   CPUBackendOptions<CPUPipelineOptions>> {};
 
-/// The options of the NVIDIA GPU back end.
+/// The options of the NVIDIA GPU back end; kiln-loop-to-gpu's take their
+/// defaults from its own (Passes.td).
 template <typename Derived, typename Base = PassPipelineOptions<Derived>>
 struct GPUBackendOptions : public Base {
   detail::PassOptions::Option<int64_t> blockSize{
       *this, "block-size", llvm::cl::desc("Threads per block of each kernel"),
-      llvm::cl::init(256)};
+      llvm::cl::init(LoopToGPUOptions().blockSize)};
   detail::PassOptions::Option<int64_t> elementsPerThread{
       *this, "elements-per-thread",
       llvm::cl::desc("Consecutive elements per thread (0: 16-byte accesses)"),
-      llvm::cl::init(0)};
+      llvm::cl::init(LoopToGPUOptions().elementsPerThread)};
   detail::PassOptions::Option<bool> transposeTiles{
       *this, "transpose-tiles",
       llvm::cl::desc("Run pointwise nodes that read a source transposed in "
                      "tiles staged through workgroup memory"),
-      llvm::cl::init(true)};
+      llvm::cl::init(LoopToGPUOptions().transposeTiles)};
   detail::PassOptions::Option<int64_t> rowThreads{
       *this, "row-threads",
       llvm::cl::desc("The most threads that share one long row of a row "
                      "kernel"),
-      llvm::cl::init(128)};
+      llvm::cl::init(LoopToGPUOptions().rowThreads)};
   detail::PassOptions::Option<bool> rowCache{
       *this, "row-cache",
       llvm::cl::desc("Keep a row kernel's loaded elements in registers from "
                      "one node to the next"),
-      llvm::cl::init(true)};
+      llvm::cl::init(LoopToGPUOptions().rowCache)};
   detail::PassOptions::Option<int64_t> rowLaneVectors{
       *this, "row-lane-vectors",
       llvm::cl::desc("The most 16-byte vectors per lane and node in rows that "
                      "a warp or part of one shares"),
-      llvm::cl::init(4)};
+      llvm::cl::init(LoopToGPUOptions().rowLaneVectors)};
   detail::PassOptions::Option<int64_t> shortRowBlockSize{
       *this, "short-row-block-size",
       llvm::cl::desc("Threads per block of row kernels whose rows take a warp "
                      "or less"),
-      llvm::cl::init(32)};
+      llvm::cl::init(LoopToGPUOptions().shortRowBlockSize)};
   detail::PassOptions::Option<int64_t> elementKernelVectorBytes{
       *this, "element-kernel-vector-bytes",
       llvm::cl::desc("Bytes of the widest type per thread of kernels that "
                      "compute element by element, as vectors (0: a thread "
                      "per element)"),
-      llvm::cl::init(0)};
+      llvm::cl::init(LoopToGPUOptions().elementKernelVectorBytes)};
   detail::PassOptions::Option<int64_t> rowMinBlocks{
       *this, "row-min-blocks",
       llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "

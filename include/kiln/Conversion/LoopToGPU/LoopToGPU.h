@@ -8,36 +8,38 @@
 #define KILN_CONVERSION_LOOPTOGPU_LOOPTOGPU_H
 
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "mlir/Pass/Pass.h"
 
 namespace mlir {
 namespace kiln {
 
-struct LoopToGPUOptions {
-  /// Threads per block of each kernel.
-  int64_t blockSize = 256;
-  /// Consecutive elements each thread computes; 0 picks enough for 16-byte
-  /// accesses. Used where the innermost dimension is a multiple of it.
-  int64_t elementsPerThread = 0;
-  /// Whether pointwise nodes that read a source transposed run in tiles
-  /// staged through workgroup memory (else flat, reading uncoalesced).
-  bool transposeTiles = true;
-  /// The most threads that share one long row of a row kernel (a power of
-  /// two, at most the block size).
-  int64_t rowThreads = 128;
-  /// Whether a row kernel's nodes share the row's loaded elements in
-  /// registers; else each node loads them again (from L2, mostly): fewer
-  /// registers per row, so more rows in flight per SM.
-  bool rowCache = true;
-  /// The most 16-byte vectors each lane handles per node in rows that a
-  /// warp, or a power-of-two part of one, shares; longer rows get a block.
-  int64_t rowLaneVectors = 4;
-  /// Threads per block of row kernels whose rows take a warp or less.
-  int64_t shortRowBlockSize = 32;
-  /// Bytes of the widest type per thread of kernels that compute element by
-  /// element (a window's sums and their readers): each thread computes
-  /// consecutive elements as vectors. 0: a thread per element.
-  int64_t elementKernelVectorBytes = 0;
-};
+#define GEN_PASS_DECL_CONVERTLOOPTOGPUPASS
+#include "kiln/Conversion/Passes.h.inc"
+
+/// The options of the GPU's bufferization: kiln-loop-to-gpu's, declared with
+/// their defaults in Passes.td.
+/// - `blockSize`: threads per block of each kernel.
+/// - `elementsPerThread`: consecutive elements each thread computes; 0 picks
+///   enough for 16-byte accesses. Used where the innermost dimension is a
+///   multiple of it.
+/// - `transposeTiles`: whether pointwise nodes that read a source transposed
+///   run in tiles staged through workgroup memory (else flat, reading
+///   uncoalesced).
+/// - `rowThreads`: the most threads that share one long row of a row kernel
+///   (a power of two, at most the block size).
+/// - `rowCache`: whether a row kernel's nodes share the row's loaded elements
+///   in registers; else each node loads them again (from L2, mostly): fewer
+///   registers per row, so more rows in flight per SM.
+/// - `rowLaneVectors`: the most 16-byte vectors each lane handles per node in
+///   rows that a warp, or a power-of-two part of one, shares; longer rows get
+///   a block.
+/// - `shortRowBlockSize`: threads per block of row kernels whose rows take a
+///   warp or less.
+/// - `elementKernelVectorBytes`: bytes of the widest type per thread of
+///   kernels that compute element by element (a window's sums and their
+///   readers): each thread computes consecutive elements as vectors. 0: a
+///   thread per element.
+using LoopToGPUOptions = ConvertLoopToGPUPassOptions;
 
 /// The GPU's bufferization: one gpu.launch per node on the stream the graph
 /// function takes as its last argument, gpu.alloc'd temporaries, gpu.memcpy.

@@ -8,16 +8,19 @@
 #define KILN_CONVERSION_LOOPTOSCF_LOOPTOSCF_H
 
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "mlir/Pass/Pass.h"
 
 namespace mlir {
 namespace kiln {
 
-struct LoopToSCFOptions {
-  /// Emit scf.parallel nests; otherwise sequential scf.for nests.
-  bool parallel = true;
-  /// Bytes per vector in the innermost dimension; 0 for scalar code.
-  int64_t vectorBytes = 32;
-};
+#define GEN_PASS_DECL_CONVERTLOOPTOSCFPASS
+#include "kiln/Conversion/Passes.h.inc"
+
+/// The options of the CPU's bufferization: kiln-loop-to-scf's, declared with
+/// their defaults in Passes.td. `parallel`: emit scf.parallel nests, else
+/// sequential scf.for nests. `vectorBytes`: bytes per vector in the innermost
+/// dimension; 0 for scalar code.
+using LoopToSCFOptions = ConvertLoopToSCFPassOptions;
 
 /// The CPU's bufferization: scf.parallel (or scf.for) nests, memref.alloc'd
 /// temporaries, memref.copy. Use with bufferizeGraph.
