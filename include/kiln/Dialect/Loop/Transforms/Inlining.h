@@ -8,6 +8,7 @@
 #define KILN_DIALECT_LOOP_TRANSFORMS_INLINING_H
 
 #include "mlir/IR/Value.h"
+#include "mlir/Pass/Pass.h"
 #include "mlir/Support/LLVM.h"
 
 namespace mlir {
@@ -16,17 +17,17 @@ namespace kiln::loop {
 class LoadOp;
 class PointwiseOp;
 
-/// When a producer read by several nodes is materialised instead of inlined.
-/// The defaults are Inductor's realisation heuristics.
-struct InliningOptions {
-  unsigned maxReads = 4;
-  unsigned maxOps = 30;
-  unsigned maxConsumerReads = 8;
-  /// Keep an inlined f16/bf16 producer's value in f32 where its reader widens
-  /// it again, instead of rounding in between: fused intermediates stay in f32,
-  /// as in Inductor. Off, results round at every op boundary like eager.
-  bool keepF32Intermediates = true;
-};
+#define GEN_PASS_DECL_INLINEPOINTWISEPASS
+#include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
+
+/// When a producer read by several nodes is materialised instead of inlined:
+/// kiln-loop-inline's options (`maxReads`, `maxOps`, `maxConsumerReads`),
+/// declared with their defaults, Inductor's realisation heuristics, in
+/// Passes.td. `keepF32Intermediates`: keep an inlined f16/bf16 producer's
+/// value in f32 where its reader widens it again, instead of rounding in
+/// between: fused intermediates stay in f32, as in Inductor. Off, results
+/// round at every op boundary like eager.
+using InliningOptions = InlinePointwisePassOptions;
 
 /// Replaces `load`, whose source is defined by a loop.pointwise, with a copy of
 /// that producer's body evaluated at the load's indices. Returns the value that

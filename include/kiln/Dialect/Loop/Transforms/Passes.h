@@ -15,7 +15,12 @@
 
 namespace mlir::kiln::loop {
 
-#define GEN_PASS_DECL
+// The options of kiln-loop-inline and kiln-loop-split-reductions are their
+// libraries' (Inlining.h, SplitReductions.h).
+#define GEN_PASS_DECL_FUSEEPILOGUESPASS
+#define GEN_PASS_DECL_FUSEROWSPASS
+#define GEN_PASS_DECL_FUSESIBLINGSPASS
+#define GEN_PASS_DECL_FUSIONREPORTPASS
 #define GEN_PASS_REGISTRATION
 #include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
 

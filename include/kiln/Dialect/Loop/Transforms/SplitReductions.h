@@ -8,6 +8,8 @@
 #ifndef KILN_DIALECT_LOOP_TRANSFORMS_SPLITREDUCTIONS_H
 #define KILN_DIALECT_LOOP_TRANSFORMS_SPLITREDUCTIONS_H
 
+#include "mlir/Pass/Pass.h"
+
 #include <cstdint>
 
 namespace mlir {
@@ -15,15 +17,15 @@ class Block;
 class RewriterBase;
 namespace kiln::loop {
 
-/// How splitReductions picks and splits reductions.
-struct SplitReductionsOptions {
-  /// Split reductions with at least this many elements per result...
-  int64_t minElements = 1 << 16;
-  /// ...and fewer results than this.
-  int64_t maxResults = 128;
-  /// Aim for this many partial results (results times chunks).
-  int64_t partialResults = 1024;
-};
+#define GEN_PASS_DECL_SPLITREDUCTIONSPASS
+#include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
+
+/// How splitReductions picks and splits reductions: kiln-loop-split-
+/// reductions' options, declared with their defaults in Passes.td. Split
+/// reductions with at least `minElements` elements per result and fewer
+/// results than `maxResults`; aim for `partialResults` partial results
+/// (results times chunks).
+using SplitReductionsOptions = SplitReductionsPassOptions;
 
 /// Splits each reduction of static sizes in `block` (outside kernels) that
 /// has few long results into two: partial reductions over chunks of a
