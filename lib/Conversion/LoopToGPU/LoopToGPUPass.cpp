@@ -1,6 +1,7 @@
 //===- LoopToGPUPass.cpp - The kiln-loop-to-gpu pass ----------------------===//
 //
-// Part of Kiln. kiln-loop-to-gpu checks its options, bufferizes the module's
+// Part of Kiln. kiln-loop-to-gpu checks its options (verifyLoopToGPUOptions,
+// when the pass manager starts), bufferizes the module's
 // graphs with the GPU target (getGPUBufferizationTarget) and has libdevice
 // compute the kernels' float remainders.
 //
@@ -28,62 +29,48 @@ namespace mlir::kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
+LogicalResult mlir::kiln::verifyLoopToGPUOptions(
+    const LoopToGPUOptions &options,
+    function_ref<InFlightDiagnostic()> emitError) {
+  if (options.blockSize <= 0 || options.blockSize > 1024)
+    return emitError()
+           << "kiln-loop-to-gpu: block-size must be in [1, 1024], got "
+           << options.blockSize;
+  if (options.elementsPerThread < 0 || options.elementsPerThread > 16)
+    return emitError()
+           << "kiln-loop-to-gpu: elements-per-thread must be in [0, 16], got "
+           << options.elementsPerThread;
+  // Block reductions combine whole warps.
+  if (options.rowThreads < kWarpSize || options.rowThreads > 1024 ||
+      !llvm::isPowerOf2_64(options.rowThreads))
+    return emitError() << "kiln-loop-to-gpu: row-threads must be a power of "
+                          "two in [32, 1024], got "
+                       << options.rowThreads;
+  if (options.rowLaneVectors < 1 || options.rowLaneVectors > kMaxUnrolledSteps)
+    return emitError() << "kiln-loop-to-gpu: row-lane-vectors must be in [1, "
+                       << kMaxUnrolledSteps << "], got "
+                       << options.rowLaneVectors;
+  if (options.shortRowBlockSize < kWarpSize || options.shortRowBlockSize > 1024)
+    return emitError() << "kiln-loop-to-gpu: short-row-block-size must be in "
+                          "[32, 1024], got "
+                       << options.shortRowBlockSize;
+  if (options.elementKernelVectorBytes != 0 &&
+      (options.elementKernelVectorBytes < 4 ||
+       options.elementKernelVectorBytes > 64 ||
+       !llvm::isPowerOf2_64(options.elementKernelVectorBytes)))
+    return emitError() << "kiln-loop-to-gpu: element-kernel-vector-bytes must "
+                          "be 0 or a power of two in [4, 64], got "
+                       << options.elementKernelVectorBytes;
+  return success();
+}
+
 namespace {
 struct ConvertLoopToGPUPass
     : kiln::impl::ConvertLoopToGPUPassBase<ConvertLoopToGPUPass> {
   using Base::Base;
 
-  void runOnOperation() override {
-    if (blockSize <= 0 || blockSize > 1024) {
-      emitError(getOperation().getLoc())
-          << "kiln-loop-to-gpu: block-size must be in [1, 1024], got "
-          << static_cast<int64_t>(blockSize);
-      return signalPassFailure();
-    }
-    if (elementsPerThread < 0 || elementsPerThread > 16) {
-      emitError(getOperation().getLoc())
-          << "kiln-loop-to-gpu: elements-per-thread must be in [0, 16], got "
-          << static_cast<int64_t>(elementsPerThread);
-      return signalPassFailure();
-    }
-    // Block reductions combine whole warps.
-    if (rowThreads < kWarpSize || rowThreads > 1024 ||
-        !llvm::isPowerOf2_64(rowThreads)) {
-      emitError(getOperation().getLoc())
-          << "kiln-loop-to-gpu: row-threads must be a power of two in [32, "
-             "1024], got "
-          << static_cast<int64_t>(rowThreads);
-      return signalPassFailure();
-    }
-    if (rowLaneVectors < 1 || rowLaneVectors > kMaxUnrolledSteps) {
-      emitError(getOperation().getLoc())
-          << "kiln-loop-to-gpu: row-lane-vectors must be in [1, "
-          << kMaxUnrolledSteps << "], got "
-          << static_cast<int64_t>(rowLaneVectors);
-      return signalPassFailure();
-    }
-    if (shortRowBlockSize < kWarpSize || shortRowBlockSize > 1024) {
-      emitError(getOperation().getLoc())
-          << "kiln-loop-to-gpu: short-row-block-size must be in [32, 1024], "
-             "got "
-          << static_cast<int64_t>(shortRowBlockSize);
-      return signalPassFailure();
-    }
-    if (elementKernelVectorBytes != 0 &&
-        (elementKernelVectorBytes < 4 || elementKernelVectorBytes > 64 ||
-         !llvm::isPowerOf2_64(elementKernelVectorBytes))) {
-      emitError(getOperation().getLoc())
-          << "kiln-loop-to-gpu: element-kernel-vector-bytes must be 0 or a "
-             "power of two in [4, 64], got "
-          << static_cast<int64_t>(elementKernelVectorBytes);
-      return signalPassFailure();
-    }
-    WalkResult unsupported = getOperation().walk([](loop::MatmulOp node) {
-      return failed(checkGPUMatmul(node)) ? WalkResult::interrupt()
-                                          : WalkResult::advance();
-    });
-    if (unsupported.wasInterrupted())
-      return signalPassFailure();
+  /// The options as the library takes them.
+  LoopToGPUOptions getLoopToGPUOptions() const {
     LoopToGPUOptions options;
     options.blockSize = blockSize;
     options.elementsPerThread = elementsPerThread;
@@ -93,8 +80,25 @@ struct ConvertLoopToGPUPass
     options.rowLaneVectors = rowLaneVectors;
     options.shortRowBlockSize = shortRowBlockSize;
     options.elementKernelVectorBytes = elementKernelVectorBytes;
+    return options;
+  }
+
+  /// Options out of range fail the pass manager before any pass runs.
+  LogicalResult initialize(MLIRContext *context) override {
+    return verifyLoopToGPUOptions(getLoopToGPUOptions(), [context] {
+      return emitError(UnknownLoc::get(context));
+    });
+  }
+
+  void runOnOperation() override {
+    WalkResult unsupported = getOperation().walk([](loop::MatmulOp node) {
+      return failed(checkGPUMatmul(node)) ? WalkResult::interrupt()
+                                          : WalkResult::advance();
+    });
+    if (unsupported.wasInterrupted())
+      return signalPassFailure();
     GraphBufferizationTarget target =
-        getGPUBufferizationTarget(&getContext(), options);
+        getGPUBufferizationTarget(&getContext(), getLoopToGPUOptions());
     if (failed(bufferizeGraphs(getOperation(), target)))
       return signalPassFailure();
     callLibdeviceForRemainders(getOperation());

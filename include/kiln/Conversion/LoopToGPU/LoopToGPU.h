@@ -8,6 +8,7 @@
 #define KILN_CONVERSION_LOOPTOGPU_LOOPTOGPU_H
 
 #include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
@@ -40,6 +41,14 @@ namespace kiln {
 ///   readers): each thread computes consecutive elements as vectors. 0: a
 ///   thread per element.
 using LoopToGPUOptions = ConvertLoopToGPUPassOptions;
+
+/// Checks that `options` are in range (block and row sizes a GPU runs,
+/// vectors the kernels emit), reporting the first that is not with
+/// `emitError`. kiln-loop-to-gpu checks its options so when the pass manager
+/// starts, before any pass of its pipeline runs.
+LogicalResult
+verifyLoopToGPUOptions(const LoopToGPUOptions &options,
+                       function_ref<InFlightDiagnostic()> emitError);
 
 /// The GPU's bufferization: one gpu.launch per node on the stream the graph
 /// function takes as its last argument, gpu.alloc'd temporaries, gpu.memcpy.
