@@ -35,14 +35,22 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
-void mlir::kiln::buildLowerToLoopPipeline(
-    OpPassManager &pm, const LowerToLoopPipelineOptions &options) {
+// Each stage's passes and their options are built once, from the options of
+// whichever pipeline runs the stage (GraphLoweringOptions, CPUBackendOptions
+// and GPUBackendOptions are shared by the stage's pipeline and the whole
+// ones).
+
+/// Adds the graph lowering (kiln-lower-to-loop's passes) with `options`;
+/// `libraryEpilogues` for targets whose products are library calls.
+template <typename Options>
+static void addGraphLowering(OpPassManager &pm, const Options &options,
+                             bool libraryEpilogues, bool failOnUnsupported) {
   OpPassManager &graphPm = pm.nest<fx::GraphOp>();
   ConvertFXToLoopPassOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
   toLoop.welford = options.welford;
   toLoop.normalCdfFromTail = options.normalCdfFromTail;
-  toLoop.failOnUnsupported = options.failOnUnsupported;
+  toLoop.failOnUnsupported = failOnUnsupported;
   toLoop.directConvolutionDepth = options.directConvolutionDepth;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
   ExpandConvolutionsPassOptions expand;
@@ -57,7 +65,7 @@ void mlir::kiln::buildLowerToLoopPipeline(
   }
   if (options.fuseEpilogues) {
     loop::FuseEpiloguesPassOptions epilogues;
-    epilogues.libraryOnly = options.libraryEpilogues;
+    epilogues.libraryOnly = libraryEpilogues;
     graphPm.addPass(loop::createFuseEpiloguesPass(epilogues));
   }
   if (options.splitReductions)
@@ -68,8 +76,15 @@ void mlir::kiln::buildLowerToLoopPipeline(
     graphPm.addPass(loop::createFuseSiblingsPass());
 }
 
-void mlir::kiln::buildLoopToSCFCPUPipeline(
-    OpPassManager &pm, const LoopToSCFCPUPipelineOptions &options) {
+void mlir::kiln::buildLowerToLoopPipeline(
+    OpPassManager &pm, const LowerToLoopPipelineOptions &options) {
+  addGraphLowering(pm, options, options.libraryEpilogues,
+                   options.failOnUnsupported);
+}
+
+/// Adds kiln-loop-to-scf-cpu's passes with `options`.
+template <typename Options>
+static void addLoopToSCFCPU(OpPassManager &pm, const Options &options) {
   ConvertLoopToSCFPassOptions toSCF;
   toSCF.parallel = options.openmp;
   toSCF.vectorBytes = options.vectorBytes;
@@ -79,8 +94,14 @@ void mlir::kiln::buildLoopToSCFCPUPipeline(
   pm.addPass(createCSEPass());
 }
 
-void mlir::kiln::buildSCFToLLVMCPUPipeline(
-    OpPassManager &pm, const SCFToLLVMCPUPipelineOptions &options) {
+void mlir::kiln::buildLoopToSCFCPUPipeline(
+    OpPassManager &pm, const LoopToSCFCPUPipelineOptions &options) {
+  addLoopToSCFCPU(pm, options);
+}
+
+/// Adds kiln-scf-to-llvm-cpu's passes; `openmp` runs scf.parallel nests with
+/// OpenMP.
+static void addSCFToLLVMCPU(OpPassManager &pm, bool openmp) {
   // Math without an LLVM intrinsic becomes exp and arithmetic (sinh, cosh,
   // tan, ...), then polynomials (f32) or accurate forms (f64 log1p, expm1),
   // erf calls to libm (f64). tanh and f32 powf are kiln-approximate-math's
@@ -95,7 +116,7 @@ void mlir::kiln::buildSCFToLLVMCPUPipeline(
   ApproximateMathPassOptions approximate;
   approximate.libmErf = true;
   pm.addPass(createApproximateMathPass(approximate));
-  if (options.openmp)
+  if (openmp)
     pm.addPass(createConvertSCFToOpenMPPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
   // Strided metadata of dynamic collapses is affine arithmetic.
@@ -109,7 +130,7 @@ void mlir::kiln::buildSCFToLLVMCPUPipeline(
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(createArithToLLVMConversionPass());
   pm.addPass(createConvertMathToLLVMPass());
-  if (options.openmp)
+  if (openmp)
     pm.addPass(createConvertOpenMPToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
@@ -117,48 +138,28 @@ void mlir::kiln::buildSCFToLLVMCPUPipeline(
   pm.addPass(createCanonicalizerPass());
 }
 
-void mlir::kiln::buildLoopToLLVMCPUPipeline(
-    OpPassManager &pm, const LoopToLLVMCPUPipelineOptions &options) {
-  LoopToSCFCPUPipelineOptions toSCF;
-  toSCF.openmp = options.openmp;
-  toSCF.vectorBytes = options.vectorBytes;
-  buildLoopToSCFCPUPipeline(pm, toSCF);
-  SCFToLLVMCPUPipelineOptions toLLVM;
-  toLLVM.openmp = options.openmp;
-  buildSCFToLLVMCPUPipeline(pm, toLLVM);
+void mlir::kiln::buildSCFToLLVMCPUPipeline(
+    OpPassManager &pm, const SCFToLLVMCPUPipelineOptions &options) {
+  addSCFToLLVMCPU(pm, options.openmp);
 }
 
-/// Adds the graph-lowering half of a whole pipeline, with its options;
-/// `libraryEpilogues` for targets whose products are library calls.
-template <typename Options>
-static void addGraphLowering(OpPassManager &pm, const Options &options,
-                             bool libraryEpilogues) {
-  LowerToLoopPipelineOptions toLoop;
-  toLoop.computeInF32 = options.computeInF32;
-  toLoop.welford = options.welford;
-  toLoop.normalCdfFromTail = options.normalCdfFromTail;
-  toLoop.inlinePointwise = options.inlinePointwise;
-  toLoop.fuseRows = options.fuseRows;
-  toLoop.fuseSiblings = options.fuseSiblings;
-  toLoop.fuseEpilogues = options.fuseEpilogues;
-  toLoop.libraryEpilogues = libraryEpilogues;
-  toLoop.splitReductions = options.splitReductions;
-  toLoop.directConvolutionDepth = options.directConvolutionDepth;
-  toLoop.failOnUnsupported = true;
-  buildLowerToLoopPipeline(pm, toLoop);
+void mlir::kiln::buildLoopToLLVMCPUPipeline(
+    OpPassManager &pm, const LoopToLLVMCPUPipelineOptions &options) {
+  addLoopToSCFCPU(pm, options);
+  addSCFToLLVMCPU(pm, options.openmp);
 }
 
 void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
-  addGraphLowering(pm, options, /*libraryEpilogues=*/false);
-  LoopToLLVMCPUPipelineOptions toLLVM;
-  toLLVM.openmp = options.openmp;
-  toLLVM.vectorBytes = options.vectorBytes;
-  buildLoopToLLVMCPUPipeline(pm, toLLVM);
+  addGraphLowering(pm, options, /*libraryEpilogues=*/false,
+                   /*failOnUnsupported=*/true);
+  addLoopToSCFCPU(pm, options);
+  addSCFToLLVMCPU(pm, options.openmp);
 }
 
-void mlir::kiln::buildLoopToLLVMGPUPipeline(
-    OpPassManager &pm, const LoopToLLVMGPUPipelineOptions &options) {
+/// Adds kiln-loop-to-llvm-gpu's passes with `options`.
+template <typename Options>
+static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
   ConvertLoopToGPUPassOptions toGPU;
   toGPU.blockSize = options.blockSize;
   toGPU.elementsPerThread = options.elementsPerThread;
@@ -206,26 +207,16 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   gpu::buildLowerToNVVMPassPipeline(pm, toNVVM);
 }
 
+void mlir::kiln::buildLoopToLLVMGPUPipeline(
+    OpPassManager &pm, const LoopToLLVMGPUPipelineOptions &options) {
+  addLoopToLLVMGPU(pm, options);
+}
+
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
-  addGraphLowering(pm, options, /*libraryEpilogues=*/true);
-  LoopToLLVMGPUPipelineOptions toLLVM;
-  toLLVM.blockSize = options.blockSize;
-  toLLVM.elementsPerThread = options.elementsPerThread;
-  toLLVM.transposeTiles = options.transposeTiles;
-  toLLVM.rowThreads = options.rowThreads;
-  toLLVM.rowCache = options.rowCache;
-  toLLVM.rowLaneVectors = options.rowLaneVectors;
-  toLLVM.shortRowBlockSize = options.shortRowBlockSize;
-  toLLVM.elementKernelVectorBytes = options.elementKernelVectorBytes;
-  toLLVM.rowMinBlocks = options.rowMinBlocks;
-  toLLVM.fastExp = options.fastExp;
-  toLLVM.fpContract = options.fpContract;
-  toLLVM.chip = options.chip;
-  toLLVM.features = options.features;
-  toLLVM.optLevel = options.optLevel;
-  toLLVM.binaryFormat = options.binaryFormat;
-  buildLoopToLLVMGPUPipeline(pm, toLLVM);
+  addGraphLowering(pm, options, /*libraryEpilogues=*/true,
+                   /*failOnUnsupported=*/true);
+  addLoopToLLVMGPU(pm, options);
 }
 
 void mlir::kiln::registerKilnPipelines() {
