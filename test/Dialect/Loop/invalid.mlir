@@ -472,3 +472,40 @@ fx.graph @convolution_dynamic_on_one_side(%x: tensor<1x3x?x8xf32>, %w: tensor<4x
   %y = loop.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x3x?x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
   fx.output %y : tensor<1x4x6x6xf32>
 }
+
+// -----
+
+fx.graph @negative_reduction_extent(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loop.reduce' op reduction extent -3 is negative}}
+  %0 = loop.reduce "sum" over [-3] : tensor<4xf32> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<4x8xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+// MLIR's marker of a dynamic size, written as a number, has no size operand.
+fx.graph @dynamic_marker_without_a_size(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loop.reduce' op has 0 dynamic reduction sizes, but 1 dynamic reduction extents}}
+  %0 = loop.reduce "sum" over [-9223372036854775808] : tensor<4xf32> {
+  ^bb0(%i: index, %k: index):
+    %v = loop.load %x[%i, %k] : tensor<4x8xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0 : tensor<4xf32>
+}
+
+// -----
+
+fx.graph @negative_update_extent(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'loop.scatter' op update extent -1 is negative}}
+  %0 = loop.scatter "sum" %x over [-1] : tensor<4xf32> -> tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xf32>
+    loop.scatter_yield %v at [%i] : f32
+  }
+  fx.output %0 : tensor<4xf32>
+}

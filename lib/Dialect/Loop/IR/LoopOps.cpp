@@ -126,6 +126,22 @@ LogicalResult PointwiseOp::verifyRegions() {
   return success();
 }
 
+/// Checks a node's extra iteration extents (`what`, e.g. "reduction"): each
+/// static one at least 0, and as many dynamic ones (`?`) as `numOperands`
+/// sizes give; the lowerings take both for granted.
+static LogicalResult verifyExtents(Operation *op, ArrayRef<int64_t> extents,
+                                   size_t numOperands, StringRef what) {
+  size_t numDynamic = llvm::count_if(extents, ShapedType::isDynamic);
+  if (numDynamic != numOperands)
+    return op->emitOpError("has ")
+           << numOperands << " dynamic " << what << " sizes, but " << numDynamic
+           << " dynamic " << what << " extents";
+  for (int64_t extent : extents)
+    if (!ShapedType::isDynamic(extent) && extent < 0)
+      return op->emitOpError(what) << " extent " << extent << " is negative";
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // ReduceOp
 //===----------------------------------------------------------------------===//
@@ -165,7 +181,8 @@ LogicalResult ReduceOp::verify() {
            << getResultType() << " has " << numDynamic << " dynamic dimensions";
   if (getReductionShape().empty())
     return emitOpError("needs at least one reduction dimension");
-  return success();
+  return verifyExtents(*this, getReductionShape(),
+                       getReductionDynamicSizes().size(), "reduction");
 }
 
 LogicalResult ReduceOp::verifyRegions() {
@@ -225,7 +242,8 @@ LogicalResult ScatterOp::verify() {
            << getResultType() << " has " << numDynamic << " dynamic dimensions";
   if (getUpdateShape().empty())
     return emitOpError("needs at least one update dimension");
-  return success();
+  return verifyExtents(*this, getUpdateShape(), getUpdateDynamicSizes().size(),
+                       "update");
 }
 
 LogicalResult ScatterOp::verifyRegions() {
