@@ -8,7 +8,7 @@
 #include "kiln/Target/EntryPoints.h"
 #include "kiln/Target/Passes.h"
 
-#include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "kiln/Codegen/GraphBufferization.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"

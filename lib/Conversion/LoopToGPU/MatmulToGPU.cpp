@@ -9,7 +9,7 @@
 
 #include "MatmulToGPU.h"
 
-#include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "kiln/Codegen/GraphBufferization.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "kiln/Dialect/Loop/Transforms/EpilogueFusion.h"
 #include "kiln/Dialect/Loop/Transforms/FusionReport.h"

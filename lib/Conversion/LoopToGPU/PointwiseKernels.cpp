@@ -8,8 +8,8 @@
 
 #include "GPUKernels.h"
 
-#include "kiln/Conversion/Bufferization/ElementKernels.h"
-#include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
+#include "kiln/Codegen/ElementKernels.h"
+#include "kiln/Codegen/VectorizeNodeBody.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"

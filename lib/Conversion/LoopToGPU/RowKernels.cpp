@@ -9,7 +9,7 @@
 
 #include "GPUKernels.h"
 
-#include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
+#include "kiln/Codegen/VectorizeNodeBody.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "kiln/Dialect/Loop/Utils/Combiners.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"

@@ -12,8 +12,8 @@
 
 #include "GPUKernels.h"
 
-#include "kiln/Conversion/Bufferization/GraphBufferization.h"
-#include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
+#include "kiln/Codegen/GraphBufferization.h"
+#include "kiln/Codegen/VectorizeNodeBody.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"

@@ -10,9 +10,9 @@
 
 #include "MatmulToSCF.h"
 
-#include "kiln/Conversion/Bufferization/ElementKernels.h"
-#include "kiln/Conversion/Bufferization/GraphBufferization.h"
-#include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
+#include "kiln/Codegen/ElementKernels.h"
+#include "kiln/Codegen/GraphBufferization.h"
+#include "kiln/Codegen/VectorizeNodeBody.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "kiln/Dialect/Loop/Utils/Combiners.h"

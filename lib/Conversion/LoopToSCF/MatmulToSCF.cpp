@@ -12,7 +12,7 @@
 
 #include "MatmulToSCF.h"
 
-#include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "kiln/Codegen/GraphBufferization.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"

@@ -7,7 +7,7 @@
 #ifndef KILN_CONVERSION_LOOPTOGPU_LOOPTOGPU_H
 #define KILN_CONVERSION_LOOPTOGPU_LOOPTOGPU_H
 
-#include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "kiln/Codegen/GraphBufferization.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/Pass/Pass.h"
 

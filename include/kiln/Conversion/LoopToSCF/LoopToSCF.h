@@ -7,7 +7,7 @@
 #ifndef KILN_CONVERSION_LOOPTOSCF_LOOPTOSCF_H
 #define KILN_CONVERSION_LOOPTOSCF_LOOPTOSCF_H
 
-#include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "kiln/Codegen/GraphBufferization.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {

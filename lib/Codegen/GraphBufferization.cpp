@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Conversion/Bufferization/GraphBufferization.h"
+#include "kiln/Codegen/GraphBufferization.h"
 
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"

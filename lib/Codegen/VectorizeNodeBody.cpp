@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Conversion/Bufferization/VectorizeNodeBody.h"
+#include "kiln/Codegen/VectorizeNodeBody.h"
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
