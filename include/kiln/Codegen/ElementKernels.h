@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_CONVERSION_BUFFERIZATION_ELEMENTKERNELS_H
-#define KILN_CONVERSION_BUFFERIZATION_ELEMENTKERNELS_H
+#ifndef KILN_CODEGEN_ELEMENTKERNELS_H
+#define KILN_CODEGEN_ELEMENTKERNELS_H
 
 #include "mlir/IR/Value.h"
 #include "mlir/IR/ValueRange.h"
@@ -46,4 +46,4 @@ void emitElementKernelStep(
 } // namespace kiln
 } // namespace mlir
 
-#endif // KILN_CONVERSION_BUFFERIZATION_ELEMENTKERNELS_H
+#endif // KILN_CODEGEN_ELEMENTKERNELS_H

@@ -6,8 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_CONVERSION_BUFFERIZATION_GRAPHBUFFERIZATION_H
-#define KILN_CONVERSION_BUFFERIZATION_GRAPHBUFFERIZATION_H
+#ifndef KILN_CODEGEN_GRAPHBUFFERIZATION_H
+#define KILN_CODEGEN_GRAPHBUFFERIZATION_H
 
 #include "mlir/IR/Location.h"
 #include "mlir/IR/Types.h"
@@ -195,4 +195,4 @@ LogicalResult bufferizeGraphs(ModuleOp module,
 } // namespace kiln
 } // namespace mlir
 
-#endif // KILN_CONVERSION_BUFFERIZATION_GRAPHBUFFERIZATION_H
+#endif // KILN_CODEGEN_GRAPHBUFFERIZATION_H

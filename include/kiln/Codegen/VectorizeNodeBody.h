@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_CONVERSION_BUFFERIZATION_VECTORIZENODEBODY_H
-#define KILN_CONVERSION_BUFFERIZATION_VECTORIZENODEBODY_H
+#ifndef KILN_CODEGEN_VECTORIZENODEBODY_H
+#define KILN_CODEGEN_VECTORIZENODEBODY_H
 
 #include "mlir/IR/Value.h"
 #include "mlir/IR/ValueRange.h"
@@ -102,4 +102,4 @@ int64_t getVectorAccessAlignment(Value buffer, int64_t width,
 } // namespace kiln
 } // namespace mlir
 
-#endif // KILN_CONVERSION_BUFFERIZATION_VECTORIZENODEBODY_H
+#endif // KILN_CODEGEN_VECTORIZENODEBODY_H
