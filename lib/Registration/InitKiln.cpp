@@ -12,6 +12,7 @@
 #include "kiln/Dialect/Loop/Transforms/Passes.h"
 #include "kiln/Pipelines/Pipelines.h"
 #include "kiln/Target/Passes.h"
+#include "kiln/Transforms/Passes.h"
 #include "mlir/Conversion/ArithToLLVM/ArithToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
@@ -89,6 +90,7 @@ void mlir::kiln::registerAllKilnTranslations(DialectRegistry &registry) {
 
 void mlir::kiln::registerAllKilnPasses() {
   registerKilnConversionPasses();
+  registerKilnTransformsPasses();
   loop::registerKilnLoopPasses();
   registerKilnTargetPasses();
   registerKilnPipelines();

@@ -4,13 +4,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Conversion/Passes.h"
+#include "kiln/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_CONTRACTFLOATOPSPASS
-#include "kiln/Conversion/Passes.h.inc"
+#include "kiln/Transforms/Passes.h.inc"
 } // namespace mlir::kiln
 
 using namespace mlir;

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "kiln/Conversion/Passes.h"
+#include "kiln/Transforms/Passes.h"
 
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -23,7 +23,7 @@
 
 namespace mlir::kiln {
 #define GEN_PASS_DEF_APPROXIMATEMATHPASS
-#include "kiln/Conversion/Passes.h.inc"
+#include "kiln/Transforms/Passes.h.inc"
 } // namespace mlir::kiln
 
 using namespace mlir;
