@@ -180,13 +180,14 @@ def _steal_inputs(compiled: torch.fx.GraphModule) -> Callable[[List[Any]], Any]:
 
 
 class _SizeBoundGraphs:
-    """Runs a compiled graph through the CUDA graph trees, one recording per
+    """Runs a compiled graph (`plain`, called with a list of arguments that
+    it empties) through the CUDA graph trees, one recording per
     set of symbolic sizes (the graph's integer inputs), up to `limit` sets;
     calls with further sets run without graphs."""
 
-    def __init__(self, compiled: torch.fx.GraphModule, name: str, record: Callable,
+    def __init__(self, plain: Callable[[List[Any]], Any], name: str, record: Callable,
                  limit: int):
-        self._plain = _steal_inputs(compiled)
+        self._plain = plain
         self._name = name
         self._record = record
         self._limit = limit
@@ -261,5 +262,5 @@ def record_graphs(compiled: torch.fx.GraphModule, example_inputs: Sequence[Any],
             is_backward=kind == "backward", is_inference=kind == "inference",
             stack_traces=stack_traces, placeholders=placeholders)
 
-    runner = _SizeBoundGraphs(compiled, name, record, limit)
+    runner = _SizeBoundGraphs(plain, name, record, limit)
     return runner, f"recorded per set of input sizes (at most {limit})"

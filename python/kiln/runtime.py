@@ -76,22 +76,27 @@ def _as_stored(tensor):
 class _CallPlan:
     """What a checked call found: where results go, their shapes and dtypes,
     and the inputs' dynamic sizes as the C entry takes them. With result
-    orders (Artifact.permuted), `result_shapes` and `result_strides` are the
-    caller's views of the graph's contiguous results."""
+    orders (Artifact.permuted), `result_layouts` holds, per result, the
+    caller's (shape, strides) of the graph's contiguous result, or None."""
 
     device: Any
     result_shapes: List[Tuple[int, ...]]
     result_dtypes: List[Any]
     input_sizes: Any
-    result_strides: Optional[List[Tuple[int, ...]]] = None
+    result_layouts: Optional[List[Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]]] = None
 
 
-def _contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
+def _caller_layout(shape: Sequence[int], order: Sequence[int]):
+    """(shape, strides) of the tensor whose ``.permute(order)`` is a
+    contiguous tensor of `shape`: the caller's dimension order[d] is the
+    graph's d."""
     strides, step = [], 1
     for size in reversed(shape):
         strides.append(step)
         step *= max(size, 1)
-    return tuple(reversed(strides))
+    strides.reverse()
+    inverse = sorted(range(len(order)), key=order.__getitem__)
+    return tuple(shape[i] for i in inverse), tuple(strides[i] for i in inverse)
 
 
 # Plans an artifact keeps: enough for a few shapes of dynamic inputs.
@@ -304,21 +309,13 @@ class Artifact:
         inputs = [_aligned(_as_stored(t).contiguous()) for t in tensors]
         self.guards.check_layout(inputs, describe=self._describe_input)
         shapes = self.result_shapes(inputs)
-        strides = None
+        layouts = None
         if any(order is not None for order in self._result_orders):
-            strides = []
-            for index, (shape, order) in enumerate(zip(list(shapes), self._result_orders)):
-                contiguous = _contiguous_strides(shape)
-                if order is not None:
-                    # The caller's dimension order[d] is the graph's d.
-                    inverse = sorted(range(len(order)), key=order.__getitem__)
-                    shape = tuple(shape[i] for i in inverse)
-                    contiguous = tuple(contiguous[i] for i in inverse)
-                    shapes[index] = shape
-                strides.append(contiguous)
+            layouts = [None if order is None else _caller_layout(shape, order)
+                       for shape, order in zip(shapes, self._result_orders)]
         plan = _CallPlan(self._expected_device(), shapes,
                          [torch_dtype(spec.dtype) for spec in self.results],
-                         self._input_sizes(inputs), strides)
+                         self._input_sizes(inputs), layouts)
         # Inputs used as they are (the caller's, or views of them in the
         # graph's order, at the same address) make the plan valid for the
         # same key.
@@ -411,23 +408,21 @@ class Artifact:
         import torch
 
         inputs, plan = self._plan(tensors)
-        if out is None:
+        given = out is not None
+        if not given:
             device = plan.device
-            if plan.result_strides is None:
-                out = [torch.empty(shape, dtype=dtype, device=device)
-                       for shape, dtype in zip(plan.result_shapes, plan.result_dtypes)]
-            else:
-                out = [torch.empty_strided(shape, strides, dtype=dtype, device=device)
-                       for shape, strides, dtype in zip(plan.result_shapes, plan.result_strides,
-                                                        plan.result_dtypes)]
-            written = out
-        else:
-            written = [o.permute(order) if order is not None else o
-                       for o, order in zip(out, self._result_orders)] \
-                if len(out) == len(self._result_orders) else out
-            graph_shapes = [tuple(shape[d] for d in order) if order is not None else shape
-                             for shape, order in zip(plan.result_shapes, self._result_orders)]
-            self._check_results(written, graph_shapes, plan.device, inputs)
+            layouts = plan.result_layouts or [None] * len(plan.result_shapes)
+            out = [torch.empty(shape, dtype=dtype, device=device) if layout is None else
+                   torch.empty_strided(*layout, dtype=dtype, device=device)
+                   for shape, layout, dtype in zip(plan.result_shapes, layouts,
+                                                   plan.result_dtypes)]
+        written = out
+        if plan.result_layouts is not None and len(out) == len(self._result_orders):
+            # The graph writes views of the results in its own order.
+            written = [o.permute(order) if order is not None and getattr(o, "ndim", None) ==
+                       len(order) else o for o, order in zip(out, self._result_orders)]
+        if given:
+            self._check_results(written, plan.result_shapes, plan.device, inputs)
         in_ptrs = self._input_array(*[t.data_ptr() for t in inputs])
         out_ptrs = self._output_array(*[t.data_ptr() for t in written])
         stream = self._current_stream(plan.device) if self.device == "cuda" else None
