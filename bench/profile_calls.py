@@ -7,7 +7,11 @@ and the native run that launches kernels and library products) and the
 PyTorch ops between them.
 
     PYTHONPATH=python:bench python3 bench/profile_calls.py mobilenetv3_large_100 \
-        [--suite extra] [--big] [--systems eager,inductor,kiln,kiln-cudagraphs]
+        [--suite extra] [--big] [--systems eager,inductor,kiln,kiln-cudagraphs] \
+        [--python]
+
+With --python, the Python functions that take the host's time in a call
+(cProfile over the timed calls) follow each system's profile.
 
 Models are bench/models.py's, at their small sizes unless --big, in bf16 on
 CUDA.
@@ -15,6 +19,9 @@ CUDA.
 
 import argparse
 import contextlib
+import cProfile
+import io
+import pstats
 import sys
 import time
 
@@ -64,16 +71,43 @@ def labelled_artifact_calls():
         Artifact.__call__ = call
 
 
-def report(system, fn):
+def python_profile(fn, rows=25):
+    """The Python functions with the most own time over CALLS calls, per call."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(CALLS):
+        fn()
+    torch.cuda.synchronize()
+    profiler.disable()
+    text = io.StringIO()
+    stats = pstats.Stats(profiler, stream=text)
+    total = stats.total_tt / CALLS * 1e3
+    stats.sort_stats("tottime").print_stats(rows)
+    print(f"  python profile: {total:.3f} ms per call under cProfile "
+          f"(own times below are for {CALLS} calls)")
+    lines = text.getvalue().splitlines()
+    start = next((i for i, line in enumerate(lines) if "ncalls" in line), len(lines))
+    for line in lines[start:]:
+        if line.strip():
+            print("  py " + line.rstrip()[:150])
+
+
+def report(system, fn, with_python=False):
     for _ in range(3):
         fn()
     print(f"== {system}: {per_call_ms(fn):.3f} ms per call", flush=True)
+    if with_python:
+        python_profile(fn)
     with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as profiled:
         for _ in range(PROFILED_CALLS):
             fn()
         torch.cuda.synchronize()
     events = profiled.key_averages()
-    kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA]
+    # The GPU spans of labelled ranges (kiln::call, Inductor's graph calls)
+    # are not kernels: counted, they would count their kernels twice.
+    kernels = [e for e in events if e.device_type == torch.autograd.DeviceType.CUDA
+               and not getattr(e, "is_user_annotation", False)
+               and not e.key.startswith(("kiln::", "## "))]
     busy = sum(e.self_device_time_total for e in kernels) / PROFILED_CALLS / 1e3
     launches = sum(e.count for e in kernels) / PROFILED_CALLS
     print(f"  GPU busy {busy:.3f} ms in {launches:.0f} kernels per call")
@@ -106,6 +140,8 @@ def main():
     parser.add_argument("--big", action="store_true", help="the models' full sizes")
     parser.add_argument("--systems", default="eager,inductor,kiln",
                         help="comma-separated: eager, " + ", ".join(SYSTEMS))
+    parser.add_argument("--python", action="store_true",
+                        help="also profile the host's Python per call (cProfile)")
     args = parser.parse_args()
     systems = [s for s in args.systems.split(",") if s]
     if not set(systems) <= {"eager", *SYSTEMS}:
@@ -119,7 +155,7 @@ def main():
         for system in systems:
             torch._dynamo.reset()
             compiled = model if system == "eager" else compile_system(system, model, {})[0]
-            report(system, lambda: compiled(*inputs))
+            report(system, lambda: compiled(*inputs), args.python)
     return 0
 
 

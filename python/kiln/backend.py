@@ -79,7 +79,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import (Any, Callable, Dict, FrozenSet, List, Mapping, Optional, Sequence,
+from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
                     Set, Tuple)
 
 import torch
@@ -546,8 +546,11 @@ class _ImportedRegion:
     text: str
     # Line of the text -> the node of the graph it comes from.
     op_lines: Dict[int, torch.fx.Node]
-    # Inputs and outputs that the artifact reads and writes in NHWC order.
-    nhwc: FrozenSet[torch.fx.Node] = frozenset()
+    # Inputs and outputs that the artifact reads and writes in another order
+    # of dimensions: the graph's argument (result) is ``value.permute(order)``
+    # of the caller's tensor, dense in that order (NHWC buffers of NCHW
+    # tensors; a library result with permuted strides).
+    orders: Mapping[torch.fx.Node, Tuple[int, ...]] = field(default_factory=dict)
     # The region's ATen graph, called like its artifact (check_numerics);
     # None where PyTorch cannot compute the same (random ops, symbolic sizes).
     reference: Optional[torch.fx.GraphModule] = None
@@ -565,14 +568,22 @@ def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
                    values: Mapping[torch.fx.Node, Any],
                    channels_last: Set[torch.fx.Node]) -> _ImportedRegion:
     """The region's fx-dialect text; _RegionFailure if it does not import.
-    Its inputs and outputs in `channels_last` are NHWC buffers."""
+    Its inputs and outputs in `channels_last` are NHWC buffers; other inputs
+    dense in another order than PyTorch's contiguous one are read in that
+    order (not copied at every call)."""
     sub_gm, inputs, outputs = fuse_as_graphmodule(gm, nodes, "kiln_region")[:3]
     copies = [n for n in sub_gm.graph.nodes if n.op not in ("placeholder", "output")]
     original = dict(zip(copies, nodes))
     inputs = _drop_size_inputs(sub_gm, inputs, original, values)
-    nhwc = frozenset(n for n in (*inputs, *outputs) if n in channels_last)
-    _permute_boundaries(sub_gm, [n in nhwc for n in inputs], [n in nhwc for n in outputs])
-    examples = [values[n].permute(_NCHW_TO_NHWC) if n in nhwc else values[n] for n in inputs]
+    orders: Dict[torch.fx.Node, Tuple[int, ...]] = {}
+    for node in inputs:
+        order = _NCHW_TO_NHWC if node in channels_last else _dense_order(values[node])
+        if order is not None:
+            orders[node] = tuple(order)
+    orders.update((n, tuple(_NCHW_TO_NHWC)) for n in outputs if n in channels_last)
+    _permute_boundaries(sub_gm, [orders.get(n) for n in inputs],
+                        [orders.get(n) for n in outputs])
+    examples = [values[n].permute(orders[n]) if n in orders else values[n] for n in inputs]
     copy_lines: Dict[int, torch.fx.Node] = {}
     try:
         text = import_graph(sub_gm, examples, name=_KERNEL_GRAPH, op_lines=copy_lines)
@@ -589,7 +600,7 @@ def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
         _is_size(s) and not isinstance(s, int) for e in examples for s in e.shape)
     if comparable:
         sub_gm.recompile()
-    return _ImportedRegion(nodes, tuple(inputs), tuple(outputs), text, op_lines, nhwc,
+    return _ImportedRegion(nodes, tuple(inputs), tuple(outputs), text, op_lines, orders,
                            sub_gm if comparable else None)
 
 
@@ -609,7 +620,6 @@ def _describe_output(node: torch.fx.Node) -> str:
 # ===----------------------------------------------------------------------=== #
 
 _NCHW_TO_NHWC = [0, 2, 3, 1]
-_NHWC_TO_NCHW = [0, 3, 1, 2]
 
 
 def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.Node]],
@@ -675,27 +685,45 @@ def _convert_to_channels_last(gm: torch.fx.GraphModule,
         node.args = (copy, *node.args[1:])
 
 
-def _permute_boundaries(sub_gm: torch.fx.GraphModule, nhwc_inputs: Sequence[bool],
-                        nhwc_outputs: Sequence[bool]) -> None:
-    """Makes a region read its `nhwc_inputs` as NHWC buffers and write its
-    `nhwc_outputs` as such: permutes, which the region's kernels fold into
-    their indexing."""
+def _dense_order(value: Any) -> Optional[List[int]]:
+    """The order of dimensions in which a tensor that is not contiguous is
+    dense (``value.permute(order)`` contiguous), or None: a result of
+    cuDNN's attention is [batch, heads, sequence, head size] over memory in
+    [batch, sequence, heads, head size] order. Only for static sizes."""
+    if not isinstance(value, torch.Tensor) or value.dim() < 2 or \
+            not all(isinstance(x, int) for x in (*value.shape, *value.stride())) or \
+            value.is_contiguous():
+        return None
+    order = sorted(range(value.dim()), key=lambda d: (-value.stride(d), d))
+    return order if value.permute(order).is_contiguous() else None
+
+
+def _inverse(order: Sequence[int]) -> List[int]:
+    return sorted(range(len(order)), key=order.__getitem__)
+
+
+def _permute_boundaries(sub_gm: torch.fx.GraphModule,
+                        input_orders: Sequence[Optional[Sequence[int]]],
+                        output_orders: Sequence[Optional[Sequence[int]]]) -> None:
+    """Makes a region read each input that has an order as the caller's
+    tensor permuted to it (NHWC buffers of NCHW tensors, say), and write each
+    output that has one likewise: permutes, which the region's kernels fold
+    into their indexing."""
     graph = sub_gm.graph
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
-    for placeholder, nhwc in zip(placeholders, nhwc_inputs):
-        if not nhwc:
+    for placeholder, order in zip(placeholders, input_orders):
+        if order is None:
             continue
         with graph.inserting_after(placeholder):
-            nchw = graph.call_function(aten.permute.default, (placeholder, _NHWC_TO_NCHW))
-        placeholder.replace_all_uses_with(nchw, delete_user_cb=lambda user: user is not nchw)
+            caller = graph.call_function(aten.permute.default, (placeholder, _inverse(order)))
+        placeholder.replace_all_uses_with(caller, delete_user_cb=lambda user: user is not caller)
     output = next(n for n in graph.nodes if n.op == "output")
     results = list(output.args[0]) if isinstance(output.args[0], (tuple, list)) \
         else [output.args[0]]
-    for i, nhwc in enumerate(nhwc_outputs):
-        if nhwc:
+    for i, order in enumerate(output_orders):
+        if order is not None:
             with graph.inserting_before(output):
-                results[i] = graph.call_function(aten.permute.default,
-                                                 (results[i], _NCHW_TO_NHWC))
+                results[i] = graph.call_function(aten.permute.default, (results[i], list(order)))
     output.args = (tuple(results) if isinstance(output.args[0], (tuple, list))
                    else results[0],)
 
@@ -782,23 +810,22 @@ def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
     input of this region may be one)."""
     source = region.source
     name = f"kiln_region_{index}"
-    artifact, views = region.artifact, bool(source.nhwc)
+    artifact, views = region.artifact, bool(source.orders)
     if views and check is None:
-        # The artifact reads and writes the channels-last NCHW tensors
-        # themselves as its NHWC buffers: no views made at every call.
-        artifact = artifact.permuted(
-            [_NCHW_TO_NHWC if n in source.nhwc else None for n in source.inputs],
-            [_NCHW_TO_NHWC if n in source.nhwc else None for n in source.outputs])
+        # The artifact reads and writes the caller's tensors themselves in
+        # its order of dimensions: no views made at every call.
+        artifact = artifact.permuted([source.orders.get(n) for n in source.inputs],
+                                     [source.orders.get(n) for n in source.outputs])
         views = False
     gm.add_submodule(name, KilnRegion(artifact, source.text, len(source.outputs) > 1, check))
     graph = gm.graph
     inputs = [replaced.get(n, n) for n in source.inputs]
     anchor = source.nodes[-1]
     for i, node in enumerate(source.inputs):
-        if views and node in source.nhwc:  # A view of the NHWC buffer, free in PyTorch.
+        if views and node in source.orders:  # A view, free in PyTorch.
             with graph.inserting_after(anchor):
-                anchor = inputs[i] = graph.call_function(aten.permute.default,
-                                                         (inputs[i], _NCHW_TO_NHWC))
+                anchor = inputs[i] = graph.call_function(
+                    aten.permute.default, (inputs[i], list(source.orders[node])))
     with graph.inserting_after(anchor):
         call = graph.call_module(name, tuple(inputs))
     if len(source.outputs) == 1:
@@ -810,9 +837,10 @@ def _install(gm: torch.fx.GraphModule, region: _Region, index: int,
                 anchor = graph.call_function(operator.getitem, (call, i))
             results.append(anchor)
     for output, result in zip(source.outputs, results):
-        if views and output in source.nhwc:
+        if views and output in source.orders:
             with graph.inserting_after(result):
-                result = graph.call_function(aten.permute.default, (result, _NHWC_TO_NCHW))
+                result = graph.call_function(aten.permute.default,
+                                             (result, _inverse(source.orders[output])))
         output.replace_all_uses_with(result)
         replaced[output] = result
     for node in reversed(source.nodes):

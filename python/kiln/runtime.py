@@ -416,15 +416,18 @@ class Artifact:
                    torch.empty_strided(*layout, dtype=dtype, device=device)
                    for shape, layout, dtype in zip(plan.result_shapes, layouts,
                                                    plan.result_dtypes)]
-        written = out
-        if plan.result_layouts is not None and len(out) == len(self._result_orders):
-            # The graph writes views of the results in its own order.
-            written = [o.permute(order) if order is not None and getattr(o, "ndim", None) ==
-                       len(order) else o for o, order in zip(out, self._result_orders)]
         if given:
+            written = out
+            if plan.result_layouts is not None and len(out) == len(self._result_orders):
+                # The graph writes views of the results in its own order.
+                written = [o.permute(order) if order is not None and
+                           getattr(o, "ndim", None) == len(order) else o
+                           for o, order in zip(out, self._result_orders)]
             self._check_results(written, plan.result_shapes, plan.device, inputs)
         in_ptrs = self._input_array(*[t.data_ptr() for t in inputs])
-        out_ptrs = self._output_array(*[t.data_ptr() for t in written])
+        # A permuted view starts where its tensor does: the results' own
+        # addresses are the graph's buffers.
+        out_ptrs = self._output_array(*[t.data_ptr() for t in out])
         stream = self._current_stream(plan.device) if self.device == "cuda" else None
         if self._set_omp_threads is not None:
             # Per calling thread, as OpenMP keeps it (autograd's threads too).

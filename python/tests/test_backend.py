@@ -276,6 +276,27 @@ def test_regions_exchange_nhwc_buffers_with_convolutions(tmp_path, channels_last
                                    rtol=1e-4, atol=1e-4)
 
 
+def test_regions_read_permuted_dense_inputs_in_place(tmp_path):
+    """An input dense in another order than PyTorch's contiguous one (as
+    cuDNN's attention writes its result) is read in its own order, with no
+    copy at each call; an input of another layout is copied, and right."""
+    def fn(x):
+        return torch.tanh(x) * 2 + 1
+
+    generator = torch.Generator().manual_seed(5)
+    permuted = torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)
+    compiled = partitioned(fn, [permuted], tmp_path)
+    (region,) = regions(compiled)
+    assert "tensor<2x4x3xf32>" in region.graph_text
+    assert "dims = array<i64: 0, 2, 1>" in region.graph_text
+    assert "aten.permute" not in compiled.code, compiled.code
+    fresh = torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)
+    torch.testing.assert_close(compiled(fresh), fn(fresh))
+    assert region.artifact._plans, "a permuted dense input needs no copy"
+    contiguous = torch.randn(2, 3, 4, generator=generator)
+    torch.testing.assert_close(compiled(contiguous), fn(contiguous))
+
+
 def test_values_that_pytorch_ops_read_keep_their_layout(tmp_path):
     """nonzero (which runs in PyTorch) reads the region's result that the
     second convolution reads too: that result stays NCHW, and so does the
