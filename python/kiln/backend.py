@@ -267,11 +267,14 @@ class GraphReport:
 
 class _ValueRecorder(torch.fx.Interpreter):
     """Runs a graph on its example inputs (in their fake mode, if they are
-    fake) and keeps every node's value."""
+    fake) and keeps every node's value; a node in `layouts` gets its value
+    in that memory format (the layout it will have when it runs)."""
 
-    def __init__(self, gm: torch.fx.GraphModule, fake_mode: Any):
+    def __init__(self, gm: torch.fx.GraphModule, fake_mode: Any,
+                 layouts: Mapping[torch.fx.Node, torch.memory_format]):
         super().__init__(gm)
         self.fake_mode = fake_mode
+        self.layouts = layouts
         self.values: Dict[torch.fx.Node, Any] = {}
 
     def run_node(self, n: torch.fx.Node) -> Any:
@@ -279,14 +282,18 @@ class _ValueRecorder(torch.fx.Interpreter):
         if self.fake_mode is not None and n.op == "get_attr" and \
                 isinstance(result, torch.Tensor):
             result = self.fake_mode.from_tensor(result)
+        layout = self.layouts.get(n)
+        if layout is not None and isinstance(result, torch.Tensor):
+            result = result.contiguous(memory_format=layout)
         self.values[n] = result
         return result
 
 
-def _record_values(gm: torch.fx.GraphModule, example_inputs: Sequence[Any]
+def _record_values(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
+                   layouts: Optional[Mapping[torch.fx.Node, torch.memory_format]] = None
                    ) -> Dict[torch.fx.Node, Any]:
     fake_mode = fake_mode_of(example_inputs)
-    recorder = _ValueRecorder(gm, fake_mode)
+    recorder = _ValueRecorder(gm, fake_mode, layouts or {})
     with torch.no_grad(), running_in(fake_mode):
         recorder.run(*example_inputs, enable_io_processing=False)
     return recorder.values
@@ -675,6 +682,23 @@ def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.
     return chosen, converted
 
 
+def _running_layouts(gm: torch.fx.GraphModule, regions: List[List[torch.fx.Node]],
+                     nhwc: Set[torch.fx.Node], converted: Sequence[torch.fx.Node]
+                     ) -> Dict[torch.fx.Node, torch.memory_format]:
+    """The memory format of each value whose layout at run time is not the
+    one its ATen op gives: every region result (contiguous, or channels-last
+    for an NHWC buffer), and the result of each convolution whose input is
+    converted to channels-last (cuDNN keeps its input's layout)."""
+    layouts = {node: torch.channels_last for node in converted}
+    for nodes in regions:
+        members = set(nodes)
+        for node in nodes:
+            if any(user not in members for user in node.users):
+                layouts[node] = torch.channels_last if node in nhwc \
+                    else torch.contiguous_format
+    return layouts
+
+
 def _convert_to_channels_last(gm: torch.fx.GraphModule,
                               convolutions: Sequence[torch.fx.Node]) -> None:
     """Gives each of `convolutions` a channels-last copy of its input."""
@@ -979,9 +1003,15 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
             proposed = _one_op_regions(proposed)
         nhwc, converted = _channels_last_values(gm, proposed, library, values) \
             if channels_last else (set(), [])
+        # The layouts that values will have when the graph runs: regions
+        # write their results contiguous (or NHWC), and the ops reading them
+        # follow (cuDNN's attention, say, whose result then has the strides
+        # a region must read it with).
+        running = _record_values(gm, list(example_inputs),
+                                 _running_layouts(gm, proposed, nhwc, converted))
         for nodes in proposed:
             try:
-                imported.append(_import_region(gm, nodes, values, nhwc))
+                imported.append(_import_region(gm, nodes, running, nhwc))
             except _RegionFailure as failure:
                 failures.append(failure)
         regions = []

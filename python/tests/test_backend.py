@@ -297,6 +297,25 @@ def test_regions_read_permuted_dense_inputs_in_place(tmp_path):
     torch.testing.assert_close(compiled(contiguous), fn(contiguous))
 
 
+def test_regions_expect_the_layouts_values_have_when_running(tmp_path):
+    """A region writes its result contiguous even where its ATen op gives
+    another layout (tanh keeps its permuted input's); sin, run in PyTorch,
+    keeps the layout it is given, and the region reading sin's result
+    expects it as it comes: it needs no copy at each call."""
+    def fn(x):
+        return torch.sin(torch.tanh(x)) * 3
+
+    generator = torch.Generator().manual_seed(8)
+    args = [torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)]
+    compiled = partitioned(fn, args, tmp_path, library_ops=["aten.sin.default"])
+    assert compiled.kiln_report.kernels == 2
+    last = regions(compiled)[-1]
+    assert "fx.permute" not in last.graph_text, last.graph_text
+    fresh = [torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)]
+    torch.testing.assert_close(compiled(*fresh), fn(*fresh))
+    assert last.artifact._plans, "the region's input came as it expected"
+
+
 def test_values_that_pytorch_ops_read_keep_their_layout(tmp_path):
     """nonzero (which runs in PyTorch) reads the region's result that the
     second convolution reads too: that result stays NCHW, and so does the
