@@ -58,7 +58,11 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
 * ``cuda_graph_limit``: how many sets of symbolic sizes a graph records
   before new ones run without graphs (default 8);
 * ``clone_outputs``: with ``cuda_graphs``, return copies of the outputs,
-  valid after later calls (default False).
+  valid after later calls (default False);
+* ``merge_products``: ``True`` (default): matrix products that read the
+  same operand (a layer's query, key and value projections, a gated MLP's
+  gate and up projections) become one product by the concatenated weights
+  (kiln.products).
 
 Shapes: a static size is part of a region's type; a symbolic one (Dynamo's
 ``dynamic=True``, ``mark_dynamic``, or its automatic dynamic shapes after a
@@ -101,6 +105,7 @@ from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError, c
                            import_graph, keeping_resampling_whole, running_in,
                            source_location)
 from kiln.numerics import NumericsError, RegionCheck
+from kiln.products import merge_shared_operand_products
 from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
 from kiln.runtime import Artifact
 
@@ -179,6 +184,7 @@ class BackendOptions:
     cuda_graphs: bool = False
     cuda_graph_limit: int = DEFAULT_LIMIT
     clone_outputs: bool = False
+    merge_products: bool = True
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":
@@ -187,7 +193,7 @@ class BackendOptions:
         options = dict(options or {})
         known = {"fallback", "pipeline_options", "cache_dir", "library_ops", "channels_last",
                  "check_numerics", "check_tolerance", "check_granularity", "cuda_graphs",
-                 "cuda_graph_limit", "clone_outputs"}
+                 "cuda_graph_limit", "clone_outputs", "merge_products"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown Kiln backend options {unknown}; "
@@ -211,7 +217,7 @@ class BackendOptions:
                                       not tolerance >= 0):
             raise ValueError(f"Kiln backend option check_tolerance={tolerance!r}: "
                              "expected None or a number of at least 0")
-        for flag in ("cuda_graphs", "clone_outputs"):
+        for flag in ("cuda_graphs", "clone_outputs", "merge_products"):
             if getattr(parsed, flag) not in (True, False):
                 raise ValueError(f"Kiln backend option {flag}: expected True or False, not "
                                  f"{getattr(parsed, flag)!r}")
@@ -243,6 +249,9 @@ class GraphReport:
     # used: ...").
     cuda_graph_problem: Optional[str] = None
     cuda_graphs: Optional[str] = None
+    # Matrix products merged into others that read the same operand
+    # (BackendOptions.merge_products).
+    merged_products: int = 0
 
     def summary(self) -> str:
         lines = [f"kiln: {self.name}: {self.compiled_ops} ops compiled into "
@@ -255,6 +264,9 @@ class GraphReport:
         if self.library_calls:
             calls = ", ".join(f"{op} x{n}" for op, n in sorted(self.library_calls.items()))
             lines.append(f"  library kernels (option library_ops): {calls}")
+        if self.merged_products:
+            lines.append(f"  {self.merged_products} matrix products merged with others that "
+                         "read the same operand (option merge_products)")
         if self.cuda_graphs is not None:
             lines.append(f"  CUDA graphs: {self.cuda_graphs}")
         return "\n".join(lines)
@@ -972,6 +984,14 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
             str(fused_attention) in library_ops and \
             fuse_explicit_attention(gm, values, fused_attention):
         values = _record_values(gm, list(example_inputs))
+    merged = 0
+    if options.merge_products:
+        recorded: Dict[torch.fx.Node, Any] = {}
+        merged = merge_shared_operand_products(
+            gm, values, lambda: recorded.update(_record_values(gm, list(example_inputs))))
+        if merged:
+            eliminate_dead_code(gm)
+            values = recorded
     if "aten.convolution.default" in library_ops and \
             _split_convolution_biases(gm, values, device):
         gm.recompile()
@@ -1028,7 +1048,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         if not failures:
             break
 
-    report = GraphReport(name)
+    report = GraphReport(name, merged_products=merged)
     in_regions = {n for r in regions for n in r.source.nodes}
     report.kernels = len(regions)
     report.compiled_ops = sum(1 for n in in_regions if n.target is not operator.getitem)

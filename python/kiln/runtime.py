@@ -46,6 +46,15 @@ def _current_stream_function():
     return lambda device: torch.cuda.current_stream(device).cuda_stream
 
 
+def _current_cuda_device() -> int:
+    """torch.cuda.current_device(), by PyTorch's own accessor where it has
+    one (the public function checks CUDA's initialization on every call)."""
+    import torch
+
+    get = getattr(torch._C, "_cuda_getDevice", None)
+    return get() if get is not None else torch.cuda.current_device()
+
+
 @functools.lru_cache(maxsize=None)
 def _cuda_available() -> bool:
     """torch.cuda.is_available(), asked once: it reads the environment and
@@ -85,16 +94,29 @@ class _CallPlan:
     input_sizes: Any
     result_layouts: Optional[List[Optional[Tuple[Tuple[int, ...], Tuple[int, ...]]]]] = None
 
+    @functools.cached_property
+    def allocations(self) -> List[Tuple[Tuple[int, ...], Tuple[int, ...], Any]]:
+        """(shape, strides, dtype) of each result as the caller gets it."""
+        layouts = self.result_layouts or [None] * len(self.result_shapes)
+        return [layout + (dtype,) if layout is not None else
+                (shape, _contiguous_strides(shape), dtype)
+                for shape, layout, dtype in zip(self.result_shapes, layouts,
+                                                self.result_dtypes)]
+
+
+def _contiguous_strides(shape: Sequence[int]) -> Tuple[int, ...]:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(size, 1)
+    return tuple(reversed(strides))
+
 
 def _caller_layout(shape: Sequence[int], order: Sequence[int]):
     """(shape, strides) of the tensor whose ``.permute(order)`` is a
     contiguous tensor of `shape`: the caller's dimension order[d] is the
     graph's d."""
-    strides, step = [], 1
-    for size in reversed(shape):
-        strides.append(step)
-        step *= max(size, 1)
-    strides.reverse()
+    strides = _contiguous_strides(shape)
     inverse = sorted(range(len(order)), key=order.__getitem__)
     return tuple(shape[i] for i in inverse), tuple(strides[i] for i in inverse)
 
@@ -285,13 +307,14 @@ class Artifact:
         import torch
 
         # Every call of a compiled model computes this: it is kept lean.
+        # Only complex tensors can be conjugate views; any may be negative.
         try:
-            key = [(t.dtype, t.shape, t.stride(), t.device, t.data_ptr() % ALIGNMENT == 0,
-                    t.is_conj() or t.is_neg()) for t in tensors]
+            key = [(t.dtype, t.shape, t.stride(), t.device, t.data_ptr() % ALIGNMENT,
+                    t.is_neg() or (t.dtype.is_complex and t.is_conj())) for t in tensors]
         except (AttributeError, TypeError):  # Not a tensor: the checks say why.
             return None
         if self.device == "cuda" and _cuda_available():
-            key.append(torch.cuda.current_device())
+            key.append(_current_cuda_device())
         return tuple(key)
 
     def _plan(self, tensors: Sequence) -> Tuple[List, "_CallPlan"]:
@@ -408,15 +431,11 @@ class Artifact:
         import torch
 
         inputs, plan = self._plan(tensors)
-        given = out is not None
-        if not given:
+        if out is None:
             device = plan.device
-            layouts = plan.result_layouts or [None] * len(plan.result_shapes)
-            out = [torch.empty(shape, dtype=dtype, device=device) if layout is None else
-                   torch.empty_strided(*layout, dtype=dtype, device=device)
-                   for shape, layout, dtype in zip(plan.result_shapes, layouts,
-                                                   plan.result_dtypes)]
-        if given:
+            out = [torch.empty_strided(shape, strides, dtype=dtype, device=device)
+                   for shape, strides, dtype in plan.allocations]
+        else:
             written = out
             if plan.result_layouts is not None and len(out) == len(self._result_orders):
                 # The graph writes views of the results in its own order.

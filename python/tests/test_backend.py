@@ -741,3 +741,51 @@ def test_a_whole_graph_reads_its_symbolic_integer_inputs_as_size_symbols():
     assert "fx.symbol_value" in text and "dynamic_end(" in text
     assert text.count("fx.guard") == sum(isinstance(i, torch.Tensor) for i in inputs)
     run_opt(text)
+
+
+def projections(x, wq, bq, wk, bk, wv, bv, wg, wu):
+    """Query, key and value projections with biases; a gated MLP's gate and
+    up projections without."""
+    q, k, v = (torch.nn.functional.linear(x, w, b) for w, b in ((wq, bq), (wk, bk), (wv, bv)))
+    gate, up = torch.nn.functional.linear(x, wg), torch.nn.functional.linear(x, wu)
+    return q * k.sum(-1, keepdim=True) + v[..., :16], torch.nn.functional.silu(gate) * up
+
+
+def projection_args(generator):
+    shapes = [(2, 5, 16), (16, 16), (16,), (8, 16), (8,), (24, 16), (24,), (12, 16), (12, 16)]
+    return [torch.randn(*s, generator=generator) for s in shapes]
+
+
+def test_products_reading_one_operand_merge(tmp_path):
+    generator = torch.Generator().manual_seed(11)
+    args = projection_args(generator)
+    compiled = partitioned(projections, args, tmp_path, fallback="error")
+    report = compiled.kiln_report
+    assert report.merged_products == 5, report.summary()
+    assert "3 matrix products merged" not in report.summary()
+    assert "5 matrix products merged" in report.summary()
+    texts = " ".join(m.graph_text for m in regions(compiled))
+    assert texts.count("fx.addmm") == 1 and texts.count("fx.mm ") == 1, texts
+    fresh = projection_args(generator)
+    for got, want in zip(compiled(*fresh), projections(*fresh)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    separate = partitioned(projections, args, tmp_path, merge_products=False)
+    assert separate.kiln_report.merged_products == 0
+    texts = " ".join(m.graph_text for m in regions(separate))
+    assert texts.count("fx.addmm") == 3, texts
+
+
+def test_products_stay_apart_where_a_slice_cannot_be_viewed(tmp_path):
+    """Flattening a product's result is a view of the product, not of a
+    slice of a merged one: the rewrite is undone, and the answers are
+    eager's."""
+    def fn(x, w1, w2):
+        return (x @ w1).view(-1), (x @ w2).view(-1)
+
+    generator = torch.Generator().manual_seed(12)
+    args = [torch.randn(*s, generator=generator) for s in [(6, 8), (8, 4), (8, 4)]]
+    compiled = partitioned(fn, args, tmp_path, fallback="error")
+    assert compiled.kiln_report.merged_products == 0
+    fresh = [torch.randn(a.shape, generator=generator) for a in args]
+    for got, want in zip(compiled(*fresh), fn(*fresh)):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
