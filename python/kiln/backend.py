@@ -100,10 +100,10 @@ from kiln.cudagraphs import (DEFAULT_LIMIT, CudaGraphState, graph_mode_options,
                              output_stack_traces, record_graphs, recording_problem)
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
-from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError, canonicalize,
-                           check_supported, eliminate_dead_code, fake_mode_of, graph_device,
-                           import_graph, keeping_resampling_whole, running_in,
-                           source_location)
+from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError,
+                           ValueInterpreter, canonicalize, check_supported, eliminate_dead_code,
+                           fake_mode_of, graph_device, import_graph, keeping_resampling_whole,
+                           running_in, source_location)
 from kiln.numerics import NumericsError, RegionCheck
 from kiln.products import merge_shared_operand_products
 from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
@@ -277,16 +277,20 @@ class GraphReport:
 # ===----------------------------------------------------------------------=== #
 
 
-class _ValueRecorder(torch.fx.Interpreter):
+class _ValueRecorder(ValueInterpreter):
     """Runs a graph on its example inputs (in their fake mode, if they are
     fake) and keeps every node's value; a node in `layouts` gets its value
-    in that memory format (the layout it will have when it runs)."""
+    in that memory format (the layout it will have when it runs). A view
+    that those layouts make impossible is then a reshape (ValueInterpreter):
+    the regions compute it so."""
 
     def __init__(self, gm: torch.fx.GraphModule, fake_mode: Any,
                  layouts: Mapping[torch.fx.Node, torch.memory_format]):
         super().__init__(gm)
         self.fake_mode = fake_mode
         self.layouts = layouts
+        # Without layouts, the graph runs as PyTorch will run it.
+        self.reshape_views = bool(layouts)
         self.values: Dict[torch.fx.Node, Any] = {}
 
     def run_node(self, n: torch.fx.Node) -> Any:
@@ -651,7 +655,9 @@ def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.
       NHWC buffer (viewed with channels-last strides in PyTorch);
     * such a convolution's other input (the image, say) is converted, so that
       cuDNN's result is channels-last too (it keeps its input's layout), and
-      the regions that read it read its NHWC buffer.
+      the regions that read it read its NHWC buffer;
+    * a region that reads an NHWC buffer writes its images that only regions
+      read (or such convolutions) as NHWC buffers.
 
     A convolution takes part when only regions and convolutions that take
     part read its result: other PyTorch ops (a view, say) and graph outputs
@@ -691,6 +697,21 @@ def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.
             converted.append(node)
         if is_image(node) and any(user in in_region for user in node.users):
             chosen.add(node)
+    # A region that reads an NHWC buffer writes the images that only regions
+    # read as NHWC too, so that neither it nor its readers transpose them
+    # (the product of a squeeze-and-excitation gate and the features it
+    # pooled, say). Regions come in graph order: this reaches along chains.
+    for nodes in regions:
+        members = set(nodes)
+        reads_nhwc = any(arg in chosen for node in nodes for arg in node.all_input_nodes
+                         if arg not in members)
+        if not reads_nhwc:
+            continue
+        for node in nodes:
+            if is_image(node) and node.users and \
+                    any(user not in members for user in node.users) and \
+                    only_taking_part_read(node):
+                chosen.add(node)
     return chosen, converted
 
 

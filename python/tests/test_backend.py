@@ -789,3 +789,43 @@ def test_products_stay_apart_where_a_slice_cannot_be_viewed(tmp_path):
     fresh = [torch.randn(a.shape, generator=generator) for a in args]
     for got, want in zip(compiled(*fresh), fn(*fresh)):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+
+
+def squeeze_excite(x, w1, w2, w3):
+    features = torch.relu(torch.nn.functional.conv2d(x, w1, padding=1))
+    gate = torch.sigmoid(torch.nn.functional.conv2d(features.mean((2, 3), keepdim=True), w2))
+    return torch.nn.functional.conv2d(features * gate, w3).tanh()
+
+
+def test_images_between_regions_stay_nhwc(tmp_path):
+    """The features that a region computes from a convolution's NHWC result
+    and another region reads (past the gate's convolution) pass between
+    them as an NHWC buffer: neither region transposes them."""
+    generator = torch.Generator().manual_seed(13)
+    args = [torch.randn(*s, generator=generator)
+            for s in [(2, 3, 6, 5), (4, 3, 3, 3), (4, 4, 1, 1), (3, 4, 1, 1)]]
+    compiled = partitioned(squeeze_excite, args, tmp_path, channels_last=True)
+    first, product, last = regions(compiled)
+    assert "fx.mean" in first.graph_text and "fx.sigmoid" in product.graph_text
+    nhwc = (0, 2, 3, 1)
+    assert first.artifact._result_orders == (nhwc, nhwc), first.graph_text
+    assert product.artifact._input_orders == (nhwc, nhwc), product.graph_text
+    fresh = [torch.randn(a.shape, generator=generator) for a in args]
+    torch.testing.assert_close(compiled(*fresh), squeeze_excite(*fresh), rtol=1e-4, atol=1e-4)
+
+
+def test_region_views_hold_for_inputs_in_any_layout(tmp_path):
+    """sin keeps its input's layout: traced, the flattening view after it
+    reads a contiguous tensor; running, sin reads the first region's
+    contiguous result, and a view of its transpose would need a copy. The
+    region reshapes values instead, whatever their strides."""
+    def fn(x):
+        return torch.sin(torch.tanh(x)).permute(0, 2, 1).reshape(-1) * 2
+
+    generator = torch.Generator().manual_seed(14)
+    args = [torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)]
+    compiled = partitioned(fn, args, tmp_path, fallback="error",
+                           library_ops=["aten.sin.default"])
+    assert compiled.kiln_report.kernels == 2
+    fresh = [torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)]
+    torch.testing.assert_close(compiled(*fresh), fn(*fresh))

@@ -35,8 +35,8 @@ from kiln.importer.errors import (KilnImportError, UnsupportedDtypeError,  # noq
                                   UnsupportedOpError, source_location)
 from kiln.importer.functions import (ImportedGraph, graph_device, import_exported,
                                      import_function)
-from kiln.importer.graph import (fake_mode_of, import_graph, input_guards,  # noqa: F401
-                                 running_in)
+from kiln.importer.graph import (ValueInterpreter, fake_mode_of, import_graph,  # noqa: F401
+                                 input_guards, running_in)
 from kiln.importer.op_table import RESAMPLING_OPS, _TableOp  # noqa: F401
 from kiln.importer.printer import _Printer  # noqa: F401
 from kiln.importer.rewrites import (canonicalize, drop_implied_assertions,  # noqa: F401

@@ -26,7 +26,27 @@ from kiln.importer.tracing import _input_list
 from kiln.importer.value_types import TensorType
 
 
-class _TypeRecorder(torch.fx.Interpreter):
+class ValueInterpreter(torch.fx.Interpreter):
+    """Runs a graph as Kiln reads it: ops on values, whatever their strides.
+    A view that an input's strides cannot make (an input that comes laid
+    out otherwise than it was traced with, as a region's result comes) is a
+    reshape: the same values. With `reshape_views` False, such a view fails
+    as in PyTorch."""
+
+    reshape_views = True
+
+    def run_node(self, n: torch.fx.Node) -> Any:
+        try:
+            return super().run_node(n)
+        except (RuntimeError, ValueError):
+            if not self.reshape_views or n.target not in (torch.ops.aten.view.default,
+                                torch.ops.aten._unsafe_view.default):
+                raise
+            args, _ = self.fetch_args_kwargs_from_env(n)
+            return torch.ops.aten.reshape.default(args[0], args[1])
+
+
+class _TypeRecorder(ValueInterpreter):
     """Runs a graph and records the type of every value it computes."""
 
     def __init__(self, gm: torch.fx.GraphModule):
