@@ -58,11 +58,13 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   expand.directDepth = options.directConvolutionDepth;
   graphPm.addPass(createExpandConvolutionsPass(expand));
   graphPm.addPass(createCanonicalizerPass());
-  graphPm.addPass(createCSEPass());
+  // Upstream's cse, with loop nodes hashed with their bodies: under its own
+  // hash, it compares every pair of nodes of a type.
+  graphPm.addPass(loop::createLoopCSEPass());
   if (options.inlinePointwise) {
     graphPm.addPass(loop::createInlinePointwisePass());
     graphPm.addPass(createCanonicalizerPass());
-    graphPm.addPass(createCSEPass());
+    graphPm.addPass(loop::createLoopCSEPass());
   }
   if (options.fuseEpilogues) {
     loop::FuseEpiloguesPassOptions epilogues;

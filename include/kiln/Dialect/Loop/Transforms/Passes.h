@@ -21,6 +21,7 @@ namespace mlir::kiln::loop {
 #define GEN_PASS_DECL_FUSEROWSPASS
 #define GEN_PASS_DECL_FUSESIBLINGSPASS
 #define GEN_PASS_DECL_FUSIONREPORTPASS
+#define GEN_PASS_DECL_LOOPCSEPASS
 #define GEN_PASS_REGISTRATION
 #include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
 

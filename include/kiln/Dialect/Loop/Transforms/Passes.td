@@ -67,6 +67,20 @@ def InlinePointwisePass : Pass<"kiln-loop-inline"> {
   ];
 }
 
+def LoopCSEPass : Pass<"kiln-loop-cse"> {
+  let summary = "Eliminates common subexpressions, hashing nodes with their bodies";
+  let description = [{
+    Upstream's `cse`, with one difference: an operation with regions is
+    hashed with the operations of its regions (their names, attributes,
+    result types and the values they take from outside it), not only with
+    its own. A loop node reads its inputs in its body, through `loop.load`,
+    and has no operands but its dynamic sizes: under upstream's hash, every
+    node of a result type hashes alike and is compared with every other, so
+    that `cse` of a graph costs the square of its nodes. Which operations are
+    equivalent, and so the result, is upstream's.
+  }];
+}
+
 def FuseEpiloguesPass : Pass<"kiln-loop-fuse-epilogues"> {
   let summary = "Fuses the pointwise reader of a matrix product into it";
   let description = [{
