@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import ctypes
 import functools
+import os
 import re
 import threading
 from dataclasses import dataclass
@@ -29,6 +30,12 @@ __all__ = ["ABI_VERSION", "ALIGNMENT", "Artifact", "GuardError", "TensorSpec",
            "parse_signature", "signature_guards"]
 
 ABI_VERSION = 1
+
+# Fill the results a call allocates with values no kernel should write
+# before running it (NaN, -77, True), so that elements a kernel leaves
+# unwritten show in tests: KILN_POISON_RESULTS=1, or set it here. It costs a
+# fill per result, so it is off by default.
+poison_results = os.environ.get("KILN_POISON_RESULTS", "") not in ("", "0")
 
 
 _TENSOR_RE = re.compile(r"tensor<((?:(?:\?|\d+)x)*)([a-z0-9]+(?:<[a-z0-9]+>)?)>")
@@ -66,6 +73,18 @@ def _cuda_available() -> bool:
 
 # Per thread: threads whose runs fail at once each keep their own message.
 _error_buffers = threading.local()
+
+
+def _poison(tensor) -> None:
+    """Fills `tensor` with a value that kernels are unlikely to compute."""
+    import torch
+
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        tensor.fill_(float("nan"))
+    elif tensor.dtype == torch.bool:
+        tensor.fill_(True)
+    else:
+        tensor.fill_(-77 if tensor.dtype.is_signed else 165)
 
 
 def _aligned(tensor):
@@ -435,6 +454,9 @@ class Artifact:
             device = plan.device
             out = [torch.empty_strided(shape, strides, dtype=dtype, device=device)
                    for shape, strides, dtype in plan.allocations]
+            if poison_results:
+                for result in out:
+                    _poison(result)
         else:
             written = out
             if plan.result_layouts is not None and len(out) == len(self._result_orders):

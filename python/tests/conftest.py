@@ -11,6 +11,13 @@ try:
 except ImportError:  # The tests that need torch skip themselves.
     torch = None
 
+if torch is not None:
+    import kiln.runtime
+
+    # Every result an artifact allocates starts poisoned (NaN, -77, True),
+    # so that a test sees elements that a kernel leaves unwritten.
+    kiln.runtime.poison_results = True
+
 
 @pytest.fixture(autouse=True)
 def exact_float32_references():

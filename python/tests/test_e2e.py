@@ -3172,3 +3172,18 @@ def test_a_zero_dim_cpu_input_is_read_by_a_cuda_graph(tmp_path):
     for value in [2.5, -1.0]:
         scale = torch.tensor(value)
         torch.testing.assert_close(compiled(x, scale), fn(x, scale))
+
+
+def test_results_start_poisoned_in_tests():
+    """The suite runs with kiln.runtime.poison_results (conftest.py): every
+    result an artifact allocates is filled with a value kernels are unlikely
+    to write before the kernels run."""
+    assert kiln.runtime.poison_results
+    for dtype, poison in [(torch.float32, None), (torch.bfloat16, None), (torch.int64, -77),
+                          (torch.int8, -77), (torch.uint8, 165), (torch.bool, True)]:
+        tensor = torch.zeros(3, 2, dtype=dtype).t()
+        kiln.runtime._poison(tensor)
+        if poison is None:
+            assert tensor.isnan().all()
+        else:
+            assert (tensor == poison).all()
