@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='element-kernel-vector-bytes=16' | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu | FileCheck %s --check-prefix=SCALAR
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu | FileCheck %s --check-prefix=NO-VECTORS
 
 // A kernel that computes element by element (a window sum and the relu
 // that reads it) runs 4 consecutive elements per thread (16 bytes of f32
@@ -18,7 +19,7 @@
 // CHECK: %[[RELU:.+]] = arith.maximumf %{{.+}}, %{{.+}} : vector<4xf32>
 // CHECK: vector.store %[[RELU]], %{{.+}} {alignment = 16 : i64} : memref<4x16xf32>, vector<4xf32>
 // A thread per element by default.
-// SCALAR-NOT: kiln_elements
+// NO-VECTORS-NOT: kiln_elements
 // SCALAR-LABEL: func.func @window_kernel
 // SCALAR: function(@kiln_rows)
 // SCALAR-NOT: vector.load

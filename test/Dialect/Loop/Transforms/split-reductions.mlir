@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-split-reductions | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-split-reductions='min-elements=2000000' | FileCheck %s --check-prefix=LONGER
+// RUN: kiln-opt %s -split-input-file --kiln-loop-split-reductions='max-results=129 partial-results=256' | FileCheck %s --check-prefix=FEWER
 
 // A whole tensor's sum: 1024 partial sums over chunks of 977 elements (f32,
 // the accumulator of bf16), positions past the end adding 0, then their sum.
@@ -17,6 +18,10 @@
 // CHECK: loop.load %[[P]][%{{.+}}] : tensor<1024xf32>
 // LONGER-LABEL: fx.graph @sum
 // LONGER: loop.reduce "sum" over [1000001] : tensor<bf16>
+// About 256 partial sums in all: 256 chunks of 3907 elements.
+// FEWER-LABEL: fx.graph @sum
+// FEWER: loop.reduce "sum" over [3907] : tensor<256xf32>
+// FEWER: loop.reduce "sum" over [256] : tensor<bf16>
 fx.graph @sum(%x: tensor<1000001xbf16>) -> tensor<bf16> {
   %0 = loop.reduce "sum" over [1000001] : tensor<bf16> {
   ^bb0(%k: index):
@@ -28,6 +33,10 @@ fx.graph @sum(%x: tensor<1000001xbf16>) -> tensor<bf16> {
 }
 
 // -----
+
+// FEWER-LABEL: fx.graph @channel_max
+// FEWER: loop.reduce "max" over [8, 32, 32] : tensor<1x8x1x1x32xf32>
+// FEWER: loop.reduce "max" over [32] : tensor<1x8x1x1xf32>
 
 // Per-channel maxima over [N, H, W] of 8 channels: 128 chunks each over the
 // batch's 256 images (2 each); the result dimension stays first, the
@@ -50,6 +59,12 @@ fx.graph @channel_max(%x: tensor<256x8x32x32xf32>) -> tensor<1x8x1x1xf32> {
 // -----
 
 // Many results, short rows, dynamic sizes and "welford" stay whole.
+// With max-results=129, the 128 rows of 65536 split too, in 2 chunks each
+// (about 256 partial results in all).
+// FEWER-LABEL: fx.graph @do_not_split
+// FEWER: loop.reduce "sum" over [32768] : tensor<128x2xf32>
+// FEWER: loop.reduce "sum" over [2] : tensor<128xf32>
+// FEWER: loop.reduce "sum"(%{{.+}}) over [100000] : tensor<?xf32>
 // CHECK-LABEL: fx.graph @do_not_split
 // CHECK: loop.reduce "sum" over [65536] : tensor<128xf32>
 // CHECK: loop.reduce "sum"(%{{.+}}) over [100000] : tensor<?xf32>
