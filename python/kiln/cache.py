@@ -32,6 +32,17 @@ still read, and new artifacts go to a private temporary cache directory
 instead, removed at exit; this is logged once per directory on the ``kiln``
 logger.
 
+Each entry also keeps its source, ``K.mlir``, the fx graph it was compiled
+from (for reading and for reproducing the compile by hand).
+
+The cache holds at most ``KILN_CACHE_MAX_MB`` megabytes of entries (2048 by
+default; 0: no limit): a lookup that finds an entry marks it used (its
+record's modification time), and a publish that takes the cache past its
+size removes the entries used least recently until it fits. A process that
+finds an entry gone compiles it again. ``python -m kiln cache info`` tells
+where the cache is and what it holds, ``python -m kiln cache clear`` empties
+it (a running process's private folders stay).
+
 A compile's temporary folder, ``kiln-compile-<pid>-*`` in the cache, is
 removed when the compile ends, however it ends (an error, KeyboardInterrupt).
 A process killed outright leaves its folders behind: each holds a ``lock``
@@ -68,6 +79,9 @@ RECORD_FORMAT = 1
 STALE_AGE_S = 600.0
 # A temporary folder without a lock file (older Kiln versions) once this old.
 UNLOCKED_STALE_AGE_S = 24 * 3600.0
+
+# The default size of a cache, in megabytes (KILN_CACHE_MAX_MB).
+DEFAULT_MAX_MB = 2048
 
 _COMPILE_PREFIX = "kiln-compile-"
 _LOAD_PREFIX = "kiln-load-"
@@ -320,6 +334,7 @@ class Cache:
         if problem:
             _unlink(link)
             return None, problem
+        _mark_used(directory / f"{key}.json")
         return self._name_private(link, key, sha256), None
 
     def _private_link(self, source: Path) -> Optional[Path]:
@@ -359,9 +374,11 @@ class Cache:
             if fd is not None:
                 os.close(fd)
 
-    def publish(self, key: str, full_key: str, built: Path, work: Path) -> Path:
+    def publish(self, key: str, full_key: str, built: Path, work: Path,
+                source: Optional[Path] = None) -> Path:
         """Publishes the shared object `built` (in the compile's folder
-        `work`) as entry `key`; returns its verified private link."""
+        `work`) as entry `key`, with the fx graph at `source` beside it;
+        returns its verified private link."""
         problem = elf_problem(built)
         if problem:
             from kiln.diagnostics import KilnError
@@ -375,6 +392,8 @@ class Cache:
         record.write_text(json.dumps({"format": RECORD_FORMAT, "key": full_key,
                                       "size": size, "sha256": sha256}))
         try:
+            if source is not None:
+                os.replace(source, self.write_dir / f"{key}.mlir")
             # The shared object first: a reader that sees the new record
             # sees the new shared object.
             os.replace(built, self.write_dir / f"{key}.so")
@@ -382,7 +401,87 @@ class Cache:
         except OSError as error:
             log.warning("kiln: cannot store the artifact in the cache %s (%s); "
                         "using it uncached", self.write_dir, error)
+            return private
+        evict(self.write_dir, max_bytes(), keep=key)
         return private
+
+
+def max_bytes() -> int:
+    """The most bytes of entries a cache keeps (KILN_CACHE_MAX_MB; 0 or
+    less: no limit)."""
+    value = os.environ.get("KILN_CACHE_MAX_MB", "")
+    try:
+        megabytes = float(value) if value else DEFAULT_MAX_MB
+    except ValueError:
+        log.warning("kiln: KILN_CACHE_MAX_MB=%r is not a number; keeping %d MB", value,
+                    DEFAULT_MAX_MB)
+        megabytes = DEFAULT_MAX_MB
+    return int(megabytes * 2**20) if megabytes > 0 else 0
+
+
+def _mark_used(record: Path) -> None:
+    try:
+        os.utime(record)
+    except OSError:  # A read-only cache: its order of use stays as it was.
+        pass
+
+
+def entries(directory: Union[str, Path]) -> List[Tuple[str, float, int]]:
+    """The cache's entries as (key, last use, bytes of all its files), the
+    least recently used first. An entry is a shared object and its record;
+    a shared object without one (an older Kiln's) counts as used when it
+    was written."""
+    directory = Path(directory)
+    found: Dict[str, List] = {}
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    for name in names:
+        key, dot, suffix = name.rpartition(".")
+        if not dot or suffix not in ("so", "json", "mlir") or key.startswith("."):
+            continue
+        try:
+            stat = os.stat(directory / name)
+        except OSError:
+            continue
+        entry = found.setdefault(key, [0.0, 0, False])
+        entry[1] += stat.st_size
+        if suffix == "json" or (suffix == "so" and not entry[2]):
+            entry[0] = stat.st_mtime
+            entry[2] = entry[2] or suffix == "json"
+    return sorted(((key, used, size) for key, (used, size, _) in found.items()),
+                  key=lambda entry: entry[1])
+
+
+def remove_entry(directory: Union[str, Path], key: str) -> None:
+    """Removes entry `key`: its record first, so that no reader takes the
+    shared object for a whole entry meanwhile."""
+    for suffix in ("json", "so", "mlir"):
+        _unlink(Path(directory) / f"{key}.{suffix}")
+
+
+def evict(directory: Union[str, Path], limit: int, keep: Optional[str] = None) -> int:
+    """Removes the least recently used entries of the cache at `directory`
+    until its entries take at most `limit` bytes (0: no limit), never entry
+    `keep`; returns how many it removed."""
+    if limit <= 0:
+        return 0
+    listed = entries(directory)
+    total = sum(size for _, _, size in listed)
+    removed = 0
+    for key, _, size in listed:
+        if total <= limit:
+            break
+        if key == keep:
+            continue
+        remove_entry(directory, key)
+        total -= size
+        removed += 1
+    if removed:
+        log.info("kiln: removed %d least recently used artifacts from %s to keep it "
+                 "under %d MB (KILN_CACHE_MAX_MB)", removed, directory, limit >> 20)
+    return removed
 
 
 def _unlink(path: Path) -> None:
@@ -405,6 +504,12 @@ def _after_fork() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork)
+
+
+def private_cache_dir() -> Path:
+    """A cache directory of this process's own, removed at its exit (where
+    KILN_CACHE=0 puts artifacts)."""
+    return _fallback_dir()
 
 
 def _fallback_dir() -> Path:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
 import kiln
-from kiln.cache import open_cache
+from kiln.cache import open_cache, private_cache_dir
 from kiln.diagnostics import KilnError, parse_diagnostics
 from kiln.guards import GraphGuards
 from kiln.runtime import Artifact
@@ -29,7 +29,14 @@ from kiln.tools import find_tool
 
 
 def default_cache_dir() -> Path:
-    """Where artifacts are cached: $XDG_CACHE_HOME/kiln or ~/.cache/kiln."""
+    """Where artifacts are cached: $KILN_CACHE_DIR, else $XDG_CACHE_HOME/kiln
+    or ~/.cache/kiln. With KILN_CACHE=0 (or off, false, no), a directory of
+    this process's own, removed at its exit: nothing is kept for others."""
+    if os.environ.get("KILN_CACHE", "").strip().lower() in ("0", "off", "false", "no"):
+        return private_cache_dir()
+    explicit = os.environ.get("KILN_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(Path.home(), ".cache")
     return Path(base) / "kiln"
 
@@ -123,7 +130,7 @@ def compile_graph_text(
                                                     result.stderr)
             raise error
         # Atomic publish: concurrent compilers of one graph both succeed.
-        return cache.publish(key, full_key, built, work)
+        return cache.publish(key, full_key, built, work, source)
 
 
 _PR_SET_PDEATHSIG = 1

@@ -80,9 +80,11 @@ def test_an_entry_is_recorded_verified_and_reused(tmp_path):
     again = compile_graph_text(text, cache_dir=tmp_path)
     assert again == path and so.stat().st_mtime_ns == stamp
     check_runs(again, double_relu, text)
-    # Nothing else is left in the cache: no temporary folders.
+    # The graph's source is kept beside it, and nothing else is left in the
+    # cache: no temporary folders.
+    assert so.with_suffix(".mlir").read_text() == text
     names = {p.name for p in tmp_path.iterdir()}
-    assert names == {so.name, record.name, path.parent.name}
+    assert names == {so.name, record.name, so.with_suffix(".mlir").name, path.parent.name}
 
 
 def test_a_truncated_artifact_is_rebuilt(tmp_path):
@@ -403,3 +405,70 @@ def test_processes_sharing_a_cache_rebuild_a_junk_entry_together(tmp_path):
     # The processes' private folders went with them.
     assert not list(cache.glob("kiln-load-*"))
     check_runs(compile_graph_text(text, cache_dir=cache), double_relu, text)
+
+
+def double_tanh(x):
+    return torch.tanh(x) * 2
+
+
+def test_the_cache_directory_comes_from_the_environment(tmp_path, monkeypatch):
+    monkeypatch.setenv("KILN_CACHE_DIR", str(tmp_path / "mine"))
+    assert kiln.compiler.default_cache_dir() == tmp_path / "mine"
+    text = graph_text(double_relu)
+    path = compile_graph_text(text)
+    assert (tmp_path / "mine" / f"{path.name.split('-')[0]}.so").is_file()
+    # KILN_CACHE=0: a directory of this process's own, never the shared one.
+    monkeypatch.setenv("KILN_CACHE", "0")
+    private = kiln.compiler.default_cache_dir()
+    assert private != tmp_path / "mine" and private.is_dir()
+    check_runs(compile_graph_text(graph_text(double_sigmoid)), double_sigmoid,
+               graph_text(double_sigmoid))
+    assert len(list((tmp_path / "mine").glob("*.so"))) == 1
+
+
+def test_the_least_recently_used_entries_go_past_the_size_limit(tmp_path, monkeypatch):
+    texts = {fn: graph_text(fn) for fn in (double_relu, double_sigmoid, double_tanh)}
+    keys = {}
+    for fn in (double_relu, double_sigmoid):
+        keys[fn] = compile_graph_text(texts[fn], cache_dir=tmp_path).name.split("-")[0]
+    now = time.time()
+    for fn, age in ((double_relu, 100), (double_sigmoid, 50)):
+        os.utime(tmp_path / f"{keys[fn]}.json", (now - age, now - age))
+    # A hit marks its entry used: relu is now the most recent.
+    compile_graph_text(texts[double_relu], cache_dir=tmp_path)
+    sizes = {key: size for key, _, size in kiln.cache.entries(tmp_path)}
+    assert [key for key, _, _ in kiln.cache.entries(tmp_path)] == \
+        [keys[double_sigmoid], keys[double_relu]]
+    # Room for relu's and tanh's entries, not for sigmoid's too: tanh's
+    # arrival evicts sigmoid, used least recently.
+    compile_graph_text(texts[double_tanh], cache_dir=tmp_path / "probe")
+    ((_, _, tanh_size),) = kiln.cache.entries(tmp_path / "probe")
+    limit = sizes[keys[double_relu]] + tanh_size + sizes[keys[double_sigmoid]] // 2
+    monkeypatch.setenv("KILN_CACHE_MAX_MB", str(limit / 2**20))
+    tanh = compile_graph_text(texts[double_tanh], cache_dir=tmp_path)
+    left = {key for key, _, _ in kiln.cache.entries(tmp_path)}
+    assert left == {keys[double_relu], tanh.name.split("-")[0]}
+    assert not list(tmp_path.glob(f"{keys[double_sigmoid]}.*"))
+    check_runs(tanh, double_tanh, texts[double_tanh])
+    # An evicted entry is compiled again when asked for.
+    check_runs(compile_graph_text(texts[double_sigmoid], cache_dir=tmp_path),
+               double_sigmoid, texts[double_sigmoid])
+
+
+def test_python_m_kiln_tells_and_clears_the_cache(tmp_path):
+    compile_graph_text(graph_text(double_relu), cache_dir=tmp_path)
+    (tmp_path / "failed").mkdir()
+    (tmp_path / "failed" / "0123.mlir").write_text("fx.graph")
+
+    def run(action):
+        result = subprocess.run([sys.executable, "-m", "kiln", "cache", action, "--dir",
+                                 str(tmp_path)], capture_output=True, text=True,
+                                cwd=PACKAGE_ROOT, check=True)
+        return result.stdout
+
+    info = run("info")
+    assert f"cache: {tmp_path}" in info and "entries: 1," in info
+    assert "reproducers of failed compiles: 1" in info
+    assert "removed 1 entries" in run("clear")
+    assert not list(tmp_path.glob("*.so")) and not (tmp_path / "failed").exists()
+    assert "entries: 0," in run("info")
