@@ -40,7 +40,7 @@ cp -r "$ROOT/python/kiln" "$PKG/python/"
 find "$PKG/python" -name '__pycache__' -prune -exec rm -rf {} +
 cp -r "$ROOT/examples" "$ROOT/bench" "$PKG/"
 {
-  echo "kiln $(grep -m1 'set(KILN_VERSION' "$ROOT/CMakeLists.txt" | sed 's/.*"\(.*\)".*/\1/')"
+  echo "kiln $("$PKG/bin/kiln-opt" --version | sed -n 's/^Kiln version //p')"
   echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
   echo "built $(date -u +%Y-%m-%dT%H:%M:%SZ) with LLVM/MLIR $(/usr/lib/llvm-22/bin/llvm-config --version)"
 } > "$PKG/MANIFEST"

@@ -15,6 +15,7 @@ import importlib.util
 from kiln.diagnostics import Diagnostic, KilnError
 from kiln.tools import find_tool, run_opt
 
+# The project's one version: CMake and the wheel read it from here.
 __version__ = "0.1.0"
 
 # Names of modules that import torch: loaded when first accessed.
