@@ -3187,3 +3187,26 @@ def test_results_start_poisoned_in_tests():
             assert tensor.isnan().all()
         else:
             assert (tensor == poison).all()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_variances_keep_their_digits_on_a_large_offset(tmp_path, device):
+    """1e4 + 0.01·randn: the f32 mean of 10^5 such values is off by about
+    1e-3, and squaring deviations from it alone gave variances 9% off
+    (n·(m - mean)² against n·σ²). The deviations' own sum corrects that:
+    eager's accuracy (Welford's, in double on the CPU)."""
+    generator = torch.Generator().manual_seed(21)
+    x = (1e4 + 0.01 * torch.randn(4, 100000, generator=generator)).to(device)
+
+    def moments(x):
+        variance, mean = torch.var_mean(x, 1)
+        return variance, mean, x.std(1), torch.nn.functional.layer_norm(x, x.shape[-1:])
+
+    compiled = kiln.compile(moments, [x], cache_dir=tmp_path)
+    fresh = (1e4 + 0.01 * torch.randn(4, 100000, generator=generator)).to(device)
+    got = compiled(fresh)
+    want = moments(fresh.double())
+    for name, g, w, tolerance in zip(["var", "mean", "std", "layer_norm"], got, want,
+                                     [1e-5, 1e-7, 1e-5, 5e-3]):
+        error = float((g.double() - w).abs().max() / w.abs().max())
+        assert error <= tolerance, f"{name}: relative error {error:.2e}"

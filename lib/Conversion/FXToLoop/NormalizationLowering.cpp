@@ -85,10 +85,16 @@ struct OpRewritePatternWithOptions : OpRewritePattern<OpTy> {
 };
 
 /// The mean and variance over `dims` of `input`, in `dtype`, with the
-/// size-1 dimensions kept: the sum, the mean, then the sum of squared
-/// deviations from it (more accurate than E[x^2] - E[x]^2; row fusion keeps
-/// the second pass in cache), or with `options.welford` that sum in one
-/// pass of its own (a "welford" reduction).
+/// size-1 dimensions kept: the sum, the rounded mean m, then over the
+/// deviations d = x - m both sum(d) and sum(d^2) (one more pass, which row
+/// and sibling fusion keep in cache), or with `options.welford` the squared
+/// deviations in one pass of their own (a "welford" reduction).
+///
+/// sum((x - mean)^2) = sum(d^2) - sum(d)^2 / n for any m, and both sums
+/// add small numbers: data on a large offset (1e4 + 0.01 randn) keep the
+/// digits that the rounded m lost (squaring deviations from m alone gave a
+/// relative error of 1e-1 over 10^5 elements, as much as n (m - mean)^2).
+/// The mean returned is m + sum(d) / n.
 struct Moments {
   Value count, mean, squaredDeviations;
 };
@@ -100,29 +106,62 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
   Value count = getElementCount(b, loc, input, dims, dtype);
   Value sum = buildReduction(b, loc, input, dims, /*keepdim=*/true,
                              CombiningKind::sum, statsType);
-  Value mean = buildBroadcastPointwise(
-      b, loc, statsType, ValueRange{sum}, TypeRange{dtype}, dtype,
-      [&](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
-        return arith::DivFOp::create(nested, loc, elements[0], count);
-      });
+  auto divideByCount = [&](Value total) {
+    return buildBroadcastPointwise(
+        b, loc, statsType, ValueRange{total}, TypeRange{dtype}, dtype,
+        [&](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
+          return arith::DivFOp::create(nested, loc, elements[0], count);
+        });
+  };
+  Value roughMean = divideByCount(sum);
   if (options.welford) {
     // One pass beside the sum's: Welford's M2.
     Value squaredDeviations =
         buildReduction(b, loc, input, dims, /*keepdim=*/true,
                        CombiningKind::welford, statsType);
-    return {count, mean, squaredDeviations};
+    return {count, roughMean, squaredDeviations};
   }
   auto computeType = RankedTensorType::get(inputType.getShape(), dtype);
-  Value squares = buildBroadcastPointwise(
-      b, loc, computeType, ValueRange{input, mean}, TypeRange{dtype, dtype},
-      dtype, [](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
-        Value deviation =
-            arith::SubFOp::create(nested, loc, elements[0], elements[1]);
-        return arith::MulFOp::create(nested, loc, deviation, deviation);
+  Value deviations = buildBroadcastPointwise(
+      b, loc, computeType, ValueRange{input, roughMean},
+      TypeRange{dtype, dtype}, dtype,
+      [](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
+        return arith::SubFOp::create(nested, loc, elements[0], elements[1]);
       });
-  Value squaredDeviations =
+  Value deviationSum =
+      buildReduction(b, loc, deviations, dims,
+                     /*keepdim=*/true, CombiningKind::sum, statsType);
+  Value squares = buildBroadcastPointwise(
+      b, loc, computeType, ValueRange{deviations}, TypeRange{dtype}, dtype,
+      [](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
+        return arith::MulFOp::create(nested, loc, elements[0], elements[0]);
+      });
+  Value squaresSum =
       buildReduction(b, loc, squares, dims,
                      /*keepdim=*/true, CombiningKind::sum, statsType);
+  Value mean = buildBroadcastPointwise(
+      b, loc, statsType, ValueRange{roughMean, deviationSum},
+      TypeRange{dtype, dtype}, dtype,
+      [&](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
+        Value shift =
+            arith::DivFOp::create(nested, loc, elements[1], count);
+        return arith::AddFOp::create(nested, loc, elements[0], shift);
+      });
+  // sum(d^2) - sum(d)^2 / n, never below 0 (rounding; NaN stays NaN).
+  Value squaredDeviations = buildBroadcastPointwise(
+      b, loc, statsType, ValueRange{squaresSum, deviationSum},
+      TypeRange{dtype, dtype}, dtype,
+      [&](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
+        Value offset = arith::DivFOp::create(
+            nested, loc,
+            arith::MulFOp::create(nested, loc, elements[1], elements[1]),
+            count);
+        Value exact =
+            arith::SubFOp::create(nested, loc, elements[0], offset);
+        Value zero = arith::ConstantOp::create(
+            nested, loc, nested.getFloatAttr(dtype, 0.0));
+        return arith::MaximumFOp::create(nested, loc, exact, zero);
+      });
   return {count, mean, squaredDeviations};
 }
 

@@ -53,15 +53,41 @@ fx.graph @layer_norm(%x: tensor<?x4096xbf16>, %w: tensor<4096xbf16>, %b: tensor<
 
 // -----
 
-// Variance: the mean, the sum of squared deviations, then a division by
-// max(count - correction, 0) into the reduced shape (read at index 0 of the
-// kept dimension); var_mean's mean comes from the same first pass.
+// Variance: the rounded mean m, then over the deviations d = x - m both
+// sum(d) and sum(d^2); the squared deviations from the mean are
+// sum(d^2) - sum(d)^2 / n (never below 0), exact for any m, and the mean is
+// m + sum(d) / n. Then a division by max(count - correction, 0) into the
+// reduced shape (read at index 0 of the kept dimension).
 // CHECK-LABEL: fx.graph @var_mean
+// CHECK-SAME: (%[[X:.+]]: tensor<6x50xf32>)
 // CHECK: %[[SUM:.+]] = loop.reduce "sum" over [50] : tensor<6x1xf32>
-// CHECK: %[[MEAN:.+]] = loop.pointwise : tensor<6x1xf32>
+// CHECK: %[[ROUGH:.+]] = loop.pointwise : tensor<6x1xf32>
+// CHECK: loop.load %[[SUM]]
+// CHECK: %[[DEV:.+]] = loop.pointwise : tensor<6x50xf32>
+// CHECK: %[[XV:.+]] = loop.load %[[X]]
+// CHECK: %[[MV:.+]] = loop.load %[[ROUGH]]
+// CHECK: arith.subf %[[XV]], %[[MV]] : f32
+// CHECK: %[[DSUM:.+]] = loop.reduce "sum" over [50] : tensor<6x1xf32>
+// CHECK: loop.load %[[DEV]]
+// CHECK: %[[SQUARES:.+]] = loop.pointwise : tensor<6x50xf32>
+// CHECK: %[[D:.+]] = loop.load %[[DEV]]
+// CHECK: arith.mulf %[[D]], %[[D]] : f32
 // CHECK: %[[SQ:.+]] = loop.reduce "sum" over [50] : tensor<6x1xf32>
+// CHECK: loop.load %[[SQUARES]]
+// CHECK: %[[MEAN:.+]] = loop.pointwise : tensor<6x1xf32>
+// CHECK: %[[M:.+]] = loop.load %[[ROUGH]]
+// CHECK: %[[S:.+]] = loop.load %[[DSUM]]
+// CHECK: %[[SHIFT:.+]] = arith.divf %[[S]], %{{.+}} : f32
+// CHECK: arith.addf %[[M]], %[[SHIFT]] : f32
+// CHECK: %[[M2:.+]] = loop.pointwise : tensor<6x1xf32>
+// CHECK: %[[Q:.+]] = loop.load %[[SQ]]
+// CHECK: %[[S2:.+]] = loop.load %[[DSUM]]
+// CHECK: %[[SS:.+]] = arith.mulf %[[S2]], %[[S2]] : f32
+// CHECK: %[[OFFSET:.+]] = arith.divf %[[SS]], %{{.+}} : f32
+// CHECK: %[[EXACT:.+]] = arith.subf %[[Q]], %[[OFFSET]] : f32
+// CHECK: arith.maximumf %[[EXACT]], %{{.+}} : f32
 // CHECK: loop.pointwise : tensor<6xf32>
-// CHECK: loop.load %[[SQ]][%{{.+}}, %c0{{.*}}] : tensor<6x1xf32>
+// CHECK: loop.load %[[M2]][%{{.+}}, %c0{{.*}}] : tensor<6x1xf32>
 // CHECK: arith.divf
 // CHECK: loop.pointwise : tensor<6xf32>
 // CHECK: loop.load %[[MEAN]]

@@ -20,7 +20,11 @@ def InlinePointwisePass : Pass<"kiln-loop-inline"> {
     A producer read by more than one node is still materialised ("realised")
     when its body is heavy: more than `max-reads` loads or more than `max-ops`
     operations. A consumer stops absorbing producers once its body would hold
-    more than `max-consumer-reads` loads. The defaults are Inductor's.
+    more than `max-consumer-reads` loads. The defaults are Inductor's, but
+    for `max-consumer-reads`, one more than Inductor's 8: a normalization's
+    output reads three row statistics (the sum, and the deviations' sum and
+    sum of squares that make its variance exact), and with its input, bias,
+    weight and a residual it must still fold into the activation after it.
 
     Inside the fused body, an f16/bf16 producer value that was rounded only to
     be widened again by its reader is used at f32 precision
@@ -58,7 +62,7 @@ def InlinePointwisePass : Pass<"kiln-loop-inline"> {
     Option<"maxOps", "max-ops", "unsigned", /*default=*/"30",
            "Realise a producer with several readers if it has more ops">,
     Option<"maxConsumerReads", "max-consumer-reads", "unsigned",
-           /*default=*/"8",
+           /*default=*/"9",
            "Stop inlining into a consumer that would load more often">,
     Option<"keepF32Intermediates", "keep-f32-intermediates", "bool",
            /*default=*/"true",
