@@ -72,9 +72,8 @@ int main(int argc, char **argv) {
   llvm::setBugReportMsg("kiln-compile crashed: this is a bug in Kiln. Please "
                         "report it with the input file and the command line, "
                         "and the stack dump below.\n");
-  cl::AddExtraVersionPrinter([](raw_ostream &os) {
-    os << "Kiln version " KILN_VERSION "\n";
-  });
+  cl::AddExtraVersionPrinter(
+      [](raw_ostream &os) { os << "Kiln version " KILN_VERSION "\n"; });
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();

@@ -16,9 +16,8 @@ int main(int argc, char **argv) {
   llvm::setBugReportMsg("kiln-opt crashed: this is a bug in Kiln. Please "
                         "report it with the input file and the command line, "
                         "and the stack dump below.\n");
-  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
-    os << "Kiln version " KILN_VERSION "\n";
-  });
+  llvm::cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << "Kiln version " KILN_VERSION "\n"; });
   mlir::DialectRegistry registry;
   mlir::kiln::registerAllKilnDialects(registry);
   // gpu-module-to-binary translates kernels to LLVM IR.

@@ -143,8 +143,7 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
       b, loc, statsType, ValueRange{roughMean, deviationSum},
       TypeRange{dtype, dtype}, dtype,
       [&](OpBuilder &nested, Location loc, ValueRange elements) -> Value {
-        Value shift =
-            arith::DivFOp::create(nested, loc, elements[1], count);
+        Value shift = arith::DivFOp::create(nested, loc, elements[1], count);
         return arith::AddFOp::create(nested, loc, elements[0], shift);
       });
   // sum(d^2) - sum(d)^2 / n, never below 0 (rounding; NaN stays NaN).
@@ -156,10 +155,9 @@ static Moments buildMoments(OpBuilder &b, Location loc, Value input,
             nested, loc,
             arith::MulFOp::create(nested, loc, elements[1], elements[1]),
             count);
-        Value exact =
-            arith::SubFOp::create(nested, loc, elements[0], offset);
-        Value zero = arith::ConstantOp::create(
-            nested, loc, nested.getFloatAttr(dtype, 0.0));
+        Value exact = arith::SubFOp::create(nested, loc, elements[0], offset);
+        Value zero = arith::ConstantOp::create(nested, loc,
+                                               nested.getFloatAttr(dtype, 0.0));
         return arith::MaximumFOp::create(nested, loc, exact, zero);
       });
   return {count, mean, squaredDeviations};
