@@ -77,7 +77,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import logging
 import operator
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -100,6 +99,7 @@ from kiln.cudagraphs import (DEFAULT_LIMIT, CudaGraphState, graph_mode_options,
                              output_stack_traces, record_graphs, recording_problem)
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
+from kiln.logs import log
 from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError,
                            ValueInterpreter, canonicalize, check_supported, eliminate_dead_code,
                            fake_mode_of, graph_device, import_graph, keeping_resampling_whole,
@@ -112,7 +112,6 @@ from kiln.runtime import Artifact
 __all__ = ["BackendOptions", "FallbackError", "GraphReport", "NumericsError", "REPORTS",
            "compile_aten_graph", "kiln_backend", "register"]
 
-log = logging.getLogger("kiln")
 
 # The reports of the graphs compiled last, newest last: what a benchmark or a
 # test reads after torch.compile, which keeps the compiled modules to itself.
@@ -254,7 +253,7 @@ class GraphReport:
     merged_products: int = 0
 
     def summary(self) -> str:
-        lines = [f"kiln: {self.name}: {self.compiled_ops} ops compiled into "
+        lines = [f"{self.name}: {self.compiled_ops} ops compiled into "
                  f"{self.kernels} artifact(s)"]
         if self.fallbacks:
             count = sum(self.fallbacks.values())
@@ -829,7 +828,7 @@ def _compile_region(region: _ImportedRegion, device: str,
             reason = errors[0] if errors else _first_line(str(error))
             blamed = {n: f"its region failed to compile: {reason}" for n in region.nodes}
             if error.reproducer is not None:
-                log.warning("kiln: a region of %d ops failed to compile (%s); to reproduce: "
+                log.warning("a region of %d ops failed to compile (%s); to reproduce: "
                             "kiln-compile %s --target=%s", len(region.nodes), reason,
                             error.reproducer, device)
         raise _RegionFailure(blamed) from error
@@ -926,7 +925,7 @@ def _region_check(region: _Region, name: str,
         return None
     source = region.source
     if source.reference is None:
-        log.info("kiln: %s is not checked: PyTorch cannot compute the same (random ops "
+        log.info("%s is not checked: PyTorch cannot compute the same (random ops "
                  "or symbolic sizes)", name)
         return None
     outputs = [f"output {i} {_describe_output(n)}" for i, n in enumerate(source.outputs)]
@@ -1134,7 +1133,7 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
                 state=graphs, dynamo_inputs=len(example_inputs),
                 limit=parsed.cuda_graph_limit, stack_traces=stack_traces)
             (log.info if report.cuda_graphs.startswith("recorded") else log.warning)(
-                "kiln: %s: CUDA graphs %s", name, report.cuda_graphs)
+                "%s: CUDA graphs %s", name, report.cuda_graphs)
             return run
         return compile_graph
 

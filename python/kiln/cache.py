@@ -71,7 +71,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Set, Tuple, Union
 
-log = logging.getLogger("kiln")
+from kiln.logs import log
+
 
 # The record's format; a record of another format is rebuilt.
 RECORD_FORMAT = 1
@@ -227,7 +228,7 @@ def remove_stale_folders(directory: Union[str, Path], *, age: float = STALE_AGE_
         finally:
             os.close(fd)
     if removed:
-        log.info("kiln: removed %d temporary folders that killed processes left in %s",
+        log.info("removed %d temporary folders that killed processes left in %s",
                  len(removed), directory)
     return removed
 
@@ -273,7 +274,7 @@ class Cache:
         except OSError as error:
             self.write_dir = _fallback_dir()
             self.read_dirs.append(self.write_dir)
-            log.warning("kiln: the artifact cache %s is not writable (%s); this process "
+            log.warning("the artifact cache %s is not writable (%s); this process "
                         "caches artifacts in %s instead", root, error, self.write_dir)
             self._load = _Private(self.write_dir, _LOAD_PREFIX)
         remove_stale_folders(self.write_dir)
@@ -307,7 +308,7 @@ class Cache:
                 seen = (directory, key) in self._reported
                 self._reported.add((directory, key))
                 level = logging.INFO if problem == _NO_RECORD or seen else logging.WARNING
-                log.log(level, "kiln: the cached artifact %s fails verification (%s); "
+                log.log(level, "the cached artifact %s fails verification (%s); "
                         "compiling it again", directory / f"{key}.so", problem)
         return None
 
@@ -399,7 +400,7 @@ class Cache:
             os.replace(built, self.write_dir / f"{key}.so")
             os.replace(record, self.write_dir / f"{key}.json")
         except OSError as error:
-            log.warning("kiln: cannot store the artifact in the cache %s (%s); "
+            log.warning("cannot store the artifact in the cache %s (%s); "
                         "using it uncached", self.write_dir, error)
             return private
         evict(self.write_dir, max_bytes(), keep=key)
@@ -413,7 +414,7 @@ def max_bytes() -> int:
     try:
         megabytes = float(value) if value else DEFAULT_MAX_MB
     except ValueError:
-        log.warning("kiln: KILN_CACHE_MAX_MB=%r is not a number; keeping %d MB", value,
+        log.warning("KILN_CACHE_MAX_MB=%r is not a number; keeping %d MB", value,
                     DEFAULT_MAX_MB)
         megabytes = DEFAULT_MAX_MB
     return int(megabytes * 2**20) if megabytes > 0 else 0
@@ -479,7 +480,7 @@ def evict(directory: Union[str, Path], limit: int, keep: Optional[str] = None) -
         total -= size
         removed += 1
     if removed:
-        log.info("kiln: removed %d least recently used artifacts from %s to keep it "
+        log.info("removed %d least recently used artifacts from %s to keep it "
                  "under %d MB (KILN_CACHE_MAX_MB)", removed, directory, limit >> 20)
     return removed
 

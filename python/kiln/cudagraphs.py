@@ -27,7 +27,6 @@ recorded only when its forward is.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence
 
@@ -35,12 +34,12 @@ import torch
 import torch.fx
 import torch.utils._pytree as pytree
 
+from kiln.logs import log
 from kiln.rng import aten_target
 
 __all__ = ["CudaGraphState", "DEFAULT_LIMIT", "graph_mode_options", "output_stack_traces",
            "record_graphs", "recording_problem"]
 
-log = logging.getLogger("kiln")
 
 # Sets of symbolic sizes a graph records before the rest run without graphs:
 # every set keeps its own graph and buffers in the pool.
@@ -202,7 +201,7 @@ class _SizeBoundGraphs:
             if len(self._sizes) >= self._limit:
                 if not self._warned:
                     self._warned = True
-                    log.warning("kiln: %s recorded CUDA graphs for %d sets of sizes "
+                    log.warning("%s recorded CUDA graphs for %d sets of sizes "
                                 "(cuda_graph_limit); new sizes run without graphs",
                                 self._name, self._limit)
                 return self._plain(args)

@@ -10,15 +10,15 @@ output and the line of the user's code that made it.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from typing import Any, Callable, List, Optional, Sequence
 
 import torch
 
+from kiln.logs import log
+
 __all__ = ["DEFAULT_TOLERANCES", "Mismatch", "NumericsError", "compare", "RegionCheck"]
 
-log = logging.getLogger("kiln")
 
 # Largest error relative to the reference's largest magnitude that a region
 # output may have: one region's rounding differences (reduction order,
@@ -126,7 +126,7 @@ class RegionCheck:
         if mismatch is None:
             return
         self.mismatches.append((name, mismatch))
-        message = f"kiln: {self.name}: {name} differs from PyTorch: {mismatch.describe()}"
+        message = f"{self.name}: {name} differs from PyTorch: {mismatch.describe()}"
         if self.mode == "error":
             raise NumericsError(message)
         if name not in self.reported:

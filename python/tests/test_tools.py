@@ -74,3 +74,22 @@ def test_parse_diagnostics_without_location():
     )
     assert [d.severity for d in diags] == ["error", "error"]
     assert diags[1].file is None and diags[1].message == "something global"
+
+
+def test_log_lines_carry_one_prefix():
+    """Unconfigured, Kiln's warnings print as "kiln: ..."; configured, the
+    configuration's format names the logger once ("WARNING:kiln:...")."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    program = "\n".join([
+        "import logging",
+        "from kiln.logs import log",
+        "log.warning('before %d', 1)",
+        "logging.basicConfig(format='%(levelname)s:%(name)s:%(message)s')",
+        "log.warning('after %d', 2)",
+    ])
+    result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
+                            cwd=Path(__file__).resolve().parents[1], check=True)
+    assert result.stderr.splitlines() == ["kiln: before 1", "WARNING:kiln:after 2"]
