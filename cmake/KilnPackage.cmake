@@ -66,3 +66,8 @@ install(FILES
   ${PROJECT_BINARY_DIR}/lib/cmake/kiln/KilnConfigVersion.cmake
   DESTINATION ${KILN_INSTALL_PACKAGE_DIR}
   COMPONENT kiln-cmake)
+
+# The license and the changelog, as distributions place them.
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE ${PROJECT_SOURCE_DIR}/CHANGELOG.md
+  DESTINATION share/doc/kiln
+  COMPONENT kiln-docs)

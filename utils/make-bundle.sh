@@ -39,6 +39,7 @@ done
 cp -r "$ROOT/python/kiln" "$PKG/python/"
 find "$PKG/python" -name '__pycache__' -prune -exec rm -rf {} +
 cp -r "$ROOT/examples" "$ROOT/bench" "$PKG/"
+cp "$ROOT/LICENSE" "$ROOT/CHANGELOG.md" "$PKG/"
 {
   echo "kiln $("$PKG/bin/kiln-opt" --version | sed -n 's/^Kiln version //p')"
   echo "commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)"
