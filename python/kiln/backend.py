@@ -62,7 +62,11 @@ Options (``torch.compile(model, backend="kiln", options={...})``):
 * ``merge_products``: ``True`` (default): matrix products that read the
   same operand (a layer's query, key and value projections, a gated MLP's
   gate and up projections) become one product by the concatenated weights
-  (kiln.products).
+  (kiln.products);
+* ``direct_convolutions``: ``False`` (default) or ``True``: grouped
+  convolutions whose filters read few inputs (depthwise ones) are compiled
+  by Kiln as window sums, fused with the ops around them, instead of
+  calling the library (cuDNN) between two regions.
 
 Shapes: a static size is part of a region's type; a symbolic one (Dynamo's
 ``dynamic=True``, ``mark_dynamic``, or its automatic dynamic shapes after a
@@ -184,6 +188,7 @@ class BackendOptions:
     cuda_graph_limit: int = DEFAULT_LIMIT
     clone_outputs: bool = False
     merge_products: bool = True
+    direct_convolutions: bool = False
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":
@@ -192,7 +197,8 @@ class BackendOptions:
         options = dict(options or {})
         known = {"fallback", "pipeline_options", "cache_dir", "library_ops", "channels_last",
                  "check_numerics", "check_tolerance", "check_granularity", "cuda_graphs",
-                 "cuda_graph_limit", "clone_outputs", "merge_products"}
+                 "cuda_graph_limit", "clone_outputs", "merge_products",
+                 "direct_convolutions"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown Kiln backend options {unknown}; "
@@ -216,7 +222,7 @@ class BackendOptions:
                                       not tolerance >= 0):
             raise ValueError(f"Kiln backend option check_tolerance={tolerance!r}: "
                              "expected None or a number of at least 0")
-        for flag in ("cuda_graphs", "clone_outputs", "merge_products"):
+        for flag in ("cuda_graphs", "clone_outputs", "merge_products", "direct_convolutions"):
             if getattr(parsed, flag) not in (True, False):
                 raise ValueError(f"Kiln backend option {flag}: expected True or False, not "
                                  f"{getattr(parsed, flag)!r}")
@@ -935,6 +941,30 @@ def _region_check(region: _Region, name: str,
 
 _CONVOLUTIONS = (aten.convolution.default, aten.convolution_backward.default)
 
+# The pipelines' direct-convolution-depth: a convolution whose filters read
+# at most this many inputs sums its windows directly (Passes.td).
+_DIRECT_CONVOLUTION_DEPTH = 64
+
+
+def _is_direct_convolution(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
+                           depth: int) -> bool:
+    """Whether `node` is a grouped convolution (a depthwise one, say) that
+    Kiln computes as direct window sums: each filter reads at most `depth`
+    inputs, no fewer than its group has filters. With the option
+    direct_convolutions, those are compiled with the ops around them
+    instead of calling the library between two regions."""
+    if node.target is not aten.convolution.default or len(node.args) < 9:
+        return False
+    weight, transposed, groups = values.get(node.args[1]), node.args[6], node.args[8]
+    if transposed or not isinstance(groups, int) or groups < 2 or \
+            not isinstance(weight, torch.Tensor) or \
+            not all(isinstance(s, int) for s in weight.shape):
+        return False
+    reads = 1
+    for size in weight.shape[1:]:
+        reads *= size
+    return reads <= depth and weight.shape[0] // groups <= reads
+
 
 def _strided_library_operands(library: Sequence[torch.fx.Node],
                               values: Mapping[torch.fx.Node, Any]) -> Set[torch.fx.Node]:
@@ -1016,8 +1046,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
             _split_convolution_biases(gm, values, device):
         gm.recompile()
         values = _record_values(gm, list(example_inputs))
+    depth = _DIRECT_CONVOLUTION_DEPTH
+    if options.pipeline_options and "direct-convolution-depth" in options.pipeline_options:
+        depth = int(options.pipeline_options["direct-convolution-depth"])
     library = [n for n in gm.graph.nodes
-               if n.op == "call_function" and str(n.target) in library_ops]
+               if n.op == "call_function" and str(n.target) in library_ops and
+               not (options.direct_convolutions and _is_direct_convolution(n, values, depth))]
     strided = _strided_library_operands(library, values)
     # Size arithmetic and the seed stay in Python, neither compiled nor a
     # fallback.

@@ -829,3 +829,29 @@ def test_region_views_hold_for_inputs_in_any_layout(tmp_path):
     assert compiled.kiln_report.kernels == 2
     fresh = [torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)]
     torch.testing.assert_close(compiled(*fresh), fn(*fresh))
+
+
+def depthwise_block(x, expand, depthwise, project):
+    h = torch.relu(torch.nn.functional.conv2d(x, expand))
+    d = torch.nn.functional.conv2d(h, depthwise, padding=1, groups=depthwise.shape[0])
+    return torch.nn.functional.conv2d(torch.nn.functional.silu(d * 2 + 1), project)
+
+
+@pytest.mark.parametrize("channels_last", [True, False])
+def test_direct_convolutions_join_their_regions(tmp_path, channels_last):
+    """With direct_convolutions, the depthwise convolution (9 inputs per
+    filter) is Kiln's, in one region with the relu before it and the
+    activation after it; the 1x1 convolutions stay cuDNN's (oneDNN's)."""
+    generator = torch.Generator().manual_seed(15)
+    args = [torch.randn(*s, generator=generator)
+            for s in [(2, 3, 6, 5), (8, 3, 1, 1), (8, 1, 3, 3), (4, 8, 1, 1)]]
+    library = partitioned(depthwise_block, args, tmp_path, channels_last=channels_last)
+    assert library.kiln_report.library_calls == {"aten.convolution.default": 3}
+    direct = partitioned(depthwise_block, args, tmp_path, channels_last=channels_last,
+                         direct_convolutions=True)
+    assert direct.kiln_report.library_calls == {"aten.convolution.default": 2}
+    assert direct.kiln_report.kernels < library.kiln_report.kernels
+    (region,) = regions(direct)
+    assert "fx.convolution" in region.graph_text and "fx.relu" in region.graph_text
+    fresh = [torch.randn(a.shape, generator=generator) for a in args]
+    torch.testing.assert_close(direct(*fresh), depthwise_block(*fresh), rtol=1e-4, atol=1e-4)
