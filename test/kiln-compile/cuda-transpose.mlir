@@ -9,6 +9,12 @@
 // RUN: kiln-opt %s --kiln-gpu-pipeline='format=isa' | FileCheck %s --check-prefix=PTX
 // RUN: kiln-opt %s --kiln-gpu-pipeline='format=isa transpose-tiles=false' | FileCheck %s --check-prefix=FLAT
 // CHECK: T kiln_forward_run
+// The host code launches the tiled transpose kernel, and nothing else.
+// RUN: kiln-compile %s --target=cuda --emit=llvm -o - | FileCheck %s --check-prefix=LAUNCHES
+// LAUNCHES-LABEL: define {{.*}} @kiln_forward_run(
+// LAUNCHES: call ptr @mgpuModuleGetFunction(ptr %{{[0-9]+}}, ptr nonnull @kiln_transpose{{.*}}_name)
+// LAUNCHES-NEXT: call void @mgpuLaunchKernel(
+// LAUNCHES-NOT: call void @mgpuLaunchKernel
 // PTX: .shared .align 2 .b8 __wg_kiln_transpose_0[4224];
 // PTX: st.shared.b16
 // PTX: bar.sync
