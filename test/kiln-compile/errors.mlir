@@ -5,6 +5,7 @@
 // RUN: not kiln-compile %t/malformed.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // RUN: not kiln-compile %t/ok.mlir --pipeline-options='no-such-option=1' -o %t.so 2>&1 | FileCheck %s --check-prefix=OPTIONS
 // RUN: not kiln-compile %t/ok.mlir 2>&1 | FileCheck %s --check-prefix=NOOUTPUT
+// RUN: not kiln-compile %t/malformed.mlir 2>&1 | FileCheck %s --check-prefix=NOOUTPUT
 // RUN: not kiln-compile %t/missing.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: not kiln-compile %t/ok.mlir -o '' 2>&1 | FileCheck %s --check-prefix=EMPTYOUT
 // RUN: cp %t/ok.mlir %t/same.mlir
@@ -17,7 +18,11 @@
 // NOLOWERING: unsupported.mlir:2:8: error: kiln-fx-to-loop: no lowering for 'fx.fft_r2c' with these operand types
 // MALFORMED: malformed.mlir:2:18: error: expected ':'
 // OPTIONS: kiln-compile: invalid --pipeline-options 'no-such-option=1'
-// NOOUTPUT: error: a shared object needs an output file (-o)
+// A missing -o is found before the input is read or compiled (the
+// malformed input is never parsed), without the module as a note.
+// NOOUTPUT: kiln-compile: a shared object needs an output file (-o); --emit=llvm or --emit=mlir print to stdout
+// NOOUTPUT-NOT: error: expected
+// NOOUTPUT-NOT: see current operation
 // MISSING: kiln-compile: cannot open input file '{{.*}}missing.mlir'
 // EMPTYOUT: kiln-compile: -o needs a file name
 // SAME: kiln-compile: the output '{{.*}}same.mlir' is the input file

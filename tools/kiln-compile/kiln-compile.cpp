@@ -95,6 +95,11 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln-compile: -o needs a file name\n";
     return 1;
   }
+  if (emitKind == EmitKind::SharedObject && outputFilename == "-") {
+    llvm::errs() << "kiln-compile: a shared object needs an output file "
+                    "(-o); --emit=llvm or --emit=mlir print to stdout\n";
+    return 1;
+  }
   if (outputFilename != "-" && inputFilename != "-" &&
       (outputFilename == inputFilename ||
        llvm::sys::fs::equivalent(outputFilename, inputFilename))) {
@@ -140,12 +145,8 @@ int main(int argc, char **argv) {
       })))
     return 1;
 
-  if (emitKind == EmitKind::SharedObject) {
-    if (outputFilename == "-")
-      return failed(
-          module->emitError("a shared object needs an output file (-o)"));
+  if (emitKind == EmitKind::SharedObject)
     return failed(linkArtifact(*module, options, outputFilename));
-  }
 
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &errorMessage);
