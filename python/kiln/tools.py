@@ -26,10 +26,13 @@ def _candidate_dirs() -> Iterable[Path]:
 def find_tool(name: str, tool_dir: Optional[Union[str, Path]] = None) -> Path:
     """Returns the path of Kiln tool `name` (for example ``kiln-opt``).
 
-    Looks in `tool_dir` if given, else next to this package (bundle or source
-    checkout), else on PATH. Raises FileNotFoundError naming where it looked.
+    Looks in `tool_dir` if given, else in $KILN_TOOLS_DIR if set (and only
+    there), else next to this package (bundle or source checkout), else on
+    PATH. Raises FileNotFoundError naming where it looked.
     """
     searched = []
+    if tool_dir is None and os.environ.get("KILN_TOOLS_DIR"):
+        tool_dir = os.environ["KILN_TOOLS_DIR"]
     dirs = [Path(tool_dir)] if tool_dir is not None else list(_candidate_dirs())
     for directory in dirs:
         candidate = directory / name

@@ -25,6 +25,17 @@ def test_find_tool_reports_where_it_looked(tmp_path):
         kiln.find_tool("kiln-opt", tool_dir=tmp_path)
 
 
+def test_kiln_tools_dir_overrides_where_tools_are_found(tmp_path, monkeypatch):
+    """KILN_TOOLS_DIR names the only folder searched (an installed Python
+    package with tools elsewhere, or a second build)."""
+    real = kiln.find_tool("kiln-opt")
+    (tmp_path / "kiln-opt").symlink_to(real)
+    monkeypatch.setenv("KILN_TOOLS_DIR", str(tmp_path))
+    assert kiln.find_tool("kiln-opt") == tmp_path / "kiln-opt"
+    with pytest.raises(FileNotFoundError, match=str(tmp_path)):
+        kiln.find_tool("kiln-compile")
+
+
 def test_round_trip_prints_the_graph():
     out = kiln.run_opt(RESIDUAL)
     assert "fx.graph @forward" in out
