@@ -3210,3 +3210,51 @@ def test_variances_keep_their_digits_on_a_large_offset(tmp_path, device):
                                      [1e-5, 1e-7, 1e-5, 5e-3]):
         error = float((g.double() - w).abs().max() / w.abs().max())
         assert error <= tolerance, f"{name}: relative error {error:.2e}"
+
+
+# Rows of one sign: an extremum that starts from 0 instead of its identity
+# (the type's least or greatest value, or an infinity) is right on mixed
+# rows and wrong on these; so is a product or a sum that starts from the
+# wrong value.
+ONE_SIGN_REDUCTIONS = [
+    ("amax", lambda x: x.amax(-1)),
+    ("amin", lambda x: x.amin(-1)),
+    ("max", lambda x: x.max(-1).values),
+    ("min", lambda x: x.min(-1).values),
+    ("argmax", lambda x: x.argmax(-1)),
+    ("argmin", lambda x: x.argmin(-1)),
+    ("whole amax", lambda x: x.amax()),
+    ("whole amin", lambda x: x.amin()),
+    ("sum", lambda x: x.sum(-1)),
+    ("prod", lambda x: x.prod(-1)),
+    ("cumsum", lambda x: x.cumsum(-1)),
+]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int8, torch.float32,
+                                   torch.bfloat16], ids=str)
+@pytest.mark.parametrize("sign", [-1, 1], ids=["negative", "positive"])
+def test_reductions_of_rows_of_one_sign(tmp_path, device, dtype, sign):
+    generator = torch.Generator().manual_seed(17)
+    supported = []
+    for name, fn in ONE_SIGN_REDUCTIONS:
+        if name == "prod" and dtype == torch.bfloat16:
+            continue  # Eager's CPU has no such kernel before torch 2.
+        supported.append((name, fn))
+
+    def make():
+        # Magnitudes 1..5: products of 7 stay inside int8 only as int64
+        # results (PyTorch widens integer products and sums).
+        magnitude = torch.randint(1, 6, (5, 7), generator=generator)
+        return (sign * magnitude).to(dtype).to(device)
+
+    def fn(x):
+        return tuple(f(x) for _, f in supported)
+
+    compiled = kiln.compile(fn, [make()], cache_dir=tmp_path)
+    x = make()
+    for (name, _), got, want in zip(supported, compiled(x), fn(x)):
+        assert got.dtype == want.dtype, name
+        torch.testing.assert_close(got, want, rtol=1e-2 if dtype == torch.bfloat16 else 0,
+                                   atol=0, msg=lambda m: f"{name}: {m}")
