@@ -3258,3 +3258,22 @@ def test_reductions_of_rows_of_one_sign(tmp_path, device, dtype, sign):
         assert got.dtype == want.dtype, name
         torch.testing.assert_close(got, want, rtol=1e-2 if dtype == torch.bfloat16 else 0,
                                    atol=0, msg=lambda m: f"{name}: {m}")
+
+
+# A product's epilogue may only be fused where it reads the product at the
+# epilogue's own index; these read it elsewhere (transposed, flipped,
+# rolled, both), and must not become epilogues.
+PRODUCTS_READ_ELSEWHERE = {
+    "transposed": lambda x, w: (x @ w).t() * 2 + 1,
+    "flipped": lambda x, w: (x @ w).flip(-1) + 1,
+    "rolled": lambda x, w: torch.relu(x @ w).roll(1, 0) * 3,
+    "with its transpose": lambda x, w: (x @ w) + (x @ w).t(),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(PRODUCTS_READ_ELSEWHERE))
+def test_products_read_at_other_indices(tmp_path, device, name):
+    fn = PRODUCTS_READ_ELSEWHERE[name]
+    check(fn, [((24, 16), F32), ((16, 24), F32)], device=device, tmp_path=tmp_path,
+          tolerances={**TOLERANCES, F32: (1e-4, 1e-4)})
