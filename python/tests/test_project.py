@@ -89,3 +89,19 @@ def test_check_nots_come_after_their_labels():
                     misplaced.append(f"{path.relative_to(ROOT)}: {line.strip()}")
     assert not misplaced, "CHECK-NOTs before their prefix's first label:\n" + \
         "\n".join(misplaced)
+
+
+def test_the_mutation_catalogue_is_current():
+    """utils/mutation-check.py plants its bugs by replacing text that must be
+    in the source exactly once: a change that moves it makes the mutation
+    stale, which this reports."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("mutation_check",
+                                                  ROOT / "utils/mutation-check.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert len(module.CATALOGUE) >= 20
+    assert len({m.name for m in module.CATALOGUE}) == len(module.CATALOGUE)
+    stale = [m.name for m in module.stale_mutations()]
+    assert not stale, f"stale mutations (update utils/mutation-check.py): {stale}"
