@@ -74,9 +74,14 @@ mlir::kiln::loop::inlinePointwiseLoad(RewriterBase &rewriter, LoadOp load,
   return replaceLoad(rewriter, load, replacement, keepF32Intermediates);
 }
 
-bool mlir::kiln::loop::shouldInline(PointwiseOp producer,
-                                    const InliningOptions &options) {
-  unsigned readers = 0;
+/// Inductor's realisation rule: whether `producer` is recomputed in each of
+/// its readers, its loads and `readers` more (loads moved out of erased
+/// bodies); `loads` and `ops` give its body's size, asked only when it has
+/// several readers.
+static bool isInlined(PointwiseOp producer, unsigned readers,
+                      const InliningOptions &options,
+                      function_ref<unsigned()> loads,
+                      function_ref<unsigned()> ops) {
   for (Operation *user : producer->getUsers()) {
     // A tensor that something other than a load needs is materialised anyway;
     // its readers then load it instead of recomputing it.
@@ -84,10 +89,15 @@ bool mlir::kiln::loop::shouldInline(PointwiseOp producer,
       return false;
     ++readers;
   }
-  if (readers <= 1)
-    return true;
-  return countLoads(producer) <= options.maxReads &&
-         countOps(producer) <= options.maxOps;
+  return readers <= 1 ||
+         (loads() <= options.maxReads && ops() <= options.maxOps);
+}
+
+bool mlir::kiln::loop::shouldInline(PointwiseOp producer,
+                                    const InliningOptions &options) {
+  return isInlined(
+      producer, 0, options, [&] { return countLoads(producer); },
+      [&] { return countOps(producer); });
 }
 
 /// Whether `a` holds fewer operations than `b`, in time linear in the fewer.
@@ -191,16 +201,9 @@ unsigned Inliner::getOps(PointwiseOp producer) {
 }
 
 bool Inliner::shouldInline(PointwiseOp producer) {
-  unsigned readers = movedReaders.lookup(producer);
-  for (Operation *user : producer->getUsers()) {
-    if (!isa<LoadOp>(user))
-      return false;
-    ++readers;
-  }
-  if (readers <= 1)
-    return true;
-  return getLoads(producer) <= options.maxReads &&
-         getOps(producer) <= options.maxOps;
+  return isInlined(
+      producer, movedReaders.lookup(producer), options,
+      [&] { return getLoads(producer); }, [&] { return getOps(producer); });
 }
 
 void Inliner::inlineLoad(LoadOp load, PointwiseOp producer,
