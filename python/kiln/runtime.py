@@ -53,13 +53,13 @@ def _current_stream_function():
     return lambda device: torch.cuda.current_stream(device).cuda_stream
 
 
-def _current_cuda_device() -> int:
-    """torch.cuda.current_device(), by PyTorch's own accessor where it has
-    one (the public function checks CUDA's initialization on every call)."""
+@functools.lru_cache(maxsize=None)
+def _current_cuda_device_function():
+    """torch.cuda.current_device, or PyTorch's own accessor where it has one
+    (the public function checks CUDA's initialization on every call)."""
     import torch
 
-    get = getattr(torch._C, "_cuda_getDevice", None)
-    return get() if get is not None else torch.cuda.current_device()
+    return getattr(torch._C, "_cuda_getDevice", None) or torch.cuda.current_device
 
 
 @functools.lru_cache(maxsize=None)
@@ -323,8 +323,6 @@ class Artifact:
     def _plan_key(self, tensors: Sequence) -> Optional[Tuple]:
         """What the guard and layout checks of a call depend on; None when
         an argument is not a tensor (the checks then say why)."""
-        import torch
-
         # Every call of a compiled model computes this: it is kept lean.
         # Only complex tensors can be conjugate views; any may be negative.
         try:
@@ -333,7 +331,7 @@ class Artifact:
         except (AttributeError, TypeError):  # Not a tensor: the checks say why.
             return None
         if self.device == "cuda" and _cuda_available():
-            key.append(_current_cuda_device())
+            key.append(_current_cuda_device_function()())
         return tuple(key)
 
     def _plan(self, tensors: Sequence) -> Tuple[List, "_CallPlan"]:
