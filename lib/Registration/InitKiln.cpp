@@ -29,8 +29,10 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Pipelines/Passes.h"
@@ -43,6 +45,7 @@
 #include "mlir/Dialect/OpenMP/OpenMPDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/UB/IR/UBOps.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Target/LLVM/NVVM/Target.h"
@@ -59,6 +62,13 @@ void mlir::kiln::registerAllKilnDialects(DialectRegistry &registry) {
   // from tensor.dim.
   registry.insert<arith::ArithDialect, complex::ComplexDialect,
                   math::MathDialect, tensor::TensorDialect>();
+  // What the pipelines produce on the way to LLVM, so that each stage's
+  // output can be read back (a pipeline run in parts, a lit test of a
+  // pass after bufferization).
+  registry.insert<affine::AffineDialect, cf::ControlFlowDialect,
+                  func::FuncDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+                  memref::MemRefDialect, NVVM::NVVMDialect, omp::OpenMPDialect,
+                  scf::SCFDialect, ub::UBDialect, vector::VectorDialect>();
 }
 
 void mlir::kiln::registerKilnCPUTranslations(DialectRegistry &registry) {

@@ -4,12 +4,17 @@
 // RUN: kiln-opt %s --kiln-cpu-pipeline | FileCheck %s --check-prefix=ONLY-LLVM
 
 // Tests that the CPU pipeline leaves only the LLVM and OpenMP dialects: one
-// parallel loop nest for the fused graph, and the entry points.
+// parallel loop nest for the fused graph, in a function of its own that the
+// graph calls, and the entry points.
 // ONLY-LLVM-NOT: fx.{{[a-z_]+}}
 // ONLY-LLVM-NOT: loop.{{[a-z_]+}}
 // ONLY-LLVM-NOT: memref.
 // ONLY-LLVM-NOT: scf.
-// CHECK-LABEL: llvm.func internal @forward
+// CHECK-LABEL: llvm.func internal @forward(
+// CHECK-NOT: omp.parallel
+// CHECK: llvm.call @forward_kernel(
+// CHECK-LABEL: llvm.func internal @forward_kernel(
+// CHECK-SAME: passthrough = ["noinline"]
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
 // CHECK: llvm.intr.maximum

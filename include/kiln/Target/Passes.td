@@ -46,4 +46,51 @@ def EmitEntryPointsPass : Pass<"kiln-emit-entry-points", "::mlir::ModuleOp"> {
   ];
 }
 
+def OutlineKernelsPass : Pass<"kiln-outline-kernels", "::mlir::ModuleOp"> {
+  let summary = "Moves each loop nest of a graph function into a function of "
+                "its own, one for identical nests";
+  let description = [{
+    Each top-level operation with regions in a function bufferized from a
+    graph (marked `kiln.graph`) — a kernel's loop nest — becomes a call of a
+    private function that holds it. The values it takes from the graph
+    function (buffers, sizes) become the function's arguments; constants
+    are copied into it. Nests that are alike but for the buffers they read
+    and write, such as those of a model's repeated layers, call one
+    function.
+
+    Code generation then works on functions of one kernel each rather than
+    on one function as long as the graph, and compiles a repeated kernel
+    once: the time LLVM takes grows with the distinct kernels of a graph,
+    not with its length.
+
+    Before:
+    ```mlir
+    func.func private @forward(%a: memref<64xf32>, %b: memref<64xf32>,
+                               %c: memref<64xf32>) attributes {kiln.graph} {
+      scf.parallel (%i) = (%c0) to (%c64) step (%c1) { ...%a, %b... }
+      scf.parallel (%i) = (%c0) to (%c64) step (%c1) { ...%b, %c... }
+      return
+    }
+    ```
+    After:
+    ```mlir
+    func.func private @forward(...) attributes {kiln.graph} {
+      call @forward_kernel0(%a, %b) : (memref<64xf32>, memref<64xf32>) -> ()
+      call @forward_kernel0(%b, %c) : (memref<64xf32>, memref<64xf32>) -> ()
+      return
+    }
+    func.func private @forward_kernel0(%x: memref<64xf32>, %y: memref<64xf32>) {
+      %c0 = arith.constant 0 : index
+      ...
+      scf.parallel (%i) = (%c0) to (%c64) step (%c1) { ...%x, %y... }
+      return
+    }
+    ```
+  }];
+  let dependentDialects = [
+    "::mlir::LLVM::LLVMDialect",
+    "::mlir::func::FuncDialect",
+  ];
+}
+
 #endif // KILN_TARGET_PASSES_TD

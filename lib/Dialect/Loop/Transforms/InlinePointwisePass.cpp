@@ -27,6 +27,7 @@ struct InlinePointwisePass
     options.maxReads = maxReads;
     options.maxOps = maxOps;
     options.maxConsumerReads = maxConsumerReads;
+    options.maxConsumerOps = maxConsumerOps;
     options.keepF32Intermediates = keepF32Intermediates;
     IRRewriter rewriter(&getContext());
     inlinePointwiseProducers(rewriter, getOperation(), options);

@@ -22,12 +22,15 @@ static unsigned countLoads(PointwiseOp node) {
   return loads;
 }
 
-/// The number of operations in a node's body, not counting the yield.
-static unsigned countOps(PointwiseOp node) {
+/// The number of operations in a region, not counting the yields.
+static unsigned countOps(Region &region) {
   unsigned ops = 0;
-  node.getBody().walk([&](Operation *op) { ops += !isa<YieldOp>(op); });
+  region.walk([&](Operation *op) { ops += !isa<YieldOp>(op); });
   return ops;
 }
+
+/// The number of operations in a node's body, not counting the yield.
+static unsigned countOps(PointwiseOp node) { return countOps(node.getBody()); }
 
 /// Whether every user of `value` is an arith.extf back to `wideType`.
 static bool onlyWidenedTo(Value value, Type wideType) {
@@ -254,6 +257,7 @@ void Inliner::inlineInto(Operation *consumer) {
   // Each round looks at the loads of pointwise nodes present when it starts,
   // in the body's order; what they bring is for the next round.
   unsigned reads = 0;
+  unsigned ops = countOps(consumer->getRegion(0));
   SmallVector<LoadOp> candidates;
   consumer->getRegion(0).walk([&](LoadOp load) {
     ++reads;
@@ -267,11 +271,13 @@ void Inliner::inlineInto(Operation *consumer) {
     for (LoadOp load : candidates) {
       PointwiseOp producer = getProducer(load);
       if (!shouldInline(producer) ||
-          reads - 1 + getLoads(producer) > options.maxConsumerReads) {
+          reads - 1 + getLoads(producer) > options.maxConsumerReads ||
+          ops - 1 + getOps(producer) > options.maxConsumerOps) {
         next.push_back(load);
         continue;
       }
       reads = reads - 1 + getLoads(producer);
+      ops = ops - 1 + getOps(producer);
       inlineLoad(load, producer, next);
       changed = true;
     }

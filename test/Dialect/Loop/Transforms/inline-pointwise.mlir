@@ -2,6 +2,7 @@
 // RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-loop-inline{max-reads=8}))' | FileCheck %s --check-prefix=READS
 // RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-loop-inline{max-ops=1}))' | FileCheck %s --check-prefix=OPS
 // RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-loop-inline{max-consumer-reads=1}))' | FileCheck %s --check-prefix=CONSUMER
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-loop-inline{max-consumer-ops=4}))' | FileCheck %s --check-prefix=CONSUMER-OPS
 // RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-loop-inline{keep-f32-intermediates=false}))' | FileCheck %s --check-prefix=ROUND
 
 // Tests that a chain of single-reader producers collapses into its last node,
@@ -21,6 +22,17 @@
 // CHECK: fx.output %[[NODE]]
 // CONSUMER-LABEL: fx.graph @inline_chain
 // CONSUMER-COUNT-3: loop.pointwise
+// With at most 4 ops a body, the sum absorbs the negation (4 ops), but the
+// square (2 ops) can't take the sum too.
+// CONSUMER-OPS-LABEL: fx.graph @inline_chain
+// CONSUMER-OPS: %[[SUM:.+]] = loop.pointwise : tensor<4x8xf32>
+// CONSUMER-OPS: arith.negf
+// CONSUMER-OPS: arith.addf
+// CONSUMER-OPS: loop.pointwise : tensor<4x8xf32>
+// CONSUMER-OPS: loop.load %[[SUM]]
+// CONSUMER-OPS-NEXT: arith.mulf
+// CONSUMER-OPS-NOT: loop.pointwise
+// CONSUMER-OPS: fx.output
 fx.graph @inline_chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
   %0 = loop.pointwise : tensor<8xf32> {
   ^bb0(%i: index):

@@ -21,12 +21,12 @@ class PointwiseOp;
 #include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
 
 /// When a producer read by several nodes is materialised instead of inlined:
-/// kiln-loop-inline's options (`maxReads`, `maxOps`, `maxConsumerReads`),
-/// declared with their defaults, Inductor's realisation heuristics, in
-/// Passes.td. `keepF32Intermediates`: keep an inlined f16/bf16 producer's
-/// value in f32 where its reader widens it again, instead of rounding in
-/// between: fused intermediates stay in f32, as in Inductor. Off, results
-/// round at every op boundary like eager.
+/// kiln-loop-inline's options (`maxReads`, `maxOps`, `maxConsumerReads`,
+/// `maxConsumerOps`), declared with their defaults, Inductor's realisation
+/// heuristics, in Passes.td. `keepF32Intermediates`: keep an inlined f16/bf16
+/// producer's value in f32 where its reader widens it again, instead of
+/// rounding in between: fused intermediates stay in f32, as in Inductor. Off,
+/// results round at every op boundary like eager.
 using InliningOptions = InlinePointwisePassOptions;
 
 /// Replaces `load`, whose source is defined by a loop.pointwise, with a copy of

@@ -25,6 +25,12 @@ def InlinePointwisePass : Pass<"kiln-loop-inline"> {
     output reads three row statistics (the sum, and the deviations' sum and
     sum of squares that make its variance exact), and with its input, bias,
     weight and a residual it must still fold into the activation after it.
+    Nor does a consumer absorb a producer once its body would hold more than
+    `max-consumer-ops` operations (Inductor bounds a fusion to 64 nodes): a
+    body of hundreds of operations spends its time computing, not moving
+    data, so writing its value once costs little, and code generation
+    works on kernels of a bounded size, in time linear in the graph
+    (a chain of thousands of pointwise ops would otherwise be one kernel).
 
     Inside the fused body, an f16/bf16 producer value that was rounded only to
     be widened again by its reader is used at f32 precision
@@ -64,6 +70,9 @@ def InlinePointwisePass : Pass<"kiln-loop-inline"> {
     Option<"maxConsumerReads", "max-consumer-reads", "unsigned",
            /*default=*/"9",
            "Stop inlining into a consumer that would load more often">,
+    Option<"maxConsumerOps", "max-consumer-ops", "unsigned",
+           /*default=*/"256",
+           "Stop inlining into a consumer that would hold more operations">,
     Option<"keepF32Intermediates", "keep-f32-intermediates", "bool",
            /*default=*/"true",
            "Skip rounding an inlined f16/bf16 value that its reader widens "
