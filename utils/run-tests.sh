@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Sets up Kiln from nothing and runs every test: formatting, generated files
-# up to date, the lit suite (check-kiln), Kiln as an installed library
+# up to date, the lit suite (check-kiln), a minute of fuzzing (utils/fuzz.py),
+# Kiln as an installed library
 # (utils/test-embedding.sh) and the Python suite. Ends with one summary line:
 #   kiln tests: N passed, N failed
 set -uo pipefail
@@ -37,6 +38,10 @@ fi
 echo "== lit (check-kiln)"
 /usr/lib/llvm-22/bin/lit -sv --xunit-xml-output="$RESULTS/lit.xml" "$BUILD_DIR/test" || status=1
 
+echo "== fuzz (kiln-opt on damaged lit inputs, 60 s)"
+/usr/bin/python3 "$ROOT/utils/fuzz.py" --seconds 60 --seed 1 \
+  --xunit "$RESULTS/fuzz.xml" || status=1
+
 echo "== embedding (install, then examples/embed against the installed package)"
 "$ROOT/utils/test-embedding.sh" --build-dir "$BUILD_DIR" \
   --xunit "$RESULTS/embedding.xml" || status=1
@@ -47,5 +52,5 @@ echo "== pytest"
 
 # Every suite's report, by name: a suite that wrote none counts as failed.
 /usr/bin/python3 "$ROOT/utils/summarize-tests.py" \
-  "$RESULTS"/{lint,generated,lit,embedding,pytest}.xml || status=1
+  "$RESULTS"/{lint,generated,lit,fuzz,embedding,pytest}.xml || status=1
 exit $status

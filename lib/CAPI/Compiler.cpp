@@ -7,6 +7,7 @@
 #include "kiln-c/Compiler.h"
 
 #include "kiln/Compiler/Compiler.h"
+#include "kiln/Support/ParserGuards.h"
 #include "mlir/CAPI/IR.h"
 #include "mlir/CAPI/Support.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -45,6 +46,10 @@ MlirLogicalResult kilnParseAndRunPipeline(MlirContext context,
                                           MlirStringRef pipeline,
                                           MlirModule *result) {
   *result = MlirModule{nullptr};
+  if (failed(kiln::checkParserGuards(
+          llvm::MemoryBufferRef(unwrap(source), /*Identifier=*/""),
+          unwrap(context))))
+    return mlirLogicalResultFailure();
   OwningOpRef<ModuleOp> module =
       parseSourceString<ModuleOp>(unwrap(source), unwrap(context));
   if (!module)

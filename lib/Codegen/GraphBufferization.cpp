@@ -557,8 +557,17 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                  << type << " takes 2^48 bytes or more, more than Kiln plans";
       continue;
     }
-    if (isa<tensor::DimOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
-            op) ||
+    if (auto dim = dyn_cast<tensor::DimOp>(op)) {
+      // Out of range, the size would read past the buffer's descriptor.
+      std::optional<int64_t> index = dim.getConstantIndex();
+      int64_t rank =
+          cast<RankedTensorType>(dim.getSource().getType()).getRank();
+      if (index && (*index < 0 || *index >= rank))
+        return dim.emitError("dimension ") << *index << " of a tensor of rank "
+                                           << rank << " does not exist";
+      continue;
+    }
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) ||
         isScalarOp(&op))
       continue;
     return op.emitError("kiln-loop-to-scf: '")

@@ -118,6 +118,18 @@ static int testErrors(MlirContext context) {
   // CHECK: diagnostic: loc({{.*}}:2:18): expected ':'
   // CHECK: malformed: failed
 
+  // MLIR's parser would crash on a dense array of index.
+  result = kilnParseAndRunPipeline(
+      context,
+      mlirStringRefCreateFromCString(
+          "fx.graph @g(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+          "  %0 = fx.sum %x {dim = array<index: 0>} : tensor<4xf32>\n}\n"),
+      mlirStringRefCreateFromCString("kiln-lower-to-loop"), &module);
+  printf("index array: %s\n",
+         mlirLogicalResultIsFailure(result) ? "failed" : "succeeded");
+  // CHECK: diagnostic: loc({{.*}}:2:25): dense arrays of `index` are not
+  // supported CHECK: index array: failed
+
   module =
       mlirModuleCreateParse(context, mlirStringRefCreateFromCString(graph));
   result = kilnCompileToSharedObject(

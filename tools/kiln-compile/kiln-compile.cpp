@@ -10,6 +10,7 @@
 
 #include "kiln/Compiler/Compiler.h"
 #include "kiln/InitKiln.h"
+#include "kiln/Support/ParserGuards.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -136,6 +137,11 @@ int main(int argc, char **argv) {
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(std::move(input), llvm::SMLoc());
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  if (failed(checkParserGuards(
+          sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID())
+              ->getMemBufferRef(),
+          &context)))
+    return 1;
   OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
   if (!module)
     return 1;

@@ -326,8 +326,7 @@ fxtoloop::getBroadcastDynamicSizes(OpBuilder &b, Location loc,
       }
     }
   }
-  assert(static_cast<int64_t>(dynamicSizes.size()) ==
-             resultType.getNumDynamicDims() &&
+  assert(dynamicSizes.size() == resultType.getNumDynamicDims() &&
          "verified broadcast has a source for every dynamic dimension");
   return dynamicSizes;
 }

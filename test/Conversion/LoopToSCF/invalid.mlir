@@ -77,3 +77,17 @@ fx.graph @huge_temporary(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   fx.output %b : tensor<4xf32>
 }
+
+// -----
+
+fx.graph @dim_out_of_range(%x: tensor<?x64xf32>) -> tensor<?x64xf32> {
+  %c = arith.constant -2147483648 : index
+  // expected-error @+1 {{dimension -2147483648 of a tensor of rank 2 does not exist}}
+  %n = tensor.dim %x, %c : tensor<?x64xf32>
+  %y = loop.pointwise(%n) : tensor<?x64xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<?x64xf32>
+    loop.yield %v : f32
+  }
+  fx.output %y : tensor<?x64xf32>
+}

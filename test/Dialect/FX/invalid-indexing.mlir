@@ -16,6 +16,14 @@ fx.graph @index_positions_count(%x: tensor<4x8xf32>, %i: tensor<3xsi64>) {
 
 // -----
 
+fx.graph @index_positions_past_self(%x: tensor<4x8xf32>, %i: tensor<3xsi64>, %j: tensor<3xsi64>) {
+  // expected-error @+1 {{'fx.index' op `index_positions` 9223372036854775807 is past the dimensions of `self` 'tensor<4x8xf32>'}}
+  %0 = fx.index %x, %i, %j {index_positions = array<i64: 0, 9223372036854775807>} : (tensor<4x8xf32>, tensor<3xsi64>, tensor<3xsi64>) -> tensor<3xf32>
+  fx.output
+}
+
+// -----
+
 fx.graph @index_positions_order(%x: tensor<4x8xf32>, %i: tensor<3xsi64>) {
   // expected-error @+1 {{'fx.index' op `index_positions` must be increasing and not negative}}
   %0 = fx.index %x, %i, %i {index_positions = array<i64: 1, 0>} : (tensor<4x8xf32>, tensor<3xsi64>, tensor<3xsi64>) -> tensor<3xf32>

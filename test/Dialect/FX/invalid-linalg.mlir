@@ -155,6 +155,24 @@ fx.graph @conv_kernel_fits(%x: tensor<1x4x2x8xf32>, %w: tensor<6x4x3x3xf32>) {
 
 // -----
 
+fx.graph @conv_size_overflows(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>) {
+  // expected-error @+1 {{'fx.convolution' op the output size overflows in spatial dimension 0}}
+  %0 = fx.convolution %x, %w {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 9223372036854775807>, transposed = false, output_padding = array<i64: 0>, groups = 1}
+      : (tensor<1x4x8x8xf32>, tensor<6x4x3x3xf32>) -> tensor<1x6x6x6xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @conv_transposed_size_overflows(%x: tensor<1x4x8x8xf32>, %w: tensor<4x6x3x3xf32>) {
+  // expected-error @+1 {{'fx.convolution' op the output size overflows in spatial dimension 0}}
+  %0 = fx.convolution %x, %w {stride = array<i64: 4611686018427387904>, padding = array<i64: 0>, dilation = array<i64: 1>, transposed = true, output_padding = array<i64: 0>, groups = 1}
+      : (tensor<1x4x8x8xf32>, tensor<4x6x3x3xf32>) -> tensor<1x6x6x6xf32>
+  fx.output
+}
+
+// -----
+
 fx.graph @conv_bias(%x: tensor<1x4x8x8xf32>, %w: tensor<6x4x3x3xf32>, %b: tensor<4xf32>) {
   // expected-error @+1 {{'fx.convolution' op `bias` 'tensor<4xf32>' must have shape [6], one per output channel}}
   %0 = fx.convolution %x, %w bias(%b) {stride = array<i64: 1>, padding = array<i64: 0>, dilation = array<i64: 1>, transposed = false, output_padding = array<i64: 0>, groups = 1}

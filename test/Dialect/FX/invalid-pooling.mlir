@@ -184,6 +184,32 @@ fx.graph @col2im_rank(%x: tensor<12xf32>) {
 
 // -----
 
+fx.graph @col2im_stride(%x: tensor<2x12x49xf32>) {
+  // expected-error @+1 {{'fx.col2im' op window parameters must be positive (padding not negative) in spatial dimension 0}}
+  %0 = fx.col2im %x {kernel_size = array<i64: 2>, dilation = array<i64: 1>, padding = array<i64: 0>, stride = array<i64: 0>}
+      : (tensor<2x12x49xf32>) -> tensor<2x3x8x8xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @col2im_overflows(%x: tensor<2x12x49xf32>) {
+  // expected-error @+1 {{'fx.col2im' op the number of blocks or of their channels overflows}}
+  %0 = fx.col2im %x {kernel_size = array<i64: 2, 4611686018427387904>, dilation = array<i64: 1>, padding = array<i64: 0>, stride = array<i64: 1>}
+      : (tensor<2x12x49xf32>) -> tensor<2x3x8x8xf32>
+  fx.output
+}
+
+// -----
+
+fx.graph @pool_size_overflows(%x: tensor<1x2x9223372036854775807x8xf32>) {
+  // expected-error @+1 {{'fx.avg_pool2d' op the window's output size overflows in spatial dimension 0}}
+  %0 = fx.avg_pool2d %x {kernel_size = array<i64: 3>, stride = array<i64: 1>, padding = array<i64: 1>} : (tensor<1x2x9223372036854775807x8xf32>) -> tensor<1x2x8x8xf32>
+  fx.output
+}
+
+// -----
+
 fx.graph @col2im_blocks(%x: tensor<2x12x50xf32>) {
   // expected-error @+1 {{'fx.col2im' op `self` 'tensor<2x12x50xf32>' must be [.., 12, 49]: C * kh * kw channels and one column per block of the result 'tensor<2x3x8x8xf32>'}}
   %0 = fx.col2im %x {kernel_size = array<i64: 2>, dilation = array<i64: 1>, padding = array<i64: 0>, stride = array<i64: 1>}

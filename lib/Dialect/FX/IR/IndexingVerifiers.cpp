@@ -52,7 +52,11 @@ getIndexedShape(Operation *op, RankedTensorType self, ValueRange indices) {
   size_t next = 0;
   for (int64_t position = 0; next < indices.size(); ++position) {
     if (positions[next] != position) {
-      ++dim; // A full slice.
+      // A full slice.
+      if (++dim > self.getRank())
+        return op->emitOpError("`index_positions` ")
+               << positions[next] << " is past the dimensions of `self` "
+               << self;
       continue;
     }
     auto index = getTensorType(indices[next++]);

@@ -218,18 +218,22 @@ getConvolutionShape(Operation *op, Value input, Value weight) {
       shape.push_back(kAnySize);
       continue;
     }
-    int64_t out =
+    std::optional<int64_t> out =
         params->transposed
             ? getTransposedWindowOutputSize(
                   in, kernel, params->stride[i], params->padding[i],
                   params->dilation[i], params->outputPadding[i])
             : getWindowOutputSize(in, kernel, params->stride[i],
                                   params->padding[i], params->dilation[i]);
-    if (!ShapedType::isDynamic(out) && out < 1)
+    if (!out)
+      return op->emitOpError("the output size overflows in spatial "
+                             "dimension ")
+             << i;
+    if (!ShapedType::isDynamic(*out) && *out < 1)
       return op->emitOpError("the kernel does not fit: spatial dimension ")
              << i << " of `input` " << inputType << " gives output size "
-             << out;
-    shape.push_back(out);
+             << *out;
+    shape.push_back(*out);
   }
   return shape;
 }

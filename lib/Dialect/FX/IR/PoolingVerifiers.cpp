@@ -11,6 +11,7 @@
 #include "kiln/Dialect/FX/IR/ShapeFunctions.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 #include <cmath>
 
@@ -73,12 +74,16 @@ static FailureOr<SmallVector<int64_t>> getPooledShape(Operation *op,
     if (p > ((k - 1) * d + 1) / 2)
       return op->emitOpError("`padding` ")
              << p << " exceeds half the window in spatial dimension " << i;
-    int64_t out = getWindowOutputSize(input.getDimSize(firstSpatial + i), k, s,
-                                      p, d, ceilMode);
-    if (!ShapedType::isDynamic(out) && out < 1)
+    std::optional<int64_t> out = getWindowOutputSize(
+        input.getDimSize(firstSpatial + i), k, s, p, d, ceilMode);
+    if (!out)
+      return op->emitOpError("the window's output size overflows in spatial "
+                             "dimension ")
+             << i;
+    if (!ShapedType::isDynamic(*out) && *out < 1)
       return op->emitOpError("the window does not fit: spatial dimension ")
-             << i << " of " << input << " gives output size " << out;
-    shape.push_back(out);
+             << i << " of " << input << " gives output size " << *out;
+    shape.push_back(*out);
   }
   return shape;
 }
@@ -134,20 +139,44 @@ static LogicalResult verifyCol2Im(Operation *op) {
   expected.append({kAnySize, kAnySize, kAnySize});
   if (failed(verifyResult(op, 0, expected, self.getElementType())))
     return failure();
+  for (int64_t i = 0; i < 2; ++i) {
+    if (params[0][i] < 1 || params[1][i] < 1 || params[3][i] < 1 ||
+        params[2][i] < 0)
+      return op->emitOpError("window parameters must be positive (padding "
+                             "not negative) in spatial dimension ")
+             << i;
+  }
+  auto overflows = [&] {
+    return op->emitOpError("the number of blocks or of their channels "
+                           "overflows");
+  };
   int64_t channels = result.getDimSize(result.getRank() - 3);
-  int64_t blockSize = params[0][0] * params[0][1];
+  std::optional<int64_t> blockSize =
+      llvm::checkedMul(params[0][0], params[0][1]);
   int64_t blocks = 1;
   for (int64_t i = 0; i < 2; ++i) {
     int64_t out = result.getDimSize(result.getRank() - 2 + i);
-    int64_t count = getWindowOutputSize(out, params[0][i], params[3][i],
-                                        params[2][i], params[1][i]);
-    blocks = ShapedType::isDynamic(count) || ShapedType::isDynamic(blocks)
-                 ? ShapedType::kDynamic
-                 : blocks * count;
+    std::optional<int64_t> count = getWindowOutputSize(
+        out, params[0][i], params[3][i], params[2][i], params[1][i]);
+    if (!count)
+      return overflows();
+    if (ShapedType::isDynamic(*count) || ShapedType::isDynamic(blocks)) {
+      blocks = ShapedType::kDynamic;
+      continue;
+    }
+    std::optional<int64_t> product = llvm::checkedMul(blocks, *count);
+    if (!product)
+      return overflows();
+    blocks = *product;
   }
-  int64_t expectedChannels = ShapedType::isDynamic(channels)
-                                 ? ShapedType::kDynamic
-                                 : channels * blockSize;
+  int64_t expectedChannels = ShapedType::kDynamic;
+  if (!ShapedType::isDynamic(channels)) {
+    std::optional<int64_t> product =
+        blockSize ? llvm::checkedMul(channels, *blockSize) : std::nullopt;
+    if (!product)
+      return overflows();
+    expectedChannels = *product;
+  }
   if (!joinSizes(self.getDimSize(self.getRank() - 2), expectedChannels) ||
       !joinSizes(self.getDimSize(self.getRank() - 1), blocks))
     return op->emitOpError("`self` ")

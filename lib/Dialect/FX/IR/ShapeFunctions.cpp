@@ -7,6 +7,7 @@
 #include "kiln/Dialect/FX/IR/ShapeFunctions.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
@@ -214,25 +215,51 @@ static int64_t floorDiv(int64_t lhs, int64_t rhs) {
   return quotient;
 }
 
-int64_t mlir::kiln::fx::getWindowOutputSize(int64_t in, int64_t kernel,
-                                            int64_t stride, int64_t padding,
-                                            int64_t dilation, bool ceilMode) {
+/// a + b, a - b and a * b, or nullopt where the result overflows int64.
+static std::optional<int64_t> add(std::optional<int64_t> a,
+                                  std::optional<int64_t> b) {
+  return a && b ? llvm::checkedAdd(*a, *b) : std::nullopt;
+}
+static std::optional<int64_t> sub(std::optional<int64_t> a,
+                                  std::optional<int64_t> b) {
+  return a && b ? llvm::checkedSub(*a, *b) : std::nullopt;
+}
+static std::optional<int64_t> mul(std::optional<int64_t> a,
+                                  std::optional<int64_t> b) {
+  return a && b ? llvm::checkedMul(*a, *b) : std::nullopt;
+}
+
+std::optional<int64_t>
+mlir::kiln::fx::getWindowOutputSize(int64_t in, int64_t kernel, int64_t stride,
+                                    int64_t padding, int64_t dilation,
+                                    bool ceilMode) {
   if (ShapedType::isDynamic(in))
     return ShapedType::kDynamic;
-  int64_t span = in + 2 * padding - dilation * (kernel - 1) - 1;
-  int64_t out = floorDiv(span + (ceilMode ? stride - 1 : 0), stride) + 1;
+  if (stride < 1)
+    return std::nullopt;
+  std::optional<int64_t> span =
+      sub(add(in, mul(2, padding)), add(mul(dilation, sub(kernel, 1)), 1));
+  std::optional<int64_t> rounded = add(span, ceilMode ? stride - 1 : 0);
+  if (!rounded)
+    return std::nullopt;
+  int64_t out = floorDiv(*rounded, stride) + 1;
   // With ceil_mode the last window must start inside the input or the left
   // padding.
-  if (ceilMode && (out - 1) * stride >= in + padding)
+  std::optional<int64_t> lastStart = mul(out - 1, stride);
+  std::optional<int64_t> limit = add(in, padding);
+  if (!lastStart || !limit)
+    return std::nullopt;
+  if (ceilMode && *lastStart >= *limit)
     --out;
   return out;
 }
 
-int64_t mlir::kiln::fx::getTransposedWindowOutputSize(
+std::optional<int64_t> mlir::kiln::fx::getTransposedWindowOutputSize(
     int64_t in, int64_t kernel, int64_t stride, int64_t padding,
     int64_t dilation, int64_t outputPadding) {
   if (ShapedType::isDynamic(in))
     return ShapedType::kDynamic;
-  return (in - 1) * stride - 2 * padding + dilation * (kernel - 1) +
-         outputPadding + 1;
+  return add(add(sub(mul(sub(in, 1), stride), mul(2, padding)),
+                 mul(dilation, sub(kernel, 1))),
+             add(outputPadding, 1));
 }

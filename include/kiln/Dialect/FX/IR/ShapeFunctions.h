@@ -78,17 +78,21 @@ std::optional<int64_t> wrapDim(int64_t dim, int64_t rank);
 /// The output size of a convolution or pooling window along one dimension:
 /// floor((in + 2 * padding - dilation * (kernel - 1) - 1) / stride) + 1, or
 /// with `ceilMode` rounded up unless the last window would start in the
-/// right padding (PyTorch's pooling_output_shape). `?` when `in` is `?`.
-int64_t getWindowOutputSize(int64_t in, int64_t kernel, int64_t stride,
-                            int64_t padding, int64_t dilation,
-                            bool ceilMode = false);
+/// right padding (PyTorch's pooling_output_shape). `?` when `in` is `?`;
+/// nullopt when `stride` is not positive or the size overflows int64.
+std::optional<int64_t> getWindowOutputSize(int64_t in, int64_t kernel,
+                                           int64_t stride, int64_t padding,
+                                           int64_t dilation,
+                                           bool ceilMode = false);
 
 /// The output size of a transposed convolution along one dimension:
 /// (in - 1) * stride - 2 * padding + dilation * (kernel - 1) + outputPadding
-/// + 1. `?` when `in` is `?`.
-int64_t getTransposedWindowOutputSize(int64_t in, int64_t kernel,
-                                      int64_t stride, int64_t padding,
-                                      int64_t dilation, int64_t outputPadding);
+/// + 1. `?` when `in` is `?`; nullopt when the size overflows int64.
+std::optional<int64_t> getTransposedWindowOutputSize(int64_t in, int64_t kernel,
+                                                     int64_t stride,
+                                                     int64_t padding,
+                                                     int64_t dilation,
+                                                     int64_t outputPadding);
 
 } // namespace mlir::kiln::fx
 
