@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
 # Configures and builds Kiln with clang-22, Ninja, ccache and lld.
 #
-#   utils/build.sh [--static] [--build-dir DIR] [ninja targets...]
+#   utils/build.sh [--static | --sanitize] [--build-dir DIR] [ninja targets...]
 #
 # --static builds the relocatable configuration (KILN_STATIC_LLVM=ON) in
-# build-static/ unless --build-dir says otherwise. Set-up is idempotent: the
+# build-static/, --sanitize Kiln's compiler with ASan and UBSan
+# (KILN_SANITIZERS) in build-sanitize/, unless --build-dir says otherwise. Set-up is idempotent: the
 # packages are installed only when missing, CMake is configured only once.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATIC=OFF
+SANITIZERS=""
 BUILD_DIR=""
 TARGETS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --static) STATIC=ON ;;
+    --sanitize) SANITIZERS="address;undefined" ;;
     --build-dir) BUILD_DIR="$2"; shift ;;
     *) TARGETS+=("$1") ;;
   esac
   shift
 done
 if [ -z "$BUILD_DIR" ]; then
-  if [ "$STATIC" = ON ]; then BUILD_DIR="$ROOT/build-static"; else BUILD_DIR="$ROOT/build"; fi
+  if [ "$STATIC" = ON ]; then BUILD_DIR="$ROOT/build-static"
+  elif [ -n "$SANITIZERS" ]; then BUILD_DIR="$ROOT/build-sanitize"
+  else BUILD_DIR="$ROOT/build"; fi
 fi
 
 "$ROOT/utils/install-deps.sh"
@@ -42,7 +47,8 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DMLIR_DIR="$LLVM_PREFIX/lib/cmake/mlir" \
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DPython3_EXECUTABLE=/usr/bin/python3 \
-    -DKILN_STATIC_LLVM="$STATIC"
+    -DKILN_STATIC_LLVM="$STATIC" \
+    -DKILN_SANITIZERS="$SANITIZERS"
 fi
 
 cmake --build "$BUILD_DIR" ${TARGETS[@]+--target "${TARGETS[@]}"}

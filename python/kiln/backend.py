@@ -19,54 +19,8 @@ PyTorch, and why, is logged once per graph on the ``kiln`` logger, and kept
 as the compiled module's ``kiln_report``. With ``options={"fallback":
 "error"}`` any fallback raises instead.
 
-Options (``torch.compile(model, backend="kiln", options={...})``):
-
-* ``fallback``: ``"eager"`` (default) or ``"error"``;
-* ``pipeline_options``: the target pipeline's options, as kiln.compile takes;
-* ``cache_dir``: where artifacts are cached (default: kiln.compiler's);
-* ``channels_last``: whether 4-d tensors that pass between compiled
-  regions and library convolutions do so in NHWC memory (channels-last
-  strides, which cuDNN runs without converting layouts; the regions read and
-  write NHWC buffers). Default (None): where convolutions run in CUDA's
-  library, as Inductor's layout optimization does;
-* ``check_numerics``: ``False`` (default), ``"warn"`` or ``"error"``: every
-  call of a compiled region also runs the region's ATen graph in PyTorch on
-  the same inputs and compares (kiln.numerics); an output that differs is
-  logged once, naming its ATen node and source line, or raises
-  NumericsError. Slow: for finding a wrong op, not for production;
-* ``check_tolerance``: the relative error check_numerics allows (default:
-  by dtype, kiln.numerics.DEFAULT_TOLERANCES);
-* ``check_granularity``: ``"regions"`` (default) or ``"ops"``: every
-  supported op compiles as a region of its own, so that check_numerics
-  names the very op that computes wrongly (no fusion: slow to compile and
-  to run, for narrowing a region down);
-* ``library_ops``: the ATen ops (``"aten.convolution.default"``) that call
-  PyTorch's kernels, as Inductor's extern kernels do, even where Kiln
-  compiles them: by default the convolutions, whose vendor libraries (cuDNN,
-  oneDNN) are faster than Kiln's patch-matrix products, and CUDA's fused
-  attention kernels (memory-efficient, cuDNN, flash) and their gradients.
-  With ``aten.scaled_dot_product_attention.default`` among them (the
-  default), attention that a CUDA graph writes out (``softmax(q @ kᵀ · c +
-  mask) @ v``, its weights used nowhere else) becomes that one call
-  (kiln.attention). ``[]`` compiles everything Kiln can;
-* ``cuda_graphs``: ``False`` (default) or ``True``: every CUDA graph runs
-  as CUDA graphs, recorded per set of input sizes and replayed, through
-  PyTorch's CUDA graph trees as Inductor's ``reduce-overhead`` mode does
-  (kiln.cudagraphs). torch.compile's ``mode="reduce-overhead"`` (or
-  ``"max-autotune"``) turns it on, as it does for Inductor; outputs then
-  stay valid until the same graph runs again;
-* ``cuda_graph_limit``: how many sets of symbolic sizes a graph records
-  before new ones run without graphs (default 8);
-* ``clone_outputs``: with ``cuda_graphs``, return copies of the outputs,
-  valid after later calls (default False);
-* ``merge_products``: ``True`` (default): matrix products that read the
-  same operand (a layer's query, key and value projections, a gated MLP's
-  gate and up projections) become one product by the concatenated weights
-  (kiln.products);
-* ``direct_convolutions``: ``False`` (default) or ``True``: grouped
-  convolutions whose filters read few inputs (depthwise ones) are compiled
-  by Kiln as window sums, fused with the ops around them, instead of
-  calling the library (cuDNN) between two regions.
+Options (``torch.compile(model, backend="kiln", options={...})``) are
+BackendOptions' fields, listed with their defaults in docs/TorchCompile.md.
 
 Shapes: a static size is part of a region's type; a symbolic one (Dynamo's
 ``dynamic=True``, ``mark_dynamic``, or its automatic dynamic shapes after a
@@ -174,7 +128,8 @@ class FallbackError(RuntimeError):
 
 @dataclass(frozen=True)
 class BackendOptions:
-    """How compile_aten_graph and kiln_backend compile (module docstring)."""
+    """How compile_aten_graph and kiln_backend compile: each field is an option,
+    documented with its default in docs/TorchCompile.md."""
 
     fallback: str = "eager"
     pipeline_options: Optional[Mapping[str, Any]] = None

@@ -18,6 +18,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
 #include "mlir/Support/ToolUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,38 +35,46 @@ namespace {
 enum class EmitKind { SharedObject, Object, LLVMIR, MLIR };
 enum class Target { CPU, CUDA };
 
+// --help lists these two; LLVM's own options, still taken, are not listed.
+cl::OptionCategory kilnCategory("Kiln options");
+cl::OptionCategory mlirCategory("MLIR options (diagnostics, IR printing, "
+                                "pass timing)");
+
 cl::opt<std::string> inputFilename(cl::Positional, cl::desc("<input .mlir>"),
-                                   cl::init("-"));
+                                   cl::init("-"), cl::cat(kilnCategory));
 cl::opt<std::string> outputFilename("o", cl::desc("Output file"),
-                                    cl::value_desc("filename"), cl::init("-"));
+                                    cl::value_desc("filename"), cl::init("-"),
+                                    cl::cat(kilnCategory));
 cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::SharedObject),
     cl::values(clEnumValN(EmitKind::SharedObject, "so", "a shared object"),
                clEnumValN(EmitKind::Object, "obj", "an object file"),
                clEnumValN(EmitKind::LLVMIR, "llvm", "optimized LLVM IR"),
                clEnumValN(EmitKind::MLIR, "mlir",
-                          "the module in the LLVM dialect")));
+                          "the module in the LLVM dialect")),
+    cl::cat(kilnCategory));
 cl::opt<Target> target(
     "target", cl::desc("Where the graph runs"), cl::init(Target::CPU),
     cl::values(clEnumValN(Target::CPU, "cpu", "x86 CPUs (kiln-cpu-pipeline)"),
                clEnumValN(Target::CUDA, "cuda",
-                          "NVIDIA GPUs (kiln-gpu-pipeline)")));
+                          "NVIDIA GPUs (kiln-gpu-pipeline)")),
+    cl::cat(kilnCategory));
 cl::opt<std::string> pipelineOptions(
     "pipeline-options",
     cl::desc("Options of the target's pipeline, e.g. 'openmp=false' for the "
              "CPU, 'chip=sm_80 block-size=128' for CUDA"),
-    cl::init(""));
+    cl::init(""), cl::cat(kilnCategory));
 cl::opt<std::string> cudaPath(
     "cuda-path",
     cl::desc("CUDA toolkit whose ptxas builds kernels (default: $CUDA_ROOT, "
              "$CUDA_HOME, $CUDA_PATH, then /usr/local/cuda)"),
-    cl::init(""));
+    cl::init(""), cl::cat(kilnCategory));
 cl::opt<std::string> cpu("mcpu", cl::desc("Target CPU (default: the host's)"),
-                         cl::init("native"));
+                         cl::init("native"), cl::cat(kilnCategory));
 cl::opt<std::string> features("mattr", cl::desc("Extra LLVM target features"),
-                              cl::init(""));
+                              cl::init(""), cl::cat(kilnCategory));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
-                           cl::init(3), cl::Prefix);
+                           cl::init(3), cl::Prefix, cl::cat(kilnCategory));
 } // namespace
 
 int main(int argc, char **argv) {
@@ -78,6 +87,12 @@ int main(int argc, char **argv) {
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
   registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+  for (auto &[name, option] : cl::getRegisteredOptions()) {
+    if (name.starts_with("mlir-"))
+      option->addCategory(mlirCategory);
+  }
+  cl::HideUnrelatedOptions({&kilnCategory, &mlirCategory});
   cl::ParseCommandLineOptions(argc, argv,
                               "Kiln compiler: fx graph -> shared object\n");
 
@@ -147,6 +162,7 @@ int main(int argc, char **argv) {
     return 1;
 
   if (failed(lowerToLLVM(*module, options, [](PassManager &pm) {
+        applyDefaultTimingPassManagerCLOptions(pm);
         return applyPassManagerCLOptions(pm);
       })))
     return 1;
