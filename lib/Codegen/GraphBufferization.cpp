@@ -590,6 +590,8 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
   func->setAttr(kGraphFuncAttrName, rewriter.getUnitAttr());
   func->setAttr(kGraphSignatureAttrName,
                 TypeAttr::get(graph.getFunctionType()));
+  if (Attribute checks = graph->getAttr(loop::kChecksAttrName))
+    func->setAttr(loop::kChecksAttrName, checks);
   Block *entry = func.addEntryBlock();
   unsigned numInputs = graph.getNumArguments();
   ValueRange resultBuffers =

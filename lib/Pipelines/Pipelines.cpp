@@ -42,10 +42,12 @@ using namespace mlir::kiln;
 // ones).
 
 /// Adds the graph lowering (kiln-lower-to-loop's passes) with `options`;
-/// `libraryEpilogues` for targets whose products are library calls.
+/// `libraryEpilogues` for targets whose products are library calls,
+/// `runtimeChecks` for targets whose eager kernels check values (CPUs).
 template <typename Options>
 static void addGraphLowering(OpPassManager &pm, const Options &options,
-                             bool libraryEpilogues, bool failOnUnsupported) {
+                             bool libraryEpilogues, bool failOnUnsupported,
+                             bool runtimeChecks) {
   OpPassManager &graphPm = pm.nest<fx::GraphOp>();
   ConvertFXToLoopPassOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
@@ -53,6 +55,7 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   toLoop.normalCdfFromTail = options.normalCdfFromTail;
   toLoop.failOnUnsupported = failOnUnsupported;
   toLoop.directConvolutionDepth = options.directConvolutionDepth;
+  toLoop.runtimeChecks = runtimeChecks;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
   ExpandConvolutionsPassOptions expand;
   expand.directDepth = options.directConvolutionDepth;
@@ -82,7 +85,7 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
 void mlir::kiln::buildLowerToLoopPipeline(
     OpPassManager &pm, const LowerToLoopPipelineOptions &options) {
   addGraphLowering(pm, options, options.libraryEpilogues,
-                   options.failOnUnsupported);
+                   options.failOnUnsupported, options.runtimeChecks);
 }
 
 /// Adds kiln-loop-to-scf-cpu's passes with `options`.
@@ -157,7 +160,7 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
 void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
                                   const CPUPipelineOptions &options) {
   addGraphLowering(pm, options, /*libraryEpilogues=*/false,
-                   /*failOnUnsupported=*/true);
+                   /*failOnUnsupported=*/true, /*runtimeChecks=*/true);
   addLoopToSCFCPU(pm, options);
   addSCFToLLVMCPU(pm, options.openmp);
 }
@@ -219,8 +222,10 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
 
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
                                   const GPUPipelineOptions &options) {
+  // CUDA's kernels divide by zero without raising, and report indices out
+  // of range through device asserts: no flags to read back at every run.
   addGraphLowering(pm, options, /*libraryEpilogues=*/true,
-                   /*failOnUnsupported=*/true);
+                   /*failOnUnsupported=*/true, /*runtimeChecks=*/false);
   addLoopToLLVMGPU(pm, options);
 }
 

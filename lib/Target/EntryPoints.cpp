@@ -9,6 +9,7 @@
 #include "kiln/Target/Passes.h"
 
 #include "kiln/Codegen/GraphBufferization.h"
+#include "kiln/Dialect/Loop/IR/LoopDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -215,6 +216,18 @@ LogicalResult mlir::kiln::emitEntryPoints(RewriterBase &rewriter,
   addStringGlobal(rewriter, loc,
                   ("kiln_" + graphFunc.getSymName() + "_device").str(),
                   takesStream ? "cuda" : "cpu");
+  // The messages of the run-time checks whose flags are the last results,
+  // one a line.
+  if (auto checks =
+          graphFunc->getAttrOfType<ArrayAttr>(loop::kChecksAttrName)) {
+    std::string messages = llvm::join(
+        llvm::map_range(checks.getAsValueRange<StringAttr>(),
+                        [](StringRef message) { return message.str(); }),
+        "\n");
+    addStringGlobal(rewriter, loc,
+                    ("kiln_" + graphFunc.getSymName() + "_checks").str(),
+                    messages);
+  }
 
   // Only the entry points are exported; the rest may be inlined into them.
   auto internal = LLVM::LinkageAttr::get(ctx, LLVM::Linkage::Internal);

@@ -226,6 +226,14 @@ def _with_abi_guards(guards: GraphGuards, inputs: Sequence[TensorSpec],
     return GraphGuards(tuple(symbols), tuple(arguments))
 
 
+def _raise_check(message: str) -> None:
+    """Raises what eager raises for a failed run-time check: `message` is
+    "<exception>: <text>" (loop.check)."""
+    kind, _, text = message.partition(": ")
+    exception = {"IndexError": IndexError, "ValueError": ValueError}.get(kind, RuntimeError)
+    raise exception(text)
+
+
 class Artifact:
     """A loaded artifact; calling it runs graph `graph` on PyTorch tensors.
 
@@ -260,6 +268,13 @@ class Artifact:
                 f"{self.path} has Kiln ABI version {version}; this runtime reads {ABI_VERSION}"
             )
         self.inputs, self.results = parse_signature(text.decode())
+        # Run-time checks (kiln_<graph>_checks): their flags are the last
+        # results, which the caller never sees; a positive one fails the run.
+        checks = f"kiln_{graph}_checks"
+        self.checks: Tuple[str, ...] = tuple(
+            self._string(checks).decode().split("\n")) if hasattr(self._lib, checks) else ()
+        if self.checks:
+            self.results = self.results[:-len(self.checks)]
         if guards is None:
             guards = signature_guards(self.inputs, self.device)
         else:
@@ -281,7 +296,7 @@ class Artifact:
         self._input_orders: Tuple[Optional[Tuple[int, ...]], ...] = (None,) * len(self.inputs)
         self._result_orders: Tuple[Optional[Tuple[int, ...]], ...] = (None,) * len(self.results)
         self._input_array = ctypes.c_void_p * max(len(self.inputs), 1)
-        self._output_array = ctypes.c_void_p * max(len(self.results), 1)
+        self._output_array = ctypes.c_void_p * max(len(self.results) + len(self.checks), 1)
         # What the checks of a call found, by everything they depend on
         # (dtypes, shapes, strides, devices, alignment): a repeated call
         # with the same kind of inputs skips them.
@@ -464,9 +479,11 @@ class Artifact:
                            for o, order in zip(out, self._result_orders)]
             self._check_results(written, plan.result_shapes, plan.device, inputs)
         in_ptrs = self._input_array(*[t.data_ptr() for t in inputs])
+        flags = [torch.empty((), dtype=torch.int32) for _ in self.checks]
         # A permuted view starts where its tensor does: the results' own
         # addresses are the graph's buffers.
-        out_ptrs = self._output_array(*[t.data_ptr() for t in out])
+        out_ptrs = self._output_array(*[t.data_ptr() for t in out],
+                                      *[f.data_ptr() for f in flags])
         stream = self._current_stream(plan.device) if self.device == "cuda" else None
         if self._set_omp_threads is not None:
             # Per calling thread, as OpenMP keeps it (autograd's threads too).
@@ -476,4 +493,7 @@ class Artifact:
             raise RuntimeError(f"kiln_{self.graph}_run failed with status {status}")
         if self.device == "cuda":
             self._raise_cuda_error()
+        for message, flag in zip(self.checks, flags):
+            if int(flag) > 0:
+                _raise_check(message)
         return list(out)

@@ -41,6 +41,13 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
     `var_mean` and the normalizations sum their squared deviations in one
     pass beside the mean's (a `loop.reduce "welford"`) rather than in a
     second pass that reads the mean.
+
+    With `runtime-checks`, the graph also makes the checks that eager
+    PyTorch's CPU kernels make on values (an integer division by zero, an
+    index outside its dimension): each is a `loop.check` of a flag that a
+    reduction computes, and at the end of the pass each flag becomes a
+    result of the graph after its own, its message listed in the graph's
+    `kiln.checks` attribute, for the runtime to raise after the run.
   }];
   let dependentDialects = [
     "::mlir::kiln::loop::LoopDialect",
@@ -62,6 +69,9 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
            /*default=*/"false",
            "Compute the exact GELU's normal CDF in f32 from its upper tail "
            "(exp and a reciprocal) instead of erf (GPUs)">,
+    Option<"runtimeChecks", "runtime-checks", "bool", /*default=*/"false",
+           "Fail a run where eager PyTorch's CPU kernels would raise: "
+           "integer division by zero, indices out of range (CPUs)">,
     Option<"directConvolutionDepth", "direct-convolution-depth", "int64_t",
            /*default=*/"64",
            "Compute convolution gradients as direct sums, not patches and "

@@ -93,6 +93,12 @@ struct LowerToLoopPipelineOptions
       *this, "fail-on-unsupported",
       llvm::cl::desc("Fail on fx ops without a lowering (else leave them)"),
       llvm::cl::init(FXToLoopOptions().failOnUnsupported)};
+  // The CPU pipeline sets it: eager's CPU kernels make these checks.
+  detail::PassOptions::Option<bool> runtimeChecks{
+      *this, "runtime-checks",
+      llvm::cl::desc("Fail runs where eager's CPU kernels raise (integer "
+                     "division by zero, indices out of range)"),
+      llvm::cl::init(FXToLoopOptions().runtimeChecks)};
 };
 
 struct LoopToLLVMCPUPipelineOptions

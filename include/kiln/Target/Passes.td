@@ -37,7 +37,9 @@ def EmitEntryPointsPass : Pass<"kiln-emit-entry-points", "::mlir::ModuleOp"> {
     PyTorch's dtypes (for example
     `(tensor<?x64xf32>, tensor<64xsi64>) -> tensor<?x64xf32>`), and
     `kiln_<graph>_device`, "cpu" or "cuda" (a graph function that takes a
-    stream runs on the GPU).
+    stream runs on the GPU), and, for a graph with run-time checks (its
+    `kiln.checks`), `kiln_<graph>_checks`: their messages, one a line, whose
+    flags are the graph's last results.
   }];
   let dependentDialects = [
     "::mlir::LLVM::LLVMDialect",

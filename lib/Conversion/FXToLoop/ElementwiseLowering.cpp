@@ -193,6 +193,26 @@ Value fxtoloop::emitBinary(OpBuilder &b, Location loc, BinaryKind kind,
   llvm_unreachable("unknown binary kind");
 }
 
+/// Whether `kind` divides, so that eager raises on an integer zero divisor.
+static constexpr bool isDivision(BinaryKind kind) {
+  return kind == BinaryKind::Fmod || kind == BinaryKind::Remainder ||
+         kind == BinaryKind::TruncDiv || kind == BinaryKind::FloorDiv;
+}
+
+/// checkDivisor for a Scalar divisor: a zero one fails every run that
+/// divides something, that is, where `dividend` has an element.
+static void checkScalarDivisor(OpBuilder &b, Location loc, Value dividend,
+                               Attribute divisor, Type dtype) {
+  if (!isa<IntegerType>(dtype) || !isZeroScalar(divisor))
+    return;
+  buildRuntimeCheck(
+      b, loc, dividend,
+      [](OpBuilder &b, Location loc, Value) -> Value {
+        return arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+      },
+      "RuntimeError: ZeroDivisionError");
+}
+
 /// Whether `alpha` is absent or 1: bool results support nothing else.
 static bool isUnitAlpha(std::optional<Attribute> alpha) {
   if (!alpha)
@@ -277,6 +297,10 @@ struct BinaryLowering : ElementwiseLowering<OpTy, BinaryLowering<OpTy, Kind>> {
                        Type dtype) const {
     return emitBinary(b, loc, Kind, elements[0], elements[1], dtype);
   }
+  void addRuntimeChecks(OpTy op, OpBuilder &b, Location loc, Type dtype) const {
+    if (isDivision(Kind))
+      checkDivisor(b, loc, op->getOperand(1), dtype);
+  }
 };
 
 /// A binary op whose `other` is a Scalar attribute (a wrapped number).
@@ -298,6 +322,10 @@ struct ScalarBinaryLowering
       other = scaleByAlpha(b, loc, other, dtype, op.getAlpha());
     return emitBinary(b, loc, Kind, elements[0], other, dtype);
   }
+  void addRuntimeChecks(OpTy op, OpBuilder &b, Location loc, Type dtype) const {
+    if (isDivision(Kind))
+      checkScalarDivisor(b, loc, op->getOperand(0), op.getOther(), dtype);
+  }
 };
 
 /// Lowers fx.div_mode and fx.div_scalar_mode: division rounded toward zero
@@ -316,6 +344,12 @@ struct DivModeLowering : ElementwiseLowering<OpTy, DivModeLowering<OpTy>> {
     else
       divisor = elements[1];
     return emitBinary(b, loc, kind, elements[0], divisor, dtype);
+  }
+  void addRuntimeChecks(OpTy op, OpBuilder &b, Location loc, Type dtype) const {
+    if constexpr (std::is_same_v<OpTy, fx::DivScalarModeOp>)
+      checkScalarDivisor(b, loc, op->getOperand(0), op.getOther(), dtype);
+    else
+      checkDivisor(b, loc, op->getOperand(1), dtype);
   }
 };
 

@@ -68,11 +68,17 @@ struct ElementwiseLowering : OpRewritePattern<OpTy> {
         rounding->setAttr(loop::kExplicitRoundingAttrName,
                           rewriter.getUnitAttr());
     }
+    if (options.runtimeChecks)
+      derived.addRuntimeChecks(op, rewriter, op.getLoc(), computeDtype);
     rewriter.replaceOp(op, result);
     return success();
   }
 
   LogicalResult checkSupported(OpTy) const { return success(); }
+
+  /// Adds the run-time checks that eager makes of the operands' values
+  /// (buildRuntimeCheck): none by default.
+  void addRuntimeChecks(OpTy, OpBuilder &, Location, Type computeDtype) const {}
 
   /// Whether the op converts dtypes because the program asks for it: its
   /// rounding stays, where Kiln's own roundings of f32 values may go.

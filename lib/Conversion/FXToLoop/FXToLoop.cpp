@@ -33,6 +33,35 @@ using namespace mlir::kiln::fxtoloop;
 // Pass
 //===----------------------------------------------------------------------===//
 
+/// Makes the flag of each loop.check in `graph` a result of the graph, after
+/// its own, with the checks' messages appended to its `kiln.checks`.
+static void exposeChecks(fx::GraphOp graph) {
+  Block &body = graph.getBody().front();
+  auto checks = llvm::to_vector(body.getOps<loop::CheckOp>());
+  if (checks.empty())
+    return;
+  MLIRContext *ctx = graph.getContext();
+  auto output = cast<fx::OutputOp>(body.getTerminator());
+  SmallVector<Value> results(output->getOperands());
+  SmallVector<Attribute> messages;
+  if (auto known = graph->getAttrOfType<ArrayAttr>(loop::kChecksAttrName))
+    llvm::append_range(messages, known.getValue());
+  for (loop::CheckOp check : checks) {
+    results.push_back(check.getFlag());
+    messages.push_back(check.getMessageAttr());
+    check->erase();
+  }
+  if (ArrayAttr resultAttrs = graph.getResAttrsAttr()) {
+    SmallVector<Attribute> attrs(resultAttrs.getValue());
+    attrs.resize(results.size(), DictionaryAttr::get(ctx));
+    graph.setResAttrsAttr(ArrayAttr::get(ctx, attrs));
+  }
+  output->setOperands(results);
+  graph.setFunctionType(FunctionType::get(ctx, graph.getArgumentTypes(),
+                                          ValueRange(results).getTypes()));
+  graph->setAttr(loop::kChecksAttrName, ArrayAttr::get(ctx, messages));
+}
+
 namespace {
 
 struct ConvertFXToLoopPass
@@ -45,6 +74,7 @@ struct ConvertFXToLoopPass
     options.welford = welford;
     options.normalCdfFromTail = normalCdfFromTail;
     options.directConvolutionDepth = directConvolutionDepth;
+    options.runtimeChecks = runtimeChecks;
     // Matrix products first, while their operands are still fx views whose
     // transposes and merged batches they can read through.
     RewritePatternSet matmulPatterns(&getContext());
@@ -61,6 +91,7 @@ struct ConvertFXToLoopPass
     if (failed(
             applyPatternsGreedily(getOperation(), std::move(patterns), config)))
       return signalPassFailure();
+    exposeChecks(getOperation());
 
     if (!failOnUnsupported)
       return;
@@ -86,7 +117,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   // var and logsumexp (normalizations).
   populateElementwiseLoweringPatterns(patterns, options);
   populateReductionLoweringPatterns(patterns);
-  populateIndexingLoweringPatterns(patterns);
+  populateIndexingLoweringPatterns(patterns, options);
   populateViewLoweringPatterns(patterns);
   populateNormalizationLoweringPatterns(patterns, options);
   populatePoolingLoweringPatterns(patterns);

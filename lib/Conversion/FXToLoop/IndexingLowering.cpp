@@ -27,10 +27,39 @@ static Value clampIndex(OpBuilder &b, Location loc, Value value, Value size) {
       size);
 }
 
+/// With run-time checks, fails the run with `message` where an element of
+/// `indices` lies outside [-size, size) (`negative`: ATen's advanced
+/// indexing) or [0, size).
+static void checkIndices(OpBuilder &b, Location loc, bool runtimeChecks,
+                         Value indices, Value size, bool negative,
+                         StringRef message) {
+  if (!runtimeChecks)
+    return;
+  buildRuntimeCheck(
+      b, loc, indices,
+      [&](OpBuilder &b, Location loc, Value element) -> Value {
+        Value index =
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), element);
+        Value lower =
+            negative
+                ? Value(arith::SubIOp::create(
+                      b, loc, arith::ConstantIndexOp::create(b, loc, 0), size))
+                : Value(arith::ConstantIndexOp::create(b, loc, 0));
+        return arith::OrIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                                  lower),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index,
+                                  size));
+      },
+      message);
+}
+
 /// Lowers fx.embedding, fx.index_select and fx.gather: the source read at
 /// indices loaded from the index tensor.
 template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+  IndexingLowering(MLIRContext *ctx, bool runtimeChecks)
+      : OpRewritePattern<OpTy>(ctx), runtimeChecks(runtimeChecks) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -56,6 +85,17 @@ template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
         (indexType.getRank() == 0 && !std::is_same_v<OpTy, fx::EmbeddingOp>))
       return rewriter.notifyMatchFailure(op, "scalar operands");
     Value bound = getDimSize(rewriter, loc, source, dim);
+    if constexpr (std::is_same_v<OpTy, fx::GatherOp>)
+      checkIndices(
+          rewriter, loc, runtimeChecks, indexTensor, bound,
+          /*negative=*/false,
+          ("RuntimeError: gather(): index out of bounds for dimension " +
+           Twine(dim))
+              .str());
+    else
+      checkIndices(rewriter, loc, runtimeChecks, indexTensor, bound,
+                   /*negative=*/false,
+                   "IndexError: index out of range in self");
     SmallVector<Value> dynamicSizes =
         collectDynamicSizes(resultType, [&](int64_t d) -> Value {
           if constexpr (std::is_same_v<OpTy, fx::EmbeddingOp>) {
@@ -93,6 +133,8 @@ template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  bool runtimeChecks;
 };
 
 /// Lowers fx.index with integer index tensors (ATen's advanced indexing,
@@ -102,7 +144,8 @@ template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
 /// where those are adjacent, and lead the result otherwise. Bool masks give
 /// data-dependent shapes and are not lowered.
 struct IndexLowering : OpRewritePattern<fx::IndexOp> {
-  using OpRewritePattern::OpRewritePattern;
+  IndexLowering(MLIRContext *ctx, bool runtimeChecks)
+      : OpRewritePattern(ctx), runtimeChecks(runtimeChecks) {}
 
   LogicalResult matchAndRewrite(fx::IndexOp op,
                                 PatternRewriter &rewriter) const override {
@@ -115,6 +158,17 @@ struct IndexLowering : OpRewritePattern<fx::IndexOp> {
       return rewriter.notifyMatchFailure(
           op, "bool masks give data-dependent shapes");
     SmallVector<Value> indexedSizes = indexing->getIndexedSizes(rewriter, loc);
+    // Integer indices take one dimension of self each: the one at their
+    // position in ATen's list.
+    for (auto [indices, position] :
+         llvm::zip_equal(indexing->indexTensors, indexing->positions)) {
+      checkIndices(
+          rewriter, loc, runtimeChecks, indices,
+          getDimSize(rewriter, loc, op.getSelf(), position),
+          /*negative=*/true,
+          ("IndexError: index out of bounds for dimension " + Twine(position))
+              .str());
+    }
     Value result = buildIndexMapNode(
         rewriter, loc, op.getSelf(), resultType,
         indexing->getDynamicSizes(rewriter, loc),
@@ -124,6 +178,8 @@ struct IndexLowering : OpRewritePattern<fx::IndexOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  bool runtimeChecks;
 };
 
 /// Lowers fx.cat: each element comes from the input whose range along `dim`
@@ -207,9 +263,12 @@ struct CatLowering : OpRewritePattern<fx::CatOp> {
 };
 } // namespace
 
-void fxtoloop::populateIndexingLoweringPatterns(RewritePatternSet &patterns) {
+void fxtoloop::populateIndexingLoweringPatterns(
+    RewritePatternSet &patterns, const FXToLoopOptions &options) {
   MLIRContext *ctx = patterns.getContext();
   patterns.add<IndexingLowering<fx::EmbeddingOp>,
                IndexingLowering<fx::IndexSelectOp>,
-               IndexingLowering<fx::GatherOp>, IndexLowering, CatLowering>(ctx);
+               IndexingLowering<fx::GatherOp>, IndexLowering>(
+      ctx, options.runtimeChecks);
+  patterns.add<CatLowering>(ctx);
 }

@@ -484,6 +484,34 @@ Value fxtoloop::buildReduction(OpBuilder &b, Location loc, Value input,
   return node.getResult();
 }
 
+void fxtoloop::buildRuntimeCheck(OpBuilder &b, Location loc, Value tensor,
+                                 CheckFn fails, StringRef message) {
+  auto flagType = RankedTensorType::get(
+      {}, IntegerType::get(b.getContext(), 32, IntegerType::Signed));
+  Value flag = buildReduction(
+      b, loc, tensor, /*dims=*/{}, /*keepdim=*/false, CombiningKind::max,
+      flagType,
+      [&](OpBuilder &b, Location loc, ValueRange indices, ValueRange) {
+        Value element = loop::LoadOp::create(b, loc, tensor, indices);
+        return arith::ExtUIOp::create(b, loc, b.getI32Type(),
+                                      fails(b, loc, element));
+      });
+  loop::CheckOp::create(b, loc, flag, b.getStringAttr(message));
+}
+
+void fxtoloop::checkDivisor(OpBuilder &b, Location loc, Value divisor,
+                            Type dtype) {
+  if (!isa<IntegerType>(dtype))
+    return;
+  buildRuntimeCheck(
+      b, loc, divisor,
+      [](OpBuilder &b, Location loc, Value element) -> Value {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, element,
+                                     makeInteger(b, loc, element.getType(), 0));
+      },
+      "RuntimeError: ZeroDivisionError");
+}
+
 Value fxtoloop::emitSameValue(OpBuilder &b, Location loc, Value lhs,
                               Value rhs) {
   if (!isa<FloatType>(lhs.getType()))

@@ -267,6 +267,21 @@ Value buildReduction(OpBuilder &b, Location loc, Value input,
                      CombiningKind combiner, RankedTensorType resultType,
                      ReductionValueFn value = nullptr);
 
+/// Whether an element fails a run-time check (an i1), given the element.
+using CheckFn = function_ref<Value(OpBuilder &, Location, Value element)>;
+
+/// Adds a run-time check (loop.check) that fails the graph's run with
+/// `message` where `fails` holds for an element of `tensor`. Its flag is the
+/// largest of `fails` over the elements as an si32 (the type's least value
+/// for an empty tensor: never positive).
+void buildRuntimeCheck(OpBuilder &b, Location loc, Value tensor, CheckFn fails,
+                       StringRef message);
+
+/// Adds the run-time check of eager's integer division, remainder and fmod
+/// on CPUs ("RuntimeError: ZeroDivisionError") where `divisor`, a tensor,
+/// holds a zero; nothing when the division computes in `dtype` floats.
+void checkDivisor(OpBuilder &b, Location loc, Value divisor, Type dtype);
+
 /// Whether scalars `lhs` and `rhs` are the same value: equal, or both NaN.
 Value emitSameValue(OpBuilder &b, Location loc, Value lhs, Value rhs);
 

@@ -31,7 +31,8 @@ void populateReductionLoweringPatterns(RewritePatternSet &patterns);
 
 /// Adds the lowerings of embedding, index_select, gather, index and cat
 /// (IndexingLowering.cpp).
-void populateIndexingLoweringPatterns(RewritePatternSet &patterns);
+void populateIndexingLoweringPatterns(RewritePatternSet &patterns,
+                                      const FXToLoopOptions &options);
 
 /// Adds the lowerings of views, flips, repeats, splits, padding, diagonal
 /// and as_strided: index arithmetic, not copies (ViewLowering.cpp).

@@ -509,3 +509,11 @@ fx.graph @negative_update_extent(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   fx.output %0 : tensor<4xf32>
 }
+
+// -----
+
+fx.graph @check_not_0d(%x: tensor<4xsi32>) {
+  // expected-error @+1 {{'loop.check' op operand #0 must be 0D tensor of integer values}}
+  loop.check %x, "RuntimeError: ZeroDivisionError" : tensor<4xsi32>
+  fx.output
+}

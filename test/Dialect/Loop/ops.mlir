@@ -177,3 +177,20 @@ fx.graph @convolution(%x: tensor<?x4x9x9xbf16>, %w: tensor<6x2x3x3xbf16>) -> ten
   %y = loop.convolution(%n) %x, %w {stride = array<i64: 2, 1>, padding = array<i64: 1, 0>, dilation = array<i64: 1, 2>, groups = 2} : tensor<?x4x9x9xbf16>, tensor<6x2x3x3xbf16> -> tensor<?x6x5x5xf32>
   fx.output %y : tensor<?x6x5x5xf32>
 }
+
+// -----
+
+// CHECK-LABEL: fx.graph @check
+// CHECK: loop.check %{{.+}}, "RuntimeError: ZeroDivisionError" : tensor<si32>
+fx.graph @check(%x: tensor<8xsi64>) {
+  %flag = loop.reduce "max" over [8] : tensor<si32> {
+  ^bb0(%r: index):
+    %v = loop.load %x[%r] : tensor<8xsi64>
+    %c0 = arith.constant 0 : i64
+    %zero = arith.cmpi eq, %v, %c0 : i64
+    %e = arith.extui %zero : i1 to i32
+    loop.yield %e : i32
+  }
+  loop.check %flag, "RuntimeError: ZeroDivisionError" : tensor<si32>
+  fx.output
+}

@@ -426,8 +426,7 @@ LogicalResult ConvolutionOp::verify() {
   if (input.isDynamicDim(1) || result.isDynamicDim(1))
     return emitOpError("has a dynamic number of channels; only the batch and "
                        "spatial sizes may be dynamic");
-  if (static_cast<int64_t>(getDynamicSizes().size()) !=
-      result.getNumDynamicDims())
+  if (getDynamicSizes().size() != result.getNumDynamicDims())
     return emitOpError("has ")
            << getDynamicSizes().size() << " dynamic sizes, but its result "
            << result << " has " << result.getNumDynamicDims()
@@ -614,6 +613,18 @@ LogicalResult LoadOp::verify() {
              << ") at an induction variable that runs to " << *extent - 1;
   }
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// CheckOp
+//===----------------------------------------------------------------------===//
+
+void CheckOp::getEffects(
+    SmallVectorImpl<SideEffects::EffectInstance<MemoryEffects::Effect>>
+        &effects) {
+  // What the run reports: no pass may drop the check as unused.
+  effects.emplace_back(MemoryEffects::Write::get(),
+                       SideEffects::DefaultResource::get());
 }
 
 #include "kiln/Dialect/Loop/IR/LoopInterfaces.cpp.inc"

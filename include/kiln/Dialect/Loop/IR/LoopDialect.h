@@ -20,6 +20,10 @@ namespace mlir::kiln::loop {
 inline constexpr llvm::StringLiteral kExplicitRoundingAttrName =
     "loop.explicit_rounding";
 
+/// The attribute of an fx.graph that lists, as strings, the messages of its
+/// run-time checks, whose flags are its last results (loop.check).
+inline constexpr llvm::StringLiteral kChecksAttrName = "kiln.checks";
+
 /// The scalar type a body computes with for elements of `elementType`:
 /// integers become signless, everything else is unchanged.
 Type getScalarType(Type elementType);

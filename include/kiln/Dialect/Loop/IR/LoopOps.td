@@ -363,6 +363,36 @@ def Loop_KernelYieldOp : Loop_Op<"kernel_yield", [
   let assemblyFormat = "$values attr-dict `:` type($values)";
 }
 
+def Loop_CheckOp : Loop_Op<"check", [
+    DeclareOpInterfaceMethods<MemoryEffectsOpInterface>
+  ]> {
+  let summary = "Fails the graph's run when a flag computed from its inputs is set";
+  let description = [{
+    A run-time check that eager PyTorch makes and a compiled graph must make
+    too: where `flag`, a 0-d integer tensor, is positive once the graph has
+    run, the run fails with `message`, "<Python exception>: <text>" (for
+    example "RuntimeError: ZeroDivisionError" for an integer division by
+    zero, as PyTorch's CPU kernels raise). The lowering computes the flag
+    as the largest of a condition over a tensor's elements (a divisor equal
+    to zero, an index outside its dimension).
+
+    It stands in the graph's body, beside its nodes, only while
+    `kiln-fx-to-loop` runs: at its end the pass makes each check's flag a
+    result of the graph, after its own results, and lists their messages in
+    the graph's `kiln.checks` attribute, which the artifact exports
+    (`kiln_<graph>_checks`) for the runtime to read after each run. The
+    check writes to no tensor, but it must stay: it counts as reading its
+    flag and writing state outside the graph.
+
+    ```mlir
+    %zero = loop.reduce "max" over [8] : tensor<si32> { ... }
+    loop.check %zero, "RuntimeError: ZeroDivisionError" : tensor<si32>
+    ```
+  }];
+  let arguments = (ins 0DTensorOf<[AnyInteger]>:$flag, StrAttr:$message);
+  let assemblyFormat = "$flag `,` $message attr-dict `:` type($flag)";
+}
+
 def Loop_LoadOp : Loop_Op<"load", [
     Pure, DeclareOpInterfaceMethods<InferTypeOpInterface>
   ]> {

@@ -1,0 +1,109 @@
+"""Run-time checks on the CPU: where eager PyTorch raises on the values it is
+given (an integer division by zero, an index out of range), a compiled
+function raises the same exception; where eager computes, it computes the
+same answer (negative indices that advanced indexing allows, empty
+divisors, float divisions by zero)."""
+
+import pytest
+
+import kiln
+
+torch = pytest.importorskip("torch")
+
+
+def outcome(fn, *args):
+    """What `fn(*args)` gives: its result, or the exception's type and text."""
+    try:
+        return fn(*args)
+    except (RuntimeError, IndexError) as err:
+        return type(err), str(err)
+
+
+def assert_same_outcome(fn, valid, *cases):
+    """Compiles `fn` for the inputs `valid` and checks each input tuple of
+    `cases` against eager: the same result or the same exception."""
+    compiled = kiln.compile(fn, list(valid))
+    torch.testing.assert_close(compiled(*valid), fn(*valid))
+    for args in cases:
+        expected, got = outcome(fn, *args), outcome(compiled, *args)
+        if isinstance(expected, tuple):
+            assert got == expected
+        else:
+            assert not isinstance(got, tuple), f"Kiln raised {got}, eager did not"
+            torch.testing.assert_close(got, expected, equal_nan=True)
+
+
+def with_zero(tensor, index=3):
+    tensor = tensor.clone()
+    tensor.view(-1)[index] = 0
+    return tensor
+
+
+@pytest.mark.parametrize("op", [
+    torch.remainder, torch.fmod,
+    lambda x, y: torch.div(x, y, rounding_mode="trunc"),
+    lambda x, y: torch.div(x, y, rounding_mode="floor"),
+    lambda x, y: x // y,
+], ids=["remainder", "fmod", "trunc", "floor", "floordiv"])
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_integer_division_by_zero_raises_as_eager(op, dtype):
+    x = torch.randint(-50, 50, (4, 8), dtype=dtype)
+    y = torch.randint(1, 9, (4, 8), dtype=dtype) * (1 - 2 * torch.randint(0, 2, (4, 8), dtype=dtype))
+    assert_same_outcome(lambda a, b: op(a, b) + 1, (x, y), (x, with_zero(y)),
+                        (x, with_zero(y, 31)), (x, y.flip(0)))
+
+
+def test_a_broadcast_divisor_is_checked_once_per_element():
+    x = torch.randint(-50, 50, (6, 8))
+    y = torch.randint(1, 9, (8,))
+    assert_same_outcome(torch.remainder, (x, y), (x, with_zero(y, 7)))
+
+
+def test_float_divisions_by_zero_do_not_raise():
+    # (A zero Scalar divisor cannot be traced with real inputs: eager raises
+    # while tracing. Its lowering's check has a lit test.)
+    f = torch.randn(5)
+    assert_same_outcome(lambda a, b: torch.fmod(a, b), (f, torch.randn(5)),
+                        (f, with_zero(torch.randn(5), 2)))
+
+
+def test_an_empty_divisor_divides_nothing():
+    x = torch.randint(-5, 5, (0, 3))
+    assert_same_outcome(torch.remainder, (x, torch.randint(1, 4, (0, 3))))
+
+
+def test_embedding_and_index_select_raise_on_indices_out_of_range():
+    weight = torch.randn(10, 4)
+    indices = torch.tensor([1, 9, 0])
+    assert_same_outcome(lambda w, i: torch.nn.functional.embedding(i, w) * 2,
+                        (weight, indices), (weight, torch.tensor([1, 10, 0])),
+                        (weight, torch.tensor([-1, 2, 3])))
+    assert_same_outcome(lambda w, i: torch.index_select(w, 0, i) + 1,
+                        (weight, indices), (weight, torch.tensor([3, 12, 0])))
+
+
+def test_gather_raises_on_indices_out_of_range():
+    x = torch.randn(3, 5)
+    index = torch.randint(0, 5, (3, 2))
+    compiled = kiln.compile(lambda a, i: torch.gather(a, 1, i), [x, index])
+    torch.testing.assert_close(compiled(x, index), torch.gather(x, 1, index))
+    bad = index.clone()
+    bad[1, 1] = 5
+    with pytest.raises(RuntimeError, match="index"):
+        torch.gather(x, 1, bad)
+    with pytest.raises(RuntimeError, match="gather\\(\\): index out of bounds for dimension 1"):
+        compiled(x, bad)
+
+
+def test_advanced_indexing_takes_negative_indices_and_raises_past_them():
+    x = torch.randn(6, 4)
+    rows = torch.tensor([0, 5, 2])
+    compiled = kiln.compile(lambda a, i: a[i] * 3, [x, rows])
+    torch.testing.assert_close(compiled(x, rows), x[rows] * 3)
+    negative = torch.tensor([-6, -1, 3])
+    torch.testing.assert_close(compiled(x, negative), x[negative] * 3)
+    for bad in (torch.tensor([0, 6, 1]), torch.tensor([-7, 0, 1])):
+        with pytest.raises(IndexError):
+            x[bad]
+        with pytest.raises(IndexError, match="index out of bounds for dimension 0"):
+            compiled(x, bad)
