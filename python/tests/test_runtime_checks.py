@@ -107,3 +107,41 @@ def test_advanced_indexing_takes_negative_indices_and_raises_past_them():
             x[bad]
         with pytest.raises(IndexError, match="index out of bounds for dimension 0"):
             compiled(x, bad)
+
+
+@pytest.mark.parametrize("op", [
+    lambda x, i, s: x.scatter(0, i, s),
+    lambda x, i, s: x.scatter_add(0, i, s),
+    lambda x, i, s: x.scatter_reduce(0, i, s, "amax"),
+    lambda x, i, s: x.scatter_reduce(0, i, s, "prod"),
+], ids=["scatter", "scatter_add", "scatter_reduce_amax", "scatter_reduce_prod"])
+def test_scatters_raise_on_indices_out_of_range(op):
+    x = torch.randn(6, 3)
+    index = torch.randint(0, 6, (4, 3))
+    src = torch.randn(4, 3)
+    compiled = kiln.compile(op, [x, index, src])
+    torch.testing.assert_close(compiled(x, index, src), op(x, index, src))
+    for position, value in (((1, 2), 6), ((3, 0), -1)):
+        bad = index.clone()
+        bad[position] = value
+        with pytest.raises(RuntimeError, match="out of bounds"):
+            op(x, bad, src)
+        with pytest.raises(RuntimeError, match="scatter\\(\\): index out of bounds for dimension 0"):
+            compiled(x, bad, src)
+
+
+def test_index_put_takes_negative_indices_and_raises_past_them():
+    x = torch.randn(5, 2)
+    values = torch.randn(2, 2)
+
+    def put(a, i, v):
+        return a.index_put((i,), v, accumulate=True)
+
+    rows = torch.tensor([-5, 4])
+    compiled = kiln.compile(put, [x, rows, values])
+    torch.testing.assert_close(compiled(x, rows, values), put(x, rows, values))
+    bad = torch.tensor([0, 5])
+    with pytest.raises(IndexError):
+        put(x, bad, values)
+    with pytest.raises(IndexError, match="index out of bounds for dimension 0"):
+        compiled(x, bad, values)

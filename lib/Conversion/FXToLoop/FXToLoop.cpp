@@ -129,7 +129,7 @@ void mlir::kiln::populateFXToLoopPatterns(RewritePatternSet &patterns,
   populateInterpolationLoweringPatterns(patterns);
   populateRandomLoweringPatterns(patterns);
   populateViewScatterLoweringPatterns(patterns);
-  populateScatterLoweringPatterns(patterns);
+  populateScatterLoweringPatterns(patterns, options);
   populateScanLoweringPatterns(patterns);
   populateSymbolicBoundsLoweringPatterns(patterns);
   populateAttentionLoweringPatterns(patterns);

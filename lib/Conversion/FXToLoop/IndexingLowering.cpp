@@ -27,34 +27,6 @@ static Value clampIndex(OpBuilder &b, Location loc, Value value, Value size) {
       size);
 }
 
-/// With run-time checks, fails the run with `message` where an element of
-/// `indices` lies outside [-size, size) (`negative`: ATen's advanced
-/// indexing) or [0, size).
-static void checkIndices(OpBuilder &b, Location loc, bool runtimeChecks,
-                         Value indices, Value size, bool negative,
-                         StringRef message) {
-  if (!runtimeChecks)
-    return;
-  buildRuntimeCheck(
-      b, loc, indices,
-      [&](OpBuilder &b, Location loc, Value element) -> Value {
-        Value index =
-            arith::IndexCastOp::create(b, loc, b.getIndexType(), element);
-        Value lower =
-            negative
-                ? Value(arith::SubIOp::create(
-                      b, loc, arith::ConstantIndexOp::create(b, loc, 0), size))
-                : Value(arith::ConstantIndexOp::create(b, loc, 0));
-        return arith::OrIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
-                                  lower),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index,
-                                  size));
-      },
-      message);
-}
-
 /// Lowers fx.embedding, fx.index_select and fx.gather: the source read at
 /// indices loaded from the index tensor.
 template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {

@@ -512,6 +512,29 @@ void fxtoloop::checkDivisor(OpBuilder &b, Location loc, Value divisor,
       "RuntimeError: ZeroDivisionError");
 }
 
+void fxtoloop::checkIndices(OpBuilder &b, Location loc, bool runtimeChecks,
+                            Value indices, Value size, bool negative,
+                            StringRef message) {
+  if (!runtimeChecks)
+    return;
+  buildRuntimeCheck(
+      b, loc, indices,
+      [&](OpBuilder &b, Location loc, Value element) -> Value {
+        Value index =
+            arith::IndexCastOp::create(b, loc, b.getIndexType(), element);
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value lower =
+            negative ? Value(arith::SubIOp::create(b, loc, zero, size)) : zero;
+        return arith::OrIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
+                                  lower),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index,
+                                  size));
+      },
+      message);
+}
+
 Value fxtoloop::emitSameValue(OpBuilder &b, Location loc, Value lhs,
                               Value rhs) {
   if (!isa<FloatType>(lhs.getType()))

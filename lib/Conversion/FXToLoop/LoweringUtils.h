@@ -282,6 +282,12 @@ void buildRuntimeCheck(OpBuilder &b, Location loc, Value tensor, CheckFn fails,
 /// holds a zero; nothing when the division computes in `dtype` floats.
 void checkDivisor(OpBuilder &b, Location loc, Value divisor, Type dtype);
 
+/// With `runtimeChecks`, adds the run-time check that fails the run with
+/// `message` where an element of `indices` lies outside [-size, size)
+/// (`negative`: ATen's advanced indexing) or [0, size).
+void checkIndices(OpBuilder &b, Location loc, bool runtimeChecks, Value indices,
+                  Value size, bool negative, StringRef message);
+
 /// Whether scalars `lhs` and `rhs` are the same value: equal, or both NaN.
 Value emitSameValue(OpBuilder &b, Location loc, Value lhs, Value rhs);
 

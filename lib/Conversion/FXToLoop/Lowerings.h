@@ -104,7 +104,8 @@ void populateRandomLoweringPatterns(RewritePatternSet &patterns);
 void populateScanLoweringPatterns(RewritePatternSet &patterns);
 
 /// Adds the lowerings of the accumulating scatters (ScatterLowering.cpp).
-void populateScatterLoweringPatterns(RewritePatternSet &patterns);
+void populateScatterLoweringPatterns(RewritePatternSet &patterns,
+                                     const FXToLoopOptions &options);
 
 /// Adds the lowerings of fx.symbol_value and of slices and selects whose
 /// bounds are known only at run time (SymbolicBoundsLowering.cpp).

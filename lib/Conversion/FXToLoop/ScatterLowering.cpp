@@ -111,12 +111,24 @@ static bool isAddable(RankedTensorType type) {
          (isa<IntegerType>(element) && !element.isInteger(1));
 }
 
+/// With run-time checks, fails the run where `index` names a position
+/// outside `self`'s dimension `dim`, as eager's scatters raise.
+static void checkScatterIndex(OpBuilder &b, Location loc, bool runtimeChecks,
+                              Value self, Value index, int64_t dim) {
+  checkIndices(b, loc, runtimeChecks, index, getDimSize(b, loc, self, dim),
+               /*negative=*/false,
+               ("RuntimeError: scatter(): index out of bounds for dimension " +
+                Twine(dim))
+                   .str());
+}
+
 /// Lowers fx.scatter_add, fx.scatter and fx.scatter_value: src[i] (or the
 /// value) adds into, or replaces, result[i with index[i] at `dim`]. A
 /// complex src replaces whole numbers, so that duplicate indices pick one
 /// update for both parts (complex adds go part by part: ComplexLowering).
 template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
-  using OpRewritePattern<OpTy>::OpRewritePattern;
+  ScatterAlongLowering(MLIRContext *ctx, bool runtimeChecks)
+      : OpRewritePattern<OpTy>(ctx), runtimeChecks(runtimeChecks) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -131,6 +143,8 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
     if (dim < 0)
       dim += rank;
     Type dtype = type.getElementType();
+    checkScatterIndex(rewriter, op.getLoc(), runtimeChecks, op.getSelf(),
+                      op.getIndex(), dim);
     rewriter.replaceOp(
         op, buildScatterAlong(
                 rewriter, op.getLoc(),
@@ -149,6 +163,8 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
                 }));
     return success();
   }
+
+  bool runtimeChecks;
 };
 
 /// Whether fx.scatter_reduce `op` is a float product that
@@ -177,7 +193,8 @@ static bool isGatheredProduct(fx::ScatterReduceOp op) {
 /// combiner's identity (an "assign" scatter); "mean" divides by the number
 /// of values each element received (plus one for self's), floats only.
 struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ScatterReduceLowering(MLIRContext *ctx, bool runtimeChecks)
+      : OpRewritePattern(ctx), runtimeChecks(runtimeChecks) {}
 
   LogicalResult matchAndRewrite(fx::ScatterReduceOp op,
                                 PatternRewriter &rewriter) const override {
@@ -202,6 +219,7 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
       dim += rank;
     Location loc = op.getLoc();
     Value self = op.getSelf(), index = op.getIndex();
+    checkScatterIndex(rewriter, loc, runtimeChecks, self, index, dim);
     bool includeSelf = op.getIncludeSelf();
     auto scatter =
         [&](CombiningKind how, Value init,
@@ -256,6 +274,8 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  bool runtimeChecks;
 };
 
 /// Lowers fx.scatter_reduce "prod" of floats along short dimensions
@@ -267,7 +287,8 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
 /// element), and a loop.reduce "max" of the matches says whether any did
 /// (else o keeps self's). Quadratic along `dim`.
 struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
-  using OpRewritePattern::OpRewritePattern;
+  ScatterProductLowering(MLIRContext *ctx, bool runtimeChecks)
+      : OpRewritePattern(ctx), runtimeChecks(runtimeChecks) {}
 
   LogicalResult matchAndRewrite(fx::ScatterReduceOp op,
                                 PatternRewriter &rewriter) const override {
@@ -283,6 +304,7 @@ struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
     if (dim < 0)
       dim += rank;
     Location loc = op.getLoc();
+    checkScatterIndex(rewriter, loc, runtimeChecks, self, index, dim);
     Type accumulator =
         dtype.isF16() || dtype.isBF16() ? Type(rewriter.getF32Type()) : dtype;
     auto accumulatorType = type.clone(accumulator);
@@ -364,6 +386,8 @@ struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  bool runtimeChecks;
 };
 
 /// Lowers fx.as_strided_scatter of static shapes: each element of src goes
@@ -413,7 +437,8 @@ struct AsStridedScatterLowering : OpRewritePattern<fx::AsStridedScatterOp> {
 /// advanced indexing (as fx.index would read it), add into or replace the
 /// elements of self that the indices name.
 struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
-  using OpRewritePattern::OpRewritePattern;
+  IndexPutLowering(MLIRContext *ctx, bool runtimeChecks)
+      : OpRewritePattern(ctx), runtimeChecks(runtimeChecks) {}
 
   LogicalResult matchAndRewrite(fx::IndexPutOp op,
                                 PatternRewriter &rewriter) const override {
@@ -427,6 +452,16 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
       return rewriter.notifyMatchFailure(op, "a mask");
     Location loc = op.getLoc();
     SmallVector<Value> indexedSizes = indexing->getIndexedSizes(rewriter, loc);
+    // Integer indices take one dimension of self each: the one at their
+    // position in ATen's list.
+    for (auto [indices, position] :
+         llvm::zip_equal(indexing->indexTensors, indexing->positions))
+      checkIndices(
+          rewriter, loc, runtimeChecks, indices,
+          getDimSize(rewriter, loc, op.getSelf(), position),
+          /*negative=*/true,
+          ("IndexError: index out of bounds for dimension " + Twine(position))
+              .str());
     Type dtype = type.getElementType();
     Value result = buildScatter(
         rewriter, loc,
@@ -442,6 +477,8 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
     rewriter.replaceOp(op, result);
     return success();
   }
+
+  bool runtimeChecks;
 };
 
 /// Lowers fx.embedding_dense_backward: each position's gradient row adds
@@ -517,11 +554,12 @@ struct EmbeddingDenseBackwardLowering
 
 } // namespace
 
-void fxtoloop::populateScatterLoweringPatterns(RewritePatternSet &patterns) {
-  patterns.add<AsStridedScatterLowering, ScatterProductLowering,
-               ScatterAlongLowering<fx::ScatterAddOp>,
+void fxtoloop::populateScatterLoweringPatterns(RewritePatternSet &patterns,
+                                               const FXToLoopOptions &options) {
+  MLIRContext *ctx = patterns.getContext();
+  patterns.add<ScatterProductLowering, ScatterAlongLowering<fx::ScatterAddOp>,
                ScatterAlongLowering<fx::ScatterOp>,
                ScatterAlongLowering<fx::ScatterValueOp>, ScatterReduceLowering,
-               IndexPutLowering, EmbeddingDenseBackwardLowering>(
-      patterns.getContext());
+               IndexPutLowering>(ctx, options.runtimeChecks);
+  patterns.add<AsStridedScatterLowering, EmbeddingDenseBackwardLowering>(ctx);
 }

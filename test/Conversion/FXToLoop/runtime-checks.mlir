@@ -78,3 +78,20 @@ fx.graph @indices(%w: tensor<10x4xf32>, %i: tensor<3xsi64>, %j: tensor<2xsi64>) 
   %1 = fx.index %w, %j {index_positions = array<i64: 1>} : (tensor<10x4xf32>, tensor<2xsi64>) -> tensor<10x2xf32>
   fx.output %0, %1 : tensor<3x4xf32>, tensor<10x2xf32>
 }
+
+// -----
+
+// Tests that a scatter checks its indices against [0, size) of self's
+// dimension `dim` (6 here), not the index's.
+// CHECK-LABEL: fx.graph @scatter_add
+// CHECK-SAME: (%[[X:.+]]: tensor<10x6xf32>, %[[I:.+]]: tensor<10x3xsi64>, %{{.+}}: tensor<10x3xf32>)
+// CHECK-SAME: kiln.checks = ["RuntimeError: scatter(): index out of bounds for dimension 1"]
+// CHECK: loop.reduce "max" over [10, 3] : tensor<si32> {
+// CHECK: %[[V:.+]] = loop.load %[[I]]
+// CHECK: %[[A:.+]] = arith.index_cast %[[V]] : i64 to index
+// CHECK-DAG: arith.cmpi slt, %[[A]], %c0 : index
+// CHECK-DAG: arith.cmpi sge, %[[A]], %c6 : index
+fx.graph @scatter_add(%x: tensor<10x6xf32>, %i: tensor<10x3xsi64>, %s: tensor<10x3xf32>) -> tensor<10x6xf32> {
+  %0 = fx.scatter_add %x, %i, %s {dim = 1 : i64} : (tensor<10x6xf32>, tensor<10x3xsi64>, tensor<10x3xf32>) -> tensor<10x6xf32>
+  fx.output %0 : tensor<10x6xf32>
+}
