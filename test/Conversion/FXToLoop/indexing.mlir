@@ -80,3 +80,39 @@ fx.graph @index_dynamic(%x: tensor<?x?xf32>, %i: tensor<?xsi64>) -> tensor<?x?xf
   %0 = fx.index %x, %i : (tensor<?x?xf32>, tensor<?xsi64>) -> tensor<?x?xf32>
   fx.output %0 : tensor<?x?xf32>
 }
+
+// -----
+
+// CHECK-LABEL: fx.graph @gather(
+// gather along dim 1: the index, clamped into [0, 6), read at its own position.
+// CHECK-DAG: %[[C5:.+]] = arith.constant 5 : index
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: loop.pointwise : tensor<4x2xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[V:.+]] = loop.load %arg1[%[[I]], %[[J]]] : tensor<4x2xsi64>
+// CHECK-NEXT: %[[A:.+]] = arith.index_cast %[[V]] : i64 to index
+// CHECK-NEXT: %[[LO:.+]] = arith.maxsi %[[A]], %[[C0]] : index
+// CHECK-NEXT: %[[K:.+]] = arith.minsi %[[LO]], %[[C5]] : index
+// CHECK-NEXT: loop.load %arg0[%[[I]], %[[K]]] : tensor<4x6xf32>
+fx.graph @gather(%x: tensor<4x6xf32>, %i: tensor<4x2xsi64>) -> (tensor<4x2xf32>) {
+  %r0 = fx.gather %x, %i {dim = 1 : i64} : (tensor<4x6xf32>, tensor<4x2xsi64>) -> tensor<4x2xf32>
+  fx.output %r0 : tensor<4x2xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @index_select(
+// index_select along dim 1: the index read at the result's column.
+// CHECK-DAG: %[[C5:.+]] = arith.constant 5 : index
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: loop.pointwise : tensor<4x3xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[V:.+]] = loop.load %arg1[%[[J]]] : tensor<3xsi64>
+// CHECK-NEXT: %[[A:.+]] = arith.index_cast %[[V]] : i64 to index
+// CHECK-NEXT: %[[LO:.+]] = arith.maxsi %[[A]], %[[C0]] : index
+// CHECK-NEXT: %[[K:.+]] = arith.minsi %[[LO]], %[[C5]] : index
+// CHECK-NEXT: loop.load %arg0[%[[I]], %[[K]]] : tensor<4x6xf32>
+fx.graph @index_select(%x: tensor<4x6xf32>, %i: tensor<3xsi64>) -> (tensor<4x3xf32>) {
+  %r0 = fx.index_select %x, %i {dim = 1 : i64} : (tensor<4x6xf32>, tensor<3xsi64>) -> tensor<4x3xf32>
+  fx.output %r0 : tensor<4x3xf32>
+}

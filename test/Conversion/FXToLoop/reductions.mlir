@@ -207,3 +207,72 @@ fx.graph @zero_dim_reductions(%x: tensor<f32>) -> (tensor<f32>, tensor<si64>) {
   %1 = fx.argmax %x {dim = -1 : i64} : (tensor<f32>) -> tensor<si64>
   fx.output %0, %1 : tensor<f32>, tensor<si64>
 }
+
+// -----
+
+// CHECK-LABEL: fx.graph @any(
+// any: the largest of (x != 0) over every element (NaN counts as true).
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: %[[NZ:.+]] = loop.pointwise : tensor<4x6xi1>
+// CHECK: %[[X:.+]] = loop.load %arg0
+// CHECK-NEXT: %[[B:.+]] = arith.cmpf une, %[[X]], %[[ZERO]] : f32
+// CHECK-NEXT: loop.yield %[[B]] : i1
+// CHECK: loop.reduce "max" over [4, 6] : tensor<i1>
+// CHECK: %[[V:.+]] = loop.load %[[NZ]][%{{.+}}, %{{.+}}] : tensor<4x6xi1>
+// CHECK-NEXT: loop.yield %[[V]] : i1
+fx.graph @any(%x: tensor<4x6xf32>) -> (tensor<i1>) {
+  %r0 = fx.any %x : (tensor<4x6xf32>) -> tensor<i1>
+  fx.output %r0 : tensor<i1>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @any_dims(
+// CHECK: %[[NZ:.+]] = loop.pointwise : tensor<4x6xi1>
+// CHECK: arith.cmpi ne, %{{.+}}, %{{.+}} : i32
+// CHECK: loop.reduce "max" over [6] : tensor<4xi1> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[R:.+]]: index):
+// CHECK-NEXT: %[[V:.+]] = loop.load %[[NZ]][%[[I]], %[[R]]] : tensor<4x6xi1>
+fx.graph @any_dims(%x: tensor<4x6xsi32>) -> (tensor<4xi1>) {
+  %r0 = fx.any_dims %x {dim = array<i64: 1>} : (tensor<4x6xsi32>) -> tensor<4xi1>
+  fx.output %r0 : tensor<4xi1>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @all_dim(
+// all: the least of (x != 0), the reduced dimension kept.
+// CHECK: %[[NZ:.+]] = loop.pointwise : tensor<4x6xi1>
+// CHECK: arith.cmpf une
+// CHECK: loop.reduce "min" over [4] : tensor<1x6xi1> {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %[[J:.+]]: index, %[[R:.+]]: index):
+// CHECK-NEXT: loop.load %[[NZ]][%[[R]], %[[J]]] : tensor<4x6xi1>
+fx.graph @all_dim(%x: tensor<4x6xf32>) -> (tensor<1x6xi1>) {
+  %r0 = fx.all_dim %x {dim = 0 : i64, keepdim = true} : (tensor<4x6xf32>) -> tensor<1x6xi1>
+  fx.output %r0 : tensor<1x6xi1>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @min_dim(
+// The values, then the first index that holds the row's minimum (or a
+// NaN where the minimum is NaN): the least such index.
+// CHECK-DAG: %[[NONE:.+]] = arith.constant 9223372036854775807 : i64
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: %[[MIN:.+]] = loop.reduce "min" over [6] : tensor<4x1xf32>
+// CHECK: %[[INDEX:.+]] = loop.reduce "min" over [6] : tensor<4xsi64> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[R:.+]]: index):
+// CHECK-NEXT: %[[X:.+]] = loop.load %arg0[%[[I]], %[[R]]]
+// CHECK-NEXT: %[[M:.+]] = loop.load %[[MIN]][%[[I]], %[[C0]]]
+// CHECK-NEXT: %[[EQ:.+]] = arith.cmpf oeq, %[[X]], %[[M]] : f32
+// CHECK-NEXT: %[[XNAN:.+]] = arith.cmpf uno, %[[X]], %[[X]] : f32
+// CHECK-NEXT: %[[MNAN:.+]] = arith.cmpf uno, %[[M]], %[[M]] : f32
+// CHECK-NEXT: %[[BOTH:.+]] = arith.andi %[[XNAN]], %[[MNAN]] : i1
+// CHECK-NEXT: %[[HOLDS:.+]] = arith.ori %[[EQ]], %[[BOTH]] : i1
+// CHECK-NEXT: %[[AT:.+]] = arith.index_cast %[[R]] : index to i64
+// CHECK-NEXT: %[[Y:.+]] = arith.select %[[HOLDS]], %[[AT]], %[[NONE]] : i64
+// CHECK: fx.output %{{.+}}, %[[INDEX]] : tensor<4xf32>, tensor<4xsi64>
+fx.graph @min_dim(%x: tensor<4x6xf32>) -> (tensor<4xf32>, tensor<4xsi64>) {
+  %r:2 = fx.min_dim %x {dim = 1 : i64} : (tensor<4x6xf32>) -> (tensor<4xf32>, tensor<4xsi64>)
+  fx.output %r#0, %r#1 : tensor<4xf32>, tensor<4xsi64>
+}

@@ -446,3 +446,146 @@ fx.graph @expand_to_a_named_size(%x: tensor<?x3xf32> {fx.guard = #fx.tensor_guar
   %0 = fx.expand %row {size_symbols = ["s0"]} : (tensor<1x3xf32>) -> tensor<?x3xf32>
   fx.output %0 : tensor<?x3xf32>
 }
+
+// -----
+
+// CHECK-LABEL: fx.graph @alias(
+// Aliases and clones are the value itself (value semantics).
+// CHECK-NOT: loop.pointwise
+// CHECK: fx.output %arg0 : tensor<4x6xf32>
+fx.graph @alias(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>) {
+  %r0 = fx.alias %x : tensor<4x6xf32>
+  fx.output %r0 : tensor<4x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @clone(
+// CHECK-NOT: loop.pointwise
+// CHECK: fx.output %arg0 : tensor<4x6xf32>
+fx.graph @clone(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>) {
+  %r0 = fx.clone %x : tensor<4x6xf32>
+  fx.output %r0 : tensor<4x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @squeeze(
+// CHECK: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: loop.pointwise : tensor<4x6xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: loop.load %arg0[%[[I]], %[[C0]], %[[J]]] : tensor<4x1x6xf32>
+fx.graph @squeeze(%x: tensor<4x1x6xf32>) -> (tensor<4x6xf32>) {
+  %r0 = fx.squeeze %x {dim = array<i64: 1>} : (tensor<4x1x6xf32>) -> tensor<4x6xf32>
+  fx.output %r0 : tensor<4x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @unsqueeze(
+// CHECK: loop.pointwise : tensor<4x1x6xf32> {
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index, %{{.+}}: index, %[[K:.+]]: index):
+// CHECK-NEXT: loop.load %arg0[%[[I]], %[[K]]] : tensor<4x6xf32>
+fx.graph @unsqueeze(%x: tensor<4x6xf32>) -> (tensor<4x1x6xf32>) {
+  %r0 = fx.unsqueeze %x {dim = 1 : i64} : (tensor<4x6xf32>) -> tensor<4x1x6xf32>
+  fx.output %r0 : tensor<4x1x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @full_like(
+// CHECK: %[[FILL:.+]] = arith.constant 2.500000e+00 : f32
+// CHECK: loop.pointwise : tensor<4x6xf32> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: loop.yield %[[FILL]] : f32
+fx.graph @full_like(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>) {
+  %r0 = fx.full_like %x {fill_value = 2.5 : f64} : (tensor<4x6xf32>) -> tensor<4x6xf32>
+  fx.output %r0 : tensor<4x6xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @reflection_pad2d(
+// padding = [left 1, right 2, top 3, bottom 0]: an output row i reads
+// row min(|i - 3|, 2 * (4 - 1) - |i - 3|), a column j column
+// min(|j - 1|, 2 * (6 - 1) - |j - 1|).
+// CHECK-DAG: %[[C10:.+]] = arith.constant 10 : index
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C6:.+]] = arith.constant 6 : index
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: loop.pointwise : tensor<1x2x7x9xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.+]]: index, %[[C:.+]]: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-NEXT: %[[P:.+]] = arith.subi %[[I]], %[[C3]] : index
+// CHECK-NEXT: %[[NP:.+]] = arith.subi %[[C0]], %[[P]] : index
+// CHECK-NEXT: %[[A:.+]] = arith.maxsi %[[P]], %[[NP]] : index
+// CHECK-NEXT: %[[B:.+]] = arith.subi %[[C6]], %[[A]] : index
+// CHECK-NEXT: %[[ROW:.+]] = arith.minsi %[[A]], %[[B]] : index
+// CHECK-NEXT: %[[Q:.+]] = arith.subi %[[J]], %[[C1]] : index
+// CHECK-NEXT: %[[NQ:.+]] = arith.subi %[[C0]], %[[Q]] : index
+// CHECK-NEXT: %[[D:.+]] = arith.maxsi %[[Q]], %[[NQ]] : index
+// CHECK-NEXT: %[[E:.+]] = arith.subi %[[C10]], %[[D]] : index
+// CHECK-NEXT: %[[COL:.+]] = arith.minsi %[[D]], %[[E]] : index
+// CHECK-NEXT: loop.load %arg0[%[[N]], %[[C]], %[[ROW]], %[[COL]]] : tensor<1x2x4x6xf32>
+fx.graph @reflection_pad2d(%x: tensor<1x2x4x6xf32>) -> (tensor<1x2x7x9xf32>) {
+  %r0 = fx.reflection_pad2d %x {padding = array<i64: 1, 2, 3, 0>} : (tensor<1x2x4x6xf32>) -> tensor<1x2x7x9xf32>
+  fx.output %r0 : tensor<1x2x7x9xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @reflection_pad3d(
+// padding = [W 1 1, H 0 2, D 2 0] of an unbatched [C, D, H, W] input.
+// CHECK-DAG: %[[C8:.+]] = arith.constant 8 : index
+// CHECK-DAG: %[[C6:.+]] = arith.constant 6 : index
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK: loop.pointwise : tensor<1x5x6x7xf32> {
+// CHECK: arith.subi %{{.+}}, %[[C2]] : index
+// CHECK: arith.subi %[[C4]], %{{.+}} : index
+// CHECK: arith.subi %[[C6]], %{{.+}} : index
+// CHECK: arith.subi %[[C8]], %{{.+}} : index
+// CHECK: loop.load %arg0[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : tensor<1x3x4x5xf32>
+fx.graph @reflection_pad3d(%x: tensor<1x3x4x5xf32>) -> (tensor<1x5x6x7xf32>) {
+  %r0 = fx.reflection_pad3d %x {padding = array<i64: 1, 1, 0, 2, 2, 0>} : (tensor<1x3x4x5xf32>) -> tensor<1x5x6x7xf32>
+  fx.output %r0 : tensor<1x5x6x7xf32>
+}
+
+// -----
+
+// CHECK-LABEL: fx.graph @replication_pad3d(
+// padding = [W 2 0, H 1 1, D 0 3]: each index clamped into the input.
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C1:.+]] = arith.constant 1 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: loop.pointwise : tensor<1x6x6x7xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.+]]: index, %[[D:.+]]: index, %[[H:.+]]: index, %[[W:.+]]: index):
+// CHECK-NEXT: %[[D1:.+]] = arith.minsi %[[D]], %[[C2]] : index
+// CHECK-NEXT: %[[D2:.+]] = arith.maxsi %[[D1]], %[[C0]] : index
+// CHECK-NEXT: %[[H0:.+]] = arith.subi %[[H]], %[[C1]] : index
+// CHECK-NEXT: %[[H1:.+]] = arith.minsi %[[H0]], %[[C3]] : index
+// CHECK-NEXT: %[[H2:.+]] = arith.maxsi %[[H1]], %[[C0]] : index
+// CHECK-NEXT: %[[W0:.+]] = arith.subi %[[W]], %[[C2]] : index
+// CHECK-NEXT: %[[W1:.+]] = arith.minsi %[[W0]], %[[C4]] : index
+// CHECK-NEXT: %[[W2:.+]] = arith.maxsi %[[W1]], %[[C0]] : index
+// CHECK-NEXT: loop.load %arg0[%[[N]], %[[D2]], %[[H2]], %[[W2]]] : tensor<1x3x4x5xf32>
+fx.graph @replication_pad3d(%x: tensor<1x3x4x5xf32>) -> (tensor<1x6x6x7xf32>) {
+  %r0 = fx.replication_pad3d %x {padding = array<i64: 2, 0, 1, 1, 0, 3>} : (tensor<1x3x4x5xf32>) -> tensor<1x6x6x7xf32>
+  fx.output %r0 : tensor<1x6x6x7xf32>
+}
+
+// -----
+
+// An empty tensor's elements are unspecified: Kiln writes zeros, so that no
+// run reads garbage.
+// CHECK-LABEL: fx.graph @empty_strided(
+// CHECK: %[[ZERO:.+]] = arith.constant 0.000000e+00 : f32
+// CHECK: loop.pointwise : tensor<2x3xf32> {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: loop.yield %[[ZERO]] : f32
+fx.graph @empty_strided() -> tensor<2x3xf32> {
+  %0 = fx.empty_strided {stride = array<i64: 3, 1>} : () -> tensor<2x3xf32>
+  fx.output %0 : tensor<2x3xf32>
+}
