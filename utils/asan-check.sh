@@ -17,7 +17,11 @@ cd "$ROOT"
 
 "$ROOT/utils/build.sh" --sanitize --build-dir "$BUILD_DIR" all || exit 1
 
-export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1"
+# LLVM's allocators poison their free space in instrumented code only: with
+# LLVM's own libraries uninstrumented, user poisoning would flag every slab
+# that they fill (allow_user_poisoning=0 turns it off, not the checks of
+# heap, stack and globals).
+export ASAN_OPTIONS="abort_on_error=1:detect_leaks=1:allow_user_poisoning=0"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
 

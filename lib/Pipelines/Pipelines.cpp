@@ -197,10 +197,12 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
   // strides from the kernel's compiler. They go back in.
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
 
-  // Kernels that get annotations are outlined first; upstream's pipeline
-  // then finds nothing left to outline.
+  // Kernels are outlined before upstream's pipeline, which then finds
+  // nothing left to outline, so that alike ones merge (one binary each)
+  // and row kernels get their annotations.
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createGPUMergeKernelsPass());
   if (options.rowMinBlocks > 0) {
-    pm.addPass(createGpuKernelOutliningPass());
     RowKernelOccupancyPassOptions occupancy;
     occupancy.minBlocksPerSM = options.rowMinBlocks;
     pm.addPass(createRowKernelOccupancyPass(occupancy));

@@ -9,6 +9,7 @@
 #include "kiln/Target/Passes.h"
 
 #include "kiln/Codegen/GraphBufferization.h"
+#include "kiln/Target/FunctionEquivalence.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -44,20 +45,6 @@ static void collectCaptures(Operation *nest,
   });
 }
 
-/// A hash of `func`'s type and body that leaves out the values its ops use
-/// and define: alike functions hash alike.
-static llvm::hash_code hashFunction(func::FuncOp func) {
-  llvm::hash_code hash = hash_value(func.getFunctionType());
-  func.getBody().walk([&](Operation *op) {
-    hash =
-        llvm::hash_combine(hash, OperationEquivalence::computeHash(
-                                     op, OperationEquivalence::ignoreHashValue,
-                                     OperationEquivalence::ignoreHashValue,
-                                     OperationEquivalence::IgnoreLocations));
-  });
-  return hash;
-}
-
 namespace {
 /// The outlined kernels of a module, found by their bodies.
 class KernelTable {
@@ -83,10 +70,7 @@ private:
 func::FuncOp KernelTable::findAlike(func::FuncOp candidate,
                                     llvm::hash_code hash) {
   for (func::FuncOp kernel : kernels.lookup(hash)) {
-    if (kernel.getFunctionType() == candidate.getFunctionType() &&
-        OperationEquivalence::isRegionEquivalentTo(
-            &kernel.getBody(), &candidate.getBody(),
-            OperationEquivalence::IgnoreLocations))
+    if (areFunctionsAlike(kernel, candidate))
       return kernel;
   }
   return nullptr;
@@ -104,6 +88,15 @@ void KernelTable::outline(func::FuncOp graph, Operation *nest) {
       nest->getResultTypes());
   auto kernel = func::FuncOp::create(
       builder, loc, (graph.getSymName() + "_kernel").str(), type);
+  kernel.setPrivate();
+  // Kept out of its callers, it is compiled once, however often called, and
+  // LLVM works on one kernel at a time. (func-to-llvm carries `passthrough`
+  // over to the llvm.func.)
+  kernel->setAttr("passthrough",
+                  builder.getArrayAttr(builder.getStringAttr("noinline")));
+  kernel->setAttr(
+      "llvm.linkage",
+      LLVM::LinkageAttr::get(builder.getContext(), LLVM::Linkage::Internal));
   Block *body = kernel.addEntryBlock();
   builder.setInsertionPointToStart(body);
   IRMapping mapping;
@@ -113,20 +106,11 @@ void KernelTable::outline(func::FuncOp graph, Operation *nest) {
   Operation *copy = builder.clone(*nest, mapping);
   func::ReturnOp::create(builder, loc, copy->getResults());
 
-  llvm::hash_code hash = hashFunction(kernel);
+  llvm::hash_code hash = hashFunctionBody(kernel);
   if (func::FuncOp alike = findAlike(kernel, hash)) {
     kernel->erase();
     kernel = alike;
   } else {
-    kernel.setPrivate();
-    // Kept out of its callers, it is compiled once, however often called,
-    // and LLVM works on one kernel at a time.
-    // (func-to-llvm carries `passthrough` over to the llvm.func.)
-    kernel->setAttr("passthrough",
-                    builder.getArrayAttr(builder.getStringAttr("noinline")));
-    kernel->setAttr(
-        "llvm.linkage",
-        LLVM::LinkageAttr::get(builder.getContext(), LLVM::Linkage::Internal));
     // After the graph and its kernels so far, in the order they run.
     Operation *&last = lastKernel[graph];
     symbols.insert(

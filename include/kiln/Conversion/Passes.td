@@ -306,6 +306,20 @@ def NVVMApproximationsPass : Pass<"kiln-nvvm-approximations"> {
   ];
 }
 
+def GPUMergeKernelsPass : Pass<"kiln-gpu-merge-kernels", "ModuleOp"> {
+  let summary = "Launches one kernel where outlined kernels are alike";
+  let description = [{
+    After outlining, each kernel is a `gpu.module` of one `gpu.func`, and
+    each module becomes a binary of its own (LLVM's NVPTX back end, then
+    `ptxas`). A model's repeated layers launch kernels that are alike but
+    for their names: the same attributes and body. This pass keeps the
+    first of each set of alike kernels, makes every `gpu.launch_func` of the
+    others launch it, and erases their modules, so that each distinct
+    kernel is compiled once (a 6-layer transformer encoder: 54 kernels to
+    compile, 10 after).
+  }];
+}
+
 def RowKernelOccupancyPass : Pass<"kiln-row-kernel-occupancy", "ModuleOp"> {
   let summary = "Asks ptxas to fit a number of blocks of each row kernel on "
                 "an SM";
