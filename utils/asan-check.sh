@@ -34,7 +34,9 @@ if [ ${#slice[@]} -eq 0 ]; then
   slice=(python/tests/test_tools.py python/tests/test_guards.py
          python/tests/test_cache.py python/tests/test_dynamic.py)
 fi
-KILN_TOOLS_DIR="$BUILD_DIR/bin" KILN_CACHE=0 \
+cache="$(mktemp -d)"
+trap 'rm -rf "$cache"' EXIT
+KILN_TOOLS_DIR="$BUILD_DIR/bin" XDG_CACHE_HOME="$cache" \
   /usr/bin/python3 -m pytest -q -p no:cacheprovider "${slice[@]}" || status=1
 
 echo "asan-check: $([ $status -eq 0 ] && echo passed || echo FAILED)"

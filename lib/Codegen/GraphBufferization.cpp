@@ -390,7 +390,9 @@ static LogicalResult buildResultSizesFunc(OpBuilder &b, fx::GraphOp graph) {
     if (!collapse)
       return {};
     Value size = arith::ConstantIndexOp::create(b, loc, 1);
-    for (int64_t merged : collapse.getReassociationIndices()[index]) {
+    SmallVector<ReassociationIndices> groups =
+        collapse.getReassociationIndices();
+    for (int64_t merged : groups[index]) {
       Value part = getSize(collapse.getSrc(), merged);
       if (!part)
         return {};

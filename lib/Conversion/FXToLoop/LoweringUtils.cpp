@@ -15,6 +15,9 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::fxtoloop;
@@ -235,7 +238,17 @@ Value fxtoloop::makeScalar(OpBuilder &b, Location loc, Attribute scalar,
     asDouble = static_cast<double>(asInt);
   } else {
     asDouble = cast<FloatAttr>(scalar).getValueAsDouble();
-    asInt = static_cast<int64_t>(asDouble);
+    // Toward zero, saturating (NaN is 0): a cast of an infinite or huge
+    // double to an integer would be undefined.
+    constexpr double kLimit = 9223372036854775808.0; // 2^63
+    if (std::isnan(asDouble))
+      asInt = 0;
+    else if (asDouble >= kLimit)
+      asInt = std::numeric_limits<int64_t>::max();
+    else if (asDouble < -kLimit)
+      asInt = std::numeric_limits<int64_t>::min();
+    else
+      asInt = static_cast<int64_t>(asDouble);
   }
   if (isa<FloatType>(scalarType))
     return arith::ConstantOp::create(b, loc,

@@ -49,13 +49,14 @@ static Value replaceLoad(RewriterBase &rewriter, LoadOp load, Value replacement,
   if (keepF32Intermediates && rounding &&
       !rounding->hasAttr(kExplicitRoundingAttrName) &&
       onlyWidenedTo(load.getResult(), rounding.getIn().getType())) {
+    Value wide = rounding.getIn();
     for (Operation *widen : llvm::to_vector(load->getUsers()))
-      rewriter.replaceOp(widen, rounding.getIn());
+      rewriter.replaceOp(widen, wide);
     rewriter.eraseOp(load);
     // The rounding is dead unless the producer's body used it itself.
     if (rounding->use_empty())
       rewriter.eraseOp(rounding);
-    return rounding.getIn();
+    return wide;
   }
   rewriter.replaceOp(load, replacement);
   return replacement;
