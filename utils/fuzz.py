@@ -1,17 +1,18 @@
 #!/usr/bin/env python3
-"""Mutation fuzzing of kiln-opt: damaged IR must give diagnostics, never a crash.
+"""Mutation fuzzing of Kiln's tools: damaged IR must give diagnostics, never a crash.
 
 Takes the lit tests' inputs (each `// -----` case of test/**/*.mlir) and the
 kept corpus (test/fuzz/corpus/*.mlir: inputs that once crashed, run first,
 unmutated), damages them in ways a user or a buggy front end could (a line
 dropped or repeated, a number, a type, a shape or an op name changed, two
-values swapped, the text cut short), and runs kiln-opt's pipelines on each.
-kiln-opt may accept the input or reject it with a diagnostic; anything else
+values swapped, the text cut short), and runs kiln-opt's pipelines on each,
+or kiln-compile down to an object file. A tool may accept the input or
+reject it with a diagnostic; anything else
 is a failure: a signal, an exit status other than 0 or 1, an LLVM fatal
 error, a failed assertion, or a run past the time limit. Each failure is
 written to the crash folder with the command that shows it.
 
-    utils/fuzz.py [--seconds 60] [--seed 1] [--jobs 2] [--tool build/bin/kiln-opt]
+    utils/fuzz.py [--seconds 60] [--seed 1] [--jobs 2] [--tools-dir build/bin]
                   [--crashes build/fuzz-crashes] [--xunit report.xml]
 
 The same seed and the same inputs give the same mutations. CI runs it for a
@@ -32,13 +33,15 @@ from xml.sax.saxutils import escape
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# What each run does to the mutated input. The GPU pipeline stops at PTX
-# text: ptxas is not part of what is fuzzed.
+# What each run does to the mutated input: a tool and its arguments. The GPU
+# pipeline stops at PTX text: ptxas is not part of what is fuzzed.
 PIPELINES = [
-    ["--kiln-lower-to-loop"],
-    ["--kiln-cpu-pipeline"],
-    ["--kiln-gpu-pipeline=format=isa"],
-    ["--kiln-lower-to-loop", "--kiln-loop-to-scf-cpu"],
+    ("kiln-opt", ["--kiln-lower-to-loop"]),
+    ("kiln-opt", ["--kiln-cpu-pipeline"]),
+    ("kiln-opt", ["--kiln-gpu-pipeline=format=isa"]),
+    ("kiln-opt", ["--kiln-lower-to-loop", "--kiln-loop-to-scf-cpu"]),
+    # Through LLVM IR to an object: the translation and code generation.
+    ("kiln-compile", ["--emit=obj"]),
 ]
 
 CRASH_MARKERS = ("crashed: this is a bug", "LLVM ERROR", "Assertion", "UNREACHABLE",
@@ -149,10 +152,11 @@ class Mutator:
         return text[:self.rng.randrange(len(text) + 1)]
 
 
-def run_case(tool, text, pipeline, timeout):
-    """None when kiln-opt accepted or diagnosed the input, else why it failed."""
+def run_case(tools_dir, text, pipeline, timeout):
+    """None when the tool accepted or diagnosed the input, else why it failed."""
+    tool, args = pipeline
     try:
-        done = subprocess.run([str(tool), "-", "-o", os.devnull, *pipeline],
+        done = subprocess.run([str(tools_dir / tool), "-", "-o", os.devnull, *args],
                               input=text, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
         return f"ran past {timeout} s", ""
@@ -173,15 +177,17 @@ def main():
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--tool", type=Path, default=ROOT / "build" / "bin" / "kiln-opt")
+    parser.add_argument("--tools-dir", type=Path, default=ROOT / "build" / "bin",
+                        help="the folder of kiln-opt and kiln-compile")
     parser.add_argument("--corpus", type=Path, default=ROOT / "test" / "fuzz" / "corpus")
     parser.add_argument("--crashes", type=Path, default=ROOT / "build" / "fuzz-crashes")
     parser.add_argument("--timeout", type=float, default=60,
                         help="seconds one kiln-opt run may take")
     parser.add_argument("--xunit", type=Path, help="write a JUnit report here")
     args = parser.parse_args()
-    if not args.tool.exists():
-        parser.error(f"no {args.tool}: build Kiln first")
+    for tool in {tool for tool, _ in PIPELINES}:
+        if not (args.tools_dir / tool).exists():
+            parser.error(f"no {args.tools_dir / tool}: build Kiln first")
 
     seeds = load_seeds()
     corpus = load_corpus(args.corpus)
@@ -202,7 +208,7 @@ def main():
 
     def check(item):
         name, text, pipeline = item
-        return item, run_case(args.tool, text, pipeline, args.timeout)
+        return item, run_case(args.tools_dir, text, pipeline, args.timeout)
 
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         pending = set()
@@ -229,17 +235,17 @@ def main():
     for name, text, pipeline, (reason, stderr) in failures:
         digest = hashlib.sha1(text.encode()).hexdigest()[:12]
         path = args.crashes / f"crash-{digest}.mlir"
-        command = f"kiln-opt {path.name} {' '.join(pipeline)}"
+        command = f"{pipeline[0]} {path.name} {' '.join(pipeline[1])}"
         path.write_text(f"// {command}\n// from {name}: {reason}\n" + text + "\n")
         print(f"fuzz: FAIL {command}: {reason} (from {name})")
         for line in stderr.strip().splitlines()[-5:]:
             print(f"fuzz:   {line}")
-    print(f"fuzz: {runs} runs of kiln-opt over {len(seeds)} lit cases and "
+    print(f"fuzz: {runs} runs of Kiln's tools over {len(seeds)} lit cases and "
           f"{len(corpus)} kept inputs (seed {args.seed}), {len(failures)} failures"
           + (f", inputs in {args.crashes}" if failures else ""))
     if args.xunit:
         body = "".join(
-            f'<testcase name="{escape(name)} {escape(" ".join(pipeline))}">'
+            f'<testcase name="{escape(name)} {escape(" ".join([pipeline[0], *pipeline[1]]))}">'
             f'<failure message="{escape(reason)}"/></testcase>'
             for name, _, pipeline, (reason, _) in failures)
         if not failures:

@@ -96,6 +96,9 @@ static void addLoopToSCFCPU(OpPassManager &pm, const Options &options) {
   toSCF.vectorBytes = options.vectorBytes;
   pm.addPass(createConvertLoopToSCFPass(toSCF));
   pm.addPass(createEmitEntryPointsPass());
+  // One function per distinct kernel, before anything else reads them: the
+  // passes after work on each once, however often a model repeats it.
+  pm.addPass(createOutlineKernelsPass());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
 }
@@ -108,8 +111,6 @@ void mlir::kiln::buildLoopToSCFCPUPipeline(
 /// Adds kiln-scf-to-llvm-cpu's passes; `openmp` runs scf.parallel nests with
 /// OpenMP.
 static void addSCFToLLVMCPU(OpPassManager &pm, bool openmp) {
-  // LLVM then compiles one function per distinct kernel.
-  pm.addPass(createOutlineKernelsPass());
   // Math without an LLVM intrinsic becomes exp and arithmetic (sinh, cosh,
   // tan, ...), then polynomials (f32) or accurate forms (f64 log1p, expm1),
   // erf calls to libm (f64). tanh and f32 powf are kiln-approximate-math's

@@ -16,6 +16,7 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 namespace mlir::kiln {
@@ -26,19 +27,49 @@ namespace mlir::kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-/// What `nest` reads from outside it, in the order it first reads them:
-/// constants, which the outlined function defines again, and the rest,
-/// which become its arguments.
+/// Whether `op` computes a value from constants alone (a constant, or pure
+/// arithmetic of such values), which a function can compute again rather
+/// than take as an argument; `known` memoizes the answers.
+static bool isComputedFromConstants(Operation *op,
+                                    DenseMap<Operation *, bool> &known) {
+  if (!op)
+    return false;
+  if (auto it = known.find(op); it != known.end())
+    return it->second;
+  bool computed =
+      op->hasTrait<OpTrait::ConstantLike>() ||
+      (op->getNumRegions() == 0 && isPure(op) && op->getNumResults() == 1 &&
+       llvm::all_of(op->getOperands(), [&](Value operand) {
+         return isComputedFromConstants(operand.getDefiningOp(), known);
+       }));
+  known[op] = computed;
+  return computed;
+}
+
+/// Adds `op`, computed from constants, to `ops` after the ops it uses.
+static void addWithOperands(Operation *op, llvm::SetVector<Operation *> &ops) {
+  if (ops.contains(op))
+    return;
+  for (Value operand : op->getOperands())
+    addWithOperands(operand.getDefiningOp(), ops);
+  ops.insert(op);
+}
+
+/// What `nest` reads from outside it, in the order it first reads them: what
+/// is computed from constants, which the outlined function computes again
+/// (in `recomputed`, operands first), so that its sizes stay constants, and
+/// the rest, which become its arguments.
 static void collectCaptures(Operation *nest,
-                            llvm::SetVector<Operation *> &constants,
+                            llvm::SetVector<Operation *> &recomputed,
                             llvm::SetVector<Value> &arguments) {
+  DenseMap<Operation *, bool> known;
   nest->walk<WalkOrder::PreOrder>([&](Operation *op) {
     for (Value operand : op->getOperands()) {
       if (nest->isAncestor(operand.getParentRegion()->getParentOp()))
         continue;
       Operation *def = operand.getDefiningOp();
-      if (def && def->hasTrait<OpTrait::ConstantLike>())
-        constants.insert(def);
+      if (isComputedFromConstants(def, known))
+        addWithOperands(def, recomputed);
       else
         arguments.insert(operand);
     }
@@ -77,9 +108,9 @@ func::FuncOp KernelTable::findAlike(func::FuncOp candidate,
 }
 
 void KernelTable::outline(func::FuncOp graph, Operation *nest) {
-  llvm::SetVector<Operation *> constants;
+  llvm::SetVector<Operation *> recomputed;
   llvm::SetVector<Value> arguments;
-  collectCaptures(nest, constants, arguments);
+  collectCaptures(nest, recomputed, arguments);
 
   Location loc = nest->getLoc();
   OpBuilder builder(graph->getContext());
@@ -101,8 +132,8 @@ void KernelTable::outline(func::FuncOp graph, Operation *nest) {
   builder.setInsertionPointToStart(body);
   IRMapping mapping;
   mapping.map(arguments.getArrayRef(), body->getArguments());
-  for (Operation *constant : constants)
-    builder.clone(*constant, mapping);
+  for (Operation *op : recomputed)
+    builder.clone(*op, mapping);
   Operation *copy = builder.clone(*nest, mapping);
   func::ReturnOp::create(builder, loc, copy->getResults());
 

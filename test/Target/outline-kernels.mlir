@@ -98,3 +98,29 @@ func.func private @forward(%a: memref<?xf32>, %b: memref<?xf32>,
 func.func private @forward_result_sizes() {
   return
 }
+
+// -----
+
+// Arithmetic on constants alone (a size the canonicalizer has not folded
+// yet) is computed again in the kernel, not passed: the kernel's bounds stay
+// constants.
+// CHECK-LABEL: func.func private @forward(
+// CHECK: call @forward_kernel(%{{.+}}) : (memref<64xf32>) -> ()
+// CHECK: func.func private @forward_kernel(%{{.+}}: memref<64xf32>)
+// CHECK-DAG: %[[C4:.+]] = arith.constant 4 : index
+// CHECK-DAG: %[[C16:.+]] = arith.constant 16 : index
+// CHECK: %[[N:.+]] = arith.muli %[[C4]], %[[C16]] : index
+// CHECK: scf.parallel (%{{.+}}) = (%{{.+}}) to (%[[N]])
+func.func private @forward(%a: memref<64xf32>) attributes {kiln.graph} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c16 = arith.constant 16 : index
+  %n = arith.muli %c4, %c16 : index
+  %zero = arith.constant 0.0 : f32
+  scf.parallel (%i) = (%c0) to (%n) step (%c1) {
+    memref.store %zero, %a[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}

@@ -55,8 +55,9 @@ def OutlineKernelsPass : Pass<"kiln-outline-kernels", "::mlir::ModuleOp"> {
     Each top-level operation with regions in a function bufferized from a
     graph (marked `kiln.graph`) — a kernel's loop nest — becomes a call of a
     private function that holds it. The values it takes from the graph
-    function (buffers, sizes) become the function's arguments; constants
-    are copied into it. Nests that are alike but for the buffers they read
+    function (buffers, sizes) become the function's arguments; constants,
+    and arithmetic on constants alone (a size not folded yet), are computed
+    again inside it, so that the kernel's sizes stay constants. Nests that are alike but for the buffers they read
     and write, such as those of a model's repeated layers, call one
     function.
 
