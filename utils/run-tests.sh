@@ -38,7 +38,7 @@ fi
 echo "== lit (check-kiln)"
 /usr/lib/llvm-22/bin/lit -sv --xunit-xml-output="$RESULTS/lit.xml" "$BUILD_DIR/test" || status=1
 
-echo "== fuzz (kiln-opt on damaged lit inputs, 60 s)"
+echo "== fuzz (Kiln's tools on damaged lit inputs, 60 s)"
 /usr/bin/python3 "$ROOT/utils/fuzz.py" --seconds 60 --seed 1 \
   --xunit "$RESULTS/fuzz.xml" || status=1
 
