@@ -47,14 +47,20 @@ LogicalResult mlir::kiln::buildCompilePipeline(OpPassManager &pm,
     // Vectors as wide as the target computes on, unless the user chose.
     if (!cpuOptions.vectorBytes.hasValue())
       cpuOptions.vectorBytes = getVectorBytes(options.cpu);
-    buildCPUPipeline(pm, cpuOptions);
+    if (options.graphLoweringOnly)
+      buildCPUGraphLowering(pm, cpuOptions);
+    else
+      buildCPUPipeline(pm, cpuOptions);
     return success();
   }
   GPUPipelineOptions gpuOptions;
   if (failed(parsePipelineOptions(gpuOptions, options.pipelineOptions,
                                   "kiln-gpu-pipeline", error)))
     return failure();
-  buildGPUPipeline(pm, gpuOptions);
+  if (options.graphLoweringOnly)
+    buildGPUGraphLowering(pm, gpuOptions);
+  else
+    buildGPUPipeline(pm, gpuOptions);
   return success();
 }
 

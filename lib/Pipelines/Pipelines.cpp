@@ -158,10 +158,15 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
   addSCFToLLVMCPU(pm, options.openmp);
 }
 
-void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
-                                  const CPUPipelineOptions &options) {
+void mlir::kiln::buildCPUGraphLowering(OpPassManager &pm,
+                                       const CPUPipelineOptions &options) {
   addGraphLowering(pm, options, /*libraryEpilogues=*/false,
                    /*failOnUnsupported=*/true, /*runtimeChecks=*/true);
+}
+
+void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
+                                  const CPUPipelineOptions &options) {
+  buildCPUGraphLowering(pm, options);
   addLoopToSCFCPU(pm, options);
   addSCFToLLVMCPU(pm, options.openmp);
 }
@@ -223,12 +228,17 @@ void mlir::kiln::buildLoopToLLVMGPUPipeline(
   addLoopToLLVMGPU(pm, options);
 }
 
-void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
-                                  const GPUPipelineOptions &options) {
+void mlir::kiln::buildGPUGraphLowering(OpPassManager &pm,
+                                       const GPUPipelineOptions &options) {
   // CUDA's kernels divide by zero without raising, and report indices out
   // of range through device asserts: no flags to read back at every run.
   addGraphLowering(pm, options, /*libraryEpilogues=*/true,
                    /*failOnUnsupported=*/true, /*runtimeChecks=*/false);
+}
+
+void mlir::kiln::buildGPUPipeline(OpPassManager &pm,
+                                  const GPUPipelineOptions &options) {
+  buildGPUGraphLowering(pm, options);
   addLoopToLLVMGPU(pm, options);
 }
 

@@ -5,6 +5,7 @@
 //
 //   kiln-compile graph.mlir -o graph.so                 # for this CPU
 //   kiln-compile graph.mlir --target=cuda -o graph.so   # for NVIDIA GPUs
+//   kiln-compile graph.mlir --emit=loop                 # the fused graph
 //
 //===----------------------------------------------------------------------===//
 
@@ -32,7 +33,7 @@ using namespace mlir::kiln;
 namespace cl = llvm::cl;
 
 namespace {
-enum class EmitKind { SharedObject, Object, LLVMIR, MLIR };
+enum class EmitKind { SharedObject, Object, LLVMIR, MLIR, Loop };
 enum class Target { CPU, CUDA };
 
 // --help lists these two; LLVM's own options, still taken, are not listed.
@@ -51,7 +52,9 @@ cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Object, "obj", "an object file"),
                clEnumValN(EmitKind::LLVMIR, "llvm", "optimized LLVM IR"),
                clEnumValN(EmitKind::MLIR, "mlir",
-                          "the module in the LLVM dialect")),
+                          "the module in the LLVM dialect"),
+               clEnumValN(EmitKind::Loop, "loop",
+                          "the graphs in the loop dialect, after fusion")),
     cl::cat(kilnCategory));
 cl::opt<Target> target(
     "target", cl::desc("Where the graph runs"), cl::init(Target::CPU),
@@ -105,6 +108,7 @@ int main(int argc, char **argv) {
   options.cpu.cpu = cpu;
   options.cpu.features = features;
   options.cpu.optLevel = optLevel;
+  options.graphLoweringOnly = emitKind == EmitKind::Loop;
 
   // Bad options are reported before the input is read.
   if (outputFilename.empty()) {
@@ -176,7 +180,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "kiln-compile: " << errorMessage << "\n";
     return 1;
   }
-  if (emitKind == EmitKind::MLIR) {
+  if (emitKind == EmitKind::MLIR || emitKind == EmitKind::Loop) {
     module->print(output->os());
   } else if (failed(emitCPUCode(*module, options.cpu,
                                 emitKind == EmitKind::Object, output->os()))) {

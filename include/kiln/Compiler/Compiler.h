@@ -32,6 +32,9 @@ struct CompileOptions {
   /// The CUDA toolkit whose ptxas builds kernels; empty: $CUDA_ROOT,
   /// $CUDA_HOME, $CUDA_PATH, then /usr/local/cuda.
   std::string cudaPath;
+  /// Stop after the graph lowering (lowerToLLVM then leaves loop nodes after
+  /// fusion, as the target's pipeline makes them: kiln-compile --emit=loop).
+  bool graphLoweringOnly = false;
   /// Directories searched first for the shared libraries an artifact needs
   /// at run time (libkiln_openmp.so, libkiln_cuda_runtime.so). After them:
   /// ../lib beside the running program.

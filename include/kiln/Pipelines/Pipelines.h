@@ -229,6 +229,11 @@ void buildSCFToLLVMCPUPipeline(OpPassManager &pm,
 void buildLoopToLLVMCPUPipeline(OpPassManager &pm,
                                 const LoopToLLVMCPUPipelineOptions &options);
 
+/// fx graphs -> loop nodes after fusion, with the CPU's settings (run-time
+/// checks, no library epilogues): the first stage of kiln-cpu-pipeline.
+void buildCPUGraphLowering(OpPassManager &pm,
+                           const CPUPipelineOptions &options);
+
 /// fx graphs -> LLVM dialect for x86 CPUs: the whole CPU compiler up to LLVM
 /// IR translation.
 void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
@@ -239,6 +244,11 @@ void buildCPUPipeline(OpPassManager &pm, const CPUPipelineOptions &options);
 /// NVVM, host code, kernel binaries by ptxas).
 void buildLoopToLLVMGPUPipeline(OpPassManager &pm,
                                 const LoopToLLVMGPUPipelineOptions &options);
+
+/// fx graphs -> loop nodes after fusion, with the GPU's settings (library
+/// epilogues, no run-time checks): the first stage of kiln-gpu-pipeline.
+void buildGPUGraphLowering(OpPassManager &pm,
+                           const GPUPipelineOptions &options);
 
 /// fx graphs -> LLVM dialect host code with embedded NVIDIA GPU kernels: the
 /// whole GPU compiler up to LLVM IR translation. Kernel binaries are built by
