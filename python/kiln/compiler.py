@@ -13,6 +13,7 @@ import ctypes
 import functools
 import hashlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -101,9 +102,15 @@ def compile_graph_text(
                    _host_cpu_fingerprint()]).encode()
     ).hexdigest()
     key = full_key[:32]
+    debug = Path(os.environ["KILN_DEBUG_DIR"]) / key if os.environ.get("KILN_DEBUG_DIR") \
+        else None
+    if debug is not None:
+        _write_debug_folder(debug, text, tool, target, pipeline)
     cache = open_cache(cache_dir if cache_dir is not None else default_cache_dir())
     found = cache.lookup(key, full_key)
     if found is not None:
+        if debug is not None:
+            (debug / "compile.log").write_text(f"served from the cache: {found}\n")
         return found
 
     with cache.work_dir() as work:
@@ -120,6 +127,9 @@ def compile_graph_text(
         # (KeyboardInterrupt); _die_with_parent, if this process is killed.
         result = subprocess.run(command, capture_output=True, text=True, check=False,
                                 env=env, preexec_fn=_child_setup())
+        if debug is not None:
+            (debug / "compile.log").write_text(
+                f"exit status {result.returncode}\n{result.stdout}{result.stderr}")
         if result.returncode != 0:
             diagnostics = parse_diagnostics(result.stderr)
             error = KilnError(f"kiln-compile failed with exit code {result.returncode}",
@@ -131,6 +141,29 @@ def compile_graph_text(
             raise error
         # Atomic publish: concurrent compilers of one graph both succeed.
         return cache.publish(key, full_key, built, work, source)
+
+
+def _write_debug_folder(folder: Path, text: str, tool: Path, target: str,
+                        pipeline: str) -> None:
+    """What KILN_DEBUG_DIR keeps of a compile, in `folder` (named by its cache
+    key): the fx source (graph.mlir), the graphs after the target's fusion
+    (loop.mlir, or loop.log with the diagnostics that stopped them), and
+    command.sh, which compiles graph.mlir into graph.so there as Kiln does;
+    compile_graph_text adds compile.log, what the compile printed."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "graph.mlir").write_text(text)
+    command = [str(tool), "graph.mlir", f"--target={target}"]
+    if pipeline:
+        command.append(f"--pipeline-options={pipeline}")
+    script = folder / "command.sh"
+    script.write_text("#!/bin/sh\ncd \"$(dirname \"$0\")\"\nexec " +
+                      " ".join(shlex.quote(part) for part in command + ["-o", "graph.so"]) +
+                      "\n")
+    script.chmod(0o755)
+    loop = subprocess.run(command + ["--emit=loop", "-o", "loop.mlir"], cwd=folder,
+                          capture_output=True, text=True, check=False)
+    if loop.returncode != 0:
+        (folder / "loop.log").write_text(loop.stderr)
 
 
 _PR_SET_PDEATHSIG = 1

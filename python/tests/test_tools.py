@@ -104,3 +104,30 @@ def test_log_lines_carry_one_prefix():
     result = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True,
                             cwd=Path(__file__).resolve().parents[1], check=True)
     assert result.stderr.splitlines() == ["kiln: before 1", "WARNING:kiln:after 2"]
+
+
+def test_the_debug_folder_keeps_what_reproduces_a_compile(tmp_path, monkeypatch):
+    """KILN_DEBUG_DIR: per compile, the fx source, the graphs after fusion,
+    the command that compiles them as Kiln did, and what the compile printed;
+    the command runs by itself and builds the same artifact."""
+    import subprocess
+
+    torch = pytest.importorskip("torch")
+    debug = tmp_path / "debug"
+    monkeypatch.setenv("KILN_DEBUG_DIR", str(debug))
+    x, y = torch.randn(4, 8), torch.randn(4, 8)
+    compiled = kiln.compile(lambda a, b: torch.relu(a * b) + 1, [x, y],
+                            cache_dir=tmp_path / "cache")
+    torch.testing.assert_close(compiled(x, y), torch.relu(x * y) + 1)
+    [folder] = list(debug.iterdir())
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "command.sh", "compile.log", "graph.mlir", "loop.mlir"]
+    assert "fx.graph" in (folder / "graph.mlir").read_text()
+    loop = (folder / "loop.mlir").read_text()
+    assert "loop.pointwise" in loop and "fx.mul" not in loop
+    assert (folder / "compile.log").read_text().startswith("exit status 0")
+    subprocess.run([str(folder / "command.sh")], check=True, capture_output=True)
+    assert (folder / "graph.so").stat().st_size > 0
+    # A second compile of the same graph is served from the cache, and says so.
+    kiln.compile(lambda a, b: torch.relu(a * b) + 1, [x, y], cache_dir=tmp_path / "cache")
+    assert (folder / "compile.log").read_text().startswith("served from the cache")
