@@ -147,8 +147,8 @@ def _write_debug_folder(folder: Path, text: str, tool: Path, target: str,
                         pipeline: str) -> None:
     """What KILN_DEBUG_DIR keeps of a compile, in `folder` (named by its cache
     key): the fx source (graph.mlir), the graphs after the target's fusion
-    (loop.mlir, or loop.log with the diagnostics that stopped them), and
-    command.sh, which compiles graph.mlir into graph.so there as Kiln does;
+    (loop.mlir, or loop.log with the diagnostics that stopped them) and their
+    kernels (fusion-report.txt), and command.sh, which compiles graph.mlir into graph.so there as Kiln does;
     compile_graph_text adds compile.log, what the compile printed."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "graph.mlir").write_text(text)
@@ -164,6 +164,11 @@ def _write_debug_folder(folder: Path, text: str, tool: Path, target: str,
                           capture_output=True, text=True, check=False)
     if loop.returncode != 0:
         (folder / "loop.log").write_text(loop.stderr)
+        return
+    report = subprocess.run([str(find_tool("kiln-opt", tool.parent)), "loop.mlir",
+                             "--kiln-fusion-report", "-o", os.devnull], cwd=folder,
+                            capture_output=True, text=True, check=False)
+    (folder / "fusion-report.txt").write_text(report.stdout + report.stderr)
 
 
 _PR_SET_PDEATHSIG = 1

@@ -121,7 +121,8 @@ def test_the_debug_folder_keeps_what_reproduces_a_compile(tmp_path, monkeypatch)
     torch.testing.assert_close(compiled(x, y), torch.relu(x * y) + 1)
     [folder] = list(debug.iterdir())
     assert sorted(p.name for p in folder.iterdir()) == [
-        "command.sh", "compile.log", "graph.mlir", "loop.mlir"]
+        "command.sh", "compile.log", "fusion-report.txt", "graph.mlir", "loop.mlir"]
+    assert "1 kernel" in (folder / "fusion-report.txt").read_text()
     assert "fx.graph" in (folder / "graph.mlir").read_text()
     loop = (folder / "loop.mlir").read_text()
     assert "loop.pointwise" in loop and "fx.mul" not in loop
