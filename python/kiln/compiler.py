@@ -82,9 +82,13 @@ def compile_graph_text(
     options: Optional[Mapping[str, Any]] = None,
     cache_dir: Optional[Path] = None,
     tool_dir: Optional[Path] = None,
+    extra_args: Sequence[str] = (),
 ) -> Path:
     """Compiles fx-dialect text into a shared object for `target` ("cpu" or
-    "cuda"); returns its path. `options` are the target pipeline's options.
+    "cuda"); returns its path. `options` are the target pipeline's options;
+    `extra_args`, more arguments for kiln-compile (``["-O2"]``,
+    ``["--mcpu=x86-64"]``, MLIR's and LLVM's own options), which are part of
+    the cache key.
 
     The path is a verified copy (a hard link where it can) of the cache's
     entry, private to this process and removed at its exit: see kiln.cache
@@ -97,15 +101,16 @@ def compile_graph_text(
         raise ValueError(f"unknown Kiln target '{target}' (expected 'cpu' or 'cuda')")
     tool = find_tool("kiln-compile", tool_dir)
     pipeline = _pipeline_options(options)
+    extra_args = [str(arg) for arg in extra_args]
     full_key = hashlib.sha256(
         "\0".join([text, target, pipeline, _compiler_fingerprint(tool),
-                   _host_cpu_fingerprint()]).encode()
+                   _host_cpu_fingerprint(), *extra_args]).encode()
     ).hexdigest()
     key = full_key[:32]
     debug = Path(os.environ["KILN_DEBUG_DIR"]) / key if os.environ.get("KILN_DEBUG_DIR") \
         else None
     if debug is not None:
-        _write_debug_folder(debug, text, tool, target, pipeline)
+        _write_debug_folder(debug, text, tool, target, pipeline, extra_args)
     cache = open_cache(cache_dir if cache_dir is not None else default_cache_dir())
     found = cache.lookup(key, full_key)
     if found is not None:
@@ -120,6 +125,7 @@ def compile_graph_text(
         command = [str(tool), str(source), f"--target={target}", "-o", str(built)]
         if pipeline:
             command.append(f"--pipeline-options={pipeline}")
+        command += extra_args
         # kiln-compile's own temporary files (the object file) go to the
         # compile's folder, which is removed however the compile ends.
         env = dict(os.environ, TMPDIR=str(work))
@@ -144,7 +150,7 @@ def compile_graph_text(
 
 
 def _write_debug_folder(folder: Path, text: str, tool: Path, target: str,
-                        pipeline: str) -> None:
+                        pipeline: str, extra_args: Sequence[str]) -> None:
     """What KILN_DEBUG_DIR keeps of a compile, in `folder` (named by its cache
     key): the fx source (graph.mlir), the graphs after the target's fusion
     (loop.mlir, or loop.log with the diagnostics that stopped them) and their
@@ -155,6 +161,7 @@ def _write_debug_folder(folder: Path, text: str, tool: Path, target: str,
     command = [str(tool), "graph.mlir", f"--target={target}"]
     if pipeline:
         command.append(f"--pipeline-options={pipeline}")
+    command += extra_args
     script = folder / "command.sh"
     script.write_text("#!/bin/sh\ncd \"$(dirname \"$0\")\"\nexec " +
                       " ".join(shlex.quote(part) for part in command + ["-o", "graph.so"]) +
@@ -312,6 +319,7 @@ def compile(
     cache_dir: Optional[Path] = None,
     freeze: bool = False,
     capture: str = "make_fx",
+    extra_args: Sequence[str] = (),
 ) -> CompiledFunction:
     """Compiles `fn` (a function or nn.Module) for inputs like `example_inputs`,
     or a ``torch.export.ExportedProgram`` (torch 2.x), whose own example
@@ -347,6 +355,9 @@ def compile(
     dimensions become ``Dim.AUTO``, so that the symbols, their ranges and
     their relations are Dynamo's shape environment's).
 
+    `extra_args` are more arguments for kiln-compile (``["-O2"]``,
+    ``["--mlir-print-ir-after-all"]``; see compile_graph_text).
+
     Calling the result checks its inputs against the dtypes and the guards
     that the importer emitted (sizes, size symbols, device) and raises
     kiln.runtime.GuardError on a mismatch.
@@ -368,7 +379,8 @@ def compile(
             raise NotImplementedError("freeze=True applies to functions and modules that "
                                       "kiln.compile captures with make_fx, not to exported "
                                       "programs")
-        return _compile_exported(fn, device=device, options=options, cache_dir=cache_dir)
+        return _compile_exported(fn, device=device, options=options, cache_dir=cache_dir,
+                                 extra_args=extra_args)
     tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
     # A zero-dim CPU tensor is a scalar that PyTorch lets other devices' ops
     # read: it does not choose the device (graph_device).
@@ -383,7 +395,8 @@ def compile(
     imported = import_function(fn, example_inputs, dynamic=dynamic, device=target,
                                freeze=freeze)
     text = imported.text
-    path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir)
+    path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir,
+                              extra_args=extra_args)
     artifact = Artifact(path, guards=GraphGuards.parse(text))
     return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants,
                             imported.seed_device, _none_results(imported.gm),
@@ -434,7 +447,8 @@ def _export(fn: Callable, example_inputs: Sequence[Any],
 
 def _compile_exported(program: Any, *, device: Optional[str],
                       options: Optional[Dict[str, Any]],
-                      cache_dir: Optional[Path]) -> CompiledFunction:
+                      cache_dir: Optional[Path],
+                      extra_args: Sequence[str] = ()) -> CompiledFunction:
     """kiln.compile of a torch.export ExportedProgram: its own example
     values give the types, its dynamic_shapes the size symbols."""
     import torch
@@ -446,7 +460,7 @@ def _compile_exported(program: Any, *, device: Optional[str],
               else graph_device([n.meta.get("val") for n in placeholders]))
     imported = import_exported(program, device=target)
     path = compile_graph_text(imported.text, target=target, options=options,
-                              cache_dir=cache_dir)
+                              cache_dir=cache_dir, extra_args=extra_args)
     artifact = Artifact(path, guards=GraphGuards.parse(imported.text))
     return CompiledFunction(artifact, imported.text,
                             imported.output_spec or _output_spec(imported.gm),

@@ -132,3 +132,21 @@ def test_the_debug_folder_keeps_what_reproduces_a_compile(tmp_path, monkeypatch)
     # A second compile of the same graph is served from the cache, and says so.
     kiln.compile(lambda a, b: torch.relu(a * b) + 1, [x, y], cache_dir=tmp_path / "cache")
     assert (folder / "compile.log").read_text().startswith("served from the cache")
+
+
+def test_extra_args_reach_kiln_compile_and_the_cache_key(tmp_path, monkeypatch):
+    """kiln.compile(extra_args=...) passes flags to kiln-compile: a bad one is
+    kiln-compile's error; a good one compiles another artifact (its own cache
+    entry) that computes the same."""
+    torch = pytest.importorskip("torch")
+    debug = tmp_path / "debug"
+    monkeypatch.setenv("KILN_DEBUG_DIR", str(debug))
+    x = torch.randn(16)
+    fn = lambda a: torch.tanh(a) * 2  # noqa: E731
+    with pytest.raises(kiln.KilnError, match="no-such-flag"):
+        kiln.compile(fn, [x], cache_dir=tmp_path, extra_args=["--no-such-flag"])
+    plain = kiln.compile(fn, [x], cache_dir=tmp_path)
+    unoptimized = kiln.compile(fn, [x], cache_dir=tmp_path, extra_args=["-O0"])
+    torch.testing.assert_close(unoptimized(x), plain(x))
+    commands = [p.read_text() for p in debug.glob("*/command.sh")]
+    assert len(commands) == 3 and sum("-O0" in c for c in commands) == 1
