@@ -210,25 +210,25 @@ def main():
         name, text, pipeline = item
         return item, run_case(args.tools_dir, text, pipeline, args.timeout)
 
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        pending = set()
-        items = work()
-        for item in items:
-            pending.add(pool.submit(check, item))
-            if len(pending) < 2 * args.jobs:
-                continue
-            done, pending = concurrent.futures.wait(
-                pending, return_when=concurrent.futures.FIRST_COMPLETED)
-            for future in done:
-                runs += 1
-                (name, text, pipeline), failure = future.result()
-                if failure:
-                    failures.append((name, text, pipeline, failure))
-        for future in concurrent.futures.as_completed(pending):
+    def record(futures):
+        nonlocal runs
+        for future in futures:
             runs += 1
             (name, text, pipeline), failure = future.result()
             if failure:
                 failures.append((name, text, pipeline, failure))
+
+    # A few runs in flight at a time: the mutations are made as they are
+    # needed, until the deadline.
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        pending = set()
+        for item in work():
+            pending.add(pool.submit(check, item))
+            if len(pending) >= 2 * args.jobs:
+                done, pending = concurrent.futures.wait(
+                    pending, return_when=concurrent.futures.FIRST_COMPLETED)
+                record(done)
+        record(concurrent.futures.as_completed(pending))
 
     if failures:
         args.crashes.mkdir(parents=True, exist_ok=True)

@@ -220,10 +220,8 @@ LogicalResult mlir::kiln::emitEntryPoints(RewriterBase &rewriter,
   // one a line.
   if (auto checks =
           graphFunc->getAttrOfType<ArrayAttr>(loop::kChecksAttrName)) {
-    std::string messages = llvm::join(
-        llvm::map_range(checks.getAsValueRange<StringAttr>(),
-                        [](StringRef message) { return message.str(); }),
-        "\n");
+    std::string messages =
+        llvm::join(checks.getAsValueRange<StringAttr>(), "\n");
     addStringGlobal(rewriter, loc,
                     ("kiln_" + graphFunc.getSymName() + "_checks").str(),
                     messages);

@@ -122,10 +122,8 @@ def compile_graph_text(
         source = work / "graph.mlir"
         source.write_text(text)
         built = work / "graph.so"
-        command = [str(tool), str(source), f"--target={target}", "-o", str(built)]
-        if pipeline:
-            command.append(f"--pipeline-options={pipeline}")
-        command += extra_args
+        command = _compile_command(tool, str(source), target, pipeline, extra_args) + [
+            "-o", str(built)]
         # kiln-compile's own temporary files (the object file) go to the
         # compile's folder, which is removed however the compile ends.
         env = dict(os.environ, TMPDIR=str(work))
@@ -149,19 +147,26 @@ def compile_graph_text(
         return cache.publish(key, full_key, built, work, source)
 
 
+def _compile_command(tool: Path, source: str, target: str, pipeline: str,
+                     extra_args: Sequence[str]) -> List[str]:
+    """kiln-compile's command line for `source`, without its output."""
+    command = [str(tool), source, f"--target={target}"]
+    if pipeline:
+        command.append(f"--pipeline-options={pipeline}")
+    return command + list(extra_args)
+
+
 def _write_debug_folder(folder: Path, text: str, tool: Path, target: str,
                         pipeline: str, extra_args: Sequence[str]) -> None:
     """What KILN_DEBUG_DIR keeps of a compile, in `folder` (named by its cache
     key): the fx source (graph.mlir), the graphs after the target's fusion
     (loop.mlir, or loop.log with the diagnostics that stopped them) and their
-    kernels (fusion-report.txt), and command.sh, which compiles graph.mlir into graph.so there as Kiln does;
-    compile_graph_text adds compile.log, what the compile printed."""
+    kernels (fusion-report.txt), and command.sh, which compiles graph.mlir
+    into graph.so there as Kiln does; compile_graph_text adds compile.log,
+    what the compile printed."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "graph.mlir").write_text(text)
-    command = [str(tool), "graph.mlir", f"--target={target}"]
-    if pipeline:
-        command.append(f"--pipeline-options={pipeline}")
-    command += extra_args
+    command = _compile_command(tool, "graph.mlir", target, pipeline, extra_args)
     script = folder / "command.sh"
     script.write_text("#!/bin/sh\ncd \"$(dirname \"$0\")\"\nexec " +
                       " ".join(shlex.quote(part) for part in command + ["-o", "graph.so"]) +

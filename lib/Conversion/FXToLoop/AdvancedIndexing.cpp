@@ -126,6 +126,20 @@ SmallVector<Value> AdvancedIndexing::getIndexedSizes(OpBuilder &b,
   });
 }
 
+void AdvancedIndexing::checkIndices(OpBuilder &b, Location loc,
+                                    bool runtimeChecks,
+                                    ArrayRef<Value> indexedSizes) const {
+  // Integer indices take one dimension of self each: the one at their
+  // position in ATen's list.
+  for (auto [indices, position, size] :
+       llvm::zip_equal(indexTensors, positions, indexedSizes)) {
+    fxtoloop::checkIndices(
+        b, loc, runtimeChecks, indices, size, /*negative=*/true,
+        ("IndexError: index out of bounds for dimension " + Twine(position))
+            .str());
+  }
+}
+
 SmallVector<Value>
 AdvancedIndexing::getSelfIndices(OpBuilder &b, Location loc, ValueRange ivs,
                                  ArrayRef<Value> indexedSizes) const {

@@ -199,20 +199,6 @@ static constexpr bool isDivision(BinaryKind kind) {
          kind == BinaryKind::TruncDiv || kind == BinaryKind::FloorDiv;
 }
 
-/// checkDivisor for a Scalar divisor: a zero one fails every run that
-/// divides something, that is, where `dividend` has an element.
-static void checkScalarDivisor(OpBuilder &b, Location loc, Value dividend,
-                               Attribute divisor, Type dtype) {
-  if (!isa<IntegerType>(dtype) || !isZeroScalar(divisor))
-    return;
-  buildRuntimeCheck(
-      b, loc, dividend,
-      [](OpBuilder &b, Location loc, Value) -> Value {
-        return arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
-      },
-      "RuntimeError: ZeroDivisionError");
-}
-
 /// Whether `alpha` is absent or 1: bool results support nothing else.
 static bool isUnitAlpha(std::optional<Attribute> alpha) {
   if (!alpha)
@@ -324,7 +310,7 @@ struct ScalarBinaryLowering
   }
   void addRuntimeChecks(OpTy op, OpBuilder &b, Location loc, Type dtype) const {
     if (isDivision(Kind))
-      checkScalarDivisor(b, loc, op->getOperand(0), op.getOther(), dtype);
+      checkDivisor(b, loc, op->getOperand(0), op.getOther(), dtype);
   }
 };
 
@@ -347,7 +333,7 @@ struct DivModeLowering : ElementwiseLowering<OpTy, DivModeLowering<OpTy>> {
   }
   void addRuntimeChecks(OpTy op, OpBuilder &b, Location loc, Type dtype) const {
     if constexpr (std::is_same_v<OpTy, fx::DivScalarModeOp>)
-      checkScalarDivisor(b, loc, op->getOperand(0), op.getOther(), dtype);
+      checkDivisor(b, loc, op->getOperand(0), op.getOther(), dtype);
     else
       checkDivisor(b, loc, op->getOperand(1), dtype);
   }

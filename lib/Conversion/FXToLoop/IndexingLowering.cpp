@@ -130,17 +130,7 @@ struct IndexLowering : OpRewritePattern<fx::IndexOp> {
       return rewriter.notifyMatchFailure(
           op, "bool masks give data-dependent shapes");
     SmallVector<Value> indexedSizes = indexing->getIndexedSizes(rewriter, loc);
-    // Integer indices take one dimension of self each: the one at their
-    // position in ATen's list.
-    for (auto [indices, position] :
-         llvm::zip_equal(indexing->indexTensors, indexing->positions)) {
-      checkIndices(
-          rewriter, loc, runtimeChecks, indices,
-          getDimSize(rewriter, loc, op.getSelf(), position),
-          /*negative=*/true,
-          ("IndexError: index out of bounds for dimension " + Twine(position))
-              .str());
-    }
+    indexing->checkIndices(rewriter, loc, runtimeChecks, indexedSizes);
     Value result = buildIndexMapNode(
         rewriter, loc, op.getSelf(), resultType,
         indexing->getDynamicSizes(rewriter, loc),

@@ -512,6 +512,10 @@ void fxtoloop::buildRuntimeCheck(OpBuilder &b, Location loc, Value tensor,
   loop::CheckOp::create(b, loc, flag, b.getStringAttr(message));
 }
 
+/// What eager's CPU kernels raise for an integer division by zero.
+static constexpr llvm::StringLiteral kZeroDivision =
+    "RuntimeError: ZeroDivisionError";
+
 void fxtoloop::checkDivisor(OpBuilder &b, Location loc, Value divisor,
                             Type dtype) {
   if (!isa<IntegerType>(dtype))
@@ -522,7 +526,19 @@ void fxtoloop::checkDivisor(OpBuilder &b, Location loc, Value divisor,
         return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, element,
                                      makeInteger(b, loc, element.getType(), 0));
       },
-      "RuntimeError: ZeroDivisionError");
+      kZeroDivision);
+}
+
+void fxtoloop::checkDivisor(OpBuilder &b, Location loc, Value dividend,
+                            Attribute divisor, Type dtype) {
+  if (!isa<IntegerType>(dtype) || !isZeroScalar(divisor))
+    return;
+  buildRuntimeCheck(
+      b, loc, dividend,
+      [](OpBuilder &b, Location loc, Value) -> Value {
+        return arith::ConstantOp::create(b, loc, b.getBoolAttr(true));
+      },
+      kZeroDivision);
 }
 
 void fxtoloop::checkIndices(OpBuilder &b, Location loc, bool runtimeChecks,

@@ -89,6 +89,10 @@ struct AdvancedIndexing {
   /// count from the end, and out-of-range ones are clamped.
   SmallVector<Value> getSelfIndices(OpBuilder &b, Location loc, ValueRange ivs,
                                     ArrayRef<Value> indexedSizes) const;
+  /// With `runtimeChecks`, adds the run-time checks of eager's indexing: each
+  /// index tensor's elements in [-size, size) of the dimension it indexes.
+  void checkIndices(OpBuilder &b, Location loc, bool runtimeChecks,
+                    ArrayRef<Value> indexedSizes) const;
 
   Value self;
   SmallVector<Value> indexTensors;
@@ -281,6 +285,11 @@ void buildRuntimeCheck(OpBuilder &b, Location loc, Value tensor, CheckFn fails,
 /// on CPUs ("RuntimeError: ZeroDivisionError") where `divisor`, a tensor,
 /// holds a zero; nothing when the division computes in `dtype` floats.
 void checkDivisor(OpBuilder &b, Location loc, Value divisor, Type dtype);
+
+/// checkDivisor for a Scalar divisor: a zero one fails every run that
+/// divides something, that is, where `dividend` has an element.
+void checkDivisor(OpBuilder &b, Location loc, Value dividend, Attribute divisor,
+                  Type dtype);
 
 /// With `runtimeChecks`, adds the run-time check that fails the run with
 /// `message` where an element of `indices` lies outside [-size, size)

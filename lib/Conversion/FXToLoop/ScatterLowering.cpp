@@ -452,16 +452,7 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
       return rewriter.notifyMatchFailure(op, "a mask");
     Location loc = op.getLoc();
     SmallVector<Value> indexedSizes = indexing->getIndexedSizes(rewriter, loc);
-    // Integer indices take one dimension of self each: the one at their
-    // position in ATen's list.
-    for (auto [indices, position] :
-         llvm::zip_equal(indexing->indexTensors, indexing->positions))
-      checkIndices(
-          rewriter, loc, runtimeChecks, indices,
-          getDimSize(rewriter, loc, op.getSelf(), position),
-          /*negative=*/true,
-          ("IndexError: index out of bounds for dimension " + Twine(position))
-              .str());
+    indexing->checkIndices(rewriter, loc, runtimeChecks, indexedSizes);
     Type dtype = type.getElementType();
     Value result = buildScatter(
         rewriter, loc,
