@@ -78,6 +78,7 @@ err = (got - f(*fresh)).abs().max().item()
 assert err == 0.0, err
 print('max error', err)"
 in_part tests && check "cuBLASLt GEMM smoke" python3 utils/gemm-smoke.py "$KILN/lib/libkiln_cuda_runtime.so"
+in_part tests && check "cuDNN convolution smoke" python3 utils/conv-smoke.py "$KILN/lib/libkiln_cuda_runtime.so"
 in_part tests && check "compile for sanitizer" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" python3 utils/sanitize-check.py --compile-only
 in_part tests && CHECK_TIMEOUT=300 check "compute-sanitizer memcheck" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" compute-sanitizer --tool memcheck --error-exitcode 1 python3 utils/sanitize-check.py
 # The suite in shards, one process each, so that it fits one command's time.

@@ -527,6 +527,9 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
     if (isa<loop::MatmulOp>(op) && !target.emitMatmul)
       return op.emitError("matrix products are not lowered for this target "
                           "yet");
+    if (isa<loop::ConvolutionOp>(op) && !target.emitConvolution)
+      return op.emitError("convolutions are not lowered for this target: "
+                          "kiln-loop-expand-convolutions expands them");
     if (isa<loop::KernelOp>(op) && !target.emitKernel)
       return op.emitError("fused kernels are not lowered for this target yet");
     if (getFrozenTensor(&op)) {
@@ -790,6 +793,9 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
       target.emitKernel(rewriter, kernel, dests, mapping, extraArgs);
     else if (auto matmul = dyn_cast<loop::MatmulOp>(op))
       target.emitMatmul(rewriter, matmul, dests.front(), mapping, extraArgs);
+    else if (auto convolution = dyn_cast<loop::ConvolutionOp>(op))
+      target.emitConvolution(rewriter, convolution, dests.front(), mapping,
+                             extraArgs);
     else if (auto reduce = dyn_cast<loop::ReduceOp>(op))
       target.emitReduce(rewriter, reduce, dests.front(), mapping, extraArgs);
     else if (auto scatter = dyn_cast<loop::ScatterOp>(op)) {

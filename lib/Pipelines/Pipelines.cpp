@@ -43,11 +43,12 @@ using namespace mlir::kiln;
 
 /// Adds the graph lowering (kiln-lower-to-loop's passes) with `options`;
 /// `libraryEpilogues` for targets whose products are library calls,
+/// `libraryConvolutions` for those whose convolutions are,
 /// `runtimeChecks` for targets whose eager kernels check values (CPUs).
 template <typename Options>
 static void addGraphLowering(OpPassManager &pm, const Options &options,
-                             bool libraryEpilogues, bool failOnUnsupported,
-                             bool runtimeChecks) {
+                             bool libraryEpilogues, bool libraryConvolutions,
+                             bool failOnUnsupported, bool runtimeChecks) {
   OpPassManager &graphPm = pm.nest<fx::GraphOp>();
   ConvertFXToLoopPassOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
@@ -59,6 +60,7 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
   ExpandConvolutionsPassOptions expand;
   expand.directDepth = options.directConvolutionDepth;
+  expand.library = libraryConvolutions;
   graphPm.addPass(createExpandConvolutionsPass(expand));
   graphPm.addPass(createCanonicalizerPass());
   // Upstream's cse, with loop nodes hashed with their bodies: under its own
@@ -85,7 +87,8 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
 void mlir::kiln::buildLowerToLoopPipeline(
     OpPassManager &pm, const LowerToLoopPipelineOptions &options) {
   addGraphLowering(pm, options, options.libraryEpilogues,
-                   options.failOnUnsupported, options.runtimeChecks);
+                   options.libraryConvolutions, options.failOnUnsupported,
+                   options.runtimeChecks);
 }
 
 /// Adds kiln-loop-to-scf-cpu's passes with `options`.
@@ -161,7 +164,8 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
 void mlir::kiln::buildCPUGraphLowering(OpPassManager &pm,
                                        const CPUPipelineOptions &options) {
   addGraphLowering(pm, options, /*libraryEpilogues=*/false,
-                   /*failOnUnsupported=*/true, /*runtimeChecks=*/true);
+                   /*libraryConvolutions=*/false, /*failOnUnsupported=*/true,
+                   /*runtimeChecks=*/true);
 }
 
 void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
@@ -233,7 +237,8 @@ void mlir::kiln::buildGPUGraphLowering(OpPassManager &pm,
   // CUDA's kernels divide by zero without raising, and report indices out
   // of range through device asserts: no flags to read back at every run.
   addGraphLowering(pm, options, /*libraryEpilogues=*/true,
-                   /*failOnUnsupported=*/true, /*runtimeChecks=*/false);
+                   options.libraryConvolutions, /*failOnUnsupported=*/true,
+                   /*runtimeChecks=*/false);
 }
 
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,

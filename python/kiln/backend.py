@@ -144,6 +144,7 @@ class BackendOptions:
     clone_outputs: bool = False
     merge_products: bool = True
     direct_convolutions: bool = False
+    cudnn_in_regions: bool = True
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":
@@ -153,7 +154,7 @@ class BackendOptions:
         known = {"fallback", "pipeline_options", "cache_dir", "library_ops", "channels_last",
                  "check_numerics", "check_tolerance", "check_granularity", "cuda_graphs",
                  "cuda_graph_limit", "clone_outputs", "merge_products",
-                 "direct_convolutions"}
+                 "direct_convolutions", "cudnn_in_regions"}
         unknown = sorted(set(options) - known)
         if unknown:
             raise ValueError(f"unknown Kiln backend options {unknown}; "
@@ -177,7 +178,8 @@ class BackendOptions:
                                       not tolerance >= 0):
             raise ValueError(f"Kiln backend option check_tolerance={tolerance!r}: "
                              "expected None or a number of at least 0")
-        for flag in ("cuda_graphs", "clone_outputs", "merge_products", "direct_convolutions"):
+        for flag in ("cuda_graphs", "clone_outputs", "merge_products", "direct_convolutions",
+                     "cudnn_in_regions"):
             if getattr(parsed, flag) not in (True, False):
                 raise ValueError(f"Kiln backend option {flag}: expected True or False, not "
                                  f"{getattr(parsed, flag)!r}")
@@ -921,6 +923,18 @@ def _is_direct_convolution(node: torch.fx.Node, values: Mapping[torch.fx.Node, A
     return reads <= depth and weight.shape[0] // groups <= reads
 
 
+def _is_region_convolution(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any]) -> bool:
+    """Whether `node` is a convolution that a CUDA region computes with
+    cuDNN, called from the artifact (pipeline option library-convolutions):
+    a batched 1-d or 2-d one, not transposed, of f32, f16 or bf16."""
+    if node.target is not aten.convolution.default or len(node.args) < 9:
+        return False
+    image, transposed = values.get(node.args[0]), node.args[6]
+    return not transposed and isinstance(image, torch.Tensor) and \
+        image.ndim in (3, 4) and \
+        image.dtype in (torch.float32, torch.float16, torch.bfloat16)
+
+
 def _strided_library_operands(library: Sequence[torch.fx.Node],
                               values: Mapping[torch.fx.Node, Any]) -> Set[torch.fx.Node]:
     """The views whose strides a library kernel reads: those that feed one,
@@ -1004,9 +1018,15 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     depth = _DIRECT_CONVOLUTION_DEPTH
     if options.pipeline_options and "direct-convolution-depth" in options.pipeline_options:
         depth = int(options.pipeline_options["direct-convolution-depth"])
+    # On CUDA a region calls cuDNN itself: a convolution network is one
+    # region, not a region between every two library calls.
+    in_regions = options.cudnn_in_regions and device == "cuda" and \
+        (options.pipeline_options or {}).get("library-convolutions", True) not in \
+        (False, "false", "0", 0)
     library = [n for n in gm.graph.nodes
                if n.op == "call_function" and str(n.target) in library_ops and
-               not (options.direct_convolutions and _is_direct_convolution(n, values, depth))]
+               not (options.direct_convolutions and _is_direct_convolution(n, values, depth))
+               and not (in_regions and _is_region_convolution(n, values))]
     strided = _strided_library_operands(library, values)
     # Size arithmetic and the seed stay in Python, neither compiled nor a
     # fallback.

@@ -31,6 +31,7 @@ class GraphOp;
 } // namespace fx
 namespace loop {
 class KernelOp;
+class ConvolutionOp;
 class MatmulOp;
 class PointwiseOp;
 class ReduceOp;
@@ -66,6 +67,12 @@ struct GraphBufferizationTarget {
   std::function<void(OpBuilder &, loop::MatmulOp node, Value dest,
                      IRMapping &mapping, ValueRange extraArgs)>
       emitMatmul;
+  /// Emits the (channels-last) convolution `node` into `dest`; null for
+  /// targets without a convolution library (bufferization then fails, with
+  /// a diagnostic: kiln-loop-expand-convolutions expands theirs).
+  std::function<void(OpBuilder &, loop::ConvolutionOp node, Value dest,
+                     IRMapping &mapping, ValueRange extraArgs)>
+      emitConvolution;
   /// Emits the scatter `node` into `dest`, which already holds its `init`;
   /// null for targets without scatters (bufferization then fails, with a
   /// diagnostic).

@@ -125,6 +125,18 @@ def ExpandConvolutionsPass
       ... // input[n, f + c, h + i - 1, w + j - 1] (0 outside) * weight[f, c, i, j]
     }
     ```
+
+    With `library` (the GPU pipeline's), the 1-d and 2-d convolutions of
+    f32, f16 and bf16 that are not summed directly are left to the target's
+    convolution library instead, in its layout: nodes transpose the input
+    and filters to channels-last, a `channels_last` loop.convolution sums
+    into the operands' dtype (rounding each sum once, as eager PyTorch's
+    library convolution does) and a node reads its result back in `[batch,
+    filters, outputs...]` order, converted to the original result's dtype.
+    The transposes inline their producers and the readers inline the last
+    node, so the library reads and writes what neighbouring kernels write
+    and read. A `channels_last` convolution is left as it is (and is an
+    error without `library`).
   }];
   let options = [
     Option<"directDepth", "direct-depth", "int64_t",
@@ -132,6 +144,10 @@ def ExpandConvolutionsPass
            "Compute convolutions whose filters read at most this many "
            "inputs directly, as window sums (0: none; the default is "
            "kiln-fx-to-loop's direct-convolution-depth)">,
+    Option<"library", "library", "bool", /*default=*/"false",
+           "Leave the 1-d and 2-d convolutions that are not summed directly "
+           "to the target's convolution library, as channels-last "
+           "convolutions">,
   ];
   let dependentDialects = [
     "::mlir::kiln::loop::LoopDialect",

@@ -88,6 +88,13 @@ struct LowerToLoopPipelineOptions
       llvm::cl::desc("Fuse only epilogues a GEMM library applies (bias, "
                      "relu)"),
       llvm::cl::init(false)};
+  // The GPU pipeline sets it: its convolutions are library calls.
+  detail::PassOptions::Option<bool> libraryConvolutions{
+      *this, "library-convolutions",
+      llvm::cl::desc("Leave the 1-d and 2-d convolutions not summed directly "
+                     "to a convolution library, as channels-last "
+                     "convolutions (else patches and a product)"),
+      llvm::cl::init(false)};
   // The whole pipelines set it: code generation needs every op lowered.
   detail::PassOptions::Option<bool> failOnUnsupported{
       *this, "fail-on-unsupported",
@@ -204,6 +211,12 @@ struct GPUPipelineOptions
     splitReductions.setInitialValue(true);
     normalCdfFromTail.setInitialValue(true);
   }
+  detail::PassOptions::Option<bool> libraryConvolutions{
+      *this, "library-convolutions",
+      llvm::cl::desc("Run the 1-d and 2-d convolutions not summed directly "
+                     "with cuDNN, called from the artifact (else as patches "
+                     "and a GEMM)"),
+      llvm::cl::init(true)};
 };
 
 /// fx graphs -> loop nodes, with pointwise producers inlined: the graph-level

@@ -1,11 +1,12 @@
 /*===- CUDARuntime.h - The runtime library of Kiln's GPU artifacts --------===*\
 |*                                                                            *|
 |* Part of Kiln. GPU artifacts call the mgpu* functions, whose signatures are *|
-|* fixed by MLIR's GPU-to-LLVM lowering, and kiln_cuda_gemm; callers of       *|
-|* artifacts use kiln_cuda_take_error to learn about failures. All work is    *|
-|* ordered on the stream the caller passes to kiln_<graph>_run (or to         *|
-|* kiln_cuda_gemm); nothing here synchronizes the host, but the first use of  *|
-|* a frozen constant (kiln_cuda_constant).                                    *|
+|* fixed by MLIR's GPU-to-LLVM lowering, kiln_cuda_gemm and                   *|
+|* kiln_cuda_convolution; callers of artifacts use kiln_cuda_take_error to    *|
+|* learn about failures. All work is ordered on the stream the caller passes  *|
+|* to kiln_<graph>_run (or to the library calls); nothing here synchronizes   *|
+|* the host, but the first use of a frozen constant (kiln_cuda_constant) and  *|
+|* the timing of a library call's algorithms at a shape's first call.         *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -57,6 +58,29 @@ kiln_cuda_gemm(int32_t dtype, int32_t resultDtype, int64_t batch, int64_t m,
                const void *b, int32_t transposeB, const void *bias,
                int32_t activation, void *c, void *stream);
 
+/* A 2-d convolution of channels-last tensors with cuDNN (loaded when first
+   needed), on `stream`:
+     result[n, y, x, f] = sum over c < C / groups, i < kernelH, j < kernelW of
+       input[n, y * strideH + i * dilationH - padH,
+                x * strideW + j * dilationW - padW, g * C / groups + c]
+       * weight[f, i, j, c]
+   with g = f / (filters / groups) and 0 outside the image. input is
+   batch x height x width x channels, weight filters x kernelH x kernelW x
+   (channels / groups), result batch x outHeight x outWidth x filters, all
+   contiguous and of one dtype (0 = f32, 1 = f16, 2 = bf16); sums accumulate
+   in f32 (no TF32) and are rounded once. A 1-d convolution is one of height
+   1. An empty result does nothing; channels = 0 zero-fills it. Failures
+   (sizes past cuDNN's 32-bit limits, outHeight or outWidth not what the
+   geometry gives) are recorded for kiln_cuda_take_error. */
+KILN_RUNTIME_EXPORT void
+kiln_cuda_convolution(int32_t dtype, int64_t batch, int64_t height,
+                      int64_t width, int64_t channels, int64_t filters,
+                      int64_t kernelH, int64_t kernelW, int64_t outHeight,
+                      int64_t outWidth, int64_t strideH, int64_t strideW,
+                      int64_t padH, int64_t padW, int64_t dilationH,
+                      int64_t dilationW, int64_t groups, const void *input,
+                      const void *weight, void *result, void *stream);
+
 /* The device copy of `bytes` of a frozen constant at `host` (an artifact's
    read-only global), in the current context: uploaded on `stream` at its
    first use, which waits for the upload (and so must not be inside a stream
@@ -67,9 +91,10 @@ KILN_RUNTIME_EXPORT void *kiln_cuda_constant(const void *host, uint64_t bytes,
 /* Returns 1 and copies the first error since the last call (NUL-terminated,
    truncated to `capacity` bytes) if any call above failed; else returns 0.
    The functions above cannot report errors themselves, so callers check this
-   after each run. While an error is pending, launches, copies and GEMMs are
-   skipped (they could use a temporary that failed to allocate). The error
-   slot is per process: concurrent runs on several threads share it. */
+   after each run. While an error is pending, launches, copies and library
+   calls are skipped (they could use a temporary that failed to allocate).
+   The error slot is per process: concurrent runs on several threads share
+   it. */
 KILN_RUNTIME_EXPORT int kiln_cuda_take_error(char *message, size_t capacity);
 
 #ifdef __cplusplus

@@ -3,7 +3,9 @@
 // Part of Kiln. kiln-loop-expand-convolutions: each loop.convolution into
 // window sums when its filters read few inputs, else into its input's
 // patches (im2col), its grouped weights, a loop.matmul of the two and an
-// index map that reads the product back.
+// index map that reads the product back, or, for targets with a
+// convolution library, into the channels-last convolution the library
+// computes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,6 +30,83 @@ using namespace mlir::kiln::fxtoloop;
 
 namespace {
 
+/// Whether a convolution library computes `op`: 1-d or 2-d, of f32, f16 or
+/// bf16.
+static bool isLibraryConvolution(loop::ConvolutionOp op) {
+  Type element =
+      cast<RankedTensorType>(op.getInput().getType()).getElementType();
+  return op.getNumSpatialDims() <= 2 &&
+         (element.isF32() || element.isF16() || element.isBF16());
+}
+
+/// `order` applied to `type`'s shape: dimension i of the result is
+/// dimension order[i] of `type`.
+static RankedTensorType permuteType(RankedTensorType type,
+                                    ArrayRef<int64_t> order, Type element) {
+  SmallVector<int64_t> shape = llvm::map_to_vector(
+      order, [&](int64_t dim) { return type.getDimSize(dim); });
+  return RankedTensorType::get(shape, element);
+}
+
+/// Rewrites `op` into the channels-last convolution a library computes:
+///
+///   input'[n, x..., c]  = input[n, c, x...]
+///   weight'[f, k..., c] = weight[f, c, k...]
+///   sums[n, o..., f]    = loop.convolution {channels_last} input', weight'
+///   result[n, f, o...]  = sums[n, o..., f], converted to the result's dtype
+///
+/// The sums are in the operands' dtype: a library rounds each sum once. The
+/// channels are static, so the dynamic sizes keep their order.
+static Value buildLibraryConvolution(PatternRewriter &rewriter,
+                                     loop::ConvolutionOp op) {
+  Location loc = op.getLoc();
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
+  auto weightType = cast<RankedTensorType>(op.getWeight().getType());
+  RankedTensorType resultType = op.getResultType();
+  Type element = inputType.getElementType();
+  int64_t rank = resultType.getRank();
+  // Dimension i of a channels-last tensor is dimension toLast[i] of the
+  // original; dimension i of the original is dimension toFirst[i] of it.
+  SmallVector<int64_t> toLast = {0}, toFirst = {0, rank - 1};
+  for (int64_t dim = 2; dim < rank; ++dim) {
+    toLast.push_back(dim);
+    toFirst.push_back(dim - 1);
+  }
+  toLast.push_back(1);
+  auto permute = [](ValueRange values, ArrayRef<int64_t> order) {
+    return llvm::map_to_vector(order, [&](int64_t dim) { return values[dim]; });
+  };
+
+  SmallVector<Value> inputSizes;
+  for (int64_t dim = 0; dim < rank; ++dim)
+    if (inputType.isDynamicDim(toLast[dim]))
+      inputSizes.push_back(
+          getDimSize(rewriter, loc, op.getInput(), toLast[dim]));
+  auto readPermuted = [&](ArrayRef<int64_t> order) {
+    return [&, order](OpBuilder &, Location, ValueRange ivs) {
+      return permute(ivs, order);
+    };
+  };
+  Value input = buildIndexMapNode(rewriter, loc, op.getInput(),
+                                  permuteType(inputType, toLast, element),
+                                  inputSizes, readPermuted(toFirst));
+  Value weight = buildIndexMapNode(rewriter, loc, op.getWeight(),
+                                   permuteType(weightType, toLast, element), {},
+                                   readPermuted(toFirst));
+  auto sums = loop::ConvolutionOp::create(
+      rewriter, loc, permuteType(resultType, toLast, element), input, weight,
+      op.getDynamicSizes(), op.getStrideAttr(), op.getPaddingAttr(),
+      op.getDilationAttr(), op.getGroupsAttr());
+  sums.setChannelsLast(true);
+  Type resultElement = resultType.getElementType();
+  return buildGeneratorNode(
+      rewriter, loc, resultType, op.getDynamicSizes(),
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value sum = loop::LoadOp::create(b, loc, sums, permute(ivs, toLast));
+        return convertScalar(b, loc, sum, element, resultElement);
+      });
+}
+
 /// Expands a loop.convolution into a matrix product of its filters and the
 /// input's patches (im2col), per group:
 ///
@@ -42,11 +121,14 @@ namespace {
 /// Filters that read few inputs, and no fewer than there are filters per
 /// group, sum their windows directly instead (buildDirectConvolution).
 struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
-  ExpandConvolution(MLIRContext *ctx, int64_t directDepth)
-      : OpRewritePattern<loop::ConvolutionOp>(ctx), directDepth(directDepth) {}
+  ExpandConvolution(MLIRContext *ctx, int64_t directDepth, bool library)
+      : OpRewritePattern<loop::ConvolutionOp>(ctx), directDepth(directDepth),
+        library(library) {}
 
   LogicalResult matchAndRewrite(loop::ConvolutionOp op,
                                 PatternRewriter &rewriter) const override {
+    if (op.getChannelsLast())
+      return rewriter.notifyMatchFailure(op, "the library's convolution");
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
     RankedTensorType resultType = op.getResultType();
     FailureOr<ConvolutionGeometry> geometry = ConvolutionGeometry::get(
@@ -64,6 +146,10 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
       rewriter.replaceOp(op, buildDirectConvolution(
                                  rewriter, loc, op.getInput(), op.getWeight(),
                                  resultType, op.getDynamicSizes(), g));
+      return success();
+    }
+    if (library && isLibraryConvolution(op)) {
+      rewriter.replaceOp(op, buildLibraryConvolution(rewriter, op));
       return success();
     }
     ValueRange resultSizes = op.getDynamicSizes();
@@ -96,13 +182,16 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
   /// The most inputs a filter reads for the convolution to be computed
   /// directly.
   int64_t directDepth;
+  /// Whether the target's library computes the others it can.
+  bool library;
 };
 
 } // namespace
 
 void fxtoloop::populateExpandConvolutionPatterns(RewritePatternSet &patterns,
-                                                 int64_t directDepth) {
-  patterns.add<ExpandConvolution>(patterns.getContext(), directDepth);
+                                                 int64_t directDepth,
+                                                 bool library) {
+  patterns.add<ExpandConvolution>(patterns.getContext(), directDepth, library);
 }
 
 namespace {
@@ -113,12 +202,19 @@ struct ExpandConvolutionsPass
 
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    populateExpandConvolutionPatterns(patterns, directDepth);
+    populateExpandConvolutionPatterns(patterns, directDepth, library);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    WalkResult result = getOperation().walk([](loop::ConvolutionOp op) {
-      op.emitError("kiln-loop-expand-convolutions: cannot expand this "
-                   "convolution");
+    WalkResult result = getOperation().walk([&](loop::ConvolutionOp op) {
+      if (library && op.getChannelsLast())
+        return WalkResult::advance();
+      if (op.getChannelsLast())
+        op.emitError("kiln-loop-expand-convolutions: a channels-last "
+                     "convolution is a convolution library's, and this "
+                     "target has none (only `library` leaves it)");
+      else
+        op.emitError("kiln-loop-expand-convolutions: cannot expand this "
+                     "convolution");
       return WalkResult::interrupt();
     });
     if (result.wasInterrupted())

@@ -59,9 +59,10 @@ void populateConvolutionLoweringPatterns(RewritePatternSet &patterns,
 
 /// Adds the pattern of kiln-loop-expand-convolutions: a loop.convolution
 /// whose filters read at most `directDepth` inputs into window sums, others
-/// into patches and a product (ExpandConvolutions.cpp).
+/// into patches and a product, or, with `library`, into a channels-last
+/// convolution that a library computes (ExpandConvolutions.cpp).
 void populateExpandConvolutionPatterns(RewritePatternSet &patterns,
-                                       int64_t directDepth);
+                                       int64_t directDepth, bool library);
 
 /// Adds the lowerings of max, average and adaptive average pooling, their
 /// gradients, and col2im (PoolingLowering.cpp).

@@ -3,14 +3,16 @@
 // Part of Kiln. The GPU's way to bufferize a graph: each loop node or fused
 // kernel becomes a kernel launched on the caller's stream (the emitters are in
 // PointwiseKernels.cpp, TransposeTiles.cpp and RowKernels.cpp), products call
-// the GEMM library (MatmulToGPU.cpp), and temporaries and copies go on the
-// stream too. The pass that uses it is in LoopToGPUPass.cpp.
+// the GEMM library (MatmulToGPU.cpp), convolutions the convolution library
+// (ConvolutionToGPU.cpp), and temporaries and copies go on the stream too. The
+// pass that uses it is in LoopToGPUPass.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
 
 #include "GPUKernels.h"
+#include "LibraryCalls.h"
 #include "MatmulToGPU.h"
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -53,6 +55,11 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   target.emitMatmul = [](OpBuilder &b, loop::MatmulOp node, Value dest,
                          IRMapping &mapping, ValueRange extraArgs) {
     emitLibraryMatmul(b, node, dest, mapping, extraArgs.front());
+  };
+  target.emitConvolution = [](OpBuilder &b, loop::ConvolutionOp node,
+                              Value dest, IRMapping &mapping,
+                              ValueRange extraArgs) {
+    emitLibraryConvolution(b, node, dest, mapping, extraArgs.front());
   };
   target.emitScatter = [=](OpBuilder &b, loop::ScatterOp node, Value dest,
                            IRMapping &mapping, ValueRange extraArgs) {

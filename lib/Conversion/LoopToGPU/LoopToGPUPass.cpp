@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GPUKernels.h"
+#include "LibraryCalls.h"
 #include "MatmulToGPU.h"
 #include "kiln/Conversion/Passes.h"
 
@@ -91,9 +92,15 @@ struct ConvertLoopToGPUPass
   }
 
   void runOnOperation() override {
-    WalkResult unsupported = getOperation().walk([](loop::MatmulOp node) {
-      return failed(checkGPUMatmul(node)) ? WalkResult::interrupt()
-                                          : WalkResult::advance();
+    WalkResult unsupported = getOperation().walk([](Operation *op) {
+      if (auto matmul = dyn_cast<loop::MatmulOp>(op))
+        return failed(checkGPUMatmul(matmul)) ? WalkResult::interrupt()
+                                              : WalkResult::advance();
+      if (auto convolution = dyn_cast<loop::ConvolutionOp>(op))
+        return failed(checkGPUConvolution(convolution))
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
+      return WalkResult::advance();
     });
     if (unsupported.wasInterrupted())
       return signalPassFailure();

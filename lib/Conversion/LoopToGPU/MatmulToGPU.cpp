@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulToGPU.h"
+#include "LibraryCalls.h"
 
 #include "kiln/Codegen/GraphBufferization.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -27,8 +28,7 @@ using namespace mlir::kiln;
 /// The runtime function, declared in kiln/Runtime/CUDARuntime.h.
 static constexpr llvm::StringLiteral kGemmFunction = "kiln_cuda_gemm";
 
-/// The runtime's code for a dtype, or -1 where it has no GEMM for it.
-static int32_t getGemmDtypeCode(Type element) {
+int32_t mlir::kiln::getLibraryDtypeCode(Type element) {
   if (element.isF32())
     return 0;
   if (element.isF16())
@@ -45,7 +45,7 @@ static Type getOperandElementType(loop::MatmulOp node) {
 
 LogicalResult mlir::kiln::checkGPUMatmul(loop::MatmulOp node) {
   Type element = getOperandElementType(node);
-  if (getGemmDtypeCode(element) < 0)
+  if (getLibraryDtypeCode(element) < 0)
     return node.emitOpError("multiplies ")
            << element << " matrices, which have no GPU GEMM (f32, f16 and "
            << "bf16 do)";
@@ -56,10 +56,9 @@ LogicalResult mlir::kiln::checkGPUMatmul(loop::MatmulOp node) {
   return success();
 }
 
-/// The private declaration of the runtime's function `name` of `type` in
-/// `module`, added at its first use.
-static func::FuncOp getRuntimeDeclaration(OpBuilder &b, ModuleOp module,
-                                          StringRef name, FunctionType type) {
+func::FuncOp mlir::kiln::getRuntimeDeclaration(OpBuilder &b, ModuleOp module,
+                                               StringRef name,
+                                               FunctionType type) {
   if (auto existing = module.lookupSymbol<func::FuncOp>(name))
     return existing;
   OpBuilder::InsertionGuard guard(b);
@@ -82,8 +81,7 @@ static func::FuncOp getGemmDeclaration(OpBuilder &b, Operation *anchor) {
                                kGemmFunction, type);
 }
 
-/// The address of `buffer`'s first element as an LLVM pointer.
-static Value getBufferPointer(OpBuilder &b, Location loc, Value buffer) {
+Value mlir::kiln::getBufferPointer(OpBuilder &b, Location loc, Value buffer) {
   Value address =
       memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
   Value asInteger = arith::IndexCastOp::create(b, loc, b.getI64Type(), address);
@@ -123,8 +121,8 @@ void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
       epilogue.activation == loop::LibraryEpilogue::Activation::Relu ? 1 : 0;
 
   SmallVector<Value> operands = {
-      i32Constant(getGemmDtypeCode(getOperandElementType(node))),
-      i32Constant(getGemmDtypeCode(node.getResultType().getElementType())),
+      i32Constant(getLibraryDtypeCode(getOperandElementType(node))),
+      i32Constant(getLibraryDtypeCode(node.getResultType().getElementType())),
       toI64(batch),
       toI64(sizes[batchDims]),
       toI64(sizes[batchDims + 1]),

@@ -14,7 +14,7 @@
 
 #include "kiln/Runtime/CUDARuntime.h"
 
-#include "Driver.h"
+#include "LibrarySupport.h"
 
 #include <cstdint>
 #include <cstdio>
@@ -181,69 +181,6 @@ const CublasLt *getCublasLt() {
 /// The most algorithms cuBLASLt proposes for a shape that are timed.
 constexpr int kMaxAlgoCandidates = 8;
 
-/// The fastest of `candidates`, each timed on `stream` by running it (`run`
-/// queues one product): once to load its kernels, then twice, the shorter
-/// run counting. cuBLASLt's heuristic ranks by a model that can be off (its
-/// first choice for GPT-2's logits was 10% slower than its second, its
-/// last twice as slow), so a shape's first call measures. None when the driver
-/// cannot time (no events, or a stream being captured into a graph, which must
-/// not synchronize) or a run fails; the caller then keeps cuBLASLt's first
-/// choice.
-std::optional<MatmulAlgo>
-timeCandidates(const Driver &driver, CUstream stream,
-               const std::vector<MatmulAlgo> &candidates,
-               const std::function<bool(const MatmulAlgo &)> &run,
-               std::string &trace) {
-  if (!driver.cuEventCreate) {
-    trace += " (no driver events: not timed)";
-    return std::nullopt;
-  }
-  if (isCapturing(driver, stream)) {
-    trace += " (stream being captured: not timed)";
-    return std::nullopt;
-  }
-  CUevent start = nullptr, stop = nullptr;
-  if (driver.cuEventCreate(&start, 0) != kCudaSuccess)
-    return std::nullopt;
-  if (driver.cuEventCreate(&stop, 0) != kCudaSuccess) {
-    driver.cuEventDestroy(start);
-    return std::nullopt;
-  }
-  std::optional<MatmulAlgo> fastest;
-  float best = 0;
-  for (const MatmulAlgo &candidate : candidates) {
-    if (!run(candidate)) {
-      trace += " unsupported";
-      continue; // This one does not run here; the others may.
-    }
-    float shortest = -1;
-    for (int repeat = 0; repeat < 2; ++repeat) {
-      float ms = 0;
-      if (driver.cuEventRecord(start, stream) != kCudaSuccess ||
-          !run(candidate) ||
-          driver.cuEventRecord(stop, stream) != kCudaSuccess ||
-          driver.cuEventSynchronize(stop) != kCudaSuccess ||
-          driver.cuEventElapsedTime(&ms, start, stop) != kCudaSuccess) {
-        shortest = -1;
-        break;
-      }
-      if (shortest < 0 || ms < shortest)
-        shortest = ms;
-    }
-    trace += shortest >= 0 ? " " + std::to_string(shortest) : " failed";
-    if (shortest >= 0 && (!fastest || shortest < best)) {
-      fastest = candidate;
-      best = shortest;
-    }
-  }
-  driver.cuEventDestroy(start);
-  driver.cuEventDestroy(stop);
-  return fastest;
-}
-
-/// The workspace each stream's GEMMs share (a stream runs them one at a time).
-constexpr uint64_t kWorkspaceBytes = 32 << 20;
-
 /// What selects a GEMM's algorithm: its shape and options, the device (by its
 /// context) and the operands' alignment, which the algorithm may rely on.
 struct AlgoKey {
@@ -268,21 +205,10 @@ struct AlgoKey {
   }
 };
 
-/// A stream's workspace, in the context that allocated it.
-struct WorkspaceKey {
-  CUcontext context;
-  CUstream stream;
-
-  bool operator<(const WorkspaceKey &other) const {
-    return std::tie(context, stream) < std::tie(other.context, other.stream);
-  }
-};
-
 /// The GEMM state, guarded by gemmMutex. (Not kiln::cuda::mutex, which
 /// recordError takes.) It lives as long as the process.
 std::mutex gemmMutex;
 std::map<CUcontext, cublasLtHandle_t> handles;
-std::map<WorkspaceKey, CUdeviceptr> workspaces;
 std::map<AlgoKey, MatmulAlgo> algos;
 
 /// Results at least this large whose rows are not 16-byte aligned (a
@@ -290,22 +216,6 @@ std::map<AlgoKey, MatmulAlgo> algos;
 /// then copied into place: cuBLASLt's kernels for unaligned rows are several
 /// times slower than the copy.
 constexpr int64_t kMinPaddedResultElements = int64_t(1) << 16;
-
-/// Device memory from the stream's pool, freed on the stream when it goes.
-struct StreamTemporary {
-  const Driver &driver;
-  CUstream stream;
-  CUdeviceptr pointer = 0;
-
-  StreamTemporary(const Driver &driver, CUstream stream)
-      : driver(driver), stream(stream) {}
-  StreamTemporary(const StreamTemporary &) = delete;
-  StreamTemporary &operator=(const StreamTemporary &) = delete;
-  ~StreamTemporary() {
-    if (pointer)
-      driver.cuMemFreeAsync(pointer, stream);
-  }
-};
 
 /// The alignment in bytes (at most 256) that every matrix of a batch has.
 uint32_t alignment(const void *pointer, int64_t batchStrideBytes) {
@@ -445,7 +355,6 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
 
   // The process-wide handle of this context and the stream's workspace.
   cublasLtHandle_t handle = nullptr;
-  CUdeviceptr workspace = 0;
   {
     std::lock_guard<std::mutex> lock(gemmMutex);
     auto [entry, inserted] = handles.try_emplace(context, nullptr);
@@ -455,37 +364,12 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
       return;
     }
     handle = entry->second;
-    if (auto space = workspaces.find(WorkspaceKey{context, stream});
-        space != workspaces.end())
-      workspace = space->second;
   }
-  // A stream's first product makes its workspace. On a stream being captured
-  // into a CUDA graph, cuMemAlloc would invalidate the capture: the product
-  // takes a stream-ordered workspace instead, which the graph allocates and
-  // frees around it on every replay.
   StreamTemporary captureWorkspace(*driver, stream);
-  if (!workspace && isCapturing(*driver, stream)) {
-    if (!check(*driver,
-               driver->cuMemAllocAsync(&captureWorkspace.pointer,
-                                       kWorkspaceBytes, stream),
-               "cuMemAllocAsync"))
-      return;
-    workspace = captureWorkspace.pointer;
-  } else if (!workspace) {
-    CUdeviceptr made = 0;
-    CUresult status = driver->cuMemAlloc(&made, kWorkspaceBytes);
-    if (status != kCudaSuccess) {
-      fail("cuMemAlloc of the " + std::to_string(kWorkspaceBytes >> 20) +
-           " MiB workspace failed (CUDA error " + std::to_string(status) + ")");
-      return;
-    }
-    std::lock_guard<std::mutex> lock(gemmMutex);
-    // Another thread on the same stream may have made one meanwhile.
-    workspace = workspaces.try_emplace(WorkspaceKey{context, stream}, made)
-                    .first->second;
-    if (workspace != made)
-      driver->cuMemFree(made);
-  }
+  CUdeviceptr workspace = getStreamWorkspace(
+      *driver, context, stream, captureWorkspace, "kiln_cuda_gemm");
+  if (!workspace)
+    return;
 
   // cuBLASLt's first operand is B: column-major N x K (ld N), or with
   // transposeB the N x K row-major matrix, column-major K x N (ld K), used
@@ -655,25 +539,21 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
         }
         algo = candidates[0].algo;
         // KILN_GEMM_TRACE=1 prints each shape's candidates, in milliseconds.
-        static const bool tracing = [] {
-          const char *value = std::getenv("KILN_GEMM_TRACE");
-          return value && *value && std::string(value) != "0";
-        }();
+        static const bool tracing = isTracing("KILN_GEMM_TRACE");
         std::string trace =
             "kiln_cuda_gemm: batch " + std::to_string(batch) + ", m " +
             std::to_string(m) + ", n " + std::to_string(columns) + ", k " +
             std::to_string(k) + ": " + std::to_string(count) + " algorithm(s)";
+        // cuBLASLt's first choice for GPT-2's logits was 10% slower than its
+        // second, its last twice as slow.
         if (count > 1) {
-          auto run = [&](const MatmulAlgo &candidate) {
-            return multiply(candidate) == kCublasSuccess;
+          auto run = [&](int candidate) {
+            return multiply(candidates[candidate].algo) == kCublasSuccess;
           };
-          std::vector<MatmulAlgo> list;
-          for (int i = 0; i < count; ++i)
-            list.push_back(candidates[i].algo);
           trace += ", ms:";
-          if (std::optional<MatmulAlgo> fastest =
-                  timeCandidates(*driver, stream, list, run, trace))
-            algo = *fastest;
+          if (std::optional<int> fastest =
+                  timeCandidates(*driver, stream, count, run, trace))
+            algo = candidates[*fastest].algo;
         }
         if (tracing)
           std::fprintf(stderr, "%s\n", trace.c_str());

@@ -517,3 +517,27 @@ fx.graph @check_not_0d(%x: tensor<4xsi32>) {
   loop.check %x, "RuntimeError: ZeroDivisionError" : tensor<4xsi32>
   fx.output
 }
+
+// -----
+
+fx.graph @convolution_channels_last_groups(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x2xf32>) -> tensor<1x6x6x4xf32> {
+  // expected-error @+1 {{'loop.convolution' op convolves 3 channels with 'tensor<4x3x3x2xf32>' in 1 groups into 4 channels: channels and filters must split into the groups, each filter reading its group's channels}}
+  %y = loop.convolution %x, %w {channels_last, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x8x8x3xf32>, tensor<4x3x3x2xf32> -> tensor<1x6x6x4xf32>
+  fx.output %y : tensor<1x6x6x4xf32>
+}
+
+// -----
+
+fx.graph @convolution_channels_last_output_size(%x: tensor<1x8x8x3xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x8x6x4xf32> {
+  // expected-error @+1 {{'loop.convolution' op has 8 outputs in spatial dimension 0, but its input, filters and attributes give 6}}
+  %y = loop.convolution %x, %w {channels_last, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x8x6x4xf32>
+  fx.output %y : tensor<1x8x6x4xf32>
+}
+
+// -----
+
+fx.graph @convolution_channels_last_dynamic_channels(%x: tensor<1x8x8x?xf32>, %w: tensor<4x3x3x3xf32>) -> tensor<1x6x6x4xf32> {
+  // expected-error @+1 {{'loop.convolution' op has a dynamic number of channels; only the batch and spatial sizes may be dynamic}}
+  %y = loop.convolution %x, %w {channels_last, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x8x8x?xf32>, tensor<4x3x3x3xf32> -> tensor<1x6x6x4xf32>
+  fx.output %y : tensor<1x6x6x4xf32>
+}

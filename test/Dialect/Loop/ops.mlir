@@ -194,3 +194,14 @@ fx.graph @check(%x: tensor<8xsi64>) {
   loop.check %flag, "RuntimeError: ZeroDivisionError" : tensor<si32>
   fx.output
 }
+
+// -----
+
+// CHECK-LABEL: fx.graph @channels_last_convolution
+// CHECK: loop.convolution(%{{.+}}) %arg0, %arg1 {channels_last, dilation = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<?x9x9x4xbf16>, tensor<6x3x3x2xbf16> -> tensor<?x9x9x6xbf16>
+fx.graph @channels_last_convolution(%x: tensor<?x9x9x4xbf16>, %w: tensor<6x3x3x2xbf16>) -> tensor<?x9x9x6xbf16> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x9x9x4xbf16>
+  %y = loop.convolution(%n) %x, %w {channels_last, dilation = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<?x9x9x4xbf16>, tensor<6x3x3x2xbf16> -> tensor<?x9x9x6xbf16>
+  fx.output %y : tensor<?x9x9x6xbf16>
+}

@@ -423,7 +423,8 @@ LogicalResult ConvolutionOp::verify() {
            << (element.getIntOrFloatBitWidth() == 16 ? " or f32" : "");
   if (!weight.hasStaticShape())
     return emitOpError("needs static filters, not ") << weight;
-  if (input.isDynamicDim(1) || result.isDynamicDim(1))
+  int64_t channelDim = getChannelDim();
+  if (input.isDynamicDim(channelDim) || result.isDynamicDim(channelDim))
     return emitOpError("has a dynamic number of channels; only the batch and "
                        "spatial sizes may be dynamic");
   if (getDynamicSizes().size() != result.getNumDynamicDims())
@@ -445,33 +446,35 @@ LogicalResult ConvolutionOp::verify() {
              << values.size() << " `" << name << "` entries for " << spatial
              << " spatial dimensions";
   int64_t groups = static_cast<int64_t>(getGroups());
-  int64_t channels = input.getDimSize(1), filters = weight.getDimSize(0);
+  int64_t channels = input.getDimSize(channelDim),
+          filters = weight.getDimSize(0);
   if (groups < 1 || channels % groups || filters % groups ||
-      weight.getDimSize(1) * groups != channels ||
-      result.getDimSize(1) != filters)
+      weight.getDimSize(channelDim) * groups != channels ||
+      result.getDimSize(channelDim) != filters)
     return emitOpError("convolves ")
            << channels << " channels with " << weight << " in " << groups
-           << " groups into " << result.getDimSize(1)
+           << " groups into " << result.getDimSize(channelDim)
            << " channels: channels and filters must split into the groups, "
               "each filter reading its group's channels";
-  for (int64_t dim = 0; dim < spatial; ++dim) {
-    int64_t stride = getStride()[dim], dilation = getDilation()[dim];
-    if (stride < 1 || dilation < 1 || getPadding()[dim] < 0)
+  for (int64_t index = 0; index < spatial; ++index) {
+    int64_t dim = getSpatialDim(index);
+    int64_t stride = getStride()[index], dilation = getDilation()[index];
+    if (stride < 1 || dilation < 1 || getPadding()[index] < 0)
       return emitOpError("needs positive strides and dilations and "
                          "non-negative padding");
-    if (input.isDynamicDim(dim + 2) || result.isDynamicDim(dim + 2)) {
-      if (input.isDynamicDim(dim + 2) != result.isDynamicDim(dim + 2))
+    if (input.isDynamicDim(dim) || result.isDynamicDim(dim)) {
+      if (input.isDynamicDim(dim) != result.isDynamicDim(dim))
         return emitOpError("has a dynamic size in spatial dimension ")
-               << dim << " of only one of its input and result";
+               << index << " of only one of its input and result";
       continue;
     }
-    int64_t span = dilation * (weight.getDimSize(dim + 2) - 1) + 1;
-    int64_t reach = input.getDimSize(dim + 2) + 2 * getPadding()[dim];
+    int64_t span = dilation * (weight.getDimSize(dim) - 1) + 1;
+    int64_t reach = input.getDimSize(dim) + 2 * getPadding()[index];
     int64_t outputs = reach < span ? 0 : (reach - span) / stride + 1;
-    if (result.getDimSize(dim + 2) != outputs)
+    if (result.getDimSize(dim) != outputs)
       return emitOpError("has ")
-             << result.getDimSize(dim + 2) << " outputs in spatial dimension "
-             << dim << ", but its input, filters and attributes give "
+             << result.getDimSize(dim) << " outputs in spatial dimension "
+             << index << ", but its input, filters and attributes give "
              << outputs;
   }
   return success();

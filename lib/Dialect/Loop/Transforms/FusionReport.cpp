@@ -55,6 +55,10 @@ FusionReport mlir::kiln::loop::computeFusionReport(Block &body) {
         reads.insert(matmul.getLhs());
         reads.insert(matmul.getRhs());
       }
+      if (auto convolution = dyn_cast<ConvolutionOp>(inner)) {
+        reads.insert(convolution.getInput());
+        reads.insert(convolution.getWeight());
+      }
       if (auto scatter = dyn_cast<ScatterOp>(inner))
         reads.insert(scatter.getInit());
       if (!isa<YieldOp, KernelYieldOp>(inner))

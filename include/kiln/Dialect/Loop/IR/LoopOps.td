@@ -258,7 +258,9 @@ def Loop_MatmulOp : Loop_Op<"matmul", [
   }];
 }
 
-def Loop_ConvolutionOp : Loop_Op<"convolution", [Pure]> {
+def Loop_ConvolutionOp : Loop_Op<"convolution", [
+    Pure, Loop_NodeOpInterface
+  ]> {
   let summary = "Convolves a batch of images with filters, in groups";
   let description = [{
     For an input `[N, C, X...]` and filters `[F, C / groups, K...]`,
@@ -273,11 +275,19 @@ def Loop_ConvolutionOp : Loop_Op<"convolution", [Pure]> {
     the spatial sizes may be dynamic (a spatial size on both sides or
     neither); `dynamic_sizes` are the result's dynamic sizes, in order.
 
-    Like `loop.matmul` the node has no body: `kiln-loop-expand-convolutions`
-    rewrites it into the input's patches and a matrix product of the
-    filters with them (im2col), or, for filters that read few inputs
-    (depthwise ones), into a `loop.reduce` of each output's window (summed
-    in f32 for 16-bit operands too).
+    With `channels_last` the channels are the last dimension of all three:
+    input `[N, X..., C]`, filters `[F, K..., C / groups]` and result
+    `[N, O..., F]`, the layout a convolution library's fastest kernels
+    read.
+
+    Like `loop.matmul` the node has no body. On targets without a
+    convolution library `kiln-loop-expand-convolutions` rewrites it into
+    the input's patches and a matrix product of the filters with them
+    (im2col), or, for filters that read few inputs (depthwise ones), into a
+    `loop.reduce` of each output's window (summed in f32 for 16-bit
+    operands too). On the GPU the same pass gives the others to the
+    library: the operands are transposed to channels-last nodes and the
+    convolution becomes a `channels_last` one, which runs as a library call.
 
     ```mlir
     %y = loop.convolution(%n) %x, %w {stride = array<i64: 1, 1>,
@@ -288,7 +298,8 @@ def Loop_ConvolutionOp : Loop_Op<"convolution", [Pure]> {
   let arguments = (ins AnyRankedTensor:$input, AnyRankedTensor:$weight,
                        Variadic<Index>:$dynamic_sizes,
                        DenseI64ArrayAttr:$stride, DenseI64ArrayAttr:$padding,
-                       DenseI64ArrayAttr:$dilation, I64Attr:$groups);
+                       DenseI64ArrayAttr:$dilation, I64Attr:$groups,
+                       UnitAttr:$channels_last);
   let results = (outs AnyRankedTensor:$result);
   let assemblyFormat = [{
     (`(` $dynamic_sizes^ `)`)? $input `,` $weight attr-dict `:` type($input)
@@ -302,6 +313,18 @@ def Loop_ConvolutionOp : Loop_Op<"convolution", [Pure]> {
     }
     /// The number of spatial dimensions.
     int64_t getNumSpatialDims() { return getResultType().getRank() - 2; }
+    /// The dimension of the channels (of filters, in the result).
+    int64_t getChannelDim() {
+      return getChannelsLast() ? getResultType().getRank() - 1 : 1;
+    }
+    /// The dimension of spatial dimension `index`, in all three tensors.
+    int64_t getSpatialDim(int64_t index) {
+      return getChannelsLast() ? index + 1 : index + 2;
+    }
+    /// The result's shape: a convolution has no body.
+    ::llvm::SmallVector<int64_t> getIndexSpaceShape() {
+      return ::llvm::to_vector(getResultType().getShape());
+    }
   }];
 }
 
