@@ -144,7 +144,7 @@ class BackendOptions:
     clone_outputs: bool = False
     merge_products: bool = True
     direct_convolutions: bool = False
-    cudnn_in_regions: bool = True
+    cudnn_in_regions: bool = False
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":

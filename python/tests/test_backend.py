@@ -192,6 +192,45 @@ def test_convolutions_call_the_library_by_default(device, tmp_path):
     torch.testing.assert_close(everything(*args), conv_bn_relu(*args), rtol=1e-4, atol=1e-4)
 
 
+def conv_network(x, w1, w2, w3):
+    """A 2-d convolution with a bias-free residual, a grouped one and a
+    strided one, a 1-d convolution of the result's rows."""
+    h = torch.relu(torch.nn.functional.conv2d(x, w1, padding=1))
+    h = h + torch.nn.functional.conv2d(h, w2, padding=1, groups=4)
+    h = torch.nn.functional.conv2d(h, w3, stride=2)
+    return torch.nn.functional.conv1d(h.flatten(2), w3[:, :, 0, :2])
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_cudnn_in_regions_compiles_convolutions_into_the_region(device, dtype, tmp_path):
+    """With cudnn_in_regions, CUDA's convolutions run inside the one region
+    (cuDNN called by the artifact, on channels-last copies); on the CPU the
+    option changes nothing."""
+    generator = torch.Generator().manual_seed(4)
+    args = [torch.randn(*s, generator=generator).to(device, dtype)
+            for s in [(2, 8, 9, 9), (16, 8, 3, 3), (16, 4, 3, 3), (16, 16, 2, 2)]]
+    compiled = partitioned(conv_network, args, tmp_path, fallback="error",
+                           cudnn_in_regions=True)
+    report = compiled.kiln_report
+    if device == "cuda":
+        assert not report.library_calls and report.kernels >= 1
+        (region,) = regions(compiled)
+        assert region.graph_text.count("fx.convolution") == 4
+    else:
+        assert report.library_calls == {"aten.convolution.default": 4}
+    fresh = [torch.randn(a.shape, generator=generator).to(device, dtype) for a in args]
+    tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-4
+    torch.testing.assert_close(compiled(*fresh), conv_network(*fresh),
+                               rtol=tolerance, atol=tolerance)
+
+
+def test_cudnn_in_regions_is_a_flag():
+    assert not BackendOptions.parse({}).cudnn_in_regions
+    assert BackendOptions.parse({"cudnn_in_regions": True}).cudnn_in_regions
+    with pytest.raises(ValueError, match="cudnn_in_regions: expected True or False"):
+        BackendOptions.parse({"cudnn_in_regions": "yes"})
+
+
 @pytest.mark.skipif(not torch.cuda.is_available() or
                     not hasattr(torch.ops.aten, "scaled_dot_product_attention"),
                     reason="needs a GPU and torch 2.x's fused attention")

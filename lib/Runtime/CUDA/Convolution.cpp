@@ -281,7 +281,8 @@ kiln_cuda_convolution(int32_t dtype, int64_t batch, int64_t height,
   int64_t resultElements = batch * outHeight * outWidth * filters;
   if (resultElements == 0)
     return; // Nothing to compute.
-  if (!input || !weight || !result) {
+  // Without channels the operands are empty (PyTorch gives them no data).
+  if (!result || (channels > 0 && (!input || !weight))) {
     fail("null operand");
     return;
   }
