@@ -218,10 +218,18 @@ def test_cudnn_in_regions_compiles_convolutions_into_the_region(device, dtype, t
         assert region.graph_text.count("fx.convolution") == 4
     else:
         assert report.library_calls == {"aten.convolution.default": 4}
-    fresh = [torch.randn(a.shape, generator=generator).to(device, dtype) for a in args]
-    tolerance = 2e-2 if dtype == torch.bfloat16 else 1e-4
-    torch.testing.assert_close(compiled(*fresh), conv_network(*fresh),
-                               rtol=tolerance, atol=tolerance)
+    # Filters scaled by their depth keep every layer's values near 1.
+    fresh = [torch.randn(a.shape, generator=generator) /
+             (a[0].numel() ** 0.5 if i else 1) for i, a in enumerate(args)]
+    got = compiled(*[a.to(device, dtype) for a in fresh]).double()
+    exact = conv_network(*[a.to(device, dtype).double() for a in fresh])
+    if dtype == torch.float32:
+        torch.testing.assert_close(got, exact, rtol=1e-4, atol=1e-4)
+    else:
+        # bf16 rounds after every layer, eager's and Kiln's in other orders:
+        # Kiln is as far from the exact result as eager is.
+        eager = conv_network(*[a.to(device, dtype) for a in fresh]).double()
+        assert (got - exact).abs().max() <= 2 * (eager - exact).abs().max() + 1e-3
 
 
 def test_cudnn_in_regions_is_a_flag():
