@@ -1,11 +1,13 @@
 //===- Convolution.cpp - kiln_cuda_convolution on cuDNN -------------------===//
 //
-// Part of Kiln. Implements kiln_cuda_convolution with cuDNN's convolution
-// API, loaded when first needed (a process with PyTorch already has it), so
-// that the runtime loads on machines without cuDNN. Each shape's
-// descriptors are made at its first call and kept, and its algorithm is the
-// fastest of cuDNN's proposals, timed once: a call afterwards costs the
-// host a stream change and the launch.
+// Part of Kiln. Implements kiln_cuda_convolution with cuDNN's graph API,
+// loaded when first needed (a process with PyTorch already has it), so that
+// the runtime loads on machines without cuDNN. A shape's first call builds
+// its operation graph, asks cuDNN's heuristic for engine configurations and
+// keeps the fastest execution plan among them, timed once; every later call
+// costs the host a variant pack (three pointers and the workspace) and the
+// launch. (cuDNN 9's older convolution API cost 51 us of host time per
+// call, and its heuristic offered only slow kernels for 1x1 filters.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,8 +15,10 @@
 
 #include "LibrarySupport.h"
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -28,75 +32,102 @@ using namespace kiln::cuda;
 
 namespace {
 
-// The few cuDNN types and values Kiln needs, as cuDNN's ABI (the same in
-// versions 8 and 9) defines them. Enum parameters are passed as ints.
+// The few cuDNN types and values Kiln needs, as the ABI of cuDNN's graph API
+// (versions 8 and 9) defines them. Enum parameters are passed as ints.
 using cudnnStatus_t = int;
 using cudnnHandle_t = void *;
-using cudnnTensorDescriptor_t = void *;
-using cudnnFilterDescriptor_t = void *;
-using cudnnConvolutionDescriptor_t = void *;
+using Descriptor = void *;
 constexpr cudnnStatus_t kCudnnSuccess = 0;
 // cudnnDataType_t.
-constexpr int kCudnnFloat = 0;
-constexpr int kCudnnHalf = 2;
-constexpr int kCudnnBFloat16 = 9;
-// cudnnTensorFormat_t.
-constexpr int kCudnnNHWC = 1;
+constexpr int64_t kCudnnFloat = 0;
+constexpr int64_t kCudnnHalf = 2;
+constexpr int64_t kCudnnBFloat16 = 9;
 // cudnnConvolutionMode_t: PyTorch's convolution does not flip its filters.
-constexpr int kCudnnCrossCorrelation = 1;
-// cudnnMathType_t.
-constexpr int kCudnnTensorOpMath = 1;
-constexpr int kCudnnTensorOpMathAllowConversion = 2;
-constexpr int kCudnnFmaMath = 3;
-/// CUDNN_CONVOLUTION_FWD_ALGO_COUNT.
-constexpr int kForwardAlgoCount = 8;
-
-/// cudnnConvolutionFwdAlgoPerf_t.
-struct ForwardAlgoPerf {
-  int algo;
-  cudnnStatus_t status;
-  float time;
-  size_t memory;
-  int determinism;
-  int mathType;
-  int reserved[3];
+constexpr int64_t kCudnnCrossCorrelation = 1;
+// cudnnBackendHeurMode_t.
+constexpr int64_t kHeurModeA = 3;
+// cudnnBackendNumericalNote_t: what an f32 convolution must not do (TF32).
+constexpr int64_t kNoteTensorCore = 0;
+constexpr int64_t kNoteDownConvertInputs = 1;
+// cudnnBackendDescriptorType_t.
+enum DescriptorType : int {
+  kConvolutionDescriptor = 1,
+  kEngineDescriptor = 2,
+  kEngineConfigDescriptor = 3,
+  kEngineHeuristicsDescriptor = 4,
+  kExecutionPlanDescriptor = 5,
+  kConvolutionForwardDescriptor = 10,
+  kOperationGraphDescriptor = 15,
+  kVariantPackDescriptor = 16,
+  kTensorDescriptor = 17,
 };
+// cudnnBackendAttributeName_t.
+enum Attribute : int {
+  kConvolutionComputeType = 100,
+  kConvolutionMode = 101,
+  kConvolutionDilations = 102,
+  kConvolutionStrides = 103,
+  kConvolutionPostPaddings = 104,
+  kConvolutionPrePaddings = 105,
+  kConvolutionSpatialDims = 106,
+  kHeuristicsMode = 200,
+  kHeuristicsGraph = 201,
+  kHeuristicsResults = 202,
+  kEngineConfigEngine = 300,
+  kPlanHandle = 400,
+  kPlanEngineConfig = 401,
+  kPlanWorkspaceSize = 402,
+  kForwardAlpha = 700,
+  kForwardBeta = 701,
+  kForwardConvolution = 702,
+  kForwardW = 703,
+  kForwardX = 704,
+  kForwardY = 705,
+  kGraphHandle = 800,
+  kGraphOperations = 801,
+  kTensorAlignment = 900,
+  kTensorDataType = 901,
+  kTensorDimensions = 902,
+  kTensorStrides = 903,
+  kTensorUniqueId = 906,
+  kVariantPackIds = 1000,
+  kVariantPackPointers = 1001,
+  kVariantPackWorkspace = 1003,
+  kEngineNumericalNotes = 1303,
+};
+// cudnnBackendAttributeType_t.
+enum AttributeType : int {
+  kTypeHandle = 0,
+  kTypeDataType = 1,
+  kTypeInt64 = 3,
+  kTypeFloat = 4,
+  kTypeVoidPointer = 6,
+  kTypeConvolutionMode = 7,
+  kTypeHeuristicsMode = 8,
+  kTypeNumericalNote = 11,
+  kTypeDescriptor = 15,
+};
+/// The unique ids of a convolution's tensors in its graph.
+constexpr int64_t kInputId = 'x', kWeightId = 'w', kResultId = 'y';
+/// The most engine configurations of a shape that the heuristic ranks, and
+/// the most of those (that build) that are timed: f32 skips the many that
+/// round to TF32.
+constexpr int kMaxConfigs = 32;
+constexpr std::size_t kMaxCandidates = 8;
 
 /// The cuDNN entry points Kiln calls.
 struct Cudnn {
   cudnnStatus_t (*cudnnCreate)(cudnnHandle_t *);
   cudnnStatus_t (*cudnnSetStream)(cudnnHandle_t, CUstream);
   const char *(*cudnnGetErrorString)(cudnnStatus_t);
-  cudnnStatus_t (*cudnnCreateTensorDescriptor)(cudnnTensorDescriptor_t *);
-  cudnnStatus_t (*cudnnSetTensor4dDescriptor)(cudnnTensorDescriptor_t, int, int,
-                                              int, int, int, int);
-  cudnnStatus_t (*cudnnDestroyTensorDescriptor)(cudnnTensorDescriptor_t);
-  cudnnStatus_t (*cudnnCreateFilterDescriptor)(cudnnFilterDescriptor_t *);
-  cudnnStatus_t (*cudnnSetFilter4dDescriptor)(cudnnFilterDescriptor_t, int, int,
-                                              int, int, int, int);
-  cudnnStatus_t (*cudnnDestroyFilterDescriptor)(cudnnFilterDescriptor_t);
-  cudnnStatus_t (*cudnnCreateConvolutionDescriptor)(
-      cudnnConvolutionDescriptor_t *);
-  cudnnStatus_t (*cudnnSetConvolution2dDescriptor)(cudnnConvolutionDescriptor_t,
-                                                   int, int, int, int, int, int,
-                                                   int, int);
-  cudnnStatus_t (*cudnnSetConvolutionGroupCount)(cudnnConvolutionDescriptor_t,
-                                                 int);
-  cudnnStatus_t (*cudnnSetConvolutionMathType)(cudnnConvolutionDescriptor_t,
-                                               int);
-  cudnnStatus_t (*cudnnDestroyConvolutionDescriptor)(
-      cudnnConvolutionDescriptor_t);
-  cudnnStatus_t (*cudnnGetConvolution2dForwardOutputDim)(
-      cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t,
-      cudnnFilterDescriptor_t, int *, int *, int *, int *);
-  cudnnStatus_t (*cudnnGetConvolutionForwardAlgorithm_v7)(
-      cudnnHandle_t, cudnnTensorDescriptor_t, cudnnFilterDescriptor_t,
-      cudnnConvolutionDescriptor_t, cudnnTensorDescriptor_t, int, int *,
-      ForwardAlgoPerf *);
-  cudnnStatus_t (*cudnnConvolutionForward)(
-      cudnnHandle_t, const void *, cudnnTensorDescriptor_t, const void *,
-      cudnnFilterDescriptor_t, const void *, cudnnConvolutionDescriptor_t, int,
-      void *, size_t, const void *, cudnnTensorDescriptor_t, void *);
+  cudnnStatus_t (*cudnnBackendCreateDescriptor)(int, Descriptor *);
+  cudnnStatus_t (*cudnnBackendDestroyDescriptor)(Descriptor);
+  cudnnStatus_t (*cudnnBackendFinalize)(Descriptor);
+  cudnnStatus_t (*cudnnBackendSetAttribute)(Descriptor, int, int, int64_t,
+                                            const void *);
+  cudnnStatus_t (*cudnnBackendGetAttribute)(Descriptor, int, int, int64_t,
+                                            int64_t *, void *);
+  cudnnStatus_t (*cudnnBackendExecute)(cudnnHandle_t, Descriptor, Descriptor);
 };
 
 /// cuDNN, loaded on first use; null (with an error recorded, on every
@@ -128,24 +159,16 @@ const Cudnn *getCudnn() {
 #define KILN_LOAD(name) loadSymbol(library, #name, loaded.name)
     bool ok = KILN_LOAD(cudnnCreate) && KILN_LOAD(cudnnSetStream) &&
               KILN_LOAD(cudnnGetErrorString) &&
-              KILN_LOAD(cudnnCreateTensorDescriptor) &&
-              KILN_LOAD(cudnnSetTensor4dDescriptor) &&
-              KILN_LOAD(cudnnDestroyTensorDescriptor) &&
-              KILN_LOAD(cudnnCreateFilterDescriptor) &&
-              KILN_LOAD(cudnnSetFilter4dDescriptor) &&
-              KILN_LOAD(cudnnDestroyFilterDescriptor) &&
-              KILN_LOAD(cudnnCreateConvolutionDescriptor) &&
-              KILN_LOAD(cudnnSetConvolution2dDescriptor) &&
-              KILN_LOAD(cudnnSetConvolutionGroupCount) &&
-              KILN_LOAD(cudnnSetConvolutionMathType) &&
-              KILN_LOAD(cudnnDestroyConvolutionDescriptor) &&
-              KILN_LOAD(cudnnGetConvolution2dForwardOutputDim) &&
-              KILN_LOAD(cudnnGetConvolutionForwardAlgorithm_v7) &&
-              KILN_LOAD(cudnnConvolutionForward);
+              KILN_LOAD(cudnnBackendCreateDescriptor) &&
+              KILN_LOAD(cudnnBackendDestroyDescriptor) &&
+              KILN_LOAD(cudnnBackendFinalize) &&
+              KILN_LOAD(cudnnBackendSetAttribute) &&
+              KILN_LOAD(cudnnBackendGetAttribute) &&
+              KILN_LOAD(cudnnBackendExecute);
 #undef KILN_LOAD
     if (!ok) {
       loadError = "kiln_cuda_convolution: cuDNN lacks an entry point Kiln "
-                  "needs (its convolution API)";
+                  "needs (its graph API)";
       return nullptr;
     }
     return &loaded;
@@ -155,67 +178,295 @@ const Cudnn *getCudnn() {
   return cudnn;
 }
 
-/// What selects a convolution's descriptors and algorithm: its geometry,
-/// dtype, device (by its context) and operands' alignment.
+/// A cuDNN descriptor, destroyed with its owner.
+class OwnedDescriptor {
+public:
+  OwnedDescriptor() = default;
+  OwnedDescriptor(const Cudnn *dnn, Descriptor descriptor)
+      : dnn(dnn), descriptor(descriptor) {}
+  OwnedDescriptor(OwnedDescriptor &&other)
+      : dnn(other.dnn), descriptor(other.descriptor) {
+    other.descriptor = nullptr;
+  }
+  OwnedDescriptor &operator=(OwnedDescriptor &&other) {
+    std::swap(dnn, other.dnn);
+    std::swap(descriptor, other.descriptor);
+    return *this;
+  }
+  OwnedDescriptor(const OwnedDescriptor &) = delete;
+  OwnedDescriptor &operator=(const OwnedDescriptor &) = delete;
+  ~OwnedDescriptor() {
+    if (descriptor)
+      dnn->cudnnBackendDestroyDescriptor(descriptor);
+  }
+  Descriptor get() const { return descriptor; }
+
+private:
+  const Cudnn *dnn = nullptr;
+  Descriptor descriptor = nullptr;
+};
+
+/// What selects a convolution's plan: its geometry, dtype, device (by its
+/// context) and operands' alignment.
 struct ConvolutionKey {
   CUcontext context;
   int32_t dtype;
-  int batch, height, width, channels, filters, kernelH, kernelW;
-  int strideH, strideW, padH, padW, dilationH, dilationW, groups;
-  uint32_t alignInput, alignWeight, alignResult;
+  int64_t batch, height, width, channels, filters, kernelH, kernelW;
+  int64_t outHeight, outWidth, strideH, strideW, padH, padW, dilationH,
+      dilationW;
+  int64_t alignInput, alignWeight, alignResult;
 
   auto tie() const {
     return std::tie(context, dtype, batch, height, width, channels, filters,
-                    kernelH, kernelW, strideH, strideW, padH, padW, dilationH,
-                    dilationW, groups, alignInput, alignWeight, alignResult);
+                    kernelH, kernelW, outHeight, outWidth, strideH, strideW,
+                    padH, padW, dilationH, dilationW, alignInput, alignWeight,
+                    alignResult);
   }
   bool operator<(const ConvolutionKey &other) const {
     return tie() < other.tie();
   }
 };
 
-/// One shape's cuDNN descriptors, destroyed with it.
-struct Descriptors {
-  const Cudnn &dnn;
-  cudnnTensorDescriptor_t input = nullptr, result = nullptr;
-  cudnnFilterDescriptor_t weight = nullptr;
-  cudnnConvolutionDescriptor_t convolution = nullptr;
-
-  explicit Descriptors(const Cudnn &dnn) : dnn(dnn) {}
-  Descriptors(const Descriptors &) = delete;
-  Descriptors &operator=(const Descriptors &) = delete;
-  ~Descriptors() {
-    if (convolution)
-      dnn.cudnnDestroyConvolutionDescriptor(convolution);
-    if (weight)
-      dnn.cudnnDestroyFilterDescriptor(weight);
-    for (cudnnTensorDescriptor_t tensor : {input, result})
-      if (tensor)
-        dnn.cudnnDestroyTensorDescriptor(tensor);
-  }
+/// A shape's execution plan, and the graph it was made from (kept as long
+/// as the plan, which may refer to it).
+struct Plan {
+  OwnedDescriptor plan;
+  std::shared_ptr<std::vector<OwnedDescriptor>> graph;
 };
-
-/// The algorithm a shape runs, with the math type it needs.
-struct Choice {
-  int algo;
-  int mathType;
-};
-
-/// The chosen algorithms, guarded by convolutionMutex. (Not
-/// kiln::cuda::mutex, which recordError takes.)
-std::mutex convolutionMutex;
-std::map<ConvolutionKey, Choice> choices;
 
 /// Each thread's handles, by context (a cuDNN handle serves one thread at a
-/// time), and its descriptors, by shape.
+/// time, and plans are made for one handle), and its plans, by shape.
 thread_local std::map<CUcontext, cudnnHandle_t> threadHandles;
-thread_local std::map<ConvolutionKey, std::unique_ptr<Descriptors>>
-    threadDescriptors;
+thread_local std::map<ConvolutionKey, Plan> threadPlans;
 
 /// The alignment in bytes (at most 256) of `pointer`.
-uint32_t alignment(const void *pointer) {
+int64_t alignment(const void *pointer) {
   uint64_t bits = reinterpret_cast<uintptr_t>(pointer) | 256;
-  return static_cast<uint32_t>(bits & -bits);
+  return static_cast<int64_t>(bits & -bits);
+}
+
+/// Queues `plan` on the handle's stream, on these buffers.
+cudnnStatus_t execute(const Cudnn &dnn, cudnnHandle_t handle, const Plan &plan,
+                      const void *input, const void *weight, void *result,
+                      CUdeviceptr workspace) {
+  Descriptor pack = nullptr;
+  if (cudnnStatus_t status =
+          dnn.cudnnBackendCreateDescriptor(kVariantPackDescriptor, &pack))
+    return status;
+  OwnedDescriptor owned(&dnn, pack);
+  int64_t ids[] = {kInputId, kWeightId, kResultId};
+  void *pointers[] = {const_cast<void *>(input), const_cast<void *>(weight),
+                      result};
+  void *space = reinterpret_cast<void *>(workspace);
+  cudnnStatus_t status = kCudnnSuccess;
+  if ((status = dnn.cudnnBackendSetAttribute(pack, kVariantPackIds, kTypeInt64,
+                                             3, ids)) ||
+      (status = dnn.cudnnBackendSetAttribute(pack, kVariantPackPointers,
+                                             kTypeVoidPointer, 3, pointers)) ||
+      (status = dnn.cudnnBackendSetAttribute(pack, kVariantPackWorkspace,
+                                             kTypeVoidPointer, 1, &space)) ||
+      (status = dnn.cudnnBackendFinalize(pack)))
+    return status;
+  return dnn.cudnnBackendExecute(handle, plan.plan.get(), pack);
+}
+
+/// Builds one shape's operation graph and execution plans; failures are
+/// recorded through `fail`.
+class PlanBuilder {
+public:
+  PlanBuilder(const Cudnn &dnn, cudnnHandle_t handle, const ConvolutionKey &key,
+              int64_t groups, std::function<void(const std::string &)> fail)
+      : dnn(dnn), handle(handle), key(key), groups(groups),
+        fail(std::move(fail)) {}
+
+  /// The operation graph of the convolution, or null; the builder owns it.
+  Descriptor buildGraph();
+  /// The execution plans cuDNN's heuristic proposes for `graph` that build
+  /// here within kWorkspaceBytes (and, for f32, without TF32), best first.
+  std::vector<Plan> buildPlans(Descriptor graph);
+
+private:
+  std::optional<OwnedDescriptor> create(int type) {
+    Descriptor made = nullptr;
+    if (!check(dnn.cudnnBackendCreateDescriptor(type, &made),
+               "cudnnBackendCreateDescriptor"))
+      return std::nullopt;
+    return OwnedDescriptor(&dnn, made);
+  }
+  bool set(Descriptor descriptor, int attribute, int type, int64_t count,
+           const void *values) {
+    return check(dnn.cudnnBackendSetAttribute(descriptor, attribute, type,
+                                              count, values),
+                 "cudnnBackendSetAttribute");
+  }
+  bool finalize(Descriptor descriptor) {
+    return check(dnn.cudnnBackendFinalize(descriptor), "cudnnBackendFinalize");
+  }
+  bool check(cudnnStatus_t status, const char *call) {
+    if (status == kCudnnSuccess)
+      return true;
+    fail(std::string(call) + " failed (status " + std::to_string(status) +
+         ", " + dnn.cudnnGetErrorString(status) + ")");
+    return false;
+  }
+  /// A tensor of NCHW `sizes` in channels-last memory.
+  std::optional<OwnedDescriptor>
+  buildTensor(int64_t id, std::array<int64_t, 4> sizes, int64_t align);
+  /// Whether `config`'s engine rounds f32 inputs to TF32.
+  bool roundsToTF32(Descriptor config);
+
+  const Cudnn &dnn;
+  cudnnHandle_t handle;
+  const ConvolutionKey &key;
+  int64_t groups;
+  std::function<void(const std::string &)> fail;
+  /// The graph and its tensors and operations, which the plans share.
+  std::shared_ptr<std::vector<OwnedDescriptor>> parts =
+      std::make_shared<std::vector<OwnedDescriptor>>();
+};
+
+std::optional<OwnedDescriptor>
+PlanBuilder::buildTensor(int64_t id, std::array<int64_t, 4> sizes,
+                         int64_t align) {
+  static const int64_t dataTypes[] = {kCudnnFloat, kCudnnHalf, kCudnnBFloat16};
+  auto [n, c, h, w] = sizes;
+  std::array<int64_t, 4> strides = {h * w * c, 1, w * c, c};
+  std::optional<OwnedDescriptor> tensor = create(kTensorDescriptor);
+  if (!tensor)
+    return std::nullopt;
+  Descriptor raw = tensor->get();
+  if (!set(raw, kTensorDataType, kTypeDataType, 1, &dataTypes[key.dtype]) ||
+      !set(raw, kTensorDimensions, kTypeInt64, 4, sizes.data()) ||
+      !set(raw, kTensorStrides, kTypeInt64, 4, strides.data()) ||
+      !set(raw, kTensorUniqueId, kTypeInt64, 1, &id) ||
+      !set(raw, kTensorAlignment, kTypeInt64, 1, &align) || !finalize(raw))
+    return std::nullopt;
+  return tensor;
+}
+
+Descriptor PlanBuilder::buildGraph() {
+  std::optional<OwnedDescriptor> input =
+      buildTensor(kInputId, {key.batch, key.channels, key.height, key.width},
+                  key.alignInput);
+  std::optional<OwnedDescriptor> weight = buildTensor(
+      kWeightId, {key.filters, key.channels / groups, key.kernelH, key.kernelW},
+      key.alignWeight);
+  std::optional<OwnedDescriptor> result = buildTensor(
+      kResultId, {key.batch, key.filters, key.outHeight, key.outWidth},
+      key.alignResult);
+  std::optional<OwnedDescriptor> convolution = create(kConvolutionDescriptor);
+  std::optional<OwnedDescriptor> forward =
+      create(kConvolutionForwardDescriptor);
+  std::optional<OwnedDescriptor> graph = create(kOperationGraphDescriptor);
+  if (!input || !weight || !result || !convolution || !forward || !graph)
+    return nullptr;
+  // The groups follow from the filters' depth: channels / groups.
+  int64_t spatialDims = 2;
+  int64_t strides[] = {key.strideH, key.strideW};
+  int64_t paddings[] = {key.padH, key.padW};
+  int64_t dilations[] = {key.dilationH, key.dilationW};
+  Descriptor conv = convolution->get();
+  if (!set(conv, kConvolutionComputeType, kTypeDataType, 1, &kCudnnFloat) ||
+      !set(conv, kConvolutionMode, kTypeConvolutionMode, 1,
+           &kCudnnCrossCorrelation) ||
+      !set(conv, kConvolutionSpatialDims, kTypeInt64, 1, &spatialDims) ||
+      !set(conv, kConvolutionStrides, kTypeInt64, 2, strides) ||
+      !set(conv, kConvolutionPrePaddings, kTypeInt64, 2, paddings) ||
+      !set(conv, kConvolutionPostPaddings, kTypeInt64, 2, paddings) ||
+      !set(conv, kConvolutionDilations, kTypeInt64, 2, dilations) ||
+      !finalize(conv))
+    return nullptr;
+  float alpha = 1.0f, beta = 0.0f;
+  Descriptor x = input->get(), w = weight->get(), y = result->get();
+  Descriptor op = forward->get();
+  if (!set(op, kForwardX, kTypeDescriptor, 1, &x) ||
+      !set(op, kForwardW, kTypeDescriptor, 1, &w) ||
+      !set(op, kForwardY, kTypeDescriptor, 1, &y) ||
+      !set(op, kForwardConvolution, kTypeDescriptor, 1, &conv) ||
+      !set(op, kForwardAlpha, kTypeFloat, 1, &alpha) ||
+      !set(op, kForwardBeta, kTypeFloat, 1, &beta) || !finalize(op))
+    return nullptr;
+  Descriptor g = graph->get();
+  if (!set(g, kGraphHandle, kTypeHandle, 1, &handle) ||
+      !set(g, kGraphOperations, kTypeDescriptor, 1, &op) || !finalize(g))
+    return nullptr;
+  for (std::optional<OwnedDescriptor> *part :
+       {&input, &weight, &result, &convolution, &forward, &graph})
+    parts->push_back(std::move(**part));
+  return g;
+}
+
+bool PlanBuilder::roundsToTF32(Descriptor config) {
+  std::optional<OwnedDescriptor> engine = create(kEngineDescriptor);
+  if (!engine)
+    return true;
+  Descriptor raw = engine->get();
+  int64_t count = 0;
+  int64_t notes[16] = {};
+  // An engine whose notes cannot be read counts as rounding: f32 stays
+  // exact.
+  if (dnn.cudnnBackendGetAttribute(config, kEngineConfigEngine, kTypeDescriptor,
+                                   1, &count, &raw) != kCudnnSuccess ||
+      dnn.cudnnBackendGetAttribute(raw, kEngineNumericalNotes,
+                                   kTypeNumericalNote, 16, &count,
+                                   notes) != kCudnnSuccess)
+    return true;
+  for (int64_t i = 0; i < count && i < 16; ++i)
+    if (notes[i] == kNoteTensorCore || notes[i] == kNoteDownConvertInputs)
+      return true;
+  return false;
+}
+
+std::vector<Plan> PlanBuilder::buildPlans(Descriptor graph) {
+  std::vector<Plan> plans;
+  std::optional<OwnedDescriptor> heuristics =
+      create(kEngineHeuristicsDescriptor);
+  if (!heuristics ||
+      !set(heuristics->get(), kHeuristicsGraph, kTypeDescriptor, 1, &graph) ||
+      !set(heuristics->get(), kHeuristicsMode, kTypeHeuristicsMode, 1,
+           &kHeurModeA) ||
+      !finalize(heuristics->get()))
+    return plans;
+  std::vector<OwnedDescriptor> configs;
+  std::vector<Descriptor> raw;
+  for (int i = 0; i < kMaxConfigs; ++i) {
+    std::optional<OwnedDescriptor> config = create(kEngineConfigDescriptor);
+    if (!config)
+      return plans;
+    raw.push_back(config->get());
+    configs.push_back(std::move(*config));
+  }
+  int64_t count = 0;
+  if (!check(dnn.cudnnBackendGetAttribute(heuristics->get(), kHeuristicsResults,
+                                          kTypeDescriptor, kMaxConfigs, &count,
+                                          raw.data()),
+             "cudnnBackendGetAttribute"))
+    return plans;
+  for (int64_t i = 0;
+       i < count && i < kMaxConfigs && plans.size() < kMaxCandidates; ++i) {
+    Descriptor config = raw[i];
+    if (key.dtype == 0 && roundsToTF32(config))
+      continue;
+    Descriptor made = nullptr;
+    if (dnn.cudnnBackendCreateDescriptor(kExecutionPlanDescriptor, &made) !=
+        kCudnnSuccess)
+      continue;
+    Plan plan{OwnedDescriptor(&dnn, made), parts};
+    int64_t bytes = 0, got = 0;
+    // An engine that does not build here (for this device or shape) is
+    // skipped, not an error: the next one may.
+    if (dnn.cudnnBackendSetAttribute(made, kPlanHandle, kTypeHandle, 1,
+                                     &handle) != kCudnnSuccess ||
+        dnn.cudnnBackendSetAttribute(made, kPlanEngineConfig, kTypeDescriptor,
+                                     1, &config) != kCudnnSuccess ||
+        dnn.cudnnBackendFinalize(made) != kCudnnSuccess ||
+        dnn.cudnnBackendGetAttribute(made, kPlanWorkspaceSize, kTypeInt64, 1,
+                                     &got, &bytes) != kCudnnSuccess ||
+        bytes < 0 || bytes > static_cast<int64_t>(kWorkspaceBytes))
+      continue;
+    plans.push_back(std::move(plan));
+  }
+  return plans;
 }
 
 } // namespace
@@ -229,7 +480,6 @@ kiln_cuda_convolution(int32_t dtype, int64_t batch, int64_t height,
                       int64_t dilationW, int64_t groups, const void *input,
                       const void *weight, void *result, void *stream) {
   static const char *const dtypeNames[] = {"f32", "f16", "bf16"};
-  static const int dataTypes[] = {kCudnnFloat, kCudnnHalf, kCudnnBFloat16};
   static const int64_t elementBytes[] = {4, 2, 2};
   auto describe = [&]() {
     auto x = [](int64_t a, int64_t b) {
@@ -335,133 +585,61 @@ kiln_cuda_convolution(int32_t dtype, int64_t batch, int64_t height,
   if (!workspace)
     return;
 
-  auto i32 = [](int64_t value) { return static_cast<int>(value); };
-  ConvolutionKey key{context,          dtype,
-                     i32(batch),       i32(height),
-                     i32(width),       i32(channels),
-                     i32(filters),     i32(kernelH),
-                     i32(kernelW),     i32(strideH),
-                     i32(strideW),     i32(padH),
-                     i32(padW),        i32(dilationH),
-                     i32(dilationW),   i32(groups),
-                     alignment(input), alignment(weight),
+  ConvolutionKey key{context,
+                     dtype,
+                     batch,
+                     height,
+                     width,
+                     channels,
+                     filters,
+                     kernelH,
+                     kernelW,
+                     outHeight,
+                     outWidth,
+                     strideH,
+                     strideW,
+                     padH,
+                     padW,
+                     dilationH,
+                     dilationW,
+                     alignment(input),
+                     alignment(weight),
                      alignment(result)};
-  std::unique_ptr<Descriptors> &cached = threadDescriptors[key];
-  if (!cached) {
-    auto made = std::make_unique<Descriptors>(*dnn);
-    int dataType = dataTypes[dtype];
-    int n = 0, c = 0, h = 0, w = 0;
-    // Descriptors take sizes in NCHW order; the format says the memory's.
-    if (!checkDnn(dnn->cudnnCreateTensorDescriptor(&made->input),
-                  "cudnnCreateTensorDescriptor") ||
-        !checkDnn(dnn->cudnnSetTensor4dDescriptor(
-                      made->input, kCudnnNHWC, dataType, key.batch,
-                      key.channels, key.height, key.width),
-                  "cudnnSetTensor4dDescriptor") ||
-        !checkDnn(dnn->cudnnCreateFilterDescriptor(&made->weight),
-                  "cudnnCreateFilterDescriptor") ||
-        !checkDnn(dnn->cudnnSetFilter4dDescriptor(
-                      made->weight, dataType, kCudnnNHWC, key.filters,
-                      key.channels / key.groups, key.kernelH, key.kernelW),
-                  "cudnnSetFilter4dDescriptor") ||
-        !checkDnn(dnn->cudnnCreateConvolutionDescriptor(&made->convolution),
-                  "cudnnCreateConvolutionDescriptor") ||
-        !checkDnn(dnn->cudnnSetConvolution2dDescriptor(
-                      made->convolution, key.padH, key.padW, key.strideH,
-                      key.strideW, key.dilationH, key.dilationW,
-                      kCudnnCrossCorrelation, kCudnnFloat),
-                  "cudnnSetConvolution2dDescriptor") ||
-        !checkDnn(
-            dnn->cudnnSetConvolutionGroupCount(made->convolution, key.groups),
-            "cudnnSetConvolutionGroupCount") ||
-        // f32 sums exactly (no TF32); 16-bit operands use tensor cores.
-        !checkDnn(dnn->cudnnSetConvolutionMathType(
-                      made->convolution,
-                      dtype == 0 ? kCudnnFmaMath : kCudnnTensorOpMath),
-                  "cudnnSetConvolutionMathType") ||
-        !checkDnn(
-            dnn->cudnnGetConvolution2dForwardOutputDim(
-                made->convolution, made->input, made->weight, &n, &c, &h, &w),
-            "cudnnGetConvolution2dForwardOutputDim"))
-      return;
-    if (n != key.batch || c != key.filters || h != outHeight || w != outWidth) {
-      fail("cuDNN computes a " + std::to_string(n) + "x" + std::to_string(c) +
-           "x" + std::to_string(h) + "x" + std::to_string(w) + " result");
-      return;
-    }
-    if (!checkDnn(dnn->cudnnCreateTensorDescriptor(&made->result),
-                  "cudnnCreateTensorDescriptor") ||
-        !checkDnn(dnn->cudnnSetTensor4dDescriptor(made->result, kCudnnNHWC,
-                                                  dataType, n, c, h, w),
-                  "cudnnSetTensor4dDescriptor"))
-      return;
-    cached = std::move(made);
-  }
-  Descriptors &descriptors = *cached;
-  float alpha = 1.0f, beta = 0.0f;
-  auto forward = [&](const Choice &choice) -> cudnnStatus_t {
-    if (cudnnStatus_t status = dnn->cudnnSetConvolutionMathType(
-            descriptors.convolution, choice.mathType))
-      return status;
-    return dnn->cudnnConvolutionForward(
-        handle, &alpha, descriptors.input, input, descriptors.weight, weight,
-        descriptors.convolution, choice.algo,
-        reinterpret_cast<void *>(workspace), kWorkspaceBytes, &beta,
-        descriptors.result, result);
-  };
-
-  Choice choice;
-  {
-    std::lock_guard<std::mutex> lock(convolutionMutex);
-    auto found = choices.find(key);
-    if (found != choices.end()) {
-      choice = found->second;
-    } else {
-      ForwardAlgoPerf proposals[kForwardAlgoCount] = {};
-      int count = 0;
-      if (!checkDnn(dnn->cudnnGetConvolutionForwardAlgorithm_v7(
-                        handle, descriptors.input, descriptors.weight,
-                        descriptors.convolution, descriptors.result,
-                        kForwardAlgoCount, &count, proposals),
-                    "cudnnGetConvolutionForwardAlgorithm_v7"))
-        return;
-      // Those that run here within the workspace, in cuDNN's order; f32
-      // keeps to exact products.
-      std::vector<Choice> candidates;
-      for (int i = 0; i < count; ++i) {
-        const ForwardAlgoPerf &proposal = proposals[i];
-        bool roundsToTF32 =
-            dtype == 0 &&
-            (proposal.mathType == kCudnnTensorOpMath ||
-             proposal.mathType == kCudnnTensorOpMathAllowConversion);
-        if (proposal.status == kCudnnSuccess &&
-            proposal.memory <= kWorkspaceBytes && !roundsToTF32)
-          candidates.push_back({proposal.algo, proposal.mathType});
-      }
-      if (candidates.empty()) {
-        fail("cuDNN proposes no algorithm that runs within a " +
+  auto [entry, inserted] = threadPlans.try_emplace(key);
+  if (inserted) {
+    // The shape's first call on this thread: its plans, the fastest kept.
+    PlanBuilder builder(*dnn, handle, key, groups, fail);
+    Descriptor graph = builder.buildGraph();
+    std::vector<Plan> plans;
+    if (graph)
+      plans = builder.buildPlans(graph);
+    if (plans.empty()) {
+      if (graph)
+        fail("cuDNN has no engine for it within a " +
              std::to_string(kWorkspaceBytes >> 20) + " MiB workspace");
-        return;
-      }
-      choice = candidates.front();
-      // KILN_CONVOLUTION_TRACE=1 prints each shape's candidates, in ms.
-      static const bool tracing = isTracing("KILN_CONVOLUTION_TRACE");
-      std::string trace = "kiln_cuda_convolution" + describe() + ": " +
-                          std::to_string(candidates.size()) + " algorithm(s)";
-      if (candidates.size() > 1) {
-        trace += ", ms:";
-        auto run = [&](int index) {
-          return forward(candidates[index]) == kCudnnSuccess;
-        };
-        if (std::optional<int> fastest =
-                timeCandidates(*driver, stream,
-                               static_cast<int>(candidates.size()), run, trace))
-          choice = candidates[*fastest];
-      }
-      if (tracing)
-        std::fprintf(stderr, "%s\n", trace.c_str());
-      choices.emplace(key, choice);
+      threadPlans.erase(entry);
+      return;
     }
+    std::size_t chosen = 0;
+    // KILN_CONVOLUTION_TRACE=1 prints each shape's candidates, in ms.
+    static const bool tracing = isTracing("KILN_CONVOLUTION_TRACE");
+    std::string trace = "kiln_cuda_convolution" + describe() + ": " +
+                        std::to_string(plans.size()) + " plan(s)";
+    if (plans.size() > 1) {
+      trace += ", ms:";
+      auto run = [&](int index) {
+        return execute(*dnn, handle, plans[index], input, weight, result,
+                       workspace) == kCudnnSuccess;
+      };
+      if (std::optional<int> fastest = timeCandidates(
+              *driver, stream, static_cast<int>(plans.size()), run, trace))
+        chosen = *fastest;
+    }
+    if (tracing)
+      std::fprintf(stderr, "%s\n", trace.c_str());
+    entry->second = std::move(plans[chosen]);
   }
-  checkDnn(forward(choice), "cudnnConvolutionForward");
+  checkDnn(
+      execute(*dnn, handle, entry->second, input, weight, result, workspace),
+      "cudnnBackendExecute");
 }
