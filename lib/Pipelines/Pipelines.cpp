@@ -62,6 +62,11 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   expand.directDepth = options.directConvolutionDepth;
   expand.library = libraryConvolutions;
   graphPm.addPass(createExpandConvolutionsPass(expand));
+  if (libraryConvolutions || options.channelsLast) {
+    loop::ChannelsLastPassOptions channelsLast;
+    channelsLast.allGraphs = options.channelsLast;
+    graphPm.addPass(loop::createChannelsLastPass(channelsLast));
+  }
   graphPm.addPass(createCanonicalizerPass());
   // Upstream's cse, with loop nodes hashed with their bodies: under its own
   // hash, it compares every pair of nodes of a type.

@@ -2296,6 +2296,41 @@ def test_convolution_gradients(device, direct_depth, tmp_path):
                     {"direct-convolution-depth": direct_depth})
 
 
+def test_images_stored_channels_last(device, tmp_path, monkeypatch):
+    """With the pipeline option channels-last every 4-d image node computes
+    and stores [N, H, W, C] (kiln-loop-channels-last, as the GPU's library
+    convolutions have it): a ResNet-like block with batch norm, a residual,
+    max pooling, a squeeze-and-excitation mean and a result of another rank
+    computes what eager does; its inputs and 4-d results keep PyTorch's
+    layout. (Convolutions as products: their results are nodes that move.)"""
+    monkeypatch.setenv("KILN_DEBUG_DIR", str(tmp_path / "debug"))
+    F = torch.nn.functional
+
+    def fn(x, w1, w2, scale, shift):
+        h = torch.relu(F.conv2d(x, w1, padding=1) * scale + shift)
+        h = F.max_pool2d(h + F.conv2d(h, w2, padding=1, groups=2), 2)
+        gate = torch.sigmoid(h.mean((2, 3), keepdim=True))
+        return h * gate, (h * gate).flatten(1).softmax(-1)
+
+    generator = torch.Generator().manual_seed(16)
+    shapes = [(2, 3, 8, 6), (4, 3, 3, 3), (4, 2, 3, 3), (1, 4, 1, 1), (1, 4, 1, 1)]
+    example = [torch.randn(*shape, generator=generator) for shape in shapes]
+    compiled = kiln.compile(fn, [t.to(device) for t in example], cache_dir=tmp_path,
+                            options={"channels-last": True, "direct-convolution-depth": 0})
+    # Before fusion inlines them, the images are [N, H, W, C] nodes.
+    (graph,) = (tmp_path / "debug").glob("*/graph.mlir")
+    unfused = kiln.run_opt(graph.read_text(), [
+        "--kiln-lower-to-loop=channels-last=true inline=false fuse-rows=false "
+        "fuse-siblings=false direct-convolution-depth=0"])
+    assert "loop.pointwise : tensor<2x8x6x4xf32>" in unfused
+    args = [torch.randn(*shape, generator=generator) for shape in shapes]
+    got = compiled(*[t.to(device) for t in args])
+    for index, (result, expected) in enumerate(zip(got, fn(*args))):
+        assert result.is_contiguous()
+        torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4,
+                                   msg=lambda m: f"result {index}: {m}")
+
+
 def check_gradients(fn, example, generator, device, tmp_path, options=None):
     """Compiles `fn` for inputs like `example` and checks it on fresh ones
     against eager, bf16 results within a rounding or two."""

@@ -58,6 +58,12 @@ struct GraphLoweringOptions : public Base {
                      "group, and their gradients directly, as window sums "
                      "(0: every one as patches and products)"),
       llvm::cl::init(FXToLoopOptions().directConvolutionDepth)};
+  detail::PassOptions::Option<bool> channelsLast{
+      *this, "channels-last",
+      llvm::cl::desc("Store every graph's 4-d images channels-last "
+                     "(kiln-loop-channels-last; with library convolutions, "
+                     "the graphs that have them are anyway)"),
+      llvm::cl::init(false)};
   detail::PassOptions::Option<bool> normalCdfFromTail{
       *this, "normal-cdf-from-tail",
       llvm::cl::desc("Compute the exact GELU's normal CDF in f32 from its "

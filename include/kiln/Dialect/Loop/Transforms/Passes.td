@@ -251,6 +251,44 @@ def FuseSiblingsPass : Pass<"kiln-loop-fuse-siblings"> {
   let dependentDialects = ["::mlir::kiln::loop::LoopDialect"];
 }
 
+def ChannelsLastPass : Pass<"kiln-loop-channels-last"> {
+  let summary = "Stores image nodes channels-last around library convolutions";
+  let description = [{
+    In each graph with a `channels_last` loop.convolution (every graph with
+    `all-graphs`), every 4-d `loop.pointwise` node whose only uses are loads
+    in loop bodies and constant `tensor.dim`s computes `[N, H, W, C]`
+    instead of `[N, C, H, W]`: its index space is permuted, its body reads
+    the same values, and each load of it reads the permuted position. A
+    node that then copies a tensor of its own type unchanged (the transpose
+    that fed the library) folds away. Kernels between two convolutions then
+    read and write the library's layout; the graph's inputs and results
+    keep PyTorch's, transposed once at the graph's edges.
+
+    Before:
+    ```mlir
+    %a = loop.pointwise : tensor<2x8x4x4xbf16> {...}     // [N, C, H, W]
+    %t = loop.pointwise : tensor<2x4x4x8xbf16> {
+    ^bb0(%n: index, %h: index, %w: index, %c: index):
+      %v = loop.load %a[%n, %c, %h, %w] : tensor<2x8x4x4xbf16>
+      loop.yield %v : bf16
+    }
+    %y = loop.convolution %t, %f {channels_last, ...}
+    ```
+    After:
+    ```mlir
+    %a = loop.pointwise : tensor<2x4x4x8xbf16> {...}     // [N, H, W, C]
+    %y = loop.convolution %a, %f {channels_last, ...}
+    ```
+  }];
+  let options = [
+    Option<"allGraphs", "all-graphs", "bool", /*default=*/"false",
+           "Store images channels-last in graphs without library "
+           "convolutions too">,
+  ];
+  let dependentDialects = ["::mlir::kiln::loop::LoopDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def FusionReportPass : Pass<"kiln-fusion-report"> {
   let summary = "Prints the kernels of each lowered graph and the bytes they move";
   let description = [{

@@ -1,0 +1,147 @@
+//===- ChannelsLast.cpp - Image nodes stored channels-last ----------------===//
+//
+// Part of Kiln. kiln-loop-channels-last: around a convolution library's
+// channels-last convolutions, every 4-d pointwise node that only loop bodies
+// read computes and stores its image as [N, H, W, C] instead of [N, C, H,
+// W]: its index space is permuted, and each load of it reads the permuted
+// position. The transposes that feed the library then copy a tensor already
+// in its layout and fold away, and the nodes between two convolutions read
+// and write the library's layout; only the graph's inputs and results, and
+// what other ops read, keep PyTorch's.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Loop/Transforms/Passes.h"
+
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::kiln::loop {
+#define GEN_PASS_DEF_CHANNELSLASTPASS
+#include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
+} // namespace mlir::kiln::loop
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::loop;
+
+/// Dimension i of a channels-last image is dimension kToLast[i] of the
+/// PyTorch one; dimension d of the PyTorch one is kToFirst[d] of it.
+static constexpr int64_t kToLast[] = {0, 2, 3, 1};
+static constexpr int64_t kToFirst[] = {0, 3, 1, 2};
+
+/// Whether `node` can be stored channels-last: a 4-d pointwise node whose
+/// every use is a load inside a loop body or a constant `tensor.dim`.
+static bool isMovableImage(PointwiseOp node) {
+  if (node.getResultType().getRank() != 4)
+    return false;
+  return llvm::all_of(node->getUses(), [&](OpOperand &use) {
+    Operation *user = use.getOwner();
+    if (auto load = dyn_cast<LoadOp>(user))
+      return use.getOperandNumber() == 0;
+    if (auto dim = dyn_cast<tensor::DimOp>(user))
+      return dim.getConstantIndex().has_value();
+    return false;
+  });
+}
+
+/// `node` stored channels-last: a node over the permuted index space with
+/// the same body, each load and size query of it permuted.
+static void storeChannelsLast(RewriterBase &rewriter, PointwiseOp node) {
+  RankedTensorType type = node.getResultType();
+  SmallVector<int64_t> shape;
+  SmallVector<Value> sizes;
+  for (int64_t dim : kToLast) {
+    shape.push_back(type.getDimSize(dim));
+    if (type.isDynamicDim(dim))
+      sizes.push_back(node.getDynamicSizes()[type.getDynamicDimIndex(dim)]);
+  }
+  rewriter.setInsertionPoint(node);
+  auto moved = PointwiseOp::create(
+      rewriter, node.getLoc(),
+      RankedTensorType::get(shape, type.getElementType(), type.getEncoding()),
+      sizes);
+  rewriter.inlineRegionBefore(node.getBody(), moved.getBody(),
+                              moved.getBody().end());
+  // The body's induction variables, in the new order of dimensions.
+  Block &body = moved.getBody().front();
+  SmallVector<BlockArgument> permuted;
+  for (int64_t dim : kToLast)
+    permuted.push_back(body.addArgument(rewriter.getIndexType(),
+                                        body.getArgument(dim).getLoc()));
+  for (int64_t dim = 0; dim < 4; ++dim)
+    rewriter.replaceAllUsesWith(body.getArgument(dim), permuted[kToFirst[dim]]);
+  body.eraseArguments(0, 4);
+
+  for (OpOperand &use : llvm::make_early_inc_range(node->getUses())) {
+    Operation *user = use.getOwner();
+    rewriter.setInsertionPoint(user);
+    if (auto load = dyn_cast<LoadOp>(user)) {
+      SmallVector<Value> indices;
+      for (int64_t dim : kToLast)
+        indices.push_back(load.getIndices()[dim]);
+      rewriter.replaceOpWithNewOp<LoadOp>(load, moved.getResult(), indices);
+      continue;
+    }
+    auto dim = cast<tensor::DimOp>(user);
+    rewriter.replaceOpWithNewOp<tensor::DimOp>(
+        dim, moved.getResult(), kToFirst[*dim.getConstantIndex()]);
+  }
+  rewriter.eraseOp(node);
+}
+
+/// The tensor `node` copies unchanged (its body yields the load of a tensor
+/// of its own type at its induction variables, in order), or null.
+static Value getCopiedTensor(PointwiseOp node) {
+  Block &body = node.getBody().front();
+  if (body.getOperations().size() != 2)
+    return {};
+  auto load = dyn_cast<LoadOp>(body.front());
+  if (!load || node.getYield()->getOperand(0) != load.getResult() ||
+      load.getSource().getType() != node.getResultType() ||
+      load.getIndices() != ValueRange(body.getArguments()))
+    return {};
+  return load.getSource();
+}
+
+namespace {
+struct ChannelsLastPass
+    : kiln::loop::impl::ChannelsLastPassBase<ChannelsLastPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    IRRewriter rewriter(&getContext());
+    // The graphs' bodies: the blocks that hold nodes, outside any node.
+    llvm::SetVector<Block *> graphs;
+    getOperation()->walk([&](PointwiseOp node) {
+      Block *block = node->getBlock();
+      if (!isa<LoopDialect>(block->getParentOp()->getDialect()))
+        graphs.insert(block);
+    });
+    for (Block *graph : graphs) {
+      Block &block = *graph;
+      bool hasLibraryConvolution =
+          llvm::any_of(block.getOps<ConvolutionOp>(),
+                       [](ConvolutionOp op) { return op.getChannelsLast(); });
+      if (!allGraphs && !hasLibraryConvolution)
+        continue;
+      // Readers come after their producers: a node and its readers move in
+      // one sweep, each load permuted as its source moves.
+      SmallVector<PointwiseOp> images;
+      for (auto node : block.getOps<PointwiseOp>())
+        if (isMovableImage(node))
+          images.push_back(node);
+      for (PointwiseOp node : images)
+        storeChannelsLast(rewriter, node);
+      // The library's transposes now copy tensors already in its layout.
+      for (auto node : llvm::make_early_inc_range(block.getOps<PointwiseOp>()))
+        if (Value copied = getCopiedTensor(node)) {
+          rewriter.replaceAllUsesWith(node.getResult(), copied);
+          rewriter.eraseOp(node);
+        }
+    }
+  }
+};
+} // namespace
