@@ -58,10 +58,10 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   toLoop.directConvolutionDepth = options.directConvolutionDepth;
   toLoop.runtimeChecks = runtimeChecks;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
-  ExpandConvolutionsPassOptions expand;
+  loop::ExpandConvolutionsPassOptions expand;
   expand.directDepth = options.directConvolutionDepth;
   expand.library = libraryConvolutions;
-  graphPm.addPass(createExpandConvolutionsPass(expand));
+  graphPm.addPass(loop::createExpandConvolutionsPass(expand));
   if (libraryConvolutions || options.channelsLast) {
     loop::ChannelsLastPassOptions channelsLast;
     channelsLast.allGraphs = options.channelsLast;

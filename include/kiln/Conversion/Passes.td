@@ -73,85 +73,13 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
            "Fail a run where eager PyTorch's CPU kernels would raise: "
            "integer division by zero, indices out of range (CPUs)">,
     Option<"directConvolutionDepth", "direct-convolution-depth", "int64_t",
-           /*default=*/"64",
+           /*default=*/"::mlir::kiln::loop::kDefaultDirectConvolutionDepth",
            "Compute convolution gradients as direct sums, not patches and "
            "products, where each result sums few terms: the weight gradient "
            "of filters that read at most this many inputs (no fewer than a "
            "group's filters), the input gradient where each element sums "
            "at most this many filter entries (no fewer than a group's "
            "channels) (0: none)">,
-  ];
-}
-
-def ExpandConvolutionsPass
-    : Pass<"kiln-loop-expand-convolutions", "::mlir::kiln::fx::GraphOp"> {
-  let summary = "Expands loop.convolution into window sums, or patches and "
-                "a matrix product";
-  let description = [{
-    Rewrites each `loop.convolution` of a graph whose filters read at most
-    `direct-depth` inputs each (channels per group times kernel positions)
-    and no fewer than there are filters per group (the patches would be at
-    least as large as the result: depthwise convolutions, say) into a
-    `loop.reduce "sum"` over each output's window of the input times the
-    filter, which fuses like a pooling window, and every other one into the
-    input's patches
-    (im2col: a pointwise node of `[groups, channels per group x kernel
-    positions, batch x output positions]`, 0 where a window leaves the
-    image), the filters regrouped per group, a `loop.matmul` of the two, and
-    an index-map node that reads the product back in `[batch, filters,
-    outputs...]` order. The code generators and the GEMM libraries then see
-    a matrix product; the readers of the convolution inline the index map.
-
-    Before:
-    ```mlir
-    %y = loop.convolution %x, %w {dilation = array<i64: 1, 1>, groups = 1 : i64,
-        padding = array<i64: 1, 1>, stride = array<i64: 1, 1>}
-        : tensor<2x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<2x4x8x8xf32>
-    ```
-    After:
-    ```mlir
-    %patches = loop.pointwise : tensor<1x27x128xf32> { ... }
-    %weights = loop.pointwise : tensor<1x4x27xf32> { ... }
-    %product = loop.matmul %weights, %patches
-        : tensor<1x4x27xf32>, tensor<1x27x128xf32> -> tensor<1x4x128xf32>
-    %y = loop.pointwise : tensor<2x4x8x8xf32> { ... }
-    ```
-
-    A depthwise convolution (`groups = 6` over 6 channels, 3x3 filters)
-    becomes one node instead:
-    ```mlir
-    %y = loop.reduce "sum" over [1, 3, 3] : tensor<2x6x8x8xf32> {
-    ^bb0(%n: index, %f: index, %h: index, %w: index, %c: index, %i: index, %j: index):
-      ... // input[n, f + c, h + i - 1, w + j - 1] (0 outside) * weight[f, c, i, j]
-    }
-    ```
-
-    With `library` (the GPU pipeline's), the 1-d and 2-d convolutions of
-    f32, f16 and bf16 that are not summed directly are left to the target's
-    convolution library instead, in its layout: nodes transpose the input
-    and filters to channels-last, a `channels_last` loop.convolution sums
-    into the operands' dtype (rounding each sum once, as eager PyTorch's
-    library convolution does) and a node reads its result back in `[batch,
-    filters, outputs...]` order, converted to the original result's dtype.
-    The transposes inline their producers and the readers inline the last
-    node, so the library reads and writes what neighbouring kernels write
-    and read. A `channels_last` convolution is left as it is (and is an
-    error without `library`).
-  }];
-  let options = [
-    Option<"directDepth", "direct-depth", "int64_t",
-           /*default=*/"ConvertFXToLoopPassOptions().directConvolutionDepth",
-           "Compute convolutions whose filters read at most this many "
-           "inputs directly, as window sums (0: none; the default is "
-           "kiln-fx-to-loop's direct-convolution-depth)">,
-    Option<"library", "library", "bool", /*default=*/"false",
-           "Leave the 1-d and 2-d convolutions that are not summed directly "
-           "to the target's convolution library, as channels-last "
-           "convolutions">,
-  ];
-  let dependentDialects = [
-    "::mlir::kiln::loop::LoopDialect",
-    "::mlir::arith::ArithDialect",
   ];
 }
 

@@ -8,17 +8,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvolutionGeometry.h"
 #include "ElementwiseLowering.h"
 #include "Lowerings.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/ConvolutionGeometry.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::fxtoloop;
+using namespace mlir::kiln::loop;
 
 namespace {
 

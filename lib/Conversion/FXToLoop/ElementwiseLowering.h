@@ -16,12 +16,6 @@
 
 namespace mlir::kiln::fxtoloop {
 
-/// Whether integers of `dtype` compare and widen as unsigned (ui8, bool).
-inline bool isUnsignedOrBool(Type dtype) {
-  auto intType = dyn_cast<IntegerType>(dtype);
-  return intType && (intType.isUnsigned() || intType.getWidth() == 1);
-}
-
 /// The dtype math on `dtype` runs in: f32 for f16/bf16 with `computeInF32`
 /// (widened after loads, rounded before yields), else `dtype` itself.
 inline Type getComputeDtype(Type dtype, bool computeInF32) {

@@ -9,6 +9,7 @@
 #define KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGUTILS_H
 
 #include "kiln/Dialect/Loop/IR/LoopAttrs.h"
+#include "kiln/Dialect/Loop/Utils/NodeBuilders.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/PatternMatch.h"
@@ -18,20 +19,29 @@ namespace kiln {
 namespace fxtoloop {
 
 using loop::CombiningKind;
-
-/// Converts a scalar holding an element of PyTorch dtype `from` into one of
-/// dtype `to`, with PyTorch's cast semantics (signedness comes from the dtype,
-/// since body scalars are signless).
-Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
-                    Type to);
+// The node builders this library shares with the loop dialect's rewrites.
+using loop::buildGeneratorNode;
+using loop::buildIndexMapNode;
+using loop::buildMatmulNode;
+using loop::buildReduction;
+using loop::buildSum;
+using loop::clampAndTest;
+using loop::clampToRange;
+using loop::convertScalar;
+using loop::delinearizeBySizes;
+using loop::delinearizeIndex;
+using loop::getDimSize;
+using loop::getSpatialAttr;
+using loop::getWindowAt;
+using loop::IndexMapFn;
+using loop::isUnsignedOrBool;
+using loop::makeFloat;
+using loop::ReductionValueFn;
 
 /// `dim` of a rank-`rank` tensor, counted from the end when negative.
 inline int64_t normalizeDim(int64_t dim, int64_t rank) {
   return dim < 0 ? dim + rank : dim;
 }
-
-/// The size of dimension `dim` of `tensor` as an index value.
-Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim);
 
 /// The dynamic sizes of `type` read from the same dimensions of `source`
 /// (where only one of them has a dimension d, it is static).
@@ -112,28 +122,6 @@ private:
   SmallVector<int64_t> spaceDimOf;
 };
 
-/// `value` split into digits of the row-major static `sizes` (the last
-/// varies fastest); the first digit is the quotient left over, so the first
-/// size may be dynamic.
-SmallVector<Value> delinearizeIndex(OpBuilder &b, Location loc, Value value,
-                                    ArrayRef<int64_t> sizes);
-
-/// `value` split into digits of the row-major `sizes`, static or not (the
-/// last varies fastest). The first digit is the quotient left over: its size
-/// is not used, and may be null.
-SmallVector<Value> delinearizeBySizes(OpBuilder &b, Location loc, Value value,
-                                      ArrayRef<Value> sizes);
-
-/// Builds the loop.reduce "sum" of `resultType` (`dynamicSizes` for its
-/// `?`s) over `reductionShape` (`reductionSizes` for its `?`s) whose terms
-/// `term` computes from the result's and the reduction's indices.
-Value buildSum(OpBuilder &b, Location loc, RankedTensorType resultType,
-               ValueRange dynamicSizes, ArrayRef<int64_t> reductionShape,
-               ValueRange reductionSizes,
-               function_ref<Value(OpBuilder &, Location, ValueRange out,
-                                  ValueRange reduction)>
-                   term);
-
 /// `indices` of a tensor of row-major `sizes` as its position.
 Value linearizeBySizes(OpBuilder &b, Location loc, ValueRange indices,
                        ArrayRef<Value> sizes);
@@ -183,9 +171,6 @@ Value makeScalar(OpBuilder &b, Location loc, Attribute scalar, Type dtype);
 /// Whether the optional PyTorch Scalar `scalar` is present and zero.
 bool isZeroScalar(std::optional<Attribute> scalar);
 
-/// A float constant of scalar type `type`.
-Value makeFloat(OpBuilder &b, Location loc, Type type, double value);
-
 /// A size, count or other non-negative index value as a float of `type`.
 Value sizeToFloat(OpBuilder &b, Location loc, Value size, Type type);
 
@@ -204,23 +189,6 @@ Value buildBroadcastPointwise(OpBuilder &b, Location loc,
 /// The longest row that fx.sort (and so topk and randperm) lowers for: its
 /// sorting network has log2(n) (log2(n) + 1) / 2 nodes, 300 for 2^24.
 inline constexpr int64_t kMaxSortLength = int64_t(1) << 24;
-
-/// Computes the source indices a view reads for the result indices `ivs`.
-using IndexMapFn =
-    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange ivs)>;
-
-/// Builds a node that reads `source` at the indices `indexMap` gives for
-/// each element of `resultType`. Inlining then folds it into its readers, so
-/// a view costs index arithmetic in the kernel that reads it, not a copy.
-Value buildIndexMapNode(OpBuilder &b, Location loc, Value source,
-                        RankedTensorType resultType, ValueRange dynamicSizes,
-                        IndexMapFn indexMap);
-
-/// Builds a node of `type` whose element at the node's indices `elementFn`
-/// computes (reading only what it loads).
-Value buildGeneratorNode(
-    OpBuilder &b, Location loc, RankedTensorType type, ValueRange dynamicSizes,
-    function_ref<Value(OpBuilder &, Location, ValueRange)> elementFn);
 
 /// `min(max(x, lower), upper)` on scalars of `dtype`, with either bound
 /// absent (null); NaN propagates for floats, as in PyTorch.
@@ -257,20 +225,6 @@ Value emitBinary(OpBuilder &b, Location loc, BinaryKind kind, Value lhs,
 Value scaleByAlpha(OpBuilder &b, Location loc, Value value, Type dtype,
                    std::optional<Attribute> alpha);
 
-/// What a reduction's body yields at the input's `indices`, given the
-/// reduction's own indices (of the reduced dimensions, in order).
-using ReductionValueFn = function_ref<Value(
-    OpBuilder &, Location, ValueRange indices, ValueRange reductionIndices)>;
-
-/// Builds a loop.reduce combining `input` over `dims` (all dimensions when
-/// empty) with `combiner`, into `resultType` (with size-1 reduced dimensions
-/// when `keepdim`). Elements convert to the result's dtype, accumulated in
-/// f32 for f16/bf16 results; `value`, if given, yields something else.
-Value buildReduction(OpBuilder &b, Location loc, Value input,
-                     ArrayRef<int64_t> dims, bool keepdim,
-                     CombiningKind combiner, RankedTensorType resultType,
-                     ReductionValueFn value = nullptr);
-
 /// Whether an element fails a run-time check (an i1), given the element.
 using CheckFn = function_ref<Value(OpBuilder &, Location, Value element)>;
 
@@ -300,15 +254,6 @@ void checkIndices(OpBuilder &b, Location loc, bool runtimeChecks, Value indices,
 /// Whether scalars `lhs` and `rhs` are the same value: equal, or both NaN.
 Value emitSameValue(OpBuilder &b, Location loc, Value lhs, Value rhs);
 
-/// `index` clamped to [0, size), so that a read there stays in the tensor.
-Value clampToRange(OpBuilder &b, Location loc, Value index, Value size);
-
-/// `index` clamped to [0, size), and whether it already was: a read at the
-/// clamped index stays in the tensor, and the flag selects a fill value for
-/// positions outside it (padding).
-std::pair<Value, Value> clampAndTest(OpBuilder &b, Location loc, Value index,
-                                     Value size);
-
 /// The dtype PyTorch computes normalizations in: f32 for f16/bf16 inputs.
 Type getNormalizationDtype(OpBuilder &b, Type dtype);
 
@@ -316,30 +261,6 @@ Type getNormalizationDtype(OpBuilder &b, Type dtype);
 /// of per-row statistics.
 RankedTensorType getStatisticsType(RankedTensorType type,
                                    ArrayRef<int64_t> dims, Type dtype);
-
-/// Builds `lhs x rhs` as a loop.matmul of `resultType`, reading operands
-/// that are transposed views from their sources in place, and a 2-d lhs
-/// that merges the rows of a larger tensor as a collapse of it
-/// (MatmulLowering.cpp).
-Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
-                  RankedTensorType resultType);
-
-/// The value of a per-spatial-dimension attribute for dimension `dim`
-/// (PyTorch accepts one value for all).
-int64_t getSpatialAttr(ArrayRef<int64_t> values, int64_t dim);
-
-/// The output position (patch column, block, pooling output) whose window
-/// puts kernel position `k` at input position `x` along one dimension: (x +
-/// padding - k·dilation) / stride when that divides and lies in [0,
-/// outputs); the position clamped into range, so that reading there stays in
-/// bounds, and whether it does (the gathers of col2im and of the pooling and
-/// convolution gradients).
-std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
-                                    Value k, int64_t padding, int64_t dilation,
-                                    int64_t stride, Value outputs);
-std::pair<Value, Value> getWindowAt(OpBuilder &b, Location loc, Value x,
-                                    Value k, int64_t padding, int64_t dilation,
-                                    int64_t stride, int64_t outputs);
 
 /// The standard normal distribution's CDF Φ(x) of an f32 scalar, for the
 /// exact GELU and its gradient: cheaper on GPUs than `0.5 (1 + erf(x /
@@ -397,6 +318,13 @@ struct GradientBuilder {
     });
   }
 };
+
+/// Builds `lhs x rhs` as a loop.matmul of `resultType`, reading operands
+/// that are transposed views from their sources in place, and a 2-d lhs
+/// that merges the rows of a larger tensor as a collapse of it
+/// (MatmulLowering.cpp).
+Value buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
+                  RankedTensorType resultType);
 
 } // namespace fxtoloop
 } // namespace kiln

@@ -57,13 +57,6 @@ void populateMatmulLoweringPatterns(RewritePatternSet &patterns,
 void populateConvolutionLoweringPatterns(RewritePatternSet &patterns,
                                          const FXToLoopOptions &options);
 
-/// Adds the pattern of kiln-loop-expand-convolutions: a loop.convolution
-/// whose filters read at most `directDepth` inputs into window sums, others
-/// into patches and a product, or, with `library`, into a channels-last
-/// convolution that a library computes (ExpandConvolutions.cpp).
-void populateExpandConvolutionPatterns(RewritePatternSet &patterns,
-                                       int64_t directDepth, bool library);
-
 /// Adds the lowerings of max, average and adaptive average pooling, their
 /// gradients, and col2im (PoolingLowering.cpp).
 void populatePoolingLoweringPatterns(RewritePatternSet &patterns);

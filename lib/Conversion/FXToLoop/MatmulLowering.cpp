@@ -95,27 +95,8 @@ Value fxtoloop::buildMatmul(OpBuilder &b, Location loc, Value lhs, Value rhs,
     rhs = source;
     transposeRhs = true;
   }
-  int64_t rank = resultType.getRank();
-  SmallVector<Value> dynamicSizes;
-  for (int64_t dim = 0; dim < rank; ++dim) {
-    if (!resultType.isDynamicDim(dim))
-      continue;
-    if (dim == rank - 2)
-      dynamicSizes.push_back(
-          getDimSize(b, loc, lhs, transposeLhs ? rank - 1 : rank - 2));
-    else if (dim == rank - 1)
-      dynamicSizes.push_back(
-          getDimSize(b, loc, rhs, transposeRhs ? rank - 2 : rank - 1));
-    else
-      dynamicSizes.push_back(getDimSize(b, loc, lhs, dim));
-  }
-  auto matmul =
-      loop::MatmulOp::create(b, loc, resultType, lhs, rhs, dynamicSizes);
-  if (transposeLhs)
-    matmul.setTransposeLhs(true);
-  if (transposeRhs)
-    matmul.setTransposeRhs(true);
-  return matmul.getResult();
+  return buildMatmulNode(b, loc, lhs, rhs, resultType, transposeLhs,
+                         transposeRhs);
 }
 
 namespace {

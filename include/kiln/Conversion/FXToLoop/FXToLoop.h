@@ -7,6 +7,7 @@
 #ifndef KILN_CONVERSION_FXTOLOOP_FXTOLOOP_H
 #define KILN_CONVERSION_FXTOLOOP_FXTOLOOP_H
 
+#include "kiln/Dialect/Loop/Utils/ConvolutionDefaults.h"
 #include "mlir/Pass/Pass.h"
 #include "mlir/Support/LLVM.h"
 

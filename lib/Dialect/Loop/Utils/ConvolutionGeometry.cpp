@@ -7,15 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvolutionGeometry.h"
-#include "ElementwiseLowering.h"
+#include "kiln/Dialect/Loop/Utils/ConvolutionGeometry.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
-using namespace mlir::kiln::fxtoloop;
+using namespace mlir::kiln::loop;
 
 /// The element of `input` that kernel position `kernel` (one index per
 /// spatial dimension) of output position `out` reads in image `batch` and
@@ -49,10 +48,9 @@ static Value buildWindowElement(OpBuilder &b, Location loc, Value input,
   return arith::SelectOp::create(b, loc, inside, element, padding);
 }
 
-Value fxtoloop::buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
-                                        const ConvolutionGeometry &g,
-                                        int64_t columns,
-                                        ValueRange columnSizes) {
+Value loop::buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
+                                    const ConvolutionGeometry &g,
+                                    int64_t columns, ValueRange columnSizes) {
   auto inputType = cast<RankedTensorType>(input.getType());
   auto patchesType = RankedTensorType::get({g.groups, g.depth, columns},
                                            inputType.getElementType());
@@ -82,7 +80,10 @@ Value fxtoloop::buildConvolutionPatches(OpBuilder &b, Location loc, Value input,
 /// The type a direct convolution's sums of `resultType` accumulate in: f32
 /// for 16-bit results (as a product's sums), else the result's.
 static Type getDirectAccumulator(RankedTensorType resultType) {
-  return getComputeDtype(resultType.getElementType(), /*computeInF32=*/true);
+  Type element = resultType.getElementType();
+  if (element.isF16() || element.isBF16())
+    return Float32Type::get(element.getContext());
+  return element;
 }
 
 /// `lhs` * `rhs`, two elements of dtype `dtype`, in `accumulator`.
@@ -93,11 +94,10 @@ static Value multiplyIn(OpBuilder &b, Location loc, Value lhs, Value rhs,
                                convertScalar(b, loc, rhs, dtype, accumulator));
 }
 
-Value fxtoloop::buildDirectConvolution(OpBuilder &b, Location loc, Value input,
-                                       Value weight,
-                                       RankedTensorType resultType,
-                                       ValueRange sizes,
-                                       const ConvolutionGeometry &g) {
+Value loop::buildDirectConvolution(OpBuilder &b, Location loc, Value input,
+                                   Value weight, RankedTensorType resultType,
+                                   ValueRange sizes,
+                                   const ConvolutionGeometry &g) {
   Type dtype = cast<RankedTensorType>(input.getType()).getElementType();
   Type accumulator = getDirectAccumulator(resultType);
   return buildSum(
@@ -119,11 +119,10 @@ Value fxtoloop::buildDirectConvolution(OpBuilder &b, Location loc, Value input,
       });
 }
 
-Value fxtoloop::buildDirectImageGradient(OpBuilder &b, Location loc,
-                                         Value gradOut, Value weight,
-                                         RankedTensorType resultType,
-                                         ValueRange sizes,
-                                         const ConvolutionGeometry &g) {
+Value loop::buildDirectImageGradient(OpBuilder &b, Location loc, Value gradOut,
+                                     Value weight, RankedTensorType resultType,
+                                     ValueRange sizes,
+                                     const ConvolutionGeometry &g) {
   Type dtype = cast<RankedTensorType>(gradOut.getType()).getElementType();
   Type accumulator = getDirectAccumulator(resultType);
   SmallVector<int64_t> window = {g.groupFilters};
@@ -164,10 +163,10 @@ Value fxtoloop::buildDirectImageGradient(OpBuilder &b, Location loc,
       });
 }
 
-Value fxtoloop::buildDirectWeightGradient(OpBuilder &b, Location loc,
-                                          Value outputSide, Value image,
-                                          RankedTensorType resultType,
-                                          const ConvolutionGeometry &g) {
+Value loop::buildDirectWeightGradient(OpBuilder &b, Location loc,
+                                      Value outputSide, Value image,
+                                      RankedTensorType resultType,
+                                      const ConvolutionGeometry &g) {
   auto sideType = cast<RankedTensorType>(outputSide.getType());
   Type dtype = sideType.getElementType();
   Type accumulator = getDirectAccumulator(resultType);
@@ -199,8 +198,8 @@ Value fxtoloop::buildDirectWeightGradient(OpBuilder &b, Location loc,
       });
 }
 
-Value fxtoloop::buildGroupedWeights(OpBuilder &b, Location loc, Value weight,
-                                    const ConvolutionGeometry &g) {
+Value loop::buildGroupedWeights(OpBuilder &b, Location loc, Value weight,
+                                const ConvolutionGeometry &g) {
   auto weightType = cast<RankedTensorType>(weight.getType());
   auto type = RankedTensorType::get({g.groups, g.groupFilters, g.depth},
                                     weightType.getElementType());
@@ -220,9 +219,9 @@ Value fxtoloop::buildGroupedWeights(OpBuilder &b, Location loc, Value weight,
       });
 }
 
-SmallVector<Value> fxtoloop::getProductIndices(OpBuilder &b, Location loc,
-                                               ValueRange ivs,
-                                               const ConvolutionGeometry &g) {
+SmallVector<Value> loop::getProductIndices(OpBuilder &b, Location loc,
+                                           ValueRange ivs,
+                                           const ConvolutionGeometry &g) {
   auto index = [&](int64_t value) -> Value {
     return arith::ConstantIndexOp::create(b, loc, value);
   };
@@ -237,9 +236,9 @@ SmallVector<Value> fxtoloop::getProductIndices(OpBuilder &b, Location loc,
           arith::RemUIOp::create(b, loc, ivs[1], perGroup), column};
 }
 
-Value fxtoloop::buildGroupedColumns(OpBuilder &b, Location loc, Value value,
-                                    const ConvolutionGeometry &g,
-                                    int64_t columns, ValueRange columnSizes) {
+Value loop::buildGroupedColumns(OpBuilder &b, Location loc, Value value,
+                                const ConvolutionGeometry &g, int64_t columns,
+                                ValueRange columnSizes) {
   auto type = cast<RankedTensorType>(value.getType());
   return buildIndexMapNode(
       b, loc, value,
@@ -260,9 +259,9 @@ Value fxtoloop::buildGroupedColumns(OpBuilder &b, Location loc, Value value,
       });
 }
 
-Value fxtoloop::buildImageFromPatches(OpBuilder &b, Location loc, Value patches,
-                                      const ConvolutionGeometry &g,
-                                      RankedTensorType type, ValueRange sizes) {
+Value loop::buildImageFromPatches(OpBuilder &b, Location loc, Value patches,
+                                  const ConvolutionGeometry &g,
+                                  RankedTensorType type, ValueRange sizes) {
   int64_t rank = type.getRank();
   Type dtype = cast<RankedTensorType>(patches.getType()).getElementType();
   // Terms [N, C, X..., K...], zero where no output position's window puts

@@ -7,13 +7,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef KILN_LIB_CONVERSION_FXTOLOOP_CONVOLUTIONGEOMETRY_H
-#define KILN_LIB_CONVERSION_FXTOLOOP_CONVOLUTIONGEOMETRY_H
+#ifndef KILN_DIALECT_LOOP_UTILS_CONVOLUTIONGEOMETRY_H
+#define KILN_DIALECT_LOOP_UTILS_CONVOLUTIONGEOMETRY_H
 
-#include "LoweringUtils.h"
+#include "kiln/Dialect/Loop/Utils/NodeBuilders.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 
-namespace mlir::kiln::fxtoloop {
+namespace mlir::kiln::loop {
 
 /// The shapes of a (not transposed, batched) convolution, as its im2col
 /// lowerings see them: G groups of Cg channels and Fg filters, `kernel`
@@ -274,6 +274,6 @@ Value buildImageFromPatches(OpBuilder &b, Location loc, Value patches,
                             const ConvolutionGeometry &g, RankedTensorType type,
                             ValueRange sizes);
 
-} // namespace mlir::kiln::fxtoloop
+} // namespace mlir::kiln::loop
 
-#endif // KILN_LIB_CONVERSION_FXTOLOOP_CONVOLUTIONGEOMETRY_H
+#endif // KILN_DIALECT_LOOP_UTILS_CONVOLUTIONGEOMETRY_H

@@ -9,24 +9,22 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ConvolutionGeometry.h"
-#include "Lowerings.h"
-#include "kiln/Conversion/Passes.h"
+#include "kiln/Dialect/Loop/Transforms/Passes.h"
 
-#include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/ConvolutionGeometry.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
-namespace mlir::kiln {
+namespace mlir::kiln::loop {
 #define GEN_PASS_DEF_EXPANDCONVOLUTIONSPASS
-#include "kiln/Conversion/Passes.h.inc"
-} // namespace mlir::kiln
+#include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
+} // namespace mlir::kiln::loop
 
 using namespace mlir;
 using namespace mlir::kiln;
-using namespace mlir::kiln::fxtoloop;
+using namespace mlir::kiln::loop;
 
 namespace {
 
@@ -167,7 +165,8 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
     Value weights = buildGroupedWeights(rewriter, loc, op.getWeight(), g);
     auto productType = RankedTensorType::get(
         {g.groups, g.groupFilters, columns}, resultType.getElementType());
-    Value product = buildMatmul(rewriter, loc, weights, patches, productType);
+    Value product =
+        buildMatmulNode(rewriter, loc, weights, patches, productType);
 
     // The result: the product, regrouped by batch and position.
     rewriter.replaceOp(
@@ -188,16 +187,16 @@ struct ExpandConvolution : OpRewritePattern<loop::ConvolutionOp> {
 
 } // namespace
 
-void fxtoloop::populateExpandConvolutionPatterns(RewritePatternSet &patterns,
-                                                 int64_t directDepth,
-                                                 bool library) {
+void loop::populateExpandConvolutionPatterns(RewritePatternSet &patterns,
+                                             int64_t directDepth,
+                                             bool library) {
   patterns.add<ExpandConvolution>(patterns.getContext(), directDepth, library);
 }
 
 namespace {
 
 struct ExpandConvolutionsPass
-    : kiln::impl::ExpandConvolutionsPassBase<ExpandConvolutionsPass> {
+    : kiln::loop::impl::ExpandConvolutionsPassBase<ExpandConvolutionsPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -205,7 +204,7 @@ struct ExpandConvolutionsPass
     populateExpandConvolutionPatterns(patterns, directDepth, library);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
-    WalkResult result = getOperation().walk([&](loop::ConvolutionOp op) {
+    WalkResult result = getOperation()->walk([&](loop::ConvolutionOp op) {
       if (library && op.getChannelsLast())
         return WalkResult::advance();
       if (op.getChannelsLast())
