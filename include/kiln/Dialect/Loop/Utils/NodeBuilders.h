@@ -3,7 +3,7 @@
 // Part of Kiln. The scalar and node builders that lowerings into the loop
 // dialect and the loop dialect's own rewrites share: conversions with
 // PyTorch's cast semantics, sizes, index arithmetic, index-map, generator
-// and reduction nodes, and matrix products that read views in place.
+// and reduction nodes, and matrix product nodes.
 //
 //===----------------------------------------------------------------------===//
 
