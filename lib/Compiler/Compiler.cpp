@@ -11,6 +11,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "mlir/Pass/PassManager.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/Path.h"
@@ -19,8 +20,46 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
+/// The names of `options` (which print as `{name=value ...}`).
+static SmallVector<std::string>
+getOptionNames(const detail::PassOptions &options) {
+  std::string printed;
+  llvm::raw_string_ostream stream(printed);
+  options.print(stream);
+  SmallVector<StringRef> entries;
+  StringRef(printed).trim("{} ").split(entries, ' ', -1, /*KeepEmpty=*/false);
+  return llvm::map_to_vector(
+      entries, [](StringRef entry) { return entry.split('=').first.str(); });
+}
+
+/// For each name in `text` (`name[=value] ...`) that is not one of `known`
+/// but close to one, "; 'name': did you mean 'closest'?".
+static std::string suggestOptionNames(StringRef text,
+                                      ArrayRef<std::string> known) {
+  std::string advice;
+  SmallVector<StringRef> given;
+  text.split(given, ' ', -1, /*KeepEmpty=*/false);
+  for (StringRef entry : given) {
+    StringRef name = entry.split('=').first;
+    if (llvm::is_contained(known, name))
+      continue;
+    const std::string *closest = nullptr;
+    unsigned best = 0;
+    for (const std::string &candidate : known) {
+      unsigned distance = name.edit_distance(candidate);
+      if (!closest || distance < best) {
+        closest = &candidate;
+        best = distance;
+      }
+    }
+    if (closest && best <= std::max<size_t>(2, name.size() / 3))
+      advice += "; '" + name.str() + "': did you mean '" + *closest + "'?";
+  }
+  return advice;
+}
+
 /// Parses `text` into pipeline options of type `Options`; on failure returns
-/// why, naming `pipeline`.
+/// why, naming `pipeline`, its options and the closest to a misspelt one.
 template <typename Options>
 static LogicalResult parsePipelineOptions(Options &options, StringRef text,
                                           StringRef pipeline,
@@ -30,8 +69,10 @@ static LogicalResult parsePipelineOptions(Options &options, StringRef text,
   llvm::raw_string_ostream messageStream(message);
   if (succeeded(options.parseFromString(text, messageStream)))
     return success();
+  SmallVector<std::string> known = getOptionNames(Options());
   error = ("invalid " + pipeline + " options '" + text +
-           "': " + StringRef(message).trim())
+           "': " + StringRef(message).trim() + suggestOptionNames(text, known) +
+           "; " + pipeline + " takes: " + llvm::join(known, ", "))
               .str();
   return failure();
 }

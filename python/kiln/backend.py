@@ -52,7 +52,7 @@ from torch.fx.passes.tools_common import legalize_graph
 from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
 
 from kiln.attention import fuse_explicit_attention
-from kiln.compiler import compile_graph_text
+from kiln.compiler import check_pipeline_options, compile_graph_text
 from kiln.cudagraphs import (DEFAULT_LIMIT, CudaGraphState, graph_mode_options,
                              output_stack_traces, record_graphs, recording_problem)
 from kiln.diagnostics import KilnError
@@ -987,6 +987,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     canonicalize(gm)
     eliminate_dead_code(gm)
     device = graph_device(example_inputs)
+    if device in ("cpu", "cuda"):
+        check_pipeline_options(device, options.pipeline_options)
     seed = _seed_random_ops(gm, device)
     gm.recompile()
     values = _record_values(gm, list(example_inputs))

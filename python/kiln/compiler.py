@@ -55,6 +55,25 @@ def _pipeline_options(options: Optional[Mapping[str, Any]]) -> str:
     return " ".join(parts)
 
 
+def check_pipeline_options(target: str, options: Optional[Mapping[str, Any]]) -> None:
+    """Raises ValueError unless `options` are options of `target`'s pipeline
+    ("cpu" or "cuda"), with kiln-compile's message (which names the closest
+    option to a misspelt one): a check before any capture or compile."""
+    pipeline = _pipeline_options(options)
+    if pipeline:
+        _check_pipeline_text(str(find_tool("kiln-compile")), target, pipeline)
+
+
+@functools.lru_cache(maxsize=64)
+def _check_pipeline_text(tool: str, target: str, pipeline: str) -> None:
+    result = subprocess.run([tool, "--check-options", f"--target={target}",
+                             f"--pipeline-options={pipeline}"],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        message = result.stderr.strip().removeprefix("kiln-compile: ")
+        raise ValueError(f"Kiln {target} pipeline options: {message}")
+
+
 def _compiler_fingerprint(tool: Path) -> str:
     """Identifies the compiler build: a rebuilt kiln-compile misses the cache."""
     stat = tool.stat()
@@ -101,6 +120,8 @@ def compile_graph_text(
         raise ValueError(f"unknown Kiln target '{target}' (expected 'cpu' or 'cuda')")
     tool = find_tool("kiln-compile", tool_dir)
     pipeline = _pipeline_options(options)
+    if pipeline:
+        _check_pipeline_text(str(tool), target, pipeline)
     extra_args = [str(arg) for arg in extra_args]
     full_key = hashlib.sha256(
         "\0".join([text, target, pipeline, _compiler_fingerprint(tool),
@@ -393,6 +414,7 @@ def compile(
     target = torch.device(device).type if device else inputs_device
     if target not in ("cpu", "cuda"):
         raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
+    check_pipeline_options(target, options)
     scalar_device = target if target != "cpu" and any(map(_is_cpu_scalar, tensors)) else None
     if scalar_device:
         example_inputs = _scalars_to(example_inputs, scalar_device)

@@ -412,6 +412,18 @@ def test_options_are_checked():
         BackendOptions.parse({"library_ops": "aten.convolution.default"})
 
 
+def test_misspelt_pipeline_options_fail_before_compiling(tmp_path):
+    """A pipeline option the target's pipeline lacks fails before any region
+    compiles, naming the closest option."""
+    def fn(x):
+        return torch.relu(x) * 2
+
+    with pytest.raises(ValueError, match="'vectr-bytes': did you mean 'vector-bytes'"):
+        partitioned(fn, [torch.randn(4)], tmp_path,
+                    pipeline_options={"vectr-bytes": 32})
+    assert not list(tmp_path.glob("*.so"))
+
+
 def test_options_check_numerics():
     assert BackendOptions.parse({"check_numerics": "warn"}).check_numerics == "warn"
     with pytest.raises(ValueError, match="check_numerics=True: expected False, 'warn' or "

@@ -1,6 +1,7 @@
 """Tests for driving kiln-opt from Python."""
 
 import pytest
+import torch
 
 import kiln
 from kiln.diagnostics import parse_diagnostics
@@ -52,6 +53,20 @@ def test_lower_to_loop_fuses_into_one_node():
 def test_pipeline_option_disables_inlining():
     out = kiln.run_opt(RESIDUAL, ["--kiln-lower-to-loop=inline=false"])
     assert out.count("loop.pointwise") == 2
+
+
+def test_misspelt_pipeline_options_fail_before_capture():
+    """kiln.compile checks the target pipeline's options before it captures
+    the function (which here would raise), naming the closest option; GPU
+    options are not the CPU's."""
+    def never_captured(x):
+        raise AssertionError("captured before the options were checked")
+
+    with pytest.raises(ValueError, match=r"kiln-cpu-pipeline options 'chanels-last=true'.*"
+                                         r"did you mean 'channels-last'\?"):
+        kiln.compile(never_captured, [torch.randn(3)], options={"chanels-last": True})
+    with pytest.raises(ValueError, match="no such option block-size.*kiln-cpu-pipeline takes"):
+        kiln.compile(never_captured, [torch.randn(3)], options={"block-size": 128})
 
 
 def test_invalid_graph_raises_with_location():

@@ -4,6 +4,10 @@
 // RUN: not kiln-compile %t/unsupported.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=NOLOWERING
 // RUN: not kiln-compile %t/malformed.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MALFORMED
 // RUN: not kiln-compile %t/ok.mlir --pipeline-options='no-such-option=1' -o %t.so 2>&1 | FileCheck %s --check-prefix=OPTIONS
+// RUN: not kiln-compile %t/ok.mlir --pipeline-options='openmp=false vectr-bytes=32' -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSPELT
+// RUN: not kiln-compile %t/ok.mlir --target=cuda --pipeline-options='blok-size=128' -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSPELT-GPU
+// RUN: kiln-compile --check-options --target=cuda --pipeline-options='block-size=128' %t/malformed.mlir 2>&1 | count 0
+// RUN: not kiln-compile --check-options --pipeline-options='block-size=128' 2>&1 | FileCheck %s --check-prefix=CHECK-ONLY
 // RUN: not kiln-compile %t/ok.mlir 2>&1 | FileCheck %s --check-prefix=NOOUTPUT
 // RUN: not kiln-compile %t/malformed.mlir 2>&1 | FileCheck %s --check-prefix=NOOUTPUT
 // RUN: not kiln-compile %t/missing.mlir -o %t.so 2>&1 | FileCheck %s --check-prefix=MISSING
@@ -17,7 +21,15 @@
 
 // NOLOWERING: unsupported.mlir:2:8: error: kiln-fx-to-loop: no lowering for 'fx.fft_r2c' with these operand types
 // MALFORMED: malformed.mlir:2:18: error: expected ':'
-// OPTIONS: kiln-compile: invalid --pipeline-options 'no-such-option=1'
+// An unknown pipeline option is named with the pipeline's options; a
+// misspelt one with the closest of them.
+// OPTIONS: kiln-compile: invalid kiln-cpu-pipeline options 'no-such-option=1': <Pass-Options-Parser>: no such option no-such-option; kiln-cpu-pipeline takes: channels-last, compute-in-f32, {{.*}}, openmp, {{.*}}, vector-bytes, welford
+// OPTIONS-NOT: did you mean
+// MISSPELT: invalid kiln-cpu-pipeline options 'openmp=false vectr-bytes=32': {{.*}}; 'vectr-bytes': did you mean 'vector-bytes'?; kiln-cpu-pipeline takes:
+// MISSPELT-GPU: invalid kiln-gpu-pipeline options 'blok-size=128': {{.*}}; 'blok-size': did you mean 'block-size'?; kiln-gpu-pipeline takes: block-size,
+// --check-options checks the options alone (the malformed input is never
+// read, no -o is needed): block-size is the GPU pipeline's, not the CPU's.
+// CHECK-ONLY: kiln-compile: invalid kiln-cpu-pipeline options 'block-size=128': <Pass-Options-Parser>: no such option block-size
 // A missing -o is found before the input is read or compiled (the
 // malformed input is never parsed), without the module as a note.
 // NOOUTPUT: kiln-compile: a shared object needs an output file (-o); --emit=llvm or --emit=mlir print to stdout

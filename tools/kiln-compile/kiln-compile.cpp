@@ -78,6 +78,11 @@ cl::opt<std::string> features("mattr", cl::desc("Extra LLVM target features"),
                               cl::init(""), cl::cat(kilnCategory));
 cl::opt<unsigned> optLevel("O", cl::desc("LLVM optimization level (0-3)"),
                            cl::init(3), cl::Prefix, cl::cat(kilnCategory));
+cl::opt<bool> checkOptions(
+    "check-options",
+    cl::desc("Check the target, pipeline and CPU options, then exit without "
+             "reading the input"),
+    cl::init(false), cl::cat(kilnCategory));
 } // namespace
 
 int main(int argc, char **argv) {
@@ -111,11 +116,12 @@ int main(int argc, char **argv) {
   options.graphLoweringOnly = emitKind == EmitKind::Loop;
 
   // Bad options are reported before the input is read.
-  if (outputFilename.empty()) {
+  if (outputFilename.empty() && !checkOptions) {
     llvm::errs() << "kiln-compile: -o needs a file name\n";
     return 1;
   }
-  if (emitKind == EmitKind::SharedObject && outputFilename == "-") {
+  if (emitKind == EmitKind::SharedObject && outputFilename == "-" &&
+      !checkOptions) {
     llvm::errs() << "kiln-compile: a shared object needs an output file "
                     "(-o); --emit=llvm or --emit=mlir print to stdout\n";
     return 1;
@@ -135,11 +141,12 @@ int main(int argc, char **argv) {
     OpPassManager scratch(ModuleOp::getOperationName());
     std::string error;
     if (failed(buildCompilePipeline(scratch, options, error))) {
-      llvm::errs() << "kiln-compile: invalid --pipeline-options '"
-                   << pipelineOptions << "': " << error << "\n";
+      llvm::errs() << "kiln-compile: " << error << "\n";
       return 1;
     }
   }
+  if (checkOptions)
+    return 0;
 
   DialectRegistry registry;
   registerAllKilnDialects(registry);
