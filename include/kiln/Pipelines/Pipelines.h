@@ -122,10 +122,11 @@ struct LoopToSCFCPUPipelineOptions
 
 struct SCFToLLVMCPUPipelineOptions
     : public PassPipelineOptions<SCFToLLVMCPUPipelineOptions> {
+  // The nests are kiln-loop-to-scf's: parallel by its default.
   detail::PassOptions::Option<bool> openmp{
       *this, "openmp",
       llvm::cl::desc("Run scf.parallel nests with OpenMP (else serially)"),
-      llvm::cl::init(true)};
+      llvm::cl::init(LoopToSCFOptions().parallel)};
 };
 
 struct CPUPipelineOptions
