@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import operator
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -1022,13 +1023,19 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         depth = int(options.pipeline_options["direct-convolution-depth"])
     # On CUDA a region calls cuDNN itself: a convolution network is one
     # region, not a region between every two library calls.
-    in_regions = options.cudnn_in_regions and device == "cuda" and \
-        (options.pipeline_options or {}).get("library-convolutions", True) not in \
-        (False, "false", "0", 0)
+    pipeline = dict(options.pipeline_options or {})
+    cudnn_regions = options.cudnn_in_regions and device == "cuda" and \
+        str(pipeline.get("library-convolutions", True)).lower() not in ("false", "0")
+    if device == "cuda" and options.direct_convolutions and not cudnn_regions and \
+            "library-convolutions" not in pipeline:
+        # The regions' convolutions are the direct ones, which Kiln sums
+        # itself: the GPU pipeline would give them to cuDNN.
+        options = dataclasses.replace(
+            options, pipeline_options={**pipeline, "library-convolutions": False})
     library = [n for n in gm.graph.nodes
                if n.op == "call_function" and str(n.target) in library_ops and
                not (options.direct_convolutions and _is_direct_convolution(n, values, depth))
-               and not (in_regions and _is_region_convolution(n, values))]
+               and not (cudnn_regions and _is_region_convolution(n, values))]
     strided = _strided_library_operands(library, values)
     # Size arithmetic and the seed stay in Python, neither compiled nor a
     # fallback.

@@ -97,9 +97,10 @@ struct LowerToLoopPipelineOptions
   // The GPU pipeline sets it: its convolutions are library calls.
   detail::PassOptions::Option<bool> libraryConvolutions{
       *this, "library-convolutions",
-      llvm::cl::desc("Leave the 1-d and 2-d convolutions not summed directly "
-                     "to a convolution library, as channels-last "
-                     "convolutions (else patches and a product)"),
+      llvm::cl::desc("Leave the 1-d and 2-d float convolutions, depthwise "
+                     "ones too, to a convolution library, as channels-last "
+                     "convolutions (else window sums or patches and a "
+                     "product)"),
       llvm::cl::init(false)};
   // The whole pipelines set it: code generation needs every op lowered.
   detail::PassOptions::Option<bool> failOnUnsupported{
@@ -220,9 +221,9 @@ struct GPUPipelineOptions
   }
   detail::PassOptions::Option<bool> libraryConvolutions{
       *this, "library-convolutions",
-      llvm::cl::desc("Run the 1-d and 2-d convolutions not summed directly "
-                     "with cuDNN, called from the artifact (else as patches "
-                     "and a GEMM)"),
+      llvm::cl::desc("Run the 1-d and 2-d float convolutions, depthwise ones "
+                     "too, with cuDNN, called from the artifact (else as "
+                     "window sums or patches and a GEMM)"),
       llvm::cl::init(true)};
 };
 

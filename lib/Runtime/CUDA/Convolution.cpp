@@ -22,7 +22,6 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -39,16 +38,16 @@ using cudnnHandle_t = void *;
 using Descriptor = void *;
 constexpr cudnnStatus_t kCudnnSuccess = 0;
 // cudnnDataType_t.
-constexpr int64_t kCudnnFloat = 0;
-constexpr int64_t kCudnnHalf = 2;
-constexpr int64_t kCudnnBFloat16 = 9;
+constexpr int32_t kCudnnFloat = 0;
+constexpr int32_t kCudnnHalf = 2;
+constexpr int32_t kCudnnBFloat16 = 9;
 // cudnnConvolutionMode_t: PyTorch's convolution does not flip its filters.
-constexpr int64_t kCudnnCrossCorrelation = 1;
+constexpr int32_t kCudnnCrossCorrelation = 1;
 // cudnnBackendHeurMode_t.
-constexpr int64_t kHeurModeA = 3;
+constexpr int32_t kHeurModeA = 3;
 // cudnnBackendNumericalNote_t: what an f32 convolution must not do (TF32).
-constexpr int64_t kNoteTensorCore = 0;
-constexpr int64_t kNoteDownConvertInputs = 1;
+constexpr int32_t kNoteTensorCore = 0;
+constexpr int32_t kNoteDownConvertInputs = 1;
 // cudnnBackendDescriptorType_t.
 enum DescriptorType : int {
   kConvolutionDescriptor = 1,
@@ -213,14 +212,14 @@ struct ConvolutionKey {
   int32_t dtype;
   int64_t batch, height, width, channels, filters, kernelH, kernelW;
   int64_t outHeight, outWidth, strideH, strideW, padH, padW, dilationH,
-      dilationW;
+      dilationW, groups;
   int64_t alignInput, alignWeight, alignResult;
 
   auto tie() const {
     return std::tie(context, dtype, batch, height, width, channels, filters,
                     kernelH, kernelW, outHeight, outWidth, strideH, strideW,
-                    padH, padW, dilationH, dilationW, alignInput, alignWeight,
-                    alignResult);
+                    padH, padW, dilationH, dilationW, groups, alignInput,
+                    alignWeight, alignResult);
   }
   bool operator<(const ConvolutionKey &other) const {
     return tie() < other.tie();
@@ -275,9 +274,8 @@ cudnnStatus_t execute(const Cudnn &dnn, cudnnHandle_t handle, const Plan &plan,
 class PlanBuilder {
 public:
   PlanBuilder(const Cudnn &dnn, cudnnHandle_t handle, const ConvolutionKey &key,
-              int64_t groups, std::function<void(const std::string &)> fail)
-      : dnn(dnn), handle(handle), key(key), groups(groups),
-        fail(std::move(fail)) {}
+              std::function<void(const std::string &)> fail)
+      : dnn(dnn), handle(handle), key(key), fail(std::move(fail)) {}
 
   /// The operation graph of the convolution, or null; the builder owns it.
   Descriptor buildGraph();
@@ -318,7 +316,6 @@ private:
   const Cudnn &dnn;
   cudnnHandle_t handle;
   const ConvolutionKey &key;
-  int64_t groups;
   std::function<void(const std::string &)> fail;
   /// The graph and its tensors and operations, which the plans share.
   std::shared_ptr<std::vector<OwnedDescriptor>> parts =
@@ -328,7 +325,7 @@ private:
 std::optional<OwnedDescriptor>
 PlanBuilder::buildTensor(int64_t id, std::array<int64_t, 4> sizes,
                          int64_t align) {
-  static const int64_t dataTypes[] = {kCudnnFloat, kCudnnHalf, kCudnnBFloat16};
+  static const int32_t dataTypes[] = {kCudnnFloat, kCudnnHalf, kCudnnBFloat16};
   auto [n, c, h, w] = sizes;
   std::array<int64_t, 4> strides = {h * w * c, 1, w * c, c};
   std::optional<OwnedDescriptor> tensor = create(kTensorDescriptor);
@@ -349,7 +346,8 @@ Descriptor PlanBuilder::buildGraph() {
       buildTensor(kInputId, {key.batch, key.channels, key.height, key.width},
                   key.alignInput);
   std::optional<OwnedDescriptor> weight = buildTensor(
-      kWeightId, {key.filters, key.channels / groups, key.kernelH, key.kernelW},
+      kWeightId,
+      {key.filters, key.channels / key.groups, key.kernelH, key.kernelW},
       key.alignWeight);
   std::optional<OwnedDescriptor> result = buildTensor(
       kResultId, {key.batch, key.filters, key.outHeight, key.outWidth},
@@ -402,7 +400,7 @@ bool PlanBuilder::roundsToTF32(Descriptor config) {
     return true;
   Descriptor raw = engine->get();
   int64_t count = 0;
-  int64_t notes[16] = {};
+  int32_t notes[16] = {};
   // An engine whose notes cannot be read counts as rounding: f32 stays
   // exact.
   if (dnn.cudnnBackendGetAttribute(config, kEngineConfigEngine, kTypeDescriptor,
@@ -466,6 +464,9 @@ std::vector<Plan> PlanBuilder::buildPlans(Descriptor graph) {
       continue;
     plans.push_back(std::move(plan));
   }
+  // The plans' engine configurations live as long as their graph.
+  for (OwnedDescriptor &config : configs)
+    parts->push_back(std::move(config));
   return plans;
 }
 
@@ -580,8 +581,9 @@ kiln_cuda_convolution(int32_t dtype, int64_t batch, int64_t height,
   if (!checkDnn(dnn->cudnnSetStream(handle, stream), "cudnnSetStream"))
     return;
   StreamTemporary captureWorkspace(*driver, stream);
-  CUdeviceptr workspace = getStreamWorkspace(
-      *driver, context, stream, captureWorkspace, "kiln_cuda_convolution");
+  CUdeviceptr workspace =
+      getStreamWorkspace(*driver, context, stream, captureWorkspace,
+                         "kiln_cuda_convolution" + describe());
   if (!workspace)
     return;
 
@@ -602,13 +604,14 @@ kiln_cuda_convolution(int32_t dtype, int64_t batch, int64_t height,
                      padW,
                      dilationH,
                      dilationW,
+                     groups,
                      alignment(input),
                      alignment(weight),
                      alignment(result)};
   auto [entry, inserted] = threadPlans.try_emplace(key);
   if (inserted) {
     // The shape's first call on this thread: its plans, the fastest kept.
-    PlanBuilder builder(*dnn, handle, key, groups, fail);
+    PlanBuilder builder(*dnn, handle, key, fail);
     Descriptor graph = builder.buildGraph();
     std::vector<Plan> plans;
     if (graph)

@@ -366,8 +366,9 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
     handle = entry->second;
   }
   StreamTemporary captureWorkspace(*driver, stream);
-  CUdeviceptr workspace = getStreamWorkspace(
-      *driver, context, stream, captureWorkspace, "kiln_cuda_gemm");
+  CUdeviceptr workspace =
+      getStreamWorkspace(*driver, context, stream, captureWorkspace,
+                         "kiln_cuda_gemm" + describe());
   if (!workspace)
     return;
 

@@ -45,7 +45,7 @@ struct StreamTemporary {
 /// CUDA graph, where cuMemAlloc would invalidate the capture, a stream whose
 /// workspace is not made yet takes `captureWorkspace` (stream-ordered: the
 /// graph allocates and frees it around the call on every replay). Returns 0
-/// after recording an error prefixed with `caller`.
+/// after recording an error prefixed with `caller` (the call, described).
 CUdeviceptr getStreamWorkspace(const Driver &driver, CUcontext context,
                                CUstream stream,
                                StreamTemporary &captureWorkspace,

@@ -39,7 +39,7 @@ static bool isMovableImage(PointwiseOp node) {
     return false;
   return llvm::all_of(node->getUses(), [&](OpOperand &use) {
     Operation *user = use.getOwner();
-    if (auto load = dyn_cast<LoadOp>(user))
+    if (isa<LoadOp>(user))
       return use.getOperandNumber() == 0;
     if (auto dim = dyn_cast<tensor::DimOp>(user))
       return dim.getConstantIndex().has_value();
@@ -63,6 +63,7 @@ static void storeChannelsLast(RewriterBase &rewriter, PointwiseOp node) {
       rewriter, node.getLoc(),
       RankedTensorType::get(shape, type.getElementType(), type.getEncoding()),
       sizes);
+  moved->setDiscardableAttrs(node->getDiscardableAttrDictionary());
   rewriter.inlineRegionBefore(node.getBody(), moved.getBody(),
                               moved.getBody().end());
   // The body's induction variables, in the new order of dimensions.
@@ -92,8 +93,21 @@ static void storeChannelsLast(RewriterBase &rewriter, PointwiseOp node) {
   rewriter.eraseOp(node);
 }
 
-/// The tensor `node` copies unchanged (its body yields the load of a tensor
-/// of its own type at its induction variables, in order), or null.
+/// Whether `size` is the size of dimension `dim` of `tensor`: its node's
+/// size operand, or a `tensor.dim` of it.
+static bool isSizeOf(Value size, Value tensor, int64_t dim) {
+  if (auto query = size.getDefiningOp<tensor::DimOp>();
+      query && query.getSource() == tensor && query.getConstantIndex() == dim)
+    return true;
+  auto node = tensor.getDefiningOp<LoopNodeOpInterface>();
+  RankedTensorType type = node ? node.getResultType() : RankedTensorType();
+  return node && type.isDynamicDim(dim) &&
+         node.getDynamicSizes()[type.getDynamicDimIndex(dim)] == size;
+}
+
+/// The tensor `node` copies whole and unchanged (its body yields the load
+/// of a tensor of its own type at its induction variables, in order, over
+/// the same sizes), or null.
 static Value getCopiedTensor(PointwiseOp node) {
   Block &body = node.getBody().front();
   if (body.getOperations().size() != 2)
@@ -103,7 +117,14 @@ static Value getCopiedTensor(PointwiseOp node) {
       load.getSource().getType() != node.getResultType() ||
       load.getIndices() != ValueRange(body.getArguments()))
     return {};
-  return load.getSource();
+  Value source = load.getSource();
+  RankedTensorType type = node.getResultType();
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim) &&
+        !isSizeOf(node.getDynamicSizes()[type.getDynamicDimIndex(dim)], source,
+                  dim))
+      return {};
+  return source;
 }
 
 namespace {

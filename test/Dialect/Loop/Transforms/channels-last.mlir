@@ -109,3 +109,33 @@ fx.graph @no_convolution(%x: tensor<1x2x3x4xf32>) -> tensor<1x2x3x4xf32> {
   }
   fx.output %b : tensor<1x2x3x4xf32>
 }
+
+// -----
+
+// A node that loads a moved image at its own indices over the same sizes
+// is a copy and folds (the moved %r copies the convolution); over other
+// sizes it reads part of it, and stays.
+// CHECK-LABEL: fx.graph @not_a_copy
+// CHECK: %[[M:.+]] = tensor.dim %arg1, %c0
+// CHECK: %[[A:.+]] = loop.convolution(%{{.+}}) %arg0, %arg2
+// CHECK-NEXT: %[[T:.+]] = loop.pointwise(%[[M]]) : tensor<?x8x8x16xbf16> {
+// CHECK: loop.load %[[A]][%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}]
+// CHECK: loop.convolution(%[[M]]) %[[T]], %arg2
+fx.graph @not_a_copy(%x: tensor<?x8x8x16xbf16>, %y: tensor<?x8x8x16xbf16>, %w: tensor<16x3x3x16xbf16>) -> tensor<?x8x8x16xbf16> {
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %x, %c0 : tensor<?x8x8x16xbf16>
+  %m = tensor.dim %y, %c0 : tensor<?x8x8x16xbf16>
+  %a = loop.convolution(%n) %x, %w {channels_last, dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<?x8x8x16xbf16>, tensor<16x3x3x16xbf16> -> tensor<?x8x8x16xbf16>
+  %r = loop.pointwise(%n) : tensor<?x16x8x8xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %v = loop.load %a[%i0, %i2, %i3, %i1] : tensor<?x8x8x16xbf16>
+    loop.yield %v : bf16
+  }
+  %t = loop.pointwise(%m) : tensor<?x8x8x16xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %v = loop.load %r[%i0, %i3, %i1, %i2] : tensor<?x16x8x8xbf16>
+    loop.yield %v : bf16
+  }
+  %b = loop.convolution(%m) %t, %w {channels_last, dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<?x8x8x16xbf16>, tensor<16x3x3x16xbf16> -> tensor<?x8x8x16xbf16>
+  fx.output %b : tensor<?x8x8x16xbf16>
+}

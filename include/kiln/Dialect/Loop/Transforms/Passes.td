@@ -294,7 +294,7 @@ def ExpandConvolutionsPass : Pass<"kiln-loop-expand-convolutions"> {
     ```
 
     With `library` (the GPU pipeline's), the 1-d and 2-d convolutions of
-    f32, f16 and bf16 that are not summed directly are left to the target's
+    f32, f16 and bf16, depthwise ones too, are left to the target's
     convolution library instead, in its layout: nodes transpose the input
     and filters to channels-last, a `channels_last` loop.convolution sums
     into the operands' dtype (rounding each sum once, as eager PyTorch's
@@ -312,9 +312,9 @@ def ExpandConvolutionsPass : Pass<"kiln-loop-expand-convolutions"> {
            "inputs directly, as window sums (0: none; the default is "
            "kiln-fx-to-loop's direct-convolution-depth)">,
     Option<"library", "library", "bool", /*default=*/"false",
-           "Leave the 1-d and 2-d convolutions that are not summed directly "
-           "to the target's convolution library, as channels-last "
-           "convolutions">,
+           "Leave the 1-d and 2-d convolutions of f32, f16 and bf16 to the "
+           "target's convolution library (before `direct-depth`), as "
+           "channels-last convolutions">,
   ];
   let dependentDialects = [
     "::mlir::kiln::loop::LoopDialect",
