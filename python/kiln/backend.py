@@ -38,7 +38,8 @@ import contextlib
 import dataclasses
 import operator
 import os
-from concurrent.futures import ThreadPoolExecutor
+import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
@@ -58,7 +59,7 @@ from kiln.cudagraphs import (DEFAULT_LIMIT, CudaGraphState, graph_mode_options,
                              output_stack_traces, record_graphs, recording_problem)
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
-from kiln.logs import log
+from kiln.logs import log, register_with_torch
 from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError,
                            ValueInterpreter, canonicalize, check_supported, eliminate_dead_code,
                            fake_mode_of, graph_device, import_graph, keeping_resampling_whole,
@@ -77,6 +78,9 @@ __all__ = ["BackendOptions", "FallbackError", "GraphReport", "NumericsError", "R
 REPORTS: "collections.deque[GraphReport]" = collections.deque(maxlen=256)
 
 aten = torch.ops.aten
+
+# TORCH_LOGS="kiln" turns Kiln's logger on like PyTorch's (torch 2.x).
+register_with_torch()
 
 # The artifact's graph name: the same for every region, so that a region's
 # text (and its cache entry) does not depend on where the graph has it.
@@ -1074,8 +1078,13 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
                 failures.append(failure)
         regions = []
         if imported:
+            start = time.monotonic()
             with ThreadPoolExecutor(max_workers=min(len(imported), os.cpu_count() or 1)) as pool:
                 futures = [pool.submit(_compile_region, r, device, options) for r in imported]
+                # Long compiles say how far they are.
+                for done, future in enumerate(as_completed(futures), 1):
+                    log.info("%s: %d of %d regions compiled (%.1f s)", name, done,
+                             len(futures), time.monotonic() - start)
             for future in futures:
                 try:
                     regions.append(future.result())

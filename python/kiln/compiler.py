@@ -18,6 +18,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -25,6 +26,7 @@ import kiln
 from kiln.cache import open_cache, private_cache_dir
 from kiln.diagnostics import KilnError, parse_diagnostics
 from kiln.guards import GraphGuards
+from kiln.logs import log
 from kiln.runtime import Artifact
 from kiln.tools import find_tool
 
@@ -135,6 +137,7 @@ def compile_graph_text(
     cache = open_cache(cache_dir if cache_dir is not None else default_cache_dir())
     found = cache.lookup(key, full_key)
     if found is not None:
+        log.debug("artifact %s: from the cache", key)
         if debug is not None:
             (debug / "compile.log").write_text(f"served from the cache: {found}\n")
         return found
@@ -150,8 +153,11 @@ def compile_graph_text(
         env = dict(os.environ, TMPDIR=str(work))
         # subprocess.run kills the child if this thread is interrupted
         # (KeyboardInterrupt); _die_with_parent, if this process is killed.
+        start = time.monotonic()
         result = subprocess.run(command, capture_output=True, text=True, check=False,
                                 env=env, preexec_fn=_child_setup())
+        log.debug("artifact %s: kiln-compile --target=%s took %.1f s", key, target,
+                  time.monotonic() - start)
         if debug is not None:
             (debug / "compile.log").write_text(
                 f"exit status {result.returncode}\n{result.stdout}{result.stderr}")

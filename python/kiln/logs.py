@@ -5,12 +5,21 @@ logger (``WARNING:kiln:...`` under ``logging.basicConfig``). Where nothing is
 configured, Python prints warnings bare (its last-resort handler): Kiln's
 own fallback prints them as ``kiln: <message>`` instead, and stays silent
 once any handler would print them.
+
+``KILN_LOG=debug|info|warning|error`` sets the logger's level and prints its
+records at that level and above as ``kiln: <message>`` on standard error
+(``info``: each graph's regions as they compile, and its report; ``debug``
+adds each artifact's cache hit or compile time). On torch 2.x the logger is
+also registered with ``torch._logging`` as ``kiln``, so that
+``TORCH_LOGS="kiln"`` (INFO) or ``TORCH_LOGS="+kiln"`` (DEBUG) turn it on
+like PyTorch's own.
 """
 
 import logging
+import os
 import sys
 
-__all__ = ["log"]
+__all__ = ["log", "register_with_torch"]
 
 log = logging.getLogger("kiln")
 
@@ -44,3 +53,52 @@ class _Unconfigured(logging.Handler):
 
 if not any(isinstance(handler, _Unconfigured) for handler in log.handlers):
     log.addHandler(_Unconfigured())
+
+
+class _Requested(logging.StreamHandler):
+    """KILN_LOG's handler: ``kiln: <message>`` on the current standard
+    error."""
+
+    def __init__(self):
+        super().__init__()
+        self.setFormatter(logging.Formatter("kiln: %(message)s"))
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value):  # StreamHandler sets it; stderr is read per record.
+        pass
+
+
+def _apply_kiln_log(value: str) -> None:
+    """Sets the logger's level from KILN_LOG's `value` and prints what it
+    lets through; an unknown level is reported once and ignored."""
+    level = logging.getLevelName(value.strip().upper())
+    if not isinstance(level, int):
+        sys.stderr.write(f"kiln: KILN_LOG={value!r} is not a level (debug, info, warning, "
+                         "error); ignored\n")
+        return
+    log.setLevel(level)
+    if not any(isinstance(handler, _Requested) for handler in log.handlers):
+        log.addHandler(_Requested())
+    # Printed once, by this handler, not again by the root logger's.
+    log.propagate = False
+
+
+def register_with_torch() -> None:
+    """Lets TORCH_LOGS name the logger (torch 2.x), where torch allows it;
+    the backend calls it (it imports torch, which kiln.logs does not)."""
+    try:
+        from torch._logging._internal import register_log
+    except ImportError:  # torch 1.x: KILN_LOG only.
+        return
+    try:
+        register_log("kiln", "kiln")
+    except Exception:  # An already registered name, or a changed API.
+        pass
+
+
+if os.environ.get("KILN_LOG"):
+    _apply_kiln_log(os.environ["KILN_LOG"])

@@ -424,6 +424,22 @@ def test_misspelt_pipeline_options_fail_before_compiling(tmp_path):
     assert not list(tmp_path.glob("*.so"))
 
 
+def test_region_compiles_are_logged_at_info(tmp_path, caplog):
+    """At INFO the backend says how many of a graph's regions have compiled,
+    and its report; at DEBUG each artifact's cache hit or compile time."""
+    def fn(x, w):
+        return torch.relu(torch.nn.functional.conv2d(x, w)).sum(-1)
+
+    args = [torch.randn(1, 2, 5, 5), torch.randn(3, 2, 3, 3)]
+    with caplog.at_level(logging.DEBUG, logger="kiln"):
+        partitioned(fn, args, tmp_path)
+        partitioned(fn, args, tmp_path)
+    messages = [r.getMessage() for r in caplog.records if r.name == "kiln"]
+    assert sum("1 of 1 regions compiled" in m for m in messages) == 2
+    assert any("kiln-compile --target=cpu took" in m for m in messages)
+    assert any("from the cache" in m for m in messages)
+
+
 def test_options_check_numerics():
     assert BackendOptions.parse({"check_numerics": "warn"}).check_numerics == "warn"
     with pytest.raises(ValueError, match="check_numerics=True: expected False, 'warn' or "

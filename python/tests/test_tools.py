@@ -1,5 +1,9 @@
 """Tests for driving kiln-opt from Python."""
 
+import os
+import re
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -67,6 +71,28 @@ def test_misspelt_pipeline_options_fail_before_capture():
         kiln.compile(never_captured, [torch.randn(3)], options={"chanels-last": True})
     with pytest.raises(ValueError, match="no such option block-size.*kiln-cpu-pipeline takes"):
         kiln.compile(never_captured, [torch.randn(3)], options={"block-size": 128})
+
+
+def test_kiln_log_prints_the_logger_at_its_level(tmp_path):
+    """KILN_LOG=debug prints Kiln's records with one prefix, a compile's too;
+    an unknown level is said once and ignored."""
+    import subprocess
+    import sys
+
+    script = ("import torch, kiln; "
+              f"kiln.compile(lambda x: x.exp(), [torch.randn(3)], cache_dir={str(tmp_path)!r})")
+    env = dict(os.environ, KILN_LOG="debug",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(Path(kiln.__file__).parents[1]),
+                                                        os.environ.get("PYTHONPATH")])))
+    run = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, check=True)
+    assert re.search(r"^kiln: artifact \w+: kiln-compile --target=cpu took", run.stderr,
+                     re.MULTILINE), run.stderr
+    env["KILN_LOG"] = "loud"
+    run = subprocess.run([sys.executable, "-c", "import kiln.logs"], env=env,
+                         capture_output=True, text=True, check=True)
+    assert run.stderr == "kiln: KILN_LOG='loud' is not a level (debug, info, warning, error); " \
+        "ignored\n"
 
 
 def test_invalid_graph_raises_with_location():
