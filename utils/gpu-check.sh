@@ -77,6 +77,11 @@ torch.cuda.synchronize()
 err = (got - f(*fresh)).abs().max().item()
 assert err == 0.0, err
 print('max error', err)"
+in_part tests && CHECK_TIMEOUT=90 check "TORCH_LOGS=kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" TORCH_LOGS=kiln bash -c "python3 -c \"
+import torch, kiln.backend
+f = torch.compile(lambda x: (x.exp() + 1).relu(), backend='kiln')
+f(torch.randn(64, device='cuda'))
+\" 2>&1 | grep -m1 'regions compiled'"
 in_part tests && check "cuBLASLt GEMM smoke" python3 utils/gemm-smoke.py "$KILN/lib/libkiln_cuda_runtime.so"
 in_part tests && check "cuDNN convolution smoke" python3 utils/conv-smoke.py "$KILN/lib/libkiln_cuda_runtime.so"
 in_part tests && check "compile for sanitizer" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" python3 utils/sanitize-check.py --compile-only
