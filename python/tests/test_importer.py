@@ -448,6 +448,28 @@ def test_unsupported_op_names_the_op_and_the_source_line():
     assert isinstance(info.value, kiln.KilnImportError)
 
 
+def test_every_unsupported_op_of_a_graph_is_named_at_once():
+    """Two unsupported ops (each with getitems of its results, which fail
+    with it and are not named again) raise one error naming both, the first
+    one's attributes and each error in `errors`."""
+    def two_decompositions(x):
+        q = torch.linalg.qr(x)[0]
+        return torch.linalg.svd(x)[0] + q
+
+    first = two_decompositions.__code__.co_firstlineno + 1
+    gm = kiln.capture(two_decompositions, (f32(4, 4),))
+    with pytest.raises(kiln.UnsupportedOpError) as info:
+        kiln.import_graph(gm, (f32(4, 4),))
+    message = str(info.value)
+    assert message.startswith("2 unsupported nodes: "), message
+    assert "aten.linalg_qr.default" in message and "aten._linalg_svd.default" in message
+    assert "getitem" not in message
+    assert info.value.op == "aten.linalg_qr.default"
+    assert info.value.location == (__file__, first)
+    assert [e.op for e in info.value.errors] == ["aten.linalg_qr.default",
+                                                 "aten._linalg_svd.default"]
+
+
 def test_unsupported_op_without_stack_trace_names_the_node():
     gm = kiln.capture(torch.nonzero, (f32(3),))
     for node in gm.graph.nodes:

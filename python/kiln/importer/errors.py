@@ -30,6 +30,8 @@ class UnsupportedOpError(KilnImportError):
             from its recorded stack trace, or None when it has none.
         problem: what is not supported, without the location (the same for
             every node with the same problem).
+        errors: every node's error, where one error names several (a
+            graph's unsupported nodes all at once); else just this one.
     """
 
     def __init__(self, message: str, op: str, node_name: str,
@@ -39,6 +41,23 @@ class UnsupportedOpError(KilnImportError):
         self.node_name = node_name
         self.location = location
         self.problem = problem if problem is not None else message
+        self.errors = [self]
+
+
+def raise_all(errors: "list[UnsupportedOpError]") -> None:
+    """Raises the one error of `errors`, or one that names them all (the
+    first's `op`, `node_name` and `location`, every error in `errors`), so
+    that a graph's unsupported ops show at once; nothing if it is empty."""
+    if not errors:
+        return
+    if len(errors) == 1:
+        raise errors[0]
+    first = errors[0]
+    combined = type(first)(f"{len(errors)} unsupported nodes: " +
+                           "; ".join(str(error) for error in errors),
+                           first.op, first.node_name, first.location, first.problem)
+    combined.errors = list(errors)
+    raise combined
 
 
 class UnsupportedDtypeError(UnsupportedOpError):

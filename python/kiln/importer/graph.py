@@ -14,7 +14,8 @@ import torch.utils._pytree as pytree
 
 from kiln.guards import ALIGNMENT, GraphGuards, SizeSymbol, TensorGuard
 from kiln.importer.constants import _FROZEN_META, _constant_of
-from kiln.importer.errors import KilnImportError, _describe_op, _unsupported
+from kiln.importer.errors import (KilnImportError, UnsupportedOpError, _describe_op,
+                                  _unsupported, raise_all)
 from kiln.importer.op_table import _spec_for
 from kiln.importer.printer import _Printer, _format_symbol, _is_getitem, _resources_section
 from kiln.importer.support import (_check_structure, _check_type, _masked_result_types,
@@ -228,6 +229,20 @@ def _print_graph(gm: torch.fx.GraphModule, types: Dict[torch.fx.Node, TensorType
     return "\n".join(lines) + "\n" + _resources_section(frozen)
 
 
+def _errors_of(check, nodes) -> List[UnsupportedOpError]:
+    """The UnsupportedOpError that `check` raises for each of `nodes`, but
+    for the getitems of a node that failed (which fail with it)."""
+    errors, failed = [], set()
+    for node in nodes:
+        try:
+            check(node)
+        except UnsupportedOpError as error:
+            failed.add(node)
+            if not (_is_getitem(node) and node.args[0] in failed):
+                errors.append(error)
+    return errors
+
+
 def import_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
                  name: str = "forward", guards: bool = True,
                  op_lines: Optional[Dict[int, torch.fx.Node]] = None) -> str:
@@ -240,13 +255,12 @@ def import_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
     the runtime checks. The inputs may be fake tensors (of one
     FakeTensorMode). `op_lines`, if given, receives the node that each line
     of an op comes from, so that a diagnostic's line names its node. Raises
-    UnsupportedOpError for the first node the importer cannot import, and
+    UnsupportedOpError naming every node the importer cannot import, and
     KilnImportError when the inputs do not fit the graph.
     """
-    for node in gm.graph.nodes:
-        _check_structure(node)
+    # Every unsupported node at once: a user fixes them in one round.
+    raise_all(_errors_of(lambda node: _check_structure(node), gm.graph.nodes))
     types = _propagate_types(gm, _flatten_inputs(gm, example_inputs))
-    for node in gm.graph.nodes:
-        _check_type(node, types.get(node))
+    raise_all(_errors_of(lambda node: _check_type(node, types.get(node)), gm.graph.nodes))
     graph_guards = input_guards(gm, example_inputs) if guards else None
     return _print_graph(gm, types, name, graph_guards, op_lines)
