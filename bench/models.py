@@ -13,7 +13,9 @@ same inputs:
 * eager time; the times of the systems compared (``--systems``):
   ``inductor`` (torch.compile, default mode), ``inductor-cudagraphs``
   (``mode="reduce-overhead"``), ``kiln`` (torch.compile(backend="kiln")) and
-  ``kiln-cudagraphs`` (its ``cuda_graphs`` option), each with the host time
+  ``kiln-cudagraphs`` (its ``cuda_graphs`` option), ``kiln-cudnn`` and
+  ``kiln-cudnn-cudagraphs`` (the same with ``cudnn_in_regions``: convolutions
+  compiled into the regions, calling cuDNN), each with the host time
   of one call (from the call to its return, the GPU idle before it: what a
   model waits for when the host is the bottleneck), and their answers
   against eager, taken from a call after warm-up (a replay, under CUDA
@@ -204,15 +206,18 @@ def host_time(fn, device, count=20):
     return sorted(times)[len(times) // 2]
 
 
-SYSTEMS = ("inductor", "inductor-cudagraphs", "kiln", "kiln-cudagraphs")
+SYSTEMS = ("inductor", "inductor-cudagraphs", "kiln", "kiln-cudagraphs", "kiln-cudnn",
+           "kiln-cudnn-cudagraphs")
 
 
 def compile_system(system, model, kiln_options):
     """(compiled model, the Kiln options it uses, if Kiln) for `system`."""
     if system.startswith("kiln"):
         options = {"cache_dir": tempfile.mkdtemp(prefix="kiln-bench-"), **kiln_options}
-        if system == "kiln-cudagraphs":
+        if system.endswith("-cudagraphs"):
             options["cuda_graphs"] = True
+        if system.startswith("kiln-cudnn"):
+            options["cudnn_in_regions"] = True
         return torch.compile(model, backend="kiln", options=options), options
     if system == "inductor-cudagraphs":
         return torch.compile(model, mode="reduce-overhead"), None
@@ -429,9 +434,12 @@ def table(records, systems):
     peak memory, whether Kiln's answers were right and what it left to
     PyTorch."""
     names = {"inductor": "Inductor", "inductor-cudagraphs": "Inductor graphs",
-             "kiln": "Kiln", "kiln-cudagraphs": "Kiln graphs"}
+             "kiln": "Kiln", "kiln-cudagraphs": "Kiln graphs",
+             "kiln-cudnn": "Kiln cuDNN", "kiln-cudnn-cudagraphs": "Kiln cuDNN graphs"}
     pairs = [(a, b) for a, b in (("inductor", "kiln"),
-                                 ("inductor-cudagraphs", "kiln-cudagraphs"))
+                                 ("inductor-cudagraphs", "kiln-cudagraphs"),
+                                 ("inductor", "kiln-cudnn"),
+                                 ("inductor-cudagraphs", "kiln-cudnn-cudagraphs"))
              if a in systems and b in systems]
     kilns = [s for s in systems if s.startswith("kiln")]
     header = ["workload", "eager ms (host)"]
