@@ -134,26 +134,11 @@ struct Cudnn {
 const Cudnn *getCudnn() {
   static std::string loadError;
   static const Cudnn *cudnn = []() -> const Cudnn * {
-    const char *names[] = {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"};
-    // The process's own cuDNN (PyTorch's) comes first: one copy is enough,
-    // and it is the one that matches the driver.
-    void *library = nullptr;
-    for (const char *name : names)
-      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)))
-        break;
-    std::string reason;
-    for (const char *name : names) {
-      if (library || (library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-        break;
-      const char *text = dlerror();
-      reason = text ? text : "unknown error";
-    }
-    if (!library) {
-      loadError = "kiln_cuda_convolution: cannot load cuDNN (tried "
-                  "libcudnn.so.9, libcudnn.so.8, libcudnn.so): " +
-                  reason;
+    void *library =
+        openLibrary({"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"},
+                    "kiln_cuda_convolution", "cuDNN", loadError);
+    if (!library)
       return nullptr;
-    }
     static Cudnn loaded;
 #define KILN_LOAD(name) loadSymbol(library, #name, loaded.name)
     bool ok = KILN_LOAD(cudnnCreate) && KILN_LOAD(cudnnSetStream) &&
@@ -237,12 +222,6 @@ struct Plan {
 /// time, and plans are made for one handle), and its plans, by shape.
 thread_local std::map<CUcontext, cudnnHandle_t> threadHandles;
 thread_local std::map<ConvolutionKey, Plan> threadPlans;
-
-/// The alignment in bytes (at most 256) of `pointer`.
-int64_t alignment(const void *pointer) {
-  uint64_t bits = reinterpret_cast<uintptr_t>(pointer) | 256;
-  return static_cast<int64_t>(bits & -bits);
-}
 
 /// Queues `plan` on the handle's stream, on these buffers.
 cudnnStatus_t execute(const Cudnn &dnn, cudnnHandle_t handle, const Plan &plan,
@@ -605,9 +584,9 @@ kiln_cuda_convolution(int32_t dtype, int64_t batch, int64_t height,
                      dilationH,
                      dilationW,
                      groups,
-                     alignment(input),
-                     alignment(weight),
-                     alignment(result)};
+                     getAlignment(input),
+                     getAlignment(weight),
+                     getAlignment(result)};
   auto [entry, inserted] = threadPlans.try_emplace(key);
   if (inserted) {
     // The shape's first call on this thread: its plans, the fastest kept.

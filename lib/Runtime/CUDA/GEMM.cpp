@@ -122,27 +122,11 @@ struct CublasLt {
 const CublasLt *getCublasLt() {
   static std::string loadError;
   static const CublasLt *cublasLt = []() -> const CublasLt * {
-    const char *names[] = {"libcublasLt.so.13", "libcublasLt.so.12",
-                           "libcublasLt.so"};
-    // A cuBLASLt the process already has (PyTorch's, say) comes first: it
-    // matches the driver, and one copy is enough.
-    void *library = nullptr;
-    for (const char *name : names)
-      if ((library = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD)))
-        break;
-    std::string reason;
-    for (const char *name : names) {
-      if (library || (library = dlopen(name, RTLD_NOW | RTLD_LOCAL)))
-        break;
-      const char *text = dlerror();
-      reason = text ? text : "unknown error";
-    }
-    if (!library) {
-      loadError = "kiln_cuda_gemm: cannot load cuBLASLt (tried "
-                  "libcublasLt.so.13, libcublasLt.so.12, libcublasLt.so): " +
-                  reason;
+    void *library = openLibrary(
+        {"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"},
+        "kiln_cuda_gemm", "cuBLASLt", loadError);
+    if (!library)
       return nullptr;
-    }
     static CublasLt loaded;
     bool ok = loadSymbol(library, "cublasLtCreate", loaded.cublasLtCreate) &&
               loadSymbol(library, "cublasLtMatmulDescCreate",
@@ -216,14 +200,6 @@ std::map<AlgoKey, MatmulAlgo> algos;
 /// then copied into place: cuBLASLt's kernels for unaligned rows are several
 /// times slower than the copy.
 constexpr int64_t kMinPaddedResultElements = int64_t(1) << 16;
-
-/// The alignment in bytes (at most 256) that every matrix of a batch has.
-uint32_t alignment(const void *pointer, int64_t batchStrideBytes) {
-  uint64_t bits = reinterpret_cast<uintptr_t>(pointer) | 256;
-  if (batchStrideBytes > 0)
-    bits |= static_cast<uint64_t>(batchStrideBytes);
-  return static_cast<uint32_t>(bits & -bits);
-}
 
 /// The cuBLASLt descriptors of one GEMM, destroyed when it returns.
 struct Descriptors {
@@ -431,10 +407,10 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
                 transposeA != 0,
                 transposeB != 0,
                 epilogue,
-                alignment(a, strideBytes * m * k),
-                alignment(bPart, strideBytes * k * n),
-                alignment(resultPart, resultStrideBytes * m * resultLd),
-                biasPart ? alignment(biasPart, 0) : 0};
+                getAlignment(a, strideBytes * m * k),
+                getAlignment(bPart, strideBytes * k * n),
+                getAlignment(resultPart, resultStrideBytes * m * resultLd),
+                biasPart ? getAlignment(biasPart, 0) : 0};
     // A thread's descriptors for a shape are made at its first product and
     // kept: making them costs more host time than the product's launch. The
     // bias pointer, which changes from call to call, is set on each.

@@ -119,6 +119,33 @@ kiln::cuda::timeCandidates(const Driver &driver, CUstream stream, int count,
   return fastest;
 }
 
+void *kiln::cuda::openLibrary(std::initializer_list<const char *> names,
+                              const std::string &caller,
+                              const std::string &what, std::string &error) {
+  for (const char *name : names)
+    if (void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD))
+      return library;
+  std::string reason = "unknown error", tried;
+  for (const char *name : names) {
+    if (void *library = dlopen(name, RTLD_NOW | RTLD_LOCAL))
+      return library;
+    if (const char *text = dlerror())
+      reason = text;
+    tried += (tried.empty() ? "" : ", ") + std::string(name);
+  }
+  error =
+      caller + ": cannot load " + what + " (tried " + tried + "): " + reason;
+  return nullptr;
+}
+
+uint32_t kiln::cuda::getAlignment(const void *pointer,
+                                  int64_t batchStrideBytes) {
+  uint64_t bits = reinterpret_cast<uintptr_t>(pointer) | 256;
+  if (batchStrideBytes > 0)
+    bits |= static_cast<uint64_t>(batchStrideBytes);
+  return static_cast<uint32_t>(bits & -bits);
+}
+
 bool kiln::cuda::isTracing(const char *name) {
   const char *value = std::getenv(name);
   return value && *value && std::string(value) != "0";

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -66,6 +67,18 @@ std::optional<int> timeCandidates(const Driver &driver, CUstream stream,
 
 /// Whether the environment variable `name` is set to something but 0.
 bool isTracing(const char *name);
+
+/// The first of `names` (newest first) that the process has loaded already
+/// (PyTorch's copy: it matches the driver, and one copy is enough), else the
+/// first that loads. Null, with `error` set to "`caller`: cannot load
+/// `what` (tried ...): <why>", if none does.
+void *openLibrary(std::initializer_list<const char *> names,
+                  const std::string &caller, const std::string &what,
+                  std::string &error);
+
+/// The alignment in bytes, at most 256, that `pointer` has and, with a
+/// positive `batchStrideBytes`, every batch element after it.
+uint32_t getAlignment(const void *pointer, int64_t batchStrideBytes = 0);
 
 } // namespace kiln::cuda
 
