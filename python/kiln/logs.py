@@ -35,41 +35,30 @@ def _configured(logger: logging.Logger, own: logging.Handler) -> bool:
     return False
 
 
-class _Unconfigured(logging.Handler):
-    """Prints warnings and errors as ``kiln: <message>`` on the current
-    standard error while logging is not configured."""
-
-    def __init__(self):
-        super().__init__(logging.WARNING)
+class _Stderr(logging.Handler):
+    """Prints records as ``kiln: <message>`` on the current standard error
+    (KILN_LOG's handler)."""
 
     def emit(self, record: logging.LogRecord) -> None:
-        if _configured(log, self):
-            return
         try:
             sys.stderr.write(f"kiln: {self.format(record)}\n")
         except Exception:  # As logging's own handlers: never raise.
             self.handleError(record)
 
 
-if not any(isinstance(handler, _Unconfigured) for handler in log.handlers):
-    log.addHandler(_Unconfigured())
-
-
-class _Requested(logging.StreamHandler):
-    """KILN_LOG's handler: ``kiln: <message>`` on the current standard
-    error."""
+class _Unconfigured(_Stderr):
+    """Prints warnings and errors while logging is not configured."""
 
     def __init__(self):
-        super().__init__()
-        self.setFormatter(logging.Formatter("kiln: %(message)s"))
+        super().__init__(logging.WARNING)
 
-    @property
-    def stream(self):
-        return sys.stderr
+    def emit(self, record: logging.LogRecord) -> None:
+        if not _configured(log, self):
+            super().emit(record)
 
-    @stream.setter
-    def stream(self, value):  # StreamHandler sets it; stderr is read per record.
-        pass
+
+if not any(isinstance(handler, _Unconfigured) for handler in log.handlers):
+    log.addHandler(_Unconfigured())
 
 
 def _apply_kiln_log(value: str) -> None:
@@ -81,8 +70,8 @@ def _apply_kiln_log(value: str) -> None:
                          "error); ignored\n")
         return
     log.setLevel(level)
-    if not any(isinstance(handler, _Requested) for handler in log.handlers):
-        log.addHandler(_Requested())
+    if not any(type(handler) is _Stderr for handler in log.handlers):
+        log.addHandler(_Stderr())
     # Printed once, by this handler, not again by the root logger's.
     log.propagate = False
 
