@@ -8,6 +8,7 @@
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -63,7 +64,8 @@ bool mlir::kiln::canVectorizeBody(Block &body) {
         return false;
       continue;
     }
-    if (!isa<arith::ConstantOp>(op) &&
+    // Asserts (on loaded indices) check lane by lane.
+    if (!isa<arith::ConstantOp, cf::AssertOp>(op) &&
         !(op.hasTrait<OpTrait::Elementwise>() && op.getNumRegions() == 0))
       return false;
   }
@@ -365,7 +367,7 @@ private:
       uniform.map(op.getResults(), clone->getResults());
       return;
     }
-    if (isa<arith::RemFOp>(op)) {
+    if (isa<arith::RemFOp, cf::AssertOp>(op)) {
       emitPerLane(op);
       return;
     }
@@ -381,7 +383,7 @@ private:
 
   /// `op` once per lane, on scalars: for ops that targets lower only on
   /// scalars (the GPU's NVVM conversion calls libdevice's fmodf for a
-  /// scalar remf and has no rule for a vector one).
+  /// scalar remf and has no rule for a vector one) and asserts.
   void emitPerLane(Operation &op) {
     Location loc = op.getLoc();
     SmallVector<Value> lanes;
@@ -393,8 +395,12 @@ private:
                                  : Value(vector::ExtractOp::create(
                                        b, loc, asVector(operand), lane)));
       }
-      lanes.push_back(b.clone(op, scalars)->getResult(0));
+      Operation *clone = b.clone(op, scalars);
+      if (clone->getNumResults() == 1)
+        lanes.push_back(clone->getResult(0));
     }
+    if (lanes.empty())
+      return;
     vectors.map(op.getResult(0),
                 vector::FromElementsOp::create(
                     b, loc, vectorOf(op.getResult(0).getType()), lanes));

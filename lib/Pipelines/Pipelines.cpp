@@ -44,11 +44,13 @@ using namespace mlir::kiln;
 /// Adds the graph lowering (kiln-lower-to-loop's passes) with `options`;
 /// `libraryEpilogues` for targets whose products are library calls,
 /// `libraryConvolutions` for those whose convolutions are,
-/// `runtimeChecks` for targets whose eager kernels check values (CPUs).
+/// `runtimeChecks` for targets whose eager kernels check values (CPUs),
+/// `deviceAsserts` for those whose eager kernels assert on indices (GPUs).
 template <typename Options>
 static void addGraphLowering(OpPassManager &pm, const Options &options,
                              bool libraryEpilogues, bool libraryConvolutions,
-                             bool failOnUnsupported, bool runtimeChecks) {
+                             bool failOnUnsupported, bool runtimeChecks,
+                             bool deviceAsserts) {
   OpPassManager &graphPm = pm.nest<fx::GraphOp>();
   ConvertFXToLoopPassOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
@@ -57,6 +59,7 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   toLoop.failOnUnsupported = failOnUnsupported;
   toLoop.directConvolutionDepth = options.directConvolutionDepth;
   toLoop.runtimeChecks = runtimeChecks;
+  toLoop.deviceAsserts = deviceAsserts;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
   loop::ExpandConvolutionsPassOptions expand;
   expand.directDepth = options.directConvolutionDepth;
@@ -93,7 +96,7 @@ void mlir::kiln::buildLowerToLoopPipeline(
     OpPassManager &pm, const LowerToLoopPipelineOptions &options) {
   addGraphLowering(pm, options, options.libraryEpilogues,
                    options.libraryConvolutions, options.failOnUnsupported,
-                   options.runtimeChecks);
+                   options.runtimeChecks, options.deviceAsserts);
 }
 
 /// Adds kiln-loop-to-scf-cpu's passes with `options`.
@@ -170,7 +173,7 @@ void mlir::kiln::buildCPUGraphLowering(OpPassManager &pm,
                                        const CPUPipelineOptions &options) {
   addGraphLowering(pm, options, /*libraryEpilogues=*/false,
                    /*libraryConvolutions=*/false, /*failOnUnsupported=*/true,
-                   /*runtimeChecks=*/true);
+                   /*runtimeChecks=*/true, /*deviceAsserts=*/false);
 }
 
 void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
@@ -243,7 +246,7 @@ void mlir::kiln::buildGPUGraphLowering(OpPassManager &pm,
   // of range through device asserts: no flags to read back at every run.
   addGraphLowering(pm, options, /*libraryEpilogues=*/true,
                    options.libraryConvolutions, /*failOnUnsupported=*/true,
-                   /*runtimeChecks=*/false);
+                   /*runtimeChecks=*/false, options.deviceAsserts);
 }
 
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,

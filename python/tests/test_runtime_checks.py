@@ -4,6 +4,9 @@ function raises the same exception; where eager computes, it computes the
 same answer (negative indices that advanced indexing allows, empty
 divisors, float divisions by zero)."""
 
+import subprocess
+import sys
+
 import pytest
 
 import kiln
@@ -147,3 +150,60 @@ def test_index_put_takes_negative_indices_and_raises_past_them():
         put(x, bad, values)
     with pytest.raises(IndexError, match="index out of bounds for dimension 0"):
         compiled(x, bad, values)
+
+
+# On the GPU, eager's indexing kernels report an index out of range with a
+# device assert, which leaves the CUDA context unusable: so do Kiln's
+# kernels (kiln-gpu-pipeline's `device-asserts`), each case in a process of
+# its own. Where eager computes (negative indices that advanced indexing
+# allows), the same answer.
+_DEVICE_ASSERT_PROGRAM = """
+import sys, torch, kiln
+case = sys.argv[1]
+w = torch.randn(10, 4, device="cuda")
+x = torch.randn(6, 3, device="cuda")
+src = torch.randn(4, 3, device="cuda")
+cases = {
+    "embedding": (lambda w, i: torch.nn.functional.embedding(i, w) * 2,
+                  (w, torch.tensor([1, 9, 0], device="cuda")),
+                  (w, torch.tensor([1, 10, 0], device="cuda"))),
+    "index": (lambda w, i: w[i] * 3,
+              (w, torch.tensor([-10, 9, -1], device="cuda")),
+              (w, torch.tensor([0, -11, 1], device="cuda"))),
+    "gather": (lambda x, i: torch.gather(x, 1, i),
+               (x, torch.tensor([[0, 2], [1, 1]] * 3, device="cuda")),
+               (x, torch.tensor([[0, 2], [1, 3]] * 3, device="cuda"))),
+    "scatter_add": (lambda x, i, s: x.scatter_add(0, i, s),
+                    (x, torch.tensor([[0, 1, 2]] * 4, device="cuda"), src),
+                    (x, torch.tensor([[0, 1, 2]] * 3 + [[0, 6, 2]],
+                                     device="cuda"), src)),
+}
+fn, valid, bad = cases[case]
+compiled = kiln.compile(fn, list(valid))
+torch.testing.assert_close(compiled(*valid), fn(*valid))
+print("valid inputs: right", flush=True)
+try:
+    compiled(*bad)
+    torch.cuda.synchronize()
+except RuntimeError as err:
+    print("raised:", err, flush=True)
+    sys.exit(3)
+print("no error", flush=True)
+"""
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+@pytest.mark.parametrize("case, message", [
+    ("embedding", "IndexError: index out of range in self"),
+    ("index", "IndexError: index out of bounds for dimension 0"),
+    ("gather", "RuntimeError: gather(): index out of bounds for dimension 1"),
+    ("scatter_add", "RuntimeError: scatter(): index out of bounds for dimension 0"),
+])
+def test_cuda_kernels_assert_on_indices_out_of_range(case, message):
+    run = subprocess.run([sys.executable, "-c", _DEVICE_ASSERT_PROGRAM, case],
+                         capture_output=True, text=True, timeout=300)
+    output = run.stdout + run.stderr
+    assert "valid inputs: right" in run.stdout, output
+    assert run.returncode == 3, output
+    assert "device-side assert" in output, output
+    assert message in output, output

@@ -48,10 +48,15 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
     reduction computes, and at the end of the pass each flag becomes a
     result of the graph after its own, its message listed in the graph's
     `kiln.checks` attribute, for the runtime to raise after the run.
+    With `device-asserts`, the nodes that read at loaded indices assert
+    that each lies in range (`cf.assert`, which GPU kernels make a device
+    assert, as CUDA's eager kernels do; the CUDA context then reports the
+    failure at the next synchronization): no flag to read back per run.
   }];
   let dependentDialects = [
     "::mlir::kiln::loop::LoopDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::cf::ControlFlowDialect",
     "::mlir::complex::ComplexDialect",
     "::mlir::math::MathDialect",
     "::mlir::tensor::TensorDialect",
@@ -72,6 +77,10 @@ def ConvertFXToLoopPass : Pass<"kiln-fx-to-loop", "::mlir::kiln::fx::GraphOp"> {
     Option<"runtimeChecks", "runtime-checks", "bool", /*default=*/"false",
            "Fail a run where eager PyTorch's CPU kernels would raise: "
            "integer division by zero, indices out of range (CPUs)">,
+    Option<"deviceAsserts", "device-asserts", "bool", /*default=*/"false",
+           "Assert in the nodes that read them that indices lie in range "
+           "(cf.assert: device asserts in GPU kernels, as CUDA's eager "
+           "kernels make)">,
     Option<"directConvolutionDepth", "direct-convolution-depth", "int64_t",
            /*default=*/"::mlir::kiln::loop::kDefaultDirectConvolutionDepth",
            "Compute convolution gradients as direct sums, not patches and "

@@ -113,6 +113,12 @@ struct LowerToLoopPipelineOptions
       llvm::cl::desc("Fail runs where eager's CPU kernels raise (integer "
                      "division by zero, indices out of range)"),
       llvm::cl::init(FXToLoopOptions().runtimeChecks)};
+  // The GPU pipeline sets it: CUDA's eager kernels make device asserts.
+  detail::PassOptions::Option<bool> deviceAsserts{
+      *this, "device-asserts",
+      llvm::cl::desc("Assert in the nodes that read at loaded indices that "
+                     "each lies in range (device asserts on GPUs)"),
+      llvm::cl::init(FXToLoopOptions().deviceAsserts)};
 };
 
 struct LoopToLLVMCPUPipelineOptions
@@ -225,6 +231,12 @@ struct GPUPipelineOptions
                      "too, with cuDNN, called from the artifact (else as "
                      "window sums or patches and a GEMM)"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> deviceAsserts{
+      *this, "device-asserts",
+      llvm::cl::desc("Make a device assert where a kernel reads at an index "
+                     "out of range, as CUDA's eager kernels do (else read "
+                     "at the index clamped into range, silently)"),
+      llvm::cl::init(true)};
 };
 
 /// fx graphs -> loop nodes, with pointwise producers inlined: the graph-level
@@ -267,7 +279,8 @@ void buildLoopToLLVMGPUPipeline(OpPassManager &pm,
                                 const LoopToLLVMGPUPipelineOptions &options);
 
 /// fx graphs -> loop nodes after fusion, with the GPU's settings (library
-/// epilogues, no run-time checks): the first stage of kiln-gpu-pipeline.
+/// epilogues, device asserts for indices rather than run-time checks): the
+/// first stage of kiln-gpu-pipeline.
 void buildGPUGraphLowering(OpPassManager &pm,
                            const GPUPipelineOptions &options);
 

@@ -126,23 +126,27 @@ SmallVector<Value> AdvancedIndexing::getIndexedSizes(OpBuilder &b,
   });
 }
 
+/// What eager raises for an index outside self's dimension `position`.
+static std::string getBoundsMessage(int64_t position) {
+  return ("IndexError: index out of bounds for dimension " + Twine(position))
+      .str();
+}
+
 void AdvancedIndexing::checkIndices(OpBuilder &b, Location loc,
-                                    bool runtimeChecks,
+                                    const IndexChecks &checks,
                                     ArrayRef<Value> indexedSizes) const {
   // Integer indices take one dimension of self each: the one at their
   // position in ATen's list.
   for (auto [indices, position, size] :
-       llvm::zip_equal(indexTensors, positions, indexedSizes)) {
-    fxtoloop::checkIndices(
-        b, loc, runtimeChecks, indices, size, /*negative=*/true,
-        ("IndexError: index out of bounds for dimension " + Twine(position))
-            .str());
-  }
+       llvm::zip_equal(indexTensors, positions, indexedSizes))
+    checks.checkTensor(b, loc, indices, size, /*negative=*/true,
+                       getBoundsMessage(position));
 }
 
 SmallVector<Value>
 AdvancedIndexing::getSelfIndices(OpBuilder &b, Location loc, ValueRange ivs,
-                                 ArrayRef<Value> indexedSizes) const {
+                                 ArrayRef<Value> indexedSizes,
+                                 const IndexChecks &checks) const {
   Value zero = arith::ConstantIndexOp::create(b, loc, 0);
   SmallVector<Value> indices;
   for (int64_t dim = 0, rank = indexOfDim.size(); dim < rank; ++dim) {
@@ -158,6 +162,8 @@ AdvancedIndexing::getSelfIndices(OpBuilder &b, Location loc, ValueRange ivs,
       if (getIndexDim(i, lead + d) >= 0)
         at[d] = ivs[lead + d];
     Value loaded = loop::LoadOp::create(b, loc, indexTensors[i], at);
+    checks.checkElement(b, loc, loaded, indexedSizes[i], /*negative=*/true,
+                        getBoundsMessage(positions[i]));
     indices.push_back(wrapAndClampIndex(b, loc, loaded, indexedSizes[i]));
   }
   return indices;

@@ -15,6 +15,7 @@
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
@@ -75,6 +76,7 @@ struct ConvertFXToLoopPass
     options.normalCdfFromTail = normalCdfFromTail;
     options.directConvolutionDepth = directConvolutionDepth;
     options.runtimeChecks = runtimeChecks;
+    options.deviceAsserts = deviceAsserts;
     // Matrix products first, while their operands are still fx views whose
     // transposes and merged batches they can read through.
     RewritePatternSet matmulPatterns(&getContext());

@@ -30,8 +30,8 @@ static Value clampIndex(OpBuilder &b, Location loc, Value value, Value size) {
 /// Lowers fx.embedding, fx.index_select and fx.gather: the source read at
 /// indices loaded from the index tensor.
 template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
-  IndexingLowering(MLIRContext *ctx, bool runtimeChecks)
-      : OpRewritePattern<OpTy>(ctx), runtimeChecks(runtimeChecks) {}
+  IndexingLowering(MLIRContext *ctx, IndexChecks checks)
+      : OpRewritePattern<OpTy>(ctx), checks(checks) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -57,17 +57,20 @@ template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
         (indexType.getRank() == 0 && !std::is_same_v<OpTy, fx::EmbeddingOp>))
       return rewriter.notifyMatchFailure(op, "scalar operands");
     Value bound = getDimSize(rewriter, loc, source, dim);
-    if constexpr (std::is_same_v<OpTy, fx::GatherOp>)
-      checkIndices(
-          rewriter, loc, runtimeChecks, indexTensor, bound,
-          /*negative=*/false,
-          ("RuntimeError: gather(): index out of bounds for dimension " +
-           Twine(dim))
-              .str());
-    else
-      checkIndices(rewriter, loc, runtimeChecks, indexTensor, bound,
-                   /*negative=*/false,
-                   "IndexError: index out of range in self");
+    std::string message =
+        std::is_same_v<OpTy, fx::GatherOp>
+            ? ("RuntimeError: gather(): index out of bounds for dimension " +
+               Twine(dim))
+                  .str()
+            : "IndexError: index out of range in self";
+    checks.checkTensor(rewriter, loc, indexTensor, bound, /*negative=*/false,
+                       message);
+    // The index element loaded at `at`, clamped into the source's dimension.
+    auto loadIndex = [&](OpBuilder &b, Location loc, ValueRange at) {
+      Value loaded = loop::LoadOp::create(b, loc, indexTensor, at);
+      checks.checkElement(b, loc, loaded, bound, /*negative=*/false, message);
+      return clampIndex(b, loc, loaded, bound);
+    };
     SmallVector<Value> dynamicSizes =
         collectDynamicSizes(resultType, [&](int64_t d) -> Value {
           if constexpr (std::is_same_v<OpTy, fx::EmbeddingOp>) {
@@ -86,19 +89,16 @@ template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           SmallVector<Value> indices;
           if constexpr (std::is_same_v<OpTy, fx::EmbeddingOp>) {
-            Value loaded = loop::LoadOp::create(
-                b, loc, indexTensor, ivs.take_front(indexType.getRank()));
-            indices = {clampIndex(b, loc, loaded, bound), ivs.back()};
+            indices = {loadIndex(b, loc, ivs.take_front(indexType.getRank())),
+                       ivs.back()};
           } else if constexpr (std::is_same_v<OpTy, fx::IndexSelectOp>) {
             indices.assign(ivs.begin(), ivs.end());
-            Value loaded = loop::LoadOp::create(
-                b, loc, indexTensor,
+            indices[dim] = loadIndex(
+                b, loc,
                 indexType.getRank() == 0 ? ValueRange{} : ivs.slice(dim, 1));
-            indices[dim] = clampIndex(b, loc, loaded, bound);
           } else {
             indices.assign(ivs.begin(), ivs.end());
-            Value loaded = loop::LoadOp::create(b, loc, indexTensor, ivs);
-            indices[dim] = clampIndex(b, loc, loaded, bound);
+            indices[dim] = loadIndex(b, loc, ivs);
           }
           return indices;
         });
@@ -106,7 +106,7 @@ template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
     return success();
   }
 
-  bool runtimeChecks;
+  IndexChecks checks;
 };
 
 /// Lowers fx.index with integer index tensors (ATen's advanced indexing,
@@ -116,8 +116,8 @@ template <typename OpTy> struct IndexingLowering : OpRewritePattern<OpTy> {
 /// where those are adjacent, and lead the result otherwise. Bool masks give
 /// data-dependent shapes and are not lowered.
 struct IndexLowering : OpRewritePattern<fx::IndexOp> {
-  IndexLowering(MLIRContext *ctx, bool runtimeChecks)
-      : OpRewritePattern(ctx), runtimeChecks(runtimeChecks) {}
+  IndexLowering(MLIRContext *ctx, IndexChecks checks)
+      : OpRewritePattern(ctx), checks(checks) {}
 
   LogicalResult matchAndRewrite(fx::IndexOp op,
                                 PatternRewriter &rewriter) const override {
@@ -130,18 +130,18 @@ struct IndexLowering : OpRewritePattern<fx::IndexOp> {
       return rewriter.notifyMatchFailure(
           op, "bool masks give data-dependent shapes");
     SmallVector<Value> indexedSizes = indexing->getIndexedSizes(rewriter, loc);
-    indexing->checkIndices(rewriter, loc, runtimeChecks, indexedSizes);
+    indexing->checkIndices(rewriter, loc, checks, indexedSizes);
     Value result = buildIndexMapNode(
         rewriter, loc, op.getSelf(), resultType,
         indexing->getDynamicSizes(rewriter, loc),
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          return indexing->getSelfIndices(b, loc, ivs, indexedSizes);
+          return indexing->getSelfIndices(b, loc, ivs, indexedSizes, checks);
         });
     rewriter.replaceOp(op, result);
     return success();
   }
 
-  bool runtimeChecks;
+  IndexChecks checks;
 };
 
 /// Lowers fx.cat: each element comes from the input whose range along `dim`
@@ -231,6 +231,6 @@ void fxtoloop::populateIndexingLoweringPatterns(
   patterns.add<IndexingLowering<fx::EmbeddingOp>,
                IndexingLowering<fx::IndexSelectOp>,
                IndexingLowering<fx::GatherOp>, IndexLowering>(
-      ctx, options.runtimeChecks);
+      ctx, IndexChecks(options));
   patterns.add<CatLowering>(ctx);
 }

@@ -12,6 +12,7 @@
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
@@ -347,27 +348,42 @@ void fxtoloop::checkDivisor(OpBuilder &b, Location loc, Value dividend,
       kZeroDivision);
 }
 
-void fxtoloop::checkIndices(OpBuilder &b, Location loc, bool runtimeChecks,
-                            Value indices, Value size, bool negative,
-                            StringRef message) {
-  if (!runtimeChecks)
+/// Whether `element`, an index tensor's element, lies outside [-size, size)
+/// (`negative`) or [0, size): an i1.
+static Value isIndexOutOfRange(OpBuilder &b, Location loc, Value element,
+                               Value size, bool negative) {
+  Value index = arith::IndexCastOp::create(b, loc, b.getIndexType(), element);
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value lower =
+      negative ? Value(arith::SubIOp::create(b, loc, zero, size)) : zero;
+  return arith::OrIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index, lower),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index, size));
+}
+
+void IndexChecks::checkTensor(OpBuilder &b, Location loc, Value indices,
+                              Value size, bool negative,
+                              StringRef message) const {
+  if (!flags)
     return;
   buildRuntimeCheck(
       b, loc, indices,
-      [&](OpBuilder &b, Location loc, Value element) -> Value {
-        Value index =
-            arith::IndexCastOp::create(b, loc, b.getIndexType(), element);
-        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-        Value lower =
-            negative ? Value(arith::SubIOp::create(b, loc, zero, size)) : zero;
-        return arith::OrIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, index,
-                                  lower),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, index,
-                                  size));
+      [&](OpBuilder &b, Location loc, Value element) {
+        return isIndexOutOfRange(b, loc, element, size, negative);
       },
       message);
+}
+
+void IndexChecks::checkElement(OpBuilder &b, Location loc, Value element,
+                               Value size, bool negative,
+                               StringRef message) const {
+  if (!asserts)
+    return;
+  Value outside = isIndexOutOfRange(b, loc, element, size, negative);
+  Value inside = arith::XOrIOp::create(
+      b, loc, outside, arith::ConstantOp::create(b, loc, b.getBoolAttr(true)));
+  cf::AssertOp::create(b, loc, inside, message);
 }
 
 Value fxtoloop::emitSameValue(OpBuilder &b, Location loc, Value lhs,

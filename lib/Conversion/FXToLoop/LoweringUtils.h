@@ -8,6 +8,7 @@
 #ifndef KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGUTILS_H
 #define KILN_LIB_CONVERSION_FXTOLOOP_LOWERINGUTILS_H
 
+#include "kiln/Conversion/FXToLoop/FXToLoop.h"
 #include "kiln/Dialect/Loop/IR/LoopAttrs.h"
 #include "kiln/Dialect/Loop/Utils/NodeBuilders.h"
 #include "mlir/IR/Builders.h"
@@ -76,6 +77,34 @@ SmallVector<Value> collectDynamicSizes(RankedTensorType type,
 /// writes the nearest element instead of memory outside the tensor).
 Value wrapAndClampIndex(OpBuilder &b, Location loc, Value value, Value size);
 
+/// How the lowerings report an index element outside its dimension, where
+/// eager raises. With `flags` (kiln-fx-to-loop's `runtime-checks`: eager's
+/// CPU kernels raise after checking), the whole index tensor is checked
+/// before the node reads it, by a loop.check the runtime reads after the
+/// run. With `asserts` (`device-asserts`: CUDA's eager kernels make device
+/// asserts), each element is asserted where the node's body loads it
+/// (cf.assert, a device assert in the kernel: nothing to read back). Nodes
+/// read at the index clamped into range either way, so that no read leaves
+/// its tensor.
+struct IndexChecks {
+  bool flags = false;
+  bool asserts = false;
+
+  IndexChecks() = default;
+  explicit IndexChecks(const FXToLoopOptions &options)
+      : flags(options.runtimeChecks), asserts(options.deviceAsserts) {}
+
+  /// With `flags`, fails the run with `message` where an element of
+  /// `indices` lies outside [-size, size) (`negative`: ATen's advanced
+  /// indexing) or [0, size).
+  void checkTensor(OpBuilder &b, Location loc, Value indices, Value size,
+                   bool negative, StringRef message) const;
+  /// With `asserts`, asserts with `message` that `element`, an index element
+  /// that a node's body loaded, lies in that range.
+  void checkElement(OpBuilder &b, Location loc, Value element, Value size,
+                    bool negative, StringRef message) const;
+};
+
 /// ATen's advanced indexing of `self` by integer index tensors at its
 /// dimensions `positions` (fx.index reads through it, fx.index_put writes):
 /// the index tensors broadcast together, and their broadcast dimensions
@@ -96,12 +125,14 @@ struct AdvancedIndexing {
   /// getSelfIndices).
   SmallVector<Value> getIndexedSizes(OpBuilder &b, Location loc) const;
   /// The indices into self of point `ivs` of the space: negative indices
-  /// count from the end, and out-of-range ones are clamped.
+  /// count from the end, and out-of-range ones are clamped (and asserted,
+  /// with `checks.asserts`).
   SmallVector<Value> getSelfIndices(OpBuilder &b, Location loc, ValueRange ivs,
-                                    ArrayRef<Value> indexedSizes) const;
-  /// With `runtimeChecks`, adds the run-time checks of eager's indexing: each
+                                    ArrayRef<Value> indexedSizes,
+                                    const IndexChecks &checks) const;
+  /// With `checks.flags`, adds the run-time checks of eager's indexing: each
   /// index tensor's elements in [-size, size) of the dimension it indexes.
-  void checkIndices(OpBuilder &b, Location loc, bool runtimeChecks,
+  void checkIndices(OpBuilder &b, Location loc, const IndexChecks &checks,
                     ArrayRef<Value> indexedSizes) const;
 
   Value self;
@@ -244,12 +275,6 @@ void checkDivisor(OpBuilder &b, Location loc, Value divisor, Type dtype);
 /// divides something, that is, where `dividend` has an element.
 void checkDivisor(OpBuilder &b, Location loc, Value dividend, Attribute divisor,
                   Type dtype);
-
-/// With `runtimeChecks`, adds the run-time check that fails the run with
-/// `message` where an element of `indices` lies outside [-size, size)
-/// (`negative`: ATen's advanced indexing) or [0, size).
-void checkIndices(OpBuilder &b, Location loc, bool runtimeChecks, Value indices,
-                  Value size, bool negative, StringRef message);
 
 /// Whether scalars `lhs` and `rhs` are the same value: equal, or both NaN.
 Value emitSameValue(OpBuilder &b, Location loc, Value lhs, Value rhs);

@@ -65,12 +65,23 @@ static Value buildScatterOver(
   return buildScatter(b, loc, combiner, init, spaceType.getShape(), sizes, fn);
 }
 
+/// What eager's scatters raise for an index outside self's dimension `dim`.
+static std::string getScatterMessage(int64_t dim) {
+  return ("RuntimeError: scatter(): index out of bounds for dimension " +
+          Twine(dim))
+      .str();
+}
+
 /// Loads index tensor `indices` at `ivs` as an index into a dimension of
-/// `size` (wrapAndClampIndex).
+/// `size` (wrapAndClampIndex), asserted in range with `checks.asserts`
+/// (failing with `message`).
 static Value loadIndex(OpBuilder &b, Location loc, Value indices,
-                       ValueRange ivs, Value size) {
-  return wrapAndClampIndex(b, loc, loop::LoadOp::create(b, loc, indices, ivs),
-                           size);
+                       ValueRange ivs, Value size,
+                       const IndexChecks &checks = IndexChecks(),
+                       StringRef message = "") {
+  Value loaded = loop::LoadOp::create(b, loc, indices, ivs);
+  checks.checkElement(b, loc, loaded, size, /*negative=*/false, message);
+  return wrapAndClampIndex(b, loc, loaded, size);
 }
 
 /// A loop.scatter with `combiner` over the index space of `index` whose
@@ -78,12 +89,15 @@ static Value loadIndex(OpBuilder &b, Location loc, Value indices,
 /// index's value at `dim` (scatter_add's and scatter_reduce's placement).
 static Value buildScatterAlong(
     OpBuilder &b, Location loc, CombiningKind combiner, Value init, Value index,
-    int64_t dim, function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
+    int64_t dim, const IndexChecks &checks,
+    function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
   Value size = getDimSize(b, loc, init, dim);
+  std::string message = getScatterMessage(dim);
   return buildScatterOver(b, loc, combiner, init, index,
                           [&](OpBuilder &b, Location loc, ValueRange ivs) {
                             SmallVector<Value> indices(ivs);
-                            indices[dim] = loadIndex(b, loc, index, ivs, size);
+                            indices[dim] = loadIndex(b, loc, index, ivs, size,
+                                                     checks, message);
                             return ScatterUpdate{value(b, loc, ivs), indices};
                           });
 }
@@ -111,15 +125,13 @@ static bool isAddable(RankedTensorType type) {
          (isa<IntegerType>(element) && !element.isInteger(1));
 }
 
-/// With run-time checks, fails the run where `index` names a position
+/// With `checks.flags`, fails the run where `index` names a position
 /// outside `self`'s dimension `dim`, as eager's scatters raise.
-static void checkScatterIndex(OpBuilder &b, Location loc, bool runtimeChecks,
-                              Value self, Value index, int64_t dim) {
-  checkIndices(b, loc, runtimeChecks, index, getDimSize(b, loc, self, dim),
-               /*negative=*/false,
-               ("RuntimeError: scatter(): index out of bounds for dimension " +
-                Twine(dim))
-                   .str());
+static void checkScatterIndex(OpBuilder &b, Location loc,
+                              const IndexChecks &checks, Value self,
+                              Value index, int64_t dim) {
+  checks.checkTensor(b, loc, index, getDimSize(b, loc, self, dim),
+                     /*negative=*/false, getScatterMessage(dim));
 }
 
 /// Lowers fx.scatter_add, fx.scatter and fx.scatter_value: src[i] (or the
@@ -127,8 +139,8 @@ static void checkScatterIndex(OpBuilder &b, Location loc, bool runtimeChecks,
 /// complex src replaces whole numbers, so that duplicate indices pick one
 /// update for both parts (complex adds go part by part: ComplexLowering).
 template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
-  ScatterAlongLowering(MLIRContext *ctx, bool runtimeChecks)
-      : OpRewritePattern<OpTy>(ctx), runtimeChecks(runtimeChecks) {}
+  ScatterAlongLowering(MLIRContext *ctx, IndexChecks checks)
+      : OpRewritePattern<OpTy>(ctx), checks(checks) {}
 
   LogicalResult matchAndRewrite(OpTy op,
                                 PatternRewriter &rewriter) const override {
@@ -143,13 +155,13 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
     if (dim < 0)
       dim += rank;
     Type dtype = type.getElementType();
-    checkScatterIndex(rewriter, op.getLoc(), runtimeChecks, op.getSelf(),
+    checkScatterIndex(rewriter, op.getLoc(), checks, op.getSelf(),
                       op.getIndex(), dim);
     rewriter.replaceOp(
         op, buildScatterAlong(
                 rewriter, op.getLoc(),
                 adds ? CombiningKind::sum : CombiningKind::assign, op.getSelf(),
-                op.getIndex(), dim,
+                op.getIndex(), dim, checks,
                 [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
                   if constexpr (std::is_same_v<OpTy, fx::ScatterValueOp>) {
                     return makeScalar(b, loc, op.getValue(), dtype);
@@ -164,7 +176,7 @@ template <typename OpTy> struct ScatterAlongLowering : OpRewritePattern<OpTy> {
     return success();
   }
 
-  bool runtimeChecks;
+  IndexChecks checks;
 };
 
 /// Whether fx.scatter_reduce `op` is a float product that
@@ -193,8 +205,8 @@ static bool isGatheredProduct(fx::ScatterReduceOp op) {
 /// combiner's identity (an "assign" scatter); "mean" divides by the number
 /// of values each element received (plus one for self's), floats only.
 struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
-  ScatterReduceLowering(MLIRContext *ctx, bool runtimeChecks)
-      : OpRewritePattern(ctx), runtimeChecks(runtimeChecks) {}
+  ScatterReduceLowering(MLIRContext *ctx, IndexChecks checks)
+      : OpRewritePattern(ctx), checks(checks) {}
 
   LogicalResult matchAndRewrite(fx::ScatterReduceOp op,
                                 PatternRewriter &rewriter) const override {
@@ -219,12 +231,13 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
       dim += rank;
     Location loc = op.getLoc();
     Value self = op.getSelf(), index = op.getIndex();
-    checkScatterIndex(rewriter, loc, runtimeChecks, self, index, dim);
+    checkScatterIndex(rewriter, loc, checks, self, index, dim);
     bool includeSelf = op.getIncludeSelf();
     auto scatter =
         [&](CombiningKind how, Value init,
             function_ref<Value(OpBuilder &, Location, ValueRange)> value) {
-          return buildScatterAlong(rewriter, loc, how, init, index, dim, value);
+          return buildScatterAlong(rewriter, loc, how, init, index, dim, checks,
+                                   value);
         };
     auto constant = [&](double number) {
       return [=](OpBuilder &b, Location loc, ValueRange) {
@@ -275,7 +288,7 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
     return success();
   }
 
-  bool runtimeChecks;
+  IndexChecks checks;
 };
 
 /// Lowers fx.scatter_reduce "prod" of floats along short dimensions
@@ -287,8 +300,8 @@ struct ScatterReduceLowering : OpRewritePattern<fx::ScatterReduceOp> {
 /// element), and a loop.reduce "max" of the matches says whether any did
 /// (else o keeps self's). Quadratic along `dim`.
 struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
-  ScatterProductLowering(MLIRContext *ctx, bool runtimeChecks)
-      : OpRewritePattern(ctx), runtimeChecks(runtimeChecks) {}
+  ScatterProductLowering(MLIRContext *ctx, IndexChecks checks)
+      : OpRewritePattern(ctx), checks(checks) {}
 
   LogicalResult matchAndRewrite(fx::ScatterReduceOp op,
                                 PatternRewriter &rewriter) const override {
@@ -304,7 +317,7 @@ struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
     if (dim < 0)
       dim += rank;
     Location loc = op.getLoc();
-    checkScatterIndex(rewriter, loc, runtimeChecks, self, index, dim);
+    checkScatterIndex(rewriter, loc, checks, self, index, dim);
     Type accumulator =
         dtype.isF16() || dtype.isBF16() ? Type(rewriter.getF32Type()) : dtype;
     auto accumulatorType = type.clone(accumulator);
@@ -347,7 +360,8 @@ struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
       }
       Value named = loadIndex(
           rewriter, loc, index, at,
-          arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(dim)));
+          arith::ConstantIndexOp::create(rewriter, loc, type.getDimSize(dim)),
+          checks, getScatterMessage(dim));
       Value matches = arith::CmpIOp::create(
           rewriter, loc, arith::CmpIPredicate::eq, named, outs[dim]);
       if (inside)
@@ -387,7 +401,7 @@ struct ScatterProductLowering : OpRewritePattern<fx::ScatterReduceOp> {
     return success();
   }
 
-  bool runtimeChecks;
+  IndexChecks checks;
 };
 
 /// Lowers fx.as_strided_scatter of static shapes: each element of src goes
@@ -437,8 +451,8 @@ struct AsStridedScatterLowering : OpRewritePattern<fx::AsStridedScatterOp> {
 /// advanced indexing (as fx.index would read it), add into or replace the
 /// elements of self that the indices name.
 struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
-  IndexPutLowering(MLIRContext *ctx, bool runtimeChecks)
-      : OpRewritePattern(ctx), runtimeChecks(runtimeChecks) {}
+  IndexPutLowering(MLIRContext *ctx, IndexChecks checks)
+      : OpRewritePattern(ctx), checks(checks) {}
 
   LogicalResult matchAndRewrite(fx::IndexPutOp op,
                                 PatternRewriter &rewriter) const override {
@@ -452,7 +466,7 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
       return rewriter.notifyMatchFailure(op, "a mask");
     Location loc = op.getLoc();
     SmallVector<Value> indexedSizes = indexing->getIndexedSizes(rewriter, loc);
-    indexing->checkIndices(rewriter, loc, runtimeChecks, indexedSizes);
+    indexing->checkIndices(rewriter, loc, checks, indexedSizes);
     Type dtype = type.getElementType();
     Value result = buildScatter(
         rewriter, loc,
@@ -461,7 +475,7 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
         indexing->getDynamicSizes(rewriter, loc),
         [&](OpBuilder &b, Location loc, ValueRange ivs) {
           SmallVector<Value> indices =
-              indexing->getSelfIndices(b, loc, ivs, indexedSizes);
+              indexing->getSelfIndices(b, loc, ivs, indexedSizes, checks);
           return ScatterUpdate{
               loadBroadcast(b, loc, op.getValues(), ivs, dtype), indices};
         });
@@ -469,7 +483,7 @@ struct IndexPutLowering : OpRewritePattern<fx::IndexPutOp> {
     return success();
   }
 
-  bool runtimeChecks;
+  IndexChecks checks;
 };
 
 /// Lowers fx.embedding_dense_backward: each position's gradient row adds
@@ -551,6 +565,6 @@ void fxtoloop::populateScatterLoweringPatterns(RewritePatternSet &patterns,
   patterns.add<ScatterProductLowering, ScatterAlongLowering<fx::ScatterAddOp>,
                ScatterAlongLowering<fx::ScatterOp>,
                ScatterAlongLowering<fx::ScatterValueOp>, ScatterReduceLowering,
-               IndexPutLowering>(ctx, options.runtimeChecks);
+               IndexPutLowering>(ctx, IndexChecks(options));
   patterns.add<AsStridedScatterLowering, EmbeddingDenseBackwardLowering>(ctx);
 }
