@@ -39,3 +39,87 @@ fx.graph @dead_node(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   fx.output %x : tensor<4xf32>
 }
+
+// -----
+
+// Tests that a transpose moving only size-1 dimensions (the channels-last
+// copy of a 1x1 filter) folds to a reshape of its source, and a static
+// copy to the source itself: both read memory in order.
+// CHECK-LABEL: fx.graph @reshaping_copies
+// CHECK-SAME: (%[[W:.+]]: tensor<64x16x1x1xf32>, %[[X:.+]]: tensor<4x8xf32>)
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<64x16x1x1xf32> into tensor<64x16xf32>
+// CHECK: %[[LAST:.+]] = tensor.expand_shape %[[FLAT]] {{\[}}[0], [1, 2, 3]] output_shape [64, 1, 1, 16]
+// CHECK: loop.pointwise : tensor<64x1x1x16xf32>
+// CHECK: loop.load %[[LAST]]
+// CHECK: arith.mulf
+// CHECK: loop.pointwise : tensor<4x8xf32>
+// CHECK: loop.load %[[X]]
+// CHECK: arith.addf
+fx.graph @reshaping_copies(%w: tensor<64x16x1x1xf32>, %x: tensor<4x8xf32>) -> (tensor<64x1x1x16xf32>, tensor<4x8xf32>) {
+  %0 = loop.pointwise : tensor<64x1x1x16xf32> {
+  ^bb0(%o: index, %h: index, %w2: index, %c: index):
+    %v = loop.load %w[%o, %c, %h, %w2] : tensor<64x16x1x1xf32>
+    loop.yield %v : f32
+  }
+  %1 = loop.pointwise : tensor<64x1x1x16xf32> {
+  ^bb0(%o: index, %h: index, %w2: index, %c: index):
+    %v = loop.load %0[%o, %h, %w2, %c] : tensor<64x1x1x16xf32>
+    %s = arith.mulf %v, %v : f32
+    loop.yield %s : f32
+  }
+  %2 = loop.pointwise : tensor<4x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<4x8xf32>
+    loop.yield %v : f32
+  }
+  %3 = loop.pointwise : tensor<4x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %2[%i, %j] : tensor<4x8xf32>
+    %s = arith.addf %v, %v : f32
+    loop.yield %s : f32
+  }
+  fx.output %1, %3 : tensor<64x1x1x16xf32>, tensor<4x8xf32>
+}
+
+// -----
+
+// Tests what stays a copy: a transpose of dimensions larger than 1, a read
+// of the diagonal (one index at two source positions), and a copy the graph
+// returns (a result has a buffer of its own).
+// CHECK-LABEL: fx.graph @copies_that_stay
+// CHECK-NOT: tensor.collapse_shape
+// CHECK-NOT: tensor.expand_shape
+// CHECK: loop.pointwise : tensor<8x4xf32>
+// CHECK: loop.pointwise : tensor<4x4xf32>
+// CHECK: loop.pointwise : tensor<4x8xf32>
+// CHECK: fx.output
+fx.graph @copies_that_stay(%x: tensor<4x8xf32>, %y: tensor<4x4xf32>) -> (tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x8xf32>) {
+  %0 = loop.pointwise : tensor<8x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%j, %i] : tensor<4x8xf32>
+    loop.yield %v : f32
+  }
+  %1 = loop.pointwise : tensor<8x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %0[%i, %j] : tensor<8x4xf32>
+    %s = arith.addf %v, %v : f32
+    loop.yield %s : f32
+  }
+  %2 = loop.pointwise : tensor<4x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %y[%i, %i] : tensor<4x4xf32>
+    loop.yield %v : f32
+  }
+  %3 = loop.pointwise : tensor<4x4xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %2[%i, %j] : tensor<4x4xf32>
+    %s = arith.addf %v, %v : f32
+    loop.yield %s : f32
+  }
+  %4 = loop.pointwise : tensor<4x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<4x8xf32>
+    loop.yield %v : f32
+  }
+  fx.output %1, %3, %4 : tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x8xf32>
+}

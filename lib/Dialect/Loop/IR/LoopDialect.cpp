@@ -8,6 +8,7 @@
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -43,11 +44,72 @@ struct FoldDimOfNode : OpRewritePattern<tensor::DimOp> {
     return success();
   }
 };
+
+/// A pointwise node that copies a tensor of the same static shape up to a
+/// permutation that keeps the order of the dimensions larger than 1 (a
+/// transpose that moves only size-1 dimensions: the channels-last copy of a
+/// 1x1 or depthwise filter, of a 1x1 image) reads the elements in memory
+/// order: it is a reshape, a view of its source, not a kernel.
+struct FoldReshapingCopy : OpRewritePattern<PointwiseOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(PointwiseOp node,
+                                PatternRewriter &rewriter) const override {
+    Block &body = node.getBody().front();
+    auto load = dyn_cast<LoadOp>(body.front());
+    if (body.getOperations().size() != 2 || !load ||
+        node.getYield().getValue() != load.getResult())
+      return failure();
+    RankedTensorType type = node.getResultType();
+    RankedTensorType sourceType = load.getSource().getType();
+    if (!type.hasStaticShape() || !sourceType.hasStaticShape() ||
+        sourceType.getElementType() != type.getElementType() ||
+        sourceType.getRank() != type.getRank())
+      return failure();
+    // A graph's result keeps a buffer of its own.
+    if (llvm::any_of(node->getUsers(), [](Operation *user) {
+          return user->hasTrait<OpTrait::IsTerminator>();
+        }))
+      return failure();
+    // Source dimension d is read at result dimension dimOf[d].
+    SmallVector<int64_t> squeezed;
+    llvm::SmallBitVector seen(type.getRank());
+    int64_t lastLarge = -1;
+    for (auto [d, index] : llvm::enumerate(load.getIndices())) {
+      auto arg = dyn_cast<BlockArgument>(index);
+      if (!arg || arg.getOwner() != &body || seen.test(arg.getArgNumber()))
+        return failure();
+      int64_t dim = arg.getArgNumber();
+      seen.set(dim);
+      int64_t size = sourceType.getDimSize(d);
+      if (size != type.getDimSize(dim))
+        return failure();
+      if (size == 1)
+        continue;
+      if (dim < lastLarge)
+        return failure();
+      lastLarge = dim;
+      squeezed.push_back(size);
+    }
+    Location loc = node.getLoc();
+    Value view = load.getSource();
+    if (sourceType.getShape() != ArrayRef<int64_t>(squeezed))
+      view = tensor::CollapseShapeOp::create(
+          rewriter, loc, view,
+          *getReassociationIndicesForCollapse(sourceType.getShape(), squeezed));
+    if (type.getShape() != ArrayRef<int64_t>(squeezed))
+      view = tensor::ExpandShapeOp::create(
+          rewriter, loc, type, view,
+          *getReassociationIndicesForCollapse(type.getShape(), squeezed));
+    rewriter.replaceOp(node, view);
+    return success();
+  }
+};
 } // namespace
 
 void LoopDialect::getCanonicalizationPatterns(
     RewritePatternSet &results) const {
-  results.add<FoldDimOfNode>(getContext());
+  results.add<FoldDimOfNode, FoldReshapingCopy>(getContext());
 }
 
 bool mlir::kiln::loop::isNode(Operation *op) {

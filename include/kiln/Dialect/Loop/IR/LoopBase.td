@@ -25,8 +25,11 @@ def Loop_Dialect : Dialect {
     an `i64`, and the lowering from `fx` picks signed or unsigned arithmetic
     from the tensor's dtype.
   }];
-  let dependentDialects = ["::mlir::arith::ArithDialect"];
-  // Folds `tensor.dim` of a node's result to the node's size operand.
+  // Canonicalization makes tensor reshapes of copies that only reshape.
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  // Folds `tensor.dim` of a node's result to the node's size operand, and
+  // copies that only reshape to reshapes.
   let hasCanonicalizer = 1;
   // `#loop.kind<...>`, the combining kind (LoopAttrs.td).
   let useDefaultAttributePrinterParser = 1;
