@@ -73,7 +73,8 @@ def poisoned_like(tensor):
     return torch.full_like(tensor, 123)
 
 
-def check(fn, shapes_dtypes, *, device="cpu", options=None, tmp_path, tolerances=None):
+def check(fn, shapes_dtypes, *, device="cpu", options=None, tmp_path, tolerances=None,
+          rounded_f32=True):
     generator = torch.Generator().manual_seed(0)
     example = [fresh(s, d, generator, device) for s, d in shapes_dtypes]
     compiled = kiln.compile(fn, example, options=options, cache_dir=tmp_path)
@@ -88,7 +89,7 @@ def check(fn, shapes_dtypes, *, device="cpu", options=None, tmp_path, tolerances
     as_f32 = list(as_f32) if isinstance(as_f32, (tuple, list)) else [as_f32]
     for got, want, want_f32 in zip(results, expected, as_f32):
         assert got.dtype == want.dtype and got.shape == want.shape
-        if want.dtype in LOW_PRECISION:
+        if want.dtype in LOW_PRECISION and rounded_f32:
             rtol, atol = ROUNDED_F32_TOLERANCES[want.dtype]
             torch.testing.assert_close(got, want_f32.to(want.dtype), rtol=rtol, atol=atol)
         if want.dtype in TOLERANCES:
@@ -1911,7 +1912,11 @@ def test_matrix_products(name, fn, shapes, device, tmp_path):
       ((8,), torch.bfloat16)]),
 ])
 def test_convolutions(name, fn, shapes, device, tmp_path):
-    check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES)
+    # On the GPU, cuDNN rounds a bf16 convolution's sums to bf16 before the
+    # bias and the activation, as eager's does: within one rounding of the
+    # f32 result only where no bias cancels the sums. Compared with eager.
+    check(fn, shapes, device=device, tmp_path=tmp_path, tolerances=GEMM_TOLERANCES,
+          rounded_f32=device != "cuda")
 
 
 @pytest.mark.parametrize("name, fn, shapes", [
