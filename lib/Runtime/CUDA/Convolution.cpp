@@ -43,7 +43,9 @@ constexpr int32_t kCudnnHalf = 2;
 constexpr int32_t kCudnnBFloat16 = 9;
 // cudnnConvolutionMode_t: PyTorch's convolution does not flip its filters.
 constexpr int32_t kCudnnCrossCorrelation = 1;
-// cudnnBackendHeurMode_t.
+// cudnnBackendHeurMode_t: the ranked engines, then, where none of those
+// builds, the fallback list (engines that support more, ranked by nothing).
+constexpr int32_t kHeurModeFallback = 2;
 constexpr int32_t kHeurModeA = 3;
 // cudnnBackendNumericalNote_t: what an f32 convolution must not do (TF32).
 constexpr int32_t kNoteTensorCore = 0;
@@ -258,9 +260,10 @@ public:
 
   /// The operation graph of the convolution, or null; the builder owns it.
   Descriptor buildGraph();
-  /// The execution plans cuDNN's heuristic proposes for `graph` that build
-  /// here within kWorkspaceBytes (and, for f32, without TF32), best first.
-  std::vector<Plan> buildPlans(Descriptor graph);
+  /// The execution plans cuDNN's heuristic in `mode` proposes for `graph`
+  /// that build here within kWorkspaceBytes (and, for f32, without TF32),
+  /// best first.
+  std::vector<Plan> buildPlans(Descriptor graph, int32_t mode);
 
 private:
   std::optional<OwnedDescriptor> create(int type) {
@@ -394,14 +397,14 @@ bool PlanBuilder::roundsToTF32(Descriptor config) {
   return false;
 }
 
-std::vector<Plan> PlanBuilder::buildPlans(Descriptor graph) {
+std::vector<Plan> PlanBuilder::buildPlans(Descriptor graph, int32_t mode) {
   std::vector<Plan> plans;
   std::optional<OwnedDescriptor> heuristics =
       create(kEngineHeuristicsDescriptor);
   if (!heuristics ||
       !set(heuristics->get(), kHeuristicsGraph, kTypeDescriptor, 1, &graph) ||
       !set(heuristics->get(), kHeuristicsMode, kTypeHeuristicsMode, 1,
-           &kHeurModeA) ||
+           &mode) ||
       !finalize(heuristics->get()))
     return plans;
   std::vector<OwnedDescriptor> configs;
@@ -594,7 +597,11 @@ kiln_cuda_convolution(int32_t dtype, int64_t batch, int64_t height,
     Descriptor graph = builder.buildGraph();
     std::vector<Plan> plans;
     if (graph)
-      plans = builder.buildPlans(graph);
+      plans = builder.buildPlans(graph, kHeurModeA);
+    // RegNetY's two groups of 24 channels, say: none of the ranked engines
+    // builds for them.
+    if (graph && plans.empty())
+      plans = builder.buildPlans(graph, kHeurModeFallback);
     if (plans.empty()) {
       if (graph)
         fail("cuDNN has no engine for it within a " +
