@@ -4,6 +4,9 @@
 # configures such a build; utils/asan-check.sh runs the tests with it.
 set(KILN_SANITIZERS "" CACHE STRING
   "Sanitizers for Kiln's libraries and tools, e.g. address;undefined")
+# KILN_FUZZER adds libFuzzer's coverage instrumentation to Kiln's code and
+# the kiln-fuzz target (utils/build.sh --fuzz, with the sanitizers above).
+option(KILN_FUZZER "Build the libFuzzer target kiln-fuzz" OFF)
 
 # Adds the sanitizers' flags to the targets defined after the call in the
 # current directory and below.
@@ -15,5 +18,8 @@ macro(kiln_add_sanitizer_flags)
     add_compile_options(-fsanitize=${_kiln_sanitizers} -fno-sanitize=vptr,function
                         -fno-sanitize-recover=all -fno-omit-frame-pointer -g1)
     add_link_options(-fsanitize=${_kiln_sanitizers} -fno-sanitize=vptr,function)
+  endif()
+  if(KILN_FUZZER)
+    add_compile_options(-fsanitize=fuzzer-no-link)
   endif()
 endmacro()

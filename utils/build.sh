@@ -1,23 +1,27 @@
 #!/usr/bin/env bash
 # Configures and builds Kiln with clang-22, Ninja, ccache and lld.
 #
-#   utils/build.sh [--static | --sanitize] [--build-dir DIR] [ninja targets...]
+#   utils/build.sh [--static | --sanitize | --fuzz] [--build-dir DIR] [ninja targets...]
 #
 # --static builds the relocatable configuration (KILN_STATIC_LLVM=ON) in
 # build-static/, --sanitize Kiln's compiler with ASan and UBSan
-# (KILN_SANITIZERS) in build-sanitize/, unless --build-dir says otherwise. Set-up is idempotent: the
+# (KILN_SANITIZERS) in build-sanitize/, --fuzz the same with libFuzzer's
+# coverage and the kiln-fuzz target (KILN_FUZZER) in build-fuzz/, unless
+# --build-dir says otherwise. Set-up is idempotent: the
 # packages are installed only when missing, CMake is configured only once.
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 STATIC=OFF
 SANITIZERS=""
+FUZZER=OFF
 BUILD_DIR=""
 TARGETS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --static) STATIC=ON ;;
     --sanitize) SANITIZERS="address;undefined" ;;
+    --fuzz) SANITIZERS="address;undefined"; FUZZER=ON ;;
     --build-dir) BUILD_DIR="$2"; shift ;;
     *) TARGETS+=("$1") ;;
   esac
@@ -25,6 +29,7 @@ while [ $# -gt 0 ]; do
 done
 if [ -z "$BUILD_DIR" ]; then
   if [ "$STATIC" = ON ]; then BUILD_DIR="$ROOT/build-static"
+  elif [ "$FUZZER" = ON ]; then BUILD_DIR="$ROOT/build-fuzz"
   elif [ -n "$SANITIZERS" ]; then BUILD_DIR="$ROOT/build-sanitize"
   else BUILD_DIR="$ROOT/build"; fi
 fi
@@ -48,7 +53,8 @@ if [ ! -f "$BUILD_DIR/build.ninja" ]; then
     -DLLVM_EXTERNAL_LIT="$LLVM_PREFIX/bin/lit" \
     -DPython3_EXECUTABLE=/usr/bin/python3 \
     -DKILN_STATIC_LLVM="$STATIC" \
-    -DKILN_SANITIZERS="$SANITIZERS"
+    -DKILN_SANITIZERS="$SANITIZERS" \
+    -DKILN_FUZZER="$FUZZER"
 fi
 
 cmake --build "$BUILD_DIR" ${TARGETS[@]+--target "${TARGETS[@]}"}

@@ -184,7 +184,18 @@ def main():
     parser.add_argument("--timeout", type=float, default=60,
                         help="seconds one kiln-opt run may take")
     parser.add_argument("--xunit", type=Path, help="write a JUnit report here")
+    parser.add_argument("--write-seeds", type=Path, metavar="DIR",
+                        help="write the lit cases and the kept corpus to DIR, a "
+                             "file each (kiln-fuzz's starting corpus), and exit")
     args = parser.parse_args()
+    if args.write_seeds:
+        args.write_seeds.mkdir(parents=True, exist_ok=True)
+        cases = load_seeds() + load_corpus(args.corpus)
+        for name, text in cases:
+            digest = hashlib.sha1(text.encode()).hexdigest()[:16]
+            (args.write_seeds / f"{digest}.mlir").write_text(text)
+        print(f"{len(cases)} seeds in {args.write_seeds}")
+        return 0
     for tool in {tool for tool, _ in PIPELINES}:
         if not (args.tools_dir / tool).exists():
             parser.error(f"no {args.tools_dir / tool}: build Kiln first")
