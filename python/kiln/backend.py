@@ -54,7 +54,7 @@ from torch.fx.passes.tools_common import legalize_graph
 from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
 
 from kiln.attention import fuse_explicit_attention
-from kiln.compiler import check_pipeline_options, compile_graph_text
+from kiln.compiler import check_pipeline_options, compile_graph_text, pipeline_pass_options
 from kiln.cudagraphs import (DEFAULT_LIMIT, CudaGraphState, graph_mode_options,
                              output_stack_traces, record_graphs, recording_problem)
 from kiln.diagnostics import KilnError
@@ -903,10 +903,6 @@ def _region_check(region: _Region, name: str,
 
 _CONVOLUTIONS = (aten.convolution.default, aten.convolution_backward.default)
 
-# The pipelines' direct-convolution-depth: a convolution whose filters read
-# at most this many inputs sums its windows directly (Passes.td).
-_DIRECT_CONVOLUTION_DEPTH = 64
-
 
 def _is_direct_convolution(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
                            depth: int) -> bool:
@@ -1022,9 +1018,10 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
             _split_convolution_biases(gm, values, device):
         gm.recompile()
         values = _record_values(gm, list(example_inputs))
-    depth = _DIRECT_CONVOLUTION_DEPTH
-    if options.pipeline_options and "direct-convolution-depth" in options.pipeline_options:
-        depth = int(options.pipeline_options["direct-convolution-depth"])
+    # A convolution whose filters read at most this many inputs sums its
+    # windows directly: the compiler's value, default or given.
+    depth = int(pipeline_pass_options(device, options.pipeline_options,
+                                      "kiln-fx-to-loop")["direct-convolution-depth"])
     # On CUDA a region calls cuDNN itself: a convolution network is one
     # region, not a region between every two library calls.
     pipeline = dict(options.pipeline_options or {})

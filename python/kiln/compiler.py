@@ -13,6 +13,7 @@ import ctypes
 import functools
 import hashlib
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -64,6 +65,30 @@ def check_pipeline_options(target: str, options: Optional[Mapping[str, Any]]) ->
     pipeline = _pipeline_options(options)
     if pipeline:
         _check_pipeline_text(str(find_tool("kiln-compile")), target, pipeline)
+
+
+def pipeline_pass_options(target: str, options: Optional[Mapping[str, Any]],
+                          pass_name: str) -> Dict[str, str]:
+    """The options of pass `pass_name` in `target`'s pipeline with `options`,
+    as kiln-compile --print-pipeline prints them (each pass option's value,
+    default or given): the compiler's values, not a copy of them."""
+    return dict(_pipeline_pass_options(str(find_tool("kiln-compile")), target,
+                                       _pipeline_options(options), pass_name))
+
+
+@functools.lru_cache(maxsize=64)
+def _pipeline_pass_options(tool: str, target: str, pipeline: str,
+                           pass_name: str) -> Tuple[Tuple[str, str], ...]:
+    result = subprocess.run([tool, "--print-pipeline", f"--target={target}",
+                             f"--pipeline-options={pipeline}"],
+                            capture_output=True, text=True)
+    if result.returncode != 0:
+        raise ValueError(result.stderr.strip().removeprefix("kiln-compile: "))
+    found = re.search(re.escape(pass_name) + r"\{([^}]*)\}", result.stdout)
+    if not found:
+        raise ValueError(f"{target}'s pipeline has no {pass_name} with options")
+    return tuple(tuple(item.split("=", 1)) for item in found.group(1).split()
+                 if "=" in item)
 
 
 @functools.lru_cache(maxsize=64)

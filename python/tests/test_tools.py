@@ -73,6 +73,22 @@ def test_misspelt_pipeline_options_fail_before_capture():
         kiln.compile(never_captured, [torch.randn(3)], options={"block-size": 128})
 
 
+def test_pass_options_are_the_compilers():
+    """The backend reads pass options (the direct-convolution depth) from
+    kiln-compile's pipeline, defaults and given values alike."""
+    from kiln.compiler import pipeline_pass_options
+    cuda = pipeline_pass_options("cuda", None, "kiln-fx-to-loop")
+    assert cuda["direct-convolution-depth"] == "64" and cuda["device-asserts"] == "true"
+    given = pipeline_pass_options("cuda", {"direct-convolution-depth": 9,
+                                           "device-asserts": False}, "kiln-fx-to-loop")
+    assert given["direct-convolution-depth"] == "9" and given["device-asserts"] == "false"
+    assert pipeline_pass_options("cpu", None, "kiln-fx-to-loop")["runtime-checks"] == "true"
+    with pytest.raises(ValueError, match="no kiln-no-such-pass"):
+        pipeline_pass_options("cpu", None, "kiln-no-such-pass")
+    with pytest.raises(ValueError, match="direct-depth"):
+        pipeline_pass_options("cpu", {"direct-depth": 3}, "kiln-fx-to-loop")
+
+
 def test_kiln_log_prints_the_logger_at_its_level(tmp_path):
     """KILN_LOG=debug prints Kiln's records with one prefix, a compile's too;
     an unknown level is said once and ignored."""

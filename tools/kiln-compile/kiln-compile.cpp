@@ -83,6 +83,12 @@ cl::opt<bool> checkOptions(
     cl::desc("Check the target, pipeline and CPU options, then exit without "
              "reading the input"),
     cl::init(false), cl::cat(kilnCategory));
+cl::opt<bool> printPipeline(
+    "print-pipeline",
+    cl::desc("Print the target's pass pipeline with the value of every "
+             "option (defaults, or --pipeline-options'), then exit without "
+             "reading the input"),
+    cl::init(false), cl::cat(kilnCategory));
 } // namespace
 
 int main(int argc, char **argv) {
@@ -116,12 +122,13 @@ int main(int argc, char **argv) {
   options.graphLoweringOnly = emitKind == EmitKind::Loop;
 
   // Bad options are reported before the input is read.
-  if (outputFilename.empty() && !checkOptions) {
+  bool readsInput = !checkOptions && !printPipeline;
+  if (outputFilename.empty() && readsInput) {
     llvm::errs() << "kiln-compile: -o needs a file name\n";
     return 1;
   }
   if (emitKind == EmitKind::SharedObject && outputFilename == "-" &&
-      !checkOptions) {
+      readsInput) {
     llvm::errs() << "kiln-compile: a shared object needs an output file "
                     "(-o); --emit=llvm or --emit=mlir print to stdout\n";
     return 1;
@@ -144,8 +151,12 @@ int main(int argc, char **argv) {
       llvm::errs() << "kiln-compile: " << error << "\n";
       return 1;
     }
+    if (printPipeline) {
+      scratch.printAsTextualPipeline(llvm::outs());
+      llvm::outs() << "\n";
+    }
   }
-  if (checkOptions)
+  if (!readsInput)
     return 0;
 
   DialectRegistry registry;
