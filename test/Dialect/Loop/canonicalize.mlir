@@ -83,6 +83,39 @@ fx.graph @reshaping_copies(%w: tensor<64x16x1x1xf32>, %x: tensor<4x8xf32>) -> (t
 
 // -----
 
+// Tests that a permuted copy of a tensor of size-1 dimensions folds to the
+// source itself (the same shape: no reshape).
+// CHECK-LABEL: fx.graph @unit_copies
+// CHECK-SAME: (%[[X:.+]]: tensor<1x1xf32>, %[[Y:.+]]: tensor<1x1x1xf32>)
+// CHECK-NOT: tensor.collapse_shape
+// CHECK: loop.pointwise : tensor<1x1xf32>
+// CHECK: loop.load %[[X]]
+// CHECK: loop.load %[[Y]]
+// CHECK: arith.addf
+fx.graph @unit_copies(%x: tensor<1x1xf32>, %y: tensor<1x1x1xf32>) -> tensor<1x1xf32> {
+  %0 = loop.pointwise : tensor<1x1xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%j, %i] : tensor<1x1xf32>
+    loop.yield %v : f32
+  }
+  %1 = loop.pointwise : tensor<1x1x1xf32> {
+  ^bb0(%i: index, %j: index, %k: index):
+    %v = loop.load %y[%k, %i, %j] : tensor<1x1x1xf32>
+    loop.yield %v : f32
+  }
+  %2 = loop.pointwise : tensor<1x1xf32> {
+  ^bb0(%i: index, %j: index):
+    %a = loop.load %0[%i, %j] : tensor<1x1xf32>
+    %c0 = arith.constant 0 : index
+    %b = loop.load %1[%i, %j, %c0] : tensor<1x1x1xf32>
+    %s = arith.addf %a, %b : f32
+    loop.yield %s : f32
+  }
+  fx.output %2 : tensor<1x1xf32>
+}
+
+// -----
+
 // Tests what stays a copy: a transpose of dimensions larger than 1, a read
 // of the diagonal (one index at two source positions), and a copy the graph
 // returns (a result has a buffer of its own).

@@ -71,7 +71,8 @@ struct FoldReshapingCopy : OpRewritePattern<PointwiseOp> {
           return user->hasTrait<OpTrait::IsTerminator>();
         }))
       return failure();
-    // Source dimension d is read at result dimension dimOf[d].
+    // Each source dimension is read at a result dimension of its size, and
+    // those larger than 1 in order: `squeezed` is their shape.
     SmallVector<int64_t> squeezed;
     llvm::SmallBitVector seen(type.getRank());
     int64_t lastLarge = -1;
@@ -91,16 +92,22 @@ struct FoldReshapingCopy : OpRewritePattern<PointwiseOp> {
       lastLarge = dim;
       squeezed.push_back(size);
     }
-    Location loc = node.getLoc();
     Value view = load.getSource();
+    if (sourceType.getShape() == type.getShape()) {
+      rewriter.replaceOp(node, view);
+      return success();
+    }
+    std::optional<SmallVector<ReassociationIndices>> collapse =
+        getReassociationIndicesForCollapse(sourceType.getShape(), squeezed);
+    std::optional<SmallVector<ReassociationIndices>> expand =
+        getReassociationIndicesForCollapse(type.getShape(), squeezed);
+    if (!collapse || !expand)
+      return failure();
+    Location loc = node.getLoc();
     if (sourceType.getShape() != ArrayRef<int64_t>(squeezed))
-      view = tensor::CollapseShapeOp::create(
-          rewriter, loc, view,
-          *getReassociationIndicesForCollapse(sourceType.getShape(), squeezed));
+      view = tensor::CollapseShapeOp::create(rewriter, loc, view, *collapse);
     if (type.getShape() != ArrayRef<int64_t>(squeezed))
-      view = tensor::ExpandShapeOp::create(
-          rewriter, loc, type, view,
-          *getReassociationIndicesForCollapse(type.getShape(), squeezed));
+      view = tensor::ExpandShapeOp::create(rewriter, loc, type, view, *expand);
     rewriter.replaceOp(node, view);
     return success();
   }
