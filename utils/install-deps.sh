@@ -16,6 +16,8 @@ PACKAGES=(
   zlib1g-dev libzstd-dev
   # Python test stack: PyTorch 1.13 (CPU) for make_fx capture, pytest.
   python3 python3-torch python3-pytest python3-numpy
+  # Building and installing the wheel (utils/make-wheel.sh, test-wheel.sh).
+  python3-pip python3-venv python3-wheel python3-setuptools
   # The sanitizers' runtimes (utils/build.sh --sanitize, utils/asan-check.sh).
   libclang-rt-22-dev
 )

@@ -2,7 +2,8 @@
 # Sets up Kiln from nothing and runs every test: formatting, generated files
 # up to date, the lit suite (check-kiln), a minute of fuzzing (utils/fuzz.py),
 # Kiln as an installed library
-# (utils/test-embedding.sh) and the Python suite. Ends with one summary line:
+# (utils/test-embedding.sh), the wheel in a fresh virtual environment
+# (utils/test-wheel.sh) and the Python suite. Ends with one summary line:
 #   kiln tests: N passed, N failed
 set -uo pipefail
 
@@ -46,11 +47,14 @@ echo "== embedding (install, then examples/embed against the installed package)"
 "$ROOT/utils/test-embedding.sh" --build-dir "$BUILD_DIR" \
   --xunit "$RESULTS/embedding.xml" || status=1
 
+echo "== wheel (built with the relocatable tools, installed into a fresh venv, then a compile)"
+"$ROOT/utils/test-wheel.sh" --xunit "$RESULTS/wheel.xml" || status=1
+
 echo "== pytest"
 /usr/bin/python3 -m pytest -q -p no:cacheprovider --junitxml="$RESULTS/pytest.xml" \
   "$ROOT/python/tests" || status=1
 
 # Every suite's report, by name: a suite that wrote none counts as failed.
 /usr/bin/python3 "$ROOT/utils/summarize-tests.py" \
-  "$RESULTS"/{lint,generated,lit,fuzz,embedding,pytest}.xml || status=1
+  "$RESULTS"/{lint,generated,lit,fuzz,embedding,wheel,pytest}.xml || status=1
 exit $status

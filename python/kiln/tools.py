@@ -15,6 +15,8 @@ _PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def _candidate_dirs() -> Iterable[Path]:
+    # Installed wheel (utils/make-wheel.sh): the tools inside the package.
+    yield _PACKAGE_DIR / "_tools" / "bin"
     root = _PACKAGE_DIR.parent.parent
     # Unpacked bundle: <bundle>/python/kiln and <bundle>/bin.
     yield root / "bin"
@@ -27,8 +29,8 @@ def find_tool(name: str, tool_dir: Optional[Union[str, Path]] = None) -> Path:
     """Returns the path of Kiln tool `name` (for example ``kiln-opt``).
 
     Looks in `tool_dir` if given, else in $KILN_TOOLS_DIR if set (and only
-    there), else next to this package (bundle or source checkout), else on
-    PATH. Raises FileNotFoundError naming where it looked.
+    there), else in this package (a wheel's) or next to it (bundle or source
+    checkout), else on PATH. Raises FileNotFoundError naming where it looked.
     """
     searched = []
     if tool_dir is None and os.environ.get("KILN_TOOLS_DIR"):
