@@ -403,8 +403,7 @@ std::vector<Plan> PlanBuilder::buildPlans(Descriptor graph, int32_t mode) {
       create(kEngineHeuristicsDescriptor);
   if (!heuristics ||
       !set(heuristics->get(), kHeuristicsGraph, kTypeDescriptor, 1, &graph) ||
-      !set(heuristics->get(), kHeuristicsMode, kTypeHeuristicsMode, 1,
-           &mode) ||
+      !set(heuristics->get(), kHeuristicsMode, kTypeHeuristicsMode, 1, &mode) ||
       !finalize(heuristics->get()))
     return plans;
   std::vector<OwnedDescriptor> configs;
