@@ -35,7 +35,7 @@ install(DIRECTORY ${PROJECT_BINARY_DIR}/include/kiln
   FILES_MATCHING PATTERN "*.h.inc"
   PATTERN "CMakeFiles" EXCLUDE)
 
-install(TARGETS kiln-opt kiln-compile
+install(TARGETS kiln-opt kiln-compile kiln-run
   EXPORT MLIRTargets
   RUNTIME DESTINATION ${KILN_INSTALL_TOOLS_DIR}
   COMPONENT kiln-tools)

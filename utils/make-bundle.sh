@@ -10,7 +10,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD_DIR="$ROOT/build-static"
 DIST="$ROOT/dist"
 LIMIT_BYTES=$((40 * 1024 * 1024))
-TOOLS=(kiln-opt kiln-compile)
+TOOLS=(kiln-opt kiln-compile kiln-run)
 # Shared libraries that generated code needs at run time: Kiln's OpenMP
 # layer for CPU kernels (on the process's libgomp), Kiln's CUDA runtime for
 # GPU kernels.

@@ -89,6 +89,56 @@ def test_pass_options_are_the_compilers():
         pipeline_pass_options("cpu", {"direct-depth": 3}, "kiln-fx-to-loop")
 
 
+def test_kiln_run_runs_an_artifact_on_npy_inputs(tmp_path):
+    """kiln-run: an artifact's graph on .npy inputs, a dynamic batch, the
+    results saved as .npy (against eager) or summarized, the time per run,
+    and clear errors for inputs the graph does not take."""
+    import subprocess
+    import numpy as np
+    from kiln.tools import find_tool
+
+    graph = tmp_path / "graph.mlir"
+    graph.write_text("""
+fx.graph @g(%x: tensor<?x4xf32>, %i: tensor<?xsi64>) -> (tensor<?x4xf32>, tensor<si64>) {
+  %0 = fx.relu %x : tensor<?x4xf32>
+  %1 = fx.sum %i {dims = array<i64: 0>, keepdim = false} : (tensor<?xsi64>) -> tensor<si64>
+  fx.output %0, %1 : tensor<?x4xf32>, tensor<si64>
+}
+""")
+    artifact = tmp_path / "graph.so"
+    subprocess.run([str(find_tool("kiln-compile")), str(graph), "-o", str(artifact)],
+                   check=True)
+    x = torch.randn(5, 4)
+    i = torch.randint(-9, 9, (7,))
+    np.save(tmp_path / "x.npy", x.numpy())
+    np.save(tmp_path / "i.npy", i.numpy())
+    run = [str(find_tool("kiln-run")), str(artifact), str(tmp_path / "x.npy"),
+           str(tmp_path / "i.npy")]
+    out = tmp_path / "out"
+    out.mkdir()
+    result = subprocess.run(run + ["--output-dir", str(out), "--repeat", "3"],
+                            capture_output=True, text=True, check=True)
+    assert re.match(r"3 runs: [0-9.]+ ms per run", result.stdout)
+    torch.testing.assert_close(torch.from_numpy(np.load(out / "result0.npy")), torch.relu(x))
+    assert np.load(out / "result1.npy").shape == () and \
+        int(np.load(out / "result1.npy")) == int(i.sum())
+    summary = subprocess.run(run, capture_output=True, text=True, check=True).stdout
+    assert summary.splitlines()[0].startswith("result 0: [5, 4] f32 [")
+    assert summary.splitlines()[1] == f"result 1: [] si64 [{int(i.sum())}]"
+
+    np.save(tmp_path / "wrong.npy", x.double().numpy())
+    wrong = subprocess.run(run[:2] + [str(tmp_path / "wrong.npy"), run[3]],
+                           capture_output=True, text=True)
+    assert wrong.returncode == 1
+    assert "input 0" in wrong.stderr and "is [5, 4] f64; the graph takes [?, 4] f32" in wrong.stderr
+    missing = subprocess.run(run[:3], capture_output=True, text=True)
+    assert missing.returncode == 1 and "takes 2 inputs" in missing.stderr
+    (tmp_path / "junk.npy").write_bytes(b"not numpy")
+    junk = subprocess.run(run[:2] + [str(tmp_path / "junk.npy"), run[3]],
+                          capture_output=True, text=True)
+    assert junk.returncode == 1 and "is not a .npy file" in junk.stderr
+
+
 def test_kiln_log_prints_the_logger_at_its_level(tmp_path):
     """KILN_LOG=debug prints Kiln's records with one prefix, a compile's too;
     an unknown level is said once and ignored."""
