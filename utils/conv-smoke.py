@@ -19,8 +19,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
-DTYPES = {0: torch.float32, 1: torch.float16, 2: torch.bfloat16}
-NAMES = {0: "f32", 1: "f16", 2: "bf16"}
+from cuda_smoke import DTYPES, NAMES, error_reader
+
 # Relative to the largest reference element: 16-bit results round once.
 TOLERANCES = {0: 1e-5, 1: 2e-3, 2: 1e-2}
 
@@ -31,17 +31,7 @@ def load(path):
     convolution.argtypes = [ctypes.c_int32] + [ctypes.c_int64] * 16 + \
         [ctypes.c_void_p] * 4
     convolution.restype = None
-    take = lib.kiln_cuda_take_error
-    take.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-    take.restype = ctypes.c_int
-    return convolution, take
-
-
-def take_error(take):
-    buffer = ctypes.create_string_buffer(1024)
-    if take(buffer, len(buffer)):
-        return buffer.value.decode(errors="replace")
-    return None
+    return convolution, error_reader(lib)
 
 
 def outputs(size, kernel, stride, pad, dilation):
@@ -49,7 +39,7 @@ def outputs(size, kernel, stride, pad, dilation):
     return 0 if reach < span else (reach - span) // stride + 1
 
 
-def run_case(convolution, take, dtype, batch, channels, filters, size, kernel,
+def run_case(convolution, take_error, dtype, batch, channels, filters, size, kernel,
              stride=(1, 1), pad=(0, 0), dilation=(1, 1), groups=1):
     height, width = size
     torch_dtype = DTYPES[dtype]
@@ -67,7 +57,7 @@ def run_case(convolution, take, dtype, batch, channels, filters, size, kernel,
                 w_nhwc.data_ptr(), result.data_ptr(),
                 torch.cuda.current_stream().cuda_stream)
     torch.cuda.synchronize()
-    error = take_error(take)
+    error = take_error()
     if channels == 0:  # Every sum is empty.
         reference = torch.zeros(result.shape, device="cuda", dtype=torch.float64)
     else:
@@ -89,7 +79,7 @@ def main():
     if not torch.cuda.is_available():
         print("conv-smoke: no CUDA device", file=sys.stderr)
         return 2
-    convolution, take = load(sys.argv[1])
+    convolution, take_error = load(sys.argv[1])
     torch.manual_seed(0)
     results = []
 
@@ -98,7 +88,7 @@ def main():
         print(f"{'ok  ' if ok else 'FAIL'} {label} {detail}", flush=True)
 
     def case(dtype, batch, channels, filters, size, kernel, **geometry):
-        ok, max_err, error = run_case(convolution, take, dtype, batch,
+        ok, max_err, error = run_case(convolution, take_error, dtype, batch,
                                       channels, filters, size, kernel,
                                       **geometry)
         label = (f"{NAMES[dtype]:4} {batch}x{channels}x{size[0]}x{size[1]} "
@@ -144,7 +134,7 @@ def main():
             ("zero stride", (0, 1, 5, 5, 4, 8, 3, 3, 3, 3, 0, 1, 0, 0, 1, 1, 1),
              "positive")]:
         convolution(*args, x.data_ptr(), w.data_ptr(), result.data_ptr(), stream)
-        error = take_error(take)
+        error = take_error()
         report(error is not None and expected in error, label, f"error: {error}")
     case(2, 2, 16, 32, (14, 14), (3, 3), pad=(1, 1))  # Works after an error.
 

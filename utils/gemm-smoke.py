@@ -18,8 +18,8 @@ import sys
 import torch
 import torch.nn.functional as F
 
-DTYPES = {0: torch.float32, 1: torch.float16, 2: torch.bfloat16}
-NAMES = {0: "f32", 1: "f16", 2: "bf16"}
+from cuda_smoke import DTYPES, NAMES, error_reader
+
 # (rtol, atol) on results of size ~sqrt(k); gelu's epilogue may use a fast
 # tanh, hence a looser f32 tolerance with it.
 TOLERANCES = {0: (1e-4, 1e-4), 1: (5e-3, 5e-3), 2: (2e-2, 2e-2)}
@@ -47,17 +47,7 @@ def load(path):
         ctypes.c_void_p,  # stream
     ]
     gemm.restype = None
-    take = lib.kiln_cuda_take_error
-    take.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
-    take.restype = ctypes.c_int
-    return gemm, take
-
-
-def take_error(take):
-    buffer = ctypes.create_string_buffer(1024)
-    if take(buffer, len(buffer)):
-        return buffer.value.decode(errors="replace")
-    return None
+    return gemm, error_reader(lib)
 
 
 def pointer(tensor):
@@ -77,7 +67,7 @@ def offset_tensor(shape, dtype, offset):
     return storage[offset:].view(shape)
 
 
-def run_case(gemm, take, dtype, batch, m, n, k, ta, tb, with_bias, activation,
+def run_case(gemm, take_error, dtype, batch, m, n, k, ta, tb, with_bias, activation,
              offset=0, result_dtype=None):
     torch_dtype = DTYPES[dtype]
     result_dtype = dtype if result_dtype is None else result_dtype
@@ -93,7 +83,7 @@ def run_case(gemm, take, dtype, batch, m, n, k, ta, tb, with_bias, activation,
          pointer(bias),
          activation, pointer(c), stream_handle())
     torch.cuda.synchronize()
-    error = take_error(take)
+    error = take_error()
 
     op_a = (a.transpose(1, 2) if ta else a).double()
     op_b = (b.transpose(1, 2) if tb else b).double()
@@ -129,13 +119,13 @@ def main():
     if not torch.cuda.is_available():
         print("gemm-smoke: no CUDA device", file=sys.stderr)
         return 2
-    gemm, take = load(sys.argv[1])
+    gemm, take_error = load(sys.argv[1])
     torch.manual_seed(0)
     results = []
 
     def case(dtype, batch, m, n, k, ta, tb, with_bias, activation, offset=0,
              result_dtype=None):
-        ok, max_err, error = run_case(gemm, take, dtype, batch, m, n, k, ta,
+        ok, max_err, error = run_case(gemm, take_error, dtype, batch, m, n, k, ta,
                                       tb, with_bias, activation, offset,
                                       result_dtype)
         result = "" if result_dtype is None else f"->{NAMES[result_dtype]}"
@@ -193,18 +183,18 @@ def main():
 
     # Errors are reported, and the next GEMM works once taken.
     gemm(7, 7, 1, 8, 8, 8, None, 0, None, 0, None, 0, None, stream_handle())
-    error = take_error(take)
+    error = take_error()
     report(results, error is not None and "dtype" in error, "bad dtype",
            f"error: {error}")
     c = torch.zeros(8, 8, device="cuda")
     gemm(2, 1, 1, 8, 8, 8, None, 0, None, 0, None, 0, c.data_ptr(),
          stream_handle())
-    error = take_error(take)
+    error = take_error()
     report(results, error is not None and "result dtype" in error,
            "bad result dtype", f"error: {error}")
     gemm(0, 0, 1, 8, 8, 0, None, 0, None, 0, c.data_ptr(), 0, c.data_ptr(),
          stream_handle())
-    error = take_error(take)
+    error = take_error()
     report(results, error is not None and "k = 0" in error, "k = 0 with bias",
            f"error: {error}")
     case(0, 1, 37, 45, 29, 0, 0, True, 2)
