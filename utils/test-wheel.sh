@@ -54,9 +54,7 @@ compiled = kiln.compile(model, [torch.randn(8, 16)])
 x = torch.randn(8, 16)
 with torch.no_grad():
     torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
-backends = entry_points().get("torch_dynamo_backends", []) \
-    if not hasattr(entry_points(), "select") \
-    else entry_points().select(group="torch_dynamo_backends")
+backends = entry_points(group="torch_dynamo_backends")
 assert any(e.name == "kiln" and e.value == "kiln.backend:kiln_backend" for e in backends)
 print(f"test-wheel: kiln {kiln.__version__} compiled and ran with {tool}")
 PY

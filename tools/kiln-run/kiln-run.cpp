@@ -146,7 +146,7 @@ parseSignature(StringRef text) {
     if (list.consume_front("("))
       list.consume_back(")");
     std::vector<TensorType> types;
-    // Commas inside <...> belong to no list entry (none occur today).
+    // Only commas outside <...> separate entries.
     int depth = 0;
     size_t start = 0;
     for (size_t i = 0; i <= list.size(); ++i) {
