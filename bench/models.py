@@ -317,7 +317,7 @@ def peak_memory(fn, device):
     return torch.cuda.max_memory_allocated() / 2**20
 
 
-def profile_kernels(fn, device, top=12):
+def profile_kernels(fn, device, top=24):
     """The `top` kernels by total time over one call of `fn`, as text."""
     from torch.profiler import ProfilerActivity, profile
     activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if device == "cuda" else [])

@@ -50,6 +50,41 @@ fx.graph @one_dimension(%x: tensor<2x32x20xf32>, %w: tensor<8x32x3xf32>) -> tens
 
 // -----
 
+// A 16-bit stem over 3 channels reads them padded to 8 with zeros (the
+// library's tensor-core kernels take multiples of 8), input and filters.
+// CHECK-LABEL: fx.graph @few_channels
+// CHECK-DAG: %[[ZERO:.+]] = arith.constant 0.000000e+00 : bf16
+// CHECK-DAG: %[[C3:.+]] = arith.constant 3 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK: %[[X:.+]] = loop.pointwise(%{{.+}}) : tensor<?x16x16x8xbf16> {
+// CHECK: ^bb0(%[[I0:.+]]: index, %[[I1:.+]]: index, %[[I2:.+]]: index, %[[I3:.+]]: index):
+// CHECK: %[[IN:.+]] = arith.cmpi ult, %[[I3]], %[[C3]] : index
+// CHECK: %[[C:.+]] = arith.minui %[[I3]], %[[C2]] : index
+// CHECK: %[[V:.+]] = loop.load %arg0[%[[I0]], %[[C]], %[[I1]], %[[I2]]] : tensor<?x3x16x16xbf16>
+// CHECK: arith.select %[[IN]], %[[V]], %[[ZERO]] : bf16
+// CHECK: %[[W:.+]] = loop.pointwise : tensor<8x7x7x8xbf16> {
+// CHECK: arith.select
+// CHECK: loop.convolution(%{{.+}}) %[[X]], %[[W]] {channels_last, {{.+}}} : tensor<?x16x16x8xbf16>, tensor<8x7x7x8xbf16> -> tensor<?x8x8x8xbf16>
+fx.graph @few_channels(%x: tensor<?x3x16x16xbf16>, %w: tensor<8x3x7x7xbf16>) -> tensor<?x8x8x8xbf16> {
+  %0 = fx.convolution %x, %w {stride = array<i64: 2, 2>, padding = array<i64: 3, 3>, dilation = array<i64: 1, 1>, transposed = false, output_padding = array<i64: 0, 0>, groups = 1} : (tensor<?x3x16x16xbf16>, tensor<8x3x7x7xbf16>) -> tensor<?x8x8x8xbf16>
+  fx.output %0 : tensor<?x8x8x8xbf16>
+}
+
+// -----
+
+// f32 sums take no tensor cores (no TF32), and grouped channels would
+// need padding per group: neither is padded.
+// CHECK-LABEL: fx.graph @do_not_pad_f32_or_groups
+// CHECK: loop.convolution %{{.+}}, %{{.+}} {channels_last, {{.+}}} : tensor<1x8x8x3xf32>, tensor<4x3x3x3xf32> -> tensor<1x6x6x4xf32>
+// CHECK: loop.convolution %{{.+}}, %{{.+}} {channels_last, {{.+}}groups = 2{{.+}}} : tensor<1x8x8x6xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x6x6x4xbf16>
+fx.graph @do_not_pad_f32_or_groups(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %y: tensor<1x6x8x8xbf16>, %v: tensor<4x3x3x3xbf16>) -> (tensor<1x4x6x6xf32>, tensor<1x4x6x6xbf16>) {
+  %0 = loop.convolution %x, %w {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32> -> tensor<1x4x6x6xf32>
+  %1 = loop.convolution %y, %v {stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 2} : tensor<1x6x8x8xbf16>, tensor<4x3x3x3xbf16> -> tensor<1x4x6x6xbf16>
+  fx.output %0, %1 : tensor<1x4x6x6xf32>, tensor<1x4x6x6xbf16>
+}
+
+// -----
+
 // Depthwise filters go to the library too (its kernels beat window sums);
 // 3-d convolutions and f64 ones still become patches and a product: the
 // library has neither.

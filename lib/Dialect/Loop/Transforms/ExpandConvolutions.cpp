@@ -28,6 +28,10 @@ using namespace mlir::kiln::loop;
 
 namespace {
 
+/// The channel counts of 16-bit operands that a library's tensor-core
+/// convolutions take are multiples of this.
+constexpr int64_t kLibraryChannelMultiple = 8;
+
 /// Whether a convolution library computes `op`: 1-d or 2-d, of f32, f16 or
 /// bf16.
 static bool isLibraryConvolution(loop::ConvolutionOp op) {
@@ -46,15 +50,29 @@ static RankedTensorType permuteType(RankedTensorType type,
   return RankedTensorType::get(shape, element);
 }
 
+/// The channels a library convolution of `op` reads: for 16-bit operands
+/// of one group, the channels rounded up to a multiple of 8, which the
+/// library's tensor-core kernels need (a 3-channel stem otherwise runs in a
+/// generic kernel: ResNet-50's 7x7 stem took twice as long on an H100).
+static int64_t getLibraryChannels(loop::ConvolutionOp op) {
+  auto inputType = cast<RankedTensorType>(op.getInput().getType());
+  int64_t channels = inputType.getDimSize(1);
+  if (op.getGroups() != 1 || inputType.getElementType().isF32())
+    return channels;
+  return llvm::alignTo(channels, kLibraryChannelMultiple);
+}
+
 /// Rewrites `op` into the channels-last convolution a library computes:
 ///
-///   input'[n, x..., c]  = input[n, c, x...]
-///   weight'[f, k..., c] = weight[f, c, k...]
+///   input'[n, x..., c]  = input[n, c, x...]   (0 for c >= C)
+///   weight'[f, k..., c] = weight[f, c, k...]  (0 for c >= C)
 ///   sums[n, o..., f]    = loop.convolution {channels_last} input', weight'
 ///   result[n, f, o...]  = sums[n, o..., f], converted to the result's dtype
 ///
-/// The sums are in the operands' dtype: a library rounds each sum once. The
-/// channels are static, so the dynamic sizes keep their order.
+/// where c < C' (getLibraryChannels) and the C channels past C are zeros
+/// that add nothing to the sums. The sums are in the operands' dtype: a
+/// library rounds each sum once. The channels are static, so the dynamic
+/// sizes keep their order.
 static Value buildLibraryConvolution(PatternRewriter &rewriter,
                                      loop::ConvolutionOp op) {
   Location loc = op.getLoc();
@@ -63,6 +81,8 @@ static Value buildLibraryConvolution(PatternRewriter &rewriter,
   RankedTensorType resultType = op.getResultType();
   Type element = inputType.getElementType();
   int64_t rank = resultType.getRank();
+  int64_t channels = inputType.getDimSize(1);
+  int64_t libraryChannels = getLibraryChannels(op);
   // Dimension i of a channels-last tensor is dimension toLast[i] of the
   // original; dimension i of the original is dimension toFirst[i] of it.
   SmallVector<int64_t> toLast = {0}, toFirst = {0, rank - 1};
@@ -85,12 +105,33 @@ static Value buildLibraryConvolution(PatternRewriter &rewriter,
       return permute(ivs, order);
     };
   };
-  Value input = buildIndexMapNode(rewriter, loc, op.getInput(),
-                                  permuteType(inputType, toLast, element),
-                                  inputSizes, readPermuted(toFirst));
-  Value weight = buildIndexMapNode(rewriter, loc, op.getWeight(),
-                                   permuteType(weightType, toLast, element), {},
-                                   readPermuted(toFirst));
+  // Channels-last copies of the operands, padded with zero channels.
+  auto channelsLast = [&](Value source, RankedTensorType type,
+                          ValueRange sizes) -> Value {
+    RankedTensorType lastType = permuteType(type, toLast, element);
+    if (libraryChannels == channels)
+      return buildIndexMapNode(rewriter, loc, source, lastType, sizes,
+                               readPermuted(toFirst));
+    SmallVector<int64_t> shape(lastType.getShape());
+    shape.back() = libraryChannels;
+    return buildGeneratorNode(
+        rewriter, loc, RankedTensorType::get(shape, element), sizes,
+        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+          // Past the channels, a read of the last one, not used.
+          SmallVector<Value> indices = permute(ivs, toFirst);
+          Value inRange = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, indices[1],
+              arith::ConstantIndexOp::create(b, loc, channels));
+          indices[1] = arith::MinUIOp::create(
+              b, loc, indices[1],
+              arith::ConstantIndexOp::create(b, loc, channels - 1));
+          Value read = loop::LoadOp::create(b, loc, source, indices);
+          return arith::SelectOp::create(b, loc, inRange, read,
+                                         makeFloat(b, loc, element, 0.0));
+        });
+  };
+  Value input = channelsLast(op.getInput(), inputType, inputSizes);
+  Value weight = channelsLast(op.getWeight(), weightType, {});
   auto sums = loop::ConvolutionOp::create(
       rewriter, loc, permuteType(resultType, toLast, element), input, weight,
       op.getDynamicSizes(), op.getStrideAttr(), op.getPaddingAttr(),
