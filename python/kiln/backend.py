@@ -20,7 +20,7 @@ as the compiled module's ``kiln_report``. With ``options={"fallback":
 "error"}`` any fallback raises instead.
 
 Options (``torch.compile(model, backend="kiln", options={...})``) are
-BackendOptions' fields, listed with their defaults in docs/TorchCompile.md.
+kiln.options.Options, listed with their defaults in docs/TorchCompile.md.
 
 Shapes: a static size is part of a region's type; a symbolic one (Dynamo's
 ``dynamic=True``, ``mark_dynamic``, or its automatic dynamic shapes after a
@@ -41,7 +41,6 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
                     Set, Tuple)
 
@@ -54,8 +53,8 @@ from torch.fx.passes.tools_common import legalize_graph
 from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
 
 from kiln.attention import fuse_explicit_attention
-from kiln.compiler import check_pipeline_options, compile_graph_text, pipeline_pass_options
-from kiln.cudagraphs import (DEFAULT_LIMIT, CudaGraphState, graph_mode_options,
+from kiln.compiler import compile_graph_text, pipeline_pass_options
+from kiln.cudagraphs import (CudaGraphState, graph_mode_options,
                              output_stack_traces, record_graphs, recording_problem)
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
@@ -65,11 +64,12 @@ from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError,
                            fake_mode_of, graph_device, import_graph, keeping_resampling_whole,
                            running_in, source_location)
 from kiln.numerics import NumericsError, RegionCheck
+from kiln.options import Options
 from kiln.products import merge_shared_operand_products
 from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
 from kiln.runtime import Artifact
 
-__all__ = ["BackendOptions", "FallbackError", "GraphReport", "NumericsError", "REPORTS",
+__all__ = ["FallbackError", "GraphReport", "NumericsError", "REPORTS",
            "compile_aten_graph", "kiln_backend", "register"]
 
 
@@ -107,96 +107,12 @@ _BACKEND_DECOMPOSITIONS = {
     if not str(op).startswith(("aten.lift_fresh.", "aten.lift."))}
 
 
-# Ops that run in PyTorch's vendor-library kernels by default (library_ops):
-# cuDNN's and oneDNN's convolutions, and CUDA's fused attention, which keeps
-# the scores on chip where Kiln's lowering materializes them. Kiln lowers the
-# convolutions and the memory-efficient kernel's forward; cuDNN's and flash
-# attention and the gradients of all three it does not (they are not fx
-# ops), but a compiler calls such kernels by choice, as Inductor does. On
-# CUDA, attention written out (products around a softmax) becomes
-# scaled_dot_product_attention while that op is a library op
-# (kiln.attention).
-DEFAULT_LIBRARY_OPS = (
-    "aten.convolution.default", "aten.convolution_backward.default",
-    "aten._scaled_dot_product_efficient_attention.default",
-    "aten._scaled_dot_product_efficient_attention_backward.default",
-    "aten._scaled_dot_product_cudnn_attention.default",
-    "aten._scaled_dot_product_cudnn_attention_backward.default",
-    "aten._scaled_dot_product_flash_attention.default",
-    "aten._scaled_dot_product_flash_attention_backward.default",
-    "aten.scaled_dot_product_attention.default")
 
 
 class FallbackError(RuntimeError):
     """Raised with ``fallback="error"`` when a node would run in PyTorch."""
 
 
-@dataclass(frozen=True)
-class BackendOptions:
-    """How compile_aten_graph and kiln_backend compile: each field is an option,
-    documented with its default in docs/TorchCompile.md."""
-
-    fallback: str = "eager"
-    pipeline_options: Optional[Mapping[str, Any]] = None
-    cache_dir: Optional[Path] = None
-    library_ops: Sequence[str] = DEFAULT_LIBRARY_OPS
-    channels_last: Optional[bool] = None
-    check_numerics: Any = False
-    check_tolerance: Optional[float] = None
-    check_granularity: str = "regions"
-    cuda_graphs: bool = False
-    cuda_graph_limit: int = DEFAULT_LIMIT
-    clone_outputs: bool = False
-    merge_products: bool = True
-    direct_convolutions: bool = False
-    cudnn_in_regions: bool = False
-
-    @staticmethod
-    def parse(options: Optional[Mapping[str, Any]]) -> "BackendOptions":
-        """Options from torch.compile's ``options`` dict; unknown keys and
-        values are errors, not silently ignored."""
-        options = dict(options or {})
-        known = {"fallback", "pipeline_options", "cache_dir", "library_ops", "channels_last",
-                 "check_numerics", "check_tolerance", "check_granularity", "cuda_graphs",
-                 "cuda_graph_limit", "clone_outputs", "merge_products",
-                 "direct_convolutions", "cudnn_in_regions"}
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise ValueError(f"unknown Kiln backend options {unknown}; "
-                             f"known: {sorted(known)}")
-        parsed = BackendOptions(**options)
-        if parsed.fallback not in ("eager", "error"):
-            raise ValueError(f"Kiln backend option fallback={parsed.fallback!r}: "
-                             "expected 'eager' or 'error'")
-        if parsed.channels_last not in (None, True, False):
-            raise ValueError("Kiln backend option channels_last: expected None, True or "
-                             f"False, not {parsed.channels_last!r}")
-        if parsed.check_numerics not in (False, "warn", "error"):
-            raise ValueError(f"Kiln backend option check_numerics={parsed.check_numerics!r}: "
-                             "expected False, 'warn' or 'error'")
-        if parsed.check_granularity not in ("regions", "ops"):
-            raise ValueError("Kiln backend option check_granularity="
-                             f"{parsed.check_granularity!r}: expected 'regions' or 'ops'")
-        tolerance = parsed.check_tolerance
-        if tolerance is not None and (isinstance(tolerance, bool) or
-                                      not isinstance(tolerance, (int, float)) or
-                                      not tolerance >= 0):
-            raise ValueError(f"Kiln backend option check_tolerance={tolerance!r}: "
-                             "expected None or a number of at least 0")
-        for flag in ("cuda_graphs", "clone_outputs", "merge_products", "direct_convolutions",
-                     "cudnn_in_regions"):
-            if getattr(parsed, flag) not in (True, False):
-                raise ValueError(f"Kiln backend option {flag}: expected True or False, not "
-                                 f"{getattr(parsed, flag)!r}")
-        limit = parsed.cuda_graph_limit
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-            raise ValueError(f"Kiln backend option cuda_graph_limit={limit!r}: expected an "
-                             "integer of at least 1")
-        if isinstance(parsed.library_ops, str) or not all(
-                isinstance(op, str) for op in parsed.library_ops):
-            raise ValueError("Kiln backend option library_ops: expected a list of ATen "
-                             f"op names, not {parsed.library_ops!r}")
-        return parsed
 
 
 @dataclass
@@ -209,7 +125,7 @@ class GraphReport:
     # (op, reason) -> how many nodes ran in PyTorch for it.
     fallbacks: Dict[Tuple[str, str], int] = field(default_factory=dict)
     # op -> how many nodes called PyTorch's library kernel by choice
-    # (BackendOptions.library_ops), not counted as fallbacks.
+    # (Options.library_ops), not counted as fallbacks.
     library_calls: Dict[str, int] = field(default_factory=dict)
     # With the cuda_graphs option: why the graph cannot run as CUDA graphs
     # (None if it can), and what the backend did ("recorded ..." or "not
@@ -217,7 +133,7 @@ class GraphReport:
     cuda_graph_problem: Optional[str] = None
     cuda_graphs: Optional[str] = None
     # Matrix products merged into others that read the same operand
-    # (BackendOptions.merge_products).
+    # (Options.merge_products).
     merged_products: int = 0
 
     def summary(self) -> str:
@@ -777,7 +693,7 @@ def _drop_size_inputs(sub_gm: torch.fx.GraphModule, inputs: Sequence[torch.fx.No
 
 
 def _compile_region(region: _ImportedRegion, device: str,
-                    options: BackendOptions) -> _Region:
+                    options: Options) -> _Region:
     """Compiles an imported region (in a subprocess: threads may run several
     at once); _RegionFailure blames the nodes its diagnostics point at."""
     try:
@@ -887,7 +803,7 @@ def _one_op_regions(regions: List[List[torch.fx.Node]]) -> List[List[torch.fx.No
 
 
 def _region_check(region: _Region, name: str,
-                  options: BackendOptions) -> Optional[RegionCheck]:
+                  options: Options) -> Optional[RegionCheck]:
     """What compares the region with PyTorch under check_numerics."""
     if not options.check_numerics:
         return None
@@ -976,7 +892,7 @@ def _propose_regions(gm: torch.fx.GraphModule, supported) -> List[List[torch.fx.
 
 def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
                        name: str = "graph",
-                       options: Optional[BackendOptions] = None) -> torch.fx.GraphModule:
+                       options: Optional[Options] = None) -> torch.fx.GraphModule:
     """Partitions an ATen-level graph (AOTAutograd's, or make_fx's with
     kiln.importer.DECOMPOSITIONS) into regions that Kiln compiles and nodes
     that run in PyTorch; returns the graph module that runs both, called like
@@ -984,12 +900,12 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     The returned module's ``kiln_report`` (a GraphReport) says what ran where.
     Modifies `gm`.
     """
-    options = options or BackendOptions()
+    options = options or Options()
     canonicalize(gm)
     eliminate_dead_code(gm)
     device = graph_device(example_inputs)
     if device in ("cpu", "cuda"):
-        check_pipeline_options(device, options.pipeline_options)
+        options.check_pipeline(device)
     seed = _seed_random_ops(gm, device)
     gm.recompile()
     values = _record_values(gm, list(example_inputs))
@@ -1138,7 +1054,7 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
     from functorch.compile import make_boxed_func
     from torch._dynamo.backends.common import aot_autograd
 
-    parsed = BackendOptions.parse({**graph_mode_options(mode), **(options or {})})
+    parsed = Options.parse({**graph_mode_options(mode), **(options or {})})
     counter = collections.Counter()
     graphs = CudaGraphState()
 

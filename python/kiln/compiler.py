@@ -21,7 +21,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence,
+                    Tuple, Union)
 
 import kiln
 from kiln.cache import open_cache, private_cache_dir
@@ -30,6 +31,9 @@ from kiln.guards import GraphGuards
 from kiln.logs import log
 from kiln.runtime import Artifact
 from kiln.tools import find_tool
+
+if TYPE_CHECKING:  # kiln.options imports this module.
+    from kiln.options import Options
 
 
 def default_cache_dir() -> Path:
@@ -390,8 +394,11 @@ def compile(
     call) and loaded. The parameters, buffers and tensor constants that `fn`
     reads become inputs of the graph after the function's own, which the
     result passes at every call (see kiln.importer.lift_constants).
-    `options` are the target pipeline's options, e.g.
-    ``{"openmp": False}`` on the CPU or ``{"block-size": 128}`` on the GPU.
+    `options` are Kiln's options, as the torch.compile backend takes them
+    (kiln.options): here the target pipeline's options, e.g.
+    ``{"openmp": False}`` on the CPU or ``{"block-size": 128}`` on the GPU
+    (or the same under ``"pipeline_options"``), and ``cache_dir``; the
+    backend's others are errors. They are checked before any capture.
     With `dynamic` (True: every input dimension of size 2 or more; or
     ``{flat input index: [dims]}``), those dimensions are compiled as dynamic
     sizes; see kiln.importer.import_function for what graphs allow it.
@@ -422,7 +429,9 @@ def compile(
     import torch
 
     from kiln.importer import graph_device, import_function
+    from kiln.options import Options
 
+    parsed = Options.parse(options).for_kiln_compile(cache_dir)
     if capture not in ("make_fx", "export"):
         raise ValueError(f"capture must be 'make_fx' or 'export', not {capture!r}")
     exported = getattr(torch, "export", None)
@@ -436,8 +445,7 @@ def compile(
             raise NotImplementedError("freeze=True applies to functions and modules that "
                                       "kiln.compile captures with make_fx, not to exported "
                                       "programs")
-        return _compile_exported(fn, device=device, options=options, cache_dir=cache_dir,
-                                 extra_args=extra_args)
+        return _compile_exported(fn, device=device, options=parsed, extra_args=extra_args)
     tensors = [t for t in example_inputs if isinstance(t, torch.Tensor)]
     # A zero-dim CPU tensor is a scalar that PyTorch lets other devices' ops
     # read: it does not choose the device (graph_device).
@@ -445,7 +453,7 @@ def compile(
     target = torch.device(device).type if device else inputs_device
     if target not in ("cpu", "cuda"):
         raise NotImplementedError(f"Kiln compiles for 'cpu' and 'cuda', not '{target}'")
-    check_pipeline_options(target, options)
+    parsed.check_pipeline(target)
     scalar_device = target if target != "cpu" and any(map(_is_cpu_scalar, tensors)) else None
     if scalar_device:
         example_inputs = _scalars_to(example_inputs, scalar_device)
@@ -453,8 +461,8 @@ def compile(
     imported = import_function(fn, example_inputs, dynamic=dynamic, device=target,
                                freeze=freeze)
     text = imported.text
-    path = compile_graph_text(text, target=target, options=options, cache_dir=cache_dir,
-                              extra_args=extra_args)
+    path = compile_graph_text(text, target=target, options=parsed.pipeline_options,
+                              cache_dir=parsed.cache_dir, extra_args=extra_args)
     artifact = Artifact(path, guards=GraphGuards.parse(text))
     return CompiledFunction(artifact, text, _output_spec(imported.gm), imported.constants,
                             imported.seed_device, _none_results(imported.gm),
@@ -503,9 +511,7 @@ def _export(fn: Callable, example_inputs: Sequence[Any],
     return torch.export.export(module, tuple(example_inputs), dynamic_shapes=shapes)
 
 
-def _compile_exported(program: Any, *, device: Optional[str],
-                      options: Optional[Dict[str, Any]],
-                      cache_dir: Optional[Path],
+def _compile_exported(program: Any, *, device: Optional[str], options: "Options",
                       extra_args: Sequence[str] = ()) -> CompiledFunction:
     """kiln.compile of a torch.export ExportedProgram: its own example
     values give the types, its dynamic_shapes the size symbols."""
@@ -516,9 +522,10 @@ def _compile_exported(program: Any, *, device: Optional[str],
     placeholders = [n for n in program.graph_module.graph.nodes if n.op == "placeholder"]
     target = (torch.device(device).type if device
               else graph_device([n.meta.get("val") for n in placeholders]))
+    options.check_pipeline(target)
     imported = import_exported(program, device=target)
-    path = compile_graph_text(imported.text, target=target, options=options,
-                              cache_dir=cache_dir, extra_args=extra_args)
+    path = compile_graph_text(imported.text, target=target, options=options.pipeline_options,
+                              cache_dir=options.cache_dir, extra_args=extra_args)
     artifact = Artifact(path, guards=GraphGuards.parse(imported.text))
     return CompiledFunction(artifact, imported.text,
                             imported.output_spec or _output_spec(imported.gm),

@@ -37,13 +37,9 @@ import torch.utils._pytree as pytree
 from kiln.logs import log
 from kiln.rng import aten_target
 
-__all__ = ["CudaGraphState", "DEFAULT_LIMIT", "graph_mode_options", "output_stack_traces",
+__all__ = ["CudaGraphState", "graph_mode_options", "output_stack_traces",
            "record_graphs", "recording_problem"]
 
-
-# Sets of symbolic sizes a graph records before the rest run without graphs:
-# every set keeps its own graph and buffers in the pool.
-DEFAULT_LIMIT = 8
 
 aten = torch.ops.aten
 

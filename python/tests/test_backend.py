@@ -10,10 +10,10 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from kiln.backend import (BackendOptions, FallbackError, KilnRegion,  # noqa: E402
-                          compile_aten_graph)
+from kiln.backend import FallbackError, KilnRegion, compile_aten_graph  # noqa: E402
 from kiln.importer import capture  # noqa: E402
 from kiln.numerics import NumericsError, compare  # noqa: E402
+from kiln.options import Options  # noqa: E402
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no GPU on this machine"))]
@@ -31,7 +31,7 @@ def regions(gm):
 
 def partitioned(fn, inputs, tmp_path, **options):
     gm = capture(fn, inputs)
-    return compile_aten_graph(gm, inputs, options=BackendOptions(cache_dir=tmp_path, **options))
+    return compile_aten_graph(gm, inputs, options=Options(cache_dir=tmp_path, **options))
 
 
 # Fourier transforms along more than 2^23 elements, of a length other than a
@@ -233,10 +233,10 @@ def test_cudnn_in_regions_compiles_convolutions_into_the_region(device, dtype, t
 
 
 def test_cudnn_in_regions_is_a_flag():
-    assert not BackendOptions.parse({}).cudnn_in_regions
-    assert BackendOptions.parse({"cudnn_in_regions": True}).cudnn_in_regions
+    assert not Options.parse({}).cudnn_in_regions
+    assert Options.parse({"cudnn_in_regions": True}).cudnn_in_regions
     with pytest.raises(ValueError, match="cudnn_in_regions: expected True or False"):
-        BackendOptions.parse({"cudnn_in_regions": "yes"})
+        Options.parse({"cudnn_in_regions": "yes"})
 
 
 @pytest.mark.skipif(not torch.cuda.is_available() or
@@ -402,14 +402,26 @@ def test_second_compile_reuses_the_cached_artifacts(tmp_path):
 
 
 def test_options_are_checked():
-    with pytest.raises(ValueError, match=r"unknown Kiln backend options \['fallbak'\]"):
-        BackendOptions.parse({"fallbak": "error"})
+    """Kiln's own options are checked as they are parsed; other keys are the
+    pipeline's, checked against the target's pipeline, which names its
+    closest option, or Kiln's closest."""
+    with pytest.raises(ValueError, match=r"is 'fallbak' the Kiln option 'fallback'\?"):
+        Options.parse({"fallbak": "error"}).check_pipeline("cpu")
+    with pytest.raises(ValueError, match="did you mean 'vector-bytes'") as error:
+        Options.parse({"vectr-bytes": 16}).check_pipeline("cpu")
+    assert "Kiln option" not in str(error.value)
+    assert Options.parse({"openmp": False, "pipeline_options": {"inline": True}}) \
+        .pipeline_options == {"openmp": False, "inline": True}
+    with pytest.raises(ValueError, match=r"\['openmp'\] given twice"):
+        Options.parse({"openmp": False, "pipeline_options": {"openmp": True}})
+    with pytest.raises(ValueError, match="pipeline_options: expected a dict"):
+        Options.parse({"pipeline_options": "openmp=false"})
     with pytest.raises(ValueError, match="expected 'eager' or 'error'"):
-        BackendOptions.parse({"fallback": "never"})
-    assert BackendOptions.parse({"pipeline_options": {"openmp": False}}).pipeline_options == \
+        Options.parse({"fallback": "never"})
+    assert Options.parse({"pipeline_options": {"openmp": False}}).pipeline_options == \
         {"openmp": False}
     with pytest.raises(ValueError, match="library_ops: expected a list of ATen op names"):
-        BackendOptions.parse({"library_ops": "aten.convolution.default"})
+        Options.parse({"library_ops": "aten.convolution.default"})
 
 
 def test_misspelt_pipeline_options_fail_before_compiling(tmp_path):
@@ -441,14 +453,14 @@ def test_region_compiles_are_logged_at_info(tmp_path, caplog):
 
 
 def test_options_check_numerics():
-    assert BackendOptions.parse({"check_numerics": "warn"}).check_numerics == "warn"
+    assert Options.parse({"check_numerics": "warn"}).check_numerics == "warn"
     with pytest.raises(ValueError, match="check_numerics=True: expected False, 'warn' or "
                                          "'error'"):
-        BackendOptions.parse({"check_numerics": True})
-    assert BackendOptions.parse({"check_tolerance": 0.1}).check_tolerance == 0.1
+        Options.parse({"check_numerics": True})
+    assert Options.parse({"check_tolerance": 0.1}).check_tolerance == 0.1
     for bad in (-1.0, "0.1", float("nan")):
         with pytest.raises(ValueError, match="check_tolerance=.*: expected None or a number"):
-            BackendOptions.parse({"check_tolerance": bad})
+            Options.parse({"check_tolerance": bad})
 
 
 def miscompiled(region, wrong_output):
@@ -517,7 +529,7 @@ def test_check_numerics_per_op(tmp_path):
     with pytest.raises(NumericsError, match=r"output 0 'relu' \(aten.relu.default"):
         per_op(x)
     with pytest.raises(ValueError, match="check_granularity='op': expected 'regions' or 'ops'"):
-        BackendOptions.parse({"check_granularity": "op"})
+        Options.parse({"check_granularity": "op"})
 
 
 def test_check_numerics_sees_inputs_change(tmp_path):

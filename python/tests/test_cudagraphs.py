@@ -10,7 +10,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from kiln.backend import BackendOptions, compile_aten_graph  # noqa: E402
+from kiln.backend import compile_aten_graph  # noqa: E402
+from kiln.options import Options  # noqa: E402
 from kiln.cudagraphs import graph_mode_options, recording_problem  # noqa: E402
 from kiln.importer import capture  # noqa: E402
 from kiln.runtime import Artifact  # noqa: E402
@@ -22,14 +23,14 @@ needs_graphs = pytest.mark.skipif(
 
 
 def test_options_are_checked():
-    parsed = BackendOptions.parse({"cuda_graphs": True, "cuda_graph_limit": 3,
+    parsed = Options.parse({"cuda_graphs": True, "cuda_graph_limit": 3,
                                    "clone_outputs": True})
     assert parsed.cuda_graphs and parsed.cuda_graph_limit == 3 and parsed.clone_outputs
-    assert not BackendOptions.parse(None).cuda_graphs
+    assert not Options.parse(None).cuda_graphs
     for bad in ({"cuda_graphs": "yes"}, {"clone_outputs": 1.5}, {"cuda_graph_limit": 0},
                 {"cuda_graph_limit": True}, {"cuda_graph_limit": 2.0}):
         with pytest.raises(ValueError, match=next(iter(bad))):
-            BackendOptions.parse(bad)
+            Options.parse(bad)
 
 
 def test_torch_compile_modes_map_to_cuda_graphs():
@@ -81,7 +82,7 @@ def test_cpu_graphs_report_that_they_run_without_cuda_graphs(tmp_path):
         return torch.relu(x) * 3
 
     x = torch.randn(16, 16)
-    gm = compile_aten_graph(capture(scale, [x]), [x], options=BackendOptions(
+    gm = compile_aten_graph(capture(scale, [x]), [x], options=Options(
         cache_dir=tmp_path, cuda_graphs=True))
     assert gm.kiln_report.cuda_graph_problem == "the graph runs on the cpu"
     out = gm(x)

@@ -73,6 +73,30 @@ def test_misspelt_pipeline_options_fail_before_capture():
         kiln.compile(never_captured, [torch.randn(3)], options={"block-size": 128})
 
 
+def test_kiln_compile_takes_the_backends_options():
+    """kiln.compile takes the backend's option dict: pipeline options at the
+    top level or under pipeline_options, and cache_dir; options of the
+    backend alone are errors, before any capture."""
+    def never_captured(x):
+        raise AssertionError("captured before the options were checked")
+
+    x = torch.randn(3)
+    with pytest.raises(ValueError, match=r"\['cuda_graphs', 'fallback'\] apply to "
+                                         "torch.compile's backend"):
+        kiln.compile(never_captured, [x], options={"cuda_graphs": True, "fallback": "error"})
+    with pytest.raises(ValueError, match="is 'cache_dirs' the Kiln option 'cache_dir'"):
+        kiln.compile(never_captured, [x], options={"cache_dirs": "/tmp"})
+    with pytest.raises(ValueError, match="cache_dir given twice"):
+        kiln.compile(never_captured, [x], cache_dir="/tmp/a", options={"cache_dir": "/tmp/b"})
+
+    def scale(x):
+        return torch.relu(x) * 2
+
+    for options in ({"openmp": False}, {"pipeline_options": {"openmp": False}}):
+        compiled = kiln.compile(scale, [x], options=options)
+        assert torch.equal(compiled(x), scale(x))
+
+
 def test_pass_options_are_the_compilers():
     """The backend reads pass options (the direct-convolution depth) from
     kiln-compile's pipeline, defaults and given values alike."""
