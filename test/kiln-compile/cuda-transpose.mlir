@@ -15,7 +15,7 @@
 // LAUNCHES: call ptr @mgpuModuleGetFunction(ptr %{{[0-9]+}}, ptr nonnull @kiln_transpose{{.*}}_name)
 // LAUNCHES-NEXT: call void @mgpuLaunchKernel(
 // LAUNCHES-NOT: call void @mgpuLaunchKernel
-// PTX: .shared .align 2 .b8 __wg_kiln_transpose_0[4224];
+// PTX: .shared .align 2 .b8 __wg_kiln_transpose_add_0[4224];
 // PTX: st.shared.b16
 // PTX: bar.sync
 // PTX: ld.shared.b16

@@ -63,6 +63,21 @@ static void exposeChecks(fx::GraphOp graph) {
   graph->setAttr(loop::kChecksAttrName, ArrayAttr::get(ctx, messages));
 }
 
+/// Names each fx op's location after the op (`loc("native_layer_norm"(...))`),
+/// so that the loop nodes it lowers to, and the kernels they become, carry
+/// the name: GPU kernels are named after it (`kiln_rows_native_layer_norm`)
+/// and profiles tell them apart. Diagnostics still point at the file.
+static void nameLocations(fx::GraphOp graph) {
+  graph.walk([](Operation *op) {
+    if (isa<fx::GraphOp, fx::OutputOp>(op) ||
+        !isa<fx::FXDialect>(op->getDialect()) || isa<NameLoc>(op->getLoc()))
+      return;
+    op->setLoc(NameLoc::get(
+        StringAttr::get(op->getContext(), op->getName().stripDialect()),
+        op->getLoc()));
+  });
+}
+
 namespace {
 
 struct ConvertFXToLoopPass
@@ -70,6 +85,7 @@ struct ConvertFXToLoopPass
   using Base::Base;
 
   void runOnOperation() override {
+    nameLocations(getOperation());
     FXToLoopOptions options;
     options.computeInF32 = computeInF32;
     options.welford = welford;

@@ -14,6 +14,9 @@
 using namespace mlir;
 using namespace mlir::kiln;
 
+/// The most characters of an op's name a kernel's name takes.
+static constexpr size_t kMaxKernelNameOpChars = 40;
+
 Value StreamOrder::current(OpBuilder &b, Location loc, ValueRange extraArgs) {
   Value stream = extraArgs.front();
   auto it = tokens.find(stream);
@@ -36,6 +39,26 @@ Value mlir::kiln::getProduct(OpBuilder &b, Location loc,
   return product;
 }
 
+/// `kiln_<kind>`, followed by the first name in `loc` (an fx op's) as an
+/// identifier.
+static std::string getKernelName(StringRef kind, Location loc) {
+  std::string name = ("kiln_" + kind).str();
+  StringRef opName;
+  loc->walk([&](Location nested) {
+    if (auto named = dyn_cast<NameLoc>(nested)) {
+      opName = named.getName().getValue();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (opName.empty())
+    return name;
+  name += '_';
+  for (char c : opName.take_front(kMaxKernelNameOpChars))
+    name += llvm::isAlnum(c) ? c : '_';
+  return name;
+}
+
 gpu::LaunchOp mlir::kiln::createLaunch(OpBuilder &b, Location loc,
                                        StringRef kind, Value blocks,
                                        Value threads, StreamOrder &order,
@@ -47,9 +70,10 @@ gpu::LaunchOp mlir::kiln::createLaunch(OpBuilder &b, Location loc,
       /*dynamicSharedMemorySize=*/nullptr,
       gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
   order.advance(extraArgs, launch.getAsyncToken());
-  // Outlining names the kernel after it: profiles then tell kernels apart.
+  // Outlining names the kernel after it and the op its node comes from
+  // (kiln-fx-to-loop names locations): profiles then tell kernels apart.
   launch.setFunctionAttr(
-      FlatSymbolRefAttr::get(b.getContext(), ("kiln_" + kind).str()));
+      FlatSymbolRefAttr::get(b.getContext(), getKernelName(kind, loc)));
   return launch;
 }
 

@@ -21,6 +21,23 @@ namespace mlir::kiln::loop {
 using namespace mlir;
 using namespace mlir::kiln::loop;
 
+/// Prints where a node comes from: the op's name, if its location has one
+/// (kiln-fx-to-loop names them), and its file position.
+static void printSource(raw_ostream &os, Location source) {
+  if (auto named = dyn_cast<NameLoc>(source)) {
+    os << named.getName().getValue();
+    if (isa<UnknownLoc>(named.getChildLoc()))
+      return;
+    os << " at ";
+    source = named.getChildLoc();
+  }
+  if (auto file = dyn_cast<FileLineColLoc>(source))
+    os << file.getFilename().getValue() << ":" << file.getLine() << ":"
+       << file.getColumn();
+  else
+    source.print(os);
+}
+
 static void printBytes(raw_ostream &os, std::optional<int64_t> bytes) {
   if (bytes)
     os << *bytes;
@@ -55,15 +72,9 @@ static void printReport(raw_ostream &os, Operation *graph,
     printBytes(os, kernel.bytesRead);
     os << ", writes ";
     printBytes(os, kernel.bytesWritten);
-    os << "\n    from";
-    for (Location source : kernel.sources) {
-      os << " ";
-      if (auto file = dyn_cast<FileLineColLoc>(source))
-        os << file.getFilename().getValue() << ":" << file.getLine() << ":"
-           << file.getColumn();
-      else
-        source.print(os);
-    }
+    os << "\n    from ";
+    llvm::interleaveComma(kernel.sources, os,
+                          [&](Location source) { printSource(os, source); });
     os << "\n";
   }
 }

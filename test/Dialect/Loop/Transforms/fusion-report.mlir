@@ -23,7 +23,7 @@ fx.graph @layer_norm_gelu(%x: tensor<16x256xbf16>, %r: tensor<16x256xbf16>, %w: 
 // softmax(x * 0.125) over the last dimension.
 // CHECK-LABEL: fusion report for @scaled_softmax: 1 kernel, 32768 bytes moved, ideal 32768 (1.00x)
 // CHECK-NEXT: kernel 0: loop.kernel, 3 nodes (2 reductions), reads 16384, writes 16384
-// CHECK-NEXT: from {{.*}}fusion-report.mlir:[[@LINE+2]]:8 {{.*}}fusion-report.mlir:[[@LINE+3]]:8{{$}}
+// CHECK-NEXT: from mul_scalar at {{.*}}fusion-report.mlir:[[@LINE+2]]:8, softmax at {{.*}}fusion-report.mlir:[[@LINE+3]]:8{{$}}
 fx.graph @scaled_softmax(%x: tensor<2x4x16x64xbf16>) -> tensor<2x4x16x64xbf16> {
   %s = fx.mul_scalar %x {other = 1.250000e-01 : f64} : (tensor<2x4x16x64xbf16>) -> tensor<2x4x16x64xbf16>
   %y = fx.softmax %s {dim = -1 : i64, half_to_float = false} : (tensor<2x4x16x64xbf16>) -> tensor<2x4x16x64xbf16>
