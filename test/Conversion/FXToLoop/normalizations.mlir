@@ -91,8 +91,12 @@ fx.graph @layer_norm(%x: tensor<?x4096xbf16>, %w: tensor<4096xbf16>, %b: tensor<
 // CHECK: arith.divf
 // CHECK: loop.pointwise : tensor<6xf32>
 // CHECK: loop.load %[[MEAN]]
+// The mean, a row value, is stored as the kernel computes it, [6, 1], into
+// the result's buffer.
 // FUSED-LABEL: fx.graph @var_mean
-// FUSED: loop.kernel rows(1) -> tensor<6xf32>, tensor<6xf32>
+// FUSED: %[[K:[0-9]+]]:2 = loop.kernel rows(1) -> tensor<6x1xf32>, tensor<6xf32>
+// FUSED: %[[MEAN:.+]] = tensor.collapse_shape %[[K]]#0 {{\[}}[0, 1]] : tensor<6x1xf32> into tensor<6xf32>
+// FUSED: fx.output %[[K]]#1, %[[MEAN]]
 fx.graph @var_mean(%x: tensor<6x50xf32>) -> (tensor<6xf32>, tensor<6xf32>) {
   %v, %m = fx.var_mean %x {dim = array<i64: 1>, correction = 0 : i64} : (tensor<6x50xf32>) -> (tensor<6xf32>, tensor<6xf32>)
   fx.output %v, %m : tensor<6xf32>, tensor<6xf32>

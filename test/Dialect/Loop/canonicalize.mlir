@@ -156,3 +156,76 @@ fx.graph @copies_that_stay(%x: tensor<4x8xf32>, %y: tensor<4x4xf32>) -> (tensor<
   }
   fx.output %1, %3, %4 : tensor<8x4xf32>, tensor<4x4xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// A copy into a graph's result that alone reads a node's tensor (a sum's
+// kept dimension, dropped through a view's index arithmetic, which folds
+// since the index is below the divisor) is a view: the sum is stored
+// straight into the result's buffer.
+// CHECK-LABEL: fx.graph @sum_returned_without_its_kept_dimension
+// CHECK: %[[SUM:.+]] = loop.reduce "sum" over [64] : tensor<1x8xbf16>
+// CHECK-NOT: loop.pointwise
+// CHECK: %[[VIEW:.+]] = tensor.collapse_shape %[[SUM]] {{\[}}[0, 1]] : tensor<1x8xbf16> into tensor<8xbf16>
+// CHECK: fx.output %[[VIEW]]
+fx.graph @sum_returned_without_its_kept_dimension(%x: tensor<64x8xbf16>) -> tensor<8xbf16> {
+  %c8 = arith.constant 8 : index
+  %0 = loop.reduce "sum" over [64] : tensor<1x8xbf16> {
+  ^bb0(%i0: index, %i1: index, %r0: index):
+    %1 = loop.load %x[%r0, %i1] : tensor<64x8xbf16>
+    %2 = arith.extf %1 : bf16 to f32
+    loop.yield %2 : f32
+  }
+  %3 = loop.pointwise : tensor<8xbf16> {
+  ^bb0(%i0: index):
+    %4 = arith.remui %i0, %c8 : index
+    %5 = arith.divui %i0, %c8 : index
+    %6 = loop.load %0[%5, %4] : tensor<1x8xbf16>
+    loop.yield %6 : bf16
+  }
+  fx.output %3 : tensor<8xbf16>
+}
+
+// -----
+
+// Index arithmetic stays where the divisor is below the index's extent, or
+// the extent is dynamic; a returned copy of a tensor that another node
+// reads keeps its buffer.
+// CHECK-LABEL: fx.graph @index_arithmetic_that_stays
+// CHECK: loop.pointwise : tensor<16xf32>
+// CHECK: arith.remui %{{.+}}, %c8
+// CHECK: arith.divui %{{.+}}, %c8
+// CHECK: loop.pointwise(%{{.+}}) : tensor<?xf32>
+// CHECK: arith.divui %{{.+}}, %c8
+// CHECK: loop.pointwise : tensor<8xf32>
+// CHECK: fx.output
+fx.graph @index_arithmetic_that_stays(%x: tensor<2x8xf32>, %d: tensor<?xf32>, %y: tensor<1x8xf32>) -> (tensor<16xf32>, tensor<?xf32>, tensor<8xf32>, tensor<1x8xf32>) {
+  %c8 = arith.constant 8 : index
+  %c0 = arith.constant 0 : index
+  %n = tensor.dim %d, %c0 : tensor<?xf32>
+  %0 = loop.pointwise : tensor<16xf32> {
+  ^bb0(%i: index):
+    %r = arith.remui %i, %c8 : index
+    %q = arith.divui %i, %c8 : index
+    %v = loop.load %x[%q, %r] : tensor<2x8xf32>
+    loop.yield %v : f32
+  }
+  %1 = loop.pointwise(%n) : tensor<?xf32> {
+  ^bb0(%i: index):
+    %q = arith.divui %i, %c8 : index
+    %v = loop.load %x[%q, %c0] : tensor<2x8xf32>
+    loop.yield %v : f32
+  }
+  %2 = loop.pointwise : tensor<1x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %y[%i, %j] : tensor<1x8xf32>
+    %s = arith.addf %v, %v : f32
+    loop.yield %s : f32
+  }
+  %3 = loop.pointwise : tensor<8xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %2[%c0, %i] : tensor<1x8xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0, %1, %3, %2 : tensor<16xf32>, tensor<?xf32>, tensor<8xf32>, tensor<1x8xf32>
+}

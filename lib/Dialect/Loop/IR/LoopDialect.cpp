@@ -9,6 +9,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
 using namespace mlir;
@@ -45,11 +46,12 @@ struct FoldDimOfNode : OpRewritePattern<tensor::DimOp> {
   }
 };
 
-/// A pointwise node that copies a tensor of the same static shape up to a
-/// permutation that keeps the order of the dimensions larger than 1 (a
-/// transpose that moves only size-1 dimensions: the channels-last copy of a
-/// 1x1 or depthwise filter, of a 1x1 image) reads the elements in memory
-/// order: it is a reshape, a view of its source, not a kernel.
+/// A pointwise node that copies a tensor of the same static shape up to
+/// size-1 dimensions and a permutation that keeps the order of the
+/// dimensions larger than 1 (a transpose that moves only size-1 dimensions:
+/// the channels-last copy of a 1x1 or depthwise filter, of a 1x1 image; a
+/// kept dimension of a sum dropped) reads the elements in memory order: it
+/// is a reshape, a view of its source, not a kernel.
 struct FoldReshapingCopy : OpRewritePattern<PointwiseOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -63,11 +65,14 @@ struct FoldReshapingCopy : OpRewritePattern<PointwiseOp> {
     RankedTensorType type = node.getResultType();
     RankedTensorType sourceType = load.getSource().getType();
     if (!type.hasStaticShape() || !sourceType.hasStaticShape() ||
-        sourceType.getElementType() != type.getElementType() ||
-        sourceType.getRank() != type.getRank())
+        sourceType.getElementType() != type.getElementType())
       return failure();
-    // A graph's result keeps a buffer of its own.
-    if (llvm::any_of(node->getUsers(), [](Operation *user) {
+    // A graph's result keeps a buffer of its own, unless it is the only
+    // reader of a node's tensor, which bufferization then stores straight
+    // into the result's buffer, seen through the inverse reshape.
+    auto producer = load.getSource().getDefiningOp<LoopNodeOpInterface>();
+    bool ownsSource = producer && load.getSource().hasOneUse();
+    if (!ownsSource && llvm::any_of(node->getUsers(), [](Operation *user) {
           return user->hasTrait<OpTrait::IsTerminator>();
         }))
       return failure();
@@ -77,6 +82,9 @@ struct FoldReshapingCopy : OpRewritePattern<PointwiseOp> {
     llvm::SmallBitVector seen(type.getRank());
     int64_t lastLarge = -1;
     for (auto [d, index] : llvm::enumerate(load.getIndices())) {
+      // A size-1 source dimension that no result dimension follows.
+      if (sourceType.getDimSize(d) == 1 && matchPattern(index, m_Zero()))
+        continue;
       auto arg = dyn_cast<BlockArgument>(index);
       if (!arg || arg.getOwner() != &body || seen.test(arg.getArgNumber()))
         return failure();
@@ -92,31 +100,88 @@ struct FoldReshapingCopy : OpRewritePattern<PointwiseOp> {
       lastLarge = dim;
       squeezed.push_back(size);
     }
+    // Result dimensions that no source dimension follows have size 1.
+    for (int64_t dim = 0; dim < type.getRank(); ++dim)
+      if (!seen.test(dim) && type.getDimSize(dim) != 1)
+        return failure();
     Value view = load.getSource();
     if (sourceType.getShape() == type.getShape()) {
       rewriter.replaceOp(node, view);
       return success();
     }
+    // Collapsed to the dimensions larger than 1, then expanded to the
+    // result's (either step may be nothing).
+    auto reassociate = [&](ArrayRef<int64_t> shape) {
+      return shape == ArrayRef<int64_t>(squeezed)
+                 ? std::nullopt
+                 : getReassociationIndicesForCollapse(shape, squeezed);
+    };
     std::optional<SmallVector<ReassociationIndices>> collapse =
-        getReassociationIndicesForCollapse(sourceType.getShape(), squeezed);
+        reassociate(sourceType.getShape());
     std::optional<SmallVector<ReassociationIndices>> expand =
-        getReassociationIndicesForCollapse(type.getShape(), squeezed);
-    if (!collapse || !expand)
+        reassociate(type.getShape());
+    if ((!collapse && sourceType.getShape() != ArrayRef<int64_t>(squeezed)) ||
+        (!expand && type.getShape() != ArrayRef<int64_t>(squeezed)))
       return failure();
     Location loc = node.getLoc();
-    if (sourceType.getShape() != ArrayRef<int64_t>(squeezed))
+    if (collapse)
       view = tensor::CollapseShapeOp::create(rewriter, loc, view, *collapse);
-    if (type.getShape() != ArrayRef<int64_t>(squeezed))
+    if (expand)
       view = tensor::ExpandShapeOp::create(rewriter, loc, type, view, *expand);
     rewriter.replaceOp(node, view);
     return success();
+  }
+};
+
+/// In a node's body, an induction variable of static extent E divided by a
+/// constant of at least E is 0, and its remainder by one is itself: what
+/// a view's index arithmetic leaves when it merges or splits size-1
+/// dimensions (a sum's kept dimension read through a reshape). Folded, the
+/// node is a plain copy that FoldReshapingCopy can see.
+template <typename NodeOp>
+struct FoldBoundedIndexArithmetic : OpRewritePattern<NodeOp> {
+  using OpRewritePattern<NodeOp>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(NodeOp node,
+                                PatternRewriter &rewriter) const override {
+    SmallVector<int64_t> space =
+        cast<LoopNodeOpInterface>(node.getOperation()).getIndexSpaceShape();
+    Block &body = node.getBody().front();
+    bool changed = false;
+    for (BlockArgument arg : body.getArguments()) {
+      int64_t extent = arg.getArgNumber() < space.size()
+                           ? space[arg.getArgNumber()]
+                           : ShapedType::kDynamic;
+      if (ShapedType::isDynamic(extent))
+        continue;
+      for (Operation *user : llvm::make_early_inc_range(arg.getUsers())) {
+        if (!isa<arith::DivUIOp, arith::RemUIOp>(user) ||
+            user->getOperand(0) != arg)
+          continue;
+        APInt divisor;
+        if (!matchPattern(user->getOperand(1), m_ConstantInt(&divisor)) ||
+            divisor.getSExtValue() < extent)
+          continue;
+        rewriter.setInsertionPointToStart(&body);
+        Value folded =
+            isa<arith::DivUIOp>(user)
+                ? arith::ConstantIndexOp::create(rewriter, user->getLoc(), 0)
+                      .getResult()
+                : Value(arg);
+        rewriter.replaceOp(user, folded);
+        changed = true;
+      }
+    }
+    return success(changed);
   }
 };
 } // namespace
 
 void LoopDialect::getCanonicalizationPatterns(
     RewritePatternSet &results) const {
-  results.add<FoldDimOfNode, FoldReshapingCopy>(getContext());
+  results.add<FoldDimOfNode, FoldReshapingCopy,
+              FoldBoundedIndexArithmetic<PointwiseOp>,
+              FoldBoundedIndexArithmetic<ReduceOp>>(getContext());
 }
 
 bool mlir::kiln::loop::isNode(Operation *op) {

@@ -12,14 +12,30 @@
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <set>
+
 using namespace mlir;
 using namespace mlir::kiln::loop;
 
-/// The number of loads in a node's body.
+/// The number of distinct reads in a region: loads of the same tensor at
+/// the same indices count once, as Inductor counts a buffer's reads (and as
+/// CSE leaves them). Inlined producers often bring the same read twice: a
+/// layer norm's normalized input reads the row's sum both for the mean and
+/// for the variance.
+static unsigned countLoads(Region &region) {
+  std::set<SmallVector<const void *, 4>> reads;
+  region.walk([&](LoadOp load) {
+    SmallVector<const void *, 4> key = {load.getSource().getAsOpaquePointer()};
+    for (Value index : load.getIndices())
+      key.push_back(index.getAsOpaquePointer());
+    reads.insert(std::move(key));
+  });
+  return reads.size();
+}
+
+/// The number of distinct reads in a node's body.
 static unsigned countLoads(PointwiseOp node) {
-  unsigned loads = 0;
-  node.getBody().walk([&](LoadOp) { ++loads; });
-  return loads;
+  return countLoads(node.getBody());
 }
 
 /// The number of operations in a region, not counting the yields.
@@ -271,8 +287,12 @@ void Inliner::inlineInto(Operation *consumer) {
     SmallVector<LoadOp> next;
     for (LoadOp load : candidates) {
       PointwiseOp producer = getProducer(load);
+      // Reads bound what recomputation brings: a producer that this load
+      // alone reads moves whole, and its tensor need not be written.
+      bool onlyReader = producer->hasOneUse() && !movedReaders.lookup(producer);
       if (!shouldInline(producer) ||
-          reads - 1 + getLoads(producer) > options.maxConsumerReads ||
+          (!onlyReader &&
+           reads - 1 + getLoads(producer) > options.maxConsumerReads) ||
           ops - 1 + getOps(producer) > options.maxConsumerOps) {
         next.push_back(load);
         continue;
@@ -284,7 +304,8 @@ void Inliner::inlineInto(Operation *consumer) {
     }
     candidates = std::move(next);
   }
-  summaries[consumer] = {reads, std::move(candidates)};
+  summaries[consumer] = {countLoads(consumer->getRegion(0)),
+                         std::move(candidates)};
 }
 
 void Inliner::run(Operation *root) {

@@ -86,14 +86,17 @@ public:
     rowSizes = getRowDynamicSizes(seed);
   }
 
-  /// Whether `node` reads a member of the group.
-  bool readsMember(Operation *node) const {
-    bool reads = false;
-    node->walk([&](LoadOp load) {
-      if (Operation *source = load.getSource().getDefiningOp())
-        reads |= members.contains(source);
+  /// Whether `op` reads a member of the group: loads it, or takes it as an
+  /// operand (a matrix product of it, say).
+  bool readsMember(Operation *op) const {
+    WalkResult result = op->walk([&](Operation *nested) {
+      for (Value operand : nested->getOperands())
+        if (Operation *source = operand.getDefiningOp();
+            source && members.contains(source))
+          return WalkResult::interrupt();
+      return WalkResult::advance();
     });
-    return reads;
+    return result.wasInterrupted();
   }
 
   /// Adds `node`, which reads the group, if it can run in the same kernel:
@@ -121,13 +124,61 @@ public:
     return true;
   }
 
+  /// Adds the reductions over the group's rows that members read at their
+  /// own row and that can move to the group's kernel: a layer norm
+  /// gradient's two row sums, one of which no member reads, join the
+  /// pointwise node that reads both.
+  void addReadReductions(const DenseSet<Operation *> &grouped) {
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      Operation *last = getLast();
+      for (Operation *member :
+           SmallVector<Operation *>(members.begin(), members.end())) {
+        member->walk([&](LoadOp load) {
+          auto reduce = load.getSource().getDefiningOp<ReduceOp>();
+          if (!reduce || members.contains(reduce) || grouped.contains(reduce) ||
+              reduce->getBlock() != last->getBlock() ||
+              getReductionRows(reduce) != rows ||
+              !isRowAlignedLoad(load, rows) || !canMoveTo(reduce, last))
+            return;
+          changed |= tryAdd(reduce);
+        });
+      }
+    }
+  }
+
   bool isWorthAKernel() const { return members.size() > 1; }
 
   LogicalResult materialize(RewriterBase &rewriter) {
-    return groupIntoKernel(rewriter, members.getArrayRef(), rows);
+    // In the block's order, which respects what each member reads.
+    SmallVector<Operation *> ordered(members.begin(), members.end());
+    llvm::sort(ordered, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    return groupIntoKernel(rewriter, ordered, rows);
   }
 
 private:
+  /// The member that comes last in the block: the kernel goes there.
+  Operation *getLast() const {
+    Operation *last = members.front();
+    for (Operation *member : members)
+      if (last->isBeforeInBlock(member))
+        last = member;
+    return last;
+  }
+
+  /// Whether `node` can move down to `last` (into the kernel): no op other
+  /// than a member uses it before there.
+  bool canMoveTo(Operation *node, Operation *last) const {
+    Block *block = last->getBlock();
+    return llvm::all_of(node->getUsers(), [&](Operation *user) {
+      Operation *top = block->findAncestorOpInBlock(*user);
+      return top && (members.contains(top) || !top->isBeforeInBlock(last));
+    });
+  }
+
   /// The dynamic sizes of `node`'s row dimensions.
   SmallVector<Value> getRowDynamicSizes(Operation *op) const {
     auto node = cast<LoopNodeOpInterface>(op);
@@ -146,12 +197,12 @@ private:
 
 unsigned mlir::kiln::loop::fuseRows(RewriterBase &rewriter, Block &block) {
   unsigned kernels = 0;
-  SmallVector<Operation *> nodes;
-  for (Operation &op : block)
-    if (isNode(&op))
-      nodes.push_back(&op);
+  // Every op of the block, in order: readers that are not nodes (matrix
+  // products, library calls) end a group as readers that cannot join do.
+  SmallVector<Operation *> ops = llvm::map_to_vector(
+      block.without_terminator(), [](Operation &op) { return &op; });
   DenseSet<Operation *> grouped;
-  for (auto [index, seed] : llvm::enumerate(nodes)) {
+  for (auto [index, seed] : llvm::enumerate(ops)) {
     auto reduce = dyn_cast<ReduceOp>(seed);
     if (!reduce || grouped.contains(seed))
       continue;
@@ -159,21 +210,22 @@ unsigned mlir::kiln::loop::fuseRows(RewriterBase &rewriter, Block &block) {
     if (!rows)
       continue;
     RowGroup group(reduce, *rows);
-    for (Operation *node : ArrayRef(nodes).drop_front(index + 1)) {
-      if (grouped.contains(node) || !group.readsMember(node))
+    for (Operation *op : ArrayRef(ops).drop_front(index + 1)) {
+      if (grouped.contains(op) || !group.readsMember(op))
         continue;
       // A reader that cannot join must run after the kernel: stop here, so
       // that the kernel comes before it.
-      if (!group.tryAdd(node))
+      if (!isNode(op) || !group.tryAdd(op))
         break;
     }
+    group.addReadReductions(grouped);
     if (!group.isWorthAKernel() || failed(group.materialize(rewriter)))
       continue;
     ++kernels;
     // Members are inside the kernel now; none seeds or joins another group.
-    for (Operation *node : nodes)
-      if (node->getParentOfType<KernelOp>())
-        grouped.insert(node);
+    for (Operation *op : ops)
+      if (op->getParentOfType<KernelOp>())
+        grouped.insert(op);
   }
   return kernels;
 }

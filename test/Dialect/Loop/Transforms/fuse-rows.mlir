@@ -146,3 +146,125 @@ fx.graph @do_not_fuse_past_a_foreign_reader(%x: tensor<8x64xf32>) -> (tensor<8x1
   }
   fx.output %h, %b, %y : tensor<8x1xf32>, tensor<2x8xf32>, tensor<8x64xf32>
 }
+
+// -----
+
+// A matrix product that takes a member as its operand ends the group as a
+// reader that cannot join does: the normalization before it is one kernel,
+// and the node after the product that reads the statistic stays apart.
+// CHECK-LABEL: fx.graph @rows_end_at_a_product
+// CHECK: %[[K:[0-9]+]]:2 = loop.kernel rows(1) -> tensor<8x1xf32>, tensor<8x64xf32> {
+// CHECK: loop.reduce "sum"
+// CHECK: loop.pointwise : tensor<8x64xf32>
+// CHECK: loop.matmul %[[K]]#1
+// CHECK: loop.pointwise : tensor<8x64xf32>
+// CHECK: loop.load %[[K]]#0
+fx.graph @rows_end_at_a_product(%x: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %s = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+  ^bb0(%i: index, %u: index, %r: index):
+    %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+    loop.yield %v : f32
+  }
+  %y = loop.pointwise : tensor<8x64xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<8x64xf32>
+    %m = loop.load %s[%i, %c0] : tensor<8x1xf32>
+    %d = arith.subf %v, %m : f32
+    loop.yield %d : f32
+  }
+  %p = loop.matmul %y, %w : tensor<8x64xf32>, tensor<64x64xf32> -> tensor<8x64xf32>
+  %z = loop.pointwise : tensor<8x64xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<8x64xf32>
+    %m = loop.load %s[%i, %c0] : tensor<8x1xf32>
+    %d = arith.mulf %v, %m : f32
+    loop.yield %d : f32
+  }
+  fx.output %y, %z : tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// A reduction over the same rows that a member reads joins the group even
+// though it reads no member (a layer norm gradient's two row sums): one
+// kernel computes both sums and the node that reads them.
+// CHECK-LABEL: fx.graph @sibling_row_sums
+// CHECK: %[[K:.+]] = loop.kernel rows(1) -> tensor<8x64xf32> {
+// CHECK: %[[A:.+]] = loop.reduce "sum"
+// CHECK: %[[B:.+]] = loop.reduce "sum"
+// CHECK: loop.pointwise : tensor<8x64xf32>
+// CHECK-DAG: loop.load %[[A]]
+// CHECK-DAG: loop.load %[[B]]
+// CHECK: loop.kernel_yield
+// CHECK-NOT: loop.reduce
+// CHECK: fx.output %[[K]]
+fx.graph @sibling_row_sums(%x: tensor<8x64xf32>, %g: tensor<8x64xf32>) -> tensor<8x64xf32> {
+  %c0 = arith.constant 0 : index
+  %a = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+  ^bb0(%i: index, %u: index, %r: index):
+    %v = loop.load %g[%i, %r] : tensor<8x64xf32>
+    loop.yield %v : f32
+  }
+  %b = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+  ^bb0(%i: index, %u: index, %r: index):
+    %v = loop.load %g[%i, %r] : tensor<8x64xf32>
+    %w = loop.load %x[%i, %r] : tensor<8x64xf32>
+    %p = arith.mulf %v, %w : f32
+    loop.yield %p : f32
+  }
+  %y = loop.pointwise : tensor<8x64xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<8x64xf32>
+    %sa = loop.load %a[%i, %c0] : tensor<8x1xf32>
+    %sb = loop.load %b[%i, %c0] : tensor<8x1xf32>
+    %p = arith.mulf %v, %sb : f32
+    %d = arith.subf %p, %sa : f32
+    loop.yield %d : f32
+  }
+  fx.output %y : tensor<8x64xf32>
+}
+
+// -----
+
+// A sibling reduction that a node before the group's end also reads cannot
+// move into the group's kernel: it makes a kernel of its own with that
+// reader, whose sum the group reads.
+// CHECK-LABEL: fx.graph @do_not_move_a_sibling_read_earlier
+// CHECK: %[[B:[0-9]+]]:2 = loop.kernel rows(1) -> tensor<8x1xf32>, tensor<8x64xf32> {
+// CHECK: loop.load %arg0[%{{.+}}, %{{.+}}]
+// CHECK: loop.load %arg2
+// CHECK: loop.kernel_yield
+// CHECK: loop.kernel rows(1) -> tensor<8x64xf32> {
+// CHECK: loop.load %arg1
+// CHECK: loop.load %[[B]]#0
+fx.graph @do_not_move_a_sibling_read_earlier(%x: tensor<8x64xf32>, %g: tensor<8x64xf32>, %w: tensor<64x64xf32>) -> (tensor<8x64xf32>, tensor<8x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %a = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+  ^bb0(%i: index, %u: index, %r: index):
+    %v = loop.load %g[%i, %r] : tensor<8x64xf32>
+    loop.yield %v : f32
+  }
+  %b = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+  ^bb0(%i: index, %u: index, %r: index):
+    %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+    loop.yield %v : f32
+  }
+  %e = loop.pointwise : tensor<8x64xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %w[%i, %j] : tensor<64x64xf32>
+    %sb = loop.load %b[%i, %c0] : tensor<8x1xf32>
+    %d = arith.mulf %v, %sb : f32
+    loop.yield %d : f32
+  }
+  %y = loop.pointwise : tensor<8x64xf32> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %x[%i, %j] : tensor<8x64xf32>
+    %sa = loop.load %a[%i, %c0] : tensor<8x1xf32>
+    %sb = loop.load %b[%i, %c0] : tensor<8x1xf32>
+    %p = arith.mulf %v, %sb : f32
+    %d = arith.subf %p, %sa : f32
+    loop.yield %d : f32
+  }
+  fx.output %y, %e : tensor<8x64xf32>, tensor<8x64xf32>
+}

@@ -20,8 +20,12 @@
 // CHECK-NEXT: loop.yield %[[M]]
 // CHECK-NOT: loop.pointwise
 // CHECK: fx.output %[[NODE]]
+// A producer that one node alone reads moves whole, whatever the reads the
+// consumer then holds.
 // CONSUMER-LABEL: fx.graph @inline_chain
-// CONSUMER-COUNT-3: loop.pointwise
+// CONSUMER-COUNT-1: loop.pointwise
+// CONSUMER-NOT: loop.pointwise
+// CONSUMER: fx.output
 // With at most 4 ops a body, the sum absorbs the negation (4 ops), but the
 // square (2 ops) can't take the sum too.
 // CONSUMER-OPS-LABEL: fx.graph @inline_chain
@@ -82,6 +86,78 @@ fx.graph @inline_shared_light_producer(%x: tensor<4xf32>) -> (tensor<4xf32>, ten
   ^bb0(%i: index):
     %v = loop.load %0[%i] : tensor<4xf32>
     %e = math.sin %v : f32
+    loop.yield %e : f32
+  }
+  fx.output %1, %2 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that a shared producer is recomputed in a consumer only while the
+// consumer holds at most max-consumer-reads loads.
+// CHECK-LABEL: fx.graph @consumer_reads_bound_recomputation
+// CHECK-COUNT-2: loop.pointwise
+// CHECK-NOT: loop.pointwise
+// CHECK: fx.output
+// CONSUMER-LABEL: fx.graph @consumer_reads_bound_recomputation
+// CONSUMER-COUNT-3: loop.pointwise
+fx.graph @consumer_reads_bound_recomputation(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = loop.pointwise : tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %x[%i] : tensor<4xf32>
+    %n = arith.negf %v : f32
+    loop.yield %n : f32
+  }
+  %1 = loop.pointwise : tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %0[%i] : tensor<4xf32>
+    %w = loop.load %y[%i] : tensor<4xf32>
+    %s = arith.addf %v, %w : f32
+    loop.yield %s : f32
+  }
+  %2 = loop.pointwise : tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %0[%i] : tensor<4xf32>
+    %w = loop.load %y[%i] : tensor<4xf32>
+    %s = arith.mulf %v, %w : f32
+    loop.yield %s : f32
+  }
+  fx.output %1, %2 : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+// Tests that reads of the same tensor at the same indices count once: a
+// shared producer that loads one element five times has one read, not more
+// than max-reads, and is recomputed in both readers.
+// CHECK-LABEL: fx.graph @repeated_reads_count_once
+// CHECK-COUNT-2: loop.pointwise
+// CHECK-NOT: loop.pointwise
+// CHECK: fx.output
+fx.graph @repeated_reads_count_once(%x: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %0 = loop.pointwise : tensor<4xf32> {
+  ^bb0(%i: index):
+    %a = loop.load %x[%i] : tensor<4xf32>
+    %b = loop.load %x[%i] : tensor<4xf32>
+    %c = loop.load %x[%i] : tensor<4xf32>
+    %d = loop.load %x[%i] : tensor<4xf32>
+    %e = loop.load %x[%i] : tensor<4xf32>
+    %s0 = arith.addf %a, %b : f32
+    %s1 = arith.mulf %s0, %c : f32
+    %s2 = arith.subf %s1, %d : f32
+    %s3 = arith.divf %s2, %e : f32
+    loop.yield %s3 : f32
+  }
+  %1 = loop.pointwise : tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %0[%i] : tensor<4xf32>
+    %n = arith.negf %v : f32
+    loop.yield %n : f32
+  }
+  %2 = loop.pointwise : tensor<4xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %0[%i] : tensor<4xf32>
+    %e = math.exp %v : f32
     loop.yield %e : f32
   }
   fx.output %1, %2 : tensor<4xf32>, tensor<4xf32>

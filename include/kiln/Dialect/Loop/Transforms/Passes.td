@@ -19,8 +19,11 @@ def InlinePointwisePass : Pass<"kiln-loop-inline"> {
 
     A producer read by more than one node is still materialised ("realised")
     when its body is heavy: more than `max-reads` loads or more than `max-ops`
-    operations. A consumer stops absorbing producers once its body would hold
-    more than `max-consumer-reads` loads. The defaults are Inductor's, but
+    operations. A consumer stops absorbing producers that other nodes read
+    too once its body would hold more than `max-consumer-reads` loads; one
+    that it alone reads it absorbs whatever its loads, as nothing is then
+    recomputed and the producer's tensor need not be written (a layer norm
+    gradient's normalized input, read only by the residual add after it). The defaults are Inductor's, but
     for `max-consumer-reads`, one more than Inductor's 8: a normalization's
     output reads three row statistics (the sum, and the deviations' sum and
     sum of squares that make its variance exact), and with its input, bias,
