@@ -45,12 +45,14 @@ using namespace mlir::kiln;
 /// `libraryEpilogues` for targets whose products are library calls,
 /// `libraryConvolutions` for those whose convolutions are,
 /// `runtimeChecks` for targets whose eager kernels check values (CPUs),
-/// `deviceAsserts` for those whose eager kernels assert on indices (GPUs).
+/// `deviceAsserts` for those whose eager kernels assert on indices (GPUs),
+/// `splitColumns` to split reductions down columns into chunks (where
+/// reductions split; the GPU's column kernels run the chunks).
 template <typename Options>
 static void addGraphLowering(OpPassManager &pm, const Options &options,
                              bool libraryEpilogues, bool libraryConvolutions,
                              bool failOnUnsupported, bool runtimeChecks,
-                             bool deviceAsserts) {
+                             bool deviceAsserts, bool splitColumns = true) {
   OpPassManager &graphPm = pm.nest<fx::GraphOp>();
   ConvertFXToLoopPassOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
@@ -84,8 +86,12 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
     epilogues.libraryOnly = libraryEpilogues;
     graphPm.addPass(loop::createFuseEpiloguesPass(epilogues));
   }
-  if (options.splitReductions)
-    graphPm.addPass(loop::createSplitReductionsPass());
+  if (options.splitReductions) {
+    loop::SplitReductionsPassOptions split;
+    if (!splitColumns)
+      split.columnChunk = 0;
+    graphPm.addPass(loop::createSplitReductionsPass(split));
+  }
   if (options.fuseRows)
     graphPm.addPass(loop::createFuseRowsPass());
   if (options.fuseSiblings)
@@ -195,6 +201,7 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
   toGPU.rowLaneVectors = options.rowLaneVectors;
   toGPU.shortRowBlockSize = options.shortRowBlockSize;
   toGPU.elementKernelVectorBytes = options.elementKernelVectorBytes;
+  toGPU.columnKernels = options.columnKernels;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   // Complex numbers (Fourier transforms) are structs of their parts, in
@@ -246,7 +253,8 @@ void mlir::kiln::buildGPUGraphLowering(OpPassManager &pm,
   // of range through device asserts: no flags to read back at every run.
   addGraphLowering(pm, options, /*libraryEpilogues=*/true,
                    options.libraryConvolutions, /*failOnUnsupported=*/true,
-                   /*runtimeChecks=*/false, options.deviceAsserts);
+                   /*runtimeChecks=*/false, options.deviceAsserts,
+                   /*splitColumns=*/options.columnKernels);
 }
 
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,

@@ -1271,6 +1271,43 @@ def test_few_long_reductions(device, tmp_path, options):
             assert torch.equal(got.cpu(), want), index
 
 
+@pytest.mark.parametrize("options", [None, {"split-reductions": True},
+                                     {"split-reductions": True, "column-kernels": False}])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_reductions_down_columns(device, tmp_path, options, dtype):
+    """Sums over a matrix's rows (a bias gradient), a normalization's
+    weight gradient (products with per-row statistics), a max, and a sum
+    over every dimension but the innermost of a channels-last image: with
+    split-reductions (the GPU's default) they split into partials over
+    chunks of 128 positions, the chunk a first result dimension, which the
+    GPU runs in column kernels (a warp's lanes on consecutive results); the
+    reduction of the partials too where it is long. Results past a
+    multiple of 128 (4099 rows) read nothing twice."""
+    if options and "column-kernels" in options and device != "cuda":
+        pytest.skip("column-kernels is an option of the GPU pipeline")
+
+    def fn(g, x, mean, rstd, image, tall):
+        normalized = (x - mean) * rstd
+        return (g.sum(0), (g * normalized).sum(0), g.amax(0),
+                image.sum((0, 1, 2)), tall.sum(0))
+
+    generator = torch.Generator().manual_seed(41)
+    shapes = [(4099, 96), (4099, 96), (4099, 1), (4099, 1), (4, 40, 40, 64), (65536, 32)]
+
+    def inputs():
+        return [torch.randn(shape, generator=generator).to(dtype) for shape in shapes]
+
+    compiled = kiln.compile(fn, [t.to(device) for t in inputs()], options=options,
+                            cache_dir=tmp_path)
+    args = inputs()
+    exact = fn(*[t.double() for t in args])
+    for index, (got, want) in enumerate(zip(compiled(*[t.to(device) for t in args]), exact)):
+        # Sums of thousands of rounded terms: relative to their magnitude.
+        scale = want.abs().max().item()
+        rtol = 1e-5 if dtype == torch.float32 else 1e-2
+        assert (got.cpu().double() - want).abs().max().item() <= rtol * scale + 1e-3, index
+
+
 def test_long_scans(device, tmp_path):
     """Scans of rows longer than 256 run in blocks of about sqrt(n): block
     totals, the totals before each block, then each element's block; rows

@@ -235,6 +235,9 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            "int64_t", /*default=*/"0",
            "Bytes of the widest type per thread of kernels that compute "
            "element by element, as vectors (0: a thread per element)">,
+    Option<"columnKernels", "column-kernels", "bool", /*default=*/"true",
+           "Run long reductions down columns (a bias gradient) with a warp's "
+           "lanes on consecutive results, else a block per result">,
   ];
 }
 

@@ -182,6 +182,12 @@ struct GPUBackendOptions : public Base {
                      "compute element by element, as vectors (0: a thread "
                      "per element)"),
       llvm::cl::init(LoopToGPUOptions().elementKernelVectorBytes)};
+  detail::PassOptions::Option<bool> columnKernels{
+      *this, "column-kernels",
+      llvm::cl::desc("Split long reductions down columns (a bias gradient) "
+                     "into chunks and run them with a warp's lanes on "
+                     "consecutive results, else a block per result"),
+      llvm::cl::init(LoopToGPUOptions().columnKernels)};
   detail::PassOptions::Option<int64_t> rowMinBlocks{
       *this, "row-min-blocks",
       llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "

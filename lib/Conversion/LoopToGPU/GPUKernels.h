@@ -3,7 +3,8 @@
 // Part of Kiln. Internal to the LoopToGPU library: ordering on the caller's
 // stream and launches (Launches.cpp), aligned buffer views, and the kernel
 // emitters by file: pointwise, scatter and element kernels
-// (PointwiseKernels.cpp), row kernels (RowKernels.cpp), transposed reads in
+// (PointwiseKernels.cpp), row kernels (RowKernels.cpp), column kernels
+// (ColumnKernels.cpp), transposed reads in
 // tiles (TransposeTiles.cpp); and libdevice's remainders
 // (LibdeviceRemainders.cpp). LoopToGPU.cpp's bufferization target calls the
 // emitters; they call Launches.cpp, not one another nor LoopToGPU.cpp.
@@ -159,6 +160,24 @@ void emitRowKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
                    const DenseMap<Value, SmallVector<Value, 1>> &stores,
                    IRMapping &mapping, const LoopToGPUOptions &options,
                    StreamOrder &order, ValueRange extraArgs);
+
+/// Whether `nodes` (a kernel over `rows` dimensions that all of them have:
+/// every node a row value) run as a column kernel: the option is on, and
+/// they are pointwise nodes and at least one reduction, all reductions
+/// down columns (loop::isColumnReduction) of at least 64 elements or of a
+/// dynamic number.
+bool isColumnKernel(ArrayRef<Operation *> nodes, int64_t rows,
+                    const LoopToGPUOptions &options);
+
+/// Emits `nodes` (isColumnKernel) as one kernel of 32 x 8 threads per block:
+/// the 32 lanes of a warp take consecutive results (rows flattened), the 8
+/// warps a share each of every reduction, combined through workgroup
+/// memory; the first warp stores what `stores` asks for.
+void emitColumnKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
+                      int64_t rows,
+                      const DenseMap<Value, SmallVector<Value, 1>> &stores,
+                      IRMapping &mapping, StreamOrder &order,
+                      ValueRange extraArgs);
 
 /// Replaces the kernels' float remainders by calls of libdevice's fmod:
 /// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which

@@ -2,10 +2,11 @@
 //
 // Part of Kiln. The GPU's way to bufferize a graph: each loop node or fused
 // kernel becomes a kernel launched on the caller's stream (the emitters are in
-// PointwiseKernels.cpp, TransposeTiles.cpp and RowKernels.cpp), products call
-// the GEMM library (MatmulToGPU.cpp), convolutions the convolution library
-// (ConvolutionToGPU.cpp), and temporaries and copies go on the stream too. The
-// pass that uses it is in LoopToGPUPass.cpp.
+// PointwiseKernels.cpp, TransposeTiles.cpp, RowKernels.cpp and
+// ColumnKernels.cpp), products call the GEMM library (MatmulToGPU.cpp),
+// convolutions the convolution library (ConvolutionToGPU.cpp), and
+// temporaries and copies go on the stream too. The pass that uses it is in
+// LoopToGPUPass.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,6 +44,9 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
     DenseMap<Value, SmallVector<Value, 1>> stores;
     stores[node.getResult()].push_back(dest);
     int64_t rank = node.getResultType().getRank();
+    if (isColumnKernel({node.getOperation()}, rank, options))
+      return emitColumnKernel(b, node.getLoc(), {node.getOperation()}, rank,
+                              stores, mapping, *order, extraArgs);
     if (int64_t width =
             getGPUElementKernelWidth({node.getOperation()}, rank, options);
         width > 1)
@@ -73,6 +77,9 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
     SmallVector<Operation *> nodes = llvm::map_to_vector(
         kernel.getNodes(), [](Operation &op) { return &op; });
     int64_t rows = kernel.getRows();
+    if (isColumnKernel(nodes, rows, options))
+      return emitColumnKernel(b, kernel.getLoc(), nodes, rows, stores, mapping,
+                              *order, extraArgs);
     if (int64_t width = getGPUElementKernelWidth(nodes, rows, options);
         width > 1)
       return emitElementKernel(b, kernel.getLoc(), nodes, rows, width, stores,

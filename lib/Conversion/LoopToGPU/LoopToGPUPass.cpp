@@ -81,6 +81,7 @@ struct ConvertLoopToGPUPass
     options.rowLaneVectors = rowLaneVectors;
     options.shortRowBlockSize = shortRowBlockSize;
     options.elementKernelVectorBytes = elementKernelVectorBytes;
+    options.columnKernels = columnKernels;
     return options;
   }
 

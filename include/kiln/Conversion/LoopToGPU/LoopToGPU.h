@@ -40,6 +40,9 @@ namespace kiln {
 ///   kernels that compute element by element (a window's sums and their
 ///   readers): each thread computes consecutive elements as vectors. 0: a
 ///   thread per element.
+/// - `columnKernels`: whether long reductions down columns run in column
+///   kernels, a warp's lanes on consecutive results (else in row kernels,
+///   a block per result reading its elements a row apart).
 using LoopToGPUOptions = ConvertLoopToGPUPassOptions;
 
 /// Checks that `options` are in range (block and row sizes a GPU runs,

@@ -11,11 +11,16 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
 using namespace mlir::kiln::loop;
+
+/// Lanes of a warp: a column reduction reads at least a warp's worth of
+/// consecutive results.
+static constexpr int64_t kWarpLanes = 32;
 
 namespace {
 /// How a reduction splits: its reduction dimension `dim` into `chunks`.
@@ -138,11 +143,157 @@ static void splitReduction(RewriterBase &rewriter, ReduceOp reduce,
   rewriter.replaceOp(reduce, total.getResult());
 }
 
+bool mlir::kiln::loop::isColumnReduction(ReduceOp reduce) {
+  RankedTensorType type = reduce.getResultType();
+  int64_t rank = type.getRank();
+  if (rank == 0 || hasReductionState(reduce.getKind()) ||
+      type.isDynamicDim(rank - 1) || type.getDimSize(rank - 1) < kWarpLanes)
+    return false;
+  Block &body = reduce.getBody().front();
+  BlockArgument column = body.getArgument(rank - 1);
+  // The values that vary with the innermost result index, and with the
+  // reduction's. A load that varies with the former must read at it last;
+  // one that does not reads the same element for consecutive results (a
+  // row's statistic), which they share.
+  DenseSet<Value> alongColumn = {column};
+  DenseSet<Value> alongReduction(body.args_begin() + rank, body.args_end());
+  auto dependsOn = [](Operation &op, const DenseSet<Value> &values) {
+    return llvm::any_of(op.getOperands(),
+                        [&](Value v) { return values.contains(v); });
+  };
+  bool readsAlong = false;
+  for (Operation &op : body.without_terminator()) {
+    bool column = dependsOn(op, alongColumn);
+    bool reduction = dependsOn(op, alongReduction);
+    if (column)
+      alongColumn.insert(op.result_begin(), op.result_end());
+    if (reduction)
+      alongReduction.insert(op.result_begin(), op.result_end());
+    auto load = dyn_cast<LoadOp>(op);
+    if (!load || !column)
+      continue;
+    if (load.getIndices().back() != body.getArgument(rank - 1))
+      return false;
+    readsAlong |= reduction;
+  }
+  return readsAlong;
+}
+
+/// Splits column reduction `reduce` (isColumnReduction) of static sizes
+/// whose reduction holds more than two chunks of `chunk` elements: partial
+/// reductions over `chunk` consecutive elements of the flattened reduction
+/// space, the chunk an extra, first, result dimension (so that a partial
+/// still reads along its innermost dimension), then their reduction.
+/// Returns the reduction of the partials, or null where it does not split.
+static ReduceOp splitColumns(RewriterBase &rewriter, ReduceOp reduce,
+                             int64_t chunk) {
+  RankedTensorType type = reduce.getResultType();
+  ArrayRef<int64_t> reduction = reduce.getReductionShape();
+  if (chunk <= 0 || !type.hasStaticShape() ||
+      ShapedType::isDynamicShape(reduction) || !isColumnReduction(reduce))
+    return nullptr;
+  int64_t extent = ShapedType::getNumElements(reduction);
+  if (extent <= 2 * chunk)
+    return nullptr;
+  Location loc = reduce.getLoc();
+  int64_t rank = type.getRank();
+  int64_t chunks = llvm::divideCeil(extent, chunk);
+  CombiningKind kind = reduce.getKind();
+  Type accumulator = reduce.getYield().getValue().getType();
+  Type partialDtype =
+      isa<FloatType>(accumulator) ? accumulator : type.getElementType();
+  SmallVector<int64_t> partialShape = {chunks};
+  llvm::append_range(partialShape, type.getShape());
+
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(reduce);
+  auto partials = ReduceOp::create(
+      rewriter, loc, RankedTensorType::get(partialShape, partialDtype),
+      reduce.getKindAttr(), ValueRange{}, ValueRange{},
+      rewriter.getDenseI64ArrayAttr({chunk}));
+  {
+    Block &body = reduce.getBody().front();
+    Block *partialBody = rewriter.createBlock(&partials.getBody());
+    partialBody->addArguments(
+        SmallVector<Type>(rank + 2, rewriter.getIndexType()),
+        SmallVector<Location>(rank + 2, loc));
+    ValueRange args = partialBody->getArguments();
+    // Position chunk·size + k of the flattened reduction space, clamped
+    // where the chunks overrun it.
+    Value position = arith::AddIOp::create(
+        rewriter, loc,
+        arith::MulIOp::create(
+            rewriter, loc, args.front(),
+            arith::ConstantIndexOp::create(rewriter, loc, chunk)),
+        args.back());
+    bool overruns = extent % chunk != 0;
+    Value inside, clamped = position;
+    if (overruns) {
+      Value last = arith::ConstantIndexOp::create(rewriter, loc, extent - 1);
+      inside = arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::ule,
+                                     position, last);
+      clamped = arith::MinUIOp::create(rewriter, loc, position, last);
+    }
+    IRMapping mapping;
+    for (int64_t dim = 0; dim < rank; ++dim)
+      mapping.map(body.getArgument(dim), args[dim + 1]);
+    // Row-major digits of the clamped position, the last fastest.
+    for (int64_t dim = reduction.size() - 1, stride = 1; dim >= 0; --dim) {
+      Value digit = clamped;
+      if (stride > 1)
+        digit = arith::DivUIOp::create(
+            rewriter, loc, digit,
+            arith::ConstantIndexOp::create(rewriter, loc, stride));
+      if (dim > 0)
+        digit = arith::RemUIOp::create(
+            rewriter, loc, digit,
+            arith::ConstantIndexOp::create(rewriter, loc, reduction[dim]));
+      mapping.map(body.getArgument(rank + dim), digit);
+      stride *= reduction[dim];
+    }
+    for (Operation &op : body.without_terminator())
+      rewriter.clone(op, mapping);
+    Value value = mapping.lookupOrDefault(reduce.getYield().getValue());
+    if (overruns && (kind == CombiningKind::sum || kind == CombiningKind::prod))
+      value = arith::SelectOp::create(
+          rewriter, loc, inside, value,
+          getCombinerIdentity(rewriter, loc, kind, accumulator,
+                              type.getElementType()));
+    YieldOp::create(rewriter, loc, value);
+  }
+
+  rewriter.setInsertionPoint(reduce);
+  auto total =
+      ReduceOp::create(rewriter, loc, type, reduce.getKindAttr(), ValueRange{},
+                       ValueRange{}, rewriter.getDenseI64ArrayAttr({chunks}));
+  {
+    Block *totalBody = rewriter.createBlock(&total.getBody());
+    totalBody->addArguments(
+        SmallVector<Type>(rank + 1, rewriter.getIndexType()),
+        SmallVector<Location>(rank + 1, loc));
+    SmallVector<Value> indices = {totalBody->getArguments().back()};
+    llvm::append_range(indices, totalBody->getArguments().drop_back());
+    Value partial =
+        LoadOp::create(rewriter, loc, partials.getResult(), indices);
+    YieldOp::create(rewriter, loc, partial);
+  }
+  rewriter.replaceOp(reduce, total.getResult());
+  return total;
+}
+
 unsigned
 mlir::kiln::loop::splitReductions(RewriterBase &rewriter, Block &block,
                                   const SplitReductionsOptions &options) {
   unsigned split = 0;
   for (ReduceOp reduce : llvm::make_early_inc_range(block.getOps<ReduceOp>())) {
+    // Long column reductions split until their partials are few; the
+    // last level's results are as many as the original's.
+    if (ReduceOp total = splitColumns(rewriter, reduce, options.columnChunk)) {
+      ++split;
+      while ((total = splitColumns(rewriter, total, options.columnChunk)))
+        ++split;
+      continue;
+    }
     Split how = getSplit(reduce, options);
     if (how.chunks) {
       splitReduction(rewriter, reduce, how);

@@ -30,6 +30,7 @@ struct SplitReductionsPass
     options.minElements = minElements;
     options.maxResults = maxResults;
     options.partialResults = partialResults;
+    options.columnChunk = columnChunk;
     IRRewriter rewriter(&getContext());
     for (Block *block : getBlocksWithReductions(getOperation()))
       splitReductions(rewriter, *block, options);

@@ -1,6 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-split-reductions | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-split-reductions='min-elements=2000000' | FileCheck %s --check-prefix=LONGER
 // RUN: kiln-opt %s -split-input-file --kiln-loop-split-reductions='max-results=129 partial-results=256' | FileCheck %s --check-prefix=FEWER
+// RUN: kiln-opt %s -split-input-file --kiln-loop-split-reductions='column-chunk=0' | FileCheck %s --check-prefix=NOCOLUMNS
 
 // A whole tensor's sum: 1024 partial sums over chunks of 977 elements (f32,
 // the accumulator of bf16), positions past the end adding 0, then their sum.
@@ -95,4 +96,112 @@ fx.graph @do_not_split(%x: tensor<128x65536xf32>, %y: tensor<?x100000xf32>, %z: 
     loop.yield %v : f32
   }
   fx.output %0, %1, %2, %3 : tensor<128xf32>, tensor<?xf32>, tensor<f32>, tensor<f32>
+}
+
+// -----
+
+// A sum down columns (a bias gradient) splits into partial sums over 128
+// rows each, the chunk a first result dimension so that each partial still
+// reads along its innermost dimension, then the sum of the 32 partials;
+// 4096 rows are whole chunks: nothing is clamped.
+// CHECK-LABEL: fx.graph @bias_gradient
+// CHECK-SAME: (%[[G:.+]]: tensor<4096x768xbf16>)
+// CHECK: %[[P:.+]] = loop.reduce "sum" over [128] : tensor<32x768xf32> {
+// CHECK-NEXT: ^bb0(%[[C:.+]]: index, %[[J:.+]]: index, %[[K:.+]]: index):
+// CHECK: %[[START:.+]] = arith.muli %[[C]], %c128
+// CHECK: %[[AT:.+]] = arith.addi %[[START]], %[[K]]
+// CHECK-NOT: arith.minui
+// CHECK: loop.load %[[G]][%[[AT]], %[[J]]]
+// CHECK-NOT: arith.select
+// CHECK: loop.reduce "sum" over [32] : tensor<768xbf16> {
+// CHECK-NEXT: ^bb0(%[[J2:.+]]: index, %[[R:.+]]: index):
+// CHECK: loop.load %[[P]][%[[R]], %[[J2]]] : tensor<32x768xf32>
+// NOCOLUMNS-LABEL: fx.graph @bias_gradient
+// NOCOLUMNS: loop.reduce "sum" over [4096] : tensor<768xbf16>
+// NOCOLUMNS-NOT: loop.reduce
+// NOCOLUMNS: fx.output
+fx.graph @bias_gradient(%g: tensor<4096x768xbf16>) -> tensor<768xbf16> {
+  %0 = loop.reduce "sum" over [4096] : tensor<768xbf16> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %g[%r, %j] : tensor<4096x768xbf16>
+    %w = arith.extf %v : bf16 to f32
+    loop.yield %w : f32
+  }
+  fx.output %0 : tensor<768xbf16>
+}
+
+// -----
+
+// A channels-last image's per-channel sum over N x H x W = 2 x 300 x 300:
+// the flattened positions (clamped, the last chunk past the end adding 0)
+// are split back into the three indices; the 1407 partials' sum splits
+// again, into 11 partials of 128 and their sum.
+// CHECK-LABEL: fx.graph @channel_sums
+// CHECK: loop.reduce "sum" over [128] : tensor<1407x64xf32> {
+// CHECK: %[[IN:.+]] = arith.cmpi ule, %{{.+}}, %c179999
+// CHECK: %[[AT:.+]] = arith.minui %{{.+}}, %c179999
+// CHECK-DAG: %[[W:.+]] = arith.remui %[[AT]], %c300
+// CHECK-DAG: %[[H0:.+]] = arith.divui %[[AT]], %c300
+// CHECK-DAG: %[[H:.+]] = arith.remui %[[H0]], %c300
+// CHECK-DAG: %[[N:.+]] = arith.divui %[[AT]], %c90000
+// CHECK: loop.load %{{.+}}[%[[N]], %[[H]], %[[W]], %{{.+}}] : tensor<2x300x300x64xf32>
+// CHECK: arith.select %[[IN]]
+// CHECK: loop.reduce "sum" over [128] : tensor<11x64xf32> {
+// CHECK: loop.reduce "sum" over [11] : tensor<64xf32> {
+fx.graph @channel_sums(%x: tensor<2x300x300x64xf32>) -> tensor<64xf32> {
+  %0 = loop.reduce "sum" over [2, 300, 300] : tensor<64xf32> {
+  ^bb0(%c: index, %n: index, %h: index, %w: index):
+    %v = loop.load %x[%n, %h, %w, %c] : tensor<2x300x300x64xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0 : tensor<64xf32>
+}
+
+// -----
+
+// A weight gradient reads a per-row statistic (the same element for every
+// result: shared) with the rows it sums: down columns all the same.
+// CHECK-LABEL: fx.graph @weight_gradient
+// CHECK: loop.reduce "sum" over [128] : tensor<8x256xf32>
+// CHECK: loop.reduce "sum" over [8] : tensor<256xf32>
+fx.graph @weight_gradient(%g: tensor<1024x256xf32>, %rstd: tensor<1024x1xf32>) -> tensor<256xf32> {
+  %c0 = arith.constant 0 : index
+  %0 = loop.reduce "sum" over [1024] : tensor<256xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %g[%r, %j] : tensor<1024x256xf32>
+    %s = loop.load %rstd[%r, %c0] : tensor<1024x1xf32>
+    %p = arith.mulf %v, %s : f32
+    loop.yield %p : f32
+  }
+  fx.output %0 : tensor<256xf32>
+}
+
+// -----
+
+// Not down columns: a load at a shifted column, and results fewer than a
+// warp's lanes; and a reduction of at most two chunks.
+// CHECK-LABEL: fx.graph @do_not_split_columns
+// CHECK: loop.reduce "sum" over [1024] : tensor<255xf32>
+// CHECK: loop.reduce "sum" over [1024] : tensor<16xf32>
+// CHECK: loop.reduce "sum" over [256] : tensor<256xf32>
+// CHECK-NOT: loop.reduce
+fx.graph @do_not_split_columns(%g: tensor<1024x256xf32>) -> (tensor<255xf32>, tensor<16xf32>, tensor<256xf32>) {
+  %c1 = arith.constant 1 : index
+  %0 = loop.reduce "sum" over [1024] : tensor<255xf32> {
+  ^bb0(%j: index, %r: index):
+    %k = arith.addi %j, %c1 : index
+    %v = loop.load %g[%r, %k] : tensor<1024x256xf32>
+    loop.yield %v : f32
+  }
+  %1 = loop.reduce "sum" over [1024] : tensor<16xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %g[%r, %j] : tensor<1024x256xf32>
+    loop.yield %v : f32
+  }
+  %2 = loop.reduce "sum" over [256] : tensor<256xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %g[%r, %j] : tensor<1024x256xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0, %1, %2 : tensor<255xf32>, tensor<16xf32>, tensor<256xf32>
 }

@@ -194,6 +194,15 @@ def SplitReductionsPass : Pass<"kiln-loop-split-reductions"> {
     accumulator's precision (f32 for f16 and bf16). "welford" does not
     split.
 
+    A reduction down columns (a sum over a matrix's rows: a bias gradient,
+    a normalization's weight gradient; `isColumnReduction`) splits first
+    whenever its flattened reduction space holds more than two chunks of
+    `column-chunk` elements: partials over `column-chunk` consecutive
+    positions, the chunk an extra *first* result dimension, so that each
+    partial still reads along its innermost dimension and a GPU kernel
+    whose lanes take consecutive results reads each row segment at once;
+    the partials' reduction splits again until they are few.
+
     Before:
     ```mlir
     %s = loop.reduce "sum" over [1000000] : tensor<f32> {...}
@@ -218,6 +227,9 @@ def SplitReductionsPass : Pass<"kiln-loop-split-reductions"> {
            "Split reductions of fewer results than this">,
     Option<"partialResults", "partial-results", "int64_t", /*default=*/"1024",
            "Aim for this many partial results in all">,
+    Option<"columnChunk", "column-chunk", "int64_t", /*default=*/"128",
+           "Elements per partial of a reduction down columns (0: do not "
+           "split those apart)">,
   ];
   let dependentDialects = ["::mlir::kiln::loop::LoopDialect",
                            "::mlir::arith::ArithDialect"];

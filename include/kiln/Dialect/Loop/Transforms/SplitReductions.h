@@ -16,6 +16,7 @@ namespace mlir {
 class Block;
 class RewriterBase;
 namespace kiln::loop {
+class ReduceOp;
 
 #define GEN_PASS_DECL_SPLITREDUCTIONSPASS
 #include "kiln/Dialect/Loop/Transforms/Passes.h.inc"
@@ -35,9 +36,20 @@ using SplitReductionsOptions = SplitReductionsPassOptions;
 /// then the reduction of each result's partials. Targets whose rows run in
 /// parallel (a GPU block per row) then use their parallelism on few long
 /// rows. "sum", "prod", "max" and "min" split; "welford" (whose partial
-/// results are not its states) does not. Returns how many split.
+/// results are not its states) does not. Reductions down columns
+/// (isColumnReduction) of more than two `columnChunk`s split into partials
+/// over `columnChunk` consecutive positions of their flattened reduction
+/// space, the chunk a first result dimension, until the partials are few.
+/// Returns how many split.
 unsigned splitReductions(RewriterBase &rewriter, Block &block,
                          const SplitReductionsOptions &options);
+
+/// Whether `reduce` reduces down columns: a stateless reduction whose
+/// static innermost result dimension has at least 32 elements and whose
+/// loads that vary with the reduction read at that dimension's index last
+/// (a sum over a matrix's rows, a bias gradient), so that consecutive
+/// results read consecutive elements.
+bool isColumnReduction(ReduceOp reduce);
 
 } // namespace kiln::loop
 } // namespace mlir
