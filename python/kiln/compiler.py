@@ -191,9 +191,16 @@ def compile_graph_text(
             (debug / "compile.log").write_text(
                 f"exit status {result.returncode}\n{result.stdout}{result.stderr}")
         if result.returncode != 0:
-            diagnostics = parse_diagnostics(result.stderr)
-            error = KilnError(f"kiln-compile failed with exit code {result.returncode}",
-                              diagnostics, result.stderr)
+            # The compile's folder goes: diagnostics point into the debug
+            # folder's copy of the graph, or say how to keep one.
+            kept = debug / "graph.mlir" if debug is not None else None
+            stderr = result.stderr.replace(
+                str(source), str(kept) if kept is not None else "<kiln graph>")
+            message = f"kiln-compile failed with exit code {result.returncode}"
+            if kept is None:
+                message += " (KILN_DEBUG_DIR=<dir> keeps the graph its lines point into)"
+            diagnostics = parse_diagnostics(stderr)
+            error = KilnError(message, diagnostics, stderr)
             if result.returncode < 0 or not any(d.severity == "error" for d in diagnostics):
                 # A crash, or a failure that says nothing: keep what reproduces it.
                 error.reproducer = _keep_reproducer(cache.failed_dir(), key, source,

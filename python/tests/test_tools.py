@@ -265,6 +265,32 @@ def test_the_debug_folder_keeps_what_reproduces_a_compile(tmp_path, monkeypatch)
     assert (folder / "compile.log").read_text().startswith("served from the cache")
 
 
+def test_diagnostics_name_files_that_exist(tmp_path, monkeypatch):
+    """A failed compile's diagnostics point into the debug folder's copy of
+    the graph, which stays; without a debug folder they name no file (the
+    compile's own folder is gone) and the error says how to keep one."""
+    from kiln.compiler import compile_graph_text
+
+    bad = (
+        "fx.graph @forward(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+        "  %0 = fx.add %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<5xf32>\n"
+        "  fx.output %0 : tensor<5xf32>\n"
+        "}\n")
+    with pytest.raises(kiln.KilnError, match="KILN_DEBUG_DIR=<dir> keeps the graph") as info:
+        compile_graph_text(bad, cache_dir=tmp_path / "cache")
+    [error] = [d for d in info.value.diagnostics if d.severity == "error"]
+    assert error.file == "<kiln graph>" and error.line == 2
+
+    debug = tmp_path / "debug"
+    monkeypatch.setenv("KILN_DEBUG_DIR", str(debug))
+    with pytest.raises(kiln.KilnError) as info:
+        compile_graph_text(bad, cache_dir=tmp_path / "cache")
+    [error] = [d for d in info.value.diagnostics if d.severity == "error"]
+    assert Path(error.file).parent.parent == debug and error.line == 2
+    assert Path(error.file).read_text() == bad
+    assert "keeps the graph" not in str(info.value)
+
+
 def test_extra_args_reach_kiln_compile_and_the_cache_key(tmp_path, monkeypatch):
     """kiln.compile(extra_args=...) passes flags to kiln-compile: a bad one is
     kiln-compile's error; a good one compiles another artifact (its own cache
