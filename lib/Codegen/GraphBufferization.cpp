@@ -519,23 +519,24 @@ FailureOr<func::FuncOp>
 mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
                            const GraphBufferizationTarget &target) {
   Block &body = graph.getBody().front();
+  // A target (Kiln's, or an embedding compiler's) may leave out emitters for
+  // what its graphs never hold.
   for (Operation &op : body.without_terminator()) {
     if (isa<loop::ReduceOp>(op) && !target.emitReduce)
-      return op.emitError("reductions are not lowered for this target yet");
+      return op.emitError("the bufferization target emits no reductions");
     if (isa<loop::ScatterOp>(op) && !target.emitScatter)
-      return op.emitError("scatters are not lowered for this target yet");
+      return op.emitError("the bufferization target emits no scatters");
     if (isa<loop::MatmulOp>(op) && !target.emitMatmul)
-      return op.emitError("matrix products are not lowered for this target "
-                          "yet");
+      return op.emitError("the bufferization target emits no matrix products");
     if (isa<loop::ConvolutionOp>(op) && !target.emitConvolution)
       return op.emitError("convolutions are not lowered for this target: "
                           "kiln-loop-expand-convolutions expands them");
     if (isa<loop::KernelOp>(op) && !target.emitKernel)
-      return op.emitError("fused kernels are not lowered for this target yet");
+      return op.emitError("the bufferization target emits no fused kernels");
     if (getFrozenTensor(&op)) {
       if (!target.emitConstant)
-        return op.emitError("frozen constants are not lowered for this target "
-                            "yet");
+        return op.emitError("the bufferization target emits no frozen "
+                            "constants");
       Attribute value = cast<arith::ConstantOp>(op).getValue();
       if (!isa<DenseElementsAttr, DenseResourceElementsAttr>(value))
         return op.emitError("a frozen constant must be dense or "
