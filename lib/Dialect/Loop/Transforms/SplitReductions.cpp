@@ -58,6 +58,51 @@ static Split getSplit(ReduceOp reduce, const SplitReductionsOptions &options) {
   return {dim, chunks};
 }
 
+/// Ends a partial reduction's body: `reduce`'s body ops, cloned with
+/// `mapping` at the insertion point, and the value it yields; where
+/// `inside` (if given) says the position is past the reduction's end,
+/// sums and products yield their identity, and max and min the last
+/// element again (harmless).
+static void clonePartialBody(RewriterBase &rewriter, ReduceOp reduce,
+                             IRMapping &mapping, Value inside) {
+  Location loc = reduce.getLoc();
+  CombiningKind kind = reduce.getKind();
+  for (Operation &op : reduce.getBody().front().without_terminator())
+    rewriter.clone(op, mapping);
+  Value value = mapping.lookupOrDefault(reduce.getYield().getValue());
+  if (inside && (kind == CombiningKind::sum || kind == CombiningKind::prod))
+    value = arith::SelectOp::create(
+        rewriter, loc, inside, value,
+        getCombinerIdentity(rewriter, loc, kind, value.getType(),
+                            reduce.getResultType().getElementType()));
+  YieldOp::create(rewriter, loc, value);
+}
+
+/// Replaces `reduce` by the reduction of `partials` over their `chunks`
+/// partials per result: the chunk is `partials`' last dimension, or its
+/// first with `chunkFirst`. Returns that reduction.
+static ReduceOp replaceByTotal(RewriterBase &rewriter, ReduceOp reduce,
+                               Value partials, int64_t chunks,
+                               bool chunkFirst) {
+  Location loc = reduce.getLoc();
+  int64_t rank = reduce.getResultType().getRank();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(reduce);
+  auto total = ReduceOp::create(
+      rewriter, loc, reduce.getResultType(), reduce.getKindAttr(), ValueRange{},
+      ValueRange{}, rewriter.getDenseI64ArrayAttr({chunks}));
+  Block *body = rewriter.createBlock(&total.getBody());
+  body->addArguments(SmallVector<Type>(rank + 1, rewriter.getIndexType()),
+                     SmallVector<Location>(rank + 1, loc));
+  SmallVector<Value> indices(body->getArguments());
+  if (chunkFirst)
+    std::rotate(indices.begin(), indices.end() - 1, indices.end());
+  YieldOp::create(rewriter, loc,
+                  LoadOp::create(rewriter, loc, partials, indices));
+  rewriter.replaceOp(reduce, total.getResult());
+  return total;
+}
+
 /// Splits `reduce` as `split` says into partial reductions per result and
 /// their reduction (splitReductions).
 static void splitReduction(RewriterBase &rewriter, ReduceOp reduce,
@@ -65,7 +110,6 @@ static void splitReduction(RewriterBase &rewriter, ReduceOp reduce,
   Location loc = reduce.getLoc();
   RankedTensorType type = reduce.getResultType();
   int64_t rank = type.getRank();
-  CombiningKind kind = reduce.getKind();
   ArrayRef<int64_t> reduction = reduce.getReductionShape();
   int64_t chunks = split.chunks;
   int64_t extent = reduction[split.dim];
@@ -114,33 +158,10 @@ static void splitReduction(RewriterBase &rewriter, ReduceOp reduce,
                       ? arith::MinUIOp::create(rewriter, loc, position, last)
                             .getResult()
                       : args[rank + 1 + dim]);
-    for (Operation &op : body.without_terminator())
-      rewriter.clone(op, mapping);
-    Value value = mapping.lookupOrDefault(reduce.getYield().getValue());
-    // Past the end, max and min read the last element again (harmless);
-    // sums and products take their identity.
-    if (kind == CombiningKind::sum || kind == CombiningKind::prod)
-      value = arith::SelectOp::create(
-          rewriter, loc, inside, value,
-          getCombinerIdentity(rewriter, loc, kind, accumulator,
-                              type.getElementType()));
-    YieldOp::create(rewriter, loc, value);
+    clonePartialBody(rewriter, reduce, mapping, inside);
   }
-
-  rewriter.setInsertionPoint(reduce);
-  auto total =
-      ReduceOp::create(rewriter, loc, type, reduce.getKindAttr(), ValueRange{},
-                       ValueRange{}, rewriter.getDenseI64ArrayAttr({chunks}));
-  {
-    Block *totalBody = rewriter.createBlock(&total.getBody());
-    totalBody->addArguments(
-        SmallVector<Type>(rank + 1, rewriter.getIndexType()),
-        SmallVector<Location>(rank + 1, loc));
-    Value partial = LoadOp::create(rewriter, loc, partials.getResult(),
-                                   totalBody->getArguments());
-    YieldOp::create(rewriter, loc, partial);
-  }
-  rewriter.replaceOp(reduce, total.getResult());
+  replaceByTotal(rewriter, reduce, partials.getResult(), chunks,
+                 /*chunkFirst=*/false);
 }
 
 bool mlir::kiln::loop::isColumnReduction(ReduceOp reduce) {
@@ -198,7 +219,6 @@ static ReduceOp splitColumns(RewriterBase &rewriter, ReduceOp reduce,
   Location loc = reduce.getLoc();
   int64_t rank = type.getRank();
   int64_t chunks = llvm::divideCeil(extent, chunk);
-  CombiningKind kind = reduce.getKind();
   Type accumulator = reduce.getYield().getValue().getType();
   Type partialDtype =
       isa<FloatType>(accumulator) ? accumulator : type.getElementType();
@@ -251,34 +271,10 @@ static ReduceOp splitColumns(RewriterBase &rewriter, ReduceOp reduce,
       mapping.map(body.getArgument(rank + dim), digit);
       stride *= reduction[dim];
     }
-    for (Operation &op : body.without_terminator())
-      rewriter.clone(op, mapping);
-    Value value = mapping.lookupOrDefault(reduce.getYield().getValue());
-    if (overruns && (kind == CombiningKind::sum || kind == CombiningKind::prod))
-      value = arith::SelectOp::create(
-          rewriter, loc, inside, value,
-          getCombinerIdentity(rewriter, loc, kind, accumulator,
-                              type.getElementType()));
-    YieldOp::create(rewriter, loc, value);
+    clonePartialBody(rewriter, reduce, mapping, inside);
   }
-
-  rewriter.setInsertionPoint(reduce);
-  auto total =
-      ReduceOp::create(rewriter, loc, type, reduce.getKindAttr(), ValueRange{},
-                       ValueRange{}, rewriter.getDenseI64ArrayAttr({chunks}));
-  {
-    Block *totalBody = rewriter.createBlock(&total.getBody());
-    totalBody->addArguments(
-        SmallVector<Type>(rank + 1, rewriter.getIndexType()),
-        SmallVector<Location>(rank + 1, loc));
-    SmallVector<Value> indices = {totalBody->getArguments().back()};
-    llvm::append_range(indices, totalBody->getArguments().drop_back());
-    Value partial =
-        LoadOp::create(rewriter, loc, partials.getResult(), indices);
-    YieldOp::create(rewriter, loc, partial);
-  }
-  rewriter.replaceOp(reduce, total.getResult());
-  return total;
+  return replaceByTotal(rewriter, reduce, partials.getResult(), chunks,
+                        /*chunkFirst=*/true);
 }
 
 unsigned
