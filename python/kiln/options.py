@@ -124,7 +124,8 @@ class Options:
                 isinstance(op, str) for op in parsed.library_ops):
             raise ValueError("Kiln option library_ops: expected a list of ATen "
                              f"op names, not {parsed.library_ops!r}")
-        return parsed
+        # A list of the default ops is the default.
+        return replace(parsed, library_ops=tuple(parsed.library_ops))
 
     def check_pipeline(self, target: str) -> None:
         """Raises ValueError unless the pipeline options are options of
