@@ -36,11 +36,11 @@ struct FuseSiblingsPass
   using Base::Base;
 
   void runOnOperation() override {
-    // The blocks that hold pointwise nodes outside kernels: graph bodies.
+    // The blocks that hold nodes outside kernels: graph bodies.
     llvm::SetVector<Block *> blocks;
-    getOperation()->walk([&](PointwiseOp node) {
-      if (!node->getParentOfType<KernelOp>())
-        blocks.insert(node->getBlock());
+    getOperation()->walk([&](Operation *op) {
+      if (isNode(op) && !op->getParentOfType<KernelOp>())
+        blocks.insert(op->getBlock());
     });
     IRRewriter rewriter(&getContext());
     for (Block *block : blocks)

@@ -237,6 +237,49 @@ static llvm::SmallSetVector<Value, 4> getLoadedTensors(Operation *node) {
   return loaded;
 }
 
+/// Groups reductions of one result type and reduction shape that read a
+/// common tensor and none of each other into kernels whose every node is a
+/// row value: a layer norm's weight and bias gradients, which both sum the
+/// output's gradient down its columns, read it once. Returns how many
+/// kernels it made.
+static unsigned fuseSiblingReductions(RewriterBase &rewriter, Block &block) {
+  SmallVector<ReduceOp> nodes(block.getOps<ReduceOp>());
+  SmallVector<llvm::SmallSetVector<Value, 4>> loadedBy = llvm::map_to_vector(
+      nodes, [](ReduceOp node) { return getLoadedTensors(node); });
+  DenseSet<Operation *> grouped;
+  unsigned kernels = 0;
+  for (auto [index, seed] : llvm::enumerate(nodes)) {
+    RankedTensorType type = seed.getResultType();
+    if (grouped.contains(seed) || type.getRank() == 0)
+      continue;
+    const llvm::SmallSetVector<Value, 4> &shared = loadedBy[index];
+    SmallVector<Operation *> members = {seed};
+    for (size_t other = index + 1; other < nodes.size(); ++other) {
+      ReduceOp sibling = nodes[other];
+      const llvm::SmallSetVector<Value, 4> &loaded = loadedBy[other];
+      if (grouped.contains(sibling) || sibling.getResultType() != type ||
+          sibling.getReductionShape() != seed.getReductionShape() ||
+          sibling.getDynamicSizes() != seed.getDynamicSizes() ||
+          sibling.getReductionDynamicSizes() != seed.getReductionDynamicSizes())
+        continue;
+      bool readsMember = llvm::any_of(members, [&](Operation *member) {
+        return loaded.contains(member->getResult(0));
+      });
+      if (readsMember || !llvm::any_of(loaded, [&](Value tensor) {
+            return shared.contains(tensor);
+          }))
+        continue;
+      members.push_back(sibling);
+    }
+    if (members.size() < 2 ||
+        failed(groupIntoKernel(rewriter, members, type.getRank())))
+      continue;
+    ++kernels;
+    grouped.insert(members.begin(), members.end());
+  }
+  return kernels;
+}
+
 unsigned mlir::kiln::loop::fuseSiblings(RewriterBase &rewriter, Block &block,
                                         int64_t minRowBytes) {
   SmallVector<PointwiseOp> nodes(block.getOps<PointwiseOp>());
@@ -274,5 +317,5 @@ unsigned mlir::kiln::loop::fuseSiblings(RewriterBase &rewriter, Block &block,
     ++kernels;
     grouped.insert(members.begin(), members.end());
   }
-  return kernels;
+  return kernels + fuseSiblingReductions(rewriter, block);
 }

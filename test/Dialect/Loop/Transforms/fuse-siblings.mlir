@@ -13,6 +13,7 @@
 // Rows of 512 f32 are 2 KiB: below a 4 KiB minimum nothing fuses.
 // WIDE-LABEL: fx.graph @siblings
 // WIDE-NOT: loop.kernel
+// WIDE: fx.output
 fx.graph @siblings(%x: tensor<8x512xf32>, %y: tensor<8x512xf32>) -> (tensor<8x512xf32>, tensor<8x512xf32>, tensor<8x512xf32>) {
   %a = loop.pointwise : tensor<8x512xf32> {
   ^bb0(%i: index, %j: index):
@@ -84,4 +85,65 @@ fx.graph @do_not_fuse_readers_or_other_shapes(%x: tensor<8x512xf32>, %v: tensor<
     loop.yield %r : f32
   }
   fx.output %a, %b, %c, %d, %f, %g, %h : tensor<8x512xf32>, tensor<8x512xf32>, tensor<8x256xf32>, tensor<4096xf32>, tensor<4096xf32>, tensor<64x8xf32>, tensor<64x8xf32>
+}
+
+// -----
+
+// Reductions of one result type and reduction shape that read a common
+// tensor and none of each other (a layer norm's weight and bias gradients,
+// both summing the output's gradient) become one kernel whose every node
+// is a row value, yielding both.
+// CHECK-LABEL: fx.graph @sibling_reductions
+// CHECK: %[[K:[0-9]+]]:2 = loop.kernel rows(1) -> tensor<64xf32>, tensor<64xf32> {
+// CHECK: loop.reduce "sum" over [512]
+// CHECK: loop.reduce "sum" over [512]
+// CHECK: loop.kernel_yield
+// CHECK: fx.output %[[K]]#0, %[[K]]#1
+fx.graph @sibling_reductions(%g: tensor<512x64xf32>, %x: tensor<512x64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %0 = loop.reduce "sum" over [512] : tensor<64xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %g[%r, %j] : tensor<512x64xf32>
+    %w = loop.load %x[%r, %j] : tensor<512x64xf32>
+    %p = arith.mulf %v, %w : f32
+    loop.yield %p : f32
+  }
+  %1 = loop.reduce "sum" over [512] : tensor<64xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %g[%r, %j] : tensor<512x64xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0, %1 : tensor<64xf32>, tensor<64xf32>
+}
+
+// -----
+
+// Not siblings: another reduction shape, a reduction that reads the other,
+// and one that reads nothing in common.
+// CHECK-LABEL: fx.graph @do_not_fuse_unlike_reductions
+// CHECK-NOT: loop.kernel
+// CHECK: fx.output
+fx.graph @do_not_fuse_unlike_reductions(%g: tensor<512x64xf32>, %x: tensor<256x64xf32>) -> (tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>) {
+  %0 = loop.reduce "sum" over [512] : tensor<64xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %g[%r, %j] : tensor<512x64xf32>
+    loop.yield %v : f32
+  }
+  %1 = loop.reduce "max" over [256] : tensor<64xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %g[%r, %j] : tensor<512x64xf32>
+    loop.yield %v : f32
+  }
+  %2 = loop.reduce "sum" over [512] : tensor<64xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %g[%r, %j] : tensor<512x64xf32>
+    %s = loop.load %0[%j] : tensor<64xf32>
+    %d = arith.subf %v, %s : f32
+    loop.yield %d : f32
+  }
+  %3 = loop.reduce "sum" over [256] : tensor<64xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %x[%r, %j] : tensor<256x64xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0, %1, %2, %3 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }

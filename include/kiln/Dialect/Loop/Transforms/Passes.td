@@ -236,14 +236,18 @@ def SplitReductionsPass : Pass<"kiln-loop-split-reductions"> {
 }
 
 def FuseSiblingsPass : Pass<"kiln-loop-fuse-siblings"> {
-  let summary = "Fuses pointwise nodes that read a common tensor, row by row";
+  let summary = "Fuses pointwise nodes, and reductions, that read a common "
+                "tensor";
   let description = [{
     Horizontal fusion: pointwise nodes of one shape that read a common
     tensor (and none of each other) become one `loop.kernel` over their
     rows (all dimensions but the last), so the kernel reads each row of the
     common tensor once for all of them instead of once per node. Rows must
     hold at least `min-row-bytes` (as f32), so that a row is worth the
-    block or thread that runs it.
+    block or thread that runs it. Reductions of one result type and
+    reduction shape that read a common tensor and none of each other (a
+    layer norm's weight and bias gradients) become one kernel too, over all
+    their result dimensions (each node a row value).
 
     Before:
     ```mlir

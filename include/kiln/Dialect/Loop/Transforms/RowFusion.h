@@ -44,8 +44,10 @@ LogicalResult groupIntoKernel(RewriterBase &rewriter,
 /// Groups pointwise nodes of `block` with the same shape (rank 2 or more,
 /// rows of at least `minRowBytes` as f32) that read a common tensor and none
 /// of each other into a loop.kernel over their rows: the kernel reads a row
-/// of the common tensor once for all of them. Returns the number of kernels
-/// made.
+/// of the common tensor once for all of them; and reductions of one result
+/// type and reduction shape that read a common tensor and none of each
+/// other into a loop.kernel over all their result dimensions. Returns the
+/// number of kernels made.
 unsigned fuseSiblings(RewriterBase &rewriter, Block &block,
                       int64_t minRowBytes);
 
