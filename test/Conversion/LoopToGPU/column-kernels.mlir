@@ -96,3 +96,37 @@ fx.graph @do_not_use_columns(%x: tensor<256x64xf32>) -> (tensor<256xf32>, tensor
   }
   fx.output %0, %1, %2 : tensor<256xf32>, tensor<63xf32>, tensor<64xf32>
 }
+
+// -----
+
+// Two reductions of a kernel (siblings that read a common tensor) each get
+// their own workgroup memory for the warps' partials and their own barrier;
+// both results are stored.
+// CHECK-LABEL: func.func @two_sums
+// CHECK: workgroup(%[[FIRST:.+]] : memref<8x32xf32, #gpu.address_space<workgroup>>, %[[SECOND:.+]] : memref<8x32xf32, #gpu.address_space<workgroup>>)
+// CHECK: memref.store %{{.+}}, %[[FIRST]]
+// CHECK: gpu.barrier
+// CHECK: %[[OUT0:.+]] = memref.assume_alignment %arg2
+// CHECK: memref.store %{{.+}}, %[[OUT0]]
+// CHECK: memref.store %{{.+}}, %[[SECOND]]
+// CHECK: gpu.barrier
+// CHECK: %[[OUT1:.+]] = memref.assume_alignment %arg3
+// CHECK: memref.store %{{.+}}, %[[OUT1]]
+fx.graph @two_sums(%g: tensor<256x64xf32>, %x: tensor<256x64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {
+  %k:2 = loop.kernel rows(1) -> tensor<64xf32>, tensor<64xf32> {
+    %0 = loop.reduce "sum" over [256] : tensor<64xf32> {
+    ^bb0(%j: index, %r: index):
+      %v = loop.load %g[%r, %j] : tensor<256x64xf32>
+      %w = loop.load %x[%r, %j] : tensor<256x64xf32>
+      %p = arith.mulf %v, %w : f32
+      loop.yield %p : f32
+    }
+    %1 = loop.reduce "sum" over [256] : tensor<64xf32> {
+    ^bb0(%j: index, %r: index):
+      %v = loop.load %g[%r, %j] : tensor<256x64xf32>
+      loop.yield %v : f32
+    }
+    loop.kernel_yield %0, %1 : tensor<64xf32>, tensor<64xf32>
+  }
+  fx.output %k#0, %k#1 : tensor<64xf32>, tensor<64xf32>
+}
