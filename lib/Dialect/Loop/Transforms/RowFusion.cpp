@@ -237,69 +237,29 @@ static llvm::SmallSetVector<Value, 4> getLoadedTensors(Operation *node) {
   return loaded;
 }
 
-/// Groups reductions of one result type and reduction shape that read a
-/// common tensor and none of each other into kernels whose every node is a
-/// row value: a layer norm's weight and bias gradients, which both sum the
-/// output's gradient down its columns, read it once. Returns how many
-/// kernels it made.
-static unsigned fuseSiblingReductions(RewriterBase &rewriter, Block &block) {
-  SmallVector<ReduceOp> nodes(block.getOps<ReduceOp>());
+/// Groups `nodes` (of one block, in order) into kernels of siblings: each
+/// node that `canSeed` accepts takes the later ones that are `alike` it,
+/// read a tensor it reads and read none of the group; a group of two or
+/// more becomes a loop.kernel over `rows` of its seed's dimensions.
+/// Returns how many kernels it made.
+template <typename NodeOp>
+static unsigned groupSiblings(RewriterBase &rewriter, ArrayRef<NodeOp> nodes,
+                              function_ref<bool(NodeOp)> canSeed,
+                              function_ref<bool(NodeOp, NodeOp)> alike,
+                              function_ref<int64_t(NodeOp)> rows) {
   SmallVector<llvm::SmallSetVector<Value, 4>> loadedBy = llvm::map_to_vector(
-      nodes, [](ReduceOp node) { return getLoadedTensors(node); });
+      nodes, [](NodeOp node) { return getLoadedTensors(node); });
   DenseSet<Operation *> grouped;
   unsigned kernels = 0;
   for (auto [index, seed] : llvm::enumerate(nodes)) {
-    RankedTensorType type = seed.getResultType();
-    if (grouped.contains(seed) || type.getRank() == 0)
+    if (grouped.contains(seed) || !canSeed(seed))
       continue;
     const llvm::SmallSetVector<Value, 4> &shared = loadedBy[index];
     SmallVector<Operation *> members = {seed};
     for (size_t other = index + 1; other < nodes.size(); ++other) {
-      ReduceOp sibling = nodes[other];
+      NodeOp sibling = nodes[other];
       const llvm::SmallSetVector<Value, 4> &loaded = loadedBy[other];
-      if (grouped.contains(sibling) || sibling.getResultType() != type ||
-          sibling.getReductionShape() != seed.getReductionShape() ||
-          sibling.getDynamicSizes() != seed.getDynamicSizes() ||
-          sibling.getReductionDynamicSizes() != seed.getReductionDynamicSizes())
-        continue;
-      bool readsMember = llvm::any_of(members, [&](Operation *member) {
-        return loaded.contains(member->getResult(0));
-      });
-      if (readsMember || !llvm::any_of(loaded, [&](Value tensor) {
-            return shared.contains(tensor);
-          }))
-        continue;
-      members.push_back(sibling);
-    }
-    if (members.size() < 2 ||
-        failed(groupIntoKernel(rewriter, members, type.getRank())))
-      continue;
-    ++kernels;
-    grouped.insert(members.begin(), members.end());
-  }
-  return kernels;
-}
-
-unsigned mlir::kiln::loop::fuseSiblings(RewriterBase &rewriter, Block &block,
-                                        int64_t minRowBytes) {
-  SmallVector<PointwiseOp> nodes(block.getOps<PointwiseOp>());
-  SmallVector<llvm::SmallSetVector<Value, 4>> loadedBy = llvm::map_to_vector(
-      nodes, [](PointwiseOp node) { return getLoadedTensors(node); });
-  DenseSet<Operation *> grouped;
-  unsigned kernels = 0;
-  for (auto [index, seed] : llvm::enumerate(nodes)) {
-    RankedTensorType type = seed.getType();
-    int64_t rank = type.getRank();
-    if (grouped.contains(seed) || rank < 2 || type.isDynamicDim(rank - 1) ||
-        type.getDimSize(rank - 1) * 4 < minRowBytes)
-      continue;
-    const llvm::SmallSetVector<Value, 4> &shared = loadedBy[index];
-    SmallVector<Operation *> members = {seed};
-    for (size_t other = index + 1; other < nodes.size(); ++other) {
-      PointwiseOp sibling = nodes[other];
-      const llvm::SmallSetVector<Value, 4> &loaded = loadedBy[other];
-      if (grouped.contains(sibling) || sibling.getType() != type ||
-          sibling.getDynamicSizes() != seed.getDynamicSizes())
+      if (grouped.contains(sibling) || !alike(seed, sibling))
         continue;
       // Siblings read a common tensor and none of each other.
       bool readsMember = llvm::any_of(members, [&](Operation *member) {
@@ -312,10 +272,45 @@ unsigned mlir::kiln::loop::fuseSiblings(RewriterBase &rewriter, Block &block,
       members.push_back(sibling);
     }
     if (members.size() < 2 ||
-        failed(groupIntoKernel(rewriter, members, rank - 1)))
+        failed(groupIntoKernel(rewriter, members, rows(seed))))
       continue;
     ++kernels;
     grouped.insert(members.begin(), members.end());
   }
-  return kernels + fuseSiblingReductions(rewriter, block);
+  return kernels;
+}
+
+unsigned mlir::kiln::loop::fuseSiblings(RewriterBase &rewriter, Block &block,
+                                        int64_t minRowBytes) {
+  // Pointwise nodes of one shape, a kernel over their rows.
+  SmallVector<PointwiseOp> pointwise(block.getOps<PointwiseOp>());
+  unsigned kernels = groupSiblings<PointwiseOp>(
+      rewriter, pointwise,
+      [&](PointwiseOp seed) {
+        RankedTensorType type = seed.getType();
+        int64_t rank = type.getRank();
+        return rank >= 2 && !type.isDynamicDim(rank - 1) &&
+               type.getDimSize(rank - 1) * 4 >= minRowBytes;
+      },
+      [](PointwiseOp seed, PointwiseOp sibling) {
+        return sibling.getType() == seed.getType() &&
+               sibling.getDynamicSizes() == seed.getDynamicSizes();
+      },
+      [](PointwiseOp seed) { return seed.getType().getRank() - 1; });
+  // Reductions of one result type and reduction shape, a kernel whose every
+  // node is a row value: a layer norm's weight and bias gradients, which
+  // both sum the output's gradient down its columns, read it once.
+  SmallVector<ReduceOp> reductions(block.getOps<ReduceOp>());
+  return kernels +
+         groupSiblings<ReduceOp>(
+             rewriter, reductions,
+             [](ReduceOp seed) { return seed.getResultType().getRank() > 0; },
+             [](ReduceOp seed, ReduceOp sibling) {
+               return sibling.getResultType() == seed.getResultType() &&
+                      sibling.getReductionShape() == seed.getReductionShape() &&
+                      sibling.getDynamicSizes() == seed.getDynamicSizes() &&
+                      sibling.getReductionDynamicSizes() ==
+                          seed.getReductionDynamicSizes();
+             },
+             [](ReduceOp seed) { return seed.getResultType().getRank(); });
 }
