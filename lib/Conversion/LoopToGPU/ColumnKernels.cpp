@@ -32,10 +32,6 @@ static constexpr int64_t kColumnWarps = 8;
 /// them at once, where a column kernel's warps would each take a few steps.
 static constexpr int64_t kMinColumnReduction = 64;
 
-/// The most steps of a thread that are unrolled, so that their loads are in
-/// flight together.
-static constexpr int64_t kMaxUnrolledColumnSteps = 16;
-
 bool mlir::kiln::isColumnKernel(ArrayRef<Operation *> nodes, int64_t rows,
                                 const LoopToGPUOptions &options) {
   if (!options.columnKernels || rows == 0)
@@ -174,7 +170,7 @@ Value ColumnKernelEmitter::emitReduction(loop::ReduceOp reduce, Value scratch) {
                              : ShapedType::getNumElements(shape);
   if (!ShapedType::isDynamic(staticExtent) &&
       staticExtent % kColumnWarps == 0 &&
-      staticExtent / kColumnWarps <= kMaxUnrolledColumnSteps) {
+      staticExtent / kColumnWarps <= kMaxUnrolledSteps) {
     // Few static steps, unrolled: their loads are in flight at once.
     for (int64_t k = 0; k < staticExtent / kColumnWarps; ++k) {
       Value position = arith::AddIOp::create(

@@ -52,8 +52,9 @@ inline constexpr int64_t kBufferAlignment = 16;
 /// Threads per warp on NVIDIA GPUs.
 inline constexpr int64_t kWarpSize = 32;
 
-/// The most column steps of a thread that are unrolled, so that their loads
-/// are in flight together.
+/// The most steps of a thread that are unrolled (along a row kernel's
+/// columns, down a column kernel's reduction), so that their loads are in
+/// flight together.
 inline constexpr int64_t kMaxUnrolledSteps = 16;
 
 /// A kernel's aligned views of the buffers it uses, one per buffer, made at
