@@ -5,8 +5,10 @@
 # Logs go to $OUT when it is set. The last lines are a table of the checks.
 # GPU_CHECK_PART=tests runs the checks up to the Python tests,
 # GPU_CHECK_PART=perf the benchmarks and the models' inference and
-# GPU_CHECK_PART=train the training step (each after the bundle's basic
-# checks), for machines that limit how long one command runs; the default
+# GPU_CHECK_PART=train the training step and GPU_CHECK_PART=sm80 the GPU
+# tests once more with code for A100-class GPUs (sm_80 PTX, which the
+# driver compiles for the GPU at hand), each after the bundle's basic
+# checks, for machines that limit how long one command runs; the default
 # runs all.
 set -uo pipefail
 
@@ -18,7 +20,7 @@ KILN="$UNPACK/kiln"
 RESULTS=()
 failures=0
 PART="${GPU_CHECK_PART:-all}"
-case "$PART" in all|tests|perf|train) ;; *) echo "gpu-check: GPU_CHECK_PART is all, tests, perf or train" >&2; exit 2 ;; esac
+case "$PART" in all|tests|perf|train|sm80) ;; *) echo "gpu-check: GPU_CHECK_PART is all, tests, perf, train or sm80" >&2; exit 2 ;; esac
 in_part() { [ "$PART" = all ] || [ "$PART" = "$1" ]; }
 
 record() { # name, status, detail
@@ -88,6 +90,7 @@ in_part tests && check "compile for sanitizer" env PATH="$KILN/bin:$PATH" PYTHON
 in_part tests && CHECK_TIMEOUT=300 check "compute-sanitizer memcheck" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" compute-sanitizer --tool memcheck --error-exitcode 1 python3 utils/sanitize-check.py
 # The suite in shards, one process each, so that it fits one command's time.
 in_part tests && CHECK_TIMEOUT=360 check "python tests (CPU+GPU)" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" python3 utils/pytest-shards.py --shards 8 --log-dir "$LOG_DIR/pytest" --tb=short python/tests
+in_part sm80 && CHECK_TIMEOUT=360 check "GPU tests with sm_80 code" env PATH="$KILN/bin:$PATH" XDG_CACHE_HOME="$UNPACK/cache" KILN_CUDA_CHIP=sm_80 python3 utils/pytest-shards.py --shards 8 --log-dir "$LOG_DIR/pytest-sm80" --tb=short -kcuda python/tests
 in_part perf && check "benchmarks (GPU)" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/bench.py' --json '$LOG_DIR/bench.json' > '$LOG_DIR/bench.txt' 2>&1; status=\$?; cat '$LOG_DIR/bench.txt'; exit \$status"
 in_part perf && CHECK_TIMEOUT=420 check "anchor models under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln,kiln-cudagraphs --small --check > '$LOG_DIR/models-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-check.txt'; exit \$status"
 in_part train && CHECK_TIMEOUT=200 check "a training step under kiln" env PATH="$KILN/bin:$PATH" PYTHONPATH="$KILN/python" XDG_CACHE_HOME="$UNPACK/cache" bash -c "python3 '$KILN/bench/models.py' --device cuda --dtype bf16 --systems kiln --small --train --models gpt2 --check > '$LOG_DIR/models-train-check.txt' 2>&1; status=\$?; tail -1 '$LOG_DIR/models-train-check.txt'; exit \$status"

@@ -26,6 +26,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional,
 
 import kiln
 from kiln.cache import open_cache, private_cache_dir
+from kiln.chips import with_device_chip
 from kiln.diagnostics import KilnError, parse_diagnostics
 from kiln.guards import GraphGuards
 from kiln.logs import log
@@ -135,8 +136,9 @@ def compile_graph_text(
     extra_args: Sequence[str] = (),
 ) -> Path:
     """Compiles fx-dialect text into a shared object for `target` ("cpu" or
-    "cuda"); returns its path. `options` are the target pipeline's options;
-    `extra_args`, more arguments for kiln-compile (``["-O2"]``,
+    "cuda"); returns its path. `options` are the target pipeline's options
+    (for "cuda", the chip is the current device's unless they name one:
+    kiln.chips); `extra_args`, more arguments for kiln-compile (``["-O2"]``,
     ``["--mcpu=x86-64"]``, MLIR's and LLVM's own options), which are part of
     the cache key.
 
@@ -150,6 +152,8 @@ def compile_graph_text(
     if target not in ("cpu", "cuda"):
         raise ValueError(f"unknown Kiln target '{target}' (expected 'cpu' or 'cuda')")
     tool = find_tool("kiln-compile", tool_dir)
+    if target == "cuda":
+        options = with_device_chip(options)
     pipeline = _pipeline_options(options)
     if pipeline:
         _check_pipeline_text(str(tool), target, pipeline)

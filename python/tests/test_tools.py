@@ -307,3 +307,51 @@ def test_extra_args_reach_kiln_compile_and_the_cache_key(tmp_path, monkeypatch):
     torch.testing.assert_close(unoptimized(x), plain(x))
     commands = [p.read_text() for p in debug.glob("*/command.sh")]
     assert len(commands) == 3 and sum("-O0" in c for c in commands) == 1
+
+
+def test_cuda_code_is_for_the_device_at_hand(tmp_path, monkeypatch):
+    """The CUDA pipeline's chip comes from the device's compute capability
+    (sm_90a on Hopper, the PTX version each chip needs), from
+    KILN_CUDA_CHIP, or from the options; devices newer than Kiln knows get
+    portable sm_90 PTX, devices older than ptxas assembles for an error. The
+    chip reaches kiln-compile's command and the cache key."""
+    from kiln import chips
+
+    assert chips.chip_for_capability((9, 0)) == "sm_90a"
+    assert chips.chip_for_capability((8, 0)) == "sm_80"
+    assert chips.chip_for_capability((8, 9)) == "sm_89"
+    assert chips.chip_for_capability((12, 0)) == "sm_120"
+    assert chips.chip_for_capability((15, 0)) == "sm_90"
+    with pytest.raises(ValueError, match="compute capability 7.5 and newer, not 7.0"):
+        chips.chip_for_capability((7, 0))
+    assert chips.ptx_features("sm_80") == "+ptx80"
+    assert chips.ptx_features("sm_100a") == "+ptx86"
+    assert chips.ptx_features("sm_120") == "+ptx87"
+    with pytest.raises(ValueError, match="'gfx942' is not an NVIDIA chip"):
+        chips.ptx_features("gfx942")
+
+    monkeypatch.setenv("KILN_CUDA_CHIP", "sm_80")
+    assert chips.with_device_chip(None) == {"chip": "sm_80", "features": "+ptx80"}
+    assert chips.with_device_chip({"chip": "sm_100a"}) == {"chip": "sm_100a",
+                                                            "features": "+ptx86"}
+    given = {"chip": "sm_90a", "features": "+ptx85", "block-size": 128}
+    assert chips.with_device_chip(given) == given
+
+    from kiln.compiler import compile_graph_text
+    if not any(Path(root, "bin", "ptxas").exists() for root in (
+            os.environ.get("CUDA_ROOT") or "/usr/local/cuda", "/usr/local/cuda")):
+        pytest.skip("no CUDA toolkit to assemble kernels")
+    debug = tmp_path / "debug"
+    monkeypatch.setenv("KILN_DEBUG_DIR", str(debug))
+    text = ("fx.graph @forward(%x: tensor<64xf32>) -> tensor<64xf32> {\n"
+            "  %0 = fx.relu %x : tensor<64xf32>\n"
+            "  fx.output %0 : tensor<64xf32>\n"
+            "}\n")
+    sm80 = compile_graph_text(text, target="cuda", cache_dir=tmp_path / "cache")
+    monkeypatch.setenv("KILN_CUDA_CHIP", "sm_90a")
+    sm90 = compile_graph_text(text, target="cuda", cache_dir=tmp_path / "cache")
+    assert sm80.read_bytes() != sm90.read_bytes()
+    commands = sorted(p.read_text() for p in debug.glob("*/command.sh"))
+    assert len(commands) == 2
+    assert "chip=sm_80 features=+ptx80" in commands[0]
+    assert "chip=sm_90a features=+ptx80" in commands[1]
