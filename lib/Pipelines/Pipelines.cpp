@@ -41,33 +41,47 @@ using namespace mlir::kiln;
 // and GPUBackendOptions are shared by the stage's pipeline and the whole
 // ones).
 
-/// Adds the graph lowering (kiln-lower-to-loop's passes) with `options`;
-/// `libraryEpilogues` for targets whose products are library calls,
-/// `libraryConvolutions` for those whose convolutions are,
-/// `runtimeChecks` for targets whose eager kernels check values (CPUs),
-/// `deviceAsserts` for those whose eager kernels assert on indices (GPUs),
-/// `splitColumns` to split reductions down columns into chunks (where
-/// reductions split; the GPU's column kernels run the chunks).
+/// How graphs lower for a target, from what its code generation does.
+struct TargetLowering {
+  /// Products are library calls: only epilogues the library applies fuse,
+  /// except into the products Kiln's tensor-core kernels compute with
+  /// `tensorCoreProducts`.
+  bool libraryEpilogues = false;
+  bool tensorCoreProducts = false;
+  /// Convolutions are library calls.
+  bool libraryConvolutions = false;
+  /// Code generation needs every op lowered.
+  bool failOnUnsupported = true;
+  /// Eager's kernels check values (CPUs): integer division by zero and
+  /// indices out of range raise.
+  bool runtimeChecks = false;
+  /// Eager's kernels assert on indices out of range (GPUs).
+  bool deviceAsserts = false;
+  /// Reductions down columns split into chunks (where reductions split; the
+  /// GPU's column kernels run the chunks).
+  bool splitColumns = true;
+};
+
+/// Adds the graph lowering (kiln-lower-to-loop's passes) with `options`, as
+/// `target` needs it.
 template <typename Options>
 static void addGraphLowering(OpPassManager &pm, const Options &options,
-                             bool libraryEpilogues, bool libraryConvolutions,
-                             bool failOnUnsupported, bool runtimeChecks,
-                             bool deviceAsserts, bool splitColumns = true) {
+                             const TargetLowering &target) {
   OpPassManager &graphPm = pm.nest<fx::GraphOp>();
   ConvertFXToLoopPassOptions toLoop;
   toLoop.computeInF32 = options.computeInF32;
   toLoop.welford = options.welford;
   toLoop.normalCdfFromTail = options.normalCdfFromTail;
-  toLoop.failOnUnsupported = failOnUnsupported;
+  toLoop.failOnUnsupported = target.failOnUnsupported;
   toLoop.directConvolutionDepth = options.directConvolutionDepth;
-  toLoop.runtimeChecks = runtimeChecks;
-  toLoop.deviceAsserts = deviceAsserts;
+  toLoop.runtimeChecks = target.runtimeChecks;
+  toLoop.deviceAsserts = target.deviceAsserts;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
   loop::ExpandConvolutionsPassOptions expand;
   expand.directDepth = options.directConvolutionDepth;
-  expand.library = libraryConvolutions;
+  expand.library = target.libraryConvolutions;
   graphPm.addPass(loop::createExpandConvolutionsPass(expand));
-  if (libraryConvolutions || options.channelsLast) {
+  if (target.libraryConvolutions || options.channelsLast) {
     loop::ChannelsLastPassOptions channelsLast;
     channelsLast.allGraphs = options.channelsLast;
     graphPm.addPass(loop::createChannelsLastPass(channelsLast));
@@ -83,12 +97,13 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   }
   if (options.fuseEpilogues) {
     loop::FuseEpiloguesPassOptions epilogues;
-    epilogues.libraryOnly = libraryEpilogues;
+    epilogues.libraryOnly = target.libraryEpilogues;
+    epilogues.tensorCoreProducts = target.tensorCoreProducts;
     graphPm.addPass(loop::createFuseEpiloguesPass(epilogues));
   }
   if (options.splitReductions) {
     loop::SplitReductionsPassOptions split;
-    if (!splitColumns)
+    if (!target.splitColumns)
       split.columnChunk = 0;
     graphPm.addPass(loop::createSplitReductionsPass(split));
   }
@@ -100,9 +115,13 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
 
 void mlir::kiln::buildLowerToLoopPipeline(
     OpPassManager &pm, const LowerToLoopPipelineOptions &options) {
-  addGraphLowering(pm, options, options.libraryEpilogues,
-                   options.libraryConvolutions, options.failOnUnsupported,
-                   options.runtimeChecks, options.deviceAsserts);
+  TargetLowering target;
+  target.libraryEpilogues = options.libraryEpilogues;
+  target.libraryConvolutions = options.libraryConvolutions;
+  target.failOnUnsupported = options.failOnUnsupported;
+  target.runtimeChecks = options.runtimeChecks;
+  target.deviceAsserts = options.deviceAsserts;
+  addGraphLowering(pm, options, target);
 }
 
 /// Adds kiln-loop-to-scf-cpu's passes with `options`.
@@ -177,9 +196,9 @@ void mlir::kiln::buildLoopToLLVMCPUPipeline(
 
 void mlir::kiln::buildCPUGraphLowering(OpPassManager &pm,
                                        const CPUPipelineOptions &options) {
-  addGraphLowering(pm, options, /*libraryEpilogues=*/false,
-                   /*libraryConvolutions=*/false, /*failOnUnsupported=*/true,
-                   /*runtimeChecks=*/true, /*deviceAsserts=*/false);
+  TargetLowering target;
+  target.runtimeChecks = true;
+  addGraphLowering(pm, options, target);
 }
 
 void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
@@ -202,6 +221,7 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
   toGPU.shortRowBlockSize = options.shortRowBlockSize;
   toGPU.elementKernelVectorBytes = options.elementKernelVectorBytes;
   toGPU.columnKernels = options.columnKernels;
+  toGPU.matmulKernels = options.matmulKernels;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   // Complex numbers (Fourier transforms) are structs of their parts, in
@@ -251,10 +271,13 @@ void mlir::kiln::buildGPUGraphLowering(OpPassManager &pm,
                                        const GPUPipelineOptions &options) {
   // CUDA's kernels divide by zero without raising, and report indices out
   // of range through device asserts: no flags to read back at every run.
-  addGraphLowering(pm, options, /*libraryEpilogues=*/true,
-                   options.libraryConvolutions, /*failOnUnsupported=*/true,
-                   /*runtimeChecks=*/false, options.deviceAsserts,
-                   /*splitColumns=*/options.columnKernels);
+  TargetLowering target;
+  target.libraryEpilogues = true;
+  target.tensorCoreProducts = options.matmulKernels;
+  target.libraryConvolutions = options.libraryConvolutions;
+  target.deviceAsserts = options.deviceAsserts;
+  target.splitColumns = options.columnKernels;
+  addGraphLowering(pm, options, target);
 }
 
 void mlir::kiln::buildGPUPipeline(OpPassManager &pm,

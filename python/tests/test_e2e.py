@@ -3354,3 +3354,34 @@ def test_products_read_at_other_indices(tmp_path, device, name):
     fn = PRODUCTS_READ_ELSEWHERE[name]
     check(fn, [((24, 16), F32), ((16, 24), F32)], device=device, tmp_path=tmp_path,
           tolerances={**TOLERANCES, F32: (1e-4, 1e-4)})
+
+
+# Products that Kiln's tensor-core kernels compute with `matmul-kernels`:
+# sizes that are not multiples of the 128x128x32 tiles, transposed operands,
+# batches and fused epilogues; and products they leave to the library (rows
+# of fewer than 8 elements, f32).
+TENSOR_CORE_PRODUCTS = {
+    "plain": (lambda a, b: a @ b, [(300, 256), (256, 520)]),
+    "linear, bias and gelu": (
+        lambda x, w, bias: torch.nn.functional.gelu(
+            torch.nn.functional.linear(x, w, bias)), [(7, 96), (264, 96), (264,)]),
+    "batched": (lambda a, b: torch.bmm(a, b), [(3, 130, 64), (3, 64, 72)]),
+    "lhs transposed": (lambda a, b: a.t() @ b, [(40, 136), (40, 24)]),
+    "residual, as f32": (lambda x, w, r: (x @ w + r).float() * 0.5,
+                         [(129, 48), (48, 136), (129, 136)]),
+    "rows of 4, by the library": (lambda a, b: (a @ b).relu(), [(33, 16), (16, 4)]),
+}
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("name", list(TENSOR_CORE_PRODUCTS))
+def test_cuda_tensor_core_products(tmp_path, name, dtype):
+    """Kiln's tensor-core kernels (mma.sync) against eager's cuBLAS, on
+    poisoned outputs; the products rounded to the operands' dtype first, as
+    eager's are, before the epilogue."""
+    fn, shapes = TENSOR_CORE_PRODUCTS[name]
+    check(fn, [(shape, dtype) for shape in shapes], device="cuda", tmp_path=tmp_path,
+          options={"matmul-kernels": True}, rounded_f32=False,
+          tolerances={**TOLERANCES, torch.bfloat16: (2e-2, 2e-1),
+                      torch.float16: (2e-3, 2e-2)})

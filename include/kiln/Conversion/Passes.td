@@ -210,6 +210,7 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect",
     "::mlir::LLVM::LLVMDialect",
+    "::mlir::NVVM::NVVMDialect",
   ];
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
@@ -238,6 +239,10 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     Option<"columnKernels", "column-kernels", "bool", /*default=*/"true",
            "Run long reductions down columns (a bias gradient) with a warp's "
            "lanes on consecutive results, else a block per result">,
+    Option<"matmulKernels", "matmul-kernels", "bool", /*default=*/"false",
+           "Run products of f16 and bf16 matrices whose rows hold a multiple "
+           "of 8 elements as Kiln's tensor-core kernels (mma.sync), with any "
+           "epilogue, instead of GEMM library calls">,
   ];
 }
 

@@ -188,6 +188,13 @@ struct GPUBackendOptions : public Base {
                      "into chunks and run them with a warp's lanes on "
                      "consecutive results, else a block per result"),
       llvm::cl::init(LoopToGPUOptions().columnKernels)};
+  detail::PassOptions::Option<bool> matmulKernels{
+      *this, "matmul-kernels",
+      llvm::cl::desc("Run products of f16 and bf16 matrices whose rows hold "
+                     "a multiple of 8 elements as Kiln's tensor-core "
+                     "kernels, with any pointwise epilogue fused, instead of "
+                     "GEMM library calls"),
+      llvm::cl::init(LoopToGPUOptions().matmulKernels)};
   detail::PassOptions::Option<int64_t> rowMinBlocks{
       *this, "row-min-blocks",
       llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "

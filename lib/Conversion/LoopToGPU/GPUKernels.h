@@ -5,7 +5,8 @@
 // emitters by file: pointwise, scatter and element kernels
 // (PointwiseKernels.cpp), row kernels (RowKernels.cpp), column kernels
 // (ColumnKernels.cpp), transposed reads in
-// tiles (TransposeTiles.cpp); and libdevice's remainders
+// tiles (TransposeTiles.cpp), products on tensor cores (MatmulKernels.cpp);
+// and libdevice's remainders
 // (LibdeviceRemainders.cpp). LoopToGPU.cpp's bufferization target calls the
 // emitters; they call Launches.cpp, not one another nor LoopToGPU.cpp.
 //
@@ -179,6 +180,14 @@ void emitColumnKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
                       const DenseMap<Value, SmallVector<Value, 1>> &stores,
                       IRMapping &mapping, StreamOrder &order,
                       ValueRange extraArgs);
+
+/// Emits `node` (loop::isTensorCoreProduct) as Kiln's tensor-core kernel
+/// (MatmulKernels.cpp): 128x128 tiles of the result per block, the operand
+/// tiles copied into workgroup memory two steps deep, mma.sync on 16x8x16
+/// fragments, the epilogue applied to the f32 sums before they are stored.
+void emitTensorCoreMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
+                          IRMapping &mapping, StreamOrder &order,
+                          ValueRange extraArgs);
 
 /// Replaces the kernels' float remainders by calls of libdevice's fmod:
 /// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which

@@ -3,10 +3,11 @@
 // Part of Kiln. The GPU's way to bufferize a graph: each loop node or fused
 // kernel becomes a kernel launched on the caller's stream (the emitters are in
 // PointwiseKernels.cpp, TransposeTiles.cpp, RowKernels.cpp and
-// ColumnKernels.cpp), products call the GEMM library (MatmulToGPU.cpp),
-// convolutions the convolution library (ConvolutionToGPU.cpp), and
-// temporaries and copies go on the stream too. The pass that uses it is in
-// LoopToGPUPass.cpp.
+// ColumnKernels.cpp), products call the GEMM library (MatmulToGPU.cpp) or,
+// with `matmul-kernels`, run as Kiln's tensor-core kernels
+// (MatmulKernels.cpp), convolutions call the convolution library
+// (ConvolutionToGPU.cpp), and temporaries and copies go on the stream too. The
+// pass that uses it is in LoopToGPUPass.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "MatmulToGPU.h"
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Transforms/EpilogueFusion.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
@@ -56,8 +58,10 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
     emitRowKernel(b, node.getLoc(), {node.getOperation()}, rank, stores,
                   mapping, options, *order, extraArgs);
   };
-  target.emitMatmul = [](OpBuilder &b, loop::MatmulOp node, Value dest,
-                         IRMapping &mapping, ValueRange extraArgs) {
+  target.emitMatmul = [=](OpBuilder &b, loop::MatmulOp node, Value dest,
+                          IRMapping &mapping, ValueRange extraArgs) {
+    if (options.matmulKernels && loop::isTensorCoreProduct(node))
+      return emitTensorCoreMatmul(b, node, dest, mapping, *order, extraArgs);
     emitLibraryMatmul(b, node, dest, mapping, extraArgs.front());
   };
   target.emitConvolution = [](OpBuilder &b, loop::ConvolutionOp node,

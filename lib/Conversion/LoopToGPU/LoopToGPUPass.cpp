@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -82,6 +83,7 @@ struct ConvertLoopToGPUPass
     options.shortRowBlockSize = shortRowBlockSize;
     options.elementKernelVectorBytes = elementKernelVectorBytes;
     options.columnKernels = columnKernels;
+    options.matmulKernels = matmulKernels;
     return options;
   }
 
@@ -93,10 +95,11 @@ struct ConvertLoopToGPUPass
   }
 
   void runOnOperation() override {
-    WalkResult unsupported = getOperation().walk([](Operation *op) {
+    WalkResult unsupported = getOperation().walk([&](Operation *op) {
       if (auto matmul = dyn_cast<loop::MatmulOp>(op))
-        return failed(checkGPUMatmul(matmul)) ? WalkResult::interrupt()
-                                              : WalkResult::advance();
+        return failed(checkGPUMatmul(matmul, matmulKernels))
+                   ? WalkResult::interrupt()
+                   : WalkResult::advance();
       if (auto convolution = dyn_cast<loop::ConvolutionOp>(op))
         return failed(checkGPUConvolution(convolution))
                    ? WalkResult::interrupt()

@@ -43,12 +43,15 @@ static Type getOperandElementType(loop::MatmulOp node) {
   return cast<RankedTensorType>(node.getLhs().getType()).getElementType();
 }
 
-LogicalResult mlir::kiln::checkGPUMatmul(loop::MatmulOp node) {
+LogicalResult mlir::kiln::checkGPUMatmul(loop::MatmulOp node,
+                                         bool matmulKernels) {
   Type element = getOperandElementType(node);
   if (getLibraryDtypeCode(element) < 0)
     return node.emitOpError("multiplies ")
            << element << " matrices, which have no GPU GEMM (f32, f16 and "
            << "bf16 do)";
+  if (matmulKernels && loop::isTensorCoreProduct(node))
+    return success();
   if (!loop::matchLibraryEpilogue(node))
     return node.emitOpError("has an epilogue that the GPU GEMM cannot apply "
                             "(it adds a bias along the columns, then relu, "

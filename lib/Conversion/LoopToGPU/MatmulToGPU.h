@@ -19,8 +19,10 @@ namespace loop {
 class MatmulOp;
 } // namespace loop
 
-/// Checks that `node`'s dtype has a GPU GEMM (f32, f16, bf16).
-LogicalResult checkGPUMatmul(loop::MatmulOp node);
+/// Checks that `node`'s dtype has a GPU GEMM (f32, f16, bf16), and that
+/// the GEMM library applies its epilogue unless `matmulKernels` and Kiln's
+/// tensor-core kernels compute it (loop::isTensorCoreProduct).
+LogicalResult checkGPUMatmul(loop::MatmulOp node, bool matmulKernels);
 
 /// Emits a host call of the runtime's GEMM (cuBLASLt) that computes `node`
 /// into `dest` on `stream`, after the work already ordered on it.

@@ -235,10 +235,31 @@ static LogicalResult splitBiasEpilogue(RewriterBase &rewriter,
   return success();
 }
 
+bool mlir::kiln::loop::isTensorCoreProduct(MatmulOp matmul) {
+  auto lhs = cast<RankedTensorType>(matmul.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(matmul.getRhs().getType());
+  if (!lhs.getElementType().isF16() && !lhs.getElementType().isBF16())
+    return false;
+  auto rowsCopyWhole = [](RankedTensorType type) {
+    int64_t row = type.getShape().back();
+    return !ShapedType::isDynamic(row) && row % 8 == 0;
+  };
+  return rowsCopyWhole(lhs) && rowsCopyWhole(rhs);
+}
+
+/// Whether `options` allow `matmul`'s epilogue.
+static bool isAllowed(MatmulOp matmul, const EpilogueFusionOptions &options) {
+  if (!options.libraryOnly)
+    return true;
+  return (options.tensorCoreProducts && isTensorCoreProduct(matmul)) ||
+         matchLibraryEpilogue(matmul);
+}
+
 /// Fuses `matmul`'s only reader into it, when that reads it at its own
-/// index (and, with `libraryOnly`, when a library applies what it does).
+/// index and `options` allow the epilogue it makes.
 static LogicalResult fuseReader(RewriterBase &rewriter, MatmulOp matmul,
-                                Block &block, bool libraryOnly) {
+                                Block &block,
+                                const EpilogueFusionOptions &options) {
   if (!matmul->hasOneUse())
     return failure();
   Operation *user = *matmul->getUsers().begin();
@@ -251,7 +272,7 @@ static LogicalResult fuseReader(RewriterBase &rewriter, MatmulOp matmul,
     return failure();
   // Building the candidate is the simplest way to match it.
   MatmulOp candidate = buildFused(rewriter, matmul, reader);
-  if (libraryOnly && !matchLibraryEpilogue(candidate)) {
+  if (!isAllowed(candidate, options)) {
     rewriter.eraseOp(candidate);
     return failure();
   }
@@ -261,15 +282,15 @@ static LogicalResult fuseReader(RewriterBase &rewriter, MatmulOp matmul,
 }
 
 unsigned mlir::kiln::loop::fuseEpilogues(RewriterBase &rewriter, Block &block,
-                                         bool libraryOnly) {
+                                         const EpilogueFusionOptions &options) {
   SmallVector<MatmulOp> candidates;
   for (auto matmul : block.getOps<MatmulOp>())
     if (!matmul.hasEpilogue())
       candidates.push_back(matmul);
   unsigned fused = 0;
   for (MatmulOp matmul : candidates) {
-    if (succeeded(fuseReader(rewriter, matmul, block, libraryOnly)) ||
-        (libraryOnly && succeeded(splitBiasEpilogue(rewriter, matmul))))
+    if (succeeded(fuseReader(rewriter, matmul, block, options)) ||
+        (options.libraryOnly && succeeded(splitBiasEpilogue(rewriter, matmul))))
       ++fused;
   }
   return fused;

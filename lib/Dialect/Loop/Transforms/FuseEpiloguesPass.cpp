@@ -31,8 +31,11 @@ struct FuseEpiloguesPass
     getOperation()->walk(
         [&](MatmulOp matmul) { blocks.insert(matmul->getBlock()); });
     IRRewriter rewriter(&getContext());
+    EpilogueFusionOptions options;
+    options.libraryOnly = libraryOnly;
+    options.tensorCoreProducts = tensorCoreProducts;
     for (Block *block : blocks)
-      fuseEpilogues(rewriter, *block, libraryOnly);
+      fuseEpilogues(rewriter, *block, options);
   }
 };
 } // namespace

@@ -1,5 +1,6 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-fuse-epilogues | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-fuse-epilogues=library-only | FileCheck %s --check-prefix=LIBRARY
+// RUN: kiln-opt %s -split-input-file --kiln-loop-fuse-epilogues='library-only tensor-core-products' | FileCheck %s --check-prefix=TENSOR
 
 // A linear layer's bias and GELU: the reader's body becomes the epilogue,
 // and the f32 product is never stored.
@@ -14,7 +15,13 @@
 // CHECK-NOT: loop.pointwise
 // CHECK: fx.output %[[Y]]
 // A library cannot apply GELU: it adds the bias and rounds to bf16, as
-// eager's addmm does, and the reader applies the rest to that.
+// eager's addmm does, and the reader applies the rest to that. Kiln's
+// tensor-core kernels apply any epilogue to such a product.
+// TENSOR-LABEL: fx.graph @bias_gelu
+// TENSOR: loop.matmul(%{{.+}}) %arg0, %arg1 {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xbf16> epilogue {
+// TENSOR: math.erf
+// TENSOR-NOT: loop.pointwise
+// TENSOR: fx.output
 // LIBRARY-LABEL: fx.graph @bias_gelu
 // LIBRARY: %[[P:.+]] = loop.matmul(%{{.+}}) %arg0, %arg1 {transpose_rhs} : tensor<?x64xbf16>, tensor<128x64xbf16> -> tensor<?x128xbf16> epilogue {
 // LIBRARY-NEXT: ^bb0(%{{.+}}: index, %[[J:.+]]: index, %[[SUM:.+]]: f32):
@@ -261,4 +268,29 @@ fx.graph @do_not_split_f32(%x: tensor<8x64xf32>, %w: tensor<64x32xf32>, %b: tens
     loop.yield %e : f32
   }
   fx.output %y : tensor<8x32xf32>
+}
+
+// -----
+
+// Rows of 4 elements are not the tensor-core kernels': their product keeps
+// only what the library applies (the bias), and the reader the rest.
+// TENSOR-LABEL: fx.graph @narrow_bias_tanh
+// TENSOR: %[[P:.+]] = loop.matmul %arg0, %arg1 : tensor<16x32xbf16>, tensor<32x4xbf16> -> tensor<16x4xbf16> epilogue
+// TENSOR-NOT: math.tanh
+// TENSOR: loop.pointwise : tensor<16x4xbf16>
+// TENSOR: loop.load %[[P]]
+// TENSOR: math.tanh
+fx.graph @narrow_bias_tanh(%x: tensor<16x32xbf16>, %w: tensor<32x4xbf16>, %b: tensor<4xbf16>) -> tensor<16x4xbf16> {
+  %p = loop.matmul %x, %w : tensor<16x32xbf16>, tensor<32x4xbf16> -> tensor<16x4xf32>
+  %y = loop.pointwise : tensor<16x4xbf16> {
+  ^bb0(%i: index, %j: index):
+    %v = loop.load %p[%i, %j] : tensor<16x4xf32>
+    %bv = loop.load %b[%j] : tensor<4xbf16>
+    %be = arith.extf %bv : bf16 to f32
+    %s = arith.addf %be, %v : f32
+    %t = math.tanh %s : f32
+    %r = arith.truncf %t : f32 to bf16
+    loop.yield %r : bf16
+  }
+  fx.output %y : tensor<16x4xbf16>
 }

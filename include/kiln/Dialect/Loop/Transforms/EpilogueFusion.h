@@ -33,12 +33,27 @@ struct LibraryEpilogue {
 /// result's elements must be the operands' or, for 16-bit operands, f32.
 std::optional<LibraryEpilogue> matchLibraryEpilogue(MatmulOp matmul);
 
+/// Whether Kiln's tensor-core kernels compute `matmul` (kiln-loop-to-gpu's
+/// `matmul-kernels`): f16 or bf16 operands whose stored rows hold a
+/// multiple of 8 elements, so that their tiles copy in 16-byte pieces.
+bool isTensorCoreProduct(MatmulOp matmul);
+
+/// Which epilogues fuseEpilogues makes.
+struct EpilogueFusionOptions {
+  /// Only those that matchLibraryEpilogue accepts: the target's products are
+  /// library calls.
+  bool libraryOnly = false;
+  /// With `libraryOnly`, any epilogue of the products that
+  /// isTensorCoreProduct accepts: the target generates their kernels.
+  bool tensorCoreProducts = false;
+};
+
 /// Fuses each loop.matmul in `block` whose only reader is a loop.pointwise
 /// of its shape that reads it at its own index: the reader's body becomes
-/// the matmul's epilogue, applied before anything is stored. With
-/// `libraryOnly`, only epilogues that matchLibraryEpilogue accepts are made.
-/// Returns the number of fused epilogues.
-unsigned fuseEpilogues(RewriterBase &rewriter, Block &block, bool libraryOnly);
+/// the matmul's epilogue, applied before anything is stored, where `options`
+/// allow the epilogue. Returns the number of fused epilogues.
+unsigned fuseEpilogues(RewriterBase &rewriter, Block &block,
+                       const EpilogueFusionOptions &options);
 
 } // namespace kiln::loop
 } // namespace mlir

@@ -110,7 +110,9 @@ def FuseEpiloguesPass : Pass<"kiln-loop-fuse-epilogues"> {
     each adds a bias along the columns to the sums it reads (a Linear whose
     result is viewed as a batch of sequences, or split into q, k and v), the
     library adds the bias and rounds, as eager's addmm does: the readers
-    read the rounded product instead of f32 sums.
+    read the rounded product instead of f32 sums. With
+    `tensor-core-products` too, products that Kiln's own tensor-core kernels
+    compute (`kiln-loop-to-gpu`'s `matmul-kernels`) take any epilogue.
 
     Before:
     ```mlir
@@ -136,6 +138,11 @@ def FuseEpiloguesPass : Pass<"kiln-loop-fuse-epilogues"> {
   let options = [
     Option<"libraryOnly", "library-only", "bool", /*default=*/"false",
            "Fuse only epilogues a GEMM library applies (bias, relu)">,
+    Option<"tensorCoreProducts", "tensor-core-products", "bool",
+           /*default=*/"false",
+           "With library-only, fuse any epilogue into the products Kiln's "
+           "tensor-core kernels compute (16-bit operands whose rows hold a "
+           "multiple of 8 elements)">,
   ];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::kiln::loop::LoopDialect"];

@@ -1,0 +1,469 @@
+//===- MatmulKernels.cpp - Matrix products on tensor cores ----------------===//
+//
+// Part of Kiln. With `matmul-kernels`, a loop.matmul of 16-bit operands
+// (loop::isTensorCoreProduct) runs as a kernel of Kiln's own instead of a
+// GEMM library call, its epilogue applied to the sums in registers: a bias,
+// an activation, a residual and the rounding cost no pass over memory.
+//
+// The kernel is Ampere's (sm_80; later chips run it too). A block of 4
+// warps computes a 128x128 tile of the result in steps of 32 along K. Each
+// step's operand tiles are copied into workgroup memory with cp.async, two
+// stages deep, so that the next step's tiles load while this one's
+// multiply. Each warp takes a 64x64 quarter of the tile: ldmatrix reads its
+// fragments (transposing those of operands stored along K) and mma.sync
+// m16n8k16 accumulates them in f32. Workgroup rows are padded by 16 bytes,
+// so that the 8 rows an ldmatrix reads fall in distinct banks.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPUKernels.h"
+
+#include "kiln/Codegen/GraphBufferization.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// The block's tile of the result and its step along K.
+constexpr int64_t kTileM = 128, kTileN = 128, kTileK = 32;
+/// The block's warps, as a grid over the tile; each computes a 64x64 part.
+constexpr int64_t kWarpsM = 2, kWarpsN = 2;
+constexpr int64_t kWarpTileM = kTileM / kWarpsM, kWarpTileN = kTileN / kWarpsN;
+constexpr int64_t kThreads = kWarpsM * kWarpsN * kWarpSize;
+/// mma.sync's shape: m16n8k16.
+constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
+constexpr int64_t kFragmentsM = kWarpTileM / kMmaM;
+constexpr int64_t kFragmentsN = kWarpTileN / kMmaN;
+/// Operand tiles in flight: the one multiplied and the next.
+constexpr int64_t kStages = 2;
+/// 16-bit elements per 16-byte copy, and per row of an 8x8 ldmatrix matrix.
+constexpr int64_t kChunk = 8;
+/// Elements that pad each workgroup row.
+constexpr int64_t kPad = 8;
+
+/// One operand as its tiles are stored: in global memory, a matrix per
+/// batch of `rows` rows of `cols` contiguous elements; in workgroup memory,
+/// `kStages` tiles of `tileRows` x `tileCols` (padded) elements.
+struct OperandTiles {
+  /// The first element in global memory (!llvm.ptr<1>), and in workgroup
+  /// memory (!llvm.ptr<3>).
+  Value global, shared;
+  Value rows, cols;
+  /// Whether the stored rows run along K (a transposed lhs, an rhs stored
+  /// [K, N]); else along M or N.
+  bool rowsAlongK;
+  int64_t tileRows, tileCols;
+  /// The lane's row and column within a 16x16 fragment (its ldmatrix
+  /// address), along M or N and along K.
+  Value laneOuter, laneK;
+
+  int64_t getRowStride() const { return tileCols + kPad; }
+  int64_t getStageElements() const { return tileRows * getRowStride(); }
+};
+
+/// Emits one tensor-core product (emitTensorCoreMatmul).
+class TensorCoreMatmulEmitter {
+public:
+  TensorCoreMatmulEmitter(OpBuilder &b, loop::MatmulOp node,
+                          const IRMapping &mapping)
+      : b(b), loc(node.getLoc()), node(node), mapping(mapping), align(b, loc),
+        kernelMapping(mapping) {}
+
+  void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
+
+private:
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value toI64(Value value) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
+  }
+  /// `base` advanced by `elements` 16-bit elements.
+  Value offset(Value base, Value elements) {
+    return LLVM::GEPOp::create(b, loc, base.getType(), b.getI16Type(), base,
+                               ValueRange{toI64(elements)});
+  }
+  /// A pointer in `addressSpace` to `buffer`'s first element.
+  Value getPointer(Value buffer, unsigned addressSpace);
+
+  /// Sets up `tiles` for the operand `buffer` whose stored rows are `rows`
+  /// of `cols` elements.
+  OperandTiles makeTiles(Value buffer, Value shared, Value rows, Value cols,
+                         bool rowsAlongK, bool isLhs);
+
+  /// Issues the copies of the block's tile at (`outer`, `k`) of `tiles`
+  /// (the first row along M or N of the block, the first along K) for
+  /// batch `batch` into workgroup stage `stage`.
+  void copyTile(const OperandTiles &tiles, Value batch, Value outer, Value k,
+                Value stage);
+
+  /// The ldmatrix of the 16x16 fragment of `tiles` at (`outer`, `k`) in
+  /// stage `stage`: 4 registers of packed pairs.
+  SmallVector<Value, 4> loadFragment(const OperandTiles &tiles, Value stage,
+                                     Value outer, int64_t k);
+
+  /// Multiplies the tiles in stage `stage` into `sums` (kFragmentsM x
+  /// kFragmentsN x 4 accumulators, in that order).
+  void multiplyStage(Value stage, SmallVectorImpl<Value> &sums);
+
+  /// Stores the warp's sums, through the epilogue, to `dest`.
+  void storeSums(ArrayRef<Value> sums, Value dest, ArrayRef<Value> batchIvs,
+                 Value firstRow, Value firstColumn);
+
+  OpBuilder &b;
+  Location loc;
+  loop::MatmulOp node;
+  const IRMapping &mapping;
+  AlignedViews align;
+  IRMapping kernelMapping;
+  Type elementType;
+  Value lane, warpM, warpN;
+  Value thread;
+  OperandTiles lhs, rhs;
+  Value m, n, k;
+};
+} // namespace
+
+Value TensorCoreMatmulEmitter::getPointer(Value buffer, unsigned addressSpace) {
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  auto pointerType = LLVM::LLVMPointerType::get(b.getContext(), addressSpace);
+  if (addressSpace == static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared))
+    return LLVM::IntToPtrOp::create(b, loc, pointerType, toI64(address));
+  Value generic = LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), toI64(address));
+  return LLVM::AddrSpaceCastOp::create(b, loc, pointerType, generic);
+}
+
+OperandTiles TensorCoreMatmulEmitter::makeTiles(Value buffer, Value shared,
+                                                Value rows, Value cols,
+                                                bool rowsAlongK, bool isLhs) {
+  OperandTiles tiles;
+  tiles.global = getPointer(
+      align(buffer), static_cast<unsigned>(NVVM::NVVMMemorySpace::Global));
+  tiles.shared =
+      getPointer(shared, static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  tiles.rows = rows;
+  tiles.cols = cols;
+  tiles.rowsAlongK = rowsAlongK;
+  int64_t outerTile = isLhs ? kTileM : kTileN;
+  tiles.tileRows = rowsAlongK ? kTileK : outerTile;
+  tiles.tileCols = rowsAlongK ? outerTile : kTileK;
+  // ldmatrix x4 reads four 8x8 matrices, lanes 8q..8q+7 giving the rows of
+  // matrix q. The lhs fragment's registers are (rows 0-7, k 0-7), (rows
+  // 8-15, k 0-7), (rows 0-7, k 8-15), (rows 8-15, k 8-15); the rhs pair's,
+  // (n 0-7, k 0-7), (n 0-7, k 8-15), (n 8-15, k 0-7), (n 8-15, k 8-15).
+  Value quarter = arith::DivUIOp::create(b, loc, lane, index(kChunk));
+  Value row = arith::RemUIOp::create(b, loc, lane, index(kChunk));
+  Value low = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, quarter, index(2)), index(kChunk));
+  Value high = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, quarter, index(2)), index(kChunk));
+  Value outerBlock = isLhs ? low : high;
+  Value kBlock = isLhs ? high : low;
+  // The lane addresses a row of the stored matrix: along K when the rows
+  // run along K (read transposed), else along M or N.
+  if (rowsAlongK) {
+    tiles.laneOuter = outerBlock;
+    tiles.laneK = arith::AddIOp::create(b, loc, kBlock, row);
+  } else {
+    tiles.laneOuter = arith::AddIOp::create(b, loc, outerBlock, row);
+    tiles.laneK = kBlock;
+  }
+  return tiles;
+}
+
+void TensorCoreMatmulEmitter::copyTile(const OperandTiles &tiles, Value batch,
+                                       Value outer, Value kStart, Value stage) {
+  int64_t chunksPerRow = tiles.tileCols / kChunk;
+  int64_t chunks = tiles.tileRows * chunksPerRow;
+  Value firstRow = tiles.rowsAlongK ? kStart : outer;
+  Value firstCol = tiles.rowsAlongK ? outer : kStart;
+  Value batchStart = arith::MulIOp::create(
+      b, loc, batch, arith::MulIOp::create(b, loc, tiles.rows, tiles.cols));
+  Value stageStart =
+      arith::MulIOp::create(b, loc, stage, index(tiles.getStageElements()));
+  Type i32 = b.getI32Type();
+  Value fullCopy = arith::ConstantIntOp::create(b, loc, kChunk * 2, 32);
+  Value noCopy = arith::ConstantIntOp::create(b, loc, 0, 32);
+  Value zero = index(0);
+  for (int64_t first = 0; first < chunks; first += kThreads) {
+    Value chunk = arith::AddIOp::create(b, loc, thread, index(first));
+    Value row = arith::DivUIOp::create(b, loc, chunk, index(chunksPerRow));
+    Value col = arith::MulIOp::create(
+        b, loc, arith::RemUIOp::create(b, loc, chunk, index(chunksPerRow)),
+        index(kChunk));
+    Value globalRow = arith::AddIOp::create(b, loc, firstRow, row);
+    Value globalCol = arith::AddIOp::create(b, loc, firstCol, col);
+    // Pieces past the matrix's edge fill with zeros (a copy of no bytes),
+    // from an address inside it. Rows hold whole pieces.
+    Value valid = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, globalRow,
+                              tiles.rows),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, globalCol,
+                              tiles.cols));
+    Value element = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, globalRow, tiles.cols),
+        globalCol);
+    element = arith::SelectOp::create(b, loc, valid, element, zero);
+    Value source = offset(tiles.global,
+                          arith::AddIOp::create(b, loc, batchStart, element));
+    Value target = offset(
+        tiles.shared,
+        arith::AddIOp::create(
+            b, loc, stageStart,
+            arith::AddIOp::create(
+                b, loc,
+                arith::MulIOp::create(b, loc, row, index(tiles.getRowStride())),
+                col)));
+    Value bytes = arith::SelectOp::create(b, loc, i32, valid, fullCopy, noCopy);
+    NVVM::CpAsyncOp::create(b, loc, target, source, kChunk * 2,
+                            NVVM::LoadCacheModifierKind::CG, bytes);
+  }
+}
+
+SmallVector<Value, 4>
+TensorCoreMatmulEmitter::loadFragment(const OperandTiles &tiles, Value stage,
+                                      Value outer, int64_t kOffset) {
+  Value laneOuter = arith::AddIOp::create(b, loc, outer, tiles.laneOuter);
+  Value laneK = arith::AddIOp::create(b, loc, tiles.laneK, index(kOffset));
+  Value row = tiles.rowsAlongK ? laneK : laneOuter;
+  Value col = tiles.rowsAlongK ? laneOuter : laneK;
+  Value element = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, stage, index(tiles.getStageElements())),
+      arith::AddIOp::create(
+          b, loc,
+          arith::MulIOp::create(b, loc, row, index(tiles.getRowStride())),
+          col));
+  Type i32 = b.getI32Type();
+  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(),
+                                                     SmallVector<Type>(4, i32));
+  // Rows along K are read transposed: each lane gets its pairs along K.
+  auto layout = tiles.rowsAlongK ? NVVM::MMALayout::col : NVVM::MMALayout::row;
+  Value loaded = NVVM::LdMatrixOp::create(
+      b, loc, resultType, offset(tiles.shared, element), /*num=*/4, layout,
+      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+      NVVM::LdStMatrixEltType::B16);
+  SmallVector<Value, 4> registers;
+  for (int64_t i = 0; i < 4; ++i)
+    registers.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
+  return registers;
+}
+
+void TensorCoreMatmulEmitter::multiplyStage(Value stage,
+                                            SmallVectorImpl<Value> &sums) {
+  Type f32 = b.getF32Type();
+  auto sumsType =
+      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+  bool isBF16 = elementType.isBF16();
+  auto ptxType = isBF16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+  // f16 operands are pairs of halves; bf16 ones, pairs packed in i32.
+  Type pairType = VectorType::get({2}, b.getF16Type());
+  auto asOperand = [&](Value packed) -> Value {
+    return isBF16 ? packed : LLVM::BitcastOp::create(b, loc, pairType, packed);
+  };
+  Value warpRow = arith::MulIOp::create(b, loc, warpM, index(kWarpTileM));
+  Value warpCol = arith::MulIOp::create(b, loc, warpN, index(kWarpTileN));
+  for (int64_t kOffset = 0; kOffset < kTileK; kOffset += kMmaK) {
+    SmallVector<SmallVector<Value, 4>> lhsFragments, rhsFragments;
+    for (int64_t i = 0; i < kFragmentsM; ++i)
+      lhsFragments.push_back(loadFragment(
+          lhs, stage, arith::AddIOp::create(b, loc, warpRow, index(i * kMmaM)),
+          kOffset));
+    // One ldmatrix reads the rhs of two n8 fragments.
+    for (int64_t j = 0; j < kFragmentsN; j += 2)
+      rhsFragments.push_back(loadFragment(
+          rhs, stage, arith::AddIOp::create(b, loc, warpCol, index(j * kMmaN)),
+          kOffset));
+    for (int64_t i = 0; i < kFragmentsM; ++i) {
+      SmallVector<Value> a = llvm::map_to_vector(lhsFragments[i], asOperand);
+      for (int64_t j = 0; j < kFragmentsN; ++j) {
+        ArrayRef<Value> pair = rhsFragments[j / 2];
+        SmallVector<Value> bOperands = {asOperand(pair[(j % 2) * 2]),
+                                        asOperand(pair[(j % 2) * 2 + 1])};
+        MutableArrayRef<Value> c(&sums[(i * kFragmentsN + j) * 4], 4);
+        Value product = NVVM::MmaOp::create(
+            b, loc, sumsType, a, bOperands, SmallVector<Value>(c),
+            /*shape=*/{kMmaM, kMmaN, kMmaK}, /*b1Op=*/std::nullopt,
+            /*intOverflow=*/std::nullopt,
+            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                           NVVM::MMALayout::col});
+        for (int64_t e = 0; e < 4; ++e)
+          c[e] = LLVM::ExtractValueOp::create(b, loc, product, e);
+      }
+    }
+  }
+}
+
+void TensorCoreMatmulEmitter::storeSums(ArrayRef<Value> sums, Value dest,
+                                        ArrayRef<Value> batchIvs,
+                                        Value firstRow, Value firstColumn) {
+  // An accumulator's registers hold (row g, columns 2c and 2c + 1) and
+  // (row g + 8, the same columns), for lane 4g + c.
+  Value group = arith::DivUIOp::create(b, loc, lane, index(4));
+  Value pair = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, lane, index(4)), index(2));
+  Value rowBase = arith::AddIOp::create(
+      b, loc, firstRow,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, warpM, index(kWarpTileM)),
+          group));
+  Value colBase = arith::AddIOp::create(
+      b, loc, firstColumn,
+      arith::AddIOp::create(
+          b, loc, arith::MulIOp::create(b, loc, warpN, index(kWarpTileN)),
+          pair));
+  Type resultElement = node.getResultType().getElementType();
+  Value target = align(dest);
+  for (int64_t i = 0; i < kFragmentsM; ++i) {
+    for (int64_t j = 0; j < kFragmentsN; ++j) {
+      for (int64_t e = 0; e < 4; ++e) {
+        Value row = arith::AddIOp::create(b, loc, rowBase,
+                                          index(i * kMmaM + (e / 2) * 8));
+        Value col =
+            arith::AddIOp::create(b, loc, colBase, index(j * kMmaN + e % 2));
+        Value inRange = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m),
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, n));
+        auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+        Value sum = sums[(i * kFragmentsN + j) * 4 + e];
+        SmallVector<Value> ivs(batchIvs);
+        ivs.push_back(row);
+        ivs.push_back(col);
+        Value element;
+        if (node.hasEpilogue()) {
+          SmallVector<Value> arguments(ivs);
+          arguments.push_back(sum);
+          element = emitBodyValue(b, node.getEpilogue().front(), kernelMapping,
+                                  arguments);
+        } else {
+          element = resultElement == sum.getType()
+                        ? sum
+                        : arith::TruncFOp::create(b, loc, resultElement, sum)
+                              .getResult();
+        }
+        memref::StoreOp::create(b, loc, element, target, ivs);
+      }
+    }
+  }
+}
+
+void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
+                                   ValueRange extraArgs) {
+  Value lhsBuffer = mapping.lookup(node.getLhs());
+  Value rhsBuffer = mapping.lookup(node.getRhs());
+  elementType = cast<MemRefType>(lhsBuffer.getType()).getElementType();
+  int64_t batchDims = node.getNumBatchDims();
+  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
+  SmallVector<Value> batchSizes(ArrayRef(sizes).take_front(batchDims));
+  m = sizes[batchDims];
+  n = sizes[batchDims + 1];
+  k = memref::DimOp::create(b, loc, lhsBuffer,
+                            batchDims + (node.getTransposeLhs() ? 0 : 1));
+  Value tilesM = arith::CeilDivUIOp::create(b, loc, m, index(kTileM));
+  Value tilesN = arith::CeilDivUIOp::create(b, loc, n, index(kTileN));
+  Value tiles = arith::MulIOp::create(b, loc, tilesM, tilesN);
+  Value blocks =
+      arith::MulIOp::create(b, loc, getProduct(b, loc, batchSizes), tiles);
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, "matmul", blocks, index(kThreads), order, extraArgs);
+  // Workgroup buffers of 16-byte vectors, so that they are 16-byte aligned
+  // for cp.async and ldmatrix.
+  auto sharedBuffer = [&](bool rowsAlongK, int64_t outerTile) {
+    int64_t rows = rowsAlongK ? kTileK : outerTile;
+    int64_t cols = (rowsAlongK ? outerTile : kTileK) + kPad;
+    return addWorkgroupBuffer(launch, {kStages * rows * cols / kChunk},
+                              VectorType::get({kChunk}, elementType), loc);
+  };
+  bool lhsAlongK = node.getTransposeLhs();
+  bool rhsAlongK = !node.getTransposeRhs();
+  Value lhsShared = sharedBuffer(lhsAlongK, kTileM);
+  Value rhsShared = sharedBuffer(rhsAlongK, kTileN);
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  align.alignSources(node, mapping, kernelMapping);
+  thread = launch.getThreadIds().x;
+  lane = arith::RemUIOp::create(b, loc, thread, index(kWarpSize));
+  Value warp = arith::DivUIOp::create(b, loc, thread, index(kWarpSize));
+  warpM = arith::DivUIOp::create(b, loc, warp, index(kWarpsN));
+  warpN = arith::RemUIOp::create(b, loc, warp, index(kWarpsN));
+  Value block = launch.getBlockIds().x;
+  Value batch = arith::DivUIOp::create(b, loc, block, tiles);
+  Value tile = arith::RemUIOp::create(b, loc, block, tiles);
+  Value firstRow = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, tile, tilesN), index(kTileM));
+  Value firstColumn = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, tile, tilesN), index(kTileN));
+  // The stored matrices: lhs [M, K] or [K, M], rhs [K, N] or [N, K].
+  lhs = lhsAlongK ? makeTiles(lhsBuffer, lhsShared, k, m, true, true)
+                  : makeTiles(lhsBuffer, lhsShared, m, k, false, true);
+  rhs = rhsAlongK ? makeTiles(rhsBuffer, rhsShared, k, n, true, false)
+                  : makeTiles(rhsBuffer, rhsShared, n, k, false, false);
+
+  Value steps = arith::CeilDivUIOp::create(b, loc, k, index(kTileK));
+  Value zero = index(0), one = index(1);
+  copyTile(lhs, batch, firstRow, zero, zero);
+  copyTile(rhs, batch, firstColumn, zero, zero);
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+
+  Value zeroSum = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  SmallVector<Value> initial(kFragmentsM * kFragmentsN * 4, zeroSum);
+  auto loop = scf::ForOp::create(
+      b, loc, zero, steps, one, initial,
+      [&](OpBuilder &nested, Location, Value step, ValueRange carried) {
+        OpBuilder::InsertionGuard loopGuard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        // Copy the next step's tiles into the other stage, then wait for
+        // this step's (every group but the newest).
+        Value next = arith::AddIOp::create(b, loc, step, one);
+        Value stage = arith::RemUIOp::create(b, loc, step, index(kStages));
+        Value nextStage = arith::RemUIOp::create(b, loc, next, index(kStages));
+        auto ifNext = scf::IfOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
+                                  steps),
+            /*withElse=*/false);
+        {
+          OpBuilder::InsertionGuard ifGuard(b);
+          b.setInsertionPointToStart(&ifNext.getThenRegion().front());
+          Value nextK = arith::MulIOp::create(b, loc, next, index(kTileK));
+          copyTile(lhs, batch, firstRow, nextK, nextStage);
+          copyTile(rhs, batch, firstColumn, nextK, nextStage);
+        }
+        NVVM::CpAsyncCommitGroupOp::create(b, loc);
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, kStages - 1);
+        gpu::BarrierOp::create(b, loc);
+        SmallVector<Value> sums(carried);
+        multiplyStage(stage, sums);
+        // The stage is copied into again at the next step.
+        gpu::BarrierOp::create(b, loc);
+        scf::YieldOp::create(b, loc, sums);
+      });
+
+  SmallVector<Value> batchIvs = delinearize(b, loc, batch, batchSizes);
+  storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs, firstRow,
+            firstColumn);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+void mlir::kiln::emitTensorCoreMatmul(OpBuilder &b, loop::MatmulOp node,
+                                      Value dest, IRMapping &mapping,
+                                      StreamOrder &order,
+                                      ValueRange extraArgs) {
+  TensorCoreMatmulEmitter(b, node, mapping).emit(dest, order, extraArgs);
+}
