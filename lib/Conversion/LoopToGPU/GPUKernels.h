@@ -90,10 +90,11 @@ private:
 };
 
 /// A 1-D launch of `blocks` blocks of `threads` threads after the stream's
-/// work, whose kernel outlining names `kiln_<kind>`.
+/// work, whose kernel outlining names `kiln_<kind>`; with `sharedBytes` (an
+/// i32) bytes of dynamic workgroup memory per block.
 gpu::LaunchOp createLaunch(OpBuilder &b, Location loc, StringRef kind,
                            Value blocks, Value threads, StreamOrder &order,
-                           ValueRange extraArgs);
+                           ValueRange extraArgs, Value sharedBytes = nullptr);
 
 /// The product of `sizes` (1 for none).
 Value getProduct(OpBuilder &b, Location loc, ArrayRef<Value> sizes);
@@ -183,8 +184,9 @@ void emitColumnKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
 
 /// Emits `node` (loop::isTensorCoreProduct) as Kiln's tensor-core kernel
 /// (MatmulKernels.cpp): 128x128 tiles of the result per block, the operand
-/// tiles copied into workgroup memory two steps deep, mma.sync on 16x8x16
-/// fragments, the epilogue applied to the f32 sums before they are stored.
+/// tiles copied into dynamic workgroup memory four stages deep, mma.sync on
+/// 16x8x16 fragments, the epilogue applied to the f32 sums before they are
+/// stored.
 void emitTensorCoreMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
                           IRMapping &mapping, StreamOrder &order,
                           ValueRange extraArgs);

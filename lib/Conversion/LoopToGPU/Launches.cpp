@@ -62,12 +62,12 @@ static std::string getKernelName(StringRef kind, Location loc) {
 gpu::LaunchOp mlir::kiln::createLaunch(OpBuilder &b, Location loc,
                                        StringRef kind, Value blocks,
                                        Value threads, StreamOrder &order,
-                                       ValueRange extraArgs) {
+                                       ValueRange extraArgs,
+                                       Value sharedBytes) {
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value token = order.current(b, loc, extraArgs);
   auto launch = gpu::LaunchOp::create(
-      b, loc, blocks, one, one, threads, one, one,
-      /*dynamicSharedMemorySize=*/nullptr,
+      b, loc, blocks, one, one, threads, one, one, sharedBytes,
       gpu::AsyncTokenType::get(b.getContext()), ValueRange{token});
   order.advance(extraArgs, launch.getAsyncToken());
   // Outlining names the kernel after it and the op its node comes from

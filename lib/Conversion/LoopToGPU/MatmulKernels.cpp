@@ -6,13 +6,15 @@
 // an activation, a residual and the rounding cost no pass over memory.
 //
 // The kernel is Ampere's (sm_80; later chips run it too). A block of 4
-// warps computes a 128x128 tile of the result in steps of 32 along K. Each
-// step's operand tiles are copied into workgroup memory with cp.async, two
-// stages deep, so that the next step's tiles load while this one's
-// multiply. Each warp takes a 64x64 quarter of the tile: ldmatrix reads its
-// fragments (transposing those of operands stored along K) and mma.sync
-// m16n8k16 accumulates them in f32. Workgroup rows are padded by 16 bytes,
-// so that the 8 rows an ldmatrix reads fall in distinct banks.
+// warps computes a 128x128 tile of the result in steps of 32 along K. The
+// operand tiles of each step are copied into dynamic workgroup memory with
+// cp.async, four stages deep, so that three steps' tiles load while one
+// step's multiply. Each warp takes a 64x64 quarter of the tile: ldmatrix
+// reads its fragments (transposing those of operands stored along K) and
+// mma.sync m16n8k16 accumulates them in f32. Workgroup rows are padded by
+// 16 bytes, so that the 8 rows an ldmatrix reads fall in distinct banks.
+// Blocks take their tiles in groups of 8 rows of tiles, so that blocks
+// running together share their operands' tiles in L2.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,8 +43,10 @@ constexpr int64_t kThreads = kWarpsM * kWarpsN * kWarpSize;
 constexpr int64_t kMmaM = 16, kMmaN = 8, kMmaK = 16;
 constexpr int64_t kFragmentsM = kWarpTileM / kMmaM;
 constexpr int64_t kFragmentsN = kWarpTileN / kMmaN;
-/// Operand tiles in flight: the one multiplied and the next.
-constexpr int64_t kStages = 2;
+/// Operand tiles in workgroup memory: the one multiplied and those loading.
+constexpr int64_t kStages = 4;
+/// Rows of tiles that consecutive blocks take before moving along N.
+constexpr int64_t kGroupRows = 8;
 /// 16-bit elements per 16-byte copy, and per row of an 8x8 ldmatrix matrix.
 constexpr int64_t kChunk = 8;
 /// Elements that pad each workgroup row.
@@ -94,9 +98,13 @@ private:
   Value getPointer(Value buffer, unsigned addressSpace);
 
   /// Sets up `tiles` for the operand `buffer` whose stored rows are `rows`
-  /// of `cols` elements.
+  /// of `cols` elements, its stages at `shared` (!llvm.ptr<3>).
   OperandTiles makeTiles(Value buffer, Value shared, Value rows, Value cols,
                          bool rowsAlongK, bool isLhs);
+
+  /// The first row and column of the block's tile of the result, of
+  /// `tilesM` x `tilesN` per batch (in groups of kGroupRows rows of tiles).
+  std::pair<Value, Value> getTileStart(Value tile, Value tilesM, Value tilesN);
 
   /// Issues the copies of the block's tile at (`outer`, `k`) of `tiles`
   /// (the first row along M or N of the block, the first along K) for
@@ -148,8 +156,7 @@ OperandTiles TensorCoreMatmulEmitter::makeTiles(Value buffer, Value shared,
   OperandTiles tiles;
   tiles.global = getPointer(
       align(buffer), static_cast<unsigned>(NVVM::NVVMMemorySpace::Global));
-  tiles.shared =
-      getPointer(shared, static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  tiles.shared = shared;
   tiles.rows = rows;
   tiles.cols = cols;
   tiles.rowsAlongK = rowsAlongK;
@@ -178,6 +185,22 @@ OperandTiles TensorCoreMatmulEmitter::makeTiles(Value buffer, Value shared,
     tiles.laneK = kBlock;
   }
   return tiles;
+}
+
+std::pair<Value, Value>
+TensorCoreMatmulEmitter::getTileStart(Value tile, Value tilesM, Value tilesN) {
+  Value perGroup = arith::MulIOp::create(b, loc, tilesN, index(kGroupRows));
+  Value group = arith::DivUIOp::create(b, loc, tile, perGroup);
+  Value inGroup = arith::RemUIOp::create(b, loc, tile, perGroup);
+  Value groupFirst = arith::MulIOp::create(b, loc, group, index(kGroupRows));
+  Value groupRows = arith::MinUIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, tilesM, groupFirst),
+      index(kGroupRows));
+  Value tileM = arith::AddIOp::create(
+      b, loc, groupFirst, arith::RemUIOp::create(b, loc, inGroup, groupRows));
+  Value tileN = arith::DivUIOp::create(b, loc, inGroup, groupRows);
+  return {arith::MulIOp::create(b, loc, tileM, index(kTileM)),
+          arith::MulIOp::create(b, loc, tileN, index(kTileN))};
 }
 
 void TensorCoreMatmulEmitter::copyTile(const OperandTiles &tiles, Value batch,
@@ -378,20 +401,22 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
   Value tiles = arith::MulIOp::create(b, loc, tilesM, tilesN);
   Value blocks =
       arith::MulIOp::create(b, loc, getProduct(b, loc, batchSizes), tiles);
-  gpu::LaunchOp launch =
-      createLaunch(b, loc, "matmul", blocks, index(kThreads), order, extraArgs);
-  // Workgroup buffers of 16-byte vectors, so that they are 16-byte aligned
-  // for cp.async and ldmatrix.
-  auto sharedBuffer = [&](bool rowsAlongK, int64_t outerTile) {
-    int64_t rows = rowsAlongK ? kTileK : outerTile;
-    int64_t cols = (rowsAlongK ? outerTile : kTileK) + kPad;
-    return addWorkgroupBuffer(launch, {kStages * rows * cols / kChunk},
-                              VectorType::get({kChunk}, elementType), loc);
-  };
+  // Both operands' stages in one dynamic workgroup buffer: more than the
+  // 48 KiB of static workgroup memory a kernel may have.
   bool lhsAlongK = node.getTransposeLhs();
   bool rhsAlongK = !node.getTransposeRhs();
-  Value lhsShared = sharedBuffer(lhsAlongK, kTileM);
-  Value rhsShared = sharedBuffer(rhsAlongK, kTileN);
+  auto stageElements = [](bool rowsAlongK, int64_t outerTile) {
+    int64_t rows = rowsAlongK ? kTileK : outerTile;
+    int64_t cols = (rowsAlongK ? outerTile : kTileK) + kPad;
+    return rows * cols;
+  };
+  int64_t lhsElements = kStages * stageElements(lhsAlongK, kTileM);
+  int64_t rhsElements = kStages * stageElements(rhsAlongK, kTileN);
+  int64_t sharedBytes =
+      (lhsElements + rhsElements) * elementType.getIntOrFloatBitWidth() / 8;
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, "matmul", blocks, index(kThreads), order, extraArgs,
+                   arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
@@ -403,11 +428,18 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
   warpN = arith::RemUIOp::create(b, loc, warp, index(kWarpsN));
   Value block = launch.getBlockIds().x;
   Value batch = arith::DivUIOp::create(b, loc, block, tiles);
-  Value tile = arith::RemUIOp::create(b, loc, block, tiles);
-  Value firstRow = arith::MulIOp::create(
-      b, loc, arith::DivUIOp::create(b, loc, tile, tilesN), index(kTileM));
-  Value firstColumn = arith::MulIOp::create(
-      b, loc, arith::RemUIOp::create(b, loc, tile, tilesN), index(kTileN));
+  Value firstRow, firstColumn;
+  std::tie(firstRow, firstColumn) = getTileStart(
+      arith::RemUIOp::create(b, loc, block, tiles), tilesM, tilesN);
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  Value dynamicShared = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  Value lhsShared = getPointer(
+      dynamicShared, static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  Value rhsShared = offset(lhsShared, index(lhsElements));
   // The stored matrices: lhs [M, K] or [K, M], rhs [K, N] or [N, K].
   lhs = lhsAlongK ? makeTiles(lhsBuffer, lhsShared, k, m, true, true)
                   : makeTiles(lhsBuffer, lhsShared, m, k, false, true);
@@ -416,9 +448,26 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
 
   Value steps = arith::CeilDivUIOp::create(b, loc, k, index(kTileK));
   Value zero = index(0), one = index(1);
-  copyTile(lhs, batch, firstRow, zero, zero);
-  copyTile(rhs, batch, firstColumn, zero, zero);
-  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  // Copies the tiles of step `step` into its stage, if there is such a
+  // step, and closes a group of copies (an empty one past the last step,
+  // so that every step closes one).
+  auto copyStep = [&](Value step) {
+    auto ifStep = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, step, steps),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(&ifStep.getThenRegion().front());
+      Value kStart = arith::MulIOp::create(b, loc, step, index(kTileK));
+      Value stage = arith::RemUIOp::create(b, loc, step, index(kStages));
+      copyTile(lhs, batch, firstRow, kStart, stage);
+      copyTile(rhs, batch, firstColumn, kStart, stage);
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  for (int64_t step = 0; step < kStages - 1; ++step)
+    copyStep(index(step));
 
   Value zeroSum = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   SmallVector<Value> initial(kFragmentsM * kFragmentsN * 4, zeroSum);
@@ -428,30 +477,15 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
         OpBuilder::InsertionGuard loopGuard(b);
         b.setInsertionPoint(nested.getInsertionBlock(),
                             nested.getInsertionPoint());
-        // Copy the next step's tiles into the other stage, then wait for
-        // this step's (every group but the newest).
-        Value next = arith::AddIOp::create(b, loc, step, one);
-        Value stage = arith::RemUIOp::create(b, loc, step, index(kStages));
-        Value nextStage = arith::RemUIOp::create(b, loc, next, index(kStages));
-        auto ifNext = scf::IfOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, next,
-                                  steps),
-            /*withElse=*/false);
-        {
-          OpBuilder::InsertionGuard ifGuard(b);
-          b.setInsertionPointToStart(&ifNext.getThenRegion().front());
-          Value nextK = arith::MulIOp::create(b, loc, next, index(kTileK));
-          copyTile(lhs, batch, firstRow, nextK, nextStage);
-          copyTile(rhs, batch, firstColumn, nextK, nextStage);
-        }
-        NVVM::CpAsyncCommitGroupOp::create(b, loc);
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, kStages - 1);
+        // This step's group is done once at most the later ones are in
+        // flight; after the barrier every thread has also multiplied the
+        // previous step, whose stage the copies of step + kStages - 1 reuse.
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, kStages - 2);
         gpu::BarrierOp::create(b, loc);
+        copyStep(arith::AddIOp::create(b, loc, step, index(kStages - 1)));
         SmallVector<Value> sums(carried);
-        multiplyStage(stage, sums);
-        // The stage is copied into again at the next step.
-        gpu::BarrierOp::create(b, loc);
+        multiplyStage(arith::RemUIOp::create(b, loc, step, index(kStages)),
+                      sums);
         scf::YieldOp::create(b, loc, sums);
       });
 

@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <dlfcn.h>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <tuple>
@@ -59,6 +60,7 @@ const Driver *getDriver() {
         loadSymbol(library, "cuModuleUnload", loaded.cuModuleUnload) &&
         loadSymbol(library, "cuModuleGetFunction",
                    loaded.cuModuleGetFunction) &&
+        loadSymbol(library, "cuFuncSetAttribute", loaded.cuFuncSetAttribute) &&
         loadSymbol(library, "cuLaunchKernel", loaded.cuLaunchKernel) &&
         loadSymbol(library, "cuMemAlloc_v2", loaded.cuMemAlloc) &&
         loadSymbol(library, "cuMemAllocAsync", loaded.cuMemAllocAsync) &&
@@ -266,6 +268,31 @@ extern "C" void *mgpuModuleGetFunction(void *module, const char *name) {
   return function;
 }
 
+/// The dynamic workgroup memory any kernel may use without opting in.
+static constexpr int32_t kDefaultDynamicSharedBytes = 48 * 1024;
+/// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES.
+static constexpr int kMaxDynamicSharedAttribute = 8;
+
+/// Lets `function` use `bytes` of dynamic workgroup memory (more than the
+/// default: Kiln's tensor-core products stage their tiles in it), once per
+/// function and size.
+static bool allowSharedBytes(const Driver &driver, void *function,
+                             int32_t bytes) {
+  static std::mutex allowedMutex;
+  static std::map<void *, int32_t> allowed;
+  std::lock_guard<std::mutex> lock(allowedMutex);
+  int32_t &most = allowed[function];
+  if (bytes <= most)
+    return true;
+  if (!check(driver,
+             driver.cuFuncSetAttribute(function, kMaxDynamicSharedAttribute,
+                                       bytes),
+             "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))
+    return false;
+  most = bytes;
+  return true;
+}
+
 extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
                                  int64_t gridZ, int64_t blockX, int64_t blockY,
                                  int64_t blockZ, int32_t sharedBytes,
@@ -276,6 +303,9 @@ extern "C" void mgpuLaunchKernel(void *function, int64_t gridX, int64_t gridY,
     return;
   if (gridX == 0 || gridY == 0 || gridZ == 0)
     return; // An empty tensor: nothing to compute.
+  if (sharedBytes > kDefaultDynamicSharedBytes &&
+      !allowSharedBytes(*driver, function, sharedBytes))
+    return;
   check(*driver,
         driver->cuLaunchKernel(function, gridX, gridY, gridZ, blockX, blockY,
                                blockZ, sharedBytes, stream, params, extra),

@@ -2,21 +2,26 @@
 
 // With matmul-kernels, a product of bf16 matrices whose rows hold a multiple
 // of 8 elements is Kiln's own tensor-core kernel: 128 threads per block, a
-// block per 128x128 tile, two stages of 16-byte-aligned workgroup tiles
-// (rows of 32 + 8 padding elements), copied with cp.async and read with
-// ldmatrix; mma.sync m16n8k16 on bf16 accumulates f32 sums, which go
-// through the epilogue (a bias, a GELU-like chain) to the result.
+// block per 128x128 tile, four stages of both operands' tiles (rows of 32 +
+// 8 padding elements: 4 x 2 x 128 x 40 x 2 bytes) in dynamic workgroup
+// memory, copied with cp.async (three steps ahead: the prologue's three
+// groups, then one per step) and read with ldmatrix; mma.sync m16n8k16 on
+// bf16 accumulates f32 sums, which go through the epilogue (a bias, a
+// GELU-like chain) to the result.
 // CHECK-LABEL: func.func @linear_gelu
 // CHECK-NOT: kiln_cuda_gemm
-// CHECK: gpu.launch async {{.*}} threads({{.*}}) in ({{.*}} = %c128{{.*}}) workgroup(%[[A:.+]] : memref<1280xvector<8xbf16>, #gpu.address_space<workgroup>>, %[[B:.+]] : memref<1280xvector<8xbf16>, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch async {{.*}} threads({{.*}}) in ({{.*}} = %c128{{.*}}) dynamic_shared_memory_size %c81920_i32
+// CHECK: gpu.dynamic_shared_memory : memref<?xi8, #gpu.address_space<workgroup>>
 // CHECK: nvvm.cp.async.shared.global %{{.+}}, %{{.+}}, 16, cache = cg, %{{.+}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
 // CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.for {{.*}} iter_args
-// CHECK: nvvm.cp.async.wait.group 1
-// CHECK: gpu.barrier
+// CHECK: nvvm.cp.async.wait.group 2
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
 // CHECK: nvvm.ldmatrix %{{.+}} {eltType = #nvvm.ld_st_matrix_elt_type<b16>, layout = #nvvm.mma_layout<row>, num = 4 : i32, shape = #nvvm.ld_st_matrix_shape<m = 8, n = 8>}
 // CHECK: nvvm.mma.sync A[{{.*}}] B[{{.*}}] C[{{.*}}] {layoutA = #nvvm.mma_layout<row>, layoutB = #nvvm.mma_layout<col>, multiplicandAPtxType = #nvvm.mma_type<bf16>, multiplicandBPtxType = #nvvm.mma_type<bf16>, shape = #nvvm.shape<m = 16, n = 8, k = 16>} : (i32, i32, f32) -> !llvm.struct<(f32, f32, f32, f32)>
-// CHECK: gpu.barrier
 // CHECK: scf.yield
 // CHECK: scf.if
 // CHECK: memref.load %{{.+}}[%{{.+}}] : memref<256xbf16>
@@ -43,11 +48,11 @@ fx.graph @linear_gelu(%x: tensor<?x64xbf16>, %w: tensor<256x64xbf16>, %bias: ten
 // -----
 
 // Operands stored along K (a transposed lhs, an rhs stored [K, N]) are
-// tiles of 32 rows of 128 + 8 elements, read by transposing ldmatrix; f16
-// fragments are pairs of halves; batches are blocks; a product without an
-// epilogue rounds its sums.
+// tiles of 32 rows of 128 + 8 elements (4 x 2 x 32 x 136 x 2 bytes), read
+// by transposing ldmatrix; f16 fragments are pairs of halves; batches are
+// blocks; a product without an epilogue rounds its sums.
 // CHECK-LABEL: func.func @batched_along_k
-// CHECK: workgroup(%{{.+}} : memref<1088xvector<8xf16>, #gpu.address_space<workgroup>>, %{{.+}} : memref<1088xvector<8xf16>, #gpu.address_space<workgroup>>)
+// CHECK: dynamic_shared_memory_size %c69632_i32
 // CHECK: nvvm.ldmatrix %{{.+}} {{{.*}}layout = #nvvm.mma_layout<col>
 // CHECK: llvm.bitcast %{{.+}} : i32 to vector<2xf16>
 // CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32) -> !llvm.struct<(f32, f32, f32, f32)>
