@@ -118,6 +118,29 @@ def workloads(device):
                 size * (tokens * width + vocabulary * width + tokens * vocabulary),
                 2 * tokens * width * vocabulary))
 
+    # A gated MLP (Llama's): two products that read one input, their gating,
+    # and the product back.
+    def swiglu(x, gate, up, down):
+        linear = torch.nn.functional.linear
+        return linear(torch.nn.functional.silu(linear(x, gate)) * linear(x, up), down)
+
+    gated = (hidden * 2) // 3 // 64 * 64
+    out.append((f"SwiGLU MLP {tokens}x{width}->{gated} {tag}", swiglu,
+                make(gemm_dtype, [(tokens, width), (gated, width), (gated, width),
+                                  (width, gated)]),
+                size * (2 * tokens * width + 3 * gated * width),
+                3 * 2 * tokens * width * gated))
+
+    # A product, a residual and a cast to f32 (a block's output).
+    def linear_residual_f32(x, w, r):
+        return (torch.nn.functional.linear(x, w) + r).float()
+
+    out.append((f"linear+residual->f32 {tokens}x{hidden}->{width} {tag}",
+                linear_residual_f32,
+                make(gemm_dtype, [(tokens, hidden), (width, hidden), (tokens, width)]),
+                size * (tokens * hidden + width * hidden + tokens * width) + 4 * tokens * width,
+                2 * tokens * hidden * width))
+
     def conv_bn_relu(x, w, mean, var, gamma, beta):
         y = torch.nn.functional.conv2d(x, w, padding=1)
         return torch.relu(torch.nn.functional.batch_norm(y, mean, var, gamma, beta, False,
@@ -242,6 +265,8 @@ def main():
     parser.add_argument("--no-inductor", action="store_true", help="skip torch.compile")
     parser.add_argument("--only", default="",
                         help="run the workloads whose names contain this text")
+    parser.add_argument("--max-autotune", action="store_true",
+                        help="also time Inductor's max-autotune mode on the matrix products")
     args = parser.parse_args()
     device = args.device
 
@@ -263,6 +288,11 @@ def main():
             row["flops"] = flops[0]
         row["eager_ms"] = timeit(fn, inputs, device)
         row["kiln_ms"] = timeit(compiled, inputs, device)
+        if flops and device == "cuda":
+            # Kiln's own tensor-core products, epilogues fused into them.
+            own = kiln.compile(fn, inputs, options={"matmul-kernels": True})
+            row["kiln_tc_correct"] = matches(fn, inputs, own(*inputs), True)
+            row["kiln_tc_ms"] = timeit(own, inputs, device)
         if not args.no_inductor:
             torch._dynamo.reset()
             inductor = torch.compile(fn)
@@ -272,6 +302,11 @@ def main():
                 torch.cuda.synchronize()
             row["inductor_compile_s"] = time.perf_counter() - start
             row["inductor_ms"] = timeit(inductor, inputs, device)
+            if flops and args.max_autotune:
+                torch._dynamo.reset()
+                tuned = torch.compile(fn, mode="max-autotune-no-cudagraphs")
+                tuned(*inputs)
+                row["inductor_tuned_ms"] = timeit(tuned, inputs, device)
         results.append(row)
 
     copy_rate = copy_bandwidth(device) if device.startswith("cuda") else None
@@ -294,6 +329,18 @@ def main():
               f"{r['eager_ms'] / r['kiln_ms']:9.2f}x "
               f"{ratio} {rate:>18} "
               f"{'yes' if r['kiln_correct'] else 'NO':>3}")
+    products = [r for r in results if "kiln_tc_ms" in r]
+    if products:
+        print(f"\n{'matrix products':38} {'eager':>13} {'inductor':>13} {'max-autotune':>13} "
+              f"{'kiln cuBLASLt':>13} {'kiln own':>13} {'own ok':>6}   (ms, TF/s)")
+        for r in products:
+            cells = []
+            for key in ("eager_ms", "inductor_ms", "inductor_tuned_ms", "kiln_ms", "kiln_tc_ms"):
+                ms = r.get(key)
+                cells.append(f"{ms:6.3f} {r['flops'] / (ms * 1e-3) / 1e12:6.1f}" if ms
+                             else f"{'-':>13}")
+            print(f"{r['workload']:38} " + " ".join(cells)
+                  + f" {'yes' if r['kiln_tc_correct'] else 'NO':>6}")
     if copy_rate:
         print(f"(a device-to-device copy measured {copy_rate / 1e9:.0f} GB/s in this run; "
               "GB/s counts each input read once and each output written once, with the "
@@ -302,7 +349,8 @@ def main():
         with open(args.json, "w") as f:
             json.dump({"torch": torch.__version__, "copy_bytes_per_s": copy_rate,
                        "results": results}, f, indent=1)
-    return 0 if all(r["kiln_correct"] for r in results) else 1
+    return 0 if all(r["kiln_correct"] and r.get("kiln_tc_correct", True)
+                    for r in results) else 1
 
 
 if __name__ == "__main__":
