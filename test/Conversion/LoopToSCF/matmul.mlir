@@ -4,7 +4,8 @@
 // A linear layer's product on the CPU: the [N, K] weight is packed into
 // panels of 16 f32 columns (two AVX2 vectors), then each 6 x 16 tile of the
 // result accumulates six vectors over K and is stored once, rounded to bf16,
-// masked where the panel passes N.
+// masked where the panel passes N. A task takes a panel and a block of 16
+// tiles, which read the panel in turn.
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: (%[[X:.+]]: memref<?x64xbf16>, %[[W:.+]]: memref<100x64xbf16>, %[[Y:.+]]: memref<?x100xbf16>)
 // CHECK: %[[M:.+]] = memref.dim %[[X]], %c0
@@ -15,8 +16,10 @@
 // CHECK-COUNT-16: memref.load %[[W]][%{{.+}}, %[[K]]] : memref<100x64xbf16>
 // CHECK: vector.from_elements {{.+}} : vector<16xf32>
 // CHECK: vector.store %{{.+}}, %[[PACKED]][%[[P]], %[[K]], %c0]
-// CHECK: scf.parallel (%[[T:.+]], %[[Q:.+]]) = (%c0, %c0) to (%[[TILES]], %c7)
-// CHECK: scf.for {{.+}} iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
+// CHECK: %[[BLOCKS:.+]] = arith.ceildivui %[[TILES]], %c16
+// CHECK: scf.parallel (%[[T:.+]], %[[Q:.+]]) = (%c0, %c0) to (%[[BLOCKS]], %c7)
+// CHECK: scf.for %{{.+}} = %{{.+}} to %{{.+}} step %c1 {
+// CHECK: scf.for {{.+}} = %c0 to %c64 step %c1 iter_args({{.+}}) -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>)
 // CHECK: vector.load %[[PACKED]][%[[Q]], %{{.+}}, %c0] : memref<7x64x16xf32>, vector<16xf32>
 // CHECK-COUNT-6: vector.fma
 // CHECK: scf.if
@@ -188,4 +191,29 @@ fx.graph @prepacked_f16_weight(%x: tensor<4x2xf16>) -> tensor<4x1xf16> {
   %w = arith.constant dense<[[1.0], [2.0]]> : tensor<2x1xf16>
   %y = loop.matmul %x, %w : tensor<4x2xf16>, tensor<2x1xf16> -> tensor<4x1xf16>
   fx.output %y : tensor<4x1xf16>
+}
+
+// -----
+
+// Over K = 600, the block's tiles take 256 steps at a time (the panel's
+// part in L1), their sums saved in the task's buffer between blocks of
+// steps: the first block starts from zero, the last one stores the result.
+// CHECK-LABEL: func.func @long_k
+// CHECK: scf.parallel
+// CHECK: %[[SAVED:.+]] = memref.alloca() {alignment = 64 : i64} : memref<16x6x16xf32>
+// CHECK: scf.for %[[BLOCK:.+]] = %c0 to %c3 step %c1 {
+// CHECK: %[[FIRST:.+]] = arith.muli %[[BLOCK]], %c256
+// CHECK: %[[END:.+]] = arith.minui %{{.+}}, %c600
+// CHECK: scf.for %[[TILE:.+]] =
+// CHECK: scf.if %{{.+}} -> (vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>, vector<16xf32>) {
+// CHECK: } else {
+// CHECK: vector.load %[[SAVED]]
+// CHECK: scf.for %{{.+}} = %[[FIRST]] to %[[END]] step %c1 iter_args
+// CHECK: scf.if %{{.+}} {
+// CHECK: vector.store %{{.+}}, %arg2
+// CHECK: } else {
+// CHECK-COUNT-6: vector.store %{{.+}}, %[[SAVED]]
+fx.graph @long_k(%a: tensor<8x600xf32>, %b: tensor<600x40xf32>) -> tensor<8x40xf32> {
+  %y = loop.matmul %a, %b : tensor<8x600xf32>, tensor<600x40xf32> -> tensor<8x40xf32>
+  fx.output %y : tensor<8x40xf32>
 }
