@@ -1077,11 +1077,20 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
             return run
         return compile_graph
 
+    # Training graphs: with `recompute`, the forward saves for the backward
+    # only what the backward cannot recompute cheaply from fewer tensors
+    # (AOTAutograd's min-cut partition, as Inductor's), and the backward's
+    # kernels recompute the pointwise rest as they read; else the forward
+    # writes every intermediate the backward reads.
+    partition = {}
+    if parsed.recompute:
+        from functorch.compile import min_cut_rematerialization_partition
+        partition["partition_fn"] = min_cut_rematerialization_partition
     with keeping_resampling_whole():
         compiled_model = aot_autograd(
             fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
             inference_compiler=compiler("inference"),
-            decompositions=_BACKEND_DECOMPOSITIONS)(gm, example_inputs)
+            decompositions=_BACKEND_DECOMPOSITIONS, **partition)(gm, example_inputs)
     if not (parsed.cuda_graphs and parsed.clone_outputs):
         return compiled_model
 

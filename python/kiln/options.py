@@ -70,6 +70,7 @@ class Options:
     merge_products: bool = True
     direct_convolutions: bool = False
     cudnn_in_regions: bool = False
+    recompute: bool = True
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "Options":
@@ -112,7 +113,7 @@ class Options:
             raise ValueError(f"Kiln option check_tolerance={tolerance!r}: "
                              "expected None or a number of at least 0")
         for flag in ("cuda_graphs", "clone_outputs", "merge_products", "direct_convolutions",
-                     "cudnn_in_regions"):
+                     "cudnn_in_regions", "recompute"):
             if getattr(parsed, flag) not in (True, False):
                 raise ValueError(f"Kiln option {flag}: expected True or False, not "
                                  f"{getattr(parsed, flag)!r}")

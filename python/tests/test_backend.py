@@ -605,14 +605,18 @@ def test_torch_compile_inference(device, tmp_path):
 
 
 @needs_dynamo
-def test_torch_compile_training_step(device, tmp_path):
+@pytest.mark.parametrize("recompute", [True, False], ids=["recompute", "save_all"])
+def test_torch_compile_training_step(device, tmp_path, recompute):
+    """A training step's outputs and gradients, with the forward saving
+    only what the backward cannot recompute (the default) or everything."""
     import kiln.backend  # noqa: F401
     torch._dynamo.reset()
     torch.manual_seed(0)
     model = Block().to(device)
     reference = Block().to(device)
     reference.load_state_dict(model.state_dict())
-    compiled = torch.compile(model, backend="kiln", options={"cache_dir": tmp_path})
+    compiled = torch.compile(model, backend="kiln",
+                             options={"cache_dir": tmp_path, "recompute": recompute})
     x = torch.randn(4, 8, 32, device=device)
     out, ranked = compiled(x)
     (out.square().mean() + ranked[..., -1].mean()).backward()

@@ -3384,4 +3384,7 @@ def test_cuda_tensor_core_products(tmp_path, name, dtype):
     check(fn, [(shape, dtype) for shape in shapes], device="cuda", tmp_path=tmp_path,
           options={"matmul-kernels": True}, rounded_f32=False,
           tolerances={**TOLERANCES, torch.bfloat16: (2e-2, 2e-1),
-                      torch.float16: (2e-3, 2e-2)})
+                      torch.float16: (2e-3, 2e-2),
+                      # An f32 result of a 16-bit product rounded once.
+                      torch.float32: (2e-2, 2e-1) if dtype == torch.bfloat16
+                      else (2e-3, 2e-2)})
