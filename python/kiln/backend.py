@@ -98,6 +98,17 @@ _VIEW_OPS = {
 if hasattr(aten.squeeze, "dims"):
     _VIEW_OPS.add(aten.squeeze.dims)
 
+# Views that keep every element of their operand, and no more: a region that
+# would write one as a result writes the tensor it views instead (as many
+# elements, without a transpose), and PyTorch makes the view.
+_WHOLE_VIEWS = {
+    aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+    aten.permute.default, aten.t.default, aten.transpose.int, aten.squeeze.default,
+    aten.squeeze.dim, aten.unsqueeze.default, aten.alias.default, aten.detach.default,
+}
+if hasattr(aten.squeeze, "dims"):
+    _WHOLE_VIEWS.add(aten.squeeze.dims)
+
 
 # The importer's decompositions, less those that AOTAutograd must not apply
 # to a graph's tensor constants: ``lift_fresh`` (of ``torch.tensor(...)``)
@@ -878,13 +889,51 @@ def _strided_library_operands(library: Sequence[torch.fx.Node],
     return strided
 
 
-def _propose_regions(gm: torch.fx.GraphModule, supported) -> List[List[torch.fx.Node]]:
+def _views_outside(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
+                   values: Dict[torch.fx.Node, Any]) -> List[torch.fx.Node]:
+    """`nodes` (a region), with its views read outside it made by PyTorch: a
+    region writes its results contiguously, so such a view would be a copy,
+    where PyTorch makes it for free (a saved weight's transpose, a product's
+    result reshaped for the backward). Views of tensors from outside the
+    region, and whole views of its own (the region then writes the tensor
+    viewed instead), leave the region, or, where the region reads them too,
+    get a twin in PyTorch for their readers outside."""
+    members = set(nodes)
+    pending = [n for n in nodes if n.target in _VIEW_OPS]
+    while pending:
+        node = pending.pop()
+        if node not in members or node.target is operator.getitem:
+            continue
+        base = node.args[0] if node.args else None
+        if isinstance(base, torch.fx.Node) and base in members and \
+                node.target not in _WHOLE_VIEWS:
+            continue
+        outside = [user for user in node.users if user not in members]
+        if outside and len(outside) < len(node.users):
+            # The region reads it too: its readers outside get a twin.
+            with gm.graph.inserting_after(node):
+                twin = gm.graph.call_function(node.target, node.args, node.kwargs)
+            twin.meta = dict(node.meta)
+            if node in values:
+                values[twin] = values[node]
+            for user in outside:
+                user.replace_input_with(node, twin)
+        if all(user not in members for user in node.users):
+            members.remove(node)
+            # Its operand may now be a view that only the outside reads.
+            if isinstance(base, torch.fx.Node) and base.target in _VIEW_OPS:
+                pending.append(base)
+    return [n for n in nodes if n in members]
+
+
+def _propose_regions(gm: torch.fx.GraphModule, supported,
+                     values: Dict[torch.fx.Node, Any]) -> List[List[torch.fx.Node]]:
     order = {n: i for i, n in enumerate(gm.graph.nodes)}
     partitioner = CapabilityBasedPartitioner(gm, _Supported(supported),
                                              allows_single_node_partition=True)
     regions = []
     for partition in partitioner.propose_partitions():
-        nodes = sorted(partition.nodes, key=order.__getitem__)
+        nodes = _views_outside(gm, sorted(partition.nodes, key=order.__getitem__), values)
         if any(n.target not in _VIEW_OPS for n in nodes):
             regions.append(nodes)
     return sorted(regions, key=lambda r: order[r[0]])
@@ -973,7 +1022,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     while True:
         imported, failures = [], []
         supported = {n for n in ops if n not in problems}
-        proposed = _propose_regions(gm, supported)
+        proposed = _propose_regions(gm, supported, values)
         if options.check_granularity == "ops":
             proposed = _one_op_regions(proposed)
         nhwc, converted = _channels_last_values(gm, proposed, library, values) \

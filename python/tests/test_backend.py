@@ -123,8 +123,9 @@ def test_library_kernels_read_strided_views_of_region_buffers(tmp_path):
     """A region writes its results contiguously; a view that feeds a
     library kernel and is not contiguous (the transposes here, or
     attention's slice of a padded bias) stays in PyTorch over the region's
-    buffer, so that the kernel sees eager's strides. A contiguous view (the
-    reshape) joins the region."""
+    buffer, so that the kernel sees eager's strides. So does a view that
+    only the region's outside reads (the reshape): the region writes the
+    tensor it views."""
     def fn(a, b):
         return torch.mm(a.relu().reshape(6, 8), (b * 2).t()).t()
 
@@ -132,14 +133,15 @@ def test_library_kernels_read_strided_views_of_region_buffers(tmp_path):
     compiled = partitioned(fn, [a, b], tmp_path, fallback="error",
                            library_ops=["aten.mm.default"])
     # Both pointwise ops compile (torch 1.13's partitioner makes a region of
-    # each, later ones one region of both).
-    assert compiled.kiln_report.compiled_ops == 3 and not compiled.kiln_report.fallbacks
+    # each, later ones one region of both); the views do not.
+    assert compiled.kiln_report.compiled_ops == 2 and not compiled.kiln_report.fallbacks
     in_pytorch = [str(n.target) for n in compiled.graph.nodes if n.op == "call_function"]
     assert in_pytorch.count("aten.mm.default") == 1
-    assert "aten.reshape.default" not in in_pytorch and "aten.view.default" not in in_pytorch
+    assert sum(op in ("aten.reshape.default", "aten.view.default",
+                      "aten._unsafe_view.default") for op in in_pytorch) == 1
     (mm,) = [n for n in compiled.graph.nodes if n.target is torch.ops.aten.mm.default]
-    # A region's result (one of several: an item of its outputs).
-    source = mm.args[0]
+    # A view of a region's result (one of several: an item of its outputs).
+    source = mm.args[0].args[0]
     if source.target is operator.getitem:
         source = source.args[0]
     assert source.op == "call_module"
@@ -147,6 +149,34 @@ def test_library_kernels_read_strided_views_of_region_buffers(tmp_path):
                                  torch.ops.aten.transpose.int)
     a, b = torch.randn(3, 16), torch.randn(5, 8)
     torch.testing.assert_close(compiled(a, b), fn(a, b))
+
+
+def test_views_read_outside_a_region_are_pytorchs(tmp_path):
+    """A region writes its results contiguously, so a view that leaves it
+    would be a copy: a transpose of an input that the region multiplies by
+    and the backward saves, a product reshaped for a reader outside. PyTorch
+    makes such views instead (a twin, where the region reads the view too),
+    and the region writes the tensor viewed."""
+    def fn(x, w):
+        wt = w.t()
+        h = torch.relu(x @ wt)
+        return h.reshape(4, 3, 10), wt, h * 2
+
+    x, w = torch.randn(12, 16), torch.randn(10, 16)
+    compiled = partitioned(fn, [x, w], tmp_path, fallback="error")
+    [region] = regions(compiled)
+    in_pytorch = [n.target for n in compiled.graph.nodes if n.op == "call_function"]
+    aten = torch.ops.aten
+    assert any(t in (aten.t.default, aten.permute.default, aten.transpose.int)
+               for t in in_pytorch), in_pytorch
+    assert any(t in (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+               for t in in_pytorch), in_pytorch
+    # The region's results: the product's relu and its double, no transpose.
+    [results] = [line for line in region.graph_text.splitlines() if "fx.output" in line]
+    assert results.count("tensor<12x10xf32>") == 2 and "16x10" not in results, results
+    x, w = torch.randn(12, 16), torch.randn(10, 16)
+    for got, want in zip(compiled(x, w), fn(x, w)):
+        torch.testing.assert_close(got, want)
 
 
 def test_fallback_error_names_the_op(tmp_path):
