@@ -3388,3 +3388,18 @@ def test_cuda_tensor_core_products(tmp_path, name, dtype):
                       # An f32 result of a 16-bit product rounded once.
                       torch.float32: (2e-2, 2e-1) if dtype == torch.bfloat16
                       else (2e-3, 2e-2)})
+
+
+# CPU products whose operands both run along K: up to 16 rows are dot
+# products (the weight read as stored), more are register tiles over a
+# packed weight; K off the vector width, batches and epilogues in both.
+@pytest.mark.parametrize("rows", [1, 5, 16, 17, 40])
+@pytest.mark.parametrize("dtype", [F32, torch.bfloat16], ids=["f32", "bf16"])
+def test_cpu_products_along_k(tmp_path, rows, dtype):
+    def fn(x, w, b, q, k):
+        return (torch.nn.functional.gelu(torch.nn.functional.linear(x, w, b)),
+                q @ k.transpose(-1, -2))
+
+    check(fn, [((rows, 37), dtype), ((29, 37), dtype), ((29,), dtype),
+               ((3, rows, 20), dtype), ((3, 11, 20), dtype)], tmp_path=tmp_path,
+          tolerances={**TOLERANCES, F32: (1e-4, 1e-5)})

@@ -9,7 +9,9 @@
 // stored once, rounded to the result's type. Tasks take a panel and a block
 // of tiles, and the tiles take a block of steps along K in turn, so that
 // they read that part of the panel from L1, not every tile the whole panel
-// from memory.
+// from memory. A product of at most 16 rows whose operands both run along
+// K (a linear layer, a token at a time) is dot products instead, reading
+// the weight as it is stored: packing it would cost more than the product.
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,6 +44,13 @@ static constexpr int64_t kPanelAlignment = 64;
 /// Register tiles of rows that one task computes against a panel, in turn:
 /// the panel stays in cache while they read it.
 static constexpr int64_t kTilesPerBlock = 16;
+/// Products of at most this many rows whose operands both run along K (a
+/// linear layer's weight [N, K]) are dot products instead: packing the
+/// weight at every call would cost more than the product.
+static constexpr int64_t kFewRows = 16;
+/// Columns of the result whose dot products a task computes together, each
+/// with its own accumulator vector.
+static constexpr int64_t kDotColumns = 4;
 /// Steps along K that the block's tiles take in turn (their sums kept in a
 /// buffer of the task's between blocks of steps): a block of steps of the
 /// panel (256 x 32 f32 with AVX-512, 32 KiB) stays in L1 meanwhile.
@@ -69,6 +78,17 @@ struct MatmulLoops {
 
   /// Computes and stores every MR x NR tile of the result.
   void emitTiles(OpBuilder &b);
+
+  /// Whether both operands are stored along K (lhs [M, K], rhs [N, K]), so
+  /// that few rows compute as dot products (emitDotProducts).
+  bool readsAlongK() {
+    return !node.getTransposeLhs() && node.getTransposeRhs();
+  }
+
+  /// Computes the result as dot products of vectors along K: a task per
+  /// kDotColumns columns, reading those rows of the rhs once per lhs row,
+  /// with no packing.
+  void emitDotProducts(OpBuilder &b);
 
   /// The elements of `row` from `firstColumn` on, one panel's worth, from
   /// their `sums`: through the epilogue, or rounded. Lanes past N compute
@@ -493,14 +513,142 @@ bool MatmulLoops::emitPrepackedConstant(OpBuilder &b) {
   return true;
 }
 
+void MatmulLoops::emitDotProducts(OpBuilder &b) {
+  int64_t lanes = std::max<int64_t>(
+      options.vectorBytes / (accumulatorType.getWidth() / 8), 1);
+  auto vectorType = VectorType::get({lanes}, accumulatorType);
+  Value columnBlocks = arith::CeilDivUIOp::create(
+      b, loc, n, arith::ConstantIndexOp::create(b, loc, kDotColumns));
+  emitNest(
+      b, {columnBlocks}, [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
+        Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+        Value one = arith::ConstantIndexOp::create(b, loc, 1);
+        Value lanesValue = arith::ConstantIndexOp::create(b, loc, lanes);
+        Value firstColumn = arith::MulIOp::create(
+            b, loc, ivs.front(),
+            arith::ConstantIndexOp::create(b, loc, kDotColumns));
+        // Columns past N read the last one and are not stored.
+        Value lastColumn = arith::SubIOp::create(b, loc, n, one);
+        SmallVector<Value> columns, readColumns;
+        for (int64_t c = 0; c < kDotColumns; ++c) {
+          columns.push_back(arith::AddIOp::create(
+              b, loc, firstColumn, arith::ConstantIndexOp::create(b, loc, c)));
+          readColumns.push_back(
+              arith::MinUIOp::create(b, loc, columns.back(), lastColumn));
+        }
+        Value wholeSteps = arith::MulIOp::create(
+            b, loc, arith::DivUIOp::create(b, loc, k, lanesValue), lanesValue);
+        Value zeroVector = arith::ConstantOp::create(
+            b, loc,
+            DenseElementsAttr::get(vectorType,
+                                   b.getFloatAttr(accumulatorType, 0.0)));
+        auto indices = [&](Value row, Value step) {
+          SmallVector<Value> result = llvm::to_vector(batch);
+          result.push_back(row);
+          result.push_back(step);
+          return result;
+        };
+        auto load = [&](Value operand, Value row, Value step,
+                        Value mask) -> Value {
+          auto type = VectorType::get(
+              {lanes}, cast<MemRefType>(operand.getType()).getElementType());
+          Value loaded =
+              mask ? vector::MaskedLoadOp::create(
+                         b, loc, type, operand, indices(row, step), mask,
+                         arith::ConstantOp::create(
+                             b, loc,
+                             DenseElementsAttr::get(
+                                 type,
+                                 b.getFloatAttr(type.getElementType(), 0.0))))
+                         .getResult()
+                   : vector::LoadOp::create(b, loc, type, operand,
+                                            indices(row, step))
+                         .getResult();
+          return convertFloat(b, loc, loaded, accumulatorType);
+        };
+        auto rowLoop = scf::ForOp::create(b, loc, zero, m, one);
+        OpBuilder::InsertionGuard rowGuard(b);
+        b.setInsertionPointToStart(rowLoop.getBody());
+        Value row = rowLoop.getInductionVar();
+        auto accumulate = [&](Value step, Value mask, ValueRange sums) {
+          Value lhsVector = load(lhs, row, step, mask);
+          SmallVector<Value> updated;
+          for (auto [column, sum] : llvm::zip(readColumns, sums))
+            updated.push_back(vector::FMAOp::create(
+                b, loc, lhsVector, load(rhs, column, step, mask), sum));
+          return updated;
+        };
+        auto steps = scf::ForOp::create(
+            b, loc, zero, wholeSteps, lanesValue,
+            SmallVector<Value>(kDotColumns, zeroVector),
+            [&](OpBuilder &nested, Location, Value step, ValueRange sums) {
+              OpBuilder::InsertionGuard loopGuard(b);
+              b.setInsertionPoint(nested.getInsertionBlock(),
+                                  nested.getInsertionPoint());
+              scf::YieldOp::create(b, loc, accumulate(step, Value(), sums));
+            });
+        // The last K mod lanes steps, through a mask.
+        Value mask = vector::CreateMaskOp::create(
+            b, loc, VectorType::get({lanes}, b.getI1Type()),
+            ValueRange{arith::SubIOp::create(b, loc, k, wholeSteps)});
+        SmallVector<Value> sums =
+            accumulate(wholeSteps, mask, steps.getResults());
+        for (auto [columnValue, sum] : llvm::zip(columns, sums)) {
+          Value column = columnValue;
+          Value total = vector::ReductionOp::create(
+              b, loc, vector::CombiningKind::ADD, sum);
+          Value inColumns = arith::CmpIOp::create(
+              b, loc, arith::CmpIPredicate::ult, column, n);
+          scf::IfOp::create(b, loc, inColumns, [&](OpBuilder &b, Location) {
+            SmallVector<Value> at = llvm::to_vector(batch);
+            at.push_back(row);
+            at.push_back(column);
+            Value element;
+            if (node.hasEpilogue()) {
+              SmallVector<Value> arguments(at);
+              arguments.push_back(total);
+              element = emitBodyValue(b, node.getEpilogue().front(), mapping,
+                                      arguments);
+            } else {
+              element = convertFloat(b, loc, total, elementType);
+            }
+            memref::StoreOp::create(b, loc, element, dest, at);
+            scf::YieldOp::create(b, loc);
+          });
+        }
+      });
+}
+
 void mlir::kiln::emitMatmulLoops(OpBuilder &b, loop::MatmulOp node, Value dest,
                                  const IRMapping &mapping,
                                  const LoopToSCFOptions &options) {
   MatmulLoops loops(b, node, dest, mapping, options);
   bool prepacked = loops.emitPrepackedConstant(b);
-  if (!prepacked)
-    loops.emitPacking(b);
-  loops.emitTiles(b);
-  if (!prepacked)
-    memref::DeallocOp::create(b, node.getLoc(), loops.packed);
+  auto emitTiled = [&](OpBuilder &b) {
+    if (!prepacked)
+      loops.emitPacking(b);
+    loops.emitTiles(b);
+    if (!prepacked)
+      memref::DeallocOp::create(b, node.getLoc(), loops.packed);
+  };
+  if (prepacked || !loops.readsAlongK()) {
+    emitTiled(b);
+    return;
+  }
+  // A few rows (a token at a time through a linear layer) multiply the
+  // weight as it is stored.
+  Location loc = node.getLoc();
+  Value fewRows =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, loops.m,
+                            arith::ConstantIndexOp::create(b, loc, kFewRows));
+  scf::IfOp::create(
+      b, loc, fewRows,
+      [&](OpBuilder &b, Location) {
+        loops.emitDotProducts(b);
+        scf::YieldOp::create(b, loc);
+      },
+      [&](OpBuilder &b, Location) {
+        emitTiled(b);
+        scf::YieldOp::create(b, loc);
+      });
 }

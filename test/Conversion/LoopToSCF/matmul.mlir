@@ -5,11 +5,23 @@
 // panels of 16 f32 columns (two AVX2 vectors), then each 6 x 16 tile of the
 // result accumulates six vectors over K and is stored once, rounded to bf16,
 // masked where the panel passes N. A task takes a panel and a block of 16
-// tiles, which read the panel in turn.
+// tiles, which read the panel in turn. That is for more than 16 rows:
 // CHECK-LABEL: func.func @linear
 // CHECK-SAME: (%[[X:.+]]: memref<?x64xbf16>, %[[W:.+]]: memref<100x64xbf16>, %[[Y:.+]]: memref<?x100xbf16>)
 // CHECK: %[[M:.+]] = memref.dim %[[X]], %c0
 // CHECK: %[[TILES:.+]] = arith.ceildivui %[[M]], %c6
+// Up to 16 rows, dot products along K (4 columns a task, 8 lanes at a
+// time) read the weight as it is stored, without packing it.
+// CHECK: %[[FEW:.+]] = arith.cmpi ule, %[[M]], %c16
+// CHECK: scf.if %[[FEW]] {
+// CHECK: scf.parallel (%{{.+}}) = (%c0) to (%c25)
+// CHECK: scf.for %[[ROW:.+]] = %c0 to %[[M]] step %c1 {
+// CHECK: scf.for %[[STEP:.+]] = %c0 to %c64 step %c8 iter_args
+// CHECK: vector.load %[[X]][%[[ROW]], %[[STEP]]] : memref<?x64xbf16>, vector<8xbf16>
+// CHECK-COUNT-4: vector.fma
+// CHECK: vector.reduction <add>
+// CHECK: memref.store %{{.+}}, %[[Y]][%[[ROW]], %{{.+}}] : memref<?x100xbf16>
+// CHECK: } else {
 // CHECK: %[[PACKED:.+]] = memref.alloc() {alignment = 64 : i64} : memref<7x64x16xf32>
 // CHECK: scf.parallel (%[[P:.+]]) = (%c0) to (%c7)
 // CHECK: scf.for %[[K:.+]] = %c0 to %c64
