@@ -9,6 +9,7 @@
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "kiln/Dialect/Loop/Utils/Combiners.h"
+#include "kiln/Dialect/Loop/Utils/NodeBuilders.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -168,6 +169,18 @@ Value mlir::kiln::emitBodyValue(OpBuilder &b, Block &body,
   IRMapping bodyMapping = emitBodyOps(b, body, mapping, ivs);
   return lookupEmitted(bodyMapping, mapping,
                        cast<loop::YieldOp>(body.getTerminator()).getValue());
+}
+
+Value mlir::kiln::emitMatmulElement(OpBuilder &b, loop::MatmulOp node,
+                                    const IRMapping &mapping,
+                                    ValueRange indices, Value sum) {
+  if (node.hasEpilogue()) {
+    SmallVector<Value> arguments(indices);
+    arguments.push_back(sum);
+    return emitBodyValue(b, node.getEpilogue().front(), mapping, arguments);
+  }
+  return loop::convertScalar(b, node.getLoc(), sum, sum.getType(),
+                             node.getResultType().getElementType());
 }
 
 /// dest[indices] = combine(dest[indices]) by compare-and-swap on the

@@ -98,16 +98,12 @@ _VIEW_OPS = {
 if hasattr(aten.squeeze, "dims"):
     _VIEW_OPS.add(aten.squeeze.dims)
 
-# Views that keep every element of their operand, and no more: a region that
-# would write one as a result writes the tensor it views instead (as many
-# elements, without a transpose), and PyTorch makes the view.
-_WHOLE_VIEWS = {
-    aten.view.default, aten._unsafe_view.default, aten.reshape.default,
-    aten.permute.default, aten.t.default, aten.transpose.int, aten.squeeze.default,
-    aten.squeeze.dim, aten.unsqueeze.default, aten.alias.default, aten.detach.default,
-}
-if hasattr(aten.squeeze, "dims"):
-    _WHOLE_VIEWS.add(aten.squeeze.dims)
+# Views that keep every element of their operand, and no more (not those
+# that select, repeat or reinterpret): a region that would write one as a
+# result writes the tensor it views instead (as many elements, without a
+# transpose), and PyTorch makes the view.
+_WHOLE_VIEWS = _VIEW_OPS - {aten.expand.default, aten.slice.Tensor, aten.select.int,
+                            aten.as_strided.default, operator.getitem}
 
 
 # The importer's decompositions, less those that AOTAutograd must not apply
@@ -116,8 +112,6 @@ if hasattr(aten.squeeze, "dims"):
 _BACKEND_DECOMPOSITIONS = {
     op: fn for op, fn in DECOMPOSITIONS.items()
     if not str(op).startswith(("aten.lift_fresh.", "aten.lift."))}
-
-
 
 
 class FallbackError(RuntimeError):

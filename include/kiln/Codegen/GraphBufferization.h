@@ -149,6 +149,13 @@ SmallVector<Value> getReductionSizes(OpBuilder &b, Location loc,
 Value emitBodyValue(OpBuilder &b, Block &body, const IRMapping &mapping,
                     ValueRange ivs);
 
+/// The element of matrix product `node` at `indices` (batch..., row,
+/// column) whose sum is `sum` (in the accumulator type): through the
+/// product's epilogue, or converted to the result's element type.
+Value emitMatmulElement(OpBuilder &b, loop::MatmulOp node,
+                        const IRMapping &mapping, ValueRange indices,
+                        Value sum);
+
 /// Emits the ops of scatter `node`'s body at the update indices `ivs`, and
 /// then the combination of the value it yields into `dest` at the indices it
 /// yields: for "sum", "max" and "min" a memref.atomic_rmw and for "prod" a

@@ -89,6 +89,13 @@ private:
   Value toI64(Value value) {
     return arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
   }
+  /// Whether (`row`, `col`) lies in a matrix of `rows` x `cols`.
+  Value isInside(Value row, Value rows, Value col, Value cols) {
+    return arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, cols));
+  }
   /// `base` advanced by `elements` 16-bit elements.
   Value offset(Value base, Value elements) {
     return LLVM::GEPOp::create(b, loc, base.getType(), b.getI16Type(), base,
@@ -227,12 +234,7 @@ void TensorCoreMatmulEmitter::copyTile(const OperandTiles &tiles, Value batch,
     Value globalCol = arith::AddIOp::create(b, loc, firstCol, col);
     // Pieces past the matrix's edge fill with zeros (a copy of no bytes),
     // from an address inside it. Rows hold whole pieces.
-    Value valid = arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, globalRow,
-                              tiles.rows),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, globalCol,
-                              tiles.cols));
+    Value valid = isInside(globalRow, tiles.rows, globalCol, tiles.cols);
     Value element = arith::AddIOp::create(
         b, loc, arith::MulIOp::create(b, loc, globalRow, tiles.cols),
         globalCol);
@@ -346,7 +348,6 @@ void TensorCoreMatmulEmitter::storeSums(ArrayRef<Value> sums, Value dest,
       arith::AddIOp::create(
           b, loc, arith::MulIOp::create(b, loc, warpN, index(kWarpTileN)),
           pair));
-  Type resultElement = node.getResultType().getElementType();
   Value target = align(dest);
   for (int64_t i = 0; i < kFragmentsM; ++i) {
     for (int64_t j = 0; j < kFragmentsN; ++j) {
@@ -355,29 +356,15 @@ void TensorCoreMatmulEmitter::storeSums(ArrayRef<Value> sums, Value dest,
                                           index(i * kMmaM + (e / 2) * 8));
         Value col =
             arith::AddIOp::create(b, loc, colBase, index(j * kMmaN + e % 2));
-        Value inRange = arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m),
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, n));
+        Value inRange = isInside(row, m, col, n);
         auto ifOp = scf::IfOp::create(b, loc, inRange, /*withElse=*/false);
         OpBuilder::InsertionGuard guard(b);
         b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-        Value sum = sums[(i * kFragmentsN + j) * 4 + e];
         SmallVector<Value> ivs(batchIvs);
         ivs.push_back(row);
         ivs.push_back(col);
-        Value element;
-        if (node.hasEpilogue()) {
-          SmallVector<Value> arguments(ivs);
-          arguments.push_back(sum);
-          element = emitBodyValue(b, node.getEpilogue().front(), kernelMapping,
-                                  arguments);
-        } else {
-          element = resultElement == sum.getType()
-                        ? sum
-                        : arith::TruncFOp::create(b, loc, resultElement, sum)
-                              .getResult();
-        }
+        Value element = emitMatmulElement(b, node, kernelMapping, ivs,
+                                          sums[(i * kFragmentsN + j) * 4 + e]);
         memref::StoreOp::create(b, loc, element, target, ivs);
       }
     }

@@ -603,16 +603,9 @@ void MatmulLoops::emitDotProducts(OpBuilder &b) {
             SmallVector<Value> at = llvm::to_vector(batch);
             at.push_back(row);
             at.push_back(column);
-            Value element;
-            if (node.hasEpilogue()) {
-              SmallVector<Value> arguments(at);
-              arguments.push_back(total);
-              element = emitBodyValue(b, node.getEpilogue().front(), mapping,
-                                      arguments);
-            } else {
-              element = convertFloat(b, loc, total, elementType);
-            }
-            memref::StoreOp::create(b, loc, element, dest, at);
+            memref::StoreOp::create(
+                b, loc, emitMatmulElement(b, node, mapping, at, total), dest,
+                at);
             scf::YieldOp::create(b, loc);
           });
         }
