@@ -169,12 +169,16 @@ def main():
 
     # Operands with rows of an odd number of elements, large enough to be
     # copied into padded rows first (a vocabulary's logits gradient):
-    # A row-major and transposed, B transposed, batched.
+    # A row-major and transposed, B transposed, batched. Unbatched, a
+    # transposed A's aligned columns (C's rows) are one product, the rest
+    # another; with C's columns split too, four.
     case(2, 1, 300, 64, 1001, 0, 0, False, 0)
     case(2, 1, 1001, 64, 300, 1, 0, True, 0)
     case(2, 1, 64, 300, 1001, 0, 1, False, 1)
     case(2, 2, 100, 96, 1001, 0, 0, True, 2)
     case(0, 1, 257, 33, 259, 1, 1, False, 0)
+    case(2, 1, 1001, 1001, 300, 1, 0, True, 1)
+    case(0, 1, 259, 257, 300, 1, 1, False, 0)
 
     # A side stream: its own workspace.
     side = torch.cuda.Stream()

@@ -65,6 +65,7 @@ from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError,
                            running_in, source_location)
 from kiln.numerics import NumericsError, RegionCheck
 from kiln.options import Options
+from kiln.padding import padded_product_decompositions
 from kiln.products import merge_shared_operand_products
 from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
 from kiln.runtime import Artifact
@@ -883,6 +884,17 @@ def _strided_library_operands(library: Sequence[torch.fx.Node],
     return strided
 
 
+def _keeps_most(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any]) -> bool:
+    """Whether `node` slices off only the edge of its operand (at most one
+    element in 64: a product's result padded to aligned rows), so that a
+    region may write the operand instead of the slice."""
+    if node.target is not aten.slice.Tensor:
+        return False
+    value, base = values.get(node), values.get(node.args[0])
+    return isinstance(value, torch.Tensor) and isinstance(base, torch.Tensor) and \
+        value.numel() * 64 >= base.numel() * 63
+
+
 def _views_outside(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
                    values: Dict[torch.fx.Node, Any]) -> List[torch.fx.Node]:
     """`nodes` (a region), with its views read outside it made by PyTorch: a
@@ -891,7 +903,8 @@ def _views_outside(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
     result reshaped for the backward). Views of tensors from outside the
     region, and whole views of its own (the region then writes the tensor
     viewed instead), leave the region, or, where the region reads them too,
-    get a twin in PyTorch for their readers outside."""
+    get a twin in PyTorch for their readers outside. So do slices that keep
+    nearly all of a tensor (_keeps_most)."""
     members = set(nodes)
     pending = [n for n in nodes if n.target in _VIEW_OPS]
     while pending:
@@ -900,7 +913,7 @@ def _views_outside(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
             continue
         base = node.args[0] if node.args else None
         if isinstance(base, torch.fx.Node) and base in members and \
-                node.target not in _WHOLE_VIEWS:
+                node.target not in _WHOLE_VIEWS and not _keeps_most(node, values):
             continue
         outside = [user for user in node.users if user not in members]
         if outside and len(outside) < len(node.users):
@@ -1129,11 +1142,15 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
     if parsed.recompute:
         from functorch.compile import min_cut_rematerialization_partition
         partition["partition_fn"] = min_cut_rematerialization_partition
+    decompositions = _BACKEND_DECOMPOSITIONS
+    if parsed.pad_products:
+        decompositions = {**decompositions, **padded_product_decompositions(
+            others=_BACKEND_DECOMPOSITIONS)}
     with keeping_resampling_whole():
         compiled_model = aot_autograd(
             fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
             inference_compiler=compiler("inference"),
-            decompositions=_BACKEND_DECOMPOSITIONS, **partition)(gm, example_inputs)
+            decompositions=decompositions, **partition)(gm, example_inputs)
     if not (parsed.cuda_graphs and parsed.clone_outputs):
         return compiled_model
 

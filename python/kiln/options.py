@@ -71,6 +71,7 @@ class Options:
     direct_convolutions: bool = False
     cudnn_in_regions: bool = False
     recompute: bool = True
+    pad_products: bool = True
 
     @staticmethod
     def parse(options: Optional[Mapping[str, Any]]) -> "Options":
@@ -113,7 +114,7 @@ class Options:
             raise ValueError(f"Kiln option check_tolerance={tolerance!r}: "
                              "expected None or a number of at least 0")
         for flag in ("cuda_graphs", "clone_outputs", "merge_products", "direct_convolutions",
-                     "cudnn_in_regions", "recompute"):
+                     "cudnn_in_regions", "recompute", "pad_products"):
             if getattr(parsed, flag) not in (True, False):
                 raise ValueError(f"Kiln option {flag}: expected True or False, not "
                                  f"{getattr(parsed, flag)!r}")

@@ -27,6 +27,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 using namespace kiln::cuda;
@@ -423,21 +424,28 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
                                                       attribute, value, size),
                    "cublasLtMatmulDescSetAttribute");
   };
-  // Multiplies columns [first, first + columns) of C (rows of cuBLASLt's
-  // column-major result): B's and the bias's part, the same A.
-  auto multiplyColumns = [&](int64_t first, int64_t columns) -> bool {
-    const void *bPart = static_cast<const char *>(b) +
-                        (transposeB ? first * ldB : first) * bytes;
-    void *resultPart = static_cast<char *>(result) + first * resultBytes;
+  // Multiplies the block of C of rows [firstRow, firstRow + rows) and
+  // columns [firstColumn, firstColumn + columns): A's part, B's and the
+  // bias's.
+  auto multiplyBlock = [&](int64_t firstRow, int64_t rows, int64_t firstColumn,
+                           int64_t columns) -> bool {
+    const void *aPart = static_cast<const char *>(a) +
+                        (transposeA ? firstRow : firstRow * ldA) * bytes;
+    const void *bPart =
+        static_cast<const char *>(b) +
+        (transposeB ? firstColumn * ldB : firstColumn) * bytes;
+    void *resultPart = static_cast<char *>(result) +
+                       (firstRow * resultLd + firstColumn) * resultBytes;
     const void *biasPart =
-        bias ? static_cast<const char *>(bias) + first * resultBytes : nullptr;
+        bias ? static_cast<const char *>(bias) + firstColumn * resultBytes
+             : nullptr;
     int64_t strideBytes = batch > 1 ? bytes : 0;
     int64_t resultStrideBytes = batch > 1 ? resultBytes : 0;
     AlgoKey key{context,
                 dtype,
                 resultDtype,
                 batch,
-                m,
+                rows,
                 columns,
                 k,
                 ldA,
@@ -446,7 +454,7 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
                 transposeA != 0,
                 transposeB != 0,
                 epilogue,
-                getAlignment(a, strideBytes * (transposeA ? k : m) * ldA),
+                getAlignment(aPart, strideBytes * (transposeA ? k : m) * ldA),
                 getAlignment(bPart, strideBytes * (transposeB ? n : k) * ldB),
                 getAlignment(resultPart, resultStrideBytes * m * resultLd),
                 biasPart ? getAlignment(biasPart, 0) : 0};
@@ -492,10 +500,10 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
                      : !makeLayout(descriptors.first, dataType, columns, k, ldB,
                                    ldB * k))
         return false;
-      if (!makeLayout(descriptors.second, dataType, transposeA ? m : k,
-                      transposeA ? k : m, ldA, ldA * (transposeA ? k : m)) ||
-          !makeLayout(descriptors.result, resultDataType, columns, m, resultLd,
-                      resultLd * m))
+      if (!makeLayout(descriptors.second, dataType, transposeA ? rows : k,
+                      transposeA ? k : rows, ldA, ldA * (transposeA ? k : m)) ||
+          !makeLayout(descriptors.result, resultDataType, columns, rows,
+                      resultLd, resultLd * m))
         return false;
       cached = std::move(made);
     }
@@ -507,7 +515,7 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
     auto multiply = [&](const MatmulAlgo &candidate) {
       float alpha = 1.0f, beta = 0.0f;
       return lt->cublasLtMatmul(
-          handle, descriptors.matmul, &alpha, bPart, descriptors.first, a,
+          handle, descriptors.matmul, &alpha, bPart, descriptors.first, aPart,
           descriptors.second, &beta, resultPart, descriptors.result, resultPart,
           descriptors.result, &candidate, reinterpret_cast<void *>(workspace),
           kWorkspaceBytes, stream);
@@ -558,8 +566,8 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
         // KILN_GEMM_TRACE=1 prints each shape's candidates, in milliseconds.
         static const bool tracing = isTracing("KILN_GEMM_TRACE");
         std::string trace =
-            "kiln_cuda_gemm: batch " + std::to_string(batch) + ", m " +
-            std::to_string(m) + ", n " + std::to_string(columns) + ", k " +
+"kiln_cuda_gemm: batch " + std::to_string(batch) + ", m " +
+            std::to_string(rows) + ", n " + std::to_string(columns) + ", k " +
             std::to_string(k) + ": " + std::to_string(count) + " algorithm(s)";
         // cuBLASLt's first choice for GPT-2's logits was 10% slower than its
         // second, its last twice as slow.
@@ -581,17 +589,35 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
     return checkLt(multiply(algo), "cublasLtMatmul");
   };
 
-  // cuBLASLt's kernels for a number of columns that is not a multiple of
-  // 16 bytes' worth are several times slower than for the multiple below
-  // it (3.3 ms against 0.44 ms for GPT-2's 4096 x 50257 x 768 logits in
-  // bf16): a large product computes those columns, then the few left.
+  // cuBLASLt's kernels for a contiguous extent that is not a multiple of 16
+  // bytes' worth are several times slower than for the multiple below it,
+  // even in rows padded to 16 bytes: 3.3 ms against 0.44 ms for GPT-2's
+  // 4096 x 50257 x 768 logits in bf16, 3.2 ms for the product of their
+  // gradient, transposed, with the hidden states. A large product computes
+  // the aligned columns (of C, or of a transposed A: rows of C), then the
+  // few left.
   int64_t perVector = 16 / bytes;
-  int64_t aligned = n - n % perVector;
-  bool split = batch == 1 && padded.pointer && aligned > 0 && aligned < n;
-  if (!(split ? multiplyColumns(0, aligned) &&
-                    multiplyColumns(aligned, n - aligned)
-              : multiplyColumns(0, n)) ||
-      !padded.pointer)
+  // (first, count) of a range of rows or columns; from splitAligned, the
+  // sizes of the aligned part and of the rest.
+  using Range = std::pair<int64_t, int64_t>;
+  auto splitAligned = [&](int64_t extent, bool worthIt) {
+    int64_t aligned = extent - extent % perVector;
+    if (batch != 1 || !worthIt || aligned == 0)
+      return Range{extent, 0};
+    return Range{aligned, extent - aligned};
+  };
+  auto [mainRows, restRows] =
+      splitAligned(m, transposeA && paddedA.pointer != 0);
+  auto [mainColumns, restColumns] =
+      splitAligned(n, padded.pointer != 0);
+  for (auto [firstRow, rows] : {Range{0, mainRows},
+                                Range{mainRows, restRows}})
+    for (auto [firstColumn, columns] : {Range{0, mainColumns},
+                                        Range{mainColumns, restColumns}})
+      if (rows > 0 && columns > 0 &&
+          !multiplyBlock(firstRow, rows, firstColumn, columns))
+        return;
+  if (!padded.pointer)
     return;
   Memcpy2D copy;
   copy.srcDevice = padded.pointer;
