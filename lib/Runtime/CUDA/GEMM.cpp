@@ -431,9 +431,8 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
                            int64_t columns) -> bool {
     const void *aPart = static_cast<const char *>(a) +
                         (transposeA ? firstRow : firstRow * ldA) * bytes;
-    const void *bPart =
-        static_cast<const char *>(b) +
-        (transposeB ? firstColumn * ldB : firstColumn) * bytes;
+    const void *bPart = static_cast<const char *>(b) +
+                        (transposeB ? firstColumn * ldB : firstColumn) * bytes;
     void *resultPart = static_cast<char *>(result) +
                        (firstRow * resultLd + firstColumn) * resultBytes;
     const void *biasPart =
@@ -566,7 +565,7 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
         // KILN_GEMM_TRACE=1 prints each shape's candidates, in milliseconds.
         static const bool tracing = isTracing("KILN_GEMM_TRACE");
         std::string trace =
-"kiln_cuda_gemm: batch " + std::to_string(batch) + ", m " +
+            "kiln_cuda_gemm: batch " + std::to_string(batch) + ", m " +
             std::to_string(rows) + ", n " + std::to_string(columns) + ", k " +
             std::to_string(k) + ": " + std::to_string(count) + " algorithm(s)";
         // cuBLASLt's first choice for GPT-2's logits was 10% slower than its
@@ -608,12 +607,10 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
   };
   auto [mainRows, restRows] =
       splitAligned(m, transposeA && paddedA.pointer != 0);
-  auto [mainColumns, restColumns] =
-      splitAligned(n, padded.pointer != 0);
-  for (auto [firstRow, rows] : {Range{0, mainRows},
-                                Range{mainRows, restRows}})
-    for (auto [firstColumn, columns] : {Range{0, mainColumns},
-                                        Range{mainColumns, restColumns}})
+  auto [mainColumns, restColumns] = splitAligned(n, padded.pointer != 0);
+  for (auto [firstRow, rows] : {Range{0, mainRows}, Range{mainRows, restRows}})
+    for (auto [firstColumn, columns] :
+         {Range{0, mainColumns}, Range{mainColumns, restColumns}})
       if (rows > 0 && columns > 0 &&
           !multiplyBlock(firstRow, rows, firstColumn, columns))
         return;
