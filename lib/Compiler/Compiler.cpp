@@ -88,6 +88,8 @@ LogicalResult mlir::kiln::buildCompilePipeline(OpPassManager &pm,
     // Vectors as wide as the target computes on, unless the user chose.
     if (!cpuOptions.vectorBytes.hasValue())
       cpuOptions.vectorBytes = getVectorBytes(options.cpu);
+    if (!cpuOptions.amx.hasValue())
+      cpuOptions.amx = canUseAMX(options.cpu);
     if (options.graphLoweringOnly)
       buildCPUGraphLowering(pm, cpuOptions);
     else
@@ -182,7 +184,10 @@ getRuntimeLibraries(ModuleOp module, const CompileOptions &options) {
   // OpenMP layer implements on the process's runtime, and GPU launches
   // calls to the mgpu* functions of Kiln's CUDA runtime, only when
   // translated; GEMMs are calls of the runtime already.
-  if (containsDialect(module, "omp") && failed(need("libkiln_openmp.so", "")))
+  // The same library asks the OS for AMX tiles (kiln_cpu_request_amx).
+  if ((containsDialect(module, "omp") ||
+       module.lookupSymbol("kiln_cpu_request_amx")) &&
+      failed(need("libkiln_openmp.so", "")))
     return failure();
   if ((containsDialect(module, "gpu") || callsCUDARuntime(module)) &&
       failed(need("libkiln_cuda_runtime.so", "")))

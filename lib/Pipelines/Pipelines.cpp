@@ -130,6 +130,7 @@ static void addLoopToSCFCPU(OpPassManager &pm, const Options &options) {
   ConvertLoopToSCFPassOptions toSCF;
   toSCF.parallel = options.openmp;
   toSCF.vectorBytes = options.vectorBytes;
+  toSCF.amx = options.amx;
   pm.addPass(createConvertLoopToSCFPass(toSCF));
   pm.addPass(createEmitEntryPointsPass());
   // One function per distinct kernel, before anything else reads them: the
@@ -166,6 +167,8 @@ static void addSCFToLLVMCPU(OpPassManager &pm, bool openmp) {
   pm.addPass(memref::createExpandStridedMetadataPass());
   // Strided metadata of dynamic collapses is affine arithmetic.
   pm.addPass(createLowerAffinePass());
+  // AMX tiles (bf16 products with `amx`), loop-carried ones too.
+  pm.addPass(createConvertAMXToLLVMPass());
   pm.addPass(createConvertVectorToLLVMPass());
   // Complex numbers (Fourier transforms) are structs of their parts.
   pm.addPass(createConvertComplexToLLVMPass());

@@ -29,6 +29,7 @@
 #include "mlir/Conversion/UBToLLVM/UBToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVM.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Complex/IR/Complex.h"
@@ -65,10 +66,11 @@ void mlir::kiln::registerAllKilnDialects(DialectRegistry &registry) {
   // What the pipelines produce on the way to LLVM, so that each stage's
   // output can be read back (a pipeline run in parts, a lit test of a
   // pass after bufferization).
-  registry.insert<affine::AffineDialect, cf::ControlFlowDialect,
-                  func::FuncDialect, gpu::GPUDialect, LLVM::LLVMDialect,
-                  memref::MemRefDialect, NVVM::NVVMDialect, omp::OpenMPDialect,
-                  scf::SCFDialect, ub::UBDialect, vector::VectorDialect>();
+  registry
+      .insert<affine::AffineDialect, amx::AMXDialect, cf::ControlFlowDialect,
+              func::FuncDialect, gpu::GPUDialect, LLVM::LLVMDialect,
+              memref::MemRefDialect, NVVM::NVVMDialect, omp::OpenMPDialect,
+              scf::SCFDialect, ub::UBDialect, vector::VectorDialect>();
 }
 
 void mlir::kiln::registerKilnCPUTranslations(DialectRegistry &registry) {

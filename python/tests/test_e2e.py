@@ -1098,7 +1098,8 @@ def test_freeze_with_dynamic_sizes(tmp_path):
 def test_frozen_weights_are_packed_once(dtype, tmp_path):
     # On the CPU a frozen weight's panels are packed at compile time: the
     # products read them and give what packing at every run gives, bit for
-    # bit (transposed as linear layers read their weights, and not). More
+    # bit (transposed as linear layers read their weights, and not), on
+    # vector FMAs and on AMX tiles (bf16, where the host has them). More
     # than 16 rows: fewer, with the weight an input, are dot products.
     torch.manual_seed(0)
     linear = torch.nn.Linear(40, 37).to(dtype).eval()
@@ -1112,9 +1113,56 @@ def test_frozen_weights_are_packed_once(dtype, tmp_path):
         frozen = kiln.compile(fn, [x], freeze=True, cache_dir=tmp_path / "frozen")
         packed_per_run = kiln.compile(fn, [x], cache_dir=tmp_path / "inputs")
         assert "kiln_packed" in kiln.run_opt(frozen.graph_text, ["--kiln-cpu-pipeline"])
+        if dtype == torch.bfloat16:  # and for AMX tiles, in pairs of steps
+            assert "kiln_packed" in kiln.run_opt(
+                frozen.graph_text, ["--kiln-cpu-pipeline=vector-bytes=64 amx=true"])
         fresh = torch.randn(21, 40).to(dtype)
         for got, want in zip(frozen(fresh), packed_per_run(fresh)):
             assert torch.equal(got, want)
+
+
+_AMX_CASES = [
+    # (M, K, N, lhs transposed, rhs transposed, batch, GELU epilogue)
+    (37, 45, 29, False, False, None, False),
+    (64, 64, 64, False, False, None, False),
+    (100, 1001, 77, False, True, None, False),
+    (33, 70, 65, True, False, None, False),
+    (50, 96, 40, True, True, 3, False),
+    (64, 128, 96, False, True, None, True),
+    (17, 1, 33, False, True, None, False),
+]
+
+
+@pytest.mark.parametrize("case", _AMX_CASES, ids=lambda c: "x".join(map(str, c[:3])))
+def test_cpu_bf16_products(case, tmp_path):
+    """bf16 products on the CPU: on AMX tiles where the host has them (the
+    compiler's default there), else on vector FMAs; sizes off the 32 x 32
+    blocks and the 32 steps of K, both operands transposed or not, batched,
+    with an epilogue. Against f32 products of the same bf16 values."""
+    m, k, n, lhs_t, rhs_t, batch, gelu = case
+    generator = torch.Generator().manual_seed(m * k + n)
+
+    def shape(rows, cols):
+        return ((batch,) if batch else ()) + (rows, cols)
+
+    a = torch.randn(*(shape(k, m) if lhs_t else shape(m, k)), generator=generator)
+    b = torch.randn(*(shape(n, k) if rhs_t else shape(k, n)), generator=generator)
+
+    def fn(a, b):
+        product = (a.transpose(-1, -2) if lhs_t else a) @ \
+            (b.transpose(-1, -2) if rhs_t else b)
+        return torch.nn.functional.gelu(product) if gelu else product
+
+    a, b = a.bfloat16(), b.bfloat16()
+    compiled = kiln.compile(fn, [a, b], cache_dir=tmp_path)
+    # With `amx`, whatever the host, the product is AMX tiles' (M > 16).
+    lowered = kiln.run_opt(compiled.graph_text,
+                           ["--kiln-cpu-pipeline=vector-bytes=64 amx=true"])
+    assert "llvm.x86.tdpbf16ps.internal" in lowered
+    want = fn(a.float(), b.float())
+    got = compiled(a, b)
+    assert got.dtype == torch.bfloat16 and got.shape == want.shape
+    torch.testing.assert_close(got.float(), want, rtol=2e-2, atol=2e-2 * want.abs().max())
 
 
 def test_cpu_flash_attention_as_written(device, tmp_path):

@@ -23,7 +23,7 @@
 // MALFORMED: malformed.mlir:2:18: error: expected ':'
 // An unknown pipeline option is named with the pipeline's options; a
 // misspelt one with the closest of them.
-// OPTIONS: kiln-compile: invalid kiln-cpu-pipeline options 'no-such-option=1': <Pass-Options-Parser>: no such option no-such-option; kiln-cpu-pipeline takes: channels-last, compute-in-f32, {{.*}}, openmp, {{.*}}, vector-bytes, welford
+// OPTIONS: kiln-compile: invalid kiln-cpu-pipeline options 'no-such-option=1': <Pass-Options-Parser>: no such option no-such-option; kiln-cpu-pipeline takes: amx, channels-last, compute-in-f32, {{.*}}, openmp, {{.*}}, vector-bytes, welford
 // OPTIONS-NOT: did you mean
 // MISSPELT: invalid kiln-cpu-pipeline options 'openmp=false vectr-bytes=32': {{.*}}; 'vectr-bytes': did you mean 'vector-bytes'?; kiln-cpu-pipeline takes:
 // MISSPELT-GPU: invalid kiln-gpu-pipeline options 'blok-size=128': {{.*}}; 'blok-size': did you mean 'block-size'?; kiln-gpu-pipeline takes: block-size,

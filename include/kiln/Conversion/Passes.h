@@ -16,6 +16,7 @@ namespace mlir::kiln {
 
 // The options of kiln-fx-to-loop, kiln-loop-to-scf and kiln-loop-to-gpu are
 // their libraries' (FXToLoop.h, LoopToSCF.h, LoopToGPU.h).
+#define GEN_PASS_DECL_CONVERTAMXTOLLVMPASS
 #define GEN_PASS_DECL_GPUMERGEKERNELSPASS
 #define GEN_PASS_DECL_NVVMAPPROXIMATIONSPASS
 #define GEN_PASS_DECL_ROWKERNELOCCUPANCYPASS

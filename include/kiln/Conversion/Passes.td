@@ -148,13 +148,43 @@ def ConvertLoopToSCFPass : Pass<"kiln-loop-to-scf", "::mlir::ModuleOp"> {
     "::mlir::vector::VectorDialect",
     // Scatters' products compare and swap (llvm.cmpxchg).
     "::mlir::LLVM::LLVMDialect",
+    // bf16 products with the `amx` option.
+    "::mlir::amx::AMXDialect",
   ];
   let options = [
     Option<"parallel", "parallel", "bool", /*default=*/"true",
            "Emit scf.parallel nests (false: sequential scf.for nests)">,
     Option<"vectorBytes", "vector-bytes", "int64_t", /*default=*/"32",
            "Bytes per vector in the innermost dimension (0: scalar code)">,
+    Option<"amx", "amx", "bool", /*default=*/"false",
+           "Run bf16 products on AMX tiles (with 64-byte vectors; the CPU "
+           "needs AMX-BF16, and the artifact asks the OS for leave to use "
+           "it through kiln_cpu_request_amx)">,
   ];
+}
+
+def ConvertAMXToLLVMPass : Pass<"kiln-amx-to-llvm"> {
+  let summary = "Lowers AMX tile ops, and the loops that carry tiles, to LLVM";
+  let description = [{
+    Lowers the AMX dialect's ops to LLVM's AMX intrinsics (as vector-to-llvm
+    does with `enable-amx`), and changes the `!amx.tile` values that
+    structured control flow carries (`scf.for` iter_args: a product's sums
+    over K) to `!llvm.x86_amx`, which no later conversion would. The CPU
+    pipeline runs it before its other conversions to LLVM. Other ops and
+    types stay as they are.
+
+    Before:
+    ```mlir
+    %sums = scf.for %i = %c0 to %n step %c1 iter_args(%acc = %zero)
+        -> (!amx.tile<16x16xf32>) {
+      %next = amx.tile_mulf %a, %b, %acc : ...
+      scf.yield %next : !amx.tile<16x16xf32>
+    }
+    ```
+    After: the same loop over `!llvm.x86_amx`, with
+    `llvm.call_intrinsic "llvm.x86.tdpbf16ps.internal"` in its body.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
 def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {

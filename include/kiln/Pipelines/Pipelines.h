@@ -84,6 +84,12 @@ struct CPUBackendOptions : public Base {
       llvm::cl::desc("Bytes per vector (32: AVX2, 64: AVX-512, 0: scalar; "
                      "kiln-compile's default: the target CPU's widest)"),
       llvm::cl::init(LoopToSCFOptions().vectorBytes)};
+  detail::PassOptions::Option<bool> amx{
+      *this, "amx",
+      llvm::cl::desc("Run bf16 products on AMX tiles (kiln-compile's "
+                     "default: whether the target CPU has AMX-BF16 and, for "
+                     "the host's, the OS lets this process use it)"),
+      llvm::cl::init(LoopToSCFOptions().amx)};
 };
 
 struct LowerToLoopPipelineOptions

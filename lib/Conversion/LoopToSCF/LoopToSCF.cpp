@@ -16,6 +16,7 @@
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "kiln/Dialect/Loop/Utils/Combiners.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -660,6 +661,7 @@ struct ConvertLoopToSCFPass
     LoopToSCFOptions options;
     options.parallel = parallel;
     options.vectorBytes = vectorBytes;
+    options.amx = amx;
     GraphBufferizationTarget target = getSCFBufferizationTarget(options);
     if (failed(bufferizeGraphs(getOperation(), target)))
       signalPassFailure();

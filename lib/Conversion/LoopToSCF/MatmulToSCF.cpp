@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulToSCF.h"
+#include "MatmulLoops.h"
 
 #include "kiln/Codegen/GraphBufferization.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -32,86 +33,6 @@
 
 using namespace mlir;
 using namespace mlir::kiln;
-
-/// Rows of the result per register tile (MR). With two vectors per row this
-/// keeps 12 accumulators, two right-hand vectors and a broadcast within
-/// AVX2's 16 registers.
-static constexpr int64_t kTileRows = 6;
-/// Vectors per tile row: NR is this many vectors of the accumulator type.
-static constexpr int64_t kVectorsPerTileRow = 2;
-/// Alignment of the packed panels, a cache line.
-static constexpr int64_t kPanelAlignment = 64;
-/// Register tiles of rows that one task computes against a panel, in turn:
-/// the panel stays in cache while they read it.
-static constexpr int64_t kTilesPerBlock = 16;
-/// Products of at most this many rows whose operands both run along K (a
-/// linear layer's weight [N, K]) are dot products instead: packing the
-/// weight at every call would cost more than the product.
-static constexpr int64_t kFewRows = 16;
-/// Columns of the result whose dot products a task computes together, each
-/// with its own accumulator vector.
-static constexpr int64_t kDotColumns = 4;
-/// Steps along K that the block's tiles take in turn (their sums kept in a
-/// buffer of the task's between blocks of steps): a block of steps of the
-/// panel (256 x 32 f32 with AVX-512, 32 KiB) stays in L1 meanwhile.
-static constexpr int64_t kBlockSteps = 256;
-
-namespace {
-/// What the two phases share: buffers, sizes and the tile shape.
-struct MatmulLoops {
-  MatmulLoops(OpBuilder &b, loop::MatmulOp node, Value dest,
-              const IRMapping &mapping, const LoopToSCFOptions &options);
-
-  /// Emits `body` inside a parallel (or sequential) nest over the batch
-  /// dimensions and `inner` sizes; `body` gets the batch indices, then one
-  /// index per `inner` size.
-  void emitNest(OpBuilder &b, ArrayRef<Value> inner,
-                function_ref<void(OpBuilder &, ValueRange, ValueRange)> body);
-
-  /// Packs the right-hand side: packed[batch..., p, k, r] = rhs(k, p*NR + r),
-  /// zero for columns past N.
-  void emitPacking(OpBuilder &b);
-
-  /// Packs a frozen right-hand side (a weight) now, into a global of the
-  /// artifact, instead of at every run; false if it is not one.
-  bool emitPrepackedConstant(OpBuilder &b);
-
-  /// Computes and stores every MR x NR tile of the result.
-  void emitTiles(OpBuilder &b);
-
-  /// Whether both operands are stored along K (lhs [M, K], rhs [N, K]), so
-  /// that few rows compute as dot products (emitDotProducts).
-  bool readsAlongK() {
-    return !node.getTransposeLhs() && node.getTransposeRhs();
-  }
-
-  /// Computes the result as dot products of vectors along K: a task per
-  /// kDotColumns columns, reading those rows of the rhs once per lhs row,
-  /// with no packing.
-  void emitDotProducts(OpBuilder &b);
-
-  /// The elements of `row` from `firstColumn` on, one panel's worth, from
-  /// their `sums`: through the epilogue, or rounded. Lanes past N compute
-  /// (in bounds) values that are never stored.
-  Value emitRowElements(OpBuilder &b, ValueRange batch, Value row,
-                        Value firstColumn, Value sums);
-
-  /// Indices into an operand stored [batch..., rows, cols], transposed or not.
-  SmallVector<Value> operandIndices(ValueRange batch, Value row, Value col,
-                                    bool transposed) const;
-
-  Location loc;
-  loop::MatmulOp node;
-  const IRMapping &mapping;
-  Value lhs, rhs, dest, packed;
-  const LoopToSCFOptions &options;
-  FloatType accumulatorType;
-  Type elementType;
-  int64_t panelWidth;
-  SmallVector<Value> batchSizes;
-  Value m, n, k, panels, tiles;
-};
-} // namespace
 
 MatmulLoops::MatmulLoops(OpBuilder &b, loop::MatmulOp node, Value dest,
                          const IRMapping &mapping,
@@ -165,9 +86,8 @@ SmallVector<Value> MatmulLoops::operandIndices(ValueRange batch, Value row,
   return indices;
 }
 
-/// Converts a scalar or vector of floats to `type`'s width (same shape).
-static Value convertFloat(OpBuilder &b, Location loc, Value value,
-                          Type elementType) {
+Value mlir::kiln::convertFloat(OpBuilder &b, Location loc, Value value,
+                               Type elementType) {
   Type from = getElementTypeOrSelf(value.getType());
   if (from == elementType)
     return value;
@@ -377,40 +297,39 @@ void MatmulLoops::emitTiles(OpBuilder &b) {
                            zero});
         }
         b.setInsertionPointToStart(&isLast.getThenRegion().front());
-        // Stores: whole vectors where the panel is full, masked at N's edge.
-        Value valid = arith::SubIOp::create(b, loc, n, firstColumn);
-        Value full = arith::CmpIOp::create(
-            b, loc, arith::CmpIPredicate::uge, valid,
-            arith::ConstantIndexOp::create(b, loc, panelWidth));
-        for (auto [rowValue, accumulatorValue] :
-             llvm::zip(rows, reduction.getResults())) {
-          Value row = rowValue, accumulator = accumulatorValue;
-          Value inRows =
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m);
-          scf::IfOp::create(b, loc, inRows, [&](OpBuilder &b, Location) {
-            Value result =
-                emitRowElements(b, batch, row, firstColumn, accumulator);
-            SmallVector<Value> indices = llvm::to_vector(batch);
-            indices.push_back(row);
-            indices.push_back(firstColumn);
-            scf::IfOp::create(
-                b, loc, full,
-                [&](OpBuilder &b, Location) {
-                  vector::StoreOp::create(b, loc, result, dest, indices);
-                  scf::YieldOp::create(b, loc);
-                },
-                [&](OpBuilder &b, Location) {
-                  Value mask = vector::CreateMaskOp::create(
-                      b, loc, VectorType::get({panelWidth}, b.getI1Type()),
-                      ValueRange{valid});
-                  vector::MaskedStoreOp::create(b, loc, dest, indices, mask,
-                                                result);
-                  scf::YieldOp::create(b, loc);
-                });
-            scf::YieldOp::create(b, loc);
-          });
-        }
+        for (auto [row, sums] : llvm::zip(rows, reduction.getResults()))
+          emitRowStore(b, batch, row, firstColumn, sums);
       });
+}
+
+void MatmulLoops::emitRowStore(OpBuilder &b, ValueRange batch, Value row,
+                               Value firstColumn, Value sums) {
+  Value inRows =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m);
+  scf::IfOp::create(b, loc, inRows, [&](OpBuilder &b, Location) {
+    Value result = emitRowElements(b, batch, row, firstColumn, sums);
+    SmallVector<Value> indices = llvm::to_vector(batch);
+    indices.push_back(row);
+    indices.push_back(firstColumn);
+    Value valid = arith::SubIOp::create(b, loc, n, firstColumn);
+    Value full = arith::CmpIOp::create(
+        b, loc, arith::CmpIPredicate::uge, valid,
+        arith::ConstantIndexOp::create(b, loc, panelWidth));
+    scf::IfOp::create(
+        b, loc, full,
+        [&](OpBuilder &b, Location) {
+          vector::StoreOp::create(b, loc, result, dest, indices);
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &b, Location) {
+          Value mask = vector::CreateMaskOp::create(
+              b, loc, VectorType::get({panelWidth}, b.getI1Type()),
+              ValueRange{valid});
+          vector::MaskedStoreOp::create(b, loc, dest, indices, mask, result);
+          scf::YieldOp::create(b, loc);
+        });
+    scf::YieldOp::create(b, loc);
+  });
 }
 
 Value MatmulLoops::emitRowElements(OpBuilder &b, ValueRange batch, Value row,
@@ -435,9 +354,8 @@ Value MatmulLoops::emitRowElements(OpBuilder &b, ValueRange batch, Value row,
       b, loc, VectorType::get({panelWidth}, elementType), elements);
 }
 
-/// The elements of a frozen constant as floats, if it holds f32, bf16 or
-/// f16 elements in a dense value or a resource blob of the right size.
-static std::optional<std::vector<float>> getFloatElements(Attribute value) {
+std::optional<std::vector<float>>
+mlir::kiln::getFloatElements(Attribute value) {
   auto elements = dyn_cast<ElementsAttr>(value);
   if (!elements)
     return std::nullopt;
@@ -616,8 +534,15 @@ void mlir::kiln::emitMatmulLoops(OpBuilder &b, loop::MatmulOp node, Value dest,
                                  const IRMapping &mapping,
                                  const LoopToSCFOptions &options) {
   MatmulLoops loops(b, node, dest, mapping, options);
-  bool prepacked = loops.emitPrepackedConstant(b);
+  bool amx = loops.usesAMX();
+  Value prepackedAMX = amx ? loops.emitPrepackedAMXConstant(b) : nullptr;
+  bool prepacked =
+      amx ? prepackedAMX != nullptr : loops.emitPrepackedConstant(b);
   auto emitTiled = [&](OpBuilder &b) {
+    if (amx) {
+      loops.emitAMXProduct(b, prepackedAMX);
+      return;
+    }
     if (!prepacked)
       loops.emitPacking(b);
     loops.emitTiles(b);

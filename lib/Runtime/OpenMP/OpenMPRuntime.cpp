@@ -9,6 +9,9 @@
 // instead of bringing a second pool whose threads would compete with
 // PyTorch's for the cores between Kiln's kernels and PyTorch's ops.
 //
+// It also asks Linux for AMX tiles for CPU artifacts whose bf16 products
+// run on them (kiln_cpu_request_amx).
+//
 //===----------------------------------------------------------------------===//
 
 #include <algorithm>
@@ -21,6 +24,8 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <string>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -222,3 +227,21 @@ KILN_EXPORT void omp_set_num_threads(int threads) {
 }
 
 KILN_EXPORT int omp_get_max_threads() { return getGOMP().getMaxThreads(); }
+
+/// Asks Linux for leave to use AMX tiles in this process, once (arch_prctl
+/// ARCH_REQ_XCOMP_PERM for XFEATURE_XTILEDATA): without it the first tile
+/// instruction faults. Kiln compiles AMX code only where the compiler's own
+/// request succeeded, so a refusal here means an artifact for another
+/// machine or kernel: it stops with that message rather than fault.
+KILN_EXPORT void kiln_cpu_request_amx() {
+  static const bool granted = [] {
+    constexpr long kRequestPermission = 0x1023, kTileData = 18;
+    return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  }();
+  if (granted)
+    return;
+  std::fprintf(stderr, "kiln_cpu_request_amx: the OS refused AMX tiles to "
+                       "this process; recompile the artifact with amx=false "
+                       "for this machine\n");
+  std::abort();
+}

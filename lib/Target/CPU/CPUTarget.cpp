@@ -20,6 +20,8 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include <sys/syscall.h>
+#include <unistd.h>
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -101,6 +103,21 @@ int64_t mlir::kiln::getVectorBytes(const CPUTargetOptions &options) {
   if (subtarget->checkFeatures("+avx"))
     return 32;
   return 16;
+}
+
+bool mlir::kiln::canUseAMX(const CPUTargetOptions &options) {
+  std::string error;
+  std::unique_ptr<llvm::TargetMachine> machine =
+      createTargetMachine(options, error);
+  if (!machine ||
+      !machine->getMCSubtargetInfo()->checkFeatures("+amx-bf16,+amx-tile"))
+    return false;
+  if (options.cpu != "native")
+    return true;
+  // arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): Linux 5.16 and
+  // later grant the tiles on request.
+  constexpr long kRequestPermission = 0x1023, kTileData = 18;
+  return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
 }
 
 /// LLVM's default pipeline at `optLevel` (O0 to O3), but for

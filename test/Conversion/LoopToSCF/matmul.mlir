@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf --canonicalize | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='vector-bytes=64 parallel=false' --canonicalize | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='vector-bytes=64 parallel=false amx=true' --canonicalize | FileCheck %s --check-prefix=AMX
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='amx=true' --canonicalize | FileCheck %s --check-prefix=AMX-NARROW
 
 // A linear layer's product on the CPU: the [N, K] weight is packed into
 // panels of 16 f32 columns (two AVX2 vectors), then each 6 x 16 tile of the
@@ -43,6 +45,37 @@
 // WIDE: memref.alloc() {alignment = 64 : i64} : memref<4x64x32xf32>
 // WIDE-NOT: scf.parallel
 // WIDE: vector.fma {{.+}} : vector<32xf32>
+// With `amx` (and 64-byte vectors), more than 16 rows run on AMX tiles:
+// the runtime asks the OS for them, both operands are packed (x into rows
+// of whole 32-step chunks, the weight into panels of 32 columns, its pairs
+// of steps adjacent), and each 32 x 32 block of the result sums over K in
+// four tiles, stored through a buffer and rounded row by row.
+// AMX-LABEL: func.func @linear
+// AMX: vector.fma
+// AMX: } else {
+// AMX: func.call @kiln_cpu_request_amx() : () -> ()
+// AMX: %[[A:.+]] = memref.alloc(%{{.+}}) {alignment = 64 : i64} : memref<?x64xbf16>
+// AMX: %[[B:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x32x64xbf16>
+// AMX: vector.load %{{.+}} : memref<?x64xbf16>, vector<32xbf16>
+// AMX: vector.store %{{.+}}, %[[A]]
+// AMX: vector.load %{{.+}} : memref<100x64xbf16>, vector<32xbf16>
+// AMX-COUNT-16: vector.extract_strided_slice
+// AMX: amx.tile_zero : !amx.tile<16x16xf32>
+// AMX: scf.for {{.+}} = %c0 to %c2 step %c1 iter_args({{.+}}) -> (!amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>, !amx.tile<16x16xf32>)
+// AMX-COUNT-2: amx.tile_load %{{.+}} : memref<?x?xbf16> into !amx.tile<16x32xbf16>
+// AMX-COUNT-2: amx.tile_load %{{.+}} : memref<?x?x64xbf16> into !amx.tile<16x32xbf16>
+// AMX-COUNT-4: amx.tile_mulf
+// AMX: %[[BLOCK:.+]] = memref.alloca() {alignment = 64 : i64} : memref<32x32xf32>
+// AMX-COUNT-4: amx.tile_store %[[BLOCK]]
+// AMX: vector.load %[[BLOCK]][%{{.+}}, %c0] : memref<32x32xf32>, vector<32xf32>
+// AMX: arith.truncf %{{.+}} : vector<32xf32> to vector<32xbf16>
+// AMX: memref.dealloc %[[A]]
+// AMX: memref.dealloc %[[B]]
+// Panels of 16 f32 (32-byte vectors) do not match the tiles: no AMX.
+// AMX-NARROW-LABEL: func.func @linear
+// AMX-NARROW-NOT: amx.
+// AMX-NARROW: vector.fma {{.+}} : vector<16xf32>
+// AMX-NARROW-NOT: amx.
 fx.graph @linear(%x: tensor<?x64xbf16>, %w: tensor<100x64xbf16>) -> tensor<?x100xbf16> {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x64xbf16>
@@ -84,6 +117,11 @@ fx.graph @batched(%a: tensor<3x5x4xf64>, %b: tensor<3x5x7xf64>) -> tensor<3x4x7x
 // CHECK: vector.from_elements {{.+}} : vector<16xbf16>
 // CHECK: vector.store %{{.+}}, %[[OUT]]
 // CHECK: vector.maskedstore %[[OUT]]
+// f32 operands stay on vector FMAs.
+// AMX-LABEL: func.func @epilogue
+// AMX-NOT: amx.
+// AMX: vector.fma
+// AMX-NOT: amx.
 fx.graph @epilogue(%x: tensor<8x64xf32>, %w: tensor<64x20xf32>, %bias: tensor<20xf32>) -> tensor<8x20xbf16> {
   %y = loop.matmul %x, %w : tensor<8x64xf32>, tensor<64x20xf32> -> tensor<8x20xbf16> epilogue {
   ^bb0(%i: index, %j: index, %sum: f32):
@@ -125,6 +163,10 @@ fx.graph @collapsed_rows(%x: tensor<2x?x64xf32>, %w: tensor<64x32xf32>) -> tenso
 // CHECK: arith.extf %[[ROW]] : vector<16xbf16> to vector<16xf32>
 // CHECK: } else {
 // CHECK: vector.from_elements
+// A weight stored [K, N] packs two rows at a time, interleaved.
+// AMX-LABEL: func.func @row_major_rhs
+// AMX: vector.interleave %{{.+}}, %{{.+}} : vector<32xbf16> -> vector<64xbf16>
+// AMX: amx.tile_mulf
 fx.graph @row_major_rhs(%x: tensor<8x64xbf16>, %w: tensor<64x40xbf16>) -> tensor<8x40xbf16> {
   %y = loop.matmul %x, %w : tensor<8x64xbf16>, tensor<64x40xbf16> -> tensor<8x40xbf16>
   fx.output %y : tensor<8x40xbf16>

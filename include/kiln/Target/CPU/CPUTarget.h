@@ -47,6 +47,12 @@ LogicalResult emitCPUCode(ModuleOp module, const CPUTargetOptions &options,
 /// CPU pipeline's `vector-bytes` when the user does not choose one.
 int64_t getVectorBytes(const CPUTargetOptions &options);
 
+/// Whether bf16 products should run on AMX tiles: the CPU of `options` has
+/// AMX-BF16, and for the host's CPU the OS lets this process use the tiles
+/// (Linux asks each process to request them; an artifact for the host runs
+/// on it). The CPU pipeline's `amx` when the user does not choose.
+bool canUseAMX(const CPUTargetOptions &options);
+
 struct LinkOptions {
   /// Directories holding shared libraries that the object needs at run time;
   /// each becomes a -L and a RUNPATH entry.

@@ -1,0 +1,402 @@
+//===- MatmulAMX.cpp - bf16 products on AMX tiles -------------------------===//
+//
+// Part of Kiln. On CPUs with AMX (Sapphire Rapids and later Xeons) a bf16
+// product runs on the tile unit: one tdpbf16ps multiplies a 16 x 32 tile of
+// the left-hand side by a 32 x 16 tile of the right-hand side, stored as 16
+// rows of column pairs ("VNNI": row p holds, for each column c, the
+// elements of steps 2p and 2p + 1), into a 16 x 16 tile of f32 sums, 8192
+// multiply-adds in one instruction: several times what AVX-512 FMAs reach.
+//
+// Both operands are packed first, zero-padded to whole tiles: the left-hand
+// side into rows of whole steps of 32, the right-hand side into panels of 32
+// columns in pairs. Each task then computes a 32 x 32 block of the result
+// in four tiles of sums (the eight tile registers: two of each operand and
+// four of sums), stores them to a buffer on its stack, and writes the rows
+// through the epilogue as the register-tiled product does.
+//
+//===----------------------------------------------------------------------===//
+
+#include "MatmulLoops.h"
+
+#include "kiln/Codegen/GraphBufferization.h"
+#include "mlir/Dialect/AMX/AMXDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/bit.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+/// Rows of every tile.
+static constexpr int64_t kAMXTileRows = 16;
+/// Steps along K per tile of the left-hand side: a 64-byte row of bf16.
+static constexpr int64_t kAMXStep = 32;
+/// Rows and columns of the result per task: two tiles each way.
+static constexpr int64_t kAMXBlock = 32;
+/// The runtime function that asks the OS for leave to use the tiles.
+static constexpr llvm::StringLiteral kRequestAMX = "kiln_cpu_request_amx";
+
+bool MatmulLoops::usesAMX() const {
+  auto elementOf = [](Value operand) {
+    return cast<MemRefType>(operand.getType()).getElementType();
+  };
+  return options.amx && elementOf(lhs).isBF16() && elementOf(rhs).isBF16() &&
+         accumulatorType.isF32() && panelWidth == kAMXBlock;
+}
+
+/// Calls the runtime's kiln_cpu_request_amx, declared once in `module`.
+static void emitAMXRequest(OpBuilder &b, Location loc, ModuleOp module) {
+  auto request = module.lookupSymbol<func::FuncOp>(kRequestAMX);
+  if (!request) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    request =
+        func::FuncOp::create(b, loc, kRequestAMX, b.getFunctionType({}, {}));
+    request.setPrivate();
+  }
+  func::CallOp::create(b, loc, request, ValueRange{});
+}
+
+Value MatmulLoops::emitPrepackedAMXConstant(OpBuilder &b) {
+  auto constant = node.getRhs().getDefiningOp<arith::ConstantOp>();
+  auto type = dyn_cast<RankedTensorType>(node.getRhs().getType());
+  if (!constant || !type || !type.hasStaticShape() ||
+      type.getNumElements() == 0)
+    return nullptr;
+  std::optional<std::vector<float>> elements =
+      getFloatElements(constant.getValue());
+  if (!elements)
+    return nullptr;
+  // rhs is [batch..., K, N], or [batch..., N, K] when transposed; packed,
+  // [batch..., panels, pairs, 64] as emitAMXProduct packs it at run time.
+  bool transposed = node.getTransposeRhs();
+  int64_t rank = type.getRank();
+  int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
+  int64_t kSize = transposed ? cols : rows, nSize = transposed ? rows : cols;
+  int64_t batch = type.getNumElements() / (rows * cols);
+  int64_t panelCount = llvm::divideCeil(nSize, kAMXBlock);
+  int64_t pairCount = llvm::divideCeil(kSize, kAMXStep) * (kAMXStep / 2);
+  int64_t rowLength = 2 * kAMXBlock;
+  std::vector<uint16_t> packedBits(batch * panelCount * pairCount * rowLength,
+                                   0);
+  for (int64_t bi = 0; bi < batch; ++bi)
+    for (int64_t step = 0; step < kSize; ++step)
+      for (int64_t column = 0; column < nSize; ++column) {
+        int64_t from = bi * rows * cols + (transposed ? column * cols + step
+                                                      : step * cols + column);
+        int64_t panel = column / kAMXBlock, lane = column % kAMXBlock;
+        int64_t to =
+            ((bi * panelCount + panel) * pairCount + step / 2) * rowLength +
+            2 * lane + step % 2;
+        // The elements are bf16 values: their bits are a float's top half.
+        packedBits[to] = static_cast<uint16_t>(
+            llvm::bit_cast<uint32_t>((*elements)[from]) >> 16);
+      }
+  SmallVector<int64_t> shape(type.getShape().drop_back(2));
+  llvm::append_range(shape,
+                     ArrayRef<int64_t>{panelCount, pairCount, rowLength});
+  auto value = DenseResourceElementsAttr::get(
+      RankedTensorType::get(shape, b.getBF16Type()), "kiln_packed",
+      HeapAsmResourceBlob::allocateAndCopyInferAlign(
+          ArrayRef<uint16_t>(packedBits)));
+  return emitConstantGlobal(b, loc, value);
+}
+
+void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
+  Type bf16 = b.getBF16Type();
+  auto index = [&](OpBuilder &b, int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  // (Builders may run before the op they fill is in the module.)
+  emitAMXRequest(b, loc, node->getParentOfType<ModuleOp>());
+  Value steps = arith::CeilDivUIOp::create(b, loc, k, index(b, kAMXStep));
+  Value paddedK = arith::MulIOp::create(b, loc, steps, index(b, kAMXStep));
+  Value rowBlocks = arith::CeilDivUIOp::create(b, loc, m, index(b, kAMXBlock));
+  Value paddedM = arith::MulIOp::create(b, loc, rowBlocks, index(b, kAMXBlock));
+  Value pairs = arith::MulIOp::create(b, loc, steps, index(b, kAMXStep / 2));
+  auto allocate = [&](ArrayRef<Value> inner, ArrayRef<int64_t> staticInner) {
+    SmallVector<int64_t> shape(batchSizes.size() + inner.size(),
+                               ShapedType::kDynamic);
+    llvm::append_range(shape, staticInner);
+    SmallVector<Value> sizes(batchSizes);
+    llvm::append_range(sizes, inner);
+    return memref::AllocOp::create(b, loc, MemRefType::get(shape, bf16), sizes,
+                                   b.getI64IntegerAttr(kPanelAlignment))
+        .getResult();
+  };
+  // [batch..., M padded, K padded] and [batch..., panels, K / 2 padded, 64].
+  Value packedLhs = allocate({paddedM, paddedK}, {});
+  Value packedRhs =
+      prepackedRhs ? prepackedRhs : allocate({panels, pairs}, {2 * kAMXBlock});
+  auto zeroOf = [&](OpBuilder &b) {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(bf16, 0.0))
+        .getResult();
+  };
+  // An element of `operand` at (row, col) of its [rows, cols] matrix, or
+  // zero outside it; the read itself stays in bounds.
+  auto elementOrZero = [&](OpBuilder &b, Value operand, ValueRange batch,
+                           Value row, Value col, Value rows, Value cols,
+                           bool transposed) {
+    Value one = index(b, 1);
+    Value inside = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, cols));
+    Value readRow = arith::MinUIOp::create(
+        b, loc, row, arith::SubIOp::create(b, loc, rows, one));
+    Value readCol = arith::MinUIOp::create(
+        b, loc, col, arith::SubIOp::create(b, loc, cols, one));
+    Value element = memref::LoadOp::create(
+        b, loc, operand, operandIndices(batch, readRow, readCol, transposed));
+    return arith::SelectOp::create(b, loc, inside, element, zeroOf(b))
+        .getResult();
+  };
+  auto at = [](ValueRange batch, ArrayRef<Value> inner) {
+    SmallVector<Value> indices = llvm::to_vector(batch);
+    llvm::append_range(indices, inner);
+    return indices;
+  };
+  auto forLoop = [&](OpBuilder &b, Value upper,
+                     function_ref<void(OpBuilder &, Value)> body) {
+    scf::ForOp::create(b, loc, index(b, 0), upper, index(b, 1), ValueRange{},
+                       [&](OpBuilder &b, Location, Value iv, ValueRange) {
+                         body(b, iv);
+                         scf::YieldOp::create(b, loc);
+                       });
+  };
+  auto ifElse = [&](OpBuilder &b, Value condition,
+                    function_ref<void(OpBuilder &)> then,
+                    function_ref<void(OpBuilder &)> otherwise) {
+    scf::IfOp::create(
+        b, loc, condition,
+        [&](OpBuilder &b, Location) {
+          then(b);
+          scf::YieldOp::create(b, loc);
+        },
+        [&](OpBuilder &b, Location) {
+          otherwise(b);
+          scf::YieldOp::create(b, loc);
+        });
+  };
+  auto lessOrEqual = [&](OpBuilder &b, Value lhsValue, Value rhsValue) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ule, lhsValue,
+                                 rhsValue)
+        .getResult();
+  };
+  auto chunkType = VectorType::get({kAMXStep}, bf16);
+
+  // The left-hand side: each row in steps of 32, whole vectors where the
+  // row is stored along K and the step is whole.
+  bool lhsTransposed = node.getTransposeLhs();
+  emitNest(b, {rowBlocks}, [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
+    Value firstRow = arith::MulIOp::create(b, loc, ivs[0], index(b, kAMXBlock));
+    forLoop(b, index(b, kAMXBlock), [&](OpBuilder &b, Value r) {
+      Value row = arith::AddIOp::create(b, loc, firstRow, r);
+      forLoop(b, steps, [&](OpBuilder &b, Value step) {
+        Value first = arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
+        auto byElement = [&](OpBuilder &b) {
+          SmallVector<Value> elements;
+          for (int64_t lane = 0; lane < kAMXStep; ++lane)
+            elements.push_back(elementOrZero(
+                b, lhs, batch, row,
+                arith::AddIOp::create(b, loc, first, index(b, lane)), m, k,
+                lhsTransposed));
+          vector::StoreOp::create(
+              b, loc,
+              vector::FromElementsOp::create(b, loc, chunkType, elements),
+              packedLhs, at(batch, {row, first}));
+        };
+        if (lhsTransposed) {
+          byElement(b);
+          return;
+        }
+        Value whole = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m),
+            lessOrEqual(
+                b, arith::AddIOp::create(b, loc, first, index(b, kAMXStep)),
+                k));
+        ifElse(
+            b, whole,
+            [&](OpBuilder &b) {
+              Value chunk = vector::LoadOp::create(b, loc, chunkType, lhs,
+                                                   at(batch, {row, first}));
+              vector::StoreOp::create(b, loc, chunk, packedLhs,
+                                      at(batch, {row, first}));
+            },
+            byElement);
+      });
+    });
+  });
+
+  // The right-hand side, in panels of 32 columns, 64 elements per pair of
+  // steps: element 2c + j of pair p is rhs(2p + j, column c).
+  bool rhsTransposed = node.getTransposeRhs();
+  auto pairType = VectorType::get({2}, bf16);
+  auto packRhs = [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
+    Value panel = ivs[0];
+    Value firstColumn =
+        arith::MulIOp::create(b, loc, panel, index(b, kAMXBlock));
+    Value wholePanel = lessOrEqual(
+        b, arith::AddIOp::create(b, loc, firstColumn, index(b, kAMXBlock)), n);
+    if (!rhsTransposed) {
+      // Stored [K, N]: two rows of the panel interleave into a pair.
+      forLoop(b, pairs, [&](OpBuilder &b, Value pair) {
+        Value firstStep = arith::MulIOp::create(b, loc, pair, index(b, 2));
+        Value whole = arith::AndIOp::create(
+            b, loc, wholePanel,
+            arith::CmpIOp::create(
+                b, loc, arith::CmpIPredicate::ult,
+                arith::AddIOp::create(b, loc, firstStep, index(b, 1)), k));
+        ifElse(
+            b, whole,
+            [&](OpBuilder &b) {
+              Value even = vector::LoadOp::create(
+                  b, loc, chunkType, rhs, at(batch, {firstStep, firstColumn}));
+              Value odd = vector::LoadOp::create(
+                  b, loc, chunkType, rhs,
+                  at(batch,
+                     {arith::AddIOp::create(b, loc, firstStep, index(b, 1)),
+                      firstColumn}));
+              Value interleaved =
+                  vector::InterleaveOp::create(b, loc, even, odd);
+              vector::StoreOp::create(b, loc, interleaved, packedRhs,
+                                      at(batch, {panel, pair, index(b, 0)}));
+            },
+            [&](OpBuilder &b) {
+              SmallVector<Value> elements;
+              for (int64_t c = 0; c < kAMXBlock; ++c)
+                for (int64_t j = 0; j < 2; ++j)
+                  elements.push_back(elementOrZero(
+                      b, rhs, batch,
+                      arith::AddIOp::create(b, loc, firstStep, index(b, j)),
+                      arith::AddIOp::create(b, loc, firstColumn, index(b, c)),
+                      k, n, /*transposed=*/false));
+              vector::StoreOp::create(
+                  b, loc,
+                  vector::FromElementsOp::create(
+                      b, loc, VectorType::get({2 * kAMXBlock}, bf16), elements),
+                  packedRhs, at(batch, {panel, pair, index(b, 0)}));
+            });
+      });
+      return;
+    }
+    // Stored [N, K] (a linear layer's weight): a column's pairs are
+    // adjacent, 16 of them per step of 32.
+    forLoop(b, index(b, kAMXBlock), [&](OpBuilder &b, Value c) {
+      Value column = arith::AddIOp::create(b, loc, firstColumn, c);
+      Value lane = arith::MulIOp::create(b, loc, c, index(b, 2));
+      forLoop(b, steps, [&](OpBuilder &b, Value step) {
+        Value first = arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
+        Value firstPair =
+            arith::MulIOp::create(b, loc, step, index(b, kAMXStep / 2));
+        auto storePair = [&](OpBuilder &b, int64_t p, Value pairValue) {
+          vector::StoreOp::create(
+              b, loc, pairValue, packedRhs,
+              at(batch,
+                 {panel, arith::AddIOp::create(b, loc, firstPair, index(b, p)),
+                  lane}));
+        };
+        Value whole = arith::AndIOp::create(
+            b, loc,
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column, n),
+            lessOrEqual(
+                b, arith::AddIOp::create(b, loc, first, index(b, kAMXStep)),
+                k));
+        ifElse(
+            b, whole,
+            [&](OpBuilder &b) {
+              Value chunk = vector::LoadOp::create(b, loc, chunkType, rhs,
+                                                   at(batch, {column, first}));
+              for (int64_t p = 0; p < kAMXStep / 2; ++p)
+                storePair(b, p,
+                          vector::ExtractStridedSliceOp::create(
+                              b, loc, chunk, ArrayRef<int64_t>{2 * p},
+                              ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1}));
+            },
+            [&](OpBuilder &b) {
+              for (int64_t p = 0; p < kAMXStep / 2; ++p) {
+                SmallVector<Value> elements;
+                for (int64_t j = 0; j < 2; ++j)
+                  elements.push_back(elementOrZero(
+                      b, rhs, batch,
+                      arith::AddIOp::create(b, loc, first, index(b, 2 * p + j)),
+                      column, k, n, /*transposed=*/true));
+                storePair(
+                    b, p,
+                    vector::FromElementsOp::create(b, loc, pairType, elements));
+              }
+            });
+      });
+    });
+  };
+  if (!prepackedRhs)
+    emitNest(b, {panels}, packRhs);
+
+  // The product: a 32 x 32 block of the result per task.
+  auto operandTile = amx::TileType::get({kAMXTileRows, kAMXStep}, bf16);
+  auto sumTile =
+      amx::TileType::get({kAMXTileRows, kAMXTileRows}, accumulatorType);
+  emitNest(
+      b, {rowBlocks, panels},
+      [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
+        Value firstRow =
+            arith::MulIOp::create(b, loc, ivs[0], index(b, kAMXBlock));
+        Value panel = ivs[1];
+        Value firstColumn =
+            arith::MulIOp::create(b, loc, panel, index(b, kAMXBlock));
+        Value zeroTile = amx::TileZeroOp::create(b, loc, sumTile);
+        Value secondRow =
+            arith::AddIOp::create(b, loc, firstRow, index(b, kAMXTileRows));
+        auto sums = scf::ForOp::create(
+            b, loc, index(b, 0), steps, index(b, 1),
+            SmallVector<Value>(4, zeroTile),
+            [&](OpBuilder &b, Location, Value step, ValueRange tiles) {
+              Value first =
+                  arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
+              Value pair =
+                  arith::MulIOp::create(b, loc, step, index(b, kAMXStep / 2));
+              Value lhsTiles[2], rhsTiles[2];
+              for (auto [half, row] :
+                   llvm::enumerate(std::array<Value, 2>{firstRow, secondRow}))
+                lhsTiles[half] = amx::TileLoadOp::create(
+                    b, loc, operandTile, packedLhs, at(batch, {row, first}));
+              for (int64_t half = 0; half < 2; ++half)
+                rhsTiles[half] = amx::TileLoadOp::create(
+                    b, loc, operandTile, packedRhs,
+                    at(batch,
+                       {panel, pair, index(b, half * 2 * kAMXTileRows)}));
+              SmallVector<Value> updated;
+              for (int64_t i = 0; i < 2; ++i)
+                for (int64_t j = 0; j < 2; ++j)
+                  updated.push_back(
+                      amx::TileMulFOp::create(b, loc, sumTile, lhsTiles[i],
+                                              rhsTiles[j], tiles[2 * i + j]));
+              scf::YieldOp::create(b, loc, updated);
+            });
+        Value block = memref::AllocaOp::create(
+            b, loc, MemRefType::get({kAMXBlock, kAMXBlock}, accumulatorType),
+            b.getI64IntegerAttr(kPanelAlignment));
+        for (int64_t i = 0; i < 2; ++i)
+          for (int64_t j = 0; j < 2; ++j)
+            amx::TileStoreOp::create(b, loc, block,
+                                     ValueRange{index(b, i * kAMXTileRows),
+                                                index(b, j * kAMXTileRows)},
+                                     sums.getResult(2 * i + j));
+        auto rowType = VectorType::get({kAMXBlock}, accumulatorType);
+        forLoop(b, index(b, kAMXBlock), [&](OpBuilder &b, Value r) {
+          Value rowSums = vector::LoadOp::create(b, loc, rowType, block,
+                                                 ValueRange{r, index(b, 0)});
+          emitRowStore(b, batch, arith::AddIOp::create(b, loc, firstRow, r),
+                       firstColumn, rowSums);
+        });
+      });
+  memref::DeallocOp::create(b, loc, packedLhs);
+  if (!prepackedRhs)
+    memref::DeallocOp::create(b, loc, packedRhs);
+}
