@@ -930,7 +930,66 @@ def _views_outside(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
             # Its operand may now be a view that only the outside reads.
             if isinstance(base, torch.fx.Node) and base.target in _VIEW_OPS:
                 pending.append(base)
+    _keep_views_viewable(nodes, members, values)
     return [n for n in nodes if n in members]
+
+
+def _keep_views_viewable(nodes: List[torch.fx.Node], members: Set[torch.fx.Node],
+                         values: Mapping[torch.fx.Node, Any]) -> None:
+    """Puts back into the region (`members`) the views that left it whose
+    chain PyTorch could not make on the region's contiguous results: a
+    ``view`` of a transpose that eager made on a tensor of other strides.
+    Such a view's operand stays in the region, which writes it contiguous
+    (a copy, as before), and ``view`` of a contiguous tensor always works."""
+    moved = [n for n in nodes if n not in members]
+    while moved:
+        metas: Dict[torch.fx.Node, Any] = {}
+
+        def meta(arg: Any) -> Any:
+            if not isinstance(arg, torch.fx.Node):
+                return arg
+            if arg in metas:
+                return metas[arg]
+            value = values.get(arg)
+            if not isinstance(value, torch.Tensor):
+                raise _Unknown()
+            sizes = tuple(value.shape)
+            strides = _contiguous_strides(sizes) if arg in members else value.stride()
+            if not all(type(x) is int for x in (*sizes, *strides)):
+                raise _Unknown()  # symbolic sizes: nothing to check against
+            return torch.empty_strided(sizes, strides, dtype=value.dtype, device="meta")
+
+        failed = None
+        for node in moved:
+            try:
+                args, kwargs = pytree.tree_map(meta, (node.args, node.kwargs))
+                metas[node] = node.target(*args, **kwargs)
+            except _Unknown:
+                return
+            except RuntimeError:
+                failed = node
+                break
+        if failed is None:
+            return
+        # The view's operand, and the views it is made of, come back: the
+        # region must not read what PyTorch makes of its own results.
+        keep = failed.args[0] if failed.args[0] in moved else failed
+        while isinstance(keep, torch.fx.Node) and keep in moved:
+            members.add(keep)
+            moved.remove(keep)
+            keep = keep.args[0] if keep.args else None
+
+
+class _Unknown(Exception):
+    """A value _keep_views_viewable cannot model."""
+
+
+def _contiguous_strides(sizes: Sequence[int]) -> Tuple[int, ...]:
+    strides, stride = [], 1
+    for size in reversed(sizes):
+        strides.append(stride)
+        stride *= max(size, 1)
+    return tuple(reversed(strides))
 
 
 def _propose_regions(gm: torch.fx.GraphModule, supported,

@@ -179,6 +179,24 @@ def test_views_read_outside_a_region_are_pytorchs(tmp_path):
         torch.testing.assert_close(got, want)
 
 
+def test_views_stay_in_a_region_where_pytorch_could_not_make_them(tmp_path):
+    """Eager's pointwise ops keep their operand's layout: here the product
+    of a transposed input is transposed, its transpose back contiguous, and
+    a view of that works. The region writes the product contiguous, so the
+    transpose back, made by PyTorch, could not be viewed: it stays in the
+    region, which writes it (a copy), and PyTorch views that."""
+    def fn(x):
+        rotated = x.transpose(1, 2) * 2 + 1
+        return rotated.transpose(1, 2).reshape(2, 4, 24)
+
+    x = torch.randn(2, 4, 3, 8)
+    compiled = partitioned(fn, [x], tmp_path, fallback="error")
+    in_pytorch = [n.target for n in compiled.graph.nodes if n.op == "call_function"]
+    assert in_pytorch == [torch.ops.aten.view.default], in_pytorch
+    x = torch.randn(2, 4, 3, 8)
+    torch.testing.assert_close(compiled(x), fn(x))
+
+
 def test_fallback_error_names_the_op(tmp_path):
     x, w = torch.randn(8, 16), torch.randn(16, 40)
     with pytest.raises(FallbackError,
