@@ -36,8 +36,11 @@ using namespace mlir::kiln;
 static constexpr int64_t kAMXTileRows = 16;
 /// Steps along K per tile of the left-hand side: a 64-byte row of bf16.
 static constexpr int64_t kAMXStep = 32;
-/// Rows and columns of the result per task: two tiles each way.
+/// Rows and columns of the result per block: two tiles each way.
 static constexpr int64_t kAMXBlock = 32;
+/// Blocks of rows that a task computes against one panel, in turn (256
+/// rows): the panel stays in L2 meanwhile.
+static constexpr int64_t kAMXGroup = 8;
 /// The runtime function that asks the OS for leave to use the tiles.
 static constexpr llvm::StringLiteral kRequestAMX = "kiln_cpu_request_amx";
 
@@ -338,15 +341,27 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
   if (!prepackedRhs)
     emitNest(b, {panels}, packRhs);
 
-  // The product: a 32 x 32 block of the result per task.
+  // The product: a task takes a panel and a group of blocks of rows, which
+  // read the panel from cache in turn; each block of 32 x 32 sums in tiles.
   auto operandTile = amx::TileType::get({kAMXTileRows, kAMXStep}, bf16);
   auto sumTile =
       amx::TileType::get({kAMXTileRows, kAMXTileRows}, accumulatorType);
+  Value groups =
+      arith::CeilDivUIOp::create(b, loc, rowBlocks, index(b, kAMXGroup));
   emitNest(
-      b, {rowBlocks, panels},
-      [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
-        Value firstRow =
-            arith::MulIOp::create(b, loc, ivs[0], index(b, kAMXBlock));
+      b, {groups, panels}, [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
+        Value firstBlock =
+            arith::MulIOp::create(b, loc, ivs[0], index(b, kAMXGroup));
+        Value endBlock = arith::MinUIOp::create(
+            b, loc,
+            arith::AddIOp::create(b, loc, firstBlock, index(b, kAMXGroup)),
+            rowBlocks);
+        auto blockLoop =
+            scf::ForOp::create(b, loc, firstBlock, endBlock, index(b, 1));
+        OpBuilder::InsertionGuard blockGuard(b);
+        b.setInsertionPointToStart(blockLoop.getBody());
+        Value firstRow = arith::MulIOp::create(
+            b, loc, blockLoop.getInductionVar(), index(b, kAMXBlock));
         Value panel = ivs[1];
         Value firstColumn =
             arith::MulIOp::create(b, loc, panel, index(b, kAMXBlock));
