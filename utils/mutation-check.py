@@ -5,7 +5,7 @@ test suites miss: a check of the tests themselves, to run before a release
 
     utils/mutation-check.py --list
     utils/mutation-check.py [--only NAME[,NAME...]] [--build-dir build]
-                            [--pytest "python/tests/test_e2e.py python/tests/test_backend.py"]
+                            [--pytest "python/tests/test_e2e.py python/tests/test_backend.py ..."]
 
 For each mutation: the source is changed (the original text must occur
 exactly once, else the mutation is reported stale), the build is updated
@@ -151,7 +151,8 @@ def main() -> int:
     parser.add_argument("--list", action="store_true", help="list the mutations and stop")
     parser.add_argument("--only", default="", help="comma-separated mutation names")
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build")
-    parser.add_argument("--pytest", default="python/tests/test_e2e.py python/tests/test_backend.py "
+    parser.add_argument("--pytest", default="python/tests/test_e2e.py python/tests/test_e2e_products.py "
+                        "python/tests/test_e2e_runtime.py python/tests/test_backend.py "
                         "python/tests/test_cache.py",
                         help="the pytest files to run, space-separated")
     args = parser.parse_args()

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 
 import kiln  # noqa: E402
 from kiln.rng import RANDOM_OPS, seeded  # noqa: E402
-from test_e2e import DEVICES, poisoned_like  # noqa: E402
+from e2e_support import DEVICES, poisoned_like  # noqa: E402
 
 MASK32 = 0xFFFFFFFF
 

@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 import kiln  # noqa: E402
 from kiln.diagnostics import KilnError  # noqa: E402
 from suite_models import CASES  # noqa: E402
-from test_e2e import poisoned_like  # noqa: E402
+from e2e_support import poisoned_like  # noqa: E402
 
 RUNS = {
     "activations", "adaptive_max_pooling_index_add_linspace", "advanced_indexing_positions",
