@@ -68,7 +68,7 @@ from kiln.options import Options
 from kiln.padding import padded_product_decompositions
 from kiln.products import merge_shared_operand_products
 from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
-from kiln.runtime import Artifact
+from kiln.runtime import Artifact, _contiguous_strides
 
 __all__ = ["FallbackError", "GraphReport", "NumericsError", "REPORTS",
            "compile_aten_graph", "kiln_backend", "register"]
@@ -983,13 +983,6 @@ def _keep_views_viewable(nodes: List[torch.fx.Node], members: Set[torch.fx.Node]
 class _Unknown(Exception):
     """A value _keep_views_viewable cannot model."""
 
-
-def _contiguous_strides(sizes: Sequence[int]) -> Tuple[int, ...]:
-    strides, stride = [], 1
-    for size in reversed(sizes):
-        strides.append(stride)
-        stride *= max(size, 1)
-    return tuple(reversed(strides))
 
 
 def _propose_regions(gm: torch.fx.GraphModule, supported,

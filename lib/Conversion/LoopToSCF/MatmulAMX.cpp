@@ -192,6 +192,18 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
         .getResult();
   };
   auto chunkType = VectorType::get({kAMXStep}, bf16);
+  // Whether row `row` (of `rows`) holds a whole chunk of 32 steps from
+  // `first`: one vector to copy.
+  auto isWholeChunk = [&](OpBuilder &b, Value row, Value rows, Value first) {
+    return arith::AndIOp::create(
+               b, loc,
+               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row,
+                                     rows),
+               lessOrEqual(
+                   b, arith::AddIOp::create(b, loc, first, index(b, kAMXStep)),
+                   k))
+        .getResult();
+  };
 
   // The left-hand side: each row in steps of 32, whole vectors where the
   // row is stored along K and the step is whole.
@@ -218,12 +230,7 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
           byElement(b);
           return;
         }
-        Value whole = arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m),
-            lessOrEqual(
-                b, arith::AddIOp::create(b, loc, first, index(b, kAMXStep)),
-                k));
+        Value whole = isWholeChunk(b, row, m, first);
         ifElse(
             b, whole,
             [&](OpBuilder &b) {
@@ -305,12 +312,7 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
                  {panel, arith::AddIOp::create(b, loc, firstPair, index(b, p)),
                   lane}));
         };
-        Value whole = arith::AndIOp::create(
-            b, loc,
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, column, n),
-            lessOrEqual(
-                b, arith::AddIOp::create(b, loc, first, index(b, kAMXStep)),
-                k));
+        Value whole = isWholeChunk(b, column, n, first);
         ifElse(
             b, whole,
             [&](OpBuilder &b) {
