@@ -56,6 +56,11 @@ _HOST_READING_OPS = _overloads(
     "nonzero_static", "masked_select", "_unique", "_unique2", "unique_dim",
     "unique_consecutive", "bincount", "histc", "repeat_interleave")
 
+# Collectives in graphs (FSDP2's all-gathers, tensor parallelism's
+# all-reduces, and their waits): they run in PyTorch between regions, and
+# stay out of CUDA graphs.
+_COLLECTIVE_NAMESPACES = ("_c10d_functional.", "c10d_functional.", "_dtensor.")
+
 
 def _unbacked(value: Any) -> bool:
     """Whether `value`'s sizes depend on data (torch 2.x's unbacked symbols)."""
@@ -87,6 +92,9 @@ def recording_problem(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, A
             if getattr(target, "overloadpacket", target) in _HOST_READING_OPS:
                 return (f"{_describe(node)} reads device data on the host or sizes its "
                         "result from it")
+            if str(target).startswith(_COLLECTIVE_NAMESPACES):
+                return (f"{_describe(node)} communicates with other processes, which "
+                        "Kiln does not record in CUDA graphs")
         if any(_unbacked(v) for v in pytree.tree_flatten(values.get(node))[0]):
             return f"the sizes of {_describe(node)} depend on data"
     devices = set()

@@ -65,6 +65,34 @@ def test_graphs_that_read_data_on_the_host_are_not_recorded():
     assert problem is not None and "nonzero" in problem and "host" in problem, problem
 
 
+def _all_reduce_op():
+    """torch 2.x's functional all-reduce, or (torch 1.x) a stand-in of the
+    same name, which only the name of matters here."""
+    existing = getattr(getattr(torch.ops, "_c10d_functional", None), "all_reduce", None)
+    if existing is not None:
+        return existing.default
+    library = torch.library.Library("_c10d_functional", "DEF")
+    library.define("all_reduce(Tensor input, str reduce_op, str group_name) -> Tensor")
+    library.impl("all_reduce", lambda x, op, group: x.clone(), "CPU")
+    _all_reduce_op.library = library  # kept alive
+    return torch.ops._c10d_functional.all_reduce.default
+
+
+def test_graphs_with_collectives_are_not_recorded():
+    """Tensor parallelism's all-reduces (and FSDP2's gathers) run in PyTorch
+    between regions; Kiln keeps them out of CUDA graphs, with the reason."""
+    all_reduce = _all_reduce_op()
+    graph = torch.fx.Graph()
+    x = graph.placeholder("x")
+    reduced = graph.call_function(all_reduce, (x, "sum", "0"))
+    graph.output(graph.call_function(torch.ops.aten.mul.Tensor, (reduced, reduced)))
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    inputs = [torch.randn(4, 4)]
+    problem = recording_problem(gm, values_of(gm, inputs), "cuda")
+    assert problem is not None and "all_reduce" in problem and \
+        "other processes" in problem, problem
+
+
 def test_graphs_with_host_tensors_are_not_recorded():
     def scale(x, y):
         return x * 2 + y
