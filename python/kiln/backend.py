@@ -906,6 +906,7 @@ def _views_outside(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
     get a twin in PyTorch for their readers outside. So do slices that keep
     nearly all of a tensor (_keeps_most)."""
     members = set(nodes)
+    twins: Dict[torch.fx.Node, torch.fx.Node] = {}
     pending = [n for n in nodes if n.target in _VIEW_OPS]
     while pending:
         node = pending.pop()
@@ -925,64 +926,95 @@ def _views_outside(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
                 values[twin] = values[node]
             for user in outside:
                 user.replace_input_with(node, twin)
+            twins[twin] = node
         if all(user not in members for user in node.users):
             members.remove(node)
             # Its operand may now be a view that only the outside reads.
             if isinstance(base, torch.fx.Node) and base.target in _VIEW_OPS:
                 pending.append(base)
-    _keep_views_viewable(nodes, members, values)
+    _keep_views_viewable(gm, nodes, members, twins, values)
     return [n for n in nodes if n in members]
 
 
-def _keep_views_viewable(nodes: List[torch.fx.Node], members: Set[torch.fx.Node],
+def _keep_views_viewable(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
+                         members: Set[torch.fx.Node],
+                         twins: Dict[torch.fx.Node, torch.fx.Node],
                          values: Mapping[torch.fx.Node, Any]) -> None:
-    """Puts back into the region (`members`) the views that left it whose
-    chain PyTorch could not make on the region's contiguous results: a
-    ``view`` of a transpose that eager made on a tensor of other strides.
-    Such a view's operand stays in the region, which writes it contiguous
-    (a copy, as before), and ``view`` of a contiguous tensor always works."""
+    """Puts back into the region (`members`) the views that left it which
+    PyTorch might not be able to make: a ``view`` (or ``as_strided``) is
+    made outside only where its operand's strides are known, a chain of
+    views of the region's own results, which the region writes contiguous
+    (4-d ones perhaps channels-last: both are tried), and only where that
+    chain works, as eager's did on its own strides (a ``view`` of a
+    transpose back may not). The strides of the region's inputs are not
+    known: a backward graph's saved tensors are what the forward's regions
+    wrote, not what eager had. A view put back takes the views it is made
+    of with it; the region then writes it (a copy, as before). A twin
+    (`twins`: twin -> the view in the region) that might fail is undone:
+    its readers read the region's view."""
     moved = [n for n in nodes if n not in members]
-    while moved:
-        metas: Dict[torch.fx.Node, Any] = {}
-
-        def meta(arg: Any) -> Any:
-            if not isinstance(arg, torch.fx.Node):
-                return arg
-            if arg in metas:
-                return metas[arg]
-            value = values.get(arg)
-            if not isinstance(value, torch.Tensor):
-                raise _Unknown()
-            sizes = tuple(value.shape)
-            strides = _contiguous_strides(sizes) if arg in members else value.stride()
-            if not all(type(x) is int for x in (*sizes, *strides)):
-                raise _Unknown()  # symbolic sizes: nothing to check against
-            return torch.empty_strided(sizes, strides, dtype=value.dtype, device="meta")
-
-        failed = None
-        for node in moved:
-            try:
-                args, kwargs = pytree.tree_map(meta, (node.args, node.kwargs))
-                metas[node] = node.target(*args, **kwargs)
-            except _Unknown:
-                return
-            except RuntimeError:
-                failed = node
+    for channels_last in (False, True):
+        while True:
+            failed = _first_unviewable(moved + list(twins), members, values,
+                                       channels_last)
+            if failed is None:
                 break
-        if failed is None:
-            return
-        # The view's operand, and the views it is made of, come back: the
-        # region must not read what PyTorch makes of its own results.
-        keep = failed.args[0] if failed.args[0] in moved else failed
-        while isinstance(keep, torch.fx.Node) and keep in moved:
-            members.add(keep)
-            moved.remove(keep)
-            keep = keep.args[0] if keep.args else None
+            if failed in twins:
+                failed.replace_all_uses_with(twins.pop(failed))
+                gm.graph.erase_node(failed)
+                continue
+            keep = failed
+            while isinstance(keep, torch.fx.Node) and keep in moved:
+                members.add(keep)
+                moved.remove(keep)
+                keep = keep.args[0] if keep.args else None
+
+
+# Views whose making depends on their operand's strides.
+_STRIDED_VIEWS = {aten.view.default, aten._unsafe_view.default, aten.as_strided.default}
+
+
+def _first_unviewable(moved: List[torch.fx.Node], members: Set[torch.fx.Node],
+                      values: Mapping[torch.fx.Node, Any],
+                      channels_last: bool) -> Optional[torch.fx.Node]:
+    """The first of the `moved` views (in order; twins last) that PyTorch
+    might fail to make on the region's results (written contiguous, or
+    channels-last when 4-d), made on meta tensors; None if every one works."""
+    metas: Dict[torch.fx.Node, Any] = {}
+    unknown = object()
+
+    def meta(arg: Any) -> Any:
+        if not isinstance(arg, torch.fx.Node):
+            return arg
+        found = metas.get(arg, unknown if arg not in members else None)
+        if found is unknown:
+            raise _Unknown()
+        if found is not None:
+            return found
+        value = values.get(arg)
+        if not isinstance(value, torch.Tensor) or \
+                not all(type(size) is int for size in value.shape):
+            raise _Unknown()  # symbolic sizes
+        tensor = torch.empty(tuple(value.shape), dtype=value.dtype, device="meta")
+        if channels_last and tensor.dim() == 4:
+            tensor = tensor.contiguous(memory_format=torch.channels_last)
+        return tensor
+
+    for node in moved:
+        try:
+            args, kwargs = pytree.tree_map(meta, (node.args, node.kwargs))
+            metas[node] = node.target(*args, **kwargs)
+        except _Unknown:
+            if node.target in _STRIDED_VIEWS:
+                return node
+            metas[node] = unknown
+        except RuntimeError:
+            return node
+    return None
 
 
 class _Unknown(Exception):
-    """A value _keep_views_viewable cannot model."""
-
+    """A value whose strides _first_unviewable does not know."""
 
 
 def _propose_regions(gm: torch.fx.GraphModule, supported,
