@@ -138,14 +138,15 @@ def batch_of(args, device, rank, shared):
 def whole(tensor):
     """A gradient or parameter, gathered whole if it is a DTensor's shard."""
     full = getattr(tensor, "full_tensor", None)
-    return (full() if full is not None else tensor).detach().float()
+    # A copy: a gradient may be a view of a buffer that later steps reuse.
+    return (full() if full is not None else tensor).detach().float().clone()
 
 
 def step(module, model, inputs):
     model.zero_grad(set_to_none=True)
     loss = module(*inputs)
     loss.backward()
-    return loss.detach().float(), [whole(p.grad) for p in model.parameters()
+    return loss.detach().float().clone(), [whole(p.grad) for p in model.parameters()
                                    if p.grad is not None]
 
 
