@@ -13,7 +13,7 @@ torch = pytest.importorskip("torch")
 import kiln  # noqa: E402
 from kiln.diagnostics import KilnError  # noqa: E402
 from suite_models import CASES  # noqa: E402
-from e2e_support import poisoned_like  # noqa: E402
+from e2e_support import DEVICES, poisoned_like  # noqa: E402
 
 RUNS = {
     "activations", "adaptive_max_pooling_index_add_linspace", "advanced_indexing_positions",
@@ -50,9 +50,6 @@ TOLERANCES = {
     torch.complex64: (1e-4, 1e-4),
     torch.complex128: (1e-10, 1e-10),
 }
-
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="no GPU on this machine"))]
 
 
 

@@ -66,41 +66,29 @@ static void emitAMXRequest(OpBuilder &b, Location loc, ModuleOp module) {
 }
 
 Value MatmulLoops::emitPrepackedAMXConstant(OpBuilder &b) {
-  auto constant = node.getRhs().getDefiningOp<arith::ConstantOp>();
-  auto type = dyn_cast<RankedTensorType>(node.getRhs().getType());
-  if (!constant || !type || !type.hasStaticShape() ||
-      type.getNumElements() == 0)
+  std::optional<FrozenRhs> rhsValue = getFrozenRhs();
+  if (!rhsValue)
     return nullptr;
-  std::optional<std::vector<float>> elements =
-      getFloatElements(constant.getValue());
-  if (!elements)
-    return nullptr;
-  // rhs is [batch..., K, N], or [batch..., N, K] when transposed; packed,
-  // [batch..., panels, pairs, 64] as emitAMXProduct packs it at run time.
-  bool transposed = node.getTransposeRhs();
-  int64_t rank = type.getRank();
-  int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
-  int64_t kSize = transposed ? cols : rows, nSize = transposed ? rows : cols;
-  int64_t batch = type.getNumElements() / (rows * cols);
-  int64_t panelCount = llvm::divideCeil(nSize, kAMXBlock);
-  int64_t pairCount = llvm::divideCeil(kSize, kAMXStep) * (kAMXStep / 2);
+  // Packed [batch..., panels, pairs, 64], as emitAMXProduct packs at run
+  // time.
+  const FrozenRhs &frozen = *rhsValue;
+  int64_t panelCount = llvm::divideCeil(frozen.nSize, kAMXBlock);
+  int64_t pairCount = llvm::divideCeil(frozen.kSize, kAMXStep) * (kAMXStep / 2);
   int64_t rowLength = 2 * kAMXBlock;
-  std::vector<uint16_t> packedBits(batch * panelCount * pairCount * rowLength,
-                                   0);
-  for (int64_t bi = 0; bi < batch; ++bi)
-    for (int64_t step = 0; step < kSize; ++step)
-      for (int64_t column = 0; column < nSize; ++column) {
-        int64_t from = bi * rows * cols + (transposed ? column * cols + step
-                                                      : step * cols + column);
+  std::vector<uint16_t> packedBits(
+      frozen.batch * panelCount * pairCount * rowLength, 0);
+  for (int64_t bi = 0; bi < frozen.batch; ++bi)
+    for (int64_t step = 0; step < frozen.kSize; ++step)
+      for (int64_t column = 0; column < frozen.nSize; ++column) {
         int64_t panel = column / kAMXBlock, lane = column % kAMXBlock;
         int64_t to =
             ((bi * panelCount + panel) * pairCount + step / 2) * rowLength +
             2 * lane + step % 2;
         // The elements are bf16 values: their bits are a float's top half.
         packedBits[to] = static_cast<uint16_t>(
-            llvm::bit_cast<uint32_t>((*elements)[from]) >> 16);
+            llvm::bit_cast<uint32_t>(frozen.at(bi, step, column)) >> 16);
       }
-  SmallVector<int64_t> shape(type.getShape().drop_back(2));
+  SmallVector<int64_t> shape(frozen.batchShape);
   llvm::append_range(shape,
                      ArrayRef<int64_t>{panelCount, pairCount, rowLength});
   auto value = DenseResourceElementsAttr::get(

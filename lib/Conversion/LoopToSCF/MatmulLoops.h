@@ -41,6 +41,23 @@ inline constexpr int64_t kDotColumns = 4;
 /// panel (256 x 32 f32 with AVX-512, 32 KiB) stays in L1 meanwhile.
 inline constexpr int64_t kBlockSteps = 256;
 
+/// A frozen right-hand side (a weight), read at compile time to pack it.
+struct FrozenRhs {
+  std::vector<float> elements;
+  /// The batch dimensions' sizes, and their product.
+  SmallVector<int64_t> batchShape;
+  int64_t batch, kSize, nSize;
+  bool transposed;
+
+  /// The element of batch `bi`, step `step` of K, column `column`.
+  float at(int64_t bi, int64_t step, int64_t column) const {
+    int64_t rows = transposed ? nSize : kSize,
+            cols = transposed ? kSize : nSize;
+    return elements[bi * rows * cols +
+                    (transposed ? column * cols + step : step * cols + column)];
+  }
+};
+
 /// What the two phases share: buffers, sizes and the tile shape.
 struct MatmulLoops {
   MatmulLoops(OpBuilder &b, loop::MatmulOp node, Value dest,
@@ -55,6 +72,10 @@ struct MatmulLoops {
   /// Packs the right-hand side: packed[batch..., p, k, r] = rhs(k, p*NR + r),
   /// zero for columns past N.
   void emitPacking(OpBuilder &b);
+
+  /// The right-hand side's elements, if it is a frozen constant of f32,
+  /// bf16 or f16 elements with a static shape (a weight).
+  std::optional<FrozenRhs> getFrozenRhs();
 
   /// Packs a frozen right-hand side (a weight) now, into a global of the
   /// artifact, instead of at every run; false if it is not one.

@@ -392,35 +392,45 @@ mlir::kiln::getFloatElements(Attribute value) {
   return result;
 }
 
-bool MatmulLoops::emitPrepackedConstant(OpBuilder &b) {
+std::optional<FrozenRhs> MatmulLoops::getFrozenRhs() {
   auto constant = node.getRhs().getDefiningOp<arith::ConstantOp>();
   auto type = dyn_cast<RankedTensorType>(node.getRhs().getType());
   if (!constant || !type || !type.hasStaticShape() ||
-      type.getNumElements() == 0 || !accumulatorType.isF32())
-    return false;
-  std::optional<std::vector<float>> rhsElements =
+      type.getNumElements() == 0)
+    return std::nullopt;
+  std::optional<std::vector<float>> elements =
       getFloatElements(constant.getValue());
-  if (!rhsElements)
-    return false;
+  if (!elements)
+    return std::nullopt;
   // rhs is [batch..., K, N], or [batch..., N, K] when transposed.
   bool transposed = node.getTransposeRhs();
   int64_t rank = type.getRank();
   int64_t rows = type.getDimSize(rank - 2), cols = type.getDimSize(rank - 1);
-  int64_t kSize = transposed ? cols : rows, nSize = transposed ? rows : cols;
-  int64_t batch = type.getNumElements() / std::max<int64_t>(rows * cols, 1);
+  return FrozenRhs{std::move(*elements),
+                   SmallVector<int64_t>(type.getShape().drop_back(2)),
+                   type.getNumElements() / (rows * cols),
+                   transposed ? cols : rows,
+                   transposed ? rows : cols,
+                   transposed};
+}
+
+bool MatmulLoops::emitPrepackedConstant(OpBuilder &b) {
+  std::optional<FrozenRhs> rhsValue = getFrozenRhs();
+  if (!rhsValue || !accumulatorType.isF32())
+    return false;
+  const FrozenRhs &frozen = *rhsValue;
+  int64_t kSize = frozen.kSize, nSize = frozen.nSize;
   int64_t panelCount = llvm::divideCeil(nSize, panelWidth);
-  std::vector<float> packedElements(batch * panelCount * kSize * panelWidth,
-                                    0.0f);
-  for (int64_t bi = 0; bi < batch; ++bi)
+  std::vector<float> packedElements(
+      frozen.batch * panelCount * kSize * panelWidth, 0.0f);
+  for (int64_t bi = 0; bi < frozen.batch; ++bi)
     for (int64_t kk = 0; kk < kSize; ++kk)
       for (int64_t column = 0; column < nSize; ++column) {
-        int64_t from = bi * rows * cols +
-                       (transposed ? column * cols + kk : kk * cols + column);
         int64_t panel = column / panelWidth, lane = column % panelWidth;
         packedElements[((bi * panelCount + panel) * kSize + kk) * panelWidth +
-                       lane] = (*rhsElements)[from];
+                       lane] = frozen.at(bi, kk, column);
       }
-  SmallVector<int64_t> shape(type.getShape().drop_back(2));
+  SmallVector<int64_t> shape(frozen.batchShape);
   llvm::append_range(shape, ArrayRef<int64_t>{panelCount, kSize, panelWidth});
   auto packedType = RankedTensorType::get(shape, accumulatorType);
   auto value = DenseResourceElementsAttr::get(

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <array>
+#include <asm/prctl.h>
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
@@ -235,8 +236,8 @@ KILN_EXPORT int omp_get_max_threads() { return getGOMP().getMaxThreads(); }
 /// machine or kernel: it stops with that message rather than fault.
 KILN_EXPORT void kiln_cpu_request_amx() {
   static const bool granted = [] {
-    constexpr long kRequestPermission = 0x1023, kTileData = 18;
-    return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+    constexpr long kTileData = 18; // XFEATURE_XTILEDATA
+    return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, kTileData) == 0;
   }();
   if (granted)
     return;

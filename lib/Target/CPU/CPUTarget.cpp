@@ -20,6 +20,7 @@
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
+#include <asm/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -114,10 +115,10 @@ bool mlir::kiln::canUseAMX(const CPUTargetOptions &options) {
     return false;
   if (options.cpu != "native")
     return true;
-  // arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA): Linux 5.16 and
-  // later grant the tiles on request.
-  constexpr long kRequestPermission = 0x1023, kTileData = 18;
-  return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+  // Linux 5.16 and later grant the tiles (XFEATURE_XTILEDATA, which no
+  // header names) on request.
+  constexpr long kTileData = 18;
+  return syscall(SYS_arch_prctl, ARCH_REQ_XCOMP_PERM, kTileData) == 0;
 }
 
 /// LLVM's default pipeline at `optLevel` (O0 to O3), but for
