@@ -41,8 +41,8 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
-from typing import (Any, Callable, Dict, List, Mapping, Optional, Sequence,
-                    Set, Tuple)
+from typing import (Any, Callable, Collection, Dict, List, Mapping, Optional,
+                    Sequence, Set, Tuple)
 
 import torch
 import torch.fx
@@ -58,6 +58,9 @@ from kiln.cudagraphs import (CudaGraphState, graph_mode_options,
                              output_stack_traces, record_graphs, recording_problem)
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
+from kiln.layouts import (NCHW_TO_NHWC, ChannelsLastPlan, convert_operands,
+                          convolution_gradients_as_run, dense_order, plan_channels_last,
+                          running_layouts, static_strides)
 from kiln.logs import log, register_with_torch
 from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError,
                            ValueInterpreter, canonicalize, check_supported, eliminate_dead_code,
@@ -68,7 +71,7 @@ from kiln.options import Options
 from kiln.padding import padded_product_decompositions
 from kiln.products import merge_shared_operand_products
 from kiln.rng import aten_target, draw_seed, seed_random_ops, seeded
-from kiln.runtime import Artifact, _contiguous_strides
+from kiln.runtime import Artifact
 
 __all__ = ["FallbackError", "GraphReport", "NumericsError", "REPORTS",
            "compile_aten_graph", "kiln_backend", "register"]
@@ -168,25 +171,61 @@ class GraphReport:
 
 class _ValueRecorder(ValueInterpreter):
     """Runs a graph on its example inputs (in their fake mode, if they are
-    fake) and keeps every node's value; a node in `layouts` gets its value
-    in that memory format (the layout it will have when it runs). A view
-    that those layouts make impossible is then a reshape (ValueInterpreter):
-    the regions compute it so."""
+    fake) and keeps every node's value as it will be when the graph runs: a
+    node in `layouts` gets its value in that memory format, the operands of
+    `converted` (convolution, position) are made channels-last first, and a
+    convolution's gradients have the layout that the library gives them. A
+    view that those layouts make impossible is then a reshape
+    (ValueInterpreter): the regions compute it so. Without them the graph
+    runs as PyTorch will run it; with `copy_unviewable`, a view that the
+    example inputs' strides cannot make (of a saved tensor that the forward
+    laid out otherwise than eager) is then made of a contiguous copy, in the
+    graph too (a region copies nothing)."""
 
     def __init__(self, gm: torch.fx.GraphModule, fake_mode: Any,
-                 layouts: Mapping[torch.fx.Node, torch.memory_format]):
+                 layouts: Mapping[torch.fx.Node, torch.memory_format],
+                 converted: Sequence[Tuple[torch.fx.Node, int]] = (),
+                 copy_unviewable: bool = False):
         super().__init__(gm)
         self.fake_mode = fake_mode
         self.layouts = layouts
-        # Without layouts, the graph runs as PyTorch will run it.
-        self.reshape_views = bool(layouts)
+        self.converted: Dict[torch.fx.Node, Set[int]] = collections.defaultdict(set)
+        for node, position in converted:
+            self.converted[node].add(position)
+        self.reshape_views = bool(layouts) or bool(converted)
+        self.copy_unviewable = copy_unviewable
+        self.copied = False
         self.values: Dict[torch.fx.Node, Any] = {}
 
     def run_node(self, n: torch.fx.Node) -> Any:
-        result = super().run_node(n)
+        if n in self.converted:
+            args, kwargs = self.fetch_args_kwargs_from_env(n)
+            args = tuple(a.contiguous(memory_format=torch.channels_last)
+                         if i in self.converted[n] else a for i, a in enumerate(args))
+            result = n.target(*args, **kwargs)
+        else:
+            try:
+                result = super().run_node(n)
+            except (RuntimeError, ValueError):
+                if not self.copy_unviewable or n.target not in (aten.view.default,
+                                                                aten._unsafe_view.default):
+                    raise
+                with self.module.graph.inserting_before(n):
+                    copy = self.module.graph.call_function(
+                        aten.clone.default, (n.args[0],),
+                        {"memory_format": torch.contiguous_format})
+                self.env[copy] = self.values[copy] = self.env[n.args[0]].contiguous()
+                n.args = (copy, *n.args[1:])
+                self.copied = True
+                result = super().run_node(n)
+            args = None
         if self.fake_mode is not None and n.op == "get_attr" and \
                 isinstance(result, torch.Tensor):
             result = self.fake_mode.from_tensor(result)
+        if n.target is aten.convolution_backward.default and self.fake_mode is not None:
+            if args is None:
+                args = self.fetch_args_kwargs_from_env(n)[0]
+            result = convolution_gradients_as_run(args, result)
         layout = self.layouts.get(n)
         if layout is not None and isinstance(result, torch.Tensor):
             result = result.contiguous(memory_format=layout)
@@ -195,12 +234,15 @@ class _ValueRecorder(ValueInterpreter):
 
 
 def _record_values(gm: torch.fx.GraphModule, example_inputs: Sequence[Any],
-                   layouts: Optional[Mapping[torch.fx.Node, torch.memory_format]] = None
-                   ) -> Dict[torch.fx.Node, Any]:
+                   layouts: Optional[Mapping[torch.fx.Node, torch.memory_format]] = None,
+                   converted: Sequence[Tuple[torch.fx.Node, int]] = (), *,
+                   copy_unviewable: bool = False) -> Dict[torch.fx.Node, Any]:
     fake_mode = fake_mode_of(example_inputs)
-    recorder = _ValueRecorder(gm, fake_mode, layouts or {})
+    recorder = _ValueRecorder(gm, fake_mode, layouts or {}, converted, copy_unviewable)
     with torch.no_grad(), running_in(fake_mode):
         recorder.run(*example_inputs, enable_io_processing=False)
+    if recorder.copied:
+        gm.recompile()
     return recorder.values
 
 
@@ -489,10 +531,10 @@ def _import_region(gm: torch.fx.GraphModule, nodes: List[torch.fx.Node],
     inputs = _drop_size_inputs(sub_gm, inputs, original, values)
     orders: Dict[torch.fx.Node, Tuple[int, ...]] = {}
     for node in inputs:
-        order = _NCHW_TO_NHWC if node in channels_last else _dense_order(values[node])
+        order = NCHW_TO_NHWC if node in channels_last else dense_order(values[node])
         if order is not None:
             orders[node] = tuple(order)
-    orders.update((n, tuple(_NCHW_TO_NHWC)) for n in outputs if n in channels_last)
+    orders.update((n, NCHW_TO_NHWC) for n in outputs if n in channels_last)
     _permute_boundaries(sub_gm, [orders.get(n) for n in inputs],
                         [orders.get(n) for n in outputs])
     examples = [values[n].permute(orders[n]) if n in orders else values[n] for n in inputs]
@@ -528,120 +570,8 @@ def _describe_output(node: torch.fx.Node) -> str:
 
 
 # ===----------------------------------------------------------------------=== #
-# Channels-last boundaries
+# Region boundaries in other orders of dimensions
 # ===----------------------------------------------------------------------=== #
-
-_NCHW_TO_NHWC = [0, 2, 3, 1]
-
-
-def _channels_last_values(gm: torch.fx.GraphModule, regions: List[List[torch.fx.Node]],
-                          library: Sequence[torch.fx.Node], values: Mapping[torch.fx.Node, Any]
-                          ) -> Tuple[Set[torch.fx.Node], List[torch.fx.Node]]:
-    """The 4-d values that pass between regions and library convolutions in
-    NHWC memory, and the convolutions whose input is converted to it first:
-
-    * a region's result that only regions and such convolutions read is an
-      NHWC buffer (viewed with channels-last strides in PyTorch);
-    * such a convolution's other input (the image, say) is converted, so that
-      cuDNN's result is channels-last too (it keeps its input's layout), and
-      the regions that read it read its NHWC buffer;
-    * a region that reads an NHWC buffer writes its images that only regions
-      read (or such convolutions) as NHWC buffers.
-
-    A convolution takes part when only regions and convolutions that take
-    part read its result: other PyTorch ops (a view, say) and graph outputs
-    keep PyTorch's layout."""
-    in_region = {n for nodes in regions for n in nodes}
-    library = set(library)
-    convolutions = [n for n in gm.graph.nodes
-                    if n in library and n.target is aten.convolution.default]
-    returned = {n for n in gm.graph.nodes if n.op == "output"
-                for n in pytree.tree_flatten(n.args)[0] if isinstance(n, torch.fx.Node)}
-
-    def is_image(node):
-        value = values.get(node)
-        return isinstance(value, torch.Tensor) and value.dim() == 4 and \
-            value.is_floating_point()
-
-    taking_part: Set[torch.fx.Node] = set()
-
-    def only_taking_part_read(node):
-        return node not in returned and all(
-            user in in_region or (user in taking_part and user.args[0] is node)
-            for user in node.users)
-
-    for node in reversed(convolutions):  # Readers first.
-        if is_image(node.args[0]) and only_taking_part_read(node):
-            taking_part.add(node)
-
-    chosen: Set[torch.fx.Node] = set()
-    converted = []
-    for node in convolutions:
-        if node not in taking_part:
-            continue
-        source = node.args[0]
-        if source in in_region and only_taking_part_read(source):
-            chosen.add(source)
-        elif source not in chosen and source not in taking_part:
-            converted.append(node)
-        if is_image(node) and any(user in in_region for user in node.users):
-            chosen.add(node)
-    # A region that reads an NHWC buffer writes the images that only regions
-    # read as NHWC too, so that neither it nor its readers transpose them
-    # (the product of a squeeze-and-excitation gate and the features it
-    # pooled, say). Regions come in graph order: this reaches along chains.
-    for nodes in regions:
-        members = set(nodes)
-        reads_nhwc = any(arg in chosen for node in nodes for arg in node.all_input_nodes
-                         if arg not in members)
-        if not reads_nhwc:
-            continue
-        for node in nodes:
-            if is_image(node) and node.users and \
-                    any(user not in members for user in node.users) and \
-                    only_taking_part_read(node):
-                chosen.add(node)
-    return chosen, converted
-
-
-def _running_layouts(gm: torch.fx.GraphModule, regions: List[List[torch.fx.Node]],
-                     nhwc: Set[torch.fx.Node], converted: Sequence[torch.fx.Node]
-                     ) -> Dict[torch.fx.Node, torch.memory_format]:
-    """The memory format of each value whose layout at run time is not the
-    one its ATen op gives: every region result (contiguous, or channels-last
-    for an NHWC buffer), and the result of each convolution whose input is
-    converted to channels-last (cuDNN keeps its input's layout)."""
-    layouts = {node: torch.channels_last for node in converted}
-    for nodes in regions:
-        members = set(nodes)
-        for node in nodes:
-            if any(user not in members for user in node.users):
-                layouts[node] = torch.channels_last if node in nhwc \
-                    else torch.contiguous_format
-    return layouts
-
-
-def _convert_to_channels_last(gm: torch.fx.GraphModule,
-                              convolutions: Sequence[torch.fx.Node]) -> None:
-    """Gives each of `convolutions` a channels-last copy of its input."""
-    for node in convolutions:
-        with gm.graph.inserting_before(node):
-            copy = gm.graph.call_function(aten.clone.default, (node.args[0],),
-                                          {"memory_format": torch.channels_last})
-        node.args = (copy, *node.args[1:])
-
-
-def _dense_order(value: Any) -> Optional[List[int]]:
-    """The order of dimensions in which a tensor that is not contiguous is
-    dense (``value.permute(order)`` contiguous), or None: a result of
-    cuDNN's attention is [batch, heads, sequence, head size] over memory in
-    [batch, sequence, heads, head size] order. Only for static sizes."""
-    if not isinstance(value, torch.Tensor) or value.dim() < 2 or \
-            not all(isinstance(x, int) for x in (*value.shape, *value.stride())) or \
-            value.is_contiguous():
-        return None
-    order = sorted(range(value.dim()), key=lambda d: (-value.stride(d), d))
-    return order if value.permute(order).is_contiguous() else None
 
 
 def _inverse(order: Sequence[int]) -> List[int]:
@@ -1030,15 +960,26 @@ def _propose_regions(gm: torch.fx.GraphModule, supported,
     return sorted(regions, key=lambda r: order[r[0]])
 
 
+def _graph_outputs(gm: torch.fx.GraphModule) -> List[Any]:
+    """The graph's results, flattened as AOTAutograd numbers them."""
+    output = next(n for n in reversed(gm.graph.nodes) if n.op == "output")
+    return pytree.tree_flatten(output.args[0])[0]
+
+
 def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
-                       name: str = "graph",
-                       options: Optional[Options] = None) -> torch.fx.GraphModule:
+                       name: str = "graph", options: Optional[Options] = None,
+                       saved_outputs: Collection[int] = ()) -> torch.fx.GraphModule:
     """Partitions an ATen-level graph (AOTAutograd's, or make_fx's with
     kiln.importer.DECOMPOSITIONS) into regions that Kiln compiles and nodes
     that run in PyTorch; returns the graph module that runs both, called like
     `gm`. `example_inputs` (real or fake tensors) give every value its type.
-    The returned module's ``kiln_report`` (a GraphReport) says what ran where.
-    Modifies `gm`.
+    The outputs at the indices `saved_outputs` are only a backward graph's
+    to read (a forward's saved tensors): they may come in another layout
+    than eager's (channels-last images, say); the others keep eager's,
+    where Kiln's kernels do not write them contiguous.
+    The returned module's ``kiln_report`` (a GraphReport) says what ran
+    where, and its ``kiln_output_strides`` the strides that each output
+    will have (None where not a tensor or symbolic). Modifies `gm`.
     """
     options = options or Options()
     canonicalize(gm)
@@ -1048,7 +989,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         options.check_pipeline(device)
     seed = _seed_random_ops(gm, device)
     gm.recompile()
-    values = _record_values(gm, list(example_inputs))
+    values = _record_values(gm, list(example_inputs), copy_unviewable=True)
     if _move_scalars_to_device(gm, values, device):
         gm.recompile()
         values = _record_values(gm, list(example_inputs))
@@ -1116,17 +1057,20 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         proposed = _propose_regions(gm, supported, values)
         if options.check_granularity == "ops":
             proposed = _one_op_regions(proposed)
-        nhwc, converted = _channels_last_values(gm, proposed, library, values) \
-            if channels_last else (set(), [])
+        # Proposing regions may have given their outputs twins.
+        outputs = _graph_outputs(gm)
+        kept_outputs = {n for i, n in enumerate(outputs) if i not in saved_outputs}
+        plan = plan_channels_last(gm, proposed, library, values, kept_outputs) \
+            if channels_last else ChannelsLastPlan()
         # The layouts that values will have when the graph runs: regions
         # write their results contiguous (or NHWC), and the ops reading them
         # follow (cuDNN's attention, say, whose result then has the strides
         # a region must read it with).
         running = _record_values(gm, list(example_inputs),
-                                 _running_layouts(gm, proposed, nhwc, converted))
+                                 running_layouts(proposed, plan), plan.converted)
         for nodes in proposed:
             try:
-                imported.append(_import_region(gm, nodes, running, nhwc))
+                imported.append(_import_region(gm, nodes, running, plan.nhwc))
             except _RegionFailure as failure:
                 failures.append(failure)
         regions = []
@@ -1169,11 +1113,13 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
                                                             options))
     if seed is not None:
         _unseed_fallbacks(gm, seed)
-    _convert_to_channels_last(gm, converted)
+    convert_operands(gm, plan.converted)
     legalize_graph(gm)
     gm.graph.lint()
     gm.recompile()
     gm.kiln_report = report
+    gm.kiln_output_strides = [static_strides(running.get(n)) if isinstance(n, torch.fx.Node)
+                              else None for n in outputs]
     REPORTS.append(report)
     (log.warning if fallbacks else log.info)("%s", report.summary())
     return gm
@@ -1182,6 +1128,30 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
 # ===----------------------------------------------------------------------=== #
 # The TorchDynamo backend
 # ===----------------------------------------------------------------------=== #
+
+
+def _saved_outputs(kind: str, gm: torch.fx.GraphModule) -> Collection[int]:
+    """The indices of a forward graph's outputs that AOTAutograd saves for
+    the backward (its metadata says which, where it numbers them as the
+    graph has them)."""
+    context = torch._guards.TracingContext.try_get() if kind == "forward" else None
+    metadata = getattr(context, "fw_metadata", None)
+    tensors = getattr(metadata, "tensors_saved_for_backwards_slice", None)
+    symbols = getattr(metadata, "symints_saved_for_backwards_slice", None)
+    if not isinstance(tensors, slice) or not isinstance(symbols, slice) or \
+            symbols.stop != len(_graph_outputs(gm)):
+        return ()
+    return range(tensors.start, tensors.stop)
+
+
+def _report_output_strides(kind: str, strides: Sequence[Optional[Tuple[int, ...]]]) -> None:
+    """Tells AOTAutograd the strides of a forward (or inference) graph's
+    outputs as Kiln's kernels write them: it gives the backward graph its
+    saved tensors with those strides, and Dynamo the outputs'."""
+    context = torch._guards.TracingContext.try_get() if kind != "backward" else None
+    reported = getattr(context, "output_strides", None)
+    if reported is not None and not reported:
+        reported.extend(strides)
 
 
 def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
@@ -1203,7 +1173,9 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
             counter[kind] += 1
             name = f"{kind} graph {counter[kind]}"
             stack_traces = output_stack_traces(graph_module)
-            compiled = compile_aten_graph(graph_module, inputs, name=name, options=parsed)
+            compiled = compile_aten_graph(graph_module, inputs, name=name, options=parsed,
+                                          saved_outputs=_saved_outputs(kind, graph_module))
+            _report_output_strides(kind, compiled.kiln_output_strides)
             if not parsed.cuda_graphs:
                 # AOTAutograd's runtime passes the arguments as one list.
                 return make_boxed_func(compiled)

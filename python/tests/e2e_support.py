@@ -1,12 +1,17 @@
-"""What the end-to-end tests (test_e2e*.py) share: tolerances by dtype,
-fresh random inputs, poisoned result buffers, the device fixture and
-`check`, which compiles a function and compares it with eager."""
+"""What the end-to-end tests (test_e2e*.py and others) share: tolerances
+by dtype, fresh random inputs, poisoned result buffers, the device fixture,
+`check`, which compiles a function and compares it with eager, and
+`partitioned`, which compiles one with the torch.compile backend's
+partitioning."""
 
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import kiln  # noqa: E402
+from kiln.backend import KilnRegion, compile_aten_graph  # noqa: E402
+from kiln.importer import capture  # noqa: E402
+from kiln.options import Options  # noqa: E402
 
 # (rtol, atol) by result dtype, against eager.
 TOLERANCES = {
@@ -98,3 +103,15 @@ F32 = torch.float32
 # Matrix products sum K products in another order than eager's library (and
 # GPU libraries may split K): f32 agrees to a few ulps of the sum's terms.
 GEMM_TOLERANCES = {**TOLERANCES, torch.float32: (1e-4, 1e-4), torch.float64: (1e-10, 1e-10)}
+
+
+def partitioned(fn, inputs, tmp_path, **options):
+    """`fn` captured (make_fx) on `inputs` and partitioned as the backend
+    does, with Kiln's options."""
+    gm = capture(fn, inputs)
+    return compile_aten_graph(gm, inputs, options=Options(cache_dir=tmp_path, **options))
+
+
+def regions(gm):
+    """The compiled regions of a partitioned graph module."""
+    return [m for m in gm.modules() if isinstance(m, KilnRegion)]

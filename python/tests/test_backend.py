@@ -10,10 +10,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from kiln.backend import FallbackError, KilnRegion, compile_aten_graph  # noqa: E402
+from kiln.backend import FallbackError  # noqa: E402
 from kiln.importer import capture  # noqa: E402
 from kiln.numerics import NumericsError, compare  # noqa: E402
 from kiln.options import Options  # noqa: E402
+
+from e2e_support import partitioned, regions  # noqa: E402
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no GPU on this machine"))]
@@ -23,15 +25,6 @@ HAS_DYNAMO = hasattr(torch, "compile")
 @pytest.fixture(params=DEVICES)
 def device(request):
     return request.param
-
-
-def regions(gm):
-    return [m for m in gm.modules() if isinstance(m, KilnRegion)]
-
-
-def partitioned(fn, inputs, tmp_path, **options):
-    gm = capture(fn, inputs)
-    return compile_aten_graph(gm, inputs, options=Options(cache_dir=tmp_path, **options))
 
 
 # Fourier transforms along more than 2^23 elements, of a length other than a
@@ -353,104 +346,6 @@ def test_convolution_gradients_compile_without_the_library(device, tmp_path):
     assert not everything.kiln_report.library_calls
     fresh = [torch.randn(a.shape, generator=generator).to(device) for a in args]
     for got, want in zip(everything(*fresh), step(*fresh)):
-        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
-
-
-def two_convolutions(x, w1, w2, scale, shift):
-    h = torch.relu(torch.nn.functional.conv2d(x, w1, padding=1) * scale + shift)
-    return torch.nn.functional.conv2d(h, w2, padding=1).sigmoid() + h
-
-
-@pytest.mark.parametrize("channels_last", [True, False])
-def test_regions_exchange_nhwc_buffers_with_convolutions(tmp_path, channels_last):
-    """With channels_last, the image is converted to channels-last for the
-    first convolution, whose result the first region reads as an NHWC
-    buffer; that region writes an NHWC buffer (which the second convolution
-    reads as a channels-last tensor) and the last region reads that
-    convolution's NHWC result. The answers do not change."""
-    generator = torch.Generator().manual_seed(3)
-    args = [torch.randn(*s, generator=generator)
-            for s in [(2, 3, 8, 6), (4, 3, 3, 3), (4, 4, 3, 3), (4, 1, 1), (4, 1, 1)]]
-    compiled = partitioned(two_convolutions, args, tmp_path, channels_last=channels_last)
-    assert compiled.kiln_report.kernels == 2
-    texts = [m.graph_text for m in regions(compiled)]
-    nhwc = "tensor<2x8x6x4xf32>"
-    assert any(nhwc in text for text in texts) == channels_last
-    assert ("memory_format = torch.channels_last" in compiled.code) == channels_last
-    if channels_last:
-        for text in texts:
-            assert "dims = array<i64: 0, 3, 1, 2>" in text  # Reads NHWC.
-        assert "dims = array<i64: 0, 2, 3, 1>" in texts[0]  # Writes NHWC.
-    # The regions read and write the channels-last tensors themselves: no
-    # permute views between them and the convolutions.
-    assert "aten.permute" not in compiled.code, compiled.code
-    fresh = [torch.randn(a.shape, generator=generator) for a in args]
-    torch.testing.assert_close(compiled(*fresh), two_convolutions(*fresh),
-                               rtol=1e-4, atol=1e-4)
-    if channels_last:  # The same under check_numerics, through views.
-        checked = partitioned(two_convolutions, args, tmp_path, channels_last=True,
-                              check_numerics="error")
-        assert "aten.permute" in checked.code
-        torch.testing.assert_close(checked(*fresh), two_convolutions(*fresh),
-                                   rtol=1e-4, atol=1e-4)
-
-
-def test_regions_read_permuted_dense_inputs_in_place(tmp_path):
-    """An input dense in another order than PyTorch's contiguous one (as
-    cuDNN's attention writes its result) is read in its own order, with no
-    copy at each call; an input of another layout is copied, and right."""
-    def fn(x):
-        return torch.tanh(x) * 2 + 1
-
-    generator = torch.Generator().manual_seed(5)
-    permuted = torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)
-    compiled = partitioned(fn, [permuted], tmp_path)
-    (region,) = regions(compiled)
-    assert "tensor<2x4x3xf32>" in region.graph_text
-    assert "dims = array<i64: 0, 2, 1>" in region.graph_text
-    assert "aten.permute" not in compiled.code, compiled.code
-    fresh = torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)
-    torch.testing.assert_close(compiled(fresh), fn(fresh))
-    assert region.artifact._plans, "a permuted dense input needs no copy"
-    contiguous = torch.randn(2, 3, 4, generator=generator)
-    torch.testing.assert_close(compiled(contiguous), fn(contiguous))
-
-
-def test_regions_expect_the_layouts_values_have_when_running(tmp_path):
-    """A region writes its result contiguous even where its ATen op gives
-    another layout (tanh keeps its permuted input's); sin, run in PyTorch,
-    keeps the layout it is given, and the region reading sin's result
-    expects it as it comes: it needs no copy at each call."""
-    def fn(x):
-        return torch.sin(torch.tanh(x)) * 3
-
-    generator = torch.Generator().manual_seed(8)
-    args = [torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)]
-    compiled = partitioned(fn, args, tmp_path, library_ops=["aten.sin.default"])
-    assert compiled.kiln_report.kernels == 2
-    last = regions(compiled)[-1]
-    assert "fx.permute" not in last.graph_text, last.graph_text
-    fresh = [torch.randn(2, 4, 3, generator=generator).permute(0, 2, 1)]
-    torch.testing.assert_close(compiled(*fresh), fn(*fresh))
-    assert last.artifact._plans, "the region's input came as it expected"
-
-
-def test_values_that_pytorch_ops_read_keep_their_layout(tmp_path):
-    """nonzero (which runs in PyTorch) reads the region's result that the
-    second convolution reads too: that result stays NCHW, and so does the
-    second convolution's input; the answers are eager's."""
-    def fn(x, w1, w2):
-        h = torch.relu(torch.nn.functional.conv2d(x, w1, padding=1))
-        y = torch.nn.functional.conv2d(h, w2, padding=1).tanh()
-        return y + 1, torch.nonzero(h)
-    generator = torch.Generator().manual_seed(4)
-    args = [torch.randn(*s, generator=generator) for s in [(2, 3, 6, 5), (4, 3, 3, 3),
-                                                             (4, 4, 3, 3)]]
-    compiled = partitioned(fn, args, tmp_path, channels_last=True)
-    first = next(m for m in regions(compiled) if "fx.relu" in m.graph_text)
-    assert "dims = array<i64: 0, 2, 3, 1>" not in first.graph_text
-    fresh = [torch.randn(a.shape, generator=generator) for a in args]
-    for got, want in zip(compiled(*fresh), fn(*fresh)):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
 
 
