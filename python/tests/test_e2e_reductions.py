@@ -57,14 +57,19 @@ def test_reductions_down_columns(device, tmp_path, options, dtype):
     chunks of 128 positions, the chunk a first result dimension, which the
     GPU runs in column kernels (a warp's lanes on consecutive results); the
     reduction of the partials too where it is long. Results past a
-    multiple of 128 (4099 rows) read nothing twice."""
+    multiple of 128 (4099 rows) read nothing twice. Batch norm's statistics
+    of the image seen as NCHW, kept as [1, C, 1, 1], are sums down columns
+    too."""
     if options and "column-kernels" in options and device != "cuda":
         pytest.skip("column-kernels is an option of the GPU pipeline")
 
     def fn(g, x, mean, rstd, image, tall):
         normalized = (x - mean) * rstd
+        nchw = image.permute(0, 3, 1, 2)
+        channel_mean = nchw.mean((0, 2, 3), keepdim=True)
         return (g.sum(0), (g * normalized).sum(0), g.amax(0),
-                image.sum((0, 1, 2)), tall.sum(0))
+                image.sum((0, 1, 2)), tall.sum(0), channel_mean,
+                (nchw - channel_mean).square().sum((0, 2, 3), keepdim=True))
 
     generator = torch.Generator().manual_seed(41)
     shapes = [(4099, 96), (4099, 96), (4099, 1), (4099, 1), (4, 40, 40, 64), (65536, 32)]

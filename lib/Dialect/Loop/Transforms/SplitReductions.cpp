@@ -9,6 +9,7 @@
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "kiln/Dialect/Loop/Utils/Combiners.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/DenseSet.h"
@@ -164,15 +165,27 @@ static void splitReduction(RewriterBase &rewriter, ReduceOp reduce,
                  /*chunkFirst=*/false);
 }
 
-bool mlir::kiln::loop::isColumnReduction(ReduceOp reduce) {
+/// The index at which `load` reads its tensor's innermost dimension of
+/// more than one element (the last index where there is none).
+static Value innermostIndex(LoadOp load) {
+  ArrayRef<int64_t> shape = load.getSource().getType().getShape();
+  for (int64_t dim = shape.size() - 1; dim > 0; --dim)
+    if (shape[dim] != 1)
+      return load.getIndices()[dim];
+  return load.getIndices().front();
+}
+
+/// Whether `reduce` reduces down its result dimension `dim`
+/// (isColumnReduction, with `dim` for the innermost).
+static bool reducesDownColumns(ReduceOp reduce, int64_t dim) {
   RankedTensorType type = reduce.getResultType();
   int64_t rank = type.getRank();
-  if (rank == 0 || hasReductionState(reduce.getKind()) ||
-      type.isDynamicDim(rank - 1) || type.getDimSize(rank - 1) < kWarpLanes)
+  if (dim < 0 || dim >= rank || hasReductionState(reduce.getKind()) ||
+      type.isDynamicDim(dim) || type.getDimSize(dim) < kWarpLanes)
     return false;
   Block &body = reduce.getBody().front();
-  BlockArgument column = body.getArgument(rank - 1);
-  // The values that vary with the innermost result index, and with the
+  BlockArgument column = body.getArgument(dim);
+  // The values that vary with the column's result index, and with the
   // reduction's. A load that varies with the former must read at it last;
   // one that does not reads the same element for consecutive results (a
   // row's statistic), which they share.
@@ -184,20 +197,86 @@ bool mlir::kiln::loop::isColumnReduction(ReduceOp reduce) {
   };
   bool readsAlong = false;
   for (Operation &op : body.without_terminator()) {
-    bool column = dependsOn(op, alongColumn);
+    bool along = dependsOn(op, alongColumn);
     bool reduction = dependsOn(op, alongReduction);
-    if (column)
+    if (along)
       alongColumn.insert(op.result_begin(), op.result_end());
     if (reduction)
       alongReduction.insert(op.result_begin(), op.result_end());
     auto load = dyn_cast<LoadOp>(op);
-    if (!load || !column)
+    if (!load || !along)
       continue;
-    if (load.getIndices().back() != body.getArgument(rank - 1))
+    if (innermostIndex(load) != column)
       return false;
     readsAlong |= reduction;
   }
   return readsAlong;
+}
+
+bool mlir::kiln::loop::isColumnReduction(ReduceOp reduce) {
+  return reducesDownColumns(reduce, reduce.getResultType().getRank() - 1);
+}
+
+/// `reduce` without the unit dimensions of its static result, which its
+/// users get back by a tensor.expand_shape, where that makes it a column
+/// reduction (isColumnReduction): a per-channel statistic of a
+/// channels-last image kept as [1, C, 1, 1] reads down columns whose
+/// index, C's, is not the result's last. Returns the new reduction, or
+/// null.
+static ReduceOp dropUnitResultDims(RewriterBase &rewriter, ReduceOp reduce) {
+  RankedTensorType type = reduce.getResultType();
+  if (!type.hasStaticShape())
+    return nullptr;
+  ArrayRef<int64_t> shape = type.getShape();
+  SmallVector<int64_t> kept;
+  for (auto [dim, size] : llvm::enumerate(shape))
+    if (size != 1)
+      kept.push_back(dim);
+  if (kept.empty() || kept.size() == shape.size() ||
+      !reducesDownColumns(reduce, kept.back()))
+    return nullptr;
+  // Each kept dimension groups with the unit ones before it; the last also
+  // with those after it.
+  SmallVector<ReassociationIndices> groups(kept.size());
+  for (int64_t dim = 0, group = 0; dim < type.getRank(); ++dim) {
+    groups[group].push_back(dim);
+    if (group + 1 < static_cast<int64_t>(kept.size()) && dim == kept[group])
+      ++group;
+  }
+  SmallVector<int64_t> narrowShape;
+  for (int64_t dim : kept)
+    narrowShape.push_back(shape[dim]);
+
+  Location loc = reduce.getLoc();
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(reduce);
+  auto narrow = ReduceOp::create(rewriter, loc, type.clone(narrowShape),
+                                 reduce.getKindAttr(), ValueRange{},
+                                 reduce.getReductionDynamicSizes(),
+                                 reduce.getReductionShapeAttr());
+  narrow->setDiscardableAttrs(reduce->getDiscardableAttrDictionary());
+  Block &body = reduce.getBody().front();
+  int64_t reductionRank = body.getNumArguments() - type.getRank();
+  Block *narrowBody = rewriter.createBlock(&narrow.getBody());
+  narrowBody->addArguments(
+      SmallVector<Type>(kept.size() + reductionRank, rewriter.getIndexType()),
+      SmallVector<Location>(kept.size() + reductionRank, loc));
+  IRMapping mapping;
+  Value zero = arith::ConstantIndexOp::create(rewriter, loc, 0);
+  for (int64_t dim = 0, next = 0; dim < type.getRank(); ++dim)
+    mapping.map(body.getArgument(dim),
+                next < static_cast<int64_t>(kept.size()) && kept[next] == dim
+                    ? narrowBody->getArgument(next++)
+                    : zero);
+  for (int64_t dim = 0; dim < reductionRank; ++dim)
+    mapping.map(body.getArgument(type.getRank() + dim),
+                narrowBody->getArgument(kept.size() + dim));
+  for (Operation &op : body)
+    rewriter.clone(op, mapping);
+  rewriter.setInsertionPoint(reduce);
+  rewriter.replaceOpWithNewOp<tensor::ExpandShapeOp>(reduce, type, narrow,
+                                                     groups);
+  return narrow;
 }
 
 /// Splits column reduction `reduce` (isColumnReduction) of static sizes
@@ -282,6 +361,9 @@ mlir::kiln::loop::splitReductions(RewriterBase &rewriter, Block &block,
                                   const SplitReductionsOptions &options) {
   unsigned split = 0;
   for (ReduceOp reduce : llvm::make_early_inc_range(block.getOps<ReduceOp>())) {
+    if (options.columnChunk > 0 && !isColumnReduction(reduce))
+      if (ReduceOp narrow = dropUnitResultDims(rewriter, reduce))
+        reduce = narrow;
     // Long column reductions split until their partials are few; the
     // last level's results are as many as the original's.
     if (ReduceOp total = splitColumns(rewriter, reduce, options.columnChunk)) {

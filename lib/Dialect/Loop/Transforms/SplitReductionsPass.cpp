@@ -10,6 +10,7 @@
 #include "kiln/Dialect/Loop/Transforms/RowFusion.h"
 #include "kiln/Dialect/Loop/Transforms/SplitReductions.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace mlir::kiln::loop {

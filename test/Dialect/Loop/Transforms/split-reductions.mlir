@@ -205,3 +205,47 @@ fx.graph @do_not_split_columns(%g: tensor<1024x256xf32>) -> (tensor<255xf32>, te
   }
   fx.output %0, %1, %2 : tensor<255xf32>, tensor<16xf32>, tensor<256xf32>
 }
+
+// -----
+
+// Batch norm's statistics of a channels-last image, kept as [1, C, 1, 1]:
+// the unit dimensions go (users read the sum through a tensor.expand_shape)
+// and the sum splits down columns; so does the sum of deviations, whose
+// mean it reads as [1, C, 1, 1] too. The same statistic of an NCHW image
+// reads along rows: it keeps its shape and splits as rows do.
+// CHECK-LABEL: fx.graph @keepdim_channel_sums
+// CHECK: loop.reduce "sum" over [128] : tensor<1407x64xf32>
+// CHECK: loop.reduce "sum" over [128] : tensor<11x64xf32>
+// CHECK: %[[SUM:.+]] = loop.reduce "sum" over [11] : tensor<64xf32>
+// CHECK: %[[MEAN:.+]] = tensor.expand_shape %[[SUM]] {{\[}}[0, 1, 2, 3]] output_shape [1, 64, 1, 1]
+// CHECK: loop.reduce "sum" over [128] : tensor<1407x64xf32>
+// CHECK: loop.load %[[MEAN]][%c0, %{{.+}}, %c0, %c0] : tensor<1x64x1x1xf32>
+// CHECK: loop.reduce "sum" over [11] : tensor<64xf32>
+// CHECK: tensor.expand_shape
+// CHECK: loop.reduce "sum" over [{{.+}}] : tensor<1x64x1x1x{{[0-9]+}}xf32>
+// CHECK-NOT: tensor.expand_shape
+// CHECK: fx.output
+// NOCOLUMNS-LABEL: fx.graph @keepdim_channel_sums
+// NOCOLUMNS-NOT: tensor.expand_shape
+// NOCOLUMNS: fx.output
+fx.graph @keepdim_channel_sums(%x: tensor<2x300x300x64xf32>, %y: tensor<2x64x300x300xf32>) -> (tensor<1x64x1x1xf32>, tensor<1x64x1x1xf32>, tensor<1x64x1x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %0 = loop.reduce "sum" over [2, 300, 300] : tensor<1x64x1x1xf32> {
+  ^bb0(%i: index, %c: index, %j: index, %k: index, %n: index, %h: index, %w: index):
+    %v = loop.load %x[%n, %h, %w, %c] : tensor<2x300x300x64xf32>
+    loop.yield %v : f32
+  }
+  %1 = loop.reduce "sum" over [2, 300, 300] : tensor<1x64x1x1xf32> {
+  ^bb0(%i: index, %c: index, %j: index, %k: index, %n: index, %h: index, %w: index):
+    %v = loop.load %x[%n, %h, %w, %c] : tensor<2x300x300x64xf32>
+    %m = loop.load %0[%c0, %c, %c0, %c0] : tensor<1x64x1x1xf32>
+    %d = arith.subf %v, %m : f32
+    loop.yield %d : f32
+  }
+  %2 = loop.reduce "sum" over [2, 300, 300] : tensor<1x64x1x1xf32> {
+  ^bb0(%i: index, %c: index, %j: index, %k: index, %n: index, %h: index, %w: index):
+    %v = loop.load %y[%n, %c, %h, %w] : tensor<2x64x300x300xf32>
+    loop.yield %v : f32
+  }
+  fx.output %0, %1, %2 : tensor<1x64x1x1xf32>, tensor<1x64x1x1xf32>, tensor<1x64x1x1xf32>
+}

@@ -208,7 +208,10 @@ def SplitReductionsPass : Pass<"kiln-loop-split-reductions"> {
     positions, the chunk an extra *first* result dimension, so that each
     partial still reads along its innermost dimension and a GPU kernel
     whose lanes take consecutive results reads each row segment at once;
-    the partials' reduction splits again until they are few.
+    the partials' reduction splits again until they are few. One whose
+    result has unit dimensions after its columns' (a per-channel statistic
+    of a channels-last image kept as `[1, C, 1, 1]`) first drops them, and
+    its users read it through a `tensor.expand_shape`.
 
     Before:
     ```mlir
@@ -239,7 +242,8 @@ def SplitReductionsPass : Pass<"kiln-loop-split-reductions"> {
            "split those apart)">,
   ];
   let dependentDialects = ["::mlir::kiln::loop::LoopDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
 }
 
 def FuseSiblingsPass : Pass<"kiln-loop-fuse-siblings"> {
