@@ -106,7 +106,7 @@ CATALOGUE = [
     Mutation("merged-biases-reversed", "python/kiln/products.py",
              "([p.bias for p in products], 0)", "([p.bias for p in reversed(products)], 0)",
              "merged products' biases concatenated in the other order"),
-    Mutation("dense-order-unchecked", "python/kiln/backend.py",
+    Mutation("dense-order-unchecked", "python/kiln/layouts.py",
              "    return order if value.permute(order).is_contiguous() else None",
              "    return order",
              "an input with gaps or overlaps is read as if dense in its stride order"),
@@ -153,7 +153,7 @@ def main() -> int:
     parser.add_argument("--build-dir", type=Path, default=ROOT / "build")
     parser.add_argument("--pytest", default="python/tests/test_e2e.py python/tests/test_e2e_products.py "
                         "python/tests/test_e2e_runtime.py python/tests/test_backend.py "
-                        "python/tests/test_cache.py",
+                        "python/tests/test_layouts.py python/tests/test_cache.py",
                         help="the pytest files to run, space-separated")
     args = parser.parse_args()
 

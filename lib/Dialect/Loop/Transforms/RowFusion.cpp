@@ -8,6 +8,7 @@
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
@@ -237,42 +238,67 @@ static llvm::SmallSetVector<Value, 4> getLoadedTensors(Operation *node) {
   return loaded;
 }
 
+/// The values that `op` uses, its regions' included, defined outside it.
+static llvm::SetVector<Value> getUsedValues(Operation *op) {
+  llvm::SetVector<Value> used(op->operand_begin(), op->operand_end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  return used;
+}
+
+/// Whether every value that `op` uses is defined by `point` or before it
+/// (or outside their block), so that `op` may move right after it.
+static bool isReadyAfter(Operation *op, Operation *point) {
+  return llvm::all_of(getUsedValues(op), [&](Value value) {
+    Operation *definer = value.getDefiningOp();
+    return !definer || definer->getBlock() != point->getBlock() ||
+           definer == point || definer->isBeforeInBlock(point);
+  });
+}
+
 /// Groups `nodes` (of one block, in order) into kernels of siblings: each
 /// node that `canSeed` accepts takes the later ones that are `alike` it,
-/// read a tensor it reads and read none of the group; a group of two or
-/// more becomes a loop.kernel over `rows` of its seed's dimensions.
-/// Returns how many kernels it made.
+/// read a tensor it reads and depend on no member of the group (not even
+/// through other ops); a group of two or more becomes a loop.kernel over
+/// `rows` of its seed's dimensions. Returns how many kernels it made.
 template <typename NodeOp>
 static unsigned groupSiblings(RewriterBase &rewriter, ArrayRef<NodeOp> nodes,
                               function_ref<bool(NodeOp)> canSeed,
                               function_ref<bool(NodeOp, NodeOp)> alike,
                               function_ref<int64_t(NodeOp)> rows) {
-  SmallVector<llvm::SmallSetVector<Value, 4>> loadedBy = llvm::map_to_vector(
-      nodes, [](NodeOp node) { return getLoadedTensors(node); });
   DenseSet<Operation *> grouped;
   unsigned kernels = 0;
-  for (auto [index, seed] : llvm::enumerate(nodes)) {
+  for (NodeOp seed : nodes) {
     if (grouped.contains(seed) || !canSeed(seed))
       continue;
-    const llvm::SmallSetVector<Value, 4> &shared = loadedBy[index];
+    llvm::SmallSetVector<Value, 4> shared = getLoadedTensors(seed);
     SmallVector<Operation *> members = {seed};
-    for (size_t other = index + 1; other < nodes.size(); ++other) {
-      NodeOp sibling = nodes[other];
-      const llvm::SmallSetVector<Value, 4> &loaded = loadedBy[other];
-      if (grouped.contains(sibling) || !alike(seed, sibling))
+    // The members, and the ops that read them, directly or not.
+    DenseSet<Operation *> dependent = {seed};
+    for (Operation *op = seed->getNextNode(); op; op = op->getNextNode()) {
+      if (llvm::any_of(getUsedValues(op), [&](Value value) {
+            return dependent.contains(value.getDefiningOp());
+          })) {
+        dependent.insert(op);
         continue;
-      // Siblings read a common tensor and none of each other.
-      bool readsMember = llvm::any_of(members, [&](Operation *member) {
-        return loaded.contains(member->getResult(0));
-      });
-      if (readsMember || !llvm::any_of(loaded, [&](Value tensor) {
-            return shared.contains(tensor);
-          }))
+      }
+      auto sibling = dyn_cast<NodeOp>(op);
+      if (!sibling || grouped.contains(op) || !alike(seed, sibling) ||
+          !llvm::any_of(getLoadedTensors(sibling),
+                        [&](Value tensor) { return shared.contains(tensor); }))
         continue;
-      members.push_back(sibling);
+      members.push_back(op);
+      dependent.insert(op);
     }
-    if (members.size() < 2 ||
-        failed(groupIntoKernel(rewriter, members, rows(seed))))
+    if (members.size() < 2)
+      continue;
+    // Members whose inputs are ready move up to the member before them, so
+    // that readers of the earlier members in between (the reduction of a
+    // seed's partials, say) may follow the kernel.
+    for (auto [previous, member] : llvm::zip(ArrayRef(members).drop_back(),
+                                             ArrayRef(members).drop_front()))
+      if (isReadyAfter(member, previous))
+        rewriter.moveOpAfter(member, previous);
+    if (failed(groupIntoKernel(rewriter, members, rows(seed))))
       continue;
     ++kernels;
     grouped.insert(members.begin(), members.end());

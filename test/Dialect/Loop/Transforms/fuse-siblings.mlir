@@ -147,3 +147,58 @@ fx.graph @do_not_fuse_unlike_reductions(%g: tensor<512x64xf32>, %x: tensor<256x6
   }
   fx.output %0, %1, %2, %3 : tensor<64xf32>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
 }
+
+// -----
+
+// A variance's two sums of deviations from a mean (split partials, say),
+// with the reduction of the first's partials between them: the second moves
+// up to the first, and the kernel comes before that reader. A sibling that
+// reads the mean's reader cannot move up and stays outside.
+// CHECK-LABEL: fx.graph @siblings_move_up_past_readers
+// CHECK: %[[K:[0-9]+]]:2 = loop.kernel rows(2) -> tensor<8x64xf32>, tensor<8x64xf32> {
+// CHECK: loop.kernel_yield
+// CHECK: loop.reduce "sum" over [8] : tensor<64xf32>
+// CHECK-SAME: {
+// CHECK-NEXT: ^bb0
+// CHECK-NEXT: loop.load %[[K]]#0
+// CHECK-NOT: loop.kernel
+// CHECK: fx.output
+fx.graph @siblings_move_up_past_readers(%x: tensor<1024x64xf32>, %mean: tensor<64xf32>) -> (tensor<64xf32>, tensor<8x64xf32>, tensor<8x64xf32>) {
+  %0 = loop.reduce "sum" over [128] : tensor<8x64xf32> {
+  ^bb0(%c: index, %j: index, %r: index):
+    %c128 = arith.constant 128 : index
+    %s = arith.muli %c, %c128 : index
+    %k = arith.addi %s, %r : index
+    %v = loop.load %x[%k, %j] : tensor<1024x64xf32>
+    %m = loop.load %mean[%j] : tensor<64xf32>
+    %d = arith.subf %v, %m : f32
+    loop.yield %d : f32
+  }
+  %1 = loop.reduce "sum" over [8] : tensor<64xf32> {
+  ^bb0(%j: index, %r: index):
+    %v = loop.load %0[%r, %j] : tensor<8x64xf32>
+    loop.yield %v : f32
+  }
+  %2 = loop.reduce "sum" over [128] : tensor<8x64xf32> {
+  ^bb0(%c: index, %j: index, %r: index):
+    %c128 = arith.constant 128 : index
+    %s = arith.muli %c, %c128 : index
+    %k = arith.addi %s, %r : index
+    %v = loop.load %x[%k, %j] : tensor<1024x64xf32>
+    %m = loop.load %mean[%j] : tensor<64xf32>
+    %d = arith.subf %v, %m : f32
+    %q = arith.mulf %d, %d : f32
+    loop.yield %q : f32
+  }
+  %3 = loop.reduce "sum" over [128] : tensor<8x64xf32> {
+  ^bb0(%c: index, %j: index, %r: index):
+    %c128 = arith.constant 128 : index
+    %s = arith.muli %c, %c128 : index
+    %k = arith.addi %s, %r : index
+    %v = loop.load %x[%k, %j] : tensor<1024x64xf32>
+    %m = loop.load %1[%j] : tensor<64xf32>
+    %d = arith.subf %v, %m : f32
+    loop.yield %d : f32
+  }
+  fx.output %1, %2, %3 : tensor<64xf32>, tensor<8x64xf32>, tensor<8x64xf32>
+}
