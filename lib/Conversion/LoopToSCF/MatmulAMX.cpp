@@ -38,6 +38,8 @@ static constexpr int64_t kAMXTileRows = 16;
 static constexpr int64_t kAMXStep = 32;
 /// Rows and columns of the result per block: two tiles each way.
 static constexpr int64_t kAMXBlock = 32;
+static_assert(kAMXStep == kAMXBlock,
+              "a transposed left-hand side packs square blocks");
 /// Blocks of rows that a task computes against one panel, in turn (256
 /// rows): the panel stays in L2 meanwhile.
 static constexpr int64_t kAMXGroup = 8;
@@ -196,28 +198,80 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
   // The left-hand side: each row in steps of 32, whole vectors where the
   // row is stored along K and the step is whole.
   bool lhsTransposed = node.getTransposeLhs();
+  auto packByElement = [&](OpBuilder &b, ValueRange batch, Value row,
+                           Value first) {
+    SmallVector<Value> elements;
+    for (int64_t lane = 0; lane < kAMXStep; ++lane)
+      elements.push_back(elementOrZero(
+          b, lhs, batch, row,
+          arith::AddIOp::create(b, loc, first, index(b, lane)), m, k,
+          lhsTransposed));
+    vector::StoreOp::create(
+        b, loc, vector::FromElementsOp::create(b, loc, chunkType, elements),
+        packedLhs, at(batch, {row, first}));
+  };
+  // Stored [K, M] (a weight gradient's left-hand side): whole blocks of 32
+  // steps by 32 rows load along M, transpose in registers, store along K;
+  // others go by element.
+  auto packTransposedBlock = [&](OpBuilder &b, ValueRange batch,
+                                 Value firstRow, Value first) {
+    SmallVector<Value> vectors;
+    for (int64_t i = 0; i < kAMXStep; ++i)
+      vectors.push_back(vector::LoadOp::create(
+          b, loc, chunkType, lhs,
+          at(batch,
+             {arith::AddIOp::create(b, loc, first, index(b, i)), firstRow})));
+    // Five rounds of interleaving vector i with vector i + 16 transpose
+    // 32 x 32 elements.
+    SmallVector<int64_t> low, high;
+    for (int64_t lane = 0; lane < kAMXStep / 2; ++lane) {
+      llvm::append_values(low, lane, lane + kAMXStep);
+      llvm::append_values(high, lane + kAMXStep / 2,
+                          lane + kAMXStep + kAMXStep / 2);
+    }
+    for (int64_t round = 1; round < kAMXStep; round *= 2) {
+      SmallVector<Value> next;
+      for (int64_t i = 0; i < kAMXStep / 2; ++i) {
+        Value top = vectors[i], bottom = vectors[i + kAMXStep / 2];
+        next.push_back(vector::ShuffleOp::create(b, loc, top, bottom, low));
+        next.push_back(vector::ShuffleOp::create(b, loc, top, bottom, high));
+      }
+      vectors = std::move(next);
+    }
+    for (auto [r, vector] : llvm::enumerate(vectors))
+      vector::StoreOp::create(
+          b, loc, vector, packedLhs,
+          at(batch, {arith::AddIOp::create(b, loc, firstRow, index(b, r)),
+                     first}));
+  };
   emitNest(b, {rowBlocks}, [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
     Value firstRow = arith::MulIOp::create(b, loc, ivs[0], index(b, kAMXBlock));
+    if (lhsTransposed) {
+      Value wholeRows = lessOrEqual(
+          b, arith::AddIOp::create(b, loc, firstRow, index(b, kAMXBlock)), m);
+      forLoop(b, steps, [&](OpBuilder &b, Value step) {
+        Value first = arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
+        Value whole = arith::AndIOp::create(
+            b, loc, wholeRows,
+            lessOrEqual(
+                b, arith::AddIOp::create(b, loc, first, index(b, kAMXStep)),
+                k));
+        ifElse(
+            b, whole,
+            [&](OpBuilder &b) { packTransposedBlock(b, batch, firstRow, first); },
+            [&](OpBuilder &b) {
+              forLoop(b, index(b, kAMXBlock), [&](OpBuilder &b, Value r) {
+                packByElement(b, batch,
+                              arith::AddIOp::create(b, loc, firstRow, r), first);
+              });
+            });
+      });
+      return;
+    }
     forLoop(b, index(b, kAMXBlock), [&](OpBuilder &b, Value r) {
       Value row = arith::AddIOp::create(b, loc, firstRow, r);
       forLoop(b, steps, [&](OpBuilder &b, Value step) {
         Value first = arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
-        auto byElement = [&](OpBuilder &b) {
-          SmallVector<Value> elements;
-          for (int64_t lane = 0; lane < kAMXStep; ++lane)
-            elements.push_back(elementOrZero(
-                b, lhs, batch, row,
-                arith::AddIOp::create(b, loc, first, index(b, lane)), m, k,
-                lhsTransposed));
-          vector::StoreOp::create(
-              b, loc,
-              vector::FromElementsOp::create(b, loc, chunkType, elements),
-              packedLhs, at(batch, {row, first}));
-        };
-        if (lhsTransposed) {
-          byElement(b);
-          return;
-        }
         Value whole = isWholeChunk(b, row, m, first);
         ifElse(
             b, whole,
@@ -227,7 +281,7 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
               vector::StoreOp::create(b, loc, chunk, packedLhs,
                                       at(batch, {row, first}));
             },
-            byElement);
+            [&](OpBuilder &b) { packByElement(b, batch, row, first); });
       });
     });
   });

@@ -271,3 +271,22 @@ fx.graph @long_k(%a: tensor<8x600xf32>, %b: tensor<600x40xf32>) -> tensor<8x40xf
   %y = loop.matmul %a, %b : tensor<8x600xf32>, tensor<600x40xf32> -> tensor<8x40xf32>
   fx.output %y : tensor<8x40xf32>
 }
+
+// -----
+
+// With `amx`, a left-hand side stored [K, M] (a weight gradient's) packs
+// whole 32 x 32 blocks by loading 32 vectors along M and transposing them
+// in registers (five rounds of 32 shuffles), then storing along K; blocks
+// that overrun M or K go by element.
+// AMX-LABEL: func.func @transposed_lhs
+// AMX: scf.if
+// AMX-COUNT-32: vector.load %{{.+}} : memref<96x80xbf16>, vector<32xbf16>
+// AMX-COUNT-160: vector.shuffle
+// AMX-COUNT-32: vector.store %{{.+}} : memref<96x96xbf16>, vector<32xbf16>
+// AMX: } else {
+// AMX: memref.load %{{.+}} : memref<96x80xbf16>
+// AMX: amx.tile_mulf
+fx.graph @transposed_lhs(%a: tensor<96x80xbf16>, %b: tensor<96x64xbf16>) -> tensor<80x64xbf16> {
+  %y = loop.matmul %a, %b {transpose_lhs} : tensor<96x80xbf16>, tensor<96x64xbf16> -> tensor<80x64xbf16>
+  fx.output %y : tensor<80x64xbf16>
+}
