@@ -202,10 +202,10 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
                            Value first) {
     SmallVector<Value> elements;
     for (int64_t lane = 0; lane < kAMXStep; ++lane)
-      elements.push_back(elementOrZero(
-          b, lhs, batch, row,
-          arith::AddIOp::create(b, loc, first, index(b, lane)), m, k,
-          lhsTransposed));
+      elements.push_back(
+          elementOrZero(b, lhs, batch, row,
+                        arith::AddIOp::create(b, loc, first, index(b, lane)), m,
+                        k, lhsTransposed));
     vector::StoreOp::create(
         b, loc, vector::FromElementsOp::create(b, loc, chunkType, elements),
         packedLhs, at(batch, {row, first}));
@@ -213,8 +213,8 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
   // Stored [K, M] (a weight gradient's left-hand side): whole blocks of 32
   // steps by 32 rows load along M, transpose in registers, store along K;
   // others go by element.
-  auto packTransposedBlock = [&](OpBuilder &b, ValueRange batch,
-                                 Value firstRow, Value first) {
+  auto packTransposedBlock = [&](OpBuilder &b, ValueRange batch, Value firstRow,
+                                 Value first) {
     SmallVector<Value> vectors;
     for (int64_t i = 0; i < kAMXStep; ++i)
       vectors.push_back(vector::LoadOp::create(
@@ -241,8 +241,8 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
     for (auto [r, vector] : llvm::enumerate(vectors))
       vector::StoreOp::create(
           b, loc, vector, packedLhs,
-          at(batch, {arith::AddIOp::create(b, loc, firstRow, index(b, r)),
-                     first}));
+          at(batch,
+             {arith::AddIOp::create(b, loc, firstRow, index(b, r)), first}));
   };
   emitNest(b, {rowBlocks}, [&](OpBuilder &b, ValueRange batch, ValueRange ivs) {
     Value firstRow = arith::MulIOp::create(b, loc, ivs[0], index(b, kAMXBlock));
@@ -258,11 +258,14 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
                 k));
         ifElse(
             b, whole,
-            [&](OpBuilder &b) { packTransposedBlock(b, batch, firstRow, first); },
+            [&](OpBuilder &b) {
+              packTransposedBlock(b, batch, firstRow, first);
+            },
             [&](OpBuilder &b) {
               forLoop(b, index(b, kAMXBlock), [&](OpBuilder &b, Value r) {
                 packByElement(b, batch,
-                              arith::AddIOp::create(b, loc, firstRow, r), first);
+                              arith::AddIOp::create(b, loc, firstRow, r),
+                              first);
               });
             });
       });
