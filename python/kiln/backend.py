@@ -1136,12 +1136,18 @@ def _saved_outputs(kind: str, gm: torch.fx.GraphModule) -> Collection[int]:
     graph has them)."""
     context = torch._guards.TracingContext.try_get() if kind == "forward" else None
     metadata = getattr(context, "fw_metadata", None)
-    tensors = getattr(metadata, "tensors_saved_for_backwards_slice", None)
-    symbols = getattr(metadata, "symints_saved_for_backwards_slice", None)
-    if not isinstance(tensors, slice) or not isinstance(symbols, slice) or \
-            symbols.stop != len(_graph_outputs(gm)):
+    try:
+        # Slices of the outputs, from the end where symbols follow.
+        tensors = metadata.tensors_saved_for_backwards_slice
+        symbols = metadata.num_symints_saved_for_bw
+        outputs = len(_graph_outputs(gm))
+        saved = range(*tensors.indices(outputs))
+    except (AttributeError, AssertionError, TypeError):
         return ()
-    return range(tensors.start, tensors.stop)
+    # The graph's outputs must be those the metadata counts.
+    if not saved or saved.stop + symbols != outputs or saved.start != metadata.num_forward:
+        return ()
+    return saved
 
 
 def _report_output_strides(kind: str, strides: Sequence[Optional[Tuple[int, ...]]]) -> None:
