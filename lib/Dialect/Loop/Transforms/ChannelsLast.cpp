@@ -14,6 +14,7 @@
 #include "kiln/Dialect/Loop/Transforms/Passes.h"
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
@@ -32,10 +33,11 @@ using namespace mlir::kiln::loop;
 static constexpr int64_t kToLast[] = {0, 2, 3, 1};
 static constexpr int64_t kToFirst[] = {0, 3, 1, 2};
 
-/// Whether `node` can be stored channels-last: a 4-d pointwise node whose
-/// every use is a load inside a loop body or a constant `tensor.dim`.
-static bool isMovableImage(PointwiseOp node) {
-  if (node.getResultType().getRank() != 4)
+/// Whether `node` (a pointwise or reduce node) can be stored channels-last:
+/// a 4-d node whose every use is a load inside a loop body or a constant
+/// `tensor.dim`.
+static bool isMovableImage(Operation *node) {
+  if (cast<LoopNodeOpInterface>(node).getResultType().getRank() != 4)
     return false;
   return llvm::all_of(node->getUses(), [&](OpOperand &use) {
     Operation *user = use.getOwner();
@@ -47,34 +49,63 @@ static bool isMovableImage(PointwiseOp node) {
   });
 }
 
-/// `node` stored channels-last: a node over the permuted index space with
-/// the same body, each load and size query of it permuted.
-static void storeChannelsLast(RewriterBase &rewriter, PointwiseOp node) {
-  RankedTensorType type = node.getResultType();
+/// Whether `node`'s body reads channels-last images: it loads a 4-d
+/// tensor, and each 4-d tensor it loads (but at constant positions) it
+/// reads at its channel index last, past unit dimensions (an NHWC image, a
+/// per-channel statistic kept as [1, C, 1, 1]).
+static bool readsChannelsLast(Operation *node) {
+  Value channel = node->getRegion(0).front().getArgument(1);
+  bool reads = false;
+  WalkResult walk = node->walk([&](LoadOp load) {
+    auto type = cast<RankedTensorType>(load.getSource().getType());
+    if (type.getRank() != 4)
+      return WalkResult::advance();
+    int64_t innermost = 3;
+    while (innermost > 0 && type.getDimSize(innermost) == 1)
+      --innermost;
+    Value index = load.getIndices()[innermost];
+    if (index == channel) {
+      reads = true;
+      return WalkResult::advance();
+    }
+    return index.getDefiningOp<arith::ConstantOp>() ? WalkResult::advance()
+                                                    : WalkResult::interrupt();
+  });
+  return reads && !walk.wasInterrupted();
+}
+
+/// `node` (a pointwise or reduce node) stored channels-last: a node over
+/// the permuted result index space with the same body (a reduction's
+/// dimensions stay after the result's), each load and size query of it
+/// permuted.
+static void storeChannelsLast(RewriterBase &rewriter, Operation *node) {
+  RankedTensorType type = cast<LoopNodeOpInterface>(node).getResultType();
+  ValueRange dynamicSizes = cast<LoopNodeOpInterface>(node).getDynamicSizes();
   SmallVector<int64_t> shape;
   SmallVector<Value> sizes;
   for (int64_t dim : kToLast) {
     shape.push_back(type.getDimSize(dim));
     if (type.isDynamicDim(dim))
-      sizes.push_back(node.getDynamicSizes()[type.getDynamicDimIndex(dim)]);
+      sizes.push_back(dynamicSizes[type.getDynamicDimIndex(dim)]);
   }
   rewriter.setInsertionPoint(node);
-  auto moved = PointwiseOp::create(
-      rewriter, node.getLoc(),
-      RankedTensorType::get(shape, type.getElementType(), type.getEncoding()),
-      sizes);
-  moved->setDiscardableAttrs(node->getDiscardableAttrDictionary());
-  rewriter.inlineRegionBefore(node.getBody(), moved.getBody(),
-                              moved.getBody().end());
-  // The body's induction variables, in the new order of dimensions.
-  Block &body = moved.getBody().front();
-  SmallVector<BlockArgument> permuted;
-  for (int64_t dim : kToLast)
-    permuted.push_back(body.addArgument(rewriter.getIndexType(),
-                                        body.getArgument(dim).getLoc()));
+  Operation *moved = rewriter.clone(*node);
+  moved->getResult(0).setType(
+      RankedTensorType::get(shape, type.getElementType(), type.getEncoding()));
+  if (auto pointwise = dyn_cast<PointwiseOp>(moved))
+    pointwise.getDynamicSizesMutable().assign(sizes);
+  else
+    cast<ReduceOp>(moved).getDynamicSizesMutable().assign(sizes);
+  // The result's induction variables, in the new order of dimensions, ahead
+  // of the old ones, which they replace.
+  Block &body = moved->getRegion(0).front();
   for (int64_t dim = 0; dim < 4; ++dim)
-    rewriter.replaceAllUsesWith(body.getArgument(dim), permuted[kToFirst[dim]]);
-  body.eraseArguments(0, 4);
+    body.insertArgument(dim, rewriter.getIndexType(),
+                        body.getArgument(2 * dim).getLoc());
+  for (int64_t dim = 0; dim < 4; ++dim)
+    rewriter.replaceAllUsesWith(body.getArgument(4 + dim),
+                                body.getArgument(kToFirst[dim]));
+  body.eraseArguments(4, 4);
 
   for (OpOperand &use : llvm::make_early_inc_range(node->getUses())) {
     Operation *user = use.getOwner();
@@ -83,12 +114,12 @@ static void storeChannelsLast(RewriterBase &rewriter, PointwiseOp node) {
       SmallVector<Value> indices;
       for (int64_t dim : kToLast)
         indices.push_back(load.getIndices()[dim]);
-      rewriter.replaceOpWithNewOp<LoadOp>(load, moved.getResult(), indices);
+      rewriter.replaceOpWithNewOp<LoadOp>(load, moved->getResult(0), indices);
       continue;
     }
     auto dim = cast<tensor::DimOp>(user);
     rewriter.replaceOpWithNewOp<tensor::DimOp>(
-        dim, moved.getResult(), kToFirst[*dim.getConstantIndex()]);
+        dim, moved->getResult(0), kToFirst[*dim.getConstantIndex()]);
   }
   rewriter.eraseOp(node);
 }
@@ -146,16 +177,22 @@ struct ChannelsLastPass
       bool hasLibraryConvolution =
           llvm::any_of(block.getOps<ConvolutionOp>(),
                        [](ConvolutionOp op) { return op.getChannelsLast(); });
-      if (!allGraphs && !hasLibraryConvolution)
-        continue;
+      bool everyImage = allGraphs || hasLibraryConvolution;
       // Readers come after their producers: a node and its readers move in
-      // one sweep, each load permuted as its source moves.
-      SmallVector<PointwiseOp> images;
-      for (auto node : block.getOps<PointwiseOp>())
-        if (isMovableImage(node))
-          images.push_back(node);
-      for (PointwiseOp node : images)
-        storeChannelsLast(rewriter, node);
+      // one sweep, each load permuted as its source moves (so that a reader
+      // of a moved node then reads channels-last). Elsewhere, pointwise and
+      // reduce nodes that read channels-last images move (the gradient of
+      // a max pooling of NHWC images, say).
+      SmallVector<Operation *> nodes;
+      for (Operation &op : block)
+        if (isa<PointwiseOp, ReduceOp>(op))
+          nodes.push_back(&op);
+      for (Operation *node : nodes) {
+        if (!isMovableImage(node))
+          continue;
+        if (everyImage ? isa<PointwiseOp>(node) : readsChannelsLast(node))
+          storeChannelsLast(rewriter, node);
+      }
       // The library's transposes now copy tensors already in its layout.
       for (auto node : llvm::make_early_inc_range(block.getOps<PointwiseOp>()))
         if (Value copied = getCopiedTensor(node)) {

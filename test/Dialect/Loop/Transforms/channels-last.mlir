@@ -139,3 +139,81 @@ fx.graph @not_a_copy(%x: tensor<?x8x8x16xbf16>, %y: tensor<?x8x8x16xbf16>, %w: t
   %b = loop.convolution(%m) %t, %w {channels_last, dilation = array<i64: 1, 1>, groups = 1 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<?x8x8x16xbf16>, tensor<16x3x3x16xbf16> -> tensor<?x8x8x16xbf16>
   fx.output %b : tensor<?x8x8x16xbf16>
 }
+
+// -----
+
+// Without a library convolution, nodes that read channels-last images move:
+// a window sum over an NHWC input (a max pooling's gradient) computes
+// [N, H, W, C], and the transpose back to NHWC at the graph's end folds;
+// a per-channel sum kept as [1, C, 1, 1] becomes [1, 1, 1, C].
+// CHECK-LABEL: fx.graph @reads_channels_last
+// CHECK: %[[W:.+]] = loop.reduce "sum" over [3, 3] : tensor<2x6x6x8xf32> {
+// CHECK-NEXT: ^bb0(%[[N:.+]]: index, %[[H:.+]]: index, %[[X:.+]]: index, %[[C:.+]]: index, %[[R:.+]]: index, %[[S:.+]]: index):
+// CHECK: loop.load %arg0[%[[N]], %{{.+}}, %{{.+}}, %[[C]]] : tensor<2x6x6x8xf32>
+// CHECK: %[[SUM:.+]] = loop.reduce "sum" over [2, 6, 6] : tensor<1x1x1x8xf32>
+// CHECK: loop.pointwise : tensor<2x8x6x6xf32>
+// CHECK: loop.load %[[SUM]][%c0, %c0, %c0, %{{.+}}] : tensor<1x1x1x8xf32>
+// CHECK: fx.output %[[W]], %{{.+}}
+fx.graph @reads_channels_last(%x: tensor<2x6x6x8xf32>) -> (tensor<2x6x6x8xf32>, tensor<2x8x6x6xf32>) {
+  %c0 = arith.constant 0 : index
+  %c5 = arith.constant 5 : index
+  %w = loop.reduce "sum" over [3, 3] : tensor<2x8x6x6xf32> {
+  ^bb0(%n: index, %c: index, %h: index, %x0: index, %r: index, %s: index):
+    %hr = arith.addi %h, %r : index
+    %hh = arith.minsi %hr, %c5 : index
+    %xs = arith.addi %x0, %s : index
+    %xx = arith.minsi %xs, %c5 : index
+    %v = loop.load %x[%n, %hh, %xx, %c] : tensor<2x6x6x8xf32>
+    loop.yield %v : f32
+  }
+  %t = loop.pointwise : tensor<2x6x6x8xf32> {
+  ^bb0(%n: index, %h: index, %x0: index, %c: index):
+    %v = loop.load %w[%n, %c, %h, %x0] : tensor<2x8x6x6xf32>
+    loop.yield %v : f32
+  }
+  %sum = loop.reduce "sum" over [2, 6, 6] : tensor<1x8x1x1xf32> {
+  ^bb0(%i: index, %c: index, %j: index, %k: index, %n: index, %h: index, %x0: index):
+    %v = loop.load %x[%n, %h, %x0, %c] : tensor<2x6x6x8xf32>
+    loop.yield %v : f32
+  }
+  %d = loop.pointwise : tensor<2x8x6x6xf32> {
+  ^bb0(%n: index, %c: index, %h: index, %x0: index):
+    %v = loop.load %x[%n, %h, %x0, %c] : tensor<2x6x6x8xf32>
+    %m = loop.load %sum[%c0, %c, %c0, %c0] : tensor<1x8x1x1xf32>
+    %e = arith.subf %v, %m : f32
+    loop.yield %e : f32
+  }
+  fx.output %t, %d : tensor<2x6x6x8xf32>, tensor<2x8x6x6xf32>
+}
+
+// -----
+
+// Nodes that read an NCHW image, or one of each, stay.
+// CHECK-LABEL: fx.graph @reads_other_layouts
+// CHECK: loop.reduce "sum" over [3] : tensor<2x8x6x6xf32>
+// CHECK: loop.pointwise : tensor<2x8x6x6xf32>
+// CHECK: loop.pointwise : tensor<2x8x6x6xf32>
+fx.graph @reads_other_layouts(%x: tensor<2x6x6x8xf32>, %y: tensor<2x8x6x6xf32>) -> tensor<2x8x6x6xf32> {
+  %c5 = arith.constant 5 : index
+  %a = loop.reduce "sum" over [3] : tensor<2x8x6x6xf32> {
+  ^bb0(%n: index, %c: index, %h: index, %x0: index, %r: index):
+    %xr = arith.addi %x0, %r : index
+    %xx = arith.minsi %xr, %c5 : index
+    %v = loop.load %y[%n, %c, %h, %xx] : tensor<2x8x6x6xf32>
+    loop.yield %v : f32
+  }
+  %b = loop.pointwise : tensor<2x8x6x6xf32> {
+  ^bb0(%n: index, %c: index, %h: index, %x0: index):
+    %v = loop.load %x[%n, %h, %x0, %c] : tensor<2x6x6x8xf32>
+    %u = loop.load %a[%n, %c, %h, %x0] : tensor<2x8x6x6xf32>
+    %e = arith.addf %v, %u : f32
+    loop.yield %e : f32
+  }
+  %o = loop.pointwise : tensor<2x8x6x6xf32> {
+  ^bb0(%n: index, %c: index, %h: index, %x0: index):
+    %v = loop.load %b[%n, %c, %h, %x0] : tensor<2x8x6x6xf32>
+    %e = math.exp %v : f32
+    loop.yield %e : f32
+  }
+  fx.output %o : tensor<2x8x6x6xf32>
+}

@@ -353,15 +353,23 @@ def ExpandConvolutionsPass : Pass<"kiln-loop-expand-convolutions"> {
 }
 
 def ChannelsLastPass : Pass<"kiln-loop-channels-last"> {
-  let summary = "Stores image nodes channels-last around library convolutions";
+  let summary = "Stores image nodes channels-last around library convolutions "
+                "and channels-last images";
   let description = [{
     In each graph with a `channels_last` loop.convolution (every graph with
     `all-graphs`), every 4-d `loop.pointwise` node whose only uses are loads
     in loop bodies and constant `tensor.dim`s computes `[N, H, W, C]`
     instead of `[N, C, H, W]`: its index space is permuted, its body reads
-    the same values, and each load of it reads the permuted position. A
-    node that then copies a tensor of its own type unchanged (the transpose
-    that fed the library) folds away. Kernels between two convolutions then
+    the same values, and each load of it reads the permuted position. In
+    other graphs, such 4-d pointwise and `loop.reduce` nodes move where
+    they read channels-last images: every 4-d tensor they load (but at
+    constant positions) they read at the channel index last, past unit
+    dimensions (an NHWC input; a per-channel statistic kept as
+    `[1, C, 1, 1]`, which moves to `[1, 1, 1, C]`), as a max pooling's
+    gradient of NHWC images does; a reduction's own dimensions stay after
+    the result's. A node that then copies a tensor of its own type
+    unchanged (the transpose that fed the library, or that writes a
+    graph's NHWC result) folds away. Kernels between two convolutions then
     read and write the library's layout; the graph's inputs and results
     keep PyTorch's, transposed once at the graph's edges.
 
