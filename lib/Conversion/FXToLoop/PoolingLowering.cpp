@@ -394,12 +394,54 @@ static SmallVector<int64_t> getPoolingWindow(ArrayRef<int64_t> kernel) {
   return {getSpatialAttr(kernel, 0), getSpatialAttr(kernel, 1)};
 }
 
+/// The outputs along a spatial dimension whose windows a pooling gradient's
+/// gather tries for each input position: every window element k, or,
+/// strided without dilation, only those that can cover it (k congruent to
+/// the padded position modulo the stride): ceil(kernel / stride).
+static int64_t getCandidateCount(int64_t kernel, int64_t stride,
+                                 int64_t dilation) {
+  return dilation == 1 && stride > 1 ? llvm::divideCeil(kernel, stride)
+                                     : kernel;
+}
+
+/// The output whose window covers input `x` through candidate `j` (of
+/// getCandidateCount), clamped among the `outputs`, and whether it does.
+/// Strided without dilation, candidate j is window element
+/// (x + padding) mod stride + j * stride, of output
+/// (x + padding) div stride - j; otherwise window element j (getWindowAt).
+static std::pair<Value, Value>
+getCoveringOutput(OpBuilder &b, Location loc, Value x, Value j, int64_t kernel,
+                  int64_t padding, int64_t dilation, int64_t stride,
+                  Value outputs) {
+  if (getCandidateCount(kernel, stride, dilation) == kernel)
+    return getWindowAt(b, loc, x, j, padding, dilation, stride, outputs);
+  auto index = [&](int64_t value) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  };
+  Value padded = arith::AddIOp::create(b, loc, x, index(padding));
+  Value element = arith::AddIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, padded, index(stride)),
+      arith::MulIOp::create(b, loc, j, index(stride)));
+  Value out = arith::SubIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, padded, index(stride)), j);
+  auto compare = [&](arith::CmpIPredicate predicate, Value lhs, Value rhs) {
+    return arith::CmpIOp::create(b, loc, predicate, lhs, rhs).getResult();
+  };
+  Value covers = arith::AndIOp::create(
+      b, loc, compare(arith::CmpIPredicate::slt, element, index(kernel)),
+      arith::AndIOp::create(b, loc,
+                            compare(arith::CmpIPredicate::sge, out, index(0)),
+                            compare(arith::CmpIPredicate::slt, out, outputs)));
+  return {clampToRange(b, loc, out, outputs), covers};
+}
+
 /// Lowers fx.max_pool2d_with_indices_backward as a gather: each input
 /// position sums the incoming gradients of the outputs whose window covers it
 /// and whose index names it. Along each spatial dimension, window element k
 /// covers input h from output (h + padding - k * dilation) / stride when
-/// that divides exactly and lands among the outputs, so the reduction runs
-/// over the kernel's shape, as the forward's does.
+/// that divides exactly and lands among the outputs; the reduction runs
+/// over the candidates that may (getCandidateCount: 2 x 2 of a 3 x 3
+/// window of stride 2).
 struct MaxPoolBackwardLowering
     : OpRewritePattern<fx::MaxPool2dWithIndicesBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -413,6 +455,11 @@ struct MaxPoolBackwardLowering
     ArrayRef<int64_t> strides = pooling->strides;
     int64_t rank = pooling->rank;
     SmallVector<int64_t> window = getPoolingWindow(op.getKernelSize());
+    SmallVector<int64_t> candidates;
+    for (int64_t dim = 0; dim < 2; ++dim)
+      candidates.push_back(
+          getCandidateCount(window[dim], getSpatialAttr(strides, dim),
+                            getSpatialAttr(op.getDilation(), dim)));
     Location loc = op.getLoc();
     Value width = getDimSize(rewriter, loc, op.getSelf(), rank - 1);
     SmallVector<Value> outputs = {
@@ -420,16 +467,16 @@ struct MaxPoolBackwardLowering
         getDimSize(rewriter, loc, op.getGradOutput(), rank - 1)};
     Type sumDtype = getComputeDtype(resultType.getElementType(), true);
     Value result = buildPoolingGather(
-        rewriter, loc, resultType, op.getSelf(), window, sumDtype,
+        rewriter, loc, resultType, op.getSelf(), candidates, sumDtype,
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           SmallVector<Value> outIndices(ivs.take_front(rank - 2));
           Value covers;
           for (int64_t dim = 0; dim < 2; ++dim) {
-            auto [out, valid] =
-                getWindowAt(b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
-                            getSpatialAttr(op.getPadding(), dim),
-                            getSpatialAttr(op.getDilation(), dim),
-                            getSpatialAttr(strides, dim), outputs[dim]);
+            auto [out, valid] = getCoveringOutput(
+                b, loc, ivs[rank - 2 + dim], ivs[rank + dim], window[dim],
+                getSpatialAttr(op.getPadding(), dim),
+                getSpatialAttr(op.getDilation(), dim),
+                getSpatialAttr(strides, dim), outputs[dim]);
             covers =
                 covers
                     ? arith::AndIOp::create(b, loc, covers, valid).getResult()
@@ -642,6 +689,10 @@ struct AvgPoolBackwardLowering : OpRewritePattern<fx::AvgPool2dBackwardOp> {
     ArrayRef<int64_t> strides = pooling->strides;
     int64_t rank = pooling->rank;
     SmallVector<int64_t> window = getPoolingWindow(op.getKernelSize());
+    SmallVector<int64_t> candidates;
+    for (int64_t dim = 0; dim < 2; ++dim)
+      candidates.push_back(getCandidateCount(
+          window[dim], getSpatialAttr(strides, dim), /*dilation=*/1));
     Type sumDtype = getComputeDtype(resultType.getElementType(), true);
     SmallVector<Value> extents, outputs;
     for (int64_t dim = rank - 2; dim < rank; ++dim) {
@@ -650,14 +701,14 @@ struct AvgPoolBackwardLowering : OpRewritePattern<fx::AvgPool2dBackwardOp> {
           getDimSize(rewriter, op.getLoc(), op.getGradOutput(), dim));
     }
     Value result = buildPoolingGather(
-        rewriter, op.getLoc(), resultType, op.getSelf(), window, sumDtype,
+        rewriter, op.getLoc(), resultType, op.getSelf(), candidates, sumDtype,
         [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
           SmallVector<Value> outIndices(ivs.take_front(rank - 2));
           SmallVector<Value> outs;
           Value covers;
           for (int64_t dim = 0; dim < 2; ++dim) {
-            auto [out, valid] = getWindowAt(
-                b, loc, ivs[rank - 2 + dim], ivs[rank + dim],
+            auto [out, valid] = getCoveringOutput(
+                b, loc, ivs[rank - 2 + dim], ivs[rank + dim], window[dim],
                 getSpatialAttr(op.getPadding(), dim),
                 /*dilation=*/1, getSpatialAttr(strides, dim), outputs[dim]);
             covers =

@@ -83,7 +83,7 @@ fx.graph @dynamic_avg_pool_ceil_mode(%x: tensor<2x3x?x7xf32>) -> tensor<2x3x?x4x
 // -----
 
 // The gradients of pooling images of any size gather over the outputs that
-// may cover each input position, up to the run-time output extents; the
+// may cover each input position (2 x 2 of a 3 x 3 window at stride 2), up to the run-time output extents; the
 // max pooling gradient matches indices by the run-time width; adaptive
 // pooling over a run-time extent tries every output (3 by 1 here).
 // CHECK-LABEL: fx.graph @dynamic_pooling_gradients
@@ -92,10 +92,10 @@ fx.graph @dynamic_avg_pool_ceil_mode(%x: tensor<2x3x?x7xf32>) -> tensor<2x3x?x4x
 // CHECK: %[[N:.+]] = tensor.dim %arg1, %c0
 // CHECK: %[[H:.+]] = tensor.dim %arg1, %c2
 // CHECK: %[[W2:.+]] = tensor.dim %arg1, %c3
-// CHECK: loop.reduce "sum"(%[[N]], %[[H]], %[[W2]]) over [3, 3] : tensor<?x2x?x?xf32>
+// CHECK: loop.reduce "sum"(%[[N]], %[[H]], %[[W2]]) over [2, 2] : tensor<?x2x?x?xf32>
 // CHECK: arith.cmpi slt, %{{.+}}, %[[OH]] : index
 // CHECK: arith.muli %{{.+}}, %[[W]] : index
-// CHECK: loop.reduce "sum"(%{{.+}}, %{{.+}}, %{{.+}}) over [3, 3] : tensor<?x2x?x?xf32>
+// CHECK: loop.reduce "sum"(%{{.+}}, %{{.+}}, %{{.+}}) over [2, 2] : tensor<?x2x?x?xf32>
 // CHECK: arith.divf
 // CHECK: loop.reduce "sum"(%{{.+}}, %{{.+}}, %{{.+}}) over [3, 1] : tensor<?x2x?x?xf32>
 // CHECK: arith.divui
@@ -174,15 +174,22 @@ fx.graph @integer_max_pool(%x: tensor<1x2x4x4xsi32>) -> tensor<1x2x2x2xsi32> {
 
 // -----
 
-// max pooling's gradient gathers: input (h, w) sums, over the kernel's
-// window elements k, the gradient of output (h + padding - k) / stride where
-// that divides exactly, lands among the outputs and names (h, w).
+// max pooling's gradient gathers: input (h, w) sums, over the window
+// elements k that may cover it (k = (h + padding) mod stride + j stride,
+// 2 of the 3 per dimension at stride 2), the gradient of output
+// (h + padding) div stride - j where that lands among the outputs and
+// names (h, w).
 // CHECK-LABEL: fx.graph @max_pool_backward
-// CHECK: loop.reduce "sum" over [3, 3] : tensor<1x2x5x5xf32>
-// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[H:.+]]: index, %[[W:.+]]: index, %[[KH:.+]]: index, %[[KW:.+]]: index):
-// CHECK: %[[T:.+]] = arith.subi %{{.+}}, %[[KH]]
-// CHECK: %[[OH:.+]] = arith.divsi %[[T]], %c2
-// CHECK: arith.remsi %[[T]], %c2
+// CHECK: loop.reduce "sum" over [2, 2] : tensor<1x2x5x5xf32>
+// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[H:.+]]: index, %[[W:.+]]: index, %[[JH:.+]]: index, %[[JW:.+]]: index):
+// CHECK: %[[P:.+]] = arith.addi %[[H]], %c1
+// CHECK: %[[K0:.+]] = arith.remui %[[P]], %c2
+// CHECK: %[[STEP:.+]] = arith.muli %[[JH]], %c2
+// CHECK: %[[K:.+]] = arith.addi %[[K0]], %[[STEP]]
+// CHECK: %[[O0:.+]] = arith.divui %[[P]], %c2
+// CHECK: %[[OH:.+]] = arith.subi %[[O0]], %[[JH]]
+// CHECK: arith.cmpi slt, %[[K]], %c3
+// CHECK: arith.cmpi sge, %[[OH]], %c0
 // CHECK: %[[PLANE:.+]] = arith.addi %{{.+}}, %[[W]]
 // CHECK: %[[INDEX:.+]] = loop.load %arg2
 // CHECK: %[[POS:.+]] = arith.index_cast %[[PLANE]] : index to i64
@@ -213,15 +220,14 @@ fx.graph @adaptive_avg_pool_backward(%g: tensor<2x3x3x3xf32>, %x: tensor<2x3x7x7
 // -----
 
 // avg_pool2d's gradient gathers too: input position h receives, for each
-// window element k, the gradient of output (h + padding - k) / stride over
-// that output's divisor (here the window clipped to the input, without the
-// padding).
+// window element k that may cover it, the gradient of output
+// (h + padding - k) / stride over that output's divisor (here the window
+// clipped to the input, without the padding).
 // CHECK-LABEL: fx.graph @avg_pool_backward
-// CHECK: loop.reduce "sum" over [3, 3] : tensor<1x2x5x5xf32>
-// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[H:.+]]: index, %[[W:.+]]: index, %[[KH:.+]]: index, %[[KW:.+]]: index):
-// CHECK: %[[T:.+]] = arith.subi %{{.+}}, %[[KH]]
-// CHECK: arith.divsi %[[T]], %c2
-// CHECK: arith.remsi %[[T]], %c2
+// CHECK: loop.reduce "sum" over [2, 2] : tensor<1x2x5x5xf32>
+// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[H:.+]]: index, %[[W:.+]]: index, %[[JH:.+]]: index, %[[JW:.+]]: index):
+// CHECK: arith.remui %{{.+}}, %c2
+// CHECK: arith.divui %{{.+}}, %c2
 // CHECK: %[[GRAD:.+]] = loop.load %arg0
 // CHECK: arith.maxsi
 // CHECK: arith.minsi
