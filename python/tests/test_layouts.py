@@ -264,3 +264,45 @@ def test_training_steps_exchange_channels_last_images(tmp_path, monkeypatch):
     assert backward.code.count("torch.channels_last") == 1, backward.code
     for region in regions(backward):
         assert region.artifact._plans, f"a copy at each call:\n{region.graph_text}"
+
+
+def test_training_step_right_whatever_strides_the_backward_is_told(tmp_path):
+    """AOTAutograd (here torch 1.x's, which does not restride saved tensors
+    by what the forward reports) may give the backward graph saved images
+    with eager's strides while the forward wrote them channels-last: the
+    backward's regions then copy what comes otherwise, its views stay
+    viewable, and the gradients are eager's."""
+    import torch.utils._pytree as pytree
+    from functorch.compile import aot_function, make_boxed_func
+
+    from kiln.importer import DECOMPOSITIONS
+
+    compiled_graphs = []
+
+    def compiler(saves):
+        def compile_graph(gm, example_inputs):
+            output = next(n for n in gm.graph.nodes if n.op == "output")
+            outputs = len(pytree.tree_flatten(output.args[0])[0])
+            compiled_graphs.append(compile_aten_graph(
+                gm, example_inputs, saved_outputs=range(1 if saves else outputs, outputs),
+                options=Options(cache_dir=tmp_path, channels_last=True)))
+            return make_boxed_func(compiled_graphs[-1])
+        return compile_graph
+
+    def step(x, w1, w2, scale, shift):
+        loss, _, h, _ = forward_step(x, w1, w2, scale, shift)
+        return loss + h.flatten(1).square().sum()
+
+    generator = torch.Generator().manual_seed(25)
+    shapes = [(2, 3, 8, 6), (4, 3, 3, 3), (4, 4, 3, 3), (4, 1, 1), (4, 1, 1)]
+    args = [torch.randn(*s, generator=generator).requires_grad_() for s in shapes]
+    compiled = aot_function(step, compiler(True), compiler(False),
+                            decompositions=DECOMPOSITIONS)
+    compiled(*args).backward()
+    forward = compiled_graphs[0]
+    assert any(len(s or ()) == 4 and s[1] == 1 for s in forward.kiln_output_strides), \
+        forward.kiln_output_strides  # A saved image, channels-last.
+    expected = [a.detach().clone().requires_grad_() for a in args]
+    step(*expected).backward()
+    for got, want in zip(args, expected):
+        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-4)
