@@ -38,8 +38,7 @@ static constexpr int64_t kAMXTileRows = 16;
 static constexpr int64_t kAMXStep = 32;
 /// Rows and columns of the result per block: two tiles each way.
 static constexpr int64_t kAMXBlock = 32;
-static_assert(kAMXStep == kAMXBlock,
-              "a transposed left-hand side packs square blocks");
+static_assert(kAMXStep == kAMXBlock, "transposed operands pack square blocks");
 /// Blocks of rows that a task computes against one panel, in turn (256
 /// rows): the panel stays in L2 meanwhile.
 static constexpr int64_t kAMXGroup = 8;
@@ -98,6 +97,33 @@ Value MatmulLoops::emitPrepackedAMXConstant(OpBuilder &b) {
       HeapAsmResourceBlob::allocateAndCopyInferAlign(
           ArrayRef<uint16_t>(packedBits)));
   return emitConstantGlobal(b, loc, value);
+}
+
+/// The transpose of a square matrix whose rows are `rows` (n vectors of n
+/// elements, n a power of two): log2(n) rounds that interleave row i with
+/// row i + n/2, each a pair of shuffles.
+static SmallVector<Value> transposeInRegisters(OpBuilder &b, Location loc,
+                                               ArrayRef<Value> rows) {
+  int64_t n = rows.size();
+  assert(llvm::isPowerOf2_64(n) &&
+         cast<VectorType>(rows.front().getType()).getNumElements() == n &&
+         "a square matrix of a power of two");
+  SmallVector<int64_t> low, high;
+  for (int64_t lane = 0; lane < n / 2; ++lane) {
+    llvm::append_values(low, lane, lane + n);
+    llvm::append_values(high, lane + n / 2, lane + n + n / 2);
+  }
+  SmallVector<Value> vectors(rows);
+  for (int64_t round = 1; round < n; round *= 2) {
+    SmallVector<Value> next;
+    for (int64_t i = 0; i < n / 2; ++i) {
+      Value top = vectors[i], bottom = vectors[i + n / 2];
+      next.push_back(vector::ShuffleOp::create(b, loc, top, bottom, low));
+      next.push_back(vector::ShuffleOp::create(b, loc, top, bottom, high));
+    }
+    vectors = std::move(next);
+  }
+  return vectors;
 }
 
 void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
@@ -221,24 +247,8 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
           b, loc, chunkType, lhs,
           at(batch,
              {arith::AddIOp::create(b, loc, first, index(b, i)), firstRow})));
-    // Five rounds of interleaving vector i with vector i + 16 transpose
-    // 32 x 32 elements.
-    SmallVector<int64_t> low, high;
-    for (int64_t lane = 0; lane < kAMXStep / 2; ++lane) {
-      llvm::append_values(low, lane, lane + kAMXStep);
-      llvm::append_values(high, lane + kAMXStep / 2,
-                          lane + kAMXStep + kAMXStep / 2);
-    }
-    for (int64_t round = 1; round < kAMXStep; round *= 2) {
-      SmallVector<Value> next;
-      for (int64_t i = 0; i < kAMXStep / 2; ++i) {
-        Value top = vectors[i], bottom = vectors[i + kAMXStep / 2];
-        next.push_back(vector::ShuffleOp::create(b, loc, top, bottom, low));
-        next.push_back(vector::ShuffleOp::create(b, loc, top, bottom, high));
-      }
-      vectors = std::move(next);
-    }
-    for (auto [r, vector] : llvm::enumerate(vectors))
+    for (auto [r, vector] :
+         llvm::enumerate(transposeInRegisters(b, loc, vectors)))
       vector::StoreOp::create(
           b, loc, vector, packedLhs,
           at(batch,
@@ -342,47 +352,96 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
       return;
     }
     // Stored [N, K] (a linear layer's weight): a column's pairs are
-    // adjacent, 16 of them per step of 32.
-    forLoop(b, index(b, kAMXBlock), [&](OpBuilder &b, Value c) {
+    // adjacent, 16 of them per step of 32. A whole panel's step loads each
+    // column's 16 pairs as a vector, and two 16 x 16 transposes of pairs
+    // give each pair's 32 columns; other steps go column by column.
+    auto packColumnStep = [&](OpBuilder &b, Value c, Value step) {
       Value column = arith::AddIOp::create(b, loc, firstColumn, c);
       Value lane = arith::MulIOp::create(b, loc, c, index(b, 2));
-      forLoop(b, steps, [&](OpBuilder &b, Value step) {
-        Value first = arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
-        Value firstPair =
-            arith::MulIOp::create(b, loc, step, index(b, kAMXStep / 2));
-        auto storePair = [&](OpBuilder &b, int64_t p, Value pairValue) {
-          vector::StoreOp::create(
-              b, loc, pairValue, packedRhs,
-              at(batch,
-                 {panel, arith::AddIOp::create(b, loc, firstPair, index(b, p)),
-                  lane}));
-        };
-        Value whole = isWholeChunk(b, column, n, first);
-        ifElse(
-            b, whole,
-            [&](OpBuilder &b) {
-              Value chunk = vector::LoadOp::create(b, loc, chunkType, rhs,
-                                                   at(batch, {column, first}));
-              for (int64_t p = 0; p < kAMXStep / 2; ++p)
-                storePair(b, p,
-                          vector::ExtractStridedSliceOp::create(
-                              b, loc, chunk, ArrayRef<int64_t>{2 * p},
-                              ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1}));
-            },
-            [&](OpBuilder &b) {
-              for (int64_t p = 0; p < kAMXStep / 2; ++p) {
-                SmallVector<Value> elements;
-                for (int64_t j = 0; j < 2; ++j)
-                  elements.push_back(elementOrZero(
-                      b, rhs, batch,
-                      arith::AddIOp::create(b, loc, first, index(b, 2 * p + j)),
-                      column, k, n, /*transposed=*/true));
-                storePair(
-                    b, p,
-                    vector::FromElementsOp::create(b, loc, pairType, elements));
-              }
-            });
-      });
+      Value first = arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
+      Value firstPair =
+          arith::MulIOp::create(b, loc, step, index(b, kAMXStep / 2));
+      auto storePair = [&](OpBuilder &b, int64_t p, Value pairValue) {
+        vector::StoreOp::create(
+            b, loc, pairValue, packedRhs,
+            at(batch,
+               {panel, arith::AddIOp::create(b, loc, firstPair, index(b, p)),
+                lane}));
+      };
+      Value whole = isWholeChunk(b, column, n, first);
+      ifElse(
+          b, whole,
+          [&](OpBuilder &b) {
+            Value chunk = vector::LoadOp::create(b, loc, chunkType, rhs,
+                                                 at(batch, {column, first}));
+            for (int64_t p = 0; p < kAMXStep / 2; ++p)
+              storePair(b, p,
+                        vector::ExtractStridedSliceOp::create(
+                            b, loc, chunk, ArrayRef<int64_t>{2 * p},
+                            ArrayRef<int64_t>{2}, ArrayRef<int64_t>{1}));
+          },
+          [&](OpBuilder &b) {
+            for (int64_t p = 0; p < kAMXStep / 2; ++p) {
+              SmallVector<Value> elements;
+              for (int64_t j = 0; j < 2; ++j)
+                elements.push_back(elementOrZero(
+                    b, rhs, batch,
+                    arith::AddIOp::create(b, loc, first, index(b, 2 * p + j)),
+                    column, k, n, /*transposed=*/true));
+              storePair(
+                  b, p,
+                  vector::FromElementsOp::create(b, loc, pairType, elements));
+            }
+          });
+    };
+    auto packPanelStep = [&](OpBuilder &b, Value step) {
+      Value first = arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
+      Value firstPair =
+          arith::MulIOp::create(b, loc, step, index(b, kAMXStep / 2));
+      auto pairsType = VectorType::get({kAMXStep / 2}, b.getI32Type());
+      SmallVector<Value> columns;
+      for (int64_t c = 0; c < kAMXBlock; ++c)
+        columns.push_back(vector::BitCastOp::create(
+            b, loc, pairsType,
+            vector::LoadOp::create(
+                b, loc, chunkType, rhs,
+                at(batch,
+                   {arith::AddIOp::create(b, loc, firstColumn, index(b, c)),
+                    first}))));
+      SmallVector<Value> left = transposeInRegisters(
+          b, loc, ArrayRef(columns).take_front(kAMXBlock / 2));
+      SmallVector<Value> right = transposeInRegisters(
+          b, loc, ArrayRef(columns).drop_front(kAMXBlock / 2));
+      SmallVector<int64_t> both =
+          llvm::to_vector(llvm::seq<int64_t>(0, kAMXBlock));
+      for (int64_t p = 0; p < kAMXStep / 2; ++p) {
+        Value row = vector::ShuffleOp::create(b, loc, left[p], right[p], both);
+        vector::StoreOp::create(
+            b, loc,
+            vector::BitCastOp::create(
+                b, loc, VectorType::get({2 * kAMXBlock}, bf16), row),
+            packedRhs,
+            at(batch,
+               {panel, arith::AddIOp::create(b, loc, firstPair, index(b, p)),
+                index(b, 0)}));
+      }
+    };
+    forLoop(b, steps, [&](OpBuilder &b, Value step) {
+      Value whole = arith::AndIOp::create(
+          b, loc, wholePanel,
+          lessOrEqual(
+              b,
+              arith::AddIOp::create(
+                  b, loc,
+                  arith::MulIOp::create(b, loc, step, index(b, kAMXStep)),
+                  index(b, kAMXStep)),
+              k));
+      ifElse(
+          b, whole, [&](OpBuilder &b) { packPanelStep(b, step); },
+          [&](OpBuilder &b) {
+            forLoop(b, index(b, kAMXBlock),
+                    [&](OpBuilder &b, Value c) { packColumnStep(b, c, step); });
+          });
     });
   };
   if (!prepackedRhs)

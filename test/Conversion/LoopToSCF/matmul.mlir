@@ -48,7 +48,9 @@
 // With `amx` (and 64-byte vectors), more than 16 rows run on AMX tiles:
 // the runtime asks the OS for them, both operands are packed (x into rows
 // of whole 32-step chunks, the weight into panels of 32 columns, its pairs
-// of steps adjacent), and each 32 x 32 block of the result sums over K in
+// of steps adjacent: a whole panel's step transposes its columns' 16 pairs
+// in registers, two 16 x 16 blocks of 32-bit pairs, the last panel goes
+// column by column), and each 32 x 32 block of the result sums over K in
 // four tiles, stored through a buffer and rounded row by row.
 // AMX-LABEL: func.func @linear
 // AMX: vector.fma
@@ -58,6 +60,12 @@
 // AMX: %[[B:.+]] = memref.alloc() {alignment = 64 : i64} : memref<4x32x64xbf16>
 // AMX: vector.load %{{.+}} : memref<?x64xbf16>, vector<32xbf16>
 // AMX: vector.store %{{.+}}, %[[A]]
+// AMX: vector.load %{{.+}} : memref<100x64xbf16>, vector<32xbf16>
+// AMX: vector.bitcast %{{.+}} : vector<32xbf16> to vector<16xi32>
+// AMX-COUNT-144: vector.shuffle
+// AMX: vector.bitcast %{{.+}} : vector<32xi32> to vector<64xbf16>
+// AMX: vector.store %{{.+}}, %[[B]]
+// AMX: } else {
 // AMX: vector.load %{{.+}} : memref<100x64xbf16>, vector<32xbf16>
 // AMX-COUNT-16: vector.extract_strided_slice
 // AMX: amx.tile_zero : !amx.tile<16x16xf32>
