@@ -517,3 +517,25 @@ def test_long_sorts(device, tmp_path):
     for (got_values, got_indices), (want_values, want_indices) in zip(compiled(*args), fn(*args)):
         torch.testing.assert_close(got_values, want_values, equal_nan=True, rtol=0, atol=0)
         assert torch.equal(got_indices, want_indices)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_max_and_min_propagate_nan(device, tmp_path, dtype):
+    """A NaN anywhere in a row (in any of the interleaved vector
+    accumulators, the last vector, the scalar tail, first or last) makes the
+    row's max and min NaN, and its softmax; rows without one are exact."""
+    generator = torch.Generator().manual_seed(42)
+    length = 263  # 8 vectors of 32 bytes' lanes and more, then a tail
+    positions = [0, 5, 17, 40, 100, 200, 255, 256, 262]
+    x = torch.randn(len(positions) + 2, length, generator=generator)
+    for row, position in enumerate(positions):
+        x[row, position] = float("nan")
+    x[-1, 3], x[-1, 250] = float("inf"), float("-inf")
+    x = x.to(dtype)
+
+    def fn(x):
+        return x.amax(-1), x.amin(-1), torch.softmax(x.float(), -1)
+
+    compiled = kiln.compile(fn, [x.to(device)], cache_dir=tmp_path)
+    for got, want in zip(compiled(x.to(device)), fn(x)):
+        torch.testing.assert_close(got.cpu(), want, equal_nan=True, rtol=1e-5, atol=1e-6)

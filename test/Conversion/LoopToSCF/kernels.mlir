@@ -2,20 +2,29 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-scf='vector-bytes=0' | FileCheck %s --check-prefix=SCALAR
 
 // Tests that a kernel runs its rows in parallel and, in each row, its nodes
-// in order: the maximum accumulates in vectors, then a scalar tail, into a
-// register that the next node reads; only the yielded node is stored, as
-// vectors.
+// in order: the maximum accumulates in four interleaved vectors (a compare
+// and a select each, NaN kept), which combine, then in one vector, then a
+// scalar tail, into a register that the next node reads; only the yielded
+// node is stored, as vectors.
 // CHECK-LABEL: func.func @kernel
 // SCALAR-LABEL: func.func @kernel
 // CHECK-SAME: (%[[X:.+]]: memref<8x64xf32>, %[[OUT:.+]]: memref<8x64xf32>)
 // CHECK-NOT: memref.alloc
 // CHECK: scf.parallel (%[[I:.+]]) =
+// CHECK: scf.for %{{.+}} step %c32{{.*}} iter_args({{.+}}) -> (vector<8xf32>, vector<8xf32>, vector<8xf32>, vector<8xf32>)
+// CHECK: %[[V0:.+]] = vector.load %[[X]][%[[I]], %{{.+}}]
+// CHECK: %[[PAST:.+]] = arith.cmpf ogt, %[[V0]], %{{.+}} : vector<8xf32>
+// CHECK: %[[NAN:.+]] = arith.cmpf uno, %[[V0]], %[[V0]] : vector<8xf32>
+// CHECK: %[[KEPT:.+]] = arith.select %[[PAST]], %[[V0]], %{{.+}}
+// CHECK: arith.select %[[NAN]], %[[V0]], %[[KEPT]]
+// CHECK-COUNT-3: arith.cmpf ogt
 // CHECK: %[[LANES:.+]] = scf.for %{{.+}} iter_args(%{{.+}}) -> (vector<8xf32>)
-// CHECK: vector.load %[[X]][%[[I]], %{{.+}}]
-// CHECK: arith.maximumf %{{.+}}, %{{.+}} : vector<8xf32>
 // CHECK: scf.for %{{.+}} iter_args(%{{.+}}) -> (f32)
 // CHECK: vector.extract %[[LANES]][7]
-// CHECK-NEXT: %[[MAX:.+]] = arith.maximumf
+// CHECK-NEXT: arith.cmpf ogt
+// CHECK-NEXT: arith.cmpf uno
+// CHECK-NEXT: arith.select
+// CHECK-NEXT: %[[MAX:.+]] = arith.select
 // CHECK: scf.for
 // CHECK: %[[V:.+]] = vector.load %[[X]][%[[I]], %{{.+}}]
 // CHECK: %[[B:.+]] = vector.broadcast %[[MAX]] : f32 to vector<8xf32>

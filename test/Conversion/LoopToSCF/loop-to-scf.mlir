@@ -179,7 +179,10 @@ fx.graph @aligned_rows(%x: tensor<4x16xf32>) -> tensor<4x16xf32> {
 // CHECK: %[[ACC:.+]] = scf.for %[[K:.+]] = %{{.+}} to %{{.+}} step %{{.+}} iter_args(%[[A:.+]] = %[[INIT]]) -> (f32) {
 // CHECK: %[[V:.+]] = memref.load %{{.+}}[%[[I]], %[[K]]]
 // CHECK: %[[W:.+]] = arith.extf %[[V]] : bf16 to f32
-// CHECK: %[[M:.+]] = arith.maximumf %[[A]], %[[W]] : f32
+// CHECK: %[[PAST:.+]] = arith.cmpf ogt, %[[W]], %[[A]] : f32
+// CHECK: %[[NAN:.+]] = arith.cmpf uno, %[[W]], %[[W]] : f32
+// CHECK: %[[KEPT:.+]] = arith.select %[[PAST]], %[[W]], %[[A]] : f32
+// CHECK: %[[M:.+]] = arith.select %[[NAN]], %[[W]], %[[KEPT]] : f32
 // CHECK: scf.yield %[[M]] : f32
 // CHECK: %[[R:.+]] = arith.truncf %[[ACC]] : f32 to bf16
 // CHECK: memref.store %[[R]], %{{.+}}[%[[I]]] : memref<4xbf16>
