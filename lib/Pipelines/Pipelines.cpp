@@ -81,11 +81,11 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   expand.directDepth = options.directConvolutionDepth;
   expand.library = target.libraryConvolutions;
   graphPm.addPass(loop::createExpandConvolutionsPass(expand));
-  if (target.libraryConvolutions || options.channelsLast) {
-    loop::ChannelsLastPassOptions channelsLast;
-    channelsLast.allGraphs = options.channelsLast;
-    graphPm.addPass(loop::createChannelsLastPass(channelsLast));
-  }
+  // Images around library convolutions (every image with channels-last),
+  // and nodes that read channels-last images, computed [N, H, W, C].
+  loop::ChannelsLastPassOptions channelsLast;
+  channelsLast.allGraphs = options.channelsLast;
+  graphPm.addPass(loop::createChannelsLastPass(channelsLast));
   graphPm.addPass(createCanonicalizerPass());
   // Upstream's cse, with loop nodes hashed with their bodies: under its own
   // hash, it compares every pair of nodes of a type.

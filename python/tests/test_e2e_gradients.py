@@ -618,10 +618,12 @@ def test_max_pool_indices(device, tmp_path):
 def test_max_pool_backward(device, tmp_path):
     """max_pool2d's gradient, gathered: every input position sums the
     gradients of the outputs whose index names it (overlapping windows,
-    padding, strides, dilation, ceil mode), against PyTorch's scatter."""
+    padding, strides past the window and within it, dilation, ceil mode),
+    against PyTorch's scatter."""
     aten = torch.ops.aten
     configs = [((3, 3), (2, 2), (1, 1), (1, 1), False), ((2, 2), (1, 1), (0, 0), (2, 2), False),
-               ((3, 3), (2, 2), (0, 0), (1, 1), True)]
+               ((3, 3), (2, 2), (0, 0), (1, 1), True), ((2, 2), (3, 3), (0, 0), (1, 1), False),
+               ((5, 3), (2, 3), (2, 1), (1, 1), True)]
 
     def fn(x, *grads):
         results = []
@@ -643,6 +645,29 @@ def test_max_pool_backward(device, tmp_path):
         torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-5)
 
 
+def test_max_pool_backward_of_channels_last_images(device, tmp_path):
+    """The gradient of a max pooling of NHWC images (as the backward of a
+    channels-last network reads them) is computed [N, H, W, C] and written
+    NHWC without a transpose, and is PyTorch's."""
+    aten = torch.ops.aten
+
+    def fn(x, g, indices):
+        x, g, indices = (t.permute(0, 3, 1, 2) for t in (x, g, indices))
+        grad = aten.max_pool2d_with_indices_backward(g, x, [3, 3], [2, 2], [1, 1], [1, 1],
+                                                     False, indices)
+        return grad.permute(0, 2, 3, 1)
+    generator = torch.Generator().manual_seed(12)
+
+    def inputs():
+        x = torch.randn(2, 5, 9, 10, generator=generator).round(decimals=1)
+        out, indices = aten.max_pool2d_with_indices(x, [3, 3], [2, 2], [1, 1])
+        g = torch.randn(out.shape, generator=generator)
+        return [t.permute(0, 2, 3, 1).contiguous().to(device) for t in (x, g, indices)]
+    compiled = kiln.compile(fn, inputs(), cache_dir=tmp_path)
+    args = inputs()
+    torch.testing.assert_close(compiled(*args), fn(*args), rtol=1e-5, atol=1e-5)
+
+
 def test_avg_pool_backward(device, tmp_path):
     """avg_pool2d's gradient, gathered: each input position sums the
     gradients of the outputs whose windows cover it over their divisors
@@ -650,7 +675,9 @@ def test_avg_pool_backward(device, tmp_path):
     aten = torch.ops.aten
     configs = [((3, 3), (2, 2), (1, 1), False, True, None),
                ((3, 2), (1, 2), (1, 0), True, False, None),
-               ((2, 2), (2, 2), (0, 0), True, True, 3)]
+               ((2, 2), (2, 2), (0, 0), True, True, 3),
+               ((2, 3), (3, 2), (0, 1), False, True, None),
+               ((5, 5), (3, 2), (2, 2), False, False, None)]
 
     def fn(x, *grads):
         return [aten.avg_pool2d_backward(g, x, *config) for config, g in zip(configs, grads)]

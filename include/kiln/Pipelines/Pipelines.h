@@ -61,8 +61,9 @@ struct GraphLoweringOptions : public Base {
   detail::PassOptions::Option<bool> channelsLast{
       *this, "channels-last",
       llvm::cl::desc("Store every graph's 4-d images channels-last "
-                     "(kiln-loop-channels-last; with library convolutions, "
-                     "the graphs that have them are anyway)"),
+                     "(kiln-loop-channels-last; without it, graphs with "
+                     "library convolutions, and nodes that read "
+                     "channels-last images, are anyway)"),
       llvm::cl::init(false)};
   detail::PassOptions::Option<bool> normalCdfFromTail{
       *this, "normal-cdf-from-tail",
