@@ -180,9 +180,9 @@ struct ChannelsLastPass
       bool everyImage = allGraphs || hasLibraryConvolution;
       // Readers come after their producers: a node and its readers move in
       // one sweep, each load permuted as its source moves (so that a reader
-      // of a moved node then reads channels-last). Elsewhere, pointwise and
-      // reduce nodes that read channels-last images move (the gradient of
-      // a max pooling of NHWC images, say).
+      // of a moved node then reads channels-last). In every graph, pointwise
+      // and reduce nodes that read channels-last images move (the gradient
+      // of a max pooling of NHWC images, say).
       SmallVector<Operation *> nodes;
       for (Operation &op : block)
         if (isa<PointwiseOp, ReduceOp>(op))
@@ -190,7 +190,7 @@ struct ChannelsLastPass
       for (Operation *node : nodes) {
         if (!isMovableImage(node))
           continue;
-        if (everyImage ? isa<PointwiseOp>(node) : readsChannelsLast(node))
+        if ((everyImage && isa<PointwiseOp>(node)) || readsChannelsLast(node))
           storeChannelsLast(rewriter, node);
       }
       // The library's transposes now copy tensors already in its layout.
