@@ -59,8 +59,8 @@ from kiln.cudagraphs import (CudaGraphState, graph_mode_options,
 from kiln.diagnostics import KilnError
 from kiln.guards import GraphGuards
 from kiln.layouts import (NCHW_TO_NHWC, ChannelsLastPlan, convert_operands,
-                          convolution_gradients_as_run, dense_order, plan_channels_last,
-                          running_layouts, static_strides)
+                          convolution_gradients_as_run, copy_restrided_storage_reads,
+                          dense_order, plan_channels_last, running_layouts, static_strides)
 from kiln.logs import log, register_with_torch
 from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError,
                            ValueInterpreter, canonicalize, check_supported, eliminate_dead_code,
@@ -984,6 +984,7 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     options = options or Options()
     canonicalize(gm)
     eliminate_dead_code(gm)
+    copy_restrided_storage_reads(gm, example_inputs)
     device = graph_device(example_inputs)
     if device in ("cpu", "cuda"):
         options.check_pipeline(device)

@@ -198,3 +198,36 @@ def static_strides(value: Any) -> Optional[Tuple[int, ...]]:
         return None
     strides = tuple(value.stride())
     return strides if all(type(s) is int for s in strides) else None
+
+
+# Ops that read their operand's storage rather than its values: given a
+# tensor laid out otherwise than traced, they would read other elements.
+_STORAGE_VIEWS = {aten.as_strided.default}
+
+
+def copy_restrided_storage_reads(gm: torch.fx.GraphModule,
+                                 example_inputs: Sequence[Any]) -> bool:
+    """Gives each op that reads a graph input's storage (`as_strided`) a
+    contiguous copy of the input where it comes laid out otherwise than it
+    was traced, contiguous (a backward graph's saved image that the forward
+    wrote channels-last, and told AOTAutograd so): the op then reads the
+    elements that eager's did. Returns whether it changed the graph."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    changed = False
+    for node, value in zip(placeholders, example_inputs):
+        traced = node.meta.get("val")
+        if not isinstance(traced, torch.Tensor) or not isinstance(value, torch.Tensor):
+            continue
+        strides = static_strides(value)
+        if strides is None or strides == static_strides(traced) or \
+                not traced.is_contiguous():
+            continue
+        for user in list(node.users):
+            if user.target in _STORAGE_VIEWS and user.args[0] is node:
+                with gm.graph.inserting_before(user):
+                    copy = gm.graph.call_function(
+                        aten.clone.default, (node,),
+                        {"memory_format": torch.contiguous_format})
+                user.replace_input_with(node, copy)
+                changed = True
+    return changed

@@ -306,3 +306,22 @@ def test_training_step_right_whatever_strides_the_backward_is_told(tmp_path):
     step(*expected).backward()
     for got, want in zip(args, expected):
         torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_storage_reads_of_restrided_inputs_read_what_eager_did(tmp_path):
+    """An `as_strided` of an input traced contiguous (eager's saved image)
+    that comes channels-last (as the forward wrote it) reads a contiguous
+    copy: the elements eager's read, in PyTorch or in a region."""
+    def fn(x):
+        window = torch.as_strided(x, (2, 3, 20), (60, 20, 1), 0)
+        return window * 2, torch.as_strided(x, (4, 5), (5, 1), 7)
+
+    generator = torch.Generator().manual_seed(26)
+    traced = torch.randn(2, 3, 4, 5, generator=generator)
+    gm = capture(fn, [traced])
+    next(n for n in gm.graph.nodes if n.op == "placeholder").meta["val"] = traced
+    given = channels_last(2, 3, 4, 5, generator=generator)
+    compiled = compile_aten_graph(gm, [given], options=Options(cache_dir=tmp_path))
+    fresh = channels_last(2, 3, 4, 5, generator=generator)
+    for got, want in zip(compiled(fresh), fn(fresh.contiguous())):
+        torch.testing.assert_close(got, want)
