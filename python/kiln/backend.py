@@ -975,8 +975,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     `gm`. `example_inputs` (real or fake tensors) give every value its type.
     The outputs at the indices `saved_outputs` are only a backward graph's
     to read (a forward's saved tensors): they may come in another layout
-    than eager's (channels-last images, say); the others keep eager's,
-    where Kiln's kernels do not write them contiguous.
+    than eager's (channels-last images, say); the others keep eager's
+    (but that a region writes its results contiguous).
     The returned module's ``kiln_report`` (a GraphReport) says what ran
     where, and its ``kiln_output_strides`` the strides that each output
     will have (None where not a tensor or symbolic). Modifies `gm`.

@@ -394,8 +394,7 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
             }
           });
     };
-    auto packPanelStep = [&](OpBuilder &b, Value step) {
-      Value first = arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
+    auto packPanelStep = [&](OpBuilder &b, Value step, Value first) {
       Value firstPair =
           arith::MulIOp::create(b, loc, step, index(b, kAMXStep / 2));
       auto pairsType = VectorType::get({kAMXStep / 2}, b.getI32Type());
@@ -427,17 +426,13 @@ void MatmulLoops::emitAMXProduct(OpBuilder &b, Value prepackedRhs) {
       }
     };
     forLoop(b, steps, [&](OpBuilder &b, Value step) {
+      Value first = arith::MulIOp::create(b, loc, step, index(b, kAMXStep));
       Value whole = arith::AndIOp::create(
           b, loc, wholePanel,
           lessOrEqual(
-              b,
-              arith::AddIOp::create(
-                  b, loc,
-                  arith::MulIOp::create(b, loc, step, index(b, kAMXStep)),
-                  index(b, kAMXStep)),
-              k));
+              b, arith::AddIOp::create(b, loc, first, index(b, kAMXStep)), k));
       ifElse(
-          b, whole, [&](OpBuilder &b) { packPanelStep(b, step); },
+          b, whole, [&](OpBuilder &b) { packPanelStep(b, step, first); },
           [&](OpBuilder &b) {
             forLoop(b, index(b, kAMXBlock),
                     [&](OpBuilder &b, Value c) { packColumnStep(b, c, step); });
