@@ -225,6 +225,9 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
   toGPU.elementKernelVectorBytes = options.elementKernelVectorBytes;
   toGPU.columnKernels = options.columnKernels;
   toGPU.matmulKernels = options.matmulKernels;
+  // wgmma is sm_90a's alone: other chips run every product with mma.sync.
+  toGPU.warpgroupMma =
+      options.warpgroupMma && StringRef(options.chip) == "sm_90a";
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   // Complex numbers (Fourier transforms) are structs of their parts, in

@@ -413,19 +413,29 @@ TENSOR_CORE_PRODUCTS = {
     "residual, as f32": (lambda x, w, r: (x @ w + r).float() * 0.5,
                          [(129, 48), (48, 136), (129, 136)]),
     "rows of 4, by the library": (lambda a, b: (a @ b).relu(), [(33, 16), (16, 4)]),
+    # Both operands along K (sm_90a's warpgroup kernel): tiles off the
+    # edges in M, N and K, several steps along K, batches.
+    "linear over many steps": (lambda x, w: torch.nn.functional.linear(x, w),
+                               [(300, 1000), (264, 1000)]),
+    "queries by keys": (lambda q, k: (q @ k.transpose(-1, -2)) * 0.125,
+                        [(3, 130, 200), (3, 72, 200)]),
 }
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+@pytest.mark.parametrize("warpgroup", [True, False], ids=["wgmma", "mma.sync"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("name", list(TENSOR_CORE_PRODUCTS))
-def test_cuda_tensor_core_products(tmp_path, name, dtype):
-    """Kiln's tensor-core kernels (mma.sync) against eager's cuBLAS, on
-    poisoned outputs; the products rounded to the operands' dtype first, as
-    eager's are, before the epilogue."""
+def test_cuda_tensor_core_products(tmp_path, name, dtype, warpgroup):
+    """Kiln's tensor-core kernels against eager's cuBLAS, on poisoned
+    outputs; the products rounded to the operands' dtype first, as eager's
+    are, before the epilogue. On sm_90a products of operands along K are
+    warpgroup kernels unless `warpgroup-mma` is off; elsewhere every one is
+    mma.sync's."""
     fn, shapes = TENSOR_CORE_PRODUCTS[name]
     check(fn, [(shape, dtype) for shape in shapes], device="cuda", tmp_path=tmp_path,
-          options={"matmul-kernels": True}, rounded_f32=False,
+          options={"matmul-kernels": True, "warpgroup-mma": warpgroup},
+          rounded_f32=False,
           tolerances={**TOLERANCES, torch.bfloat16: (2e-2, 2e-1),
                       torch.float16: (2e-3, 2e-2),
                       # An f32 result of a 16-bit product rounded once.

@@ -7,11 +7,13 @@
 // RUN: llvm-nm -D %t.so | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --emit=llvm -o - | FileCheck %s --check-prefix=LLVM
 // With matmul-kernels, both products are Kiln's tensor-core kernels, the
-// GELU in the first one's epilogue; they assemble for sm_80 and sm_90a.
+// GELU in the first one's epilogue; they assemble for sm_80 (mma.sync) and
+// sm_90a (warpgroup MMA: both read their weights [N, K]).
 // RUN: kiln-compile %s --target=cuda --pipeline-options='matmul-kernels chip=sm_80' -o %t-tc80.so
 // RUN: kiln-compile %s --target=cuda --pipeline-options='matmul-kernels' -o %t-tc90.so
 // RUN: llvm-nm -D %t-tc90.so | FileCheck %s --check-prefix=KERNELS
 // RUN: kiln-opt %s --kiln-gpu-pipeline='matmul-kernels format=isa' | FileCheck %s --check-prefix=PTX
+// RUN: kiln-opt %s --kiln-gpu-pipeline='matmul-kernels format=isa chip=sm_80' | FileCheck %s --check-prefix=PTX80
 
 // CHECK-DAG: T kiln_mlp_run
 // CHECK-DAG: U kiln_cuda_gemm
@@ -23,7 +25,9 @@
 // KERNELS-NOT: kiln_cuda_gemm
 // KERNELS: T kiln_mlp_run
 // KERNELS-NOT: kiln_cuda_gemm
-// PTX: gpu.binary @kiln_matmul_addmm {{.*}}mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX: gpu.binary @kiln_matmul_addmm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
+// PTX80: gpu.binary @kiln_matmul_addmm {{.*}}mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
+// PTX80-NOT: wgmma
 // PTX-NOT: gpu.binary @kiln_pointwise
 fx.graph @mlp(%x: tensor<?x64xbf16>, %w1: tensor<256x64xbf16>, %b1: tensor<256xbf16>, %w2: tensor<64x256xbf16>, %b2: tensor<64xbf16>) -> tensor<?x64xbf16> {
   %t1 = fx.permute %w1 {dims = array<i64: 1, 0>} : (tensor<256x64xbf16>) -> tensor<64x256xbf16>

@@ -202,6 +202,13 @@ struct GPUBackendOptions : public Base {
                      "kernels, with any pointwise epilogue fused, instead of "
                      "GEMM library calls"),
       llvm::cl::init(LoopToGPUOptions().matmulKernels)};
+  detail::PassOptions::Option<bool> warpgroupMma{
+      *this, "warpgroup-mma",
+      llvm::cl::desc("With matmul-kernels, run the products whose operands "
+                     "both store their rows along K as warpgroup-MMA "
+                     "(wgmma) kernels where the chip is sm_90a (others use "
+                     "mma.sync)"),
+      llvm::cl::init(true)};
   detail::PassOptions::Option<int64_t> rowMinBlocks{
       *this, "row-min-blocks",
       llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "

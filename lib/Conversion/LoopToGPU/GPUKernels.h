@@ -5,7 +5,8 @@
 // emitters by file: pointwise, scatter and element kernels
 // (PointwiseKernels.cpp), row kernels (RowKernels.cpp), column kernels
 // (ColumnKernels.cpp), transposed reads in
-// tiles (TransposeTiles.cpp), products on tensor cores (MatmulKernels.cpp);
+// tiles (TransposeTiles.cpp), products on tensor cores (MatmulKernels.cpp,
+// WarpgroupMatmulKernels.cpp);
 // and libdevice's remainders
 // (LibdeviceRemainders.cpp). LoopToGPU.cpp's bufferization target calls the
 // emitters; they call Launches.cpp, not one another nor LoopToGPU.cpp.
@@ -190,6 +191,19 @@ void emitColumnKernel(OpBuilder &b, Location loc, ArrayRef<Operation *> nodes,
 void emitTensorCoreMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
                           IRMapping &mapping, StreamOrder &order,
                           ValueRange extraArgs);
+
+/// Whether `node` (loop::isTensorCoreProduct) has both operands stored along
+/// K (an lhs [M, K], an rhs [N, K]), as sm_90a's warpgroup kernel reads them.
+bool isWarpgroupProduct(loop::MatmulOp node);
+
+/// Emits `node` (isWarpgroupProduct) as Kiln's sm_90a kernel
+/// (WarpgroupMatmulKernels.cpp): a warpgroup per 128x128 tile of the
+/// result, the operand tiles copied into swizzled workgroup memory three
+/// stages deep, wgmma m64n128k16 on them, the epilogue applied to the f32
+/// sums before they are stored.
+void emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
+                         IRMapping &mapping, StreamOrder &order,
+                         ValueRange extraArgs);
 
 /// Replaces the kernels' float remainders by calls of libdevice's fmod:
 /// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which

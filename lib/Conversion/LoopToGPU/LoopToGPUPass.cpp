@@ -84,6 +84,7 @@ struct ConvertLoopToGPUPass
     options.elementKernelVectorBytes = elementKernelVectorBytes;
     options.columnKernels = columnKernels;
     options.matmulKernels = matmulKernels;
+    options.warpgroupMma = warpgroupMma;
     return options;
   }
 

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GPUKernels.h"
+#include "MatmulKernelSupport.h"
 
 #include "kiln/Codegen/GraphBufferization.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
@@ -45,9 +46,7 @@ constexpr int64_t kFragmentsM = kWarpTileM / kMmaM;
 constexpr int64_t kFragmentsN = kWarpTileN / kMmaN;
 /// Operand tiles in workgroup memory: the one multiplied and those loading.
 constexpr int64_t kStages = 4;
-/// Rows of tiles that consecutive blocks take before moving along N.
-constexpr int64_t kGroupRows = 8;
-/// 16-bit elements per 16-byte copy, and per row of an 8x8 ldmatrix matrix.
+/// 16-bit elements per row of an 8x8 ldmatrix matrix.
 constexpr int64_t kChunk = 8;
 /// Elements that pad each workgroup row.
 constexpr int64_t kPad = 8;
@@ -73,45 +72,20 @@ struct OperandTiles {
 };
 
 /// Emits one tensor-core product (emitTensorCoreMatmul).
-class TensorCoreMatmulEmitter {
+class TensorCoreMatmulEmitter : MatmulKernelBuilder {
 public:
   TensorCoreMatmulEmitter(OpBuilder &b, loop::MatmulOp node,
                           const IRMapping &mapping)
-      : b(b), loc(node.getLoc()), node(node), mapping(mapping), align(b, loc),
-        kernelMapping(mapping) {}
+      : MatmulKernelBuilder(b, node.getLoc()), node(node), mapping(mapping),
+        align(b, loc), kernelMapping(mapping) {}
 
   void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
 
 private:
-  Value index(int64_t value) {
-    return arith::ConstantIndexOp::create(b, loc, value);
-  }
-  Value toI64(Value value) {
-    return arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
-  }
-  /// Whether (`row`, `col`) lies in a matrix of `rows` x `cols`.
-  Value isInside(Value row, Value rows, Value col, Value cols) {
-    return arith::AndIOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows),
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, cols));
-  }
-  /// `base` advanced by `elements` 16-bit elements.
-  Value offset(Value base, Value elements) {
-    return LLVM::GEPOp::create(b, loc, base.getType(), b.getI16Type(), base,
-                               ValueRange{toI64(elements)});
-  }
-  /// A pointer in `addressSpace` to `buffer`'s first element.
-  Value getPointer(Value buffer, unsigned addressSpace);
-
   /// Sets up `tiles` for the operand `buffer` whose stored rows are `rows`
   /// of `cols` elements, its stages at `shared` (!llvm.ptr<3>).
   OperandTiles makeTiles(Value buffer, Value shared, Value rows, Value cols,
                          bool rowsAlongK, bool isLhs);
-
-  /// The first row and column of the block's tile of the result, of
-  /// `tilesM` x `tilesN` per batch (in groups of kGroupRows rows of tiles).
-  std::pair<Value, Value> getTileStart(Value tile, Value tilesM, Value tilesN);
 
   /// Issues the copies of the block's tile at (`outer`, `k`) of `tiles`
   /// (the first row along M or N of the block, the first along K) for
@@ -132,8 +106,6 @@ private:
   void storeSums(ArrayRef<Value> sums, Value dest, ArrayRef<Value> batchIvs,
                  Value firstRow, Value firstColumn);
 
-  OpBuilder &b;
-  Location loc;
   loop::MatmulOp node;
   const IRMapping &mapping;
   AlignedViews align;
@@ -146,23 +118,11 @@ private:
 };
 } // namespace
 
-Value TensorCoreMatmulEmitter::getPointer(Value buffer, unsigned addressSpace) {
-  Value address =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  auto pointerType = LLVM::LLVMPointerType::get(b.getContext(), addressSpace);
-  if (addressSpace == static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared))
-    return LLVM::IntToPtrOp::create(b, loc, pointerType, toI64(address));
-  Value generic = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), toI64(address));
-  return LLVM::AddrSpaceCastOp::create(b, loc, pointerType, generic);
-}
-
 OperandTiles TensorCoreMatmulEmitter::makeTiles(Value buffer, Value shared,
                                                 Value rows, Value cols,
                                                 bool rowsAlongK, bool isLhs) {
   OperandTiles tiles;
-  tiles.global = getPointer(
-      align(buffer), static_cast<unsigned>(NVVM::NVVMMemorySpace::Global));
+  tiles.global = getPointer(align(buffer), NVVM::NVVMMemorySpace::Global);
   tiles.shared = shared;
   tiles.rows = rows;
   tiles.cols = cols;
@@ -194,64 +154,23 @@ OperandTiles TensorCoreMatmulEmitter::makeTiles(Value buffer, Value shared,
   return tiles;
 }
 
-std::pair<Value, Value>
-TensorCoreMatmulEmitter::getTileStart(Value tile, Value tilesM, Value tilesN) {
-  Value perGroup = arith::MulIOp::create(b, loc, tilesN, index(kGroupRows));
-  Value group = arith::DivUIOp::create(b, loc, tile, perGroup);
-  Value inGroup = arith::RemUIOp::create(b, loc, tile, perGroup);
-  Value groupFirst = arith::MulIOp::create(b, loc, group, index(kGroupRows));
-  Value groupRows = arith::MinUIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, tilesM, groupFirst),
-      index(kGroupRows));
-  Value tileM = arith::AddIOp::create(
-      b, loc, groupFirst, arith::RemUIOp::create(b, loc, inGroup, groupRows));
-  Value tileN = arith::DivUIOp::create(b, loc, inGroup, groupRows);
-  return {arith::MulIOp::create(b, loc, tileM, index(kTileM)),
-          arith::MulIOp::create(b, loc, tileN, index(kTileN))};
-}
-
 void TensorCoreMatmulEmitter::copyTile(const OperandTiles &tiles, Value batch,
                                        Value outer, Value kStart, Value stage) {
-  int64_t chunksPerRow = tiles.tileCols / kChunk;
-  int64_t chunks = tiles.tileRows * chunksPerRow;
+  int64_t piecesPerRow = tiles.tileCols / kCopyElements;
+  int64_t pieces = tiles.tileRows * piecesPerRow;
   Value firstRow = tiles.rowsAlongK ? kStart : outer;
   Value firstCol = tiles.rowsAlongK ? outer : kStart;
-  Value batchStart = arith::MulIOp::create(
-      b, loc, batch, arith::MulIOp::create(b, loc, tiles.rows, tiles.cols));
-  Value stageStart =
-      arith::MulIOp::create(b, loc, stage, index(tiles.getStageElements()));
-  Type i32 = b.getI32Type();
-  Value fullCopy = arith::ConstantIntOp::create(b, loc, kChunk * 2, 32);
-  Value noCopy = arith::ConstantIntOp::create(b, loc, 0, 32);
-  Value zero = index(0);
-  for (int64_t first = 0; first < chunks; first += kThreads) {
-    Value chunk = arith::AddIOp::create(b, loc, thread, index(first));
-    Value row = arith::DivUIOp::create(b, loc, chunk, index(chunksPerRow));
-    Value col = arith::MulIOp::create(
-        b, loc, arith::RemUIOp::create(b, loc, chunk, index(chunksPerRow)),
-        index(kChunk));
-    Value globalRow = arith::AddIOp::create(b, loc, firstRow, row);
-    Value globalCol = arith::AddIOp::create(b, loc, firstCol, col);
-    // Pieces past the matrix's edge fill with zeros (a copy of no bytes),
-    // from an address inside it. Rows hold whole pieces.
-    Value valid = isInside(globalRow, tiles.rows, globalCol, tiles.cols);
-    Value element = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, globalRow, tiles.cols),
-        globalCol);
-    element = arith::SelectOp::create(b, loc, valid, element, zero);
-    Value source = offset(tiles.global,
-                          arith::AddIOp::create(b, loc, batchStart, element));
+  Value matrix = offset(tiles.global, mul(batch, mul(tiles.rows, tiles.cols)));
+  Value stageStart = mul(stage, index(tiles.getStageElements()));
+  for (int64_t first = 0; first < pieces; first += kThreads) {
+    Value piece = add(thread, index(first));
+    Value row = div(piece, piecesPerRow);
+    Value col = mul(rem(piece, piecesPerRow), index(kCopyElements));
     Value target = offset(
         tiles.shared,
-        arith::AddIOp::create(
-            b, loc, stageStart,
-            arith::AddIOp::create(
-                b, loc,
-                arith::MulIOp::create(b, loc, row, index(tiles.getRowStride())),
-                col)));
-    Value bytes = arith::SelectOp::create(b, loc, i32, valid, fullCopy, noCopy);
-    NVVM::CpAsyncOp::create(b, loc, target, source, kChunk * 2,
-                            NVVM::LoadCacheModifierKind::CG, bytes);
+        add(stageStart, add(mul(row, index(tiles.getRowStride())), col)));
+    copyPiece(matrix, tiles.rows, tiles.cols, add(firstRow, row),
+              add(firstCol, col), target);
   }
 }
 
@@ -416,16 +335,16 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
   Value block = launch.getBlockIds().x;
   Value batch = arith::DivUIOp::create(b, loc, block, tiles);
   Value firstRow, firstColumn;
-  std::tie(firstRow, firstColumn) = getTileStart(
-      arith::RemUIOp::create(b, loc, block, tiles), tilesM, tilesN);
+  std::tie(firstRow, firstColumn) =
+      getTileStart(arith::RemUIOp::create(b, loc, block, tiles), tilesM, tilesN,
+                   kTileM, kTileN);
   auto workgroup = gpu::AddressSpaceAttr::get(
       b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
   Value dynamicShared = gpu::DynamicSharedMemoryOp::create(
       b, loc,
       MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
                       MemRefLayoutAttrInterface(), workgroup));
-  Value lhsShared = getPointer(
-      dynamicShared, static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  Value lhsShared = getPointer(dynamicShared, NVVM::NVVMMemorySpace::Shared);
   Value rhsShared = offset(lhsShared, index(lhsElements));
   // The stored matrices: lhs [M, K] or [K, M], rhs [K, N] or [N, K].
   lhs = lhsAlongK ? makeTiles(lhsBuffer, lhsShared, k, m, true, true)

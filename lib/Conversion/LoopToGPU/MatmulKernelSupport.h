@@ -1,0 +1,124 @@
+//===- MatmulKernelSupport.h - What the product kernels share ---*- C++ -*-===//
+//
+// Part of Kiln. Internal to the LoopToGPU library: the pieces that Kiln's
+// two tensor-core product kernels share, Ampere's mma.sync one
+// (MatmulKernels.cpp) and Hopper's warpgroup one (WarpgroupMatmulKernels.cpp):
+// index arithmetic, raw pointers into global and workgroup memory, 16-byte
+// cp.async copies that fill with zeros past a matrix's edge, and the order
+// in which blocks take their tiles.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_LIB_CONVERSION_LOOPTOGPU_MATMULKERNELSUPPORT_H
+#define KILN_LIB_CONVERSION_LOOPTOGPU_MATMULKERNELSUPPORT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+
+namespace mlir::kiln {
+
+/// 16-bit elements per 16-byte copy.
+inline constexpr int64_t kCopyElements = 8;
+
+/// Rows of tiles that consecutive blocks take before moving along N, so
+/// that blocks running together share their operands' tiles in L2.
+inline constexpr int64_t kTileGroupRows = 8;
+
+/// Builds the index and pointer arithmetic of a product kernel at `b`'s
+/// insertion point.
+class MatmulKernelBuilder {
+public:
+  MatmulKernelBuilder(OpBuilder &b, Location loc) : b(b), loc(loc) {}
+
+  Value index(int64_t value) {
+    return arith::ConstantIndexOp::create(b, loc, value);
+  }
+  Value toI64(Value value) {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), value);
+  }
+  Value add(Value lhs, Value rhs) {
+    return arith::AddIOp::create(b, loc, lhs, rhs);
+  }
+  Value mul(Value lhs, Value rhs) {
+    return arith::MulIOp::create(b, loc, lhs, rhs);
+  }
+  Value div(Value lhs, int64_t rhs) {
+    return arith::DivUIOp::create(b, loc, lhs, index(rhs));
+  }
+  Value rem(Value lhs, int64_t rhs) {
+    return arith::RemUIOp::create(b, loc, lhs, index(rhs));
+  }
+
+  /// Whether (`row`, `col`) lies in a matrix of `rows` x `cols`.
+  Value isInside(Value row, Value rows, Value col, Value cols) {
+    return arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, rows),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, col, cols));
+  }
+
+  /// `base` advanced by `elements` 16-bit elements.
+  Value offset(Value base, Value elements) {
+    return LLVM::GEPOp::create(b, loc, base.getType(), b.getI16Type(), base,
+                               ValueRange{toI64(elements)});
+  }
+
+  /// A pointer in `addressSpace` to `buffer`'s first element.
+  Value getPointer(Value buffer, NVVM::NVVMMemorySpace addressSpace) {
+    Value address =
+        toI64(memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer));
+    auto pointerType = LLVM::LLVMPointerType::get(
+        b.getContext(), static_cast<unsigned>(addressSpace));
+    if (addressSpace == NVVM::NVVMMemorySpace::Shared)
+      return LLVM::IntToPtrOp::create(b, loc, pointerType, address);
+    Value generic = LLVM::IntToPtrOp::create(
+        b, loc, LLVM::LLVMPointerType::get(b.getContext()), address);
+    return LLVM::AddrSpaceCastOp::create(b, loc, pointerType, generic);
+  }
+
+  /// Copies the 16 bytes of a matrix of `rows` x `cols` 16-bit elements (at
+  /// `global`, !llvm.ptr<1>) that start at (`row`, `col`) to `target`
+  /// (!llvm.ptr<3>) with cp.async; zeros where they lie past the matrix's
+  /// edge (a copy of no bytes, from an address inside it). Rows hold whole
+  /// pieces.
+  void copyPiece(Value global, Value rows, Value cols, Value row, Value col,
+                 Value target) {
+    Value valid = isInside(row, rows, col, cols);
+    Value element = arith::SelectOp::create(b, loc, valid,
+                                            add(mul(row, cols), col), index(0));
+    Value bytes = arith::SelectOp::create(
+        b, loc, valid, arith::ConstantIntOp::create(b, loc, 16, 32),
+        arith::ConstantIntOp::create(b, loc, 0, 32));
+    NVVM::CpAsyncOp::create(b, loc, target, offset(global, element), 16,
+                            NVVM::LoadCacheModifierKind::CG, bytes);
+  }
+
+  /// The first row and column of the block's tile (`tile`, linear) of the
+  /// result, of `tilesM` x `tilesN` tiles of `tileM` x `tileN` per batch,
+  /// taken in groups of kTileGroupRows rows of tiles.
+  std::pair<Value, Value> getTileStart(Value tile, Value tilesM, Value tilesN,
+                                       int64_t tileM, int64_t tileN) {
+    Value perGroup = mul(tilesN, index(kTileGroupRows));
+    Value group = arith::DivUIOp::create(b, loc, tile, perGroup);
+    Value inGroup = arith::RemUIOp::create(b, loc, tile, perGroup);
+    Value groupFirst = mul(group, index(kTileGroupRows));
+    Value groupRows = arith::MinUIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, tilesM, groupFirst),
+        index(kTileGroupRows));
+    Value rowTile =
+        add(groupFirst, arith::RemUIOp::create(b, loc, inGroup, groupRows));
+    Value columnTile = arith::DivUIOp::create(b, loc, inGroup, groupRows);
+    return {mul(rowTile, index(tileM)), mul(columnTile, index(tileN))};
+  }
+
+protected:
+  OpBuilder &b;
+  Location loc;
+};
+
+} // namespace mlir::kiln
+
+#endif // KILN_LIB_CONVERSION_LOOPTOGPU_MATMULKERNELSUPPORT_H

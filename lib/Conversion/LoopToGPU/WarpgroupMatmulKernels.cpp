@@ -1,0 +1,313 @@
+//===- WarpgroupMatmulKernels.cpp - Products on Hopper's tensor cores -----===//
+//
+// Part of Kiln. With `matmul-kernels` on sm_90a, a product of 16-bit
+// operands that both store their rows along K (an lhs [M, K], an rhs
+// [N, K]: every linear layer's forward) runs as a kernel of warpgroup MMAs
+// (wgmma), which read both operands from workgroup memory asynchronously;
+// its epilogue is applied to the sums in registers, as the mma.sync
+// kernel's (MatmulKernels.cpp) is.
+//
+// A block is one warpgroup (4 warps) and computes a 128x128 tile of the
+// result in steps of 64 along K. Each step's operand tiles are copied into
+// dynamic workgroup memory with cp.async, three stages deep, laid out as
+// wgmma reads them with 128-byte swizzling: a tile row of 64 elements is
+// 128 bytes, and its eight 16-byte pieces are stored in the order of their
+// index XOR the row's index modulo 8, so that the 8 rows one access reads
+// fall in distinct banks. A step is 8 wgmma m64n128k16 (two halves of the
+// tile along M, four steps of 16 along K), issued together and left in
+// flight while the copies of a later step are issued: the copies reuse the
+// stage that the step before read, and wait for its wgmmas only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPUKernels.h"
+#include "MatmulKernelSupport.h"
+
+#include "kiln/Codegen/GraphBufferization.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Transforms/EpilogueFusion.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+/// The block's tile of the result and its step along K: a tile row along K
+/// is 64 16-bit elements, 128 bytes, the width of the swizzle.
+constexpr int64_t kTileM = 128, kTileN = 128, kTileK = 64;
+constexpr int64_t kRowBytes = kTileK * 2;
+/// A swizzle pattern repeats every 8 rows (1024 bytes), where tiles must
+/// start: wgmma computes the pattern from the address.
+constexpr int64_t kSwizzleRows = 8;
+constexpr int64_t kSwizzleBytes = kSwizzleRows * kRowBytes;
+/// One warpgroup.
+constexpr int64_t kThreads = 4 * kWarpSize;
+/// wgmma's shape, and the halves of the tile along M that one instruction
+/// each covers.
+constexpr int64_t kMmaM = 64, kMmaN = 128, kMmaK = 16;
+constexpr int64_t kHalves = kTileM / kMmaM;
+/// f32 sums per thread of one m64n128 instruction.
+constexpr int64_t kSumsPerHalf = kMmaM * kMmaN / kThreads;
+/// Operand tiles in workgroup memory: three stages of 32 KiB, so that two
+/// blocks fit on an SM and one's epilogue runs under the other's products.
+constexpr int64_t kStages = 3;
+constexpr int64_t kLhsTileBytes = kTileM * kRowBytes;
+constexpr int64_t kStageBytes = kLhsTileBytes + kTileN * kRowBytes;
+
+/// Emits one warpgroup product (emitWarpgroupMatmul).
+class WarpgroupMatmulEmitter : MatmulKernelBuilder {
+public:
+  WarpgroupMatmulEmitter(OpBuilder &b, loop::MatmulOp node,
+                         const IRMapping &mapping)
+      : MatmulKernelBuilder(b, node.getLoc()), node(node), mapping(mapping),
+        align(b, loc), kernelMapping(mapping) {}
+
+  void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
+
+private:
+  /// Issues the copies of the `tileRows` x kTileK tile at (`outer`, `kStart`)
+  /// of a matrix of `rows` x `k` (at `matrix`, !llvm.ptr<1>) into the
+  /// workgroup memory at `tile` (!llvm.ptr<3>), swizzled.
+  void copyTile(Value matrix, Value rows, Value outer, Value kStart, Value tile,
+                int64_t tileRows);
+
+  /// The wgmma descriptor of the swizzled tile rows that start at byte
+  /// `address` of workgroup memory (i64): the pattern repeats every 1024
+  /// bytes along M or N (the stride), 128-byte swizzling.
+  Value getDescriptor(Value address);
+
+  /// Issues the wgmmas of the tiles at workgroup address `stageAddress`
+  /// (i64) into `sums` (a struct of kSumsPerHalf f32 per half of the tile).
+  void multiplyStage(Value stageAddress, SmallVectorImpl<Value> &sums);
+
+  /// Stores the sums, through the epilogue, to `dest`.
+  void storeSums(ArrayRef<Value> sums, Value dest, ArrayRef<Value> batchIvs,
+                 Value firstRow, Value firstColumn);
+
+  loop::MatmulOp node;
+  const IRMapping &mapping;
+  AlignedViews align;
+  IRMapping kernelMapping;
+  Type elementType;
+  Value thread;
+  Value m, n, k;
+};
+} // namespace
+
+void WarpgroupMatmulEmitter::copyTile(Value matrix, Value rows, Value outer,
+                                      Value kStart, Value tile,
+                                      int64_t tileRows) {
+  constexpr int64_t piecesPerRow = kTileK / kCopyElements;
+  for (int64_t first = 0; first < tileRows * piecesPerRow; first += kThreads) {
+    Value piece = add(thread, index(first));
+    Value row = div(piece, piecesPerRow);
+    Value column = rem(piece, piecesPerRow);
+    Value stored =
+        arith::XOrIOp::create(b, loc, column, rem(row, kSwizzleRows));
+    Value target = offset(
+        tile, add(mul(row, index(kTileK)), mul(stored, index(kCopyElements))));
+    copyPiece(matrix, rows, k, add(outer, row),
+              add(kStart, mul(column, index(kCopyElements))), target);
+  }
+}
+
+Value WarpgroupMatmulEmitter::getDescriptor(Value address) {
+  // Bits 0-13: the address / 16; 16-29: the leading byte offset / 16 (not
+  // used by swizzled operands stored along K); 32-45: the stride byte
+  // offset / 16; 62-63: the swizzle (1: 128 bytes).
+  uint64_t fixed = (uint64_t{1} << 62) | (uint64_t(kSwizzleBytes / 16) << 32) |
+                   (uint64_t{1} << 16);
+  Value start = arith::ShRUIOp::create(
+      b, loc, address, arith::ConstantIntOp::create(b, loc, 4, 64));
+  return arith::OrIOp::create(
+      b, loc, start,
+      arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(fixed), 64));
+}
+
+void WarpgroupMatmulEmitter::multiplyStage(Value stageAddress,
+                                           SmallVectorImpl<Value> &sums) {
+  MLIRContext *context = b.getContext();
+  auto type =
+      elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  auto addressPlus = [&](int64_t bytes) {
+    return arith::AddIOp::create(
+        b, loc, stageAddress, arith::ConstantIntOp::create(b, loc, bytes, 64));
+  };
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t kOffset = 0; kOffset < kTileK; kOffset += kMmaK) {
+    // Along K a descriptor moves by bytes within the swizzled rows.
+    Value rhs = getDescriptor(addressPlus(kLhsTileBytes + kOffset * 2));
+    for (int64_t half = 0; half < kHalves; ++half) {
+      Value lhs =
+          getDescriptor(addressPlus(half * kMmaM * kRowBytes + kOffset * 2));
+      sums[half] = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, sums[half].getType(), sums[half], lhs, rhs,
+          NVVM::MMAShapeAttr::get(context, kMmaM, kMmaN, kMmaK), type, type,
+          NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          NVVM::MMALayout::row, NVVM::MMALayout::col,
+          /*satfinite=*/nullptr);
+    }
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+}
+
+void WarpgroupMatmulEmitter::storeSums(ArrayRef<Value> sums, Value dest,
+                                       ArrayRef<Value> batchIvs, Value firstRow,
+                                       Value firstColumn) {
+  // Sum i of a thread (lane 4g + c of warp w) of an m64nN instruction
+  // holds row 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2c + i % 2.
+  Value lane = rem(thread, kWarpSize);
+  Value rowBase =
+      add(firstRow, add(mul(div(thread, kWarpSize), index(16)), div(lane, 4)));
+  Value columnBase = add(firstColumn, mul(rem(lane, 4), index(2)));
+  Value target = align(dest);
+  for (int64_t half = 0; half < kHalves; ++half) {
+    for (int64_t i = 0; i < kSumsPerHalf; ++i) {
+      Value row = add(rowBase, index(half * kMmaM + 8 * ((i / 2) % 2)));
+      Value column = add(columnBase, index(8 * (i / 4) + i % 2));
+      auto ifOp = scf::IfOp::create(b, loc, isInside(row, m, column, n),
+                                    /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
+      Value sum = LLVM::ExtractValueOp::create(b, loc, sums[half], i);
+      SmallVector<Value> ivs(batchIvs);
+      ivs.push_back(row);
+      ivs.push_back(column);
+      Value element = emitMatmulElement(b, node, kernelMapping, ivs, sum);
+      memref::StoreOp::create(b, loc, element, target, ivs);
+    }
+  }
+}
+
+void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
+                                  ValueRange extraArgs) {
+  Value lhsBuffer = mapping.lookup(node.getLhs());
+  Value rhsBuffer = mapping.lookup(node.getRhs());
+  elementType = cast<MemRefType>(lhsBuffer.getType()).getElementType();
+  int64_t batchDims = node.getNumBatchDims();
+  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
+  SmallVector<Value> batchSizes(ArrayRef(sizes).take_front(batchDims));
+  m = sizes[batchDims];
+  n = sizes[batchDims + 1];
+  k = memref::DimOp::create(b, loc, lhsBuffer, batchDims + 1);
+  Value tilesM = arith::CeilDivUIOp::create(b, loc, m, index(kTileM));
+  Value tilesN = arith::CeilDivUIOp::create(b, loc, n, index(kTileN));
+  Value tiles = mul(tilesM, tilesN);
+  Value blocks = mul(getProduct(b, loc, batchSizes), tiles);
+  // The stages, and room to start them at a multiple of 1024 bytes.
+  int64_t sharedBytes = kStages * kStageBytes + kSwizzleBytes;
+  gpu::LaunchOp launch =
+      createLaunch(b, loc, "matmul", blocks, index(kThreads), order, extraArgs,
+                   arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
+
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&launch.getBody().front());
+  align.alignSources(node, mapping, kernelMapping);
+  thread = launch.getThreadIds().x;
+  Value block = launch.getBlockIds().x;
+  Value batch = arith::DivUIOp::create(b, loc, block, tiles);
+  Value firstRow, firstColumn;
+  std::tie(firstRow, firstColumn) =
+      getTileStart(arith::RemUIOp::create(b, loc, block, tiles), tilesM, tilesN,
+                   kTileM, kTileN);
+  auto workgroup = gpu::AddressSpaceAttr::get(
+      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+  Value dynamicShared = gpu::DynamicSharedMemoryOp::create(
+      b, loc,
+      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                      MemRefLayoutAttrInterface(), workgroup));
+  Type i64 = b.getI64Type();
+  Value sharedStart = LLVM::PtrToIntOp::create(
+      b, loc, i64, getPointer(dynamicShared, NVVM::NVVMMemorySpace::Shared));
+  Value stagesAddress = arith::AndIOp::create(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, sharedStart,
+          arith::ConstantIntOp::create(b, loc, kSwizzleBytes - 1, 64)),
+      arith::ConstantIntOp::create(b, loc, -kSwizzleBytes, 64));
+  auto sharedPointer = LLVM::LLVMPointerType::get(
+      b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  Value stages = LLVM::IntToPtrOp::create(b, loc, sharedPointer, stagesAddress);
+
+  // The batch's matrices: lhs [M, K], rhs [N, K].
+  Value lhs =
+      offset(getPointer(align(lhsBuffer), NVVM::NVVMMemorySpace::Global),
+             mul(batch, mul(m, k)));
+  Value rhs =
+      offset(getPointer(align(rhsBuffer), NVVM::NVVMMemorySpace::Global),
+             mul(batch, mul(n, k)));
+  Value steps = arith::CeilDivUIOp::create(b, loc, k, index(kTileK));
+  auto stageOffset = [&](Value step) {
+    return mul(rem(step, kStages), index(kStageBytes));
+  };
+  // Copies the tiles of step `step` into its stage, if there is such a
+  // step, and closes a group of copies (an empty one past the last step,
+  // so that every step closes one).
+  auto copyStep = [&](Value step) {
+    auto ifStep = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, step, steps),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(&ifStep.getThenRegion().front());
+      Value kStart = mul(step, index(kTileK));
+      Value stage =
+          LLVM::GEPOp::create(b, loc, sharedPointer, b.getI8Type(), stages,
+                              ValueRange{toI64(stageOffset(step))});
+      copyTile(lhs, m, firstRow, kStart, stage, kTileM);
+      copyTile(rhs, n, firstColumn, kStart,
+               offset(stage, index(kLhsTileBytes / 2)), kTileN);
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  for (int64_t step = 0; step < kStages - 1; ++step)
+    copyStep(index(step));
+
+  auto sumsType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(kSumsPerHalf, b.getF32Type()));
+  Value zeroSums = LLVM::ZeroOp::create(b, loc, sumsType);
+  SmallVector<Value> initial(kHalves, zeroSums);
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), steps, index(1), initial,
+      [&](OpBuilder &nested, Location, Value step, ValueRange carried) {
+        OpBuilder::InsertionGuard loopGuard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        // This step's copies are done once at most the later ones are in
+        // flight; wgmma reads through the async proxy, which must see what
+        // cp.async wrote; after the barrier every thread's copies are in.
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, kStages - 2);
+        NVVM::FenceProxyOp::create(
+            b, loc, NVVM::ProxyKind::async_shared,
+            NVVM::SharedSpaceAttr::get(b.getContext(),
+                                       NVVM::SharedSpace::shared_cta));
+        gpu::BarrierOp::create(b, loc);
+        SmallVector<Value> sums(carried);
+        multiplyStage(add(toI64(stageOffset(step)), stagesAddress), sums);
+        // The step before is done with its stage, which the next copies
+        // reuse; this step's wgmmas run on.
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+        copyStep(add(step, index(kStages - 1)));
+        scf::YieldOp::create(b, loc, sums);
+      });
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+
+  SmallVector<Value> batchIvs = delinearize(b, loc, batch, batchSizes);
+  storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs, firstRow,
+            firstColumn);
+  gpu::TerminatorOp::create(b, loc);
+}
+
+bool mlir::kiln::isWarpgroupProduct(loop::MatmulOp node) {
+  return loop::isTensorCoreProduct(node) && !node.getTransposeLhs() &&
+         node.getTransposeRhs();
+}
+
+void mlir::kiln::emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node,
+                                     Value dest, IRMapping &mapping,
+                                     StreamOrder &order, ValueRange extraArgs) {
+  WarpgroupMatmulEmitter(b, node, mapping).emit(dest, order, extraArgs);
+}
