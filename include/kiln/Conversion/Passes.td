@@ -274,9 +274,9 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            "of 8 elements as Kiln's tensor-core kernels (mma.sync), with any "
            "epilogue, instead of GEMM library calls">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"false",
-           "With matmul-kernels, run the products whose operands both store "
-           "their rows along K as sm_90a warpgroup-MMA (wgmma) kernels; the "
-           "code then needs an sm_90a target">,
+           "With matmul-kernels, run the products as sm_90a warpgroup-MMA "
+           "(wgmma) kernels instead of mma.sync ones; the code then needs an "
+           "sm_90a target">,
   ];
 }
 

@@ -204,8 +204,7 @@ struct GPUBackendOptions : public Base {
       llvm::cl::init(LoopToGPUOptions().matmulKernels)};
   detail::PassOptions::Option<bool> warpgroupMma{
       *this, "warpgroup-mma",
-      llvm::cl::desc("With matmul-kernels, run the products whose operands "
-                     "both store their rows along K as warpgroup-MMA "
+      llvm::cl::desc("With matmul-kernels, run the products as warpgroup-MMA "
                      "(wgmma) kernels where the chip is sm_90a (others use "
                      "mma.sync)"),
       llvm::cl::init(true)};

@@ -192,11 +192,7 @@ void emitTensorCoreMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
                           IRMapping &mapping, StreamOrder &order,
                           ValueRange extraArgs);
 
-/// Whether `node` (loop::isTensorCoreProduct) has both operands stored along
-/// K (an lhs [M, K], an rhs [N, K]), as sm_90a's warpgroup kernel reads them.
-bool isWarpgroupProduct(loop::MatmulOp node);
-
-/// Emits `node` (isWarpgroupProduct) as Kiln's sm_90a kernel
+/// Emits `node` (loop::isTensorCoreProduct) as Kiln's sm_90a kernel
 /// (WarpgroupMatmulKernels.cpp): a warpgroup per 128x128 tile of the
 /// result, the operand tiles copied into swizzled workgroup memory three
 /// stages deep, wgmma m64n128k16 on them, the epilogue applied to the f32

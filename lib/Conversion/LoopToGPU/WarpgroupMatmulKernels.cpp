@@ -1,19 +1,20 @@
 //===- WarpgroupMatmulKernels.cpp - Products on Hopper's tensor cores -----===//
 //
 // Part of Kiln. With `matmul-kernels` on sm_90a, a product of 16-bit
-// operands that both store their rows along K (an lhs [M, K], an rhs
-// [N, K]: every linear layer's forward) runs as a kernel of warpgroup MMAs
-// (wgmma), which read both operands from workgroup memory asynchronously;
-// its epilogue is applied to the sums in registers, as the mma.sync
-// kernel's (MatmulKernels.cpp) is.
+// operands runs as a kernel of warpgroup MMAs (wgmma), which read both
+// operands from workgroup memory asynchronously; its epilogue is applied to
+// the sums in registers, as the mma.sync kernel's (MatmulKernels.cpp) is.
 //
 // A block is one warpgroup (4 warps) and computes a 128x128 tile of the
 // result in steps of 64 along K. Each step's operand tiles are copied into
 // dynamic workgroup memory with cp.async, three stages deep, laid out as
-// wgmma reads them with 128-byte swizzling: a tile row of 64 elements is
-// 128 bytes, and its eight 16-byte pieces are stored in the order of their
-// index XOR the row's index modulo 8, so that the 8 rows one access reads
-// fall in distinct banks. A step is 8 wgmma m64n128k16 (two halves of the
+// wgmma reads them with 128-byte swizzling: rows of 64 elements, 128 bytes,
+// whose eight 16-byte pieces are stored in the order of their index XOR the
+// row's index modulo 8, so that the 8 rows one access reads fall in
+// distinct banks. An operand stored along K (an lhs [M, K], an rhs [N, K])
+// keeps its rows, 128 of them; one stored along M or N (a transposed lhs,
+// an rhs [K, N]) is two blocks of 64 rows along K of 64 elements, which
+// wgmma reads transposed. A step is 8 wgmma m64n128k16 (two halves of the
 // tile along M, four steps of 16 along K), issued together and left in
 // flight while the copies of a later step are issued: the copies reuse the
 // stage that the step before read, and wait for its wgmmas only.
@@ -54,6 +55,10 @@ constexpr int64_t kSumsPerHalf = kMmaM * kMmaN / kThreads;
 constexpr int64_t kStages = 3;
 constexpr int64_t kLhsTileBytes = kTileM * kRowBytes;
 constexpr int64_t kStageBytes = kLhsTileBytes + kTileN * kRowBytes;
+/// An operand tile stored along M or N: blocks of kTileK rows along K of
+/// 64 elements along M or N.
+constexpr int64_t kBlockElements = kRowBytes / 2;
+constexpr int64_t kBlockBytes = kTileK * kRowBytes;
 
 /// Emits one warpgroup product (emitWarpgroupMatmul).
 class WarpgroupMatmulEmitter : MatmulKernelBuilder {
@@ -66,16 +71,22 @@ public:
   void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
 
 private:
-  /// Issues the copies of the `tileRows` x kTileK tile at (`outer`, `kStart`)
-  /// of a matrix of `rows` x `k` (at `matrix`, !llvm.ptr<1>) into the
-  /// workgroup memory at `tile` (!llvm.ptr<3>), swizzled.
-  void copyTile(Value matrix, Value rows, Value outer, Value kStart, Value tile,
-                int64_t tileRows);
+  /// Issues the copies of the tile of `outerTile` (along M or N) x kTileK
+  /// elements at (`outer`, `kStart`) of an operand (at `matrix`,
+  /// !llvm.ptr<1>; `rows` x `cols` as stored, along K if `alongK`, else
+  /// [K, M or N]) into the workgroup memory at `tile` (!llvm.ptr<3>),
+  /// swizzled.
+  void copyTile(Value matrix, Value rows, Value cols, bool alongK, Value outer,
+                Value kStart, Value tile, int64_t outerTile);
 
-  /// The wgmma descriptor of the swizzled tile rows that start at byte
-  /// `address` of workgroup memory (i64): the pattern repeats every 1024
-  /// bytes along M or N (the stride), 128-byte swizzling.
-  Value getDescriptor(Value address);
+  /// The wgmma descriptor of the swizzled tile that starts at byte `address`
+  /// of workgroup memory (i64), stored along K if `alongK`.
+  Value getDescriptor(Value address, bool alongK);
+
+  /// Bytes from the tile of an operand to its part for K from `kOffset`.
+  static int64_t getKOffsetBytes(bool alongK, int64_t kOffset) {
+    return alongK ? kOffset * 2 : kOffset * kRowBytes;
+  }
 
   /// Issues the wgmmas of the tiles at workgroup address `stageAddress`
   /// (i64) into `sums` (a struct of kSumsPerHalf f32 per half of the tile).
@@ -92,32 +103,55 @@ private:
   Type elementType;
   Value thread;
   Value m, n, k;
+  bool lhsAlongK, rhsAlongK;
 };
 } // namespace
 
-void WarpgroupMatmulEmitter::copyTile(Value matrix, Value rows, Value outer,
-                                      Value kStart, Value tile,
-                                      int64_t tileRows) {
-  constexpr int64_t piecesPerRow = kTileK / kCopyElements;
-  for (int64_t first = 0; first < tileRows * piecesPerRow; first += kThreads) {
+void WarpgroupMatmulEmitter::copyTile(Value matrix, Value rows, Value cols,
+                                      bool alongK, Value outer, Value kStart,
+                                      Value tile, int64_t outerTile) {
+  constexpr int64_t piecesPerRow = kRowBytes / 16;
+  for (int64_t first = 0; first < outerTile * kTileK / kCopyElements;
+       first += kThreads) {
+    // Consecutive threads copy consecutive pieces of a stored row.
     Value piece = add(thread, index(first));
-    Value row = div(piece, piecesPerRow);
-    Value column = rem(piece, piecesPerRow);
-    Value stored =
-        arith::XOrIOp::create(b, loc, column, rem(row, kSwizzleRows));
-    Value target = offset(
-        tile, add(mul(row, index(kTileK)), mul(stored, index(kCopyElements))));
-    copyPiece(matrix, rows, k, add(outer, row),
-              add(kStart, mul(column, index(kCopyElements))), target);
+    Value row, column, element;
+    if (alongK) {
+      row = div(piece, piecesPerRow);
+      column = rem(piece, piecesPerRow);
+      element = mul(row, index(kBlockElements));
+    } else {
+      int64_t blocks = outerTile / kBlockElements;
+      row = div(piece, blocks * piecesPerRow);
+      Value inRow = rem(piece, blocks * piecesPerRow);
+      Value block = div(inRow, piecesPerRow);
+      column = rem(inRow, piecesPerRow);
+      element = add(mul(block, index(kBlockBytes / 2)),
+                    mul(row, index(kBlockElements)));
+      column = add(mul(block, index(piecesPerRow)), column);
+    }
+    Value swizzled = arith::XOrIOp::create(b, loc, rem(column, piecesPerRow),
+                                           rem(row, kSwizzleRows));
+    Value target =
+        offset(tile, add(element, mul(swizzled, index(kCopyElements))));
+    Value along = mul(column, index(kCopyElements));
+    if (alongK)
+      copyPiece(matrix, rows, cols, add(outer, row), add(kStart, along),
+                target);
+    else
+      copyPiece(matrix, rows, cols, add(kStart, row), add(outer, along),
+                target);
   }
 }
 
-Value WarpgroupMatmulEmitter::getDescriptor(Value address) {
-  // Bits 0-13: the address / 16; 16-29: the leading byte offset / 16 (not
-  // used by swizzled operands stored along K); 32-45: the stride byte
-  // offset / 16; 62-63: the swizzle (1: 128 bytes).
+Value WarpgroupMatmulEmitter::getDescriptor(Value address, bool alongK) {
+  // Bits 0-13: the address / 16; 16-29: the leading byte offset / 16 (along
+  // K, unused; else from one block of 64 elements along M or N to the
+  // next); 32-45: the stride byte offset / 16 (from 8 rows along M or N,
+  // or along K, to the next 8); 62-63: the swizzle (1: 128 bytes).
+  uint64_t leading = alongK ? 1 : kBlockBytes / 16;
   uint64_t fixed = (uint64_t{1} << 62) | (uint64_t(kSwizzleBytes / 16) << 32) |
-                   (uint64_t{1} << 16);
+                   (leading << 16);
   Value start = arith::ShRUIOp::create(
       b, loc, address, arith::ConstantIntOp::create(b, loc, 4, 64));
   return arith::OrIOp::create(
@@ -135,18 +169,24 @@ void WarpgroupMatmulEmitter::multiplyStage(Value stageAddress,
         b, loc, stageAddress, arith::ConstantIntOp::create(b, loc, bytes, 64));
   };
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  // The halves of the lhs tile along M are 64 rows or one block apart.
+  static_assert(kMmaM * kRowBytes == kBlockBytes);
   for (int64_t kOffset = 0; kOffset < kTileK; kOffset += kMmaK) {
-    // Along K a descriptor moves by bytes within the swizzled rows.
-    Value rhs = getDescriptor(addressPlus(kLhsTileBytes + kOffset * 2));
+    Value rhs = getDescriptor(
+        addressPlus(kLhsTileBytes + getKOffsetBytes(rhsAlongK, kOffset)),
+        rhsAlongK);
     for (int64_t half = 0; half < kHalves; ++half) {
-      Value lhs =
-          getDescriptor(addressPlus(half * kMmaM * kRowBytes + kOffset * 2));
+      Value lhs = getDescriptor(
+          addressPlus(half * kBlockBytes + getKOffsetBytes(lhsAlongK, kOffset)),
+          lhsAlongK);
       sums[half] = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, sums[half].getType(), sums[half], lhs, rhs,
           NVVM::MMAShapeAttr::get(context, kMmaM, kMmaN, kMmaK), type, type,
           NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-          NVVM::MMALayout::row, NVVM::MMALayout::col,
+          // Operands along M or N are read transposed.
+          lhsAlongK ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+          rhsAlongK ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           /*satfinite=*/nullptr);
     }
   }
@@ -191,7 +231,9 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
   SmallVector<Value> batchSizes(ArrayRef(sizes).take_front(batchDims));
   m = sizes[batchDims];
   n = sizes[batchDims + 1];
-  k = memref::DimOp::create(b, loc, lhsBuffer, batchDims + 1);
+  lhsAlongK = !node.getTransposeLhs();
+  rhsAlongK = node.getTransposeRhs();
+  k = memref::DimOp::create(b, loc, lhsBuffer, batchDims + (lhsAlongK ? 1 : 0));
   Value tilesM = arith::CeilDivUIOp::create(b, loc, m, index(kTileM));
   Value tilesN = arith::CeilDivUIOp::create(b, loc, n, index(kTileN));
   Value tiles = mul(tilesM, tilesN);
@@ -231,7 +273,7 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
       b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
   Value stages = LLVM::IntToPtrOp::create(b, loc, sharedPointer, stagesAddress);
 
-  // The batch's matrices: lhs [M, K], rhs [N, K].
+  // The batch's matrices: lhs [M, K] or [K, M], rhs [N, K] or [K, N].
   Value lhs =
       offset(getPointer(align(lhsBuffer), NVVM::NVVMMemorySpace::Global),
              mul(batch, mul(m, k)));
@@ -257,9 +299,11 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
       Value stage =
           LLVM::GEPOp::create(b, loc, sharedPointer, b.getI8Type(), stages,
                               ValueRange{toI64(stageOffset(step))});
-      copyTile(lhs, m, firstRow, kStart, stage, kTileM);
-      copyTile(rhs, n, firstColumn, kStart,
-               offset(stage, index(kLhsTileBytes / 2)), kTileN);
+      copyTile(lhs, lhsAlongK ? m : k, lhsAlongK ? k : m, lhsAlongK, firstRow,
+               kStart, stage, kTileM);
+      copyTile(rhs, rhsAlongK ? n : k, rhsAlongK ? k : n, rhsAlongK,
+               firstColumn, kStart, offset(stage, index(kLhsTileBytes / 2)),
+               kTileN);
     }
     NVVM::CpAsyncCommitGroupOp::create(b, loc);
   };
@@ -299,11 +343,6 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
   storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs, firstRow,
             firstColumn);
   gpu::TerminatorOp::create(b, loc);
-}
-
-bool mlir::kiln::isWarpgroupProduct(loop::MatmulOp node) {
-  return loop::isTensorCoreProduct(node) && !node.getTransposeLhs() &&
-         node.getTransposeRhs();
 }
 
 void mlir::kiln::emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node,

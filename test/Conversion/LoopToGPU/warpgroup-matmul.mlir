@@ -1,13 +1,13 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels warpgroup-mma' | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels' | FileCheck %s --check-prefix=SYNC
 
-// With warpgroup-mma, a 16-bit product whose operands both store their rows
-// along K (an lhs [M, K], an rhs [N, K]) is sm_90a's warpgroup kernel: one
+// With warpgroup-mma, a 16-bit product is sm_90a's warpgroup kernel: one
 // warpgroup per 128x128 tile, three stages of both operands' 128 x 64 tiles
 // (3 x 32 KiB, and 1 KiB to start them at a multiple of 1024 bytes) in
 // dynamic workgroup memory, copied with cp.async two steps ahead into
 // 128-byte swizzled rows (a piece's place: its index XOR its row's modulo
-// 8); each step waits for its copies, fences them for the async proxy,
+// 8), operands stored along K (an lhs [M, K], an rhs [N, K]) as they are
+// stored; each step waits for its copies, fences them for the async proxy,
 // issues 8 wgmma m64n128k16 (descriptors: 128-byte swizzle, 1024 bytes
 // between groups of 8 rows) and waits only for the step before; the
 // epilogue applies to the f32 sums. Without the option it is mma.sync's.
@@ -26,7 +26,7 @@
 // CHECK-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // CHECK-NEXT: gpu.barrier
 // CHECK: nvvm.wgmma.fence.aligned
-// CHECK: arith.ori %{{.+}}, %c4611686293305360384_i64 : i64
+// CHECK: arith.ori %{{.+}}, %c4611686293305360384_i64{{[_0-9]*}} : i64
 // CHECK-COUNT-8: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // CHECK: nvvm.wgmma.commit.group.sync.aligned
 // CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
@@ -72,13 +72,14 @@ fx.graph @batched_f16(%a: tensor<4x72x48xf16>, %b: tensor<4x136x48xf16>) -> tens
 // -----
 
 // Operands stored along M or N (a transposed lhs, an rhs stored [K, N])
-// stay mma.sync's.
+// are blocks of 64 rows along K of 64 elements, 8 KiB apart (the leading
+// byte offset of their descriptors), which wgmma reads transposed.
 // CHECK-LABEL: func.func @rhs_along_n
-// CHECK-NOT: wgmma
-// CHECK: nvvm.mma.sync
+// CHECK: arith.ori %{{.+}}, %c4611686293305360384_i64{{[_0-9]*}} : i64
+// CHECK: arith.ori %{{.+}}, %c4611686293338849280_i64{{[_0-9]*}} : i64
+// CHECK: nvvm.wgmma.mma_async {{.*}}, A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
 // CHECK-LABEL: func.func @lhs_along_m
-// CHECK-NOT: wgmma
-// CHECK: nvvm.mma.sync
+// CHECK: nvvm.wgmma.mma_async {{.*}}, A[<bf16>, <one>, <col>], B[<bf16>, <one>, <col>]
 fx.graph @rhs_along_n(%a: tensor<72x48xbf16>, %b: tensor<48x136xbf16>) -> tensor<72x136xbf16> {
   %y = loop.matmul %a, %b : tensor<72x48xbf16>, tensor<48x136xbf16> -> tensor<72x136xbf16>
   fx.output %y : tensor<72x136xbf16>

@@ -45,8 +45,8 @@ namespace kiln {
 ///   a block per result reading its elements a row apart).
 /// - `matmulKernels`: whether 16-bit products whose rows hold a multiple of 8
 ///   elements run as Kiln's tensor-core kernels (else GEMM library calls).
-/// - `warpgroupMma`: whether, of those, the ones whose operands both store
-///   their rows along K use sm_90a's warpgroup MMA (else Ampere's mma.sync).
+/// - `warpgroupMma`: whether those kernels use sm_90a's warpgroup MMA (else
+///   Ampere's mma.sync).
 using LoopToGPUOptions = ConvertLoopToGPUPassOptions;
 
 /// Checks that `options` are in range (block and row sizes a GPU runs,
