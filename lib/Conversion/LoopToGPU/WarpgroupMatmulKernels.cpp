@@ -29,6 +29,7 @@
 #include "kiln/Dialect/Loop/Transforms/EpilogueFusion.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -197,26 +198,74 @@ void WarpgroupMatmulEmitter::storeSums(ArrayRef<Value> sums, Value dest,
                                        ArrayRef<Value> batchIvs, Value firstRow,
                                        Value firstColumn) {
   // Sum i of a thread (lane 4g + c of warp w) of an m64nN instruction
-  // holds row 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2c + i % 2.
+  // holds row 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2c + i % 2:
+  // sums i and i + 1 (i even) are neighbours in a row, stored as a pair
+  // where the row holds both and an even number of elements (so that the
+  // pair is aligned).
   Value lane = rem(thread, kWarpSize);
   Value rowBase =
       add(firstRow, add(mul(div(thread, kWarpSize), index(16)), div(lane, 4)));
   Value columnBase = add(firstColumn, mul(rem(lane, 4), index(2)));
   Value target = align(dest);
+  auto destType = cast<MemRefType>(target.getType());
+  bool contiguousRows = destType.isLastDimUnitStride();
+  Value evenRows = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                         rem(n, 2), index(0));
+  Value lastRow = arith::SubIOp::create(b, loc, m, index(1));
+  Value lastColumn = arith::SubIOp::create(b, loc, n, index(1));
+  auto less = [&](Value lhs, Value rhs) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, lhs, rhs);
+  };
+  auto indices = [&](Value row, Value column) {
+    SmallVector<Value> ivs(batchIvs);
+    ivs.push_back(row);
+    ivs.push_back(column);
+    return ivs;
+  };
   for (int64_t half = 0; half < kHalves; ++half) {
-    for (int64_t i = 0; i < kSumsPerHalf; ++i) {
+    for (int64_t i = 0; i < kSumsPerHalf; i += 2) {
       Value row = add(rowBase, index(half * kMmaM + 8 * ((i / 2) % 2)));
-      Value column = add(columnBase, index(8 * (i / 4) + i % 2));
-      auto ifOp = scf::IfOp::create(b, loc, isInside(row, m, column, n),
-                                    /*withElse=*/false);
+      Value column = add(columnBase, index(8 * (i / 4)));
+      Value next = add(column, index(1));
+      SmallVector<Value, 2> columns = {column, next};
+      // At the matrix's edges the epilogue computes at clamped indices,
+      // which its loads may read; what it computes there is not stored.
+      Value clampedRow = arith::MinUIOp::create(b, loc, row, lastRow);
+      SmallVector<Value, 2> elements;
+      for (auto [j, col] : llvm::enumerate(columns)) {
+        Value sum = LLVM::ExtractValueOp::create(b, loc, sums[half], i + j);
+        Value clamped = arith::MinUIOp::create(b, loc, col, lastColumn);
+        elements.push_back(emitMatmulElement(
+            b, node, kernelMapping, indices(clampedRow, clamped), sum));
+      }
+      Value rowInside = less(row, m);
+      Value pairInside =
+          arith::AndIOp::create(b, loc, rowInside, less(next, n));
+      auto storeEach = [&] {
+        for (auto [j, col] : llvm::enumerate(columns)) {
+          auto ifInside = scf::IfOp::create(
+              b, loc, j == 0 ? isInside(row, m, col, n) : pairInside,
+              /*withElse=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(&ifInside.getThenRegion().front());
+          memref::StoreOp::create(b, loc, elements[j], target,
+                                  indices(row, col));
+        }
+      };
+      if (!contiguousRows) {
+        storeEach();
+        continue;
+      }
+      auto ifPair = scf::IfOp::create(
+          b, loc, arith::AndIOp::create(b, loc, pairInside, evenRows),
+          /*withElse=*/true);
       OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(&ifOp.getThenRegion().front());
-      Value sum = LLVM::ExtractValueOp::create(b, loc, sums[half], i);
-      SmallVector<Value> ivs(batchIvs);
-      ivs.push_back(row);
-      ivs.push_back(column);
-      Value element = emitMatmulElement(b, node, kernelMapping, ivs, sum);
-      memref::StoreOp::create(b, loc, element, target, ivs);
+      b.setInsertionPointToStart(&ifPair.getThenRegion().front());
+      Value pair = vector::FromElementsOp::create(
+          b, loc, VectorType::get({2}, elements[0].getType()), elements);
+      vector::StoreOp::create(b, loc, pair, target, indices(row, column));
+      b.setInsertionPointToStart(&ifPair.getElseRegion().front());
+      storeEach();
     }
   }
 }

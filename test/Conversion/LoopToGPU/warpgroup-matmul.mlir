@@ -10,7 +10,10 @@
 // stored; each step waits for its copies, fences them for the async proxy,
 // issues 8 wgmma m64n128k16 (descriptors: 128-byte swizzle, 1024 bytes
 // between groups of 8 rows) and waits only for the step before; the
-// epilogue applies to the f32 sums. Without the option it is mma.sync's.
+// epilogue applies to the f32 sums (at clamped indices, so that its loads
+// stay inside at the edges) and a thread's neighbouring pair of results is
+// one store where both are inside and rows hold an even number of elements.
+// Without the option it is mma.sync's.
 // CHECK-LABEL: func.func @linear_gelu
 // CHECK-NOT: kiln_cuda_gemm
 // CHECK: gpu.launch async {{.*}} threads({{.*}}) in ({{.*}} = %c128{{.*}}) dynamic_shared_memory_size %c99328_i32
@@ -33,9 +36,15 @@
 // CHECK: nvvm.cp.async.commit.group
 // CHECK: scf.yield
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
-// CHECK: scf.if
+// CHECK: llvm.extractvalue
+// CHECK: arith.minui
+// CHECK: math.tanh
 // CHECK: llvm.extractvalue
 // CHECK: math.tanh
+// CHECK: scf.if
+// CHECK: vector.from_elements %{{.+}}, %{{.+}} : vector<2xbf16>
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<?x256xbf16>, vector<2xbf16>
+// CHECK: } else {
 // CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<?x256xbf16>
 // CHECK: gpu.terminator
 // SYNC-LABEL: func.func @linear_gelu
