@@ -43,8 +43,9 @@ class ChannelsLastPlan:
 
 
 def is_image(value: Any) -> bool:
-    return isinstance(value, torch.Tensor) and value.dim() == 4 and \
-        value.is_floating_point()
+    """Whether `value` is a 4-d tensor: an image, or what is kept per pixel
+    of one (a max pooling's indices, a mask)."""
+    return isinstance(value, torch.Tensor) and value.dim() == 4
 
 
 def is_channels_last(value: Any) -> bool:
@@ -81,8 +82,9 @@ def plan_channels_last(gm: torch.fx.GraphModule, regions: Sequence[Sequence[torc
       image, say) is converted first, so that the library runs channels-last
       and its results are channels-last too; one already channels-last (a
       saved image the forward wrote so) is not;
-    * a region that reads an NHWC buffer writes its images that only regions
-      read (or such convolutions) as NHWC buffers.
+    * a region that reads an NHWC buffer, or an input that comes
+      channels-last, writes its images that only regions read (or such
+      convolutions) as NHWC buffers.
 
     Other PyTorch ops (a view, say) keep the layout PyTorch gives them."""
     in_region = {n for nodes in regions for n in nodes}
@@ -121,13 +123,17 @@ def plan_channels_last(gm: torch.fx.GraphModule, regions: Sequence[Sequence[torc
             computed.add(result)
             if any(user in in_region for user in result.users):
                 plan.nhwc.add(result)
-    # A region that reads an NHWC buffer writes the images that only regions
-    # read as NHWC too, so that neither it nor its readers transpose them
-    # (the product of a squeeze-and-excitation gate and the features it
-    # pooled, say). Regions come in graph order: this reaches along chains.
+    # A region that reads an NHWC buffer (or a channels-last input: a
+    # backward's saved images) writes the images that only regions read as
+    # NHWC too, so that neither it nor its readers transpose them (the
+    # product of a squeeze-and-excitation gate and the features it pooled; a
+    # residual block's gradient on its way to the next region). Regions come
+    # in graph order: this reaches along chains.
     for nodes in regions:
         members = set(nodes)
-        reads_nhwc = any(arg in plan.nhwc for node in nodes for arg in node.all_input_nodes
+        reads_nhwc = any(arg in plan.nhwc or (arg not in in_region and
+                                              is_channels_last(values.get(arg)))
+                         for node in nodes for arg in node.all_input_nodes
                          if arg not in members)
         if not reads_nhwc:
             continue

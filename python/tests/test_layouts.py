@@ -266,12 +266,10 @@ def test_training_steps_exchange_channels_last_images(tmp_path, monkeypatch):
         assert region.artifact._plans, f"a copy at each call:\n{region.graph_text}"
 
 
-def test_training_step_right_whatever_strides_the_backward_is_told(tmp_path):
-    """AOTAutograd (here torch 1.x's, which does not restride saved tensors
-    by what the forward reports) may give the backward graph saved images
-    with eager's strides while the forward wrote them channels-last: the
-    backward's regions then copy what comes otherwise, its views stay
-    viewable, and the gradients are eager's."""
+def aot_compiled(step, tmp_path):
+    """`step` under AOTAutograd (torch 1.x's aot_function, which does not
+    restride saved tensors by what the forward reports) with Kiln's graphs,
+    channels-last; returns it and the list its compiled graphs go to."""
     import torch.utils._pytree as pytree
     from functorch.compile import aot_function, make_boxed_func
 
@@ -289,6 +287,23 @@ def test_training_step_right_whatever_strides_the_backward_is_told(tmp_path):
             return make_boxed_func(compiled_graphs[-1])
         return compile_graph
 
+    return aot_function(step, compiler(True), compiler(False),
+                        decompositions=DECOMPOSITIONS), compiled_graphs
+
+
+def assert_gradients_match(step, args):
+    expected = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
+    step(*expected).backward()
+    for got, want in zip(args, expected):
+        if want.requires_grad:
+            torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-4)
+
+
+def test_training_step_right_whatever_strides_the_backward_is_told(tmp_path):
+    """AOTAutograd may give the backward graph saved images with eager's
+    strides while the forward wrote them channels-last: the backward's
+    regions then copy what comes otherwise, its views stay viewable, and
+    the gradients are eager's."""
     def step(x, w1, w2, scale, shift):
         loss, _, h, _ = forward_step(x, w1, w2, scale, shift)
         return loss + h.flatten(1).square().sum()
@@ -296,16 +311,45 @@ def test_training_step_right_whatever_strides_the_backward_is_told(tmp_path):
     generator = torch.Generator().manual_seed(25)
     shapes = [(2, 3, 8, 6), (4, 3, 3, 3), (4, 4, 3, 3), (4, 1, 1), (4, 1, 1)]
     args = [torch.randn(*s, generator=generator).requires_grad_() for s in shapes]
-    compiled = aot_function(step, compiler(True), compiler(False),
-                            decompositions=DECOMPOSITIONS)
+    compiled, compiled_graphs = aot_compiled(step, tmp_path)
     compiled(*args).backward()
     forward = compiled_graphs[0]
     assert any(len(s or ()) == 4 and s[1] == 1 for s in forward.kiln_output_strides), \
         forward.kiln_output_strides  # A saved image, channels-last.
-    expected = [a.detach().clone().requires_grad_() for a in args]
-    step(*expected).backward()
-    for got, want in zip(args, expected):
-        torch.testing.assert_close(got.grad, want.grad, rtol=1e-4, atol=1e-4)
+    assert_gradients_match(step, args)
+
+
+def test_backward_regions_exchange_nhwc_images(tmp_path):
+    """A ResNet stem's training step: the backward's regions read the saved
+    images channels-last, so they write the images they pass on to one
+    another NHWC too (the residual's gradient, on its way to the max
+    pooling's), and the forward saves the pooling's indices NHWC: no region
+    reads or writes an NCHW image (whose gradient kernels would read
+    channels across rows), and the gradients are eager's."""
+    def step(x, w1, g1, b1, w2, g2, b2):
+        h = F.conv2d(x, w1, stride=2, padding=3)
+        h = torch.relu(F.batch_norm(h, None, None, g1, b1, training=True))
+        h = F.max_pool2d(h, 3, 2, 1)
+        y = F.batch_norm(F.conv2d(h, w2), None, None, g2, b2, training=True)
+        return torch.relu(y + h).mean()
+
+    generator = torch.Generator().manual_seed(3)
+    shapes = [(6, 3, 7, 7), (6,), (6,), (6, 6, 1, 1), (6,), (6,)]
+    # The model's image needs no gradient (one would be the graph's result,
+    # in PyTorch's layout).
+    args = [torch.randn(2, 3, 32, 32, generator=generator)] + \
+        [torch.randn(*s, generator=generator).requires_grad_() for s in shapes]
+    compiled, compiled_graphs = aot_compiled(step, tmp_path)
+    compiled(*args).backward()
+    assert len(compiled_graphs) == 2
+    for graph in compiled_graphs:
+        for region in regions(graph):
+            signature = region.graph_text[:region.graph_text.index(" {\n")]
+            # Images of 6 channels, [2, 16, 16, 6] and [2, 8, 8, 6], not
+            # [2, 6, 16, 16] or [2, 6, 8, 8].
+            assert "<2x6x" not in signature, signature
+            assert "x6xf32>" in signature or "x6xsi64>" in signature, signature
+    assert_gradients_match(step, args)
 
 
 def test_storage_reads_of_restrided_inputs_read_what_eager_did(tmp_path):
