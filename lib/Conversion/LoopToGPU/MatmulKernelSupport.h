@@ -12,7 +12,12 @@
 #ifndef KILN_LIB_CONVERSION_LOOPTOGPU_MATMULKERNELSUPPORT_H
 #define KILN_LIB_CONVERSION_LOOPTOGPU_MATMULKERNELSUPPORT_H
 
+#include "GPUKernels.h"
+
+#include "kiln/Codegen/GraphBufferization.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -26,6 +31,23 @@ inline constexpr int64_t kCopyElements = 8;
 /// Rows of tiles that consecutive blocks take before moving along N, so
 /// that blocks running together share their operands' tiles in L2.
 inline constexpr int64_t kTileGroupRows = 8;
+
+/// A product kernel's sizes: a block per tile of each batch's result.
+struct ProductGrid {
+  /// The operands' element type.
+  Type elementType;
+  SmallVector<Value> batchSizes;
+  Value m, n, k;
+  Value tilesM, tilesN, tiles;
+  /// Blocks of the launch: batches x tiles.
+  Value blocks;
+};
+
+/// Where a block's tile lies: its batch, and the first row and column of
+/// its tile of the result.
+struct BlockTile {
+  Value batch, firstRow, firstColumn;
+};
 
 /// Builds the index and pointer arithmetic of a product kernel at `b`'s
 /// insertion point.
@@ -79,6 +101,17 @@ public:
     return LLVM::AddrSpaceCastOp::create(b, loc, pointerType, generic);
   }
 
+  /// A pointer to the kernel's dynamic workgroup memory (!llvm.ptr<3>).
+  Value getDynamicSharedPointer() {
+    auto workgroup = gpu::AddressSpaceAttr::get(
+        b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
+    Value memory = gpu::DynamicSharedMemoryOp::create(
+        b, loc,
+        MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
+                        MemRefLayoutAttrInterface(), workgroup));
+    return getPointer(memory, NVVM::NVVMMemorySpace::Shared);
+  }
+
   /// Copies the 16 bytes of a matrix of `rows` x `cols` 16-bit elements (at
   /// `global`, !llvm.ptr<1>) that start at (`row`, `col`) to `target`
   /// (!llvm.ptr<3>) with cp.async; zeros where they lie past the matrix's
@@ -112,6 +145,38 @@ public:
         add(groupFirst, arith::RemUIOp::create(b, loc, inGroup, groupRows));
     Value columnTile = arith::DivUIOp::create(b, loc, inGroup, groupRows);
     return {mul(rowTile, index(tileM)), mul(columnTile, index(tileN))};
+  }
+
+  /// The sizes of `node` (whose operands `mapping` maps to buffers) and its
+  /// grid of `tileM` x `tileN` tiles, computed before its launch.
+  ProductGrid getProductGrid(loop::MatmulOp node, const IRMapping &mapping,
+                             int64_t tileM, int64_t tileN) {
+    ProductGrid grid;
+    Value lhs = mapping.lookup(node.getLhs());
+    grid.elementType = cast<MemRefType>(lhs.getType()).getElementType();
+    int64_t batchDims = node.getNumBatchDims();
+    SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
+    grid.batchSizes.assign(sizes.begin(), sizes.begin() + batchDims);
+    grid.m = sizes[batchDims];
+    grid.n = sizes[batchDims + 1];
+    grid.k = memref::DimOp::create(
+        b, loc, lhs, batchDims + (node.getTransposeLhs() ? 0 : 1));
+    grid.tilesM = arith::CeilDivUIOp::create(b, loc, grid.m, index(tileM));
+    grid.tilesN = arith::CeilDivUIOp::create(b, loc, grid.n, index(tileN));
+    grid.tiles = mul(grid.tilesM, grid.tilesN);
+    grid.blocks = mul(getProduct(b, loc, grid.batchSizes), grid.tiles);
+    return grid;
+  }
+
+  /// The tile of `grid` that block `block` computes.
+  BlockTile getBlockTile(const ProductGrid &grid, Value block, int64_t tileM,
+                         int64_t tileN) {
+    BlockTile tile;
+    tile.batch = arith::DivUIOp::create(b, loc, block, grid.tiles);
+    std::tie(tile.firstRow, tile.firstColumn) =
+        getTileStart(arith::RemUIOp::create(b, loc, block, grid.tiles),
+                     grid.tilesM, grid.tilesN, tileM, tileN);
+    return tile;
   }
 
 protected:

@@ -294,19 +294,11 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
                                    ValueRange extraArgs) {
   Value lhsBuffer = mapping.lookup(node.getLhs());
   Value rhsBuffer = mapping.lookup(node.getRhs());
-  elementType = cast<MemRefType>(lhsBuffer.getType()).getElementType();
-  int64_t batchDims = node.getNumBatchDims();
-  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
-  SmallVector<Value> batchSizes(ArrayRef(sizes).take_front(batchDims));
-  m = sizes[batchDims];
-  n = sizes[batchDims + 1];
-  k = memref::DimOp::create(b, loc, lhsBuffer,
-                            batchDims + (node.getTransposeLhs() ? 0 : 1));
-  Value tilesM = arith::CeilDivUIOp::create(b, loc, m, index(kTileM));
-  Value tilesN = arith::CeilDivUIOp::create(b, loc, n, index(kTileN));
-  Value tiles = arith::MulIOp::create(b, loc, tilesM, tilesN);
-  Value blocks =
-      arith::MulIOp::create(b, loc, getProduct(b, loc, batchSizes), tiles);
+  ProductGrid grid = getProductGrid(node, mapping, kTileM, kTileN);
+  elementType = grid.elementType;
+  m = grid.m;
+  n = grid.n;
+  k = grid.k;
   // Both operands' stages in one dynamic workgroup buffer: more than the
   // 48 KiB of static workgroup memory a kernel may have.
   bool lhsAlongK = node.getTransposeLhs();
@@ -320,9 +312,9 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
   int64_t rhsElements = kStages * stageElements(rhsAlongK, kTileN);
   int64_t sharedBytes =
       (lhsElements + rhsElements) * elementType.getIntOrFloatBitWidth() / 8;
-  gpu::LaunchOp launch =
-      createLaunch(b, loc, "matmul", blocks, index(kThreads), order, extraArgs,
-                   arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
+  gpu::LaunchOp launch = createLaunch(
+      b, loc, "matmul", grid.blocks, index(kThreads), order, extraArgs,
+      arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
@@ -332,19 +324,10 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
   Value warp = arith::DivUIOp::create(b, loc, thread, index(kWarpSize));
   warpM = arith::DivUIOp::create(b, loc, warp, index(kWarpsN));
   warpN = arith::RemUIOp::create(b, loc, warp, index(kWarpsN));
-  Value block = launch.getBlockIds().x;
-  Value batch = arith::DivUIOp::create(b, loc, block, tiles);
-  Value firstRow, firstColumn;
-  std::tie(firstRow, firstColumn) =
-      getTileStart(arith::RemUIOp::create(b, loc, block, tiles), tilesM, tilesN,
-                   kTileM, kTileN);
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-  Value dynamicShared = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroup));
-  Value lhsShared = getPointer(dynamicShared, NVVM::NVVMMemorySpace::Shared);
+  BlockTile tile = getBlockTile(grid, launch.getBlockIds().x, kTileM, kTileN);
+  Value batch = tile.batch, firstRow = tile.firstRow,
+        firstColumn = tile.firstColumn;
+  Value lhsShared = getDynamicSharedPointer();
   Value rhsShared = offset(lhsShared, index(lhsElements));
   // The stored matrices: lhs [M, K] or [K, M], rhs [K, N] or [N, K].
   lhs = lhsAlongK ? makeTiles(lhsBuffer, lhsShared, k, m, true, true)
@@ -395,7 +378,7 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
         scf::YieldOp::create(b, loc, sums);
       });
 
-  SmallVector<Value> batchIvs = delinearize(b, loc, batch, batchSizes);
+  SmallVector<Value> batchIvs = delinearize(b, loc, batch, grid.batchSizes);
   storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs, firstRow,
             firstColumn);
   gpu::TerminatorOp::create(b, loc);

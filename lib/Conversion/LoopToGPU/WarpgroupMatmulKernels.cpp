@@ -274,44 +274,29 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
                                   ValueRange extraArgs) {
   Value lhsBuffer = mapping.lookup(node.getLhs());
   Value rhsBuffer = mapping.lookup(node.getRhs());
-  elementType = cast<MemRefType>(lhsBuffer.getType()).getElementType();
-  int64_t batchDims = node.getNumBatchDims();
-  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
-  SmallVector<Value> batchSizes(ArrayRef(sizes).take_front(batchDims));
-  m = sizes[batchDims];
-  n = sizes[batchDims + 1];
+  ProductGrid grid = getProductGrid(node, mapping, kTileM, kTileN);
+  elementType = grid.elementType;
+  m = grid.m;
+  n = grid.n;
+  k = grid.k;
   lhsAlongK = !node.getTransposeLhs();
   rhsAlongK = node.getTransposeRhs();
-  k = memref::DimOp::create(b, loc, lhsBuffer, batchDims + (lhsAlongK ? 1 : 0));
-  Value tilesM = arith::CeilDivUIOp::create(b, loc, m, index(kTileM));
-  Value tilesN = arith::CeilDivUIOp::create(b, loc, n, index(kTileN));
-  Value tiles = mul(tilesM, tilesN);
-  Value blocks = mul(getProduct(b, loc, batchSizes), tiles);
   // The stages, and room to start them at a multiple of 1024 bytes.
   int64_t sharedBytes = kStages * kStageBytes + kSwizzleBytes;
-  gpu::LaunchOp launch =
-      createLaunch(b, loc, "matmul", blocks, index(kThreads), order, extraArgs,
-                   arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
+  gpu::LaunchOp launch = createLaunch(
+      b, loc, "matmul", grid.blocks, index(kThreads), order, extraArgs,
+      arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
 
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(&launch.getBody().front());
   align.alignSources(node, mapping, kernelMapping);
   thread = launch.getThreadIds().x;
-  Value block = launch.getBlockIds().x;
-  Value batch = arith::DivUIOp::create(b, loc, block, tiles);
-  Value firstRow, firstColumn;
-  std::tie(firstRow, firstColumn) =
-      getTileStart(arith::RemUIOp::create(b, loc, block, tiles), tilesM, tilesN,
-                   kTileM, kTileN);
-  auto workgroup = gpu::AddressSpaceAttr::get(
-      b.getContext(), gpu::GPUDialect::getWorkgroupAddressSpace());
-  Value dynamicShared = gpu::DynamicSharedMemoryOp::create(
-      b, loc,
-      MemRefType::get({ShapedType::kDynamic}, b.getI8Type(),
-                      MemRefLayoutAttrInterface(), workgroup));
+  BlockTile tile = getBlockTile(grid, launch.getBlockIds().x, kTileM, kTileN);
+  Value batch = tile.batch, firstRow = tile.firstRow,
+        firstColumn = tile.firstColumn;
   Type i64 = b.getI64Type();
-  Value sharedStart = LLVM::PtrToIntOp::create(
-      b, loc, i64, getPointer(dynamicShared, NVVM::NVVMMemorySpace::Shared));
+  Value sharedStart =
+      LLVM::PtrToIntOp::create(b, loc, i64, getDynamicSharedPointer());
   Value stagesAddress = arith::AndIOp::create(
       b, loc,
       arith::AddIOp::create(
@@ -388,7 +373,7 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
       });
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 
-  SmallVector<Value> batchIvs = delinearize(b, loc, batch, batchSizes);
+  SmallVector<Value> batchIvs = delinearize(b, loc, batch, grid.batchSizes);
   storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs, firstRow,
             firstColumn);
   gpu::TerminatorOp::create(b, loc);
