@@ -184,6 +184,34 @@ protected:
   Location loc;
 };
 
+/// What a product kernel's emitter keeps of `node` while it emits: the
+/// buffers `mapping` gives its operands, its epilogue's views of them, and
+/// its sizes once getProductGrid has computed them (setSizes).
+class MatmulKernelEmitter : protected MatmulKernelBuilder {
+protected:
+  MatmulKernelEmitter(OpBuilder &b, loop::MatmulOp node,
+                      const IRMapping &mapping)
+      : MatmulKernelBuilder(b, node.getLoc()), node(node), mapping(mapping),
+        align(b, loc), kernelMapping(mapping) {}
+
+  void setSizes(const ProductGrid &grid) {
+    elementType = grid.elementType;
+    m = grid.m;
+    n = grid.n;
+    k = grid.k;
+  }
+
+  loop::MatmulOp node;
+  const IRMapping &mapping;
+  AlignedViews align;
+  /// The epilogue's loads, mapped to aligned views inside the kernel.
+  IRMapping kernelMapping;
+  Type elementType;
+  /// The thread's index in the block.
+  Value thread;
+  Value m, n, k;
+};
+
 } // namespace mlir::kiln
 
 #endif // KILN_LIB_CONVERSION_LOOPTOGPU_MATMULKERNELSUPPORT_H

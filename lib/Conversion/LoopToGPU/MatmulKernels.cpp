@@ -72,12 +72,11 @@ struct OperandTiles {
 };
 
 /// Emits one tensor-core product (emitTensorCoreMatmul).
-class TensorCoreMatmulEmitter : MatmulKernelBuilder {
+class TensorCoreMatmulEmitter : MatmulKernelEmitter {
 public:
   TensorCoreMatmulEmitter(OpBuilder &b, loop::MatmulOp node,
                           const IRMapping &mapping)
-      : MatmulKernelBuilder(b, node.getLoc()), node(node), mapping(mapping),
-        align(b, loc), kernelMapping(mapping) {}
+      : MatmulKernelEmitter(b, node, mapping) {}
 
   void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
 
@@ -106,15 +105,8 @@ private:
   void storeSums(ArrayRef<Value> sums, Value dest, ArrayRef<Value> batchIvs,
                  Value firstRow, Value firstColumn);
 
-  loop::MatmulOp node;
-  const IRMapping &mapping;
-  AlignedViews align;
-  IRMapping kernelMapping;
-  Type elementType;
   Value lane, warpM, warpN;
-  Value thread;
   OperandTiles lhs, rhs;
-  Value m, n, k;
 };
 } // namespace
 
@@ -295,10 +287,7 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
   Value lhsBuffer = mapping.lookup(node.getLhs());
   Value rhsBuffer = mapping.lookup(node.getRhs());
   ProductGrid grid = getProductGrid(node, mapping, kTileM, kTileN);
-  elementType = grid.elementType;
-  m = grid.m;
-  n = grid.n;
-  k = grid.k;
+  setSizes(grid);
   // Both operands' stages in one dynamic workgroup buffer: more than the
   // 48 KiB of static workgroup memory a kernel may have.
   bool lhsAlongK = node.getTransposeLhs();

@@ -11,13 +11,13 @@
 // wgmma reads them with 128-byte swizzling: rows of 64 elements, 128 bytes,
 // whose eight 16-byte pieces are stored in the order of their index XOR the
 // row's index modulo 8, so that the 8 rows one access reads fall in
-// distinct banks. An operand stored along K (an lhs [M, K], an rhs [N, K])
-// keeps its rows, 128 of them; one stored along M or N (a transposed lhs,
-// an rhs [K, N]) is two blocks of 64 rows along K of 64 elements, which
-// wgmma reads transposed. A step is 8 wgmma m64n128k16 (two halves of the
-// tile along M, four steps of 16 along K), issued together and left in
-// flight while the copies of a later step are issued: the copies reuse the
-// stage that the step before read, and wait for its wgmmas only.
+// distinct banks. A K-major operand (contiguous along K: an lhs [M, K], an
+// rhs [N, K]) keeps its rows, 128 of them; an M- or N-major one (a
+// transposed lhs, an rhs [K, N]) is two blocks of 64 rows along K of 64
+// elements, which wgmma reads transposed. A step is 8 wgmma m64n128k16 (two
+// halves of the tile along M, four steps of 16 along K), issued together and
+// left in flight while the copies of a later step are issued: the copies reuse
+// the stage that the step before read, and wait for its wgmmas only.
 //
 //===----------------------------------------------------------------------===//
 
@@ -56,37 +56,36 @@ constexpr int64_t kSumsPerHalf = kMmaM * kMmaN / kThreads;
 constexpr int64_t kStages = 3;
 constexpr int64_t kLhsTileBytes = kTileM * kRowBytes;
 constexpr int64_t kStageBytes = kLhsTileBytes + kTileN * kRowBytes;
-/// An operand tile stored along M or N: blocks of kTileK rows along K of
+/// An M- or N-major operand tile: blocks of kTileK rows along K of
 /// 64 elements along M or N.
 constexpr int64_t kBlockElements = kRowBytes / 2;
 constexpr int64_t kBlockBytes = kTileK * kRowBytes;
 
 /// Emits one warpgroup product (emitWarpgroupMatmul).
-class WarpgroupMatmulEmitter : MatmulKernelBuilder {
+class WarpgroupMatmulEmitter : MatmulKernelEmitter {
 public:
   WarpgroupMatmulEmitter(OpBuilder &b, loop::MatmulOp node,
                          const IRMapping &mapping)
-      : MatmulKernelBuilder(b, node.getLoc()), node(node), mapping(mapping),
-        align(b, loc), kernelMapping(mapping) {}
+      : MatmulKernelEmitter(b, node, mapping) {}
 
   void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
 
 private:
   /// Issues the copies of the tile of `outerTile` (along M or N) x kTileK
   /// elements at (`outer`, `kStart`) of an operand (at `matrix`,
-  /// !llvm.ptr<1>; `rows` x `cols` as stored, along K if `alongK`, else
+  /// !llvm.ptr<1>; `rows` x `cols` as stored, [M or N, K] if `kMajor`, else
   /// [K, M or N]) into the workgroup memory at `tile` (!llvm.ptr<3>),
   /// swizzled.
-  void copyTile(Value matrix, Value rows, Value cols, bool alongK, Value outer,
+  void copyTile(Value matrix, Value rows, Value cols, bool kMajor, Value outer,
                 Value kStart, Value tile, int64_t outerTile);
 
   /// The wgmma descriptor of the swizzled tile that starts at byte `address`
-  /// of workgroup memory (i64), stored along K if `alongK`.
-  Value getDescriptor(Value address, bool alongK);
+  /// of workgroup memory (i64), K-major if `kMajor`.
+  Value getDescriptor(Value address, bool kMajor);
 
   /// Bytes from the tile of an operand to its part for K from `kOffset`.
-  static int64_t getKOffsetBytes(bool alongK, int64_t kOffset) {
-    return alongK ? kOffset * 2 : kOffset * kRowBytes;
+  static int64_t getKOffsetBytes(bool kMajor, int64_t kOffset) {
+    return kMajor ? kOffset * 2 : kOffset * kRowBytes;
   }
 
   /// Issues the wgmmas of the tiles at workgroup address `stageAddress`
@@ -97,19 +96,12 @@ private:
   void storeSums(ArrayRef<Value> sums, Value dest, ArrayRef<Value> batchIvs,
                  Value firstRow, Value firstColumn);
 
-  loop::MatmulOp node;
-  const IRMapping &mapping;
-  AlignedViews align;
-  IRMapping kernelMapping;
-  Type elementType;
-  Value thread;
-  Value m, n, k;
-  bool lhsAlongK, rhsAlongK;
+  bool lhsKMajor, rhsKMajor;
 };
 } // namespace
 
 void WarpgroupMatmulEmitter::copyTile(Value matrix, Value rows, Value cols,
-                                      bool alongK, Value outer, Value kStart,
+                                      bool kMajor, Value outer, Value kStart,
                                       Value tile, int64_t outerTile) {
   constexpr int64_t piecesPerRow = kRowBytes / 16;
   for (int64_t first = 0; first < outerTile * kTileK / kCopyElements;
@@ -117,7 +109,7 @@ void WarpgroupMatmulEmitter::copyTile(Value matrix, Value rows, Value cols,
     // Consecutive threads copy consecutive pieces of a stored row.
     Value piece = add(thread, index(first));
     Value row, column, element;
-    if (alongK) {
+    if (kMajor) {
       row = div(piece, piecesPerRow);
       column = rem(piece, piecesPerRow);
       element = mul(row, index(kBlockElements));
@@ -136,7 +128,7 @@ void WarpgroupMatmulEmitter::copyTile(Value matrix, Value rows, Value cols,
     Value target =
         offset(tile, add(element, mul(swizzled, index(kCopyElements))));
     Value along = mul(column, index(kCopyElements));
-    if (alongK)
+    if (kMajor)
       copyPiece(matrix, rows, cols, add(outer, row), add(kStart, along),
                 target);
     else
@@ -145,12 +137,12 @@ void WarpgroupMatmulEmitter::copyTile(Value matrix, Value rows, Value cols,
   }
 }
 
-Value WarpgroupMatmulEmitter::getDescriptor(Value address, bool alongK) {
-  // Bits 0-13: the address / 16; 16-29: the leading byte offset / 16 (along
-  // K, unused; else from one block of 64 elements along M or N to the
+Value WarpgroupMatmulEmitter::getDescriptor(Value address, bool kMajor) {
+  // Bits 0-13: the address / 16; 16-29: the leading byte offset / 16
+  // (K-major, unused; else from one block of 64 elements along M or N to the
   // next); 32-45: the stride byte offset / 16 (from 8 rows along M or N,
   // or along K, to the next 8); 62-63: the swizzle (1: 128 bytes).
-  uint64_t leading = alongK ? 1 : kBlockBytes / 16;
+  uint64_t leading = kMajor ? 1 : kBlockBytes / 16;
   uint64_t fixed = (uint64_t{1} << 62) | (uint64_t(kSwizzleBytes / 16) << 32) |
                    (leading << 16);
   Value start = arith::ShRUIOp::create(
@@ -174,20 +166,20 @@ void WarpgroupMatmulEmitter::multiplyStage(Value stageAddress,
   static_assert(kMmaM * kRowBytes == kBlockBytes);
   for (int64_t kOffset = 0; kOffset < kTileK; kOffset += kMmaK) {
     Value rhs = getDescriptor(
-        addressPlus(kLhsTileBytes + getKOffsetBytes(rhsAlongK, kOffset)),
-        rhsAlongK);
+        addressPlus(kLhsTileBytes + getKOffsetBytes(rhsKMajor, kOffset)),
+        rhsKMajor);
     for (int64_t half = 0; half < kHalves; ++half) {
       Value lhs = getDescriptor(
-          addressPlus(half * kBlockBytes + getKOffsetBytes(lhsAlongK, kOffset)),
-          lhsAlongK);
+          addressPlus(half * kBlockBytes + getKOffsetBytes(lhsKMajor, kOffset)),
+          lhsKMajor);
       sums[half] = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, sums[half].getType(), sums[half], lhs, rhs,
           NVVM::MMAShapeAttr::get(context, kMmaM, kMmaN, kMmaK), type, type,
           NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
-          // Operands along M or N are read transposed.
-          lhsAlongK ? NVVM::MMALayout::row : NVVM::MMALayout::col,
-          rhsAlongK ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+          // M- or N-major operands are read transposed.
+          lhsKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
+          rhsKMajor ? NVVM::MMALayout::col : NVVM::MMALayout::row,
           /*satfinite=*/nullptr);
     }
   }
@@ -275,12 +267,9 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
   Value lhsBuffer = mapping.lookup(node.getLhs());
   Value rhsBuffer = mapping.lookup(node.getRhs());
   ProductGrid grid = getProductGrid(node, mapping, kTileM, kTileN);
-  elementType = grid.elementType;
-  m = grid.m;
-  n = grid.n;
-  k = grid.k;
-  lhsAlongK = !node.getTransposeLhs();
-  rhsAlongK = node.getTransposeRhs();
+  setSizes(grid);
+  lhsKMajor = !node.getTransposeLhs();
+  rhsKMajor = node.getTransposeRhs();
   // The stages, and room to start them at a multiple of 1024 bytes.
   int64_t sharedBytes = kStages * kStageBytes + kSwizzleBytes;
   gpu::LaunchOp launch = createLaunch(
@@ -333,9 +322,9 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
       Value stage =
           LLVM::GEPOp::create(b, loc, sharedPointer, b.getI8Type(), stages,
                               ValueRange{toI64(stageOffset(step))});
-      copyTile(lhs, lhsAlongK ? m : k, lhsAlongK ? k : m, lhsAlongK, firstRow,
+      copyTile(lhs, lhsKMajor ? m : k, lhsKMajor ? k : m, lhsKMajor, firstRow,
                kStart, stage, kTileM);
-      copyTile(rhs, rhsAlongK ? n : k, rhsAlongK ? k : n, rhsAlongK,
+      copyTile(rhs, rhsKMajor ? n : k, rhsKMajor ? k : n, rhsKMajor,
                firstColumn, kStart, offset(stage, index(kLhsTileBytes / 2)),
                kTileN);
     }
