@@ -265,29 +265,43 @@ static unsigned groupSiblings(RewriterBase &rewriter, ArrayRef<NodeOp> nodes,
                               function_ref<bool(NodeOp)> canSeed,
                               function_ref<bool(NodeOp, NodeOp)> alike,
                               function_ref<int64_t(NodeOp)> rows) {
+  // What each node loads, found once: nodes move (and group) below, but
+  // none is made.
+  DenseMap<Operation *, llvm::SmallSetVector<Value, 4>> loadedBy;
+  for (NodeOp node : nodes)
+    loadedBy[node] = getLoadedTensors(node);
   DenseSet<Operation *> grouped;
   unsigned kernels = 0;
   for (NodeOp seed : nodes) {
     if (grouped.contains(seed) || !canSeed(seed))
       continue;
-    llvm::SmallSetVector<Value, 4> shared = getLoadedTensors(seed);
+    llvm::SmallSetVector<Value, 4> shared = loadedBy.lookup(seed);
     SmallVector<Operation *> members = {seed};
-    // The members, and the ops that read them, directly or not.
-    DenseSet<Operation *> dependent = {seed};
-    for (Operation *op = seed->getNextNode(); op; op = op->getNextNode()) {
-      if (llvm::any_of(getUsedValues(op), [&](Value value) {
-            return dependent.contains(value.getDefiningOp());
-          })) {
-        dependent.insert(op);
-        continue;
+    // The members, and the ops of the block that read them, directly or
+    // not (found along their results' uses).
+    Block *block = seed->getBlock();
+    DenseSet<Operation *> dependent;
+    auto addDependents = [&](Operation *root) {
+      SmallVector<Operation *> worklist = {root};
+      while (!worklist.empty()) {
+        Operation *op = worklist.pop_back_val();
+        if (!dependent.insert(op).second)
+          continue;
+        for (Operation *user : op->getUsers())
+          if (Operation *reader = block->findAncestorOpInBlock(*user))
+            worklist.push_back(reader);
       }
+    };
+    addDependents(seed);
+    for (Operation *op = seed->getNextNode(); op; op = op->getNextNode()) {
       auto sibling = dyn_cast<NodeOp>(op);
-      if (!sibling || grouped.contains(op) || !alike(seed, sibling) ||
-          !llvm::any_of(getLoadedTensors(sibling),
+      if (!sibling || dependent.contains(op) || grouped.contains(op) ||
+          !alike(seed, sibling) ||
+          !llvm::any_of(loadedBy.lookup(op),
                         [&](Value tensor) { return shared.contains(tensor); }))
         continue;
       members.push_back(op);
-      dependent.insert(op);
+      addDependents(op);
     }
     if (members.size() < 2)
       continue;
