@@ -43,14 +43,17 @@ fx.graph @dead_node(%x: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 // Tests that a transpose moving only size-1 dimensions (the channels-last
-// copy of a 1x1 filter) folds to a reshape of its source, and a static
-// copy to the source itself: both read memory in order.
+// copy of a 1x1 filter) folds to a reshape of its source, which its reader
+// then reads through, and a static copy to the source itself: both read
+// memory in order.
 // CHECK-LABEL: fx.graph @reshaping_copies
 // CHECK-SAME: (%[[W:.+]]: tensor<64x16x1x1xf32>, %[[X:.+]]: tensor<4x8xf32>)
-// CHECK: %[[FLAT:.+]] = tensor.collapse_shape %[[W]] {{\[}}[0], [1, 2, 3]] : tensor<64x16x1x1xf32> into tensor<64x16xf32>
-// CHECK: %[[LAST:.+]] = tensor.expand_shape %[[FLAT]] {{\[}}[0], [1, 2, 3]] output_shape [64, 1, 1, 16]
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-NOT: tensor.collapse_shape
+// CHECK-NOT: tensor.expand_shape
 // CHECK: loop.pointwise : tensor<64x1x1x16xf32>
-// CHECK: loop.load %[[LAST]]
+// CHECK-NEXT: ^bb0(%[[O:.+]]: index, %{{.+}}: index, %{{.+}}: index, %[[C:.+]]: index):
+// CHECK-NEXT: loop.load %[[W]][%[[O]], %[[C]], %[[C0]], %[[C0]]]
 // CHECK: arith.mulf
 // CHECK: loop.pointwise : tensor<4x8xf32>
 // CHECK: loop.load %[[X]]
@@ -228,4 +231,57 @@ fx.graph @index_arithmetic_that_stays(%x: tensor<2x8xf32>, %d: tensor<?xf32>, %y
     loop.yield %v : f32
   }
   fx.output %0, %1, %3, %2 : tensor<16xf32>, tensor<?xf32>, tensor<8xf32>, tensor<1x8xf32>
+}
+
+// -----
+
+// Tests that loads through reshapes that only add or drop size-1 dimensions
+// read the reshape's source: a per-channel node seen as [1, C, 1, 1] (then
+// free to be inlined), a [1, C, 1, 1] statistic seen as [C].
+// CHECK-LABEL: fx.graph @loads_through_unit_reshapes
+// CHECK-SAME: (%[[S:.+]]: tensor<1x16x1x1xf32>, %[[X:.+]]: tensor<2x16x4x4xf32>)
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK: %[[N:.+]] = loop.pointwise : tensor<16xf32>
+// CHECK-NEXT: ^bb0(%[[I:.+]]: index):
+// CHECK-NEXT: loop.load %[[S]][%[[C0]], %[[I]], %[[C0]], %[[C0]]]
+// CHECK-NOT: tensor.expand_shape
+// CHECK: loop.pointwise : tensor<2x16x4x4xf32>
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %[[CH:.+]]: index, %{{.+}}: index, %{{.+}}: index):
+// CHECK: loop.load %[[N]][%[[CH]]]
+fx.graph @loads_through_unit_reshapes(%s: tensor<1x16x1x1xf32>, %x: tensor<2x16x4x4xf32>) -> tensor<2x16x4x4xf32> {
+  %flat = tensor.collapse_shape %s [[0, 1, 2, 3]] : tensor<1x16x1x1xf32> into tensor<16xf32>
+  %0 = loop.pointwise : tensor<16xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %flat[%i] : tensor<16xf32>
+    %r = math.rsqrt %v : f32
+    loop.yield %r : f32
+  }
+  %kept = tensor.expand_shape %0 [[0, 1, 2, 3]] output_shape [1, 16, 1, 1] : tensor<16xf32> into tensor<1x16x1x1xf32>
+  %1 = loop.pointwise : tensor<2x16x4x4xf32> {
+  ^bb0(%n: index, %c: index, %h: index, %w: index):
+    %c0 = arith.constant 0 : index
+    %v = loop.load %x[%n, %c, %h, %w] : tensor<2x16x4x4xf32>
+    %k = loop.load %kept[%c0, %c, %c0, %c0] : tensor<1x16x1x1xf32>
+    %m = arith.mulf %v, %k : f32
+    loop.yield %m : f32
+  }
+  fx.output %1 : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+// Tests that a load through a reshape that merges dimensions larger than 1
+// stays as it is: its indices would need arithmetic.
+// CHECK-LABEL: fx.graph @load_through_merging_reshape
+// CHECK: %[[FLAT:.+]] = tensor.collapse_shape
+// CHECK: loop.load %[[FLAT]]
+fx.graph @load_through_merging_reshape(%x: tensor<4x8xf32>) -> tensor<32xf32> {
+  %flat = tensor.collapse_shape %x [[0, 1]] : tensor<4x8xf32> into tensor<32xf32>
+  %0 = loop.pointwise : tensor<32xf32> {
+  ^bb0(%i: index):
+    %v = loop.load %flat[%i] : tensor<32xf32>
+    %s = arith.mulf %v, %v : f32
+    loop.yield %s : f32
+  }
+  fx.output %0 : tensor<32xf32>
 }

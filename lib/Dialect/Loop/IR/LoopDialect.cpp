@@ -133,6 +133,75 @@ struct FoldReshapingCopy : OpRewritePattern<PointwiseOp> {
   }
 };
 
+/// Whether each group of `groups` over `shape` has at most one dimension
+/// that is not a static 1: a reshape that only adds or drops size-1
+/// dimensions, whose indices map one to one without arithmetic.
+static bool movesOnlyUnitDims(ArrayRef<int64_t> shape,
+                              ArrayRef<ReassociationIndices> groups) {
+  return llvm::all_of(groups, [&](const ReassociationIndices &group) {
+    return llvm::count_if(group,
+                          [&](int64_t dim) { return shape[dim] != 1; }) <= 1;
+  });
+}
+
+/// A load through a reshape that only adds or drops size-1 dimensions (a
+/// per-channel vector seen as [1, C, 1, 1]) reads the reshape's source: its
+/// readers then read the node that made it, which can be inlined into them
+/// or fused with them, rather than a view that stops both.
+struct LoadThroughUnitReshape : OpRewritePattern<LoadOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(LoadOp load,
+                                PatternRewriter &rewriter) const override {
+    Value source;
+    SmallVector<Value> indices;
+    Value zero;
+    auto getZero = [&]() {
+      if (!zero)
+        zero = arith::ConstantIndexOp::create(rewriter, load.getLoc(), 0);
+      return zero;
+    };
+    // Per group, the index of its dimension larger than 1, or 0.
+    auto pick = [&](ArrayRef<int64_t> shape, const ReassociationIndices &group,
+                    ValueRange groupIndices) -> Value {
+      for (auto [dim, index] : llvm::zip_equal(group, groupIndices))
+        if (shape[dim] != 1)
+          return index;
+      return getZero();
+    };
+    rewriter.setInsertionPoint(load);
+    if (auto expand = load.getSource().getDefiningOp<tensor::ExpandShapeOp>()) {
+      ArrayRef<int64_t> shape = expand.getResultType().getShape();
+      SmallVector<ReassociationIndices> groups =
+          expand.getReassociationIndices();
+      if (!movesOnlyUnitDims(shape, groups))
+        return failure();
+      source = expand.getSrc();
+      for (const ReassociationIndices &group : groups) {
+        SmallVector<Value> groupIndices = llvm::map_to_vector(
+            group, [&](int64_t dim) { return load.getIndices()[dim]; });
+        indices.push_back(pick(shape, group, groupIndices));
+      }
+    } else if (auto collapse =
+                   load.getSource().getDefiningOp<tensor::CollapseShapeOp>()) {
+      ArrayRef<int64_t> shape = collapse.getSrcType().getShape();
+      SmallVector<ReassociationIndices> groups =
+          collapse.getReassociationIndices();
+      if (!movesOnlyUnitDims(shape, groups))
+        return failure();
+      source = collapse.getSrc();
+      for (auto [group, index] : llvm::zip_equal(groups, load.getIndices()))
+        for (int64_t dim : group)
+          indices.push_back(shape[dim] != 1 || group.size() == 1 ? index
+                                                                 : getZero());
+    } else {
+      return failure();
+    }
+    rewriter.replaceOpWithNewOp<LoadOp>(load, source, indices);
+    return success();
+  }
+};
+
 /// In a node's body, an induction variable of static extent E divided by a
 /// constant of at least E is 0, and its remainder by one is itself: what
 /// a view's index arithmetic leaves when it merges or splits size-1
@@ -179,7 +248,7 @@ struct FoldBoundedIndexArithmetic : OpRewritePattern<NodeOp> {
 
 void LoopDialect::getCanonicalizationPatterns(
     RewritePatternSet &results) const {
-  results.add<FoldDimOfNode, FoldReshapingCopy,
+  results.add<FoldDimOfNode, FoldReshapingCopy, LoadThroughUnitReshape,
               FoldBoundedIndexArithmetic<PointwiseOp>,
               FoldBoundedIndexArithmetic<ReduceOp>>(getContext());
 }

@@ -308,9 +308,12 @@ bool mlir::kiln::loop::isRowAlignedLoad(LoadOp load, int64_t rows) {
   Block *body = load->getBlock();
   if (static_cast<int64_t>(body->getNumArguments()) < rows)
     return false;
+  ArrayRef<int64_t> shape = load.getSource().getType().getShape();
   for (auto [dim, index] : llvm::enumerate(load.getIndices())) {
     if (static_cast<int64_t>(dim) < rows) {
-      if (index != body->getArgument(dim))
+      // 0 in a row dimension of size 1 is the row's own index there too.
+      if (index != body->getArgument(dim) &&
+          !(shape[dim] == 1 && isAlwaysZero(index)))
         return false;
       continue;
     }

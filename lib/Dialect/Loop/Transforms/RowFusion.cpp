@@ -75,6 +75,30 @@ LogicalResult mlir::kiln::loop::groupIntoKernel(RewriterBase &rewriter,
   return success();
 }
 
+/// The tensors defined outside `node` that it loads.
+static llvm::SmallSetVector<Value, 4> getLoadedTensors(Operation *node) {
+  llvm::SmallSetVector<Value, 4> loaded;
+  node->walk([&](LoadOp load) { loaded.insert(load.getSource()); });
+  return loaded;
+}
+
+/// The values that `op` uses, its regions' included, defined outside it.
+static llvm::SetVector<Value> getUsedValues(Operation *op) {
+  llvm::SetVector<Value> used(op->operand_begin(), op->operand_end());
+  getUsedValuesDefinedAbove(op->getRegions(), used);
+  return used;
+}
+
+/// Whether every value that `op` uses is defined by `point` or before it
+/// (or outside their block), so that `op` may move right after it.
+static bool isReadyAfter(Operation *op, Operation *point) {
+  return llvm::all_of(getUsedValues(op), [&](Value value) {
+    Operation *definer = value.getDefiningOp();
+    return !definer || definer->getBlock() != point->getBlock() ||
+           definer == point || definer->isBeforeInBlock(point);
+  });
+}
+
 namespace {
 /// A reduction and the nodes after it that join it in one kernel.
 class RowGroup {
@@ -149,18 +173,80 @@ public:
     }
   }
 
+  /// Adds the later reductions over the group's rows that merge partials
+  /// made alongside the seed's: each loads a tensor made by the op that
+  /// made one the seed loads, or by a reduction that reads a tensor in
+  /// common with that op (the partial sums of one column pass, before or
+  /// after sibling fusion). Each moves up to the member before it: batch
+  /// norm's two merged statistics, then what reads both, in one kernel.
+  void addSiblingReductions(RewriterBase &rewriter, ArrayRef<Operation *> later,
+                            const DenseSet<Operation *> &grouped) {
+    SmallVector<Operation *> producers;
+    for (Value tensor : getLoadedTensors(members.front()))
+      if (Operation *producer = tensor.getDefiningOp())
+        producers.push_back(producer);
+    auto madeAlongside = [&](Value tensor) {
+      Operation *made = tensor.getDefiningOp();
+      return made && llvm::any_of(producers, [&](Operation *producer) {
+               return made == producer ||
+                      (isa<ReduceOp>(made) && isa<ReduceOp>(producer) &&
+                       llvm::any_of(getLoadedTensors(made), [&](Value input) {
+                         return getLoadedTensors(producer).contains(input);
+                       }));
+             });
+    };
+    for (Operation *op : later) {
+      auto reduce = dyn_cast<ReduceOp>(op);
+      if (!reduce || grouped.contains(op) || getReductionRows(reduce) != rows ||
+          !llvm::any_of(getLoadedTensors(op), madeAlongside))
+        continue;
+      // The sibling moves up to the last member, or the members (none of
+      // which anything reads before the sibling) down to it.
+      Operation *last = getLast();
+      SmallVector<Operation *> ordered = getOrderedMembers();
+      if (isReadyAfter(op, last)) {
+        if (tryAdd(op))
+          rewriter.moveOpAfter(op, last);
+      } else if (llvm::all_of(ordered,
+                              [&](Operation *m) { return canMoveTo(m, op); }) &&
+                 tryAdd(op)) {
+        for (Operation *member : ordered)
+          rewriter.moveOpBefore(member, op);
+      }
+    }
+  }
+
+  /// Adds `node`, a later reader of the group that a reader which cannot
+  /// join comes before, if it can join and move up to the last member (all
+  /// it uses is ready there): the kernel then still comes before that
+  /// reader. Batch norm's weight gradient, which reads a merged sum, after
+  /// the input's gradient, which reads it at every element.
+  bool tryAddAndMoveUp(RewriterBase &rewriter, Operation *node) {
+    Operation *last = getLast();
+    if (!isReadyAfter(node, last) || !tryAdd(node))
+      return false;
+    rewriter.moveOpAfter(node, last);
+    return true;
+  }
+
   bool isWorthAKernel() const { return members.size() > 1; }
 
+  bool contains(Operation *op) const { return members.contains(op); }
+
   LogicalResult materialize(RewriterBase &rewriter) {
-    // In the block's order, which respects what each member reads.
+    return groupIntoKernel(rewriter, getOrderedMembers(), rows);
+  }
+
+private:
+  /// The members in the block's order, which respects what each reads.
+  SmallVector<Operation *> getOrderedMembers() const {
     SmallVector<Operation *> ordered(members.begin(), members.end());
     llvm::sort(ordered, [](Operation *a, Operation *b) {
       return a->isBeforeInBlock(b);
     });
-    return groupIntoKernel(rewriter, ordered, rows);
+    return ordered;
   }
 
-private:
   /// The member that comes last in the block: the kernel goes there.
   Operation *getLast() const {
     Operation *last = members.front();
@@ -211,13 +297,20 @@ unsigned mlir::kiln::loop::fuseRows(RewriterBase &rewriter, Block &block) {
     if (!rows)
       continue;
     RowGroup group(reduce, *rows);
-    for (Operation *op : ArrayRef(ops).drop_front(index + 1)) {
-      if (grouped.contains(op) || !group.readsMember(op))
+    ArrayRef<Operation *> later = ArrayRef(ops).drop_front(index + 1);
+    group.addSiblingReductions(rewriter, later, grouped);
+    // A reader that cannot join must run after the kernel: past one, only
+    // readers that can move up before it join.
+    bool blocked = false;
+    for (Operation *op : later) {
+      if (grouped.contains(op) || group.contains(op) || !group.readsMember(op))
         continue;
-      // A reader that cannot join must run after the kernel: stop here, so
-      // that the kernel comes before it.
-      if (!isNode(op) || !group.tryAdd(op))
-        break;
+      if (!isNode(op))
+        blocked = true;
+      else if (blocked)
+        group.tryAddAndMoveUp(rewriter, op);
+      else if (!group.tryAdd(op))
+        blocked = true;
     }
     group.addReadReductions(grouped);
     if (!group.isWorthAKernel() || failed(group.materialize(rewriter)))
@@ -229,30 +322,6 @@ unsigned mlir::kiln::loop::fuseRows(RewriterBase &rewriter, Block &block) {
         grouped.insert(op);
   }
   return kernels;
-}
-
-/// The tensors defined outside `node` that it loads.
-static llvm::SmallSetVector<Value, 4> getLoadedTensors(Operation *node) {
-  llvm::SmallSetVector<Value, 4> loaded;
-  node->walk([&](LoadOp load) { loaded.insert(load.getSource()); });
-  return loaded;
-}
-
-/// The values that `op` uses, its regions' included, defined outside it.
-static llvm::SetVector<Value> getUsedValues(Operation *op) {
-  llvm::SetVector<Value> used(op->operand_begin(), op->operand_end());
-  getUsedValuesDefinedAbove(op->getRegions(), used);
-  return used;
-}
-
-/// Whether every value that `op` uses is defined by `point` or before it
-/// (or outside their block), so that `op` may move right after it.
-static bool isReadyAfter(Operation *op, Operation *point) {
-  return llvm::all_of(getUsedValues(op), [&](Value value) {
-    Operation *definer = value.getDefiningOp();
-    return !definer || definer->getBlock() != point->getBlock() ||
-           definer == point || definer->isBeforeInBlock(point);
-  });
 }
 
 /// Groups `nodes` (of one block, in order) into kernels of siblings: each

@@ -110,16 +110,17 @@ fx.graph @do_not_fuse_column_sums(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 
 // -----
 
-// A reader that cannot join (another row count) ends the group; the kernel
-// holds what came before it and runs first.
-// CHECK-LABEL: fx.graph @do_not_fuse_past_a_foreign_reader
-// CHECK: %[[K:.+]]:2 = loop.kernel rows(1)
+// A reader that cannot join (another row count) runs after the kernel;
+// a later reader that needs nothing after the kernel moves up and joins.
+// CHECK-LABEL: fx.graph @readers_past_a_foreign_reader_move_up
+// CHECK: %[[K:.+]]:3 = loop.kernel rows(1)
 // CHECK: loop.pointwise : tensor<8x1xf32>
+// CHECK: loop.pointwise : tensor<8x64xf32>
 // CHECK: loop.kernel_yield
 // CHECK: loop.pointwise : tensor<2x8xf32>
-// CHECK: loop.load %[[K]]
+// CHECK: loop.load %[[K]]#0
 // CHECK-NOT: loop.kernel
-fx.graph @do_not_fuse_past_a_foreign_reader(%x: tensor<8x64xf32>) -> (tensor<8x1xf32>, tensor<2x8xf32>, tensor<8x64xf32>) {
+fx.graph @readers_past_a_foreign_reader_move_up(%x: tensor<8x64xf32>) -> (tensor<8x1xf32>, tensor<2x8xf32>, tensor<8x64xf32>) {
   %c0 = arith.constant 0 : index
   %m = loop.reduce "sum" over [64] : tensor<8x1xf32> {
   ^bb0(%i: index, %u: index, %r: index):
@@ -267,4 +268,103 @@ fx.graph @do_not_move_a_sibling_read_earlier(%x: tensor<8x64xf32>, %g: tensor<8x
     loop.yield %d : f32
   }
   fx.output %y, %e : tensor<8x64xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// A reader that also reads what a foreign reader made stays after both.
+// CHECK-LABEL: fx.graph @readers_of_a_foreign_reader_stay
+// CHECK: %[[K:.+]]:2 = loop.kernel rows(1)
+// CHECK: loop.kernel_yield
+// CHECK: %[[B:.+]] = loop.pointwise : tensor<2x8xf32>
+// CHECK: loop.pointwise : tensor<8x64xf32>
+// CHECK: loop.load %[[B]]
+// CHECK-NOT: loop.kernel
+fx.graph @readers_of_a_foreign_reader_stay(%x: tensor<8x64xf32>) -> (tensor<8x1xf32>, tensor<8x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %m = loop.reduce "sum" over [64] : tensor<8x1xf32> {
+  ^bb0(%i: index, %u: index, %r: index):
+    %v = loop.load %x[%i, %r] : tensor<8x64xf32>
+    loop.yield %v : f32
+  }
+  %h = loop.pointwise : tensor<8x1xf32> {
+  ^bb0(%i: index, %u: index):
+    %s = loop.load %m[%i, %c0] : tensor<8x1xf32>
+    %d = arith.mulf %s, %s : f32
+    loop.yield %d : f32
+  }
+  %b = loop.pointwise : tensor<2x8xf32> {
+  ^bb0(%i: index, %j: index):
+    %s = loop.load %m[%j, %c0] : tensor<8x1xf32>
+    loop.yield %s : f32
+  }
+  %y = loop.pointwise : tensor<8x64xf32> {
+  ^bb0(%i: index, %j: index):
+    %mx = loop.load %m[%i, %c0] : tensor<8x1xf32>
+    %bv = loop.load %b[%c0, %i] : tensor<2x8xf32>
+    %d = arith.subf %bv, %mx : f32
+    loop.yield %d : f32
+  }
+  fx.output %h, %y : tensor<8x1xf32>, tensor<8x64xf32>
+}
+
+// -----
+
+// The merges of two column passes' partial sums (batch norm's gradient
+// sums, split) run in one kernel with what reads them per channel, though
+// the second pass comes after the first merge: the first merge moves down.
+// A reader with other rows ([1, 8]) runs after the kernel.
+// CHECK-LABEL: fx.graph @sibling_merges_join
+// CHECK: %[[P:.+]] = loop.reduce "sum" over [16] : tensor<4x8xf32>
+// CHECK: %[[Q:.+]] = loop.reduce "sum" over [16] : tensor<4x8xf32>
+// CHECK: loop.kernel rows(1) -> tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+// CHECK: loop.reduce "sum" over [4] : tensor<8xf32>
+// CHECK: loop.load %[[P]]
+// CHECK: loop.reduce "sum" over [4] : tensor<8xf32>
+// CHECK: loop.load %[[Q]]
+// CHECK: loop.pointwise : tensor<8xf32>
+// CHECK: loop.kernel_yield
+// CHECK: loop.pointwise : tensor<1x8xf32>
+// CHECK-NOT: loop.kernel
+fx.graph @sibling_merges_join(%x: tensor<64x8xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %p = loop.reduce "sum" over [16] : tensor<4x8xf32> {
+  ^bb0(%b: index, %c: index, %r: index):
+    %o = arith.muli %b, %c16 : index
+    %row = arith.addi %o, %r : index
+    %v = loop.load %x[%row, %c] : tensor<64x8xf32>
+    loop.yield %v : f32
+  }
+  %s = loop.reduce "sum" over [4] : tensor<8xf32> {
+  ^bb0(%c: index, %r: index):
+    %v = loop.load %p[%r, %c] : tensor<4x8xf32>
+    loop.yield %v : f32
+  }
+  %q = loop.reduce "sum" over [16] : tensor<4x8xf32> {
+  ^bb0(%b: index, %c: index, %r: index):
+    %o = arith.muli %b, %c16 : index
+    %row = arith.addi %o, %r : index
+    %v = loop.load %x[%row, %c] : tensor<64x8xf32>
+    %sq = arith.mulf %v, %v : f32
+    loop.yield %sq : f32
+  }
+  %t = loop.reduce "sum" over [4] : tensor<8xf32> {
+  ^bb0(%c: index, %r: index):
+    %v = loop.load %q[%r, %c] : tensor<4x8xf32>
+    loop.yield %v : f32
+  }
+  %both = loop.pointwise : tensor<8xf32> {
+  ^bb0(%c: index):
+    %a = loop.load %s[%c] : tensor<8xf32>
+    %b = loop.load %t[%c] : tensor<8xf32>
+    %d = arith.subf %b, %a : f32
+    loop.yield %d : f32
+  }
+  %kept = loop.pointwise : tensor<1x8xf32> {
+  ^bb0(%u: index, %c: index):
+    %a = loop.load %s[%c] : tensor<8xf32>
+    loop.yield %a : f32
+  }
+  fx.output %s, %t, %both, %kept : tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<1x8xf32>
 }
