@@ -29,6 +29,10 @@ NCHW_TO_NHWC = (0, 2, 3, 1)
 # a backward's gradient, to the input's layout).
 _IMAGE_OPERANDS = {aten.convolution.default: (0,), aten.convolution_backward.default: (1, 0)}
 
+# Views that PyTorch runs between regions and that keep their operand's
+# layout: AOTAutograd saves a forward's `alias` of an activation beside it.
+_LAYOUT_KEEPING_VIEWS = {aten.alias.default, aten.detach.default}
+
 
 @dataclass
 class ChannelsLastPlan:
@@ -74,8 +78,9 @@ def plan_channels_last(gm: torch.fx.GraphModule, regions: Sequence[Sequence[torc
     is converted to it first:
 
     * a convolution takes part when only regions and convolutions that take
-      part read the images it computes, and none is one of `kept_outputs`
-      (the graph's results that keep PyTorch's layout);
+      part read the images it computes (or aliases of them that only such
+      readers read), and none is one of `kept_outputs` (the graph's results
+      that keep PyTorch's layout);
     * a region's result that only regions and such convolutions read is an
       NHWC buffer (viewed with channels-last strides in PyTorch);
     * the input of such a convolution that comes otherwise (the model's
@@ -98,7 +103,9 @@ def plan_channels_last(gm: torch.fx.GraphModule, regions: Sequence[Sequence[torc
     def only_taking_part_read(node: torch.fx.Node) -> bool:
         return node not in kept_outputs and all(
             user.op == "output" or user in in_region or
-            (user in taking_part and node in images_read(user)) for user in node.users)
+            (user in taking_part and node in images_read(user)) or
+            (user.target in _LAYOUT_KEEPING_VIEWS and only_taking_part_read(user))
+            for user in node.users)
 
     for node in reversed(convolutions):  # Readers first.
         first = node.args[_IMAGE_OPERANDS[node.target][0]]

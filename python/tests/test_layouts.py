@@ -291,6 +291,28 @@ def aot_compiled(step, tmp_path):
                         decompositions=DECOMPOSITIONS), compiled_graphs
 
 
+def training_compiled(step, tmp_path, monkeypatch):
+    """`step` as the backend compiles it, channels-last: through
+    torch.compile where there is one (whose AOTAutograd gives the backward
+    graph its saved images with the strides the forward reports), else as
+    aot_compiled; returns it and the list its compiled graphs go to."""
+    if not hasattr(torch, "compile"):
+        return aot_compiled(step, tmp_path)
+    import kiln.backend
+
+    compiled_graphs = []
+    compile_graph = kiln.backend.compile_aten_graph
+
+    def keeping(gm, example_inputs, **kwargs):
+        compiled_graphs.append(compile_graph(gm, example_inputs, **kwargs))
+        return compiled_graphs[-1]
+
+    monkeypatch.setattr(kiln.backend, "compile_aten_graph", keeping)
+    torch._dynamo.reset()
+    return torch.compile(step, backend="kiln", options={
+        "cache_dir": tmp_path, "channels_last": True}), compiled_graphs
+
+
 def assert_gradients_match(step, args):
     expected = [a.detach().clone().requires_grad_(a.requires_grad) for a in args]
     step(*expected).backward()
@@ -319,7 +341,7 @@ def test_training_step_right_whatever_strides_the_backward_is_told(tmp_path):
     assert_gradients_match(step, args)
 
 
-def test_backward_regions_exchange_nhwc_images(tmp_path):
+def test_backward_regions_exchange_nhwc_images(tmp_path, monkeypatch):
     """A ResNet stem's training step: the backward's regions read the saved
     images channels-last, so they write the images they pass on to one
     another NHWC too (the residual's gradient, on its way to the max
@@ -339,7 +361,7 @@ def test_backward_regions_exchange_nhwc_images(tmp_path):
     # in PyTorch's layout).
     args = [torch.randn(2, 3, 32, 32, generator=generator)] + \
         [torch.randn(*s, generator=generator).requires_grad_() for s in shapes]
-    compiled, compiled_graphs = aot_compiled(step, tmp_path)
+    compiled, compiled_graphs = training_compiled(step, tmp_path, monkeypatch)
     compiled(*args).backward()
     assert len(compiled_graphs) == 2
     for graph in compiled_graphs:
