@@ -788,6 +788,49 @@ def _is_region_convolution(node: torch.fx.Node, values: Mapping[torch.fx.Node, A
         image.dtype in (torch.float32, torch.float16, torch.bfloat16)
 
 
+# What `cudnn_in_regions="auto"` assumes of a GPU and of the host: a
+# convolution's time is its multiply-adds at a tensor-core rate or its bytes
+# at a memory rate, whichever is longer; the host spends about 20 µs on
+# each convolution called through PyTorch and on the region call after it.
+_CONVOLUTION_FLOPS_PER_US = 100e6
+_MEMORY_BYTES_PER_US = 2.5e6
+_HOST_US_PER_LIBRARY_CALL = 20.0
+
+
+def _convolution_us(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any]) -> Optional[float]:
+    """The GPU time a forward convolution takes, by the rates above; None
+    when its operands' sizes are not known."""
+    image, weight, result = (values.get(node.args[0]), values.get(node.args[1]),
+                             values.get(node))
+    tensors = (image, weight, result)
+    if not all(isinstance(t, torch.Tensor) and
+               all(isinstance(s, int) for s in t.shape) for t in tensors):
+        return None
+    window = 1
+    for size in weight.shape[1:]:
+        window *= size  # Inputs per filter: its group's channels times its window.
+    flops = 2.0 * result.numel() * window
+    moved = sum(t.numel() * t.element_size() for t in tensors)
+    return max(flops / _CONVOLUTION_FLOPS_PER_US, moved / _MEMORY_BYTES_PER_US)
+
+
+def _host_bound_convolutions(gm: torch.fx.GraphModule,
+                             values: Mapping[torch.fx.Node, Any]) -> bool:
+    """Whether a graph's convolutions are better called from its regions
+    (one artifact call for the network) than through PyTorch between them:
+    when at least a quarter of them take the GPU less than a quarter of the
+    host's time to call them (the squeeze-and-excitation gates and the late
+    depthwise convolutions of MobileNet, EfficientNet and RegNet), the graph
+    waits for its host. Networks of larger convolutions (ResNet, ResNeXt,
+    ConvNeXt) run faster on cuDNN's kernels as PyTorch picks them."""
+    times = [_convolution_us(n, values) for n in gm.graph.nodes
+             if n.op == "call_function" and _is_region_convolution(n, values)]
+    if not times or None in times:
+        return False
+    tiny = sum(t < _HOST_US_PER_LIBRARY_CALL / 4 for t in times)
+    return 4 * tiny >= len(times)
+
+
 def _strided_library_operands(library: Sequence[torch.fx.Node],
                               values: Mapping[torch.fx.Node, Any]) -> Set[torch.fx.Node]:
     """The views whose strides a library kernel reads: those that feed one,
@@ -1023,8 +1066,11 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
     # On CUDA a region calls cuDNN itself: a convolution network is one
     # region, not a region between every two library calls.
     pipeline = dict(options.pipeline_options or {})
-    cudnn_regions = options.cudnn_in_regions and device == "cuda" and \
-        str(pipeline.get("library-convolutions", True)).lower() not in ("false", "0")
+    cudnn_regions = device == "cuda" and \
+        str(pipeline.get("library-convolutions", True)).lower() not in ("false", "0") and (
+            options.cudnn_in_regions is True or (
+                options.cudnn_in_regions == "auto" and not options.cuda_graphs and
+                not saved_outputs and _host_bound_convolutions(gm, values)))
     if device == "cuda" and options.direct_convolutions and not cudnn_regions and \
             "library-convolutions" not in pipeline:
         # The regions' convolutions are the direct ones, which Kiln sums

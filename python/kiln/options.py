@@ -69,7 +69,7 @@ class Options:
     clone_outputs: bool = False
     merge_products: bool = True
     direct_convolutions: bool = False
-    cudnn_in_regions: bool = False
+    cudnn_in_regions: Any = "auto"
     recompute: bool = True
     pad_products: bool = True
 
@@ -113,8 +113,11 @@ class Options:
                                       not tolerance >= 0):
             raise ValueError(f"Kiln option check_tolerance={tolerance!r}: "
                              "expected None or a number of at least 0")
+        if parsed.cudnn_in_regions not in (True, False, "auto"):
+            raise ValueError("Kiln option cudnn_in_regions: expected True, False or "
+                             f"'auto', not {parsed.cudnn_in_regions!r}")
         for flag in ("cuda_graphs", "clone_outputs", "merge_products", "direct_convolutions",
-                     "cudnn_in_regions", "recompute", "pad_products"):
+                     "recompute", "pad_products"):
             if getattr(parsed, flag) not in (True, False):
                 raise ValueError(f"Kiln option {flag}: expected True or False, not "
                                  f"{getattr(parsed, flag)!r}")

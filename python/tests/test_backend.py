@@ -239,10 +239,13 @@ def conv_bn_relu(x, w, scale, shift):
 
 
 def test_convolutions_call_the_library_by_default(device, tmp_path):
+    """Through PyTorch, between regions (on CUDA, a graph of such small
+    convolutions would call cuDNN from its region: cudnn_in_regions="auto")."""
     generator = torch.Generator().manual_seed(2)
     args = [torch.randn(*s, generator=generator).to(device)
             for s in [(2, 3, 8, 8), (4, 3, 3, 3), (4, 1, 1), (4, 1, 1)]]
-    compiled = partitioned(conv_bn_relu, args, tmp_path, fallback="error")
+    compiled = partitioned(conv_bn_relu, args, tmp_path, fallback="error",
+                           cudnn_in_regions=False)
     report = compiled.kiln_report
     # A library call is a choice, not a fallback: fallback="error" allows it.
     assert report.library_calls == {"aten.convolution.default": 1}
@@ -297,11 +300,51 @@ def test_cudnn_in_regions_compiles_convolutions_into_the_region(device, dtype, t
         assert (got - exact).abs().max() <= 2 * (eager - exact).abs().max() + 1e-3
 
 
-def test_cudnn_in_regions_is_a_flag():
-    assert not Options.parse({}).cudnn_in_regions
-    assert Options.parse({"cudnn_in_regions": True}).cudnn_in_regions
-    with pytest.raises(ValueError, match="cudnn_in_regions: expected True or False"):
+def test_cudnn_in_regions_is_a_flag_or_auto():
+    assert Options.parse({}).cudnn_in_regions == "auto"
+    assert Options.parse({"cudnn_in_regions": True}).cudnn_in_regions is True
+    with pytest.raises(ValueError, match="cudnn_in_regions: expected True, False or 'auto'"):
         Options.parse({"cudnn_in_regions": "yes"})
+
+
+def squeeze_excitation(x, w1, w2, w3):
+    h = torch.nn.functional.conv2d(x, w1)
+    pooled = h.mean((2, 3), keepdim=True)
+    gate = torch.nn.functional.conv2d(torch.relu(torch.nn.functional.conv2d(pooled, w2)), w3)
+    return h * torch.sigmoid(gate)
+
+
+def convolution_stack(x, w1, w2, w3):
+    h = torch.relu(torch.nn.functional.conv2d(x, w1, padding=1))
+    return torch.nn.functional.conv2d(torch.relu(torch.nn.functional.conv2d(h, w2, padding=1)),
+                                      w3, padding=1)
+
+
+@pytest.mark.parametrize("fn, batch, channels, size, host_bound", [
+    # Squeeze-and-excitation gates take the GPU microseconds at any size.
+    (squeeze_excitation, 2, 8, 8, True),
+    (squeeze_excitation, 64, 256, 56, True),
+    # Convolutions of large images keep the GPU busy longer than the host.
+    (convolution_stack, 64, 64, 56, False),
+    (convolution_stack, 1, 8, 8, True),
+])
+def test_auto_calls_cudnn_from_regions_where_the_host_bounds(fn, batch, channels, size,
+                                                             host_bound):
+    """cudnn_in_regions="auto" (CUDA inference graphs without CUDA graphs)
+    calls cuDNN from the regions when a quarter of the convolutions take the
+    GPU less than a quarter of the host's time to call them."""
+    from kiln.backend import _host_bound_convolutions, _record_values
+
+    def shapes(n, c, hw):
+        if fn is squeeze_excitation:
+            return [(n, 3, hw, hw), (c, 3, 1, 1), (c // 4, c, 1, 1), (c, c // 4, 1, 1)]
+        return [(n, 3, hw, hw), (c, 3, 3, 3), (c, c, 3, 3), (c, c, 3, 3)]
+
+    gm = capture(fn, [torch.randn(*s) for s in shapes(2, 8, 8)])
+    # Shapes alone decide: meta tensors of the sizes asked for.
+    values = _record_values(gm, [torch.empty(*s, device="meta")
+                                 for s in shapes(batch, channels, size)])
+    assert _host_bound_convolutions(gm, values) is host_bound
 
 
 @pytest.mark.skipif(not torch.cuda.is_available() or

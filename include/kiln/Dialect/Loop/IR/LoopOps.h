@@ -29,7 +29,8 @@ namespace mlir::kiln::loop {
 bool isRowValue(Value tensor, int64_t rows);
 
 /// Whether `load` reads at its own node's row: its first `rows` indices are
-/// the body's first `rows` arguments and the others are always 0.
+/// the body's first `rows` arguments (or 0 where the source has size 1) and
+/// the others are always 0.
 bool isRowAlignedLoad(LoadOp load, int64_t rows);
 
 } // namespace mlir::kiln::loop
