@@ -138,8 +138,13 @@ struct FoldReshapingCopy : OpRewritePattern<PointwiseOp> {
 /// dimensions, whose indices map one to one without arithmetic.
 static bool movesOnlyUnitDims(ArrayRef<int64_t> shape,
                               ArrayRef<ReassociationIndices> groups) {
+  // (The verifier lets dimensions out of range through.)
+  auto inRange = [&](int64_t dim) {
+    return dim >= 0 && dim < static_cast<int64_t>(shape.size());
+  };
   return llvm::all_of(groups, [&](const ReassociationIndices &group) {
-    return llvm::count_if(group,
+    return llvm::all_of(group, inRange) &&
+           llvm::count_if(group,
                           [&](int64_t dim) { return shape[dim] != 1; }) <= 1;
   });
 }
