@@ -160,9 +160,12 @@ def FuseRowsPass : Pass<"kiln-loop-fuse-rows"> {
     each read the whole input from memory.
 
     A node joins when it has the reduction's rows and reads the group's row
-    values only at its own row; a reader that cannot join ends the group, so
-    that it runs after the kernel. Values used after the kernel, and nodes
-    with columns, are the kernel's results.
+    values only at its own row; a reader that cannot join runs after the
+    kernel, and past it only readers that use nothing defined after the
+    group's last member join, moving up. Later reductions over the same rows
+    that merge partials made alongside the seed's (sibling column passes)
+    join too. Values used after the kernel, and nodes with columns, are the
+    kernel's results.
 
     Before:
     ```mlir
