@@ -100,29 +100,37 @@ static bool isReadyAfter(Operation *op, Operation *point) {
 }
 
 namespace {
+/// The tensors each node loads, found once per node: row fusion asks for
+/// every seed, and nodes move (into kernels too) but their bodies do not
+/// change.
+class LoadedTensors {
+public:
+  const llvm::SmallSetVector<Value, 4> &get(Operation *node) {
+    auto [it, inserted] = loaded.try_emplace(node);
+    if (inserted)
+      it->second = getLoadedTensors(node);
+    return it->second;
+  }
+
+private:
+  DenseMap<Operation *, llvm::SmallSetVector<Value, 4>> loaded;
+};
+
 /// A reduction and the nodes after it that join it in one kernel.
 class RowGroup {
 public:
-  RowGroup(ReduceOp seed, int64_t rows) : rows(rows) {
-    members.insert(seed);
+  RowGroup(ReduceOp seed, int64_t rows, LoadedTensors &loaded)
+      : rows(rows), loaded(loaded) {
+    addMember(seed);
     auto type = seed.getResultType();
     rowShape.assign(type.getShape().take_front(rows).begin(),
                     type.getShape().take_front(rows).end());
     rowSizes = getRowDynamicSizes(seed);
   }
 
-  /// Whether `op` reads a member of the group: loads it, or takes it as an
-  /// operand (a matrix product of it, say).
-  bool readsMember(Operation *op) const {
-    WalkResult result = op->walk([&](Operation *nested) {
-      for (Value operand : nested->getOperands())
-        if (Operation *source = operand.getDefiningOp();
-            source && members.contains(source))
-          return WalkResult::interrupt();
-      return WalkResult::advance();
-    });
-    return result.wasInterrupted();
-  }
+  /// Whether `op`, of the seed's block, reads a member of the group: loads
+  /// it, or takes it as an operand (a matrix product of it, say).
+  bool readsMember(Operation *op) const { return readers.contains(op); }
 
   /// Adds `node`, which reads the group, if it can run in the same kernel:
   /// it has the group's rows, and reads members only where they are row
@@ -145,7 +153,7 @@ public:
     });
     if (!aligned)
       return false;
-    members.insert(node);
+    addMember(node);
     return true;
   }
 
@@ -182,7 +190,7 @@ public:
   void addSiblingReductions(RewriterBase &rewriter, ArrayRef<Operation *> later,
                             const DenseSet<Operation *> &grouped) {
     SmallVector<Operation *> producers;
-    for (Value tensor : getLoadedTensors(members.front()))
+    for (Value tensor : loaded.get(members.front()))
       if (Operation *producer = tensor.getDefiningOp())
         producers.push_back(producer);
     auto madeAlongside = [&](Value tensor) {
@@ -190,15 +198,15 @@ public:
       return made && llvm::any_of(producers, [&](Operation *producer) {
                return made == producer ||
                       (isa<ReduceOp>(made) && isa<ReduceOp>(producer) &&
-                       llvm::any_of(getLoadedTensors(made), [&](Value input) {
-                         return getLoadedTensors(producer).contains(input);
+                       llvm::any_of(loaded.get(made), [&](Value input) {
+                         return loaded.get(producer).contains(input);
                        }));
              });
     };
     for (Operation *op : later) {
       auto reduce = dyn_cast<ReduceOp>(op);
       if (!reduce || grouped.contains(op) || getReductionRows(reduce) != rows ||
-          !llvm::any_of(getLoadedTensors(op), madeAlongside))
+          !llvm::any_of(loaded.get(op), madeAlongside))
         continue;
       // The sibling moves up to the last member, or the members (none of
       // which anything reads before the sibling) down to it.
@@ -238,6 +246,14 @@ public:
   }
 
 private:
+  void addMember(Operation *node) {
+    members.insert(node);
+    Block *block = node->getBlock();
+    for (Operation *user : node->getUsers())
+      if (Operation *reader = block->findAncestorOpInBlock(*user))
+        readers.insert(reader);
+  }
+
   /// The members in the block's order, which respects what each reads.
   SmallVector<Operation *> getOrderedMembers() const {
     SmallVector<Operation *> ordered(members.begin(), members.end());
@@ -276,9 +292,12 @@ private:
   }
 
   int64_t rows;
+  LoadedTensors &loaded;
   SmallVector<int64_t> rowShape;
   SmallVector<Value> rowSizes;
   llvm::SetVector<Operation *> members;
+  /// The ops of the block that use a member's result.
+  DenseSet<Operation *> readers;
 };
 } // namespace
 
@@ -289,6 +308,7 @@ unsigned mlir::kiln::loop::fuseRows(RewriterBase &rewriter, Block &block) {
   SmallVector<Operation *> ops = llvm::map_to_vector(
       block.without_terminator(), [](Operation &op) { return &op; });
   DenseSet<Operation *> grouped;
+  LoadedTensors loaded;
   for (auto [index, seed] : llvm::enumerate(ops)) {
     auto reduce = dyn_cast<ReduceOp>(seed);
     if (!reduce || grouped.contains(seed))
@@ -296,7 +316,7 @@ unsigned mlir::kiln::loop::fuseRows(RewriterBase &rewriter, Block &block) {
     std::optional<int64_t> rows = getReductionRows(reduce);
     if (!rows)
       continue;
-    RowGroup group(reduce, *rows);
+    RowGroup group(reduce, *rows, loaded);
     ArrayRef<Operation *> later = ArrayRef(ops).drop_front(index + 1);
     group.addSiblingReductions(rewriter, later, grouped);
     // A reader that cannot join must run after the kernel: past one, only
