@@ -235,17 +235,7 @@ def test_training_steps_exchange_channels_last_images(tmp_path, monkeypatch):
     image; gradients are eager's."""
     import copy
 
-    import kiln.backend
-
-    compiled_graphs = {}
-    compile_graph = kiln.backend.compile_aten_graph
-
-    def keeping(gm, example_inputs, *, name, **kwargs):
-        compiled_graphs[name] = compile_graph(gm, example_inputs, name=name, **kwargs)
-        return compiled_graphs[name]
-
-    monkeypatch.setattr(kiln.backend, "compile_aten_graph", keeping)
-    torch._dynamo.reset()
+    compiled_graphs = keep_compiled_graphs(monkeypatch)
     torch.manual_seed(24)
     nn = torch.nn
     model = nn.Sequential(
@@ -264,6 +254,23 @@ def test_training_steps_exchange_channels_last_images(tmp_path, monkeypatch):
     assert backward.code.count("torch.channels_last") == 1, backward.code
     for region in regions(backward):
         assert region.artifact._plans, f"a copy at each call:\n{region.graph_text}"
+
+
+def keep_compiled_graphs(monkeypatch):
+    """The graph modules that the torch.compile backend compiles from now
+    on (after a reset of Dynamo), by name, as it compiles them."""
+    import kiln.backend
+
+    compiled_graphs = {}
+    compile_graph = kiln.backend.compile_aten_graph
+
+    def keeping(gm, example_inputs, *, name, **kwargs):
+        compiled_graphs[name] = compile_graph(gm, example_inputs, name=name, **kwargs)
+        return compiled_graphs[name]
+
+    monkeypatch.setattr(kiln.backend, "compile_aten_graph", keeping)
+    torch._dynamo.reset()
+    return compiled_graphs
 
 
 def aot_compiled(step, tmp_path):
@@ -295,22 +302,12 @@ def training_compiled(step, tmp_path, monkeypatch):
     """`step` as the backend compiles it, channels-last: through
     torch.compile where there is one (whose AOTAutograd gives the backward
     graph its saved images with the strides the forward reports), else as
-    aot_compiled; returns it and the list its compiled graphs go to."""
+    aot_compiled; returns it and its compiled graphs as they come."""
     if not hasattr(torch, "compile"):
         return aot_compiled(step, tmp_path)
-    import kiln.backend
-
-    compiled_graphs = []
-    compile_graph = kiln.backend.compile_aten_graph
-
-    def keeping(gm, example_inputs, **kwargs):
-        compiled_graphs.append(compile_graph(gm, example_inputs, **kwargs))
-        return compiled_graphs[-1]
-
-    monkeypatch.setattr(kiln.backend, "compile_aten_graph", keeping)
-    torch._dynamo.reset()
+    compiled_graphs = keep_compiled_graphs(monkeypatch)
     return torch.compile(step, backend="kiln", options={
-        "cache_dir": tmp_path, "channels_last": True}), compiled_graphs
+        "cache_dir": tmp_path, "channels_last": True}), compiled_graphs.values()
 
 
 def assert_gradients_match(step, args):

@@ -21,6 +21,7 @@
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::kiln {
@@ -199,6 +200,39 @@ protected:
     m = grid.m;
     n = grid.n;
     k = grid.k;
+  }
+
+  /// Launches a block of `threads` threads per `tileM` x `tileN` tile of
+  /// `grid`, with `sharedBytes` of dynamic workgroup memory, and moves `b`
+  /// into the launch's body (the caller's insertion guard restores it),
+  /// where it aligns the epilogue's views and sets `thread`. Returns the
+  /// tile that the block computes.
+  BlockTile beginLaunch(const ProductGrid &grid, int64_t tileM, int64_t tileN,
+                        int64_t threads, int64_t sharedBytes,
+                        StreamOrder &order, ValueRange extraArgs) {
+    gpu::LaunchOp launch = createLaunch(
+        b, loc, "matmul", grid.blocks, index(threads), order, extraArgs,
+        arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    align.alignSources(node, mapping, kernelMapping);
+    thread = launch.getThreadIds().x;
+    return getBlockTile(grid, launch.getBlockIds().x, tileM, tileN);
+  }
+
+  /// Issues `copies`, the copies of step `step`'s tiles, if `step` is below
+  /// `steps`, then closes a group of copies (an empty one past the last
+  /// step, so that every step closes one).
+  void copyStepIfAny(Value step, Value steps, function_ref<void()> copies) {
+    auto ifStep = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, step, steps),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(&ifStep.getThenRegion().front());
+      copies();
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
   }
 
   loop::MatmulOp node;

@@ -301,19 +301,13 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
   int64_t rhsElements = kStages * stageElements(rhsAlongK, kTileN);
   int64_t sharedBytes =
       (lhsElements + rhsElements) * elementType.getIntOrFloatBitWidth() / 8;
-  gpu::LaunchOp launch = createLaunch(
-      b, loc, "matmul", grid.blocks, index(kThreads), order, extraArgs,
-      arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
-
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  align.alignSources(node, mapping, kernelMapping);
-  thread = launch.getThreadIds().x;
+  BlockTile tile = beginLaunch(grid, kTileM, kTileN, kThreads, sharedBytes,
+                               order, extraArgs);
   lane = arith::RemUIOp::create(b, loc, thread, index(kWarpSize));
   Value warp = arith::DivUIOp::create(b, loc, thread, index(kWarpSize));
   warpM = arith::DivUIOp::create(b, loc, warp, index(kWarpsN));
   warpN = arith::RemUIOp::create(b, loc, warp, index(kWarpsN));
-  BlockTile tile = getBlockTile(grid, launch.getBlockIds().x, kTileM, kTileN);
   Value batch = tile.batch, firstRow = tile.firstRow,
         firstColumn = tile.firstColumn;
   Value lhsShared = getDynamicSharedPointer();
@@ -326,23 +320,14 @@ void TensorCoreMatmulEmitter::emit(Value dest, StreamOrder &order,
 
   Value steps = arith::CeilDivUIOp::create(b, loc, k, index(kTileK));
   Value zero = index(0), one = index(1);
-  // Copies the tiles of step `step` into its stage, if there is such a
-  // step, and closes a group of copies (an empty one past the last step,
-  // so that every step closes one).
+  // Copies the tiles of step `step` into its stage (copyStepIfAny).
   auto copyStep = [&](Value step) {
-    auto ifStep = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, step, steps),
-        /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard ifGuard(b);
-      b.setInsertionPointToStart(&ifStep.getThenRegion().front());
+    copyStepIfAny(step, steps, [&] {
       Value kStart = arith::MulIOp::create(b, loc, step, index(kTileK));
       Value stage = arith::RemUIOp::create(b, loc, step, index(kStages));
       copyTile(lhs, batch, firstRow, kStart, stage);
       copyTile(rhs, batch, firstColumn, kStart, stage);
-    }
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    });
   };
   for (int64_t step = 0; step < kStages - 1; ++step)
     copyStep(index(step));

@@ -272,15 +272,9 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
   rhsKMajor = node.getTransposeRhs();
   // The stages, and room to start them at a multiple of 1024 bytes.
   int64_t sharedBytes = kStages * kStageBytes + kSwizzleBytes;
-  gpu::LaunchOp launch = createLaunch(
-      b, loc, "matmul", grid.blocks, index(kThreads), order, extraArgs,
-      arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
-
   OpBuilder::InsertionGuard guard(b);
-  b.setInsertionPointToStart(&launch.getBody().front());
-  align.alignSources(node, mapping, kernelMapping);
-  thread = launch.getThreadIds().x;
-  BlockTile tile = getBlockTile(grid, launch.getBlockIds().x, kTileM, kTileN);
+  BlockTile tile = beginLaunch(grid, kTileM, kTileN, kThreads, sharedBytes,
+                               order, extraArgs);
   Value batch = tile.batch, firstRow = tile.firstRow,
         firstColumn = tile.firstColumn;
   Type i64 = b.getI64Type();
@@ -307,17 +301,9 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
   auto stageOffset = [&](Value step) {
     return mul(rem(step, kStages), index(kStageBytes));
   };
-  // Copies the tiles of step `step` into its stage, if there is such a
-  // step, and closes a group of copies (an empty one past the last step,
-  // so that every step closes one).
+  // Copies the tiles of step `step` into its stage (copyStepIfAny).
   auto copyStep = [&](Value step) {
-    auto ifStep = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, step, steps),
-        /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard ifGuard(b);
-      b.setInsertionPointToStart(&ifStep.getThenRegion().front());
+    copyStepIfAny(step, steps, [&] {
       Value kStart = mul(step, index(kTileK));
       Value stage =
           LLVM::GEPOp::create(b, loc, sharedPointer, b.getI8Type(), stages,
@@ -327,8 +313,7 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
       copyTile(rhs, rhsKMajor ? n : k, rhsKMajor ? k : n, rhsKMajor,
                firstColumn, kStart, offset(stage, index(kLhsTileBytes / 2)),
                kTileN);
-    }
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+    });
   };
   for (int64_t step = 0; step < kStages - 1; ++step)
     copyStep(index(step));

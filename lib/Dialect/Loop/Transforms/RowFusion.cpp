@@ -211,13 +211,15 @@ public:
       // The sibling moves up to the last member, or the members (none of
       // which anything reads before the sibling) down to it.
       Operation *last = getLast();
-      SmallVector<Operation *> ordered = getOrderedMembers();
       if (isReadyAfter(op, last)) {
         if (tryAdd(op))
           rewriter.moveOpAfter(op, last);
-      } else if (llvm::all_of(ordered,
-                              [&](Operation *m) { return canMoveTo(m, op); }) &&
-                 tryAdd(op)) {
+        continue;
+      }
+      SmallVector<Operation *> ordered = getOrderedMembers();
+      if (llvm::all_of(ordered,
+                       [&](Operation *m) { return canMoveTo(m, op); }) &&
+          tryAdd(op)) {
         for (Operation *member : ordered)
           rewriter.moveOpBefore(member, op);
       }
