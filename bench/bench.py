@@ -267,6 +267,10 @@ def main():
                         help="run the workloads whose names contain this text")
     parser.add_argument("--max-autotune", action="store_true",
                         help="also time Inductor's max-autotune mode on the matrix products")
+    parser.add_argument("--own-options", type=json.loads, default={},
+                        help="JSON object of more Kiln options for its own tensor-core "
+                             "products (the 'kiln own' column), e.g. "
+                             "'{\"warpgroup-tile-n\": 128}'")
     args = parser.parse_args()
     device = args.device
 
@@ -290,7 +294,8 @@ def main():
         row["kiln_ms"] = timeit(compiled, inputs, device)
         if flops and device == "cuda":
             # Kiln's own tensor-core products, epilogues fused into them.
-            own = kiln.compile(fn, inputs, options={"matmul-kernels": True})
+            own = kiln.compile(fn, inputs,
+                               options={"matmul-kernels": True, **args.own_options})
             row["kiln_tc_correct"] = matches(fn, inputs, own(*inputs), True)
             row["kiln_tc_ms"] = timeit(own, inputs, device)
         if not args.no_inductor:

@@ -228,6 +228,7 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
   // wgmma is sm_90a's alone: other chips run every product with mma.sync.
   toGPU.warpgroupMma =
       options.warpgroupMma && StringRef(options.chip) == "sm_90a";
+  toGPU.warpgroupTileN = options.warpgroupTileN;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   // Complex numbers (Fourier transforms) are structs of their parts, in

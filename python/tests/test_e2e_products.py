@@ -423,18 +423,23 @@ TENSOR_CORE_PRODUCTS = {
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
-@pytest.mark.parametrize("warpgroup", [True, False], ids=["wgmma", "mma.sync"])
+@pytest.mark.parametrize("kernel", [
+    {"warpgroup-mma": True},
+    {"warpgroup-mma": True, "warpgroup-tile-n": 256},
+    {"warpgroup-mma": False},
+], ids=["wgmma", "wgmma-wide", "mma.sync"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("name", list(TENSOR_CORE_PRODUCTS))
-def test_cuda_tensor_core_products(tmp_path, name, dtype, warpgroup):
+def test_cuda_tensor_core_products(tmp_path, name, dtype, kernel):
     """Kiln's tensor-core kernels against eager's cuBLAS, on poisoned
     outputs; the products rounded to the operands' dtype first, as eager's
-    are, before the epilogue. On sm_90a products of operands along K are
-    warpgroup kernels unless `warpgroup-mma` is off; elsewhere every one is
+    are, before the epilogue. On sm_90a products are warpgroup kernels
+    (128x128 tiles at these sizes, or 128x256 ones with two warpgroups
+    where asked for) unless `warpgroup-mma` is off; elsewhere every one is
     mma.sync's."""
     fn, shapes = TENSOR_CORE_PRODUCTS[name]
     check(fn, [(shape, dtype) for shape in shapes], device="cuda", tmp_path=tmp_path,
-          options={"matmul-kernels": True, "warpgroup-mma": warpgroup},
+          options={"matmul-kernels": True, **kernel},
           rounded_f32=False,
           tolerances={**TOLERANCES, torch.bfloat16: (2e-2, 2e-1),
                       torch.float16: (2e-3, 2e-2),

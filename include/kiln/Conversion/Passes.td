@@ -277,6 +277,11 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            "With matmul-kernels, run the products as sm_90a warpgroup-MMA "
            "(wgmma) kernels instead of mma.sync ones; the code then needs an "
            "sm_90a target">,
+    Option<"warpgroupTileN", "warpgroup-tile-n", "int64_t", /*default=*/"0",
+           "Columns of the result per block of the warpgroup-MMA kernels: "
+           "128 (one warpgroup per 128x128 tile), 256 (two per 128x256 "
+           "tile), or 0: 256 where the result's sizes are known and give "
+           "every SM of an H100 a tile, else 128">,
   ];
 }
 

@@ -208,6 +208,11 @@ struct GPUBackendOptions : public Base {
                      "(wgmma) kernels where the chip is sm_90a (others use "
                      "mma.sync)"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<int64_t> warpgroupTileN{
+      *this, "warpgroup-tile-n",
+      llvm::cl::desc("Columns per block of the warpgroup-MMA kernels: 128, "
+                     "256, or 0 to choose per product"),
+      llvm::cl::init(LoopToGPUOptions().warpgroupTileN)};
   detail::PassOptions::Option<int64_t> rowMinBlocks{
       *this, "row-min-blocks",
       llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "

@@ -61,10 +61,11 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   target.emitMatmul = [=](OpBuilder &b, loop::MatmulOp node, Value dest,
                           IRMapping &mapping, ValueRange extraArgs) {
     if (options.matmulKernels && loop::isTensorCoreProduct(node))
-      return options.warpgroupMma ? emitWarpgroupMatmul(b, node, dest, mapping,
-                                                        *order, extraArgs)
-                                  : emitTensorCoreMatmul(b, node, dest, mapping,
-                                                         *order, extraArgs);
+      return options.warpgroupMma
+                 ? emitWarpgroupMatmul(b, node, dest, mapping, *order,
+                                       extraArgs, options.warpgroupTileN)
+                 : emitTensorCoreMatmul(b, node, dest, mapping, *order,
+                                        extraArgs);
     emitLibraryMatmul(b, node, dest, mapping, extraArgs.front());
   };
   target.emitConvolution = [](OpBuilder &b, loop::ConvolutionOp node,

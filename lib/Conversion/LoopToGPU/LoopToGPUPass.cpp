@@ -63,6 +63,11 @@ LogicalResult mlir::kiln::verifyLoopToGPUOptions(
     return emitError() << "kiln-loop-to-gpu: element-kernel-vector-bytes must "
                           "be 0 or a power of two in [4, 64], got "
                        << options.elementKernelVectorBytes;
+  if (options.warpgroupTileN != 0 && options.warpgroupTileN != 128 &&
+      options.warpgroupTileN != 256)
+    return emitError() << "kiln-loop-to-gpu: warpgroup-tile-n must be 0, 128 "
+                          "or 256, got "
+                       << options.warpgroupTileN;
   return success();
 }
 
@@ -85,6 +90,7 @@ struct ConvertLoopToGPUPass
     options.columnKernels = columnKernels;
     options.matmulKernels = matmulKernels;
     options.warpgroupMma = warpgroupMma;
+    options.warpgroupTileN = warpgroupTileN;
     return options;
   }
 

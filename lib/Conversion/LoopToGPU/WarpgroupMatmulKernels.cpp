@@ -5,17 +5,21 @@
 // operands from workgroup memory asynchronously; its epilogue is applied to
 // the sums in registers, as the mma.sync kernel's (MatmulKernels.cpp) is.
 //
-// A block is one warpgroup (4 warps) and computes a 128x128 tile of the
-// result in steps of 64 along K. Each step's operand tiles are copied into
-// dynamic workgroup memory with cp.async, three stages deep, laid out as
-// wgmma reads them with 128-byte swizzling: rows of 64 elements, 128 bytes,
+// A block computes a 128 x N tile of the result in steps of 64 along K, in
+// one of two shapes (WarpgroupTiling): one warpgroup (4 warps) per 128x128
+// tile, two blocks to an SM, or two warpgroups per 128x256 tile, each
+// computing 64 rows, one block to an SM; the wide tile reads half the
+// workgroup memory per product and shares each rhs tile between two
+// warpgroups. Each step's operand tiles are copied into
+// dynamic workgroup memory with cp.async, three or four stages deep, laid out
+// as wgmma reads them with 128-byte swizzling: rows of 64 elements, 128 bytes,
 // whose eight 16-byte pieces are stored in the order of their index XOR the
 // row's index modulo 8, so that the 8 rows one access reads fall in
 // distinct banks. A K-major operand (contiguous along K: an lhs [M, K], an
 // rhs [N, K]) keeps its rows, 128 of them; an M- or N-major one (a
 // transposed lhs, an rhs [K, N]) is two blocks of 64 rows along K of 64
-// elements, which wgmma reads transposed. A step is 8 wgmma m64n128k16 (two
-// halves of the tile along M, four steps of 16 along K), issued together and
+// elements, which wgmma reads transposed. A step is 4 wgmma m64nNk16 (four
+// steps of 16 along K) per half of 64 rows of the tile, issued together and
 // left in flight while the copies of a later step are issued: the copies reuse
 // the stage that the step before read, and wait for its wgmmas only.
 //
@@ -35,38 +39,53 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-/// The block's tile of the result and its step along K: a tile row along K
+/// The block's rows of the result and its step along K: a tile row along K
 /// is 64 16-bit elements, 128 bytes, the width of the swizzle.
-constexpr int64_t kTileM = 128, kTileN = 128, kTileK = 64;
+constexpr int64_t kTileM = 128, kTileK = 64;
 constexpr int64_t kRowBytes = kTileK * 2;
 /// A swizzle pattern repeats every 8 rows (1024 bytes), where tiles must
 /// start: wgmma computes the pattern from the address.
 constexpr int64_t kSwizzleRows = 8;
 constexpr int64_t kSwizzleBytes = kSwizzleRows * kRowBytes;
-/// One warpgroup.
-constexpr int64_t kThreads = 4 * kWarpSize;
-/// wgmma's shape, and the halves of the tile along M that one instruction
-/// each covers.
-constexpr int64_t kMmaM = 64, kMmaN = 128, kMmaK = 16;
+/// The threads of one warpgroup.
+constexpr int64_t kWarpgroupThreads = 4 * kWarpSize;
+/// wgmma's M and K, and the halves of the tile along M that one instruction
+/// each covers; its N is the tile's.
+constexpr int64_t kMmaM = 64, kMmaK = 16;
 constexpr int64_t kHalves = kTileM / kMmaM;
-/// f32 sums per thread of one m64n128 instruction.
-constexpr int64_t kSumsPerHalf = kMmaM * kMmaN / kThreads;
-/// Operand tiles in workgroup memory: three stages of 32 KiB, so that two
-/// blocks fit on an SM and one's epilogue runs under the other's products.
-constexpr int64_t kStages = 3;
 constexpr int64_t kLhsTileBytes = kTileM * kRowBytes;
-constexpr int64_t kStageBytes = kLhsTileBytes + kTileN * kRowBytes;
 /// An M- or N-major operand tile: blocks of kTileK rows along K of
 /// 64 elements along M or N.
 constexpr int64_t kBlockElements = kRowBytes / 2;
 constexpr int64_t kBlockBytes = kTileK * kRowBytes;
 
+/// A block's shape: a tile of kTileM x `tileN` of the result, whose halves
+/// along M `warpgroups` warpgroups share (wgmma m64n`tileN`k16), and
+/// `stages` stages of operand tiles in workgroup memory.
+struct WarpgroupTiling {
+  int64_t tileN, warpgroups, stages;
+
+  int64_t getThreads() const { return warpgroups * kWarpgroupThreads; }
+  int64_t getHalvesPerWarpgroup() const { return kHalves / warpgroups; }
+  /// f32 sums per thread of one m64nN instruction.
+  int64_t getSumsPerHalf() const { return kMmaM * tileN / kWarpgroupThreads; }
+  int64_t getStageBytes() const { return kLhsTileBytes + tileN * kRowBytes; }
+};
+/// 128x128 tiles in three stages of 32 KiB, so that two blocks fit on an SM
+/// and one's epilogue runs under the other's products.
+constexpr WarpgroupTiling kNarrowTiling{128, 1, 3};
+/// 128x256 tiles in four stages of 48 KiB: one block fills an SM.
+constexpr WarpgroupTiling kWideTiling{256, 2, 4};
+/// The SMs of an H100 or H200: wide tiles pay where there are enough of
+/// them for every SM.
+constexpr int64_t kWideTilesPerWave = 132;
+
 /// Emits one warpgroup product (emitWarpgroupMatmul).
 class WarpgroupMatmulEmitter : MatmulKernelEmitter {
 public:
   WarpgroupMatmulEmitter(OpBuilder &b, loop::MatmulOp node,
-                         const IRMapping &mapping)
-      : MatmulKernelEmitter(b, node, mapping) {}
+                         const IRMapping &mapping, WarpgroupTiling tiling)
+      : MatmulKernelEmitter(b, node, mapping), tiling(tiling) {}
 
   void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
 
@@ -89,13 +108,23 @@ private:
   }
 
   /// Issues the wgmmas of the tiles at workgroup address `stageAddress`
-  /// (i64) into `sums` (a struct of kSumsPerHalf f32 per half of the tile).
+  /// (i64) into `sums` (a struct of getSumsPerHalf() f32 per half of the
+  /// tile that the thread's warpgroup computes).
   void multiplyStage(Value stageAddress, SmallVectorImpl<Value> &sums);
 
   /// Stores the sums, through the epilogue, to `dest`.
   void storeSums(ArrayRef<Value> sums, Value dest, ArrayRef<Value> batchIvs,
                  Value firstRow, Value firstColumn);
 
+  /// The first half of the tile along M that the thread's warpgroup
+  /// computes.
+  Value getFirstHalf() {
+    return tiling.warpgroups == 1 ? index(0)
+                                  : mul(div(thread, kWarpgroupThreads),
+                                        index(tiling.getHalvesPerWarpgroup()));
+  }
+
+  WarpgroupTiling tiling;
   bool lhsKMajor, rhsKMajor;
 };
 } // namespace
@@ -105,7 +134,7 @@ void WarpgroupMatmulEmitter::copyTile(Value matrix, Value rows, Value cols,
                                       Value tile, int64_t outerTile) {
   constexpr int64_t piecesPerRow = kRowBytes / 16;
   for (int64_t first = 0; first < outerTile * kTileK / kCopyElements;
-       first += kThreads) {
+       first += tiling.getThreads()) {
     // Consecutive threads copy consecutive pieces of a stored row.
     Value piece = add(thread, index(first));
     Value row, column, element;
@@ -164,18 +193,27 @@ void WarpgroupMatmulEmitter::multiplyStage(Value stageAddress,
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   // The halves of the lhs tile along M are 64 rows or one block apart.
   static_assert(kMmaM * kRowBytes == kBlockBytes);
+  Value lhsAddress = stageAddress;
+  if (tiling.warpgroups > 1)
+    lhsAddress = arith::AddIOp::create(
+        b, loc, stageAddress, toI64(mul(getFirstHalf(), index(kBlockBytes))));
   for (int64_t kOffset = 0; kOffset < kTileK; kOffset += kMmaK) {
     Value rhs = getDescriptor(
         addressPlus(kLhsTileBytes + getKOffsetBytes(rhsKMajor, kOffset)),
         rhsKMajor);
-    for (int64_t half = 0; half < kHalves; ++half) {
+    for (int64_t half = 0; half < tiling.getHalvesPerWarpgroup(); ++half) {
       Value lhs = getDescriptor(
-          addressPlus(half * kBlockBytes + getKOffsetBytes(lhsKMajor, kOffset)),
+          arith::AddIOp::create(
+              b, loc, lhsAddress,
+              arith::ConstantIntOp::create(
+                  b, loc,
+                  half * kBlockBytes + getKOffsetBytes(lhsKMajor, kOffset),
+                  64)),
           lhsKMajor);
       sums[half] = NVVM::WgmmaMmaAsyncOp::create(
           b, loc, sums[half].getType(), sums[half], lhs, rhs,
-          NVVM::MMAShapeAttr::get(context, kMmaM, kMmaN, kMmaK), type, type,
-          NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+          NVVM::MMAShapeAttr::get(context, kMmaM, tiling.tileN, kMmaK), type,
+          type, NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
           NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
           // M- or N-major operands are read transposed.
           lhsKMajor ? NVVM::MMALayout::row : NVVM::MMALayout::col,
@@ -189,14 +227,16 @@ void WarpgroupMatmulEmitter::multiplyStage(Value stageAddress,
 void WarpgroupMatmulEmitter::storeSums(ArrayRef<Value> sums, Value dest,
                                        ArrayRef<Value> batchIvs, Value firstRow,
                                        Value firstColumn) {
-  // Sum i of a thread (lane 4g + c of warp w) of an m64nN instruction
-  // holds row 16w + g + 8 * ((i / 2) % 2), column 8 * (i / 4) + 2c + i % 2:
+  // Sum i of a thread (lane 4g + c of warp w of its warpgroup) of an m64nN
+  // instruction holds row 16w + g + 8 * ((i / 2) % 2), column
+  // 8 * (i / 4) + 2c + i % 2 of the warpgroup's half:
   // sums i and i + 1 (i even) are neighbours in a row, stored as a pair
   // where the row holds both and an even number of elements (so that the
   // pair is aligned).
   Value lane = rem(thread, kWarpSize);
-  Value rowBase =
-      add(firstRow, add(mul(div(thread, kWarpSize), index(16)), div(lane, 4)));
+  Value warp = rem(div(thread, kWarpSize), kWarpgroupThreads / kWarpSize);
+  Value rowBase = add(add(firstRow, mul(getFirstHalf(), index(kMmaM))),
+                      add(mul(warp, index(16)), div(lane, 4)));
   Value columnBase = add(firstColumn, mul(rem(lane, 4), index(2)));
   Value target = align(dest);
   auto destType = cast<MemRefType>(target.getType());
@@ -214,8 +254,8 @@ void WarpgroupMatmulEmitter::storeSums(ArrayRef<Value> sums, Value dest,
     ivs.push_back(column);
     return ivs;
   };
-  for (int64_t half = 0; half < kHalves; ++half) {
-    for (int64_t i = 0; i < kSumsPerHalf; i += 2) {
+  for (int64_t half = 0; half < tiling.getHalvesPerWarpgroup(); ++half) {
+    for (int64_t i = 0; i < tiling.getSumsPerHalf(); i += 2) {
       Value row = add(rowBase, index(half * kMmaM + 8 * ((i / 2) % 2)));
       Value column = add(columnBase, index(8 * (i / 4)));
       Value next = add(column, index(1));
@@ -266,15 +306,17 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
                                   ValueRange extraArgs) {
   Value lhsBuffer = mapping.lookup(node.getLhs());
   Value rhsBuffer = mapping.lookup(node.getRhs());
-  ProductGrid grid = getProductGrid(node, mapping, kTileM, kTileN);
+  const int64_t tileN = tiling.tileN, stageCount = tiling.stages,
+                stageBytes = tiling.getStageBytes();
+  ProductGrid grid = getProductGrid(node, mapping, kTileM, tileN);
   setSizes(grid);
   lhsKMajor = !node.getTransposeLhs();
   rhsKMajor = node.getTransposeRhs();
   // The stages, and room to start them at a multiple of 1024 bytes.
-  int64_t sharedBytes = kStages * kStageBytes + kSwizzleBytes;
+  int64_t sharedBytes = stageCount * stageBytes + kSwizzleBytes;
   OpBuilder::InsertionGuard guard(b);
-  BlockTile tile = beginLaunch(grid, kTileM, kTileN, kThreads, sharedBytes,
-                               order, extraArgs);
+  BlockTile tile = beginLaunch(grid, kTileM, tileN, tiling.getThreads(),
+                               sharedBytes, order, extraArgs);
   Value batch = tile.batch, firstRow = tile.firstRow,
         firstColumn = tile.firstColumn;
   Type i64 = b.getI64Type();
@@ -299,7 +341,7 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
              mul(batch, mul(n, k)));
   Value steps = arith::CeilDivUIOp::create(b, loc, k, index(kTileK));
   auto stageOffset = [&](Value step) {
-    return mul(rem(step, kStages), index(kStageBytes));
+    return mul(rem(step, stageCount), index(stageBytes));
   };
   // Copies the tiles of step `step` into its stage (copyStepIfAny).
   auto copyStep = [&](Value step) {
@@ -312,16 +354,23 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
                kStart, stage, kTileM);
       copyTile(rhs, rhsKMajor ? n : k, rhsKMajor ? k : n, rhsKMajor,
                firstColumn, kStart, offset(stage, index(kLhsTileBytes / 2)),
-               kTileN);
+               tileN);
     });
   };
-  for (int64_t step = 0; step < kStages - 1; ++step)
+  // Steps whose copies are issued ahead of the step multiplied. Each
+  // warpgroup waits for its own wgmmas only: with two, the stage of the
+  // step before may still be read by the other's until the next barrier,
+  // so the copies reuse the stage of the step before that.
+  const int64_t lookahead =
+      tiling.warpgroups == 1 ? stageCount - 1 : stageCount - 2;
+  for (int64_t step = 0; step < lookahead; ++step)
     copyStep(index(step));
 
   auto sumsType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(kSumsPerHalf, b.getF32Type()));
+      b.getContext(),
+      SmallVector<Type>(tiling.getSumsPerHalf(), b.getF32Type()));
   Value zeroSums = LLVM::ZeroOp::create(b, loc, sumsType);
-  SmallVector<Value> initial(kHalves, zeroSums);
+  SmallVector<Value> initial(tiling.getHalvesPerWarpgroup(), zeroSums);
   auto loop = scf::ForOp::create(
       b, loc, index(0), steps, index(1), initial,
       [&](OpBuilder &nested, Location, Value step, ValueRange carried) {
@@ -331,7 +380,7 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
         // This step's copies are done once at most the later ones are in
         // flight; wgmma reads through the async proxy, which must see what
         // cp.async wrote; after the barrier every thread's copies are in.
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, kStages - 2);
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, lookahead - 1);
         NVVM::FenceProxyOp::create(
             b, loc, NVVM::ProxyKind::async_shared,
             NVVM::SharedSpaceAttr::get(b.getContext(),
@@ -339,10 +388,11 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
         gpu::BarrierOp::create(b, loc);
         SmallVector<Value> sums(carried);
         multiplyStage(add(toI64(stageOffset(step)), stagesAddress), sums);
-        // The step before is done with its stage, which the next copies
-        // reuse; this step's wgmmas run on.
+        // The step before is done with its stage (in this warpgroup; in
+        // every one two steps before), which the next copies reuse; this
+        // step's wgmmas run on.
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-        copyStep(add(step, index(kStages - 1)));
+        copyStep(add(step, index(lookahead)));
         scf::YieldOp::create(b, loc, sums);
       });
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
@@ -353,8 +403,29 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
   gpu::TerminatorOp::create(b, loc);
 }
 
+/// The tiling of `node`: `tileN` if it is 128 or 256, else (0) wide tiles
+/// where the result's sizes are known and make at least a wave of them.
+static WarpgroupTiling chooseTiling(loop::MatmulOp node, int64_t tileN) {
+  if (tileN != 0)
+    return tileN == kWideTiling.tileN ? kWideTiling : kNarrowTiling;
+  RankedTensorType type = node.getResultType();
+  if (!type.hasStaticShape())
+    return kNarrowTiling;
+  ArrayRef<int64_t> shape = type.getShape();
+  int64_t rows = shape[shape.size() - 2], columns = shape.back();
+  int64_t batches =
+      type.getNumElements() / std::max<int64_t>(rows * columns, 1);
+  int64_t wideTiles = batches * llvm::divideCeil(rows, kTileM) *
+                      llvm::divideCeil(columns, kWideTiling.tileN);
+  return columns >= kWideTiling.tileN && wideTiles >= kWideTilesPerWave
+             ? kWideTiling
+             : kNarrowTiling;
+}
+
 void mlir::kiln::emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node,
                                      Value dest, IRMapping &mapping,
-                                     StreamOrder &order, ValueRange extraArgs) {
-  WarpgroupMatmulEmitter(b, node, mapping).emit(dest, order, extraArgs);
+                                     StreamOrder &order, ValueRange extraArgs,
+                                     int64_t tileN) {
+  WarpgroupMatmulEmitter(b, node, mapping, chooseTiling(node, tileN))
+      .emit(dest, order, extraArgs);
 }

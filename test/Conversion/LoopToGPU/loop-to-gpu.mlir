@@ -6,6 +6,7 @@
 // RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='row-lane-vectors=0' 2>&1 | FileCheck %s --check-prefix=BADLANES
 // RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='short-row-block-size=16' 2>&1 | FileCheck %s --check-prefix=BADSHORT
 // RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='element-kernel-vector-bytes=24' 2>&1 | FileCheck %s --check-prefix=BADELEMENTS
+// RUN: not kiln-opt %s -split-input-file --kiln-loop-to-gpu='warpgroup-tile-n=64' 2>&1 | FileCheck %s --check-prefix=BADTILE
 
 // Tests that a node becomes one kernel with one thread per element, launched
 // on the stream the function receives, and that temporaries and copies are
@@ -50,6 +51,7 @@
 // BADLANES: kiln-loop-to-gpu: row-lane-vectors must be in [1, 16], got 0
 // BADSHORT: kiln-loop-to-gpu: short-row-block-size must be in [32, 1024], got 16
 // BADELEMENTS: kiln-loop-to-gpu: element-kernel-vector-bytes must be 0 or a power of two in [4, 64], got 24
+// BADTILE: kiln-loop-to-gpu: warpgroup-tile-n must be 0, 128 or 256, got 64
 fx.graph @graph(%x: tensor<?x4xf32>) -> (tensor<?x4xf32>, tensor<?x4xf32>) {
   %c0 = arith.constant 0 : index
   %n = tensor.dim %x, %c0 : tensor<?x4xf32>

@@ -1,5 +1,7 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels warpgroup-mma' | FileCheck %s
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels' | FileCheck %s --check-prefix=SYNC
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels warpgroup-mma warpgroup-tile-n=256' | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels warpgroup-mma warpgroup-tile-n=128' | FileCheck %s --check-prefix=NARROW
 
 // With warpgroup-mma, a 16-bit product is sm_90a's warpgroup kernel: one
 // warpgroup per 128x128 tile, three stages of both operands' 128 x 64 tiles
@@ -96,5 +98,57 @@ fx.graph @rhs_along_n(%a: tensor<72x48xbf16>, %b: tensor<48x136xbf16>) -> tensor
 
 fx.graph @lhs_along_m(%a: tensor<48x72xbf16>, %b: tensor<136x48xbf16>) -> tensor<72x136xbf16> {
   %y = loop.matmul %a, %b {transpose_lhs, transpose_rhs} : tensor<48x72xbf16>, tensor<136x48xbf16> -> tensor<72x136xbf16>
+  fx.output %y : tensor<72x136xbf16>
+}
+
+// -----
+
+// A result of known sizes with a tile of 128 x 256 for every SM of an H100
+// (16 x 16 of them here) takes two warpgroups per block: 256 threads, four
+// stages of a 128 x 64 lhs tile and a 256 x 64 rhs tile (4 x 48 KiB and
+// 1 KiB), each warpgroup issuing wgmma m64n256k16 for its half of 64 rows
+// (the lhs descriptors start 8 KiB apart per warpgroup). Copies run two
+// steps ahead, into the stage of the step two before: a warpgroup waits
+// for its own wgmmas only, so the other may still read the stage of the
+// step before until the next barrier. With warpgroup-tile-n=128 the tiles
+// stay 128 x 128.
+// CHECK-LABEL: func.func @wide_tiles
+// CHECK: gpu.launch async {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c197632_i32
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.commit.group
+// CHECK-NOT: nvvm.cp.async.commit.group
+// CHECK: scf.for
+// CHECK: nvvm.cp.async.wait.group 1
+// CHECK: arith.divui %{{.+}}, %c128{{[_0-9]*}} : index
+// CHECK: arith.muli %{{.+}}, %c8192{{[_0-9]*}} : index
+// CHECK-COUNT-4: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NEXT: nvvm.wgmma.wait.group.sync.aligned 1
+// CHECK: %[[AHEAD:.+]] = arith.addi %{{.+}}, %c2{{[_0-9]*}} : index
+// CHECK: arith.remui %[[AHEAD]], %c4{{[_0-9]*}} : index
+// CHECK: arith.muli %{{.+}}, %c49152{{[_0-9]*}} : index
+// NARROW-LABEL: func.func @wide_tiles
+// NARROW: dynamic_shared_memory_size %c99328_i32
+// NARROW: <m = 64, n = 128, k = 16>
+// NARROW-NOT: n = 256
+fx.graph @wide_tiles(%a: tensor<2048x512xbf16>, %b: tensor<4096x512xbf16>) -> tensor<2048x4096xbf16> {
+  %y = loop.matmul %a, %b {transpose_rhs} : tensor<2048x512xbf16>, tensor<4096x512xbf16> -> tensor<2048x4096xbf16>
+  fx.output %y : tensor<2048x4096xbf16>
+}
+
+// -----
+
+// Wide tiles where asked for: a tile of 128 x 256 over a result of 72 x 136
+// keeps its stores inside, and an rhs stored along N is four blocks of 64
+// elements.
+// WIDE-LABEL: func.func @forced_wide_tiles
+// WIDE: threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c197632_i32
+// WIDE: arith.ori %{{.+}}, %c4611686293338849280_i64{{[_0-9]*}} : i64
+// WIDE: nvvm.wgmma.mma_async {{.*}}, <m = 64, n = 256, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <row>]
+// WIDE: arith.cmpi ult
+// WIDE: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<72x136xbf16>
+fx.graph @forced_wide_tiles(%a: tensor<72x48xbf16>, %b: tensor<48x136xbf16>) -> tensor<72x136xbf16> {
+  %y = loop.matmul %a, %b : tensor<72x48xbf16>, tensor<48x136xbf16> -> tensor<72x136xbf16>
   fx.output %y : tensor<72x136xbf16>
 }

@@ -47,6 +47,8 @@ namespace kiln {
 ///   elements run as Kiln's tensor-core kernels (else GEMM library calls).
 /// - `warpgroupMma`: whether those kernels use sm_90a's warpgroup MMA (else
 ///   Ampere's mma.sync).
+/// - `warpgroupTileN`: the warpgroup kernels' columns per block (128 or 256;
+///   0: chosen per product).
 using LoopToGPUOptions = ConvertLoopToGPUPassOptions;
 
 /// Checks that `options` are in range (block and row sizes a GPU runs,
