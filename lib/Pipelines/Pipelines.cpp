@@ -229,6 +229,7 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
   toGPU.warpgroupMma =
       options.warpgroupMma && StringRef(options.chip) == "sm_90a";
   toGPU.warpgroupTileN = options.warpgroupTileN;
+  toGPU.chooseProducts = options.chooseProducts;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
   // Complex numbers (Fourier transforms) are structs of their parts, in

@@ -8,7 +8,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import kiln  # noqa: E402
-from e2e_support import TOLERANCES, GEMM_TOLERANCES, DEVICES, device, check, F32  # noqa: E402,F401
+from e2e_support import TOLERANCES, GEMM_TOLERANCES, DEVICES, device, check, fresh, F32  # noqa: E402,F401
 
 
 def test_products_returned_reshaped(device, tmp_path):
@@ -438,14 +438,41 @@ def test_cuda_tensor_core_products(tmp_path, name, dtype, kernel):
     where asked for) unless `warpgroup-mma` is off; elsewhere every one is
     mma.sync's."""
     fn, shapes = TENSOR_CORE_PRODUCTS[name]
+    # The kernel alone: a product the library computes too would otherwise
+    # run as the faster of the two.
     check(fn, [(shape, dtype) for shape in shapes], device="cuda", tmp_path=tmp_path,
-          options={"matmul-kernels": True, **kernel},
+          options={"matmul-kernels": True, "choose-products": False, **kernel},
           rounded_f32=False,
           tolerances={**TOLERANCES, torch.bfloat16: (2e-2, 2e-1),
                       torch.float16: (2e-3, 2e-2),
                       # An f32 result of a 16-bit product rounded once.
                       torch.float32: (2e-2, 2e-1) if dtype == torch.bfloat16
                       else (2e-3, 2e-2)})
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+def test_cuda_products_run_as_the_faster_of_kernel_and_library(tmp_path, monkeypatch, capfd):
+    """With matmul-kernels, a product the GEMM library computes too (a bias
+    and relu) times both at its shape's first call, keeps the faster, and
+    gives eager's answer at every call: the first, whose last timed run
+    stays, and the later ones."""
+    monkeypatch.setenv("KILN_PRODUCT_TRACE", "1")
+
+    def fn(x, w, b):
+        return torch.nn.functional.linear(x, w, b).relu()
+
+    shapes = [(264, 96), (136, 96), (136,)]
+    generator = torch.Generator().manual_seed(0)
+    example = [fresh(s, torch.bfloat16, generator, "cuda") for s in shapes]
+    compiled = kiln.compile(fn, example, options={"matmul-kernels": True}, cache_dir=tmp_path)
+    for _ in range(3):
+        inputs = [fresh(s, torch.bfloat16, generator, "cuda") for s in shapes]
+        torch.testing.assert_close(compiled(*inputs), fn(*inputs), rtol=2e-2, atol=2e-1)
+    torch.cuda.synchronize()
+    choices = [line for line in capfd.readouterr().err.splitlines()
+               if line.startswith("kiln: product 1x264x136x96")]
+    assert len(choices) == 1, choices
+    assert "(not all runs timed)" not in choices[0], choices
 
 
 # CPU products whose operands both run along K: up to 16 rows are dot

@@ -8,10 +8,15 @@
 // RUN: kiln-compile %s --target=cuda --emit=llvm -o - | FileCheck %s --check-prefix=LLVM
 // With matmul-kernels, both products are Kiln's tensor-core kernels, the
 // GELU in the first one's epilogue; they assemble for sm_80 (mma.sync) and
-// sm_90a (warpgroup MMA: both read their weights [N, K]).
+// sm_90a (warpgroup MMA: both read their weights [N, K]). The second, whose
+// bias the GEMM adds as well, runs as the faster of the two, which the
+// runtime times at each shape's first call; with choose-products=false it
+// is the kernel alone.
 // RUN: kiln-compile %s --target=cuda --pipeline-options='matmul-kernels chip=sm_80' -o %t-tc80.so
 // RUN: kiln-compile %s --target=cuda --pipeline-options='matmul-kernels' -o %t-tc90.so
-// RUN: llvm-nm -D %t-tc90.so | FileCheck %s --check-prefix=KERNELS
+// RUN: llvm-nm -D %t-tc90.so | FileCheck %s --check-prefix=CHOICE
+// RUN: kiln-compile %s --target=cuda --pipeline-options='matmul-kernels choose-products=false' -o %t-tc90-kernels.so
+// RUN: llvm-nm -D %t-tc90-kernels.so | FileCheck %s --check-prefix=KERNELS
 // RUN: kiln-opt %s --kiln-gpu-pipeline='matmul-kernels format=isa' | FileCheck %s --check-prefix=PTX
 // RUN: kiln-opt %s --kiln-gpu-pipeline='matmul-kernels format=isa chip=sm_80' | FileCheck %s --check-prefix=PTX80
 
@@ -22,9 +27,14 @@
 // LLVM: call void @kiln_cuda_gemm(i32 2, i32 2, i64 1, i64 %{{.+}}, i64 256, i64 64, ptr %{{.+}}, i32 0, ptr %{{.+}}, i32 1, ptr %{{.+}}, i32 0,
 // LLVM: call void @mgpuLaunchKernel(
 // LLVM: call void @kiln_cuda_gemm(i32 2, i32 2, i64 1, i64 %{{.+}}, i64 64, i64 256, ptr %{{.+}}, i32 0, ptr %{{.+}}, i32 1, ptr %{{.+}}, i32 0,
-// KERNELS-NOT: kiln_cuda_gemm
+// CHOICE-DAG: T kiln_mlp_run
+// CHOICE-DAG: U kiln_cuda_gemm
+// CHOICE-DAG: U kiln_cuda_product_choice
+// CHOICE-DAG: U kiln_cuda_product_decide
+// CHOICE-DAG: U kiln_cuda_product_mark
+// KERNELS-NOT: kiln_cuda_
 // KERNELS: T kiln_mlp_run
-// KERNELS-NOT: kiln_cuda_gemm
+// KERNELS-NOT: kiln_cuda_
 // PTX: gpu.binary @kiln_matmul_addmm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX80: gpu.binary @kiln_matmul_addmm {{.*}}mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX80-NOT: wgmma

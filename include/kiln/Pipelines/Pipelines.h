@@ -208,6 +208,12 @@ struct GPUBackendOptions : public Base {
                      "(wgmma) kernels where the chip is sm_90a (others use "
                      "mma.sync)"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> chooseProducts{
+      *this, "choose-products",
+      llvm::cl::desc("With matmul-kernels, run each product whose epilogue "
+                     "the GEMM library can apply as the faster of Kiln's "
+                     "kernel and the library's, timed per shape"),
+      llvm::cl::init(LoopToGPUOptions().chooseProducts)};
   detail::PassOptions::Option<int64_t> warpgroupTileN{
       *this, "warpgroup-tile-n",
       llvm::cl::desc("Columns per block of the warpgroup-MMA kernels: 128, "

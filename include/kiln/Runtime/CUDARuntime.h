@@ -6,7 +6,8 @@
 |* learn about failures. All work is ordered on the stream the caller passes  *|
 |* to kiln_<graph>_run (or to the library calls); nothing here synchronizes   *|
 |* the host, but the first use of a frozen constant (kiln_cuda_constant) and  *|
-|* the timing of a library call's algorithms at a shape's first call.         *|
+|* the timing of a library call's algorithms, or of a product's candidates    *|
+|* (kiln_cuda_product_decide), at a shape's first call.                       *|
 |*                                                                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -57,6 +58,31 @@ kiln_cuda_gemm(int32_t dtype, int32_t resultDtype, int64_t batch, int64_t m,
                int64_t n, int64_t k, const void *a, int32_t transposeA,
                const void *b, int32_t transposeB, const void *bias,
                int32_t activation, void *c, void *stream);
+
+/* A product that Kiln's tensor-core kernel and kiln_cuda_gemm can both
+   compute, at `site` (an address unique to it in its artifact): candidate 0
+   is the library's, 1 Kiln's kernel. kiln_cuda_product_choice returns the
+   candidate chosen for this shape in the current context, or -1 when none
+   is yet: the caller then queues a few runs of each of the
+   kiln_cuda_product_candidates candidates on `stream`, each between
+   kiln_cuda_product_mark(site, candidate, 0, stream) and
+   (site, candidate, 1, stream), then calls kiln_cuda_product_decide,
+   which waits for them and keeps the faster (the library's if a run could
+   not be timed). On a stream being captured into a CUDA graph nothing is
+   timed and an unchosen shape runs the library's (0). KILN_PRODUCT_TRACE=1
+   prints each choice's times. */
+#define kiln_cuda_product_candidates 2
+KILN_RUNTIME_EXPORT int32_t kiln_cuda_product_choice(const void *site,
+                                                     int64_t batch, int64_t m,
+                                                     int64_t n, int64_t k,
+                                                     void *stream);
+KILN_RUNTIME_EXPORT void kiln_cuda_product_mark(const void *site,
+                                                int32_t candidate, int32_t stop,
+                                                void *stream);
+KILN_RUNTIME_EXPORT void kiln_cuda_product_decide(const void *site,
+                                                  int64_t batch, int64_t m,
+                                                  int64_t n, int64_t k,
+                                                  void *stream);
 
 /* A 2-d convolution of channels-last tensors with cuDNN (loaded when first
    needed), on `stream`:

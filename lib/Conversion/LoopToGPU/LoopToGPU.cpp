@@ -60,13 +60,25 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   };
   target.emitMatmul = [=](OpBuilder &b, loop::MatmulOp node, Value dest,
                           IRMapping &mapping, ValueRange extraArgs) {
-    if (options.matmulKernels && loop::isTensorCoreProduct(node))
-      return options.warpgroupMma
-                 ? emitWarpgroupMatmul(b, node, dest, mapping, *order,
-                                       extraArgs, options.warpgroupTileN)
-                 : emitTensorCoreMatmul(b, node, dest, mapping, *order,
-                                        extraArgs);
-    emitLibraryMatmul(b, node, dest, mapping, extraArgs.front());
+    if (!options.matmulKernels || !loop::isTensorCoreProduct(node))
+      return emitLibraryMatmul(b, node, dest, mapping, extraArgs.front());
+    auto emitKernel = [&] {
+      if (options.warpgroupMma)
+        emitWarpgroupMatmul(b, node, dest, mapping, *order, extraArgs,
+                            options.warpgroupTileN);
+      else
+        emitTensorCoreMatmul(b, node, dest, mapping, *order, extraArgs);
+    };
+    if (!options.chooseProducts || !loop::matchLibraryEpilogue(node))
+      return emitKernel();
+    // The kernel launches inside the choice's regions: the work after it
+    // depends on the stream as it was before (it is one stream: all that
+    // the choice queued runs first).
+    Value before = order->current(b, node.getLoc(), extraArgs);
+    emitProductChoice(b, node, dest, mapping, extraArgs.front(), [&] {
+      emitKernel();
+      order->advance(extraArgs, before);
+    });
   };
   target.emitConvolution = [](OpBuilder &b, loop::ConvolutionOp node,
                               Value dest, IRMapping &mapping,

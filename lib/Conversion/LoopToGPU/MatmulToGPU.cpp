@@ -18,6 +18,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/SymbolTable.h"
@@ -92,6 +93,31 @@ Value mlir::kiln::getBufferPointer(OpBuilder &b, Location loc, Value buffer) {
       b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInteger);
 }
 
+namespace {
+/// A product's sizes as the runtime takes them (i64): its batches, flattened,
+/// and M, N and K.
+struct ProductSizes {
+  Value batch, m, n, k;
+};
+} // namespace
+
+static ProductSizes getProductSizes(OpBuilder &b, loop::MatmulOp node,
+                                    const IRMapping &mapping) {
+  Location loc = node.getLoc();
+  auto toI64 = [&](Value index) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  };
+  int64_t batchDims = node.getNumBatchDims();
+  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
+  Value batch = arith::ConstantIndexOp::create(b, loc, 1);
+  for (Value size : ArrayRef(sizes).take_front(batchDims))
+    batch = arith::MulIOp::create(b, loc, batch, size);
+  Value k = memref::DimOp::create(b, loc, mapping.lookup(node.getLhs()),
+                                  batchDims + (node.getTransposeLhs() ? 0 : 1));
+  return {toI64(batch), toI64(sizes[batchDims]), toI64(sizes[batchDims + 1]),
+          toI64(k)};
+}
+
 void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
                                    Value dest, const IRMapping &mapping,
                                    Value stream) {
@@ -100,20 +126,11 @@ void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
       getGemmDeclaration(b, b.getInsertionBlock()->getParentOp());
   Value lhs = mapping.lookup(node.getLhs());
   Value rhs = mapping.lookup(node.getRhs());
-  int64_t batchDims = node.getNumBatchDims();
 
-  auto toI64 = [&](Value index) -> Value {
-    return arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  };
   auto i32Constant = [&](int32_t value) -> Value {
     return arith::ConstantIntOp::create(b, loc, value, 32);
   };
-  SmallVector<Value> sizes = getNodeSizes(b, loc, node, mapping);
-  Value batch = arith::ConstantIndexOp::create(b, loc, 1);
-  for (Value size : ArrayRef(sizes).take_front(batchDims))
-    batch = arith::MulIOp::create(b, loc, batch, size);
-  Value k = memref::DimOp::create(b, loc, lhs,
-                                  batchDims + (node.getTransposeLhs() ? 0 : 1));
+  ProductSizes sizes = getProductSizes(b, node, mapping);
   // checkGPUMatmul has made sure the epilogue matches.
   loop::LibraryEpilogue epilogue = *loop::matchLibraryEpilogue(node);
   Value bias = epilogue.bias
@@ -126,10 +143,10 @@ void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
   SmallVector<Value> operands = {
       i32Constant(getLibraryDtypeCode(getOperandElementType(node))),
       i32Constant(getLibraryDtypeCode(node.getResultType().getElementType())),
-      toI64(batch),
-      toI64(sizes[batchDims]),
-      toI64(sizes[batchDims + 1]),
-      toI64(k),
+      sizes.batch,
+      sizes.m,
+      sizes.n,
+      sizes.k,
       getBufferPointer(b, loc, lhs),
       i32Constant(node.getTransposeLhs()),
       getBufferPointer(b, loc, rhs),
@@ -139,6 +156,99 @@ void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
       getBufferPointer(b, loc, dest),
       stream};
   func::CallOp::create(b, loc, gemm, operands);
+}
+
+/// Runs of each candidate that a product's first call of a shape times.
+static constexpr int64_t kProductTimingRuns = 3;
+
+/// A new internal byte in `module`, whose address names a product site to
+/// the runtime.
+static LLVM::GlobalOp createProductSite(OpBuilder &b, Location loc,
+                                        ModuleOp module) {
+  std::string name;
+  for (int64_t index = 0;; ++index) {
+    name = "kiln_product_site_" + std::to_string(index);
+    if (!module.lookupSymbol(name))
+      break;
+  }
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  return LLVM::GlobalOp::create(b, loc, b.getI8Type(), /*isConstant=*/false,
+                                LLVM::Linkage::Internal, name,
+                                b.getI8IntegerAttr(0));
+}
+
+void mlir::kiln::emitProductChoice(OpBuilder &b, loop::MatmulOp node,
+                                   Value dest, const IRMapping &mapping,
+                                   Value stream,
+                                   function_ref<void()> emitKernel) {
+  Location loc = node.getLoc();
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  Type ptr = LLVM::LLVMPointerType::get(b.getContext());
+  func::FuncOp choose = getRuntimeDeclaration(
+      b, module, "kiln_cuda_product_choice",
+      b.getFunctionType({ptr, i64, i64, i64, i64, ptr}, {i32}));
+  func::FuncOp mark =
+      getRuntimeDeclaration(b, module, "kiln_cuda_product_mark",
+                            b.getFunctionType({ptr, i32, i32, ptr}, {}));
+  func::FuncOp decide = getRuntimeDeclaration(
+      b, module, "kiln_cuda_product_decide",
+      b.getFunctionType({ptr, i64, i64, i64, i64, ptr}, {}));
+
+  Value site =
+      LLVM::AddressOfOp::create(b, loc, createProductSite(b, loc, module));
+  ProductSizes sizes = getProductSizes(b, node, mapping);
+  SmallVector<Value> key = {site,    sizes.batch, sizes.m,
+                            sizes.n, sizes.k,     stream};
+  Value choice = func::CallOp::create(b, loc, choose, key).getResult(0);
+  auto i32Constant = [&](int32_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  // Candidate 0 is the library's, 1 Kiln's kernel.
+  auto emitCandidate = [&](int32_t candidate) {
+    if (candidate == 0)
+      emitLibraryMatmul(b, node, dest, mapping, stream);
+    else
+      emitKernel();
+  };
+  auto undecided = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                         choice, i32Constant(0));
+  auto ifUndecided = scf::IfOp::create(b, loc, undecided, /*withElse=*/true);
+  {
+    // Time a few runs of each; the last one's result stays.
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&ifUndecided.getThenRegion().front());
+    auto runs = scf::ForOp::create(
+        b, loc, arith::ConstantIndexOp::create(b, loc, 0),
+        arith::ConstantIndexOp::create(b, loc, kProductTimingRuns),
+        arith::ConstantIndexOp::create(b, loc, 1));
+    b.setInsertionPointToStart(runs.getBody());
+    for (int32_t candidate = 0; candidate < 2; ++candidate) {
+      func::CallOp::create(
+          b, loc, mark,
+          ValueRange{site, i32Constant(candidate), i32Constant(0), stream});
+      emitCandidate(candidate);
+      func::CallOp::create(
+          b, loc, mark,
+          ValueRange{site, i32Constant(candidate), i32Constant(1), stream});
+    }
+    b.setInsertionPointAfter(runs);
+    func::CallOp::create(b, loc, decide, key);
+
+    // The choice made before.
+    b.setInsertionPointToStart(&ifUndecided.getElseRegion().front());
+    auto ifKernel = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, choice,
+                              i32Constant(1)),
+        /*withElse=*/true);
+    b.setInsertionPointToStart(&ifKernel.getThenRegion().front());
+    emitCandidate(1);
+    b.setInsertionPointToStart(&ifKernel.getElseRegion().front());
+    emitCandidate(0);
+  }
 }
 
 static constexpr llvm::StringLiteral kConstantFunction = "kiln_cuda_constant";

@@ -10,6 +10,7 @@
 #include "mlir/IR/BuiltinAttributeInterfaces.h"
 #include "mlir/IR/Value.h"
 #include "mlir/IR/ValueRange.h"
+#include "mlir/Support/LLVM.h"
 
 namespace mlir {
 class IRMapping;
@@ -28,6 +29,15 @@ LogicalResult checkGPUMatmul(loop::MatmulOp node, bool matmulKernels);
 /// into `dest` on `stream`, after the work already ordered on it.
 void emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
                        const IRMapping &mapping, Value stream);
+
+/// Emits `node`, which both `emitKernel` (at the builder's insertion point)
+/// and the GEMM library can compute, as the faster of the two for its
+/// shape: the runtime times both at the shape's first call (host calls of
+/// kiln_cuda_product_choice, _mark and _decide around a few runs of each)
+/// and keeps the choice. `emitKernel` is called more than once.
+void emitProductChoice(OpBuilder &b, loop::MatmulOp node, Value dest,
+                       const IRMapping &mapping, Value stream,
+                       function_ref<void()> emitKernel);
 
 /// Emits a read-only host global that holds the frozen constant `value`
 /// and a host call of the runtime that returns its device copy (uploaded

@@ -49,6 +49,8 @@ namespace kiln {
 ///   Ampere's mma.sync).
 /// - `warpgroupTileN`: the warpgroup kernels' columns per block (128 or 256;
 ///   0: chosen per product).
+/// - `chooseProducts`: whether products that the GEMM library can compute
+///   too (epilogue and all) run as the faster of the two, timed per shape.
 using LoopToGPUOptions = ConvertLoopToGPUPassOptions;
 
 /// Checks that `options` are in range (block and row sizes a GPU runs,
