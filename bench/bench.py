@@ -141,6 +141,26 @@ def workloads(device):
                 size * (tokens * hidden + width * hidden + tokens * width) + 4 * tokens * width,
                 2 * tokens * hidden * width))
 
+    # Attention's two batched products, written out (16 x 16 heads of 64 over
+    # 1024 tokens on the GPU): scaled scores from queries and keys, and the
+    # probabilities' product with the values.
+    heads, seq, head = (16 * 16, 1024, 64) if device == "cuda" else (2 * 4, 256, 64)
+
+    def scaled_scores(q, k):
+        return q @ k.transpose(-1, -2) * 0.125
+
+    def probabilities_by_values(p, v):
+        return p @ v
+
+    out.append((f"batched q@k^T*s {heads}x{seq}x{head}->{seq} {tag}", scaled_scores,
+                make(gemm_dtype, [(heads, seq, head), (heads, seq, head)]),
+                size * (2 * heads * seq * head + heads * seq * seq),
+                2 * heads * seq * seq * head))
+    out.append((f"batched p@v {heads}x{seq}x{seq}->{head} {tag}", probabilities_by_values,
+                make(gemm_dtype, [(heads, seq, seq), (heads, seq, head)]),
+                size * (heads * seq * seq + 2 * heads * seq * head),
+                2 * heads * seq * seq * head))
+
     def conv_bn_relu(x, w, mean, var, gamma, beta):
         y = torch.nn.functional.conv2d(x, w, padding=1)
         return torch.relu(torch.nn.functional.batch_norm(y, mean, var, gamma, beta, False,

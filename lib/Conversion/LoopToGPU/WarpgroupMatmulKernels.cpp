@@ -34,6 +34,7 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -412,14 +413,18 @@ static WarpgroupTiling chooseTiling(loop::MatmulOp node, int64_t tileN) {
   if (!type.hasStaticShape())
     return kNarrowTiling;
   ArrayRef<int64_t> shape = type.getShape();
-  int64_t rows = shape[shape.size() - 2], columns = shape.back();
-  int64_t batches =
-      type.getNumElements() / std::max<int64_t>(rows * columns, 1);
-  int64_t wideTiles = batches * llvm::divideCeil(rows, kTileM) *
-                      llvm::divideCeil(columns, kWideTiling.tileN);
-  return columns >= kWideTiling.tileN && wideTiles >= kWideTilesPerWave
-             ? kWideTiling
-             : kNarrowTiling;
+  int64_t columns = shape.back();
+  if (columns < kWideTiling.tileN)
+    return kNarrowTiling;
+  // Batches x tiles along M and N, saturating (sizes may be huge).
+  uint64_t wideTiles =
+      llvm::divideCeil(uint64_t(columns), uint64_t(kWideTiling.tileN));
+  for (int64_t dim = 0, rank = shape.size(); dim < rank - 1; ++dim)
+    wideTiles = llvm::SaturatingMultiply(
+        wideTiles, dim == rank - 2 ? llvm::divideCeil(uint64_t(shape[dim]),
+                                                      uint64_t(kTileM))
+                                   : uint64_t(shape[dim]));
+  return wideTiles >= kWideTilesPerWave ? kWideTiling : kNarrowTiling;
 }
 
 void mlir::kiln::emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node,
