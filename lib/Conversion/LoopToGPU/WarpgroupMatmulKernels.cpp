@@ -5,23 +5,23 @@
 // operands from workgroup memory asynchronously; its epilogue is applied to
 // the sums in registers, as the mma.sync kernel's (MatmulKernels.cpp) is.
 //
-// A block computes a 128 x N tile of the result in steps of 64 along K, in
-// one of two shapes (WarpgroupTiling): one warpgroup (4 warps) per 128x128
-// tile, two blocks to an SM, or two warpgroups per 128x256 tile, each
-// computing 64 rows, one block to an SM; the wide tile reads half the
-// workgroup memory per product and shares each rhs tile between two
-// warpgroups. Each step's operand tiles are copied into
+// A block computes a 128 x N tile of the result in steps of 64 along K, in one
+// of two shapes (WarpgroupTiling): one warpgroup (4 warps) per 128x128 tile,
+// two blocks to an SM, or two warpgroups per 128x256 tile, each computing 64
+// rows, one block to an SM; per product, the wide tile copies a quarter less
+// from global memory, and its wgmmas read a sixth less workgroup memory (an rhs
+// tile serves both warpgroups). Each step's operand tiles are copied into
 // dynamic workgroup memory with cp.async, three or four stages deep, laid out
 // as wgmma reads them with 128-byte swizzling: rows of 64 elements, 128 bytes,
 // whose eight 16-byte pieces are stored in the order of their index XOR the
-// row's index modulo 8, so that the 8 rows one access reads fall in
-// distinct banks. A K-major operand (contiguous along K: an lhs [M, K], an
-// rhs [N, K]) keeps its rows, 128 of them; an M- or N-major one (a
-// transposed lhs, an rhs [K, N]) is two blocks of 64 rows along K of 64
-// elements, which wgmma reads transposed. A step is 4 wgmma m64nNk16 (four
-// steps of 16 along K) per half of 64 rows of the tile, issued together and
-// left in flight while the copies of a later step are issued: the copies reuse
-// the stage that the step before read, and wait for its wgmmas only.
+// row's index modulo 8, so that the 8 rows one access reads fall in distinct
+// banks. A K-major operand (contiguous along K: an lhs [M, K], an rhs [N, K])
+// keeps its rows; an M- or N-major one (a transposed lhs, an rhs [K, N]) is
+// blocks of 64 rows along K of 64 elements, which wgmma reads transposed. A
+// step is 4 wgmma m64nNk16 (four steps of 16 along K) per half of 64 rows of
+// the tile, issued together and left in flight while the copies of a later step
+// are issued: the copies reuse the stage that the step before read (two before,
+// with two warpgroups), and wait for its wgmmas only.
 //
 //===----------------------------------------------------------------------===//
 
