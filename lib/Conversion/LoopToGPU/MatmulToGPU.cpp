@@ -118,6 +118,11 @@ static ProductSizes getProductSizes(OpBuilder &b, loop::MatmulOp node,
           toI64(k)};
 }
 
+/// An i32 constant, as the runtime's calls take their flags and codes.
+static Value i32Constant(OpBuilder &b, Location loc, int32_t value) {
+  return arith::ConstantIntOp::create(b, loc, value, 32);
+}
+
 void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
                                    Value dest, const IRMapping &mapping,
                                    Value stream) {
@@ -127,9 +132,6 @@ void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
   Value lhs = mapping.lookup(node.getLhs());
   Value rhs = mapping.lookup(node.getRhs());
 
-  auto i32Constant = [&](int32_t value) -> Value {
-    return arith::ConstantIntOp::create(b, loc, value, 32);
-  };
   ProductSizes sizes = getProductSizes(b, node, mapping);
   // checkGPUMatmul has made sure the epilogue matches.
   loop::LibraryEpilogue epilogue = *loop::matchLibraryEpilogue(node);
@@ -141,18 +143,19 @@ void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
       epilogue.activation == loop::LibraryEpilogue::Activation::Relu ? 1 : 0;
 
   SmallVector<Value> operands = {
-      i32Constant(getLibraryDtypeCode(getOperandElementType(node))),
-      i32Constant(getLibraryDtypeCode(node.getResultType().getElementType())),
+      i32Constant(b, loc, getLibraryDtypeCode(getOperandElementType(node))),
+      i32Constant(b, loc,
+                  getLibraryDtypeCode(node.getResultType().getElementType())),
       sizes.batch,
       sizes.m,
       sizes.n,
       sizes.k,
       getBufferPointer(b, loc, lhs),
-      i32Constant(node.getTransposeLhs()),
+      i32Constant(b, loc, node.getTransposeLhs()),
       getBufferPointer(b, loc, rhs),
-      i32Constant(node.getTransposeRhs()),
+      i32Constant(b, loc, node.getTransposeRhs()),
       bias,
-      i32Constant(activation),
+      i32Constant(b, loc, activation),
       getBufferPointer(b, loc, dest),
       stream};
   func::CallOp::create(b, loc, gemm, operands);
@@ -160,6 +163,9 @@ void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
 
 /// Runs of each candidate that a product's first call of a shape times.
 static constexpr int64_t kProductTimingRuns = 3;
+/// The candidates: 0 the library's product, 1 Kiln's kernel
+/// (kiln_cuda_product_candidates).
+static constexpr int32_t kProductCandidates = 2;
 
 /// A new internal byte in `module`, whose address names a product site to
 /// the runtime.
@@ -203,9 +209,6 @@ void mlir::kiln::emitProductChoice(OpBuilder &b, loop::MatmulOp node,
   SmallVector<Value> key = {site,    sizes.batch, sizes.m,
                             sizes.n, sizes.k,     stream};
   Value choice = func::CallOp::create(b, loc, choose, key).getResult(0);
-  auto i32Constant = [&](int32_t value) -> Value {
-    return arith::ConstantIntOp::create(b, loc, value, 32);
-  };
   // Candidate 0 is the library's, 1 Kiln's kernel.
   auto emitCandidate = [&](int32_t candidate) {
     if (candidate == 0)
@@ -214,7 +217,7 @@ void mlir::kiln::emitProductChoice(OpBuilder &b, loop::MatmulOp node,
       emitKernel();
   };
   auto undecided = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                         choice, i32Constant(0));
+                                         choice, i32Constant(b, loc, 0));
   auto ifUndecided = scf::IfOp::create(b, loc, undecided, /*withElse=*/true);
   {
     // Time a few runs of each; the last one's result stays.
@@ -225,14 +228,14 @@ void mlir::kiln::emitProductChoice(OpBuilder &b, loop::MatmulOp node,
         arith::ConstantIndexOp::create(b, loc, kProductTimingRuns),
         arith::ConstantIndexOp::create(b, loc, 1));
     b.setInsertionPointToStart(runs.getBody());
-    for (int32_t candidate = 0; candidate < 2; ++candidate) {
-      func::CallOp::create(
-          b, loc, mark,
-          ValueRange{site, i32Constant(candidate), i32Constant(0), stream});
+    for (int32_t candidate = 0; candidate < kProductCandidates; ++candidate) {
+      func::CallOp::create(b, loc, mark,
+                           ValueRange{site, i32Constant(b, loc, candidate),
+                                      i32Constant(b, loc, 0), stream});
       emitCandidate(candidate);
-      func::CallOp::create(
-          b, loc, mark,
-          ValueRange{site, i32Constant(candidate), i32Constant(1), stream});
+      func::CallOp::create(b, loc, mark,
+                           ValueRange{site, i32Constant(b, loc, candidate),
+                                      i32Constant(b, loc, 1), stream});
     }
     b.setInsertionPointAfter(runs);
     func::CallOp::create(b, loc, decide, key);
@@ -242,7 +245,7 @@ void mlir::kiln::emitProductChoice(OpBuilder &b, loop::MatmulOp node,
     auto ifKernel = scf::IfOp::create(
         b, loc,
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, choice,
-                              i32Constant(1)),
+                              i32Constant(b, loc, 1)),
         /*withElse=*/true);
     b.setInsertionPointToStart(&ifKernel.getThenRegion().front());
     emitCandidate(1);
