@@ -16,14 +16,20 @@
 #include "mlir/Conversion/ComplexToLLVM/ComplexToLLVM.h"
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
+#include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/NVGPUToNVVM/NVGPUToNVVM.h"
+#include "mlir/Conversion/NVVMToLLVM/NVVMToLLVM.h"
 #include "mlir/Conversion/OpenMPToLLVM/ConvertOpenMPToLLVM.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Conversion/SCFToOpenMP/SCFToOpenMP.h"
 #include "mlir/Conversion/VectorToLLVM/ConvertVectorToLLVMPass.h"
-#include "mlir/Dialect/GPU/Pipelines/Passes.h"
+#include "mlir/Conversion/VectorToSCF/VectorToSCF.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Math/Transforms/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
@@ -211,6 +217,51 @@ void mlir::kiln::buildCPUPipeline(OpPassManager &pm,
   addSCFToLLVMCPU(pm, options.openmp);
 }
 
+/// NVVM, host code and the kernel binary: the passes of upstream's
+/// gpu-lower-to-nvvm-pipeline (whose outlining finds nothing left to outline)
+/// with kiln-tensor-map-parameters after the kernels' NVVM lowering, before
+/// they are compiled.
+template <typename Options>
+static void addNVVMLowering(OpPassManager &pm, const Options &options) {
+  pm.addPass(createConvertNVGPUToNVVMPass());
+  pm.addPass(createGpuKernelOutliningPass());
+  pm.addPass(createConvertVectorToSCFPass());
+  pm.addPass(createSCFToControlFlowPass());
+  pm.addPass(createConvertNVVMToLLVMPass());
+  pm.addPass(createConvertFuncToLLVMPass());
+  pm.addPass(memref::createExpandStridedMetadataPass());
+  GpuNVVMAttachTargetOptions target;
+  target.chip = options.chip;
+  target.features = options.features;
+  target.optLevel = options.optLevel;
+  pm.addPass(createGpuNVVMAttachTarget(target));
+  pm.addPass(createLowerAffinePass());
+  pm.addPass(createArithToLLVMConversionPass());
+  ConvertIndexToLLVMPassOptions index;
+  index.indexBitwidth = 64;
+  pm.addPass(createConvertIndexToLLVMPass(index));
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  ConvertGpuOpsToNVVMOpsOptions toNVVM;
+  toNVVM.indexBitwidth = 64;
+  kernels.addPass(createConvertGpuOpsToNVVMOps(toNVVM));
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createCSEPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  kernels.addPass(createTensorMapParametersPass());
+
+  pm.addPass(createGpuToLLVMConversionPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = options.binaryFormat;
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  pm.addPass(createConvertMathToLLVMPass());
+  pm.addPass(createCanonicalizerPass());
+  pm.addPass(createCSEPass());
+  pm.addPass(createReconcileUnrealizedCastsPass());
+}
+
 /// Adds kiln-loop-to-llvm-gpu's passes with `options`.
 template <typename Options>
 static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
@@ -229,6 +280,7 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
   toGPU.warpgroupMma =
       options.warpgroupMma && StringRef(options.chip) == "sm_90a";
   toGPU.warpgroupTileN = options.warpgroupTileN;
+  toGPU.warpgroupTma = options.warpgroupTma;
   toGPU.chooseProducts = options.chooseProducts;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());
@@ -261,13 +313,7 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
     pm.addPass(createRowKernelOccupancyPass(occupancy));
   }
 
-  // Outlining, NVVM, host code and the kernel binary: upstream's pipeline.
-  gpu::GPUToNVVMPipelineOptions toNVVM;
-  toNVVM.cubinChip = options.chip;
-  toNVVM.cubinFeatures = options.features;
-  toNVVM.cubinFormat = options.binaryFormat;
-  toNVVM.optLevel = options.optLevel;
-  gpu::buildLowerToNVVMPassPipeline(pm, toNVVM);
+  addNVVMLowering(pm, options);
 }
 
 void mlir::kiln::buildLoopToLLVMGPUPipeline(

@@ -426,8 +426,10 @@ TENSOR_CORE_PRODUCTS = {
 @pytest.mark.parametrize("kernel", [
     {"warpgroup-mma": True},
     {"warpgroup-mma": True, "warpgroup-tile-n": 256},
+    {"warpgroup-mma": True, "warpgroup-tma": True},
+    {"warpgroup-mma": True, "warpgroup-tma": True, "warpgroup-tile-n": 256},
     {"warpgroup-mma": False},
-], ids=["wgmma", "wgmma-wide", "mma.sync"])
+], ids=["wgmma", "wgmma-wide", "wgmma-tma", "wgmma-tma-wide", "mma.sync"])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
 @pytest.mark.parametrize("name", list(TENSOR_CORE_PRODUCTS))
 def test_cuda_tensor_core_products(tmp_path, name, dtype, kernel):
@@ -435,7 +437,8 @@ def test_cuda_tensor_core_products(tmp_path, name, dtype, kernel):
     outputs; the products rounded to the operands' dtype first, as eager's
     are, before the epilogue. On sm_90a products are warpgroup kernels
     (128x128 tiles at these sizes, or 128x256 ones with two warpgroups
-    where asked for) unless `warpgroup-mma` is off; elsewhere every one is
+    where asked for; with `warpgroup-tma`, copied by TMA from a producer
+    warpgroup) unless `warpgroup-mma` is off; elsewhere every one is
     mma.sync's."""
     fn, shapes = TENSOR_CORE_PRODUCTS[name]
     # The kernel alone: a product the library computes too would otherwise

@@ -18,6 +18,10 @@
 // RUN: kiln-compile %s --target=cuda --pipeline-options='matmul-kernels choose-products=false' -o %t-tc90-kernels.so
 // RUN: llvm-nm -D %t-tc90-kernels.so | FileCheck %s --check-prefix=KERNELS
 // RUN: kiln-opt %s --kiln-gpu-pipeline='matmul-kernels format=isa' | FileCheck %s --check-prefix=PTX
+// With warpgroup-tma the kernels copy by TMA, and the host encodes the
+// operands' tensor maps, which ptxas sees as 128-byte parameters.
+// RUN: kiln-compile %s --target=cuda --pipeline-options='matmul-kernels warpgroup-tma choose-products=false' -o %t-tma.so
+// RUN: llvm-nm -D %t-tma.so | FileCheck %s --check-prefix=TMA
 // RUN: kiln-opt %s --kiln-gpu-pipeline='matmul-kernels format=isa chip=sm_80' | FileCheck %s --check-prefix=PTX80
 
 // CHECK-DAG: T kiln_mlp_run
@@ -35,6 +39,9 @@
 // KERNELS-NOT: kiln_cuda_
 // KERNELS: T kiln_mlp_run
 // KERNELS-NOT: kiln_cuda_
+// TMA-NOT: kiln_cuda_gemm
+// TMA: U kiln_cuda_tensor_map
+// TMA-NOT: kiln_cuda_gemm
 // PTX: gpu.binary @kiln_matmul_addmm {{.*}}wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16
 // PTX80: gpu.binary @kiln_matmul_addmm {{.*}}mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32
 // PTX80-NOT: wgmma

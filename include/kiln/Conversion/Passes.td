@@ -286,6 +286,10 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            "128 (one warpgroup per 128x128 tile), 256 (two per 128x256 "
            "tile), or 0: 256 where the result's sizes are known and give "
            "every SM of an H100 a tile, else 128">,
+    Option<"warpgroupTma", "warpgroup-tma", "bool", /*default=*/"false",
+           "Copy the warpgroup-MMA kernels' operand tiles with TMA from a "
+           "producer warpgroup, for two warpgroups that multiply (warp "
+           "specialization), instead of cp.async from every thread">,
   ];
 }
 
@@ -341,6 +345,26 @@ def RowKernelOccupancyPass : Pass<"kiln-row-kernel-occupancy", "ModuleOp"> {
     Option<"minBlocksPerSM", "min-blocks-per-sm", "int64_t", /*default=*/"0",
            "Blocks of each row kernel that must fit on an SM (0: no cap)">,
   ];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
+def TensorMapParametersPass
+    : Pass<"kiln-tensor-map-parameters", "::mlir::gpu::GPUModuleOp"> {
+  let summary = "Passes the kernels' TMA tensor maps as __grid_constant__ "
+                "parameters";
+  let description = [{
+    A bulk tensor copy (TMA) reads its tensor map from the address of a
+    kernel parameter, which PTX allows only for a parameter passed by value
+    and marked `__grid_constant__`: the copy must not be one in local
+    memory. The product kernels receive each 128-byte map as an
+    `!llvm.array<16 x i64>` argument (what the host's launch passes) and
+    store it into an `llvm.alloca` marked `kiln.tensor_map` whose address the
+    copies read. After `convert-gpu-to-nvvm`, this pass makes each such
+    argument an `!llvm.ptr` with `llvm.byval`, `llvm.align = 64` and
+    `nvvm.grid_constant`, and the copies read it there; the alloca and its
+    store go. A marked alloca whose only use is not such a store of a kernel
+    argument is an error.
+  }];
   let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
 }
 

@@ -219,6 +219,12 @@ struct GPUBackendOptions : public Base {
       llvm::cl::desc("Columns per block of the warpgroup-MMA kernels: 128, "
                      "256, or 0 to choose per product"),
       llvm::cl::init(LoopToGPUOptions().warpgroupTileN)};
+  detail::PassOptions::Option<bool> warpgroupTma{
+      *this, "warpgroup-tma",
+      llvm::cl::desc("Copy the warpgroup-MMA kernels' operand tiles with TMA "
+                     "from a producer warpgroup (warp specialization), "
+                     "instead of cp.async from every thread"),
+      llvm::cl::init(LoopToGPUOptions().warpgroupTma)};
   detail::PassOptions::Option<int64_t> rowMinBlocks{
       *this, "row-min-blocks",
       llvm::cl::desc("Blocks of a row kernel that must fit on an SM at once "

@@ -84,6 +84,21 @@ KILN_RUNTIME_EXPORT void kiln_cuda_product_decide(const void *site,
                                                   int64_t n, int64_t k,
                                                   void *stream);
 
+/* Writes to `map` (128 bytes, 64-byte aligned) the tensor map of a batch of
+   `batch` matrices of `rows` x `cols` elements of `dtype` (0 = f32, 1 = f16,
+   2 = bf16), stored contiguously at `base` (16-byte aligned, rows of a
+   multiple of 16 bytes), whose bulk tensor copies (sm_90) each fill a box of
+   `boxRows` x `boxCols` elements of one matrix into workgroup memory,
+   swizzled by 128 bytes (a box row is 128 bytes), with zeros where the box
+   lies past the matrix's edges. A kernel reads it as a __grid_constant__
+   parameter. Failures (no such entry point in the driver, sizes the
+   hardware cannot copy) are recorded for kiln_cuda_take_error and leave
+   `map` zeroed; the launch that would read it is then skipped. */
+KILN_RUNTIME_EXPORT void kiln_cuda_tensor_map(void *map, const void *base,
+                                              int32_t dtype, int64_t batch,
+                                              int64_t rows, int64_t cols,
+                                              int32_t boxRows, int32_t boxCols);
+
 /* A 2-d convolution of channels-last tensors with cuDNN (loaded when first
    needed), on `stream`:
      result[n, y, x, f] = sum over c < C / groups, i < kernelH, j < kernelW of

@@ -195,12 +195,13 @@ void emitTensorCoreMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
 /// Emits `node` (loop::isTensorCoreProduct) as Kiln's sm_90a kernel
 /// (WarpgroupMatmulKernels.cpp): a warpgroup per 128x128 tile of the
 /// result, or two per 128x256 tile (`tileN`, 0 to choose by the result's
-/// sizes), the operand tiles copied into swizzled workgroup memory three or
-/// four stages deep, wgmma m64nNk16 on them, the epilogue applied to the f32
-/// sums before they are stored.
+/// sizes), the operand tiles copied into swizzled workgroup memory several
+/// stages deep (with `tma`, by TMA from a producer warpgroup, for two that
+/// multiply), wgmma m64nNk16 on them, the epilogue applied to the f32 sums
+/// before they are stored.
 void emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
                          IRMapping &mapping, StreamOrder &order,
-                         ValueRange extraArgs, int64_t tileN);
+                         ValueRange extraArgs, int64_t tileN, bool tma);
 
 /// Replaces the kernels' float remainders by calls of libdevice's fmod:
 /// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which

@@ -65,7 +65,7 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
     auto emitKernel = [&] {
       if (options.warpgroupMma)
         emitWarpgroupMatmul(b, node, dest, mapping, *order, extraArgs,
-                            options.warpgroupTileN);
+                            options.warpgroupTileN, options.warpgroupTma);
       else
         emitTensorCoreMatmul(b, node, dest, mapping, *order, extraArgs);
     };

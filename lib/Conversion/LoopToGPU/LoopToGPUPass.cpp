@@ -91,6 +91,7 @@ struct ConvertLoopToGPUPass
     options.matmulKernels = matmulKernels;
     options.warpgroupMma = warpgroupMma;
     options.warpgroupTileN = warpgroupTileN;
+    options.warpgroupTma = warpgroupTma;
     options.chooseProducts = chooseProducts;
     return options;
   }

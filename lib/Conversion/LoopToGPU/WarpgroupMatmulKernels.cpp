@@ -26,11 +26,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "GPUKernels.h"
+#include "LibraryCalls.h"
 #include "MatmulKernelSupport.h"
 
 #include "kiln/Codegen/GraphBufferization.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "kiln/Dialect/Loop/Transforms/EpilogueFusion.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -65,8 +67,13 @@ constexpr int64_t kBlockBytes = kTileK * kRowBytes;
 /// `stages` stages of operand tiles in workgroup memory.
 struct WarpgroupTiling {
   int64_t tileN, warpgroups, stages;
+  /// Whether a producer warpgroup copies the tiles with TMA for the
+  /// `warpgroups` that multiply (else every thread copies with cp.async).
+  bool tma;
 
-  int64_t getThreads() const { return warpgroups * kWarpgroupThreads; }
+  int64_t getThreads() const {
+    return (warpgroups + (tma ? 1 : 0)) * kWarpgroupThreads;
+  }
   int64_t getHalvesPerWarpgroup() const { return kHalves / warpgroups; }
   /// f32 sums per thread of one m64nN instruction.
   int64_t getSumsPerHalf() const { return kMmaM * tileN / kWarpgroupThreads; }
@@ -74,9 +81,24 @@ struct WarpgroupTiling {
 };
 /// 128x128 tiles in three stages of 32 KiB, so that two blocks fit on an SM
 /// and one's epilogue runs under the other's products.
-constexpr WarpgroupTiling kNarrowTiling{128, 1, 3};
+constexpr WarpgroupTiling kNarrowTiling{128, 1, 3, false};
 /// 128x256 tiles in four stages of 48 KiB: one block fills an SM.
-constexpr WarpgroupTiling kWideTiling{256, 2, 4};
+constexpr WarpgroupTiling kWideTiling{256, 2, 4, false};
+/// With TMA, two warpgroups multiply each tile, 64 rows each, and one copies:
+/// 128x128 tiles in six stages of 32 KiB, or 128x256 in four of 48 KiB.
+constexpr WarpgroupTiling kNarrowTmaTiling{128, 2, 6, true};
+constexpr WarpgroupTiling kWideTmaTiling{256, 2, 4, true};
+/// Registers per thread of the producer warpgroup and of the ones that
+/// multiply, once they have moved them (setmaxnreg): with 384 threads,
+/// 40 + 2 x 232 of every 512 that an SM has per 128 threads.
+constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
+/// A wait's suspend-time hint, in nanoseconds.
+constexpr int64_t kWaitTicks = 10000000;
+/// The tensor map of a TMA copy: 128 bytes, 64-byte aligned, as the kernel
+/// receives it; its copy in the kernel is marked for
+/// kiln-tensor-map-parameters.
+constexpr int64_t kTensorMapWords = 16, kTensorMapAlignment = 64;
+constexpr llvm::StringLiteral kTensorMapAttr = "kiln.tensor_map";
 /// The SMs of an H100 or H200: wide tiles pay where there are enough of
 /// them for every SM.
 constexpr int64_t kWideTilesPerWave = 132;
@@ -91,6 +113,29 @@ public:
   void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
 
 private:
+  /// The kernel whose threads all copy tiles with cp.async and multiply.
+  void emitCopying(Value dest, StreamOrder &order, ValueRange extraArgs);
+  /// The kernel whose producer warpgroup copies tiles with TMA for the
+  /// others, which multiply (warp specialization).
+  void emitWithTma(Value dest, StreamOrder &order, ValueRange extraArgs);
+
+  /// On the host: the tensor map (!llvm.array<16 x i64>) of an operand
+  /// (`buffer`, `rows` x `cols` as stored, batches of `batch`) whose copies
+  /// fill boxes of `boxRows` rows of kTileK elements.
+  Value createTensorMap(Value buffer, Value batch, Value rows, Value cols,
+                        int64_t boxRows);
+
+  /// In the kernel: the address of the kernel's copy of `map`
+  /// (kiln-tensor-map-parameters makes it the parameter's).
+  Value getTensorMapAddress(Value map);
+
+  /// Issues the TMA copies of an operand's tile of `outerTile` (along M or
+  /// N) x kTileK elements at (`outer`, `kStart`) of batch `batch` into
+  /// `tile` (!llvm.ptr<3>), completing on `barrier`.
+  void copyTileWithTma(Value map, bool kMajor, Value batch, Value outer,
+                       Value kStart, Value tile, int64_t outerTile,
+                       Value barrier);
+
   /// Issues the copies of the tile of `outerTile` (along M or N) x kTileK
   /// elements at (`outer`, `kStart`) of an operand (at `matrix`,
   /// !llvm.ptr<1>; `rows` x `cols` as stored, [M or N, K] if `kMajor`, else
@@ -102,6 +147,25 @@ private:
   /// The wgmma descriptor of the swizzled tile that starts at byte `address`
   /// of workgroup memory (i64), K-major if `kMajor`.
   Value getDescriptor(Value address, bool kMajor);
+
+  /// The address (i64) of the stages in dynamic workgroup memory: its
+  /// first multiple of 1024 bytes.
+  Value getStagesAddress() {
+    Type i64 = b.getI64Type();
+    Value sharedStart =
+        LLVM::PtrToIntOp::create(b, loc, i64, getDynamicSharedPointer());
+    return arith::AndIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, sharedStart,
+            arith::ConstantIntOp::create(b, loc, kSwizzleBytes - 1, 64)),
+        arith::ConstantIntOp::create(b, loc, -kSwizzleBytes, 64));
+  }
+
+  LLVM::LLVMPointerType getSharedPointerType() {
+    return LLVM::LLVMPointerType::get(
+        b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  }
 
   /// Bytes from the tile of an operand to its part for K from `kOffset`.
   static int64_t getKOffsetBytes(bool kMajor, int64_t kOffset) {
@@ -120,9 +184,13 @@ private:
   /// The first half of the tile along M that the thread's warpgroup
   /// computes.
   Value getFirstHalf() {
-    return tiling.warpgroups == 1 ? index(0)
-                                  : mul(div(thread, kWarpgroupThreads),
-                                        index(tiling.getHalvesPerWarpgroup()));
+    if (tiling.warpgroups == 1 && !tiling.tma)
+      return index(0);
+    // With TMA, warpgroup 0 copies.
+    Value warpgroup = div(thread, kWarpgroupThreads);
+    if (tiling.tma)
+      warpgroup = arith::SubIOp::create(b, loc, warpgroup, index(1));
+    return mul(warpgroup, index(tiling.getHalvesPerWarpgroup()));
   }
 
   WarpgroupTiling tiling;
@@ -305,14 +373,22 @@ void WarpgroupMatmulEmitter::storeSums(ArrayRef<Value> sums, Value dest,
 
 void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
                                   ValueRange extraArgs) {
+  lhsKMajor = !node.getTransposeLhs();
+  rhsKMajor = node.getTransposeRhs();
+  if (tiling.tma)
+    emitWithTma(dest, order, extraArgs);
+  else
+    emitCopying(dest, order, extraArgs);
+}
+
+void WarpgroupMatmulEmitter::emitCopying(Value dest, StreamOrder &order,
+                                         ValueRange extraArgs) {
   Value lhsBuffer = mapping.lookup(node.getLhs());
   Value rhsBuffer = mapping.lookup(node.getRhs());
   const int64_t tileN = tiling.tileN, stageCount = tiling.stages,
                 stageBytes = tiling.getStageBytes();
   ProductGrid grid = getProductGrid(node, mapping, kTileM, tileN);
   setSizes(grid);
-  lhsKMajor = !node.getTransposeLhs();
-  rhsKMajor = node.getTransposeRhs();
   // The stages, and room to start them at a multiple of 1024 bytes.
   int64_t sharedBytes = stageCount * stageBytes + kSwizzleBytes;
   OpBuilder::InsertionGuard guard(b);
@@ -320,17 +396,8 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
                                sharedBytes, order, extraArgs);
   Value batch = tile.batch, firstRow = tile.firstRow,
         firstColumn = tile.firstColumn;
-  Type i64 = b.getI64Type();
-  Value sharedStart =
-      LLVM::PtrToIntOp::create(b, loc, i64, getDynamicSharedPointer());
-  Value stagesAddress = arith::AndIOp::create(
-      b, loc,
-      arith::AddIOp::create(
-          b, loc, sharedStart,
-          arith::ConstantIntOp::create(b, loc, kSwizzleBytes - 1, 64)),
-      arith::ConstantIntOp::create(b, loc, -kSwizzleBytes, 64));
-  auto sharedPointer = LLVM::LLVMPointerType::get(
-      b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  Value stagesAddress = getStagesAddress();
+  auto sharedPointer = getSharedPointerType();
   Value stages = LLVM::IntToPtrOp::create(b, loc, sharedPointer, stagesAddress);
 
   // The batch's matrices: lhs [M, K] or [K, M], rhs [N, K] or [K, N].
@@ -404,33 +471,274 @@ void WarpgroupMatmulEmitter::emit(Value dest, StreamOrder &order,
   gpu::TerminatorOp::create(b, loc);
 }
 
+Value WarpgroupMatmulEmitter::createTensorMap(Value buffer, Value batch,
+                                              Value rows, Value cols,
+                                              int64_t boxRows) {
+  MLIRContext *context = b.getContext();
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto pointer = LLVM::LLVMPointerType::get(context);
+  auto mapType = LLVM::LLVMArrayType::get(i64, kTensorMapWords);
+  // The map's memory is the host function's, allocated once at its entry
+  // (a product may run in a loop: its candidates' timing).
+  Operation *function = b.getInsertionBlock()->getParentOp();
+  while (!isa<func::FuncOp>(function))
+    function = function->getParentOp();
+  Value memory;
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&cast<func::FuncOp>(function).getBody().front());
+    memory = LLVM::AllocaOp::create(b, loc, pointer, mapType,
+                                    LLVM::ConstantOp::create(b, loc, i64, 1),
+                                    kTensorMapAlignment);
+  }
+  auto module = function->getParentOfType<ModuleOp>();
+  func::FuncOp encode = getRuntimeDeclaration(
+      b, module, "kiln_cuda_tensor_map",
+      b.getFunctionType({pointer, pointer, i32, i64, i64, i64, i32, i32}, {}));
+  auto i32Constant = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  func::CallOp::create(b, loc, encode,
+                       ValueRange{memory, getBufferPointer(b, loc, buffer),
+                                  i32Constant(getLibraryDtypeCode(elementType)),
+                                  toI64(batch), toI64(rows), toI64(cols),
+                                  i32Constant(boxRows), i32Constant(kTileK)});
+  return LLVM::LoadOp::create(b, loc, mapType, memory, kTensorMapAlignment);
+}
+
+Value WarpgroupMatmulEmitter::getTensorMapAddress(Value map) {
+  auto copy = LLVM::AllocaOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), map.getType(),
+      LLVM::ConstantOp::create(b, loc, b.getI64Type(), 1), kTensorMapAlignment);
+  copy->setAttr(kTensorMapAttr, b.getUnitAttr());
+  LLVM::StoreOp::create(b, loc, map, copy, kTensorMapAlignment);
+  return copy;
+}
+
+void WarpgroupMatmulEmitter::copyTileWithTma(Value map, bool kMajor,
+                                             Value batch, Value outer,
+                                             Value kStart, Value tile,
+                                             int64_t outerTile, Value barrier) {
+  auto i32 = [&](Value value) -> Value {
+    return arith::IndexCastOp::create(b, loc, b.getI32Type(), value);
+  };
+  // The copies write the cluster's window of workgroup memory, where the
+  // block's own is.
+  auto clusterPointer = LLVM::LLVMPointerType::get(
+      b.getContext(),
+      static_cast<unsigned>(NVVM::NVVMMemorySpace::SharedCluster));
+  auto copy = [&](Value column, Value row, Value target) {
+    NVVM::CpAsyncBulkTensorGlobalToSharedClusterOp::create(
+        b, loc, LLVM::AddrSpaceCastOp::create(b, loc, clusterPointer, target),
+        map, ValueRange{i32(column), i32(row), i32(batch)}, barrier,
+        /*im2colOffsets=*/ValueRange(), /*multicastMask=*/Value(),
+        /*l2CacheHint=*/Value(), NVVM::TMALoadMode::TILE,
+        /*isCTAOnly=*/false, /*group=*/nullptr, /*predicate=*/Value());
+  };
+  // A K-major tile is one box of outerTile rows of kTileK; an M- or N-major
+  // one, blocks of kTileK rows along K of 64 elements (kBlockElements).
+  if (kMajor)
+    return copy(kStart, outer, tile);
+  for (int64_t block = 0; block < outerTile / kBlockElements; ++block)
+    copy(add(outer, index(block * kBlockElements)), kStart,
+         offset(tile, index(block * kBlockBytes / 2)));
+}
+
+void WarpgroupMatmulEmitter::emitWithTma(Value dest, StreamOrder &order,
+                                         ValueRange extraArgs) {
+  const int64_t tileN = tiling.tileN, stageCount = tiling.stages,
+                stageBytes = tiling.getStageBytes();
+  ProductGrid grid = getProductGrid(node, mapping, kTileM, tileN);
+  setSizes(grid);
+  // Host: the operands' tensor maps; lhs [M, K] or [K, M], rhs [N, K] or
+  // [K, N] per batch.
+  Value batches = getProduct(b, loc, grid.batchSizes);
+  Value lhsMap =
+      createTensorMap(mapping.lookup(node.getLhs()), batches, lhsKMajor ? m : k,
+                      lhsKMajor ? k : m, lhsKMajor ? kTileM : kTileK);
+  Value rhsMap =
+      createTensorMap(mapping.lookup(node.getRhs()), batches, rhsKMajor ? n : k,
+                      rhsKMajor ? k : n, rhsKMajor ? tileN : kTileK);
+  // The stages and room to start them at a multiple of 1024 bytes, then a
+  // barrier per stage that its copies complete ("full") and one that its
+  // readers release ("empty").
+  constexpr int64_t barrierBytes = 8;
+  int64_t sharedBytes =
+      stageCount * stageBytes + kSwizzleBytes + 2 * stageCount * barrierBytes;
+  OpBuilder::InsertionGuard guard(b);
+  BlockTile tile = beginLaunch(grid, kTileM, tileN, tiling.getThreads(),
+                               sharedBytes, order, extraArgs);
+  Value batch = tile.batch, firstRow = tile.firstRow,
+        firstColumn = tile.firstColumn;
+  Value lhsMapAddress = getTensorMapAddress(lhsMap);
+  Value rhsMapAddress = getTensorMapAddress(rhsMap);
+  Value stagesAddress = getStagesAddress();
+  auto sharedPointer = getSharedPointerType();
+  Value stages = LLVM::IntToPtrOp::create(b, loc, sharedPointer, stagesAddress);
+  Type i32 = b.getI32Type(), i64 = b.getI64Type();
+  auto byteOffset = [&](Value base, Value bytes) -> Value {
+    return LLVM::GEPOp::create(b, loc, sharedPointer, b.getI8Type(), base,
+                               ValueRange{toI64(bytes)});
+  };
+  Value barriers = byteOffset(stages, index(stageCount * stageBytes));
+  auto fullBarrier = [&](Value stage) {
+    return byteOffset(barriers, mul(stage, index(barrierBytes)));
+  };
+  auto emptyBarrier = [&](Value stage) {
+    return byteOffset(barriers,
+                      mul(add(stage, index(stageCount)), index(barrierBytes)));
+  };
+  auto i32Constant = [&](int64_t value) -> Value {
+    return arith::ConstantIntOp::create(b, loc, value, 32);
+  };
+  auto equal = [&](Value lhs, Value rhs) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, lhs, rhs);
+  };
+  // The parity (i32) of a stage's `use`-th phase.
+  auto parity = [&](Value use) -> Value {
+    return arith::IndexCastOp::create(b, loc, i32, rem(use, 2));
+  };
+  auto wait = [&](Value barrier, Value phaseParity) {
+    NVVM::MBarrierTryWaitParityOp::create(b, loc, barrier, phaseParity,
+                                          i32Constant(kWaitTicks));
+  };
+  // Each warp of the warpgroups that multiply releases a stage once.
+  const int64_t readerWarps = tiling.warpgroups * kWarpgroupThreads / kWarpSize;
+  {
+    auto ifFirst = scf::IfOp::create(b, loc, equal(thread, index(0)),
+                                     /*withElse=*/false);
+    OpBuilder::InsertionGuard initGuard(b);
+    b.setInsertionPointToStart(&ifFirst.getThenRegion().front());
+    for (int64_t stage = 0; stage < stageCount; ++stage) {
+      NVVM::MBarrierInitOp::create(b, loc, fullBarrier(index(stage)),
+                                   i32Constant(1), /*predicate=*/Value());
+      NVVM::MBarrierInitOp::create(b, loc, emptyBarrier(index(stage)),
+                                   i32Constant(readerWarps),
+                                   /*predicate=*/Value());
+    }
+    // The barriers' state is visible to the copies' async proxy.
+    NVVM::FenceMbarrierInitOp::create(b, loc);
+  }
+  gpu::BarrierOp::create(b, loc);
+
+  Value steps = arith::CeilDivUIOp::create(b, loc, k, index(kTileK));
+  auto stageOf = [&](Value step) { return rem(step, stageCount); };
+  auto useOf = [&](Value step) { return div(step, stageCount); };
+  auto stageTile = [&](Value stage) {
+    return byteOffset(stages, mul(stage, index(stageBytes)));
+  };
+  auto ifProducer =
+      scf::IfOp::create(b, loc, equal(div(thread, kWarpgroupThreads), index(0)),
+                        /*withElse=*/true);
+  {
+    // The producer: its first thread issues every step's copies into the
+    // step's stage once the readers of its use before have released it
+    // (parity 1 before the first use: a new barrier's phase before 0).
+    OpBuilder::InsertionGuard producerGuard(b);
+    b.setInsertionPointToStart(&ifProducer.getThenRegion().front());
+    NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
+                                   NVVM::SetMaxRegisterAction::decrease);
+    auto ifIssuer = scf::IfOp::create(b, loc, equal(thread, index(0)),
+                                      /*withElse=*/false);
+    b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
+    auto copies = scf::ForOp::create(b, loc, index(0), steps, index(1));
+    b.setInsertionPointToStart(copies.getBody());
+    Value step = copies.getInductionVar();
+    Value stage = stageOf(step);
+    wait(emptyBarrier(stage),
+         arith::XOrIOp::create(b, loc, parity(useOf(step)), i32Constant(1)));
+    Value full = fullBarrier(stage);
+    NVVM::MBarrierArriveExpectTxOp::create(
+        b, loc, /*res=*/Type(), full, i32Constant(stageBytes),
+        NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
+    Value kStart = mul(step, index(kTileK));
+    Value target = stageTile(stage);
+    copyTileWithTma(lhsMapAddress, lhsKMajor, batch, firstRow, kStart, target,
+                    kTileM, full);
+    copyTileWithTma(rhsMapAddress, rhsKMajor, batch, firstColumn, kStart,
+                    offset(target, index(kLhsTileBytes / 2)), tileN, full);
+  }
+
+  // The readers: each step waits for its stage's copies, issues its
+  // wgmmas and, once the step before's are done, releases that one's stage
+  // (one arrival per warp).
+  b.setInsertionPointToStart(&ifProducer.getElseRegion().front());
+  NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
+                                 NVVM::SetMaxRegisterAction::increase);
+  auto sumsType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(),
+      SmallVector<Type>(tiling.getSumsPerHalf(), b.getF32Type()));
+  Value zeroSums = LLVM::ZeroOp::create(b, loc, sumsType);
+  SmallVector<Value> initial(tiling.getHalvesPerWarpgroup(), zeroSums);
+  Value firstLane = equal(rem(thread, kWarpSize), index(0));
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), steps, index(1), initial,
+      [&](OpBuilder &nested, Location, Value step, ValueRange carried) {
+        OpBuilder::InsertionGuard loopGuard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        Value stage = stageOf(step);
+        wait(fullBarrier(stage), parity(useOf(step)));
+        SmallVector<Value> sums(carried);
+        multiplyStage(LLVM::PtrToIntOp::create(b, loc, i64, stageTile(stage)),
+                      sums);
+        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+        auto ifRelease = scf::IfOp::create(
+            b, loc,
+            arith::AndIOp::create(
+                b, loc, firstLane,
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, step,
+                                      index(0))),
+            /*withElse=*/false);
+        {
+          OpBuilder::InsertionGuard releaseGuard(b);
+          b.setInsertionPointToStart(&ifRelease.getThenRegion().front());
+          Value before = arith::SubIOp::create(b, loc, step, index(1));
+          NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(),
+                                         emptyBarrier(stageOf(before)),
+                                         /*count=*/Value());
+        }
+        scf::YieldOp::create(b, loc, sums);
+      });
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  SmallVector<Value> batchIvs = delinearize(b, loc, batch, grid.batchSizes);
+  storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs, firstRow,
+            firstColumn);
+  b.setInsertionPointAfter(ifProducer);
+  gpu::TerminatorOp::create(b, loc);
+}
+
 /// The tiling of `node`: `tileN` if it is 128 or 256, else (0) wide tiles
-/// where the result's sizes are known and make at least a wave of them.
-static WarpgroupTiling chooseTiling(loop::MatmulOp node, int64_t tileN) {
+/// where the result's sizes are known and make at least a wave of them; with
+/// TMA copies if `tma`.
+static WarpgroupTiling chooseTiling(loop::MatmulOp node, int64_t tileN,
+                                    bool tma) {
+  const WarpgroupTiling &wide = tma ? kWideTmaTiling : kWideTiling;
+  const WarpgroupTiling &narrow = tma ? kNarrowTmaTiling : kNarrowTiling;
   if (tileN != 0)
-    return tileN == kWideTiling.tileN ? kWideTiling : kNarrowTiling;
+    return tileN == wide.tileN ? wide : narrow;
   RankedTensorType type = node.getResultType();
   if (!type.hasStaticShape())
-    return kNarrowTiling;
+    return narrow;
   ArrayRef<int64_t> shape = type.getShape();
   int64_t columns = shape.back();
-  if (columns < kWideTiling.tileN)
-    return kNarrowTiling;
+  if (columns < wide.tileN)
+    return narrow;
   // Batches x tiles along M and N, saturating (sizes may be huge).
   uint64_t wideTiles =
-      llvm::divideCeil(uint64_t(columns), uint64_t(kWideTiling.tileN));
+      llvm::divideCeil(uint64_t(columns), uint64_t(wide.tileN));
   for (int64_t dim = 0, rank = shape.size(); dim < rank - 1; ++dim)
     wideTiles = llvm::SaturatingMultiply(
         wideTiles, dim == rank - 2 ? llvm::divideCeil(uint64_t(shape[dim]),
                                                       uint64_t(kTileM))
                                    : uint64_t(shape[dim]));
-  return wideTiles >= kWideTilesPerWave ? kWideTiling : kNarrowTiling;
+  return wideTiles >= kWideTilesPerWave ? wide : narrow;
 }
 
 void mlir::kiln::emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node,
                                      Value dest, IRMapping &mapping,
                                      StreamOrder &order, ValueRange extraArgs,
-                                     int64_t tileN) {
-  WarpgroupMatmulEmitter(b, node, mapping, chooseTiling(node, tileN))
+                                     int64_t tileN, bool tma) {
+  WarpgroupMatmulEmitter(b, node, mapping, chooseTiling(node, tileN, tma))
       .emit(dest, order, extraArgs);
 }

@@ -94,6 +94,8 @@ const Driver *getDriver() {
                      loaded.cuStreamIsCapturing) &&
           loaded.cuEventElapsedTime))
       loaded.cuEventCreate = nullptr;
+    loadSymbol(library, "cuTensorMapEncodeTiled",
+               loaded.cuTensorMapEncodeTiled);
     if (CUresult status = loaded.cuInit(0); status != kCudaSuccess) {
       recordError("cuInit failed with CUDA error " + std::to_string(status));
       return nullptr;

@@ -90,6 +90,13 @@ struct Driver {
   CUresult (*cuEventDestroy)(CUevent);
   /// Writes a CUstreamCaptureStatus (0: not capturing).
   CUresult (*cuStreamIsCapturing)(CUstream, int *);
+  /// Optional (CUDA 12), null where the driver lacks it: encodes the tensor
+  /// maps of Hopper's bulk tensor copies (kiln_cuda_tensor_map).
+  CUresult (*cuTensorMapEncodeTiled)(
+      void *map, int dataType, unsigned rank, void *address,
+      const unsigned long long *sizes, const unsigned long long *strides,
+      const unsigned *box, const unsigned *elementStrides, int interleave,
+      int swizzle, int l2Promotion, int outOfBoundsFill);
 };
 
 /// Whether `stream` is being captured into a CUDA graph, where calls that
