@@ -41,6 +41,8 @@ PIPELINES = [
     ("kiln-opt", ["--kiln-gpu-pipeline=format=isa"]),
     # Kiln's own tensor-core products, chosen against the library's.
     ("kiln-opt", ["--kiln-gpu-pipeline=matmul-kernels format=isa"]),
+    # ... with TMA copies and their tensor-map parameters.
+    ("kiln-opt", ["--kiln-gpu-pipeline=matmul-kernels warpgroup-tma format=isa"]),
     ("kiln-opt", ["--kiln-lower-to-loop", "--kiln-loop-to-scf-cpu"]),
     # Through LLVM IR to an object: the translation and code generation.
     ("kiln-compile", ["--emit=obj"]),
