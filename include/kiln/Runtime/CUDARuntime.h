@@ -99,6 +99,10 @@ KILN_RUNTIME_EXPORT void kiln_cuda_tensor_map(void *map, const void *base,
                                               int64_t rows, int64_t cols,
                                               int32_t boxRows, int32_t boxCols);
 
+/* The number of SMs of the current context's device (the blocks a
+   persistent kernel launches); 1 after an error, which is recorded. */
+KILN_RUNTIME_EXPORT int32_t kiln_cuda_multiprocessors(void);
+
 /* A 2-d convolution of channels-last tensors with cuDNN (loaded when first
    needed), on `stream`:
      result[n, y, x, f] = sum over c < C / groups, i < kernelH, j < kernelW of

@@ -219,6 +219,22 @@ protected:
     return getBlockTile(grid, launch.getBlockIds().x, tileM, tileN);
   }
 
+  /// Launches `blocks` blocks of `threads` threads that each walk tiles of
+  /// the product (a persistent kernel), with `sharedBytes` of dynamic
+  /// workgroup memory, and moves `b` into the launch's body as beginLaunch
+  /// does. The caller computes the tiles.
+  gpu::LaunchOp beginPersistentLaunch(Value blocks, int64_t threads,
+                                      int64_t sharedBytes, StreamOrder &order,
+                                      ValueRange extraArgs) {
+    gpu::LaunchOp launch =
+        createLaunch(b, loc, "matmul", blocks, index(threads), order, extraArgs,
+                     arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
+    b.setInsertionPointToStart(&launch.getBody().front());
+    align.alignSources(node, mapping, kernelMapping);
+    thread = launch.getThreadIds().x;
+    return launch;
+  }
+
   /// Issues `copies`, the copies of step `step`'s tiles, if `step` is below
   /// `steps`, then closes a group of copies (an empty one past the last
   /// step, so that every step closes one).

@@ -23,6 +23,15 @@
 // are issued: the copies reuse the stage that the step before read (two before,
 // with two warpgroups), and wait for its wgmmas only.
 //
+// With `warpgroup-tma` the kernel is warp-specialized and persistent: a block
+// per SM walks tiles a grid apart. Its first warpgroup gives most of its
+// registers to the other two, and its first thread issues each step's copies
+// with TMA, from tensor maps the host encodes (kiln_cuda_tensor_map), into a
+// ring of stages (six of 32 KiB, or four of 48 KiB for 128x256 tiles), each
+// with an mbarrier that its copies complete and one that its readers
+// release. The other two warpgroups multiply 64 rows each and apply the
+// epilogue, while the producer runs on into the next tile's copies.
+//
 //===----------------------------------------------------------------------===//
 
 #include "GPUKernels.h"
@@ -559,6 +568,16 @@ void WarpgroupMatmulEmitter::emitWithTma(Value dest, StreamOrder &order,
   Value rhsMap =
       createTensorMap(mapping.lookup(node.getRhs()), batches, rhsKMajor ? n : k,
                       rhsKMajor ? k : n, rhsKMajor ? tileN : kTileK);
+  // A block per SM, or per tile where there are fewer.
+  auto module =
+      b.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  func::FuncOp countSMs =
+      getRuntimeDeclaration(b, module, "kiln_cuda_multiprocessors",
+                            b.getFunctionType({}, {b.getI32Type()}));
+  Value multiprocessors = arith::IndexCastUIOp::create(
+      b, loc, b.getIndexType(),
+      func::CallOp::create(b, loc, countSMs, ValueRange()).getResult(0));
+  Value blocks = arith::MinUIOp::create(b, loc, grid.blocks, multiprocessors);
   // The stages and room to start them at a multiple of 1024 bytes, then a
   // barrier per stage that its copies complete ("full") and one that its
   // readers release ("empty").
@@ -566,10 +585,10 @@ void WarpgroupMatmulEmitter::emitWithTma(Value dest, StreamOrder &order,
   int64_t sharedBytes =
       stageCount * stageBytes + kSwizzleBytes + 2 * stageCount * barrierBytes;
   OpBuilder::InsertionGuard guard(b);
-  BlockTile tile = beginLaunch(grid, kTileM, tileN, tiling.getThreads(),
-                               sharedBytes, order, extraArgs);
-  Value batch = tile.batch, firstRow = tile.firstRow,
-        firstColumn = tile.firstColumn;
+  gpu::LaunchOp launch = beginPersistentLaunch(blocks, tiling.getThreads(),
+                                               sharedBytes, order, extraArgs);
+  Value firstTile = launch.getBlockIds().x;
+  Value tileStride = launch.getGridSize().x;
   Value lhsMapAddress = getTensorMapAddress(lhsMap);
   Value rhsMapAddress = getTensorMapAddress(rhsMap);
   Value stagesAddress = getStagesAddress();
@@ -621,11 +640,25 @@ void WarpgroupMatmulEmitter::emitWithTma(Value dest, StreamOrder &order,
   }
   gpu::BarrierOp::create(b, loc);
 
+  // Producer and readers walk the same tiles and count the same steps:
+  // step `g` of the block (over all its tiles) uses stage g % stages for the
+  // (g / stages)-th time.
   Value steps = arith::CeilDivUIOp::create(b, loc, k, index(kTileK));
   auto stageOf = [&](Value step) { return rem(step, stageCount); };
   auto useOf = [&](Value step) { return div(step, stageCount); };
   auto stageTile = [&](Value stage) {
     return byteOffset(stages, mul(stage, index(stageBytes)));
+  };
+  // Emits a loop over the block's tiles whose body `body(tile, firstStep)`
+  // emits at `b`; the block's steps before the tile are `firstStep`.
+  auto forEachTile = [&](function_ref<void(const BlockTile &, Value)> body) {
+    auto tiles = scf::ForOp::create(b, loc, firstTile, grid.blocks, tileStride,
+                                    ValueRange{index(0)});
+    OpBuilder::InsertionGuard tilesGuard(b);
+    b.setInsertionPointToStart(tiles.getBody());
+    Value firstStep = tiles.getRegionIterArg(0);
+    body(getBlockTile(grid, tiles.getInductionVar(), kTileM, tileN), firstStep);
+    scf::YieldOp::create(b, loc, add(firstStep, steps));
   };
   auto ifProducer =
       scf::IfOp::create(b, loc, equal(div(thread, kWarpgroupThreads), index(0)),
@@ -633,7 +666,8 @@ void WarpgroupMatmulEmitter::emitWithTma(Value dest, StreamOrder &order,
   {
     // The producer: its first thread issues every step's copies into the
     // step's stage once the readers of its use before have released it
-    // (parity 1 before the first use: a new barrier's phase before 0).
+    // (parity 1 before the first use: a new barrier's phase before 0). It
+    // runs on into the next tile while the readers apply the epilogue.
     OpBuilder::InsertionGuard producerGuard(b);
     b.setInsertionPointToStart(&ifProducer.getThenRegion().front());
     NVVM::SetMaxRegisterOp::create(b, loc, kProducerRegisters,
@@ -641,69 +675,81 @@ void WarpgroupMatmulEmitter::emitWithTma(Value dest, StreamOrder &order,
     auto ifIssuer = scf::IfOp::create(b, loc, equal(thread, index(0)),
                                       /*withElse=*/false);
     b.setInsertionPointToStart(&ifIssuer.getThenRegion().front());
-    auto copies = scf::ForOp::create(b, loc, index(0), steps, index(1));
-    b.setInsertionPointToStart(copies.getBody());
-    Value step = copies.getInductionVar();
-    Value stage = stageOf(step);
-    wait(emptyBarrier(stage),
-         arith::XOrIOp::create(b, loc, parity(useOf(step)), i32Constant(1)));
-    Value full = fullBarrier(stage);
-    NVVM::MBarrierArriveExpectTxOp::create(
-        b, loc, /*res=*/Type(), full, i32Constant(stageBytes),
-        NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
-    Value kStart = mul(step, index(kTileK));
-    Value target = stageTile(stage);
-    copyTileWithTma(lhsMapAddress, lhsKMajor, batch, firstRow, kStart, target,
-                    kTileM, full);
-    copyTileWithTma(rhsMapAddress, rhsKMajor, batch, firstColumn, kStart,
-                    offset(target, index(kLhsTileBytes / 2)), tileN, full);
+    forEachTile([&](const BlockTile &tile, Value firstStep) {
+      auto copies = scf::ForOp::create(b, loc, index(0), steps, index(1));
+      OpBuilder::InsertionGuard copiesGuard(b);
+      b.setInsertionPointToStart(copies.getBody());
+      Value step = copies.getInductionVar();
+      Value blockStep = add(firstStep, step);
+      Value stage = stageOf(blockStep);
+      wait(emptyBarrier(stage),
+           arith::XOrIOp::create(b, loc, parity(useOf(blockStep)),
+                                 i32Constant(1)));
+      Value full = fullBarrier(stage);
+      NVVM::MBarrierArriveExpectTxOp::create(
+          b, loc, /*res=*/Type(), full, i32Constant(stageBytes),
+          NVVM::MemScopeKind::CTA, /*relaxed=*/false, /*predicate=*/Value());
+      Value kStart = mul(step, index(kTileK));
+      Value target = stageTile(stage);
+      copyTileWithTma(lhsMapAddress, lhsKMajor, tile.batch, tile.firstRow,
+                      kStart, target, kTileM, full);
+      copyTileWithTma(rhsMapAddress, rhsKMajor, tile.batch, tile.firstColumn,
+                      kStart, offset(target, index(kLhsTileBytes / 2)), tileN,
+                      full);
+    });
   }
 
   // The readers: each step waits for its stage's copies, issues its
   // wgmmas and, once the step before's are done, releases that one's stage
-  // (one arrival per warp).
+  // (one arrival per warp); a tile's last stage is released before its
+  // epilogue.
   b.setInsertionPointToStart(&ifProducer.getElseRegion().front());
   NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
   auto sumsType = LLVM::LLVMStructType::getLiteral(
       b.getContext(),
       SmallVector<Type>(tiling.getSumsPerHalf(), b.getF32Type()));
-  Value zeroSums = LLVM::ZeroOp::create(b, loc, sumsType);
-  SmallVector<Value> initial(tiling.getHalvesPerWarpgroup(), zeroSums);
   Value firstLane = equal(rem(thread, kWarpSize), index(0));
-  auto loop = scf::ForOp::create(
-      b, loc, index(0), steps, index(1), initial,
-      [&](OpBuilder &nested, Location, Value step, ValueRange carried) {
-        OpBuilder::InsertionGuard loopGuard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        Value stage = stageOf(step);
-        wait(fullBarrier(stage), parity(useOf(step)));
-        SmallVector<Value> sums(carried);
-        multiplyStage(LLVM::PtrToIntOp::create(b, loc, i64, stageTile(stage)),
-                      sums);
-        NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
-        auto ifRelease = scf::IfOp::create(
-            b, loc,
-            arith::AndIOp::create(
-                b, loc, firstLane,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, step,
-                                      index(0))),
-            /*withElse=*/false);
-        {
-          OpBuilder::InsertionGuard releaseGuard(b);
-          b.setInsertionPointToStart(&ifRelease.getThenRegion().front());
-          Value before = arith::SubIOp::create(b, loc, step, index(1));
-          NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(),
-                                         emptyBarrier(stageOf(before)),
-                                         /*count=*/Value());
-        }
-        scf::YieldOp::create(b, loc, sums);
-      });
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  SmallVector<Value> batchIvs = delinearize(b, loc, batch, grid.batchSizes);
-  storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs, firstRow,
-            firstColumn);
+  auto release = [&](Value condition, Value blockStep) {
+    auto ifRelease = scf::IfOp::create(b, loc, condition, /*withElse=*/false);
+    OpBuilder::InsertionGuard releaseGuard(b);
+    b.setInsertionPointToStart(&ifRelease.getThenRegion().front());
+    NVVM::MBarrierArriveOp::create(b, loc, /*res=*/Type(),
+                                   emptyBarrier(stageOf(blockStep)),
+                                   /*count=*/Value());
+  };
+  auto after = [&](Value lhs, Value rhs) -> Value {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lhs, rhs);
+  };
+  forEachTile([&](const BlockTile &tile, Value firstStep) {
+    Value zeroSums = LLVM::ZeroOp::create(b, loc, sumsType);
+    SmallVector<Value> initial(tiling.getHalvesPerWarpgroup(), zeroSums);
+    auto loop = scf::ForOp::create(
+        b, loc, index(0), steps, index(1), initial,
+        [&](OpBuilder &nested, Location, Value step, ValueRange carried) {
+          OpBuilder::InsertionGuard loopGuard(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          Value blockStep = add(firstStep, step);
+          Value stage = stageOf(blockStep);
+          wait(fullBarrier(stage), parity(useOf(blockStep)));
+          SmallVector<Value> sums(carried);
+          multiplyStage(LLVM::PtrToIntOp::create(b, loc, i64, stageTile(stage)),
+                        sums);
+          NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
+          release(
+              arith::AndIOp::create(b, loc, firstLane, after(step, index(0))),
+              arith::SubIOp::create(b, loc, blockStep, index(1)));
+          scf::YieldOp::create(b, loc, sums);
+        });
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    release(arith::AndIOp::create(b, loc, firstLane, after(steps, index(0))),
+            arith::SubIOp::create(b, loc, add(firstStep, steps), index(1)));
+    SmallVector<Value> batchIvs =
+        delinearize(b, loc, tile.batch, grid.batchSizes);
+    storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs,
+              tile.firstRow, tile.firstColumn);
+  });
   b.setInsertionPointAfter(ifProducer);
   gpu::TerminatorOp::create(b, loc);
 }

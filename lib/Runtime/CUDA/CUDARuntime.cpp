@@ -66,6 +66,8 @@ const Driver *getDriver() {
         loadSymbol(library, "cuMemAllocAsync", loaded.cuMemAllocAsync) &&
         loadSymbol(library, "cuMemFree_v2", loaded.cuMemFree) &&
         loadSymbol(library, "cuCtxGetDevice", loaded.cuCtxGetDevice) &&
+        loadSymbol(library, "cuDeviceGetAttribute",
+                   loaded.cuDeviceGetAttribute) &&
         loadSymbol(library, "cuDeviceGetDefaultMemPool",
                    loaded.cuDeviceGetDefaultMemPool) &&
         loadSymbol(library, "cuMemPoolSetAttribute",

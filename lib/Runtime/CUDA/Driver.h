@@ -72,6 +72,7 @@ struct Driver {
   /// Loaded as cuMemFree_v2, the pair of cuMemAlloc_v2.
   CUresult (*cuMemFree)(CUdeviceptr);
   CUresult (*cuCtxGetDevice)(CUdevice *);
+  CUresult (*cuDeviceGetAttribute)(int *, int, CUdevice);
   CUresult (*cuDeviceGetDefaultMemPool)(CUmemoryPool *, CUdevice);
   CUresult (*cuMemPoolSetAttribute)(CUmemoryPool, int, void *);
   CUresult (*cuMemFreeAsync)(CUdeviceptr, CUstream);

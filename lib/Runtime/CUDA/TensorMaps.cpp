@@ -4,7 +4,8 @@
 // TMA (cp.async.bulk.tensor), which reads a tensor map: the matrix's address,
 // sizes and strides, the box a copy fills and how it is swizzled. The host
 // encodes it before each launch and passes it by value, as a kernel
-// parameter, so that a CUDA graph captures it with the launch.
+// parameter, so that a CUDA graph captures it with the launch. Those
+// kernels are persistent: a block per SM, which the runtime counts.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <string>
 
 using namespace kiln::cuda;
@@ -26,7 +28,33 @@ constexpr int kInterleaveNone = 0, kSwizzle128B = 3, kL2Promotion256B = 3,
               kOutOfBoundsZeros = 0;
 constexpr size_t kTensorMapBytes = 128;
 constexpr int64_t kSwizzleBytes = 128;
+/// CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT.
+constexpr int kMultiprocessorCount = 16;
 } // namespace
+
+extern "C" int32_t kiln_cuda_multiprocessors(void) {
+  const Driver *driver = getReadyDriver();
+  if (!driver)
+    return 1;
+  CUdevice device = 0;
+  if (!check(*driver, driver->cuCtxGetDevice(&device), "cuCtxGetDevice"))
+    return 1;
+  static std::map<CUdevice, int> counts;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = counts.find(device); it != counts.end())
+      return it->second;
+  }
+  int count = 0;
+  if (!check(*driver,
+             driver->cuDeviceGetAttribute(&count, kMultiprocessorCount, device),
+             "cuDeviceGetAttribute(MULTIPROCESSOR_COUNT)") ||
+      count < 1)
+    return 1;
+  std::lock_guard<std::mutex> lock(mutex);
+  counts[device] = count;
+  return count;
+}
 
 extern "C" void kiln_cuda_tensor_map(void *map, const void *base, int32_t dtype,
                                      int64_t batch, int64_t rows, int64_t cols,

@@ -3,7 +3,9 @@
 
 // With warpgroup-tma, the host encodes each operand's tensor map (128-byte
 // swizzled boxes of 64 elements along K: 128 rows of the lhs, 128 of the
-// rhs here) and the launch receives them by value; a block is three
+// rhs here) and the launch receives them by value. The kernel is
+// persistent: a block per SM (or per tile, where there are fewer) walks the
+// tiles a grid apart, counting its steps over all of them. A block is three
 // warpgroups: the first's first thread copies each step's tiles with TMA
 // into one of six stages of 32 KiB once the stage's "empty" barrier says its
 // readers are done with it (a use's parity XOR 1: the first use does not
@@ -11,7 +13,8 @@
 // take 232 registers each (the producer gives its own back, down to 40),
 // wait for the stage's copies, issue the wgmmas of their 64 rows, and
 // release the stage of the step before once its wgmmas are done (one
-// arrival per warp: 8). The epilogue stores as the other kernels' do.
+// arrival per warp: 8), and a tile's last before its epilogue, which stores
+// as the other kernels' do while the producer copies the next tile's.
 // CHECK-LABEL: func.func @linear
 // CHECK: %[[LHSMEM:.+]] = llvm.alloca %{{.+}} x !llvm.array<16 x i64> {alignment = 64 : i64}
 // CHECK: %[[RHSMEM:.+]] = llvm.alloca %{{.+}} x !llvm.array<16 x i64> {alignment = 64 : i64}
@@ -19,7 +22,10 @@
 // CHECK: %[[LHS:.+]] = llvm.load %[[RHSMEM]] {alignment = 64 : i64} : !llvm.ptr -> !llvm.array<16 x i64>
 // CHECK: call @kiln_cuda_tensor_map(%[[LHSMEM]], %{{.+}}, %c2_i32{{.*}}, %{{.+}}, %{{.+}}, %{{.+}}, %c128_i32{{.*}}, %c64_i32{{.*}})
 // CHECK: %[[RHS:.+]] = llvm.load %[[LHSMEM]]
-// CHECK: gpu.launch async {{.*}} threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c197728_i32
+// CHECK: %[[SMS:.+]] = call @kiln_cuda_multiprocessors() : () -> i32
+// CHECK: %[[SMINDEX:.+]] = arith.index_castui %[[SMS]] : i32 to index
+// CHECK: %[[BLOCKS:.+]] = arith.minui %[[TILES:.+]], %[[SMINDEX]] : index
+// CHECK: gpu.launch async {{.*}} blocks(%[[BLOCK:.+]], %{{.+}}, %{{.+}}) in (%[[GRID:.+]] = %[[BLOCKS]], {{.*}} threads({{.*}}) in ({{.*}} = %c384{{.*}}) dynamic_shared_memory_size %c197728_i32
 // CHECK: %[[LHSCOPY:.+]] = llvm.alloca %{{.+}} x !llvm.array<16 x i64> {alignment = 64 : i64, kiln.tensor_map}
 // CHECK-NEXT: llvm.store %[[LHS]], %[[LHSCOPY]]
 // CHECK: %[[RHSCOPY:.+]] = llvm.alloca %{{.+}} x !llvm.array<16 x i64> {alignment = 64 : i64, kiln.tensor_map}
@@ -31,6 +37,7 @@
 // CHECK: nvvm.fence.mbarrier.init
 // CHECK: gpu.barrier
 // CHECK: nvvm.setmaxregister  decrease 40
+// CHECK: scf.for %{{.+}} = %[[BLOCK]] to %[[TILES]] step %[[GRID]] iter_args(%{{.+}} = %c0{{.*}}) -> (index)
 // CHECK: scf.for
 // CHECK: arith.xori %{{.+}}, %c1_i32
 // CHECK: nvvm.mbarrier.try_wait.parity
@@ -40,6 +47,7 @@
 // CHECK-NOT: nvvm.cp.async.bulk.tensor
 // CHECK: } else {
 // CHECK-NEXT: nvvm.setmaxregister  increase 232
+// CHECK: scf.for %{{.+}} = %[[BLOCK]] to %[[TILES]] step %[[GRID]]
 // CHECK: scf.for {{.*}} iter_args
 // CHECK: nvvm.mbarrier.try_wait.parity
 // CHECK: nvvm.wgmma.fence.aligned
@@ -50,7 +58,10 @@
 // CHECK: nvvm.mbarrier.arrive %{{.+}} : !llvm.ptr<3>
 // CHECK: scf.yield
 // CHECK: nvvm.wgmma.wait.group.sync.aligned 0
+// CHECK: scf.if
+// CHECK: nvvm.mbarrier.arrive %{{.+}} : !llvm.ptr<3>
 // CHECK: vector.store
+// CHECK: scf.yield %{{.+}} : index
 // CHECK: gpu.terminator
 // The kernel reads the maps as grid-constant parameters, and ptxas gets
 // its register counts.
