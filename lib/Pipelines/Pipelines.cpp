@@ -281,6 +281,7 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
       options.warpgroupMma && StringRef(options.chip) == "sm_90a";
   toGPU.warpgroupTileN = options.warpgroupTileN;
   toGPU.warpgroupTma = options.warpgroupTma;
+  toGPU.tf32Products = options.tf32Products;
   toGPU.chooseProducts = options.chooseProducts;
   pm.addPass(createConvertLoopToGPUPass(toGPU));
   pm.addPass(createEmitEntryPointsPass());

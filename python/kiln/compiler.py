@@ -20,6 +20,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import (TYPE_CHECKING, Any, Callable, Dict, List, Mapping, Optional, Sequence,
                     Tuple, Union)
@@ -126,6 +127,31 @@ def _host_cpu_fingerprint() -> str:
     return "|".join(line for line in lines if line.split(":")[0].strip() in wanted)
 
 
+def torch_allows_tf32() -> bool:
+    """Whether PyTorch multiplies f32 matrices on CUDA in TF32
+    (``torch.backends.cuda.matmul.allow_tf32``, or a float32 matmul
+    precision below "highest")."""
+    try:
+        import torch
+    except ImportError:
+        return False
+    with warnings.catch_warnings():
+        # Newer torch reads the flag through its fp32_precision settings and
+        # may warn that the old spelling is going away.
+        warnings.simplefilter("ignore")
+        return bool(torch.backends.cuda.matmul.allow_tf32) or \
+            torch.get_float32_matmul_precision() != "highest"
+
+
+def _with_torch_tf32(options: Mapping[str, Any]) -> Dict[str, Any]:
+    """The CUDA pipeline's `options` with ``tf32-products`` on where
+    PyTorch multiplies f32 matrices in TF32 and they do not say."""
+    options = dict(options)
+    if "tf32-products" not in options and torch_allows_tf32():
+        options["tf32-products"] = True
+    return options
+
+
 def compile_graph_text(
     text: str,
     *,
@@ -138,7 +164,8 @@ def compile_graph_text(
     """Compiles fx-dialect text into a shared object for `target` ("cpu" or
     "cuda"); returns its path. `options` are the target pipeline's options
     (for "cuda", the chip is the current device's unless they name one:
-    kiln.chips); `extra_args`, more arguments for kiln-compile (``["-O2"]``,
+    kiln.chips; and f32 products multiply in TF32 where PyTorch's do, unless
+    ``tf32-products`` says otherwise); `extra_args`, more arguments for kiln-compile (``["-O2"]``,
     ``["--mcpu=x86-64"]``, MLIR's and LLVM's own options), which are part of
     the cache key.
 
@@ -153,7 +180,7 @@ def compile_graph_text(
         raise ValueError(f"unknown Kiln target '{target}' (expected 'cpu' or 'cuda')")
     tool = find_tool("kiln-compile", tool_dir)
     if target == "cuda":
-        options = with_device_chip(options)
+        options = _with_torch_tf32(with_device_chip(options))
     pipeline = _pipeline_options(options)
     if pipeline:
         _check_pipeline_text(str(tool), target, pipeline)

@@ -491,3 +491,28 @@ def test_cpu_products_along_k(tmp_path, rows, dtype):
     check(fn, [((rows, 37), dtype), ((29, 37), dtype), ((29,), dtype),
                ((3, rows, 20), dtype), ((3, 11, 20), dtype)], tmp_path=tmp_path,
           tolerances={**TOLERANCES, F32: (1e-4, 1e-5)})
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+def test_cuda_f32_products_multiply_in_tf32_as_pytorch_does(tmp_path, monkeypatch):
+    """With PyTorch's allow_tf32 on when Kiln compiles, an f32 product
+    multiplies in TF32 as eager's does: near eager's answer, and as far from
+    the exact one as TF32's 10-bit mantissa puts it; off, it is exact f32."""
+    def fn(a, b):
+        return a @ b
+
+    generator = torch.Generator().manual_seed(0)
+    a, b = (fresh(shape, torch.float32, generator, "cuda") for shape in [(512, 1024), (1024, 384)])
+    exact = (a.double() @ b.double()).float()
+
+    def relative_error(x):
+        return ((x - exact).abs().max() / exact.abs().max()).item()
+
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", True)
+    eager = fn(a, b)
+    tf32 = kiln.compile(fn, [a, b], cache_dir=tmp_path)(a, b)
+    assert relative_error(tf32) > 1e-5
+    torch.testing.assert_close(tf32, eager, rtol=1e-2, atol=1e-2 * exact.abs().max().item())
+    monkeypatch.setattr(torch.backends.cuda.matmul, "allow_tf32", False)
+    f32 = kiln.compile(fn, [a, b], cache_dir=tmp_path)(a, b)
+    assert relative_error(f32) < 1e-5

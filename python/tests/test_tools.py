@@ -355,3 +355,40 @@ def test_cuda_code_is_for_the_device_at_hand(tmp_path, monkeypatch):
     assert len(commands) == 2
     assert "chip=sm_80 features=+ptx80" in commands[0]
     assert "chip=sm_90a features=+ptx80" in commands[1]
+
+
+def test_cuda_products_multiply_in_tf32_where_pytorch_does(tmp_path, monkeypatch):
+    """f32 products on the GPU follow PyTorch's allow_tf32 (and float32
+    matmul precision) at compile time: kiln-compile then gets
+    tf32-products, which reaches the command and the cache key; options
+    that name it win."""
+    from kiln.compiler import _with_torch_tf32, compile_graph_text, torch_allows_tf32
+
+    matmul = torch.backends.cuda.matmul
+    monkeypatch.setattr(matmul, "allow_tf32", False)
+    monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "highest")
+    assert not torch_allows_tf32()
+    assert _with_torch_tf32({"chip": "sm_90a"}) == {"chip": "sm_90a"}
+    monkeypatch.setattr(torch, "get_float32_matmul_precision", lambda: "high")
+    assert torch_allows_tf32()
+    assert _with_torch_tf32({}) == {"tf32-products": True}
+    assert _with_torch_tf32({"tf32-products": False}) == {"tf32-products": False}
+
+    if not any(Path(root, "bin", "ptxas").exists() for root in (
+            os.environ.get("CUDA_ROOT") or "/usr/local/cuda", "/usr/local/cuda")):
+        pytest.skip("no CUDA toolkit to assemble kernels")
+    monkeypatch.setenv("KILN_CUDA_CHIP", "sm_90a")
+    debug = tmp_path / "debug"
+    monkeypatch.setenv("KILN_DEBUG_DIR", str(debug))
+    text = ("fx.graph @forward(%a: tensor<64x32xf32>, %b: tensor<32x16xf32>)"
+            " -> tensor<64x16xf32> {\n"
+            "  %0 = fx.mm %a, %b : (tensor<64x32xf32>, tensor<32x16xf32>) -> tensor<64x16xf32>\n"
+            "  fx.output %0 : tensor<64x16xf32>\n"
+            "}\n")
+    tf32 = compile_graph_text(text, target="cuda", cache_dir=tmp_path / "cache")
+    exact = compile_graph_text(text, target="cuda", cache_dir=tmp_path / "cache",
+                               options={"tf32-products": False})
+    assert tf32 != exact
+    commands = [p.read_text() for p in debug.glob("*/command.sh")]
+    assert sum("tf32-products" in command for command in commands) == 2
+    assert any("tf32-products=false" in command for command in commands)

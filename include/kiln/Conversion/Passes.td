@@ -286,6 +286,9 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            "128 (one warpgroup per 128x128 tile), 256 (two per 128x256 "
            "tile), or 0: 256 where the result's sizes are known and give "
            "every SM of an H100 a tile, else 128">,
+    Option<"tf32Products", "tf32-products", "bool", /*default=*/"false",
+           "Multiply the f32 operands of GEMM library calls in TF32 (as "
+           "PyTorch does with allow_tf32), accumulating in f32">,
     Option<"warpgroupTma", "warpgroup-tma", "bool", /*default=*/"false",
            "Copy the warpgroup-MMA kernels' operand tiles with TMA from a "
            "producer warpgroup, for two warpgroups that multiply (warp "

@@ -219,6 +219,12 @@ struct GPUBackendOptions : public Base {
       llvm::cl::desc("Columns per block of the warpgroup-MMA kernels: 128, "
                      "256, or 0 to choose per product"),
       llvm::cl::init(LoopToGPUOptions().warpgroupTileN)};
+  detail::PassOptions::Option<bool> tf32Products{
+      *this, "tf32-products",
+      llvm::cl::desc("Multiply f32 matrix products in TF32, accumulating in "
+                     "f32 (PyTorch's allow_tf32; Python sets it as PyTorch "
+                     "does)"),
+      llvm::cl::init(LoopToGPUOptions().tf32Products)};
   detail::PassOptions::Option<bool> warpgroupTma{
       *this, "warpgroup-tma",
       llvm::cl::desc("Copy the warpgroup-MMA kernels' operand tiles with TMA "

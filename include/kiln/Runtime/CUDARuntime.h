@@ -44,9 +44,9 @@ KILN_RUNTIME_EXPORT void mgpuMemcpy(void *dest, void *source, uint64_t bytes,
 /* C[b] = op(A[b]) x op(B[b]) (+ bias, activation) for b < batch, on `stream`,
    with cuBLASLt (loaded when first needed). All operands are contiguous and
    row-major; batch strides are the matrices' sizes (M*K, K*N, M*N).
-   dtype: 0 = f32, 1 = f16, 2 = bf16, for A and B; resultDtype, for C and
-   bias: dtype, or 0 (f32: the sums unrounded). Accumulation and scaling are
-   f32 (no TF32).
+   dtype: 0 = f32, 1 = f16, 2 = bf16, for A and B, or 3 = f32 multiplied in
+   TF32 (as PyTorch's allow_tf32); resultDtype, for C and bias: dtype, or
+   0 (f32: the sums unrounded). Accumulation and scaling are f32.
    A is M x K, or K x M when transposeA != 0 (op(A) is then its transpose);
    B is K x N, or N x K when transposeB != 0. C is M x N.
    bias: NULL or N elements, added to every row of C.

@@ -61,7 +61,8 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   target.emitMatmul = [=](OpBuilder &b, loop::MatmulOp node, Value dest,
                           IRMapping &mapping, ValueRange extraArgs) {
     if (!options.matmulKernels || !loop::isTensorCoreProduct(node))
-      return emitLibraryMatmul(b, node, dest, mapping, extraArgs.front());
+      return emitLibraryMatmul(b, node, dest, mapping, extraArgs.front(),
+                               options.tf32Products);
     auto emitKernel = [&] {
       if (options.warpgroupMma)
         emitWarpgroupMatmul(b, node, dest, mapping, *order, extraArgs,

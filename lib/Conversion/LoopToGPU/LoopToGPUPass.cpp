@@ -92,6 +92,7 @@ struct ConvertLoopToGPUPass
     options.warpgroupMma = warpgroupMma;
     options.warpgroupTileN = warpgroupTileN;
     options.warpgroupTma = warpgroupTma;
+    options.tf32Products = tf32Products;
     options.chooseProducts = chooseProducts;
     return options;
   }

@@ -123,9 +123,12 @@ static Value i32Constant(OpBuilder &b, Location loc, int32_t value) {
   return arith::ConstantIntOp::create(b, loc, value, 32);
 }
 
+/// kiln_cuda_gemm's dtype code for f32 operands multiplied in TF32.
+static constexpr int32_t kTF32DtypeCode = 3;
+
 void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
                                    Value dest, const IRMapping &mapping,
-                                   Value stream) {
+                                   Value stream, bool tf32) {
   Location loc = node.getLoc();
   func::FuncOp gemm =
       getGemmDeclaration(b, b.getInsertionBlock()->getParentOp());
@@ -142,8 +145,11 @@ void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
   int32_t activation =
       epilogue.activation == loop::LibraryEpilogue::Activation::Relu ? 1 : 0;
 
+  Type element = getOperandElementType(node);
+  int32_t dtype =
+      tf32 && element.isF32() ? kTF32DtypeCode : getLibraryDtypeCode(element);
   SmallVector<Value> operands = {
-      i32Constant(b, loc, getLibraryDtypeCode(getOperandElementType(node))),
+      i32Constant(b, loc, dtype),
       i32Constant(b, loc,
                   getLibraryDtypeCode(node.getResultType().getElementType())),
       sizes.batch,

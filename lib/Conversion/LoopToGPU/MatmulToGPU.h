@@ -26,9 +26,11 @@ class MatmulOp;
 LogicalResult checkGPUMatmul(loop::MatmulOp node, bool matmulKernels);
 
 /// Emits a host call of the runtime's GEMM (cuBLASLt) that computes `node`
-/// into `dest` on `stream`, after the work already ordered on it.
+/// into `dest` on `stream`, after the work already ordered on it; f32
+/// operands are multiplied in TF32 if `tf32`.
 void emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
-                       const IRMapping &mapping, Value stream);
+                       const IRMapping &mapping, Value stream,
+                       bool tf32 = false);
 
 /// Emits `node`, which both `emitKernel` (at the builder's insertion point)
 /// and the GEMM library can compute, as the faster of the two for its

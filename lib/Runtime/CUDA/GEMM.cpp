@@ -47,8 +47,11 @@ constexpr cublasStatus_t kCublasSuccess = 0;
 constexpr int kCudaR32F = 0;
 constexpr int kCudaR16F = 2;
 constexpr int kCudaR16BF = 14;
-// cublasComputeType_t: f32 accumulation, no TF32.
+// cublasComputeType_t: f32 accumulation, with f32 or TF32 multiplies.
 constexpr int kCublasCompute32F = 68;
+constexpr int kCublasCompute32FFastTF32 = 77;
+// kiln_cuda_gemm's dtype code for f32 operands multiplied in TF32.
+constexpr int32_t kDtypeTF32 = 3;
 // cublasOperation_t.
 constexpr int32_t kCublasOpN = 0;
 constexpr int32_t kCublasOpT = 1;
@@ -234,14 +237,17 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
                                const void *a, int32_t transposeA, const void *b,
                                int32_t transposeB, const void *bias,
                                int32_t activation, void *c, void *stream) {
-  static const char *const dtypeNames[] = {"f32", "f16", "bf16"};
-  static const int dataTypes[] = {kCudaR32F, kCudaR16F, kCudaR16BF};
-  static const int64_t elementBytes[] = {4, 2, 2};
-  if (dtype < 0 || dtype > 2) {
+  static const char *const dtypeNames[] = {"f32", "f16", "bf16", "f32 (tf32)"};
+  static const int dataTypes[] = {kCudaR32F, kCudaR16F, kCudaR16BF, kCudaR32F};
+  static const int64_t elementBytes[] = {4, 2, 2, 4};
+  if (dtype < 0 || dtype > kDtypeTF32) {
     recordError("kiln_cuda_gemm: unsupported dtype " + std::to_string(dtype) +
-                " (0 = f32, 1 = f16, 2 = bf16)");
+                " (0 = f32, 1 = f16, 2 = bf16, 3 = f32 multiplied in TF32)");
     return;
   }
+  // TF32 products of f32 operands have f32 results.
+  if (dtype == kDtypeTF32 && resultDtype == kDtypeTF32)
+    resultDtype = 0;
   if (resultDtype != dtype && resultDtype != 0) {
     recordError("kiln_cuda_gemm: unsupported result dtype " +
                 std::to_string(resultDtype) + " for " + dtypeNames[dtype] +
@@ -464,8 +470,10 @@ extern "C" void kiln_cuda_gemm(int32_t dtype, int32_t resultDtype,
     if (!cached) {
       auto made = std::make_unique<Descriptors>(*lt);
       Descriptors &descriptors = *made;
+      int computeType =
+          dtype == kDtypeTF32 ? kCublasCompute32FFastTF32 : kCublasCompute32F;
       if (!checkLt(lt->cublasLtMatmulDescCreate(&descriptors.matmul,
-                                                kCublasCompute32F, kCudaR32F),
+                                                computeType, kCudaR32F),
                    "cublasLtMatmulDescCreate"))
         return false;
       // The bias has the result's type, cuBLASLt's default for it.

@@ -49,6 +49,8 @@ namespace kiln {
 ///   Ampere's mma.sync).
 /// - `warpgroupTileN`: the warpgroup kernels' columns per block (128 or 256;
 ///   0: chosen per product).
+/// - `tf32Products`: whether f32 products (GEMM library calls) multiply in
+///   TF32, as PyTorch's with allow_tf32.
 /// - `warpgroupTma`: whether a producer warpgroup copies those kernels'
 ///   operand tiles with TMA for the others (else all copy with cp.async).
 /// - `chooseProducts`: whether products that the GEMM library can compute
