@@ -478,6 +478,33 @@ def test_cuda_products_run_as_the_faster_of_kernel_and_library(tmp_path, monkeyp
     assert "(not all runs timed)" not in choices[0], choices
 
 
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+def test_cuda_products_with_epilogues_the_library_lacks_are_chosen_too(tmp_path, monkeypatch,
+                                                                        capfd):
+    """A product whose epilogue the GEMM library cannot apply (exact GELU,
+    a residual, a cast to f32) weighs Kiln's kernel, which fuses it, against
+    the library's product followed by a kernel that applies it to the f32
+    sums; either gives eager's answer, at the timed first call and after."""
+    monkeypatch.setenv("KILN_PRODUCT_TRACE", "1")
+
+    def fn(x, w, r):
+        return (torch.nn.functional.gelu(x @ w.t()) + r).float()
+
+    shapes = [(264, 96), (136, 96), (264, 136)]
+    generator = torch.Generator().manual_seed(0)
+    example = [fresh(s, torch.bfloat16, generator, "cuda") for s in shapes]
+    compiled = kiln.compile(fn, example, options={"matmul-kernels": True}, cache_dir=tmp_path)
+    for _ in range(3):
+        inputs = [fresh(s, torch.bfloat16, generator, "cuda") for s in shapes]
+        # The epilogue reads the bf16-rounded product in eager; Kiln's, the
+        # f32 sums.
+        torch.testing.assert_close(compiled(*inputs), fn(*inputs), rtol=2e-2, atol=2e-1)
+    torch.cuda.synchronize()
+    choices = [line for line in capfd.readouterr().err.splitlines()
+               if line.startswith("kiln: product 1x264x136x96")]
+    assert len(choices) == 1, choices
+
+
 # CPU products whose operands both run along K: up to 16 rows are dot
 # products (the weight read as stored), more are register tiles over a
 # packed weight; K off the vector width, batches and epilogues in both.

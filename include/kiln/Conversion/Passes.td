@@ -278,9 +278,10 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            "(wgmma) kernels instead of mma.sync ones; the code then needs an "
            "sm_90a target">,
     Option<"chooseProducts", "choose-products", "bool", /*default=*/"true",
-           "With matmul-kernels, run each product whose epilogue the GEMM "
-           "library can apply as the faster of Kiln's kernel and the "
-           "library's, timed at each shape's first call">,
+           "With matmul-kernels, run each product as the faster of Kiln's "
+           "kernel and the GEMM library's (with a kernel after it for an "
+           "epilogue the library cannot apply), timed at each shape's first "
+           "call">,
     Option<"warpgroupTileN", "warpgroup-tile-n", "int64_t", /*default=*/"0",
            "Columns of the result per block of the warpgroup-MMA kernels: "
            "128 (one warpgroup per 128x128 tile), 256 (two per 128x256 "

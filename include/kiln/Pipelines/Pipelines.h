@@ -210,9 +210,10 @@ struct GPUBackendOptions : public Base {
       llvm::cl::init(true)};
   detail::PassOptions::Option<bool> chooseProducts{
       *this, "choose-products",
-      llvm::cl::desc("With matmul-kernels, run each product whose epilogue "
-                     "the GEMM library can apply as the faster of Kiln's "
-                     "kernel and the library's, timed per shape"),
+      llvm::cl::desc("With matmul-kernels, run each product as the faster of "
+                     "Kiln's kernel and the GEMM library's (with a kernel "
+                     "after it for an epilogue it cannot apply), timed per "
+                     "shape"),
       llvm::cl::init(LoopToGPUOptions().chooseProducts)};
   detail::PassOptions::Option<int64_t> warpgroupTileN{
       *this, "warpgroup-tile-n",

@@ -70,16 +70,28 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
       else
         emitTensorCoreMatmul(b, node, dest, mapping, *order, extraArgs);
     };
-    if (!options.chooseProducts || !loop::matchLibraryEpilogue(node))
+    if (!options.chooseProducts)
       return emitKernel();
-    // The kernel launches inside the choice's regions: the work after it
+    // The candidates launch inside the choice's regions: the work after it
     // depends on the stream as it was before (it is one stream: all that
-    // the choice queued runs first).
+    // the choice queued runs first). The library's candidate applies the
+    // epilogue itself where it can, else in a kernel after the product.
     Value before = order->current(b, node.getLoc(), extraArgs);
-    emitProductChoice(b, node, dest, mapping, extraArgs.front(), [&] {
-      emitKernel();
-      order->advance(extraArgs, before);
-    });
+    bool libraryEpilogue = loop::matchLibraryEpilogue(node).has_value();
+    emitProductChoice(
+        b, node, mapping, extraArgs.front(),
+        [&] {
+          if (libraryEpilogue)
+            emitLibraryMatmul(b, node, dest, mapping, extraArgs.front());
+          else
+            emitLibraryMatmulAndEpilogue(b, node, dest, mapping, options,
+                                         *order, extraArgs);
+          order->advance(extraArgs, before);
+        },
+        [&] {
+          emitKernel();
+          order->advance(extraArgs, before);
+        });
   };
   target.emitConvolution = [](OpBuilder &b, loop::ConvolutionOp node,
                               Value dest, IRMapping &mapping,

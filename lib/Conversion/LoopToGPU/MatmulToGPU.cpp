@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "MatmulToGPU.h"
+#include "GPUKernels.h"
 #include "LibraryCalls.h"
 
 #include "kiln/Codegen/GraphBufferization.h"
@@ -16,6 +17,7 @@
 #include "kiln/Dialect/Loop/Transforms/FusionReport.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -126,45 +128,108 @@ static Value i32Constant(OpBuilder &b, Location loc, int32_t value) {
 /// kiln_cuda_gemm's dtype code for f32 operands multiplied in TF32.
 static constexpr int32_t kTF32DtypeCode = 3;
 
-void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
-                                   Value dest, const IRMapping &mapping,
-                                   Value stream, bool tf32) {
+/// Emits a call of kiln_cuda_gemm for `node`'s product into `dest`, with
+/// the given dtype codes, bias and activation.
+static void emitGemmCall(OpBuilder &b, loop::MatmulOp node, Value dest,
+                         const IRMapping &mapping, Value stream, int32_t dtype,
+                         int32_t resultDtype, Value bias, int32_t activation) {
   Location loc = node.getLoc();
   func::FuncOp gemm =
       getGemmDeclaration(b, b.getInsertionBlock()->getParentOp());
-  Value lhs = mapping.lookup(node.getLhs());
-  Value rhs = mapping.lookup(node.getRhs());
-
   ProductSizes sizes = getProductSizes(b, node, mapping);
-  // checkGPUMatmul has made sure the epilogue matches.
-  loop::LibraryEpilogue epilogue = *loop::matchLibraryEpilogue(node);
-  Value bias = epilogue.bias
-                   ? getBufferPointer(b, loc, mapping.lookup(epilogue.bias))
-                   : LLVM::ZeroOp::create(
-                         b, loc, LLVM::LLVMPointerType::get(b.getContext()));
-  int32_t activation =
-      epilogue.activation == loop::LibraryEpilogue::Activation::Relu ? 1 : 0;
-
-  Type element = getOperandElementType(node);
-  int32_t dtype =
-      tf32 && element.isF32() ? kTF32DtypeCode : getLibraryDtypeCode(element);
   SmallVector<Value> operands = {
       i32Constant(b, loc, dtype),
-      i32Constant(b, loc,
-                  getLibraryDtypeCode(node.getResultType().getElementType())),
+      i32Constant(b, loc, resultDtype),
       sizes.batch,
       sizes.m,
       sizes.n,
       sizes.k,
-      getBufferPointer(b, loc, lhs),
+      getBufferPointer(b, loc, mapping.lookup(node.getLhs())),
       i32Constant(b, loc, node.getTransposeLhs()),
-      getBufferPointer(b, loc, rhs),
+      getBufferPointer(b, loc, mapping.lookup(node.getRhs())),
       i32Constant(b, loc, node.getTransposeRhs()),
-      bias,
+      bias ? bias
+           : LLVM::ZeroOp::create(b, loc,
+                                  LLVM::LLVMPointerType::get(b.getContext())),
       i32Constant(b, loc, activation),
       getBufferPointer(b, loc, dest),
       stream};
   func::CallOp::create(b, loc, gemm, operands);
+}
+
+void mlir::kiln::emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node,
+                                   Value dest, const IRMapping &mapping,
+                                   Value stream, bool tf32) {
+  Location loc = node.getLoc();
+  // checkGPUMatmul has made sure the epilogue matches.
+  loop::LibraryEpilogue epilogue = *loop::matchLibraryEpilogue(node);
+  Value bias = epilogue.bias
+                   ? getBufferPointer(b, loc, mapping.lookup(epilogue.bias))
+                   : Value();
+  int32_t activation =
+      epilogue.activation == loop::LibraryEpilogue::Activation::Relu ? 1 : 0;
+  Type element = getOperandElementType(node);
+  int32_t dtype =
+      tf32 && element.isF32() ? kTF32DtypeCode : getLibraryDtypeCode(element);
+  emitGemmCall(b, node, dest, mapping, stream, dtype,
+               getLibraryDtypeCode(node.getResultType().getElementType()), bias,
+               activation);
+}
+
+void mlir::kiln::emitLibraryMatmulAndEpilogue(
+    OpBuilder &b, loop::MatmulOp node, Value dest, const IRMapping &mapping,
+    const LoopToGPUOptions &options, StreamOrder &order, ValueRange extraArgs) {
+  Location loc = node.getLoc();
+  Value stream = extraArgs.front();
+  auto destType = cast<MemRefType>(dest.getType());
+  SmallVector<Value> dynamicSizes;
+  for (auto [dim, size] : llvm::enumerate(destType.getShape()))
+    if (ShapedType::isDynamic(size))
+      dynamicSizes.push_back(memref::DimOp::create(b, loc, dest, dim));
+  // The f32 sums, as the GEMM computes them, in a temporary on the stream.
+  auto sumsType = MemRefType::get(destType.getShape(), b.getF32Type());
+  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
+  auto alloc = gpu::AllocOp::create(
+      b, loc, sumsType, tokenType, ValueRange{order.current(b, loc, extraArgs)},
+      dynamicSizes,
+      /*symbolOperands=*/ValueRange{});
+  order.advance(extraArgs, alloc.getAsyncToken());
+  Value sums = alloc.getMemref();
+  emitGemmCall(b, node, sums, mapping, stream,
+               getLibraryDtypeCode(getOperandElementType(node)),
+               getLibraryDtypeCode(b.getF32Type()), /*bias=*/Value(),
+               /*activation=*/0);
+
+  // A thread per element applies the epilogue to its sum.
+  SmallVector<Value> sizes = llvm::map_to_vector(
+      llvm::seq<int64_t>(0, destType.getRank()), [&](int64_t dim) -> Value {
+        return memref::DimOp::create(b, loc, dest, dim);
+      });
+  Value total = getProduct(b, loc, sizes);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    auto [launch, element] = createElementLaunch(
+        b, loc, "epilogue", total, /*perThread=*/1, options, order, extraArgs);
+    b.setInsertionPointAfterValue(element);
+    AlignedViews align(b, loc);
+    IRMapping kernelMapping(mapping);
+    align.alignSources(node, mapping, kernelMapping);
+    auto inside = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, element,
+                              total),
+        /*withElse=*/false);
+    b.setInsertionPointToStart(&inside.getThenRegion().front());
+    SmallVector<Value> ivs = delinearize(b, loc, element, sizes);
+    Value sum = memref::LoadOp::create(b, loc, sums, ivs);
+    Value result = emitMatmulElement(b, node, kernelMapping, ivs, sum);
+    memref::StoreOp::create(b, loc, result, dest, ivs);
+    b.setInsertionPointToEnd(&launch.getBody().front());
+    gpu::TerminatorOp::create(b, loc);
+  }
+  auto dealloc = gpu::DeallocOp::create(
+      b, loc, tokenType, ValueRange{order.current(b, loc, extraArgs)}, sums);
+  order.advance(extraArgs, dealloc.getAsyncToken());
 }
 
 /// Runs of each candidate that a product's first call of a shape times.
@@ -191,8 +256,8 @@ static LLVM::GlobalOp createProductSite(OpBuilder &b, Location loc,
 }
 
 void mlir::kiln::emitProductChoice(OpBuilder &b, loop::MatmulOp node,
-                                   Value dest, const IRMapping &mapping,
-                                   Value stream,
+                                   const IRMapping &mapping, Value stream,
+                                   function_ref<void()> emitLibrary,
                                    function_ref<void()> emitKernel) {
   Location loc = node.getLoc();
   auto module =
@@ -218,7 +283,7 @@ void mlir::kiln::emitProductChoice(OpBuilder &b, loop::MatmulOp node,
   // Candidate 0 is the library's, 1 Kiln's kernel.
   auto emitCandidate = [&](int32_t candidate) {
     if (candidate == 0)
-      emitLibraryMatmul(b, node, dest, mapping, stream);
+      emitLibrary();
     else
       emitKernel();
   };

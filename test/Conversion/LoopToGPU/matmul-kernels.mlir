@@ -1,4 +1,4 @@
-// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels' -verify-diagnostics | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels choose-products=false' -verify-diagnostics | FileCheck %s
 
 // With matmul-kernels, a product of bf16 matrices whose rows hold a multiple
 // of 8 elements is Kiln's own tensor-core kernel: 128 threads per block, a

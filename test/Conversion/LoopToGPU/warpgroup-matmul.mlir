@@ -1,7 +1,7 @@
-// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels warpgroup-mma' | FileCheck %s
-// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels' | FileCheck %s --check-prefix=SYNC
-// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels warpgroup-mma warpgroup-tile-n=256' | FileCheck %s --check-prefix=WIDE
-// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='matmul-kernels warpgroup-mma warpgroup-tile-n=128' | FileCheck %s --check-prefix=NARROW
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='choose-products=false matmul-kernels warpgroup-mma' | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='choose-products=false matmul-kernels' | FileCheck %s --check-prefix=SYNC
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='choose-products=false matmul-kernels warpgroup-mma warpgroup-tile-n=256' | FileCheck %s --check-prefix=WIDE
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu='choose-products=false matmul-kernels warpgroup-mma warpgroup-tile-n=128' | FileCheck %s --check-prefix=NARROW
 
 // With warpgroup-mma, a 16-bit product is sm_90a's warpgroup kernel: one
 // warpgroup per 128x128 tile, three stages of both operands' 128 x 64 tiles

@@ -53,8 +53,9 @@ namespace kiln {
 ///   TF32, as PyTorch's with allow_tf32.
 /// - `warpgroupTma`: whether a producer warpgroup copies those kernels'
 ///   operand tiles with TMA for the others (else all copy with cp.async).
-/// - `chooseProducts`: whether products that the GEMM library can compute
-///   too (epilogue and all) run as the faster of the two, timed per shape.
+/// - `chooseProducts`: whether products run as the faster, timed per shape,
+///   of Kiln's kernel and the GEMM library (followed by a kernel for an
+///   epilogue the library cannot apply).
 using LoopToGPUOptions = ConvertLoopToGPUPassOptions;
 
 /// Checks that `options` are in range (block and row sizes a GPU runs,
