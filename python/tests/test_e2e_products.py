@@ -453,56 +453,42 @@ def test_cuda_tensor_core_products(tmp_path, name, dtype, kernel):
                       else (2e-3, 2e-2)})
 
 
+# Products that run as the faster of Kiln's kernel and the GEMM library:
+# with an epilogue the library applies (a bias and relu), and with one it
+# lacks (exact GELU, a residual, a cast to f32), which a kernel applies
+# after the library's product in its candidate.
+CHOSEN_PRODUCTS = {
+    "library epilogue": (lambda x, w, b: torch.nn.functional.linear(x, w, b).relu(),
+                         [(264, 96), (136, 96), (136,)]),
+    "epilogue the library lacks": (
+        lambda x, w, r: (torch.nn.functional.gelu(x @ w.t()) + r).float(),
+        [(264, 96), (136, 96), (264, 136)]),
+}
+
+
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
-def test_cuda_products_run_as_the_faster_of_kernel_and_library(tmp_path, monkeypatch, capfd):
-    """With matmul-kernels, a product the GEMM library computes too (a bias
-    and relu) times both at its shape's first call, keeps the faster, and
-    gives eager's answer at every call: the first, whose last timed run
-    stays, and the later ones."""
+@pytest.mark.parametrize("name", list(CHOSEN_PRODUCTS))
+def test_cuda_products_run_as_the_faster_of_kernel_and_library(tmp_path, monkeypatch, capfd,
+                                                               name):
+    """With matmul-kernels, a product times Kiln's kernel and the library's
+    candidate at its shape's first call, keeps the faster, and gives eager's
+    answer at every call: the first, whose last timed run stays, and the
+    later ones."""
     monkeypatch.setenv("KILN_PRODUCT_TRACE", "1")
-
-    def fn(x, w, b):
-        return torch.nn.functional.linear(x, w, b).relu()
-
-    shapes = [(264, 96), (136, 96), (136,)]
+    fn, shapes = CHOSEN_PRODUCTS[name]
     generator = torch.Generator().manual_seed(0)
     example = [fresh(s, torch.bfloat16, generator, "cuda") for s in shapes]
     compiled = kiln.compile(fn, example, options={"matmul-kernels": True}, cache_dir=tmp_path)
     for _ in range(3):
         inputs = [fresh(s, torch.bfloat16, generator, "cuda") for s in shapes]
-        torch.testing.assert_close(compiled(*inputs), fn(*inputs), rtol=2e-2, atol=2e-1)
-    torch.cuda.synchronize()
-    choices = [line for line in capfd.readouterr().err.splitlines()
-               if line.startswith("kiln: product 1x264x136x96")]
-    assert len(choices) == 1, choices
-    assert "(not all runs timed)" not in choices[0], choices
-
-
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
-def test_cuda_products_with_epilogues_the_library_lacks_are_chosen_too(tmp_path, monkeypatch,
-                                                                        capfd):
-    """A product whose epilogue the GEMM library cannot apply (exact GELU,
-    a residual, a cast to f32) weighs Kiln's kernel, which fuses it, against
-    the library's product followed by a kernel that applies it to the f32
-    sums; either gives eager's answer, at the timed first call and after."""
-    monkeypatch.setenv("KILN_PRODUCT_TRACE", "1")
-
-    def fn(x, w, r):
-        return (torch.nn.functional.gelu(x @ w.t()) + r).float()
-
-    shapes = [(264, 96), (136, 96), (264, 136)]
-    generator = torch.Generator().manual_seed(0)
-    example = [fresh(s, torch.bfloat16, generator, "cuda") for s in shapes]
-    compiled = kiln.compile(fn, example, options={"matmul-kernels": True}, cache_dir=tmp_path)
-    for _ in range(3):
-        inputs = [fresh(s, torch.bfloat16, generator, "cuda") for s in shapes]
-        # The epilogue reads the bf16-rounded product in eager; Kiln's, the
+        # Eager's epilogue reads the product rounded to bf16; Kiln's, the
         # f32 sums.
         torch.testing.assert_close(compiled(*inputs), fn(*inputs), rtol=2e-2, atol=2e-1)
     torch.cuda.synchronize()
     choices = [line for line in capfd.readouterr().err.splitlines()
                if line.startswith("kiln: product 1x264x136x96")]
     assert len(choices) == 1, choices
+    assert "(not all runs timed)" not in choices[0], choices
 
 
 # CPU products whose operands both run along K: up to 16 rows are dot
