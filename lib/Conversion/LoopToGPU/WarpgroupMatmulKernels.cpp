@@ -186,6 +186,13 @@ private:
   /// tile that the thread's warpgroup computes).
   void multiplyStage(Value stageAddress, SmallVectorImpl<Value> &sums);
 
+  /// Emits a loop over `steps` steps along K that carries the thread's sums
+  /// (zero at first), `body` emitting each step at `b` with the step's
+  /// index; returns the sums after the last step.
+  SmallVector<Value> emitStepLoop(
+      Value steps,
+      function_ref<void(Value step, SmallVectorImpl<Value> &sums)> body);
+
   /// Stores the sums, through the epilogue, to `dest`.
   void storeSums(ArrayRef<Value> sums, Value dest, ArrayRef<Value> batchIvs,
                  Value firstRow, Value firstColumn);
@@ -300,6 +307,27 @@ void WarpgroupMatmulEmitter::multiplyStage(Value stageAddress,
     }
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+}
+
+SmallVector<Value> WarpgroupMatmulEmitter::emitStepLoop(
+    Value steps,
+    function_ref<void(Value step, SmallVectorImpl<Value> &sums)> body) {
+  auto sumsType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(),
+      SmallVector<Type>(tiling.getSumsPerHalf(), b.getF32Type()));
+  Value zeroSums = LLVM::ZeroOp::create(b, loc, sumsType);
+  SmallVector<Value> initial(tiling.getHalvesPerWarpgroup(), zeroSums);
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), steps, index(1), initial,
+      [&](OpBuilder &nested, Location, Value step, ValueRange carried) {
+        OpBuilder::InsertionGuard loopGuard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        SmallVector<Value> sums(carried);
+        body(step, sums);
+        scf::YieldOp::create(b, loc, sums);
+      });
+  return SmallVector<Value>(loop.getResults());
 }
 
 void WarpgroupMatmulEmitter::storeSums(ArrayRef<Value> sums, Value dest,
@@ -443,17 +471,8 @@ void WarpgroupMatmulEmitter::emitCopying(Value dest, StreamOrder &order,
   for (int64_t step = 0; step < lookahead; ++step)
     copyStep(index(step));
 
-  auto sumsType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(),
-      SmallVector<Type>(tiling.getSumsPerHalf(), b.getF32Type()));
-  Value zeroSums = LLVM::ZeroOp::create(b, loc, sumsType);
-  SmallVector<Value> initial(tiling.getHalvesPerWarpgroup(), zeroSums);
-  auto loop = scf::ForOp::create(
-      b, loc, index(0), steps, index(1), initial,
-      [&](OpBuilder &nested, Location, Value step, ValueRange carried) {
-        OpBuilder::InsertionGuard loopGuard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
+  SmallVector<Value> sums =
+      emitStepLoop(steps, [&](Value step, SmallVectorImpl<Value> &sums) {
         // This step's copies are done once at most the later ones are in
         // flight; wgmma reads through the async proxy, which must see what
         // cp.async wrote; after the barrier every thread's copies are in.
@@ -463,20 +482,17 @@ void WarpgroupMatmulEmitter::emitCopying(Value dest, StreamOrder &order,
             NVVM::SharedSpaceAttr::get(b.getContext(),
                                        NVVM::SharedSpace::shared_cta));
         gpu::BarrierOp::create(b, loc);
-        SmallVector<Value> sums(carried);
         multiplyStage(add(toI64(stageOffset(step)), stagesAddress), sums);
         // The step before is done with its stage (in this warpgroup; in
         // every one two steps before), which the next copies reuse; this
         // step's wgmmas run on.
         NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
         copyStep(add(step, index(lookahead)));
-        scf::YieldOp::create(b, loc, sums);
       });
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 
   SmallVector<Value> batchIvs = delinearize(b, loc, batch, grid.batchSizes);
-  storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs, firstRow,
-            firstColumn);
+  storeSums(sums, dest, batchIvs, firstRow, firstColumn);
   gpu::TerminatorOp::create(b, loc);
 }
 
@@ -706,9 +722,6 @@ void WarpgroupMatmulEmitter::emitWithTma(Value dest, StreamOrder &order,
   b.setInsertionPointToStart(&ifProducer.getElseRegion().front());
   NVVM::SetMaxRegisterOp::create(b, loc, kConsumerRegisters,
                                  NVVM::SetMaxRegisterAction::increase);
-  auto sumsType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(),
-      SmallVector<Type>(tiling.getSumsPerHalf(), b.getF32Type()));
   Value firstLane = equal(rem(thread, kWarpSize), index(0));
   auto release = [&](Value condition, Value blockStep) {
     auto ifRelease = scf::IfOp::create(b, loc, condition, /*withElse=*/false);
@@ -722,33 +735,24 @@ void WarpgroupMatmulEmitter::emitWithTma(Value dest, StreamOrder &order,
     return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, lhs, rhs);
   };
   forEachTile([&](const BlockTile &tile, Value firstStep) {
-    Value zeroSums = LLVM::ZeroOp::create(b, loc, sumsType);
-    SmallVector<Value> initial(tiling.getHalvesPerWarpgroup(), zeroSums);
-    auto loop = scf::ForOp::create(
-        b, loc, index(0), steps, index(1), initial,
-        [&](OpBuilder &nested, Location, Value step, ValueRange carried) {
-          OpBuilder::InsertionGuard loopGuard(b);
-          b.setInsertionPoint(nested.getInsertionBlock(),
-                              nested.getInsertionPoint());
+    SmallVector<Value> sums =
+        emitStepLoop(steps, [&](Value step, SmallVectorImpl<Value> &sums) {
           Value blockStep = add(firstStep, step);
           Value stage = stageOf(blockStep);
           wait(fullBarrier(stage), parity(useOf(blockStep)));
-          SmallVector<Value> sums(carried);
           multiplyStage(LLVM::PtrToIntOp::create(b, loc, i64, stageTile(stage)),
                         sums);
           NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 1);
           release(
               arith::AndIOp::create(b, loc, firstLane, after(step, index(0))),
               arith::SubIOp::create(b, loc, blockStep, index(1)));
-          scf::YieldOp::create(b, loc, sums);
         });
     NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
     release(arith::AndIOp::create(b, loc, firstLane, after(steps, index(0))),
             arith::SubIOp::create(b, loc, add(firstStep, steps), index(1)));
     SmallVector<Value> batchIvs =
         delinearize(b, loc, tile.batch, grid.batchSizes);
-    storeSums(SmallVector<Value>(loop.getResults()), dest, batchIvs,
-              tile.firstRow, tile.firstColumn);
+    storeSums(sums, dest, batchIvs, tile.firstRow, tile.firstColumn);
   });
   b.setInsertionPointAfter(ifProducer);
   gpu::TerminatorOp::create(b, loc);
