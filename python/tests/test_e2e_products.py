@@ -481,8 +481,8 @@ def test_cuda_products_run_as_the_faster_of_kernel_and_library(tmp_path, monkeyp
     compiled = kiln.compile(fn, example, options={"matmul-kernels": True}, cache_dir=tmp_path)
     for _ in range(3):
         inputs = [fresh(s, torch.bfloat16, generator, "cuda") for s in shapes]
-        # Eager's epilogue reads the product rounded to bf16; Kiln's, the
-        # f32 sums.
+        # Eager's epilogue reads the product rounded to bf16; Kiln's kernel,
+        # the f32 sums.
         torch.testing.assert_close(compiled(*inputs), fn(*inputs), rtol=2e-2, atol=2e-1)
     torch.cuda.synchronize()
     choices = [line for line in capfd.readouterr().err.splitlines()

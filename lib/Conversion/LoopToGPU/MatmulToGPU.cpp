@@ -186,8 +186,11 @@ void mlir::kiln::emitLibraryMatmulAndEpilogue(
   for (auto [dim, size] : llvm::enumerate(destType.getShape()))
     if (ShapedType::isDynamic(size))
       dynamicSizes.push_back(memref::DimOp::create(b, loc, dest, dim));
-  // The f32 sums, as the GEMM computes them, in a temporary on the stream.
-  auto sumsType = MemRefType::get(destType.getShape(), b.getF32Type());
+  // The sums rounded to the operands' type (as eager's product is: half the
+  // bytes of f32 sums to write and read again), in a temporary on the
+  // stream.
+  Type operandType = getOperandElementType(node);
+  auto sumsType = MemRefType::get(destType.getShape(), operandType);
   auto tokenType = gpu::AsyncTokenType::get(b.getContext());
   auto alloc = gpu::AllocOp::create(
       b, loc, sumsType, tokenType, ValueRange{order.current(b, loc, extraArgs)},
@@ -195,9 +198,8 @@ void mlir::kiln::emitLibraryMatmulAndEpilogue(
       /*symbolOperands=*/ValueRange{});
   order.advance(extraArgs, alloc.getAsyncToken());
   Value sums = alloc.getMemref();
-  emitGemmCall(b, node, sums, mapping, stream,
-               getLibraryDtypeCode(getOperandElementType(node)),
-               getLibraryDtypeCode(b.getF32Type()), /*bias=*/Value(),
+  int32_t dtype = getLibraryDtypeCode(operandType);
+  emitGemmCall(b, node, sums, mapping, stream, dtype, dtype, /*bias=*/Value(),
                /*activation=*/0);
 
   // A thread per element applies the epilogue to its sum.
@@ -222,6 +224,8 @@ void mlir::kiln::emitLibraryMatmulAndEpilogue(
     b.setInsertionPointToStart(&inside.getThenRegion().front());
     SmallVector<Value> ivs = delinearize(b, loc, element, sizes);
     Value sum = memref::LoadOp::create(b, loc, sums, ivs);
+    if (sum.getType() != node.getAccumulatorType())
+      sum = arith::ExtFOp::create(b, loc, node.getAccumulatorType(), sum);
     Value result = emitMatmulElement(b, node, kernelMapping, ivs, sum);
     memref::StoreOp::create(b, loc, result, dest, ivs);
     b.setInsertionPointToEnd(&launch.getBody().front());

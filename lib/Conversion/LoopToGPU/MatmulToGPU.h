@@ -35,9 +35,10 @@ void emitLibraryMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
                        bool tf32 = false);
 
 /// Emits `node`, whose epilogue the GEMM library cannot apply, as a GEMM
-/// call into a temporary of the f32 sums, then a kernel that applies the
-/// epilogue to them into `dest` (the product as the library computes it,
-/// to weigh against Kiln's kernel, which fuses the epilogue).
+/// call into a temporary of the sums rounded to the operands' type (as
+/// eager's product is), then a kernel that applies the epilogue to them
+/// into `dest`: the product as the library computes it, to weigh against
+/// Kiln's kernel, which fuses the epilogue.
 void emitLibraryMatmulAndEpilogue(OpBuilder &b, loop::MatmulOp node, Value dest,
                                   const IRMapping &mapping,
                                   const LoopToGPUOptions &options,

@@ -53,9 +53,9 @@ fx.graph @plain(%a: tensor<72x48xbf16>, %b: tensor<136x48xbf16>) -> tensor<72x13
 
 // Each product has a site of its own. A product whose epilogue the library
 // cannot apply (other than a bias and relu) weighs the kernel, which fuses
-// it, against the library's product into a temporary of the f32 sums
-// (result dtype 0, no bias, no activation) followed by a kernel that
-// applies the epilogue to them, a thread per element.
+// it, against the library's product into a temporary, rounded to bf16 as
+// eager's is (result dtype 2, no bias, no activation), followed by a kernel
+// that applies the epilogue to it, a thread per element.
 // CHECK-LABEL: func.func @two_products
 // CHECK: llvm.mlir.addressof @[[FIRST:kiln_product_site_[0-9]+]] :
 // CHECK: call @kiln_cuda_product_choice
@@ -66,14 +66,15 @@ fx.graph @plain(%a: tensor<72x48xbf16>, %b: tensor<136x48xbf16>) -> tensor<72x13
 // CHECK-LABEL: func.func @tanh_epilogue
 // CHECK: call @kiln_cuda_product_choice
 // CHECK: scf.for
-// CHECK: %[[SUMS:[^ ]+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<72x136xf32>
+// CHECK: %[[SUMS:[^ ]+]], %{{.+}} = gpu.alloc async [%{{.+}}] () : memref<72x136xbf16>
 // CHECK: %[[SUMSPTR:[^ ]+]] = memref.extract_aligned_pointer_as_index %[[SUMS]]
-// CHECK: func.call @kiln_cuda_gemm(%c2_i32{{[_0-9]*}}, %c0_i32{{[_0-9]*}}, {{.*}}, %c0_i32{{[_0-9]*}}, %{{.+}}, %{{.+}}) :
+// CHECK: func.call @kiln_cuda_gemm(%c2_i32{{[_0-9]*}}, %c2_i32{{[_0-9]*}}, {{.*}}, %c0_i32{{[_0-9]*}}, %{{.+}}, %{{.+}}) :
 // CHECK: gpu.launch async {{.*}} function(@kiln_epilogue)
-// CHECK: memref.load %[[SUMS]][%{{.+}}, %{{.+}}] : memref<72x136xf32>
+// CHECK: %[[ROUNDED:[^ ]+]] = memref.load %[[SUMS]][%{{.+}}, %{{.+}}] : memref<72x136xbf16>
+// CHECK: arith.extf %[[ROUNDED]] : bf16 to f32
 // CHECK: math.tanh
 // CHECK: memref.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}] : memref<72x136xbf16>
-// CHECK: gpu.dealloc async [%{{.+}}] %[[SUMS]] : memref<72x136xf32>
+// CHECK: gpu.dealloc async [%{{.+}}] %[[SUMS]] : memref<72x136xbf16>
 // CHECK: gpu.launch async {{.*}} function(@kiln_matmul)
 // CHECK: nvvm.wgmma.mma_async
 // CHECK: call @kiln_cuda_product_decide
