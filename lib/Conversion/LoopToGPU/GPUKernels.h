@@ -46,6 +46,20 @@ private:
   DenseMap<Value, Value> tokens;
 };
 
+/// A buffer of `type` allocated on `extraArgs`' stream after its work
+/// (gpu.alloc async), and its release there.
+Value allocateOnStream(OpBuilder &b, Location loc, MemRefType type,
+                       ValueRange dynamicSizes, StreamOrder &order,
+                       ValueRange extraArgs);
+void deallocateOnStream(OpBuilder &b, Location loc, Value buffer,
+                        StreamOrder &order, ValueRange extraArgs);
+
+/// A TMA tensor map as a kernel receives it: 128 bytes, 64-byte aligned.
+/// The warpgroup kernels store it into an alloca marked kTensorMapAttr, which
+/// kiln-tensor-map-parameters makes the parameter itself.
+inline constexpr int64_t kTensorMapWords = 16, kTensorMapAlignment = 64;
+inline constexpr llvm::StringLiteral kTensorMapAttr = "kiln.tensor_map";
+
 /// Buffers are 16-byte aligned (Kiln's ABI requires it of callers; the
 /// allocator gives more): saying so lets LLVM merge a thread's neighbouring
 /// accesses into vector loads and stores.

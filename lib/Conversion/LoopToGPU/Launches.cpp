@@ -2,7 +2,7 @@
 //
 // Part of Kiln. How the GPU kernels launch: in order on the stream the graph
 // function receives, over one dimension of blocks and threads, each named
-// for outlining.
+// for outlining; and the temporaries allocated on that stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +29,25 @@ Value StreamOrder::current(OpBuilder &b, Location loc, ValueRange extraArgs) {
                     .getResult(0);
   tokens[stream] = token;
   return token;
+}
+
+Value mlir::kiln::allocateOnStream(OpBuilder &b, Location loc, MemRefType type,
+                                   ValueRange dynamicSizes, StreamOrder &order,
+                                   ValueRange extraArgs) {
+  auto alloc = gpu::AllocOp::create(
+      b, loc, type, gpu::AsyncTokenType::get(b.getContext()),
+      ValueRange{order.current(b, loc, extraArgs)}, dynamicSizes,
+      /*symbolOperands=*/ValueRange{});
+  order.advance(extraArgs, alloc.getAsyncToken());
+  return alloc.getMemref();
+}
+
+void mlir::kiln::deallocateOnStream(OpBuilder &b, Location loc, Value buffer,
+                                    StreamOrder &order, ValueRange extraArgs) {
+  auto dealloc = gpu::DeallocOp::create(
+      b, loc, gpu::AsyncTokenType::get(b.getContext()),
+      ValueRange{order.current(b, loc, extraArgs)}, buffer);
+  order.advance(extraArgs, dealloc.getAsyncToken());
 }
 
 Value mlir::kiln::getProduct(OpBuilder &b, Location loc,

@@ -127,20 +127,11 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   target.allocate = [=](OpBuilder &b, Location loc, MemRefType type,
                         ValueRange dynamicSizes,
                         ValueRange extraArgs) -> Value {
-    Value token = order->current(b, loc, extraArgs);
-    auto alloc = gpu::AllocOp::create(
-        b, loc, type, gpu::AsyncTokenType::get(b.getContext()),
-        ValueRange{token}, dynamicSizes, /*symbolOperands=*/ValueRange{});
-    order->advance(extraArgs, alloc.getAsyncToken());
-    return alloc.getMemref();
+    return allocateOnStream(b, loc, type, dynamicSizes, *order, extraArgs);
   };
   target.deallocate = [=](OpBuilder &b, Location loc, Value buffer,
                           ValueRange extraArgs) {
-    Value token = order->current(b, loc, extraArgs);
-    auto dealloc =
-        gpu::DeallocOp::create(b, loc, gpu::AsyncTokenType::get(b.getContext()),
-                               ValueRange{token}, buffer);
-    order->advance(extraArgs, dealloc.getAsyncToken());
+    deallocateOnStream(b, loc, buffer, *order, extraArgs);
   };
   target.copy = [=](OpBuilder &b, Location loc, Value source, Value dest,
                     ValueRange extraArgs) {

@@ -182,31 +182,24 @@ void mlir::kiln::emitLibraryMatmulAndEpilogue(
   Location loc = node.getLoc();
   Value stream = extraArgs.front();
   auto destType = cast<MemRefType>(dest.getType());
-  SmallVector<Value> dynamicSizes;
-  for (auto [dim, size] : llvm::enumerate(destType.getShape()))
+  SmallVector<Value> sizes, dynamicSizes;
+  for (auto [dim, size] : llvm::enumerate(destType.getShape())) {
+    sizes.push_back(memref::DimOp::create(b, loc, dest, dim));
     if (ShapedType::isDynamic(size))
-      dynamicSizes.push_back(memref::DimOp::create(b, loc, dest, dim));
+      dynamicSizes.push_back(sizes.back());
+  }
   // The sums rounded to the operands' type (as eager's product is: half the
   // bytes of f32 sums to write and read again), in a temporary on the
   // stream.
   Type operandType = getOperandElementType(node);
-  auto sumsType = MemRefType::get(destType.getShape(), operandType);
-  auto tokenType = gpu::AsyncTokenType::get(b.getContext());
-  auto alloc = gpu::AllocOp::create(
-      b, loc, sumsType, tokenType, ValueRange{order.current(b, loc, extraArgs)},
-      dynamicSizes,
-      /*symbolOperands=*/ValueRange{});
-  order.advance(extraArgs, alloc.getAsyncToken());
-  Value sums = alloc.getMemref();
+  Value sums = allocateOnStream(
+      b, loc, MemRefType::get(destType.getShape(), operandType), dynamicSizes,
+      order, extraArgs);
   int32_t dtype = getLibraryDtypeCode(operandType);
   emitGemmCall(b, node, sums, mapping, stream, dtype, dtype, /*bias=*/Value(),
                /*activation=*/0);
 
   // A thread per element applies the epilogue to its sum.
-  SmallVector<Value> sizes = llvm::map_to_vector(
-      llvm::seq<int64_t>(0, destType.getRank()), [&](int64_t dim) -> Value {
-        return memref::DimOp::create(b, loc, dest, dim);
-      });
   Value total = getProduct(b, loc, sizes);
   {
     OpBuilder::InsertionGuard guard(b);
@@ -231,9 +224,7 @@ void mlir::kiln::emitLibraryMatmulAndEpilogue(
     b.setInsertionPointToEnd(&launch.getBody().front());
     gpu::TerminatorOp::create(b, loc);
   }
-  auto dealloc = gpu::DeallocOp::create(
-      b, loc, tokenType, ValueRange{order.current(b, loc, extraArgs)}, sums);
-  order.advance(extraArgs, dealloc.getAsyncToken());
+  deallocateOnStream(b, loc, sums, order, extraArgs);
 }
 
 /// Runs of each candidate that a product's first call of a shape times.

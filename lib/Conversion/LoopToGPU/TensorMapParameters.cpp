@@ -6,6 +6,8 @@
 
 #include "kiln/Conversion/Passes.h"
 
+#include "GPUKernels.h"
+
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
@@ -16,12 +18,7 @@ namespace mlir::kiln {
 } // namespace mlir::kiln
 
 using namespace mlir;
-
-/// The attribute that marks the alloca holding a kernel's copy of a tensor
-/// map (WarpgroupMatmulKernels.cpp sets it).
-static constexpr llvm::StringLiteral kTensorMapAttr = "kiln.tensor_map";
-/// A tensor map's alignment as a parameter (CUtensorMap's).
-static constexpr int64_t kTensorMapAlignment = 64;
+using namespace mlir::kiln;
 
 /// Makes the kernel argument that `alloca` holds a copy of a byval,
 /// grid-constant pointer, read where the alloca was.

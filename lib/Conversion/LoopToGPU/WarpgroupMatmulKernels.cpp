@@ -103,11 +103,6 @@ constexpr WarpgroupTiling kWideTmaTiling{256, 2, 4, true};
 constexpr int64_t kProducerRegisters = 40, kConsumerRegisters = 232;
 /// A wait's suspend-time hint, in nanoseconds.
 constexpr int64_t kWaitTicks = 10000000;
-/// The tensor map of a TMA copy: 128 bytes, 64-byte aligned, as the kernel
-/// receives it; its copy in the kernel is marked for
-/// kiln-tensor-map-parameters.
-constexpr int64_t kTensorMapWords = 16, kTensorMapAlignment = 64;
-constexpr llvm::StringLiteral kTensorMapAttr = "kiln.tensor_map";
 /// The SMs of an H100 or H200: wide tiles pay where there are enough of
 /// them for every SM.
 constexpr int64_t kWideTilesPerWave = 132;
