@@ -218,6 +218,26 @@ def workloads(device):
     out.append((f"attention {batch}x{heads}x{seq}x{head} {tag}", attention,
                 make(gemm_dtype, qkv), size * 4 * batch * heads * seq * head,
                 2 * 2 * batch * heads * seq * seq * head))
+    if device == "cuda":
+        # Attention as one op: eager and Inductor call PyTorch's fastest
+        # fused kernel for it; Kiln traces the memory-efficient kernel's op
+        # and computes it as products around a softmax, or, with
+        # `attention-kernels` (the 'kiln own' column), in its own kernel.
+        def sdpa(q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v)
+
+        def causal_sdpa(q, k, v):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+        for (batch, heads, seq, head), causal in [((16, 16, 1024, 64), False),
+                                                  ((16, 16, 1024, 64), True),
+                                                  ((8, 32, 4096, 128), False),
+                                                  ((8, 32, 4096, 128), True)]:
+            qkv = [(batch, heads, seq, head)] * 3
+            flops = 2 * 2 * batch * heads * seq * seq * head // (2 if causal else 1)
+            out.append((f"SDPA {batch}x{heads}x{seq}x{head}{' causal' if causal else ''} {tag}",
+                        causal_sdpa if causal else sdpa, make(gemm_dtype, qkv),
+                        size * 4 * batch * heads * seq * head, flops))
     return out
 
 
@@ -313,9 +333,11 @@ def main():
         row["eager_ms"] = timeit(fn, inputs, device)
         row["kiln_ms"] = timeit(compiled, inputs, device)
         if flops and device == "cuda":
-            # Kiln's own tensor-core products, epilogues fused into them.
+            # Kiln's own tensor-core products, epilogues fused into them, and
+            # its own attention kernel.
             own = kiln.compile(fn, inputs,
-                               options={"matmul-kernels": True, **args.own_options})
+                               options={"matmul-kernels": True, "attention-kernels": True,
+                                        **args.own_options})
             row["kiln_tc_correct"] = matches(fn, inputs, own(*inputs), True)
             row["kiln_tc_ms"] = timeit(own, inputs, device)
         if not args.no_inductor:

@@ -544,6 +544,9 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
     if (isa<loop::ConvolutionOp>(op) && !target.emitConvolution)
       return op.emitError("convolutions are not lowered for this target: "
                           "kiln-loop-expand-convolutions expands them");
+    if (isa<loop::AttentionOp>(op) && !target.emitAttention)
+      return op.emitError("attention is not lowered for this target: "
+                          "kiln-loop-expand-attention expands it");
     if (isa<loop::KernelOp>(op) && !target.emitKernel)
       return op.emitError("the bufferization target emits no fused kernels");
     if (getFrozenTensor(&op)) {
@@ -807,6 +810,9 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
       target.emitKernel(rewriter, kernel, dests, mapping, extraArgs);
     else if (auto matmul = dyn_cast<loop::MatmulOp>(op))
       target.emitMatmul(rewriter, matmul, dests.front(), mapping, extraArgs);
+    else if (auto attention = dyn_cast<loop::AttentionOp>(op))
+      target.emitAttention(rewriter, attention, dests.front(), mapping,
+                           extraArgs);
     else if (auto convolution = dyn_cast<loop::ConvolutionOp>(op))
       target.emitConvolution(rewriter, convolution, dests.front(), mapping,
                              extraArgs);

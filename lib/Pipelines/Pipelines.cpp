@@ -56,6 +56,9 @@ struct TargetLowering {
   bool tensorCoreProducts = false;
   /// Convolutions are library calls.
   bool libraryConvolutions = false;
+  /// The target computes loop.attention in a kernel (where
+  /// loop::hasAttentionKernel).
+  bool attentionKernels = false;
   /// Code generation needs every op lowered.
   bool failOnUnsupported = true;
   /// Eager's kernels check values (CPUs): integer division by zero and
@@ -83,6 +86,9 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
   toLoop.runtimeChecks = target.runtimeChecks;
   toLoop.deviceAsserts = target.deviceAsserts;
   graphPm.addPass(createConvertFXToLoopPass(toLoop));
+  loop::ExpandAttentionPassOptions attention;
+  attention.kernels = target.attentionKernels;
+  graphPm.addPass(loop::createExpandAttentionPass(attention));
   loop::ExpandConvolutionsPassOptions expand;
   expand.directDepth = options.directConvolutionDepth;
   expand.library = target.libraryConvolutions;
@@ -125,6 +131,7 @@ void mlir::kiln::buildLowerToLoopPipeline(
   target.libraryEpilogues = options.libraryEpilogues;
   target.libraryConvolutions = options.libraryConvolutions;
   target.failOnUnsupported = options.failOnUnsupported;
+  target.attentionKernels = options.attentionKernels;
   target.runtimeChecks = options.runtimeChecks;
   target.deviceAsserts = options.deviceAsserts;
   addGraphLowering(pm, options, target);
@@ -331,6 +338,7 @@ void mlir::kiln::buildGPUGraphLowering(OpPassManager &pm,
   target.tensorCoreProducts = options.matmulKernels;
   target.libraryConvolutions = options.libraryConvolutions;
   target.deviceAsserts = options.deviceAsserts;
+  target.attentionKernels = options.attentionKernels;
   target.splitColumns = options.columnKernels;
   addGraphLowering(pm, options, target);
 }

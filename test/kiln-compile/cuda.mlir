@@ -16,7 +16,7 @@
 // LLVM: @llvm.global_ctors = appending global
 // LLVM: define {{.*}}i32 @kiln_forward_run(ptr {{.*}}, ptr {{.*}}, ptr {{.*}}, ptr {{.*}})
 // LLVM: call void @mgpuLaunchKernel(
-// OPTIONS: kiln-compile: invalid kiln-gpu-pipeline options 'openmp=true': <Pass-Options-Parser>: no such option openmp; kiln-gpu-pipeline takes: block-size,
+// OPTIONS: kiln-compile: invalid kiln-gpu-pipeline options 'openmp=true': <Pass-Options-Parser>: no such option openmp; kiln-gpu-pipeline takes: attention-kernels, block-size,
 fx.graph @forward(%x: tensor<16x64xf32>, %y: tensor<16x64xf32>) -> tensor<16x64xf32> {
   %0 = fx.mul %x, %y : (tensor<16x64xf32>, tensor<16x64xf32>) -> tensor<16x64xf32>
   fx.output %0 : tensor<16x64xf32>

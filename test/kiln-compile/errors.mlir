@@ -26,7 +26,7 @@
 // OPTIONS: kiln-compile: invalid kiln-cpu-pipeline options 'no-such-option=1': <Pass-Options-Parser>: no such option no-such-option; kiln-cpu-pipeline takes: amx, channels-last, compute-in-f32, {{.*}}, openmp, {{.*}}, vector-bytes, welford
 // OPTIONS-NOT: did you mean
 // MISSPELT: invalid kiln-cpu-pipeline options 'openmp=false vectr-bytes=32': {{.*}}; 'vectr-bytes': did you mean 'vector-bytes'?; kiln-cpu-pipeline takes:
-// MISSPELT-GPU: invalid kiln-gpu-pipeline options 'blok-size=128': {{.*}}; 'blok-size': did you mean 'block-size'?; kiln-gpu-pipeline takes: block-size,
+// MISSPELT-GPU: invalid kiln-gpu-pipeline options 'blok-size=128': {{.*}}; 'blok-size': did you mean 'block-size'?; kiln-gpu-pipeline takes: attention-kernels, block-size,
 // --check-options checks the options alone (the malformed input is never
 // read, no -o is needed): block-size is the GPU pipeline's, not the CPU's.
 // CHECK-ONLY: kiln-compile: invalid kiln-cpu-pipeline options 'block-size=128': <Pass-Options-Parser>: no such option block-size

@@ -30,6 +30,7 @@ namespace fx {
 class GraphOp;
 } // namespace fx
 namespace loop {
+class AttentionOp;
 class KernelOp;
 class ConvolutionOp;
 class MatmulOp;
@@ -67,6 +68,12 @@ struct GraphBufferizationTarget {
   std::function<void(OpBuilder &, loop::MatmulOp node, Value dest,
                      IRMapping &mapping, ValueRange extraArgs)>
       emitMatmul;
+  /// Emits the attention `node` into `dest`, its scores kept on chip; null
+  /// for targets without an attention kernel (bufferization then fails,
+  /// with a diagnostic: kiln-loop-expand-attention expands theirs).
+  std::function<void(OpBuilder &, loop::AttentionOp node, Value dest,
+                     IRMapping &mapping, ValueRange extraArgs)>
+      emitAttention;
   /// Emits the (channels-last) convolution `node` into `dest`; null for
   /// targets without a convolution library (bufferization then fails, with
   /// a diagnostic: kiln-loop-expand-convolutions expands theirs).

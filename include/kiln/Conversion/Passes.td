@@ -239,6 +239,7 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
     "::mlir::vector::VectorDialect",
     "::mlir::scf::SCFDialect",
     "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
     "::mlir::LLVM::LLVMDialect",
     "::mlir::NVVM::NVVMDialect",
   ];

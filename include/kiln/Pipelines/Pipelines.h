@@ -109,6 +109,12 @@ struct LowerToLoopPipelineOptions
                      "convolutions (else window sums or patches and a "
                      "product)"),
       llvm::cl::init(false)};
+  // The GPU pipeline sets it: it has an attention kernel.
+  detail::PassOptions::Option<bool> attentionKernels{
+      *this, "attention-kernels",
+      llvm::cl::desc("Keep the loop.attention nodes that the GPU's attention "
+                     "kernel computes (else products around a softmax)"),
+      llvm::cl::init(false)};
   // The whole pipelines set it: code generation needs every op lowered.
   detail::PassOptions::Option<bool> failOnUnsupported{
       *this, "fail-on-unsupported",
@@ -280,6 +286,13 @@ struct GPUPipelineOptions
       llvm::cl::desc("Run the 1-d and 2-d float convolutions, depthwise ones "
                      "too, with cuDNN, called from the artifact (else as "
                      "window sums or patches and a GEMM)"),
+      llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> attentionKernels{
+      *this, "attention-kernels",
+      llvm::cl::desc("Run attention of f16 and bf16 operands with head sizes "
+                     "of a multiple of 16 up to 128 as Kiln's flash-attention "
+                     "kernel, the scores kept on chip (else products around "
+                     "a softmax kernel)"),
       llvm::cl::init(true)};
   detail::PassOptions::Option<bool> deviceAsserts{
       *this, "device-asserts",

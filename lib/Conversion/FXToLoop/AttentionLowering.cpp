@@ -1,10 +1,13 @@
 //===- AttentionLowering.cpp - Attention ----------------------------------===//
 //
 // Part of Kiln. The CPU's flash attention and its gradient and CUDA's
-// memory-efficient attention (without dropout): the scores' product, a
-// softmax over the keys and the product with the values, which row fusion
-// turns into two products around one kernel, over static or dynamic batches,
-// heads and sequence lengths.
+// memory-efficient attention (without dropout), over static or dynamic
+// batches, heads and sequence lengths: a loop.attention node where neither
+// a mask nor the row statistics are asked for (kiln-loop-expand-attention
+// writes it out for targets without a kernel), else the scores' product, a
+// softmax over the keys and the product with the values
+// (loop::buildAttentionNodes), which row fusion turns into two products
+// around one kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +15,7 @@
 #include "Lowerings.h"
 #include "kiln/Dialect/FX/IR/FXOps.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/AttentionBuilders.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/PatternMatch.h"
@@ -44,79 +48,6 @@ static bool hasAttentionOperands(Value query, Value key, Value value) {
   return !queryType.isDynamicDim(rank - 1);
 }
 
-/// A loop.matmul of type `type` (batched [..., M, N]) from `lhs` and `rhs`,
-/// either read transposed in place; dynamic sizes are read from the
-/// operands (M from lhs, N from rhs, batches from lhs, whose batch sizes
-/// must be the result's: no broadcast 1s).
-static Value createMatmul(OpBuilder &b, Location loc, RankedTensorType type,
-                          Value lhs, Value rhs, bool transposeLhs,
-                          bool transposeRhs) {
-  int64_t rank = type.getRank();
-  SmallVector<Value> dynamicSizes =
-      collectDynamicSizes(type, [&](int64_t dim) -> Value {
-        if (dim == rank - 2)
-          return getDimSize(b, loc, lhs, transposeLhs ? rank - 1 : rank - 2);
-        if (dim == rank - 1)
-          return getDimSize(b, loc, rhs, transposeRhs ? rank - 2 : rank - 1);
-        return getDimSize(b, loc, lhs, dim);
-      });
-  auto matmul = loop::MatmulOp::create(b, loc, type, lhs, rhs, dynamicSizes);
-  if (transposeLhs)
-    matmul.setTransposeLhs(true);
-  if (transposeRhs)
-    matmul.setTransposeRhs(true);
-  return matmul.getResult();
-}
-
-/// The attention scores [B, H, L, S] in `accumulator`: q·kᵀ (a loop.matmul
-/// reading k transposed in place) times `scale` (getAttentionScale), plus
-/// `mask` (broadcast from its trailing dimensions), with keys after the
-/// query's position at -inf when `causal` (PyTorch's top-left alignment).
-static Value buildAttentionScores(OpBuilder &b, Location loc, Value query,
-                                  Value key, Value mask, bool causal,
-                                  double scale, Type accumulator) {
-  auto queryType = cast<RankedTensorType>(query.getType());
-  auto keyType = cast<RankedTensorType>(key.getType());
-  int64_t rank = queryType.getRank();
-  SmallVector<int64_t> shape(queryType.getShape().drop_back());
-  shape.push_back(keyType.getDimSize(rank - 2));
-  auto type = RankedTensorType::get(shape, accumulator);
-  Value products = createMatmul(b, loc, type, query, key,
-                                /*transposeLhs=*/false, /*transposeRhs=*/true);
-  return buildGeneratorNode(
-      b, loc, type, getSizesLike(b, loc, type, products),
-      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-        Value score = arith::MulFOp::create(
-            b, loc, loop::LoadOp::create(b, loc, products, ivs),
-            makeFloat(b, loc, accumulator, scale));
-        if (mask) {
-          auto maskType = cast<RankedTensorType>(mask.getType());
-          int64_t skipped = rank - maskType.getRank();
-          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-          SmallVector<Value> indices;
-          for (int64_t dim = 0; dim < maskType.getRank(); ++dim)
-            indices.push_back(maskType.getDimSize(dim) == 1 &&
-                                      shape[skipped + dim] != 1
-                                  ? zero
-                                  : ivs[skipped + dim]);
-          score = arith::AddFOp::create(
-              b, loc, score,
-              convertScalar(b, loc, loop::LoadOp::create(b, loc, mask, indices),
-                            maskType.getElementType(), accumulator));
-        }
-        if (causal) {
-          Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                              ivs[rank - 1], ivs[rank - 2]);
-          score = arith::SelectOp::create(
-              b, loc, later,
-              makeFloat(b, loc, accumulator,
-                        -std::numeric_limits<double>::infinity()),
-              score);
-        }
-        return score;
-      });
-}
-
 /// The factor of attention's scores: `scaleAttr`, else 1/√E for queries
 /// [..., E].
 static double getAttentionScale(Value query, std::optional<APFloat> scaleAttr) {
@@ -126,50 +57,11 @@ static double getAttentionScale(Value query, std::optional<APFloat> scaleAttr) {
   return 1.0 / std::sqrt(static_cast<double>(type.getShape().back()));
 }
 
-/// Attention's forward math, as PyTorch's kernels compute it in blocks: the
-/// scores (buildAttentionScores), a softmax over the keys with the row
-/// statistics kept, and out = p·v. Row fusion turns the softmax into one
-/// kernel between the two products.
+/// Attention's forward nodes (loop::buildAttentionNodes) and the row
+/// statistics' logsumexp.
 struct AttentionForward {
-  Value output;
-  Value max; // Per query [B, H, L, 1], in `accumulator`.
-  Value sum; // Σ exp(score - max), likewise.
+  loop::AttentionNodes nodes;
   Type accumulator;
-
-  static AttentionForward build(OpBuilder &b, Location loc, Value query,
-                                Value key, Value value, Value mask, bool causal,
-                                std::optional<APFloat> scale,
-                                RankedTensorType outputType) {
-    Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
-    Type accumulator = getNormalizationDtype(b, dtype);
-    Value scores =
-        buildAttentionScores(b, loc, query, key, mask, causal,
-                             getAttentionScale(query, scale), accumulator);
-    auto scoresType = cast<RankedTensorType>(scores.getType());
-    int64_t last = scoresType.getRank() - 1;
-    RankedTensorType statsType =
-        getStatisticsType(scoresType, {last}, accumulator);
-    Value max = buildReduction(b, loc, scores, {last}, /*keepdim=*/true,
-                               CombiningKind::max, statsType);
-    Value exps = buildBroadcastPointwise(
-        b, loc, scoresType, ValueRange{scores, max},
-        TypeRange{accumulator, accumulator}, accumulator,
-        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
-          return math::ExpOp::create(b, loc,
-                                     arith::SubFOp::create(b, loc, e[0], e[1]));
-        });
-    Value sum = buildReduction(b, loc, exps, {last}, /*keepdim=*/true,
-                               CombiningKind::sum, statsType);
-    Value probabilities = buildBroadcastPointwise(
-        b, loc, scoresType.clone(dtype), ValueRange{exps, sum},
-        TypeRange{accumulator, accumulator}, accumulator,
-        [](OpBuilder &b, Location loc, ValueRange e) -> Value {
-          return arith::DivFOp::create(b, loc, e[0], e[1]);
-        });
-    Value output = createMatmul(b, loc, outputType, probabilities, value,
-                                /*transposeLhs=*/false, /*transposeRhs=*/false);
-    return {output, max, sum, accumulator};
-  }
 
   /// logsumexp = max + log Σ exp per query, as `type` [B, H, rows] (its
   /// rows `rows` where dynamic); rows past the L queries (CUDA's kernel pads
@@ -177,6 +69,7 @@ struct AttentionForward {
   /// them.
   Value buildLogsumexp(OpBuilder &b, Location loc, RankedTensorType type,
                        Value rows, bool padsRows) const {
+    Value max = nodes.max, sum = nodes.sum;
     auto maxType = cast<RankedTensorType>(max.getType());
     int64_t queries = maxType.getShape().end()[-2];
     SmallVector<Value> dynamicSizes =
@@ -219,34 +112,50 @@ struct AttentionForward {
   }
 };
 
+/// A loop.attention node of `query`, `key` and `value` into `outputType`.
+static Value createAttentionNode(OpBuilder &b, Location loc, Value query,
+                                 Value key, Value value, bool causal,
+                                 double scale, RankedTensorType outputType) {
+  SmallVector<Value> dynamicSizes;
+  for (int64_t dim = 0; dim < outputType.getRank(); ++dim)
+    if (outputType.isDynamicDim(dim))
+      dynamicSizes.push_back(getDimSize(b, loc, query, dim));
+  auto node = loop::AttentionOp::create(b, loc, outputType, query, key, value,
+                                        dynamicSizes, b.getF64FloatAttr(scale),
+                                        causal ? b.getUnitAttr() : UnitAttr());
+  return node.getResult();
+}
+
 /// The output and logsumexp of attention op `op` (without dropout; its
-/// mask or bias `mask`) as AttentionForward computes them, into the types
-/// of `op`'s results `output` and `logsumexp`; failure where it does not
+/// mask or bias `mask`), into the types of `op`'s results `output` and
+/// `logsumexp`: a loop.attention node where there is no mask and the
+/// logsumexp is empty or unused (it then holds NaNs), else the nodes of
+/// loop::buildAttentionNodes and their logsumexp; failure where it does not
 /// lower.
 template <typename OpTy>
 static FailureOr<std::pair<Value, Value>>
 buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
                       Value output, Value logsumexp) {
-  Value query = op.getQuery(), value = op.getValue();
+  Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
   if (op.getDropoutP().convertToDouble() != 0.0)
     return rewriter.notifyMatchFailure(op, "dropout");
-  if (!hasAttentionOperands(query, op.getKey(), value))
+  if (!hasAttentionOperands(query, key, value))
     return rewriter.notifyMatchFailure(op,
                                        "dynamic head sizes or mixed operands");
   Location loc = op.getLoc();
-  auto forward = AttentionForward::build(
-      rewriter, loc, query, op.getKey(), value, mask, op.getIsCausal(),
-      op.getScale(), cast<RankedTensorType>(output.getType()));
+  auto outputType = cast<RankedTensorType>(output.getType());
   auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
+  double scale = getAttentionScale(query, op.getScale());
   // The CPU's kernel keeps a row per query; CUDA's pads to a multiple of 32
   // (its rows are dynamic only where it computes them).
   constexpr bool padsRows =
       std::is_same_v<OpTy, fx::ScaledDotProductEfficientAttentionOp>;
   // (Without compute_log_sumexp, the verifier makes the rows a static 0.)
-  Value rows;
-  if (logsumexpType.isDynamicDim(logsumexpType.getRank() - 1)) {
-    int64_t rank = cast<RankedTensorType>(query.getType()).getRank();
-    rows = getDimSize(rewriter, loc, query, rank - 2);
+  int64_t rank = cast<RankedTensorType>(query.getType()).getRank();
+  auto getRows = [&]() -> Value {
+    if (!logsumexpType.isDynamicDim(logsumexpType.getRank() - 1))
+      return nullptr;
+    Value rows = getDimSize(rewriter, loc, query, rank - 2);
     if constexpr (padsRows) {
       Value alignment = arith::ConstantIndexOp::create(rewriter, loc, 32);
       rows = arith::MulIOp::create(
@@ -254,14 +163,41 @@ buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
           arith::CeilDivUIOp::create(rewriter, loc, rows, alignment),
           alignment);
     }
+    return rows;
+  };
+  bool emptyStatistics =
+      logsumexpType.hasStaticShape() && logsumexpType.getNumElements() == 0;
+  if (!mask && (emptyStatistics || logsumexp.use_empty())) {
+    Value rows = getRows();
+    SmallVector<Value> statisticsSizes;
+    for (int64_t dim = 0; dim < logsumexpType.getRank(); ++dim)
+      if (logsumexpType.isDynamicDim(dim))
+        statisticsSizes.push_back(dim == logsumexpType.getRank() - 1
+                                      ? rows
+                                      : getDimSize(rewriter, loc, query, dim));
+    Value unused = buildGeneratorNode(
+        rewriter, loc, logsumexpType, statisticsSizes,
+        [&](OpBuilder &b, Location loc, ValueRange) {
+          return makeFloat(b, loc, logsumexpType.getElementType(),
+                           std::numeric_limits<double>::quiet_NaN());
+        });
+    return std::make_pair(createAttentionNode(rewriter, loc, query, key, value,
+                                              op.getIsCausal(), scale,
+                                              outputType),
+                          unused);
   }
-  return std::make_pair(
-      forward.output,
-      forward.buildLogsumexp(rewriter, loc, logsumexpType, rows, padsRows));
+  Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
+  AttentionForward forward{
+      loop::buildAttentionNodes(rewriter, loc, query, key, value, mask,
+                                op.getIsCausal(), scale, outputType),
+      getNormalizationDtype(rewriter, dtype)};
+  return std::make_pair(forward.nodes.output,
+                        forward.buildLogsumexp(rewriter, loc, logsumexpType,
+                                               getRows(), padsRows));
 }
 
 /// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout):
-/// AttentionForward and its logsumexp.
+/// its output and logsumexp (buildAttentionResults).
 struct FlashAttentionForCpuLowering
     : OpRewritePattern<fx::ScaledDotProductFlashAttentionForCpuOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -278,9 +214,10 @@ struct FlashAttentionForCpuLowering
 };
 
 /// Lowers fx.scaled_dot_product_efficient_attention (without dropout), the
-/// math of CUDA's memory-efficient kernel: AttentionForward, its logsumexp
-/// (padded, or empty without `compute_log_sumexp`), and a zero Philox state
-/// (no dropout draws nothing).
+/// math of CUDA's memory-efficient kernel: its output and logsumexp
+/// (buildAttentionResults; the logsumexp padded, or empty without
+/// `compute_log_sumexp`), and a zero Philox state (no dropout draws
+/// nothing).
 struct EfficientAttentionLowering
     : OpRewritePattern<fx::ScaledDotProductEfficientAttentionOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -329,8 +266,8 @@ struct FlashAttentionForCpuBackwardLowering
     Type accumulator = getNormalizationDtype(rewriter, dtype);
     double scale = getAttentionScale(query, op.getScale());
     Value scores =
-        buildAttentionScores(rewriter, loc, query, key, op.getAttnMask(),
-                             op.getIsCausal(), scale, accumulator);
+        loop::buildAttentionScores(rewriter, loc, query, key, op.getAttnMask(),
+                                   op.getIsCausal(), scale, accumulator);
     auto scoresType = cast<RankedTensorType>(scores.getType());
     Value logsumexp = op.getLogsumexp();
     auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
@@ -350,8 +287,8 @@ struct FlashAttentionForCpuBackwardLowering
     Value gradOut = op.getGradOut();
     auto matmul = [&](RankedTensorType type, Value lhs, Value rhs,
                       bool transposeLhs, bool transposeRhs) {
-      return createMatmul(rewriter, loc, type, lhs, rhs, transposeLhs,
-                          transposeRhs);
+      return loop::buildMatmulNode(rewriter, loc, lhs, rhs, type, transposeLhs,
+                                   transposeRhs);
     };
     Value gradValue =
         matmul(cast<RankedTensorType>(op.getGradValue().getType()),

@@ -217,6 +217,15 @@ void emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
                          IRMapping &mapping, StreamOrder &order,
                          ValueRange extraArgs, int64_t tileN, bool tma);
 
+/// Emits `node` (loop::hasAttentionKernel) as Kiln's flash-attention kernel
+/// (AttentionKernels.cpp): a block of 4 warps per 128 queries of a batch
+/// walks the keys in blocks copied into workgroup memory, mma.sync computes
+/// the scores and their probabilities' product with the values, an online
+/// softmax keeps the scores in registers.
+void emitAttentionKernel(OpBuilder &b, loop::AttentionOp node, Value dest,
+                         IRMapping &mapping, StreamOrder &order,
+                         ValueRange extraArgs);
+
 /// Replaces the kernels' float remainders by calls of libdevice's fmod:
 /// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which
 /// NVPTX has no exact instruction for) before its libdevice patterns could

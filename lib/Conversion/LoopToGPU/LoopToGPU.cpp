@@ -5,7 +5,8 @@
 // PointwiseKernels.cpp, TransposeTiles.cpp, RowKernels.cpp and
 // ColumnKernels.cpp), products call the GEMM library (MatmulToGPU.cpp) or,
 // with `matmul-kernels`, run as Kiln's tensor-core kernels
-// (MatmulKernels.cpp), convolutions call the convolution library
+// (MatmulKernels.cpp), attention runs as Kiln's flash-attention kernel
+// (AttentionKernels.cpp), convolutions call the convolution library
 // (ConvolutionToGPU.cpp), and temporaries and copies go on the stream too. The
 // pass that uses it is in LoopToGPUPass.cpp.
 //
@@ -92,6 +93,11 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
           emitKernel();
           order->advance(extraArgs, before);
         });
+  };
+  // (kiln-loop-to-gpu checks that the kernel computes each node.)
+  target.emitAttention = [=](OpBuilder &b, loop::AttentionOp node, Value dest,
+                             IRMapping &mapping, ValueRange extraArgs) {
+    emitAttentionKernel(b, node, dest, mapping, *order, extraArgs);
   };
   target.emitConvolution = [](OpBuilder &b, loop::ConvolutionOp node,
                               Value dest, IRMapping &mapping,

@@ -14,11 +14,13 @@
 
 #include "kiln/Conversion/LoopToGPU/LoopToGPU.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/AttentionBuilders.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -110,6 +112,16 @@ struct ConvertLoopToGPUPass
         return failed(checkGPUMatmul(matmul, matmulKernels))
                    ? WalkResult::interrupt()
                    : WalkResult::advance();
+      if (auto attention = dyn_cast<loop::AttentionOp>(op)) {
+        if (loop::hasAttentionKernel(attention))
+          return WalkResult::advance();
+        attention.emitError(
+            "kiln-loop-to-gpu: no kernel computes this attention (f16 or "
+            "bf16 operands with equal head sizes, a multiple of 16 up to ")
+            << loop::kMaxKernelHeadSize
+            << "): kiln-loop-expand-attention writes it out";
+        return WalkResult::interrupt();
+      }
       if (auto convolution = dyn_cast<loop::ConvolutionOp>(op))
         return failed(checkGPUConvolution(convolution))
                    ? WalkResult::interrupt()

@@ -130,6 +130,54 @@ public:
                             NVVM::LoadCacheModifierKind::CG, bytes);
   }
 
+  /// Four 8x8 matrices of 16-bit elements (ldmatrix x4) from workgroup
+  /// memory: lanes 8q..8q+7 give `address`, the rows of matrix q. Each
+  /// lane receives a register per matrix, the pair of elements it holds in
+  /// an mma.sync fragment: along a row, or along a column with
+  /// `transposed`.
+  SmallVector<Value, 4> loadMatrices(Value address, bool transposed) {
+    Type i32 = b.getI32Type();
+    auto resultType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(4, i32));
+    Value loaded = NVVM::LdMatrixOp::create(
+        b, loc, resultType, address, /*num=*/4,
+        transposed ? NVVM::MMALayout::col : NVVM::MMALayout::row,
+        NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
+        NVVM::LdStMatrixEltType::B16);
+    SmallVector<Value, 4> registers;
+    for (int64_t i = 0; i < 4; ++i)
+      registers.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
+    return registers;
+  }
+
+  /// mma.sync m16n8k16 of `elementType` (f16 or bf16) operands: `a` (4
+  /// registers of pairs, row-major) times `bOperand` (2, column-major) plus
+  /// `sums` (4 f32), which it updates.
+  void multiplyFragment(Type elementType, ArrayRef<Value> a,
+                        ArrayRef<Value> bOperand, MutableArrayRef<Value> sums) {
+    Type f32 = b.getF32Type();
+    auto sumsType =
+        LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
+    bool isBF16 = elementType.isBF16();
+    auto ptxType = isBF16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
+    // f16 operands are pairs of halves; bf16 ones, pairs packed in i32.
+    Type pairType = VectorType::get({2}, b.getF16Type());
+    auto asOperand = [&](Value packed) -> Value {
+      return isBF16 ? packed
+                    : LLVM::BitcastOp::create(b, loc, pairType, packed);
+    };
+    Value product = NVVM::MmaOp::create(
+        b, loc, sumsType, llvm::map_to_vector(a, asOperand),
+        llvm::map_to_vector(bOperand, asOperand), SmallVector<Value>(sums),
+        /*shape=*/{16, 8, 16}, /*b1Op=*/std::nullopt,
+        /*intOverflow=*/std::nullopt,
+        std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
+        std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
+                                       NVVM::MMALayout::col});
+    for (int64_t e = 0; e < 4; ++e)
+      sums[e] = LLVM::ExtractValueOp::create(b, loc, product, e);
+  }
+
   /// The first row and column of the block's tile (`tile`, linear) of the
   /// result, of `tilesM` x `tilesN` tiles of `tileM` x `tileN` per batch,
   /// taken in groups of kTileGroupRows rows of tiles.

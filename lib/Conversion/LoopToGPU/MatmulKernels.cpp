@@ -180,33 +180,12 @@ TensorCoreMatmulEmitter::loadFragment(const OperandTiles &tiles, Value stage,
           b, loc,
           arith::MulIOp::create(b, loc, row, index(tiles.getRowStride())),
           col));
-  Type i32 = b.getI32Type();
-  auto resultType = LLVM::LLVMStructType::getLiteral(b.getContext(),
-                                                     SmallVector<Type>(4, i32));
   // Rows along K are read transposed: each lane gets its pairs along K.
-  auto layout = tiles.rowsAlongK ? NVVM::MMALayout::col : NVVM::MMALayout::row;
-  Value loaded = NVVM::LdMatrixOp::create(
-      b, loc, resultType, offset(tiles.shared, element), /*num=*/4, layout,
-      NVVM::LdStMatrixShapeAttr::get(b.getContext(), 8, 8),
-      NVVM::LdStMatrixEltType::B16);
-  SmallVector<Value, 4> registers;
-  for (int64_t i = 0; i < 4; ++i)
-    registers.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
-  return registers;
+  return loadMatrices(offset(tiles.shared, element), tiles.rowsAlongK);
 }
 
 void TensorCoreMatmulEmitter::multiplyStage(Value stage,
                                             SmallVectorImpl<Value> &sums) {
-  Type f32 = b.getF32Type();
-  auto sumsType =
-      LLVM::LLVMStructType::getLiteral(b.getContext(), {f32, f32, f32, f32});
-  bool isBF16 = elementType.isBF16();
-  auto ptxType = isBF16 ? NVVM::MMATypes::bf16 : NVVM::MMATypes::f16;
-  // f16 operands are pairs of halves; bf16 ones, pairs packed in i32.
-  Type pairType = VectorType::get({2}, b.getF16Type());
-  auto asOperand = [&](Value packed) -> Value {
-    return isBF16 ? packed : LLVM::BitcastOp::create(b, loc, pairType, packed);
-  };
   Value warpRow = arith::MulIOp::create(b, loc, warpM, index(kWarpTileM));
   Value warpCol = arith::MulIOp::create(b, loc, warpN, index(kWarpTileN));
   for (int64_t kOffset = 0; kOffset < kTileK; kOffset += kMmaK) {
@@ -221,21 +200,11 @@ void TensorCoreMatmulEmitter::multiplyStage(Value stage,
           rhs, stage, arith::AddIOp::create(b, loc, warpCol, index(j * kMmaN)),
           kOffset));
     for (int64_t i = 0; i < kFragmentsM; ++i) {
-      SmallVector<Value> a = llvm::map_to_vector(lhsFragments[i], asOperand);
       for (int64_t j = 0; j < kFragmentsN; ++j) {
         ArrayRef<Value> pair = rhsFragments[j / 2];
-        SmallVector<Value> bOperands = {asOperand(pair[(j % 2) * 2]),
-                                        asOperand(pair[(j % 2) * 2 + 1])};
-        MutableArrayRef<Value> c(&sums[(i * kFragmentsN + j) * 4], 4);
-        Value product = NVVM::MmaOp::create(
-            b, loc, sumsType, a, bOperands, SmallVector<Value>(c),
-            /*shape=*/{kMmaM, kMmaN, kMmaK}, /*b1Op=*/std::nullopt,
-            /*intOverflow=*/std::nullopt,
-            std::array<NVVM::MMATypes, 2>{ptxType, ptxType},
-            std::array<NVVM::MMALayout, 2>{NVVM::MMALayout::row,
-                                           NVVM::MMALayout::col});
-        for (int64_t e = 0; e < 4; ++e)
-          c[e] = LLVM::ExtractValueOp::create(b, loc, product, e);
+        multiplyFragment(
+            elementType, lhsFragments[i], pair.slice((j % 2) * 2, 2),
+            MutableArrayRef<Value>(&sums[(i * kFragmentsN + j) * 4], 4));
       }
     }
   }

@@ -428,8 +428,17 @@ def capture(fn: Callable, example_inputs: Sequence[Any], *,
     With `math_attention`, ``scaled_dot_product_attention`` (torch 2.x)
     traces as its math, matrix products around a softmax, rather than as
     the op of a fused kernel: Kiln lowers those ops for static sizes only.
+    Otherwise, on CUDA, it traces as the memory-efficient kernel's op where
+    that kernel takes the call, else as its math: Kiln lowers both, and not
+    the flash and cuDNN kernels' ops.
     """
-    with _TRACING_LOCK, _math_attention() if math_attention else contextlib.nullcontext():
+    if math_attention:
+        attention = _math_attention()
+    elif any(isinstance(t, torch.Tensor) and t.is_cuda for t in example_inputs):
+        attention = _efficient_attention()
+    else:
+        attention = contextlib.nullcontext()
+    with _TRACING_LOCK, attention:
         gm = _trace(fn, example_inputs)
         if any(n.op == "call_function" and _writes_an_argument(n) for n in gm.graph.nodes):
             try:
@@ -479,6 +488,17 @@ def _math_attention() -> contextlib.AbstractContextManager:
     if choose is None or _TORCH_MAJOR < 2:
         return contextlib.nullcontext()
     return choose(enable_flash=False, enable_mem_efficient=False, enable_math=True)
+
+
+def _efficient_attention() -> contextlib.AbstractContextManager:
+    """Makes scaled_dot_product_attention choose the memory-efficient
+    kernel, else its math (torch 2.3 and later; others choose as they
+    would)."""
+    try:
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+        return sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
+    except (ImportError, TypeError):
+        return contextlib.nullcontext()
 
 
 def _functionalize(fn: Callable) -> Callable:

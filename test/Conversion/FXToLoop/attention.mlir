@@ -80,12 +80,35 @@ fx.graph @efficient_attention(%q: tensor<2x4x40x16xf16>, %k: tensor<2x4x24x16xf1
 
 // -----
 
-// Without compute_log_sumexp the logsumexp is empty.
+// Without compute_log_sumexp the logsumexp is empty, and without a mask
+// the node is loop.attention (kiln-loop-expand-attention writes it out for
+// targets without a kernel).
 // CHECK-LABEL: fx.graph @efficient_attention_without_logsumexp
-// CHECK: loop.pointwise : tensor<1x2x0xf32>
+// CHECK-SAME: (%[[Q:.+]]: tensor<1x2x8x16xbf16>)
+// CHECK-NOT: loop.matmul
+// CHECK-DAG: %[[O:.+]] = loop.attention %[[Q]], %[[Q]], %[[Q]] {causal, scale = 2.500000e-01 : f64} : tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16> -> tensor<1x2x8x16xbf16>
+// CHECK-DAG: %[[LSE:.+]] = loop.pointwise : tensor<1x2x0xf32>
+// CHECK: fx.output %[[O]], %[[LSE]]
 fx.graph @efficient_attention_without_logsumexp(%q: tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x0xf32>) {
   %0:4 = fx.scaled_dot_product_efficient_attention %q, %q, %q {compute_log_sumexp = false, is_causal = true} : (tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>, tensor<1x2x8x16xbf16>) -> (tensor<1x2x8x16xbf16>, tensor<1x2x0xf32>, tensor<si64>, tensor<si64>)
   fx.output %0#0, %0#1 : tensor<1x2x8x16xbf16>, tensor<1x2x0xf32>
+}
+
+// -----
+
+// The CPU's flash attention whose logsumexp nothing reads is loop.attention
+// too; dynamic sizes come from the queries.
+// CHECK-LABEL: fx.graph @flash_attention_output_only
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x2x?x32xf32>, %[[K:.+]]: tensor<?x2x?x32xf32>)
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-DAG: %[[C2:.+]] = arith.constant 2 : index
+// CHECK-DAG: %[[B:.+]] = tensor.dim %[[Q]], %[[C0]]
+// CHECK-DAG: %[[L:.+]] = tensor.dim %[[Q]], %[[C2]]
+// CHECK: loop.attention(%[[B]], %[[L]]) %[[Q]], %[[K]], %[[K]] {scale = 5.000000e-01 : f64} : tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32> -> tensor<?x2x?x32xf32>
+// CHECK-NOT: loop.matmul
+fx.graph @flash_attention_output_only(%q: tensor<?x2x?x32xf32>, %k: tensor<?x2x?x32xf32>) -> tensor<?x2x?x32xf32> {
+  %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %k {scale = 0.5 : f64} : (tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>, tensor<?x2x?x32xf32>) -> (tensor<?x2x?x32xf32>, tensor<?x2x?xf32>)
+  fx.output %0#0 : tensor<?x2x?x32xf32>
 }
 
 // -----

@@ -541,3 +541,77 @@ fx.graph @convolution_channels_last_dynamic_channels(%x: tensor<1x8x8x?xf32>, %w
   %y = loop.convolution %x, %w {channels_last, stride = array<i64: 1, 1>, padding = array<i64: 0, 0>, dilation = array<i64: 1, 1>, groups = 1} : tensor<1x8x8x?xf32>, tensor<4x3x3x3xf32> -> tensor<1x6x6x4xf32>
   fx.output %y : tensor<1x6x6x4xf32>
 }
+
+// -----
+
+fx.graph @attention_rank(%q: tensor<8xbf16>, %k: tensor<4x8xbf16>) -> tensor<8xbf16> {
+  // expected-error @+1 {{'loop.attention' op attends with 'tensor<8xbf16>', 'tensor<4x8xbf16>' and 'tensor<4x8xbf16>' into 'tensor<8xbf16>': all four must have the same rank, at least 2}}
+  %o = loop.attention %q, %k, %k {scale = 1.0 : f64} : tensor<8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<8xbf16>
+  fx.output %o : tensor<8xbf16>
+}
+
+// -----
+
+fx.graph @attention_integers(%q: tensor<2x8xi32>) -> tensor<2x8xi32> {
+  // expected-error @+1 {{'loop.attention' op attends with 'i32' elements; only floating-point ones are supported}}
+  %o = loop.attention %q, %q, %q {scale = 1.0 : f64} : tensor<2x8xi32>, tensor<2x8xi32>, tensor<2x8xi32> -> tensor<2x8xi32>
+  fx.output %o : tensor<2x8xi32>
+}
+
+// -----
+
+fx.graph @attention_mixed(%q: tensor<2x8xbf16>, %k: tensor<3x8xf16>) -> tensor<2x8xbf16> {
+  // expected-error @+1 {{'loop.attention' op attends with 'bf16' queries, 'f16' keys and 'f16' values into 'bf16' elements: the element types must be equal}}
+  %o = loop.attention %q, %k, %k {scale = 1.0 : f64} : tensor<2x8xbf16>, tensor<3x8xf16>, tensor<3x8xf16> -> tensor<2x8xbf16>
+  fx.output %o : tensor<2x8xbf16>
+}
+
+// -----
+
+fx.graph @attention_dynamic_head(%q: tensor<2x?xf32>, %k: tensor<3x?xf32>) -> tensor<2x?xf32> {
+  %c1 = arith.constant 1 : index
+  %e = tensor.dim %q, %c1 : tensor<2x?xf32>
+  // expected-error @+1 {{'loop.attention' op has dynamic head sizes; they must be static}}
+  %o = loop.attention(%e) %q, %k, %k {scale = 1.0 : f64} : tensor<2x?xf32>, tensor<3x?xf32>, tensor<3x?xf32> -> tensor<2x?xf32>
+  fx.output %o : tensor<2x?xf32>
+}
+
+// -----
+
+fx.graph @attention_missing_size(%q: tensor<?x8xf32>, %k: tensor<3x8xf32>) -> tensor<?x8xf32> {
+  // expected-error @+1 {{'loop.attention' op has 0 dynamic sizes, but its result 'tensor<?x8xf32>' has 1 dynamic dimensions}}
+  %o = loop.attention %q, %k, %k {scale = 1.0 : f64} : tensor<?x8xf32>, tensor<3x8xf32>, tensor<3x8xf32> -> tensor<?x8xf32>
+  fx.output %o : tensor<?x8xf32>
+}
+
+// -----
+
+fx.graph @attention_batches(%q: tensor<2x4x8xf32>, %k: tensor<3x5x8xf32>) -> tensor<2x4x8xf32> {
+  // expected-error @+1 {{'loop.attention' op has batch dimension 0 of sizes 2, 3, 3 and 2 in query, key, value and result; they must be equal}}
+  %o = loop.attention %q, %k, %k {scale = 1.0 : f64} : tensor<2x4x8xf32>, tensor<3x5x8xf32>, tensor<3x5x8xf32> -> tensor<2x4x8xf32>
+  fx.output %o : tensor<2x4x8xf32>
+}
+
+// -----
+
+fx.graph @attention_head_sizes(%q: tensor<4x8xf32>, %k: tensor<5x16xf32>) -> tensor<4x16xf32> {
+  // expected-error @+1 {{'loop.attention' op scores queries of 8 elements against keys of 16; they must be equal}}
+  %o = loop.attention %q, %k, %k {scale = 1.0 : f64} : tensor<4x8xf32>, tensor<5x16xf32>, tensor<5x16xf32> -> tensor<4x16xf32>
+  fx.output %o : tensor<4x16xf32>
+}
+
+// -----
+
+fx.graph @attention_values(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %v: tensor<6x8xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'loop.attention' op has 5 keys but 6 values}}
+  %o = loop.attention %q, %k, %v {scale = 1.0 : f64} : tensor<4x8xf32>, tensor<5x8xf32>, tensor<6x8xf32> -> tensor<4x8xf32>
+  fx.output %o : tensor<4x8xf32>
+}
+
+// -----
+
+fx.graph @attention_result(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %v: tensor<5x16xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'loop.attention' op computes 4 queries' sums of 16 values into 'tensor<4x8xf32>'}}
+  %o = loop.attention %q, %k, %v {scale = 1.0 : f64} : tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x16xf32> -> tensor<4x8xf32>
+  fx.output %o : tensor<4x8xf32>
+}

@@ -205,3 +205,20 @@ fx.graph @channels_last_convolution(%x: tensor<?x9x9x4xbf16>, %w: tensor<6x3x3x2
   %y = loop.convolution(%n) %x, %w {channels_last, dilation = array<i64: 1, 1>, groups = 2 : i64, padding = array<i64: 1, 1>, stride = array<i64: 1, 1>} : tensor<?x9x9x4xbf16>, tensor<6x3x3x2xbf16> -> tensor<?x9x9x6xbf16>
   fx.output %y : tensor<?x9x9x6xbf16>
 }
+
+// -----
+
+// Attention: dynamic batches and sequence lengths, static head sizes; a
+// causal one keeps its attribute.
+// CHECK-LABEL: fx.graph @attention
+// CHECK: loop.attention(%{{.+}}, %{{.+}}) %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 1.250000e-01 : f64} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x32xbf16> -> tensor<?x4x?x32xbf16>
+// CHECK: loop.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 5.000000e-01 : f64} : tensor<8x16xf32>, tensor<5x16xf32>, tensor<5x16xf32> -> tensor<8x16xf32>
+fx.graph @attention(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: tensor<?x4x?x32xbf16>, %a: tensor<8x16xf32>, %b: tensor<5x16xf32>) -> (tensor<?x4x?x32xbf16>, tensor<8x16xf32>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %q, %c0 : tensor<?x4x?x64xbf16>
+  %l = tensor.dim %q, %c2 : tensor<?x4x?x64xbf16>
+  %o = loop.attention(%n, %l) %q, %k, %v {scale = 0.125 : f64, causal} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x32xbf16> -> tensor<?x4x?x32xbf16>
+  %p = loop.attention %a, %b, %b {scale = 0.5 : f64} : tensor<8x16xf32>, tensor<5x16xf32>, tensor<5x16xf32> -> tensor<8x16xf32>
+  fx.output %o, %p : tensor<?x4x?x32xbf16>, tensor<8x16xf32>
+}

@@ -564,6 +564,72 @@ LogicalResult MatmulOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
+// AttentionOp
+//===----------------------------------------------------------------------===//
+
+FloatType AttentionOp::getAccumulatorType() {
+  auto query = cast<RankedTensorType>(getQuery().getType());
+  Builder b(getContext());
+  return query.getElementType().isF64() ? b.getF64Type() : b.getF32Type();
+}
+
+LogicalResult AttentionOp::verify() {
+  RankedTensorType result = getResultType();
+  auto query = cast<RankedTensorType>(getQuery().getType());
+  auto key = cast<RankedTensorType>(getKey().getType());
+  auto value = cast<RankedTensorType>(getValue().getType());
+  int64_t rank = result.getRank();
+  if (rank < 2 || query.getRank() != rank || key.getRank() != rank ||
+      value.getRank() != rank)
+    return emitOpError("attends with ")
+           << query << ", " << key << " and " << value << " into " << result
+           << ": all four must have the same rank, at least 2";
+  Type element = query.getElementType();
+  if (!isa<FloatType>(element))
+    return emitOpError("attends with ")
+           << element << " elements; only floating-point ones are supported";
+  if (key.getElementType() != element || value.getElementType() != element ||
+      result.getElementType() != element)
+    return emitOpError("attends with ")
+           << element << " queries, " << key.getElementType() << " keys and "
+           << value.getElementType() << " values into "
+           << result.getElementType()
+           << " elements: the element types must be equal";
+  if (query.isDynamicDim(rank - 1) || key.isDynamicDim(rank - 1) ||
+      value.isDynamicDim(rank - 1))
+    return emitOpError("has dynamic head sizes; they must be static");
+  int64_t numDynamic = result.getNumDynamicDims();
+  if (static_cast<int64_t>(getDynamicSizes().size()) != numDynamic)
+    return emitOpError("has ")
+           << getDynamicSizes().size() << " dynamic sizes, but its result "
+           << result << " has " << numDynamic << " dynamic dimensions";
+  for (int64_t dim = 0; dim < rank - 2; ++dim) {
+    int64_t size = result.getDimSize(dim);
+    if (!isCompatibleSize(query.getDimSize(dim), size) ||
+        !isCompatibleSize(key.getDimSize(dim), size) ||
+        !isCompatibleSize(value.getDimSize(dim), size))
+      return emitOpError("has batch dimension ")
+             << dim << " of sizes " << query.getDimSize(dim) << ", "
+             << key.getDimSize(dim) << ", " << value.getDimSize(dim) << " and "
+             << size << " in query, key, value and result; they must be equal";
+  }
+  if (query.getDimSize(rank - 1) != key.getDimSize(rank - 1))
+    return emitOpError("scores queries of ")
+           << query.getDimSize(rank - 1) << " elements against keys of "
+           << key.getDimSize(rank - 1) << "; they must be equal";
+  if (!isCompatibleSize(key.getDimSize(rank - 2), value.getDimSize(rank - 2)))
+    return emitOpError("has ") << key.getDimSize(rank - 2) << " keys but "
+                               << value.getDimSize(rank - 2) << " values";
+  if (!isCompatibleSize(query.getDimSize(rank - 2),
+                        result.getDimSize(rank - 2)) ||
+      value.getDimSize(rank - 1) != result.getDimSize(rank - 1))
+    return emitOpError("computes ")
+           << query.getDimSize(rank - 2) << " queries' sums of "
+           << value.getDimSize(rank - 1) << " values into " << result;
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // LoadOp
 //===----------------------------------------------------------------------===//
 

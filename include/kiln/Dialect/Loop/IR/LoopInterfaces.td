@@ -14,7 +14,7 @@ def Loop_NodeOpInterface : OpInterface<"LoopNodeOpInterface"> {
   let description = [{
     A tensor node of the loop dialect: an op that defines one ranked tensor
     over an index space (`loop.pointwise`, `loop.reduce`, `loop.scatter`,
-    `loop.matmul`). Its result's dynamic sizes are operands of the node, so
+    `loop.matmul`, `loop.convolution`, `loop.attention`). Its result's dynamic sizes are operands of the node, so
     that asking a tensor's size never needs the node's elements.
   }];
   let methods = [

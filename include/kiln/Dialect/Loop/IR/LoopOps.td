@@ -258,6 +258,59 @@ def Loop_MatmulOp : Loop_Op<"matmul", [
   }];
 }
 
+def Loop_AttentionOp : Loop_Op<"attention", [
+    Pure, Loop_NodeOpInterface
+  ]> {
+  let summary = "Scaled dot-product attention, its scores kept on chip";
+  let description = [{
+    For queries `[b..., L, E]`, keys `[b..., S, E]` and values `[b...,
+    S, Ev]`, `result[b..., i, :]` is the sum over keys `j` of `p[i, j] *
+    value[b..., j, :]`, where `p[i, :]` is the softmax over the keys of
+    `scale * dot(query[b..., i, :], key[b..., j, :])`. With `causal`, key
+    `j` is hidden from query `i` where `j > i` (PyTorch's top-left
+    alignment). Scores, their softmax and the sums are f32 for 16-bit
+    operands (f64 for f64); the result holds the sums rounded to the
+    operands' element type. The batch dimensions and the sequence lengths
+    `L` and `S` may be dynamic, the head sizes `E` and `Ev` are static;
+    `dynamic_sizes` are the result's dynamic sizes, in order.
+
+    The node is what a code generator computes in one kernel that never
+    writes the scores (flash attention). Like `loop.matmul` it has no body;
+    `kiln-loop-expand-attention` rewrites it into its products and softmax
+    (`loop.matmul`, `loop.reduce` and `loop.pointwise` nodes) where the
+    target has no kernel for it.
+
+    ```mlir
+    %o = loop.attention(%b, %l) %q, %k, %v {scale = 0.125 : f64, causal}
+        : tensor<?x16x?x64xbf16>, tensor<?x16x?x64xbf16>,
+          tensor<?x16x?x64xbf16> -> tensor<?x16x?x64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
+                       AnyRankedTensor:$value, Variadic<Index>:$dynamic_sizes,
+                       F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs AnyRankedTensor:$result);
+  let assemblyFormat = [{
+    (`(` $dynamic_sizes^ `)`)? $query `,` $key `,` $value attr-dict `:`
+    type($query) `,` type($key) `,` type($value) `->` type($result)
+  }];
+  let hasVerifier = 1;
+
+  let extraClassDeclaration = [{
+    ::mlir::RankedTensorType getResultType() {
+      return ::llvm::cast<::mlir::RankedTensorType>(getResult().getType());
+    }
+    ::llvm::SmallVector<int64_t> getIndexSpaceShape() {
+      return ::llvm::to_vector(getResultType().getShape());
+    }
+    /// The number of leading batch dimensions.
+    int64_t getNumBatchDims() { return getResultType().getRank() - 2; }
+    /// The type scores and sums are computed in: f64 for f64 operands,
+    /// else f32.
+    ::mlir::FloatType getAccumulatorType();
+  }];
+}
+
 def Loop_ConvolutionOp : Loop_Op<"convolution", [
     Pure, Loop_NodeOpInterface
   ]> {

@@ -19,6 +19,7 @@ namespace mlir::kiln::loop {
 // The options of kiln-loop-inline and kiln-loop-split-reductions are their
 // libraries' (Inlining.h, SplitReductions.h).
 #define GEN_PASS_DECL_CHANNELSLASTPASS
+#define GEN_PASS_DECL_EXPANDATTENTIONPASS
 #define GEN_PASS_DECL_EXPANDCONVOLUTIONSPASS
 #define GEN_PASS_DECL_FUSEEPILOGUESPASS
 #define GEN_PASS_DECL_FUSEROWSPASS

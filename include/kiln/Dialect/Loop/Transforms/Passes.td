@@ -355,6 +355,49 @@ def ExpandConvolutionsPass : Pass<"kiln-loop-expand-convolutions"> {
   ];
 }
 
+def ExpandAttentionPass : Pass<"kiln-loop-expand-attention"> {
+  let summary = "Writes loop.attention out as products and a softmax";
+  let description = [{
+    Rewrites each `loop.attention` into the scores' `loop.matmul` (reading
+    the keys transposed), a node that scales them (and hides later keys
+    when causal), the softmax's row maximum and sum (`loop.reduce`), the
+    probabilities rounded to the operands' type, and their `loop.matmul`
+    with the values: what row fusion turns into two products around one
+    row kernel, on targets without an attention kernel.
+
+    With `kernels` (the GPU pipeline's `attention-kernels`), the nodes that
+    the GPU's attention kernel computes are kept: f16 and bf16 operands
+    whose query, key and value head sizes are equal, a multiple of 16 and
+    at most 128.
+
+    Before:
+    ```mlir
+    %o = loop.attention %q, %k, %v {scale = 0.125 : f64}
+        : tensor<2x8x64xf32>, tensor<2x16x64xf32>, tensor<2x16x64xf32>
+        -> tensor<2x8x64xf32>
+    ```
+    After:
+    ```mlir
+    %s = loop.matmul %q, %k {transpose_rhs} : ... -> tensor<2x8x16xf32>
+    %scaled = loop.pointwise : tensor<2x8x16xf32> { ... }
+    %max = loop.reduce "max" ... : tensor<2x8x1xf32>
+    %e = loop.pointwise : tensor<2x8x16xf32> { ... }  // exp(s - max)
+    %sum = loop.reduce "sum" ... : tensor<2x8x1xf32>
+    %p = loop.pointwise : tensor<2x8x16xf32> { ... }  // e / sum
+    %o = loop.matmul %p, %v : ... -> tensor<2x8x64xf32>
+    ```
+  }];
+  let options = [
+    Option<"kernels", "kernels", "bool", /*default=*/"false",
+           "Keep the nodes that the GPU's attention kernel computes">,
+  ];
+  let dependentDialects = [
+    "::mlir::kiln::loop::LoopDialect",
+    "::mlir::arith::ArithDialect",
+    "::mlir::math::MathDialect",
+  ];
+}
+
 def ChannelsLastPass : Pass<"kiln-loop-channels-last"> {
   let summary = "Stores image nodes channels-last around library convolutions "
                 "and channels-last images";

@@ -1,0 +1,61 @@
+//===- AttentionBuilders.h - Attention as products and a softmax -*- C++
+//-*-===//
+//
+// Part of Kiln. Attention written out in loop nodes: the scores' product, a
+// softmax over the keys with its row statistics, and the product with the
+// values. Row fusion turns the softmax into one kernel between the two
+// products. The attention ops' lowerings use it where a mask or the
+// statistics are asked for, and kiln-loop-expand-attention for a
+// loop.attention that the target has no kernel for.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef KILN_DIALECT_LOOP_UTILS_ATTENTIONBUILDERS_H
+#define KILN_DIALECT_LOOP_UTILS_ATTENTIONBUILDERS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+
+namespace mlir::kiln::loop {
+class AttentionOp;
+
+/// Query, key and value head sizes that the GPU's attention kernel takes:
+/// equal, a multiple of 16, at most this.
+inline constexpr int64_t kMaxKernelHeadSize = 128;
+
+/// Whether the GPU's attention kernel computes `node`: f16 or bf16
+/// operands whose head sizes are equal, a multiple of 16 and at most
+/// kMaxKernelHeadSize.
+bool hasAttentionKernel(AttentionOp node);
+
+/// The attention scores [B..., L, S] in `accumulator`: query·keyᵀ (a
+/// loop.matmul reading the keys transposed in place) times `scale`, plus
+/// `mask` if given (broadcast from its trailing dimensions), with keys after
+/// the query's position at -inf when `causal` (PyTorch's top-left
+/// alignment).
+Value buildAttentionScores(OpBuilder &b, Location loc, Value query, Value key,
+                           Value mask, bool causal, double scale,
+                           Type accumulator);
+
+/// Attention's forward nodes, as PyTorch's kernels compute it in blocks.
+struct AttentionNodes {
+  /// The result, of the type asked for.
+  Value output;
+  /// Per query [B..., L, 1], in the accumulator type: the scores' maximum
+  /// and Σ exp(score - max).
+  Value max, sum;
+};
+
+/// Builds attention of `query`, `key` and `value` ([B..., L, E], [B..., S,
+/// E], [B..., S, Ev]) into `outputType` ([B..., L, Ev]): the scores
+/// (buildAttentionScores), their softmax in the accumulator type (f32 for
+/// 16-bit elements) rounded to the operands' type, and its product with the
+/// values.
+AttentionNodes buildAttentionNodes(OpBuilder &b, Location loc, Value query,
+                                   Value key, Value value, Value mask,
+                                   bool causal, double scale,
+                                   RankedTensorType outputType);
+
+} // namespace mlir::kiln::loop
+
+#endif // KILN_DIALECT_LOOP_UTILS_ATTENTIONBUILDERS_H

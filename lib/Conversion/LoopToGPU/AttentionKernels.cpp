@@ -1,0 +1,537 @@
+//===- AttentionKernels.cpp - Flash attention on tensor cores -------------===//
+//
+// Part of Kiln. A loop.attention node (loop::hasAttentionKernel) runs as one
+// kernel that never writes its scores (flash attention's forward pass).
+//
+// A block of 4 warps takes 128 queries of one batch and walks the keys in
+// blocks of 64 (32 for head sizes above 64). The queries are copied into
+// workgroup memory once; each block of keys and values with cp.async,
+// double-buffered, so that the next block loads while this one multiplies.
+// Each warp owns 32 queries. mma.sync m16n8k16 computes their scores
+// against the block's keys in f32 (ldmatrix reads the keys as they are
+// stored, [keys, head], which is the column-major operand the product
+// needs). An online softmax keeps each row's running maximum and total:
+// when the maximum grows, the sums so far are scaled down by the change.
+// The probabilities, rounded to the operands' type, multiply the values
+// straight from the score registers (an accumulator fragment's layout is
+// the next product's operand's), the values read transposed by ldmatrix.
+// The sums are divided by the rows' totals once, at the end.
+//
+// Scores are in base 2: the scale is multiplied by log2(e) once, so that
+// each probability is one FMA and one exp2. Only key blocks past the keys' end
+// or crossing a causal diagonal mask their scores, and causal blocks stop at
+// their last query's key; blocks take the longest causal rows first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPUKernels.h"
+#include "MatmulKernelSupport.h"
+
+#include "kiln/Codegen/GraphBufferization.h"
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/AttentionBuilders.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+
+namespace {
+constexpr int64_t kWarps = 4;
+constexpr int64_t kThreads = kWarps * kWarpSize;
+/// m16 fragments of queries per warp, and the queries of a warp and of a
+/// block.
+constexpr int64_t kFragmentsM = 2;
+constexpr int64_t kWarpQueries = 16 * kFragmentsM;
+constexpr int64_t kBlockQueries = kWarps * kWarpQueries;
+/// Elements that pad each workgroup row, so that the 8 rows an ldmatrix
+/// reads fall in distinct banks.
+constexpr int64_t kPad = 8;
+
+/// Emits one attention kernel (emitAttentionKernel).
+class AttentionKernelEmitter : MatmulKernelBuilder {
+public:
+  AttentionKernelEmitter(OpBuilder &b, loop::AttentionOp node,
+                         const IRMapping &mapping)
+      : MatmulKernelBuilder(b, node.getLoc()), node(node), mapping(mapping),
+        align(b, loc) {
+    auto queryType = cast<RankedTensorType>(node.getQuery().getType());
+    elementType = queryType.getElementType();
+    head = queryType.getShape().back();
+    blockKeys = head <= 64 ? 64 : 32;
+    // Above 64, the queries' fragments would take 64 registers more: they
+    // are read from workgroup memory for each block of keys instead.
+    queriesInRegisters = head <= 64;
+  }
+
+  void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
+
+private:
+  int64_t getRowStride() const { return head + kPad; }
+  int64_t getKeyStageElements() const { return blockKeys * getRowStride(); }
+
+  /// Copies rows [`firstRow`, `firstRow` + `tileRows`) of the matrix at
+  /// `global` (!llvm.ptr<1>) of `rows` x head elements into workgroup
+  /// memory at `shared` (!llvm.ptr<3>), zeros past its last row.
+  void copyRows(Value global, Value rows, Value firstRow, int64_t tileRows,
+                Value shared);
+
+  /// The fragments that the warp's m16 fragment `m` of queries multiplies
+  /// at head offset `k`, from workgroup memory.
+  SmallVector<Value, 4> loadQueries(int64_t m, int64_t k);
+
+  /// Adds the scores of the warp's queries against the key block in stage
+  /// `stage` to `scores` (kFragmentsM x blockKeys / 8 x 4 accumulators).
+  void multiplyKeys(Value stage, ArrayRef<SmallVector<Value, 4>> queries,
+                    SmallVectorImpl<Value> &scores);
+
+  /// Adds the probabilities `p` (as `scores`) times the value block in
+  /// stage `stage` to `sums` (kFragmentsM x head / 8 x 4 accumulators).
+  void multiplyValues(Value stage, ArrayRef<Value> p,
+                      SmallVectorImpl<Value> &sums);
+
+  /// Combines `value` across the 4 lanes that hold a row's scores.
+  Value combineQuad(Value value, bool isMax);
+
+  loop::AttentionOp node;
+  const IRMapping &mapping;
+  AlignedViews align;
+  Type elementType;
+  int64_t head, blockKeys;
+  bool queriesInRegisters;
+  /// The thread's index in the block, its lane and warp; the row (g) and column
+  /// pair (2c) of an accumulator fragment the lane holds.
+  Value thread, lane, warp, fragmentRow, fragmentColumn;
+  /// Each lane's ldmatrix address within a 16x16 fragment, in elements: of
+  /// an operand read as stored (queries, values), and of keys.
+  Value laneOffset, keyLaneOffset;
+  Value queriesShared, keysShared, valuesShared;
+};
+} // namespace
+
+void AttentionKernelEmitter::copyRows(Value global, Value rows, Value firstRow,
+                                      int64_t tileRows, Value shared) {
+  int64_t piecesPerRow = head / kCopyElements;
+  int64_t pieces = tileRows * piecesPerRow;
+  Value cols = index(head);
+  for (int64_t first = 0; first < pieces; first += kThreads) {
+    Value piece = add(thread, index(first));
+    auto copy = [&] {
+      Value row = div(piece, piecesPerRow);
+      Value col = mul(rem(piece, piecesPerRow), index(kCopyElements));
+      Value target = offset(shared, add(mul(row, index(getRowStride())), col));
+      copyPiece(global, rows, cols, add(firstRow, row), col, target);
+    };
+    if (first + kThreads <= pieces) {
+      copy();
+      continue;
+    }
+    auto inside = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, piece,
+                              index(pieces)),
+        /*withElse=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&inside.getThenRegion().front());
+    copy();
+  }
+}
+
+SmallVector<Value, 4> AttentionKernelEmitter::loadQueries(int64_t m,
+                                                          int64_t k) {
+  Value row = add(mul(warp, index(kWarpQueries)), index(m * 16));
+  Value element =
+      add(add(mul(row, index(getRowStride())), index(k)), laneOffset);
+  return loadMatrices(offset(queriesShared, element), /*transposed=*/false);
+}
+
+void AttentionKernelEmitter::multiplyKeys(
+    Value stage, ArrayRef<SmallVector<Value, 4>> queries,
+    SmallVectorImpl<Value> &scores) {
+  int64_t fragmentsN = blockKeys / 8;
+  Value stageStart =
+      add(mul(stage, index(getKeyStageElements())), keyLaneOffset);
+  for (int64_t k = 0; k < head; k += 16) {
+    SmallVector<SmallVector<Value, 4>> a;
+    for (int64_t m = 0; m < kFragmentsM; ++m)
+      a.push_back(queriesInRegisters ? queries[m * (head / 16) + k / 16]
+                                     : loadQueries(m, k));
+    // One ldmatrix reads the keys of two n8 fragments: their rows are the
+    // product's columns.
+    for (int64_t n = 0; n < fragmentsN; n += 2) {
+      SmallVector<Value, 4> keys = loadMatrices(
+          offset(keysShared,
+                 add(stageStart, index(n * 8 * getRowStride() + k))),
+          /*transposed=*/false);
+      for (int64_t m = 0; m < kFragmentsM; ++m)
+        for (int64_t half = 0; half < 2; ++half)
+          multiplyFragment(elementType, a[m],
+                           ArrayRef<Value>(keys).slice(half * 2, 2),
+                           MutableArrayRef<Value>(
+                               &scores[(m * fragmentsN + n + half) * 4], 4));
+    }
+  }
+}
+
+void AttentionKernelEmitter::multiplyValues(Value stage, ArrayRef<Value> p,
+                                            SmallVectorImpl<Value> &sums) {
+  int64_t fragmentsN = blockKeys / 8, fragmentsHead = head / 8;
+  Type f32 = b.getF32Type();
+  auto pairType = VectorType::get({2}, elementType);
+  // Two f32 probabilities rounded into one register of a pair.
+  auto pack = [&](Value low, Value high) -> Value {
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, f32), ValueRange{low, high});
+    return LLVM::BitcastOp::create(
+        b, loc, b.getI32Type(),
+        arith::TruncFOp::create(b, loc, pairType, pair));
+  };
+  Value stageStart = add(mul(stage, index(getKeyStageElements())), laneOffset);
+  for (int64_t k = 0; k < blockKeys; k += 16) {
+    // The score fragments of keys k..k+7 and k+8..k+15 are the lhs
+    // fragment of the probabilities' product: rows g and g + 8 of each.
+    SmallVector<SmallVector<Value, 4>> a;
+    for (int64_t m = 0; m < kFragmentsM; ++m) {
+      const Value *low = &p[(m * fragmentsN + k / 8) * 4];
+      const Value *high = low + 4;
+      a.push_back({pack(low[0], low[1]), pack(low[2], low[3]),
+                   pack(high[0], high[1]), pack(high[2], high[3])});
+    }
+    for (int64_t n = 0; n < fragmentsHead; n += 2) {
+      SmallVector<Value, 4> values = loadMatrices(
+          offset(valuesShared,
+                 add(stageStart, index(k * getRowStride() + n * 8))),
+          /*transposed=*/true);
+      for (int64_t m = 0; m < kFragmentsM; ++m)
+        for (int64_t half = 0; half < 2; ++half)
+          multiplyFragment(elementType, a[m],
+                           ArrayRef<Value>(values).slice(half * 2, 2),
+                           MutableArrayRef<Value>(
+                               &sums[(m * fragmentsHead + n + half) * 4], 4));
+    }
+  }
+}
+
+Value AttentionKernelEmitter::combineQuad(Value value, bool isMax) {
+  Value width = arith::ConstantIntOp::create(b, loc, kWarpSize, 32);
+  for (int64_t distance : {1, 2}) {
+    Value other =
+        gpu::ShuffleOp::create(
+            b, loc, value, arith::ConstantIntOp::create(b, loc, distance, 32),
+            width, gpu::ShuffleMode::XOR)
+            .getShuffleResult();
+    value = isMax ? arith::MaximumFOp::create(b, loc, value, other).getResult()
+                  : arith::AddFOp::create(b, loc, value, other).getResult();
+  }
+  return value;
+}
+
+void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
+                                  ValueRange extraArgs) {
+  Value queryBuffer = mapping.lookup(node.getQuery());
+  Value keyBuffer = mapping.lookup(node.getKey());
+  Value valueBuffer = mapping.lookup(node.getValue());
+  int64_t batchDims = node.getNumBatchDims();
+  SmallVector<Value> batchSizes;
+  for (int64_t dim = 0; dim < batchDims; ++dim)
+    batchSizes.push_back(memref::DimOp::create(b, loc, queryBuffer, dim));
+  Value queries = memref::DimOp::create(b, loc, queryBuffer, batchDims);
+  Value keys = memref::DimOp::create(b, loc, keyBuffer, batchDims);
+  Value queryBlocks =
+      arith::CeilDivUIOp::create(b, loc, queries, index(kBlockQueries));
+  Value blocks = mul(getProduct(b, loc, batchSizes), queryBlocks);
+  int64_t queryElements = kBlockQueries * getRowStride();
+  int64_t keyElements = 2 * getKeyStageElements();
+  int64_t sharedBytes = (queryElements + 2 * keyElements) *
+                        elementType.getIntOrFloatBitWidth() / 8;
+
+  OpBuilder::InsertionGuard guard(b);
+  gpu::LaunchOp launch = createLaunch(
+      b, loc, "attention", blocks, index(kThreads), order, extraArgs,
+      arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
+  b.setInsertionPointToStart(&launch.getBody().front());
+  thread = launch.getThreadIds().x;
+  lane = rem(thread, kWarpSize);
+  warp = div(thread, kWarpSize);
+  fragmentRow = div(lane, 4);
+  fragmentColumn = mul(rem(lane, 4), index(2));
+  // ldmatrix x4: lanes 8q..8q+7 address the rows of matrix q. For an
+  // operand read as stored, matrices 0-3 are (rows 0-7, cols 0-7), (rows
+  // 8-15, cols 0-7), (rows 0-7, cols 8-15), (rows 8-15, cols 8-15); for
+  // keys, whose rows are the product's columns, matrices 1 and 2 swap.
+  Value quarter = div(lane, 8), rowInMatrix = rem(lane, 8);
+  Value lowBlock = mul(rem(quarter, 2), index(8));
+  Value highBlock = mul(div(quarter, 2), index(8));
+  laneOffset =
+      add(mul(add(lowBlock, rowInMatrix), index(getRowStride())), highBlock);
+  keyLaneOffset =
+      add(mul(add(highBlock, rowInMatrix), index(getRowStride())), lowBlock);
+
+  // The longest causal rows first: they take the most key blocks.
+  Value block = launch.getBlockIds().x;
+  Value batch = arith::DivUIOp::create(b, loc, block, queryBlocks);
+  Value queryBlock = arith::RemUIOp::create(b, loc, block, queryBlocks);
+  if (node.getCausal())
+    queryBlock = arith::SubIOp::create(
+        b, loc, arith::SubIOp::create(b, loc, queryBlocks, index(1)),
+        queryBlock);
+  Value firstQuery = mul(queryBlock, index(kBlockQueries));
+  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, keys, index(blockKeys));
+  if (node.getCausal()) {
+    Value lastQuery = arith::MinUIOp::create(
+        b, loc, add(firstQuery, index(kBlockQueries)), queries);
+    keyBlocks = arith::MinUIOp::create(
+        b, loc, keyBlocks,
+        arith::CeilDivUIOp::create(b, loc, lastQuery, index(blockKeys)));
+  }
+
+  auto globalMatrix = [&](Value buffer, Value rows) {
+    Value global = getPointer(align(buffer), NVVM::NVVMMemorySpace::Global);
+    return offset(global, mul(batch, mul(rows, index(head))));
+  };
+  Value queryGlobal = globalMatrix(queryBuffer, queries);
+  Value keyGlobal = globalMatrix(keyBuffer, keys);
+  Value valueGlobal = globalMatrix(valueBuffer, keys);
+  queriesShared = getDynamicSharedPointer();
+  keysShared = offset(queriesShared, index(queryElements));
+  valuesShared = offset(keysShared, index(keyElements));
+
+  // Copies key block `keyBlock` and its values into stage `keyBlock` % 2,
+  // if there is one, and closes a group of copies.
+  auto copyKeyBlock = [&](Value keyBlock) {
+    auto ifBlock = scf::IfOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, keyBlock,
+                              keyBlocks),
+        /*withElse=*/false);
+    {
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(&ifBlock.getThenRegion().front());
+      Value stageStart = mul(rem(keyBlock, 2), index(getKeyStageElements()));
+      Value firstKey = mul(keyBlock, index(blockKeys));
+      copyRows(keyGlobal, keys, firstKey, blockKeys,
+               offset(keysShared, stageStart));
+      copyRows(valueGlobal, keys, firstKey, blockKeys,
+               offset(valuesShared, stageStart));
+    }
+    NVVM::CpAsyncCommitGroupOp::create(b, loc);
+  };
+  copyRows(queryGlobal, queries, firstQuery, kBlockQueries, queriesShared);
+  copyKeyBlock(index(0));
+  SmallVector<SmallVector<Value, 4>> queryFragments;
+  if (queriesInRegisters) {
+    NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+    gpu::BarrierOp::create(b, loc);
+    for (int64_t m = 0; m < kFragmentsM; ++m)
+      for (int64_t k = 0; k < head; k += 16)
+        queryFragments.push_back(loadQueries(m, k));
+  }
+
+  Type f32 = b.getF32Type();
+  int64_t fragmentsN = blockKeys / 8, fragmentsHead = head / 8;
+  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  Value minusInfinity = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  // Scores in base 2. A positive scale keeps the maxima of raw scores and
+  // scales in the exponent, one FMA per score; another scales them first.
+  double log2e = 1.0 / std::log(2.0);
+  double scaleLog2 = node.getScale().convertToDouble() * log2e;
+  bool scaleFirst = !(scaleLog2 > 0);
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(value)));
+  };
+  Value scale = constant(scaleFirst ? 1.0 : scaleLog2);
+  // Carried: the sums, then each row's running maximum and total (thread
+  // partial), rows g and g + 8 of each m16 fragment.
+  int64_t numSums = kFragmentsM * fragmentsHead * 4;
+  int64_t numRows = kFragmentsM * 2;
+  SmallVector<Value> initial(numSums, zero);
+  initial.append(numRows, minusInfinity);
+  initial.append(numRows, zero);
+  Value warpFirstQuery = add(firstQuery, mul(warp, index(kWarpQueries)));
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), keyBlocks, index(1), initial,
+      [&](OpBuilder &nested, Location, Value keyBlock, ValueRange carried) {
+        OpBuilder::InsertionGuard loopGuard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        // This block's copies are done; after the barrier every thread's
+        // are, and every warp has multiplied the previous block, whose
+        // stage the next block's copies reuse.
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+        gpu::BarrierOp::create(b, loc);
+        copyKeyBlock(add(keyBlock, index(1)));
+        Value stage = rem(keyBlock, 2);
+        SmallVector<Value> scores(kFragmentsM * fragmentsN * 4, zero);
+        multiplyKeys(stage, queryFragments, scores);
+        if (scaleFirst) {
+          Value factor = constant(scaleLog2);
+          for (Value &score : scores)
+            score = arith::MulFOp::create(b, loc, score, factor);
+        }
+
+        // Keys past the end, and with `causal` keys after a row's query,
+        // are hidden; only blocks that hold any test their keys.
+        Value firstKey = mul(keyBlock, index(blockKeys));
+        Value blockEnd = add(firstKey, index(blockKeys));
+        Value masks = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                            blockEnd, keys);
+        if (node.getCausal())
+          masks = arith::OrIOp::create(
+              b, loc, masks,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, blockEnd,
+                                    add(warpFirstQuery, index(1))));
+        auto masked = scf::IfOp::create(
+            b, loc, TypeRange(SmallVector<Type>(scores.size(), f32)), masks,
+            /*withElseRegion=*/true);
+        {
+          OpBuilder::InsertionGuard ifGuard(b);
+          b.setInsertionPointToStart(&masked.getThenRegion().front());
+          SmallVector<Value> hidden(scores);
+          for (int64_t m = 0; m < kFragmentsM; ++m) {
+            for (int64_t n = 0; n < fragmentsN; ++n) {
+              for (int64_t e = 0; e < 4; ++e) {
+                Value key =
+                    add(firstKey, add(fragmentColumn, index(n * 8 + e % 2)));
+                Value hide = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::uge, key, keys);
+                if (node.getCausal()) {
+                  Value query =
+                      add(warpFirstQuery,
+                          add(fragmentRow, index(m * 16 + (e / 2) * 8)));
+                  hide = arith::OrIOp::create(
+                      b, loc, hide,
+                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                            key, query));
+                }
+                Value &score = hidden[(m * fragmentsN + n) * 4 + e];
+                score =
+                    arith::SelectOp::create(b, loc, hide, minusInfinity, score);
+              }
+            }
+          }
+          scf::YieldOp::create(b, loc, hidden);
+          b.setInsertionPointToStart(&masked.getElseRegion().front());
+          scf::YieldOp::create(b, loc, scores);
+        }
+        scores.assign(masked.getResults().begin(), masked.getResults().end());
+
+        // The online softmax, per row: the new maximum, the factor that
+        // rescales what was summed under the old one, the probabilities.
+        SmallVector<Value> sums(carried.take_front(numSums));
+        SmallVector<Value> maxima(carried.slice(numSums, numRows));
+        SmallVector<Value> totals(carried.take_back(numRows));
+        for (int64_t m = 0; m < kFragmentsM; ++m) {
+          for (int64_t half = 0; half < 2; ++half) {
+            auto scoreAt = [&](int64_t n, int64_t e) -> Value & {
+              return scores[(m * fragmentsN + n) * 4 + half * 2 + e];
+            };
+            Value rowMax = scoreAt(0, 0);
+            for (int64_t n = 0; n < fragmentsN; ++n)
+              for (int64_t e = 0; e < 2; ++e)
+                if (n || e)
+                  rowMax =
+                      arith::MaximumFOp::create(b, loc, rowMax, scoreAt(n, e));
+            rowMax = combineQuad(rowMax, /*isMax=*/true);
+            Value &maximum = maxima[m * 2 + half];
+            Value newMax = arith::MaximumFOp::create(b, loc, maximum, rowMax);
+            // A row with every key so far hidden subtracts 0, not -inf.
+            Value base = arith::SelectOp::create(
+                b, loc,
+                arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
+                                      minusInfinity),
+                zero, arith::MulFOp::create(b, loc, newMax, scale));
+            Value negativeBase = arith::NegFOp::create(b, loc, base);
+            Value factor = math::Exp2Op::create(
+                b, loc,
+                math::FmaOp::create(b, loc, maximum, scale, negativeBase));
+            maximum = newMax;
+            Value total =
+                arith::MulFOp::create(b, loc, totals[m * 2 + half], factor);
+            for (int64_t n = 0; n < fragmentsN; ++n) {
+              for (int64_t e = 0; e < 2; ++e) {
+                Value &score = scoreAt(n, e);
+                score = math::Exp2Op::create(
+                    b, loc,
+                    math::FmaOp::create(b, loc, score, scale, negativeBase));
+                total = arith::AddFOp::create(b, loc, total, score);
+              }
+            }
+            totals[m * 2 + half] = total;
+            for (int64_t n = 0; n < fragmentsHead; ++n)
+              for (int64_t e = 0; e < 2; ++e) {
+                Value &sum = sums[(m * fragmentsHead + n) * 4 + half * 2 + e];
+                sum = arith::MulFOp::create(b, loc, sum, factor);
+              }
+          }
+        }
+        multiplyValues(stage, scores, sums);
+        SmallVector<Value> results(sums);
+        results.append(maxima);
+        results.append(totals);
+        scf::YieldOp::create(b, loc, results);
+      });
+
+  // Each row's sums over its total (0 for a row without keys), rounded and
+  // stored a pair of columns at a time.
+  SmallVector<Value> batchIvs = delinearize(b, loc, batch, batchSizes);
+  Value target = align(dest);
+  auto pairType = VectorType::get({2}, elementType);
+  for (int64_t m = 0; m < kFragmentsM; ++m) {
+    for (int64_t half = 0; half < 2; ++half) {
+      Value total =
+          combineQuad(loop.getResult(numSums + numRows + m * 2 + half),
+                      /*isMax=*/false);
+      Value inverse = arith::SelectOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, total, zero),
+          arith::DivFOp::create(
+              b, loc,
+              arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f)),
+              total),
+          zero);
+      Value query =
+          add(warpFirstQuery, add(fragmentRow, index(m * 16 + half * 8)));
+      auto inside = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, query,
+                                queries),
+          /*withElse=*/false);
+      OpBuilder::InsertionGuard ifGuard(b);
+      b.setInsertionPointToStart(&inside.getThenRegion().front());
+      for (int64_t n = 0; n < fragmentsHead; ++n) {
+        int64_t first = (m * fragmentsHead + n) * 4 + half * 2;
+        Value pair = vector::FromElementsOp::create(
+            b, loc, VectorType::get({2}, f32),
+            ValueRange{
+                arith::MulFOp::create(b, loc, loop.getResult(first), inverse),
+                arith::MulFOp::create(b, loc, loop.getResult(first + 1),
+                                      inverse)});
+        SmallVector<Value> indices(batchIvs);
+        indices.push_back(query);
+        indices.push_back(add(fragmentColumn, index(n * 8)));
+        vector::StoreOp::create(b, loc,
+                                arith::TruncFOp::create(b, loc, pairType, pair),
+                                target, indices);
+      }
+    }
+  }
+  gpu::TerminatorOp::create(b, loc);
+}
+
+void mlir::kiln::emitAttentionKernel(OpBuilder &b, loop::AttentionOp node,
+                                     Value dest, IRMapping &mapping,
+                                     StreamOrder &order, ValueRange extraArgs) {
+  assert(loop::hasAttentionKernel(node) && "no kernel for this attention");
+  AttentionKernelEmitter(b, node, mapping).emit(dest, order, extraArgs);
+}

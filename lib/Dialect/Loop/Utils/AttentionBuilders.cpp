@@ -1,0 +1,132 @@
+//===- AttentionBuilders.cpp - Attention as products and a softmax --------===//
+//
+// Part of Kiln.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Loop/Utils/AttentionBuilders.h"
+
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/NodeBuilders.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::loop;
+
+bool loop::hasAttentionKernel(AttentionOp node) {
+  auto query = cast<RankedTensorType>(node.getQuery().getType());
+  auto value = cast<RankedTensorType>(node.getValue().getType());
+  Type element = query.getElementType();
+  int64_t head = query.getShape().back();
+  return (element.isF16() || element.isBF16()) &&
+         value.getShape().back() == head && head % 16 == 0 &&
+         head <= kMaxKernelHeadSize;
+}
+
+/// The sizes of `type`'s dynamic dimensions, each that of `like`'s
+/// dimension of the same number.
+static SmallVector<Value> getDynamicSizesLike(OpBuilder &b, Location loc,
+                                              RankedTensorType type,
+                                              Value like) {
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim))
+      sizes.push_back(getDimSize(b, loc, like, dim));
+  return sizes;
+}
+
+Value loop::buildAttentionScores(OpBuilder &b, Location loc, Value query,
+                                 Value key, Value mask, bool causal,
+                                 double scale, Type accumulator) {
+  auto queryType = cast<RankedTensorType>(query.getType());
+  auto keyType = cast<RankedTensorType>(key.getType());
+  int64_t rank = queryType.getRank();
+  SmallVector<int64_t> shape(queryType.getShape().drop_back());
+  shape.push_back(keyType.getDimSize(rank - 2));
+  auto type = RankedTensorType::get(shape, accumulator);
+  Value products = buildMatmulNode(b, loc, query, key, type,
+                                   /*transposeLhs=*/false,
+                                   /*transposeRhs=*/true);
+  return buildGeneratorNode(
+      b, loc, type, getDynamicSizesLike(b, loc, type, products),
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value score =
+            arith::MulFOp::create(b, loc, LoadOp::create(b, loc, products, ivs),
+                                  makeFloat(b, loc, accumulator, scale));
+        if (mask) {
+          auto maskType = cast<RankedTensorType>(mask.getType());
+          int64_t skipped = rank - maskType.getRank();
+          Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+          SmallVector<Value> indices;
+          for (int64_t dim = 0; dim < maskType.getRank(); ++dim)
+            indices.push_back(maskType.getDimSize(dim) == 1 &&
+                                      shape[skipped + dim] != 1
+                                  ? zero
+                                  : ivs[skipped + dim]);
+          score = arith::AddFOp::create(
+              b, loc, score,
+              convertScalar(b, loc, LoadOp::create(b, loc, mask, indices),
+                            maskType.getElementType(), accumulator));
+        }
+        if (causal) {
+          Value later = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
+                                              ivs[rank - 1], ivs[rank - 2]);
+          score = arith::SelectOp::create(
+              b, loc, later,
+              makeFloat(b, loc, accumulator,
+                        -std::numeric_limits<double>::infinity()),
+              score);
+        }
+        return score;
+      });
+}
+
+AttentionNodes loop::buildAttentionNodes(OpBuilder &b, Location loc,
+                                         Value query, Value key, Value value,
+                                         Value mask, bool causal, double scale,
+                                         RankedTensorType outputType) {
+  Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
+  Type accumulator = dtype.isF16() || dtype.isBF16() ? b.getF32Type() : dtype;
+  Value scores = buildAttentionScores(b, loc, query, key, mask, causal, scale,
+                                      accumulator);
+  auto scoresType = cast<RankedTensorType>(scores.getType());
+  int64_t last = scoresType.getRank() - 1;
+  SmallVector<int64_t> statsShape(scoresType.getShape());
+  statsShape[last] = 1;
+  auto statsType = RankedTensorType::get(statsShape, accumulator);
+  Value max = buildReduction(b, loc, scores, {last}, /*keepdim=*/true,
+                             CombiningKind::max, statsType);
+  // A row statistic at the element `ivs` of the scores.
+  auto loadRowStatistic = [&](OpBuilder &b, Location loc, Value stats,
+                              ValueRange ivs) -> Value {
+    SmallVector<Value> indices(ivs.drop_back());
+    indices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
+    return LoadOp::create(b, loc, stats, indices);
+  };
+  SmallVector<Value> scoresSizes =
+      getDynamicSizesLike(b, loc, scoresType, scores);
+  Value exps = buildGeneratorNode(
+      b, loc, scoresType, scoresSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        return math::ExpOp::create(
+            b, loc,
+            arith::SubFOp::create(b, loc, LoadOp::create(b, loc, scores, ivs),
+                                  loadRowStatistic(b, loc, max, ivs)));
+      });
+  Value sum = buildReduction(b, loc, exps, {last}, /*keepdim=*/true,
+                             CombiningKind::sum, statsType);
+  Value probabilities = buildGeneratorNode(
+      b, loc, scoresType.clone(dtype), scoresSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
+        Value p =
+            arith::DivFOp::create(b, loc, LoadOp::create(b, loc, exps, ivs),
+                                  loadRowStatistic(b, loc, sum, ivs));
+        return convertScalar(b, loc, p, accumulator, dtype);
+      });
+  Value output = buildMatmulNode(b, loc, probabilities, value, outputType);
+  return {output, max, sum};
+}

@@ -1,0 +1,86 @@
+"""Kiln's flash-attention kernel (`attention-kernels`) against PyTorch: the
+math in f32 from the same 16-bit inputs, and eager's fused attention."""
+
+import math
+
+import pytest
+import torch
+
+from e2e_support import poisoned_like
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="no GPU on this machine")
+
+# (batch, heads, queries, keys, head size, causal): tiles off every edge
+# (128 queries per block, 64 keys per step, 32 above a head size of 64),
+# one query, more queries than keys, head sizes from 16 to 128.
+SHAPES = [
+    (2, 3, 100, 70, 64, False),
+    (2, 3, 100, 70, 64, True),
+    (1, 2, 300, 333, 128, False),
+    (1, 2, 333, 300, 128, True),
+    (2, 1, 1, 7, 16, False),
+    (1, 1, 129, 129, 32, True),
+    (1, 2, 150, 97, 80, True),
+    (1, 1, 64, 0, 64, False),
+]
+
+
+def reference(query, key, value, causal, scale):
+    """Attention's math in f32."""
+    scores = (query.float() @ key.float().transpose(-1, -2)) * scale
+    if causal:
+        hidden = torch.ones(scores.shape[-2:], dtype=torch.bool,
+                            device=scores.device).triu(1)
+        scores = scores.masked_fill(hidden, float("-inf"))
+    if scores.shape[-1] == 0:
+        return torch.zeros(*scores.shape[:-1], value.shape[-1], device=value.device)
+    return scores.softmax(-1) @ value.float()
+
+
+def attention_graph(shape, dtype, causal, dynamic):
+    batch, heads, queries, keys, head, _ = shape
+    element = {torch.bfloat16: "bf16", torch.float16: "f16"}[dtype]
+    # Sizes 0 and 1 are specialised, never dynamic.
+    b, l, s = [("?" if dynamic and size > 1 else size) for size in (batch, queries, keys)]
+    q = f"tensor<{b}x{heads}x{l}x{head}x{element}>"
+    kv = f"tensor<{b}x{heads}x{s}x{head}x{element}>"
+    empty = f"tensor<{b}x{heads}x0xf32>"
+    flag = "true" if causal else "false"
+    return f"""fx.graph @forward(%q: {q}, %k: {kv}, %v: {kv}) -> {q} {{
+  %0:4 = fx.scaled_dot_product_efficient_attention %q, %k, %v {{compute_log_sumexp = false, is_causal = {flag}}} : ({q}, {kv}, {kv}) -> ({q}, {empty}, tensor<si64>, tensor<si64>)
+  fx.output %0#0 : {q}
+}}
+"""
+
+
+@cuda
+@pytest.mark.parametrize("dynamic", [False, True], ids=["static", "dynamic"])
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16], ids=["bf16", "f16"])
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s[:5])) +
+                         ("-causal" if s[5] else ""))
+def test_cuda_attention_kernel(tmp_path, shape, dtype, dynamic):
+    """The kernel's result, written over poison, matches the math in f32 to
+    the tolerance of the probabilities' rounding, and eager's fused
+    attention likewise."""
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    batch, heads, queries, keys, head, causal = shape
+    path = compile_graph_text(attention_graph(shape, dtype, causal, dynamic),
+                              target="cuda", options={"attention-kernels": True},
+                              cache_dir=tmp_path)
+    generator = torch.Generator().manual_seed(sum(shape[:5]))
+    query, key, value = [
+        torch.randn(batch, heads, rows, head, generator=generator).to("cuda", dtype)
+        for rows in (queries, keys, keys)]
+    out = poisoned_like(torch.empty(batch, heads, queries, head, device="cuda", dtype=dtype))
+    Artifact(path)(query, key, value, out=[out])
+    torch.cuda.synchronize()
+    scale = 1 / math.sqrt(head)
+    tolerance = {torch.bfloat16: 2e-2, torch.float16: 4e-3}[dtype]
+    torch.testing.assert_close(out.float(), reference(query, key, value, causal, scale),
+                               rtol=tolerance, atol=tolerance)
+    if keys:
+        eager = torch.nn.functional.scaled_dot_product_attention(query, key, value,
+                                                                 is_causal=causal)
+        torch.testing.assert_close(out, eager, rtol=tolerance, atol=tolerance)

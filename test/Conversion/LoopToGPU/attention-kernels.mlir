@@ -1,0 +1,88 @@
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu -verify-diagnostics | FileCheck %s
+
+// Attention as one kernel: 128 threads per block of 128 queries, the
+// queries (128 rows of 64 + 8 padding elements) and two stages of 64 keys
+// and values each in dynamic workgroup memory ((128 + 4 x 64) x 72 x 2
+// bytes), copied with cp.async; causal blocks take the longest rows first
+// and stop at their last query's key. Each block of keys: the copies of the
+// next one, the scores on tensor cores (ldmatrix of the keys as stored),
+// masks only where a block crosses the keys' end or the diagonal, the
+// rows' maxima across the 4 lanes of a row, the probabilities as one FMA
+// and one exp2, their product with the values (read transposed). The sums
+// over the rows' totals are stored two bf16 at a time.
+// CHECK-LABEL: func.func @causal
+// CHECK-NOT: kiln_cuda_gemm
+// CHECK: arith.ceildivui
+// CHECK: gpu.launch async {{.*}} threads({{.*}}) in ({{.*}} = %c128{{.*}}) dynamic_shared_memory_size %c55296_i32
+// CHECK: arith.subi
+// CHECK: arith.minui
+// CHECK: gpu.dynamic_shared_memory
+// CHECK: nvvm.cp.async.shared.global %{{.+}}, %{{.+}}, 16, cache = cg, %{{.+}} : !llvm.ptr<3>, !llvm.ptr<1>, i32
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: nvvm.cp.async.wait.group 0
+// CHECK-NEXT: gpu.barrier
+// CHECK: nvvm.cp.async.commit.group
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<row>
+// CHECK: nvvm.mma.sync {{.*}}multiplicandAPtxType = #nvvm.mma_type<bf16>{{.*}}shape = #nvvm.shape<m = 16, n = 8, k = 16>
+// CHECK: scf.if %{{.+}} -> (f32
+// CHECK: arith.cmpi uge
+// CHECK: arith.cmpi ugt
+// CHECK: arith.select
+// CHECK: gpu.shuffle xor
+// CHECK: gpu.shuffle xor
+// CHECK: math.fma
+// CHECK: math.exp2
+// CHECK: arith.truncf %{{.+}} : vector<2xf32> to vector<2xbf16>
+// CHECK: nvvm.ldmatrix {{.*}}layout = #nvvm.mma_layout<col>
+// CHECK: nvvm.mma.sync
+// CHECK: scf.yield
+// CHECK: gpu.shuffle xor
+// CHECK: arith.divf
+// CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x4x?x64xbf16>, vector<2xbf16>
+// CHECK: gpu.terminator
+fx.graph @causal(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: tensor<?x4x?x64xbf16>) -> tensor<?x4x?x64xbf16> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %q, %c0 : tensor<?x4x?x64xbf16>
+  %l = tensor.dim %q, %c2 : tensor<?x4x?x64xbf16>
+  %o = loop.attention(%n, %l) %q, %k, %v {scale = 0.125 : f64, causal} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+  fx.output %o : tensor<?x4x?x64xbf16>
+}
+
+// -----
+
+// Above a head size of 64, key blocks are 32 keys ((128 + 4 x 32) x 136 x 2
+// bytes) and the queries' fragments are read from workgroup memory for each
+// block; f16 fragments are pairs of halves. Without `causal` no key is
+// hidden but past the keys' end; a scale of 0 scales the scores before
+// their maxima.
+// CHECK-LABEL: func.func @wide_heads
+// CHECK: dynamic_shared_memory_size %c69632_i32
+// CHECK-NOT: arith.minui
+// CHECK: scf.for
+// CHECK: nvvm.ldmatrix
+// CHECK: llvm.bitcast %{{.+}} : i32 to vector<2xf16>
+// CHECK: nvvm.mma.sync {{.*}} : (vector<2xf16>, vector<2xf16>, f32)
+// CHECK: arith.mulf
+// CHECK: arith.cmpi ugt
+// CHECK: scf.if %{{.+}} -> (f32
+// CHECK: arith.cmpi uge
+// CHECK-NOT: arith.ori
+// CHECK: scf.yield
+fx.graph @wide_heads(%q: tensor<2x300x128xf16>, %k: tensor<2x70x128xf16>) -> tensor<2x300x128xf16> {
+  %o = loop.attention %q, %k, %k {scale = 0.0 : f64} : tensor<2x300x128xf16>, tensor<2x70x128xf16>, tensor<2x70x128xf16> -> tensor<2x300x128xf16>
+  fx.output %o : tensor<2x300x128xf16>
+}
+
+// -----
+
+// What the kernel does not compute is an error here:
+// kiln-loop-expand-attention writes it out first.
+fx.graph @f32_attention(%q: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {
+  // expected-error @+1 {{kiln-loop-to-gpu: no kernel computes this attention (f16 or bf16 operands with equal head sizes, a multiple of 16 up to 128): kiln-loop-expand-attention writes it out}}
+  %o = loop.attention %q, %q, %q {scale = 0.25 : f64} : tensor<2x8x16xf32>, tensor<2x8x16xf32>, tensor<2x8x16xf32> -> tensor<2x8x16xf32>
+  fx.output %o : tensor<2x8x16xf32>
+}

@@ -1,0 +1,62 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-loop-expand-attention))' | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-loop-expand-attention{kernels}))' | FileCheck %s --check-prefix=KERNELS
+
+// Written out: the scores' product reading the keys transposed, scaled (and
+// causally masked) in f32, the softmax's maximum and total, the
+// probabilities rounded to bf16, and their product with the values. With
+// `kernels` the GPU's kernel computes it: the node stays.
+// CHECK-LABEL: fx.graph @causal
+// CHECK-SAME: (%[[Q:.+]]: tensor<?x4x?x64xbf16>, %[[K:.+]]: tensor<?x4x?x64xbf16>, %[[V:.+]]: tensor<?x4x?x64xbf16>)
+// CHECK-NOT: loop.attention
+// CHECK: %[[S:.+]] = loop.matmul(%{{.+}}, %{{.+}}, %{{.+}}) %[[Q]], %[[K]] {transpose_rhs} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x?xf32>
+// CHECK: loop.pointwise(%{{.+}}, %{{.+}}, %{{.+}}) : tensor<?x4x?x?xf32>
+// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK-DAG: arith.constant 1.250000e-01 : f32
+// CHECK-DAG: arith.mulf
+// CHECK: %[[LATER:.+]] = arith.cmpi ugt, %[[J]], %[[I]] : index
+// CHECK: arith.select %[[LATER]]
+// CHECK: loop.reduce "max"
+// CHECK: math.exp
+// CHECK: loop.reduce "sum"
+// CHECK: %[[P:.+]] = loop.pointwise(%{{.+}}, %{{.+}}, %{{.+}}) : tensor<?x4x?x?xbf16>
+// CHECK: arith.divf
+// CHECK: arith.truncf %{{.+}} : f32 to bf16
+// CHECK: %[[O:.+]] = loop.matmul(%{{.+}}, %{{.+}}) %[[P]], %[[V]] : tensor<?x4x?x?xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+// CHECK: fx.output %[[O]]
+// KERNELS-LABEL: fx.graph @causal
+// KERNELS: %[[O:.+]] = loop.attention
+// KERNELS-NOT: loop.matmul
+// KERNELS: fx.output %[[O]]
+fx.graph @causal(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: tensor<?x4x?x64xbf16>) -> tensor<?x4x?x64xbf16> {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %q, %c0 : tensor<?x4x?x64xbf16>
+  %l = tensor.dim %q, %c2 : tensor<?x4x?x64xbf16>
+  %o = loop.attention(%n, %l) %q, %k, %v {scale = 0.125 : f64, causal} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>
+  fx.output %o : tensor<?x4x?x64xbf16>
+}
+
+// -----
+
+// The kernel takes f16 and bf16 operands whose head sizes are equal, a
+// multiple of 16 and at most 128: f32 operands, a head of 8, one of 256
+// and values of another head size are written out even with `kernels`;
+// f16 with a head of 128 is kept. f32 scores take no rounding.
+// KERNELS-LABEL: fx.graph @forms
+// KERNELS: loop.matmul {{.*}} -> tensor<2x8x5xf32>
+// KERNELS-NOT: arith.truncf
+// KERNELS: loop.matmul {{.*}} -> tensor<2x8x16xf32>
+// KERNELS: loop.matmul {{.*}} -> tensor<1x4x6xf32>
+// KERNELS: loop.matmul {{.*}} : tensor<1x4x6xbf16>, tensor<1x6x8xbf16> -> tensor<1x4x8xbf16>
+// KERNELS: loop.matmul {{.*}} : tensor<1x4x6xbf16>, tensor<1x6x256xbf16> -> tensor<1x4x256xbf16>
+// KERNELS: loop.matmul {{.*}} : tensor<1x4x6xbf16>, tensor<1x6x32xbf16> -> tensor<1x4x32xbf16>
+// KERNELS: loop.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.000000e+00 : f64} : tensor<1x4x128xf16>
+// KERNELS-NOT: loop.attention
+fx.graph @forms(%a: tensor<2x8x16xf32>, %b: tensor<2x5x16xf32>, %c: tensor<1x4x8xbf16>, %d: tensor<1x6x8xbf16>, %e: tensor<1x4x256xbf16>, %f: tensor<1x6x256xbf16>, %g: tensor<1x4x64xbf16>, %h: tensor<1x6x64xbf16>, %i: tensor<1x6x32xbf16>, %j: tensor<1x4x128xf16>) -> (tensor<2x8x16xf32>, tensor<1x4x8xbf16>, tensor<1x4x256xbf16>, tensor<1x4x32xbf16>, tensor<1x4x128xf16>) {
+  %0 = loop.attention %a, %b, %b {scale = 0.25 : f64} : tensor<2x8x16xf32>, tensor<2x5x16xf32>, tensor<2x5x16xf32> -> tensor<2x8x16xf32>
+  %1 = loop.attention %c, %d, %d {scale = 0.5 : f64} : tensor<1x4x8xbf16>, tensor<1x6x8xbf16>, tensor<1x6x8xbf16> -> tensor<1x4x8xbf16>
+  %2 = loop.attention %e, %f, %f {scale = 0.0625 : f64} : tensor<1x4x256xbf16>, tensor<1x6x256xbf16>, tensor<1x6x256xbf16> -> tensor<1x4x256xbf16>
+  %3 = loop.attention %g, %h, %i {scale = 0.125 : f64} : tensor<1x4x64xbf16>, tensor<1x6x64xbf16>, tensor<1x6x32xbf16> -> tensor<1x4x32xbf16>
+  %4 = loop.attention %j, %j, %j {scale = 1.0 : f64} : tensor<1x4x128xf16>, tensor<1x4x128xf16>, tensor<1x4x128xf16> -> tensor<1x4x128xf16>
+  fx.output %0, %1, %2, %3, %4 : tensor<2x8x16xf32>, tensor<1x4x8xbf16>, tensor<1x4x256xbf16>, tensor<1x4x32xbf16>, tensor<1x4x128xf16>
+}
