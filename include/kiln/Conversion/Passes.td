@@ -276,8 +276,9 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            "epilogue, instead of GEMM library calls">,
     Option<"warpgroupMma", "warpgroup-mma", "bool", /*default=*/"false",
            "With matmul-kernels, run the products as sm_90a warpgroup-MMA "
-           "(wgmma) kernels instead of mma.sync ones; the code then needs an "
-           "sm_90a target">,
+           "(wgmma) kernels instead of mma.sync ones, and the attention "
+           "kernels of heads of a multiple of 64 likewise; the code then "
+           "needs an sm_90a target">,
     Option<"chooseProducts", "choose-products", "bool", /*default=*/"true",
            "With matmul-kernels, run each product as the faster of Kiln's "
            "kernel and the GEMM library's (with a kernel after it for an "

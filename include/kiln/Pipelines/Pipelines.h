@@ -212,7 +212,8 @@ struct GPUBackendOptions : public Base {
       *this, "warpgroup-mma",
       llvm::cl::desc("With matmul-kernels, run the products as warpgroup-MMA "
                      "(wgmma) kernels where the chip is sm_90a (others use "
-                     "mma.sync)"),
+                     "mma.sync), and attention with heads of a multiple of "
+                     "64 likewise"),
       llvm::cl::init(true)};
   detail::PassOptions::Option<bool> chooseProducts{
       *this, "choose-products",

@@ -17,6 +17,15 @@
 // the next product's operand's), the values read transposed by ldmatrix.
 // The sums are divided by the rows' totals once, at the end.
 //
+// On sm_90a (`warpgroup-mma`), heads of a multiple of 64 multiply with
+// Hopper's warpgroup MMA instead: two warpgroups of 64 queries each walk
+// blocks of 128 keys. The tiles are stored as wgmma reads them, 128-byte
+// swizzled (as in WarpgroupMatmulKernels.cpp). The scores are wgmma
+// m64n128k16 of the queries' and keys' tiles; the probabilities' product
+// is wgmma m64n<head>k16 with its lhs in registers (the probabilities'
+// fragments, as with mma.sync), which NVVM's op lacks: it is the
+// instruction itself, inline. The values are read transposed.
+//
 // Scores are in base 2: the scale is multiplied by log2(e) once, so that
 // each probability is one FMA and one exp2. Only key blocks past the keys' end
 // or crossing a causal diagonal mask their scores, and causal blocks stop at
@@ -46,37 +55,45 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-constexpr int64_t kWarps = 4;
-constexpr int64_t kThreads = kWarps * kWarpSize;
-/// m16 fragments of queries per warp, and the queries of a warp and of a
-/// block.
-constexpr int64_t kFragmentsM = 2;
-constexpr int64_t kWarpQueries = 16 * kFragmentsM;
-constexpr int64_t kBlockQueries = kWarps * kWarpQueries;
-/// Elements that pad each workgroup row, so that the 8 rows an ldmatrix
-/// reads fall in distinct banks.
+/// The queries of a block.
+constexpr int64_t kBlockQueries = 128;
+/// Elements that pad each workgroup row of the mma.sync kernel, so that the
+/// 8 rows an ldmatrix reads fall in distinct banks.
 constexpr int64_t kPad = 8;
+/// The warpgroup kernel's tiles are 128-byte swizzled, as the warpgroup
+/// product's (WarpgroupMatmulKernels.cpp): rows of 64 elements whose
+/// 16-byte pieces are stored in the order of their index XOR the row's
+/// modulo 8; a pattern spans 8 rows, 1024 bytes, where tiles start.
+constexpr int64_t kSwizzleElements = 64;
+constexpr int64_t kSwizzleRows = 8;
+constexpr int64_t kSwizzleBytes = kSwizzleRows * kSwizzleElements * 2;
 
 /// Emits one attention kernel (emitAttentionKernel).
 class AttentionKernelEmitter : MatmulKernelBuilder {
 public:
   AttentionKernelEmitter(OpBuilder &b, loop::AttentionOp node,
-                         const IRMapping &mapping)
+                         const IRMapping &mapping, bool warpgroupMma)
       : MatmulKernelBuilder(b, node.getLoc()), node(node), mapping(mapping),
         align(b, loc) {
     auto queryType = cast<RankedTensorType>(node.getQuery().getType());
     elementType = queryType.getElementType();
     head = queryType.getShape().back();
-    blockKeys = head <= 64 ? 64 : 32;
+    // Warpgroup MMA reads swizzled rows of 64 elements.
+    warpgroup = warpgroupMma && head % kSwizzleElements == 0;
+    warps = warpgroup ? 8 : 4;
+    fragmentsM = kBlockQueries / (warps * 16);
+    blockKeys = warpgroup || head <= 64 ? (warpgroup ? 128 : 64) : 32;
     // Above 64, the queries' fragments would take 64 registers more: they
     // are read from workgroup memory for each block of keys instead.
-    queriesInRegisters = head <= 64;
+    queriesInRegisters = !warpgroup && head <= 64;
   }
 
   void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
 
 private:
-  int64_t getRowStride() const { return head + kPad; }
+  int64_t getThreads() const { return warps * kWarpSize; }
+  int64_t getWarpQueries() const { return 16 * fragmentsM; }
+  int64_t getRowStride() const { return warpgroup ? head : head + kPad; }
   int64_t getKeyStageElements() const { return blockKeys * getRowStride(); }
 
   /// Copies rows [`firstRow`, `firstRow` + `tileRows`) of the matrix at
@@ -90,14 +107,34 @@ private:
   SmallVector<Value, 4> loadQueries(int64_t m, int64_t k);
 
   /// Adds the scores of the warp's queries against the key block in stage
-  /// `stage` to `scores` (kFragmentsM x blockKeys / 8 x 4 accumulators).
+  /// `stage` to `scores` (fragmentsM x blockKeys / 8 x 4 accumulators).
   void multiplyKeys(Value stage, ArrayRef<SmallVector<Value, 4>> queries,
                     SmallVectorImpl<Value> &scores);
 
   /// Adds the probabilities `p` (as `scores`) times the value block in
-  /// stage `stage` to `sums` (kFragmentsM x head / 8 x 4 accumulators).
+  /// stage `stage` to `sums` (fragmentsM x head / 8 x 4 accumulators).
   void multiplyValues(Value stage, ArrayRef<Value> p,
                       SmallVectorImpl<Value> &sums);
+
+  /// The lhs fragments of the probabilities' product for keys `k` to `k` +
+  /// 15 from the scores' registers `p` of m16 fragment `m`.
+  SmallVector<Value, 4> packProbabilities(ArrayRef<Value> p, int64_t m,
+                                          int64_t k);
+
+  /// The warpgroup kernel's products (multiplyKeys, multiplyValues).
+  void multiplyKeysByWarpgroup(Value stage, SmallVectorImpl<Value> &scores);
+  void multiplyValuesByWarpgroup(Value stage, ArrayRef<Value> p,
+                                 SmallVectorImpl<Value> &sums);
+
+  /// The wgmma descriptor (i64) of a swizzled tile at workgroup byte
+  /// `address` whose blocks of 64 elements along N lie `leadingBytes`
+  /// apart (for operands read transposed; 16 for K-major ones).
+  Value getDescriptor(Value address, int64_t leadingBytes);
+
+  /// The workgroup byte address (i64) of `pointer` (!llvm.ptr<3>).
+  Value getAddress(Value pointer) {
+    return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointer);
+  }
 
   /// Combines `value` across the 4 lanes that hold a row's scores.
   Value combineQuad(Value value, bool isMax);
@@ -107,6 +144,10 @@ private:
   AlignedViews align;
   Type elementType;
   int64_t head, blockKeys;
+  /// Whether the products are warpgroup MMAs (sm_90a): two warpgroups of 64
+  /// queries each, else 4 warps of 32 queries with mma.sync.
+  bool warpgroup;
+  int64_t warps, fragmentsM;
   bool queriesInRegisters;
   /// The thread's index in the block, its lane and warp; the row (g) and column
   /// pair (2c) of an accumulator fragment the lane holds.
@@ -122,16 +163,31 @@ void AttentionKernelEmitter::copyRows(Value global, Value rows, Value firstRow,
                                       int64_t tileRows, Value shared) {
   int64_t piecesPerRow = head / kCopyElements;
   int64_t pieces = tileRows * piecesPerRow;
+  int64_t threads = getThreads();
   Value cols = index(head);
-  for (int64_t first = 0; first < pieces; first += kThreads) {
+  for (int64_t first = 0; first < pieces; first += threads) {
     Value piece = add(thread, index(first));
     auto copy = [&] {
       Value row = div(piece, piecesPerRow);
-      Value col = mul(rem(piece, piecesPerRow), index(kCopyElements));
-      Value target = offset(shared, add(mul(row, index(getRowStride())), col));
+      Value column = rem(piece, piecesPerRow);
+      Value col = mul(column, index(kCopyElements));
+      Value target;
+      if (warpgroup) {
+        // Blocks of tileRows rows of 64 elements, each row swizzled.
+        constexpr int64_t piecesPerBlockRow = kSwizzleElements / kCopyElements;
+        Value block = div(column, piecesPerBlockRow);
+        Value swizzled = arith::XOrIOp::create(
+            b, loc, rem(column, piecesPerBlockRow), rem(row, kSwizzleRows));
+        target = offset(shared,
+                        add(add(mul(block, index(tileRows * kSwizzleElements)),
+                                mul(row, index(kSwizzleElements))),
+                            mul(swizzled, index(kCopyElements))));
+      } else {
+        target = offset(shared, add(mul(row, index(getRowStride())), col));
+      }
       copyPiece(global, rows, cols, add(firstRow, row), col, target);
     };
-    if (first + kThreads <= pieces) {
+    if (first + threads <= pieces) {
       copy();
       continue;
     }
@@ -148,7 +204,7 @@ void AttentionKernelEmitter::copyRows(Value global, Value rows, Value firstRow,
 
 SmallVector<Value, 4> AttentionKernelEmitter::loadQueries(int64_t m,
                                                           int64_t k) {
-  Value row = add(mul(warp, index(kWarpQueries)), index(m * 16));
+  Value row = add(mul(warp, index(getWarpQueries())), index(m * 16));
   Value element =
       add(add(mul(row, index(getRowStride())), index(k)), laneOffset);
   return loadMatrices(offset(queriesShared, element), /*transposed=*/false);
@@ -157,12 +213,14 @@ SmallVector<Value, 4> AttentionKernelEmitter::loadQueries(int64_t m,
 void AttentionKernelEmitter::multiplyKeys(
     Value stage, ArrayRef<SmallVector<Value, 4>> queries,
     SmallVectorImpl<Value> &scores) {
+  if (warpgroup)
+    return multiplyKeysByWarpgroup(stage, scores);
   int64_t fragmentsN = blockKeys / 8;
   Value stageStart =
       add(mul(stage, index(getKeyStageElements())), keyLaneOffset);
   for (int64_t k = 0; k < head; k += 16) {
     SmallVector<SmallVector<Value, 4>> a;
-    for (int64_t m = 0; m < kFragmentsM; ++m)
+    for (int64_t m = 0; m < fragmentsM; ++m)
       a.push_back(queriesInRegisters ? queries[m * (head / 16) + k / 16]
                                      : loadQueries(m, k));
     // One ldmatrix reads the keys of two n8 fragments: their rows are the
@@ -172,7 +230,7 @@ void AttentionKernelEmitter::multiplyKeys(
           offset(keysShared,
                  add(stageStart, index(n * 8 * getRowStride() + k))),
           /*transposed=*/false);
-      for (int64_t m = 0; m < kFragmentsM; ++m)
+      for (int64_t m = 0; m < fragmentsM; ++m)
         for (int64_t half = 0; half < 2; ++half)
           multiplyFragment(elementType, a[m],
                            ArrayRef<Value>(keys).slice(half * 2, 2),
@@ -182,9 +240,11 @@ void AttentionKernelEmitter::multiplyKeys(
   }
 }
 
-void AttentionKernelEmitter::multiplyValues(Value stage, ArrayRef<Value> p,
-                                            SmallVectorImpl<Value> &sums) {
-  int64_t fragmentsN = blockKeys / 8, fragmentsHead = head / 8;
+SmallVector<Value, 4>
+AttentionKernelEmitter::packProbabilities(ArrayRef<Value> p, int64_t m,
+                                          int64_t k) {
+  // The score fragments of keys k..k+7 and k+8..k+15 are the lhs fragment
+  // of the probabilities' product: rows g and g + 8 of each.
   Type f32 = b.getF32Type();
   auto pairType = VectorType::get({2}, elementType);
   // Two f32 probabilities rounded into one register of a pair.
@@ -195,23 +255,28 @@ void AttentionKernelEmitter::multiplyValues(Value stage, ArrayRef<Value> p,
         b, loc, b.getI32Type(),
         arith::TruncFOp::create(b, loc, pairType, pair));
   };
+  const Value *low = &p[(m * (blockKeys / 8) + k / 8) * 4];
+  const Value *high = low + 4;
+  return {pack(low[0], low[1]), pack(low[2], low[3]), pack(high[0], high[1]),
+          pack(high[2], high[3])};
+}
+
+void AttentionKernelEmitter::multiplyValues(Value stage, ArrayRef<Value> p,
+                                            SmallVectorImpl<Value> &sums) {
+  if (warpgroup)
+    return multiplyValuesByWarpgroup(stage, p, sums);
+  int64_t fragmentsHead = head / 8;
   Value stageStart = add(mul(stage, index(getKeyStageElements())), laneOffset);
   for (int64_t k = 0; k < blockKeys; k += 16) {
-    // The score fragments of keys k..k+7 and k+8..k+15 are the lhs
-    // fragment of the probabilities' product: rows g and g + 8 of each.
     SmallVector<SmallVector<Value, 4>> a;
-    for (int64_t m = 0; m < kFragmentsM; ++m) {
-      const Value *low = &p[(m * fragmentsN + k / 8) * 4];
-      const Value *high = low + 4;
-      a.push_back({pack(low[0], low[1]), pack(low[2], low[3]),
-                   pack(high[0], high[1]), pack(high[2], high[3])});
-    }
+    for (int64_t m = 0; m < fragmentsM; ++m)
+      a.push_back(packProbabilities(p, m, k));
     for (int64_t n = 0; n < fragmentsHead; n += 2) {
       SmallVector<Value, 4> values = loadMatrices(
           offset(valuesShared,
                  add(stageStart, index(k * getRowStride() + n * 8))),
           /*transposed=*/true);
-      for (int64_t m = 0; m < kFragmentsM; ++m)
+      for (int64_t m = 0; m < fragmentsM; ++m)
         for (int64_t half = 0; half < 2; ++half)
           multiplyFragment(elementType, a[m],
                            ArrayRef<Value>(values).slice(half * 2, 2),
@@ -219,6 +284,116 @@ void AttentionKernelEmitter::multiplyValues(Value stage, ArrayRef<Value> p,
                                &sums[(m * fragmentsHead + n + half) * 4], 4));
     }
   }
+}
+
+Value AttentionKernelEmitter::getDescriptor(Value address,
+                                            int64_t leadingBytes) {
+  // Bits 0-13: the address / 16; 16-29: the leading byte offset / 16;
+  // 32-45: the stride byte offset / 16 (from 8 rows to the next 8); 62-63:
+  // the swizzle (1: 128 bytes).
+  uint64_t fixed = (uint64_t{1} << 62) | (uint64_t(kSwizzleBytes / 16) << 32) |
+                   (uint64_t(leadingBytes / 16) << 16);
+  Value start = arith::ShRUIOp::create(
+      b, loc, address, arith::ConstantIntOp::create(b, loc, 4, 64));
+  return arith::OrIOp::create(
+      b, loc, start,
+      arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(fixed), 64));
+}
+
+void AttentionKernelEmitter::multiplyKeysByWarpgroup(
+    Value stage, SmallVectorImpl<Value> &scores) {
+  MLIRContext *context = b.getContext();
+  auto type =
+      elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
+  auto sumsType = LLVM::LLVMStructType::getLiteral(
+      context, SmallVector<Type>(blockKeys / 2, b.getF32Type()));
+  Value sums = LLVM::ZeroOp::create(b, loc, sumsType);
+  // The warpgroup's 64 queries, and the stage's keys; both K-major, the
+  // head in blocks of 64 elements.
+  Value queries =
+      add(getAddress(queriesShared),
+          toI64(mul(div(warp, 4), index(64 * kSwizzleElements * 2))));
+  Value keys = add(getAddress(keysShared),
+                   toI64(mul(stage, index(getKeyStageElements() * 2))));
+  auto plus = [&](Value address, int64_t bytes) {
+    return add(address, arith::ConstantIntOp::create(b, loc, bytes, 64));
+  };
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t k = 0; k < head; k += 16) {
+    int64_t block = k / kSwizzleElements, inRow = (k % kSwizzleElements) * 2;
+    Value lhs = getDescriptor(
+        plus(queries, block * kBlockQueries * kSwizzleElements * 2 + inRow),
+        16);
+    Value rhs = getDescriptor(
+        plus(keys, block * blockKeys * kSwizzleElements * 2 + inRow), 16);
+    sums = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, sumsType, sums, lhs, rhs,
+        NVVM::MMAShapeAttr::get(context, 64, blockKeys, 16), type, type,
+        NVVM::WGMMATypes::f32, NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::row,
+        NVVM::MMALayout::col, /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  for (int64_t i = 0; i < blockKeys / 2; ++i)
+    scores[i] = LLVM::ExtractValueOp::create(b, loc, sums, i);
+}
+
+void AttentionKernelEmitter::multiplyValuesByWarpgroup(
+    Value stage, ArrayRef<Value> p, SmallVectorImpl<Value> &sums) {
+  // wgmma with its lhs in registers, which NVVM's op does not take: the
+  // instruction itself, its sums tied to theirs. The values are read
+  // transposed (N-major): their blocks of 64 elements along the head lie
+  // a block of keys apart.
+  int64_t count = head / 2;
+  StringRef ptxType = elementType.isBF16() ? "bf16" : "f16";
+  std::string text;
+  llvm::raw_string_ostream asmText(text);
+  asmText << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * count + 5
+          << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << head << "k16.f32."
+          << ptxType << "." << ptxType << " {";
+  for (int64_t i = 0; i < count; ++i)
+    asmText << (i ? ", " : "") << "$" << i;
+  asmText << "}, {$" << 2 * count << ", $" << 2 * count + 1 << ", $"
+          << 2 * count + 2 << ", $" << 2 * count + 3 << "}, $" << 2 * count + 4
+          << ", p, 1, 1, 1;\n}\n";
+  std::string constraints;
+  llvm::raw_string_ostream constraintText(constraints);
+  for (int64_t i = 0; i < count; ++i)
+    constraintText << "=f,";
+  for (int64_t i = 0; i < count; ++i)
+    constraintText << i << ",";
+  constraintText << "r,r,r,r,l,r";
+  auto sumsType = LLVM::LLVMStructType::getLiteral(
+      b.getContext(), SmallVector<Type>(count, b.getF32Type()));
+  Value values = add(getAddress(valuesShared),
+                     toI64(mul(stage, index(getKeyStageElements() * 2))));
+  Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+  // Every lhs fragment is packed before the fence, so that no wgmma reads
+  // registers written after it.
+  SmallVector<SmallVector<Value, 4>> a;
+  for (int64_t k = 0; k < blockKeys; k += 16)
+    a.push_back(packProbabilities(p, 0, k));
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t k = 0; k < blockKeys; k += 16) {
+    SmallVector<Value> operands(sums.begin(), sums.end());
+    llvm::append_range(operands, a[k / 16]);
+    operands.push_back(getDescriptor(
+        add(values,
+            arith::ConstantIntOp::create(b, loc, k * kSwizzleElements * 2, 64)),
+        blockKeys * kSwizzleElements * 2));
+    operands.push_back(one);
+    auto multiply = LLVM::InlineAsmOp::create(
+        b, loc, sumsType, operands, text, constraints,
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    for (int64_t i = 0; i < count; ++i)
+      sums[i] = LLVM::ExtractValueOp::create(b, loc, multiply.getResult(0), i);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
 }
 
 Value AttentionKernelEmitter::combineQuad(Value value, bool isMax) {
@@ -251,12 +426,14 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   Value blocks = mul(getProduct(b, loc, batchSizes), queryBlocks);
   int64_t queryElements = kBlockQueries * getRowStride();
   int64_t keyElements = 2 * getKeyStageElements();
+  // (Swizzled tiles start at a multiple of 1024 bytes: room to align.)
   int64_t sharedBytes = (queryElements + 2 * keyElements) *
-                        elementType.getIntOrFloatBitWidth() / 8;
+                            elementType.getIntOrFloatBitWidth() / 8 +
+                        (warpgroup ? kSwizzleBytes : 0);
 
   OpBuilder::InsertionGuard guard(b);
   gpu::LaunchOp launch = createLaunch(
-      b, loc, "attention", blocks, index(kThreads), order, extraArgs,
+      b, loc, "attention", blocks, index(getThreads()), order, extraArgs,
       arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
   b.setInsertionPointToStart(&launch.getBody().front());
   thread = launch.getThreadIds().x;
@@ -302,6 +479,15 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   Value keyGlobal = globalMatrix(keyBuffer, keys);
   Value valueGlobal = globalMatrix(valueBuffer, keys);
   queriesShared = getDynamicSharedPointer();
+  if (warpgroup) {
+    Value mask = arith::ConstantIntOp::create(b, loc, kSwizzleBytes - 1, 64);
+    Value aligned = arith::AndIOp::create(
+        b, loc, add(getAddress(queriesShared), mask),
+        arith::XOrIOp::create(b, loc, mask,
+                              arith::ConstantIntOp::create(b, loc, -1, 64)));
+    queriesShared =
+        LLVM::IntToPtrOp::create(b, loc, queriesShared.getType(), aligned);
+  }
   keysShared = offset(queriesShared, index(queryElements));
   valuesShared = offset(keysShared, index(keyElements));
 
@@ -331,7 +517,7 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   if (queriesInRegisters) {
     NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
     gpu::BarrierOp::create(b, loc);
-    for (int64_t m = 0; m < kFragmentsM; ++m)
+    for (int64_t m = 0; m < fragmentsM; ++m)
       for (int64_t k = 0; k < head; k += 16)
         queryFragments.push_back(loadQueries(m, k));
   }
@@ -353,12 +539,12 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   Value scale = constant(scaleFirst ? 1.0 : scaleLog2);
   // Carried: the sums, then each row's running maximum and total (thread
   // partial), rows g and g + 8 of each m16 fragment.
-  int64_t numSums = kFragmentsM * fragmentsHead * 4;
-  int64_t numRows = kFragmentsM * 2;
+  int64_t numSums = fragmentsM * fragmentsHead * 4;
+  int64_t numRows = fragmentsM * 2;
   SmallVector<Value> initial(numSums, zero);
   initial.append(numRows, minusInfinity);
   initial.append(numRows, zero);
-  Value warpFirstQuery = add(firstQuery, mul(warp, index(kWarpQueries)));
+  Value warpFirstQuery = add(firstQuery, mul(warp, index(getWarpQueries())));
   auto loop = scf::ForOp::create(
       b, loc, index(0), keyBlocks, index(1), initial,
       [&](OpBuilder &nested, Location, Value keyBlock, ValueRange carried) {
@@ -367,12 +553,18 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
                             nested.getInsertionPoint());
         // This block's copies are done; after the barrier every thread's
         // are, and every warp has multiplied the previous block, whose
-        // stage the next block's copies reuse.
+        // stage the next block's copies reuse. wgmma reads through the
+        // async proxy, which must see what cp.async wrote.
         NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+        if (warpgroup)
+          NVVM::FenceProxyOp::create(
+              b, loc, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(b.getContext(),
+                                         NVVM::SharedSpace::shared_cta));
         gpu::BarrierOp::create(b, loc);
         copyKeyBlock(add(keyBlock, index(1)));
         Value stage = rem(keyBlock, 2);
-        SmallVector<Value> scores(kFragmentsM * fragmentsN * 4, zero);
+        SmallVector<Value> scores(fragmentsM * fragmentsN * 4, zero);
         multiplyKeys(stage, queryFragments, scores);
         if (scaleFirst) {
           Value factor = constant(scaleLog2);
@@ -398,7 +590,7 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
           OpBuilder::InsertionGuard ifGuard(b);
           b.setInsertionPointToStart(&masked.getThenRegion().front());
           SmallVector<Value> hidden(scores);
-          for (int64_t m = 0; m < kFragmentsM; ++m) {
+          for (int64_t m = 0; m < fragmentsM; ++m) {
             for (int64_t n = 0; n < fragmentsN; ++n) {
               for (int64_t e = 0; e < 4; ++e) {
                 Value key =
@@ -431,7 +623,7 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
         SmallVector<Value> sums(carried.take_front(numSums));
         SmallVector<Value> maxima(carried.slice(numSums, numRows));
         SmallVector<Value> totals(carried.take_back(numRows));
-        for (int64_t m = 0; m < kFragmentsM; ++m) {
+        for (int64_t m = 0; m < fragmentsM; ++m) {
           for (int64_t half = 0; half < 2; ++half) {
             auto scoreAt = [&](int64_t n, int64_t e) -> Value & {
               return scores[(m * fragmentsN + n) * 4 + half * 2 + e];
@@ -487,7 +679,7 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   SmallVector<Value> batchIvs = delinearize(b, loc, batch, batchSizes);
   Value target = align(dest);
   auto pairType = VectorType::get({2}, elementType);
-  for (int64_t m = 0; m < kFragmentsM; ++m) {
+  for (int64_t m = 0; m < fragmentsM; ++m) {
     for (int64_t half = 0; half < 2; ++half) {
       Value total =
           combineQuad(loop.getResult(numSums + numRows + m * 2 + half),
@@ -531,7 +723,9 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
 
 void mlir::kiln::emitAttentionKernel(OpBuilder &b, loop::AttentionOp node,
                                      Value dest, IRMapping &mapping,
-                                     StreamOrder &order, ValueRange extraArgs) {
+                                     StreamOrder &order, ValueRange extraArgs,
+                                     bool warpgroupMma) {
   assert(loop::hasAttentionKernel(node) && "no kernel for this attention");
-  AttentionKernelEmitter(b, node, mapping).emit(dest, order, extraArgs);
+  AttentionKernelEmitter(b, node, mapping, warpgroupMma)
+      .emit(dest, order, extraArgs);
 }

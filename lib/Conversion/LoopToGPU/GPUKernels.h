@@ -221,10 +221,12 @@ void emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
 /// (AttentionKernels.cpp): a block of 4 warps per 128 queries of a batch
 /// walks the keys in blocks copied into workgroup memory, mma.sync computes
 /// the scores and their probabilities' product with the values, an online
-/// softmax keeps the scores in registers.
+/// softmax keeps the scores in registers. With `warpgroupMma` (sm_90a),
+/// heads of a multiple of 64 multiply with wgmma instead, two warpgroups
+/// per 128 queries.
 void emitAttentionKernel(OpBuilder &b, loop::AttentionOp node, Value dest,
                          IRMapping &mapping, StreamOrder &order,
-                         ValueRange extraArgs);
+                         ValueRange extraArgs, bool warpgroupMma);
 
 /// Replaces the kernels' float remainders by calls of libdevice's fmod:
 /// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which

@@ -97,7 +97,8 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
   // (kiln-loop-to-gpu checks that the kernel computes each node.)
   target.emitAttention = [=](OpBuilder &b, loop::AttentionOp node, Value dest,
                              IRMapping &mapping, ValueRange extraArgs) {
-    emitAttentionKernel(b, node, dest, mapping, *order, extraArgs);
+    emitAttentionKernel(b, node, dest, mapping, *order, extraArgs,
+                        options.warpgroupMma);
   };
   target.emitConvolution = [](OpBuilder &b, loop::ConvolutionOp node,
                               Value dest, IRMapping &mapping,

@@ -1,4 +1,5 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu -verify-diagnostics | FileCheck %s
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu=warpgroup-mma -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
 
 // Attention as one kernel: 128 threads per block of 128 queries, the
 // queries (128 rows of 64 + 8 padding elements) and two stages of 64 keys
@@ -43,6 +44,28 @@
 // CHECK: arith.divf
 // CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x4x?x64xbf16>, vector<2xbf16>
 // CHECK: gpu.terminator
+// With warpgroup-mma (sm_90a), heads of a multiple of 64 multiply with
+// wgmma: two warpgroups of 64 queries, blocks of 128 keys, the tiles
+// swizzled (8 KiB of queries per 64 head elements, two stages of keys and
+// values, and 1 KiB to align them). After cp.async, a proxy fence; the
+// scores are wgmma m64n128k16 from both tiles' descriptors, the
+// probabilities' product wgmma m64n64k16 with its lhs in registers.
+// WGMMA-LABEL: func.func @causal
+// WGMMA: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c82944_i32
+// WGMMA: scf.for
+// WGMMA: nvvm.cp.async.wait.group 0
+// WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
+// WGMMA-NEXT: gpu.barrier
+// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// WGMMA: nvvm.wgmma.commit.group.sync.aligned
+// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA: math.exp2
+// WGMMA: nvvm.wgmma.fence.aligned
+// WGMMA-COUNT-8: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// WGMMA: nvvm.wgmma.commit.group.sync.aligned
+// WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
+// WGMMA: scf.yield
 fx.graph @causal(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: tensor<?x4x?x64xbf16>) -> tensor<?x4x?x64xbf16> {
   %c0 = arith.constant 0 : index
   %c2 = arith.constant 2 : index
@@ -72,6 +95,9 @@ fx.graph @causal(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: tenso
 // CHECK: arith.cmpi uge
 // CHECK-NOT: arith.ori
 // CHECK: scf.yield
+// WGMMA-LABEL: func.func @wide_heads
+// WGMMA-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<f16>
+// WGMMA-COUNT-8: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 fx.graph @wide_heads(%q: tensor<2x300x128xf16>, %k: tensor<2x70x128xf16>) -> tensor<2x300x128xf16> {
   %o = loop.attention %q, %k, %k {scale = 0.0 : f64} : tensor<2x300x128xf16>, tensor<2x70x128xf16>, tensor<2x70x128xf16> -> tensor<2x300x128xf16>
   fx.output %o : tensor<2x300x128xf16>
