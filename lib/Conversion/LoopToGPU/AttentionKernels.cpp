@@ -121,10 +121,49 @@ private:
   SmallVector<Value, 4> packProbabilities(ArrayRef<Value> p, int64_t m,
                                           int64_t k);
 
-  /// The warpgroup kernel's products (multiplyKeys, multiplyValues).
-  void multiplyKeysByWarpgroup(Value stage, SmallVectorImpl<Value> &scores);
-  void multiplyValuesByWarpgroup(Value stage, ArrayRef<Value> p,
-                                 SmallVectorImpl<Value> &sums);
+  /// Issues the warpgroup kernel's wgmmas of the scores against the key
+  /// block in stage `stage` and closes their group; returns their struct
+  /// of blockKeys / 2 f32, to read once the group is done.
+  Value issueScores(Value stage);
+
+  /// Issues the warpgroup kernel's wgmmas that add the probabilities'
+  /// lhs fragments `a` (one per 16 keys) times the value block in stage
+  /// `stage` to `sums` and closes their group; returns their struct of
+  /// head / 2 f32, to read once the group is done.
+  Value issueValues(Value stage, ArrayRef<SmallVector<Value, 4>> a,
+                    ArrayRef<Value> sums);
+
+  /// The scores of key block `keyBlock` as the softmax takes them: scaled
+  /// first where the scale is not positive, -inf where hidden (keys past
+  /// the end; with `causal`, keys after a row's query), tested only in
+  /// blocks that hold any.
+  SmallVector<Value> prepareScores(ArrayRef<Value> scores, Value keyBlock);
+
+  /// The online softmax of one block of `scores`, made probabilities in
+  /// place: each row's new maximum and total in `maxima` and `totals` (rows
+  /// g and g + 8 of each m16 fragment). Returns each row's factor for the
+  /// sums so far (the change of its maximum).
+  SmallVector<Value> applySoftmax(SmallVectorImpl<Value> &scores,
+                                  SmallVectorImpl<Value> &maxima,
+                                  SmallVectorImpl<Value> &totals);
+
+  /// Multiplies each row's `sums` by its factor.
+  void rescaleSums(SmallVectorImpl<Value> &sums, ArrayRef<Value> factors);
+
+  /// Copies key block `keyBlock` and its values into its stage, if there
+  /// is such a block, and closes a group of copies.
+  void copyKeyBlock(Value keyBlock);
+
+  /// The loop over key blocks, carrying the sums, each row's maximum and
+  /// total (`initial`); returns them after the last block.
+  SmallVector<Value> emitLoop(ArrayRef<SmallVector<Value, 4>> queryFragments,
+                              ArrayRef<Value> initial);
+
+  /// Key and value blocks in workgroup memory: the one multiplied and the
+  /// next one, loading.
+  int64_t getStages() const { return 2; }
+  int64_t getNumSums() const { return fragmentsM * head / 2; }
+  int64_t getNumRows() const { return fragmentsM * 2; }
 
   /// The wgmma descriptor (i64) of a swizzled tile at workgroup byte
   /// `address` whose blocks of 64 elements along N lie `leadingBytes`
@@ -156,6 +195,16 @@ private:
   /// an operand read as stored (queries, values), and of keys.
   Value laneOffset, keyLaneOffset;
   Value queriesShared, keysShared, valuesShared;
+  /// The keys (their count), the key blocks the block walks, and their
+  /// matrices in global memory (!llvm.ptr<1>).
+  Value keys, keyBlocks, keyGlobal, valueGlobal;
+  /// The warp's first query.
+  Value warpFirstQuery;
+  /// The factor of the scores in base 2 (applied in the exponent, or
+  /// first where not positive: scaleFirst), and constants.
+  double scaleLog2;
+  bool scaleFirst;
+  Value scale, zero, minusInfinity;
 };
 } // namespace
 
@@ -213,8 +262,13 @@ SmallVector<Value, 4> AttentionKernelEmitter::loadQueries(int64_t m,
 void AttentionKernelEmitter::multiplyKeys(
     Value stage, ArrayRef<SmallVector<Value, 4>> queries,
     SmallVectorImpl<Value> &scores) {
-  if (warpgroup)
-    return multiplyKeysByWarpgroup(stage, scores);
+  if (warpgroup) {
+    Value issued = issueScores(stage);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    for (int64_t i = 0; i < blockKeys / 2; ++i)
+      scores[i] = LLVM::ExtractValueOp::create(b, loc, issued, i);
+    return;
+  }
   int64_t fragmentsN = blockKeys / 8;
   Value stageStart =
       add(mul(stage, index(getKeyStageElements())), keyLaneOffset);
@@ -263,8 +317,18 @@ AttentionKernelEmitter::packProbabilities(ArrayRef<Value> p, int64_t m,
 
 void AttentionKernelEmitter::multiplyValues(Value stage, ArrayRef<Value> p,
                                             SmallVectorImpl<Value> &sums) {
-  if (warpgroup)
-    return multiplyValuesByWarpgroup(stage, p, sums);
+  if (warpgroup) {
+    // Every lhs fragment is packed before the wgmmas' fence, so that none
+    // reads registers written after it.
+    SmallVector<SmallVector<Value, 4>> a;
+    for (int64_t k = 0; k < blockKeys; k += 16)
+      a.push_back(packProbabilities(p, 0, k));
+    Value issued = issueValues(stage, a, sums);
+    NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+    for (int64_t i = 0, e = sums.size(); i < e; ++i)
+      sums[i] = LLVM::ExtractValueOp::create(b, loc, issued, i);
+    return;
+  }
   int64_t fragmentsHead = head / 8;
   Value stageStart = add(mul(stage, index(getKeyStageElements())), laneOffset);
   for (int64_t k = 0; k < blockKeys; k += 16) {
@@ -300,8 +364,7 @@ Value AttentionKernelEmitter::getDescriptor(Value address,
       arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(fixed), 64));
 }
 
-void AttentionKernelEmitter::multiplyKeysByWarpgroup(
-    Value stage, SmallVectorImpl<Value> &scores) {
+Value AttentionKernelEmitter::issueScores(Value stage) {
   MLIRContext *context = b.getContext();
   auto type =
       elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
@@ -334,13 +397,12 @@ void AttentionKernelEmitter::multiplyKeysByWarpgroup(
         NVVM::MMALayout::col, /*satfinite=*/nullptr);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  for (int64_t i = 0; i < blockKeys / 2; ++i)
-    scores[i] = LLVM::ExtractValueOp::create(b, loc, sums, i);
+  return sums;
 }
 
-void AttentionKernelEmitter::multiplyValuesByWarpgroup(
-    Value stage, ArrayRef<Value> p, SmallVectorImpl<Value> &sums) {
+Value AttentionKernelEmitter::issueValues(Value stage,
+                                          ArrayRef<SmallVector<Value, 4>> a,
+                                          ArrayRef<Value> sums) {
   // wgmma with its lhs in registers, which NVVM's op does not take: the
   // instruction itself, its sums tied to theirs. The values are read
   // transposed (N-major): their blocks of 64 elements along the head lie
@@ -369,14 +431,16 @@ void AttentionKernelEmitter::multiplyValuesByWarpgroup(
   Value values = add(getAddress(valuesShared),
                      toI64(mul(stage, index(getKeyStageElements() * 2))));
   Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
-  // Every lhs fragment is packed before the fence, so that no wgmma reads
-  // registers written after it.
-  SmallVector<SmallVector<Value, 4>> a;
-  for (int64_t k = 0; k < blockKeys; k += 16)
-    a.push_back(packProbabilities(p, 0, k));
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  Value result;
   for (int64_t k = 0; k < blockKeys; k += 16) {
-    SmallVector<Value> operands(sums.begin(), sums.end());
+    SmallVector<Value> operands;
+    if (result) {
+      for (int64_t i = 0; i < count; ++i)
+        operands.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+    } else {
+      operands.assign(sums.begin(), sums.end());
+    }
     llvm::append_range(operands, a[k / 16]);
     operands.push_back(getDescriptor(
         add(values,
@@ -389,11 +453,10 @@ void AttentionKernelEmitter::multiplyValuesByWarpgroup(
         LLVM::tailcallkind::TailCallKind::None,
         LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
         /*operand_attrs=*/ArrayAttr());
-    for (int64_t i = 0; i < count; ++i)
-      sums[i] = LLVM::ExtractValueOp::create(b, loc, multiply.getResult(0), i);
+    result = multiply.getResult(0);
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  return result;
 }
 
 Value AttentionKernelEmitter::combineQuad(Value value, bool isMax) {
@@ -410,6 +473,171 @@ Value AttentionKernelEmitter::combineQuad(Value value, bool isMax) {
   return value;
 }
 
+void AttentionKernelEmitter::copyKeyBlock(Value keyBlock) {
+  auto ifBlock = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, keyBlock,
+                            keyBlocks),
+      /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard ifGuard(b);
+    b.setInsertionPointToStart(&ifBlock.getThenRegion().front());
+    Value stageStart =
+        mul(rem(keyBlock, getStages()), index(getKeyStageElements()));
+    Value firstKey = mul(keyBlock, index(blockKeys));
+    copyRows(keyGlobal, keys, firstKey, blockKeys,
+             offset(keysShared, stageStart));
+    copyRows(valueGlobal, keys, firstKey, blockKeys,
+             offset(valuesShared, stageStart));
+  }
+  NVVM::CpAsyncCommitGroupOp::create(b, loc);
+}
+
+SmallVector<Value> AttentionKernelEmitter::prepareScores(ArrayRef<Value> raw,
+                                                         Value keyBlock) {
+  SmallVector<Value> scores(raw);
+  if (scaleFirst) {
+    Value factor = arith::ConstantOp::create(
+        b, loc, b.getF32FloatAttr(static_cast<float>(scaleLog2)));
+    for (Value &score : scores)
+      score = arith::MulFOp::create(b, loc, score, factor);
+  }
+  int64_t fragmentsN = blockKeys / 8;
+  Value firstKey = mul(keyBlock, index(blockKeys));
+  Value blockEnd = add(firstKey, index(blockKeys));
+  Value masks =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, blockEnd, keys);
+  if (node.getCausal())
+    masks = arith::OrIOp::create(
+        b, loc, masks,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, blockEnd,
+                              add(warpFirstQuery, index(1))));
+  auto masked = scf::IfOp::create(
+      b, loc, TypeRange(SmallVector<Type>(scores.size(), b.getF32Type())),
+      masks, /*withElseRegion=*/true);
+  OpBuilder::InsertionGuard ifGuard(b);
+  b.setInsertionPointToStart(&masked.getThenRegion().front());
+  SmallVector<Value> hidden(scores);
+  for (int64_t m = 0; m < fragmentsM; ++m) {
+    for (int64_t n = 0; n < fragmentsN; ++n) {
+      for (int64_t e = 0; e < 4; ++e) {
+        Value key = add(firstKey, add(fragmentColumn, index(n * 8 + e % 2)));
+        Value hide =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, key, keys);
+        if (node.getCausal()) {
+          Value query = add(warpFirstQuery,
+                            add(fragmentRow, index(m * 16 + (e / 2) * 8)));
+          hide = arith::OrIOp::create(
+              b, loc, hide,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, key,
+                                    query));
+        }
+        Value &score = hidden[(m * fragmentsN + n) * 4 + e];
+        score = arith::SelectOp::create(b, loc, hide, minusInfinity, score);
+      }
+    }
+  }
+  scf::YieldOp::create(b, loc, hidden);
+  b.setInsertionPointToStart(&masked.getElseRegion().front());
+  scf::YieldOp::create(b, loc, scores);
+  return SmallVector<Value>(masked.getResults());
+}
+
+SmallVector<Value>
+AttentionKernelEmitter::applySoftmax(SmallVectorImpl<Value> &scores,
+                                     SmallVectorImpl<Value> &maxima,
+                                     SmallVectorImpl<Value> &totals) {
+  int64_t fragmentsN = blockKeys / 8;
+  SmallVector<Value> factors;
+  for (int64_t m = 0; m < fragmentsM; ++m) {
+    for (int64_t half = 0; half < 2; ++half) {
+      auto scoreAt = [&](int64_t n, int64_t e) -> Value & {
+        return scores[(m * fragmentsN + n) * 4 + half * 2 + e];
+      };
+      Value rowMax = scoreAt(0, 0);
+      for (int64_t n = 0; n < fragmentsN; ++n)
+        for (int64_t e = 0; e < 2; ++e)
+          if (n || e)
+            rowMax = arith::MaximumFOp::create(b, loc, rowMax, scoreAt(n, e));
+      rowMax = combineQuad(rowMax, /*isMax=*/true);
+      Value &maximum = maxima[m * 2 + half];
+      Value newMax = arith::MaximumFOp::create(b, loc, maximum, rowMax);
+      // A row with every key so far hidden subtracts 0, not -inf.
+      Value base = arith::SelectOp::create(
+          b, loc,
+          arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
+                                minusInfinity),
+          zero, arith::MulFOp::create(b, loc, newMax, scale));
+      Value negativeBase = arith::NegFOp::create(b, loc, base);
+      Value factor = math::Exp2Op::create(
+          b, loc, math::FmaOp::create(b, loc, maximum, scale, negativeBase));
+      maximum = newMax;
+      Value total = arith::MulFOp::create(b, loc, totals[m * 2 + half], factor);
+      for (int64_t n = 0; n < fragmentsN; ++n) {
+        for (int64_t e = 0; e < 2; ++e) {
+          Value &score = scoreAt(n, e);
+          score = math::Exp2Op::create(
+              b, loc, math::FmaOp::create(b, loc, score, scale, negativeBase));
+          total = arith::AddFOp::create(b, loc, total, score);
+        }
+      }
+      totals[m * 2 + half] = total;
+      factors.push_back(factor);
+    }
+  }
+  return factors;
+}
+
+void AttentionKernelEmitter::rescaleSums(SmallVectorImpl<Value> &sums,
+                                         ArrayRef<Value> factors) {
+  int64_t fragmentsHead = head / 8;
+  for (int64_t m = 0; m < fragmentsM; ++m)
+    for (int64_t n = 0; n < fragmentsHead; ++n)
+      for (int64_t e = 0; e < 4; ++e) {
+        Value &sum = sums[(m * fragmentsHead + n) * 4 + e];
+        sum = arith::MulFOp::create(b, loc, sum, factors[m * 2 + e / 2]);
+      }
+}
+
+SmallVector<Value>
+AttentionKernelEmitter::emitLoop(ArrayRef<SmallVector<Value, 4>> queryFragments,
+                                 ArrayRef<Value> initial) {
+  int64_t numSums = getNumSums(), numRows = getNumRows();
+  auto loop = scf::ForOp::create(
+      b, loc, index(0), keyBlocks, index(1), initial,
+      [&](OpBuilder &nested, Location, Value keyBlock, ValueRange carried) {
+        OpBuilder::InsertionGuard loopGuard(b);
+        b.setInsertionPoint(nested.getInsertionBlock(),
+                            nested.getInsertionPoint());
+        // This block's copies are done; after the barrier every thread's
+        // are, and every warp has multiplied the previous block, whose
+        // stage the next block's copies reuse. wgmma reads through the
+        // async proxy, which must see what cp.async wrote.
+        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+        if (warpgroup)
+          NVVM::FenceProxyOp::create(
+              b, loc, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(b.getContext(),
+                                         NVVM::SharedSpace::shared_cta));
+        gpu::BarrierOp::create(b, loc);
+        copyKeyBlock(add(keyBlock, index(1)));
+        Value stage = rem(keyBlock, getStages());
+        SmallVector<Value> scores(fragmentsM * blockKeys / 2, zero);
+        multiplyKeys(stage, queryFragments, scores);
+        scores = prepareScores(scores, keyBlock);
+        SmallVector<Value> sums(carried.take_front(numSums));
+        SmallVector<Value> maxima(carried.slice(numSums, numRows));
+        SmallVector<Value> totals(carried.take_back(numRows));
+        rescaleSums(sums, applySoftmax(scores, maxima, totals));
+        multiplyValues(stage, scores, sums);
+        SmallVector<Value> results(sums);
+        results.append(maxima);
+        results.append(totals);
+        scf::YieldOp::create(b, loc, results);
+      });
+  return SmallVector<Value>(loop.getResults());
+}
+
 void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
                                   ValueRange extraArgs) {
   Value queryBuffer = mapping.lookup(node.getQuery());
@@ -420,12 +648,12 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   for (int64_t dim = 0; dim < batchDims; ++dim)
     batchSizes.push_back(memref::DimOp::create(b, loc, queryBuffer, dim));
   Value queries = memref::DimOp::create(b, loc, queryBuffer, batchDims);
-  Value keys = memref::DimOp::create(b, loc, keyBuffer, batchDims);
+  keys = memref::DimOp::create(b, loc, keyBuffer, batchDims);
   Value queryBlocks =
       arith::CeilDivUIOp::create(b, loc, queries, index(kBlockQueries));
   Value blocks = mul(getProduct(b, loc, batchSizes), queryBlocks);
   int64_t queryElements = kBlockQueries * getRowStride();
-  int64_t keyElements = 2 * getKeyStageElements();
+  int64_t keyElements = getStages() * getKeyStageElements();
   // (Swizzled tiles start at a multiple of 1024 bytes: room to align.)
   int64_t sharedBytes = (queryElements + 2 * keyElements) *
                             elementType.getIntOrFloatBitWidth() / 8 +
@@ -462,7 +690,8 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
         b, loc, arith::SubIOp::create(b, loc, queryBlocks, index(1)),
         queryBlock);
   Value firstQuery = mul(queryBlock, index(kBlockQueries));
-  Value keyBlocks = arith::CeilDivUIOp::create(b, loc, keys, index(blockKeys));
+  warpFirstQuery = add(firstQuery, mul(warp, index(getWarpQueries())));
+  keyBlocks = arith::CeilDivUIOp::create(b, loc, keys, index(blockKeys));
   if (node.getCausal()) {
     Value lastQuery = arith::MinUIOp::create(
         b, loc, add(firstQuery, index(kBlockQueries)), queries);
@@ -476,8 +705,8 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
     return offset(global, mul(batch, mul(rows, index(head))));
   };
   Value queryGlobal = globalMatrix(queryBuffer, queries);
-  Value keyGlobal = globalMatrix(keyBuffer, keys);
-  Value valueGlobal = globalMatrix(valueBuffer, keys);
+  keyGlobal = globalMatrix(keyBuffer, keys);
+  valueGlobal = globalMatrix(valueBuffer, keys);
   queriesShared = getDynamicSharedPointer();
   if (warpgroup) {
     Value mask = arith::ConstantIntOp::create(b, loc, kSwizzleBytes - 1, 64);
@@ -491,26 +720,16 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   keysShared = offset(queriesShared, index(queryElements));
   valuesShared = offset(keysShared, index(keyElements));
 
-  // Copies key block `keyBlock` and its values into stage `keyBlock` % 2,
-  // if there is one, and closes a group of copies.
-  auto copyKeyBlock = [&](Value keyBlock) {
-    auto ifBlock = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, keyBlock,
-                              keyBlocks),
-        /*withElse=*/false);
-    {
-      OpBuilder::InsertionGuard ifGuard(b);
-      b.setInsertionPointToStart(&ifBlock.getThenRegion().front());
-      Value stageStart = mul(rem(keyBlock, 2), index(getKeyStageElements()));
-      Value firstKey = mul(keyBlock, index(blockKeys));
-      copyRows(keyGlobal, keys, firstKey, blockKeys,
-               offset(keysShared, stageStart));
-      copyRows(valueGlobal, keys, firstKey, blockKeys,
-               offset(valuesShared, stageStart));
-    }
-    NVVM::CpAsyncCommitGroupOp::create(b, loc);
-  };
+  zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
+  minusInfinity = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
+  // Scores in base 2. A positive scale keeps the maxima of raw scores and
+  // scales in the exponent, one FMA per score; another scales them first.
+  scaleLog2 = node.getScale().convertToDouble() / std::log(2.0);
+  scaleFirst = !(scaleLog2 > 0);
+  scale = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(scaleFirst ? 1.0f : float(scaleLog2)));
+
   copyRows(queryGlobal, queries, firstQuery, kBlockQueries, queriesShared);
   copyKeyBlock(index(0));
   SmallVector<SmallVector<Value, 4>> queryFragments;
@@ -521,169 +740,24 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
       for (int64_t k = 0; k < head; k += 16)
         queryFragments.push_back(loadQueries(m, k));
   }
-
-  Type f32 = b.getF32Type();
-  int64_t fragmentsN = blockKeys / 8, fragmentsHead = head / 8;
-  Value zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
-  Value minusInfinity = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(-std::numeric_limits<float>::infinity()));
-  // Scores in base 2. A positive scale keeps the maxima of raw scores and
-  // scales in the exponent, one FMA per score; another scales them first.
-  double log2e = 1.0 / std::log(2.0);
-  double scaleLog2 = node.getScale().convertToDouble() * log2e;
-  bool scaleFirst = !(scaleLog2 > 0);
-  auto constant = [&](double value) -> Value {
-    return arith::ConstantOp::create(
-        b, loc, b.getF32FloatAttr(static_cast<float>(value)));
-  };
-  Value scale = constant(scaleFirst ? 1.0 : scaleLog2);
-  // Carried: the sums, then each row's running maximum and total (thread
-  // partial), rows g and g + 8 of each m16 fragment.
-  int64_t numSums = fragmentsM * fragmentsHead * 4;
-  int64_t numRows = fragmentsM * 2;
+  // The sums, then each row's running maximum and total (thread partial).
+  int64_t numSums = getNumSums(), numRows = getNumRows();
   SmallVector<Value> initial(numSums, zero);
   initial.append(numRows, minusInfinity);
   initial.append(numRows, zero);
-  Value warpFirstQuery = add(firstQuery, mul(warp, index(getWarpQueries())));
-  auto loop = scf::ForOp::create(
-      b, loc, index(0), keyBlocks, index(1), initial,
-      [&](OpBuilder &nested, Location, Value keyBlock, ValueRange carried) {
-        OpBuilder::InsertionGuard loopGuard(b);
-        b.setInsertionPoint(nested.getInsertionBlock(),
-                            nested.getInsertionPoint());
-        // This block's copies are done; after the barrier every thread's
-        // are, and every warp has multiplied the previous block, whose
-        // stage the next block's copies reuse. wgmma reads through the
-        // async proxy, which must see what cp.async wrote.
-        NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-        if (warpgroup)
-          NVVM::FenceProxyOp::create(
-              b, loc, NVVM::ProxyKind::async_shared,
-              NVVM::SharedSpaceAttr::get(b.getContext(),
-                                         NVVM::SharedSpace::shared_cta));
-        gpu::BarrierOp::create(b, loc);
-        copyKeyBlock(add(keyBlock, index(1)));
-        Value stage = rem(keyBlock, 2);
-        SmallVector<Value> scores(fragmentsM * fragmentsN * 4, zero);
-        multiplyKeys(stage, queryFragments, scores);
-        if (scaleFirst) {
-          Value factor = constant(scaleLog2);
-          for (Value &score : scores)
-            score = arith::MulFOp::create(b, loc, score, factor);
-        }
-
-        // Keys past the end, and with `causal` keys after a row's query,
-        // are hidden; only blocks that hold any test their keys.
-        Value firstKey = mul(keyBlock, index(blockKeys));
-        Value blockEnd = add(firstKey, index(blockKeys));
-        Value masks = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                            blockEnd, keys);
-        if (node.getCausal())
-          masks = arith::OrIOp::create(
-              b, loc, masks,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, blockEnd,
-                                    add(warpFirstQuery, index(1))));
-        auto masked = scf::IfOp::create(
-            b, loc, TypeRange(SmallVector<Type>(scores.size(), f32)), masks,
-            /*withElseRegion=*/true);
-        {
-          OpBuilder::InsertionGuard ifGuard(b);
-          b.setInsertionPointToStart(&masked.getThenRegion().front());
-          SmallVector<Value> hidden(scores);
-          for (int64_t m = 0; m < fragmentsM; ++m) {
-            for (int64_t n = 0; n < fragmentsN; ++n) {
-              for (int64_t e = 0; e < 4; ++e) {
-                Value key =
-                    add(firstKey, add(fragmentColumn, index(n * 8 + e % 2)));
-                Value hide = arith::CmpIOp::create(
-                    b, loc, arith::CmpIPredicate::uge, key, keys);
-                if (node.getCausal()) {
-                  Value query =
-                      add(warpFirstQuery,
-                          add(fragmentRow, index(m * 16 + (e / 2) * 8)));
-                  hide = arith::OrIOp::create(
-                      b, loc, hide,
-                      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt,
-                                            key, query));
-                }
-                Value &score = hidden[(m * fragmentsN + n) * 4 + e];
-                score =
-                    arith::SelectOp::create(b, loc, hide, minusInfinity, score);
-              }
-            }
-          }
-          scf::YieldOp::create(b, loc, hidden);
-          b.setInsertionPointToStart(&masked.getElseRegion().front());
-          scf::YieldOp::create(b, loc, scores);
-        }
-        scores.assign(masked.getResults().begin(), masked.getResults().end());
-
-        // The online softmax, per row: the new maximum, the factor that
-        // rescales what was summed under the old one, the probabilities.
-        SmallVector<Value> sums(carried.take_front(numSums));
-        SmallVector<Value> maxima(carried.slice(numSums, numRows));
-        SmallVector<Value> totals(carried.take_back(numRows));
-        for (int64_t m = 0; m < fragmentsM; ++m) {
-          for (int64_t half = 0; half < 2; ++half) {
-            auto scoreAt = [&](int64_t n, int64_t e) -> Value & {
-              return scores[(m * fragmentsN + n) * 4 + half * 2 + e];
-            };
-            Value rowMax = scoreAt(0, 0);
-            for (int64_t n = 0; n < fragmentsN; ++n)
-              for (int64_t e = 0; e < 2; ++e)
-                if (n || e)
-                  rowMax =
-                      arith::MaximumFOp::create(b, loc, rowMax, scoreAt(n, e));
-            rowMax = combineQuad(rowMax, /*isMax=*/true);
-            Value &maximum = maxima[m * 2 + half];
-            Value newMax = arith::MaximumFOp::create(b, loc, maximum, rowMax);
-            // A row with every key so far hidden subtracts 0, not -inf.
-            Value base = arith::SelectOp::create(
-                b, loc,
-                arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ, newMax,
-                                      minusInfinity),
-                zero, arith::MulFOp::create(b, loc, newMax, scale));
-            Value negativeBase = arith::NegFOp::create(b, loc, base);
-            Value factor = math::Exp2Op::create(
-                b, loc,
-                math::FmaOp::create(b, loc, maximum, scale, negativeBase));
-            maximum = newMax;
-            Value total =
-                arith::MulFOp::create(b, loc, totals[m * 2 + half], factor);
-            for (int64_t n = 0; n < fragmentsN; ++n) {
-              for (int64_t e = 0; e < 2; ++e) {
-                Value &score = scoreAt(n, e);
-                score = math::Exp2Op::create(
-                    b, loc,
-                    math::FmaOp::create(b, loc, score, scale, negativeBase));
-                total = arith::AddFOp::create(b, loc, total, score);
-              }
-            }
-            totals[m * 2 + half] = total;
-            for (int64_t n = 0; n < fragmentsHead; ++n)
-              for (int64_t e = 0; e < 2; ++e) {
-                Value &sum = sums[(m * fragmentsHead + n) * 4 + half * 2 + e];
-                sum = arith::MulFOp::create(b, loc, sum, factor);
-              }
-          }
-        }
-        multiplyValues(stage, scores, sums);
-        SmallVector<Value> results(sums);
-        results.append(maxima);
-        results.append(totals);
-        scf::YieldOp::create(b, loc, results);
-      });
+  SmallVector<Value> results = emitLoop(queryFragments, initial);
 
   // Each row's sums over its total (0 for a row without keys), rounded and
   // stored a pair of columns at a time.
   SmallVector<Value> batchIvs = delinearize(b, loc, batch, batchSizes);
   Value target = align(dest);
+  Type f32 = b.getF32Type();
   auto pairType = VectorType::get({2}, elementType);
+  int64_t fragmentsHead = head / 8;
   for (int64_t m = 0; m < fragmentsM; ++m) {
     for (int64_t half = 0; half < 2; ++half) {
-      Value total =
-          combineQuad(loop.getResult(numSums + numRows + m * 2 + half),
-                      /*isMax=*/false);
+      Value total = combineQuad(results[numSums + numRows + m * 2 + half],
+                                /*isMax=*/false);
       Value inverse = arith::SelectOp::create(
           b, loc,
           arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, total, zero),
@@ -705,10 +779,9 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
         int64_t first = (m * fragmentsHead + n) * 4 + half * 2;
         Value pair = vector::FromElementsOp::create(
             b, loc, VectorType::get({2}, f32),
-            ValueRange{
-                arith::MulFOp::create(b, loc, loop.getResult(first), inverse),
-                arith::MulFOp::create(b, loc, loop.getResult(first + 1),
-                                      inverse)});
+            ValueRange{arith::MulFOp::create(b, loc, results[first], inverse),
+                       arith::MulFOp::create(b, loc, results[first + 1],
+                                             inverse)});
         SmallVector<Value> indices(batchIvs);
         indices.push_back(query);
         indices.push_back(add(fragmentColumn, index(n * 8)));
