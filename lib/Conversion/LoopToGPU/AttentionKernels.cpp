@@ -19,12 +19,13 @@
 //
 // On sm_90a (`warpgroup-mma`), heads of a multiple of 64 multiply with
 // Hopper's warpgroup MMA instead: two warpgroups of 64 queries each walk
-// blocks of 128 keys. The tiles are stored as wgmma reads them, 128-byte
-// swizzled (as in WarpgroupMatmulKernels.cpp). The scores are wgmma
-// m64n128k16 of the queries' and keys' tiles; the probabilities' product
-// is wgmma m64n<head>k16 with its lhs in registers (the probabilities'
-// fragments, as with mma.sync), which NVVM's op lacks: it is the
-// instruction itself, inline. The values are read transposed.
+// blocks of B keys, 64 for heads of 64 (two blocks fit an SM) and 128
+// above. The tiles are stored as wgmma reads them, 128-byte swizzled (as
+// in WarpgroupMatmulKernels.cpp). The scores are wgmma m64nBk16 of the
+// queries' and keys' tiles; the probabilities' product is wgmma
+// m64n<head>k16 with its lhs in registers (the probabilities' fragments,
+// as with mma.sync), which NVVM's op lacks: it is the instruction itself,
+// inline. The values are read transposed.
 //
 // Scores are in base 2: the scale is multiplied by log2(e) once, so that
 // each probability is one FMA and one exp2. Only key blocks past the keys' end
@@ -82,7 +83,14 @@ public:
     warpgroup = warpgroupMma && head % kSwizzleElements == 0;
     warps = warpgroup ? 8 : 4;
     fragmentsM = kBlockQueries / (warps * 16);
-    blockKeys = warpgroup || head <= 64 ? (warpgroup ? 128 : 64) : 32;
+    // Key blocks: with warpgroup MMA, 64 for heads of 64, which leaves
+    // registers for two blocks on an SM (the one's softmax runs while the
+    // other multiplies), 128 above, where workgroup memory holds one;
+    // with mma.sync, 64, or 32 above a head of 64.
+    if (warpgroup)
+      blockKeys = head <= 64 ? 64 : 128;
+    else
+      blockKeys = head <= 64 ? 64 : 32;
     // Above 64, the queries' fragments would take 64 registers more: they
     // are read from workgroup memory for each block of keys instead.
     queriesInRegisters = !warpgroup && head <= 64;
@@ -474,11 +482,11 @@ Value AttentionKernelEmitter::combineQuad(Value value, bool isMax) {
 }
 
 void AttentionKernelEmitter::copyKeyBlock(Value keyBlock) {
-  auto ifBlock = scf::IfOp::create(
-      b, loc,
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, keyBlock,
-                            keyBlocks),
-      /*withElse=*/false);
+  auto ifBlock =
+      scf::IfOp::create(b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
+                                              keyBlock, keyBlocks),
+                        /*withElse=*/false);
   {
     OpBuilder::InsertionGuard ifGuard(b);
     b.setInsertionPointToStart(&ifBlock.getThenRegion().front());
@@ -779,9 +787,9 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
         int64_t first = (m * fragmentsHead + n) * 4 + half * 2;
         Value pair = vector::FromElementsOp::create(
             b, loc, VectorType::get({2}, f32),
-            ValueRange{arith::MulFOp::create(b, loc, results[first], inverse),
-                       arith::MulFOp::create(b, loc, results[first + 1],
-                                             inverse)});
+            ValueRange{
+                arith::MulFOp::create(b, loc, results[first], inverse),
+                arith::MulFOp::create(b, loc, results[first + 1], inverse)});
         SmallVector<Value> indices(batchIvs);
         indices.push_back(query);
         indices.push_back(add(fragmentColumn, index(n * 8)));

@@ -45,24 +45,25 @@
 // CHECK: vector.store %{{.+}}, %{{.+}}[%{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}] : memref<?x4x?x64xbf16>, vector<2xbf16>
 // CHECK: gpu.terminator
 // With warpgroup-mma (sm_90a), heads of a multiple of 64 multiply with
-// wgmma: two warpgroups of 64 queries, blocks of 128 keys, the tiles
-// swizzled (8 KiB of queries per 64 head elements, two stages of keys and
-// values, and 1 KiB to align them). After cp.async, a proxy fence; the
-// scores are wgmma m64n128k16 from both tiles' descriptors, the
-// probabilities' product wgmma m64n64k16 with its lhs in registers.
+// wgmma: two warpgroups of 64 queries, blocks of 64 keys for a head of 64,
+// the tiles swizzled ((128 + 4 x 64) x 64 x 2 bytes of queries and two
+// stages of keys and values, and 1 KiB to align them). After cp.async, a
+// proxy fence; the scores are wgmma m64n64k16 from both tiles'
+// descriptors, the probabilities' product wgmma m64n64k16 with its lhs in
+// registers. Heads of 128 take blocks of 128 keys.
 // WGMMA-LABEL: func.func @causal
-// WGMMA: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c82944_i32
+// WGMMA: gpu.launch {{.*}} threads({{.*}}) in ({{.*}} = %c256{{.*}}) dynamic_shared_memory_size %c50176_i32
 // WGMMA: scf.for
 // WGMMA: nvvm.cp.async.wait.group 0
 // WGMMA-NEXT: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>, space = #nvvm.shared_space<cta>}
 // WGMMA-NEXT: gpu.barrier
 // WGMMA: nvvm.wgmma.fence.aligned
-// WGMMA-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 128, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
+// WGMMA-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <one>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // WGMMA: nvvm.wgmma.commit.group.sync.aligned
 // WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA: math.exp2
 // WGMMA: nvvm.wgmma.fence.aligned
-// WGMMA-COUNT-8: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
+// WGMMA-COUNT-4: llvm.inline_asm has_side_effects {{.*}}wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // WGMMA: nvvm.wgmma.commit.group.sync.aligned
 // WGMMA-NEXT: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA: scf.yield
