@@ -352,7 +352,7 @@ def test_auto_calls_cudnn_from_regions_where_the_host_bounds(fn, batch, channels
                     reason="needs a GPU and torch 2.x's fused attention")
 def test_explicit_attention_becomes_one_fused_call(tmp_path):
     """Attention written out (BERT's: products around a softmax of scaled,
-    masked scores) runs as scaled_dot_product_attention on CUDA, a library
+    masked scores) runs as one fused attention call on CUDA, a library
     call; with library_ops=[] Kiln compiles it all."""
     def fn(q, k, v, mask):
         scores = torch.matmul(q, k.transpose(-1, -2)) / 8.0
@@ -363,7 +363,10 @@ def test_explicit_attention_becomes_one_fused_call(tmp_path):
     shapes = [(2, 4, 128, 64)] * 3 + [(2, 1, 1, 128)]
     inputs = [torch.randn(*s, generator=generator).cuda().bfloat16() for s in shapes]
     fused = partitioned(fn, inputs, tmp_path, fallback="error")
-    assert fused.kiln_report.library_calls.get("aten.scaled_dot_product_attention.default") == 1
+    # (kiln.compile's capture traces the fused call as the op of the kernel
+    # it chooses; the backend keeps scaled_dot_product_attention.)
+    assert sum(count for op, count in fused.kiln_report.library_calls.items()
+               if "scaled_dot_product" in op) == 1
     everything = partitioned(fn, inputs, tmp_path, fallback="error", library_ops=[])
     assert not everything.kiln_report.library_calls
     fresh = [torch.randn(*s, generator=generator).cuda().bfloat16() for s in shapes]

@@ -87,3 +87,26 @@ def test_cuda_attention_kernel(tmp_path, shape, dtype, dynamic, chip):
         eager = torch.nn.functional.scaled_dot_product_attention(query, key, value,
                                                                  is_causal=causal)
         torch.testing.assert_close(out, eager, rtol=tolerance, atol=tolerance)
+
+
+@cuda
+def test_cuda_written_out_attention_runs_as_the_kernel(tmp_path):
+    """kiln.compile traces attention written out on CUDA (products around a
+    softmax) as scaled_dot_product_attention, whose memory-efficient op
+    runs as Kiln's kernel: no products in the graph; the result matches
+    the function run in f32."""
+    import kiln
+
+    def attention(q, k, v):
+        return torch.softmax(q @ k.transpose(-1, -2) * 0.125, dim=-1) @ v
+
+    generator = torch.Generator().manual_seed(3)
+    inputs = [torch.randn(2, 3, 100, 64, generator=generator).to("cuda", torch.bfloat16)
+              for _ in range(3)]
+    compiled = kiln.compile(attention, inputs, cache_dir=tmp_path)
+    assert "scaled_dot_product_efficient_attention" in compiled.graph_text
+    assert "fx.bmm" not in compiled.graph_text and "fx.mm " not in compiled.graph_text
+    got = compiled(*inputs)
+    torch.cuda.synchronize()
+    want = attention(*[t.float() for t in inputs])
+    torch.testing.assert_close(got.float(), want, rtol=2e-2, atol=2e-2)

@@ -430,16 +430,22 @@ def capture(fn: Callable, example_inputs: Sequence[Any], *,
     the op of a fused kernel: Kiln lowers those ops for static sizes only.
     Otherwise, on CUDA, it traces as the memory-efficient kernel's op where
     that kernel takes the call, else as its math: Kiln lowers both, and not
-    the flash and cuDNN kernels' ops.
+    the flash and cuDNN kernels' ops. There, attention that `fn` writes out
+    (products around a softmax, kiln.attention's matcher) is traced again
+    as ``scaled_dot_product_attention``, as the backend rewrites it.
     """
+    on_cuda = any(isinstance(t, torch.Tensor) and t.is_cuda
+                  for t in pytree.tree_flatten(list(example_inputs))[0])
     if math_attention:
         attention = _math_attention()
-    elif any(isinstance(t, torch.Tensor) and t.is_cuda for t in example_inputs):
+    elif on_cuda:
         attention = _efficient_attention()
     else:
         attention = contextlib.nullcontext()
     with _TRACING_LOCK, attention:
         gm = _trace(fn, example_inputs)
+        if on_cuda and not math_attention:
+            gm = _fuse_written_out_attention(gm, example_inputs)
         if any(n.op == "call_function" and _writes_an_argument(n) for n in gm.graph.nodes):
             try:
                 functional = _trace(_functionalize(fn), example_inputs)
@@ -499,6 +505,34 @@ def _efficient_attention() -> contextlib.AbstractContextManager:
         return sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
     except (ImportError, TypeError):
         return contextlib.nullcontext()
+
+
+def _fuse_written_out_attention(gm: torch.fx.GraphModule,
+                                example_inputs: Sequence[Any]) -> torch.fx.GraphModule:
+    """`gm` traced again with each attention it writes out replaced by one
+    ``scaled_dot_product_attention`` call (kiln.attention); `gm` itself
+    where it writes none, or where torch's fused attention takes no scale
+    (before 2.1)."""
+    from kiln.attention import find_explicit_attention, fuse_explicit_attention
+
+    fused = getattr(getattr(torch.ops.aten, "scaled_dot_product_attention", None),
+                    "default", None)
+    if fused is None or not any(a.name == "scale" for a in fused._schema.arguments):
+        return gm
+    values: Dict[torch.fx.Node, Any] = {}
+
+    class _Recorder(torch.fx.Interpreter):
+        def run_node(self, node: torch.fx.Node) -> Any:
+            values[node] = super().run_node(node)
+            return values[node]
+
+    with torch.no_grad():
+        _Recorder(gm).run(*pytree.tree_flatten(list(example_inputs))[0],
+                          enable_io_processing=False)
+    if not find_explicit_attention(gm, values):
+        return gm
+    fuse_explicit_attention(gm, values, fused)
+    return _trace(_replaying(gm), example_inputs)
 
 
 def _functionalize(fn: Callable) -> Callable:
