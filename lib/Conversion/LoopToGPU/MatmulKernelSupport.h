@@ -1,11 +1,12 @@
 //===- MatmulKernelSupport.h - What the product kernels share ---*- C++ -*-===//
 //
 // Part of Kiln. Internal to the LoopToGPU library: the pieces that Kiln's
-// two tensor-core product kernels share, Ampere's mma.sync one
-// (MatmulKernels.cpp) and Hopper's warpgroup one (WarpgroupMatmulKernels.cpp):
-// index arithmetic, raw pointers into global and workgroup memory, 16-byte
-// cp.async copies that fill with zeros past a matrix's edge, and the order
-// in which blocks take their tiles.
+// tensor-core kernels share, Ampere's mma.sync product (MatmulKernels.cpp),
+// Hopper's warpgroup one (WarpgroupMatmulKernels.cpp) and attention
+// (AttentionKernels.cpp): index arithmetic, raw pointers into global and
+// workgroup memory, 16-byte cp.async copies that fill with zeros past a
+// matrix's edge, ldmatrix and mma.sync on fragments, and the order in
+// which blocks take their tiles.
 //
 //===----------------------------------------------------------------------===//
 
