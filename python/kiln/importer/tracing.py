@@ -519,6 +519,11 @@ def _fuse_written_out_attention(gm: torch.fx.GraphModule,
                     "default", None)
     if fused is None or not any(a.name == "scale" for a in fused._schema.arguments):
         return gm
+    # The matcher reads every node's value: run the graph only where it has
+    # a softmax to match around.
+    if not any(n.op == "call_function" and "softmax" in str(n.target)
+               for n in gm.graph.nodes):
+        return gm
     values: Dict[torch.fx.Node, Any] = {}
 
     class _Recorder(torch.fx.Interpreter):
