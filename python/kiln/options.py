@@ -22,11 +22,12 @@ from kiln.compiler import check_pipeline_options
 __all__ = ["DEFAULT_CUDA_GRAPH_LIMIT", "DEFAULT_LIBRARY_OPS", "KILN_COMPILE_OPTIONS", "Options"]
 
 # Ops that run in PyTorch's vendor-library kernels by default (library_ops):
-# cuDNN's and oneDNN's convolutions, and CUDA's fused attention, which keeps
-# the scores on chip where Kiln's lowering materializes them. Kiln lowers the
-# convolutions and the memory-efficient kernel's forward; cuDNN's and flash
-# attention and the gradients of all three it does not (they are not fx
-# ops), but a compiler calls such kernels by choice, as Inductor does. On
+# cuDNN's and oneDNN's convolutions, and CUDA's fused attention. Kiln lowers
+# the convolutions and the memory-efficient kernel's forward (without a
+# mask, as its own flash-attention kernel, still slower than PyTorch's;
+# masked, with the scores in memory); cuDNN's and flash attention and the
+# gradients of all three it does not (they are not fx ops), but a compiler
+# calls such kernels by choice, as Inductor does. On
 # CUDA, attention written out (products around a softmax) becomes
 # scaled_dot_product_attention while that op is a library op
 # (kiln.attention).
