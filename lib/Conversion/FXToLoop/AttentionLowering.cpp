@@ -116,12 +116,9 @@ struct AttentionForward {
 static Value createAttentionNode(OpBuilder &b, Location loc, Value query,
                                  Value key, Value value, bool causal,
                                  double scale, RankedTensorType outputType) {
-  SmallVector<Value> dynamicSizes;
-  for (int64_t dim = 0; dim < outputType.getRank(); ++dim)
-    if (outputType.isDynamicDim(dim))
-      dynamicSizes.push_back(getDimSize(b, loc, query, dim));
   auto node = loop::AttentionOp::create(b, loc, outputType, query, key, value,
-                                        dynamicSizes, b.getF64FloatAttr(scale),
+                                        getSizesLike(b, loc, outputType, query),
+                                        b.getF64FloatAttr(scale),
                                         causal ? b.getUnitAttr() : UnitAttr());
   return node.getResult();
 }
@@ -169,12 +166,12 @@ buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
       logsumexpType.hasStaticShape() && logsumexpType.getNumElements() == 0;
   if (!mask && (emptyStatistics || logsumexp.use_empty())) {
     Value rows = getRows();
-    SmallVector<Value> statisticsSizes;
-    for (int64_t dim = 0; dim < logsumexpType.getRank(); ++dim)
-      if (logsumexpType.isDynamicDim(dim))
-        statisticsSizes.push_back(dim == logsumexpType.getRank() - 1
-                                      ? rows
-                                      : getDimSize(rewriter, loc, query, dim));
+    SmallVector<Value> statisticsSizes =
+        collectDynamicSizes(logsumexpType, [&](int64_t dim) {
+          return dim == logsumexpType.getRank() - 1
+                     ? rows
+                     : getDimSize(rewriter, loc, query, dim);
+        });
     Value unused = buildGeneratorNode(
         rewriter, loc, logsumexpType, statisticsSizes,
         [&](OpBuilder &b, Location loc, ValueRange) {

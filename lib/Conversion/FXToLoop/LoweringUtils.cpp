@@ -27,13 +27,6 @@ using namespace mlir::kiln::fxtoloop;
 // Scalar helpers
 //===----------------------------------------------------------------------===//
 
-SmallVector<Value> fxtoloop::getSizesLike(OpBuilder &b, Location loc,
-                                          RankedTensorType type, Value source) {
-  return collectDynamicSizes(type, [&](int64_t dim) -> Value {
-    return getDimSize(b, loc, source, dim);
-  });
-}
-
 Value fxtoloop::buildBroadcastPointwise(OpBuilder &b, Location loc,
                                         RankedTensorType resultType,
                                         ValueRange inputs,

@@ -32,6 +32,7 @@ using loop::convertScalar;
 using loop::delinearizeBySizes;
 using loop::delinearizeIndex;
 using loop::getDimSize;
+using loop::getSizesLike;
 using loop::getSpatialAttr;
 using loop::getWindowAt;
 using loop::IndexMapFn;
@@ -43,11 +44,6 @@ using loop::ReductionValueFn;
 inline int64_t normalizeDim(int64_t dim, int64_t rank) {
   return dim < 0 ? dim + rank : dim;
 }
-
-/// The dynamic sizes of `type` read from the same dimensions of `source`
-/// (where only one of them has a dimension d, it is static).
-SmallVector<Value> getSizesLike(OpBuilder &b, Location loc,
-                                RankedTensorType type, Value source);
 
 /// The run-time value of the size symbol `name` of the graph around `op`:
 /// the size of the first guarded argument dimension it names, or null.

@@ -61,13 +61,8 @@ constexpr int64_t kBlockQueries = 128;
 /// Elements that pad each workgroup row of the mma.sync kernel, so that the
 /// 8 rows an ldmatrix reads fall in distinct banks.
 constexpr int64_t kPad = 8;
-/// The warpgroup kernel's tiles are 128-byte swizzled, as the warpgroup
-/// product's (WarpgroupMatmulKernels.cpp): rows of 64 elements whose
-/// 16-byte pieces are stored in the order of their index XOR the row's
-/// modulo 8; a pattern spans 8 rows, 1024 bytes, where tiles start.
-constexpr int64_t kSwizzleElements = 64;
-constexpr int64_t kSwizzleRows = 8;
-constexpr int64_t kSwizzleBytes = kSwizzleRows * kSwizzleElements * 2;
+/// The 16-bit elements of a row of the warpgroup kernel's swizzled tiles.
+constexpr int64_t kSwizzleElements = kSwizzleRowBytes / 2;
 
 /// Emits one attention kernel (emitAttentionKernel).
 class AttentionKernelEmitter : MatmulKernelBuilder {
@@ -172,11 +167,6 @@ private:
   int64_t getStages() const { return 2; }
   int64_t getNumSums() const { return fragmentsM * head / 2; }
   int64_t getNumRows() const { return fragmentsM * 2; }
-
-  /// The wgmma descriptor (i64) of a swizzled tile at workgroup byte
-  /// `address` whose blocks of 64 elements along N lie `leadingBytes`
-  /// apart (for operands read transposed; 16 for K-major ones).
-  Value getDescriptor(Value address, int64_t leadingBytes);
 
   /// The workgroup byte address (i64) of `pointer` (!llvm.ptr<3>).
   Value getAddress(Value pointer) {
@@ -358,20 +348,6 @@ void AttentionKernelEmitter::multiplyValues(Value stage, ArrayRef<Value> p,
   }
 }
 
-Value AttentionKernelEmitter::getDescriptor(Value address,
-                                            int64_t leadingBytes) {
-  // Bits 0-13: the address / 16; 16-29: the leading byte offset / 16;
-  // 32-45: the stride byte offset / 16 (from 8 rows to the next 8); 62-63:
-  // the swizzle (1: 128 bytes).
-  uint64_t fixed = (uint64_t{1} << 62) | (uint64_t(kSwizzleBytes / 16) << 32) |
-                   (uint64_t(leadingBytes / 16) << 16);
-  Value start = arith::ShRUIOp::create(
-      b, loc, address, arith::ConstantIntOp::create(b, loc, 4, 64));
-  return arith::OrIOp::create(
-      b, loc, start,
-      arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(fixed), 64));
-}
-
 Value AttentionKernelEmitter::issueScores(Value stage) {
   MLIRContext *context = b.getContext();
   auto type =
@@ -381,9 +357,8 @@ Value AttentionKernelEmitter::issueScores(Value stage) {
   Value sums = LLVM::ZeroOp::create(b, loc, sumsType);
   // The warpgroup's 64 queries, and the stage's keys; both K-major, the
   // head in blocks of 64 elements.
-  Value queries =
-      add(getAddress(queriesShared),
-          toI64(mul(div(warp, 4), index(64 * kSwizzleElements * 2))));
+  Value queries = add(getAddress(queriesShared),
+                      toI64(mul(div(warp, 4), index(64 * kSwizzleRowBytes))));
   Value keys = add(getAddress(keysShared),
                    toI64(mul(stage, index(getKeyStageElements() * 2))));
   auto plus = [&](Value address, int64_t bytes) {
@@ -392,11 +367,10 @@ Value AttentionKernelEmitter::issueScores(Value stage) {
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
   for (int64_t k = 0; k < head; k += 16) {
     int64_t block = k / kSwizzleElements, inRow = (k % kSwizzleElements) * 2;
-    Value lhs = getDescriptor(
-        plus(queries, block * kBlockQueries * kSwizzleElements * 2 + inRow),
-        16);
-    Value rhs = getDescriptor(
-        plus(keys, block * blockKeys * kSwizzleElements * 2 + inRow), 16);
+    Value lhs = getSwizzledDescriptor(
+        plus(queries, block * kBlockQueries * kSwizzleRowBytes + inRow), 16);
+    Value rhs = getSwizzledDescriptor(
+        plus(keys, block * blockKeys * kSwizzleRowBytes + inRow), 16);
     sums = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, sumsType, sums, lhs, rhs,
         NVVM::MMAShapeAttr::get(context, 64, blockKeys, 16), type, type,
@@ -450,10 +424,10 @@ Value AttentionKernelEmitter::issueValues(Value stage,
       operands.assign(sums.begin(), sums.end());
     }
     llvm::append_range(operands, a[k / 16]);
-    operands.push_back(getDescriptor(
+    operands.push_back(getSwizzledDescriptor(
         add(values,
-            arith::ConstantIntOp::create(b, loc, k * kSwizzleElements * 2, 64)),
-        blockKeys * kSwizzleElements * 2));
+            arith::ConstantIntOp::create(b, loc, k * kSwizzleRowBytes, 64)),
+        blockKeys * kSwizzleRowBytes));
     operands.push_back(one);
     auto multiply = LLVM::InlineAsmOp::create(
         b, loc, sumsType, operands, text, constraints,
@@ -715,16 +689,10 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   Value queryGlobal = globalMatrix(queryBuffer, queries);
   keyGlobal = globalMatrix(keyBuffer, keys);
   valueGlobal = globalMatrix(valueBuffer, keys);
-  queriesShared = getDynamicSharedPointer();
-  if (warpgroup) {
-    Value mask = arith::ConstantIntOp::create(b, loc, kSwizzleBytes - 1, 64);
-    Value aligned = arith::AndIOp::create(
-        b, loc, add(getAddress(queriesShared), mask),
-        arith::XOrIOp::create(b, loc, mask,
-                              arith::ConstantIntOp::create(b, loc, -1, 64)));
-    queriesShared =
-        LLVM::IntToPtrOp::create(b, loc, queriesShared.getType(), aligned);
-  }
+  queriesShared = warpgroup
+                      ? LLVM::IntToPtrOp::create(b, loc, getSharedPointerType(),
+                                                 getSwizzledSharedAddress())
+                      : getDynamicSharedPointer();
   keysShared = offset(queriesShared, index(queryElements));
   valuesShared = offset(keysShared, index(keyElements));
 

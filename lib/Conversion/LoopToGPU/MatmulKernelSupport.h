@@ -5,8 +5,9 @@
 // Hopper's warpgroup one (WarpgroupMatmulKernels.cpp) and attention
 // (AttentionKernels.cpp): index arithmetic, raw pointers into global and
 // workgroup memory, 16-byte cp.async copies that fill with zeros past a
-// matrix's edge, ldmatrix and mma.sync on fragments, and the order in
-// which blocks take their tiles.
+// matrix's edge, ldmatrix and mma.sync on fragments, Hopper's swizzled
+// tiles and their wgmma descriptors, and the order in which blocks take
+// their tiles.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,15 @@ namespace mlir::kiln {
 
 /// 16-bit elements per 16-byte copy.
 inline constexpr int64_t kCopyElements = 8;
+
+/// Hopper's operand tiles in workgroup memory are 128-byte swizzled, as
+/// wgmma reads them: rows of 128 bytes whose 16-byte pieces are stored in
+/// the order of their index XOR the row's index modulo 8. A pattern spans
+/// 8 rows, 1024 bytes, where tiles must start: wgmma computes it from the
+/// address.
+inline constexpr int64_t kSwizzleRowBytes = 128;
+inline constexpr int64_t kSwizzleRows = 8;
+inline constexpr int64_t kSwizzleBytes = kSwizzleRows * kSwizzleRowBytes;
 
 /// Rows of tiles that consecutive blocks take before moving along N, so
 /// that blocks running together share their operands' tiles in L2.
@@ -103,6 +113,12 @@ public:
     return LLVM::AddrSpaceCastOp::create(b, loc, pointerType, generic);
   }
 
+  /// !llvm.ptr<3>, a pointer into workgroup memory.
+  LLVM::LLVMPointerType getSharedPointerType() {
+    return LLVM::LLVMPointerType::get(
+        b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
+  }
+
   /// A pointer to the kernel's dynamic workgroup memory (!llvm.ptr<3>).
   Value getDynamicSharedPointer() {
     auto workgroup = gpu::AddressSpaceAttr::get(
@@ -129,6 +145,39 @@ public:
         arith::ConstantIntOp::create(b, loc, 0, 32));
     NVVM::CpAsyncOp::create(b, loc, target, offset(global, element), 16,
                             NVVM::LoadCacheModifierKind::CG, bytes);
+  }
+
+  /// The address (i64) of the kernel's dynamic workgroup memory rounded up
+  /// to a multiple of kSwizzleBytes, where swizzled tiles may start (the
+  /// kernel asks for kSwizzleBytes more).
+  Value getSwizzledSharedAddress() {
+    Type i64 = b.getI64Type();
+    Value sharedStart =
+        LLVM::PtrToIntOp::create(b, loc, i64, getDynamicSharedPointer());
+    return arith::AndIOp::create(
+        b, loc,
+        arith::AddIOp::create(
+            b, loc, sharedStart,
+            arith::ConstantIntOp::create(b, loc, kSwizzleBytes - 1, 64)),
+        arith::ConstantIntOp::create(b, loc, -kSwizzleBytes, 64));
+  }
+
+  /// The wgmma descriptor (i64) of the swizzled tile that starts at byte
+  /// `address` (i64) of workgroup memory, whose blocks of 64 elements along
+  /// M or N lie `leadingBytes` apart (for operands read transposed; 16,
+  /// unused, for K-major ones).
+  Value getSwizzledDescriptor(Value address, int64_t leadingBytes) {
+    // Bits 0-13: the address / 16; 16-29: the leading byte offset / 16;
+    // 32-45: the stride byte offset / 16 (from 8 rows to the next 8);
+    // 62-63: the swizzle (1: 128 bytes).
+    uint64_t fixed = (uint64_t{1} << 62) |
+                     (uint64_t(kSwizzleBytes / 16) << 32) |
+                     (uint64_t(leadingBytes / 16) << 16);
+    Value start = arith::ShRUIOp::create(
+        b, loc, address, arith::ConstantIntOp::create(b, loc, 4, 64));
+    return arith::OrIOp::create(
+        b, loc, start,
+        arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(fixed), 64));
   }
 
   /// Four 8x8 matrices of 16-bit elements (ldmatrix x4) from workgroup

@@ -55,10 +55,7 @@ namespace {
 /// is 64 16-bit elements, 128 bytes, the width of the swizzle.
 constexpr int64_t kTileM = 128, kTileK = 64;
 constexpr int64_t kRowBytes = kTileK * 2;
-/// A swizzle pattern repeats every 8 rows (1024 bytes), where tiles must
-/// start: wgmma computes the pattern from the address.
-constexpr int64_t kSwizzleRows = 8;
-constexpr int64_t kSwizzleBytes = kSwizzleRows * kRowBytes;
+static_assert(kRowBytes == kSwizzleRowBytes);
 /// The threads of one warpgroup.
 constexpr int64_t kWarpgroupThreads = 4 * kWarpSize;
 /// wgmma's M and K, and the halves of the tile along M that one instruction
@@ -152,25 +149,6 @@ private:
   /// of workgroup memory (i64), K-major if `kMajor`.
   Value getDescriptor(Value address, bool kMajor);
 
-  /// The address (i64) of the stages in dynamic workgroup memory: its
-  /// first multiple of 1024 bytes.
-  Value getStagesAddress() {
-    Type i64 = b.getI64Type();
-    Value sharedStart =
-        LLVM::PtrToIntOp::create(b, loc, i64, getDynamicSharedPointer());
-    return arith::AndIOp::create(
-        b, loc,
-        arith::AddIOp::create(
-            b, loc, sharedStart,
-            arith::ConstantIntOp::create(b, loc, kSwizzleBytes - 1, 64)),
-        arith::ConstantIntOp::create(b, loc, -kSwizzleBytes, 64));
-  }
-
-  LLVM::LLVMPointerType getSharedPointerType() {
-    return LLVM::LLVMPointerType::get(
-        b.getContext(), static_cast<unsigned>(NVVM::NVVMMemorySpace::Shared));
-  }
-
   /// Bytes from the tile of an operand to its part for K from `kOffset`.
   static int64_t getKOffsetBytes(bool kMajor, int64_t kOffset) {
     return kMajor ? kOffset * 2 : kOffset * kRowBytes;
@@ -247,18 +225,8 @@ void WarpgroupMatmulEmitter::copyTile(Value matrix, Value rows, Value cols,
 }
 
 Value WarpgroupMatmulEmitter::getDescriptor(Value address, bool kMajor) {
-  // Bits 0-13: the address / 16; 16-29: the leading byte offset / 16
-  // (K-major, unused; else from one block of 64 elements along M or N to the
-  // next); 32-45: the stride byte offset / 16 (from 8 rows along M or N,
-  // or along K, to the next 8); 62-63: the swizzle (1: 128 bytes).
-  uint64_t leading = kMajor ? 1 : kBlockBytes / 16;
-  uint64_t fixed = (uint64_t{1} << 62) | (uint64_t(kSwizzleBytes / 16) << 32) |
-                   (leading << 16);
-  Value start = arith::ShRUIOp::create(
-      b, loc, address, arith::ConstantIntOp::create(b, loc, 4, 64));
-  return arith::OrIOp::create(
-      b, loc, start,
-      arith::ConstantIntOp::create(b, loc, static_cast<int64_t>(fixed), 64));
+  // M- or N-major tiles are blocks of 64 elements along M or N.
+  return getSwizzledDescriptor(address, kMajor ? 16 : kBlockBytes);
 }
 
 void WarpgroupMatmulEmitter::multiplyStage(Value stageAddress,
@@ -428,7 +396,7 @@ void WarpgroupMatmulEmitter::emitCopying(Value dest, StreamOrder &order,
                                sharedBytes, order, extraArgs);
   Value batch = tile.batch, firstRow = tile.firstRow,
         firstColumn = tile.firstColumn;
-  Value stagesAddress = getStagesAddress();
+  Value stagesAddress = getSwizzledSharedAddress();
   auto sharedPointer = getSharedPointerType();
   Value stages = LLVM::IntToPtrOp::create(b, loc, sharedPointer, stagesAddress);
 
@@ -602,7 +570,7 @@ void WarpgroupMatmulEmitter::emitWithTma(Value dest, StreamOrder &order,
   Value tileStride = launch.getGridSize().x;
   Value lhsMapAddress = getTensorMapAddress(lhsMap);
   Value rhsMapAddress = getTensorMapAddress(rhsMap);
-  Value stagesAddress = getStagesAddress();
+  Value stagesAddress = getSwizzledSharedAddress();
   auto sharedPointer = getSharedPointerType();
   Value stages = LLVM::IntToPtrOp::create(b, loc, sharedPointer, stagesAddress);
   Type i32 = b.getI32Type(), i64 = b.getI64Type();

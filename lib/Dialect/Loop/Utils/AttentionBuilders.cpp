@@ -27,18 +27,6 @@ bool loop::hasAttentionKernel(AttentionOp node) {
          head <= kMaxKernelHeadSize;
 }
 
-/// The sizes of `type`'s dynamic dimensions, each that of `like`'s
-/// dimension of the same number.
-static SmallVector<Value> getDynamicSizesLike(OpBuilder &b, Location loc,
-                                              RankedTensorType type,
-                                              Value like) {
-  SmallVector<Value> sizes;
-  for (int64_t dim = 0; dim < type.getRank(); ++dim)
-    if (type.isDynamicDim(dim))
-      sizes.push_back(getDimSize(b, loc, like, dim));
-  return sizes;
-}
-
 Value loop::buildAttentionScores(OpBuilder &b, Location loc, Value query,
                                  Value key, Value mask, bool causal,
                                  double scale, Type accumulator) {
@@ -52,7 +40,7 @@ Value loop::buildAttentionScores(OpBuilder &b, Location loc, Value query,
                                    /*transposeLhs=*/false,
                                    /*transposeRhs=*/true);
   return buildGeneratorNode(
-      b, loc, type, getDynamicSizesLike(b, loc, type, products),
+      b, loc, type, getSizesLike(b, loc, type, products),
       [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
         Value score =
             arith::MulFOp::create(b, loc, LoadOp::create(b, loc, products, ivs),
@@ -107,8 +95,7 @@ AttentionNodes loop::buildAttentionNodes(OpBuilder &b, Location loc,
     indices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
     return LoadOp::create(b, loc, stats, indices);
   };
-  SmallVector<Value> scoresSizes =
-      getDynamicSizesLike(b, loc, scoresType, scores);
+  SmallVector<Value> scoresSizes = getSizesLike(b, loc, scoresType, scores);
   Value exps = buildGeneratorNode(
       b, loc, scoresType, scoresSizes,
       [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {

@@ -271,6 +271,15 @@ std::pair<Value, Value> loop::getWindowAt(OpBuilder &b, Location loc, Value x,
                      arith::ConstantIndexOp::create(b, loc, outputs));
 }
 
+SmallVector<Value> loop::getSizesLike(OpBuilder &b, Location loc,
+                                      RankedTensorType type, Value source) {
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0; dim < type.getRank(); ++dim)
+    if (type.isDynamicDim(dim))
+      sizes.push_back(getDimSize(b, loc, source, dim));
+  return sizes;
+}
+
 Value loop::buildMatmulNode(OpBuilder &b, Location loc, Value lhs, Value rhs,
                             RankedTensorType resultType, bool transposeLhs,
                             bool transposeRhs) {

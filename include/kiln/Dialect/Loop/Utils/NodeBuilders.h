@@ -35,6 +35,11 @@ Value convertScalar(OpBuilder &b, Location loc, Value value, Type from,
 /// The size of dimension `dim` of `tensor` as an index value.
 Value getDimSize(OpBuilder &b, Location loc, Value tensor, int64_t dim);
 
+/// The dynamic sizes of `type` read from the same dimensions of `source`
+/// (where only one of them has a dimension d, it is static).
+SmallVector<Value> getSizesLike(OpBuilder &b, Location loc,
+                                RankedTensorType type, Value source);
+
 /// `value` split into digits of the row-major static `sizes` (the last
 /// varies fastest); the first digit is the quotient left over, so the first
 /// size may be dynamic.
