@@ -238,6 +238,17 @@ def workloads(device):
             out.append((f"SDPA {batch}x{heads}x{seq}x{head}{' causal' if causal else ''} {tag}",
                         causal_sdpa if causal else sdpa, make(gemm_dtype, qkv),
                         size * 4 * batch * heads * seq * head, flops))
+
+        # An additive mask per batch and query, shared by the heads (Kiln's
+        # kernel adds it in its scores region).
+        def masked_sdpa(q, k, v, mask):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+        batch, heads, seq, head = 16, 16, 1024, 64
+        out.append((f"SDPA {batch}x{heads}x{seq}x{head} mask {tag}", masked_sdpa,
+                    make(gemm_dtype, [(batch, heads, seq, head)] * 3 + [(batch, 1, seq, seq)]),
+                    size * (4 * batch * heads * seq * head + batch * seq * seq),
+                    2 * 2 * batch * heads * seq * seq * head))
     return out
 
 

@@ -413,7 +413,14 @@ def _node_problem(node: torch.fx.Node, values: Mapping[torch.fx.Node, Any],
     results = list(results) if isinstance(results, (tuple, list)) else [results]
     if not any(isinstance(r, torch.Tensor) for r in results):
         return "its value is not a tensor"
-    for value in results:
+    # Results that nothing reads (the memory-efficient attention's CPU
+    # Philox state, say) are not computed, wherever eager keeps them.
+    read = None
+    if len(results) > 1 and all(u.target is operator.getitem for u in node.users):
+        read = {u.args[1] for u in node.users}
+    for i, value in enumerate(results):
+        if read is not None and i not in read:
+            continue
         if isinstance(value, torch.Tensor) and value.device.type != device:
             return f"its value is on {value.device.type}, the graph's regions on {device}"
     for arg in pytree.tree_flatten((node.args, node.kwargs))[0]:

@@ -110,3 +110,63 @@ def test_cuda_written_out_attention_runs_as_the_kernel(tmp_path):
     torch.cuda.synchronize()
     want = attention(*[t.float() for t in inputs])
     torch.testing.assert_close(got.float(), want, rtol=2e-2, atol=2e-2)
+
+
+def masked_reference(query, key, value, bias, scale):
+    """Attention's math in f32 with an additive bias; rows with every key
+    hidden are zeros, as PyTorch's scaled_dot_product_attention gives them."""
+    scores = (query.float() @ key.float().transpose(-1, -2)) * scale + bias.float()
+    hidden = (scores == float("-inf")).all(-1, keepdim=True)
+    probabilities = scores.softmax(-1).masked_fill(hidden, 0)
+    return probabilities @ value.float()
+
+
+@cuda
+@pytest.mark.parametrize("chip", [{}, {"chip": "sm_80"}], ids=["native", "sm_80"])
+@pytest.mark.parametrize("head", [64, 128, 32])
+@pytest.mark.parametrize("mask", ["additive", "boolean", "hidden-rows", "written-out"])
+def test_cuda_masked_attention_kernel(tmp_path, mask, head, chip):
+    """Masks reach the kernel's scores region through kiln.compile: an
+    additive bf16 bias per batch, a boolean mask broadcast over batches and
+    heads (SDPA makes it a bias of 0 and -inf), one that hides whole rows
+    (zeros there), and attention written out with a mask (traced as SDPA).
+    The result matches the math in f32, and eager's attention where no row
+    is hidden."""
+    import kiln
+
+    batch, heads, queries, keys = 2, 3, 100, 70
+    generator = torch.Generator().manual_seed(head + len(mask))
+    query, key, value = [
+        torch.randn(batch, heads, rows, head, generator=generator).to("cuda", torch.bfloat16)
+        for rows in (queries, keys, keys)]
+    if mask in ("additive", "written-out"):
+        attn_mask = torch.randn(batch, 1, queries, keys, generator=generator).to(
+            "cuda", torch.bfloat16)
+    else:
+        shape = (queries, keys) if mask == "boolean" else (batch, 1, queries, keys)
+        attn_mask = (torch.rand(*shape, generator=generator) > 0.3).cuda()
+        if mask == "hidden-rows":
+            attn_mask[0, 0, 5] = False
+            attn_mask[1, 0, 99] = False
+    scale = 1 / math.sqrt(head)
+
+    if mask == "written-out":
+        def attention(q, k, v, m):
+            return torch.softmax(q @ k.transpose(-1, -2) * scale + m, dim=-1) @ v
+    else:
+        def attention(q, k, v, m):
+            return torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m)
+
+    inputs = [query, key, value, attn_mask]
+    compiled = kiln.compile(attention, inputs, options=chip, cache_dir=tmp_path)
+    assert "fx.bmm" not in compiled.graph_text
+    got = compiled(*inputs)
+    torch.cuda.synchronize()
+    bias = attn_mask if attn_mask.dtype != torch.bool else torch.zeros(
+        attn_mask.shape, device="cuda").masked_fill(~attn_mask, float("-inf"))
+    want = masked_reference(query, key, value, bias, scale)
+    torch.testing.assert_close(got.float(), want, rtol=2e-2, atol=2e-2)
+    if mask != "hidden-rows":
+        eager = torch.nn.functional.scaled_dot_product_attention(query, key, value,
+                                                                 attn_mask=attn_mask)
+        torch.testing.assert_close(got, eager, rtol=2e-2, atol=2e-2)

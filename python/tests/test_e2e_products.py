@@ -217,6 +217,35 @@ def test_cpu_flash_attention_as_written(device, tmp_path):
         torch.testing.assert_close(result.cpu(), expected, rtol=1e-4, atol=1e-4)
 
 
+def test_masked_attention_node(device, tmp_path):
+    """A mask whose logsumexp nothing reads is added in loop.attention's
+    scores region (written out again on the CPU and for f32 on CUDA), with
+    a broadcast mask of -inf: rows with every key hidden are zeros, as
+    PyTorch's scaled_dot_product_attention gives them."""
+    from kiln.compiler import compile_graph_text
+    from kiln.runtime import Artifact
+
+    q, k = "tensor<2x3x5x8xf32>", "tensor<2x3x7x8xf32>"
+    o, lse, m = "tensor<2x3x5x8xf32>", "tensor<2x3x5xf32>", "tensor<2x1x5x7xf32>"
+    text = f"""fx.graph @forward(%q: {q}, %k: {k}, %mask: {m}) -> {o} {{
+  %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %k attn_mask(%mask) {{scale = 0.3 : f64}} : ({q}, {k}, {k}, {m}) -> ({o}, {lse})
+  fx.output %0#0 : {o}
+}}
+"""
+    generator = torch.Generator().manual_seed(12)
+    query, key = torch.randn(2, 3, 5, 8, generator=generator), torch.randn(2, 3, 7, 8,
+                                                                           generator=generator)
+    mask = torch.randn(2, 1, 5, 7, generator=generator)
+    mask[mask > 0.8] = float("-inf")
+    mask[1, 0, 2] = float("-inf")
+    path = compile_graph_text(text, target="cuda" if device == "cuda" else "cpu",
+                              cache_dir=tmp_path)
+    got, = Artifact(path)(*[t.to(device) for t in (query, key, mask)])
+    want = (query @ key.transpose(-1, -2) * 0.3 + mask).softmax(-1) @ key
+    want[1, :, 2] = 0
+    torch.testing.assert_close(got.cpu(), want, rtol=1e-4, atol=1e-4)
+
+
 def test_cpu_flash_attention_gradient_as_written(device, tmp_path):
     from kiln.compiler import compile_graph_text
     from kiln.runtime import Artifact

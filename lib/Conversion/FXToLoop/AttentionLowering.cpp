@@ -2,9 +2,10 @@
 //
 // Part of Kiln. The CPU's flash attention and its gradient and CUDA's
 // memory-efficient attention (without dropout), over static or dynamic
-// batches, heads and sequence lengths: a loop.attention node where neither
-// a mask nor the row statistics are asked for (kiln-loop-expand-attention
-// writes it out for targets without a kernel), else the scores' product, a
+// batches, heads and sequence lengths: a loop.attention node where the row
+// statistics are not asked for, a mask added to its scores in its scores
+// region (kiln-loop-expand-attention writes it out for targets without a
+// kernel), else the scores' product, a
 // softmax over the keys and the product with the values
 // (loop::buildAttentionNodes), which row fusion turns into two products
 // around one kernel.
@@ -112,21 +113,35 @@ struct AttentionForward {
   }
 };
 
-/// A loop.attention node of `query`, `key` and `value` into `outputType`.
+/// A loop.attention node of `query`, `key` and `value` into `outputType`,
+/// its scores plus `mask` where there is one.
 static Value createAttentionNode(OpBuilder &b, Location loc, Value query,
-                                 Value key, Value value, bool causal,
-                                 double scale, RankedTensorType outputType) {
+                                 Value key, Value value, Value mask,
+                                 bool causal, double scale,
+                                 RankedTensorType outputType) {
   auto node = loop::AttentionOp::create(b, loc, outputType, query, key, value,
                                         getSizesLike(b, loc, outputType, query),
                                         b.getF64FloatAttr(scale),
                                         causal ? b.getUnitAttr() : UnitAttr());
+  if (mask) {
+    OpBuilder::InsertionGuard guard(b);
+    Type accumulator = node.getAccumulatorType();
+    SmallVector<Type> argTypes(outputType.getRank(), b.getIndexType());
+    argTypes.push_back(accumulator);
+    Block *body = b.createBlock(&node.getScores(), {}, argTypes,
+                                SmallVector<Location>(argTypes.size(), loc));
+    Value score =
+        loop::addAttentionMask(b, loc, mask, body->getArguments().drop_back(),
+                               body->getArguments().back(), accumulator);
+    loop::YieldOp::create(b, loc, score);
+  }
   return node.getResult();
 }
 
 /// The output and logsumexp of attention op `op` (without dropout; its
 /// mask or bias `mask`), into the types of `op`'s results `output` and
-/// `logsumexp`: a loop.attention node where there is no mask and the
-/// logsumexp is empty or unused (it then holds NaNs), else the nodes of
+/// `logsumexp`: a loop.attention node where the logsumexp is empty or
+/// unused (it then holds NaNs), else the nodes of
 /// loop::buildAttentionNodes and their logsumexp; failure where it does not
 /// lower.
 template <typename OpTy>
@@ -164,7 +179,7 @@ buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
   };
   bool emptyStatistics =
       logsumexpType.hasStaticShape() && logsumexpType.getNumElements() == 0;
-  if (!mask && (emptyStatistics || logsumexp.use_empty())) {
+  if (emptyStatistics || logsumexp.use_empty()) {
     Value rows = getRows();
     SmallVector<Value> statisticsSizes =
         collectDynamicSizes(logsumexpType, [&](int64_t dim) {
@@ -179,15 +194,21 @@ buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
                            std::numeric_limits<double>::quiet_NaN());
         });
     return std::make_pair(createAttentionNode(rewriter, loc, query, key, value,
-                                              op.getIsCausal(), scale,
+                                              mask, op.getIsCausal(), scale,
                                               outputType),
                           unused);
   }
   Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
+  Type accumulator = getNormalizationDtype(rewriter, dtype);
+  auto addMask = [&](OpBuilder &b, Location loc, ValueRange ivs,
+                     Value score) -> Value {
+    return mask ? loop::addAttentionMask(b, loc, mask, ivs, score, accumulator)
+                : score;
+  };
   AttentionForward forward{
-      loop::buildAttentionNodes(rewriter, loc, query, key, value, mask,
-                                op.getIsCausal(), scale, outputType),
-      getNormalizationDtype(rewriter, dtype)};
+      loop::buildAttentionNodes(rewriter, loc, query, key, value,
+                                op.getIsCausal(), scale, outputType, addMask),
+      accumulator};
   return std::make_pair(forward.nodes.output,
                         forward.buildLogsumexp(rewriter, loc, logsumexpType,
                                                getRows(), padsRows));
@@ -262,9 +283,14 @@ struct FlashAttentionForCpuBackwardLowering
     Type dtype = queryType.getElementType();
     Type accumulator = getNormalizationDtype(rewriter, dtype);
     double scale = getAttentionScale(query, op.getScale());
-    Value scores =
-        loop::buildAttentionScores(rewriter, loc, query, key, op.getAttnMask(),
-                                   op.getIsCausal(), scale, accumulator);
+    Value mask = op.getAttnMask();
+    Value scores = loop::buildAttentionScores(
+        rewriter, loc, query, key, op.getIsCausal(), scale, accumulator,
+        [&](OpBuilder &b, Location loc, ValueRange ivs, Value score) -> Value {
+          return mask ? loop::addAttentionMask(b, loc, mask, ivs, score,
+                                               accumulator)
+                      : score;
+        });
     auto scoresType = cast<RankedTensorType>(scores.getType());
     Value logsumexp = op.getLogsumexp();
     auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());

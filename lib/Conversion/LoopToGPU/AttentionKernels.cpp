@@ -28,9 +28,12 @@
 // inline. The values are read transposed.
 //
 // Scores are in base 2: the scale is multiplied by log2(e) once, so that
-// each probability is one FMA and one exp2. Only key blocks past the keys' end
-// or crossing a causal diagonal mask their scores, and causal blocks stop at
-// their last query's key; blocks take the longest causal rows first.
+// each probability is one FMA and one exp2. A scores region runs on each
+// scaled score in registers (its loads at indices clamped to the
+// sequences, their ends hidden after it) before the change of base. Only
+// key blocks past the keys' end or crossing a causal diagonal mask their
+// scores, and causal blocks stop at their last query's key; blocks take the
+// longest causal rows first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -70,7 +73,7 @@ public:
   AttentionKernelEmitter(OpBuilder &b, loop::AttentionOp node,
                          const IRMapping &mapping, bool warpgroupMma)
       : MatmulKernelBuilder(b, node.getLoc()), node(node), mapping(mapping),
-        align(b, loc) {
+        align(b, loc), kernelMapping(mapping) {
     auto queryType = cast<RankedTensorType>(node.getQuery().getType());
     elementType = queryType.getElementType();
     head = queryType.getShape().back();
@@ -137,10 +140,23 @@ private:
                     ArrayRef<Value> sums);
 
   /// The scores of key block `keyBlock` as the softmax takes them: scaled
-  /// first where the scale is not positive, -inf where hidden (keys past
-  /// the end; with `causal`, keys after a row's query), tested only in
-  /// blocks that hold any.
+  /// first where the scale is not positive or a region modifies them
+  /// (modifyScores), -inf where hidden (keys past the end; with `causal`,
+  /// keys after a row's query), tested only in blocks that hold any.
   SmallVector<Value> prepareScores(ArrayRef<Value> scores, Value keyBlock);
+
+  /// Scales `scores` of the key block at `firstKey`, runs the scores
+  /// region on each, and brings them to base 2.
+  void modifyScores(SmallVectorImpl<Value> &scores, Value firstKey);
+
+  /// The index of the query of score `e` of m16 fragment `m`, and of the
+  /// key of score `e` of n8 fragment `n` in the block at `firstKey`.
+  Value getScoreQuery(int64_t m, int64_t e) {
+    return add(warpFirstQuery, add(fragmentRow, index(m * 16 + (e / 2) * 8)));
+  }
+  Value getScoreKey(Value firstKey, int64_t n, int64_t e) {
+    return add(firstKey, add(fragmentColumn, index(n * 8 + e % 2)));
+  }
 
   /// The online softmax of one block of `scores`, made probabilities in
   /// place: each row's new maximum and total in `maxima` and `totals` (rows
@@ -179,6 +195,8 @@ private:
   loop::AttentionOp node;
   const IRMapping &mapping;
   AlignedViews align;
+  /// The scores region's loads, mapped to aligned views inside the kernel.
+  IRMapping kernelMapping;
   Type elementType;
   int64_t head, blockKeys;
   /// Whether the products are warpgroup MMAs (sm_90a): two warpgroups of 64
@@ -193,13 +211,16 @@ private:
   /// an operand read as stored (queries, values), and of keys.
   Value laneOffset, keyLaneOffset;
   Value queriesShared, keysShared, valuesShared;
-  /// The keys (their count), the key blocks the block walks, and their
-  /// matrices in global memory (!llvm.ptr<1>).
-  Value keys, keyBlocks, keyGlobal, valueGlobal;
+  /// The queries and keys (their counts), the key blocks the block walks,
+  /// and their matrices in global memory (!llvm.ptr<1>).
+  Value queries, keys, keyBlocks, keyGlobal, valueGlobal;
+  /// The block's batch indices.
+  SmallVector<Value> batchIvs;
   /// The warp's first query.
   Value warpFirstQuery;
-  /// The factor of the scores in base 2 (applied in the exponent, or
-  /// first where not positive: scaleFirst), and constants.
+  /// The factor of the scores in base 2 (applied in the exponent, or first
+  /// where not positive or a region modifies them: scaleFirst), and
+  /// constants.
   double scaleLog2;
   bool scaleFirst;
   Value scale, zero, minusInfinity;
@@ -478,14 +499,16 @@ void AttentionKernelEmitter::copyKeyBlock(Value keyBlock) {
 SmallVector<Value> AttentionKernelEmitter::prepareScores(ArrayRef<Value> raw,
                                                          Value keyBlock) {
   SmallVector<Value> scores(raw);
-  if (scaleFirst) {
+  int64_t fragmentsN = blockKeys / 8;
+  Value firstKey = mul(keyBlock, index(blockKeys));
+  if (node.hasScoreModifier()) {
+    modifyScores(scores, firstKey);
+  } else if (scaleFirst) {
     Value factor = arith::ConstantOp::create(
         b, loc, b.getF32FloatAttr(static_cast<float>(scaleLog2)));
     for (Value &score : scores)
       score = arith::MulFOp::create(b, loc, score, factor);
   }
-  int64_t fragmentsN = blockKeys / 8;
-  Value firstKey = mul(keyBlock, index(blockKeys));
   Value blockEnd = add(firstKey, index(blockKeys));
   Value masks =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, blockEnd, keys);
@@ -503,17 +526,14 @@ SmallVector<Value> AttentionKernelEmitter::prepareScores(ArrayRef<Value> raw,
   for (int64_t m = 0; m < fragmentsM; ++m) {
     for (int64_t n = 0; n < fragmentsN; ++n) {
       for (int64_t e = 0; e < 4; ++e) {
-        Value key = add(firstKey, add(fragmentColumn, index(n * 8 + e % 2)));
+        Value key = getScoreKey(firstKey, n, e);
         Value hide =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, key, keys);
-        if (node.getCausal()) {
-          Value query = add(warpFirstQuery,
-                            add(fragmentRow, index(m * 16 + (e / 2) * 8)));
+        if (node.getCausal())
           hide = arith::OrIOp::create(
               b, loc, hide,
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, key,
-                                    query));
-        }
+                                    getScoreQuery(m, e)));
         Value &score = hidden[(m * fragmentsN + n) * 4 + e];
         score = arith::SelectOp::create(b, loc, hide, minusInfinity, score);
       }
@@ -523,6 +543,40 @@ SmallVector<Value> AttentionKernelEmitter::prepareScores(ArrayRef<Value> raw,
   b.setInsertionPointToStart(&masked.getElseRegion().front());
   scf::YieldOp::create(b, loc, scores);
   return SmallVector<Value>(masked.getResults());
+}
+
+void AttentionKernelEmitter::modifyScores(SmallVectorImpl<Value> &scores,
+                                          Value firstKey) {
+  int64_t fragmentsN = blockKeys / 8;
+  Value factor = arith::ConstantOp::create(
+      b, loc, b.getF32FloatAttr(static_cast<float>(std::log2(std::exp(1.0)))));
+  Value nodeScale = arith::ConstantOp::create(
+      b, loc,
+      b.getF32FloatAttr(static_cast<float>(node.getScale().convertToDouble())));
+  Block &body = node.getScores().front();
+  // Rows past the queries' end and keys past the keys' end are computed
+  // too, and dropped: their loads read the last row's and key's elements.
+  Value one = index(1);
+  Value lastQuery = arith::SubIOp::create(b, loc, queries, one);
+  Value lastKey = arith::SubIOp::create(b, loc, keys, one);
+  for (int64_t m = 0; m < fragmentsM; ++m) {
+    Value rows[2];
+    for (int64_t half = 0; half < 2; ++half)
+      rows[half] =
+          arith::MinUIOp::create(b, loc, getScoreQuery(m, half * 2), lastQuery);
+    for (int64_t n = 0; n < fragmentsN; ++n) {
+      for (int64_t e = 0; e < 4; ++e) {
+        SmallVector<Value> arguments(batchIvs);
+        arguments.push_back(rows[e / 2]);
+        arguments.push_back(arith::MinUIOp::create(
+            b, loc, getScoreKey(firstKey, n, e), lastKey));
+        Value &score = scores[(m * fragmentsN + n) * 4 + e];
+        arguments.push_back(arith::MulFOp::create(b, loc, score, nodeScale));
+        score = arith::MulFOp::create(
+            b, loc, emitBodyValue(b, body, kernelMapping, arguments), factor);
+      }
+    }
+  }
 }
 
 SmallVector<Value>
@@ -629,7 +683,7 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   SmallVector<Value> batchSizes;
   for (int64_t dim = 0; dim < batchDims; ++dim)
     batchSizes.push_back(memref::DimOp::create(b, loc, queryBuffer, dim));
-  Value queries = memref::DimOp::create(b, loc, queryBuffer, batchDims);
+  queries = memref::DimOp::create(b, loc, queryBuffer, batchDims);
   keys = memref::DimOp::create(b, loc, keyBuffer, batchDims);
   Value queryBlocks =
       arith::CeilDivUIOp::create(b, loc, queries, index(kBlockQueries));
@@ -646,6 +700,7 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
       b, loc, "attention", blocks, index(getThreads()), order, extraArgs,
       arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
   b.setInsertionPointToStart(&launch.getBody().front());
+  align.alignSources(node, mapping, kernelMapping);
   thread = launch.getThreadIds().x;
   lane = rem(thread, kWarpSize);
   warp = div(thread, kWarpSize);
@@ -671,6 +726,7 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
     queryBlock = arith::SubIOp::create(
         b, loc, arith::SubIOp::create(b, loc, queryBlocks, index(1)),
         queryBlock);
+  batchIvs = delinearize(b, loc, batch, batchSizes);
   Value firstQuery = mul(queryBlock, index(kBlockQueries));
   warpFirstQuery = add(firstQuery, mul(warp, index(getWarpQueries())));
   keyBlocks = arith::CeilDivUIOp::create(b, loc, keys, index(blockKeys));
@@ -702,7 +758,7 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   // Scores in base 2. A positive scale keeps the maxima of raw scores and
   // scales in the exponent, one FMA per score; another scales them first.
   scaleLog2 = node.getScale().convertToDouble() / std::log(2.0);
-  scaleFirst = !(scaleLog2 > 0);
+  scaleFirst = !(scaleLog2 > 0) || node.hasScoreModifier();
   scale = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(scaleFirst ? 1.0f : float(scaleLog2)));
 
@@ -725,7 +781,6 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
 
   // Each row's sums over its total (0 for a row without keys), rounded and
   // stored a pair of columns at a time.
-  SmallVector<Value> batchIvs = delinearize(b, loc, batch, batchSizes);
   Value target = align(dest);
   Type f32 = b.getF32Type();
   auto pairType = VectorType::get({2}, elementType);
@@ -742,8 +797,7 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
               arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0f)),
               total),
           zero);
-      Value query =
-          add(warpFirstQuery, add(fragmentRow, index(m * 16 + half * 8)));
+      Value query = getScoreQuery(m, half * 2);
       auto inside = scf::IfOp::create(
           b, loc,
           arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, query,

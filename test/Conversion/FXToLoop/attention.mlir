@@ -96,6 +96,25 @@ fx.graph @efficient_attention_without_logsumexp(%q: tensor<1x2x8x16xbf16>) -> (t
 
 // -----
 
+// A bias whose logsumexp nothing reads is added in the node's scores
+// region, broadcast from its trailing dimensions (size 1 reads index 0),
+// converted to f32.
+// CHECK-LABEL: fx.graph @efficient_attention_with_bias
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x4x40x16xbf16>, %[[BIAS:.+]]: tensor<2x1x40x40xbf16>)
+// CHECK-NOT: loop.matmul
+// CHECK: loop.attention %[[Q]], %[[Q]], %[[Q]] {scale = 2.500000e-01 : f64} : tensor<2x4x40x16xbf16>, tensor<2x4x40x16xbf16>, tensor<2x4x40x16xbf16> -> tensor<2x4x40x16xbf16> scores {
+// CHECK-NEXT: ^bb0(%[[I0:.+]]: index, %{{.+}}: index, %[[I2:.+]]: index, %[[I3:.+]]: index, %[[SCORE:.+]]: f32):
+// CHECK: %[[B:.+]] = loop.load %[[BIAS]][%[[I0]], %{{.+}}, %[[I2]], %[[I3]]] : tensor<2x1x40x40xbf16>
+// CHECK: %[[F:.+]] = arith.extf %[[B]] : bf16 to f32
+// CHECK: %[[S:.+]] = arith.addf %[[SCORE]], %[[F]] : f32
+// CHECK: loop.yield %[[S]] : f32
+fx.graph @efficient_attention_with_bias(%q: tensor<2x4x40x16xbf16>, %bias: tensor<2x1x40x40xbf16>) -> tensor<2x4x40x16xbf16> {
+  %0:4 = fx.scaled_dot_product_efficient_attention %q, %q, %q attn_bias(%bias) {compute_log_sumexp = false} : (tensor<2x4x40x16xbf16>, tensor<2x4x40x16xbf16>, tensor<2x4x40x16xbf16>, tensor<2x1x40x40xbf16>) -> (tensor<2x4x40x16xbf16>, tensor<2x4x0xf32>, tensor<si64>, tensor<si64>)
+  fx.output %0#0 : tensor<2x4x40x16xbf16>
+}
+
+// -----
+
 // The CPU's flash attention whose logsumexp nothing reads is loop.attention
 // too; dynamic sizes come from the queries.
 // CHECK-LABEL: fx.graph @flash_attention_output_only

@@ -106,6 +106,48 @@ fx.graph @wide_heads(%q: tensor<2x300x128xf16>, %k: tensor<2x70x128xf16>) -> ten
 
 // -----
 
+// A scores region runs in registers on each scaled score of a block, its
+// loads at the score's batch indices and its query and key clamped to the
+// last ones; the scores are then brought to base 2 and the softmax's FMA
+// multiplies by 1.
+// CHECK-LABEL: func.func @soft_capped
+// CHECK-SAME: (%{{.+}}: memref<2x4x100x64xbf16>, %[[MASK:.+]]: memref<2x100x100xf32>
+// CHECK: gpu.launch
+// CHECK: %[[VIEW:.+]] = memref.assume_alignment %[[MASK]]
+// CHECK: scf.for
+// CHECK: nvvm.mma.sync
+// CHECK: %[[ROW:.+]] = arith.minui
+// CHECK: arith.minui
+// CHECK: %[[KEY:.+]] = arith.minui
+// CHECK: %[[SCALED:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK: %[[D:.+]] = arith.divf %[[SCALED]], %{{.+}} : f32
+// CHECK: math.tanh %[[D]]
+// CHECK: memref.load %[[VIEW]][%{{.+}}, %[[ROW]], %[[KEY]]] : memref<2x100x100xf32>
+// CHECK: %[[S:.+]] = arith.addf
+// CHECK: arith.mulf %[[S]], %{{.+}} : f32
+// CHECK: scf.if %{{.+}} -> (f32
+// CHECK: math.fma
+// CHECK: math.exp2
+// WGMMA-LABEL: func.func @soft_capped
+// WGMMA: nvvm.wgmma.mma_async
+// WGMMA: math.tanh
+// WGMMA: memref.load
+fx.graph @soft_capped(%q: tensor<2x4x100x64xbf16>, %mask: tensor<2x100x100xf32>) -> tensor<2x4x100x64xbf16> {
+  %cap = arith.constant 20.0 : f32
+  %o = loop.attention %q, %q, %q {scale = 0.125 : f64} : tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16> -> tensor<2x4x100x64xbf16> scores {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %score: f32):
+    %d = arith.divf %score, %cap : f32
+    %t = math.tanh %d : f32
+    %c = arith.mulf %t, %cap : f32
+    %m = loop.load %mask[%i0, %i2, %i3] : tensor<2x100x100xf32>
+    %s = arith.addf %c, %m : f32
+    loop.yield %s : f32
+  }
+  fx.output %o : tensor<2x4x100x64xbf16>
+}
+
+// -----
+
 // What the kernel does not compute is an error here:
 // kiln-loop-expand-attention writes it out first.
 fx.graph @f32_attention(%q: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {

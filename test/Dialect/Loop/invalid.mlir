@@ -101,7 +101,7 @@ fx.graph @load_past_a_short_dimension(%x: tensor<8xf32>) -> tensor<f32> {
 
 fx.graph @yield_outside_node(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c = arith.constant 1.0 : f32
-  // expected-error @+1 {{'loop.yield' op expects parent op to be one of 'loop.pointwise, loop.reduce, loop.matmul'}}
+  // expected-error @+1 {{'loop.yield' op expects parent op to be one of 'loop.pointwise, loop.reduce, loop.matmul, loop.attention'}}
   loop.yield %c : f32
 }
 
@@ -614,4 +614,28 @@ fx.graph @attention_result(%q: tensor<4x8xf32>, %k: tensor<5x8xf32>, %v: tensor<
   // expected-error @+1 {{'loop.attention' op computes 4 queries' sums of 16 values into 'tensor<4x8xf32>'}}
   %o = loop.attention %q, %k, %v {scale = 1.0 : f64} : tensor<4x8xf32>, tensor<5x8xf32>, tensor<5x16xf32> -> tensor<4x8xf32>
   fx.output %o : tensor<4x8xf32>
+}
+
+// -----
+
+fx.graph @attention_scores_arguments(%q: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'loop.attention' op scores region takes 'index', 'bf16', but must take 2 indices and the 'f32' score}}
+  %o = loop.attention %q, %q, %q {scale = 1.0 : f64} : tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<4x8xbf16> scores {
+  ^bb0(%i: index, %s: bf16):
+    %e = arith.extf %s : bf16 to f32
+    loop.yield %e : f32
+  }
+  fx.output %o : tensor<4x8xbf16>
+}
+
+// -----
+
+fx.graph @attention_scores_yield(%q: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
+  %o = loop.attention %q, %q, %q {scale = 1.0 : f64} : tensor<4x8xbf16>, tensor<4x8xbf16>, tensor<4x8xbf16> -> tensor<4x8xbf16> scores {
+  ^bb0(%i: index, %j: index, %s: f32):
+    %t = arith.truncf %s : f32 to bf16
+    // expected-error @+1 {{'loop.yield' op yields 'bf16', but scores are 'f32'}}
+    loop.yield %t : bf16
+  }
+  fx.output %o : tensor<4x8xbf16>
 }

@@ -222,3 +222,26 @@ fx.graph @attention(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %v: te
   %p = loop.attention %a, %b, %b {scale = 0.5 : f64} : tensor<8x16xf32>, tensor<5x16xf32>, tensor<5x16xf32> -> tensor<8x16xf32>
   fx.output %o, %p : tensor<?x4x?x32xbf16>, tensor<8x16xf32>
 }
+
+// -----
+
+// A scores region: the indices and the scaled score, a soft cap and a mask.
+// CHECK-LABEL: fx.graph @attention_scores
+// CHECK: loop.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.250000e-01 : f64} : tensor<2x8x64xbf16>, tensor<2x8x64xbf16>, tensor<2x8x64xbf16> -> tensor<2x8x64xbf16> scores {
+// CHECK-NEXT: ^bb0(%[[I0:.+]]: index, %[[I1:.+]]: index, %[[I2:.+]]: index, %[[SCORE:.+]]: f32):
+// CHECK: math.tanh
+// CHECK: loop.load %{{.+}}[%[[I1]], %[[I2]]] : tensor<8x8xf32>
+// CHECK: loop.yield %{{.+}} : f32
+fx.graph @attention_scores(%q: tensor<2x8x64xbf16>, %mask: tensor<8x8xf32>) -> tensor<2x8x64xbf16> {
+  %cap = arith.constant 30.0 : f32
+  %o = loop.attention %q, %q, %q {scale = 0.125 : f64} : tensor<2x8x64xbf16>, tensor<2x8x64xbf16>, tensor<2x8x64xbf16> -> tensor<2x8x64xbf16> scores {
+  ^bb0(%i0: index, %i1: index, %i2: index, %score: f32):
+    %d = arith.divf %score, %cap : f32
+    %t = math.tanh %d : f32
+    %c = arith.mulf %t, %cap : f32
+    %m = loop.load %mask[%i1, %i2] : tensor<8x8xf32>
+    %s = arith.addf %c, %m : f32
+    loop.yield %s : f32
+  }
+  fx.output %o : tensor<2x8x64xbf16>
+}

@@ -573,6 +573,39 @@ FloatType AttentionOp::getAccumulatorType() {
   return query.getElementType().isF64() ? b.getF64Type() : b.getF32Type();
 }
 
+YieldOp AttentionOp::getScoresYield() {
+  return cast<YieldOp>(getScores().front().getTerminator());
+}
+
+void AttentionOp::getAsmBlockArgumentNames(Region &region,
+                                           OpAsmSetValueNameFn setNameFn) {
+  unsigned rank = getResultType().getRank();
+  for (BlockArgument arg : region.getArguments()) {
+    unsigned number = arg.getArgNumber();
+    setNameFn(arg, number < rank ? "i" + std::to_string(number) : "score");
+  }
+}
+
+LogicalResult AttentionOp::verifyRegions() {
+  if (!hasScoreModifier())
+    return success();
+  Block &body = getScores().front();
+  int64_t rank = getResultType().getRank();
+  SmallVector<Type> expected(rank, IndexType::get(getContext()));
+  expected.push_back(getAccumulatorType());
+  if (body.getArgumentTypes() != TypeRange(expected))
+    return emitOpError("scores region takes ")
+           << body.getArgumentTypes() << ", but must take " << rank
+           << " indices and the " << getAccumulatorType() << " score";
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return emitOpError("scores region must end with loop.yield");
+  Type yielded = getScoresYield().getValue().getType();
+  if (yielded != getAccumulatorType())
+    return getScoresYield().emitOpError("yields ")
+           << yielded << ", but scores are " << getAccumulatorType();
+  return success();
+}
+
 LogicalResult AttentionOp::verify() {
   RankedTensorType result = getResultType();
   auto query = cast<RankedTensorType>(getQuery().getType());

@@ -40,8 +40,11 @@ struct ExpandAttentionPass
       rewriter.setInsertionPoint(node);
       AttentionNodes expanded = buildAttentionNodes(
           rewriter, node.getLoc(), node.getQuery(), node.getKey(),
-          node.getValue(), /*mask=*/Value(), node.getCausal(),
-          node.getScale().convertToDouble(), node.getResultType());
+          node.getValue(), node.getCausal(), node.getScale().convertToDouble(),
+          node.getResultType(),
+          [&](OpBuilder &b, Location, ValueRange ivs, Value score) {
+            return applyScoreModifier(b, node, ivs, score);
+          });
       rewriter.replaceOp(node, expanded.output);
     }
   }

@@ -60,3 +60,42 @@ fx.graph @forms(%a: tensor<2x8x16xf32>, %b: tensor<2x5x16xf32>, %c: tensor<1x4x8
   %4 = loop.attention %j, %j, %j {scale = 1.0 : f64} : tensor<1x4x128xf16>, tensor<1x4x128xf16>, tensor<1x4x128xf16> -> tensor<1x4x128xf16>
   fx.output %0, %1, %2, %3, %4 : tensor<2x8x16xf32>, tensor<1x4x8xbf16>, tensor<1x4x256xbf16>, tensor<1x4x32xbf16>, tensor<1x4x128xf16>
 }
+
+// -----
+
+// A scores region runs on each scaled score in the scores' node, at its
+// indices. A row whose every score is -inf subtracts 0 and divides by
+// nothing: its probabilities are 0.
+// CHECK-LABEL: fx.graph @scores_region
+// CHECK-SAME: (%[[Q:.+]]: tensor<2x8x64xf32>, %[[MASK:.+]]: tensor<8x8xf32>)
+// CHECK: %[[S:.+]] = loop.matmul %[[Q]], %[[Q]] {transpose_rhs}
+// CHECK: %[[SCORES:.+]] = loop.pointwise : tensor<2x8x8xf32>
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %[[I1:.+]]: index, %[[I2:.+]]: index):
+// CHECK: %[[SCALED:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
+// CHECK: %[[T:.+]] = math.tanh %[[SCALED]] : f32
+// CHECK: %[[M:.+]] = loop.load %[[MASK]][%[[I1]], %[[I2]]] : tensor<8x8xf32>
+// CHECK: %[[SUM:.+]] = arith.addf %[[T]], %[[M]] : f32
+// CHECK: loop.yield %[[SUM]] : f32
+// CHECK: %[[MAX:.+]] = loop.reduce "max"
+// CHECK: loop.pointwise : tensor<2x8x8xf32>
+// CHECK: %[[ROWMAX:.+]] = loop.load %[[MAX]]
+// CHECK: %[[HIDDEN:.+]] = arith.cmpf oeq, %[[ROWMAX]], %{{.+}} : f32
+// CHECK: %[[BASE:.+]] = arith.select %[[HIDDEN]], %{{.+}}, %[[ROWMAX]] : f32
+// CHECK: arith.subf %{{.+}}, %[[BASE]] : f32
+// CHECK: %[[TOTAL:.+]] = loop.reduce "sum"
+// CHECK: loop.pointwise : tensor<2x8x8xf32>
+// CHECK: %[[ROWSUM:.+]] = loop.load %[[TOTAL]]
+// CHECK: %[[ANY:.+]] = arith.cmpf ogt, %[[ROWSUM]], %{{.+}} : f32
+// CHECK: %[[P:.+]] = arith.divf %{{.+}}, %[[ROWSUM]] : f32
+// CHECK: arith.select %[[ANY]], %[[P]], %{{.+}} : f32
+// CHECK-NOT: loop.attention
+fx.graph @scores_region(%q: tensor<2x8x64xf32>, %mask: tensor<8x8xf32>) -> tensor<2x8x64xf32> {
+  %o = loop.attention %q, %q, %q {scale = 0.125 : f64} : tensor<2x8x64xf32>, tensor<2x8x64xf32>, tensor<2x8x64xf32> -> tensor<2x8x64xf32> scores {
+  ^bb0(%i0: index, %i1: index, %i2: index, %score: f32):
+    %t = math.tanh %score : f32
+    %m = loop.load %mask[%i1, %i2] : tensor<8x8xf32>
+    %s = arith.addf %t, %m : f32
+    loop.yield %s : f32
+  }
+  fx.output %o : tensor<2x8x64xf32>
+}

@@ -259,7 +259,8 @@ def Loop_MatmulOp : Loop_Op<"matmul", [
 }
 
 def Loop_AttentionOp : Loop_Op<"attention", [
-    Pure, Loop_NodeOpInterface
+    RecursiveMemoryEffects, SingleBlock, Loop_NodeOpInterface,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
   ]> {
   let summary = "Scaled dot-product attention, its scores kept on chip";
   let description = [{
@@ -274,27 +275,47 @@ def Loop_AttentionOp : Loop_Op<"attention", [
     `L` and `S` may be dynamic, the head sizes `E` and `Ev` are static;
     `dynamic_sizes` are the result's dynamic sizes, in order.
 
+    A `scores` region modifies each score before the softmax: it takes the
+    score's indices `[b..., i, j]` and the scaled score (in the accumulator
+    type) and yields the score the softmax sees, so that additive and
+    boolean masks (-inf hides a key), soft-capping and biases computed from
+    the indices (ALiBi) run inside the kernel. It reads other tensors with
+    `loop.load` and is evaluated only for `i < L` and `j < S`; `causal`
+    hides keys after it. A row with every key hidden yields zeros, as
+    PyTorch's `scaled_dot_product_attention` does.
+
     The node is what a code generator computes in one kernel that never
-    writes the scores (flash attention). Like `loop.matmul` it has no body;
-    `kiln-loop-expand-attention` rewrites it into its products and softmax
-    (`loop.matmul`, `loop.reduce` and `loop.pointwise` nodes) where the
-    target has no kernel for it.
+    writes the scores (flash attention). Like `loop.matmul` it has no body
+    for its products; `kiln-loop-expand-attention` rewrites it into its
+    products and softmax (`loop.matmul`, `loop.reduce` and `loop.pointwise`
+    nodes) where the target has no kernel for it.
 
     ```mlir
     %o = loop.attention(%b, %l) %q, %k, %v {scale = 0.125 : f64, causal}
         : tensor<?x16x?x64xbf16>, tensor<?x16x?x64xbf16>,
           tensor<?x16x?x64xbf16> -> tensor<?x16x?x64xbf16>
+    %m = loop.attention %q, %k, %v {scale = 0.125 : f64}
+        : tensor<2x8x128x64xbf16>, tensor<2x8x128x64xbf16>,
+          tensor<2x8x128x64xbf16> -> tensor<2x8x128x64xbf16> scores {
+    ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %score: f32):
+      %bias = loop.load %mask[%i0, %c0, %i2, %i3] : tensor<2x1x128x128xf32>
+      %s = arith.addf %score, %bias : f32
+      loop.yield %s : f32
+    }
     ```
   }];
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
                        AnyRankedTensor:$value, Variadic<Index>:$dynamic_sizes,
                        F64Attr:$scale, UnitAttr:$causal);
   let results = (outs AnyRankedTensor:$result);
+  let regions = (region AnyRegion:$scores);
   let assemblyFormat = [{
     (`(` $dynamic_sizes^ `)`)? $query `,` $key `,` $value attr-dict `:`
     type($query) `,` type($key) `,` type($value) `->` type($result)
+    (`scores` $scores^)?
   }];
   let hasVerifier = 1;
+  let hasRegionVerifier = 1;
 
   let extraClassDeclaration = [{
     ::mlir::RankedTensorType getResultType() {
@@ -308,6 +329,10 @@ def Loop_AttentionOp : Loop_Op<"attention", [
     /// The type scores and sums are computed in: f64 for f64 operands,
     /// else f32.
     ::mlir::FloatType getAccumulatorType();
+    /// Whether a region modifies the scores.
+    bool hasScoreModifier() { return !getScores().empty(); }
+    /// The scores region's yield; only with one.
+    YieldOp getScoresYield();
   }];
 }
 
@@ -494,7 +519,7 @@ def Loop_LoadOp : Loop_Op<"load", [
 
 def Loop_YieldOp : Loop_Op<"yield", [
     Pure, ReturnLike, Terminator,
-    ParentOneOf<["PointwiseOp", "ReduceOp", "MatmulOp"]>
+    ParentOneOf<["PointwiseOp", "ReduceOp", "MatmulOp", "AttentionOp"]>
   ]> {
   let summary = "Yields the element a node computes at the current index";
   let description = [{

@@ -28,14 +28,29 @@ inline constexpr int64_t kMaxKernelHeadSize = 128;
 /// kMaxKernelHeadSize.
 bool hasAttentionKernel(AttentionOp node);
 
+/// Modifies the attention score `score` at `ivs` ([b..., i, j]) before the
+/// softmax: a mask, a soft cap, a bias from the indices.
+using ScoreModifierFn =
+    function_ref<Value(OpBuilder &, Location, ValueRange ivs, Value score)>;
+
+/// `score` (in `accumulator`) plus element `ivs` of the additive mask
+/// `mask`, broadcast from its trailing dimensions (size-1 dimensions read
+/// index 0).
+Value addAttentionMask(OpBuilder &b, Location loc, Value mask, ValueRange ivs,
+                       Value score, Type accumulator);
+
+/// The score that `node`'s scores region yields for `score` at `ivs`, its
+/// ops cloned at `b`'s insertion point; `score` itself without a region.
+Value applyScoreModifier(OpBuilder &b, AttentionOp node, ValueRange ivs,
+                         Value score);
+
 /// The attention scores [B..., L, S] in `accumulator`: query·keyᵀ (a
-/// loop.matmul reading the keys transposed in place) times `scale`, plus
-/// `mask` if given (broadcast from its trailing dimensions), with keys after
-/// the query's position at -inf when `causal` (PyTorch's top-left
-/// alignment).
+/// loop.matmul reading the keys transposed in place) times `scale`, through
+/// `modify` if given, with keys after the query's position at -inf when
+/// `causal` (PyTorch's top-left alignment).
 Value buildAttentionScores(OpBuilder &b, Location loc, Value query, Value key,
-                           Value mask, bool causal, double scale,
-                           Type accumulator);
+                           bool causal, double scale, Type accumulator,
+                           ScoreModifierFn modify = nullptr);
 
 /// Attention's forward nodes, as PyTorch's kernels compute it in blocks.
 struct AttentionNodes {
@@ -50,11 +65,12 @@ struct AttentionNodes {
 /// E], [B..., S, Ev]) into `outputType` ([B..., L, Ev]): the scores
 /// (buildAttentionScores), their softmax in the accumulator type (f32 for
 /// 16-bit elements) rounded to the operands' type, and its product with the
-/// values.
+/// values. A row whose every score is -inf has probabilities 0 (and a
+/// maximum of -inf), as in loop.attention.
 AttentionNodes buildAttentionNodes(OpBuilder &b, Location loc, Value query,
-                                   Value key, Value value, Value mask,
-                                   bool causal, double scale,
-                                   RankedTensorType outputType);
+                                   Value key, Value value, bool causal,
+                                   double scale, RankedTensorType outputType,
+                                   ScoreModifierFn modify = nullptr);
 
 } // namespace mlir::kiln::loop
 
