@@ -106,6 +106,10 @@ static void addGraphLowering(OpPassManager &pm, const Options &options,
     graphPm.addPass(loop::createInlinePointwisePass());
     graphPm.addPass(createCanonicalizerPass());
     graphPm.addPass(loop::createLoopCSEPass());
+    // Attention written out, its softmax's nodes each recomputing the work
+    // on the scores, as one node where the target has the kernel.
+    if (target.attentionKernels)
+      graphPm.addPass(loop::createFormAttentionPass());
   }
   if (options.fuseEpilogues) {
     loop::FuseEpiloguesPassOptions epilogues;

@@ -170,3 +170,32 @@ def test_cuda_masked_attention_kernel(tmp_path, mask, head, chip):
         eager = torch.nn.functional.scaled_dot_product_attention(query, key, value,
                                                                  attn_mask=attn_mask)
         torch.testing.assert_close(got, eager, rtol=2e-2, atol=2e-2)
+
+
+@cuda
+@pytest.mark.parametrize("chip", [{}, {"chip": "sm_80"}], ids=["native", "sm_80"])
+@pytest.mark.parametrize("head", [64, 128])
+def test_cuda_soft_capped_attention_forms_the_kernel(tmp_path, head, chip):
+    """Attention written out with a soft cap (Gemma 2's tanh of the scaled
+    scores) and a causal mask added to it, which no PyTorch kernel fuses:
+    kiln-loop-form-attention makes it one loop.attention whose scores region
+    caps and masks. The result matches the function run in f32."""
+    import kiln
+
+    batch, heads, queries = 2, 4, 200
+    generator = torch.Generator().manual_seed(head)
+    inputs = [torch.randn(batch, heads, queries, head, generator=generator).to(
+        "cuda", torch.bfloat16) for _ in range(3)]
+    causal = torch.full((queries, queries), float("-inf")).triu(1).to("cuda", torch.bfloat16)
+    scale = head ** -0.5
+
+    def attention(q, k, v, mask):
+        scores = q @ k.transpose(-1, -2) * scale
+        scores = torch.tanh(scores / 5.0) * 5.0 + mask
+        return torch.softmax(scores.float(), dim=-1).to(q.dtype) @ v
+
+    compiled = kiln.compile(attention, inputs + [causal], options=chip, cache_dir=tmp_path)
+    out = compiled(*inputs, causal)
+    torch.cuda.synchronize()
+    want = attention(*[t.float() for t in inputs], causal.float())
+    torch.testing.assert_close(out.float(), want, rtol=2e-2, atol=2e-2)

@@ -355,6 +355,38 @@ def ExpandConvolutionsPass : Pass<"kiln-loop-expand-convolutions"> {
   ];
 }
 
+def FormAttentionPass : Pass<"kiln-loop-form-attention"> {
+  let summary = "Forms loop.attention from attention written out as products around a softmax";
+  let description = [{
+    Finds attention that a model writes out, as `kiln-loop-inline` leaves
+    it: the scores' `loop.matmul` (keys read transposed), the softmax's
+    maximum and sum (`loop.reduce`) and probabilities (`loop.pointwise`),
+    each recomputing the same pointwise work on the scores (a scale, a
+    soft cap, a mask, a bias from the indices), and the probabilities'
+    `loop.matmul` with the values. Replaces the chain with one
+    `loop.attention` whose scores region holds that work, where the GPU's
+    attention kernel computes the node (f16 and bf16 operands, equal head
+    sizes, a multiple of 16, at most 128). The scores are not rounded to 16
+    bits before the region, and rows whose every score is -inf yield zeros
+    rather than NaN, as PyTorch's fused attention gives them.
+
+    Before:
+    ```mlir
+    %s = loop.matmul %q, %k {transpose_rhs} : ... -> tensor<2x8x8xbf16>
+    %max = loop.reduce "max" over [8] : tensor<2x8x1xf32> { g(%s) }
+    %sum = loop.reduce "sum" over [8] : tensor<2x8x1xf32> { exp(g(%s) - %max) }
+    %p = loop.pointwise : tensor<2x8x8xbf16> { exp(g(%s) - %max) / %sum }
+    %o = loop.matmul %p, %v : ... -> tensor<2x8x64xbf16>
+    ```
+    After:
+    ```mlir
+    %o = loop.attention %q, %k, %v {scale = 0.125 : f64} : ...
+        -> tensor<2x8x64xbf16> scores { g(%score) }
+    ```
+  }];
+  let dependentDialects = ["::mlir::kiln::loop::LoopDialect"];
+}
+
 def ExpandAttentionPass : Pass<"kiln-loop-expand-attention"> {
   let summary = "Writes loop.attention out as products and a softmax";
   let description = [{

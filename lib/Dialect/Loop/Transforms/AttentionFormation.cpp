@@ -1,0 +1,278 @@
+//===- AttentionFormation.cpp - Written-out attention as one node ---------===//
+//
+// Part of Kiln. Models that write attention out (soft-capped scores,
+// biases from the positions, masks) reach the loop level as two products
+// around a softmax's nodes, each of which recomputes the pointwise work on
+// the scores. formAttention matches that chain structurally and moves the
+// pointwise work into loop.attention's scores region, so that the scores
+// never reach memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "kiln/Dialect/Loop/Transforms/AttentionFormation.h"
+
+#include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/AttentionBuilders.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
+#include "mlir/IR/OperationSupport.h"
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/SetVector.h"
+
+using namespace mlir;
+using namespace mlir::kiln;
+using namespace mlir::kiln::loop;
+
+namespace {
+
+/// Decides whether values of two node bodies compute the same: equal values
+/// from outside both, block arguments that `arguments` pairs, or results of
+/// ops alike (name, attributes, types) whose operands compute the same.
+class SameComputation {
+public:
+  SameComputation(Block &lhs, Block &rhs, DenseMap<Value, Value> arguments)
+      : lhs(lhs), rhs(rhs), arguments(std::move(arguments)) {}
+
+  bool operator()(Value a, Value b) {
+    if (Value paired = arguments.lookup(a))
+      return paired == b;
+    Operation *opA = a.getDefiningOp(), *opB = b.getDefiningOp();
+    bool insideA = opA ? opA->getBlock() == &lhs : a.getParentBlock() == &lhs;
+    bool insideB = opB ? opB->getBlock() == &rhs : b.getParentBlock() == &rhs;
+    if (!insideA && !insideB)
+      return a == b;
+    if (!insideA || !insideB || !opA || !opB ||
+        cast<OpResult>(a).getResultNumber() !=
+            cast<OpResult>(b).getResultNumber())
+      return false;
+    auto [it, inserted] = known.try_emplace({opA, opB}, false);
+    if (!inserted)
+      return it->second;
+    bool same = OperationEquivalence::isEquivalentTo(
+        opA, opB, [&](Value x, Value y) { return success((*this)(x, y)); },
+        /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
+    known[{opA, opB}] = same;
+    return same;
+  }
+
+private:
+  Block &lhs, &rhs;
+  DenseMap<Value, Value> arguments;
+  DenseMap<std::pair<Operation *, Operation *>, bool> known;
+};
+
+/// The reduction of `kind` over the last dimension whose row statistic
+/// `value` loads at the body's leading indices `rowIndices` and 0, if it is
+/// one: [..., 1] of f32 from a reduction of one dimension.
+ReduceOp getRowStatistic(Value value, CombiningKind kind,
+                         ArrayRef<BlockArgument> rowIndices) {
+  auto load = value.getDefiningOp<LoadOp>();
+  if (!load)
+    return nullptr;
+  auto reduce = load.getSource().getDefiningOp<ReduceOp>();
+  if (!reduce || reduce.getKind() != kind ||
+      reduce.getReductionShape().size() != 1 ||
+      !reduce.getResultType().getElementType().isF32())
+    return nullptr;
+  ValueRange indices = load.getIndices();
+  if (indices.size() != rowIndices.size() + 1 ||
+      !llvm::equal(indices.drop_back(), rowIndices) ||
+      !matchPattern(indices.back(), m_Zero()) ||
+      reduce.getResultType().getShape().back() != 1)
+    return nullptr;
+  return reduce;
+}
+
+/// `value` as exp(g - max[row]): returns g and the maximum's reduction.
+std::pair<Value, ReduceOp> matchShiftedExp(Value value,
+                                           ArrayRef<BlockArgument> rows) {
+  auto exp = value.getDefiningOp<math::ExpOp>();
+  auto sub = exp ? exp.getOperand().getDefiningOp<arith::SubFOp>() : nullptr;
+  if (!sub)
+    return {};
+  return {sub.getLhs(),
+          getRowStatistic(sub.getRhs(), CombiningKind::max, rows)};
+}
+
+/// The probabilities' yield of `p` as e / sum[row] or e * (1 / sum[row]):
+/// returns e and the sum's reduction.
+std::pair<Value, ReduceOp> matchNormalized(Value value,
+                                           ArrayRef<BlockArgument> rows) {
+  if (auto div = value.getDefiningOp<arith::DivFOp>())
+    return {div.getLhs(),
+            getRowStatistic(div.getRhs(), CombiningKind::sum, rows)};
+  auto mul = value.getDefiningOp<arith::MulFOp>();
+  if (!mul)
+    return {};
+  for (auto [e, inverse] : {std::pair(mul.getLhs(), mul.getRhs()),
+                            std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto div = inverse.getDefiningOp<arith::DivFOp>();
+    if (div && matchPattern(div.getLhs(), m_OneFloat()))
+      if (ReduceOp sum =
+              getRowStatistic(div.getRhs(), CombiningKind::sum, rows))
+        return {e, sum};
+  }
+  return {};
+}
+
+/// Pairs the probabilities' indices with a softmax reduction's: its
+/// leading result indices, and its reduction index for the last.
+DenseMap<Value, Value> pairIndices(PointwiseOp p, ReduceOp reduce) {
+  DenseMap<Value, Value> pairs;
+  ArrayRef<BlockArgument> indices = p.getInductionVars();
+  for (auto [index, other] :
+       llvm::zip(indices.drop_back(), reduce.getResultInductionVars()))
+    pairs[index] = other;
+  pairs[indices.back()] = reduce.getReductionInductionVars().front();
+  return pairs;
+}
+
+/// Whether every user of `value` is a load inside one of `readers`.
+bool isOnlyLoadedBy(Value value, ArrayRef<Operation *> readers) {
+  return llvm::all_of(value.getUsers(), [&](Operation *user) {
+    return isa<LoadOp>(user) && llvm::any_of(readers, [&](Operation *reader) {
+             return reader->isProperAncestor(user);
+           });
+  });
+}
+
+} // namespace
+
+FailureOr<AttentionOp> loop::formAttention(RewriterBase &rewriter,
+                                           MatmulOp product) {
+  if (product.hasEpilogue() || product.getTransposeLhs() ||
+      product.getTransposeRhs())
+    return failure();
+  auto p = product.getLhs().getDefiningOp<PointwiseOp>();
+  if (!p || !p->hasOneUse())
+    return failure();
+  Value value = product.getRhs();
+  Type dtype = product.getResultType().getElementType();
+  if (!(dtype.isF16() || dtype.isBF16()) ||
+      cast<RankedTensorType>(value.getType()).getElementType() != dtype ||
+      p.getResultType().getElementType() != dtype)
+    return failure();
+
+  // The probabilities: round(exp(g - max) / sum).
+  Block &pBody = p.getBody().front();
+  ArrayRef<BlockArgument> indices = p.getInductionVars();
+  ArrayRef<BlockArgument> rows = indices.drop_back();
+  auto round = p.getYield().getValue().getDefiningOp<arith::TruncFOp>();
+  if (!round || !round.getIn().getType().isF32())
+    return failure();
+  auto [exps, sum] = matchNormalized(round.getIn(), rows);
+  if (!sum)
+    return failure();
+  auto [scores, max] = matchShiftedExp(exps, rows);
+  if (!max || !scores.getType().isF32())
+    return failure();
+
+  // The same g in the sum's exponentials and as the maximum's values.
+  Block &sumBody = sum.getBody().front();
+  auto [sumScores, sumMax] = matchShiftedExp(
+      sum.getYield().getValue(), sum.getResultInductionVars().drop_back());
+  if (sumMax != max ||
+      !SameComputation(pBody, sumBody, pairIndices(p, sum))(scores, sumScores))
+    return failure();
+  Block &maxBody = max.getBody().front();
+  if (!SameComputation(pBody, maxBody,
+                       pairIndices(p, max))(scores, max.getYield().getValue()))
+    return failure();
+
+  // g's ops in the probabilities' body, down to its one load of the scores'
+  // product at the body's own indices: the scores region's ops.
+  llvm::SetVector<Operation *> slice;
+  LoadOp scoresLoad;
+  bool valid = true;
+  SmallVector<Value> worklist{scores};
+  while (!worklist.empty() && valid) {
+    Operation *op = worklist.pop_back_val().getDefiningOp();
+    if (!op || op->getBlock() != &pBody || !slice.insert(op))
+      continue;
+    if (auto load = dyn_cast<LoadOp>(op)) {
+      auto scoresProduct = load.getSource().getDefiningOp<MatmulOp>();
+      if (load.getSource() == max.getResult() ||
+          load.getSource() == sum.getResult())
+        valid = false;
+      else if (scoresProduct && scoresProduct.getTransposeRhs() &&
+               !scoresProduct.getTransposeLhs() &&
+               !scoresProduct.hasEpilogue()) {
+        valid = !scoresLoad && llvm::equal(load.getIndices(), indices);
+        scoresLoad = load;
+      }
+    }
+    if (op->getNumRegions())
+      valid = false;
+    llvm::append_range(worklist, op->getOperands());
+  }
+  if (!valid || !scoresLoad)
+    return failure();
+  auto scoresProduct = scoresLoad.getSource().getDefiningOp<MatmulOp>();
+  Value query = scoresProduct.getLhs(), key = scoresProduct.getRhs();
+  if (cast<RankedTensorType>(query.getType()).getElementType() != dtype ||
+      cast<RankedTensorType>(key.getType()).getElementType() != dtype ||
+      !isOnlyLoadedBy(scoresProduct.getResult(), {p, sum, max}) ||
+      !isOnlyLoadedBy(max.getResult(), {p, sum}) ||
+      !isOnlyLoadedBy(sum.getResult(), {p}))
+    return failure();
+
+  // The score as the region takes it: the f32 sum (rounded sums widen to
+  // it), then a factor of it as the node's scale.
+  Value score = scoresLoad.getResult();
+  if (!scoresProduct.getResultType().getElementType().isF32()) {
+    auto widen = score.hasOneUse()
+                     ? dyn_cast<arith::ExtFOp>(*score.getUsers().begin())
+                     : nullptr;
+    if (!widen || !widen.getType().isF32())
+      return failure();
+    slice.remove(widen);
+    score = widen.getResult();
+  }
+  slice.remove(scoresLoad);
+  double scale = 1.0;
+  FloatAttr factor;
+  if (score.hasOneUse() && score != scores) {
+    Operation *user = *score.getUsers().begin();
+    if (isa<arith::MulFOp, arith::DivFOp>(user) &&
+        user->getOperand(0) == score &&
+        matchPattern(user->getOperand(1), m_Constant(&factor))) {
+      double c = factor.getValueAsDouble();
+      scale = isa<arith::MulFOp>(user) ? c : 1.0 / c;
+      slice.remove(user);
+      score = user->getResult(0);
+    }
+  }
+
+  // The node, the region's ops in the body's order.
+  auto node = AttentionOp::create(
+      rewriter, product.getLoc(), product.getResultType(), query, key, value,
+      product.getDynamicSizes(), rewriter.getF64FloatAttr(scale),
+      /*causal=*/UnitAttr());
+  if (!hasAttentionKernel(node)) {
+    rewriter.eraseOp(node);
+    return failure();
+  }
+  {
+    OpBuilder::InsertionGuard guard(rewriter);
+    SmallVector<Type> argTypes(indices.size(), rewriter.getIndexType());
+    argTypes.push_back(rewriter.getF32Type());
+    Block *region = rewriter.createBlock(
+        &node.getScores(), {}, argTypes,
+        SmallVector<Location>(argTypes.size(), p.getLoc()));
+    IRMapping mapping;
+    mapping.map(indices, region->getArguments().drop_back());
+    mapping.map(score, region->getArguments().back());
+    for (Operation &op : pBody.without_terminator())
+      if (slice.contains(&op))
+        rewriter.clone(op, mapping);
+    YieldOp::create(rewriter, p.getLoc(), mapping.lookupOrDefault(scores));
+  }
+  rewriter.replaceOp(product, node.getResult());
+  rewriter.eraseOp(p);
+  rewriter.eraseOp(sum);
+  rewriter.eraseOp(max);
+  rewriter.eraseOp(scoresProduct);
+  return node;
+}

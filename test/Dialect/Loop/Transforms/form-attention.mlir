@@ -1,0 +1,276 @@
+// RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-loop-form-attention))' | FileCheck %s
+
+// Soft-capped, masked attention written out (bf16 scores widened, scaled
+// by 1/8, capped at 30 by tanh, plus a mask broadcast over the heads) is
+// one loop.attention: the product's factor becomes its scale, the rest of
+// the work on the scores its scores region, at the node's indices.
+// CHECK-LABEL: fx.graph @soft_capped
+// CHECK-SAME: (%[[Q:[^:]+]]: {{.+}}, %[[K:[^:]+]]: {{.+}}, %[[V:[^:]+]]: {{.+}}, %[[MASK:[^:]+]]: tensor<2x1x64x64xbf16>)
+// CHECK-DAG: %[[CAP:.+]] = arith.constant 3.000000e+01 : f32
+// CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
+// CHECK-NOT: loop.matmul
+// CHECK-NOT: loop.reduce
+// CHECK: %[[O:.+]] = loop.attention %[[Q]], %[[K]], %[[V]] {scale = 1.250000e-01 : f64} : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x32xbf16> scores {
+// CHECK-NEXT: ^bb0(%[[I0:.+]]: index, %{{.+}}: index, %[[I2:.+]]: index, %[[I3:.+]]: index, %[[SCORE:.+]]: f32):
+// CHECK-NEXT: %[[D:.+]] = arith.divf %[[SCORE]], %[[CAP]] : f32
+// CHECK-NEXT: %[[T:.+]] = math.tanh %[[D]] : f32
+// CHECK-NEXT: %[[C:.+]] = arith.mulf %[[T]], %[[CAP]] : f32
+// CHECK-NEXT: %[[M:.+]] = loop.load %[[MASK]][%[[I0]], %[[C0]], %[[I2]], %[[I3]]] : tensor<2x1x64x64xbf16>
+// CHECK-NEXT: %[[W:.+]] = arith.extf %[[M]] : bf16 to f32
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[C]], %[[W]] : f32
+// CHECK-NEXT: loop.yield %[[S]] : f32
+// CHECK-NEXT: }
+// CHECK-NEXT: fx.output %[[O]]
+fx.graph @soft_capped(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %v: tensor<2x4x64x32xbf16>, %mask: tensor<2x1x64x64xbf16>) -> (tensor<2x4x64x32xbf16>) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %cst_0 = arith.constant 3.000000e+01 : f32
+  %cst_1 = arith.constant 1.250000e-01 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x64xbf16>
+  %1 = loop.reduce "max" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    loop.yield %13 : f32
+  }
+  %2 = loop.reduce "sum" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    loop.yield %16 : f32
+  }
+  %3 = loop.pointwise : tensor<2x4x64x64xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %i3] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %i3] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    %17 = loop.load %2[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %18 = arith.divf %cst, %17 : f32
+    %19 = arith.mulf %16, %18 : f32
+    %20 = arith.truncf %19 : f32 to bf16
+    loop.yield %20 : bf16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x32xbf16>
+  fx.output %4 : tensor<2x4x64x32xbf16>
+}
+
+// -----
+
+// Probabilities that a backward pass keeps (another reader) stay written
+// out.
+// CHECK-LABEL: fx.graph @probabilities_kept
+// CHECK-NOT: loop.attention
+// CHECK: loop.reduce "max"
+fx.graph @probabilities_kept(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %v: tensor<2x4x64x32xbf16>, %mask: tensor<2x1x64x64xbf16>) -> (tensor<2x4x64x32xbf16>, tensor<2x4x64x64xbf16>) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %cst_0 = arith.constant 3.000000e+01 : f32
+  %cst_1 = arith.constant 1.250000e-01 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x64xbf16>
+  %1 = loop.reduce "max" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    loop.yield %13 : f32
+  }
+  %2 = loop.reduce "sum" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    loop.yield %16 : f32
+  }
+  %3 = loop.pointwise : tensor<2x4x64x64xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %i3] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %i3] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    %17 = loop.load %2[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %18 = arith.divf %cst, %17 : f32
+    %19 = arith.mulf %16, %18 : f32
+    %20 = arith.truncf %19 : f32 to bf16
+    loop.yield %20 : bf16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x32xbf16>
+  fx.output %4, %3 : tensor<2x4x64x32xbf16>, tensor<2x4x64x64xbf16>
+}
+
+// -----
+
+// A maximum over other values than the probabilities' is no softmax of
+// them (here without the mask).
+// CHECK-LABEL: fx.graph @other_maximum
+// CHECK-NOT: loop.attention
+fx.graph @other_maximum(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %v: tensor<2x4x64x32xbf16>, %mask: tensor<2x1x64x64xbf16>) -> (tensor<2x4x64x32xbf16>) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %cst_0 = arith.constant 3.000000e+01 : f32
+  %cst_1 = arith.constant 1.250000e-01 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x64xbf16>
+  %1 = loop.reduce "max" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    loop.yield %10 : f32
+  }
+  %2 = loop.reduce "sum" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    loop.yield %16 : f32
+  }
+  %3 = loop.pointwise : tensor<2x4x64x64xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %i3] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %i3] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    %17 = loop.load %2[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %18 = arith.divf %cst, %17 : f32
+    %19 = arith.mulf %16, %18 : f32
+    %20 = arith.truncf %19 : f32 to bf16
+    loop.yield %20 : bf16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x32xbf16>
+  fx.output %4 : tensor<2x4x64x32xbf16>
+}
+
+// -----
+
+// Heads of 8 are no shape the kernel computes: the chain stays.
+// CHECK-LABEL: fx.graph @narrow_heads
+// CHECK-NOT: loop.attention
+// CHECK: loop.matmul
+fx.graph @narrow_heads(%q: tensor<2x4x64x8xbf16>, %k: tensor<2x4x64x8xbf16>, %v: tensor<2x4x64x8xbf16>, %mask: tensor<2x1x64x64xbf16>) -> (tensor<2x4x64x8xbf16>) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %cst_0 = arith.constant 3.000000e+01 : f32
+  %cst_1 = arith.constant 1.250000e-01 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x4x64x8xbf16>, tensor<2x4x64x8xbf16> -> tensor<2x4x64x64xbf16>
+  %1 = loop.reduce "max" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    loop.yield %13 : f32
+  }
+  %2 = loop.reduce "sum" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    loop.yield %16 : f32
+  }
+  %3 = loop.pointwise : tensor<2x4x64x64xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %i3] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %i3] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    %17 = loop.load %2[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %18 = arith.divf %cst, %17 : f32
+    %19 = arith.mulf %16, %18 : f32
+    %20 = arith.truncf %19 : f32 to bf16
+    loop.yield %20 : bf16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x4x64x64xbf16>, tensor<2x4x64x8xbf16> -> tensor<2x4x64x8xbf16>
+  fx.output %4 : tensor<2x4x64x8xbf16>
+}
