@@ -3,7 +3,9 @@
 
 The workloads are those of the anchor table (TIMM and HuggingFace models
 built from their configs, without weights and without dropout, and the two
-micro-graphs), or with --suite extra nine more (EfficientNet, ResNeXt,
+micro-graphs), or with --suite attention models whose attention PyTorch's
+fused kernels cannot run (Gemma 2's soft-capped scores), or with --suite
+extra nine more (EfficientNet, ResNeXt,
 RegNet, DeiT; DistilBERT, RoBERTa, T5's encoder, OPT, a Mistral with
 grouped-query attention), in inference mode, or with --train as training steps (a
 forward and a backward pass of a loss reading every output; the answer is
@@ -131,6 +133,22 @@ def model_factories(big, suite="anchors"):
                     vocab_size=32000)), 32000
             return model.eval(), [torch.randint(0, vocab, (batch_size, seq))]
         return make
+
+    def gemma2_softcap():
+        """Gemma 2's decoder at 8 layers of 1024 (8 heads of 128, 4 key and
+        value heads), its attention written out as transformers' eager path
+        does: scores soft-capped by tanh, which PyTorch's fused attention
+        cannot do, plus the causal mask."""
+        import transformers as tf
+        model = tf.Gemma2ForCausalLM(tf.Gemma2Config(
+            hidden_size=1024, intermediate_size=4096, num_hidden_layers=8,
+            num_attention_heads=8, num_key_value_heads=4, head_dim=128,
+            vocab_size=32000, attention_dropout=0.0, attn_implementation="eager"))
+        batch_size, length = (2, 2048) if big else (1, 128)
+        return model.eval(), [torch.randint(0, 32000, (batch_size, length))]
+
+    if suite == "attention":
+        return {"gemma2_softcap_8l_1024": gemma2_softcap}
 
     if suite == "extra":
         return {
@@ -515,9 +533,9 @@ def main():
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--dtype", default="bf16", choices=["bf16", "fp16", "fp32"])
     parser.add_argument("--models", default="", help="comma-separated; default: all")
-    parser.add_argument("--suite", default="anchors", choices=["anchors", "extra"],
-                        help="the anchor table's workloads, or more TIMM and "
-                             "HuggingFace models")
+    parser.add_argument("--suite", default="anchors", choices=["anchors", "extra", "attention"],
+                        help="the anchor table's workloads, models with attention "
+                             "PyTorch cannot fuse, or more TIMM and HuggingFace models")
     parser.add_argument("--out", type=Path, help="folder for the JSON, markdown and plot")
     parser.add_argument("--kiln-options", type=json.loads, default={},
                         help="JSON object of Kiln backend options")
@@ -562,7 +580,7 @@ def main():
     print(text)
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        stem = args.out / (f"models-{'extra-' if args.suite == 'extra' else ''}"
+        stem = args.out / (f"models-{'' if args.suite == 'anchors' else args.suite + '-'}"
                            f"{args.device}-{args.dtype}{'-train' if args.train else ''}")
         stem.with_suffix(".json").write_text(json.dumps(
             {"command": command, "title": title, "records": records}, indent=1))

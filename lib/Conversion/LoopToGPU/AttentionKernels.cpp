@@ -30,7 +30,8 @@
 // Scores are in base 2: the scale is multiplied by log2(e) once, so that
 // each probability is one FMA and one exp2. A scores region runs on each
 // scaled score in registers (its loads at indices clamped to the
-// sequences, their ends hidden after it) before the change of base. Only
+// sequences, their ends hidden after it, its functions approximate:
+// tanh.approx for a soft cap) before the change of base. Only
 // key blocks past the keys' end or crossing a causal diagonal mask their
 // scores, and causal blocks stop at their last query's key; blocks take the
 // longest causal rows first.
@@ -554,6 +555,16 @@ void AttentionKernelEmitter::modifyScores(SmallVectorImpl<Value> &scores,
       b, loc,
       b.getF32FloatAttr(static_cast<float>(node.getScale().convertToDouble())));
   Block &body = node.getScores().front();
+  // The region's scores only steer probabilities rounded to 16 bits: its
+  // functions may be approximate (kiln-nvvm-approximations: tanh.approx,
+  // a constant divisor's reciprocal).
+  body.walk([&](arith::ArithFastMathInterface op) {
+    arith::FastMathFlags flags = arith::FastMathFlags::afn;
+    if (arith::FastMathFlagsAttr attr = op.getFastMathFlagsAttr())
+      flags = flags | attr.getValue();
+    op->setAttr(op.getFastMathAttrName(),
+                arith::FastMathFlagsAttr::get(b.getContext(), flags));
+  });
   // Rows past the queries' end and keys past the keys' end are computed
   // too, and dropped: their loads read the last row's and key's elements.
   Value one = index(1);

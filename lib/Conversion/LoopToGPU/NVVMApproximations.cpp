@@ -15,6 +15,8 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 
+#include <cmath>
+
 namespace mlir::kiln {
 #define GEN_PASS_DEF_NVVMAPPROXIMATIONSPASS
 #include "kiln/Conversion/Passes.h.inc"
@@ -57,7 +59,7 @@ struct NVVMApproximationsPass
     SmallVector<Operation *> candidates;
     getOperation()->walk([&](gpu::LaunchOp launch) {
       launch.getBody().walk([&](Operation *op) {
-        if (isa<math::Exp2Op, arith::DivFOp>(op))
+        if (isa<math::Exp2Op, math::TanhOp, arith::DivFOp>(op))
           candidates.push_back(op);
       });
     });
@@ -65,9 +67,48 @@ struct NVVMApproximationsPass
     for (Operation *op : candidates) {
       if (auto exp2 = dyn_cast<math::Exp2Op>(op))
         rewriteExp2(rewriter, exp2);
-      else
-        rewriteReciprocal(rewriter, cast<arith::DivFOp>(op));
+      else if (auto tanh = dyn_cast<math::TanhOp>(op))
+        rewriteTanh(rewriter, tanh);
+      else if (!rewriteReciprocal(rewriter, cast<arith::DivFOp>(op)))
+        rewriteConstantDivisor(rewriter, cast<arith::DivFOp>(op));
     }
+  }
+
+  /// f32 `tanh` marked `afn`: `tanh.approx.f32` (sm_75 and later), one
+  /// instruction for libdevice's exp2, reciprocal and polynomial.
+  static void rewriteTanh(IRRewriter &rewriter, math::TanhOp op) {
+    if (!isF32OrVector(op.getType()) ||
+        !bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn))
+      return;
+    rewriter.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    Value result =
+        mapElements(rewriter, loc, op.getOperand(), [&](Value x) -> Value {
+          // The NVPTX back end selects tanh.approx.f32 for an afn tanh.
+          return LLVM::TanhOp::create(rewriter, loc, rewriter.getF32Type(), x,
+                                      LLVM::FastmathFlags::afn)
+              .getResult();
+        });
+    rewriter.replaceOp(op, result);
+  }
+
+  /// f32 `x / c` marked `afn`, for a finite, nonzero scalar constant `c`:
+  /// `x * (1 / c)`, a multiply for IEEE division's dozen instructions.
+  static void rewriteConstantDivisor(IRRewriter &rewriter, arith::DivFOp op) {
+    FloatAttr divisor;
+    if (!op.getType().isF32() ||
+        !bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn) ||
+        !matchPattern(op.getRhs(), m_Constant(&divisor)))
+      return;
+    double value = divisor.getValueAsDouble();
+    if (value == 0.0 || !std::isfinite(value))
+      return;
+    rewriter.setInsertionPoint(op);
+    Value inverse = arith::ConstantOp::create(
+        rewriter, op.getLoc(),
+        rewriter.getF32FloatAttr(static_cast<float>(1.0 / value)));
+    rewriter.replaceOpWithNewOp<arith::MulFOp>(op, op.getLhs(), inverse,
+                                               op.getFastmath());
   }
 
   static void rewriteExp2(IRRewriter &rewriter, math::Exp2Op op) {
@@ -87,11 +128,12 @@ struct NVVMApproximationsPass
   }
 
   /// `1 / x` marked `afn`: its caller accepts an approximate reciprocal.
-  static void rewriteReciprocal(IRRewriter &rewriter, arith::DivFOp op) {
+  /// Returns whether it rewrote `op`.
+  static bool rewriteReciprocal(IRRewriter &rewriter, arith::DivFOp op) {
     if (!isF32OrVector(op.getType()) ||
         !bitEnumContainsAll(op.getFastmath(), arith::FastMathFlags::afn) ||
         !isOne(op.getLhs()))
-      return;
+      return false;
     rewriter.setInsertionPoint(op);
     Location loc = op.getLoc();
     Value result = mapElements(rewriter, loc, op.getRhs(), [&](Value x) {
@@ -100,6 +142,7 @@ struct NVVMApproximationsPass
           .getResult();
     });
     rewriter.replaceOp(op, result);
+    return true;
   }
 };
 } // namespace

@@ -108,8 +108,8 @@ fx.graph @wide_heads(%q: tensor<2x300x128xf16>, %k: tensor<2x70x128xf16>) -> ten
 
 // A scores region runs in registers on each scaled score of a block, its
 // loads at the score's batch indices and its query and key clamped to the
-// last ones; the scores are then brought to base 2 and the softmax's FMA
-// multiplies by 1.
+// last ones, its functions approximate (afn); the scores are then brought
+// to base 2 and the softmax's FMA multiplies by 1.
 // CHECK-LABEL: func.func @soft_capped
 // CHECK-SAME: (%{{.+}}: memref<2x4x100x64xbf16>, %[[MASK:.+]]: memref<2x100x100xf32>
 // CHECK: gpu.launch
@@ -120,8 +120,8 @@ fx.graph @wide_heads(%q: tensor<2x300x128xf16>, %k: tensor<2x70x128xf16>) -> ten
 // CHECK: arith.minui
 // CHECK: %[[KEY:.+]] = arith.minui
 // CHECK: %[[SCALED:.+]] = arith.mulf %{{.+}}, %{{.+}} : f32
-// CHECK: %[[D:.+]] = arith.divf %[[SCALED]], %{{.+}} : f32
-// CHECK: math.tanh %[[D]]
+// CHECK: %[[D:.+]] = arith.divf %[[SCALED]], %{{.+}} fastmath<afn> : f32
+// CHECK: math.tanh %[[D]] fastmath<afn>
 // CHECK: memref.load %[[VIEW]][%{{.+}}, %[[ROW]], %[[KEY]]] : memref<2x100x100xf32>
 // CHECK: %[[S:.+]] = arith.addf
 // CHECK: arith.mulf %[[S]], %{{.+}} : f32

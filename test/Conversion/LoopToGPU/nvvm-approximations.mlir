@@ -43,3 +43,36 @@ llvm.func @kernel(%x: f32, %v: vector<2xf32>, %d: f64) -> f32 {
   %outside = math.exp2 %x : f32
   llvm.return %outside : f32
 }
+
+// -----
+
+// Marked afn (the attention kernel's scores region): f32 tanh is LLVM's
+// tanh with afn (tanh.approx.f32 in PTX), and a division by a finite,
+// nonzero constant a product with its reciprocal. Without afn, of f64, or
+// by 0 or a variable, they stay.
+// CHECK-LABEL: llvm.func @scores
+// CHECK: gpu.launch
+// CHECK-DAG: %[[INVERSE:.+]] = arith.constant 2.000000e-02 : f32
+// CHECK: %[[D:.+]] = arith.mulf %[[X:.+]], %[[INVERSE]] fastmath<afn> : f32
+// CHECK: llvm.intr.tanh(%[[D]]) {fastmathFlags = #llvm.fastmath<afn>} : (f32) -> f32
+// CHECK: math.tanh %[[X]] : f32
+// CHECK: math.tanh %{{.+}} fastmath<afn> : f64
+// CHECK: arith.divf %[[X]], %{{.+}} fastmath<afn> : f32
+// CHECK: arith.divf %[[X]], %[[X]] fastmath<afn> : f32
+// CHECK: gpu.terminator
+llvm.func @scores(%x: f32, %d: f64) {
+  %c1 = arith.constant 1 : index
+  %cap = arith.constant 50.0 : f32
+  %zero = arith.constant 0.0 : f32
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %q = arith.divf %x, %cap fastmath<afn> : f32
+    %t = math.tanh %q fastmath<afn> : f32
+    %exact = math.tanh %x : f32
+    %t64 = math.tanh %d fastmath<afn> : f64
+    %byzero = arith.divf %x, %zero fastmath<afn> : f32
+    %byself = arith.divf %x, %x fastmath<afn> : f32
+    gpu.terminator
+  }
+  llvm.return
+}
