@@ -175,27 +175,43 @@ def test_cuda_masked_attention_kernel(tmp_path, mask, head, chip):
 @cuda
 @pytest.mark.parametrize("chip", [{}, {"chip": "sm_80"}], ids=["native", "sm_80"])
 @pytest.mark.parametrize("head", [64, 128])
-def test_cuda_soft_capped_attention_forms_the_kernel(tmp_path, head, chip):
+@pytest.mark.parametrize("mask", ["tensor", "positions"])
+def test_cuda_soft_capped_attention_forms_the_kernel(tmp_path, mask, head, chip):
     """Attention written out with a soft cap (Gemma 2's tanh of the scaled
-    scores) and a causal mask added to it, which no PyTorch kernel fuses:
-    kiln-loop-form-attention makes it one loop.attention whose scores region
-    caps and masks. The result matches the function run in f32."""
+    scores), which no PyTorch kernel fuses, and a causal mask added to it:
+    a tensor, or computed from the positions (which the node takes as
+    `causal`, skipping hidden blocks). kiln-loop-form-attention makes it one
+    loop.attention whose scores region caps and masks (tanh approximate).
+    The result matches the function run in f32."""
     import kiln
 
     batch, heads, queries = 2, 4, 200
     generator = torch.Generator().manual_seed(head)
     inputs = [torch.randn(batch, heads, queries, head, generator=generator).to(
         "cuda", torch.bfloat16) for _ in range(3)]
-    causal = torch.full((queries, queries), float("-inf")).triu(1).to("cuda", torch.bfloat16)
     scale = head ** -0.5
 
-    def attention(q, k, v, mask):
+    def capped(q, k):
         scores = q @ k.transpose(-1, -2) * scale
-        scores = torch.tanh(scores / 5.0) * 5.0 + mask
-        return torch.softmax(scores.float(), dim=-1).to(q.dtype) @ v
+        return torch.tanh(scores / 5.0) * 5.0
 
-    compiled = kiln.compile(attention, inputs + [causal], options=chip, cache_dir=tmp_path)
-    out = compiled(*inputs, causal)
+    def probabilities_times(scores, v):
+        return torch.softmax(scores.float(), dim=-1).to(v.dtype) @ v
+
+    if mask == "tensor":
+        causal = torch.full((queries, queries), float("-inf")).triu(1).to("cuda", torch.bfloat16)
+        inputs.append(causal)
+
+        def attention(q, k, v, mask):
+            return probabilities_times(capped(q, k) + mask, v)
+    else:
+        def attention(q, k, v):
+            positions = torch.arange(q.shape[-2], device=q.device)
+            later = positions[None, :] > positions[:, None]
+            return probabilities_times(capped(q, k).masked_fill(later, float("-inf")), v)
+
+    compiled = kiln.compile(attention, inputs, options=chip, cache_dir=tmp_path)
+    out = compiled(*inputs)
     torch.cuda.synchronize()
-    want = attention(*[t.float() for t in inputs], causal.float())
+    want = attention(*[t.float() for t in inputs])
     torch.testing.assert_close(out.float(), want, rtol=2e-2, atol=2e-2)

@@ -19,6 +19,7 @@
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/SetVector.h"
 
 using namespace mlir;
@@ -136,6 +137,132 @@ bool isOnlyLoadedBy(Value value, ArrayRef<Operation *> readers) {
              return reader->isProperAncestor(user);
            });
   });
+}
+
+/// Whether `value` is the index argument `arg` or an integer cast of it.
+bool isIndex(Value value, BlockArgument arg) {
+  if (auto cast = value.getDefiningOp<arith::IndexCastOp>())
+    value = cast.getIn();
+  else if (auto cast = value.getDefiningOp<arith::IndexCastUIOp>())
+    value = cast.getIn();
+  return value == arg;
+}
+
+/// Whether `condition` compares the key index with the query index: as
+/// `key > query` (`hides`), else as `key <= query`.
+bool isCausalTerm(Value condition, BlockArgument query, BlockArgument key,
+                  bool hides) {
+  auto compare = condition.getDefiningOp<arith::CmpIOp>();
+  if (!compare)
+    return false;
+  using Predicate = arith::CmpIPredicate;
+  Predicate predicate = compare.getPredicate();
+  if (isIndex(compare.getLhs(), query) && isIndex(compare.getRhs(), key)) {
+    switch (predicate) {
+    case Predicate::ult:
+      predicate = Predicate::ugt;
+      break;
+    case Predicate::slt:
+      predicate = Predicate::sgt;
+      break;
+    case Predicate::uge:
+      predicate = Predicate::ule;
+      break;
+    case Predicate::sge:
+      predicate = Predicate::sle;
+      break;
+    default:
+      return false;
+    }
+  } else if (!isIndex(compare.getLhs(), key) ||
+             !isIndex(compare.getRhs(), query)) {
+    return false;
+  }
+  if (hides)
+    return predicate == Predicate::ugt || predicate == Predicate::sgt;
+  return predicate == Predicate::ule || predicate == Predicate::sle;
+}
+
+/// `condition` without its causal term (isCausalTerm): for `hides`, one of
+/// the terms of an `ori` tree, else of an `andi` tree. std::nullopt where
+/// it has none, a null value where `condition` is the term itself.
+std::optional<Value> dropCausalTerm(RewriterBase &rewriter, Value condition,
+                                    BlockArgument query, BlockArgument key,
+                                    bool hides) {
+  if (isCausalTerm(condition, query, key, hides))
+    return Value();
+  Operation *op = condition.getDefiningOp();
+  if (!op || !(hides ? isa<arith::OrIOp>(op) : isa<arith::AndIOp>(op)))
+    return std::nullopt;
+  for (unsigned side : {0u, 1u}) {
+    std::optional<Value> rest =
+        dropCausalTerm(rewriter, op->getOperand(side), query, key, hides);
+    if (!rest)
+      continue;
+    Value other = op->getOperand(1 - side);
+    if (!*rest)
+      return other;
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(op);
+    Operation *combined =
+        rewriter.create(op->getLoc(), op->getName().getIdentifier(),
+                        ValueRange{*rest, other}, op->getResultTypes());
+    return combined->getResult(0);
+  }
+  return std::nullopt;
+}
+
+/// Where the scores region of `node` hides keys after the query's position
+/// as a causal mask does (a select of -inf on `key > query`, or of the
+/// score on `key <= query`, among other terms, reaching the yield through
+/// additions), drops that term and sets `causal`, so that the kernel skips
+/// the hidden blocks. Rows then keep every other term of the mask.
+void extractCausalMask(RewriterBase &rewriter, AttentionOp node) {
+  Block &body = node.getScores().front();
+  auto query = body.getArgument(body.getNumArguments() - 3);
+  auto key = body.getArgument(body.getNumArguments() - 2);
+  // The select whose -inf reaches the yield, through additions only.
+  Value value = node.getScoresYield().getValue();
+  arith::SelectOp select;
+  while (!select) {
+    Operation *op = value.getDefiningOp();
+    if (!op || op->getBlock() != &body)
+      return;
+    if (auto candidate = dyn_cast<arith::SelectOp>(op)) {
+      select = candidate;
+    } else if (auto add = dyn_cast<arith::AddFOp>(op)) {
+      auto lhs = add.getLhs().getDefiningOp<arith::SelectOp>();
+      value = lhs ? add.getLhs() : add.getRhs();
+    } else {
+      return;
+    }
+  }
+  auto isMinusInfinity = [](Value v) {
+    FloatAttr attr;
+    return matchPattern(v, m_Constant(&attr)) && attr.getValue().isInfinity() &&
+           attr.getValue().isNegative();
+  };
+  bool hides = isMinusInfinity(select.getTrueValue());
+  if (!hides && !isMinusInfinity(select.getFalseValue()))
+    return;
+  std::optional<Value> rest =
+      dropCausalTerm(rewriter, select.getCondition(), query, key, hides);
+  if (!rest)
+    return;
+  if (*rest) {
+    rewriter.modifyOpInPlace(
+        select, [&] { select.getConditionMutable().assign(*rest); });
+  } else {
+    rewriter.replaceOp(select,
+                       hides ? select.getFalseValue() : select.getTrueValue());
+  }
+  node.setCausal(true);
+  // The term's ops, now dead, last first.
+  SmallVector<Operation *> ops = llvm::map_to_vector(
+      body.without_terminator(), [](Operation &op) { return &op; });
+  for (Operation *op : llvm::reverse(ops))
+    if (isOpTriviallyDead(op))
+      rewriter.eraseOp(op);
 }
 
 } // namespace
@@ -269,6 +396,7 @@ FailureOr<AttentionOp> loop::formAttention(RewriterBase &rewriter,
         rewriter.clone(op, mapping);
     YieldOp::create(rewriter, p.getLoc(), mapping.lookupOrDefault(scores));
   }
+  extractCausalMask(rewriter, node);
   rewriter.replaceOp(product, node.getResult());
   rewriter.eraseOp(p);
   rewriter.eraseOp(sum);

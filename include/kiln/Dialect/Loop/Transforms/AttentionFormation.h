@@ -31,7 +31,9 @@ class MatmulOp;
 ///
 /// where g is the same computation in the three bodies and each
 /// intermediate has no other reader. The scores are not rounded to 16 bits
-/// before g, and rows whose every score is -inf yield zeros, not NaN.
+/// before g, and rows whose every score is -inf yield zeros, not NaN. A
+/// causal term of a mask in g (-inf where `j > i`) becomes the node's
+/// `causal`, so that the kernel skips the blocks it hides.
 FailureOr<AttentionOp> formAttention(RewriterBase &rewriter, MatmulOp product);
 
 } // namespace kiln::loop
