@@ -384,6 +384,35 @@ static bool isCompatibleSize(int64_t a, int64_t b) {
   return a == b || ShapedType::isDynamic(a) || ShapedType::isDynamic(b);
 }
 
+/// Names the arguments of a body that takes `rank` indices and then a
+/// value: i0, i1, ..., then `valueName`.
+static void nameIndicesAndValue(Region &region, unsigned rank,
+                                StringRef valueName,
+                                OpAsmSetValueNameFn setNameFn) {
+  for (BlockArgument arg : region.getArguments()) {
+    unsigned number = arg.getArgNumber();
+    setNameFn(arg, number < rank ? "i" + std::to_string(number) : valueName);
+  }
+}
+
+/// Verifies that `op`'s `body` (its `regionName`) takes `rank` indices and
+/// the `valueName` of type `valueType`, and ends with loop.yield.
+static LogicalResult verifyIndicesAndValueBody(Operation *op, Block &body,
+                                               int64_t rank, Type valueType,
+                                               StringRef regionName,
+                                               StringRef valueName) {
+  SmallVector<Type> expected(rank, IndexType::get(op->getContext()));
+  expected.push_back(valueType);
+  if (body.getArgumentTypes() != TypeRange(expected))
+    return op->emitOpError()
+           << regionName << " takes " << body.getArgumentTypes()
+           << ", but must take " << rank << " indices and the " << valueType
+           << " " << valueName;
+  if (body.empty() || !isa<YieldOp>(body.back()))
+    return op->emitOpError() << regionName << " must end with loop.yield";
+  return success();
+}
+
 FloatType MatmulOp::getAccumulatorType() {
   auto lhs = cast<RankedTensorType>(getLhs().getType());
   Builder b(getContext());
@@ -396,11 +425,7 @@ YieldOp MatmulOp::getEpilogueYield() {
 
 void MatmulOp::getAsmBlockArgumentNames(Region &region,
                                         OpAsmSetValueNameFn setNameFn) {
-  unsigned rank = getResultType().getRank();
-  for (BlockArgument arg : region.getArguments()) {
-    unsigned number = arg.getArgNumber();
-    setNameFn(arg, number < rank ? "i" + std::to_string(number) : "sum");
-  }
+  nameIndicesAndValue(region, getResultType().getRank(), "sum", setNameFn);
 }
 
 LogicalResult ConvolutionOp::verify() {
@@ -544,16 +569,10 @@ LogicalResult MatmulOp::verify() {
 LogicalResult MatmulOp::verifyRegions() {
   if (!hasEpilogue())
     return success();
-  Block &body = getEpilogue().front();
-  int64_t rank = getResultType().getRank();
-  SmallVector<Type> expected(rank, IndexType::get(getContext()));
-  expected.push_back(getAccumulatorType());
-  if (body.getArgumentTypes() != TypeRange(expected))
-    return emitOpError("epilogue takes ")
-           << body.getArgumentTypes() << ", but must take " << rank
-           << " indices and the " << getAccumulatorType() << " sum";
-  if (body.empty() || !isa<YieldOp>(body.back()))
-    return emitOpError("epilogue must end with loop.yield");
+  if (failed(verifyIndicesAndValueBody(
+          *this, getEpilogue().front(), getResultType().getRank(),
+          getAccumulatorType(), "epilogue", "sum")))
+    return failure();
   Type yielded = getEpilogueYield().getValue().getType();
   Type elementType = getScalarType(getResultType().getElementType());
   if (yielded != elementType)
@@ -579,26 +598,16 @@ YieldOp AttentionOp::getScoresYield() {
 
 void AttentionOp::getAsmBlockArgumentNames(Region &region,
                                            OpAsmSetValueNameFn setNameFn) {
-  unsigned rank = getResultType().getRank();
-  for (BlockArgument arg : region.getArguments()) {
-    unsigned number = arg.getArgNumber();
-    setNameFn(arg, number < rank ? "i" + std::to_string(number) : "score");
-  }
+  nameIndicesAndValue(region, getResultType().getRank(), "score", setNameFn);
 }
 
 LogicalResult AttentionOp::verifyRegions() {
   if (!hasScoreModifier())
     return success();
-  Block &body = getScores().front();
-  int64_t rank = getResultType().getRank();
-  SmallVector<Type> expected(rank, IndexType::get(getContext()));
-  expected.push_back(getAccumulatorType());
-  if (body.getArgumentTypes() != TypeRange(expected))
-    return emitOpError("scores region takes ")
-           << body.getArgumentTypes() << ", but must take " << rank
-           << " indices and the " << getAccumulatorType() << " score";
-  if (body.empty() || !isa<YieldOp>(body.back()))
-    return emitOpError("scores region must end with loop.yield");
+  if (failed(verifyIndicesAndValueBody(
+          *this, getScores().front(), getResultType().getRank(),
+          getAccumulatorType(), "scores region", "score")))
+    return failure();
   Type yielded = getScoresYield().getValue().getType();
   if (yielded != getAccumulatorType())
     return getScoresYield().emitOpError("yields ")
