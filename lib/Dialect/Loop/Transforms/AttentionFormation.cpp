@@ -397,6 +397,12 @@ FailureOr<AttentionOp> loop::formAttention(RewriterBase &rewriter,
     YieldOp::create(rewriter, p.getLoc(), mapping.lookupOrDefault(scores));
   }
   extractCausalMask(rewriter, node);
+  // A region that yields the score as it takes it is none: the kernel
+  // then folds the scale into its exponent.
+  Block &region = node.getScores().front();
+  if (node.getScoresYield().getValue() == region.getArguments().back() &&
+      llvm::hasSingleElement(region))
+    rewriter.eraseBlock(&region);
   rewriter.replaceOp(product, node.getResult());
   rewriter.eraseOp(p);
   rewriter.eraseOp(sum);

@@ -162,6 +162,75 @@ fx.graph @causal_mask(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %v
 
 // -----
 
+// Scaled scores under a causal mask alone: the node is causal, without a
+// region.
+// CHECK-LABEL: fx.graph @plain_causal
+// CHECK: loop.attention %{{.+}}, %{{.+}}, %{{.+}} {causal, scale = 1.250000e-01 : f64} : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x32xbf16>
+// CHECK-NOT: scores
+// CHECK: fx.output
+fx.graph @plain_causal(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %v: tensor<2x4x64x32xbf16>, %mask: tensor<2x1x64x64xbf16>) -> (tensor<2x4x64x32xbf16>) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %cst_0 = arith.constant 3.000000e+01 : f32
+  %cst_1 = arith.constant 1.250000e-01 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %zero = arith.constant 0.0 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x64xbf16>
+  %1 = loop.reduce "max" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %10 = arith.addf %7, %zero : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %r0, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %13 = arith.select %later, %ninf, %7 : f32
+    loop.yield %13 : f32
+  }
+  %2 = loop.reduce "sum" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %10 = arith.addf %7, %zero : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %r0, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %13 = arith.select %later, %ninf, %7 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    loop.yield %16 : f32
+  }
+  %3 = loop.pointwise : tensor<2x4x64x64xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %i3] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %10 = arith.addf %7, %zero : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %i3] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %i3, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %13 = arith.select %later, %ninf, %7 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    %17 = loop.load %2[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %18 = arith.divf %cst, %17 : f32
+    %19 = arith.mulf %16, %18 : f32
+    %20 = arith.truncf %19 : f32 to bf16
+    loop.yield %20 : bf16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x32xbf16>
+  fx.output %4 : tensor<2x4x64x32xbf16>
+}
+
+// -----
+
 // Probabilities that a backward pass keeps (another reader) stay written
 // out.
 // CHECK-LABEL: fx.graph @probabilities_kept
