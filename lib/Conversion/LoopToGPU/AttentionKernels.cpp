@@ -52,6 +52,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/IR/Matchers.h"
 
 #include <cmath>
 #include <limits>
@@ -149,6 +150,13 @@ private:
   /// Scales `scores` of the key block at `firstKey`, runs the scores
   /// region on each, and brings them to base 2.
   void modifyScores(SmallVectorImpl<Value> &scores, Value firstKey);
+
+  /// Marks `afn` the soft cap's functions among `ops`, the scores region's
+  /// copy: f32 tanh and divisions by a constant. Its scores only steer
+  /// probabilities rounded to 16 bits, so kiln-nvvm-approximations may
+  /// compute them with tanh.approx and the constant's reciprocal; other
+  /// functions (logarithms of positions, powers) stay exact.
+  static void approximate(llvm::iterator_range<Block::iterator> ops);
 
   /// The index of the query of score `e` of m16 fragment `m`, and of the
   /// key of score `e` of n8 fragment `n` in the block at `firstKey`.
@@ -546,6 +554,23 @@ SmallVector<Value> AttentionKernelEmitter::prepareScores(ArrayRef<Value> raw,
   return SmallVector<Value>(masked.getResults());
 }
 
+void AttentionKernelEmitter::approximate(
+    llvm::iterator_range<Block::iterator> ops) {
+  auto addApproximate = [](Operation *op, arith::FastMathFlags flags) {
+    op->setAttr(cast<arith::ArithFastMathInterface>(op).getFastMathAttrName(),
+                arith::FastMathFlagsAttr::get(
+                    op->getContext(), flags | arith::FastMathFlags::afn));
+  };
+  for (Operation &op : ops)
+    op.walk([&](Operation *nested) {
+      if (auto tanh = dyn_cast<math::TanhOp>(nested))
+        addApproximate(tanh, tanh.getFastmath());
+      else if (auto divide = dyn_cast<arith::DivFOp>(nested);
+               divide && matchPattern(divide.getRhs(), m_Constant()))
+        addApproximate(divide, divide.getFastmath());
+    });
+}
+
 void AttentionKernelEmitter::modifyScores(SmallVectorImpl<Value> &scores,
                                           Value firstKey) {
   int64_t fragmentsN = blockKeys / 8;
@@ -555,16 +580,6 @@ void AttentionKernelEmitter::modifyScores(SmallVectorImpl<Value> &scores,
       b, loc,
       b.getF32FloatAttr(static_cast<float>(node.getScale().convertToDouble())));
   Block &body = node.getScores().front();
-  // The region's scores only steer probabilities rounded to 16 bits: its
-  // functions may be approximate (kiln-nvvm-approximations: tanh.approx,
-  // a constant divisor's reciprocal).
-  body.walk([&](arith::ArithFastMathInterface op) {
-    arith::FastMathFlags flags = arith::FastMathFlags::afn;
-    if (arith::FastMathFlagsAttr attr = op.getFastMathFlagsAttr())
-      flags = flags | attr.getValue();
-    op->setAttr(op.getFastMathAttrName(),
-                arith::FastMathFlagsAttr::get(b.getContext(), flags));
-  });
   // Rows past the queries' end and keys past the keys' end are computed
   // too, and dropped: their loads read the last row's and key's elements.
   Value one = index(1);
@@ -583,8 +598,18 @@ void AttentionKernelEmitter::modifyScores(SmallVectorImpl<Value> &scores,
             b, loc, getScoreKey(firstKey, n, e), lastKey));
         Value &score = scores[(m * fragmentsN + n) * 4 + e];
         arguments.push_back(arith::MulFOp::create(b, loc, score, nodeScale));
-        score = arith::MulFOp::create(
-            b, loc, emitBodyValue(b, body, kernelMapping, arguments), factor);
+        Block *block = b.getInsertionBlock();
+        Block::iterator first = b.getInsertionPoint();
+        bool atStart = first == block->begin();
+        if (!atStart)
+          --first;
+        Value modified = emitBodyValue(b, body, kernelMapping, arguments);
+        if (!atStart)
+          ++first;
+        else
+          first = block->begin();
+        approximate(llvm::make_range(first, b.getInsertionPoint()));
+        score = arith::MulFOp::create(b, loc, modified, factor);
       }
     }
   }

@@ -64,6 +64,13 @@ private:
   DenseMap<std::pair<Operation *, Operation *>, bool> known;
 };
 
+/// The keys a softmax's row statistics must reduce over: the
+/// probabilities' last size, and its value where dynamic.
+struct KeyCount {
+  int64_t size;
+  Value dynamicSize;
+};
+
 /// The reduction of `kind` over the last dimension whose row statistic
 /// `value` loads at the body's leading indices `rowIndices` and 0, if it is
 /// one: [..., 1] of f32 from a reduction of one dimension.
@@ -84,6 +91,15 @@ ReduceOp getRowStatistic(Value value, CombiningKind kind,
       reduce.getResultType().getShape().back() != 1)
     return nullptr;
   return reduce;
+}
+
+/// Whether `reduce` reduces over exactly `keys` keys.
+bool reducesOver(ReduceOp reduce, const KeyCount &keys) {
+  int64_t size = reduce.getReductionShape().front();
+  if (size != keys.size)
+    return false;
+  return !ShapedType::isDynamic(size) ||
+         reduce.getReductionDynamicSizes().front() == keys.dynamicSize;
 }
 
 /// `value` as exp(g - max[row]): returns g and the maximum's reduction.
@@ -139,12 +155,15 @@ bool isOnlyLoadedBy(Value value, ArrayRef<Operation *> readers) {
   });
 }
 
-/// Whether `value` is the index argument `arg` or an integer cast of it.
+/// Whether `value` is the index argument `arg` or a cast of it to an
+/// integer of 32 bits or more.
 bool isIndex(Value value, BlockArgument arg) {
-  if (auto cast = value.getDefiningOp<arith::IndexCastOp>())
-    value = cast.getIn();
-  else if (auto cast = value.getDefiningOp<arith::IndexCastUIOp>())
-    value = cast.getIn();
+  // (A narrower integer could wrap.)
+  Operation *cast = value.getDefiningOp();
+  if (isa_and_nonnull<arith::IndexCastOp, arith::IndexCastUIOp>(cast) &&
+      value.getType().isInteger() &&
+      value.getType().getIntOrFloatBitWidth() >= 32)
+    value = cast->getOperand(0);
   return value == arg;
 }
 
@@ -256,7 +275,7 @@ void extractCausalMask(RewriterBase &rewriter, AttentionOp node) {
     rewriter.replaceOp(select,
                        hides ? select.getFalseValue() : select.getTrueValue());
   }
-  node.setCausal(true);
+  rewriter.modifyOpInPlace(node, [&] { node.setCausal(true); });
   // The term's ops, now dead, last first.
   SmallVector<Operation *> ops = llvm::map_to_vector(
       body.without_terminator(), [](Operation &op) { return &op; });
@@ -307,6 +326,13 @@ FailureOr<AttentionOp> loop::formAttention(RewriterBase &rewriter,
   if (!SameComputation(pBody, maxBody,
                        pairIndices(p, max))(scores, max.getYield().getValue()))
     return failure();
+  // Both over every key the probabilities take.
+  RankedTensorType pType = p.getResultType();
+  KeyCount keys{pType.getShape().back(), pType.isDynamicDim(pType.getRank() - 1)
+                                             ? p.getDynamicSizes().back()
+                                             : Value()};
+  if (!reducesOver(max, keys) || !reducesOver(sum, keys))
+    return failure();
 
   // g's ops in the probabilities' body, down to its one load of the scores'
   // product at the body's own indices: the scores region's ops.
@@ -338,6 +364,12 @@ FailureOr<AttentionOp> loop::formAttention(RewriterBase &rewriter,
     return failure();
   auto scoresProduct = scoresLoad.getSource().getDefiningOp<MatmulOp>();
   Value query = scoresProduct.getLhs(), key = scoresProduct.getRhs();
+  // The probabilities cover the scores, and the kernel computes the node.
+  if (scoresProduct.getResultType().getShape() != pType.getShape() ||
+      !llvm::equal(scoresProduct.getDynamicSizes(), p.getDynamicSizes()) ||
+      !hasAttentionKernel(cast<RankedTensorType>(query.getType()),
+                          cast<RankedTensorType>(value.getType())))
+    return failure();
   if (cast<RankedTensorType>(query.getType()).getElementType() != dtype ||
       cast<RankedTensorType>(key.getType()).getElementType() != dtype ||
       !isOnlyLoadedBy(scoresProduct.getResult(), {p, sum, max}) ||
@@ -373,14 +405,12 @@ FailureOr<AttentionOp> loop::formAttention(RewriterBase &rewriter,
   }
 
   // The node, the region's ops in the body's order.
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(product);
   auto node = AttentionOp::create(
       rewriter, product.getLoc(), product.getResultType(), query, key, value,
       product.getDynamicSizes(), rewriter.getF64FloatAttr(scale),
       /*causal=*/UnitAttr());
-  if (!hasAttentionKernel(node)) {
-    rewriter.eraseOp(node);
-    return failure();
-  }
   {
     OpBuilder::InsertionGuard guard(rewriter);
     SmallVector<Type> argTypes(indices.size(), rewriter.getIndexType());

@@ -28,10 +28,8 @@ struct FormAttentionPass
     getOperation()->walk(
         [&](MatmulOp product) { products.push_back(product); });
     IRRewriter rewriter(&getContext());
-    for (MatmulOp product : products) {
-      rewriter.setInsertionPoint(product);
+    for (MatmulOp product : products)
       (void)formAttention(rewriter, product);
-    }
   }
 };
 } // namespace

@@ -19,8 +19,11 @@ using namespace mlir::kiln;
 using namespace mlir::kiln::loop;
 
 bool loop::hasAttentionKernel(AttentionOp node) {
-  auto query = cast<RankedTensorType>(node.getQuery().getType());
-  auto value = cast<RankedTensorType>(node.getValue().getType());
+  return hasAttentionKernel(cast<RankedTensorType>(node.getQuery().getType()),
+                            cast<RankedTensorType>(node.getValue().getType()));
+}
+
+bool loop::hasAttentionKernel(RankedTensorType query, RankedTensorType value) {
   Type element = query.getElementType();
   int64_t head = query.getShape().back();
   return (element.isF16() || element.isBF16()) &&

@@ -231,6 +231,241 @@ fx.graph @plain_causal(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %
 
 // -----
 
+// A causal term inside an `andi` that selects -inf hides only where both
+// hold: no causal form, the region keeps it.
+// CHECK-LABEL: fx.graph @causal_term_in_and
+// CHECK: loop.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.250000e-01 : f64}
+// CHECK: arith.cmpi ugt
+// CHECK: arith.andi
+fx.graph @causal_term_in_and(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %v: tensor<2x4x64x32xbf16>, %mask: tensor<2x1x64x64xbf16>) -> (tensor<2x4x64x32xbf16>) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %cst_0 = arith.constant 3.000000e+01 : f32
+  %cst_1 = arith.constant 1.250000e-01 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x64xbf16>
+  %1 = loop.reduce "max" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %r0, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %either = arith.andi %later, %hidden : i1
+    %13 = arith.select %either, %ninf, %10 : f32
+    loop.yield %13 : f32
+  }
+  %2 = loop.reduce "sum" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %r0, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %either = arith.andi %later, %hidden : i1
+    %13 = arith.select %either, %ninf, %10 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    loop.yield %16 : f32
+  }
+  %3 = loop.pointwise : tensor<2x4x64x64xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %i3] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %i3] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %i3, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %either = arith.andi %later, %hidden : i1
+    %13 = arith.select %either, %ninf, %10 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    %17 = loop.load %2[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %18 = arith.divf %cst, %17 : f32
+    %19 = arith.mulf %16, %18 : f32
+    %20 = arith.truncf %19 : f32 to bf16
+    loop.yield %20 : bf16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x32xbf16>
+  fx.output %4 : tensor<2x4x64x32xbf16>
+}
+
+// -----
+
+// A -inf that the soft cap then turns finite (tanh(-inf) * 30) hides
+// nothing: no causal form.
+// CHECK-LABEL: fx.graph @hidden_then_capped
+// CHECK: loop.attention %{{.+}}, %{{.+}}, %{{.+}} {scale = 1.250000e-01 : f64}
+// CHECK: arith.cmpi ugt
+// CHECK: math.tanh
+fx.graph @hidden_then_capped(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %v: tensor<2x4x64x32xbf16>, %mask: tensor<2x1x64x64xbf16>) -> (tensor<2x4x64x32xbf16>) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %cst_0 = arith.constant 3.000000e+01 : f32
+  %cst_1 = arith.constant 1.250000e-01 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x64xbf16>
+  %1 = loop.reduce "max" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %later2 = arith.cmpi ugt, %r0, %i2 : index
+    %sel = arith.select %later2, %ninf, %7 : f32
+    %8 = arith.divf %sel, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %r0, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %either = arith.ori %later, %hidden : i1
+    %13 = arith.addf %10, %12 : f32
+    loop.yield %13 : f32
+  }
+  %2 = loop.reduce "sum" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %later2 = arith.cmpi ugt, %r0, %i2 : index
+    %sel = arith.select %later2, %ninf, %7 : f32
+    %8 = arith.divf %sel, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %r0, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %either = arith.ori %later, %hidden : i1
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    loop.yield %16 : f32
+  }
+  %3 = loop.pointwise : tensor<2x4x64x64xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %i3] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %later2 = arith.cmpi ugt, %i3, %i2 : index
+    %sel = arith.select %later2, %ninf, %7 : f32
+    %8 = arith.divf %sel, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %i3] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %i3, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %either = arith.ori %later, %hidden : i1
+    %13 = arith.addf %10, %12 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    %17 = loop.load %2[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %18 = arith.divf %cst, %17 : f32
+    %19 = arith.mulf %16, %18 : f32
+    %20 = arith.truncf %19 : f32 to bf16
+    loop.yield %20 : bf16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x32xbf16>
+  fx.output %4 : tensor<2x4x64x32xbf16>
+}
+
+// -----
+
+// A sum over fewer keys than the scores have is no softmax of them.
+// CHECK-LABEL: fx.graph @partial_sum
+// CHECK-NOT: loop.attention
+// CHECK: loop.reduce "sum" over [32]
+fx.graph @partial_sum(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %v: tensor<2x4x64x32xbf16>, %mask: tensor<2x1x64x64xbf16>) -> (tensor<2x4x64x32xbf16>) {
+  %cst = arith.constant 1.000000e+00 : f32
+  %c0 = arith.constant 0 : index
+  %cst_0 = arith.constant 3.000000e+01 : f32
+  %cst_1 = arith.constant 1.250000e-01 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x4x64x32xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x64xbf16>
+  %1 = loop.reduce "max" over [64] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %r0, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %either = arith.ori %later, %hidden : i1
+    %13 = arith.select %either, %ninf, %10 : f32
+    loop.yield %13 : f32
+  }
+  %2 = loop.reduce "sum" over [32] : tensor<2x4x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %r0] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %r0] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %r0, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %either = arith.ori %later, %hidden : i1
+    %13 = arith.select %either, %ninf, %10 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    loop.yield %16 : f32
+  }
+  %3 = loop.pointwise : tensor<2x4x64x64xbf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index):
+    %5 = loop.load %0[%i0, %i1, %i2, %i3] : tensor<2x4x64x64xbf16>
+    %6 = arith.extf %5 : bf16 to f32
+    %7 = arith.mulf %6, %cst_1 : f32
+    %8 = arith.divf %7, %cst_0 : f32
+    %9 = math.tanh %8 : f32
+    %10 = arith.mulf %9, %cst_0 : f32
+    %11 = loop.load %mask[%i0, %c0, %i2, %i3] : tensor<2x1x64x64xbf16>
+    %12 = arith.extf %11 : bf16 to f32
+    %later = arith.cmpi ugt, %i3, %i2 : index
+    %hidden = arith.cmpf oeq, %12, %ninf : f32
+    %either = arith.ori %later, %hidden : i1
+    %13 = arith.select %either, %ninf, %10 : f32
+    %14 = loop.load %1[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %15 = arith.subf %13, %14 : f32
+    %16 = math.exp %15 : f32
+    %17 = loop.load %2[%i0, %i1, %i2, %c0] : tensor<2x4x64x1xf32>
+    %18 = arith.divf %cst, %17 : f32
+    %19 = arith.mulf %16, %18 : f32
+    %20 = arith.truncf %19 : f32 to bf16
+    loop.yield %20 : bf16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x4x64x64xbf16>, tensor<2x4x64x32xbf16> -> tensor<2x4x64x32xbf16>
+  fx.output %4 : tensor<2x4x64x32xbf16>
+}
+
+// -----
+
 // Probabilities that a backward pass keeps (another reader) stay written
 // out.
 // CHECK-LABEL: fx.graph @probabilities_kept

@@ -29,11 +29,12 @@ class MatmulOp;
 ///   %p   = loop.pointwise: round(exp(g(%s[dims, j], dims, j) - %max) / %sum)
 ///   product = loop.matmul %p, %v
 ///
-/// where g is the same computation in the three bodies and each
-/// intermediate has no other reader. The scores are not rounded to 16 bits
-/// before g, and rows whose every score is -inf yield zeros, not NaN. A
-/// causal term of a mask in g (-inf where `j > i`) becomes the node's
-/// `causal`, so that the kernel skips the blocks it hides.
+/// where g is the same computation in the three bodies, both reductions
+/// run over all S keys, and each intermediate has no other reader. The
+/// node goes where `product` was; nothing changes where it fails. The scores
+/// are not rounded to 16 bits before g, and rows whose every score is -inf
+/// yield zeros, not NaN. A causal term of a mask in g (-inf where `j > i`)
+/// becomes the node's `causal`, so that the kernel skips the blocks it hides.
 FailureOr<AttentionOp> formAttention(RewriterBase &rewriter, MatmulOp product);
 
 } // namespace kiln::loop

@@ -28,6 +28,10 @@ inline constexpr int64_t kMaxKernelHeadSize = 128;
 /// kMaxKernelHeadSize.
 bool hasAttentionKernel(AttentionOp node);
 
+/// hasAttentionKernel for a node of queries of `queryType` and values of
+/// `valueType`, keys like the queries.
+bool hasAttentionKernel(RankedTensorType queryType, RankedTensorType valueType);
+
 /// Modifies the attention score `score` at `ivs` ([b..., i, j]) before the
 /// softmax: a mask, a soft cap, a bias from the indices.
 using ScoreModifierFn =
