@@ -466,6 +466,90 @@ fx.graph @partial_sum(%q: tensor<2x4x64x32xbf16>, %k: tensor<2x4x64x32xbf16>, %v
 
 // -----
 
+// f32 sums (no widening), a scale written as a division, probabilities as
+// e / sum: one node of scale 1/8, without a region.
+// CHECK-LABEL: fx.graph @f32_sums_divided
+// CHECK-SAME: (%[[Q:[^:]+]]: {{.+}}, %[[K:[^:]+]]: {{.+}}, %[[V:[^:]+]]: {{.+}})
+// CHECK-NOT: loop.matmul
+// CHECK: %[[O:.+]] = loop.attention %[[Q]], %[[K]], %[[V]] {scale = 1.250000e-01 : f64} : tensor<2x64x32xf16>, tensor<2x64x32xf16>, tensor<2x64x32xf16> -> tensor<2x64x32xf16>
+// CHECK-NEXT: fx.output %[[O]]
+fx.graph @f32_sums_divided(%q: tensor<2x64x32xf16>, %k: tensor<2x64x32xf16>, %v: tensor<2x64x32xf16>) -> tensor<2x64x32xf16> {
+  %c0 = arith.constant 0 : index
+  %eight = arith.constant 8.0 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x64x32xf16>, tensor<2x64x32xf16> -> tensor<2x64x64xf32>
+  %1 = loop.reduce "max" over [64] : tensor<2x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %r0] : tensor<2x64x64xf32>
+    %6 = arith.divf %5, %eight : f32
+    loop.yield %6 : f32
+  }
+  %2 = loop.reduce "sum" over [64] : tensor<2x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %r0] : tensor<2x64x64xf32>
+    %6 = arith.divf %5, %eight : f32
+    %7 = loop.load %1[%i0, %i1, %c0] : tensor<2x64x1xf32>
+    %8 = arith.subf %6, %7 : f32
+    %9 = math.exp %8 : f32
+    loop.yield %9 : f32
+  }
+  %3 = loop.pointwise : tensor<2x64x64xf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index):
+    %5 = loop.load %0[%i0, %i1, %i2] : tensor<2x64x64xf32>
+    %6 = arith.divf %5, %eight : f32
+    %7 = loop.load %1[%i0, %i1, %c0] : tensor<2x64x1xf32>
+    %8 = arith.subf %6, %7 : f32
+    %9 = math.exp %8 : f32
+    %10 = loop.load %2[%i0, %i1, %c0] : tensor<2x64x1xf32>
+    %11 = arith.divf %9, %10 : f32
+    %12 = arith.truncf %11 : f32 to f16
+    loop.yield %12 : f16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x64x64xf16>, tensor<2x64x32xf16> -> tensor<2x64x32xf16>
+  fx.output %4 : tensor<2x64x32xf16>
+}
+
+// -----
+
+// The sum's exponentials of other values than the probabilities' (no
+// scale there) are no softmax of them.
+// CHECK-LABEL: fx.graph @other_sum
+// CHECK-NOT: loop.attention
+fx.graph @other_sum(%q: tensor<2x64x32xf16>, %k: tensor<2x64x32xf16>, %v: tensor<2x64x32xf16>) -> tensor<2x64x32xf16> {
+  %c0 = arith.constant 0 : index
+  %eight = arith.constant 8.0 : f32
+  %0 = loop.matmul %q, %k {transpose_rhs} : tensor<2x64x32xf16>, tensor<2x64x32xf16> -> tensor<2x64x64xf32>
+  %1 = loop.reduce "max" over [64] : tensor<2x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %r0] : tensor<2x64x64xf32>
+    %6 = arith.divf %5, %eight : f32
+    loop.yield %6 : f32
+  }
+  %2 = loop.reduce "sum" over [64] : tensor<2x64x1xf32> {
+  ^bb0(%i0: index, %i1: index, %i2: index, %r0: index):
+    %5 = loop.load %0[%i0, %i1, %r0] : tensor<2x64x64xf32>
+    %7 = loop.load %1[%i0, %i1, %c0] : tensor<2x64x1xf32>
+    %8 = arith.subf %5, %7 : f32
+    %9 = math.exp %8 : f32
+    loop.yield %9 : f32
+  }
+  %3 = loop.pointwise : tensor<2x64x64xf16> {
+  ^bb0(%i0: index, %i1: index, %i2: index):
+    %5 = loop.load %0[%i0, %i1, %i2] : tensor<2x64x64xf32>
+    %6 = arith.divf %5, %eight : f32
+    %7 = loop.load %1[%i0, %i1, %c0] : tensor<2x64x1xf32>
+    %8 = arith.subf %6, %7 : f32
+    %9 = math.exp %8 : f32
+    %10 = loop.load %2[%i0, %i1, %c0] : tensor<2x64x1xf32>
+    %11 = arith.divf %9, %10 : f32
+    %12 = arith.truncf %11 : f32 to f16
+    loop.yield %12 : f16
+  }
+  %4 = loop.matmul %3, %v : tensor<2x64x64xf16>, tensor<2x64x32xf16> -> tensor<2x64x32xf16>
+  fx.output %4 : tensor<2x64x32xf16>
+}
+
+// -----
+
 // Probabilities that a backward pass keeps (another reader) stay written
 // out.
 // CHECK-LABEL: fx.graph @probabilities_kept
