@@ -53,6 +53,7 @@
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Matchers.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <cmath>
 #include <limits>
@@ -575,7 +576,7 @@ void AttentionKernelEmitter::modifyScores(SmallVectorImpl<Value> &scores,
                                           Value firstKey) {
   int64_t fragmentsN = blockKeys / 8;
   Value factor = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(static_cast<float>(std::log2(std::exp(1.0)))));
+      b, loc, b.getF32FloatAttr(llvm::numbers::log2ef));
   Value nodeScale = arith::ConstantOp::create(
       b, loc,
       b.getF32FloatAttr(static_cast<float>(node.getScale().convertToDouble())));
@@ -598,17 +599,15 @@ void AttentionKernelEmitter::modifyScores(SmallVectorImpl<Value> &scores,
             b, loc, getScoreKey(firstKey, n, e), lastKey));
         Value &score = scores[(m * fragmentsN + n) * 4 + e];
         arguments.push_back(arith::MulFOp::create(b, loc, score, nodeScale));
+        // The region's copy: the ops after the block's last one so far.
         Block *block = b.getInsertionBlock();
-        Block::iterator first = b.getInsertionPoint();
-        bool atStart = first == block->begin();
-        if (!atStart)
-          --first;
+        Operation *last = b.getInsertionPoint() == block->begin()
+                              ? nullptr
+                              : &*std::prev(b.getInsertionPoint());
         Value modified = emitBodyValue(b, body, kernelMapping, arguments);
-        if (!atStart)
-          ++first;
-        else
-          first = block->begin();
-        approximate(llvm::make_range(first, b.getInsertionPoint()));
+        approximate(llvm::make_range(last ? std::next(last->getIterator())
+                                          : block->begin(),
+                                     b.getInsertionPoint()));
         score = arith::MulFOp::create(b, loc, modified, factor);
       }
     }
