@@ -306,9 +306,9 @@ def NVVMApproximationsPass : Pass<"kiln-nvvm-approximations"> {
     In `gpu.launch` bodies, f32 `math.exp2` (what `kiln-approximate-math`
     makes of `exp` for GPUs) becomes `ex2.approx.ftz.f32`, and a
     reciprocal `1 / x` marked `afn` becomes `rcp.approx.ftz.f32`; vectors
-    go element by element. Marked `afn` (as the attention kernel marks its
-    scores region), f32 `math.tanh` becomes `tanh.approx.f32` and a
-    division by a constant a multiplication by its reciprocal. Without `ftz` the NVPTX back end emits
+    go element by element. Marked `afn` (as the attention kernel marks
+    those of its scores region), f32 `math.tanh` becomes `tanh.approx.f32`
+    and a division by a constant a multiplication by its reciprocal. Without `ftz` the NVPTX back end emits
     `ex2.approx.f32` and `rcp.approx.f32`, which `ptxas` wraps in a compare
     and two predicated multiplies so that results below 2^-126 keep their
     subnormal digits: three more instructions per call in kernels whose time
