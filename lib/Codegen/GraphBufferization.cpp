@@ -131,12 +131,12 @@ SmallVector<Value> mlir::kiln::getReductionSizes(OpBuilder &b, Location loc,
 }
 
 ValueRange mlir::kiln::getDynamicSizesOfResult(Value tensor) {
-  Operation *op = tensor.getDefiningOp();
-  if (auto kernel = dyn_cast_or_null<loop::KernelOp>(op))
-    op = kernel.getYield()
-             .getValues()[cast<OpResult>(tensor).getResultNumber()]
-             .getDefiningOp();
-  return cast<loop::LoopNodeOpInterface>(op).getDynamicSizes();
+  if (auto kernel = tensor.getDefiningOp<loop::KernelOp>())
+    tensor =
+        kernel.getYield().getValues()[cast<OpResult>(tensor).getResultNumber()];
+  auto result = cast<OpResult>(tensor);
+  return cast<loop::LoopNodeOpInterface>(result.getOwner())
+      .getResultDynamicSizes(result.getResultNumber());
 }
 
 /// Whether `op` defines tensors that bufferization stores: a node or a
@@ -547,6 +547,9 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
     if (isa<loop::AttentionOp>(op) && !target.emitAttention)
       return op.emitError("attention is not lowered for this target: "
                           "kiln-loop-expand-attention expands it");
+    if (isa<loop::AttentionBackwardOp>(op) && !target.emitAttentionBackward)
+      return op.emitError("attention's gradients are not lowered for this "
+                          "target: kiln-loop-expand-attention expands them");
     if (isa<loop::KernelOp>(op) && !target.emitKernel)
       return op.emitError("the bufferization target emits no fused kernels");
     if (getFrozenTensor(&op)) {
@@ -811,8 +814,10 @@ mlir::kiln::bufferizeGraph(RewriterBase &rewriter, fx::GraphOp graph,
     else if (auto matmul = dyn_cast<loop::MatmulOp>(op))
       target.emitMatmul(rewriter, matmul, dests.front(), mapping, extraArgs);
     else if (auto attention = dyn_cast<loop::AttentionOp>(op))
-      target.emitAttention(rewriter, attention, dests.front(), mapping,
-                           extraArgs);
+      target.emitAttention(rewriter, attention, dests, mapping, extraArgs);
+    else if (auto backward = dyn_cast<loop::AttentionBackwardOp>(op))
+      target.emitAttentionBackward(rewriter, backward, dests, mapping,
+                                   extraArgs);
     else if (auto convolution = dyn_cast<loop::ConvolutionOp>(op))
       target.emitConvolution(rewriter, convolution, dests.front(), mapping,
                              extraArgs);

@@ -30,6 +30,7 @@ namespace fx {
 class GraphOp;
 } // namespace fx
 namespace loop {
+class AttentionBackwardOp;
 class AttentionOp;
 class KernelOp;
 class ConvolutionOp;
@@ -68,12 +69,20 @@ struct GraphBufferizationTarget {
   std::function<void(OpBuilder &, loop::MatmulOp node, Value dest,
                      IRMapping &mapping, ValueRange extraArgs)>
       emitMatmul;
-  /// Emits the attention `node` into `dest`, its scores kept on chip; null
-  /// for targets without an attention kernel (bufferization then fails,
-  /// with a diagnostic: kiln-loop-expand-attention expands theirs).
-  std::function<void(OpBuilder &, loop::AttentionOp node, Value dest,
+  /// Emits the attention `node` into `dests` (its result, then its
+  /// logsumexp if it has one), its scores kept on chip; null for targets
+  /// without an attention kernel (bufferization then fails, with a
+  /// diagnostic: kiln-loop-expand-attention expands theirs).
+  std::function<void(OpBuilder &, loop::AttentionOp node, ValueRange dests,
                      IRMapping &mapping, ValueRange extraArgs)>
       emitAttention;
+  /// Emits attention's gradients `node` into `dests` (the query's, key's
+  /// and value's); null for targets without a kernel for them
+  /// (bufferization then fails, with a diagnostic).
+  std::function<void(OpBuilder &, loop::AttentionBackwardOp node,
+                     ValueRange dests, IRMapping &mapping,
+                     ValueRange extraArgs)>
+      emitAttentionBackward;
   /// Emits the (channels-last) convolution `node` into `dest`; null for
   /// targets without a convolution library (bufferization then fails, with
   /// a diagnostic: kiln-loop-expand-convolutions expands theirs).

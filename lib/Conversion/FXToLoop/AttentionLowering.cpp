@@ -2,13 +2,10 @@
 //
 // Part of Kiln. The CPU's flash attention and its gradient and CUDA's
 // memory-efficient attention (without dropout), over static or dynamic
-// batches, heads and sequence lengths: a loop.attention node where the row
-// statistics are not asked for, a mask added to its scores in its scores
-// region (kiln-loop-expand-attention writes it out for targets without a
-// kernel), else the scores' product, a
-// softmax over the keys and the product with the values
-// (loop::buildAttentionNodes), which row fusion turns into two products
-// around one kernel.
+// batches, heads and sequence lengths: a loop.attention node (with its
+// logsumexp where that is read) and a loop.attention_backward, a mask added
+// to their scores in their scores regions. kiln-loop-expand-attention
+// writes them out for targets without kernels for them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,92 +55,94 @@ static double getAttentionScale(Value query, std::optional<APFloat> scaleAttr) {
   return 1.0 / std::sqrt(static_cast<double>(type.getShape().back()));
 }
 
-/// Attention's forward nodes (loop::buildAttentionNodes) and the row
-/// statistics' logsumexp.
-struct AttentionForward {
-  loop::AttentionNodes nodes;
-  Type accumulator;
-
-  /// logsumexp = max + log Σ exp per query, as `type` [B, H, rows] (its
-  /// rows `rows` where dynamic); rows past the L queries (CUDA's kernel pads
-  /// them to a multiple of 32: `padsRows`) are +inf, as that kernel writes
-  /// them.
-  Value buildLogsumexp(OpBuilder &b, Location loc, RankedTensorType type,
-                       Value rows, bool padsRows) const {
-    Value max = nodes.max, sum = nodes.sum;
-    auto maxType = cast<RankedTensorType>(max.getType());
-    int64_t queries = maxType.getShape().end()[-2];
-    SmallVector<Value> dynamicSizes =
-        collectDynamicSizes(type, [&](int64_t dim) -> Value {
-          return dim == type.getRank() - 1 ? rows
-                                           : getDimSize(b, loc, max, dim);
-        });
-    // Whether rows are padded is known only at run time where either count
-    // is dynamic.
-    bool padded = padsRows && (ShapedType::isDynamic(queries) ||
-                               type.isDynamicDim(type.getRank() - 1) ||
-                               type.getShape().back() > queries);
-    return buildGeneratorNode(
-        b, loc, type, dynamicSizes,
-        [&](OpBuilder &b, Location loc, ValueRange ivs) {
-          Value row = ivs.back();
-          Value lastQuery = arith::SubIOp::create(
-              b, loc, getDimSize(b, loc, max, maxType.getRank() - 2),
-              arith::ConstantIndexOp::create(b, loc, 1));
-          SmallVector<Value> indices(ivs.drop_back());
-          // A padded row loads the last query's statistics and drops them.
-          indices.push_back(
-              padded ? arith::MinUIOp::create(b, loc, row, lastQuery) : row);
-          indices.push_back(arith::ConstantIndexOp::create(b, loc, 0));
-          Value result = arith::AddFOp::create(
-              b, loc, loop::LoadOp::create(b, loc, max, indices),
-              math::LogOp::create(b, loc,
-                                  loop::LoadOp::create(b, loc, sum, indices)));
-          if (padded)
-            result = arith::SelectOp::create(
-                b, loc,
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, row,
-                                      lastQuery),
-                makeFloat(b, loc, accumulator,
-                          std::numeric_limits<double>::infinity()),
-                result);
-          return convertScalar(b, loc, result, accumulator,
-                               type.getElementType());
-        });
-  }
-};
+/// Fills `scores` (a loop.attention node's region, `rank` indices and an
+/// `accumulator` score) with the score plus `mask`.
+static void buildMaskRegion(OpBuilder &b, Location loc, Region &scores,
+                            int64_t rank, Type accumulator, Value mask) {
+  OpBuilder::InsertionGuard guard(b);
+  SmallVector<Type> argTypes(rank, b.getIndexType());
+  argTypes.push_back(accumulator);
+  Block *body = b.createBlock(&scores, {}, argTypes,
+                              SmallVector<Location>(argTypes.size(), loc));
+  Value score =
+      loop::addAttentionMask(b, loc, mask, body->getArguments().drop_back(),
+                             body->getArguments().back(), accumulator);
+  loop::YieldOp::create(b, loc, score);
+}
 
 /// A loop.attention node of `query`, `key` and `value` into `outputType`,
-/// its scores plus `mask` where there is one.
-static Value createAttentionNode(OpBuilder &b, Location loc, Value query,
-                                 Value key, Value value, Value mask,
-                                 bool causal, double scale,
-                                 RankedTensorType outputType) {
-  auto node = loop::AttentionOp::create(b, loc, outputType, query, key, value,
-                                        getSizesLike(b, loc, outputType, query),
-                                        b.getF64FloatAttr(scale),
-                                        causal ? b.getUnitAttr() : UnitAttr());
-  if (mask) {
-    OpBuilder::InsertionGuard guard(b);
-    Type accumulator = node.getAccumulatorType();
-    SmallVector<Type> argTypes(outputType.getRank(), b.getIndexType());
-    argTypes.push_back(accumulator);
-    Block *body = b.createBlock(&node.getScores(), {}, argTypes,
-                                SmallVector<Location>(argTypes.size(), loc));
-    Value score =
-        loop::addAttentionMask(b, loc, mask, body->getArguments().drop_back(),
-                               body->getArguments().back(), accumulator);
-    loop::YieldOp::create(b, loc, score);
-  }
-  return node.getResult();
+/// its scores plus `mask` where there is one, with its logsumexp when
+/// `withLogsumexp`.
+static loop::AttentionOp
+createAttentionNode(OpBuilder &b, Location loc, Value query, Value key,
+                    Value value, Value mask, bool causal, double scale,
+                    RankedTensorType outputType, bool withLogsumexp) {
+  Type accumulator = getNormalizationDtype(
+      b, cast<RankedTensorType>(query.getType()).getElementType());
+  Type logsumexpType;
+  if (withLogsumexp)
+    logsumexpType =
+        RankedTensorType::get(outputType.getShape().drop_back(), accumulator);
+  auto node = loop::AttentionOp::create(
+      b, loc, outputType, logsumexpType, query, key, value,
+      getSizesLike(b, loc, outputType, query), b.getF64FloatAttr(scale),
+      causal ? b.getUnitAttr() : UnitAttr());
+  if (mask)
+    buildMaskRegion(b, loc, node.getScores(), outputType.getRank(), accumulator,
+                    mask);
+  return node;
+}
+
+/// The node's logsumexp `logsumexp` ([B..., L]) as the op's of `type`
+/// ([B..., rows]): converted to its element type, and, with `padsRows`
+/// (CUDA's kernel pads the rows to a multiple of 32; `rows` where
+/// dynamic), +inf past the L queries.
+static Value convertLogsumexp(OpBuilder &b, Location loc, Value logsumexp,
+                              RankedTensorType type, Value rows,
+                              bool padsRows) {
+  auto nodeType = cast<RankedTensorType>(logsumexp.getType());
+  int64_t last = type.getRank() - 1;
+  int64_t queries = nodeType.getShape().back();
+  // Whether rows are padded is known only at run time where either count
+  // is dynamic.
+  bool padded =
+      padsRows && (ShapedType::isDynamic(queries) || type.isDynamicDim(last) ||
+                   type.getShape().back() > queries);
+  if (!padded && nodeType == type)
+    return logsumexp;
+  SmallVector<Value> dynamicSizes =
+      collectDynamicSizes(type, [&](int64_t dim) -> Value {
+        return dim == last ? rows : getDimSize(b, loc, logsumexp, dim);
+      });
+  return buildGeneratorNode(
+      b, loc, type, dynamicSizes,
+      [&](OpBuilder &b, Location loc, ValueRange ivs) {
+        Value row = ivs.back();
+        Value lastQuery =
+            arith::SubIOp::create(b, loc, getDimSize(b, loc, logsumexp, last),
+                                  arith::ConstantIndexOp::create(b, loc, 1));
+        SmallVector<Value> indices(ivs.drop_back());
+        // A padded row loads the last query's and drops it.
+        indices.push_back(
+            padded ? arith::MinUIOp::create(b, loc, row, lastQuery) : row);
+        Value result = loop::LoadOp::create(b, loc, logsumexp, indices);
+        if (padded)
+          result = arith::SelectOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, row,
+                                    lastQuery),
+              makeFloat(b, loc, nodeType.getElementType(),
+                        std::numeric_limits<double>::infinity()),
+              result);
+        return convertScalar(b, loc, result, nodeType.getElementType(),
+                             type.getElementType());
+      });
 }
 
 /// The output and logsumexp of attention op `op` (without dropout; its
 /// mask or bias `mask`), into the types of `op`'s results `output` and
-/// `logsumexp`: a loop.attention node where the logsumexp is empty or
-/// unused (it then holds NaNs), else the nodes of
-/// loop::buildAttentionNodes and their logsumexp; failure where it does not
-/// lower.
+/// `logsumexp`: a loop.attention node, with its logsumexp unless that is
+/// empty or unused (it then holds NaNs); failure where it does not lower.
 template <typename OpTy>
 static FailureOr<std::pair<Value, Value>>
 buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
@@ -164,10 +163,9 @@ buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
       std::is_same_v<OpTy, fx::ScaledDotProductEfficientAttentionOp>;
   // (Without compute_log_sumexp, the verifier makes the rows a static 0.)
   int64_t rank = cast<RankedTensorType>(query.getType()).getRank();
-  auto getRows = [&]() -> Value {
-    if (!logsumexpType.isDynamicDim(logsumexpType.getRank() - 1))
-      return nullptr;
-    Value rows = getDimSize(rewriter, loc, query, rank - 2);
+  Value rows;
+  if (logsumexpType.isDynamicDim(logsumexpType.getRank() - 1)) {
+    rows = getDimSize(rewriter, loc, query, rank - 2);
     if constexpr (padsRows) {
       Value alignment = arith::ConstantIndexOp::create(rewriter, loc, 32);
       rows = arith::MulIOp::create(
@@ -175,43 +173,30 @@ buildAttentionResults(PatternRewriter &rewriter, OpTy op, Value mask,
           arith::CeilDivUIOp::create(rewriter, loc, rows, alignment),
           alignment);
     }
-    return rows;
-  };
+  }
   bool emptyStatistics =
       logsumexpType.hasStaticShape() && logsumexpType.getNumElements() == 0;
-  if (emptyStatistics || logsumexp.use_empty()) {
-    Value rows = getRows();
-    SmallVector<Value> statisticsSizes =
-        collectDynamicSizes(logsumexpType, [&](int64_t dim) {
-          return dim == logsumexpType.getRank() - 1
-                     ? rows
-                     : getDimSize(rewriter, loc, query, dim);
-        });
-    Value unused = buildGeneratorNode(
-        rewriter, loc, logsumexpType, statisticsSizes,
-        [&](OpBuilder &b, Location loc, ValueRange) {
-          return makeFloat(b, loc, logsumexpType.getElementType(),
-                           std::numeric_limits<double>::quiet_NaN());
-        });
-    return std::make_pair(createAttentionNode(rewriter, loc, query, key, value,
-                                              mask, op.getIsCausal(), scale,
-                                              outputType),
-                          unused);
-  }
-  Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
-  Type accumulator = getNormalizationDtype(rewriter, dtype);
-  auto addMask = [&](OpBuilder &b, Location loc, ValueRange ivs,
-                     Value score) -> Value {
-    return mask ? loop::addAttentionMask(b, loc, mask, ivs, score, accumulator)
-                : score;
-  };
-  AttentionForward forward{
-      loop::buildAttentionNodes(rewriter, loc, query, key, value,
-                                op.getIsCausal(), scale, outputType, addMask),
-      accumulator};
-  return std::make_pair(forward.nodes.output,
-                        forward.buildLogsumexp(rewriter, loc, logsumexpType,
-                                               getRows(), padsRows));
+  bool withLogsumexp = !emptyStatistics && !logsumexp.use_empty();
+  loop::AttentionOp node =
+      createAttentionNode(rewriter, loc, query, key, value, mask,
+                          op.getIsCausal(), scale, outputType, withLogsumexp);
+  if (withLogsumexp)
+    return std::make_pair(Value(node.getResult()),
+                          convertLogsumexp(rewriter, loc, node.getLogsumexp(),
+                                           logsumexpType, rows, padsRows));
+  SmallVector<Value> statisticsSizes =
+      collectDynamicSizes(logsumexpType, [&](int64_t dim) {
+        return dim == logsumexpType.getRank() - 1
+                   ? rows
+                   : getDimSize(rewriter, loc, query, dim);
+      });
+  Value unused = buildGeneratorNode(
+      rewriter, loc, logsumexpType, statisticsSizes,
+      [&](OpBuilder &b, Location loc, ValueRange) {
+        return makeFloat(b, loc, logsumexpType.getElementType(),
+                         std::numeric_limits<double>::quiet_NaN());
+      });
+  return std::make_pair(Value(node.getResult()), unused);
 }
 
 /// Lowers fx.scaled_dot_product_flash_attention_for_cpu (without dropout):
@@ -261,10 +246,9 @@ struct EfficientAttentionLowering
 };
 
 /// Lowers fx.scaled_dot_product_flash_attention_for_cpu_backward (without
-/// dropout) from the saved logsumexp: p = exp(scores - lse) recomputed,
-/// dV = pᵀ·dO, dP = dO·vᵀ, D = Σ dO·O per query, dS = p·(dP - D), and
-/// dQ = dS·k·scale, dK = dSᵀ·q·scale; the products read their transposed
-/// operands in place.
+/// dropout) to loop.attention_backward: its delta, Σ dO·O per query, a
+/// reduction before it, the saved logsumexp converted to the accumulator
+/// type, its mask added in its scores region.
 struct FlashAttentionForCpuBackwardLowering
     : OpRewritePattern<fx::ScaledDotProductFlashAttentionForCpuBackwardOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -279,76 +263,38 @@ struct FlashAttentionForCpuBackwardLowering
     if (!hasAttentionOperands(query, key, value))
       return rewriter.notifyMatchFailure(
           op, "dynamic head sizes or mixed operands");
-    auto queryType = cast<RankedTensorType>(query.getType());
-    Type dtype = queryType.getElementType();
+    Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
     Type accumulator = getNormalizationDtype(rewriter, dtype);
-    double scale = getAttentionScale(query, op.getScale());
-    Value mask = op.getAttnMask();
-    Value scores = loop::buildAttentionScores(
-        rewriter, loc, query, key, op.getIsCausal(), scale, accumulator,
-        [&](OpBuilder &b, Location loc, ValueRange ivs, Value score) -> Value {
-          return mask ? loop::addAttentionMask(b, loc, mask, ivs, score,
-                                               accumulator)
-                      : score;
-        });
-    auto scoresType = cast<RankedTensorType>(scores.getType());
+    Value grad = op.getGradOut();
+    auto gradType = cast<RankedTensorType>(grad.getType());
+    auto rowsType =
+        RankedTensorType::get(gradType.getShape().drop_back(), accumulator);
     Value logsumexp = op.getLogsumexp();
     auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
-    Value probabilities = buildGeneratorNode(
-        rewriter, loc, scoresType.clone(dtype),
-        getSizesLike(rewriter, loc, scoresType, scores),
-        [&](OpBuilder &b, Location loc, ValueRange ivs) -> Value {
-          Value rowLse = convertScalar(
-              b, loc, loop::LoadOp::create(b, loc, logsumexp, ivs.drop_back()),
-              logsumexpType.getElementType(), accumulator);
-          Value p = math::ExpOp::create(
-              b, loc,
-              arith::SubFOp::create(
-                  b, loc, loop::LoadOp::create(b, loc, scores, ivs), rowLse));
-          return convertScalar(b, loc, p, accumulator, dtype);
-        });
-    Value gradOut = op.getGradOut();
-    auto matmul = [&](RankedTensorType type, Value lhs, Value rhs,
-                      bool transposeLhs, bool transposeRhs) {
-      return loop::buildMatmulNode(rewriter, loc, lhs, rhs, type, transposeLhs,
-                                   transposeRhs);
-    };
-    Value gradValue =
-        matmul(cast<RankedTensorType>(op.getGradValue().getType()),
-               probabilities, gradOut, /*transposeLhs=*/true, false);
-    Value gradProbabilities =
-        matmul(scoresType, gradOut, value, false, /*transposeRhs=*/true);
-    int64_t last = scoresType.getRank() - 1;
-    auto outputType = cast<RankedTensorType>(op.getOut().getType());
-    Value rowDot = buildReduction(
-        rewriter, loc,
-        buildBroadcastPointwise(
-            rewriter, loc, outputType.clone(accumulator),
-            ValueRange{gradOut, op.getOut()},
-            TypeRange{accumulator, accumulator}, accumulator,
-            [](OpBuilder &b, Location loc, ValueRange e) -> Value {
-              return arith::MulFOp::create(b, loc, e[0], e[1]);
-            }),
-        {last}, /*keepdim=*/true, CombiningKind::sum,
-        getStatisticsType(outputType, {last}, accumulator));
-    // dS, scaled once here for both products.
-    Value gradScores = buildBroadcastPointwise(
-        rewriter, loc, scoresType.clone(dtype),
-        ValueRange{probabilities, gradProbabilities, rowDot},
-        TypeRange{accumulator, accumulator, accumulator}, accumulator,
-        [&](OpBuilder &b, Location loc, ValueRange e) -> Value {
-          return arith::MulFOp::create(
-              b, loc,
-              arith::MulFOp::create(b, loc, e[0],
-                                    arith::SubFOp::create(b, loc, e[1], e[2])),
-              makeFloat(b, loc, accumulator, scale));
-        });
-    Value gradQuery =
-        matmul(cast<RankedTensorType>(op.getGradQuery().getType()), gradScores,
-               key, false, false);
-    Value gradKey = matmul(cast<RankedTensorType>(op.getGradKey().getType()),
-                           gradScores, query, /*transposeLhs=*/true, false);
-    rewriter.replaceOp(op, {gradQuery, gradKey, gradValue});
+    if (logsumexpType != rowsType)
+      logsumexp = buildGeneratorNode(
+          rewriter, loc, rowsType, getSizesLike(rewriter, loc, rowsType, grad),
+          [&](OpBuilder &b, Location loc, ValueRange ivs) {
+            return convertScalar(b, loc,
+                                 loop::LoadOp::create(b, loc, logsumexp, ivs),
+                                 logsumexpType.getElementType(), accumulator);
+          });
+    Value delta = loop::buildAttentionDelta(rewriter, loc, grad, op.getOut(),
+                                            accumulator);
+    auto gradQueryType = cast<RankedTensorType>(op.getGradQuery().getType());
+    auto gradKeyType = cast<RankedTensorType>(op.getGradKey().getType());
+    auto node = loop::AttentionBackwardOp::create(
+        rewriter, loc, gradQueryType, gradKeyType,
+        cast<RankedTensorType>(op.getGradValue().getType()), query, key, value,
+        grad, logsumexp, delta,
+        getSizesLike(rewriter, loc, gradQueryType, query),
+        getSizesLike(rewriter, loc, gradKeyType, key),
+        rewriter.getF64FloatAttr(getAttentionScale(query, op.getScale())),
+        op.getIsCausal() ? rewriter.getUnitAttr() : UnitAttr());
+    if (Value mask = op.getAttnMask())
+      buildMaskRegion(rewriter, loc, node.getScores(), gradType.getRank(),
+                      accumulator, mask);
+    rewriter.replaceOp(op, node.getResults());
     return success();
   }
 };

@@ -97,7 +97,9 @@ public:
     queriesInRegisters = !warpgroup && head <= 64;
   }
 
-  void emit(Value dest, StreamOrder &order, ValueRange extraArgs);
+  /// Emits the kernel, storing the result into `dests[0]` and the
+  /// logsumexp, if the node has one, into `dests[1]`.
+  void emit(ValueRange dests, StreamOrder &order, ValueRange extraArgs);
 
 private:
   int64_t getThreads() const { return warps * kWarpSize; }
@@ -198,6 +200,10 @@ private:
   Value getAddress(Value pointer) {
     return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointer);
   }
+
+  /// Stores the logsumexp of `query`'s row, of running maximum `maximum`
+  /// and total `total` (combined across its quad), into `target`.
+  void storeLogsumexp(Value target, Value query, Value maximum, Value total);
 
   /// Combines `value` across the 4 lanes that hold a row's scores.
   Value combineQuad(Value value, bool isMax);
@@ -709,7 +715,7 @@ AttentionKernelEmitter::emitLoop(ArrayRef<SmallVector<Value, 4>> queryFragments,
   return SmallVector<Value>(loop.getResults());
 }
 
-void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
+void AttentionKernelEmitter::emit(ValueRange dests, StreamOrder &order,
                                   ValueRange extraArgs) {
   Value queryBuffer = mapping.lookup(node.getQuery());
   Value keyBuffer = mapping.lookup(node.getKey());
@@ -815,8 +821,10 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
   SmallVector<Value> results = emitLoop(queryFragments, initial);
 
   // Each row's sums over its total (0 for a row without keys), rounded and
-  // stored a pair of columns at a time.
-  Value target = align(dest);
+  // stored a pair of columns at a time; its logsumexp, where asked for, by
+  // the first lane of its quad.
+  Value target = align(dests[0]);
+  Value logsumexpTarget = dests.size() > 1 ? align(dests[1]) : Value();
   Type f32 = b.getF32Type();
   auto pairType = VectorType::get({2}, elementType);
   int64_t fragmentsHead = head / 8;
@@ -854,16 +862,48 @@ void AttentionKernelEmitter::emit(Value dest, StreamOrder &order,
                                 arith::TruncFOp::create(b, loc, pairType, pair),
                                 target, indices);
       }
+      if (logsumexpTarget) {
+        Value maximum = results[numSums + m * 2 + half];
+        storeLogsumexp(logsumexpTarget, query, maximum, total);
+      }
     }
   }
   gpu::TerminatorOp::create(b, loc);
 }
 
+void AttentionKernelEmitter::storeLogsumexp(Value target, Value query,
+                                            Value maximum, Value total) {
+  // In base 2 the row's maximum is maximum * scale; a row without keys
+  // (a total of 0) is +inf, so that the gradients' probabilities are 0.
+  Value log2Sum = arith::AddFOp::create(
+      b, loc, arith::MulFOp::create(b, loc, maximum, scale),
+      math::Log2Op::create(b, loc, total));
+  Value logsumexp = arith::SelectOp::create(
+      b, loc,
+      arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, total, zero),
+      arith::MulFOp::create(
+          b, loc, log2Sum,
+          arith::ConstantOp::create(b, loc,
+                                    b.getF32FloatAttr(llvm::numbers::ln2f))),
+      arith::ConstantOp::create(
+          b, loc, b.getF32FloatAttr(std::numeric_limits<float>::infinity())));
+  auto first =
+      scf::IfOp::create(b, loc,
+                        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                              fragmentColumn, index(0)),
+                        /*withElse=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(&first.getThenRegion().front());
+  SmallVector<Value> indices(batchIvs);
+  indices.push_back(query);
+  memref::StoreOp::create(b, loc, logsumexp, target, indices);
+}
+
 void mlir::kiln::emitAttentionKernel(OpBuilder &b, loop::AttentionOp node,
-                                     Value dest, IRMapping &mapping,
+                                     ValueRange dests, IRMapping &mapping,
                                      StreamOrder &order, ValueRange extraArgs,
                                      bool warpgroupMma) {
   assert(loop::hasAttentionKernel(node) && "no kernel for this attention");
   AttentionKernelEmitter(b, node, mapping, warpgroupMma)
-      .emit(dest, order, extraArgs);
+      .emit(dests, order, extraArgs);
 }

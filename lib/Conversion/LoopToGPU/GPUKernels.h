@@ -223,10 +223,21 @@ void emitWarpgroupMatmul(OpBuilder &b, loop::MatmulOp node, Value dest,
 /// the scores and their probabilities' product with the values, an online
 /// softmax keeps the scores in registers. With `warpgroupMma` (sm_90a),
 /// heads of a multiple of 64 multiply with wgmma instead, two warpgroups
-/// per 128 queries.
-void emitAttentionKernel(OpBuilder &b, loop::AttentionOp node, Value dest,
+/// per 128 queries. `dests` are the result's buffer and, where the node has
+/// one, the logsumexp's.
+void emitAttentionKernel(OpBuilder &b, loop::AttentionOp node, ValueRange dests,
                          IRMapping &mapping, StreamOrder &order,
                          ValueRange extraArgs, bool warpgroupMma);
+
+/// Emits `node` (loop::hasAttentionBackwardKernel) as Kiln's two kernels of
+/// attention's gradients (AttentionBackwardKernels.cpp): one per block of
+/// 64 keys walks the queries and stores the key's and value's gradients
+/// into `dests[1]` and `dests[2]`, one per block of 64 queries walks the
+/// keys and stores the query's into `dests[0]`; mma.sync on both sm_80 and
+/// sm_90a.
+void emitAttentionBackwardKernels(OpBuilder &b, loop::AttentionBackwardOp node,
+                                  ValueRange dests, IRMapping &mapping,
+                                  StreamOrder &order, ValueRange extraArgs);
 
 /// Replaces the kernels' float remainders by calls of libdevice's fmod:
 /// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which

@@ -95,10 +95,17 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
         });
   };
   // (kiln-loop-to-gpu checks that the kernel computes each node.)
-  target.emitAttention = [=](OpBuilder &b, loop::AttentionOp node, Value dest,
-                             IRMapping &mapping, ValueRange extraArgs) {
-    emitAttentionKernel(b, node, dest, mapping, *order, extraArgs,
+  target.emitAttention = [=](OpBuilder &b, loop::AttentionOp node,
+                             ValueRange dests, IRMapping &mapping,
+                             ValueRange extraArgs) {
+    emitAttentionKernel(b, node, dests, mapping, *order, extraArgs,
                         options.warpgroupMma);
+  };
+  target.emitAttentionBackward = [=](OpBuilder &b,
+                                     loop::AttentionBackwardOp node,
+                                     ValueRange dests, IRMapping &mapping,
+                                     ValueRange extraArgs) {
+    emitAttentionBackwardKernels(b, node, dests, mapping, *order, extraArgs);
   };
   target.emitConvolution = [](OpBuilder &b, loop::ConvolutionOp node,
                               Value dest, IRMapping &mapping,

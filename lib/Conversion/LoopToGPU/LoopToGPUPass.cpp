@@ -122,6 +122,17 @@ struct ConvertLoopToGPUPass
             << "): kiln-loop-expand-attention writes it out";
         return WalkResult::interrupt();
       }
+      if (auto gradients = dyn_cast<loop::AttentionBackwardOp>(op)) {
+        if (loop::hasAttentionBackwardKernel(gradients))
+          return WalkResult::advance();
+        gradients.emitError(
+            "kiln-loop-to-gpu: no kernel computes these attention gradients "
+            "(f16 or bf16 operands with equal head sizes, a multiple of 16 up "
+            "to ")
+            << loop::kMaxKernelHeadSize
+            << "): kiln-loop-expand-attention writes them out";
+        return WalkResult::interrupt();
+      }
       if (auto convolution = dyn_cast<loop::ConvolutionOp>(op))
         return failed(checkGPUConvolution(convolution))
                    ? WalkResult::interrupt()

@@ -1,24 +1,13 @@
 // RUN: kiln-opt %s -split-input-file --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop))' | FileCheck %s
 // RUN: kiln-opt %s -split-input-file -verify-diagnostics --pass-pipeline='builtin.module(fx.graph(kiln-fx-to-loop{fail-on-unsupported}))' -o /dev/null
 
-// The CPU's flash attention: q·kᵀ with k read transposed in place (bf16
-// operands, f32 sums), scaled and causally masked, a softmax over the keys
-// rounded to bf16 for the second product, and max + log(sum) per row.
+// The CPU's flash attention whose logsumexp is read: loop.attention with
+// its logsumexp, which has the op's type here (f32 for bf16 operands).
 // CHECK-LABEL: fx.graph @causal_attention
 // CHECK-SAME: (%[[Q:.+]]: tensor<2x4x8x16xbf16>, %[[K:.+]]: tensor<2x4x8x16xbf16>, %[[V:.+]]: tensor<2x4x8x16xbf16>)
-// CHECK-DAG: %[[SCALE:.+]] = arith.constant 2.500000e-01 : f32
-// CHECK: %[[S:.+]] = loop.matmul %[[Q]], %[[K]] {transpose_rhs} : tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16> -> tensor<2x4x8x8xf32>
-// CHECK: %[[M:.+]] = loop.pointwise : tensor<2x4x8x8xf32>
-// CHECK: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index):
-// CHECK: arith.mulf %{{.+}}, %[[SCALE]] : f32
-// CHECK: %[[LATER:.+]] = arith.cmpi ugt, %[[J]], %[[I]] : index
-// CHECK: arith.select %[[LATER]]
-// CHECK: loop.reduce "max" over [8] : tensor<2x4x8x1xf32>
-// CHECK: loop.reduce "sum" over [8] : tensor<2x4x8x1xf32>
-// CHECK: %[[P:.+]] = loop.pointwise : tensor<2x4x8x8xbf16>
-// CHECK: loop.matmul %[[P]], %[[V]] : tensor<2x4x8x8xbf16>, tensor<2x4x8x16xbf16> -> tensor<2x4x8x16xbf16>
-// CHECK: loop.pointwise : tensor<2x4x8xf32>
-// CHECK: math.log
+// CHECK: %[[O:.+]]:2 = loop.attention %[[Q]], %[[K]], %[[V]] {causal, scale = 2.500000e-01 : f64} : tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16> -> tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>
+// CHECK-NOT: loop.matmul
+// CHECK: fx.output %[[O]]#0, %[[O]]#1
 fx.graph @causal_attention(%q: tensor<2x4x8x16xbf16>, %k: tensor<2x4x8x16xbf16>, %v: tensor<2x4x8x16xbf16>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>) {
   %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %v {is_causal = true} : (tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>, tensor<2x4x8x16xbf16>) -> (tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>)
   fx.output %0#0, %0#1 : tensor<2x4x8x16xbf16>, tensor<2x4x8xf32>
@@ -36,20 +25,17 @@ fx.graph @attention_with_dropout(%q: tensor<1x1x4x8xf32>) -> tensor<1x1x4x8xf32>
 
 // -----
 
-// The gradient recomputes p from the saved logsumexp; dV = pᵀ·dO and dK =
-// dSᵀ·q read their transposed operands in place, dP = dO·vᵀ too.
+// The gradient is loop.attention_backward, after delta = Σ dO·O per query
+// (a reduction of the product over the head).
 // CHECK-LABEL: fx.graph @attention_backward
-// CHECK-SAME: (%[[DO:[^:]+]]: tensor<1x2x4x8xf32>, %[[Q:[^:]+]]: tensor<1x2x4x8xf32>, %[[K:[^:]+]]: tensor<1x2x6x8xf32>, %[[V:[^:]+]]: tensor<1x2x6x8xf32>
-// CHECK: loop.matmul %[[Q]], %[[K]] {transpose_rhs}
-// CHECK: loop.pointwise : tensor<1x2x4x6xf32>
-// CHECK: %[[P:.+]] = loop.pointwise : tensor<1x2x4x6xf32>
-// CHECK: math.exp
-// CHECK: loop.matmul %[[P]], %[[DO]] {transpose_lhs} : tensor<1x2x4x6xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x6x8xf32>
-// CHECK: loop.matmul %[[DO]], %[[V]] {transpose_rhs} : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x4x6xf32>
-// CHECK: loop.reduce "sum" over [8] : tensor<1x2x4x1xf32>
-// CHECK: %[[DS:.+]] = loop.pointwise : tensor<1x2x4x6xf32>
-// CHECK: loop.matmul %[[DS]], %[[K]] : tensor<1x2x4x6xf32>, tensor<1x2x6x8xf32> -> tensor<1x2x4x8xf32>
-// CHECK: loop.matmul %[[DS]], %[[Q]] {transpose_lhs} : tensor<1x2x4x6xf32>, tensor<1x2x4x8xf32> -> tensor<1x2x6x8xf32>
+// CHECK-SAME: (%[[DO:[^:]+]]: tensor<1x2x4x8xf32>, %[[Q:[^:]+]]: tensor<1x2x4x8xf32>, %[[K:[^:]+]]: tensor<1x2x6x8xf32>, %[[V:[^:]+]]: tensor<1x2x6x8xf32>, %[[O:[^:]+]]: tensor<1x2x4x8xf32>, %[[LSE:[^:]+]]: tensor<1x2x4xf32>)
+// CHECK: %[[DELTA:.+]] = loop.reduce "sum" over [8] : tensor<1x2x4xf32>
+// CHECK: loop.load %[[DO]]
+// CHECK: loop.load %[[O]]
+// CHECK: arith.mulf
+// CHECK: %[[G:.+]]:3 = loop.attention_backward %[[Q]], %[[K]], %[[V]], %[[DO]], %[[LSE]], %[[DELTA]] {scale = 0.35355339059327373 : f64} : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4xf32>, tensor<1x2x4xf32> -> tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>
+// CHECK-NOT: scores
+// CHECK: fx.output %[[G]]#0, %[[G]]#1, %[[G]]#2
 fx.graph @attention_backward(%do: tensor<1x2x4x8xf32>, %q: tensor<1x2x4x8xf32>, %k: tensor<1x2x6x8xf32>, %v: tensor<1x2x6x8xf32>, %o: tensor<1x2x4x8xf32>, %lse: tensor<1x2x4xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>) {
   %0:3 = fx.scaled_dot_product_flash_attention_for_cpu_backward %do, %q, %k, %v, %o, %lse {dropout_p = 0.0 : f64, is_causal = false} : (tensor<1x2x4x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x4x8xf32>, tensor<1x2x4xf32>) -> (tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>)
   fx.output %0#0, %0#1, %0#2 : tensor<1x2x4x8xf32>, tensor<1x2x6x8xf32>, tensor<1x2x6x8xf32>
@@ -57,22 +43,38 @@ fx.graph @attention_backward(%do: tensor<1x2x4x8xf32>, %q: tensor<1x2x4x8xf32>, 
 
 // -----
 
-// CUDA's memory-efficient kernel computes the same math; its logsumexp has
-// the queries' rows padded to 32 (+inf past the 40 queries) and its Philox
-// state is zero without dropout.
+// A bf16 gradient with a mask: the logsumexp, saved in bf16 here, converts
+// to f32 for the node, and the mask is added in its scores region.
+// CHECK-LABEL: fx.graph @masked_attention_backward
+// CHECK-SAME: %[[LSE:[^:]+]]: tensor<1x2x4xbf16>, %[[MASK:[^:]+]]: tensor<4x6xbf16>)
+// CHECK: %[[F32:.+]] = loop.pointwise : tensor<1x2x4xf32>
+// CHECK: loop.load %[[LSE]]
+// CHECK: arith.extf
+// CHECK: loop.attention_backward %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[F32]], %{{.+}} {causal, scale = 5.000000e-01 : f64}
+// CHECK-SAME: scores {
+// CHECK: loop.load %[[MASK]]
+// CHECK: arith.addf
+fx.graph @masked_attention_backward(%do: tensor<1x2x4x8xbf16>, %q: tensor<1x2x4x8xbf16>, %k: tensor<1x2x6x8xbf16>, %v: tensor<1x2x6x8xbf16>, %o: tensor<1x2x4x8xbf16>, %lse: tensor<1x2x4xbf16>, %mask: tensor<4x6xbf16>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x6x8xbf16>, tensor<1x2x6x8xbf16>) {
+  %0:3 = fx.scaled_dot_product_flash_attention_for_cpu_backward %do, %q, %k, %v, %o, %lse attn_mask(%mask) {dropout_p = 0.0 : f64, is_causal = true, scale = 0.5 : f64} : (tensor<1x2x4x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x6x8xbf16>, tensor<1x2x6x8xbf16>, tensor<1x2x4x8xbf16>, tensor<1x2x4xbf16>, tensor<4x6xbf16>) -> (tensor<1x2x4x8xbf16>, tensor<1x2x6x8xbf16>, tensor<1x2x6x8xbf16>)
+  fx.output %0#0, %0#1, %0#2 : tensor<1x2x4x8xbf16>, tensor<1x2x6x8xbf16>, tensor<1x2x6x8xbf16>
+}
+
+// -----
+
+// CUDA's memory-efficient kernel: loop.attention with its logsumexp, whose
+// rows the op pads to 32 (+inf past the 40 queries); its Philox state is
+// zero without dropout.
 // CHECK-LABEL: fx.graph @efficient_attention
 // CHECK-DAG: %[[INF:.+]] = arith.constant 0x7F800000 : f32
 // CHECK-DAG: %[[LAST:.+]] = arith.constant 39 : index
-// CHECK: loop.matmul %{{.*}}, %{{.*}} {transpose_rhs}
-// CHECK: loop.reduce "max"
-// CHECK: loop.reduce "sum"
-// CHECK: loop.matmul
-// CHECK: loop.pointwise : tensor<2x4x64xf32>
-// CHECK: arith.minui %{{.*}}, %[[LAST]]
-// CHECK: math.log
+// CHECK: %[[O:.+]]:2 = loop.attention %{{.+}} -> tensor<2x4x40x16xf16>, tensor<2x4x40xf32> scores {
+// CHECK: %[[PADDED:.+]] = loop.pointwise : tensor<2x4x64xf32>
+// CHECK: %[[ROW:.+]] = arith.minui %{{.*}}, %[[LAST]]
+// CHECK: loop.load %[[O]]#1[%{{.+}}, %{{.+}}, %[[ROW]]]
 // CHECK: arith.cmpi ugt, %{{.*}}, %[[LAST]]
 // CHECK: arith.select %{{.*}}, %[[INF]]
 // CHECK: loop.pointwise : tensor<si64>
+// CHECK-NOT: loop.matmul
 fx.graph @efficient_attention(%q: tensor<2x4x40x16xf16>, %k: tensor<2x4x24x16xf16>, %v: tensor<2x4x24x16xf16>, %bias: tensor<2x4x40x24xf16>) -> (tensor<2x4x40x16xf16>, tensor<2x4x64xf32>, tensor<si64>, tensor<si64>) {
   %0:4 = fx.scaled_dot_product_efficient_attention %q, %k, %v attn_bias(%bias) {compute_log_sumexp = true} : (tensor<2x4x40x16xf16>, tensor<2x4x24x16xf16>, tensor<2x4x24x16xf16>, tensor<2x4x40x24xf16>) -> (tensor<2x4x40x16xf16>, tensor<2x4x64xf32>, tensor<si64>, tensor<si64>)
   fx.output %0#0, %0#1, %0#2, %0#3 : tensor<2x4x40x16xf16>, tensor<2x4x64xf32>, tensor<si64>, tensor<si64>
@@ -142,10 +144,10 @@ fx.graph @efficient_attention_with_dropout(%q: tensor<1x1x4x8xf16>) -> tensor<1x
 // -----
 
 // Dynamic batches and sequence lengths (the head size stays static): the
-// products and nodes take their dynamic sizes from the operands, and the
-// logsumexp's rows, where dynamic, are the queries' count (the CPU's
-// kernel) or that count rounded up to 32 (CUDA's), the padding found at
-// run time.
+// nodes take their dynamic sizes from the queries, and the logsumexp's
+// rows, where dynamic, are the queries' count (the CPU's kernel: the
+// node's own) or that count rounded up to 32 (CUDA's), the padding found
+// at run time.
 // CHECK-LABEL: fx.graph @dynamic_attention
 // CHECK-SAME: (%[[Q:.+]]: tensor<?x4x?x16xf32>, %[[K:.+]]: tensor<?x4x?x16xf32>, %[[V:.+]]: tensor<?x4x?x16xf32>)
 // CHECK-DAG: %[[C0:.+]] = arith.constant 0 : index
@@ -153,21 +155,14 @@ fx.graph @efficient_attention_with_dropout(%q: tensor<1x1x4x8xf16>) -> tensor<1x
 // CHECK-DAG: %[[C32:.+]] = arith.constant 32 : index
 // CHECK: %[[B:.+]] = tensor.dim %[[Q]], %[[C0]]
 // CHECK: %[[L:.+]] = tensor.dim %[[Q]], %[[C2]]
-// CHECK: %[[S:.+]] = tensor.dim %[[K]], %[[C2]]
-// CHECK: loop.matmul(%[[B]], %[[L]], %[[S]]) %[[Q]], %[[K]] {transpose_rhs} : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x?xf32>
-// CHECK: loop.pointwise(%[[B]], %[[L]], %[[S]]) : tensor<?x4x?x?xf32>
-// CHECK: loop.reduce "max"(%[[B]], %[[L]]) over [%[[S]]] : tensor<?x4x?x1xf32>
-// CHECK: loop.reduce "sum"(%[[B]], %[[L]]) over [%[[S]]] : tensor<?x4x?x1xf32>
-// CHECK: loop.matmul(%[[B]], %[[L]]) %{{.+}}, %[[V]] : tensor<?x4x?x?xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>
-// CHECK: %[[ROWS:.+]] = tensor.dim %[[Q]], %[[C2]]
-// CHECK: loop.pointwise(%[[B]], %[[ROWS]]) : tensor<?x4x?xf32>
-// CHECK-NOT: arith.minui
-// CHECK: loop.yield
+// CHECK: %[[A:.+]]:2 = loop.attention(%[[B]], %[[L]]) %[[Q]], %[[K]], %[[V]] {scale = 2.500000e-01 : f64} : tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32> -> tensor<?x4x?x16xf32>, tensor<?x4x?xf32>
 // CHECK: %[[BLOCKS:.+]] = arith.ceildivui %{{.+}}, %[[C32]] : index
 // CHECK: %[[PADDED:.+]] = arith.muli %[[BLOCKS]], %[[C32]] : index
+// CHECK: %[[E:.+]]:2 = loop.attention
 // CHECK: loop.pointwise(%{{.+}}, %[[PADDED]]) : tensor<?x4x?xf32>
 // CHECK: arith.minui
 // CHECK: arith.cmpi ugt
+// CHECK: fx.output %[[A]]#0, %[[A]]#1, %[[E]]#0
 fx.graph @dynamic_attention(%q: tensor<?x4x?x16xf32>, %k: tensor<?x4x?x16xf32>, %v: tensor<?x4x?x16xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x4x?xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?xf32>) {
   %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %v : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x4x?xf32>)
   %1:4 = fx.scaled_dot_product_efficient_attention %q, %k, %v {compute_log_sumexp = true} : (tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>, tensor<?x4x?x16xf32>) -> (tensor<?x4x?x16xf32>, tensor<?x4x?xf32>, tensor<si64>, tensor<si64>)

@@ -148,6 +148,29 @@ fx.graph @soft_capped(%q: tensor<2x4x100x64xbf16>, %mask: tensor<2x100x100xf32>)
 
 // -----
 
+// The logsumexp, where asked for: the first lane of each row's quad stores
+// (max · scale + log2(total)) · ln 2, +inf for a row without keys.
+// CHECK-LABEL: func.func @logsumexp
+// CHECK-SAME: (%{{.+}}: memref<2x4x100x64xbf16>, %{{.+}}: memref<2x4x100x64xbf16>, %[[LSE:.+]]: memref<2x4x100xf32>
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: %[[LSEVIEW:.+]] = memref.assume_alignment %[[LSE]]
+// CHECK: math.log2
+// CHECK: arith.cmpf ogt
+// CHECK: arith.constant 0x7F800000 : f32
+// CHECK: scf.if
+// CHECK: memref.store %{{.+}}, %[[LSEVIEW]][%{{.+}}, %{{.+}}, %{{.+}}] : memref<2x4x100xf32>
+// WGMMA-LABEL: func.func @logsumexp
+// WGMMA: nvvm.wgmma.mma_async
+// WGMMA: math.log2
+// WGMMA: memref.store {{.*}} : memref<2x4x100xf32>
+fx.graph @logsumexp(%q: tensor<2x4x100x64xbf16>) -> (tensor<2x4x100x64xbf16>, tensor<2x4x100xf32>) {
+  %o:2 = loop.attention %q, %q, %q {scale = 0.125 : f64} : tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16> -> tensor<2x4x100x64xbf16>, tensor<2x4x100xf32>
+  fx.output %o#0, %o#1 : tensor<2x4x100x64xbf16>, tensor<2x4x100xf32>
+}
+
+// -----
+
 // What the kernel does not compute is an error here:
 // kiln-loop-expand-attention writes it out first.
 fx.graph @f32_attention(%q: tensor<2x8x16xf32>) -> tensor<2x8x16xf32> {

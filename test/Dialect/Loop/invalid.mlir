@@ -101,7 +101,7 @@ fx.graph @load_past_a_short_dimension(%x: tensor<8xf32>) -> tensor<f32> {
 
 fx.graph @yield_outside_node(%x: tensor<4xf32>) -> tensor<4xf32> {
   %c = arith.constant 1.0 : f32
-  // expected-error @+1 {{'loop.yield' op expects parent op to be one of 'loop.pointwise, loop.reduce, loop.matmul, loop.attention'}}
+  // expected-error @+1 {{'loop.yield' op expects parent op to be one of 'loop.pointwise, loop.reduce, loop.matmul, loop.attention, loop.attention_backward'}}
   loop.yield %c : f32
 }
 
@@ -638,4 +638,85 @@ fx.graph @attention_scores_yield(%q: tensor<4x8xbf16>) -> tensor<4x8xbf16> {
     loop.yield %t : bf16
   }
   fx.output %o : tensor<4x8xbf16>
+}
+
+// -----
+
+fx.graph @attention_logsumexp(%q: tensor<2x4x8xbf16>) -> tensor<2x4x8xbf16> {
+  // expected-error @+1 {{'loop.attention' op has logsumexp 'tensor<2x4xbf16>', but its queries' rows need 'tensor<2x4xf32>'}}
+  %o:2 = loop.attention %q, %q, %q {scale = 1.0 : f64} : tensor<2x4x8xbf16>, tensor<2x4x8xbf16>, tensor<2x4x8xbf16> -> tensor<2x4x8xbf16>, tensor<2x4xbf16>
+  fx.output %o#0 : tensor<2x4x8xbf16>
+}
+
+// -----
+
+fx.graph @attention_backward_delta(%q: tensor<4x8xbf16>, %k: tensor<6x8xbf16>, %lse: tensor<4xf32>, %delta: tensor<6xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'loop.attention_backward' op has delta 'tensor<6xf32>', but its queries' rows need 'tensor<4xf32>'}}
+  %g:3 = loop.attention_backward %q, %k, %k, %q, %lse, %delta {scale = 1.0 : f64} : tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>, tensor<6xf32> -> tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>
+  fx.output %g#0 : tensor<4x8xbf16>
+}
+
+// -----
+
+fx.graph @attention_backward_gradient(%q: tensor<4x8xbf16>, %k: tensor<6x8xbf16>, %lse: tensor<4xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'loop.attention_backward' op computes the key's gradient as 'tensor<6x8xf32>', but the key is 'tensor<6x8xbf16>'}}
+  %g:3 = loop.attention_backward %q, %k, %k, %q, %lse, %lse {scale = 1.0 : f64} : tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xbf16>, tensor<6x8xf32>, tensor<6x8xbf16>
+  fx.output %g#0 : tensor<4x8xbf16>
+}
+
+// -----
+
+fx.graph @attention_backward_sizes(%q: tensor<?x8xbf16>, %k: tensor<6x8xbf16>, %do: tensor<?x8xbf16>, %lse: tensor<?xf32>) -> tensor<?x8xbf16> {
+  // expected-error @+1 {{'loop.attention_backward' op has 0 query sizes, but its gradient 'tensor<?x8xbf16>' has 1 dynamic dimensions}}
+  %g:3 = loop.attention_backward %q, %k, %k, %do, %lse, %lse {scale = 1.0 : f64} : tensor<?x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<?x8xbf16>, tensor<?xf32>, tensor<?xf32> -> tensor<?x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>
+  fx.output %g#0 : tensor<?x8xbf16>
+}
+
+// -----
+
+fx.graph @attention_backward_operands(%q: tensor<4x8xbf16>, %k: tensor<6x8xbf16>, %do: tensor<4x16xbf16>, %lse: tensor<4xf32>) -> tensor<4x8xbf16> {
+  // expected-error @+1 {{'loop.attention_backward' op computes 4 queries' sums of 8 values into 'tensor<4x16xbf16>'}}
+  %g:3 = loop.attention_backward %q, %k, %k, %do, %lse, %lse {scale = 1.0 : f64} : tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<4x16xbf16>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>
+  fx.output %g#0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// A soft cap changes the score's gradient, which the node does not compute.
+fx.graph @attention_backward_soft_cap(%q: tensor<4x8xbf16>, %k: tensor<6x8xbf16>, %lse: tensor<4xf32>) -> tensor<4x8xbf16> {
+  %g:3 = loop.attention_backward %q, %k, %k, %q, %lse, %lse {scale = 1.0 : f64} : tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16> scores {
+  ^bb0(%i: index, %j: index, %s: f32):
+    %t = math.tanh %s : f32
+    // expected-error @+1 {{'loop.yield' op yields a score whose gradient is not the score's: the backward scores region may only add values that do not depend on the score, or hide it with -inf}}
+    loop.yield %t : f32
+  }
+  fx.output %g#0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// The score on both sides of a sum doubles its gradient.
+fx.graph @attention_backward_doubled(%q: tensor<4x8xbf16>, %k: tensor<6x8xbf16>, %lse: tensor<4xf32>) -> tensor<4x8xbf16> {
+  %g:3 = loop.attention_backward %q, %k, %k, %q, %lse, %lse {scale = 1.0 : f64} : tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16> scores {
+  ^bb0(%i: index, %j: index, %s: f32):
+    %t = arith.addf %s, %s : f32
+    // expected-error @+1 {{'loop.yield' op yields a score whose gradient is not the score's}}
+    loop.yield %t : f32
+  }
+  fx.output %g#0 : tensor<4x8xbf16>
+}
+
+// -----
+
+// A select between the score and another finite value cuts its gradient.
+fx.graph @attention_backward_clamped(%q: tensor<4x8xbf16>, %k: tensor<6x8xbf16>, %lse: tensor<4xf32>) -> tensor<4x8xbf16> {
+  %g:3 = loop.attention_backward %q, %k, %k, %q, %lse, %lse {scale = 1.0 : f64} : tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16>, tensor<4x8xbf16>, tensor<4xf32>, tensor<4xf32> -> tensor<4x8xbf16>, tensor<6x8xbf16>, tensor<6x8xbf16> scores {
+  ^bb0(%i: index, %j: index, %s: f32):
+    %zero = arith.constant 0.0 : f32
+    %later = arith.cmpi ugt, %j, %i : index
+    %t = arith.select %later, %zero, %s : f32
+    // expected-error @+1 {{'loop.yield' op yields a score whose gradient is not the score's}}
+    loop.yield %t : f32
+  }
+  fx.output %g#0 : tensor<4x8xbf16>
 }

@@ -245,3 +245,28 @@ fx.graph @attention_scores(%q: tensor<2x8x64xbf16>, %mask: tensor<8x8xf32>) -> t
   }
   fx.output %o : tensor<2x8x64xbf16>
 }
+
+// -----
+
+// A logsumexp result, and the gradients from it: dynamic sizes of the
+// queries and of the keys, a mask added in the scores region.
+// CHECK-LABEL: fx.graph @attention_gradients
+// CHECK: %[[O:.+]]:2 = loop.attention(%{{.+}}, %{{.+}}) %{{.+}} {causal, scale = 1.250000e-01 : f64} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
+// CHECK: loop.attention_backward query_sizes(%{{.+}}, %{{.+}}) key_sizes(%{{.+}}, %{{.+}}) %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[O]]#1, %{{.+}} {causal, scale = 1.250000e-01 : f64} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>, tensor<?x4x?xf32> -> tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> scores {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %{{.+}}: index, %[[I:.+]]: index, %[[J:.+]]: index, %[[SCORE:.+]]: f32):
+// CHECK: loop.load %{{.+}}[%[[I]], %[[J]]] : tensor<?x?xf32>
+fx.graph @attention_gradients(%q: tensor<?x4x?x64xbf16>, %k: tensor<?x4x?x64xbf16>, %do: tensor<?x4x?x64xbf16>, %delta: tensor<?x4x?xf32>, %mask: tensor<?x?xf32>) -> (tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>) {
+  %c0 = arith.constant 0 : index
+  %c2 = arith.constant 2 : index
+  %n = tensor.dim %q, %c0 : tensor<?x4x?x64xbf16>
+  %l = tensor.dim %q, %c2 : tensor<?x4x?x64xbf16>
+  %s = tensor.dim %k, %c2 : tensor<?x4x?x64xbf16>
+  %o:2 = loop.attention(%n, %l) %q, %k, %k {scale = 0.125 : f64, causal} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> -> tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>
+  %g:3 = loop.attention_backward query_sizes(%n, %l) key_sizes(%n, %s) %q, %k, %k, %do, %o#1, %delta {scale = 0.125 : f64, causal} : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?xf32>, tensor<?x4x?xf32> -> tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16> scores {
+  ^bb0(%i0: index, %i1: index, %i2: index, %i3: index, %score: f32):
+    %m = loop.load %mask[%i2, %i3] : tensor<?x?xf32>
+    %a = arith.addf %score, %m : f32
+    loop.yield %a : f32
+  }
+  fx.output %g#0, %g#1, %g#2 : tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>, tensor<?x4x?x64xbf16>
+}

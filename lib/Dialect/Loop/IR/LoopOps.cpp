@@ -6,9 +6,11 @@
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/TypeUtilities.h"
 
 using namespace mlir;
 using namespace mlir::kiln::loop;
@@ -583,13 +585,147 @@ LogicalResult MatmulOp::verifyRegions() {
 }
 
 //===----------------------------------------------------------------------===//
-// AttentionOp
+// AttentionOp and AttentionBackwardOp
 //===----------------------------------------------------------------------===//
 
+/// f64 for f64 queries, else f32.
+static FloatType getAttentionAccumulatorType(Value query) {
+  auto type = cast<RankedTensorType>(query.getType());
+  Builder b(query.getContext());
+  return type.getElementType().isF64() ? b.getF64Type() : b.getF32Type();
+}
+
+/// Verifies an attention node's scores region: `rank` indices and the
+/// score in `accumulator`, yielding a score.
+static LogicalResult verifyScoresRegion(Operation *op, Region &scores,
+                                        int64_t rank, Type accumulator) {
+  if (scores.empty())
+    return success();
+  if (failed(verifyIndicesAndValueBody(op, scores.front(), rank, accumulator,
+                                       "scores region", "score")))
+    return failure();
+  auto yield = cast<YieldOp>(scores.front().getTerminator());
+  Type yielded = yield.getValue().getType();
+  if (yielded != accumulator)
+    return yield.emitOpError("yields ")
+           << yielded << ", but scores are " << accumulator;
+  return success();
+}
+
+/// Verifies attention's query, key and value against `result` ([b..., L,
+/// Ev]: the forward's result, the backward's `grad`): one rank, one
+/// floating-point element type, static head sizes, equal batches.
+static LogicalResult verifyAttentionOperands(Operation *op, Value queryValue,
+                                             Value keyValue, Value valueValue,
+                                             RankedTensorType result) {
+  auto query = cast<RankedTensorType>(queryValue.getType());
+  auto key = cast<RankedTensorType>(keyValue.getType());
+  auto value = cast<RankedTensorType>(valueValue.getType());
+  int64_t rank = result.getRank();
+  if (rank < 2 || query.getRank() != rank || key.getRank() != rank ||
+      value.getRank() != rank)
+    return op->emitOpError("attends with ")
+           << query << ", " << key << " and " << value << " into " << result
+           << ": all four must have the same rank, at least 2";
+  Type element = query.getElementType();
+  if (!isa<FloatType>(element))
+    return op->emitOpError("attends with ")
+           << element << " elements; only floating-point ones are supported";
+  if (key.getElementType() != element || value.getElementType() != element ||
+      result.getElementType() != element)
+    return op->emitOpError("attends with ")
+           << element << " queries, " << key.getElementType() << " keys and "
+           << value.getElementType() << " values into "
+           << result.getElementType()
+           << " elements: the element types must be equal";
+  if (query.isDynamicDim(rank - 1) || key.isDynamicDim(rank - 1) ||
+      value.isDynamicDim(rank - 1))
+    return op->emitOpError("has dynamic head sizes; they must be static");
+  for (int64_t dim = 0; dim < rank - 2; ++dim) {
+    int64_t size = result.getDimSize(dim);
+    if (!isCompatibleSize(query.getDimSize(dim), size) ||
+        !isCompatibleSize(key.getDimSize(dim), size) ||
+        !isCompatibleSize(value.getDimSize(dim), size))
+      return op->emitOpError("has batch dimension ")
+             << dim << " of sizes " << query.getDimSize(dim) << ", "
+             << key.getDimSize(dim) << ", " << value.getDimSize(dim) << " and "
+             << size << " in query, key, value and result; they must be equal";
+  }
+  if (query.getDimSize(rank - 1) != key.getDimSize(rank - 1))
+    return op->emitOpError("scores queries of ")
+           << query.getDimSize(rank - 1) << " elements against keys of "
+           << key.getDimSize(rank - 1) << "; they must be equal";
+  if (!isCompatibleSize(key.getDimSize(rank - 2), value.getDimSize(rank - 2)))
+    return op->emitOpError("has ") << key.getDimSize(rank - 2) << " keys but "
+                                   << value.getDimSize(rank - 2) << " values";
+  if (!isCompatibleSize(query.getDimSize(rank - 2),
+                        result.getDimSize(rank - 2)) ||
+      value.getDimSize(rank - 1) != result.getDimSize(rank - 1))
+    return op->emitOpError("computes ")
+           << query.getDimSize(rank - 2) << " queries' sums of "
+           << value.getDimSize(rank - 1) << " values into " << result;
+  return success();
+}
+
+/// Verifies that `statistics` (the `name`) is one `accumulator` per query
+/// of `result` ([b..., L, Ev]): [b..., L], its dimensions dynamic exactly
+/// where the result's are, so that the two share their dynamic sizes.
+static LogicalResult verifyRowStatistics(Operation *op, Type statistics,
+                                         RankedTensorType result,
+                                         Type accumulator, StringRef name) {
+  auto expected =
+      RankedTensorType::get(result.getShape().drop_back(), accumulator);
+  if (statistics != expected)
+    return op->emitOpError("has ")
+           << name << " " << statistics << ", but its queries' rows need "
+           << expected;
+  return success();
+}
+
+/// Whether `value` is computed from `score` in the scores region.
+static bool dependsOnScore(Value value, Value score) {
+  if (value == score)
+    return true;
+  Operation *def = value.getDefiningOp();
+  return def && llvm::any_of(def->getOperands(), [&](Value operand) {
+           return dependsOnScore(operand, score);
+         });
+}
+
+/// Whether `value`'s derivative with respect to `score` is 1 wherever it is
+/// finite: the score plus or minus values that do not depend on it, or a
+/// select of it and -inf under a condition that does not depend on it.
+static bool passesScoreGradient(Value value, Value score) {
+  if (value == score)
+    return true;
+  Operation *def = value.getDefiningOp();
+  if (auto add = dyn_cast_or_null<arith::AddFOp>(def)) {
+    bool lhs = dependsOnScore(add.getLhs(), score);
+    bool rhs = dependsOnScore(add.getRhs(), score);
+    return lhs != rhs &&
+           passesScoreGradient(lhs ? add.getLhs() : add.getRhs(), score);
+  }
+  if (auto sub = dyn_cast_or_null<arith::SubFOp>(def))
+    return !dependsOnScore(sub.getRhs(), score) &&
+           passesScoreGradient(sub.getLhs(), score);
+  if (auto select = dyn_cast_or_null<arith::SelectOp>(def)) {
+    if (dependsOnScore(select.getCondition(), score))
+      return false;
+    auto passesOrHides = [&](Value branch) {
+      FloatAttr constant;
+      if (matchPattern(branch, m_Constant(&constant)))
+        return constant.getValue().isInfinity() &&
+               constant.getValue().isNegative();
+      return passesScoreGradient(branch, score);
+    };
+    return passesOrHides(select.getTrueValue()) &&
+           passesOrHides(select.getFalseValue());
+  }
+  return false;
+}
+
 FloatType AttentionOp::getAccumulatorType() {
-  auto query = cast<RankedTensorType>(getQuery().getType());
-  Builder b(getContext());
-  return query.getElementType().isF64() ? b.getF64Type() : b.getF32Type();
+  return getAttentionAccumulatorType(getQuery());
 }
 
 YieldOp AttentionOp::getScoresYield() {
@@ -602,72 +738,113 @@ void AttentionOp::getAsmBlockArgumentNames(Region &region,
 }
 
 LogicalResult AttentionOp::verifyRegions() {
-  if (!hasScoreModifier())
-    return success();
-  if (failed(verifyIndicesAndValueBody(
-          *this, getScores().front(), getResultType().getRank(),
-          getAccumulatorType(), "scores region", "score")))
-    return failure();
-  Type yielded = getScoresYield().getValue().getType();
-  if (yielded != getAccumulatorType())
-    return getScoresYield().emitOpError("yields ")
-           << yielded << ", but scores are " << getAccumulatorType();
-  return success();
+  return verifyScoresRegion(*this, getScores(), getResultType().getRank(),
+                            getAccumulatorType());
 }
 
 LogicalResult AttentionOp::verify() {
   RankedTensorType result = getResultType();
-  auto query = cast<RankedTensorType>(getQuery().getType());
-  auto key = cast<RankedTensorType>(getKey().getType());
-  auto value = cast<RankedTensorType>(getValue().getType());
-  int64_t rank = result.getRank();
-  if (rank < 2 || query.getRank() != rank || key.getRank() != rank ||
-      value.getRank() != rank)
-    return emitOpError("attends with ")
-           << query << ", " << key << " and " << value << " into " << result
-           << ": all four must have the same rank, at least 2";
-  Type element = query.getElementType();
-  if (!isa<FloatType>(element))
-    return emitOpError("attends with ")
-           << element << " elements; only floating-point ones are supported";
-  if (key.getElementType() != element || value.getElementType() != element ||
-      result.getElementType() != element)
-    return emitOpError("attends with ")
-           << element << " queries, " << key.getElementType() << " keys and "
-           << value.getElementType() << " values into "
-           << result.getElementType()
-           << " elements: the element types must be equal";
-  if (query.isDynamicDim(rank - 1) || key.isDynamicDim(rank - 1) ||
-      value.isDynamicDim(rank - 1))
-    return emitOpError("has dynamic head sizes; they must be static");
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     result)))
+    return failure();
   int64_t numDynamic = result.getNumDynamicDims();
   if (static_cast<int64_t>(getDynamicSizes().size()) != numDynamic)
     return emitOpError("has ")
            << getDynamicSizes().size() << " dynamic sizes, but its result "
            << result << " has " << numDynamic << " dynamic dimensions";
-  for (int64_t dim = 0; dim < rank - 2; ++dim) {
-    int64_t size = result.getDimSize(dim);
-    if (!isCompatibleSize(query.getDimSize(dim), size) ||
-        !isCompatibleSize(key.getDimSize(dim), size) ||
-        !isCompatibleSize(value.getDimSize(dim), size))
-      return emitOpError("has batch dimension ")
-             << dim << " of sizes " << query.getDimSize(dim) << ", "
-             << key.getDimSize(dim) << ", " << value.getDimSize(dim) << " and "
-             << size << " in query, key, value and result; they must be equal";
+  if (Value logsumexp = getLogsumexp())
+    return verifyRowStatistics(*this, logsumexp.getType(), result,
+                               getAccumulatorType(), "logsumexp");
+  return success();
+}
+
+FloatType AttentionBackwardOp::getAccumulatorType() {
+  return getAttentionAccumulatorType(getQuery());
+}
+
+YieldOp AttentionBackwardOp::getScoresYield() {
+  return cast<YieldOp>(getScores().front().getTerminator());
+}
+
+// The node interface's result is the query's gradient.
+RankedTensorType AttentionBackwardOp::getResultType() {
+  return cast<RankedTensorType>(getGradQuery().getType());
+}
+
+ValueRange AttentionBackwardOp::getDynamicSizes() { return getQuerySizes(); }
+
+SmallVector<int64_t> AttentionBackwardOp::getIndexSpaceShape() {
+  return to_vector(getResultType().getShape());
+}
+
+ValueRange AttentionBackwardOp::getResultDynamicSizes(unsigned index) {
+  return index == 0 ? getQuerySizes() : getKeySizes();
+}
+
+void AttentionBackwardOp::getAsmBlockArgumentNames(
+    Region &region, OpAsmSetValueNameFn setNameFn) {
+  nameIndicesAndValue(region, getResultType().getRank(), "score", setNameFn);
+}
+
+LogicalResult AttentionBackwardOp::verifyRegions() {
+  if (failed(verifyScoresRegion(*this, getScores(), getResultType().getRank(),
+                                getAccumulatorType())))
+    return failure();
+  if (hasScoreModifier() &&
+      !passesScoreGradient(getScoresYield().getValue(),
+                           getScores().front().getArguments().back()))
+    return getScoresYield().emitOpError(
+        "yields a score whose gradient is not the score's: the backward "
+        "scores region may only add values that do not depend on the score, "
+        "or hide it with -inf");
+  return success();
+}
+
+LogicalResult AttentionBackwardOp::verify() {
+  auto grad = cast<RankedTensorType>(getGrad().getType());
+  if (failed(verifyAttentionOperands(*this, getQuery(), getKey(), getValue(),
+                                     grad)))
+    return failure();
+  FloatType accumulator = getAccumulatorType();
+  if (failed(verifyRowStatistics(*this, getLogsumexp().getType(), grad,
+                                 accumulator, "logsumexp")) ||
+      failed(verifyRowStatistics(*this, getDelta().getType(), grad, accumulator,
+                                 "delta")))
+    return failure();
+  Value operands[] = {getQuery(), getKey(), getValue()};
+  StringRef names[] = {"query", "key", "value"};
+  for (auto [operand, result, name] :
+       llvm::zip_equal(operands, getResults(), names)) {
+    auto operandType = cast<RankedTensorType>(operand.getType());
+    auto resultType = cast<RankedTensorType>(result.getType());
+    if (resultType.getElementType() != operandType.getElementType() ||
+        failed(verifyCompatibleShape(resultType, operandType)))
+      return emitOpError("computes the ")
+             << name << "'s gradient as " << resultType << ", but the " << name
+             << " is " << operandType;
   }
-  if (query.getDimSize(rank - 1) != key.getDimSize(rank - 1))
-    return emitOpError("scores queries of ")
-           << query.getDimSize(rank - 1) << " elements against keys of "
-           << key.getDimSize(rank - 1) << "; they must be equal";
-  if (!isCompatibleSize(key.getDimSize(rank - 2), value.getDimSize(rank - 2)))
-    return emitOpError("has ") << key.getDimSize(rank - 2) << " keys but "
-                               << value.getDimSize(rank - 2) << " values";
-  if (!isCompatibleSize(query.getDimSize(rank - 2),
-                        result.getDimSize(rank - 2)) ||
-      value.getDimSize(rank - 1) != result.getDimSize(rank - 1))
-    return emitOpError("computes ")
-           << query.getDimSize(rank - 2) << " queries' sums of "
-           << value.getDimSize(rank - 1) << " values into " << result;
+  auto checkSizes = [&](ValueRange sizes, Value result,
+                        StringRef name) -> LogicalResult {
+    int64_t numDynamic =
+        cast<RankedTensorType>(result.getType()).getNumDynamicDims();
+    if (static_cast<int64_t>(sizes.size()) == numDynamic)
+      return success();
+    return emitOpError("has ")
+           << sizes.size() << " " << name << " sizes, but its gradient "
+           << result.getType() << " has " << numDynamic
+           << " dynamic dimensions";
+  };
+  if (failed(checkSizes(getQuerySizes(), getGradQuery(), "query")) ||
+      failed(checkSizes(getKeySizes(), getGradKey(), "key")))
+    return failure();
+  auto gradKey = cast<RankedTensorType>(getGradKey().getType());
+  auto gradValue = cast<RankedTensorType>(getGradValue().getType());
+  for (int64_t dim = 0; dim + 1 < gradKey.getRank(); ++dim)
+    if (gradKey.isDynamicDim(dim) != gradValue.isDynamicDim(dim))
+      return emitOpError("has key and value gradients ")
+             << gradKey << " and " << gradValue
+             << " whose dimensions are dynamic in different places; they "
+                "share key_sizes";
   return success();
 }
 

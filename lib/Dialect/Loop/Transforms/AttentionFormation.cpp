@@ -408,8 +408,9 @@ FailureOr<AttentionOp> loop::formAttention(RewriterBase &rewriter,
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(product);
   auto node = AttentionOp::create(
-      rewriter, product.getLoc(), product.getResultType(), query, key, value,
-      product.getDynamicSizes(), rewriter.getF64FloatAttr(scale),
+      rewriter, product.getLoc(), product.getResultType(),
+      /*logsumexp=*/Type(), query, key, value, product.getDynamicSizes(),
+      rewriter.getF64FloatAttr(scale),
       /*causal=*/UnitAttr());
   {
     OpBuilder::InsertionGuard guard(rewriter);

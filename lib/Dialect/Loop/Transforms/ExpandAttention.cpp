@@ -2,7 +2,8 @@
 //
 // Part of Kiln. kiln-loop-expand-attention: each loop.attention that the
 // target computes no other way into its scores' product, a softmax and the
-// product with the values (loop::buildAttentionNodes).
+// product with the values (loop::buildAttentionNodes), and each
+// loop.attention_backward into its products (loop::buildAttentionGradients).
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,9 +32,15 @@ struct ExpandAttentionPass
 
   void runOnOperation() override {
     SmallVector<AttentionOp> nodes;
-    getOperation()->walk([&](AttentionOp node) {
-      if (!kernels || !hasAttentionKernel(node))
-        nodes.push_back(node);
+    SmallVector<AttentionBackwardOp> gradients;
+    getOperation()->walk([&](Operation *op) {
+      if (auto node = dyn_cast<AttentionOp>(op)) {
+        if (!kernels || !hasAttentionKernel(node))
+          nodes.push_back(node);
+      } else if (auto node = dyn_cast<AttentionBackwardOp>(op)) {
+        if (!kernels || !hasAttentionBackwardKernel(node))
+          gradients.push_back(node);
+      }
     });
     IRRewriter rewriter(&getContext());
     for (AttentionOp node : nodes) {
@@ -45,7 +52,17 @@ struct ExpandAttentionPass
           [&](OpBuilder &b, Location, ValueRange ivs, Value score) {
             return applyScoreModifier(b, node, ivs, score);
           });
-      rewriter.replaceOp(node, expanded.output);
+      SmallVector<Value> results{expanded.output};
+      if (Value logsumexp = node.getLogsumexp())
+        results.push_back(buildAttentionLogsumexp(
+            rewriter, node.getLoc(), expanded,
+            cast<RankedTensorType>(logsumexp.getType())));
+      rewriter.replaceOp(node, results);
+    }
+    for (AttentionBackwardOp node : gradients) {
+      rewriter.setInsertionPoint(node);
+      AttentionGradients expanded = buildAttentionGradients(rewriter, node);
+      rewriter.replaceOp(node, {expanded.query, expanded.key, expanded.value});
     }
   }
 };

@@ -99,3 +99,69 @@ fx.graph @scores_region(%q: tensor<2x8x64xf32>, %mask: tensor<8x8xf32>) -> tenso
   }
   fx.output %o : tensor<2x8x64xf32>
 }
+
+// -----
+
+// A logsumexp result is max + log(sum) per query, +inf where the sum is 0
+// (every key hidden). The node stays with `kernels`: the kernel writes it.
+// CHECK-LABEL: fx.graph @logsumexp
+// CHECK: %[[MAX:.+]] = loop.reduce "max"
+// CHECK: %[[SUM:.+]] = loop.reduce "sum"
+// CHECK: %[[O:.+]] = loop.matmul
+// CHECK: %[[LSE:.+]] = loop.pointwise : tensor<2x4x8xf32>
+// CHECK-NEXT: ^bb0(%[[B:.+]]: index, %[[H:.+]]: index, %[[I:.+]]: index):
+// CHECK: %[[S:.+]] = loop.load %[[SUM]][%[[B]], %[[H]], %[[I]], %{{.+}}]
+// CHECK: %[[M:.+]] = loop.load %[[MAX]][%[[B]], %[[H]], %[[I]], %{{.+}}]
+// CHECK: %[[LOG:.+]] = math.log %[[S]] : f32
+// CHECK: %[[ADD:.+]] = arith.addf %[[M]], %[[LOG]] : f32
+// CHECK: %[[ANY:.+]] = arith.cmpf ogt, %[[S]], %{{.+}} : f32
+// CHECK: arith.select %[[ANY]], %[[ADD]], %{{.+}} : f32
+// CHECK: fx.output %[[O]], %[[LSE]]
+// KERNELS-LABEL: fx.graph @logsumexp
+// KERNELS: %[[O:.+]]:2 = loop.attention
+// KERNELS: fx.output %[[O]]#0, %[[O]]#1
+fx.graph @logsumexp(%q: tensor<2x4x8x64xbf16>) -> (tensor<2x4x8x64xbf16>, tensor<2x4x8xf32>) {
+  %o:2 = loop.attention %q, %q, %q {scale = 0.125 : f64} : tensor<2x4x8x64xbf16>, tensor<2x4x8x64xbf16>, tensor<2x4x8x64xbf16> -> tensor<2x4x8x64xbf16>, tensor<2x4x8xf32>
+  fx.output %o#0, %o#1 : tensor<2x4x8x64xbf16>, tensor<2x4x8xf32>
+}
+
+// -----
+
+// The gradients, written out on every target so far: the scores with the
+// region (a mask, and -inf for a window), p = exp(s - logsumexp) rounded
+// to bf16, dV = pᵀ·dO, dP = dO·vᵀ, dS = p·(dP - delta)·scale, dQ = dS·k and
+// dK = dSᵀ·q.
+// CHECK-LABEL: fx.graph @gradients
+// CHECK-SAME: (%[[Q:[^:]+]]: tensor<2x8x64xbf16>, %[[K:[^:]+]]: tensor<2x6x64xbf16>, %[[V:[^:]+]]: tensor<2x6x32xbf16>, %[[DO:[^:]+]]: tensor<2x8x32xbf16>, %[[LSE:[^:]+]]: tensor<2x8xf32>, %[[DELTA:[^:]+]]: tensor<2x8xf32>, %[[MASK:[^:]+]]: tensor<8x6xf32>)
+// CHECK: loop.matmul %[[Q]], %[[K]] {transpose_rhs}
+// CHECK: %[[S:.+]] = loop.pointwise : tensor<2x8x6xf32>
+// CHECK: loop.load %[[MASK]]
+// CHECK: arith.select
+// CHECK: %[[P:.+]] = loop.pointwise : tensor<2x8x6xbf16>
+// CHECK-NEXT: ^bb0(%[[B:.+]]: index, %[[I:.+]]: index, %[[J:.+]]: index):
+// CHECK: %[[ROW:.+]] = loop.load %[[LSE]][%[[B]], %[[I]]] : tensor<2x8xf32>
+// CHECK: math.exp
+// CHECK: %[[DV:.+]] = loop.matmul %[[P]], %[[DO]] {transpose_lhs} : tensor<2x8x6xbf16>, tensor<2x8x32xbf16> -> tensor<2x6x32xbf16>
+// CHECK: %[[DP:.+]] = loop.matmul %[[DO]], %[[V]] {transpose_rhs} : tensor<2x8x32xbf16>, tensor<2x6x32xbf16> -> tensor<2x8x6xf32>
+// CHECK: %[[DS:.+]] = loop.pointwise : tensor<2x8x6xbf16>
+// CHECK: loop.load %[[DELTA]]
+// CHECK: arith.constant 1.250000e-01 : f32
+// CHECK: %[[DQ:.+]] = loop.matmul %[[DS]], %[[K]] : tensor<2x8x6xbf16>, tensor<2x6x64xbf16> -> tensor<2x8x64xbf16>
+// CHECK: %[[DK:.+]] = loop.matmul %[[DS]], %[[Q]] {transpose_lhs} : tensor<2x8x6xbf16>, tensor<2x8x64xbf16> -> tensor<2x6x64xbf16>
+// CHECK: fx.output %[[DQ]], %[[DK]], %[[DV]]
+// KERNELS-LABEL: fx.graph @gradients
+// KERNELS-NOT: loop.attention_backward
+fx.graph @gradients(%q: tensor<2x8x64xbf16>, %k: tensor<2x6x64xbf16>, %v: tensor<2x6x32xbf16>, %do: tensor<2x8x32xbf16>, %lse: tensor<2x8xf32>, %delta: tensor<2x8xf32>, %mask: tensor<8x6xf32>) -> (tensor<2x8x64xbf16>, tensor<2x6x64xbf16>, tensor<2x6x32xbf16>) {
+  %g:3 = loop.attention_backward %q, %k, %v, %do, %lse, %delta {scale = 0.125 : f64} : tensor<2x8x64xbf16>, tensor<2x6x64xbf16>, tensor<2x6x32xbf16>, tensor<2x8x32xbf16>, tensor<2x8xf32>, tensor<2x8xf32> -> tensor<2x8x64xbf16>, tensor<2x6x64xbf16>, tensor<2x6x32xbf16> scores {
+  ^bb0(%b: index, %i: index, %j: index, %score: f32):
+    %ninf = arith.constant 0xFF800000 : f32
+    %c4 = arith.constant 4 : index
+    %m = loop.load %mask[%i, %j] : tensor<8x6xf32>
+    %a = arith.addf %m, %score : f32
+    %far = arith.addi %j, %c4 : index
+    %outside = arith.cmpi ult, %far, %i : index
+    %w = arith.select %outside, %ninf, %a : f32
+    loop.yield %w : f32
+  }
+  fx.output %g#0, %g#1, %g#2 : tensor<2x8x64xbf16>, tensor<2x6x64xbf16>, tensor<2x6x32xbf16>
+}

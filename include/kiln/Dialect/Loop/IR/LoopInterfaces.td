@@ -12,10 +12,12 @@ include "mlir/IR/OpBase.td"
 def Loop_NodeOpInterface : OpInterface<"LoopNodeOpInterface"> {
   let cppNamespace = "::mlir::kiln::loop";
   let description = [{
-    A tensor node of the loop dialect: an op that defines one ranked tensor
+    A tensor node of the loop dialect: an op that defines ranked tensors
     over an index space (`loop.pointwise`, `loop.reduce`, `loop.scatter`,
-    `loop.matmul`, `loop.convolution`, `loop.attention`). Its result's dynamic sizes are operands of the node, so
-    that asking a tensor's size never needs the node's elements.
+    `loop.matmul`, `loop.convolution`, `loop.attention`,
+    `loop.attention_backward`); all but the attention nodes define one. Its
+    results' dynamic sizes are operands of the node, so that asking a
+    tensor's size never needs the node's elements.
   }];
   let methods = [
     InterfaceMethod<
@@ -35,7 +37,18 @@ def Loop_NodeOpInterface : OpInterface<"LoopNodeOpInterface"> {
         update dimensions for `loop.scatter`.
       }],
       /*retTy=*/"::llvm::SmallVector<int64_t>",
-      /*methodName=*/"getIndexSpaceShape">
+      /*methodName=*/"getIndexSpaceShape">,
+    InterfaceMethod<
+      /*desc=*/[{
+        The dynamic sizes of result `index`, in order: those of the result
+        for a node of one result and for `loop.attention`'s logsumexp (the
+        result's leading dimensions).
+      }],
+      /*retTy=*/"::mlir::ValueRange",
+      /*methodName=*/"getResultDynamicSizes",
+      /*args=*/(ins "unsigned":$index),
+      /*methodBody=*/"",
+      /*defaultImplementation=*/[{ return $_op.getDynamicSizes(); }]>
   ];
 }
 

@@ -275,6 +275,12 @@ def Loop_AttentionOp : Loop_Op<"attention", [
     `L` and `S` may be dynamic, the head sizes `E` and `Ev` are static;
     `dynamic_sizes` are the result's dynamic sizes, in order.
 
+    With a second result, the node also yields each query's logsumexp
+    `[b..., L]` in the accumulator type: the log of the sum over the keys
+    of `exp(score)`, +inf for a row with every key hidden, which is what
+    `loop.attention_backward` takes (its probabilities `exp(score -
+    logsumexp)` are then 0 for such rows).
+
     A `scores` region modifies each score before the softmax: it takes the
     score's indices `[b..., i, j]` and the scaled score (in the accumulator
     type) and yields the score the softmax sees, so that additive and
@@ -307,12 +313,13 @@ def Loop_AttentionOp : Loop_Op<"attention", [
   let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
                        AnyRankedTensor:$value, Variadic<Index>:$dynamic_sizes,
                        F64Attr:$scale, UnitAttr:$causal);
-  let results = (outs AnyRankedTensor:$result);
+  let results = (outs AnyRankedTensor:$result,
+                      Optional<AnyRankedTensor>:$logsumexp);
   let regions = (region AnyRegion:$scores);
   let assemblyFormat = [{
     (`(` $dynamic_sizes^ `)`)? $query `,` $key `,` $value attr-dict `:`
     type($query) `,` type($key) `,` type($value) `->` type($result)
-    (`scores` $scores^)?
+    (`,` type($logsumexp)^)? (`scores` $scores^)?
   }];
   let hasVerifier = 1;
   let hasRegionVerifier = 1;
@@ -332,6 +339,73 @@ def Loop_AttentionOp : Loop_Op<"attention", [
     /// Whether a region modifies the scores.
     bool hasScoreModifier() { return !getScores().empty(); }
     /// The scores region's yield; only with one.
+    YieldOp getScoresYield();
+  }];
+}
+
+def Loop_AttentionBackwardOp : Loop_Op<"attention_backward", [
+    RecursiveMemoryEffects, SingleBlock, AttrSizedOperandSegments,
+    DeclareOpInterfaceMethods<Loop_NodeOpInterface, ["getResultDynamicSizes"]>,
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmBlockArgumentNames"]>
+  ]> {
+  let summary = "The gradients of `loop.attention` from its logsumexp";
+  let description = [{
+    The gradients of attention's queries, keys and values (`[b..., L, E]`,
+    `[b..., S, E]`, `[b..., S, Ev]`) from the gradient of its result `grad`
+    (`[b..., L, Ev]`), the forward's `logsumexp` per query and `delta`, each
+    query's `Σ grad[b..., i, :] · result[b..., i, :]` (both `[b..., L]` in
+    the accumulator type). With `s` the scores as `loop.attention` with the
+    same `scale`, `causal` and `scores` region computes them:
+
+    ```
+    p = exp(s - logsumexp[i])         dv = pᵀ · grad
+    dp = grad · valueᵀ                ds = p · (dp - delta[i])
+    dq = scale · ds · key             dk = scale · dsᵀ · query
+    ```
+
+    The scores region must pass the score's gradient through unchanged: it
+    adds to the score values that do not depend on it (masks, biases from
+    the indices) or hides it (a select of -inf). The probabilities and the
+    products are computed in the accumulator type; each gradient is rounded
+    to its operand's element type. `query_sizes` are the query's (and its
+    gradient's) dynamic sizes, `key_sizes` the key's and the value's, in
+    order. A code generator computes the node without writing the scores;
+    `kiln-loop-expand-attention` writes them out elsewhere.
+
+    ```mlir
+    %dq, %dk, %dv = loop.attention_backward %q, %k, %v, %do, %lse, %delta
+        {scale = 0.125 : f64, causal}
+        : tensor<2x8x128x64xbf16>, tensor<2x8x256x64xbf16>,
+          tensor<2x8x256x64xbf16>, tensor<2x8x128x64xbf16>,
+          tensor<2x8x128xf32>, tensor<2x8x128xf32>
+        -> tensor<2x8x128x64xbf16>, tensor<2x8x256x64xbf16>,
+           tensor<2x8x256x64xbf16>
+    ```
+  }];
+  let arguments = (ins AnyRankedTensor:$query, AnyRankedTensor:$key,
+                       AnyRankedTensor:$value, AnyRankedTensor:$grad,
+                       AnyRankedTensor:$logsumexp, AnyRankedTensor:$delta,
+                       Variadic<Index>:$query_sizes,
+                       Variadic<Index>:$key_sizes,
+                       F64Attr:$scale, UnitAttr:$causal);
+  let results = (outs AnyRankedTensor:$grad_query, AnyRankedTensor:$grad_key,
+                      AnyRankedTensor:$grad_value);
+  let regions = (region AnyRegion:$scores);
+  let assemblyFormat = [{
+    (`query_sizes` `(` $query_sizes^ `)`)? (`key_sizes` `(` $key_sizes^ `)`)?
+    $query `,` $key `,` $value `,` $grad `,` $logsumexp `,` $delta attr-dict
+    `:` type($query) `,` type($key) `,` type($value) `,` type($grad) `,`
+    type($logsumexp) `,` type($delta) `->` type($grad_query) `,`
+    type($grad_key) `,` type($grad_value) (`scores` $scores^)?
+  }];
+  let hasVerifier = 1;
+  let hasRegionVerifier = 1;
+
+  let extraClassDeclaration = [{
+    int64_t getNumBatchDims() { return getResultType().getRank() - 2; }
+    /// f64 for f64 operands, else f32.
+    ::mlir::FloatType getAccumulatorType();
+    bool hasScoreModifier() { return !getScores().empty(); }
     YieldOp getScoresYield();
   }];
 }
@@ -519,7 +593,8 @@ def Loop_LoadOp : Loop_Op<"load", [
 
 def Loop_YieldOp : Loop_Op<"yield", [
     Pure, ReturnLike, Terminator,
-    ParentOneOf<["PointwiseOp", "ReduceOp", "MatmulOp", "AttentionOp"]>
+    ParentOneOf<["PointwiseOp", "ReduceOp", "MatmulOp", "AttentionOp",
+                 "AttentionBackwardOp"]>
   ]> {
   let summary = "Yields the element a node computes at the current index";
   let description = [{

@@ -388,17 +388,23 @@ def FormAttentionPass : Pass<"kiln-loop-form-attention"> {
 }
 
 def ExpandAttentionPass : Pass<"kiln-loop-expand-attention"> {
-  let summary = "Writes loop.attention out as products and a softmax";
+  let summary = "Writes loop.attention and its gradients out as products "
+                "and a softmax";
   let description = [{
     Rewrites each `loop.attention` into the scores' `loop.matmul` (reading
     the keys transposed), a node that scales them (and hides later keys
     when causal), the softmax's row maximum and sum (`loop.reduce`), the
     probabilities rounded to the operands' type, and their `loop.matmul`
     with the values: what row fusion turns into two products around one
-    row kernel, on targets without an attention kernel.
+    row kernel, on targets without an attention kernel. A logsumexp result
+    becomes a node of max + log(sum).
+
+    Each `loop.attention_backward` becomes the scores, the probabilities
+    from its logsumexp, and the four products of the gradients (dV = pᵀ·dO,
+    dP = dO·vᵀ, dQ = dS·k, dK = dSᵀ·q) around dS = p·(dP - delta)·scale.
 
     With `kernels` (the GPU pipeline's `attention-kernels`), the nodes that
-    the GPU's attention kernel computes are kept: f16 and bf16 operands
+    the GPU's attention kernels compute are kept: f16 and bf16 operands
     whose query, key and value head sizes are equal, a multiple of 16 and
     at most 128.
 

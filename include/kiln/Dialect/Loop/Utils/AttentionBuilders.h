@@ -17,6 +17,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 
 namespace mlir::kiln::loop {
+class AttentionBackwardOp;
 class AttentionOp;
 
 /// Query, key and value head sizes that the GPU's attention kernel takes:
@@ -32,6 +33,10 @@ bool hasAttentionKernel(AttentionOp node);
 /// `valueType`, keys like the queries.
 bool hasAttentionKernel(RankedTensorType queryType, RankedTensorType valueType);
 
+/// Whether the GPU's kernels of attention's gradients compute `node`: the
+/// operands that hasAttentionKernel takes.
+bool hasAttentionBackwardKernel(AttentionBackwardOp node);
+
 /// Modifies the attention score `score` at `ivs` ([b..., i, j]) before the
 /// softmax: a mask, a soft cap, a bias from the indices.
 using ScoreModifierFn =
@@ -46,6 +51,8 @@ Value addAttentionMask(OpBuilder &b, Location loc, Value mask, ValueRange ivs,
 /// The score that `node`'s scores region yields for `score` at `ivs`, its
 /// ops cloned at `b`'s insertion point; `score` itself without a region.
 Value applyScoreModifier(OpBuilder &b, AttentionOp node, ValueRange ivs,
+                         Value score);
+Value applyScoreModifier(OpBuilder &b, AttentionBackwardOp node, ValueRange ivs,
                          Value score);
 
 /// The attention scores [B..., L, S] in `accumulator`: query·keyᵀ (a
@@ -75,6 +82,31 @@ AttentionNodes buildAttentionNodes(OpBuilder &b, Location loc, Value query,
                                    Value key, Value value, bool causal,
                                    double scale, RankedTensorType outputType,
                                    ScoreModifierFn modify = nullptr);
+
+/// Each query's logsumexp [B..., L] of the `type` asked for (in the
+/// accumulator type) from the statistics of `nodes`: max + log(sum), +inf
+/// for a row with every key hidden, as loop.attention's.
+Value buildAttentionLogsumexp(OpBuilder &b, Location loc,
+                              const AttentionNodes &nodes,
+                              RankedTensorType type);
+
+/// loop.attention_backward's `delta` for attention's result `output` and
+/// its gradient `grad` ([B..., L, Ev]): Σ grad · output per query, [B...,
+/// L] in `accumulator`.
+Value buildAttentionDelta(OpBuilder &b, Location loc, Value grad, Value output,
+                          Type accumulator);
+
+/// Attention's gradients, as loop.attention_backward defines them.
+struct AttentionGradients {
+  Value query, key, value;
+};
+
+/// Builds `node`'s gradients written out: the scores (buildAttentionScores
+/// with the node's region), the probabilities from its logsumexp, rounded
+/// to the operands' type, and the four products around dS, which reads
+/// its transposed operands in place.
+AttentionGradients buildAttentionGradients(OpBuilder &b,
+                                           AttentionBackwardOp node);
 
 } // namespace mlir::kiln::loop
 
