@@ -141,7 +141,7 @@ private:
   bool keysAndValues;
   Type elementType;
   int64_t head;
-  Value thread, lane, warp, fragmentRow, fragmentColumn;
+  Value thread, warp, fragmentRow, fragmentColumn;
   /// Each lane's ldmatrix address within a 16x16 fragment, in elements: of
   /// an operand read as stored or transposed, and of columns read as the
   /// product's rhs.
@@ -433,21 +433,12 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
   b.setInsertionPointToStart(&launch.getBody().front());
   align.alignSources(node, mapping, kernelMapping);
   thread = launch.getThreadIds().x;
-  lane = rem(thread, kWarpSize);
-  warp = div(thread, kWarpSize);
-  fragmentRow = div(lane, 4);
-  fragmentColumn = mul(rem(lane, 4), index(2));
-  // ldmatrix x4 (see AttentionKernels.cpp): matrices 0-3 are (rows 0-7,
-  // cols 0-7), (rows 8-15, cols 0-7), (rows 0-7, cols 8-15), (rows 8-15,
-  // cols 8-15) of an operand read as stored or transposed; for columns
-  // read as the rhs, matrices 1 and 2 swap.
-  Value quarter = div(lane, 8), rowInMatrix = rem(lane, 8);
-  Value lowBlock = mul(rem(quarter, 2), index(8));
-  Value highBlock = mul(div(quarter, 2), index(8));
-  laneOffset =
-      add(mul(add(lowBlock, rowInMatrix), index(getRowStride())), highBlock);
-  columnLaneOffset =
-      add(mul(add(highBlock, rowInMatrix), index(getRowStride())), lowBlock);
+  FragmentLanes lanes = getFragmentLanes(thread, getRowStride());
+  warp = lanes.warp;
+  fragmentRow = lanes.row;
+  fragmentColumn = lanes.column;
+  laneOffset = lanes.operandOffset;
+  columnLaneOffset = lanes.columnsOffset;
   zero = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f));
   log2e = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(static_cast<float>(llvm::numbers::log2e)));

@@ -743,21 +743,14 @@ void AttentionKernelEmitter::emit(ValueRange dests, StreamOrder &order,
   b.setInsertionPointToStart(&launch.getBody().front());
   align.alignSources(node, mapping, kernelMapping);
   thread = launch.getThreadIds().x;
-  lane = rem(thread, kWarpSize);
-  warp = div(thread, kWarpSize);
-  fragmentRow = div(lane, 4);
-  fragmentColumn = mul(rem(lane, 4), index(2));
-  // ldmatrix x4: lanes 8q..8q+7 address the rows of matrix q. For an
-  // operand read as stored, matrices 0-3 are (rows 0-7, cols 0-7), (rows
-  // 8-15, cols 0-7), (rows 0-7, cols 8-15), (rows 8-15, cols 8-15); for
-  // keys, whose rows are the product's columns, matrices 1 and 2 swap.
-  Value quarter = div(lane, 8), rowInMatrix = rem(lane, 8);
-  Value lowBlock = mul(rem(quarter, 2), index(8));
-  Value highBlock = mul(div(quarter, 2), index(8));
-  laneOffset =
-      add(mul(add(lowBlock, rowInMatrix), index(getRowStride())), highBlock);
-  keyLaneOffset =
-      add(mul(add(highBlock, rowInMatrix), index(getRowStride())), lowBlock);
+  FragmentLanes lanes = getFragmentLanes(thread, getRowStride());
+  lane = lanes.lane;
+  warp = lanes.warp;
+  fragmentRow = lanes.row;
+  fragmentColumn = lanes.column;
+  // Keys' rows are the product's columns.
+  laneOffset = lanes.operandOffset;
+  keyLaneOffset = lanes.columnsOffset;
 
   // The longest causal rows first: they take the most key blocks.
   Value block = launch.getBlockIds().x;

@@ -61,6 +61,19 @@ struct BlockTile {
   Value batch, firstRow, firstColumn;
 };
 
+/// Where a thread of a kernel of mma.sync m16n8k16 products stands.
+struct FragmentLanes {
+  /// Its lane and warp.
+  Value lane, warp;
+  /// The row (g) and the first of the pair of columns (2c) of an
+  /// accumulator fragment that the lane holds.
+  Value row, column;
+  /// The lane's ldmatrix x4 address within a 16x16 fragment, in elements:
+  /// of an operand read as stored or transposed, and of an rhs whose rows
+  /// are the product's columns (read as stored).
+  Value operandOffset, columnsOffset;
+};
+
 /// Builds the index and pointer arithmetic of a product kernel at `b`'s
 /// insertion point.
 class MatmulKernelBuilder {
@@ -84,6 +97,28 @@ public:
   }
   Value rem(Value lhs, int64_t rhs) {
     return arith::RemUIOp::create(b, loc, lhs, index(rhs));
+  }
+
+  /// The lanes of `thread` in a kernel whose operands' rows in workgroup
+  /// memory lie `rowStride` elements apart.
+  FragmentLanes getFragmentLanes(Value thread, int64_t rowStride) {
+    FragmentLanes lanes;
+    lanes.lane = rem(thread, kWarpSize);
+    lanes.warp = div(thread, kWarpSize);
+    lanes.row = div(lanes.lane, 4);
+    lanes.column = mul(rem(lanes.lane, 4), index(2));
+    // ldmatrix x4: lanes 8q..8q+7 address the rows of matrix q. For an
+    // operand read as stored, matrices 0-3 are (rows 0-7, cols 0-7), (rows
+    // 8-15, cols 0-7), (rows 0-7, cols 8-15), (rows 8-15, cols 8-15); for
+    // an rhs whose rows are the product's columns, matrices 1 and 2 swap.
+    Value quarter = div(lanes.lane, 8), rowInMatrix = rem(lanes.lane, 8);
+    Value lowBlock = mul(rem(quarter, 2), index(8));
+    Value highBlock = mul(div(quarter, 2), index(8));
+    lanes.operandOffset =
+        add(mul(add(lowBlock, rowInMatrix), index(rowStride)), highBlock);
+    lanes.columnsOffset =
+        add(mul(add(highBlock, rowInMatrix), index(rowStride)), lowBlock);
+    return lanes;
   }
 
   /// Whether (`row`, `col`) lies in a matrix of `rows` x `cols`.
