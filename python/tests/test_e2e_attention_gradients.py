@@ -98,11 +98,11 @@ def test_cuda_attention_gradients(tmp_path, shape, dtype, masked, chip):
         mask[:, 0] = 0  # every row keeps a key
         mask = mask.to("cuda", dtype)
         inputs.append(mask)
-    outs = [poisoned_like(torch.empty(batch, heads, rows, head, device="cuda", dtype=dtype))
-            for rows in (queries,)]
-    outs.append(torch.full((batch, heads, queries), float("nan"), device="cuda"))
-    outs += [poisoned_like(torch.empty(batch, heads, rows, head, device="cuda", dtype=dtype))
-             for rows in (queries, keys, keys)]
+    def poisoned(rows):
+        return poisoned_like(torch.empty(batch, heads, rows, head, device="cuda", dtype=dtype))
+
+    outs = [poisoned(queries), torch.full((batch, heads, queries), float("nan"), device="cuda"),
+            poisoned(queries), poisoned(keys), poisoned(keys)]
     Artifact(path)(*inputs, out=outs)
     torch.cuda.synchronize()
     want = reference(query, key, value, grad, mask, causal)

@@ -157,37 +157,19 @@ private:
   /// The queries' kernel: each of the lane's two rows' logsumexp in base 2
   /// and delta.
   Value rowLogsumexp[2], rowDelta[2];
+  /// The last query and key, where reads past the sequences are clamped.
+  Value lastQuery, lastKey;
   Value zero, log2e;
 };
 } // namespace
 
 void AttentionBackwardEmitter::copyTile(Value global, Value rowCount,
                                         Value firstRow, Value shared) {
-  int64_t piecesPerRow = head / kCopyElements;
-  int64_t pieces = kBlockRows * piecesPerRow;
-  int64_t threads = kWarps * kWarpSize;
-  Value cols = index(head);
-  for (int64_t first = 0; first < pieces; first += threads) {
-    Value piece = add(thread, index(first));
-    auto copy = [&] {
-      Value row = div(piece, piecesPerRow);
-      Value col = mul(rem(piece, piecesPerRow), index(kCopyElements));
-      copyPiece(global, rowCount, cols, add(firstRow, row), col,
-                offset(shared, add(mul(row, index(getRowStride())), col)));
-    };
-    if (first + threads <= pieces) {
-      copy();
-      continue;
-    }
-    auto inside = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, piece,
-                              index(pieces)),
-        /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&inside.getThenRegion().front());
-    copy();
-  }
+  copyTileRows(global, rowCount, head, firstRow, kBlockRows, thread,
+               kWarps * kWarpSize, [&](Value row, Value piece) {
+                 return offset(shared, add(mul(row, index(getRowStride())),
+                                           mul(piece, index(kCopyElements))));
+               });
 }
 
 void AttentionBackwardEmitter::copyStatistics(Value global, Value count,
@@ -264,23 +246,15 @@ AttentionBackwardEmitter::multiplyColumns(Value rowsTile, Value columnsTile) {
 
 void AttentionBackwardEmitter::addProducts(ArrayRef<Value> p, Value columnsTile,
                                            MutableArrayRef<Value> sums) {
-  Type f32 = b.getF32Type();
-  auto pairType = VectorType::get({2}, elementType);
-  // Two f32 values rounded into one register of a pair.
-  auto pack = [&](Value low, Value high) -> Value {
-    Value pair = vector::FromElementsOp::create(
-        b, loc, VectorType::get({2}, f32), ValueRange{low, high});
-    return LLVM::BitcastOp::create(
-        b, loc, b.getI32Type(),
-        arith::TruncFOp::create(b, loc, pairType, pair));
-  };
   int64_t fragmentsHead = head / 8;
   for (int64_t k = 0; k < kBlockColumns; k += 16) {
     // The fragments of columns k..k+7 and k+8..k+15 are the lhs fragment.
     const Value *low = &p[(k / 8) * 4];
     const Value *high = low + 4;
-    SmallVector<Value, 4> a{pack(low[0], low[1]), pack(low[2], low[3]),
-                            pack(high[0], high[1]), pack(high[2], high[3])};
+    SmallVector<Value, 4> a{packPair(elementType, low[0], low[1]),
+                            packPair(elementType, low[2], low[3]),
+                            packPair(elementType, high[0], high[1]),
+                            packPair(elementType, high[2], high[3])};
     for (int64_t n = 0; n < fragmentsHead; n += 2) {
       SmallVector<Value, 4> columnFragments = loadMatrices(
           offset(columnsTile,
@@ -318,9 +292,6 @@ void AttentionBackwardEmitter::computeGradients(SmallVectorImpl<Value> &x,
       b.getF32FloatAttr(static_cast<float>(nodeScale * llvm::numbers::log2e)));
   Value scale = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(static_cast<float>(nodeScale)));
-  Value one = index(1);
-  Value lastQuery = arith::SubIOp::create(b, loc, queries, one);
-  Value lastKey = arith::SubIOp::create(b, loc, keys, one);
   Value statistics = keysAndValues ? getStageTile(stage, 2) : Value();
   for (int64_t n = 0; n < kScoreFragments; ++n) {
     Value columnLogsumexp[2], columnDelta[2];
@@ -376,8 +347,6 @@ void AttentionBackwardEmitter::computeGradients(SmallVectorImpl<Value> &x,
 
 void AttentionBackwardEmitter::storeSums(ArrayRef<Value> sums, Value factor,
                                          Value target) {
-  Type f32 = b.getF32Type();
-  auto pairType = VectorType::get({2}, elementType);
   int64_t fragmentsHead = head / 8;
   for (int64_t half = 0; half < 2; ++half) {
     Value row = getRow(half * 2);
@@ -393,15 +362,13 @@ void AttentionBackwardEmitter::storeSums(ArrayRef<Value> sums, Value factor,
         return factor ? arith::MulFOp::create(b, loc, sum, factor).getResult()
                       : sum;
       };
-      Value pair = vector::FromElementsOp::create(
-          b, loc, VectorType::get({2}, f32),
-          ValueRange{scaled(sums[first]), scaled(sums[first + 1])});
       SmallVector<Value> indices(batchIvs);
       indices.push_back(row);
       indices.push_back(add(fragmentColumn, index(n * 8)));
-      vector::StoreOp::create(b, loc,
-                              arith::TruncFOp::create(b, loc, pairType, pair),
-                              target, indices);
+      vector::StoreOp::create(
+          b, loc,
+          roundPair(elementType, scaled(sums[first]), scaled(sums[first + 1])),
+          target, indices);
     }
   }
 }
@@ -418,6 +385,8 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
     batchSizes.push_back(memref::DimOp::create(b, loc, queryBuffer, dim));
   queries = memref::DimOp::create(b, loc, queryBuffer, batchDims);
   keys = memref::DimOp::create(b, loc, keyBuffer, batchDims);
+  lastQuery = arith::SubIOp::create(b, loc, queries, index(1));
+  lastKey = arith::SubIOp::create(b, loc, keys, index(1));
   rows = keysAndValues ? keys : queries;
   columns = keysAndValues ? queries : keys;
   Value rowBlocks = arith::CeilDivUIOp::create(b, loc, rows, index(kBlockRows));
@@ -463,11 +432,12 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
       firstColumnBlock =
           arith::DivUIOp::create(b, loc, firstRow, index(kBlockColumns));
     } else {
-      Value lastQuery = arith::MinUIOp::create(
+      // Keys after the block's last query are hidden from all its queries.
+      Value queriesEnd = arith::MinUIOp::create(
           b, loc, add(firstRow, index(kBlockRows)), queries);
       columnBlocks = arith::MinUIOp::create(
           b, loc, columnBlocks,
-          arith::CeilDivUIOp::create(b, loc, lastQuery, index(kBlockColumns)));
+          arith::CeilDivUIOp::create(b, loc, queriesEnd, index(kBlockColumns)));
     }
   }
 
@@ -496,7 +466,6 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
   } else {
     // The lane's two rows' statistics, once (a clamped row past the end is
     // computed and dropped).
-    Value lastQuery = arith::SubIOp::create(b, loc, queries, index(1));
     for (int64_t half = 0; half < 2; ++half) {
       SmallVector<Value> indices(batchIvs);
       indices.push_back(

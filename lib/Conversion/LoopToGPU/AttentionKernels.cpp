@@ -245,45 +245,22 @@ private:
 
 void AttentionKernelEmitter::copyRows(Value global, Value rows, Value firstRow,
                                       int64_t tileRows, Value shared) {
-  int64_t piecesPerRow = head / kCopyElements;
-  int64_t pieces = tileRows * piecesPerRow;
-  int64_t threads = getThreads();
-  Value cols = index(head);
-  for (int64_t first = 0; first < pieces; first += threads) {
-    Value piece = add(thread, index(first));
-    auto copy = [&] {
-      Value row = div(piece, piecesPerRow);
-      Value column = rem(piece, piecesPerRow);
-      Value col = mul(column, index(kCopyElements));
-      Value target;
-      if (warpgroup) {
+  copyTileRows(
+      global, rows, head, firstRow, tileRows, thread, getThreads(),
+      [&](Value row, Value piece) {
+        if (!warpgroup)
+          return offset(shared, add(mul(row, index(getRowStride())),
+                                    mul(piece, index(kCopyElements))));
         // Blocks of tileRows rows of 64 elements, each row swizzled.
         constexpr int64_t piecesPerBlockRow = kSwizzleElements / kCopyElements;
-        Value block = div(column, piecesPerBlockRow);
+        Value block = div(piece, piecesPerBlockRow);
         Value swizzled = arith::XOrIOp::create(
-            b, loc, rem(column, piecesPerBlockRow), rem(row, kSwizzleRows));
-        target = offset(shared,
-                        add(add(mul(block, index(tileRows * kSwizzleElements)),
-                                mul(row, index(kSwizzleElements))),
-                            mul(swizzled, index(kCopyElements))));
-      } else {
-        target = offset(shared, add(mul(row, index(getRowStride())), col));
-      }
-      copyPiece(global, rows, cols, add(firstRow, row), col, target);
-    };
-    if (first + threads <= pieces) {
-      copy();
-      continue;
-    }
-    auto inside = scf::IfOp::create(
-        b, loc,
-        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, piece,
-                              index(pieces)),
-        /*withElse=*/false);
-    OpBuilder::InsertionGuard guard(b);
-    b.setInsertionPointToStart(&inside.getThenRegion().front());
-    copy();
-  }
+            b, loc, rem(piece, piecesPerBlockRow), rem(row, kSwizzleRows));
+        return offset(shared,
+                      add(add(mul(block, index(tileRows * kSwizzleElements)),
+                              mul(row, index(kSwizzleElements))),
+                          mul(swizzled, index(kCopyElements))));
+      });
 }
 
 SmallVector<Value, 4> AttentionKernelEmitter::loadQueries(int64_t m,
@@ -334,20 +311,12 @@ AttentionKernelEmitter::packProbabilities(ArrayRef<Value> p, int64_t m,
                                           int64_t k) {
   // The score fragments of keys k..k+7 and k+8..k+15 are the lhs fragment
   // of the probabilities' product: rows g and g + 8 of each.
-  Type f32 = b.getF32Type();
-  auto pairType = VectorType::get({2}, elementType);
-  // Two f32 probabilities rounded into one register of a pair.
-  auto pack = [&](Value low, Value high) -> Value {
-    Value pair = vector::FromElementsOp::create(
-        b, loc, VectorType::get({2}, f32), ValueRange{low, high});
-    return LLVM::BitcastOp::create(
-        b, loc, b.getI32Type(),
-        arith::TruncFOp::create(b, loc, pairType, pair));
-  };
   const Value *low = &p[(m * (blockKeys / 8) + k / 8) * 4];
   const Value *high = low + 4;
-  return {pack(low[0], low[1]), pack(low[2], low[3]), pack(high[0], high[1]),
-          pack(high[2], high[3])};
+  return {packPair(elementType, low[0], low[1]),
+          packPair(elementType, low[2], low[3]),
+          packPair(elementType, high[0], high[1]),
+          packPair(elementType, high[2], high[3])};
 }
 
 void AttentionKernelEmitter::multiplyValues(Value stage, ArrayRef<Value> p,
@@ -818,8 +787,6 @@ void AttentionKernelEmitter::emit(ValueRange dests, StreamOrder &order,
   // the first lane of its quad.
   Value target = align(dests[0]);
   Value logsumexpTarget = dests.size() > 1 ? align(dests[1]) : Value();
-  Type f32 = b.getF32Type();
-  auto pairType = VectorType::get({2}, elementType);
   int64_t fragmentsHead = head / 8;
   for (int64_t m = 0; m < fragmentsM; ++m) {
     for (int64_t half = 0; half < 2; ++half) {
@@ -843,17 +810,13 @@ void AttentionKernelEmitter::emit(ValueRange dests, StreamOrder &order,
       b.setInsertionPointToStart(&inside.getThenRegion().front());
       for (int64_t n = 0; n < fragmentsHead; ++n) {
         int64_t first = (m * fragmentsHead + n) * 4 + half * 2;
-        Value pair = vector::FromElementsOp::create(
-            b, loc, VectorType::get({2}, f32),
-            ValueRange{
-                arith::MulFOp::create(b, loc, results[first], inverse),
-                arith::MulFOp::create(b, loc, results[first + 1], inverse)});
+        Value pair = roundPair(
+            elementType, arith::MulFOp::create(b, loc, results[first], inverse),
+            arith::MulFOp::create(b, loc, results[first + 1], inverse));
         SmallVector<Value> indices(batchIvs);
         indices.push_back(query);
         indices.push_back(add(fragmentColumn, index(n * 8)));
-        vector::StoreOp::create(b, loc,
-                                arith::TruncFOp::create(b, loc, pairType, pair),
-                                target, indices);
+        vector::StoreOp::create(b, loc, pair, target, indices);
       }
       if (logsumexpTarget) {
         Value maximum = results[numSums + m * 2 + half];

@@ -24,6 +24,7 @@
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/IR/Builders.h"
 
 namespace mlir::kiln {
@@ -180,6 +181,55 @@ public:
         arith::ConstantIntOp::create(b, loc, 0, 32));
     NVVM::CpAsyncOp::create(b, loc, target, offset(global, element), 16,
                             NVVM::LoadCacheModifierKind::CG, bytes);
+  }
+
+  /// Copies rows [`firstRow`, `firstRow` + `tileRows`) of a matrix of `rows`
+  /// x `cols` 16-bit elements (at `global`) in 16-byte pieces, spread over
+  /// `threads` threads of which this is `thread`; each piece goes to the
+  /// workgroup address `target` gives for its row in the tile and its index
+  /// in the row. Zeros past the matrix's last row.
+  void copyTileRows(Value global, Value rows, int64_t cols, Value firstRow,
+                    int64_t tileRows, Value thread, int64_t threads,
+                    function_ref<Value(Value row, Value piece)> target) {
+    int64_t piecesPerRow = cols / kCopyElements;
+    int64_t pieces = tileRows * piecesPerRow;
+    for (int64_t first = 0; first < pieces; first += threads) {
+      Value piece = add(thread, index(first));
+      auto copy = [&] {
+        Value row = div(piece, piecesPerRow);
+        Value column = rem(piece, piecesPerRow);
+        copyPiece(global, rows, index(cols), add(firstRow, row),
+                  mul(column, index(kCopyElements)), target(row, column));
+      };
+      if (first + threads <= pieces) {
+        copy();
+        continue;
+      }
+      auto inside = scf::IfOp::create(
+          b, loc,
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, piece,
+                                index(pieces)),
+          /*withElse=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(&inside.getThenRegion().front());
+      copy();
+    }
+  }
+
+  /// The f32 values `low` and `high` rounded to `elementType` (f16 or
+  /// bf16): a vector of two, as a pair of an accumulator fragment is stored.
+  Value roundPair(Type elementType, Value low, Value high) {
+    Value pair = vector::FromElementsOp::create(
+        b, loc, VectorType::get({2}, b.getF32Type()), ValueRange{low, high});
+    return arith::TruncFOp::create(b, loc, VectorType::get({2}, elementType),
+                                   pair);
+  }
+
+  /// roundPair's pair in one i32 register, an mma.sync operand's pair: how
+  /// an accumulator fragment becomes the next product's lhs.
+  Value packPair(Type elementType, Value low, Value high) {
+    return LLVM::BitcastOp::create(b, loc, b.getI32Type(),
+                                   roundPair(elementType, low, high));
   }
 
   /// The address (i64) of the kernel's dynamic workgroup memory rounded up
