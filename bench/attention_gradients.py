@@ -27,7 +27,7 @@ def graph_text(batch, heads, seq, head, causal):
     q = f"tensor<{batch}x{heads}x{seq}x{head}xbf16>"
     lse = f"tensor<{batch}x{heads}x{seq}xf32>"
     flag = "true" if causal else "false"
-    return f"""fx.graph @step(%q: {q}, %k: {q}, %v: {q}, %do: {q}) -> ({q}, {q}, {q}, {q}) {{
+    return f"""fx.graph @forward(%q: {q}, %k: {q}, %v: {q}, %do: {q}) -> ({q}, {q}, {q}, {q}) {{
   %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %v {{is_causal = {flag}}} : ({q}, {q}, {q}) -> ({q}, {lse})
   %1:3 = fx.scaled_dot_product_flash_attention_for_cpu_backward %do, %q, %k, %v, %0#0, %0#1 {{dropout_p = 0.0 : f64, is_causal = {flag}}} : ({q}, {q}, {q}, {q}, {q}, {lse}) -> ({q}, {q}, {q})
   fx.output %0#0, %1#0, %1#1, %1#2 : {q}, {q}, {q}, {q}
