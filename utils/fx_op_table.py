@@ -857,6 +857,23 @@ OPS = [
        "Scaled dot-product attention (memory-efficient CUDA kernel)",
        notes="`log_sumexp` is [B, H, L rounded up to 32] in f32, or "
        "[B, H, 0] without `compute_log_sumexp`."),
+    op("aten._scaled_dot_product_efficient_attention_backward.default",
+       "scaled_dot_product_efficient_attention_backward",
+       linalg("EfficientAttentionBackward"),
+       [tensor("grad_out", FLOAT), tensor("query", FLOAT),
+        tensor("key", FLOAT), tensor("value", FLOAT),
+        optional_tensor("attn_bias", FLOAT), tensor("out", FLOAT),
+        tensor("logsumexp", FLOAT), tensor("philox_seed", INDEX),
+        tensor("philox_offset", INDEX), attr("dropout_p", F64),
+        attr("grad_input_mask", BOOLS),
+        default("is_causal", BOOLATTR, "false"), optional("scale", F64)],
+       [result("grad_query", FLOAT), result("grad_key", FLOAT),
+        result("grad_value", FLOAT), result("grad_bias", FLOAT)],
+       "The gradients of `scaled_dot_product_efficient_attention`",
+       notes="`grad_input_mask` says which of the query's, key's, value's "
+       "and bias's gradients are wanted. `grad_bias` is undefined unless "
+       "there is a bias and its gradient is wanted; it then has the bias's "
+       "type, else it is empty ([0])."),
 
     op("aten._pdist_forward.default", "pdist_forward", linalg("Pdist"),
        [tensor("self", FLOAT), default("p", F64, "2.0")],

@@ -78,6 +78,7 @@ REQUIRED_ARGS = {
                                              "transposed", "output_padding",
                                              "groups", "bias_sizes"],
     ("FX_LinalgOp", "EfficientAttention"): ["compute_log_sumexp"],
+    ("FX_LinalgOp", "EfficientAttentionBackward"): ["grad_input_mask"],
     ("FX_IndexingOp", "Index"): ["index_positions"],
     ("FX_IndexingOp", "IndexPut"): ["index_positions"],
     ("FX_IndexingOp", "IndexSelect"): ["dim"],

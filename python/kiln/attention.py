@@ -9,6 +9,10 @@ backend rewrites such a chain into ``aten.scaled_dot_product_attention``
 where that op is one of its library ops, as Inductor's attention patterns
 do.
 
+CUDA's memory-efficient attention without dropout hands out a Philox state
+on the CPU that it never reads; detach_philox_state frees such attention
+and its gradient from it, so that both can join regions on the GPU.
+
 A match needs, in the traced graph (``torch.matmul`` on 4-d tensors traces
 to ``expand``, ``view`` or ``clone`` + ``_unsafe_view``, ``bmm`` and
 ``_unsafe_view``):
@@ -35,8 +39,9 @@ and each scaled by √c, v cast to f32, the result cast back.
 from __future__ import annotations
 
 import numbers
+import operator
 from dataclasses import dataclass
-from typing import Any, Callable, List, Mapping, Optional, Sequence
+from typing import Any, Callable, Collection, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 import torch.fx
@@ -358,6 +363,75 @@ def fuse_explicit_attention(gm: torch.fx.GraphModule, values: Mapping[torch.fx.N
     return replaced
 
 
+def _efficient_attention_ops() -> Tuple[Any, Any]:
+    """CUDA's memory-efficient attention and its gradient (None before torch
+    2.1)."""
+    forward = getattr(aten, "_scaled_dot_product_efficient_attention", None)
+    backward = getattr(aten, "_scaled_dot_product_efficient_attention_backward", None)
+    return (getattr(forward, "default", None), getattr(backward, "default", None))
+
+
+def unused_philox_state() -> torch.Tensor:
+    """A memory-efficient attention's Philox seed or offset without dropout,
+    which nothing reads: 0, on the CPU, as eager's kernel hands it out."""
+    return torch.zeros((), dtype=torch.int64)
+
+
+def _argument(node: torch.fx.Node, index: int, name: str, default: Any) -> Any:
+    if len(node.args) > index:
+        return node.args[index]
+    return node.kwargs.get(name, default)
+
+
+def detach_philox_state(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node, Any],
+                        device: str, library_ops: Collection[str] = ()) -> bool:
+    """Frees CUDA's memory-efficient attention without dropout from its
+    Philox state, which such an op neither draws nor reads, so that the
+    attention and its gradient can join regions on `device`: the state is a
+    pair of CPU tensors. The forward's seed and offset that the graph
+    returns (saved for the backward) become unused_philox_state calls,
+    which stay in Python; the gradient reads zeros on `device` instead of
+    CPU tensors. Ops named in `library_ops` stay as they are. Returns
+    whether `gm` changed."""
+    forward, backward = _efficient_attention_ops()
+    if forward is None or backward is None:
+        return False
+
+    def on_cpu(node: Any) -> bool:
+        value = values.get(node) if isinstance(node, torch.fx.Node) else None
+        return isinstance(value, torch.Tensor) and value.device.type == "cpu"
+
+    graph = gm.graph
+    changed = False
+    for node in list(graph.nodes):
+        if node.op != "call_function" or str(node.target) in library_ops:
+            continue
+        if node.target is forward and _argument(node, 5, "dropout_p", 0.0) == 0.0:
+            for user in list(node.users):
+                if user.target is operator.getitem and user.args[1] in (2, 3) \
+                        and on_cpu(user):
+                    with graph.inserting_after(user):
+                        state = graph.call_function(unused_philox_state, ())
+                    state.meta.update(user.meta)
+                    user.replace_all_uses_with(state)
+                    graph.erase_node(user)
+                    changed = True
+        elif node.target is backward and _argument(node, 9, "dropout_p", None) == 0.0:
+            for index in (7, 8):
+                state = node.args[index]
+                if not on_cpu(state):
+                    continue
+                with graph.inserting_before(node):
+                    zero = graph.call_function(
+                        aten.full.default, ([], 0),
+                        {"dtype": torch.int64, "device": torch.device(device)})
+                node.update_arg(index, zero)
+                changed = True
+    if changed:
+        gm.recompile()
+    return changed
+
+
 def reference_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Tensor,
                         attn_mask: Optional[torch.Tensor] = None, dropout_p: float = 0.0,
                         is_causal: bool = False, scale: Optional[float] = None
@@ -372,5 +446,6 @@ def reference_attention(query: torch.Tensor, key: torch.Tensor, value: torch.Ten
     return torch.softmax(scores, dim=-1) @ value
 
 
-__all__: Sequence[str] = ["AttentionMatch", "find_explicit_attention",
-                          "fuse_explicit_attention", "reference_attention"]
+__all__: Sequence[str] = ["AttentionMatch", "detach_philox_state", "find_explicit_attention",
+                          "fuse_explicit_attention", "reference_attention",
+                          "unused_philox_state"]

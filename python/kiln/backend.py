@@ -52,7 +52,7 @@ from torch.fx.passes.operator_support import OperatorSupportBase
 from torch.fx.passes.tools_common import legalize_graph
 from torch.fx.passes.utils.fuser_utils import fuse_as_graphmodule
 
-from kiln.attention import fuse_explicit_attention
+from kiln.attention import detach_philox_state, fuse_explicit_attention, unused_philox_state
 from kiln.compiler import compile_graph_text, pipeline_pass_options
 from kiln.cudagraphs import (CudaGraphState, graph_mode_options,
                              output_stack_traces, record_graphs, recording_problem)
@@ -64,7 +64,7 @@ from kiln.layouts import (NCHW_TO_NHWC, ChannelsLastPlan, convert_operands,
 from kiln.logs import log, register_with_torch
 from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError,
                            ValueInterpreter, canonicalize, check_supported, eliminate_dead_code,
-                           fake_mode_of, graph_device, import_graph, keeping_resampling_whole,
+                           efficient_attention_kernel, fake_mode_of, graph_device, import_graph, keeping_resampling_whole,
                            running_in, source_location)
 from kiln.numerics import NumericsError, RegionCheck
 from kiln.options import Options
@@ -1045,6 +1045,8 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
         gm.recompile()
         values = _record_values(gm, list(example_inputs))
     library_ops = set(options.library_ops)
+    if device == "cuda" and detach_philox_state(gm, values, device, library_ops):
+        values = _record_values(gm, list(example_inputs))
     # Attention written out, on CUDA: one fused call (torch 2.1 and later,
     # whose fused attention takes a scale).
     fused_attention = getattr(getattr(aten, "scaled_dot_product_attention", None),
@@ -1089,10 +1091,11 @@ def compile_aten_graph(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], 
                not (options.direct_convolutions and _is_direct_convolution(n, values, depth))
                and not (cudnn_regions and _is_region_convolution(n, values))]
     strided = _strided_library_operands(library, values)
-    # Size arithmetic and the seed stay in Python, neither compiled nor a
-    # fallback.
+    # Size arithmetic, the seed and attention's unused Philox state stay in
+    # Python, neither compiled nor a fallback.
     ops = [n for n in gm.graph.nodes if n.op == "call_function" and n not in library
-           and n not in strided and n is not seed and not _is_size(values.get(n))]
+           and n not in strided and n is not seed and n.target is not unused_philox_state
+           and not _is_size(values.get(n))]
     problems: Dict[torch.fx.Node, str] = {}
     for node in ops:
         problem = _node_problem(node, values, device)
@@ -1262,7 +1265,14 @@ def kiln_backend(gm: torch.fx.GraphModule, example_inputs: Sequence[Any], *,
     if parsed.pad_products:
         decompositions = {**decompositions, **padded_product_decompositions(
             others=_BACKEND_DECOMPOSITIONS)}
-    with keeping_resampling_whole():
+    # Where Kiln compiles CUDA's memory-efficient attention, AOTAutograd
+    # traces scaled_dot_product_attention as that kernel's ops (PyTorch would
+    # choose flash's or cuDNN's, which Kiln does not lower).
+    attention = contextlib.nullcontext()
+    if "aten._scaled_dot_product_efficient_attention.default" not in parsed.library_ops \
+            and graph_device(example_inputs) == "cuda":
+        attention = efficient_attention_kernel()
+    with keeping_resampling_whole(), attention:
         compiled_model = aot_autograd(
             fw_compiler=compiler("forward"), bw_compiler=compiler("backward"),
             inference_compiler=compiler("inference"),

@@ -117,3 +117,58 @@ def test_cuda_attention_gradients(tmp_path, shape, dtype, masked, chip):
         eager_grads = torch.autograd.grad(eager, leaves, grad)
         for name, got, expected in zip(["dq", "dk", "dv"], outs[2:], eager_grads):
             assert_near(got, expected.float(), 2 * tolerance, "eager " + name)
+
+
+@cuda
+@pytest.mark.parametrize("form", ["plain", "causal", "masked"])
+def test_compiled_training_step(tmp_path, monkeypatch, form):
+    """torch.compile(backend="kiln") of attention in a training step, with
+    Kiln compiling CUDA's fused attention (library_ops=[]): AOTAutograd
+    traces scaled_dot_product_attention as the memory-efficient kernel's
+    ops, their Philox state stays out of the regions, and the forward and
+    the gradient compile as Kiln's (nothing falls back). The output and the
+    gradients of q, k and v (the queries scaled on their way in, a
+    prologue) match eager's fused attention."""
+    import kiln.backend
+    from e2e_support import regions
+
+    graphs = []
+    compile_aten_graph = kiln.backend.compile_aten_graph
+
+    def recording(*args, **kwargs):
+        graphs.append(compile_aten_graph(*args, **kwargs))
+        return graphs[-1]
+
+    monkeypatch.setattr(kiln.backend, "compile_aten_graph", recording)
+    causal = form == "causal"
+    generator = torch.Generator().manual_seed(len(form))
+    batch, heads, queries, keys, head = 2, 4, 100, 70 if not causal else 100, 64
+    query, key, value = [
+        torch.randn(batch, heads, rows, head, generator=generator).to("cuda", torch.bfloat16)
+        for rows in (queries, keys, keys)]
+    grad = torch.randn(batch, heads, queries, head, generator=generator).to("cuda", torch.bfloat16)
+    mask = None
+    if form == "masked":
+        mask = torch.randn(1, 1, queries, keys, generator=generator)
+        mask[..., 1:][torch.rand(1, 1, queries, keys - 1, generator=generator) < 0.1] = \
+            float("-inf")
+        mask = mask.to("cuda", torch.bfloat16)
+
+    def attention(q, k, v, mask):
+        return torch.nn.functional.scaled_dot_product_attention(q * 1.5, k, v, attn_mask=mask,
+                                                                is_causal=causal)
+
+    torch._dynamo.reset()
+    compiled = torch.compile(attention, backend="kiln", options={
+        "library_ops": [], "fallback": "error", "cache_dir": tmp_path})
+    results = []
+    for fn in (compiled, attention):
+        leaves = [t.detach().requires_grad_() for t in (query, key, value)]
+        out = fn(*leaves, mask)
+        results.append([out, *torch.autograd.grad(out, leaves, grad)])
+    torch._dynamo.reset()
+    for name, got, want in zip(["out", "dq", "dk", "dv"], *results):
+        assert_near(got, want.float(), 4e-2, name)
+    texts = "\n".join(region.graph_text for gm in graphs for region in regions(gm))
+    assert "fx.scaled_dot_product_efficient_attention " in texts, texts
+    assert "fx.scaled_dot_product_efficient_attention_backward " in texts, texts

@@ -1,7 +1,7 @@
 //===- AttentionLowering.cpp - Attention ----------------------------------===//
 //
-// Part of Kiln. The CPU's flash attention and its gradient and CUDA's
-// memory-efficient attention (without dropout), over static or dynamic
+// Part of Kiln. The CPU's flash attention and CUDA's memory-efficient
+// attention and their gradients (without dropout), over static or dynamic
 // batches, heads and sequence lengths: a loop.attention node (with its
 // logsumexp where that is read) and a loop.attention_backward, a mask added
 // to their scores in their scores regions. kiln-loop-expand-attention
@@ -245,24 +245,43 @@ struct EfficientAttentionLowering
   }
 };
 
-/// Lowers fx.scaled_dot_product_flash_attention_for_cpu_backward (without
-/// dropout) to loop.attention_backward: its delta, Σ dO·O per query, a
-/// reduction before it, the saved logsumexp converted to the accumulator
-/// type, its mask added in its scores region.
-struct FlashAttentionForCpuBackwardLowering
-    : OpRewritePattern<fx::ScaledDotProductFlashAttentionForCpuBackwardOp> {
-  using OpRewritePattern::OpRewritePattern;
+/// The mask or bias that attention op `op` adds to its scores, if any.
+static Value
+getAttentionMask(fx::ScaledDotProductFlashAttentionForCpuBackwardOp op) {
+  return op.getAttnMask();
+}
+static Value
+getAttentionMask(fx::ScaledDotProductEfficientAttentionBackwardOp op) {
+  return op.getAttnBias();
+}
 
-  LogicalResult
-  matchAndRewrite(fx::ScaledDotProductFlashAttentionForCpuBackwardOp op,
-                  PatternRewriter &rewriter) const override {
+/// Lowers the gradients of the CPU's flash attention and of CUDA's
+/// memory-efficient attention (without dropout) to loop.attention_backward:
+/// its delta, Σ dO·O per query, a reduction before it, the saved logsumexp
+/// in the accumulator type (the memory-efficient kernel's padded rows
+/// dropped), its mask or bias added in its scores region. The memory-efficient
+/// op's bias gradient, wanted only where the bias needs a gradient, does not
+/// lower; unwanted, it is undefined (NaNs).
+template <typename OpTy>
+struct AttentionBackwardLowering : OpRewritePattern<OpTy> {
+  using OpRewritePattern<OpTy>::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(OpTy op,
+                                PatternRewriter &rewriter) const override {
     Location loc = op.getLoc();
     Value query = op.getQuery(), key = op.getKey(), value = op.getValue();
+    Value mask = getAttentionMask(op);
     if (op.getDropoutP().convertToDouble() != 0.0)
       return rewriter.notifyMatchFailure(op, "dropout");
     if (!hasAttentionOperands(query, key, value))
       return rewriter.notifyMatchFailure(
           op, "dynamic head sizes or mixed operands");
+    constexpr bool isEfficient =
+        std::is_same_v<OpTy, fx::ScaledDotProductEfficientAttentionBackwardOp>;
+    if constexpr (isEfficient) {
+      if (mask && op.getGradInputMask()[3])
+        return rewriter.notifyMatchFailure(op, "the bias's gradient");
+    }
     Type dtype = cast<RankedTensorType>(query.getType()).getElementType();
     Type accumulator = getNormalizationDtype(rewriter, dtype);
     Value grad = op.getGradOut();
@@ -271,7 +290,12 @@ struct FlashAttentionForCpuBackwardLowering
         RankedTensorType::get(gradType.getShape().drop_back(), accumulator);
     Value logsumexp = op.getLogsumexp();
     auto logsumexpType = cast<RankedTensorType>(logsumexp.getType());
-    if (logsumexpType != rowsType)
+    // The memory-efficient kernel's rows may be padded even where the types
+    // match: where they are dynamic.
+    int64_t last = rowsType.getRank() - 1;
+    bool mayBePadded = isEfficient && (rowsType.isDynamicDim(last) ||
+                                       logsumexpType.isDynamicDim(last));
+    if (logsumexpType != rowsType || mayBePadded)
       logsumexp = buildGeneratorNode(
           rewriter, loc, rowsType, getSizesLike(rewriter, loc, rowsType, grad),
           [&](OpBuilder &b, Location loc, ValueRange ivs) {
@@ -291,10 +315,26 @@ struct FlashAttentionForCpuBackwardLowering
         getSizesLike(rewriter, loc, gradKeyType, key),
         rewriter.getF64FloatAttr(getAttentionScale(query, op.getScale())),
         op.getIsCausal() ? rewriter.getUnitAttr() : UnitAttr());
-    if (Value mask = op.getAttnMask())
+    if (mask)
       buildMaskRegion(rewriter, loc, node.getScores(), gradType.getRank(),
                       accumulator, mask);
-    rewriter.replaceOp(op, node.getResults());
+    SmallVector<Value> results(node.getResults());
+    if constexpr (isEfficient) {
+      // Undefined, so a dynamic size may as well be 0.
+      auto gradBiasType = cast<RankedTensorType>(op.getGradBias().getType());
+      results.push_back(buildGeneratorNode(
+          rewriter, loc, gradBiasType,
+          collectDynamicSizes(gradBiasType,
+                              [&](int64_t) -> Value {
+                                return arith::ConstantIndexOp::create(rewriter,
+                                                                      loc, 0);
+                              }),
+          [&](OpBuilder &b, Location loc, ValueRange) {
+            return makeFloat(b, loc, gradBiasType.getElementType(),
+                             std::numeric_limits<double>::quiet_NaN());
+          }));
+    }
+    rewriter.replaceOp(op, results);
     return success();
   }
 };
@@ -302,7 +342,9 @@ struct FlashAttentionForCpuBackwardLowering
 
 void fxtoloop::populateAttentionLoweringPatterns(RewritePatternSet &patterns) {
   MLIRContext *ctx = patterns.getContext();
-  patterns
-      .add<FlashAttentionForCpuLowering, FlashAttentionForCpuBackwardLowering,
-           EfficientAttentionLowering>(ctx);
+  patterns.add<FlashAttentionForCpuLowering, EfficientAttentionLowering,
+               AttentionBackwardLowering<
+                   fx::ScaledDotProductFlashAttentionForCpuBackwardOp>,
+               AttentionBackwardLowering<
+                   fx::ScaledDotProductEfficientAttentionBackwardOp>>(ctx);
 }

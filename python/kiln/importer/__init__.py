@@ -45,7 +45,7 @@ from kiln.importer.size_inference import _FloorChain, _dynamic_dims  # noqa: F40
 from kiln.importer.support import check_supported, is_supported
 from kiln.importer.symbols import SymbolValue, SymbolicIntType, _finite_int  # noqa: F401
 from kiln.importer.tracing import (DECOMPOSITIONS, as_composites, capture,  # noqa: F401
-                                   keeping_resampling_whole)
+                                   efficient_attention_kernel, keeping_resampling_whole)
 from kiln.importer.value_types import TensorType  # noqa: F401
 
 __all__ = [

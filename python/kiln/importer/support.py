@@ -122,9 +122,20 @@ def _check_type(node: torch.fx.Node, value_type: Any) -> None:
 def _masked_result_types(node: torch.fx.Node, types: Tuple[Any, ...],
                          type_of: Callable[[Any], Any]) -> Tuple[Any, ...]:
     """A multi-result op's `types` with those of the results its
-    ``output_mask`` leaves out (None in PyTorch) filled in: the fx op still
-    has them, undefined. `type_of` gives an argument's type."""
-    if None not in types or aten_target(node) is not aten.convolution_backward.default:
+    ``output_mask`` (or ``grad_input_mask``) leaves out (None in PyTorch)
+    filled in: the fx op still has them, undefined. `type_of` gives an
+    argument's type."""
+    if None not in types:
+        return types
+    target = aten_target(node)
+    efficient_backward = getattr(aten, "_scaled_dot_product_efficient_attention_backward", None)
+    if efficient_backward is not None and target is efficient_backward.default:
+        # The bias's gradient, wanted only where the bias needs one: empty.
+        query = type_of(node.args[1])
+        if not isinstance(query, TensorType):
+            return types
+        return types[:3] + (TensorType((0,), query.dtype),)
+    if target is not aten.convolution_backward.default:
         return types
     grad, input, weight = (type_of(a) for a in node.args[:3])
     if not all(isinstance(t, TensorType) for t in (grad, input, weight)):

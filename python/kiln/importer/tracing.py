@@ -439,7 +439,7 @@ def capture(fn: Callable, example_inputs: Sequence[Any], *,
     if math_attention:
         attention = _math_attention()
     elif on_cuda:
-        attention = _efficient_attention()
+        attention = efficient_attention_kernel()
     else:
         attention = contextlib.nullcontext()
     with _TRACING_LOCK, attention:
@@ -496,10 +496,10 @@ def _math_attention() -> contextlib.AbstractContextManager:
     return choose(enable_flash=False, enable_mem_efficient=False, enable_math=True)
 
 
-def _efficient_attention() -> contextlib.AbstractContextManager:
+def efficient_attention_kernel() -> contextlib.AbstractContextManager:
     """Makes scaled_dot_product_attention choose the memory-efficient
     kernel, else its math (torch 2.3 and later; others choose as they
-    would)."""
+    would): on CUDA, the fused kernel whose ops Kiln lowers."""
     try:
         from torch.nn.attention import SDPBackend, sdpa_kernel
         return sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])

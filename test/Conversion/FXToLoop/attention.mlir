@@ -178,3 +178,50 @@ fx.graph @dynamic_head_size(%q: tensor<1x2x4x?xf32>) -> tensor<1x2x4x?xf32> {
   %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %q, %q : (tensor<1x2x4x?xf32>, tensor<1x2x4x?xf32>, tensor<1x2x4x?xf32>) -> (tensor<1x2x4x?xf32>, tensor<1x2x4xf32>)
   fx.output %0#0 : tensor<1x2x4x?xf32>
 }
+
+// -----
+
+// CUDA's memory-efficient kernel's gradient: the saved logsumexp's rows,
+// padded to 64, are cut to the 40 queries; the bias is added in the node's
+// scores region, and the bias's gradient, not wanted, is undefined (NaN).
+// CHECK-LABEL: fx.graph @efficient_attention_backward
+// CHECK-SAME: (%[[DO:[^:]+]]: tensor<2x4x40x16xf16>, %[[Q:[^:]+]]: tensor<2x4x40x16xf16>, %[[K:[^:]+]]: tensor<2x4x24x16xf16>, %[[V:[^:]+]]: tensor<2x4x24x16xf16>, %[[BIAS:[^:]+]]: tensor<2x1x40x24xf16>, %[[O:[^:]+]]: tensor<2x4x40x16xf16>, %[[LSE:[^:]+]]: tensor<2x4x64xf32>
+// CHECK: %[[NAN:.+]] = arith.constant 0x7E00 : f16
+// CHECK: %[[ROWS:.+]] = loop.pointwise : tensor<2x4x40xf32>
+// CHECK: loop.load %[[LSE]]
+// CHECK: %[[DELTA:.+]] = loop.reduce "sum" over [16] : tensor<2x4x40xf32>
+// CHECK: %[[G:.+]]:3 = loop.attention_backward %[[Q]], %[[K]], %[[V]], %[[DO]], %[[ROWS]], %[[DELTA]] {causal, scale = 2.500000e-01 : f64} : {{.*}} scores {
+// CHECK: loop.load %[[BIAS]]
+// CHECK: arith.addf
+// CHECK: %[[UNDEFINED:.+]] = loop.pointwise : tensor<0xf16>
+// CHECK: loop.yield %[[NAN]] : f16
+// CHECK: fx.output %[[G]]#0, %[[G]]#1, %[[G]]#2, %[[UNDEFINED]]
+fx.graph @efficient_attention_backward(%do: tensor<2x4x40x16xf16>, %q: tensor<2x4x40x16xf16>, %k: tensor<2x4x24x16xf16>, %v: tensor<2x4x24x16xf16>, %bias: tensor<2x1x40x24xf16>, %o: tensor<2x4x40x16xf16>, %lse: tensor<2x4x64xf32>, %seed: tensor<si64>) -> (tensor<2x4x40x16xf16>, tensor<2x4x24x16xf16>, tensor<2x4x24x16xf16>, tensor<0xf16>) {
+  %0:4 = fx.scaled_dot_product_efficient_attention_backward %do, %q, %k, %v attn_bias(%bias), %o, %lse, %seed, %seed {dropout_p = 0.0 : f64, grad_input_mask = array<i1: true, true, true, false>, is_causal = true} : (tensor<2x4x40x16xf16>, tensor<2x4x40x16xf16>, tensor<2x4x24x16xf16>, tensor<2x4x24x16xf16>, tensor<2x1x40x24xf16>, tensor<2x4x40x16xf16>, tensor<2x4x64xf32>, tensor<si64>, tensor<si64>) -> (tensor<2x4x40x16xf16>, tensor<2x4x24x16xf16>, tensor<2x4x24x16xf16>, tensor<0xf16>)
+  fx.output %0#0, %0#1, %0#2, %0#3 : tensor<2x4x40x16xf16>, tensor<2x4x24x16xf16>, tensor<2x4x24x16xf16>, tensor<0xf16>
+}
+
+// -----
+
+// Dynamic query counts: the logsumexp's rows may be padded although the
+// types match, so they are cut to the queries' count all the same.
+// CHECK-LABEL: fx.graph @dynamic_efficient_attention_backward
+// CHECK-SAME: (%[[DO:[^:]+]]: tensor<?x4x?x16xbf16>, %[[Q:[^:]+]]: tensor<?x4x?x16xbf16>, %{{[^:]+}}: tensor<?x4x?x16xbf16>, %{{[^:]+}}: tensor<?x4x?x16xbf16>, %{{[^:]+}}: tensor<?x4x?x16xbf16>, %[[LSE:[^:]+]]: tensor<?x4x?xf32>
+// CHECK: %[[ROWS:.+]] = loop.pointwise(%{{.+}}, %{{.+}}) : tensor<?x4x?xf32>
+// CHECK: loop.load %[[LSE]]
+// CHECK: loop.attention_backward query_sizes(%{{.+}}, %{{.+}}) key_sizes(%{{.+}}, %{{.+}}) %[[Q]], %{{.+}}, %{{.+}}, %[[DO]], %[[ROWS]], %{{.+}} {scale = 2.500000e-01 : f64}
+// CHECK-NOT: scores
+fx.graph @dynamic_efficient_attention_backward(%do: tensor<?x4x?x16xbf16>, %q: tensor<?x4x?x16xbf16>, %k: tensor<?x4x?x16xbf16>, %v: tensor<?x4x?x16xbf16>, %o: tensor<?x4x?x16xbf16>, %lse: tensor<?x4x?xf32>, %seed: tensor<si64>) -> (tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>) {
+  %0:4 = fx.scaled_dot_product_efficient_attention_backward %do, %q, %k, %v, %o, %lse, %seed, %seed {dropout_p = 0.0 : f64, grad_input_mask = array<i1: true, true, true, false>} : (tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>, tensor<?x4x?xf32>, tensor<si64>, tensor<si64>) -> (tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>, tensor<0xbf16>)
+  fx.output %0#0, %0#1, %0#2 : tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>, tensor<?x4x?x16xbf16>
+}
+
+// -----
+
+// The bias's gradient would need the scores' gradients in memory.
+// CHECK-LABEL: fx.graph @efficient_attention_bias_gradient
+fx.graph @efficient_attention_bias_gradient(%q: tensor<1x1x8x16xf16>, %bias: tensor<1x1x8x8xf16>, %lse: tensor<1x1x32xf32>, %seed: tensor<si64>) -> tensor<1x1x8x8xf16> {
+  // expected-error @+1 {{kiln-fx-to-loop: no lowering for 'fx.scaled_dot_product_efficient_attention_backward' with these operand types}}
+  %0:4 = fx.scaled_dot_product_efficient_attention_backward %q, %q, %q, %q attn_bias(%bias), %q, %lse, %seed, %seed {dropout_p = 0.0 : f64, grad_input_mask = array<i1: true, true, true, true>} : (tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x8xf16>, tensor<1x1x8x16xf16>, tensor<1x1x32xf32>, tensor<si64>, tensor<si64>) -> (tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x16xf16>, tensor<1x1x8x8xf16>)
+  fx.output %0#3 : tensor<1x1x8x8xf16>
+}

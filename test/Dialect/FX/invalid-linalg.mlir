@@ -255,6 +255,36 @@ fx.graph @efficient_attention_philox(%q: tensor<1x2x8x64xf16>) {
 
 // -----
 
+fx.graph @efficient_attention_backward_mask(%q: tensor<1x2x8x64xf16>, %l: tensor<1x2x32xf32>, %s: tensor<si64>) {
+  // expected-error @+1 {{'fx.scaled_dot_product_efficient_attention_backward' op `grad_input_mask` must have 4 entries (query, key, value, bias), but has 3}}
+  %0:4 = fx.scaled_dot_product_efficient_attention_backward %q, %q, %q, %q, %q, %l, %s, %s {dropout_p = 0.0, grad_input_mask = array<i1: true, true, true>}
+      : (tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x32xf32>, tensor<si64>, tensor<si64>)
+      -> (tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<0xf16>)
+  fx.output
+}
+
+// -----
+
+fx.graph @efficient_attention_backward_bias(%q: tensor<1x2x8x64xf16>, %b: tensor<1x1x8x8xf16>, %l: tensor<1x2x32xf32>, %s: tensor<si64>) {
+  // expected-error @+1 {{'fx.scaled_dot_product_efficient_attention_backward' op result #3 type 'tensor<0xf16>' does not match the inferred type 'tensor<1x1x8x8xf16>'}}
+  %0:4 = fx.scaled_dot_product_efficient_attention_backward %q, %q, %q, %q attn_bias(%b), %q, %l, %s, %s {dropout_p = 0.0, grad_input_mask = array<i1: false, true, true, true>}
+      : (tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x1x8x8xf16>, tensor<1x2x8x64xf16>, tensor<1x2x32xf32>, tensor<si64>, tensor<si64>)
+      -> (tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<0xf16>)
+  fx.output
+}
+
+// -----
+
+fx.graph @efficient_attention_backward_bias_dtype(%q: tensor<1x2x8x64xf16>, %l: tensor<1x2x32xf32>, %s: tensor<si64>) {
+  // expected-error @+1 {{'fx.scaled_dot_product_efficient_attention_backward' op result #3 (the bias's gradient) must have the operands' dtype 'f16', but is 'tensor<0xf32>'}}
+  %0:4 = fx.scaled_dot_product_efficient_attention_backward %q, %q, %q, %q, %q, %l, %s, %s {dropout_p = 0.0, grad_input_mask = array<i1: true, true, true, false>}
+      : (tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x32xf32>, tensor<si64>, tensor<si64>)
+      -> (tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<1x2x8x64xf16>, tensor<0xf32>)
+  fx.output
+}
+
+// -----
+
 fx.graph @pdist_p(%x: tensor<5x3xf32>) {
   // expected-error @+1 {{'fx.pdist_forward' op `p` must not be negative}}
   %0 = fx.pdist_forward %x {p = -1.0} : (tensor<5x3xf32>) -> tensor<10xf32>

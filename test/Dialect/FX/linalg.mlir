@@ -57,11 +57,12 @@ fx.graph @convolution(%x: tensor<?x3x224x224xf32>, %w: tensor<64x3x7x7xf32>, %b:
 
 // -----
 
-// Tests scaled dot-product attention: the CPU flash kernel with its backward,
-// and CUDA's memory-efficient kernel.
+// Tests scaled dot-product attention: the CPU flash kernel and CUDA's
+// memory-efficient kernel, with their gradients.
 // CHECK-LABEL: fx.graph @attention
 fx.graph @attention(%q: tensor<?x12x128x64xbf16>, %k: tensor<?x12x256x64xbf16>, %v: tensor<?x12x256x32xbf16>,
-                    %mask: tensor<128x256xbf16>, %o: tensor<?x12x128x32xbf16>, %lse: tensor<?x12x128xf32>) {
+                    %mask: tensor<128x256xbf16>, %o: tensor<?x12x128x32xbf16>, %lse: tensor<?x12x128xf32>,
+                    %seed: tensor<si64>) {
   // CHECK: fx.scaled_dot_product_flash_attention_for_cpu %{{.*}}, %{{.*}}, %{{.*}} {is_causal = true} : (tensor<?x12x128x64xbf16>, tensor<?x12x256x64xbf16>, tensor<?x12x256x32xbf16>) -> (tensor<?x12x128x32xbf16>, tensor<?x12x128xf32>)
   %0:2 = fx.scaled_dot_product_flash_attention_for_cpu %q, %k, %v {is_causal = true}
       : (tensor<?x12x128x64xbf16>, tensor<?x12x256x64xbf16>, tensor<?x12x256x32xbf16>) -> (tensor<?x12x128x32xbf16>, tensor<?x12x128xf32>)
@@ -81,6 +82,16 @@ fx.graph @attention(%q: tensor<?x12x128x64xbf16>, %k: tensor<?x12x256x64xbf16>, 
   %4:4 = fx.scaled_dot_product_efficient_attention %q, %k, %v attn_bias(%mask) {compute_log_sumexp = false}
       : (tensor<?x12x128x64xbf16>, tensor<?x12x256x64xbf16>, tensor<?x12x256x32xbf16>, tensor<128x256xbf16>)
       -> (tensor<?x12x128x32xbf16>, tensor<?x12x0xf32>, tensor<si64>, tensor<si64>)
+  // The memory-efficient kernel's gradient: the bias's is undefined where
+  // it is not wanted, and may then have any shape.
+  // CHECK: fx.scaled_dot_product_efficient_attention_backward %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} attn_bias(%{{.*}}), %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {dropout_p = 0.000000e+00 : f64, grad_input_mask = array<i1: true, true, true, false>, is_causal = true} : {{.*}} -> (tensor<?x12x128x64xbf16>, tensor<?x12x256x64xbf16>, tensor<?x12x256x32xbf16>, tensor<0xbf16>)
+  %5:4 = fx.scaled_dot_product_efficient_attention_backward %o, %q, %k, %v attn_bias(%mask), %o, %lse, %seed, %seed {dropout_p = 0.0, grad_input_mask = array<i1: true, true, true, false>, is_causal = true}
+      : (tensor<?x12x128x32xbf16>, tensor<?x12x128x64xbf16>, tensor<?x12x256x64xbf16>, tensor<?x12x256x32xbf16>, tensor<128x256xbf16>, tensor<?x12x128x32xbf16>, tensor<?x12x128xf32>, tensor<si64>, tensor<si64>)
+      -> (tensor<?x12x128x64xbf16>, tensor<?x12x256x64xbf16>, tensor<?x12x256x32xbf16>, tensor<0xbf16>)
+  // CHECK: fx.scaled_dot_product_efficient_attention_backward {{.*}} -> (tensor<?x12x128x64xbf16>, tensor<?x12x256x64xbf16>, tensor<?x12x256x32xbf16>, tensor<128x256xbf16>)
+  %6:4 = fx.scaled_dot_product_efficient_attention_backward %o, %q, %k, %v attn_bias(%mask), %o, %lse, %seed, %seed {dropout_p = 0.0, grad_input_mask = array<i1: true, true, true, true>}
+      : (tensor<?x12x128x32xbf16>, tensor<?x12x128x64xbf16>, tensor<?x12x256x64xbf16>, tensor<?x12x256x32xbf16>, tensor<128x256xbf16>, tensor<?x12x128x32xbf16>, tensor<?x12x128xf32>, tensor<si64>, tensor<si64>)
+      -> (tensor<?x12x128x64xbf16>, tensor<?x12x256x64xbf16>, tensor<?x12x256x32xbf16>, tensor<128x256xbf16>)
   fx.output
 }
 

@@ -136,6 +136,9 @@ enum class LinalgKind {
   /// _scaled_dot_product_efficient_attention: (output, log_sumexp,
   /// philox_seed, philox_offset).
   EfficientAttention,
+  /// _scaled_dot_product_efficient_attention_backward: (grad_query,
+  /// grad_key, grad_value, grad_bias).
+  EfficientAttentionBackward,
   /// _pdist_forward: [N, M] -> [N * (N - 1) / 2].
   Pdist,
   /// _cdist_forward: [*, P, M] x [*, R, M] -> [*, P, R].

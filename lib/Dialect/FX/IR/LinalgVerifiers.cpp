@@ -317,10 +317,39 @@ getAttentionShape(Operation *op, Value query, Value key, Value value) {
   return shape;
 }
 
+/// The memory-efficient kernel's gradient beyond the query's, key's and
+/// value's: its logsumexp [B, H, rows], its four-entry `grad_input_mask`,
+/// and the bias's gradient, of the bias's type where there is a bias whose
+/// gradient is wanted (else undefined, of any shape).
+static LogicalResult verifyEfficientAttentionBackward(Operation *op,
+                                                      OperandGroups groups,
+                                                      Type dtype) {
+  if (failed(verifyRank(op, "logsumexp", groups(6).front(), 3)))
+    return failure();
+  auto mask = op->getAttrOfType<DenseBoolArrayAttr>("grad_input_mask");
+  if (mask.size() != 4)
+    return op->emitOpError("`grad_input_mask` must have 4 entries (query, "
+                           "key, value, bias), but has ")
+           << mask.size();
+  ValueRange bias = groups(4);
+  if (!bias.empty() && mask[3])
+    return verifyResult(op, 3, getTensorType(bias.front()));
+  auto gradBias = getTensorType(op->getResult(3));
+  if (gradBias.getElementType() != dtype)
+    return op->emitOpError("result #3 (the bias's gradient) must have the "
+                           "operands' dtype ")
+           << dtype << ", but is " << gradBias;
+  return success();
+}
+
 static LogicalResult verifyAttention(Operation *op, LinalgKind kind,
                                      OperandGroups groups) {
-  bool isBackward = kind == LinalgKind::FlashAttentionForCpuBackward;
-  // Backward: (grad_out, query, key, value, out, logsumexp, attn_mask?).
+  bool isEfficientBackward = kind == LinalgKind::EfficientAttentionBackward;
+  bool isBackward =
+      kind == LinalgKind::FlashAttentionForCpuBackward || isEfficientBackward;
+  // Backward: (grad_out, query, key, value, out, logsumexp, attn_mask?), or
+  // for the memory-efficient kernel (grad_out, query, key, value,
+  // attn_bias?, out, logsumexp, philox_seed, philox_offset).
   unsigned first = isBackward ? 1 : 0;
   Value query = groups(first).front();
   Value key = groups(first + 1).front();
@@ -332,8 +361,9 @@ static LogicalResult verifyAttention(Operation *op, LinalgKind kind,
   auto queryType = getTensorType(query);
   Type dtype = queryType.getElementType();
   if (isBackward) {
+    unsigned outGroup = isEfficientBackward ? 5 : 4;
     for (auto [name, group] :
-         {std::pair<StringRef, unsigned>{"grad_out", 0}, {"out", 4}}) {
+         {std::pair<StringRef, unsigned>{"grad_out", 0}, {"out", outGroup}}) {
       auto type = getTensorType(groups(group).front());
       if (!shapesJoin(type.getShape(), *shape))
         return op->emitOpError("`")
@@ -342,9 +372,12 @@ static LogicalResult verifyAttention(Operation *op, LinalgKind kind,
                << formatShape(*shape);
     }
     if (failed(verifyResult(op, 0, queryType)) ||
-        failed(verifyResult(op, 1, getTensorType(key))))
+        failed(verifyResult(op, 1, getTensorType(key))) ||
+        failed(verifyResult(op, 2, getTensorType(value))))
       return failure();
-    return verifyResult(op, 2, getTensorType(value));
+    if (!isEfficientBackward)
+      return success();
+    return verifyEfficientAttentionBackward(op, groups, dtype);
   }
 
   if (failed(verifyResult(op, 0, *shape, dtype)))
@@ -459,6 +492,7 @@ LogicalResult mlir::kiln::fx::verifyLinalgOp(Operation *op, LinalgKind kind,
   case LinalgKind::FlashAttentionForCpu:
   case LinalgKind::FlashAttentionForCpuBackward:
   case LinalgKind::EfficientAttention:
+  case LinalgKind::EfficientAttentionBackward:
     return verifyAttention(op, kind, groups);
   case LinalgKind::Pdist:
   case LinalgKind::Cdist:

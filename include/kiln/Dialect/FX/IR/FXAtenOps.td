@@ -2501,6 +2501,39 @@ def FX_ScaledDotProductEfficientAttentionOp : FX_LinalgOp<
   }];
 }
 
+def FX_ScaledDotProductEfficientAttentionBackwardOp : FX_LinalgOp<
+    "scaled_dot_product_efficient_attention_backward",
+    "aten._scaled_dot_product_efficient_attention_backward.default",
+    "EfficientAttentionBackward"> {
+  let summary = "The gradients of `scaled_dot_product_efficient_attention`";
+  let description = [{
+    Core ATen
+    `aten._scaled_dot_product_efficient_attention_backward.default`.
+
+    `grad_input_mask` says which of the query's, key's, value's and bias's
+    gradients are wanted. `grad_bias` is undefined unless there is a bias
+    and its gradient is wanted; it then has the bias's type, else it is
+    empty ([0]).
+
+    Tensor operands must share one dtype, which the result has.
+  }];
+  let arguments = (ins FX_FloatTensor:$grad_out, FX_FloatTensor:$query,
+                       FX_FloatTensor:$key, FX_FloatTensor:$value,
+                       Optional<FX_FloatTensor>:$attn_bias, FX_FloatTensor:$out,
+                       FX_FloatTensor:$logsumexp, FX_IndexTensor:$philox_seed,
+                       FX_IndexTensor:$philox_offset, F64Attr:$dropout_p,
+                       DenseBoolArrayAttr:$grad_input_mask,
+                       DefaultValuedAttr<BoolAttr, "false">:$is_causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs FX_FloatTensor:$grad_query, FX_FloatTensor:$grad_key,
+                      FX_FloatTensor:$grad_value, FX_FloatTensor:$grad_bias);
+  let assemblyFormat = [{
+    $grad_out `,` $query `,` $key `,` $value (`attn_bias` `(` $attn_bias^
+    `)`)? `,` $out `,` $logsumexp `,` $philox_seed `,` $philox_offset
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def FX_PdistForwardOp : FX_LinalgOp<"pdist_forward",
     "aten._pdist_forward.default", "Pdist"> {
   let summary = "The p-norm distances between all pairs of rows of [N, M]";
