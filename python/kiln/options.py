@@ -23,12 +23,12 @@ __all__ = ["DEFAULT_CUDA_GRAPH_LIMIT", "DEFAULT_LIBRARY_OPS", "KILN_COMPILE_OPTI
 
 # Ops that run in PyTorch's vendor-library kernels by default (library_ops):
 # cuDNN's and oneDNN's convolutions, and CUDA's fused attention. Kiln lowers
-# the convolutions and the memory-efficient kernel's forward (without a
-# mask, as its own flash-attention kernel, still slower than PyTorch's;
-# masked, with the scores in memory); cuDNN's and flash attention and the
-# gradients of all three it does not (they are not fx ops), but a compiler
-# calls such kernels by choice, as Inductor does. On
-# CUDA, attention written out (products around a softmax) becomes
+# the convolutions and the memory-efficient kernel and its gradient (as its
+# own flash-attention kernels, still slower than PyTorch's; without that
+# kernel among the library ops the backend traces scaled_dot_product_attention
+# as it); cuDNN's and flash attention it does not (they are not fx ops), but
+# a compiler calls such kernels by choice, as Inductor does. On CUDA,
+# attention written out (products around a softmax) becomes
 # scaled_dot_product_attention while that op is a library op
 # (kiln.attention).
 DEFAULT_LIBRARY_OPS = (
