@@ -64,8 +64,8 @@ from kiln.layouts import (NCHW_TO_NHWC, ChannelsLastPlan, convert_operands,
 from kiln.logs import log, register_with_torch
 from kiln.importer import (DECOMPOSITIONS, RESAMPLING_OPS, UnsupportedOpError,
                            ValueInterpreter, canonicalize, check_supported, eliminate_dead_code,
-                           efficient_attention_kernel, fake_mode_of, graph_device, import_graph, keeping_resampling_whole,
-                           running_in, source_location)
+                           efficient_attention_kernel, fake_mode_of, graph_device, import_graph,
+                           keeping_resampling_whole, running_in, source_location)
 from kiln.numerics import NumericsError, RegionCheck
 from kiln.options import Options
 from kiln.padding import padded_product_decompositions
