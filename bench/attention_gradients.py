@@ -61,6 +61,9 @@ def relative_error(got, want):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--only", default="",
+                        help="time only the shapes whose name (16x16x1024x64 causal, say) "
+                             "contains this")
     args = parser.parse_args()
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}")
     print(f"{'workload':38} {'eager ms':>9} {'inductor ms':>12} {'kiln ms':>8} "
@@ -68,6 +71,8 @@ def main():
           f"{'error':>8}")
     failed = False
     for (batch, heads, seq, head), causal in SHAPES:
+        if args.only not in f"{batch}x{heads}x{seq}x{head}{' causal' if causal else ''}":
+            continue
         generator = torch.Generator().manual_seed(seq + causal)
         inputs = [torch.randn(batch, heads, seq, head, generator=generator)
                   .to("cuda", torch.bfloat16) for _ in range(4)]
