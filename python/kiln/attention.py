@@ -398,8 +398,11 @@ def detach_philox_state(gm: torch.fx.GraphModule, values: Mapping[torch.fx.Node,
         return False
 
     def on_cpu(node: Any) -> bool:
-        value = values.get(node) if isinstance(node, torch.fx.Node) else None
-        return isinstance(value, torch.Tensor) and value.device.type == "cpu"
+        if not isinstance(node, torch.fx.Node):
+            return False
+        value = values.get(node)
+        return node.target is unused_philox_state or (
+            isinstance(value, torch.Tensor) and value.device.type == "cpu")
 
     graph = gm.graph
     changed = False

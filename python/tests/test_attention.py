@@ -153,3 +153,58 @@ def test_other_chains_are_left_alone(fn, inputs):
     gm, values = trace(fn, inputs)
     assert find_explicit_attention(gm, values) == []
     assert fuse_explicit_attention(gm, values, reference_attention) == 0
+
+
+def _efficient_forward(q, k, v, bias, compute_log_sumexp, dropout_p=0.0):
+    """Stands in for CUDA's memory-efficient attention: its four results,
+    the Philox state on the CPU."""
+    state = torch.zeros((), dtype=torch.int64)
+    return q + k + v, q.sum(-1), state, state.clone()
+
+
+def _efficient_backward(grad, q, k, v, bias, out, lse, seed, offset, dropout_p, mask):
+    return grad * 2, grad * 3, grad * 4, None
+
+
+@pytest.mark.parametrize("dropout_p", [0.0, 0.1])
+def test_philox_state_is_detached(monkeypatch, dropout_p):
+    """Without dropout, the forward's returned Philox seed and offset become
+    unused_philox_state calls (Python) and the gradient reads zeros made on
+    the regions' device instead of the CPU tensors; with dropout, or where
+    the ops are library ops, the graph stays as it was."""
+    import operator
+
+    import kiln.attention
+    from kiln.attention import detach_philox_state, unused_philox_state
+
+    monkeypatch.setattr(kiln.attention, "_efficient_attention_ops",
+                        lambda: (_efficient_forward, _efficient_backward))
+    graph = torch.fx.Graph()
+    q, k, v, grad = (graph.placeholder(name) for name in ("q", "k", "v", "grad"))
+    forward = graph.call_function(_efficient_forward, (q, k, v, None, True, dropout_p))
+    results = [graph.call_function(operator.getitem, (forward, i)) for i in range(4)]
+    backward = graph.call_function(_efficient_backward, (grad, q, k, v, None, results[0],
+                                                         results[1], results[2], results[3],
+                                                         dropout_p, [True, True, True, False]))
+    grads = [graph.call_function(operator.getitem, (backward, i)) for i in range(3)]
+    graph.output((*results, *grads))
+    gm = torch.fx.GraphModule(torch.nn.Module(), graph)
+    inputs = [torch.randn(2, 3, 4, 8) for _ in range(4)]
+    values = _record_values(gm, inputs)
+
+    library = {str(_efficient_forward), str(_efficient_backward)}
+    assert not detach_philox_state(gm, values, "cpu", library_ops=library)
+    changed = detach_philox_state(gm, values, "cpu")
+    assert changed == (dropout_p == 0.0)
+    states = [n for n in gm.graph.nodes if n.target is unused_philox_state]
+    zeros = [n for n in gm.graph.nodes if n.target is torch.ops.aten.full.default]
+    if dropout_p:
+        assert not states and not zeros
+        return
+    assert len(states) == 2 and len(zeros) == 2
+    assert backward.args[7:9] == tuple(zeros)
+    assert all(z.kwargs["dtype"] is torch.int64 for z in zeros)
+    # The graph still computes what it did.
+    got = gm(*inputs)
+    assert torch.equal(got[2], torch.zeros((), dtype=torch.int64))
+    assert torch.equal(got[4], inputs[3] * 2)
