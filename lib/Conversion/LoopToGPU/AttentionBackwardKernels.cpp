@@ -412,14 +412,11 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
   log2e = arith::ConstantOp::create(
       b, loc, b.getF32FloatAttr(static_cast<float>(llvm::numbers::log2e)));
 
-  Value block = launch.getBlockIds().x;
-  Value batch = arith::DivUIOp::create(b, loc, block, rowBlocks);
-  Value rowBlock = arith::RemUIOp::create(b, loc, block, rowBlocks);
   // Causal blocks of queries take the longest rows first (the last ones);
   // blocks of keys do already (the first ones).
-  if (node.getCausal() && !keysAndValues)
-    rowBlock = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, rowBlocks, index(1)), rowBlock);
+  Value batch, rowBlock;
+  std::tie(batch, rowBlock) = splitBlock(launch.getBlockIds().x, rowBlocks,
+                                         node.getCausal() && !keysAndValues);
   batchIvs = delinearize(b, loc, batch, batchSizes);
   Value firstRow = mul(rowBlock, index(kBlockRows));
   warpFirstRow = add(firstRow, mul(warp, index(16)));
@@ -433,17 +430,13 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
           arith::DivUIOp::create(b, loc, firstRow, index(kBlockColumns));
     } else {
       // Keys after the block's last query are hidden from all its queries.
-      Value queriesEnd = arith::MinUIOp::create(
-          b, loc, add(firstRow, index(kBlockRows)), queries);
-      columnBlocks = arith::MinUIOp::create(
-          b, loc, columnBlocks,
-          arith::CeilDivUIOp::create(b, loc, queriesEnd, index(kBlockColumns)));
+      columnBlocks = getCausalKeyBlocks(columnBlocks, firstRow, kBlockRows,
+                                        queries, kBlockColumns);
     }
   }
 
   auto globalMatrix = [&](Value buffer, Value count) {
-    Value global = getPointer(align(buffer), NVVM::NVVMMemorySpace::Global);
-    return offset(global, mul(batch, mul(count, index(head))));
+    return getBatchMatrix(align(buffer), batch, count, head);
   };
   Value queryGlobal = globalMatrix(queryBuffer, queries);
   Value keyGlobal = globalMatrix(keyBuffer, keys);

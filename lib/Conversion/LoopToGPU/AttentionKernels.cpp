@@ -722,28 +722,19 @@ void AttentionKernelEmitter::emit(ValueRange dests, StreamOrder &order,
   keyLaneOffset = lanes.columnsOffset;
 
   // The longest causal rows first: they take the most key blocks.
-  Value block = launch.getBlockIds().x;
-  Value batch = arith::DivUIOp::create(b, loc, block, queryBlocks);
-  Value queryBlock = arith::RemUIOp::create(b, loc, block, queryBlocks);
-  if (node.getCausal())
-    queryBlock = arith::SubIOp::create(
-        b, loc, arith::SubIOp::create(b, loc, queryBlocks, index(1)),
-        queryBlock);
+  Value batch, queryBlock;
+  std::tie(batch, queryBlock) =
+      splitBlock(launch.getBlockIds().x, queryBlocks, node.getCausal());
   batchIvs = delinearize(b, loc, batch, batchSizes);
   Value firstQuery = mul(queryBlock, index(kBlockQueries));
   warpFirstQuery = add(firstQuery, mul(warp, index(getWarpQueries())));
   keyBlocks = arith::CeilDivUIOp::create(b, loc, keys, index(blockKeys));
-  if (node.getCausal()) {
-    Value lastQuery = arith::MinUIOp::create(
-        b, loc, add(firstQuery, index(kBlockQueries)), queries);
-    keyBlocks = arith::MinUIOp::create(
-        b, loc, keyBlocks,
-        arith::CeilDivUIOp::create(b, loc, lastQuery, index(blockKeys)));
-  }
+  if (node.getCausal())
+    keyBlocks = getCausalKeyBlocks(keyBlocks, firstQuery, kBlockQueries,
+                                   queries, blockKeys);
 
   auto globalMatrix = [&](Value buffer, Value rows) {
-    Value global = getPointer(align(buffer), NVVM::NVVMMemorySpace::Global);
-    return offset(global, mul(batch, mul(rows, index(head))));
+    return getBatchMatrix(align(buffer), batch, rows, head);
   };
   Value queryGlobal = globalMatrix(queryBuffer, queries);
   keyGlobal = globalMatrix(keyBuffer, keys);

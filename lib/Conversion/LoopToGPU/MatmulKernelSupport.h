@@ -122,6 +122,39 @@ public:
     return lanes;
   }
 
+  /// The batch and the block of rows that launch block `block` computes,
+  /// of `rowBlocks` per batch; with `lastFirst` each batch's blocks run in
+  /// reverse (causal attention's longest rows first).
+  std::pair<Value, Value> splitBlock(Value block, Value rowBlocks,
+                                     bool lastFirst) {
+    Value batch = arith::DivUIOp::create(b, loc, block, rowBlocks);
+    Value rowBlock = arith::RemUIOp::create(b, loc, block, rowBlocks);
+    if (lastFirst)
+      rowBlock = arith::SubIOp::create(
+          b, loc, arith::SubIOp::create(b, loc, rowBlocks, index(1)), rowBlock);
+    return {batch, rowBlock};
+  }
+
+  /// `keyBlocks` blocks of `blockKeys` keys cut to those a causal block of
+  /// queries [`firstQuery`, `firstQuery` + `blockQueries`) sees: up to its
+  /// last query's (of `queries`).
+  Value getCausalKeyBlocks(Value keyBlocks, Value firstQuery,
+                           int64_t blockQueries, Value queries,
+                           int64_t blockKeys) {
+    Value queriesEnd = arith::MinUIOp::create(
+        b, loc, add(firstQuery, index(blockQueries)), queries);
+    return arith::MinUIOp::create(
+        b, loc, keyBlocks,
+        arith::CeilDivUIOp::create(b, loc, queriesEnd, index(blockKeys)));
+  }
+
+  /// The global pointer to batch `batch`'s matrix of `rows` x `cols`
+  /// elements in `buffer` (an aligned view, contiguous).
+  Value getBatchMatrix(Value buffer, Value batch, Value rows, int64_t cols) {
+    Value global = getPointer(buffer, NVVM::NVVMMemorySpace::Global);
+    return offset(global, mul(batch, mul(rows, index(cols))));
+  }
+
   /// Whether (`row`, `col`) lies in a matrix of `rows` x `cols`.
   Value isInside(Value row, Value rows, Value col, Value cols) {
     return arith::AndIOp::create(
