@@ -54,6 +54,15 @@ def graph_texts(batch, heads, seq, head, causal):
     return step, forward_only, backward_only
 
 
+def eager_backend(q, k, v, causal):
+    """The fused kernel PyTorch picks for these inputs (flash, cuDNN...)."""
+    try:
+        from torch.nn.attention import SDPBackend
+        return SDPBackend(torch._fused_sdp_choice(q, k, v, is_causal=causal)).name
+    except (ImportError, AttributeError, TypeError, ValueError) as error:
+        return f"unknown ({error})"
+
+
 def relative_error(got, want):
     return ((got.float() - want.float()).abs().max() / want.float().abs().max()).item()
 
@@ -99,6 +108,7 @@ def main():
             return torch.autograd.grad(eager_out, leaves, do, retain_graph=True)
 
         q, k, v, do = inputs
+        print(f"# eager's SDPA backend here: {eager_backend(q, k, v, causal)}", flush=True)
         out, lse = kiln_forward(q, k, v)
         phases = [("forward", forward, kiln_forward, (q, k, v), 4),
                   ("backward", backward, kiln_backward, (do, q, k, v, out, lse), 10),

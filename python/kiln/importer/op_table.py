@@ -440,6 +440,13 @@ def _adapt_upsampling(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
         _naming_size_symbols(1)(node, bound)
 
 
+def _naming_incoming_gradient(node: torch.fx.Node, bound: Dict[str, Any]) -> None:
+    """The memory-efficient attention gradient's schema names its incoming
+    gradient ``grad_out_``; the fx op's operand is ``grad_out``."""
+    if "grad_out_" in bound:
+        bound["grad_out"] = bound.pop("grad_out_")
+
+
 def _stretches_to_symbolic(node: torch.fx.Node) -> bool:
     """Whether an expand makes a symbolic size of a size-1 or a new dimension."""
     source = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
@@ -464,6 +471,7 @@ _ARGUMENT_ADAPTERS: Dict[str, Callable[[torch.fx.Node, Dict[str, Any]], None]] =
     "aten.rand.default": _naming_size_symbols(1),
     "aten.randn.default": _naming_size_symbols(1),
     "aten.expand.default": _adapt_expand,
+    "aten._scaled_dot_product_efficient_attention_backward.default": _naming_incoming_gradient,
     "aten.squeeze.dim": _adapt_squeeze_dim,
     "aten.squeeze.default": _adapt_squeeze_default,
     "aten.var.dim": _adapt_var_dim,
