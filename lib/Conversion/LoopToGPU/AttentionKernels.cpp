@@ -67,8 +67,6 @@ constexpr int64_t kBlockQueries = 128;
 /// Elements that pad each workgroup row of the mma.sync kernel, so that the
 /// 8 rows an ldmatrix reads fall in distinct banks.
 constexpr int64_t kPad = 8;
-/// The 16-bit elements of a row of the warpgroup kernel's swizzled tiles.
-constexpr int64_t kSwizzleElements = kSwizzleRowBytes / 2;
 
 /// Emits one attention kernel (emitAttentionKernel).
 class AttentionKernelEmitter : MatmulKernelBuilder {
@@ -245,22 +243,13 @@ private:
 
 void AttentionKernelEmitter::copyRows(Value global, Value rows, Value firstRow,
                                       int64_t tileRows, Value shared) {
-  copyTileRows(
-      global, rows, head, firstRow, tileRows, thread, getThreads(),
-      [&](Value row, Value piece) {
-        if (!warpgroup)
-          return offset(shared, add(mul(row, index(getRowStride())),
-                                    mul(piece, index(kCopyElements))));
-        // Blocks of tileRows rows of 64 elements, each row swizzled.
-        constexpr int64_t piecesPerBlockRow = kSwizzleElements / kCopyElements;
-        Value block = div(piece, piecesPerBlockRow);
-        Value swizzled = arith::XOrIOp::create(
-            b, loc, rem(piece, piecesPerBlockRow), rem(row, kSwizzleRows));
-        return offset(shared,
-                      add(add(mul(block, index(tileRows * kSwizzleElements)),
-                              mul(row, index(kSwizzleElements))),
-                          mul(swizzled, index(kCopyElements))));
-      });
+  copyTileRows(global, rows, head, firstRow, tileRows, thread, getThreads(),
+               [&](Value row, Value piece) {
+                 if (!warpgroup)
+                   return offset(shared, add(mul(row, index(getRowStride())),
+                                             mul(piece, index(kCopyElements))));
+                 return getSwizzledPiece(shared, tileRows, row, piece);
+               });
 }
 
 SmallVector<Value, 4> AttentionKernelEmitter::loadQueries(int64_t m,
@@ -391,60 +380,16 @@ Value AttentionKernelEmitter::issueScores(Value stage) {
 Value AttentionKernelEmitter::issueValues(Value stage,
                                           ArrayRef<SmallVector<Value, 4>> a,
                                           ArrayRef<Value> sums) {
-  // wgmma with its lhs in registers, which NVVM's op does not take: the
-  // instruction itself, its sums tied to theirs. The values are read
-  // transposed (N-major): their blocks of 64 elements along the head lie
-  // a block of keys apart.
-  int64_t count = head / 2;
-  StringRef ptxType = elementType.isBF16() ? "bf16" : "f16";
-  std::string text;
-  llvm::raw_string_ostream asmText(text);
-  asmText << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * count + 5
-          << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << head << "k16.f32."
-          << ptxType << "." << ptxType << " {";
-  for (int64_t i = 0; i < count; ++i)
-    asmText << (i ? ", " : "") << "$" << i;
-  asmText << "}, {$" << 2 * count << ", $" << 2 * count + 1 << ", $"
-          << 2 * count + 2 << ", $" << 2 * count + 3 << "}, $" << 2 * count + 4
-          << ", p, 1, 1, 1;\n}\n";
-  std::string constraints;
-  llvm::raw_string_ostream constraintText(constraints);
-  for (int64_t i = 0; i < count; ++i)
-    constraintText << "=f,";
-  for (int64_t i = 0; i < count; ++i)
-    constraintText << i << ",";
-  constraintText << "r,r,r,r,l,r";
-  auto sumsType = LLVM::LLVMStructType::getLiteral(
-      b.getContext(), SmallVector<Type>(count, b.getF32Type()));
+  // The values are read transposed (N-major): their blocks of 64 elements
+  // along the head lie a block of keys apart.
   Value values = add(getAddress(valuesShared),
                      toI64(mul(stage, index(getKeyStageElements() * 2))));
-  Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
-  NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  Value result;
-  for (int64_t k = 0; k < blockKeys; k += 16) {
-    SmallVector<Value> operands;
-    if (result) {
-      for (int64_t i = 0; i < count; ++i)
-        operands.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
-    } else {
-      operands.assign(sums.begin(), sums.end());
-    }
-    llvm::append_range(operands, a[k / 16]);
-    operands.push_back(getSwizzledDescriptor(
-        add(values,
-            arith::ConstantIntOp::create(b, loc, k * kSwizzleRowBytes, 64)),
-        blockKeys * kSwizzleRowBytes));
-    operands.push_back(one);
-    auto multiply = LLVM::InlineAsmOp::create(
-        b, loc, sumsType, operands, text, constraints,
-        /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
-    result = multiply.getResult(0);
-  }
-  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
-  return result;
+  return multiplyRegisterLhs(elementType, head, sums, a, [&](int64_t step) {
+    return getSwizzledDescriptor(
+        add(values, arith::ConstantIntOp::create(
+                        b, loc, step * 16 * kSwizzleRowBytes, 64)),
+        blockKeys * kSwizzleRowBytes);
+  });
 }
 
 Value AttentionKernelEmitter::combineQuad(Value value, bool isMax) {

@@ -40,6 +40,8 @@ inline constexpr int64_t kCopyElements = 8;
 inline constexpr int64_t kSwizzleRowBytes = 128;
 inline constexpr int64_t kSwizzleRows = 8;
 inline constexpr int64_t kSwizzleBytes = kSwizzleRows * kSwizzleRowBytes;
+/// The 16-bit elements of a swizzled row.
+inline constexpr int64_t kSwizzleElements = kSwizzleRowBytes / 2;
 
 /// Rows of tiles that consecutive blocks take before moving along N, so
 /// that blocks running together share their operands' tiles in L2.
@@ -265,6 +267,19 @@ public:
                                    roundPair(elementType, low, high));
   }
 
+  /// Where 16-byte piece `piece` of row `row` of a matrix lies in its
+  /// swizzled tile at `tile` (!llvm.ptr<3>): blocks of `tileRows` rows of
+  /// 64 elements, each row's pieces swizzled.
+  Value getSwizzledPiece(Value tile, int64_t tileRows, Value row, Value piece) {
+    constexpr int64_t piecesPerBlockRow = kSwizzleElements / kCopyElements;
+    Value block = div(piece, piecesPerBlockRow);
+    Value swizzled = arith::XOrIOp::create(
+        b, loc, rem(piece, piecesPerBlockRow), rem(row, kSwizzleRows));
+    return offset(tile, add(add(mul(block, index(tileRows * kSwizzleElements)),
+                                mul(row, index(kSwizzleElements))),
+                            mul(swizzled, index(kCopyElements))));
+  }
+
   /// The address (i64) of the kernel's dynamic workgroup memory rounded up
   /// to a multiple of kSwizzleBytes, where swizzled tiles may start (the
   /// kernel asks for kSwizzleBytes more).
@@ -316,6 +331,63 @@ public:
     for (int64_t i = 0; i < 4; ++i)
       registers.push_back(LLVM::ExtractValueOp::create(b, loc, loaded, i));
     return registers;
+  }
+
+  /// wgmma m64n`n`k16 steps with their lhs in registers, which NVVM's op
+  /// does not take: the instruction itself, inline, its sums tied to
+  /// theirs. Step i multiplies `a[i]` (4 registers, an mma.sync lhs
+  /// fragment per warp) by the rhs tile that `getRhs(i)` describes, adding
+  /// to `sums` (n / 2 f32); the steps follow a fence and commit as one
+  /// group. Returns the sums, an LLVM struct, once they are waited for.
+  Value multiplyRegisterLhs(Type elementType, int64_t n, ArrayRef<Value> sums,
+                            ArrayRef<SmallVector<Value, 4>> a,
+                            function_ref<Value(int64_t step)> getRhs) {
+    int64_t count = n / 2;
+    StringRef ptxType = elementType.isBF16() ? "bf16" : "f16";
+    std::string text;
+    llvm::raw_string_ostream asmText(text);
+    asmText << "{\n.reg .pred p;\nsetp.ne.b32 p, $" << 2 * count + 5
+            << ", 0;\nwgmma.mma_async.sync.aligned.m64n" << n << "k16.f32."
+            << ptxType << "." << ptxType << " {";
+    for (int64_t i = 0; i < count; ++i)
+      asmText << (i ? ", " : "") << "$" << i;
+    asmText << "}, {$" << 2 * count << ", $" << 2 * count + 1 << ", $"
+            << 2 * count + 2 << ", $" << 2 * count + 3 << "}, $"
+            << 2 * count + 4 << ", p, 1, 1, 1;\n}\n";
+    std::string constraints;
+    llvm::raw_string_ostream constraintText(constraints);
+    for (int64_t i = 0; i < count; ++i)
+      constraintText << "=f,";
+    for (int64_t i = 0; i < count; ++i)
+      constraintText << i << ",";
+    constraintText << "r,r,r,r,l,r";
+    auto sumsType = LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(count, b.getF32Type()));
+    Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
+    NVVM::WgmmaFenceAlignedOp::create(b, loc);
+    Value result;
+    for (auto [step, lhs] : llvm::enumerate(a)) {
+      SmallVector<Value> operands;
+      if (result) {
+        for (int64_t i = 0; i < count; ++i)
+          operands.push_back(LLVM::ExtractValueOp::create(b, loc, result, i));
+      } else {
+        operands.assign(sums.begin(), sums.end());
+      }
+      llvm::append_range(operands, lhs);
+      operands.push_back(getRhs(step));
+      operands.push_back(one);
+      result = LLVM::InlineAsmOp::create(
+                   b, loc, sumsType, operands, text, constraints,
+                   /*has_side_effects=*/true, /*is_align_stack=*/false,
+                   LLVM::tailcallkind::TailCallKind::None,
+                   LLVM::AsmDialectAttr::get(b.getContext(),
+                                             LLVM::AsmDialect::AD_ATT),
+                   /*operand_attrs=*/ArrayAttr())
+                   .getResult(0);
+    }
+    NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+    return result;
   }
 
   /// mma.sync m16n8k16 of `elementType` (f16 or bf16) operands: `a` (4
