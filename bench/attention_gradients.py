@@ -9,10 +9,11 @@ alone (from the forward's saved outputs) and the whole step; Inductor compiles
 the step. Same inputs, same run; TF/s count the forward's 4·B·H·L·S·E flops
 and the backward's 10·B·H·L·S·E (half of both for causal rows).
 
-    PYTHONPATH=python python3 bench/attention_gradients.py
+    PYTHONPATH=python python3 bench/attention_gradients.py [--kiln-options JSON]
 """
 
 import argparse
+import json
 import sys
 
 import torch
@@ -70,6 +71,9 @@ def relative_error(got, want):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-inductor", action="store_true")
+    parser.add_argument("--kiln-options", type=json.loads, default={},
+                        help='Kiln\'s pipeline options as JSON, e.g. '
+                             '\'{"warpgroup-attention-gradients": true}\'')
     parser.add_argument("--only", default="",
                         help="time only the shapes whose name (16x16x1024x64 causal, say) "
                              "contains this")
@@ -87,7 +91,7 @@ def main():
                   .to("cuda", torch.bfloat16) for _ in range(4)]
         step_text, forward_text, backward_text = graph_texts(batch, heads, seq, head, causal)
         kiln_step, kiln_forward, kiln_backward = (
-            Artifact(compile_graph_text(text, target="cuda"))
+            Artifact(compile_graph_text(text, target="cuda", options=args.kiln_options))
             for text in (step_text, forward_text, backward_text))
 
         def step(q, k, v, do):

@@ -290,6 +290,7 @@ static void addLoopToLLVMGPU(OpPassManager &pm, const Options &options) {
   // wgmma is sm_90a's alone: other chips run every product with mma.sync.
   toGPU.warpgroupMma =
       options.warpgroupMma && StringRef(options.chip) == "sm_90a";
+  toGPU.warpgroupAttentionGradients = options.warpgroupAttentionGradients;
   toGPU.warpgroupTileN = options.warpgroupTileN;
   toGPU.warpgroupTma = options.warpgroupTma;
   toGPU.tf32Products = options.tf32Products;

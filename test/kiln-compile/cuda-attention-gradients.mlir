@@ -1,6 +1,6 @@
 // A training step's attention on CUDA: the forward kernel stores the
 // logsumexp, and the gradients (the CPU flash op's, with a mask and causal)
-// run as Kiln's two backward kernels, no GEMM; ptxas assembles them for
+// run as Kiln's backward kernels, no GEMM; ptxas assembles them for
 // sm_90a and for sm_80, at heads of 64 and 128.
 // REQUIRES: ptxas
 // RUN: kiln-compile %s --target=cuda -o %t.so
@@ -8,6 +8,10 @@
 // RUN: kiln-compile %s --target=cuda --pipeline-options='chip=sm_80' -o %t-80.so
 // RUN: llvm-nm -D %t-80.so | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --emit=loop | FileCheck %s --check-prefix=LOOP
+// With warpgroup-attention-gradients, sm_90a's warpgroup-MMA gradient kernel
+// (heads of 64 and 128) assembles too.
+// RUN: kiln-compile %s --target=cuda --pipeline-options='warpgroup-attention-gradients=true' -o %t-wg.so
+// RUN: llvm-nm -D %t-wg.so | FileCheck %s
 
 // CHECK-NOT: kiln_cuda_gemm
 // CHECK: T kiln_attention_step_run

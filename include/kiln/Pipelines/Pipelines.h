@@ -215,6 +215,13 @@ struct GPUBackendOptions : public Base {
                      "mma.sync), and attention with heads of a multiple of "
                      "64 likewise"),
       llvm::cl::init(true)};
+  detail::PassOptions::Option<bool> warpgroupAttentionGradients{
+      *this, "warpgroup-attention-gradients",
+      llvm::cl::desc("With warpgroup-mma on sm_90a, run attention's "
+                     "gradients of heads of 64 and 128 as one warpgroup-MMA "
+                     "kernel that sums dQ by bulk reductions, instead of two "
+                     "mma.sync kernels (not yet measured on a GPU)"),
+      llvm::cl::init(LoopToGPUOptions().warpgroupAttentionGradients)};
   detail::PassOptions::Option<bool> chooseProducts{
       *this, "choose-products",
       llvm::cl::desc("With matmul-kernels, run each product as the faster of "

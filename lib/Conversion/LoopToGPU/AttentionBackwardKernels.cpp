@@ -11,6 +11,20 @@
 // that neither adds into another block's sums (no atomics, at the price of
 // two products more than one kernel would take).
 //
+// On sm_90a (`warpgroup-mma`), heads of 64 and 128 take one kernel of
+// Hopper's warpgroup MMA instead: two warpgroups of 64 keys each walk the
+// queries over tiles 128-byte swizzled as wgmma reads them. X and Y are
+// wgmma m64n64 from the tiles; dV and dK add wgmma m<head> products whose
+// lhs, p and dS, are the score registers (as in the forward kernel). dS
+// also goes to a swizzled tile of its own, from which dQ's products read
+// it transposed with the keys (each warpgroup takes half the head, or with
+// heads of 64 its own keys), and the products go through workgroup memory
+// into f32 sums of dQ in global memory: a bulk reduction (TMA) per row,
+// not an atomic per element, which costs twice the kernel's time. The
+// order of the additions, and so dQ's last bits, vary from run to run, as
+// in PyTorch's flash gradients. A kernel zeros the sums first and one
+// rounds them to dQ after.
+//
 // The two are one loop with the roles swapped. A block of 4 warps keeps 64
 // rows of two operands in workgroup memory (keys and values; queries and
 // dO) and walks blocks of 64 columns of the other two (queries and dO with
@@ -48,48 +62,77 @@ using namespace mlir;
 using namespace mlir::kiln;
 
 namespace {
-/// The rows a block keeps (16 per warp) and the columns of each step.
+/// The rows a block keeps (16 per warp; with warpgroup MMA, 128 in two
+/// warpgroups) and the columns of each step.
 constexpr int64_t kBlockRows = 64;
+constexpr int64_t kWarpgroupBlockRows = 128;
 constexpr int64_t kBlockColumns = 64;
-constexpr int64_t kWarps = kBlockRows / 16;
 /// Elements that pad each workgroup row, so that the 8 rows an ldmatrix
 /// reads fall in distinct banks.
 constexpr int64_t kPad = 8;
 /// The n8 fragments of a warp's 16 x kBlockColumns scores.
 constexpr int64_t kScoreFragments = kBlockColumns / 8;
-
+/// The bytes of a row of a warpgroup's tile of 64 x 64 query sums (f32):
+/// padded by 32 bytes, so that a warp's stores of pairs take two passes.
+constexpr int64_t kSumRowBytes = kSwizzleElements * 4 + 32;
 /// Emits one of a loop.attention_backward node's two kernels.
 class AttentionBackwardEmitter : MatmulKernelBuilder {
 public:
-  /// The keys' and values' kernel with `keysAndValues`, else the queries'.
+  /// The keys' and values' kernel with `keysAndValues`, else the queries';
+  /// with `warpgroup`, the keys' kernel of warpgroup MMA (sm_90a, heads of
+  /// 64 and 128, query sums).
   AttentionBackwardEmitter(OpBuilder &b, loop::AttentionBackwardOp node,
-                           const IRMapping &mapping, bool keysAndValues)
+                           const IRMapping &mapping, bool keysAndValues,
+                           bool warpgroup = false)
       : MatmulKernelBuilder(b, node.getLoc()), node(node), mapping(mapping),
-        align(b, loc), kernelMapping(mapping), keysAndValues(keysAndValues) {
+        align(b, loc), kernelMapping(mapping), keysAndValues(keysAndValues),
+        warpgroup(warpgroup) {
     auto queryType = cast<RankedTensorType>(node.getQuery().getType());
     elementType = queryType.getElementType();
     head = queryType.getShape().back();
+    blockRows = warpgroup ? kWarpgroupBlockRows : kBlockRows;
   }
 
   /// Emits the kernel, storing the key's and value's gradients into
-  /// `dests[1]` and `dests[2]`, or the query's into `dests[0]`.
-  void emit(ValueRange dests, StreamOrder &order, ValueRange extraArgs);
+  /// `dests[1]` and `dests[2]`, or the query's into `dests[0]`. With
+  /// `querySums` (f32, the query's shape, zeros), the warpgroup kernel also
+  /// adds dQ / scale into it.
+  void emit(ValueRange dests, StreamOrder &order, ValueRange extraArgs,
+            Value querySums = Value());
 
 private:
-  int64_t getRowStride() const { return head + kPad; }
-  /// 16-bit elements of a tile of 64 rows.
-  int64_t getTileElements() const { return kBlockRows * getRowStride(); }
+  int64_t getThreads() const { return blockRows / 16 * kWarpSize; }
+  /// Swizzled rows are not padded.
+  int64_t getRowStride() const { return warpgroup ? head : head + kPad; }
+  /// 16-bit elements of a tile of the block's rows, and of a column block.
+  int64_t getRowTileElements() const { return blockRows * getRowStride(); }
+  int64_t getColumnTileElements() const {
+    return kBlockColumns * getRowStride();
+  }
   /// 16-bit elements of a stage: two tiles of columns and, in the keys'
-  /// kernel, the columns' logsumexp and delta (f32).
+  /// kernel, the columns' logsumexp and delta (f32); swizzled stages start
+  /// at a multiple of 1024 bytes.
   int64_t getStageElements() const {
-    return 2 * getTileElements() + (keysAndValues ? 4 * kBlockColumns : 0);
+    int64_t elements =
+        2 * getColumnTileElements() + (keysAndValues ? 4 * kBlockColumns : 0);
+    return warpgroup ? llvm::alignTo(elements, kSwizzleBytes / 2) : elements;
+  }
+  /// The warpgroup kernel's tile of dS, keys by queries, swizzled, and its
+  /// warpgroups' tiles of query sums.
+  int64_t getGradScoreTileElements() const {
+    return warpgroup ? blockRows * kBlockColumns : 0;
+  }
+  int64_t getQuerySumTileElements() const {
+    return warpgroup ? 2 * 64 * kSumRowBytes / 2 : 0;
   }
   int64_t getNumSums() const { return head / 2; }
 
-  /// Copies rows [`firstRow`, `firstRow` + 64) of the matrix at `global`
-  /// (!llvm.ptr<1>) of `rows` x head elements into workgroup memory at
-  /// `shared`, zeros past its last row.
-  void copyTile(Value global, Value rows, Value firstRow, Value shared);
+  /// Copies rows [`firstRow`, `firstRow` + `tileRows`) of the matrix at
+  /// `global` (!llvm.ptr<1>) of `rows` x head elements into workgroup
+  /// memory at `shared`, zeros past its last row: padded rows, or swizzled
+  /// blocks of 64 elements of every row.
+  void copyTile(Value global, Value rows, Value firstRow, int64_t tileRows,
+                Value shared);
 
   /// Copies elements [`first`, `first` + 64) of the f32 vector at `global`
   /// of `count` elements to `shared`, zeros past its end (a thread each).
@@ -108,6 +151,40 @@ private:
   /// `columnsShared` (read transposed) to `sums` (16 x head).
   void addProducts(ArrayRef<Value> p, Value columnsShared,
                    MutableArrayRef<Value> sums);
+
+  /// The warpgroup kernel's X = k·qᵀ and Y = v·dOᵀ of the warpgroup's 64
+  /// rows (wgmma from the swizzled tiles), each as multiplyColumns returns.
+  std::pair<SmallVector<Value>, SmallVector<Value>>
+  multiplyColumnsWarpgroup(Value stage);
+
+  /// The warpgroup kernel's dS (`gradScores`) into its tile, where every
+  /// warpgroup's products can read it after the barrier this emits.
+  void storeGradScores(ArrayRef<Value> gradScores);
+
+  /// The warpgroup kernel's dV += p·dO and dK += dS·q (`sums`: dK, then
+  /// dV; the lhs from registers, the columns read transposed), and its
+  /// dQ's products from the dS tile, its 64 queries by 64 of the head
+  /// per warpgroup (with heads of 64, each warpgroup's own keys), one wgmma
+  /// of operands read transposed. All three are in flight together.
+  void addProductsWarpgroup(ArrayRef<Value> p, ArrayRef<Value> gradScores,
+                            Value columnBlock, Value stage,
+                            MutableArrayRef<Value> sums);
+
+  /// Adds the warpgroup's `sums` (an accumulator of 64 x 64, from query
+  /// `firstQuery` and element `firstElement` of the head) to the query sums
+  /// in global memory, through its tile of workgroup memory.
+  void reduceQuerySums(ArrayRef<Value> sums, Value firstQuery,
+                       Value firstElement);
+
+  /// The byte address (i64) of `pointer` into workgroup memory.
+  Value getAddress(Value pointer) {
+    return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointer);
+  }
+  Value plus(Value address, int64_t bytes) {
+    return add(address, arith::ConstantIntOp::create(b, loc, bytes, 64));
+  }
+  /// The warpgroup's index, 0 or 1.
+  Value getWarpgroup() { return div(warp, 4); }
 
   /// The row and column of accumulator `e` of n8 fragment `n`.
   Value getRow(int64_t e) {
@@ -130,7 +207,7 @@ private:
 
   Value getStageTile(Value stage, int64_t tile) {
     return offset(columnsShared, add(mul(stage, index(getStageElements())),
-                                     index(tile * getTileElements())));
+                                     index(tile * getColumnTileElements())));
   }
 
   loop::AttentionBackwardOp node;
@@ -138,25 +215,28 @@ private:
   AlignedViews align;
   /// The scores region's loads, mapped to aligned views inside the kernel.
   IRMapping kernelMapping;
-  bool keysAndValues;
+  bool keysAndValues, warpgroup;
   Type elementType;
-  int64_t head;
+  int64_t head, blockRows;
   Value thread, warp, fragmentRow, fragmentColumn;
   /// Each lane's ldmatrix address within a 16x16 fragment, in elements: of
   /// an operand read as stored or transposed, and of columns read as the
   /// product's rhs.
   Value laneOffset, columnLaneOffset;
-  /// The two row tiles, then the stages.
-  Value rowsShared, columnsShared;
+  /// The two row tiles, then the stages, then the warpgroup kernel's dS and
+  /// query sums.
+  Value rowsShared, columnsShared, gradScoresShared, querySumsShared;
   /// The queries and keys (their counts), this kernel's rows and columns.
   Value queries, keys, rows, columns, columnBlocks;
-  /// The columns' matrices and statistics in global memory.
-  Value columnGlobal[2], logsumexpGlobal, deltaGlobal;
+  /// The columns' matrices and statistics in global memory, and the batch's
+  /// query sums (f32) where the keys' kernel adds into them.
+  Value columnGlobal[2], logsumexpGlobal, deltaGlobal, querySumsGlobal;
   SmallVector<Value> batchIvs;
   Value warpFirstRow;
   /// The queries' kernel: each of the lane's two rows' logsumexp in base 2
-  /// and delta.
-  Value rowLogsumexp[2], rowDelta[2];
+  /// and delta. The kernel with query sums: whether each lies past the last
+  /// key.
+  Value rowLogsumexp[2], rowDelta[2], rowOutside[2];
   /// The last query and key, where reads past the sequences are clamped.
   Value lastQuery, lastKey;
   Value zero, log2e;
@@ -164,11 +244,14 @@ private:
 } // namespace
 
 void AttentionBackwardEmitter::copyTile(Value global, Value rowCount,
-                                        Value firstRow, Value shared) {
-  copyTileRows(global, rowCount, head, firstRow, kBlockRows, thread,
-               kWarps * kWarpSize, [&](Value row, Value piece) {
-                 return offset(shared, add(mul(row, index(getRowStride())),
-                                           mul(piece, index(kCopyElements))));
+                                        Value firstRow, int64_t tileRows,
+                                        Value shared) {
+  copyTileRows(global, rowCount, head, firstRow, tileRows, thread, getThreads(),
+               [&](Value row, Value piece) {
+                 if (!warpgroup)
+                   return offset(shared, add(mul(row, index(getRowStride())),
+                                             mul(piece, index(kCopyElements))));
+                 return getSwizzledPiece(shared, tileRows, row, piece);
                });
 }
 
@@ -208,7 +291,7 @@ void AttentionBackwardEmitter::copyColumnBlock(Value columnBlock) {
     Value stage = rem(columnBlock, 2);
     Value firstColumn = mul(columnBlock, index(kBlockColumns));
     for (int64_t tile = 0; tile < 2; ++tile)
-      copyTile(columnGlobal[tile], columns, firstColumn,
+      copyTile(columnGlobal[tile], columns, firstColumn, kBlockColumns,
                getStageTile(stage, tile));
     if (keysAndValues) {
       Value statistics = getStageTile(stage, 2);
@@ -330,6 +413,9 @@ void AttentionBackwardEmitter::computeGradients(SmallVectorImpl<Value> &x,
       }
       Value hide = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge,
                                          column, columns);
+      // A key past the end (zeros) has a score, whose dS must not reach dQ.
+      if (querySumsGlobal)
+        hide = arith::OrIOp::create(b, loc, hide, rowOutside[e / 2]);
       if (node.getCausal())
         hide = arith::OrIOp::create(
             b, loc, hide,
@@ -342,6 +428,228 @@ void AttentionBackwardEmitter::computeGradients(SmallVectorImpl<Value> &x,
       gradScore = arith::MulFOp::create(
           b, loc, p, arith::SubFOp::create(b, loc, gradScore, delta));
     }
+  }
+}
+
+void AttentionBackwardEmitter::reduceQuerySums(ArrayRef<Value> sums,
+                                               Value firstQuery,
+                                               Value firstElement) {
+  // The warp's 16 rows, a pair of f32 per lane and fragment.
+  Value tile = offset(querySumsShared,
+                      mul(getWarpgroup(), index(64 * kSumRowBytes / 2)));
+  Value warpRow = mul(rem(warp, 4), index(16));
+  auto pairType = VectorType::get({2}, b.getF32Type());
+  for (int64_t n = 0, e = sums.size() / 4; n < e; ++n) {
+    for (int64_t half = 0; half < 2; ++half) {
+      Value row = add(warpRow, add(fragmentRow, index(half * 8)));
+      Value column = add(fragmentColumn, index(n * 8));
+      Value pair = vector::FromElementsOp::create(
+          b, loc, pairType,
+          ValueRange{sums[n * 4 + half * 2], sums[n * 4 + half * 2 + 1]});
+      LLVM::StoreOp::create(b, loc, pair,
+                            offset(tile, add(mul(row, index(kSumRowBytes / 2)),
+                                             mul(column, index(2)))),
+                            /*alignment=*/8);
+    }
+  }
+  // The bulk copies read through the async proxy.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b, loc);
+
+  // A thread per row of the first two warps of each warpgroup: the row's
+  // 64 sums added to global memory by one bulk reduction.
+  Value row = rem(thread, 4 * kWarpSize);
+  Value query = add(firstQuery, row);
+  Value issues = arith::AndIOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, index(64)),
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, query, queries));
+  auto inside = scf::IfOp::create(b, loc, issues, /*withElse=*/false);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(&inside.getThenRegion().front());
+    Value global = LLVM::GEPOp::create(
+        b, loc, querySumsGlobal.getType(), b.getF32Type(), querySumsGlobal,
+        ValueRange{toI64(add(mul(query, index(head)), firstElement))});
+    Value shared = offset(tile, mul(row, index(kSumRowBytes / 2)));
+    std::string text =
+        ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
+         "[$1], " +
+         Twine(kSwizzleElements * 4) + ";")
+            .str();
+    LLVM::InlineAsmOp::create(
+        b, loc, TypeRange(),
+        ValueRange{LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), global),
+                   getAddress(shared)},
+        text, "l,l",
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
+  }
+}
+
+std::pair<SmallVector<Value>, SmallVector<Value>>
+AttentionBackwardEmitter::multiplyColumnsWarpgroup(Value stage) {
+  MLIRContext *context = b.getContext();
+  NVVM::WGMMATypes type = getWarpgroupType(elementType);
+  auto sumsType = getWarpgroupSumsType(kScoreFragments * 4);
+  // The warpgroup's 64 rows and the stage's columns, both K-major, the head
+  // in blocks of 64 elements.
+  Value rowsAddress =
+      add(getAddress(rowsShared),
+          toI64(mul(getWarpgroup(), index(64 * kSwizzleRowBytes))));
+  Value stageAddress = getAddress(getStageTile(stage, 0));
+  // The first step ignores the sums (scale-d 0): no register is written
+  // between the fence and the products, which would serialize them.
+  Value products[2] = {LLVM::UndefOp::create(b, loc, sumsType),
+                       LLVM::UndefOp::create(b, loc, sumsType)};
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t tile = 0; tile < 2; ++tile) {
+    Value &sums = products[tile];
+    Value rowTile = plus(rowsAddress, tile * getRowTileElements() * 2);
+    Value columnTile = plus(stageAddress, tile * getColumnTileElements() * 2);
+    for (int64_t k = 0; k < head; k += 16) {
+      int64_t block = k / kSwizzleElements;
+      int64_t inRow = (k % kSwizzleElements) * 2;
+      Value lhs = getSwizzledDescriptor(
+          plus(rowTile, block * blockRows * kSwizzleRowBytes + inRow), 16);
+      Value rhs = getSwizzledDescriptor(
+          plus(columnTile, block * kBlockColumns * kSwizzleRowBytes + inRow),
+          16);
+      sums = NVVM::WgmmaMmaAsyncOp::create(
+          b, loc, sumsType, sums, lhs, rhs,
+          NVVM::MMAShapeAttr::get(context, 64, kBlockColumns, 16), type, type,
+          NVVM::WGMMATypes::f32,
+          k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+          NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one,
+          NVVM::MMALayout::row, NVVM::MMALayout::col, /*satfinite=*/nullptr);
+    }
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  auto extract = [&](Value product) {
+    SmallVector<Value> values;
+    for (int64_t i = 0; i < kScoreFragments * 4; ++i)
+      values.push_back(LLVM::ExtractValueOp::create(b, loc, product, i));
+    return values;
+  };
+  return {extract(products[0]), extract(products[1])};
+}
+
+void AttentionBackwardEmitter::storeGradScores(ArrayRef<Value> gradScores) {
+  // The warp's 16 keys by 64 queries of dS into the tile: a swizzled row of
+  // 64 queries per key.
+  Value warpRow = mul(warp, index(16));
+  for (int64_t n = 0; n < kScoreFragments; ++n) {
+    for (int64_t half = 0; half < 2; ++half) {
+      Value key = add(warpRow, add(fragmentRow, index(half * 8)));
+      Value piece =
+          arith::XOrIOp::create(b, loc, index(n), rem(key, kSwizzleRows));
+      Value element =
+          add(mul(key, index(kSwizzleElements)),
+              add(mul(piece, index(kCopyElements)), fragmentColumn));
+      const Value *pair = &gradScores[n * 4 + half * 2];
+      LLVM::StoreOp::create(b, loc, roundPair(elementType, pair[0], pair[1]),
+                            offset(gradScoresShared, element),
+                            /*alignment=*/4);
+    }
+  }
+  // wgmma reads through the async proxy, which must see these stores.
+  NVVM::FenceProxyOp::create(
+      b, loc, NVVM::ProxyKind::async_shared,
+      NVVM::SharedSpaceAttr::get(b.getContext(),
+                                 NVVM::SharedSpace::shared_cta));
+  gpu::BarrierOp::create(b, loc);
+}
+
+void AttentionBackwardEmitter::addProductsWarpgroup(
+    ArrayRef<Value> p, ArrayRef<Value> gradScores, Value columnBlock,
+    Value stage, MutableArrayRef<Value> sums) {
+  // Every lhs fragment is packed before the wgmmas' fence.
+  auto pack = [&](ArrayRef<Value> values) {
+    SmallVector<SmallVector<Value, 4>> fragments;
+    for (int64_t k = 0; k < kBlockColumns; k += 16) {
+      const Value *low = &values[(k / 8) * 4];
+      const Value *high = low + 4;
+      fragments.push_back({packPair(elementType, low[0], low[1]),
+                           packPair(elementType, low[2], low[3]),
+                           packPair(elementType, high[0], high[1]),
+                           packPair(elementType, high[2], high[3])});
+    }
+    return fragments;
+  };
+  SmallVector<SmallVector<Value, 4>> pFragments = pack(p);
+  SmallVector<SmallVector<Value, 4>> gradFragments = pack(gradScores);
+  Value stageAddress = getAddress(getStageTile(stage, 0));
+  // The columns are read transposed (N-major): their blocks of 64 elements
+  // along the head lie a column block apart.
+  auto multiply = [&](ArrayRef<SmallVector<Value, 4>> a, int64_t tile,
+                      ArrayRef<Value> initial) {
+    Value columnTile = plus(stageAddress, tile * getColumnTileElements() * 2);
+    return multiplyRegisterLhs(
+        elementType, head, initial, a, [&](int64_t step) {
+          return getSwizzledDescriptor(
+              plus(columnTile, step * 16 * kSwizzleRowBytes),
+              kBlockColumns * kSwizzleRowBytes);
+        });
+  };
+  Value gradValues = multiply(pFragments, 1, sums.take_back(getNumSums()));
+  Value gradKeys = multiply(gradFragments, 0, sums.take_front(getNumSums()));
+
+  // dQ's 64 queries by 64 of the head: with heads of 128, the warpgroup's
+  // half of the head over every key; with heads of 64, the whole head over
+  // the warpgroup's keys. dS is read transposed (M-major), and so are the
+  // keys (N-major).
+  Value warpgroupIndex = getWarpgroup();
+  bool splitHead = head > kSwizzleElements;
+  int64_t stepKeys = splitHead ? blockRows : blockRows / 2;
+  Value firstKeyBytes =
+      splitHead ? arith::ConstantIntOp::create(b, loc, 0, 64).getResult()
+                : toI64(mul(warpgroupIndex, index(64 * kSwizzleRowBytes)));
+  Value firstElement =
+      splitHead ? mul(warpgroupIndex, index(kSwizzleElements)) : index(0);
+  Value keysAddress = getAddress(rowsShared);
+  if (splitHead)
+    keysAddress =
+        add(keysAddress,
+            toI64(mul(warpgroupIndex, index(blockRows * kSwizzleRowBytes))));
+  keysAddress = add(keysAddress, firstKeyBytes);
+  Value scoresAddress = add(getAddress(gradScoresShared), firstKeyBytes);
+  MLIRContext *context = b.getContext();
+  NVVM::WGMMATypes type = getWarpgroupType(elementType);
+  auto sumsType = getWarpgroupSumsType(kSwizzleElements / 2);
+  // (The first step ignores the sums, as in multiplyColumnsWarpgroup.)
+  Value gradQueries = LLVM::UndefOp::create(b, loc, sumsType);
+  NVVM::WgmmaFenceAlignedOp::create(b, loc);
+  for (int64_t k = 0; k < stepKeys; k += 16) {
+    Value lhs = getSwizzledDescriptor(plus(scoresAddress, k * kSwizzleRowBytes),
+                                      blockRows * kSwizzleRowBytes);
+    Value rhs = getSwizzledDescriptor(plus(keysAddress, k * kSwizzleRowBytes),
+                                      blockRows * kSwizzleRowBytes);
+    gradQueries = NVVM::WgmmaMmaAsyncOp::create(
+        b, loc, sumsType, gradQueries, lhs, rhs,
+        NVVM::MMAShapeAttr::get(context, 64, kSwizzleElements, 16), type, type,
+        NVVM::WGMMATypes::f32,
+        k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
+        NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::col,
+        NVVM::MMALayout::row, /*satfinite=*/nullptr);
+  }
+  NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
+  // (Waits for dV's and dK's products too.)
+  NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
+  SmallVector<Value> values;
+  for (int64_t i = 0; i < kSwizzleElements / 2; ++i)
+    values.push_back(LLVM::ExtractValueOp::create(b, loc, gradQueries, i));
+  reduceQuerySums(values, mul(columnBlock, index(kBlockColumns)), firstElement);
+  for (int64_t i = 0; i < getNumSums(); ++i) {
+    sums[i] = LLVM::ExtractValueOp::create(b, loc, gradKeys, i);
+    sums[getNumSums() + i] =
+        LLVM::ExtractValueOp::create(b, loc, gradValues, i);
   }
 }
 
@@ -374,7 +682,7 @@ void AttentionBackwardEmitter::storeSums(ArrayRef<Value> sums, Value factor,
 }
 
 void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
-                                    ValueRange extraArgs) {
+                                    ValueRange extraArgs, Value querySums) {
   Value queryBuffer = mapping.lookup(node.getQuery());
   Value keyBuffer = mapping.lookup(node.getKey());
   Value valueBuffer = mapping.lookup(node.getValue());
@@ -389,15 +697,20 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
   lastKey = arith::SubIOp::create(b, loc, keys, index(1));
   rows = keysAndValues ? keys : queries;
   columns = keysAndValues ? queries : keys;
-  Value rowBlocks = arith::CeilDivUIOp::create(b, loc, rows, index(kBlockRows));
+  Value rowBlocks = arith::CeilDivUIOp::create(b, loc, rows, index(blockRows));
   Value blocks = mul(getProduct(b, loc, batchSizes), rowBlocks);
-  int64_t sharedBytes = (2 * getTileElements() + 2 * getStageElements()) * 2;
+  // (Swizzled tiles start at a multiple of 1024 bytes: room to align.)
+  int64_t sharedBytes =
+      (2 * getRowTileElements() + 2 * getStageElements() +
+       getGradScoreTileElements() + getQuerySumTileElements()) *
+          2 +
+      (warpgroup ? kSwizzleBytes : 0);
 
   OpBuilder::InsertionGuard guard(b);
   gpu::LaunchOp launch = createLaunch(
       b, loc,
       keysAndValues ? "attention_key_gradients" : "attention_query_gradients",
-      blocks, index(kWarps * kWarpSize), order, extraArgs,
+      blocks, index(getThreads()), order, extraArgs,
       arith::ConstantIntOp::create(b, loc, sharedBytes, 32));
   b.setInsertionPointToStart(&launch.getBody().front());
   align.alignSources(node, mapping, kernelMapping);
@@ -418,7 +731,7 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
   std::tie(batch, rowBlock) = splitBlock(launch.getBlockIds().x, rowBlocks,
                                          node.getCausal() && !keysAndValues);
   batchIvs = delinearize(b, loc, batch, batchSizes);
-  Value firstRow = mul(rowBlock, index(kBlockRows));
+  Value firstRow = mul(rowBlock, index(blockRows));
   warpFirstRow = add(firstRow, mul(warp, index(16)));
   columnBlocks =
       arith::CeilDivUIOp::create(b, loc, columns, index(kBlockColumns));
@@ -430,7 +743,7 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
           arith::DivUIOp::create(b, loc, firstRow, index(kBlockColumns));
     } else {
       // Keys after the block's last query are hidden from all its queries.
-      columnBlocks = getCausalKeyBlocks(columnBlocks, firstRow, kBlockRows,
+      columnBlocks = getCausalKeyBlocks(columnBlocks, firstRow, blockRows,
                                         queries, kBlockColumns);
     }
   }
@@ -456,6 +769,16 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
     };
     logsumexpGlobal = globalVector(logsumexpBuffer);
     deltaGlobal = globalVector(deltaBuffer);
+    if (querySums) {
+      for (int64_t half = 0; half < 2; ++half)
+        rowOutside[half] = arith::CmpIOp::create(
+            b, loc, arith::CmpIPredicate::uge, getRow(half * 2), keys);
+      // Counted in f32 elements.
+      Value sumsGlobal = getPointer(querySums, NVVM::NVVMMemorySpace::Global);
+      querySumsGlobal = LLVM::GEPOp::create(
+          b, loc, sumsGlobal.getType(), b.getF32Type(), sumsGlobal,
+          ValueRange{toI64(mul(batch, mul(queries, index(head))))});
+    }
   } else {
     // The lane's two rows' statistics, once (a clamped row past the end is
     // computed and dropped).
@@ -469,11 +792,16 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
       rowDelta[half] = memref::LoadOp::create(b, loc, deltaBuffer, indices);
     }
   }
-  rowsShared = getDynamicSharedPointer();
-  columnsShared = offset(rowsShared, index(2 * getTileElements()));
+  rowsShared = warpgroup
+                   ? LLVM::IntToPtrOp::create(b, loc, getSharedPointerType(),
+                                              getSwizzledSharedAddress())
+                   : getDynamicSharedPointer();
+  columnsShared = offset(rowsShared, index(2 * getRowTileElements()));
+  gradScoresShared = offset(columnsShared, index(2 * getStageElements()));
+  querySumsShared = offset(gradScoresShared, index(getGradScoreTileElements()));
   for (int64_t tile = 0; tile < 2; ++tile)
-    copyTile(rowGlobal[tile], rows, firstRow,
-             offset(rowsShared, index(tile * getTileElements())));
+    copyTile(rowGlobal[tile], rows, firstRow, blockRows,
+             offset(rowsShared, index(tile * getRowTileElements())));
   copyColumnBlock(firstColumnBlock);
 
   // The keys' kernel sums dK, then dV; the queries' kernel dQ.
@@ -487,19 +815,37 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
                             nested.getInsertionPoint());
         // This block's copies are done; after the barrier every warp has
         // also finished the previous block, whose stage the next copies
-        // reuse.
+        // reuse. wgmma reads through the async proxy, which must see what
+        // cp.async wrote.
         NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+        // The previous block's bulk reductions have read their sums, which
+        // this block's overwrite.
+        if (warpgroup)
+          NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+        if (warpgroup)
+          NVVM::FenceProxyOp::create(
+              b, loc, NVVM::ProxyKind::async_shared,
+              NVVM::SharedSpaceAttr::get(b.getContext(),
+                                         NVVM::SharedSpace::shared_cta));
         gpu::BarrierOp::create(b, loc);
         copyColumnBlock(add(columnBlock, index(1)));
         Value stage = rem(columnBlock, 2);
+        SmallVector<Value> sums(carried);
+        MutableArrayRef<Value> all(sums);
+        if (warpgroup) {
+          auto [x, y] = multiplyColumnsWarpgroup(stage);
+          computeGradients(x, y, columnBlock, stage);
+          storeGradScores(y);
+          addProductsWarpgroup(x, y, columnBlock, stage, all);
+          scf::YieldOp::create(b, loc, sums);
+          return;
+        }
         SmallVector<Value> x =
             multiplyColumns(rowsShared, getStageTile(stage, 0));
         SmallVector<Value> y =
-            multiplyColumns(offset(rowsShared, index(getTileElements())),
+            multiplyColumns(offset(rowsShared, index(getRowTileElements())),
                             getStageTile(stage, 1));
         computeGradients(x, y, columnBlock, stage);
-        SmallVector<Value> sums(carried);
-        MutableArrayRef<Value> all(sums);
         if (keysAndValues) {
           // dV += p·dO, dK += dS·q.
           addProducts(x, getStageTile(stage, 1), all.take_back(getNumSums()));
@@ -511,8 +857,10 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
         scf::YieldOp::create(b, loc, sums);
       });
   // The copies that the last iteration issued are of no block, but must
-  // be done before the kernel ends.
+  // be done before the kernel ends, and so must the bulk reductions.
   NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
+  if (warpgroup)
+    NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, UnitAttr());
   SmallVector<Value> results(loop.getResults());
   ArrayRef<Value> sums(results);
   Value scale = arith::ConstantOp::create(
@@ -527,13 +875,87 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
   gpu::TerminatorOp::create(b, loc);
 }
 
+/// Threads per block of the kernels that zero the query sums and round them.
+static constexpr int64_t kElementThreads = 256;
+
+/// A launch of a thread per element of `buffer` (of `sizes`) whose body
+/// `emitElement` emits at the element's indices.
+static void
+emitThreadPerElement(OpBuilder &b, Location loc, StringRef kind,
+                     ArrayRef<Value> sizes, StreamOrder &order,
+                     ValueRange extraArgs,
+                     function_ref<void(ValueRange indices)> emitElement) {
+  Value total = getProduct(b, loc, sizes);
+  Value blocks = arith::CeilDivUIOp::create(
+      b, loc, total, arith::ConstantIndexOp::create(b, loc, kElementThreads));
+  OpBuilder::InsertionGuard guard(b);
+  auto [launch, element] =
+      createFlatLaunch(b, loc, kind, blocks,
+                       arith::ConstantIndexOp::create(b, loc, kElementThreads),
+                       order, extraArgs);
+  b.setInsertionPointAfterValue(element);
+  auto inside = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, element, total),
+      /*withElse=*/false);
+  b.setInsertionPointToStart(&inside.getThenRegion().front());
+  emitElement(delinearize(b, loc, element, sizes));
+  b.setInsertionPointToEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(b, loc);
+}
+
 void mlir::kiln::emitAttentionBackwardKernels(
     OpBuilder &b, loop::AttentionBackwardOp node, ValueRange dests,
-    IRMapping &mapping, StreamOrder &order, ValueRange extraArgs) {
+    IRMapping &mapping, StreamOrder &order, ValueRange extraArgs,
+    bool warpgroupMma) {
   assert(loop::hasAttentionBackwardKernel(node) &&
          "no kernel for these gradients");
-  AttentionBackwardEmitter(b, node, mapping, /*keysAndValues=*/true)
-      .emit(dests, order, extraArgs);
-  AttentionBackwardEmitter(b, node, mapping, /*keysAndValues=*/false)
-      .emit(dests, order, extraArgs);
+  auto queryType = cast<RankedTensorType>(node.getQuery().getType());
+  int64_t head = queryType.getShape().back();
+  if (!warpgroupMma || head % kSwizzleElements != 0 ||
+      head > 2 * kSwizzleElements) {
+    AttentionBackwardEmitter(b, node, mapping, /*keysAndValues=*/true)
+        .emit(dests, order, extraArgs);
+    AttentionBackwardEmitter(b, node, mapping, /*keysAndValues=*/false)
+        .emit(dests, order, extraArgs);
+    return;
+  }
+
+  // dQ / scale summed in f32 by the warpgroup kernel, then rounded.
+  Location loc = node.getLoc();
+  Value queryBuffer = mapping.lookup(node.getQuery());
+  auto queryBufferType = cast<MemRefType>(queryBuffer.getType());
+  SmallVector<Value> sizes, dynamicSizes;
+  for (auto [dim, size] : llvm::enumerate(queryBufferType.getShape())) {
+    sizes.push_back(memref::DimOp::create(b, loc, queryBuffer, dim));
+    if (ShapedType::isDynamic(size))
+      dynamicSizes.push_back(sizes.back());
+  }
+  Type f32 = b.getF32Type();
+  Value sums =
+      allocateOnStream(b, loc, MemRefType::get(queryBufferType.getShape(), f32),
+                       dynamicSizes, order, extraArgs);
+  emitThreadPerElement(
+      b, loc, "attention_zero_query_sums", sizes, order, extraArgs,
+      [&](ValueRange indices) {
+        memref::StoreOp::create(
+            b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f)),
+            sums, indices);
+      });
+  AttentionBackwardEmitter(b, node, mapping, /*keysAndValues=*/true,
+                           /*warpgroup=*/true)
+      .emit(dests, order, extraArgs, sums);
+  Value scale = arith::ConstantOp::create(
+      b, loc,
+      b.getF32FloatAttr(static_cast<float>(node.getScale().convertToDouble())));
+  emitThreadPerElement(
+      b, loc, "attention_round_query_gradients", sizes, order, extraArgs,
+      [&](ValueRange indices) {
+        Value sum = memref::LoadOp::create(b, loc, sums, indices);
+        Value gradient =
+            arith::TruncFOp::create(b, loc, queryType.getElementType(),
+                                    arith::MulFOp::create(b, loc, sum, scale));
+        memref::StoreOp::create(b, loc, gradient, dests[0], indices);
+      });
+  deallocateOnStream(b, loc, sums, order, extraArgs);
 }

@@ -345,10 +345,8 @@ void AttentionKernelEmitter::multiplyValues(Value stage, ArrayRef<Value> p,
 
 Value AttentionKernelEmitter::issueScores(Value stage) {
   MLIRContext *context = b.getContext();
-  auto type =
-      elementType.isBF16() ? NVVM::WGMMATypes::bf16 : NVVM::WGMMATypes::f16;
-  auto sumsType = LLVM::LLVMStructType::getLiteral(
-      context, SmallVector<Type>(blockKeys / 2, b.getF32Type()));
+  NVVM::WGMMATypes type = getWarpgroupType(elementType);
+  auto sumsType = getWarpgroupSumsType(blockKeys / 2);
   Value sums = LLVM::ZeroOp::create(b, loc, sumsType);
   // The warpgroup's 64 queries, and the stage's keys; both K-major, the
   // head in blocks of 64 elements.

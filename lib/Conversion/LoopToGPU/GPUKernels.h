@@ -229,15 +229,18 @@ void emitAttentionKernel(OpBuilder &b, loop::AttentionOp node, ValueRange dests,
                          IRMapping &mapping, StreamOrder &order,
                          ValueRange extraArgs, bool warpgroupMma);
 
-/// Emits `node` (loop::hasAttentionBackwardKernel) as Kiln's two kernels of
-/// attention's gradients (AttentionBackwardKernels.cpp): one per block of
-/// 64 keys walks the queries and stores the key's and value's gradients
-/// into `dests[1]` and `dests[2]`, one per block of 64 queries walks the
-/// keys and stores the query's into `dests[0]`; mma.sync on both sm_80 and
-/// sm_90a.
+/// Emits `node` (loop::hasAttentionBackwardKernel) as Kiln's kernels of
+/// attention's gradients (AttentionBackwardKernels.cpp), storing dQ, dK and
+/// dV into `dests`: with mma.sync (sm_80 and later), one per block of 64
+/// keys walks the queries for dK and dV, one per block of 64 queries walks
+/// the keys for dQ; with `warpgroupMma` (sm_90a, warpgroup-mma and
+/// warpgroup-attention-gradients), heads of 64 and 128 take
+/// one warpgroup-MMA kernel per 128 keys that also adds dQ into f32 sums
+/// (zeroed before, rounded after).
 void emitAttentionBackwardKernels(OpBuilder &b, loop::AttentionBackwardOp node,
                                   ValueRange dests, IRMapping &mapping,
-                                  StreamOrder &order, ValueRange extraArgs);
+                                  StreamOrder &order, ValueRange extraArgs,
+                                  bool warpgroupMma);
 
 /// Replaces the kernels' float remainders by calls of libdevice's fmod:
 /// upstream's NVVM pipeline turns `arith.remf` into `llvm.frem` (which

@@ -101,12 +101,13 @@ mlir::kiln::getGPUBufferizationTarget(MLIRContext *context,
     emitAttentionKernel(b, node, dests, mapping, *order, extraArgs,
                         options.warpgroupMma);
   };
-  target.emitAttentionBackward = [=](OpBuilder &b,
-                                     loop::AttentionBackwardOp node,
-                                     ValueRange dests, IRMapping &mapping,
-                                     ValueRange extraArgs) {
-    emitAttentionBackwardKernels(b, node, dests, mapping, *order, extraArgs);
-  };
+  target.emitAttentionBackward =
+      [=](OpBuilder &b, loop::AttentionBackwardOp node, ValueRange dests,
+          IRMapping &mapping, ValueRange extraArgs) {
+        emitAttentionBackwardKernels(b, node, dests, mapping, *order, extraArgs,
+                                     options.warpgroupMma &&
+                                         options.warpgroupAttentionGradients);
+      };
   target.emitConvolution = [](OpBuilder &b, loop::ConvolutionOp node,
                               Value dest, IRMapping &mapping,
                               ValueRange extraArgs) {

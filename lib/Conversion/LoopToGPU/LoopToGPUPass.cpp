@@ -92,6 +92,7 @@ struct ConvertLoopToGPUPass
     options.columnKernels = columnKernels;
     options.matmulKernels = matmulKernels;
     options.warpgroupMma = warpgroupMma;
+    options.warpgroupAttentionGradients = warpgroupAttentionGradients;
     options.warpgroupTileN = warpgroupTileN;
     options.warpgroupTma = warpgroupTma;
     options.tf32Products = tf32Products;

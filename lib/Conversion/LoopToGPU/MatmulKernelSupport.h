@@ -333,6 +333,18 @@ public:
     return registers;
   }
 
+  /// wgmma's name for `elementType` (f16 or bf16) operands.
+  static NVVM::WGMMATypes getWarpgroupType(Type elementType) {
+    return elementType.isBF16() ? NVVM::WGMMATypes::bf16
+                                : NVVM::WGMMATypes::f16;
+  }
+
+  /// The LLVM struct of `count` f32 that holds a wgmma's sums.
+  LLVM::LLVMStructType getWarpgroupSumsType(int64_t count) {
+    return LLVM::LLVMStructType::getLiteral(
+        b.getContext(), SmallVector<Type>(count, b.getF32Type()));
+  }
+
   /// wgmma m64n`n`k16 steps with their lhs in registers, which NVVM's op
   /// does not take: the instruction itself, inline, its sums tied to
   /// theirs. Step i multiplies `a[i]` (4 registers, an mma.sync lhs
@@ -361,8 +373,7 @@ public:
     for (int64_t i = 0; i < count; ++i)
       constraintText << i << ",";
     constraintText << "r,r,r,r,l,r";
-    auto sumsType = LLVM::LLVMStructType::getLiteral(
-        b.getContext(), SmallVector<Type>(count, b.getF32Type()));
+    auto sumsType = getWarpgroupSumsType(count);
     Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
     NVVM::WgmmaFenceAlignedOp::create(b, loc);
     Value result;

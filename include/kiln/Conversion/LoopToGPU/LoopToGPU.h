@@ -47,6 +47,9 @@ namespace kiln {
 ///   elements run as Kiln's tensor-core kernels (else GEMM library calls).
 /// - `warpgroupMma`: whether those kernels use sm_90a's warpgroup MMA (else
 ///   Ampere's mma.sync).
+/// - `warpgroupAttentionGradients`: whether, with `warpgroupMma`, attention's
+///   gradients of heads of 64 and 128 run as one warpgroup-MMA kernel that
+///   sums dQ by bulk reductions (else two mma.sync kernels).
 /// - `warpgroupTileN`: the warpgroup kernels' columns per block (128 or 256;
 ///   0: chosen per product).
 /// - `tf32Products`: whether f32 products (GEMM library calls) multiply in
