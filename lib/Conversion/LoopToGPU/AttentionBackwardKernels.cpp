@@ -11,20 +11,6 @@
 // that neither adds into another block's sums (no atomics, at the price of
 // two products more than one kernel would take).
 //
-// On sm_90a (`warpgroup-mma`), heads of 64 and 128 take one kernel of
-// Hopper's warpgroup MMA instead: two warpgroups of 64 keys each walk the
-// queries over tiles 128-byte swizzled as wgmma reads them. X and Y are
-// wgmma m64n64 from the tiles; dV and dK add wgmma m<head> products whose
-// lhs, p and dS, are the score registers (as in the forward kernel). dS
-// also goes to a swizzled tile of its own, from which dQ's products read
-// it transposed with the keys (each warpgroup takes half the head, or with
-// heads of 64 its own keys), and the products go through workgroup memory
-// into f32 sums of dQ in global memory: a bulk reduction (TMA) per row,
-// not an atomic per element, which costs twice the kernel's time. The
-// order of the additions, and so dQ's last bits, vary from run to run, as
-// in PyTorch's flash gradients. A kernel zeros the sums first and one
-// rounds them to dQ after.
-//
 // The two are one loop with the roles swapped. A block of 4 warps keeps 64
 // rows of two operands in workgroup memory (keys and values; queries and
 // dO) and walks blocks of 64 columns of the other two (queries and dO with
@@ -39,6 +25,21 @@
 // and the statistics belong to its columns; causal blocks of keys start at
 // their first query's block, causal blocks of queries stop at their last
 // query's key.
+//
+// On sm_90a (`warpgroup-mma` and `warpgroup-attention-gradients`, off by
+// default until measured on a GPU), heads of 64 and 128 take one kernel of
+// Hopper's warpgroup MMA instead: two warpgroups of 64 keys each walk the
+// queries over tiles 128-byte swizzled as wgmma reads them. X and Y are
+// wgmma m64n64 from the tiles; dV and dK add wgmma m<head> products whose
+// lhs, p and dS, are the score registers (as in the forward kernel). dS
+// also goes to a swizzled tile of its own, from which dQ's products read
+// it transposed with the keys (each warpgroup takes half the head, or with
+// heads of 64 its own keys), and the products go through workgroup memory
+// into f32 sums of dQ in global memory: a bulk reduction (TMA) per row,
+// not an atomic per element (with those, measured, the kernel lost to the
+// two mma.sync kernels at heads of 64). The order of the additions, and so
+// dQ's last bits, vary from run to run, as in PyTorch's flash gradients. A
+// kernel zeros the sums first and one rounds them to dQ after.
 //
 //===----------------------------------------------------------------------===//
 
