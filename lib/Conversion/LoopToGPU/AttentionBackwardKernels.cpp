@@ -181,6 +181,19 @@ private:
   Value getAddress(Value pointer) {
     return LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), pointer);
   }
+  /// getAddress, computed where it is used: the descriptors of the row
+  /// tiles, loop-invariant, would otherwise be hoisted out of the loop, two
+  /// registers each, and spill.
+  Value getAddressInLoop(Value pointer) {
+    return LLVM::InlineAsmOp::create(
+               b, loc, b.getI64Type(), ValueRange{getAddress(pointer)},
+               "mov.b64 $0, $1;", "=l,l", /*has_side_effects=*/true,
+               /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
+               LLVM::AsmDialectAttr::get(b.getContext(),
+                                         LLVM::AsmDialect::AD_ATT),
+               /*operand_attrs=*/ArrayAttr())
+        .getResult(0);
+  }
   Value plus(Value address, int64_t bytes) {
     return add(address, arith::ConstantIntOp::create(b, loc, bytes, 64));
   }
@@ -502,7 +515,7 @@ AttentionBackwardEmitter::multiplyColumnsWarpgroup(Value stage) {
   // The warpgroup's 64 rows and the stage's columns, both K-major, the head
   // in blocks of 64 elements.
   Value rowsAddress =
-      add(getAddress(rowsShared),
+      add(getAddressInLoop(rowsShared),
           toI64(mul(getWarpgroup(), index(64 * kSwizzleRowBytes))));
   Value stageAddress = getAddress(getStageTile(stage, 0));
   // The first step ignores the sums (scale-d 0): no register is written
@@ -614,13 +627,13 @@ void AttentionBackwardEmitter::addProductsWarpgroup(
                 : toI64(mul(warpgroupIndex, index(64 * kSwizzleRowBytes)));
   Value firstElement =
       splitHead ? mul(warpgroupIndex, index(kSwizzleElements)) : index(0);
-  Value keysAddress = getAddress(rowsShared);
+  Value keysAddress = getAddressInLoop(rowsShared);
   if (splitHead)
     keysAddress =
         add(keysAddress,
             toI64(mul(warpgroupIndex, index(blockRows * kSwizzleRowBytes))));
   keysAddress = add(keysAddress, firstKeyBytes);
-  Value scoresAddress = add(getAddress(gradScoresShared), firstKeyBytes);
+  Value scoresAddress = add(getAddressInLoop(gradScoresShared), firstKeyBytes);
   MLIRContext *context = b.getContext();
   NVVM::WGMMATypes type = getWarpgroupType(elementType);
   auto sumsType = getWarpgroupSumsType(kSwizzleElements / 2);

@@ -37,7 +37,9 @@
 // 2 x 64 x 64 queries and dO with their statistics, each rounded up to
 // 1024 bytes, a 128 x 64 tile of dS, two 64 x (64 + 8) f32 tiles of sums,
 // 1024 bytes to align (121856 bytes). Each block first waits for the bulk
-// reductions to have read the sums. X and Y: wgmma m64n64 of K-major
+// reductions to have read the sums. The tiles' addresses are taken again
+// in each block (an opaque move), so that their descriptors are not
+// hoisted out of the loop. X and Y: wgmma m64n64 of K-major
 // tiles. dS goes to its tile before a fence of the async proxy and a
 // barrier; dV and dK: wgmma with their lhs in registers; dQ: each
 // warpgroup's own 64 keys, dS and the keys read transposed; its products
@@ -52,6 +54,7 @@
 // WGMMA: nvvm.cp.async.bulk.wait_group 0 {read}
 // WGMMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 // WGMMA: gpu.barrier
+// WGMMA: llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;", "=l,l"
 // WGMMA-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <row>], B[<bf16>, <one>, <col>]
 // WGMMA: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA: math.exp2
