@@ -185,14 +185,27 @@ private:
   /// tiles, loop-invariant, would otherwise be hoisted out of the loop, two
   /// registers each, and spill.
   Value getAddressInLoop(Value pointer) {
-    return LLVM::InlineAsmOp::create(
-               b, loc, b.getI64Type(), ValueRange{getAddress(pointer)},
-               "mov.b64 $0, $1;", "=l,l", /*has_side_effects=*/true,
-               /*is_align_stack=*/false, LLVM::tailcallkind::TailCallKind::None,
-               LLVM::AsmDialectAttr::get(b.getContext(),
-                                         LLVM::AsmDialect::AD_ATT),
-               /*operand_attrs=*/ArrayAttr())
+    return emitPtx(b.getI64Type(), getAddress(pointer), "mov.b64 $0, $1;",
+                   "=l,l")
         .getResult(0);
+  }
+  /// The PTX instruction `text`, inline, never moved or removed.
+  LLVM::InlineAsmOp emitPtx(TypeRange results, ValueRange operands,
+                            StringRef text, StringRef constraints) {
+    return LLVM::InlineAsmOp::create(
+        b, loc, results, operands, text, constraints,
+        /*has_side_effects=*/true, /*is_align_stack=*/false,
+        LLVM::tailcallkind::TailCallKind::None,
+        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
+        /*operand_attrs=*/ArrayAttr());
+  }
+  /// Orders this thread's writes to workgroup memory before the async
+  /// proxy's reads of it (wgmma, bulk copies).
+  void fenceAsyncProxy() {
+    NVVM::FenceProxyOp::create(
+        b, loc, NVVM::ProxyKind::async_shared,
+        NVVM::SharedSpaceAttr::get(b.getContext(),
+                                   NVVM::SharedSpace::shared_cta));
   }
   Value plus(Value address, int64_t bytes) {
     return add(address, arith::ConstantIntOp::create(b, loc, bytes, 64));
@@ -467,10 +480,7 @@ void AttentionBackwardEmitter::reduceQuerySums(ArrayRef<Value> sums,
     }
   }
   // The bulk copies read through the async proxy.
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
+  fenceAsyncProxy();
   gpu::BarrierOp::create(b, loc);
 
   // A thread per row of the first two warps of each warpgroup: the row's
@@ -494,15 +504,10 @@ void AttentionBackwardEmitter::reduceQuerySums(ArrayRef<Value> sums,
          "[$1], " +
          Twine(kSwizzleElements * 4) + ";")
             .str();
-    LLVM::InlineAsmOp::create(
-        b, loc, TypeRange(),
-        ValueRange{LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), global),
-                   getAddress(shared)},
-        text, "l,l",
-        /*has_side_effects=*/true, /*is_align_stack=*/false,
-        LLVM::tailcallkind::TailCallKind::None,
-        LLVM::AsmDialectAttr::get(b.getContext(), LLVM::AsmDialect::AD_ATT),
-        /*operand_attrs=*/ArrayAttr());
+    emitPtx(TypeRange(),
+            {LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), global),
+             getAddress(shared)},
+            text, "l,l");
     NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   }
 }
@@ -562,22 +567,16 @@ void AttentionBackwardEmitter::storeGradScores(ArrayRef<Value> gradScores) {
   for (int64_t n = 0; n < kScoreFragments; ++n) {
     for (int64_t half = 0; half < 2; ++half) {
       Value key = add(warpRow, add(fragmentRow, index(half * 8)));
+      // Queries n*8.. are the row's piece n.
       Value piece =
-          arith::XOrIOp::create(b, loc, index(n), rem(key, kSwizzleRows));
-      Value element =
-          add(mul(key, index(kSwizzleElements)),
-              add(mul(piece, index(kCopyElements)), fragmentColumn));
+          getSwizzledPiece(gradScoresShared, blockRows, key, index(n));
       const Value *pair = &gradScores[n * 4 + half * 2];
       LLVM::StoreOp::create(b, loc, roundPair(elementType, pair[0], pair[1]),
-                            offset(gradScoresShared, element),
-                            /*alignment=*/4);
+                            offset(piece, fragmentColumn), /*alignment=*/4);
     }
   }
   // wgmma reads through the async proxy, which must see these stores.
-  NVVM::FenceProxyOp::create(
-      b, loc, NVVM::ProxyKind::async_shared,
-      NVVM::SharedSpaceAttr::get(b.getContext(),
-                                 NVVM::SharedSpace::shared_cta));
+  fenceAsyncProxy();
   gpu::BarrierOp::create(b, loc);
 }
 
@@ -834,13 +833,10 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
         NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
         // The previous block's bulk reductions have read their sums, which
         // this block's overwrite.
-        if (warpgroup)
+        if (warpgroup) {
           NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
-        if (warpgroup)
-          NVVM::FenceProxyOp::create(
-              b, loc, NVVM::ProxyKind::async_shared,
-              NVVM::SharedSpaceAttr::get(b.getContext(),
-                                         NVVM::SharedSpace::shared_cta));
+          fenceAsyncProxy();
+        }
         gpu::BarrierOp::create(b, loc);
         copyColumnBlock(add(columnBlock, index(1)));
         Value stage = rem(columnBlock, 2);
