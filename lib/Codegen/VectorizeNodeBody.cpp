@@ -93,9 +93,14 @@ public:
     if (!canVectorizeBody(body))
       return failure();
     BlockArgument column = body.getArgument(columnIndex);
-    for (auto [arg, iv] : llvm::zip(body.getArguments(), ivs))
-      if (arg != column)
+    for (auto [arg, iv] : llvm::zip(body.getArguments(), ivs)) {
+      if (arg == column)
+        continue;
+      if (isa<VectorType>(iv.getType()))
+        vectors.map(arg, iv);
+      else
         uniform.map(arg, iv);
+    }
     // Loads-only mode emits contiguous loads, which take the step's first
     // column as it is: the vector of columns is never read.
     if (loadsOnly) {

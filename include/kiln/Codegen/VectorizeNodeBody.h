@@ -60,8 +60,10 @@ private:
 
 /// emitVectorNodeElements for any node body (a reduction's too): its
 /// argument `columnIndex` (by default its last) is the column that varies
-/// by element. Contiguous loads come from and go to `cache` when one is
-/// given; the caller makes sure that the cached loads dominate the code it
+/// by element; the other arguments take `ivs`' values, the same for every
+/// element, or, for a vector of `width` elements (a product's sums for its
+/// epilogue), one each. Contiguous loads come from and go to `cache` when one
+/// is given; the caller makes sure that the cached loads dominate the code it
 /// emits and that nothing stores to their buffers in between. A tensor that
 /// `mapping` maps to a vector is an earlier node of the same elements: its
 /// loads take the vector. With `branchOnClamps`, a load at a column clamped

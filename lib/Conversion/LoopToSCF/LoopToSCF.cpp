@@ -35,9 +35,6 @@ namespace mlir::kiln {
 using namespace mlir;
 using namespace mlir::kiln;
 
-/// Buffers are 16-byte aligned (Kiln's ABI).
-static constexpr int64_t kCPUBufferAlignment = 16;
-
 /// Elements of `node` per vector: `vectorBytes` worth of its result's
 /// elements, or 1 where its body cannot be vectorized.
 static int64_t getVectorWidth(loop::PointwiseOp node, int64_t vectorBytes) {

@@ -101,10 +101,16 @@ struct MatmulLoops {
   Value emitRowElements(OpBuilder &b, ValueRange batch, Value row,
                         Value firstColumn, Value sums);
 
+  /// emitRowElements for a panel whose columns are all the result's: the
+  /// epilogue computes on vectors, its reads contiguous loads where they
+  /// can be (else element by element, as emitRowElements).
+  Value emitWholeRowElements(OpBuilder &b, ValueRange batch, Value row,
+                             Value firstColumn, Value sums);
+
   /// Stores `sums`, the sums of `row` (one panel's worth from
-  /// `firstColumn`), if the row is one of the result's: through
-  /// emitRowElements, whole vectors where the panel is full, masked at N's
-  /// edge.
+  /// `firstColumn`), if the row is one of the result's: whole vectors
+  /// through emitWholeRowElements where the panel is full, else through
+  /// emitRowElements, masked at N's edge.
   void emitRowStore(OpBuilder &b, ValueRange batch, Value row,
                     Value firstColumn, Value sums);
 

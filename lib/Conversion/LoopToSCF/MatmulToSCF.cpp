@@ -6,10 +6,11 @@
 // vector per step whatever the operand's layout or dtype. Then every MR x NR
 // tile of the result accumulates in MR vector registers over K, broadcasting
 // one left-hand element per row and step (an outer product per step), and is
-// stored once, rounded to the result's type. Tasks take a panel and a block
-// of tiles, and the tiles take a block of steps along K in turn, so that
-// they read that part of the panel from L1, not every tile the whole panel
-// from memory. A product of at most 16 rows whose operands both run along
+// stored once, through the epilogue (on whole vectors, but at N's edge) or
+// rounded to the result's type. Tasks take a panel and a block of tiles,
+// and the tiles take a block of steps along K in turn, so that they read
+// that part of the panel from L1, not every tile the whole panel from
+// memory. A product of at most 16 rows whose operands both run along
 // K (a linear layer, a token at a time) is dot products instead, reading
 // the weight as it is stored: packing it would cost more than the product.
 //
@@ -19,6 +20,7 @@
 #include "MatmulLoops.h"
 
 #include "kiln/Codegen/GraphBufferization.h"
+#include "kiln/Codegen/VectorizeNodeBody.h"
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -307,7 +309,6 @@ void MatmulLoops::emitRowStore(OpBuilder &b, ValueRange batch, Value row,
   Value inRows =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, row, m);
   scf::IfOp::create(b, loc, inRows, [&](OpBuilder &b, Location) {
-    Value result = emitRowElements(b, batch, row, firstColumn, sums);
     SmallVector<Value> indices = llvm::to_vector(batch);
     indices.push_back(row);
     indices.push_back(firstColumn);
@@ -318,10 +319,12 @@ void MatmulLoops::emitRowStore(OpBuilder &b, ValueRange batch, Value row,
     scf::IfOp::create(
         b, loc, full,
         [&](OpBuilder &b, Location) {
+          Value result = emitWholeRowElements(b, batch, row, firstColumn, sums);
           vector::StoreOp::create(b, loc, result, dest, indices);
           scf::YieldOp::create(b, loc);
         },
         [&](OpBuilder &b, Location) {
+          Value result = emitRowElements(b, batch, row, firstColumn, sums);
           Value mask = vector::CreateMaskOp::create(
               b, loc, VectorType::get({panelWidth}, b.getI1Type()),
               ValueRange{valid});
@@ -330,6 +333,23 @@ void MatmulLoops::emitRowStore(OpBuilder &b, ValueRange batch, Value row,
         });
     scf::YieldOp::create(b, loc);
   });
+}
+
+Value MatmulLoops::emitWholeRowElements(OpBuilder &b, ValueRange batch,
+                                        Value row, Value firstColumn,
+                                        Value sums) {
+  if (!node.hasEpilogue() || !canVectorizeBody(node.getEpilogue().front()))
+    return emitRowElements(b, batch, row, firstColumn, sums);
+  // The epilogue's arguments: the batch indices, the row, the column (which
+  // varies by lane) and the sums (one per lane).
+  SmallVector<Value> arguments = llvm::to_vector(batch);
+  llvm::append_range(arguments, ValueRange{row, firstColumn, sums});
+  FailureOr<Value> elements =
+      emitVectorBodyElements(b, node.getEpilogue().front(), mapping, arguments,
+                             panelWidth, kCPUBufferAlignment, /*cache=*/nullptr,
+                             /*columnIndex=*/batch.size() + 1);
+  assert(succeeded(elements) && "checked by canVectorizeBody");
+  return *elements;
 }
 
 Value MatmulLoops::emitRowElements(OpBuilder &b, ValueRange batch, Value row,

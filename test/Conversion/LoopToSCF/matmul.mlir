@@ -111,19 +111,27 @@ fx.graph @batched(%a: tensor<3x5x4xf64>, %b: tensor<3x5x7xf64>) -> tensor<3x4x7x
 
 // -----
 
-// An epilogue runs on each lane of a row's sums, at a column clamped to N
-// (lanes past N are computed in bounds and never stored), and the row is
-// stored as a vector.
+// Where a row's panel lies inside N, the epilogue runs on the vector of its
+// sums (its reads contiguous vector loads) and the row is stored as a
+// vector. At N's edge it runs on each lane, at a column clamped to N (lanes
+// past N are computed in bounds and never stored), and the row is stored
+// through a mask.
 // CHECK-LABEL: func.func @epilogue
 // CHECK-SAME: (%{{.+}}: memref<8x64xf32>, %{{.+}}: memref<64x20xf32>, %[[BIAS:.+]]: memref<20xf32>, %[[OUT:.+]]: memref<8x20xbf16>)
 // CHECK: %[[SUMS:.+]]:6 = scf.for
-// CHECK: %[[LANE:.+]] = arith.minui %{{.+}}, %c19 : index
+// CHECK: scf.if
+// CHECK: scf.if
+// CHECK: %[[BV:.+]] = vector.load %[[BIAS]][%[[COL:.+]]] : memref<20xf32>, vector<16xf32>
+// CHECK: %[[ADDED:.+]] = arith.addf %[[SUMS]]#0, %[[BV]] : vector<16xf32>
+// CHECK: %[[ROUNDED:.+]] = arith.truncf %[[ADDED]] : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.store %[[ROUNDED]], %[[OUT]][%{{.+}}, %[[COL]]]
+// CHECK: } else {
+// CHECK: %[[LANE:.+]] = arith.minui %[[COL]], %c19 : index
 // CHECK: %[[SUM:.+]] = vector.extract %[[SUMS]]#0[0] : f32 from vector<16xf32>
 // CHECK: %[[B:.+]] = memref.load %[[BIAS]][%[[LANE]]]
 // CHECK: arith.addf %[[SUM]], %[[B]] : f32
 // CHECK-COUNT-15: memref.load %[[BIAS]]
 // CHECK: vector.from_elements {{.+}} : vector<16xbf16>
-// CHECK: vector.store %{{.+}}, %[[OUT]]
 // CHECK: vector.maskedstore %[[OUT]]
 // f32 operands stay on vector FMAs.
 // AMX-LABEL: func.func @epilogue

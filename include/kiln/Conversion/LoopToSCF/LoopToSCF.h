@@ -22,6 +22,9 @@ namespace kiln {
 /// dimension; 0 for scalar code.
 using LoopToSCFOptions = ConvertLoopToSCFPassOptions;
 
+/// Buffers are 16-byte aligned (Kiln's ABI).
+inline constexpr int64_t kCPUBufferAlignment = 16;
+
 /// The CPU's bufferization: scf.parallel (or scf.for) nests, memref.alloc'd
 /// temporaries, memref.copy. Use with bufferizeGraph.
 GraphBufferizationTarget
