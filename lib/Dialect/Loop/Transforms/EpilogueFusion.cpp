@@ -8,6 +8,8 @@
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
@@ -100,36 +102,121 @@ mlir::kiln::loop::matchLibraryEpilogue(MatmulOp matmul) {
   return epilogue;
 }
 
-/// Whether `reader` reads `product` only by loads in its body at its own
-/// index.
-static bool readsAtOwnIndex(PointwiseOp reader, Value product) {
+/// Whether `index` is the row-major linearization of `ivs` over `sizes`
+/// (static; the first is never multiplied): `(ivs[0] * sizes[1] + ivs[1]) *
+/// sizes[2] + ...`, as a view that collapses dimensions reads them.
+static bool isLinearized(Value index, ArrayRef<BlockArgument> ivs,
+                         ArrayRef<int64_t> sizes) {
+  if (ivs.size() == 1)
+    return index == ivs.front();
+  auto add = index.getDefiningOp<arith::AddIOp>();
+  if (!add)
+    return false;
+  Value last = ivs.back();
+  Value rest = add.getLhs() == last   ? add.getRhs()
+               : add.getRhs() == last ? add.getLhs()
+                                      : Value();
+  auto mul = rest ? rest.getDefiningOp<arith::MulIOp>() : nullptr;
+  if (!mul)
+    return false;
+  APInt factor;
+  Value outer =
+      matchPattern(mul.getRhs(), m_ConstantInt(&factor))   ? mul.getLhs()
+      : matchPattern(mul.getLhs(), m_ConstantInt(&factor)) ? mul.getRhs()
+                                                           : Value();
+  return outer && factor.getSExtValue() == sizes.back() &&
+         isLinearized(outer, ivs.drop_back(), sizes.drop_back());
+}
+
+/// How `reader` reads `product`: the groups of its dimensions that each of
+/// the product's dimensions is (the identity where it reads the product at
+/// its own index, or a collapse of its leading dimensions where it reads a
+/// Linear's product over [batch * tokens, features] as [batch, tokens,
+/// features]), if every read of the product is a load in its body at the
+/// linearized index of each group; dimensions grouped with others must
+/// have static sizes.
+static std::optional<SmallVector<ReassociationIndices>>
+getReadGroups(PointwiseOp reader, Value product) {
+  auto readerType = reader.getResultType();
+  auto productType = cast<RankedTensorType>(product.getType());
+  std::optional<SmallVector<ReassociationIndices>> groups;
+  if (readerType.getShape() == productType.getShape()) {
+    groups.emplace();
+    for (int64_t dim = 0; dim < readerType.getRank(); ++dim)
+      groups->push_back({dim});
+  } else {
+    groups = getReassociationIndicesForCollapse(readerType.getShape(),
+                                                productType.getShape());
+  }
+  if (!groups)
+    return std::nullopt;
+  for (const ReassociationIndices &group : *groups)
+    if (group.size() > 1 && llvm::any_of(group, [&](int64_t dim) {
+          return readerType.isDynamicDim(dim) ||
+                 readerType.getDimSize(dim) <= 1;
+        }))
+      return std::nullopt;
+
   Block &body = reader.getBody().front();
   for (OpOperand &use : product.getUses()) {
     auto load = dyn_cast<LoadOp>(use.getOwner());
-    if (!load || load->getBlock() != &body ||
-        load.getIndices() != ValueRange(body.getArguments()))
-      return false;
+    if (!load || load->getBlock() != &body)
+      return std::nullopt;
+    for (auto [index, group] : llvm::zip(load.getIndices(), *groups)) {
+      SmallVector<BlockArgument> ivs;
+      SmallVector<int64_t> sizes;
+      for (int64_t dim : group) {
+        ivs.push_back(body.getArgument(dim));
+        sizes.push_back(readerType.getDimSize(dim));
+      }
+      if (!isLinearized(index, ivs, sizes))
+        return std::nullopt;
+    }
   }
-  return true;
+  return groups;
 }
 
 /// Builds, before `reader`, a copy of `matmul` whose epilogue is
-/// `reader`'s body; `reader` and `matmul` stay.
+/// `reader`'s body, which reads `matmul` by `groups` (getReadGroups): the
+/// copy has `matmul`'s shape and `reader`'s element type, its epilogue
+/// recovering the reader's indices from its own. `reader` and `matmul`
+/// stay.
 static MatmulOp buildFused(RewriterBase &rewriter, MatmulOp matmul,
-                           PointwiseOp reader) {
+                           PointwiseOp reader,
+                           ArrayRef<ReassociationIndices> groups) {
   Location loc = matmul.getLoc();
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(reader);
+  bool sameShape = llvm::all_of(
+      groups, [](const ReassociationIndices &g) { return g.size() == 1; });
   auto fused = MatmulOp::create(
-      rewriter, loc, reader.getResultType(), matmul.getLhs(), matmul.getRhs(),
-      reader.getDynamicSizes(), matmul.getTransposeLhsAttr(),
-      matmul.getTransposeRhsAttr());
-  Block &readerBody = reader.getBody().front();
-  SmallVector<Type> argTypes(readerBody.getArgumentTypes());
+      rewriter, loc,
+      matmul.getResultType().clone(reader.getResultType().getElementType()),
+      matmul.getLhs(), matmul.getRhs(),
+      sameShape ? reader.getDynamicSizes() : matmul.getDynamicSizes(),
+      matmul.getTransposeLhsAttr(), matmul.getTransposeRhsAttr());
+  SmallVector<Type> argTypes(groups.size(), rewriter.getIndexType());
   argTypes.push_back(matmul.getAccumulatorType());
   SmallVector<Location> argLocs(argTypes.size(), loc);
   Block *body =
       rewriter.createBlock(&fused.getEpilogue(), {}, argTypes, argLocs);
+
+  // The reader's indices: each group's, delinearized from the product's
+  // index (innermost first).
+  Block &readerBody = reader.getBody().front();
+  auto readerType = reader.getResultType();
+  IRMapping mapping;
+  for (auto [group, index] : llvm::zip(groups, body->getArguments())) {
+    Value rest = index;
+    for (int64_t dim : llvm::reverse(ArrayRef<int64_t>(group).drop_front())) {
+      Value size = arith::ConstantIndexOp::create(rewriter, loc,
+                                                  readerType.getDimSize(dim));
+      mapping.map(readerBody.getArgument(dim),
+                  arith::RemUIOp::create(rewriter, loc, rest, size));
+      rest = arith::DivUIOp::create(rewriter, loc, rest, size);
+    }
+    mapping.map(readerBody.getArgument(group.front()), rest);
+  }
 
   // The product, as the reader saw it: the sum, rounded where the product
   // was stored rounded.
@@ -138,8 +225,6 @@ static MatmulOp buildFused(RewriterBase &rewriter, MatmulOp matmul,
   Value product = sum;
   if (productElement != sum.getType())
     product = arith::TruncFOp::create(rewriter, loc, productElement, sum);
-  IRMapping mapping;
-  mapping.map(readerBody.getArguments(), body->getArguments().drop_back());
   for (Operation &op : readerBody) {
     auto load = dyn_cast<LoadOp>(op);
     if (load && load.getSource() == matmul.getResult()) {
@@ -148,6 +233,12 @@ static MatmulOp buildFused(RewriterBase &rewriter, MatmulOp matmul,
     }
     rewriter.clone(op, mapping);
   }
+  // The index arithmetic that only the product's loads read.
+  SmallVector<Operation *> cloned = llvm::map_to_vector(
+      body->without_terminator(), [](Operation &op) { return &op; });
+  for (Operation *op : llvm::reverse(cloned))
+    if (isOpTriviallyDead(op))
+      rewriter.eraseOp(op);
   return fused;
 }
 
@@ -256,7 +347,8 @@ static bool isAllowed(MatmulOp matmul, const EpilogueFusionOptions &options) {
 }
 
 /// Fuses `matmul`'s only reader into it, when that reads it at its own
-/// index and `options` allow the epilogue it makes.
+/// index or through collapsed dimensions (getReadGroups) and `options` allow
+/// the epilogue it makes.
 static LogicalResult fuseReader(RewriterBase &rewriter, MatmulOp matmul,
                                 Block &block,
                                 const EpilogueFusionOptions &options) {
@@ -266,17 +358,25 @@ static LogicalResult fuseReader(RewriterBase &rewriter, MatmulOp matmul,
   auto reader = dyn_cast<PointwiseOp>(user->getParentOp());
   // Bool results would need bit-packed vectors on the CPU.
   if (!reader || reader->getBlock() != &block ||
-      !isa<FloatType>(reader.getResultType().getElementType()) ||
-      reader.getResultType().getShape() != matmul.getResultType().getShape() ||
-      !readsAtOwnIndex(reader, matmul.getResult()))
+      !isa<FloatType>(reader.getResultType().getElementType()))
+    return failure();
+  std::optional<SmallVector<ReassociationIndices>> groups =
+      getReadGroups(reader, matmul.getResult());
+  if (!groups)
     return failure();
   // Building the candidate is the simplest way to match it.
-  MatmulOp candidate = buildFused(rewriter, matmul, reader);
+  MatmulOp candidate = buildFused(rewriter, matmul, reader, *groups);
   if (!isAllowed(candidate, options)) {
     rewriter.eraseOp(candidate);
     return failure();
   }
-  rewriter.replaceOp(reader, candidate.getResult());
+  Value result = candidate.getResult();
+  if (result.getType() != reader.getResultType()) {
+    rewriter.setInsertionPoint(reader);
+    result = tensor::ExpandShapeOp::create(
+        rewriter, reader.getLoc(), reader.getResultType(), result, *groups);
+  }
+  rewriter.replaceOp(reader, result);
   rewriter.eraseOp(matmul);
   return success();
 }

@@ -116,9 +116,25 @@ fx.graph @rounded_product(%x: tensor<8x64xbf16>, %w: tensor<64x32xbf16>) -> tens
 // LIBRARY: loop.load %[[P]][%[[ROW]], %[[C]]] : tensor<24x32xbf16>
 // LIBRARY-NOT: loop.load %arg2
 // LIBRARY: math.tanh
+// Elsewhere the whole reader is the epilogue: it takes the product's shape,
+// recovers the reader's indices from the product's, and the product is
+// expanded to the reader's shape.
 // CHECK-LABEL: fx.graph @split_rows_bias_tanh
-// CHECK: loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xf32>
-// CHECK-NOT: epilogue
+// CHECK: %[[P:.+]] = loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xbf16> epilogue {
+// CHECK-NEXT: ^bb0(%{{.+}}: index, %[[J:.+]]: index, %[[SUM:.+]]: f32):
+// CHECK-NEXT: %[[B:.+]] = loop.load %arg2[%[[J]]] : tensor<32xbf16>
+// CHECK-NEXT: %[[BF:.+]] = arith.extf %[[B]] : bf16 to f32
+// CHECK-NEXT: %[[S:.+]] = arith.addf %[[SUM]], %[[BF]] : f32
+// CHECK-NEXT: %[[T:.+]] = math.tanh %[[S]] : f32
+// CHECK-NEXT: %[[R:.+]] = arith.truncf %[[T]] : f32 to bf16
+// CHECK-NEXT: loop.yield %[[R]] : bf16
+// CHECK: %[[Y:.+]] = tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [4, 6, 32] : tensor<24x32xbf16> into tensor<4x6x32xbf16>
+// CHECK-NOT: loop.pointwise
+// CHECK: fx.output %[[Y]]
+// TENSOR-LABEL: fx.graph @split_rows_bias_tanh
+// TENSOR: loop.matmul %arg0, %arg1 : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xbf16> epilogue {
+// TENSOR: math.tanh
+// TENSOR: tensor.expand_shape
 fx.graph @split_rows_bias_tanh(%x: tensor<24x64xbf16>, %w: tensor<64x32xbf16>, %b: tensor<32xbf16>) -> tensor<4x6x32xbf16> {
   %p = loop.matmul %x, %w : tensor<24x64xbf16>, tensor<64x32xbf16> -> tensor<24x32xf32>
   %y = loop.pointwise : tensor<4x6x32xbf16> {
@@ -293,4 +309,78 @@ fx.graph @narrow_bias_tanh(%x: tensor<16x32xbf16>, %w: tensor<32x4xbf16>, %b: te
     loop.yield %r : bf16
   }
   fx.output %y : tensor<16x4xbf16>
+}
+
+// -----
+
+// A reader that uses its split row indices (a residual over [2, 3, 16])
+// gets them back from the product's row: its own row is (row / 3, row % 3).
+// CHECK-LABEL: fx.graph @split_rows_residual
+// CHECK: %[[P:.+]] = loop.matmul %arg0, %arg1 : tensor<6x64xf32>, tensor<64x16xf32> -> tensor<6x16xf32> epilogue {
+// CHECK-NEXT: ^bb0(%[[ROW:.+]]: index, %[[J:.+]]: index, %[[SUM:.+]]: f32):
+// CHECK-DAG: %[[K:.+]] = arith.remui %[[ROW]], %[[C3:.+]] : index
+// CHECK-DAG: %[[I:.+]] = arith.divui %[[ROW]], %[[C3]] : index
+// CHECK: %[[R:.+]] = loop.load %arg2[%[[I]], %[[K]], %[[J]]] : tensor<2x3x16xf32>
+// CHECK: arith.addf %[[SUM]], %[[R]] : f32
+// CHECK: tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [2, 3, 16]
+// LIBRARY-LABEL: fx.graph @split_rows_residual
+// LIBRARY-NOT: epilogue
+// LIBRARY: loop.pointwise : tensor<2x3x16xf32>
+fx.graph @split_rows_residual(%x: tensor<6x64xf32>, %w: tensor<64x16xf32>, %r: tensor<2x3x16xf32>) -> tensor<2x3x16xf32> {
+  %p = loop.matmul %x, %w : tensor<6x64xf32>, tensor<64x16xf32> -> tensor<6x16xf32>
+  %y = loop.pointwise : tensor<2x3x16xf32> {
+  ^bb0(%i: index, %k: index, %j: index):
+    %c3 = arith.constant 3 : index
+    %s = arith.muli %c3, %i : index
+    %row = arith.addi %k, %s : index
+    %v = loop.load %p[%row, %j] : tensor<6x16xf32>
+    %rv = loop.load %r[%i, %k, %j] : tensor<2x3x16xf32>
+    %sum = arith.addf %v, %rv : f32
+    loop.yield %sum : f32
+  }
+  fx.output %y : tensor<2x3x16xf32>
+}
+
+// -----
+
+// A reader whose rows are not the product's linearized ([2, 3] read at
+// 2 * i + k, which is not i * 3 + k) stays apart.
+// CHECK-LABEL: fx.graph @do_not_fuse_misread_rows
+// CHECK: loop.matmul %arg0, %arg1 : tensor<6x64xf32>, tensor<64x16xf32> -> tensor<6x16xf32>
+// CHECK-NOT: epilogue
+// CHECK: loop.pointwise : tensor<2x3x16xf32>
+fx.graph @do_not_fuse_misread_rows(%x: tensor<6x64xf32>, %w: tensor<64x16xf32>) -> tensor<2x3x16xf32> {
+  %p = loop.matmul %x, %w : tensor<6x64xf32>, tensor<64x16xf32> -> tensor<6x16xf32>
+  %y = loop.pointwise : tensor<2x3x16xf32> {
+  ^bb0(%i: index, %k: index, %j: index):
+    %c2 = arith.constant 2 : index
+    %s = arith.muli %i, %c2 : index
+    %row = arith.addi %s, %k : index
+    %v = loop.load %p[%row, %j] : tensor<6x16xf32>
+    loop.yield %v : f32
+  }
+  fx.output %y : tensor<2x3x16xf32>
+}
+
+// -----
+
+// Split rows of a dynamic size cannot be recovered from the product's row
+// by constants: the reader stays apart.
+// CHECK-LABEL: fx.graph @do_not_fuse_dynamic_split_rows
+// CHECK-NOT: epilogue
+// CHECK: loop.pointwise(%{{.+}}) : tensor<?x3x16xf32>
+fx.graph @do_not_fuse_dynamic_split_rows(%x: tensor<?x64xf32>, %w: tensor<64x16xf32>) -> tensor<?x3x16xf32> {
+  %c0 = arith.constant 0 : index
+  %c3 = arith.constant 3 : index
+  %m = tensor.dim %x, %c0 : tensor<?x64xf32>
+  %n = arith.divui %m, %c3 : index
+  %p = loop.matmul(%m) %x, %w : tensor<?x64xf32>, tensor<64x16xf32> -> tensor<?x16xf32>
+  %y = loop.pointwise(%n) : tensor<?x3x16xf32> {
+  ^bb0(%i: index, %k: index, %j: index):
+    %s = arith.muli %i, %c3 : index
+    %row = arith.addi %s, %k : index
+    %v = loop.load %p[%row, %j] : tensor<?x16xf32>
+    loop.yield %v : f32
+  }
+  fx.output %y : tensor<?x3x16xf32>
 }

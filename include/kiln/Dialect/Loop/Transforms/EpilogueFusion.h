@@ -49,9 +49,13 @@ struct EpilogueFusionOptions {
 };
 
 /// Fuses each loop.matmul in `block` whose only reader is a loop.pointwise
-/// of its shape that reads it at its own index: the reader's body becomes
-/// the matmul's epilogue, applied before anything is stored, where `options`
-/// allow the epilogue. Returns the number of fused epilogues.
+/// that reads it at its own index, or whose leading dimensions collapse
+/// into the product's (a Linear's [batch * tokens, features] product read
+/// as [batch, tokens, features]) and that reads it at their linearized
+/// index: the reader's body becomes the matmul's epilogue, applied before
+/// anything is stored, where `options` allow the epilogue; the product,
+/// expanded to the reader's shape, replaces the reader. Returns the number
+/// of fused epilogues.
 unsigned fuseEpilogues(RewriterBase &rewriter, Block &block,
                        const EpilogueFusionOptions &options);
 

@@ -104,6 +104,11 @@ def FuseEpiloguesPass : Pass<"kiln-loop-fuse-epilogues"> {
     reads it at its own index (a bias, an activation, a residual, the
     rounding) takes the reader's body as its epilogue: each sum goes through
     it before it is stored, so the product is never written and read back.
+    A reader whose leading dimensions collapse into the product's (a
+    Linear's `[batch * tokens, features]` product read as `[batch, tokens,
+    features]`, at the linearized index) is fused too: the epilogue recovers
+    the reader's indices from the product's, and a `tensor.expand_shape` of
+    the product replaces the reader.
     With `library-only`, only epilogues that a GEMM library applies itself
     (a bias along the columns, then relu) are fused: the GPU's products are
     library calls. There, when the readers of a 16-bit product do more, but
