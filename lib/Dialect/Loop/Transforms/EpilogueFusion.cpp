@@ -152,8 +152,7 @@ getReadGroups(PointwiseOp reader, Value product) {
     return std::nullopt;
   for (const ReassociationIndices &group : *groups)
     if (group.size() > 1 && llvm::any_of(group, [&](int64_t dim) {
-          return readerType.isDynamicDim(dim) ||
-                 readerType.getDimSize(dim) <= 1;
+          return readerType.isDynamicDim(dim);
         }))
       return std::nullopt;
 

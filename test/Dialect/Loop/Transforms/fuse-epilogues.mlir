@@ -384,3 +384,25 @@ fx.graph @do_not_fuse_dynamic_split_rows(%x: tensor<?x64xf32>, %w: tensor<64x16x
   }
   fx.output %y : tensor<?x3x16xf32>
 }
+
+// -----
+
+// A batch of one sequence: its row is 0 * 4 + k.
+// CHECK-LABEL: fx.graph @one_sequence
+// CHECK: %[[P:.+]] = loop.matmul %arg0, %arg1 : tensor<4x64xf32>, tensor<64x16xf32> -> tensor<4x16xf32> epilogue {
+// CHECK: math.tanh
+// CHECK: tensor.expand_shape %[[P]] {{\[}}[0, 1], [2]] output_shape [1, 4, 16]
+// CHECK-NOT: loop.pointwise
+fx.graph @one_sequence(%x: tensor<4x64xf32>, %w: tensor<64x16xf32>) -> tensor<1x4x16xf32> {
+  %p = loop.matmul %x, %w : tensor<4x64xf32>, tensor<64x16xf32> -> tensor<4x16xf32>
+  %y = loop.pointwise : tensor<1x4x16xf32> {
+  ^bb0(%i: index, %k: index, %j: index):
+    %c4 = arith.constant 4 : index
+    %s = arith.muli %i, %c4 : index
+    %row = arith.addi %s, %k : index
+    %v = loop.load %p[%row, %j] : tensor<4x16xf32>
+    %t = math.tanh %v : f32
+    loop.yield %t : f32
+  }
+  fx.output %y : tensor<1x4x16xf32>
+}
