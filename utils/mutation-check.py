@@ -49,7 +49,8 @@ CATALOGUE = [
              "an integer product starts at 0"),
     # Fusion legality.
     Mutation("epilogue-at-any-index", "lib/Dialect/Loop/Transforms/EpilogueFusion.cpp",
-             "      !readsAtOwnIndex(reader, matmul.getResult()))", "      false)",
+             "      if (!isLinearized(index, ivs, sizes))\n        return std::nullopt;",
+             "      (void)isLinearized(index, ivs, sizes);",
              "a product's reader becomes its epilogue wherever it reads it"),
     Mutation("row-fusion-unaligned-reads", "lib/Dialect/Loop/Transforms/RowFusion.cpp",
              "isRowValue(load.getSource(), rows) && isRowAlignedLoad(load, rows);",
