@@ -8,10 +8,11 @@
 // RUN: kiln-compile %s --target=cuda --pipeline-options='chip=sm_80' -o %t-80.so
 // RUN: llvm-nm -D %t-80.so | FileCheck %s
 // RUN: kiln-compile %s --target=cuda --emit=loop | FileCheck %s --check-prefix=LOOP
-// With warpgroup-attention-gradients, sm_90a's warpgroup-MMA gradient kernel
-// (heads of 64 and 128) assembles too.
-// RUN: kiln-compile %s --target=cuda --pipeline-options='warpgroup-attention-gradients=true' -o %t-wg.so
-// RUN: llvm-nm -D %t-wg.so | FileCheck %s
+// sm_90a's default is the warpgroup-MMA gradient kernel (heads of 64 and
+// 128); without warpgroup-attention-gradients, the two mma.sync kernels
+// assemble there too.
+// RUN: kiln-compile %s --target=cuda --pipeline-options='warpgroup-attention-gradients=false' -o %t-mma.so
+// RUN: llvm-nm -D %t-mma.so | FileCheck %s
 
 // CHECK-NOT: kiln_cuda_gemm
 // CHECK: T kiln_attention_step_run

@@ -280,10 +280,10 @@ def ConvertLoopToGPUPass : Pass<"kiln-loop-to-gpu", "::mlir::ModuleOp"> {
            "kernels of heads of a multiple of 64 likewise; the code then "
            "needs an sm_90a target">,
     Option<"warpgroupAttentionGradients", "warpgroup-attention-gradients",
-           "bool", /*default=*/"false",
+           "bool", /*default=*/"true",
            "With warpgroup-mma, run attention's gradients of heads of 64 and "
-           "128 as one warpgroup-MMA kernel that sums dQ by bulk reductions, "
-           "instead of two mma.sync kernels">,
+           "128 as one warpgroup-MMA kernel that sums dQ by bulk reductions; "
+           "false: as two mma.sync kernels">,
     Option<"chooseProducts", "choose-products", "bool", /*default=*/"true",
            "With matmul-kernels, run each product as the faster of Kiln's "
            "kernel and the GEMM library's (with a kernel after it for an "

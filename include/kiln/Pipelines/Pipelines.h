@@ -219,8 +219,8 @@ struct GPUBackendOptions : public Base {
       *this, "warpgroup-attention-gradients",
       llvm::cl::desc("With warpgroup-mma on sm_90a, run attention's "
                      "gradients of heads of 64 and 128 as one warpgroup-MMA "
-                     "kernel that sums dQ by bulk reductions, instead of two "
-                     "mma.sync kernels (not yet measured on a GPU)"),
+                     "kernel that sums dQ by bulk reductions; false: as two "
+                     "mma.sync kernels"),
       llvm::cl::init(LoopToGPUOptions().warpgroupAttentionGradients)};
   detail::PassOptions::Option<bool> chooseProducts{
       *this, "choose-products",

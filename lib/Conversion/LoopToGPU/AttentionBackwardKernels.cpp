@@ -26,8 +26,8 @@
 // their first query's block, causal blocks of queries stop at their last
 // query's key.
 //
-// On sm_90a (`warpgroup-mma` and `warpgroup-attention-gradients`, off by
-// default until measured on a GPU), heads of 64 and 128 take one kernel of
+// On sm_90a (`warpgroup-mma` and `warpgroup-attention-gradients`, both on
+// by default), heads of 64 and 128 take one kernel of
 // Hopper's warpgroup MMA instead: two warpgroups of 64 keys each walk the
 // queries over tiles 128-byte swizzled as wgmma reads them. X and Y are
 // wgmma m64n64 from the tiles; dV and dK add wgmma m<head> products whose

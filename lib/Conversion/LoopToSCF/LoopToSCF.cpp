@@ -340,8 +340,23 @@ static Value emitReducePartial(OpBuilder &b, loop::ReduceOp node,
       });
   Value total = nest.results.front();
   if (width > 1) {
+    // The lanes combine as a tree, halves into halves: log2(width) vector
+    // combines, not a chain of width scalar ones that each waits for the
+    // last (a row of 256 f32 spent a third of its softmax there). What is
+    // left past the last even split combines lane by lane.
     Value lanes = nest.results.back();
-    for (int64_t lane = 0; lane < width; ++lane)
+    int64_t count = width;
+    for (; count % 2 == 0; count /= 2) {
+      int64_t half = count / 2;
+      Value low = vector::ExtractStridedSliceOp::create(
+          b, loc, lanes, ArrayRef<int64_t>{0}, ArrayRef<int64_t>{half},
+          ArrayRef<int64_t>{1});
+      Value high = vector::ExtractStridedSliceOp::create(
+          b, loc, lanes, ArrayRef<int64_t>{half}, ArrayRef<int64_t>{half},
+          ArrayRef<int64_t>{1});
+      lanes = emitCPUCombine(b, loc, combiner, low, high, dtype);
+    }
+    for (int64_t lane = 0; lane < count; ++lane)
       total =
           emitCPUCombine(b, loc, combiner, total,
                          vector::ExtractOp::create(b, loc, lanes, lane), dtype);

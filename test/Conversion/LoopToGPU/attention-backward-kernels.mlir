@@ -1,5 +1,5 @@
 // RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu -verify-diagnostics | FileCheck %s
-// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu="warpgroup-mma warpgroup-attention-gradients" -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
+// RUN: kiln-opt %s -split-input-file --kiln-loop-to-gpu="warpgroup-mma" -verify-diagnostics | FileCheck %s --check-prefix=WGMMA
 
 // Attention's gradients as two kernels of 128 threads. The keys' kernel:
 // a block of 64 keys and values ((64 + 8) x 2 x 64 x 2 bytes) and two stages

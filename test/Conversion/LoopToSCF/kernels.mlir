@@ -4,8 +4,9 @@
 // Tests that a kernel runs its rows in parallel and, in each row, its nodes
 // in order: the maximum accumulates in four interleaved vectors (a compare
 // and a select each, NaN kept), which combine, then in one vector, then a
-// scalar tail, into a register that the next node reads; only the yielded
-// node is stored, as vectors.
+// scalar tail; the vector's lanes combine as a tree (halves of 4, 2, 1)
+// into a register that the next node reads; only the yielded node is
+// stored, as vectors.
 // CHECK-LABEL: func.func @kernel
 // SCALAR-LABEL: func.func @kernel
 // CHECK-SAME: (%[[X:.+]]: memref<8x64xf32>, %[[OUT:.+]]: memref<8x64xf32>)
@@ -19,9 +20,16 @@
 // CHECK: arith.select %[[NAN]], %[[V0]], %[[KEPT]]
 // CHECK-COUNT-3: arith.cmpf ogt
 // CHECK: %[[LANES:.+]] = scf.for %{{.+}} iter_args(%{{.+}}) -> (vector<8xf32>)
-// CHECK: scf.for %{{.+}} iter_args(%{{.+}}) -> (f32)
-// CHECK: vector.extract %[[LANES]][7]
-// CHECK-NEXT: arith.cmpf ogt
+// CHECK: %[[TAIL:.+]] = scf.for %{{.+}} iter_args(%{{.+}}) -> (f32)
+// CHECK: %[[LOW:.+]] = vector.extract_strided_slice %[[LANES]] {offsets = [0], sizes = [4], strides = [1]} : vector<8xf32> to vector<4xf32>
+// CHECK: %[[HIGH:.+]] = vector.extract_strided_slice %[[LANES]] {offsets = [4], sizes = [4], strides = [1]}
+// CHECK: arith.cmpf ogt, %[[HIGH]], %[[LOW]] : vector<4xf32>
+// CHECK: vector.extract_strided_slice %{{.+}} {offsets = [2], sizes = [2], strides = [1]} : vector<4xf32> to vector<2xf32>
+// CHECK: vector.extract_strided_slice %{{.+}} {offsets = [1], sizes = [1], strides = [1]} : vector<2xf32> to vector<1xf32>
+// CHECK: arith.cmpf ogt, %{{.+}}, %{{.+}} : vector<1xf32>
+// CHECK-NOT: vector.extract_strided_slice
+// CHECK: %[[LANE:.+]] = vector.extract %{{.+}}[0] : f32 from vector<1xf32>
+// CHECK-NEXT: arith.cmpf ogt, %[[LANE]], %[[TAIL]] : f32
 // CHECK-NEXT: arith.cmpf uno
 // CHECK-NEXT: arith.select
 // CHECK-NEXT: %[[MAX:.+]] = arith.select
