@@ -275,10 +275,8 @@ void AttentionBackwardEmitter::copyTile(Value global, Value rowCount,
                                         Value shared) {
   copyTileRows(global, rowCount, head, firstRow, tileRows, thread, getThreads(),
                [&](Value row, Value piece) {
-                 if (!warpgroup)
-                   return offset(shared, add(mul(row, index(getRowStride())),
-                                             mul(piece, index(kCopyElements))));
-                 return getSwizzledPiece(shared, tileRows, row, piece);
+                 return getTilePiece(shared, tileRows, warpgroup,
+                                     getRowStride(), row, piece);
                });
 }
 
@@ -934,17 +932,9 @@ void mlir::kiln::emitAttentionBackwardKernels(
   // dQ / scale summed in f32 by the warpgroup kernel, then rounded.
   Location loc = node.getLoc();
   Value queryBuffer = mapping.lookup(node.getQuery());
-  auto queryBufferType = cast<MemRefType>(queryBuffer.getType());
-  SmallVector<Value> sizes, dynamicSizes;
-  for (auto [dim, size] : llvm::enumerate(queryBufferType.getShape())) {
-    sizes.push_back(memref::DimOp::create(b, loc, queryBuffer, dim));
-    if (ShapedType::isDynamic(size))
-      dynamicSizes.push_back(sizes.back());
-  }
-  Type f32 = b.getF32Type();
-  Value sums =
-      allocateOnStream(b, loc, MemRefType::get(queryBufferType.getShape(), f32),
-                       dynamicSizes, order, extraArgs);
+  SmallVector<Value> sizes = getBufferSizes(b, loc, queryBuffer);
+  Value sums = allocateLikeOnStream(b, loc, queryBuffer, sizes, b.getF32Type(),
+                                    order, extraArgs);
   emitThreadPerElement(
       b, loc, "attention_zero_query_sums", sizes, order, extraArgs,
       [&](ValueRange indices) {

@@ -245,10 +245,8 @@ void AttentionKernelEmitter::copyRows(Value global, Value rows, Value firstRow,
                                       int64_t tileRows, Value shared) {
   copyTileRows(global, rows, head, firstRow, tileRows, thread, getThreads(),
                [&](Value row, Value piece) {
-                 if (!warpgroup)
-                   return offset(shared, add(mul(row, index(getRowStride())),
-                                             mul(piece, index(kCopyElements))));
-                 return getSwizzledPiece(shared, tileRows, row, piece);
+                 return getTilePiece(shared, tileRows, warpgroup,
+                                     getRowStride(), row, piece);
                });
 }
 

@@ -54,6 +54,15 @@ Value allocateOnStream(OpBuilder &b, Location loc, MemRefType type,
 void deallocateOnStream(OpBuilder &b, Location loc, Value buffer,
                         StreamOrder &order, ValueRange extraArgs);
 
+/// The sizes of `buffer` (a memref), one per dimension.
+SmallVector<Value> getBufferSizes(OpBuilder &b, Location loc, Value buffer);
+
+/// allocateOnStream of a buffer of `like`'s shape (its sizes `sizes`, as
+/// getBufferSizes gives them) with `elementType` elements.
+Value allocateLikeOnStream(OpBuilder &b, Location loc, Value like,
+                           ArrayRef<Value> sizes, Type elementType,
+                           StreamOrder &order, ValueRange extraArgs);
+
 /// A TMA tensor map as a kernel receives it: 128 bytes, 64-byte aligned.
 /// The warpgroup kernels store it into an alloca marked kTensorMapAttr, which
 /// kiln-tensor-map-parameters makes the parameter itself.

@@ -10,6 +10,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 
 using namespace mlir;
 using namespace mlir::kiln;
@@ -48,6 +49,28 @@ void mlir::kiln::deallocateOnStream(OpBuilder &b, Location loc, Value buffer,
       b, loc, gpu::AsyncTokenType::get(b.getContext()),
       ValueRange{order.current(b, loc, extraArgs)}, buffer);
   order.advance(extraArgs, dealloc.getAsyncToken());
+}
+
+SmallVector<Value> mlir::kiln::getBufferSizes(OpBuilder &b, Location loc,
+                                              Value buffer) {
+  SmallVector<Value> sizes;
+  for (int64_t dim = 0, rank = cast<MemRefType>(buffer.getType()).getRank();
+       dim < rank; ++dim)
+    sizes.push_back(memref::DimOp::create(b, loc, buffer, dim));
+  return sizes;
+}
+
+Value mlir::kiln::allocateLikeOnStream(OpBuilder &b, Location loc, Value like,
+                                       ArrayRef<Value> sizes, Type elementType,
+                                       StreamOrder &order,
+                                       ValueRange extraArgs) {
+  auto type = cast<MemRefType>(like.getType());
+  SmallVector<Value> dynamicSizes;
+  for (auto [size, value] : llvm::zip_equal(type.getShape(), sizes))
+    if (ShapedType::isDynamic(size))
+      dynamicSizes.push_back(value);
+  return allocateOnStream(b, loc, MemRefType::get(type.getShape(), elementType),
+                          dynamicSizes, order, extraArgs);
 }
 
 Value mlir::kiln::getProduct(OpBuilder &b, Location loc,

@@ -280,6 +280,17 @@ public:
                             mul(swizzled, index(kCopyElements))));
   }
 
+  /// Where 16-byte piece `piece` of row `row` lies in a tile at `tile` of
+  /// `tileRows` rows: getSwizzledPiece's place with `swizzled`, else in
+  /// rows `rowStride` elements apart.
+  Value getTilePiece(Value tile, int64_t tileRows, bool swizzled,
+                     int64_t rowStride, Value row, Value piece) {
+    if (swizzled)
+      return getSwizzledPiece(tile, tileRows, row, piece);
+    return offset(tile, add(mul(row, index(rowStride)),
+                            mul(piece, index(kCopyElements))));
+  }
+
   /// The address (i64) of the kernel's dynamic workgroup memory rounded up
   /// to a multiple of kSwizzleBytes, where swizzled tiles may start (the
   /// kernel asks for kSwizzleBytes more).

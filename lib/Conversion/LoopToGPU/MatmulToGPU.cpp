@@ -181,20 +181,13 @@ void mlir::kiln::emitLibraryMatmulAndEpilogue(
     const LoopToGPUOptions &options, StreamOrder &order, ValueRange extraArgs) {
   Location loc = node.getLoc();
   Value stream = extraArgs.front();
-  auto destType = cast<MemRefType>(dest.getType());
-  SmallVector<Value> sizes, dynamicSizes;
-  for (auto [dim, size] : llvm::enumerate(destType.getShape())) {
-    sizes.push_back(memref::DimOp::create(b, loc, dest, dim));
-    if (ShapedType::isDynamic(size))
-      dynamicSizes.push_back(sizes.back());
-  }
+  SmallVector<Value> sizes = getBufferSizes(b, loc, dest);
   // The sums rounded to the operands' type (as eager's product is: half the
   // bytes of f32 sums to write and read again), in a temporary on the
   // stream.
   Type operandType = getOperandElementType(node);
-  Value sums = allocateOnStream(
-      b, loc, MemRefType::get(destType.getShape(), operandType), dynamicSizes,
-      order, extraArgs);
+  Value sums =
+      allocateLikeOnStream(b, loc, dest, sizes, operandType, order, extraArgs);
   int32_t dtype = getLibraryDtypeCode(operandType);
   emitGemmCall(b, node, sums, mapping, stream, dtype, dtype, /*bias=*/Value(),
                /*activation=*/0);
