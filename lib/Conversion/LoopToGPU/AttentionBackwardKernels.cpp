@@ -549,13 +549,7 @@ AttentionBackwardEmitter::multiplyColumnsWarpgroup(Value stage) {
   }
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  auto extract = [&](Value product) {
-    SmallVector<Value> values;
-    for (int64_t i = 0; i < kScoreFragments * 4; ++i)
-      values.push_back(LLVM::ExtractValueOp::create(b, loc, product, i));
-    return values;
-  };
-  return {extract(products[0]), extract(products[1])};
+  return {getFields(products[0]), getFields(products[1])};
 }
 
 void AttentionBackwardEmitter::storeGradScores(ArrayRef<Value> gradScores) {
@@ -653,15 +647,10 @@ void AttentionBackwardEmitter::addProductsWarpgroup(
   NVVM::WgmmaGroupSyncAlignedOp::create(b, loc);
   // (Waits for dV's and dK's products too.)
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
-  SmallVector<Value> values;
-  for (int64_t i = 0; i < kSwizzleElements / 2; ++i)
-    values.push_back(LLVM::ExtractValueOp::create(b, loc, gradQueries, i));
-  reduceQuerySums(values, mul(columnBlock, index(kBlockColumns)), firstElement);
-  for (int64_t i = 0; i < getNumSums(); ++i) {
-    sums[i] = LLVM::ExtractValueOp::create(b, loc, gradKeys, i);
-    sums[getNumSums() + i] =
-        LLVM::ExtractValueOp::create(b, loc, gradValues, i);
-  }
+  reduceQuerySums(getFields(gradQueries),
+                  mul(columnBlock, index(kBlockColumns)), firstElement);
+  llvm::copy(getFields(gradKeys), sums.begin());
+  llvm::copy(getFields(gradValues), sums.begin() + getNumSums());
 }
 
 void AttentionBackwardEmitter::storeSums(ArrayRef<Value> sums, Value factor,

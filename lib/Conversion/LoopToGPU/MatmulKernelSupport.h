@@ -280,6 +280,15 @@ public:
                             mul(swizzled, index(kCopyElements))));
   }
 
+  /// The fields of `aggregate`, an LLVM struct (a wgmma's sums, say).
+  SmallVector<Value> getFields(Value aggregate) {
+    auto type = cast<LLVM::LLVMStructType>(aggregate.getType());
+    SmallVector<Value> fields;
+    for (int64_t i = 0, e = type.getBody().size(); i < e; ++i)
+      fields.push_back(LLVM::ExtractValueOp::create(b, loc, aggregate, i));
+    return fields;
+  }
+
   /// Where 16-byte piece `piece` of row `row` lies in a tile at `tile` of
   /// `tileRows` rows: getSwizzledPiece's place with `swizzled`, else in
   /// rows `rowStride` elements apart.
