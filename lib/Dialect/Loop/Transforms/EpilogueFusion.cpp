@@ -7,6 +7,7 @@
 #include "kiln/Dialect/Loop/Transforms/EpilogueFusion.h"
 
 #include "kiln/Dialect/Loop/IR/LoopOps.h"
+#include "kiln/Dialect/Loop/Utils/NodeBuilders.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
@@ -201,20 +202,16 @@ static MatmulOp buildFused(RewriterBase &rewriter, MatmulOp matmul,
       rewriter.createBlock(&fused.getEpilogue(), {}, argTypes, argLocs);
 
   // The reader's indices: each group's, delinearized from the product's
-  // index (innermost first).
+  // index.
   Block &readerBody = reader.getBody().front();
   auto readerType = reader.getResultType();
   IRMapping mapping;
   for (auto [group, index] : llvm::zip(groups, body->getArguments())) {
-    Value rest = index;
-    for (int64_t dim : llvm::reverse(ArrayRef<int64_t>(group).drop_front())) {
-      Value size = arith::ConstantIndexOp::create(rewriter, loc,
-                                                  readerType.getDimSize(dim));
-      mapping.map(readerBody.getArgument(dim),
-                  arith::RemUIOp::create(rewriter, loc, rest, size));
-      rest = arith::DivUIOp::create(rewriter, loc, rest, size);
-    }
-    mapping.map(readerBody.getArgument(group.front()), rest);
+    SmallVector<int64_t> sizes = llvm::map_to_vector(
+        group, [&](int64_t dim) { return readerType.getDimSize(dim); });
+    for (auto [dim, digit] :
+         llvm::zip_equal(group, delinearizeIndex(rewriter, loc, index, sizes)))
+      mapping.map(readerBody.getArgument(dim), digit);
   }
 
   // The product, as the reader saw it: the sum, rounded where the product
