@@ -33,11 +33,13 @@
 // wgmma m64n64 from the tiles; dV and dK add wgmma m<head> products whose
 // lhs, p and dS, are the score registers (as in the forward kernel). dS
 // also goes to a swizzled tile of its own, from which dQ's products read
-// it transposed with the keys (each warpgroup takes half the head, or with
-// heads of 64 its own keys), and the products go through workgroup memory
-// into f32 sums of dQ in global memory: a bulk reduction (TMA) per row,
-// not an atomic per element (with those, measured, the kernel lost to the
-// two mma.sync kernels at heads of 64). The order of the additions, and so
+// it transposed with the keys (each warpgroup takes half the head over all
+// 128 keys, so that each query's row is reduced once per block), and the
+// products go through workgroup memory (two stages, so that a step's
+// reductions overlap the next step) into f32 sums of dQ in global memory:
+// a bulk reduction (TMA) per row, not an atomic per element (with those,
+// measured, the kernel lost to the two mma.sync kernels at heads of 64).
+// The order of the additions, and so
 // dQ's last bits, vary from run to run, as in PyTorch's flash gradients. A
 // kernel zeros the sums first and one rounds them to dQ after.
 //
@@ -73,9 +75,12 @@ constexpr int64_t kBlockColumns = 64;
 constexpr int64_t kPad = 8;
 /// The n8 fragments of a warp's 16 x kBlockColumns scores.
 constexpr int64_t kScoreFragments = kBlockColumns / 8;
-/// The bytes of a row of a warpgroup's tile of 64 x 64 query sums (f32):
-/// padded by 32 bytes, so that a warp's stores of pairs take two passes.
-constexpr int64_t kSumRowBytes = kSwizzleElements * 4 + 32;
+/// Workgroup memory pads each row of a warpgroup's tile of query sums (f32)
+/// by 32 bytes, so that a warp's stores of pairs take two passes.
+constexpr int64_t kSumRowPadBytes = 32;
+/// The tiles of query sums, so that one step's bulk reductions may still
+/// read theirs while the next step writes its own.
+constexpr int64_t kQuerySumStages = 2;
 /// Emits one of a loop.attention_backward node's two kernels.
 class AttentionBackwardEmitter : MatmulKernelBuilder {
 public:
@@ -123,8 +128,17 @@ private:
   int64_t getGradScoreTileElements() const {
     return warpgroup ? blockRows * kBlockColumns : 0;
   }
+  /// Each warpgroup sums dQ for the step's 64 queries by half the head.
+  int64_t getQuerySumColumns() const { return head / 2; }
+  int64_t getSumRowBytes() const {
+    return getQuerySumColumns() * 4 + kSumRowPadBytes;
+  }
+  /// 16-bit elements of one stage of both warpgroups' query sums.
+  int64_t getQuerySumStageElements() const {
+    return 2 * 64 * getSumRowBytes() / 2;
+  }
   int64_t getQuerySumTileElements() const {
-    return warpgroup ? 2 * 64 * kSumRowBytes / 2 : 0;
+    return warpgroup ? kQuerySumStages * getQuerySumStageElements() : 0;
   }
   int64_t getNumSums() const { return head / 2; }
 
@@ -164,18 +178,19 @@ private:
 
   /// The warpgroup kernel's dV += p·dO and dK += dS·q (`sums`: dK, then
   /// dV; the lhs from registers, the columns read transposed), and its
-  /// dQ's products from the dS tile, its 64 queries by 64 of the head
-  /// per warpgroup (with heads of 64, each warpgroup's own keys), one wgmma
-  /// of operands read transposed. All three are in flight together.
+  /// dQ's products from the dS tile, its 64 queries by half the head per
+  /// warpgroup, one wgmma of operands read transposed. All three are in
+  /// flight together.
   void addProductsWarpgroup(ArrayRef<Value> p, ArrayRef<Value> gradScores,
                             Value columnBlock, Value stage,
                             MutableArrayRef<Value> sums);
 
-  /// Adds the warpgroup's `sums` (an accumulator of 64 x 64, from query
-  /// `firstQuery` and element `firstElement` of the head) to the query sums
-  /// in global memory, through its tile of workgroup memory.
+  /// Adds the warpgroup's `sums` (an accumulator of 64 queries by half the
+  /// head, from query `firstQuery` and element `firstElement` of the head)
+  /// to the query sums in global memory, through its tile of workgroup
+  /// memory in stage `sumStage`.
   void reduceQuerySums(ArrayRef<Value> sums, Value firstQuery,
-                       Value firstElement);
+                       Value firstElement, Value sumStage);
 
   /// The byte address (i64) of `pointer` into workgroup memory.
   Value getAddress(Value pointer) {
@@ -458,10 +473,13 @@ void AttentionBackwardEmitter::computeGradients(SmallVectorImpl<Value> &x,
 
 void AttentionBackwardEmitter::reduceQuerySums(ArrayRef<Value> sums,
                                                Value firstQuery,
-                                               Value firstElement) {
+                                               Value firstElement,
+                                               Value sumStage) {
   // The warp's 16 rows, a pair of f32 per lane and fragment.
-  Value tile = offset(querySumsShared,
-                      mul(getWarpgroup(), index(64 * kSumRowBytes / 2)));
+  Value tile =
+      offset(querySumsShared,
+             add(mul(sumStage, index(getQuerySumStageElements())),
+                 mul(getWarpgroup(), index(64 * getSumRowBytes() / 2))));
   Value warpRow = mul(rem(warp, 4), index(16));
   auto pairType = VectorType::get({2}, b.getF32Type());
   for (int64_t n = 0, e = sums.size() / 4; n < e; ++n) {
@@ -471,10 +489,11 @@ void AttentionBackwardEmitter::reduceQuerySums(ArrayRef<Value> sums,
       Value pair = vector::FromElementsOp::create(
           b, loc, pairType,
           ValueRange{sums[n * 4 + half * 2], sums[n * 4 + half * 2 + 1]});
-      LLVM::StoreOp::create(b, loc, pair,
-                            offset(tile, add(mul(row, index(kSumRowBytes / 2)),
-                                             mul(column, index(2)))),
-                            /*alignment=*/8);
+      LLVM::StoreOp::create(
+          b, loc, pair,
+          offset(tile, add(mul(row, index(getSumRowBytes() / 2)),
+                           mul(column, index(2)))),
+          /*alignment=*/8);
     }
   }
   // The bulk copies read through the async proxy.
@@ -482,7 +501,9 @@ void AttentionBackwardEmitter::reduceQuerySums(ArrayRef<Value> sums,
   gpu::BarrierOp::create(b, loc);
 
   // A thread per row of the first two warps of each warpgroup: the row's
-  // 64 sums added to global memory by one bulk reduction.
+  // sums added to global memory by one bulk reduction. Every thread closes
+  // a group, empty or not, so that waiting for all but the last group
+  // waits for the previous step's.
   Value row = rem(thread, 4 * kWarpSize);
   Value query = add(firstQuery, row);
   Value issues = arith::AndIOp::create(
@@ -496,18 +517,18 @@ void AttentionBackwardEmitter::reduceQuerySums(ArrayRef<Value> sums,
     Value global = LLVM::GEPOp::create(
         b, loc, querySumsGlobal.getType(), b.getF32Type(), querySumsGlobal,
         ValueRange{toI64(add(mul(query, index(head)), firstElement))});
-    Value shared = offset(tile, mul(row, index(kSumRowBytes / 2)));
+    Value shared = offset(tile, mul(row, index(getSumRowBytes() / 2)));
     std::string text =
         ("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], "
          "[$1], " +
-         Twine(kSwizzleElements * 4) + ";")
+         Twine(getQuerySumColumns() * 4) + ";")
             .str();
     emitPtx(TypeRange(),
             {LLVM::PtrToIntOp::create(b, loc, b.getI64Type(), global),
              getAddress(shared)},
             text, "l,l");
-    NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
   }
+  NVVM::CpAsyncBulkCommitGroupOp::create(b, loc);
 }
 
 std::pair<SmallVector<Value>, SmallVector<Value>>
@@ -606,40 +627,33 @@ void AttentionBackwardEmitter::addProductsWarpgroup(
   Value gradValues = multiply(pFragments, 1, sums.take_back(getNumSums()));
   Value gradKeys = multiply(gradFragments, 0, sums.take_front(getNumSums()));
 
-  // dQ's 64 queries by 64 of the head: with heads of 128, the warpgroup's
-  // half of the head over every key; with heads of 64, the whole head over
-  // the warpgroup's keys. dS is read transposed (M-major), and so are the
-  // keys (N-major).
-  Value warpgroupIndex = getWarpgroup();
-  bool splitHead = head > kSwizzleElements;
-  int64_t stepKeys = splitHead ? blockRows : blockRows / 2;
-  Value firstKeyBytes =
-      splitHead ? arith::ConstantIntOp::create(b, loc, 0, 64).getResult()
-                : toI64(mul(warpgroupIndex, index(64 * kSwizzleRowBytes)));
-  Value firstElement =
-      splitHead ? mul(warpgroupIndex, index(kSwizzleElements)) : index(0);
-  Value keysAddress = getAddressInLoop(rowsShared);
-  if (splitHead)
-    keysAddress =
-        add(keysAddress,
-            toI64(mul(warpgroupIndex, index(blockRows * kSwizzleRowBytes))));
-  keysAddress = add(keysAddress, firstKeyBytes);
-  Value scoresAddress = add(getAddressInLoop(gradScoresShared), firstKeyBytes);
+  // dQ's 64 queries by the warpgroup's half of the head, over every key of
+  // the block: one bulk reduction per query and step for the block. dS is
+  // read transposed (M-major), and so are the keys (N-major): the half
+  // starts a block of 64 elements further with heads of 128, and inside
+  // the swizzled rows with heads of 64 (the swizzle is of the addresses).
+  Value firstElement = mul(getWarpgroup(), index(getQuerySumColumns()));
+  Value keysAddress =
+      add(getAddressInLoop(rowsShared),
+          toI64(add(mul(div(firstElement, kSwizzleElements),
+                        index(blockRows * kSwizzleRowBytes)),
+                    mul(rem(firstElement, kSwizzleElements), index(2)))));
+  Value scoresAddress = getAddressInLoop(gradScoresShared);
   MLIRContext *context = b.getContext();
   NVVM::WGMMATypes type = getWarpgroupType(elementType);
-  auto sumsType = getWarpgroupSumsType(kSwizzleElements / 2);
+  auto sumsType = getWarpgroupSumsType(getQuerySumColumns() / 2);
   // (The first step ignores the sums, as in multiplyColumnsWarpgroup.)
   Value gradQueries = LLVM::UndefOp::create(b, loc, sumsType);
   NVVM::WgmmaFenceAlignedOp::create(b, loc);
-  for (int64_t k = 0; k < stepKeys; k += 16) {
+  for (int64_t k = 0; k < blockRows; k += 16) {
     Value lhs = getSwizzledDescriptor(plus(scoresAddress, k * kSwizzleRowBytes),
                                       blockRows * kSwizzleRowBytes);
     Value rhs = getSwizzledDescriptor(plus(keysAddress, k * kSwizzleRowBytes),
                                       blockRows * kSwizzleRowBytes);
     gradQueries = NVVM::WgmmaMmaAsyncOp::create(
         b, loc, sumsType, gradQueries, lhs, rhs,
-        NVVM::MMAShapeAttr::get(context, 64, kSwizzleElements, 16), type, type,
-        NVVM::WGMMATypes::f32,
+        NVVM::MMAShapeAttr::get(context, 64, getQuerySumColumns(), 16), type,
+        type, NVVM::WGMMATypes::f32,
         k == 0 ? NVVM::WGMMAScaleOut::zero : NVVM::WGMMAScaleOut::one,
         NVVM::WGMMAScaleIn::one, NVVM::WGMMAScaleIn::one, NVVM::MMALayout::col,
         NVVM::MMALayout::row, /*satfinite=*/nullptr);
@@ -648,7 +662,8 @@ void AttentionBackwardEmitter::addProductsWarpgroup(
   // (Waits for dV's and dK's products too.)
   NVVM::WgmmaWaitGroupSyncOp::create(b, loc, 0);
   reduceQuerySums(getFields(gradQueries),
-                  mul(columnBlock, index(kBlockColumns)), firstElement);
+                  mul(columnBlock, index(kBlockColumns)), firstElement,
+                  rem(columnBlock, kQuerySumStages));
   llvm::copy(getFields(gradKeys), sums.begin());
   llvm::copy(getFields(gradValues), sums.begin() + getNumSums());
 }
@@ -818,10 +833,11 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
         // reuse. wgmma reads through the async proxy, which must see what
         // cp.async wrote.
         NVVM::CpAsyncWaitGroupOp::create(b, loc, 0);
-        // The previous block's bulk reductions have read their sums, which
-        // this block's overwrite.
+        // The bulk reductions of the block before the previous one have
+        // read their sums, whose tile this block's overwrite.
         if (warpgroup) {
-          NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, 0, b.getUnitAttr());
+          NVVM::CpAsyncBulkWaitGroupOp::create(b, loc, kQuerySumStages - 1,
+                                               b.getUnitAttr());
           fenceAsyncProxy();
         }
         gpu::BarrierOp::create(b, loc);
@@ -872,17 +888,24 @@ void AttentionBackwardEmitter::emit(ValueRange dests, StreamOrder &order,
   gpu::TerminatorOp::create(b, loc);
 }
 
-/// Threads per block of the kernels that zero the query sums and round them.
+/// Threads per block of the kernels that zero the query sums and round them,
+/// and the elements of each thread's vector.
 static constexpr int64_t kElementThreads = 256;
+static constexpr int64_t kElementVector = 4;
 
-/// A launch of a thread per element of `buffer` (of `sizes`) whose body
-/// `emitElement` emits at the element's indices.
+/// A launch of a thread per kElementVector elements along the last
+/// dimension of a buffer of `sizes` (a multiple of kElementVector), whose
+/// body `emitVector` emits at the first element's indices.
 static void
-emitThreadPerElement(OpBuilder &b, Location loc, StringRef kind,
-                     ArrayRef<Value> sizes, StreamOrder &order,
-                     ValueRange extraArgs,
-                     function_ref<void(ValueRange indices)> emitElement) {
-  Value total = getProduct(b, loc, sizes);
+emitThreadPerVector(OpBuilder &b, Location loc, StringRef kind,
+                    ArrayRef<Value> sizes, StreamOrder &order,
+                    ValueRange extraArgs,
+                    function_ref<void(ValueRange indices)> emitVector) {
+  SmallVector<Value> vectorSizes(sizes);
+  vectorSizes.back() = arith::DivUIOp::create(
+      b, loc, vectorSizes.back(),
+      arith::ConstantIndexOp::create(b, loc, kElementVector));
+  Value total = getProduct(b, loc, vectorSizes);
   Value blocks = arith::CeilDivUIOp::create(
       b, loc, total, arith::ConstantIndexOp::create(b, loc, kElementThreads));
   OpBuilder::InsertionGuard guard(b);
@@ -896,7 +919,11 @@ emitThreadPerElement(OpBuilder &b, Location loc, StringRef kind,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, element, total),
       /*withElse=*/false);
   b.setInsertionPointToStart(&inside.getThenRegion().front());
-  emitElement(delinearize(b, loc, element, sizes));
+  SmallVector<Value> indices = delinearize(b, loc, element, vectorSizes);
+  indices.back() = arith::MulIOp::create(
+      b, loc, indices.back(),
+      arith::ConstantIndexOp::create(b, loc, kElementVector));
+  emitVector(indices);
   b.setInsertionPointToEnd(&launch.getBody().front());
   gpu::TerminatorOp::create(b, loc);
 }
@@ -924,27 +951,33 @@ void mlir::kiln::emitAttentionBackwardKernels(
   SmallVector<Value> sizes = getBufferSizes(b, loc, queryBuffer);
   Value sums = allocateLikeOnStream(b, loc, queryBuffer, sizes, b.getF32Type(),
                                     order, extraArgs);
-  emitThreadPerElement(
-      b, loc, "attention_zero_query_sums", sizes, order, extraArgs,
-      [&](ValueRange indices) {
-        memref::StoreOp::create(
-            b, loc, arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0f)),
-            sums, indices);
-      });
+  auto sumsType = VectorType::get({kElementVector}, b.getF32Type());
+  emitThreadPerVector(b, loc, "attention_zero_query_sums", sizes, order,
+                      extraArgs, [&](ValueRange indices) {
+                        vector::StoreOp::create(
+                            b, loc,
+                            arith::ConstantOp::create(
+                                b, loc, DenseElementsAttr::get(sumsType, 0.0f)),
+                            AlignedViews(b, loc)(sums), indices);
+                      });
   AttentionBackwardEmitter(b, node, mapping, /*keysAndValues=*/true,
                            /*warpgroup=*/true)
       .emit(dests, order, extraArgs, sums);
   Value scale = arith::ConstantOp::create(
       b, loc,
       b.getF32FloatAttr(static_cast<float>(node.getScale().convertToDouble())));
-  emitThreadPerElement(
+  Value scales = vector::BroadcastOp::create(b, loc, sumsType, scale);
+  emitThreadPerVector(
       b, loc, "attention_round_query_gradients", sizes, order, extraArgs,
       [&](ValueRange indices) {
-        Value sum = memref::LoadOp::create(b, loc, sums, indices);
-        Value gradient =
-            arith::TruncFOp::create(b, loc, queryType.getElementType(),
-                                    arith::MulFOp::create(b, loc, sum, scale));
-        memref::StoreOp::create(b, loc, gradient, dests[0], indices);
+        AlignedViews align(b, loc);
+        Value sum =
+            vector::LoadOp::create(b, loc, sumsType, align(sums), indices);
+        Value gradient = arith::TruncFOp::create(
+            b, loc,
+            VectorType::get({kElementVector}, queryType.getElementType()),
+            arith::MulFOp::create(b, loc, sum, scales));
+        vector::StoreOp::create(b, loc, gradient, align(dests[0]), indices);
       });
   deallocateOnStream(b, loc, sums, order, extraArgs);
 }

@@ -33,25 +33,28 @@
 // CHECK: math.exp2
 // With warpgroup MMA, one kernel takes 128 keys in two warpgroups (256
 // threads) over swizzled tiles, between a kernel that zeros f32 sums of dQ
-// and one that rounds them: 2 x 128 x 64 keys and values, two stages of
+// and one that rounds them (4 elements a thread): 2 x 128 x 64 keys and values, two stages of
 // 2 x 64 x 64 queries and dO with their statistics, each rounded up to
-// 1024 bytes, a 128 x 64 tile of dS, two 64 x (64 + 8) f32 tiles of sums,
-// 1024 bytes to align (121856 bytes). Each block first waits for the bulk
-// reductions to have read the sums. The tiles' addresses are taken again
+// 1024 bytes, a 128 x 64 tile of dS, two stages of two 64 x (32 + 8) f32
+// tiles of sums,
+// 1024 bytes to align (125952 bytes). Each block first waits for the bulk
+// reductions of the block before the previous one to have read their sums.
+// The tiles' addresses are taken again
 // in each block (an opaque move), so that their descriptors are not
 // hoisted out of the loop. X and Y: wgmma m64n64 of K-major
 // tiles. dS goes to its tile before a fence of the async proxy and a
 // barrier; dV and dK: wgmma with their lhs in registers; dQ: each
-// warpgroup's own 64 keys, dS and the keys read transposed; its products
-// go to the warpgroup's tile and, a row per thread, into the sums by bulk
-// reductions.
+// warpgroup's half of the head (m64n32) over all 128 keys, dS and the keys
+// read transposed; its products go to the warpgroup's tile and, a row per
+// thread, into the sums by bulk reductions of 128 bytes; every thread
+// closes a group of them.
 // WGMMA-LABEL: func.func @gradients
 // WGMMA: gpu.alloc async {{.*}} () : memref<2x4x100x64xf32>
 // WGMMA: gpu.launch async
-// WGMMA: memref.store %{{.+}} : memref<2x4x100x64xf32>
-// WGMMA: gpu.launch async {{.*}} threads({{.*}}) in (%{{.+}} = %c256{{.*}} dynamic_shared_memory_size %c121856_i32
+// WGMMA: vector.store %{{.+}} : memref<2x4x100x64xf32>, vector<4xf32>
+// WGMMA: gpu.launch async {{.*}} threads({{.*}}) in (%{{.+}} = %c256{{.*}} dynamic_shared_memory_size %c125952_i32
 // WGMMA: scf.for
-// WGMMA: nvvm.cp.async.bulk.wait_group 0 {read}
+// WGMMA: nvvm.cp.async.bulk.wait_group 1 {read}
 // WGMMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 // WGMMA: gpu.barrier
 // WGMMA: llvm.inline_asm has_side_effects asm_dialect = att "mov.b64 $0, $1;", "=l,l"
@@ -65,23 +68,24 @@
 // WGMMA: nvvm.wgmma.commit.group.sync.aligned
 // WGMMA: wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16
 // WGMMA: nvvm.wgmma.commit.group.sync.aligned
-// WGMMA-COUNT-4: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 64, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
+// WGMMA-COUNT-8: nvvm.wgmma.mma_async {{.*}} <m = 64, n = 32, k = 16>, D[<f32>, <{{zero|one}}>], A[<bf16>, <one>, <col>], B[<bf16>, <one>, <row>]
 // WGMMA: nvvm.wgmma.wait.group.sync.aligned 0
 // WGMMA: llvm.store %{{.+}} {alignment = 8 : i64} : vector<2xf32>, !llvm.ptr<3>
 // WGMMA: nvvm.fence.proxy {kind = #nvvm.proxy_kind<async.shared>
 // WGMMA-NEXT: gpu.barrier
 // WGMMA: scf.if
-// WGMMA: llvm.inline_asm has_side_effects {{.*}}"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], 256;", "l,l"
+// WGMMA: llvm.inline_asm has_side_effects {{.*}}"cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], 128;", "l,l"
+// WGMMA-NEXT: }
 // WGMMA-NEXT: nvvm.cp.async.bulk.commit.group
 // WGMMA: scf.yield
 // WGMMA: nvvm.cp.async.bulk.wait_group 0
 // WGMMA-NOT: {read}
 // WGMMA: vector.store %{{.+}} : memref<2x4x100x64xbf16>, vector<2xbf16>
 // WGMMA: gpu.launch async
-// WGMMA: memref.load %{{.+}} : memref<2x4x100x64xf32>
-// WGMMA: arith.mulf %{{.+}}, %{{.+}} : f32
-// WGMMA: arith.truncf %{{.+}} : f32 to bf16
-// WGMMA: memref.store %{{.+}} : memref<2x4x100x64xbf16>
+// WGMMA: vector.load %{{.+}} : memref<2x4x100x64xf32>, vector<4xf32>
+// WGMMA: arith.mulf %{{.+}}, %{{.+}} : vector<4xf32>
+// WGMMA: arith.truncf %{{.+}} : vector<4xf32> to vector<4xbf16>
+// WGMMA: vector.store %{{.+}} : memref<2x4x100x64xbf16>, vector<4xbf16>
 // WGMMA: gpu.dealloc async
 fx.graph @gradients(%q: tensor<2x4x100x64xbf16>, %do: tensor<2x4x100x64xbf16>, %lse: tensor<2x4x100xf32>, %delta: tensor<2x4x100xf32>, %mask: tensor<2x4x100x100xf32>) -> (tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>) {
   %g:3 = loop.attention_backward %q, %q, %q, %do, %lse, %delta {scale = 0.125 : f64, causal} : tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100xf32>, tensor<2x4x100xf32> -> tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16>, tensor<2x4x100x64xbf16> scores {
@@ -122,16 +126,16 @@ fx.graph @small_head_gradients(%q: tensor<3x100x32xf16>, %lse: tensor<3x100xf32>
 
 // -----
 
-// Heads of 128 with warpgroup MMA (187392 bytes of workgroup memory): X
+// Heads of 128 with warpgroup MMA (224256 bytes of workgroup memory): X
 // and Y over two 64-element blocks of the head, dV and dK as m64n128
 // products, and each warpgroup's half of dQ over all 128 keys. Without
 // it, mma.sync in two kernels, no sums.
 // WGMMA-LABEL: func.func @warpgroup_gradients
-// WGMMA: dynamic_shared_memory_size %c187392_i32
+// WGMMA: dynamic_shared_memory_size %c224256_i32
 // WGMMA-COUNT-16: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <row>], B[<f16>, <one>, <col>]
 // WGMMA: wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16
 // WGMMA-COUNT-8: nvvm.wgmma.mma_async {{.*}} A[<f16>, <one>, <col>], B[<f16>, <one>, <row>]
-// WGMMA: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32
+// WGMMA: cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [$0], [$1], 256;
 // CHECK-LABEL: func.func @warpgroup_gradients
 // CHECK-NOT: gpu.alloc
 // CHECK: gpu.launch async {{.*}} dynamic_shared_memory_size %c105472_i32
