@@ -20,6 +20,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -200,11 +201,13 @@ static Value emitCPUCombine(OpBuilder &b, Location loc,
 /// `vectorBytes`, the innermost reduction dimension accumulates in vectors
 /// of that many bytes of the accumulator while they fit, then one element
 /// at a time; the lanes combine at the end. Float sums go in blocks
-/// (kSumBlock).
+/// (kSumBlock). With `cache` (a 1-d buffer of the innermost reduction
+/// dimension's size), each element's value is also stored there at its
+/// column, before it combines.
 static Value emitReducePartial(OpBuilder &b, loop::ReduceOp node,
                                const IRMapping &mapping, ValueRange outer,
                                int64_t vectorBytes, Value lo = nullptr,
-                               Value hi = nullptr) {
+                               Value hi = nullptr, Value cache = nullptr) {
   Location loc = node.getLoc();
   Block &body = node.getBody().front();
   SmallVector<Value> reductionSizes = getReductionSizes(b, loc, node, mapping);
@@ -264,6 +267,9 @@ static Value emitReducePartial(OpBuilder &b, loop::ReduceOp node,
             emitVectorBodyElements(inner, body, mapping, indicesAt(column),
                                    width, kCPUBufferAlignment);
         assert(succeeded(values) && "checked by canVectorizeBody");
+        if (cache)
+          emitVectorStore(inner, loc, *values, cache, column,
+                          kCPUBufferAlignment);
         return emitCPUCombine(inner, loc, combiner, accumulator, *values,
                               dtype);
       };
@@ -306,6 +312,8 @@ static Value emitReducePartial(OpBuilder &b, loop::ReduceOp node,
         b, loc, vectorEnd, to, one, ValueRange{accumulators.front()},
         [&](OpBuilder &inner, Location, Value column, ValueRange acc) {
           Value value = emitBodyValue(inner, body, mapping, indicesAt(column));
+          if (cache)
+            memref::StoreOp::create(inner, loc, value, cache, column);
           scf::YieldOp::create(
               inner, loc,
               emitCPUCombine(inner, loc, combiner, acc.front(), value, dtype));
@@ -596,9 +604,190 @@ static void emitScatterLoops(OpBuilder &b, loop::ScatterOp node, Value dest,
                });
 }
 
+/// The most elements of a row whose reduction's elements a later node of
+/// its kernel reads back from a cache on the stack (64 KiB of f32).
+static constexpr int64_t kMaxCachedRowElements = 16384;
+
+namespace {
+/// A reduction of a row kernel whose elements, before they combine, a later
+/// node of the kernel computes again (a softmax's exponentials): the
+/// reduction also stores them into a cache of the row, and the node runs as
+/// `reader`, its detached copy in which `cached`, a load whose value the
+/// emitter supplies, stands for the computation.
+struct SharedRowElements {
+  loop::ReduceOp reduce;
+  loop::PointwiseOp node;
+  loop::PointwiseOp reader;
+  Value cached;
+  int64_t columns;
+};
+} // namespace
+
+/// Whether `value`, of a reduction's body `body`, and `other`, of a node's
+/// body, are the same element's value: the same ops, without regions, on
+/// the same values from outside the bodies and on arguments that
+/// `arguments` pairs (the reduction's to the node's).
+static bool isSameElement(Value value, Value other, Block *body,
+                          const DenseMap<Value, Value> &arguments) {
+  if (isa<BlockArgument>(value) && value.getParentBlock() == body)
+    return arguments.lookup(value) == other;
+  Operation *op = value.getDefiningOp();
+  if (!op || op->getBlock() != body)
+    return value == other;
+  Operation *otherOp = other.getDefiningOp();
+  if (!otherOp || op->getName() != otherOp->getName() ||
+      op->getNumRegions() != 0 || otherOp->getNumRegions() != 0 ||
+      op->getAttrDictionary() != otherOp->getAttrDictionary() ||
+      op->getResultTypes() != otherOp->getResultTypes() ||
+      op->getNumOperands() != otherOp->getNumOperands() ||
+      cast<OpResult>(value).getResultNumber() !=
+          cast<OpResult>(other).getResultNumber())
+    return false;
+  return llvm::all_of(
+      llvm::zip(op->getOperands(), otherOp->getOperands()), [&](auto pair) {
+        return isSameElement(std::get<0>(pair), std::get<1>(pair), body,
+                             arguments);
+      });
+}
+
+/// Whether `value`, of block `body`, is computed by a math function there
+/// (worth a store and a load to compute once).
+static bool usesMathFunction(Value value, Block *body) {
+  Operation *op = value.getDefiningOp();
+  if (!op || op->getBlock() != body)
+    return false;
+  if (isa<math::MathDialect>(op->getDialect()))
+    return true;
+  return llvm::any_of(op->getOperands(), [&](Value operand) {
+    return usesMathFunction(operand, body);
+  });
+}
+
+/// The reductions of `kernel` (of `rows` row dimensions) whose elements a
+/// later node with one column dimension computes again, the node's copy
+/// that reads them instead, at most one for each reduction and node.
+static SmallVector<SharedRowElements>
+findSharedRowElements(loop::KernelOp kernel, int64_t rows) {
+  SmallVector<SharedRowElements> shared;
+  if (rows == 0)
+    return shared;
+  DenseSet<Operation *> readers;
+  for (Operation &op : kernel.getNodes()) {
+    auto reduce = dyn_cast<loop::ReduceOp>(op);
+    if (!reduce)
+      continue;
+    Block *body = &reduce.getBody().front();
+    Value element = reduce.getYield().getValue();
+    auto resultType = reduce.getResultType();
+    ArrayRef<int64_t> over = reduce.getReductionShape();
+    // (The node's copy reads the element from the reduction's result, so
+    // both have the element's type.)
+    if (over.size() != 1 || ShapedType::isDynamic(over.front()) ||
+        over.front() <= 1 || over.front() > kMaxCachedRowElements ||
+        resultType.getElementType() != element.getType() ||
+        !usesMathFunction(element, body) ||
+        getReductionStateType(reduce.getKind(), element.getType()) !=
+            element.getType())
+      continue;
+    for (Operation *next = op.getNextNode(); next; next = next->getNextNode()) {
+      auto node = dyn_cast<loop::PointwiseOp>(next);
+      if (!node || readers.contains(node) ||
+          node.getResultType().getRank() != rows + 1 ||
+          node.getResultType().getShape().back() != over.front())
+        continue;
+      // Row indices pair with row indices, the reduction's index with the
+      // node's column; the reduction's trailing size-1 indices with none.
+      Block *nodeBody = &node.getBody().front();
+      DenseMap<Value, Value> arguments;
+      for (int64_t i = 0; i < rows; ++i)
+        arguments[body->getArgument(i)] = nodeBody->getArgument(i);
+      arguments[body->getArguments().back()] = nodeBody->getArgument(rows);
+      Operation *same = nullptr;
+      for (Operation &candidate : nodeBody->without_terminator())
+        if (candidate.getNumResults() == 1 &&
+            candidate.getResult(0).getType() == element.getType() &&
+            isSameElement(element, candidate.getResult(0), body, arguments)) {
+          same = &candidate;
+          break;
+        }
+      if (!same)
+        continue;
+      // The copy loads the element from the reduction's result instead (a
+      // load that the emitter maps to the cache's value, never made).
+      auto reader = cast<loop::PointwiseOp>(node->clone());
+      Block *readerBody = &reader.getBody().front();
+      Operation *copy =
+          &*std::next(readerBody->begin(),
+                      std::distance(nodeBody->begin(), same->getIterator()));
+      OpBuilder b(copy);
+      SmallVector<Value> indices(readerBody->getArguments().take_front(rows));
+      Value zero = arith::ConstantIndexOp::create(b, copy->getLoc(), 0);
+      indices.append(resultType.getRank() - rows, zero);
+      auto cached =
+          loop::LoadOp::create(b, copy->getLoc(), reduce.getResult(), indices);
+      copy->getResult(0).replaceAllUsesWith(cached.getResult());
+      copy->erase();
+      readers.insert(node);
+      shared.push_back(
+          {reduce, node, reader, cached.getResult(), over.front()});
+      break;
+    }
+  }
+  return shared;
+}
+
+/// Emits `shared.reader`'s row at `outer` into `dest`, `width` elements at
+/// a time while whole vectors fit, then one at a time, each reading its
+/// cached elements from `cache`.
+static void emitCachedRowColumns(OpBuilder &b, Location loc,
+                                 const SharedRowElements &shared, Value dest,
+                                 const IRMapping &mapping, ValueRange outer,
+                                 Value cache, int64_t width) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  Value columns = arith::ConstantIndexOp::create(b, loc, shared.columns);
+  Value vectorEnd = getVectorEnd(b, loc, columns, width);
+  Type cachedType = shared.cached.getType();
+  auto step = [&](OpBuilder &inner, Value column, int64_t count) {
+    IRMapping local = mapping;
+    SmallVector<Value> ivs(outer);
+    ivs.push_back(column);
+    if (count == 1) {
+      local.map(shared.cached,
+                memref::LoadOp::create(inner, loc, cache, column).getResult());
+      emitNodeBody(inner, shared.reader, dest, local, ivs);
+      return;
+    }
+    local.map(shared.cached,
+              vector::LoadOp::create(inner, loc,
+                                     VectorType::get({count}, cachedType),
+                                     cache, column)
+                  .getResult());
+    FailureOr<Value> elements = emitVectorNodeElements(
+        inner, shared.reader, local, ivs, count, kCPUBufferAlignment);
+    assert(succeeded(elements) && "checked by canVectorizeNodeBody");
+    emitVectorStore(inner, loc, *elements, dest, ivs, kCPUBufferAlignment);
+  };
+  if (width > 1)
+    scf::ForOp::create(
+        b, loc, zero, vectorEnd, arith::ConstantIndexOp::create(b, loc, width),
+        ValueRange{},
+        [&](OpBuilder &inner, Location, Value column, ValueRange) {
+          step(inner, column, width);
+          scf::YieldOp::create(inner, loc);
+        });
+  scf::ForOp::create(b, loc, vectorEnd, columns, one, ValueRange{},
+                     [&](OpBuilder &inner, Location, Value column, ValueRange) {
+                       step(inner, column, 1);
+                       scf::YieldOp::create(inner, loc);
+                     });
+}
+
 /// Emits a fused kernel: its rows in parallel (or serially); in each row the
 /// nodes in order, row values (reductions) kept in registers for the nodes
-/// after them, so that a row's inputs are read while they are in cache. A
+/// after them, so that a row's inputs are read while they are in cache; a
+/// reduction's elements that a later node computes again go through a
+/// cache of the row on the stack (findSharedRowElements). A
 /// kernel that computes element by element runs its innermost row
 /// dimension in vectors where its bodies allow.
 static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
@@ -614,11 +803,28 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
   DenseMap<Value, SmallVector<Value, 1>> stores;
   for (auto [value, dest] : llvm::zip(kernel.getYield().getValues(), dests))
     stores[value].push_back(dest);
+  SmallVector<SharedRowElements> shared = findSharedRowElements(kernel, rows);
+  auto findShared = [&](Operation *op) -> const SharedRowElements * {
+    for (const SharedRowElements &share : shared)
+      if (share.reduce == op || share.node == op)
+        return &share;
+    return nullptr;
+  };
 
-  auto row = [&](OpBuilder &nested, Location, ValueRange rowIvs) {
+  auto emitRow = [&](OpBuilder &nested, ValueRange rowIvs) {
     Value zero = arith::ConstantIndexOp::create(nested, loc, 0);
     Value one = arith::ConstantIndexOp::create(nested, loc, 1);
+    // Each shared reduction's cache of the row.
+    DenseMap<Operation *, Value> caches;
+    for (const SharedRowElements &share : shared) {
+      Value cache = memref::AllocaOp::create(
+          nested, loc, MemRefType::get({share.columns}, share.cached.getType()),
+          nested.getI64IntegerAttr(kCPUBufferAlignment));
+      caches[share.reduce] = cache;
+      caches[share.node] = cache;
+    }
     for (Operation &op : kernel.getNodes()) {
+      const SharedRowElements *share = findShared(&op);
       Value result = op.getResult(0);
       auto type = cast<RankedTensorType>(result.getType());
       if (loop::isRowValue(result, rows)) {
@@ -636,9 +842,11 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
           value = emitMergedChunks(nested, reduce, partials, zero, *split);
           memref::DeallocOp::create(nested, loc, partials);
         } else if (reduce) {
-          value = emitReduceResult(nested, reduce,
-                                   emitReducePartial(nested, reduce, mapping,
-                                                     ivs, options.vectorBytes));
+          value = emitReduceResult(
+              nested, reduce,
+              emitReducePartial(nested, reduce, mapping, ivs,
+                                options.vectorBytes, nullptr, nullptr,
+                                share ? caches.lookup(&op) : Value()));
         } else {
           value = emitBodyValue(nested, op.getRegion(0).front(), mapping, ivs);
         }
@@ -650,6 +858,13 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
       // A node with columns: its other dimensions serially, the innermost
       // one in vectors.
       auto node = cast<loop::PointwiseOp>(op);
+      if (share) {
+        int64_t width = getVectorWidth(share->reader, options.vectorBytes);
+        for (Value dest : stores.lookup(result))
+          emitCachedRowColumns(nested, loc, *share, dest, mapping, rowIvs,
+                               caches.lookup(&op), width);
+        continue;
+      }
       SmallVector<Value> sizes = getNodeSizes(nested, loc, node, mapping);
       ArrayRef<Value> middle =
           ArrayRef<Value>(sizes).drop_front(rows).drop_back();
@@ -668,13 +883,27 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
       }
     }
   };
+  // The caches live for one row: a scope frees them at its end.
+  auto row = [&](OpBuilder &nested, Location, ValueRange rowIvs) {
+    if (shared.empty()) {
+      emitRow(nested, rowIvs);
+      return;
+    }
+    auto scope = memref::AllocaScopeOp::create(nested, loc, TypeRange());
+    OpBuilder inner =
+        OpBuilder::atBlockBegin(&scope.getBodyRegion().emplaceBlock());
+    emitRow(inner, rowIvs);
+    memref::AllocaScopeReturnOp::create(inner, loc);
+  };
   if (rows == 0) {
     row(b, loc, {});
-    return;
+  } else {
+    SmallVector<Operation *> nodes = llvm::map_to_vector(
+        kernel.getNodes(), [](Operation &op) { return &op; });
+    emitElementLoops(b, loc, nodes, rowSizes, stores, mapping, options, row);
   }
-  SmallVector<Operation *> nodes =
-      llvm::map_to_vector(kernel.getNodes(), [](Operation &op) { return &op; });
-  emitElementLoops(b, loc, nodes, rowSizes, stores, mapping, options, row);
+  for (SharedRowElements &share : shared)
+    share.reader->erase();
 }
 
 GraphBufferizationTarget

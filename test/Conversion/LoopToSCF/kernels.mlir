@@ -61,6 +61,110 @@ fx.graph @kernel(%x: tensor<8x64xf32>) -> tensor<8x64xf32> {
 
 // -----
 
+// A softmax's exponentials, which its sum and its final node both compute,
+// are computed once: the sum also stores them into a cache of the row on
+// the stack (in a scope per row, so that each row frees its cache), and the
+// final node reads them back, as vectors then one at a time. The maximum
+// (no math function) is not cached.
+// CHECK-LABEL: func.func @softmax_kernel
+// CHECK-SAME: (%[[X:.+]]: memref<8x100xf32>, %[[OUT:.+]]: memref<8x100xf32>)
+// CHECK: scf.parallel
+// CHECK: memref.alloca_scope {
+// CHECK: %[[CACHE:.+]] = memref.alloca() {alignment = 16 : i64} : memref<100xf32>
+// CHECK-NOT: memref.alloca()
+// CHECK: math.exp %{{.+}} : vector<8xf32>
+// CHECK: vector.store %{{.+}}, %[[CACHE]][%{{.+}}] : memref<100xf32>, vector<8xf32>
+// CHECK: math.exp %{{.+}} : f32
+// CHECK: memref.store %{{.+}}, %[[CACHE]][%{{.+}}] : memref<100xf32>
+// CHECK-NOT: math.exp
+// CHECK: vector.load %[[CACHE]][%{{.+}}] : memref<100xf32>, vector<8xf32>
+// CHECK: vector.store %{{.+}}, %[[OUT]]
+// CHECK: memref.load %[[CACHE]][%{{.+}}] : memref<100xf32>
+// CHECK: memref.store %{{.+}}, %[[OUT]]
+// CHECK-NOT: math.exp
+// CHECK: scf.reduce
+// SCALAR-LABEL: func.func @softmax_kernel
+// SCALAR: memref.alloca() {alignment = 16 : i64} : memref<100xf32>
+// SCALAR-COUNT-1: math.exp
+// SCALAR-NOT: math.exp
+fx.graph @softmax_kernel(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
+  %c0 = arith.constant 0 : index
+  %one = arith.constant 1.0 : f32
+  %k = loop.kernel rows(1) -> tensor<8x100xf32> {
+    %m = loop.reduce "max" over [100] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x100xf32>
+      loop.yield %v : f32
+    }
+    %s = loop.reduce "sum" over [100] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x100xf32>
+      %mx = loop.load %m[%i, %c0] : tensor<8x1xf32>
+      %d = arith.subf %v, %mx : f32
+      %e = math.exp %d : f32
+      loop.yield %e : f32
+    }
+    %y = loop.pointwise : tensor<8x100xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %x[%i, %j] : tensor<8x100xf32>
+      %mx = loop.load %m[%i, %c0] : tensor<8x1xf32>
+      %d = arith.subf %v, %mx : f32
+      %e = math.exp %d : f32
+      %t = loop.load %s[%i, %c0] : tensor<8x1xf32>
+      %r = arith.divf %one, %t : f32
+      %p = arith.mulf %e, %r : f32
+      loop.yield %p : f32
+    }
+    loop.kernel_yield %y : tensor<8x100xf32>
+  }
+  fx.output %k : tensor<8x100xf32>
+}
+
+// -----
+
+// Not cached: the final node's exponential is of another value (the
+// difference the other way round), and a reduction whose index the node
+// reads along its rows would not pair with its columns.
+// CHECK-LABEL: func.func @different_exponentials
+// SCALAR-LABEL: func.func @different_exponentials
+// CHECK-NOT: memref.alloca
+// CHECK: math.exp
+// CHECK: math.exp
+// CHECK-NOT: memref.alloca
+// CHECK: return
+fx.graph @different_exponentials(%x: tensor<8x100xf32>) -> tensor<8x100xf32> {
+  %c0 = arith.constant 0 : index
+  %k = loop.kernel rows(1) -> tensor<8x100xf32> {
+    %m = loop.reduce "max" over [100] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x100xf32>
+      loop.yield %v : f32
+    }
+    %s = loop.reduce "sum" over [100] : tensor<8x1xf32> {
+    ^bb0(%i: index, %u: index, %r: index):
+      %v = loop.load %x[%i, %r] : tensor<8x100xf32>
+      %mx = loop.load %m[%i, %c0] : tensor<8x1xf32>
+      %d = arith.subf %v, %mx : f32
+      %e = math.exp %d : f32
+      loop.yield %e : f32
+    }
+    %y = loop.pointwise : tensor<8x100xf32> {
+    ^bb0(%i: index, %j: index):
+      %v = loop.load %x[%i, %j] : tensor<8x100xf32>
+      %mx = loop.load %m[%i, %c0] : tensor<8x1xf32>
+      %d = arith.subf %mx, %v : f32
+      %e = math.exp %d : f32
+      %t = loop.load %s[%i, %c0] : tensor<8x1xf32>
+      %p = arith.mulf %e, %t : f32
+      loop.yield %p : f32
+    }
+    loop.kernel_yield %y : tensor<8x100xf32>
+  }
+  fx.output %k : tensor<8x100xf32>
+}
+
+// -----
+
 // A kernel that computes element by element (every node has only the row
 // dimensions: a window sum and the relu that reads it) runs its innermost
 // row dimension in vectors: the window accumulates 8 elements' sums at
