@@ -83,25 +83,44 @@ static Value getVectorEnd(OpBuilder &b, Location loc, Value columns,
       b, loc, columns, arith::RemUIOp::create(b, loc, columns, widthValue));
 }
 
+/// Emits the steps over a row of `columns`: `width` elements at a time up to
+/// `vectorEnd` (with a width above 1), then one at a time; `step` emits the
+/// `count` elements from `column` on.
+static void emitColumnSteps(
+    OpBuilder &b, Location loc, Value columns, Value vectorEnd, int64_t width,
+    function_ref<void(OpBuilder &, Value column, int64_t count)> step) {
+  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
+  auto loop = [&](Value from, Value to, int64_t count) {
+    scf::ForOp::create(
+        b, loc, from, to, arith::ConstantIndexOp::create(b, loc, count),
+        ValueRange{},
+        [&](OpBuilder &inner, Location, Value column, ValueRange) {
+          step(inner, column, count);
+          scf::YieldOp::create(inner, loc);
+        });
+  };
+  if (width > 1)
+    loop(zero, vectorEnd, width);
+  loop(width > 1 ? vectorEnd : zero, columns, 1);
+}
+
 /// Emits the innermost dimension of `node` at `outer` (its other indices):
 /// `width` elements at a time up to `vectorEnd`, then one at a time.
 static void emitRowColumns(OpBuilder &b, Location loc, loop::PointwiseOp node,
                            Value dest, const IRMapping &mapping,
                            ValueRange outer, Value columns, Value vectorEnd,
                            int64_t width) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  if (width == 1) {
-    emitScalarColumns(b, loc, node, dest, mapping, outer, zero, columns);
-    return;
-  }
-  Value widthValue = arith::ConstantIndexOp::create(b, loc, width);
-  scf::ForOp::create(b, loc, zero, vectorEnd, widthValue, ValueRange{},
-                     [&](OpBuilder &inner, Location, Value column, ValueRange) {
-                       emitVectorColumns(inner, loc, node, dest, mapping, outer,
-                                         column, width);
-                       scf::YieldOp::create(inner, loc);
-                     });
-  emitScalarColumns(b, loc, node, dest, mapping, outer, vectorEnd, columns);
+  emitColumnSteps(b, loc, columns, vectorEnd, width,
+                  [&](OpBuilder &inner, Value column, int64_t count) {
+                    if (count > 1) {
+                      emitVectorColumns(inner, loc, node, dest, mapping, outer,
+                                        column, count);
+                      return;
+                    }
+                    SmallVector<Value> ivs(outer);
+                    ivs.push_back(column);
+                    emitNodeBody(inner, node, dest, mapping, ivs);
+                  });
 }
 
 /// Emits the loop nest of `node` storing into `dest`. With vectors, the
@@ -743,8 +762,6 @@ static void emitCachedRowColumns(OpBuilder &b, Location loc,
                                  const SharedRowElements &shared, Value dest,
                                  const IRMapping &mapping, ValueRange outer,
                                  Value cache, int64_t width) {
-  Value zero = arith::ConstantIndexOp::create(b, loc, 0);
-  Value one = arith::ConstantIndexOp::create(b, loc, 1);
   Value columns = arith::ConstantIndexOp::create(b, loc, shared.columns);
   Value vectorEnd = getVectorEnd(b, loc, columns, width);
   Type cachedType = shared.cached.getType();
@@ -768,19 +785,7 @@ static void emitCachedRowColumns(OpBuilder &b, Location loc,
     assert(succeeded(elements) && "checked by canVectorizeNodeBody");
     emitVectorStore(inner, loc, *elements, dest, ivs, kCPUBufferAlignment);
   };
-  if (width > 1)
-    scf::ForOp::create(
-        b, loc, zero, vectorEnd, arith::ConstantIndexOp::create(b, loc, width),
-        ValueRange{},
-        [&](OpBuilder &inner, Location, Value column, ValueRange) {
-          step(inner, column, width);
-          scf::YieldOp::create(inner, loc);
-        });
-  scf::ForOp::create(b, loc, vectorEnd, columns, one, ValueRange{},
-                     [&](OpBuilder &inner, Location, Value column, ValueRange) {
-                       step(inner, column, 1);
-                       scf::YieldOp::create(inner, loc);
-                     });
+  emitColumnSteps(b, loc, columns, vectorEnd, width, step);
 }
 
 /// Emits a fused kernel: its rows in parallel (or serially); in each row the
@@ -804,27 +809,27 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
   for (auto [value, dest] : llvm::zip(kernel.getYield().getValues(), dests))
     stores[value].push_back(dest);
   SmallVector<SharedRowElements> shared = findSharedRowElements(kernel, rows);
-  auto findShared = [&](Operation *op) -> const SharedRowElements * {
-    for (const SharedRowElements &share : shared)
-      if (share.reduce == op || share.node == op)
-        return &share;
-    return nullptr;
-  };
+  // The reductions and nodes that share elements, to their entry in `shared`.
+  DenseMap<Operation *, unsigned> sharing;
+  for (auto [i, share] : llvm::enumerate(shared)) {
+    sharing[share.reduce] = i;
+    sharing[share.node] = i;
+  }
 
   auto emitRow = [&](OpBuilder &nested, ValueRange rowIvs) {
     Value zero = arith::ConstantIndexOp::create(nested, loc, 0);
     Value one = arith::ConstantIndexOp::create(nested, loc, 1);
     // Each shared reduction's cache of the row.
-    DenseMap<Operation *, Value> caches;
-    for (const SharedRowElements &share : shared) {
-      Value cache = memref::AllocaOp::create(
+    SmallVector<Value> caches;
+    for (const SharedRowElements &share : shared)
+      caches.push_back(memref::AllocaOp::create(
           nested, loc, MemRefType::get({share.columns}, share.cached.getType()),
-          nested.getI64IntegerAttr(kCPUBufferAlignment));
-      caches[share.reduce] = cache;
-      caches[share.node] = cache;
-    }
+          nested.getI64IntegerAttr(kCPUBufferAlignment)));
     for (Operation &op : kernel.getNodes()) {
-      const SharedRowElements *share = findShared(&op);
+      auto shareIndex = sharing.find(&op);
+      const SharedRowElements *share =
+          shareIndex == sharing.end() ? nullptr : &shared[shareIndex->second];
+      Value cache = share ? caches[shareIndex->second] : Value();
       Value result = op.getResult(0);
       auto type = cast<RankedTensorType>(result.getType());
       if (loop::isRowValue(result, rows)) {
@@ -842,11 +847,10 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
           value = emitMergedChunks(nested, reduce, partials, zero, *split);
           memref::DeallocOp::create(nested, loc, partials);
         } else if (reduce) {
-          value = emitReduceResult(
-              nested, reduce,
-              emitReducePartial(nested, reduce, mapping, ivs,
-                                options.vectorBytes, nullptr, nullptr,
-                                share ? caches.lookup(&op) : Value()));
+          value = emitReduceResult(nested, reduce,
+                                   emitReducePartial(nested, reduce, mapping,
+                                                     ivs, options.vectorBytes,
+                                                     nullptr, nullptr, cache));
         } else {
           value = emitBodyValue(nested, op.getRegion(0).front(), mapping, ivs);
         }
@@ -862,7 +866,7 @@ static void emitKernelLoops(OpBuilder &b, loop::KernelOp kernel,
         int64_t width = getVectorWidth(share->reader, options.vectorBytes);
         for (Value dest : stores.lookup(result))
           emitCachedRowColumns(nested, loc, *share, dest, mapping, rowIvs,
-                               caches.lookup(&op), width);
+                               cache, width);
         continue;
       }
       SmallVector<Value> sizes = getNodeSizes(nested, loc, node, mapping);
